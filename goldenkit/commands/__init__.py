@@ -1,0 +1,1 @@
+"""Command groups of the goldenkit CLI; each module exposes register(subparsers)."""
