@@ -1,0 +1,116 @@
+"""The package's shape: the public API list and the one-way data flow.
+
+Data flows dataset -> runner -> results -> stats/compare/gate -> notebooks; a lower
+layer never imports a higher one, not even inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import goldenkit
+
+PACKAGE = Path(goldenkit.__file__).resolve().parent
+
+# module (dotted, relative to goldenkit) -> modules it must never import.
+HIGHER_THAN_DATA = {
+    "providers",
+    "graders",
+    "runner",
+    "results",
+    "stats",
+    "compare",
+    "gate",
+    "baselines",
+    "report",
+    "audit",
+    "notebooks",
+    "cli",
+    "commands",
+}
+FORBIDDEN = {
+    "errors": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
+    "schema": HIGHER_THAN_DATA | {"dataset", "formats", "sampling"},
+    "cases": HIGHER_THAN_DATA | {"dataset", "formats", "sampling"},
+    "dataset": HIGHER_THAN_DATA,
+    "sampling": HIGHER_THAN_DATA,
+    "formats": HIGHER_THAN_DATA | {"sampling"},
+    "providers": HIGHER_THAN_DATA - {"providers"},
+    "graders": HIGHER_THAN_DATA - {"providers", "graders"},
+    "runner": {"stats", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
+    "results": {"runner", "stats", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
+    "stats": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
+    "compare": {"runner", "gate", "report", "audit", "notebooks", "cli", "commands"},
+    "gate": {"runner", "report", "audit", "notebooks", "cli", "commands"},
+    "report": {"runner", "notebooks", "cli", "commands"},
+    "notebooks": {"runner", "cli", "commands"},
+}
+
+
+def _layer_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every goldenkit submodule a file imports (top level or inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("goldenkit."):
+                    found.add(alias.name.removeprefix("goldenkit."))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "goldenkit":
+                found.update(alias.name for alias in node.names)
+            elif node.module.startswith("goldenkit."):
+                found.add(node.module.removeprefix("goldenkit."))
+    return found
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        parts = [p for p in rel.parts if p != "__init__"]
+        if parts:
+            out.append((".".join(parts), path))
+    return out
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    violations = []
+    for module, path in _modules():
+        forbidden = FORBIDDEN.get(_layer_of(module), set())
+        for imported in _imports(path):
+            if _layer_of(imported) in forbidden:
+                violations.append(f"goldenkit.{module} imports goldenkit.{imported}")
+    assert violations == []
+
+
+def test_only_the_cli_layer_imports_commands() -> None:
+    for module, path in _modules():
+        if _layer_of(module) in {"cli", "commands"}:
+            continue
+        assert not any(_layer_of(i) in {"cli", "commands"} for i in _imports(path)), module
+
+
+def test_all_is_sorted_and_complete() -> None:
+    names = goldenkit.__all__
+    assert names == sorted(names)
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert hasattr(goldenkit, name), name
+    public = {
+        n
+        for n, v in vars(goldenkit).items()
+        if not n.startswith("_") and not isinstance(v, type(goldenkit)) and n not in {"annotations"}
+    }
+    assert public <= set(names) | {"__version__"}
+
+
+def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    from goldenkit.runner import run_eval\n    import goldenkit.stats\n")
+    assert _imports(src) == {"runner", "stats"}
