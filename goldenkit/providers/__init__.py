@@ -9,4 +9,7 @@ from goldenkit.providers.base import (
     register_provider,
 )
 
+# Built-in providers register themselves when imported (google-adk itself loads lazily).
+from goldenkit.providers import adk as _adk  # noqa: E402,F401
+
 __all__ = ["Provider", "Response", "TurnOutput", "get_provider", "provider_names", "register_provider"]

@@ -1,0 +1,450 @@
+"""The ``adk`` provider: a Google ADK agent as the system under test.
+
+``--provider adk --agent package.module:root_agent`` imports the agent once and
+runs every row x repeat on a fresh ``InMemoryRunner`` with its own session, so
+no session, memory or artifact state leaks between rows and the result of a row
+does not depend on the order the runner schedules rows in.
+
+The session comes from the case's ``session`` (ADK ``session_input``):
+``app_name``, ``user_id`` and a deep copy of ``state``; missing values default
+to :data:`DEFAULT_APP_NAME` / :data:`DEFAULT_USER_ID` / ``{}``. The case's
+prior ``history`` (if any) is appended to the session as events, then the user
+turns are sent in order. Per turn the provider keeps what ADK's own evaluator
+reads from the events of that invocation:
+
+* ``text``: the final response, chosen as ADK's ``EvaluationGenerator`` does
+  (the last event that ``is_final_response()`` and has content; a later final
+  event without text does not replace one with text), its text parts joined
+  with ``"\\n"``;
+* ``tool_calls``: every function call of the invocation, in order (name, args);
+* ``tool_responses``: every function response, ``{"name", "args", "response"}``
+  with ``args`` taken from the call with the same id;
+* ``intermediate``: ``(author, text)`` of every other event with text
+  (a model's text beside a function call, a sub-agent's answer before a transfer).
+
+Token counts are the sums of ``usage_metadata.prompt_token_count`` and
+``candidates_token_count`` over the model responses; None when no event
+reports usage.
+
+Errors: a model error (an event with ``error_code``, or an exception from the
+model such as ``google.genai.errors.APIError``) and a tool exception become a
+:class:`~goldenkit.errors.ProviderError` with the reason. 408, 429 and 5xx
+codes (and their gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED,
+INTERNAL), timeouts and connection errors are transient and retried by the
+runner; everything else is permanent.
+
+``history`` (a provider setting, written to run.json): ``"actual"`` (default)
+runs the turns one after another in one session, so each turn sees the
+agent's own earlier answers; ``"expected"`` runs each turn in a fresh session
+whose history is the dataset's earlier user turns and expected answers (the
+agent's actual answer stands in for a turn without an expected one).
+
+google-adk is an optional dependency (``pip install goldenkit[adk]``); it is
+imported only when an ``adk`` provider is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
+
+DEFAULT_APP_NAME = "goldenkit"
+DEFAULT_USER_ID = "goldenkit_user"
+HISTORY_MODES = ("actual", "expected")
+
+# HTTP status codes and their gRPC / google.genai status names that are worth a retry.
+_TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}
+_TRANSIENT_NAMES = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
+
+
+def _require_adk() -> Any:
+    """Import google.adk or explain how to install it."""
+    try:
+        import google.adk  # noqa: F401
+        from google.adk import runners
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ConfigError(
+            f"the adk provider needs google-adk: pip install 'goldenkit[adk]' ({exc})"
+        ) from None
+    return runners
+
+
+def load_agent(spec: str) -> Any:
+    """Resolve ``spec`` to an ADK agent, ``App`` or agent factory.
+
+    ``spec`` is ``module.path:attribute`` (``attribute`` may be dotted), a
+    ``path/to/file.py:attribute``, or a bare ``module.path``, which looks for
+    ``root_agent`` in the module and then in its ``agent`` submodule (the ADK
+    project layout). The current directory is importable, as with ``python -m``.
+    """
+    if not spec or not isinstance(spec, str):
+        raise ConfigError("the adk provider needs --agent module.path:root_agent")
+    module_name, _, attr = spec.partition(":")
+    if str(Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise ConfigError(f"--agent {spec}: file {module_name} not found")
+            mod_spec = importlib.util.spec_from_file_location(f"goldenkit_agent_{path.stem}", path)
+            if mod_spec is None or mod_spec.loader is None:
+                raise ConfigError(f"--agent {spec}: cannot import {module_name}")
+            module = importlib.util.module_from_spec(mod_spec)
+            sys.modules[mod_spec.name] = module
+            mod_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"--agent {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
+    if attr:
+        obj: Any = module
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise ConfigError(f"--agent {spec}: {module_name} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        return obj
+    if hasattr(module, "root_agent"):
+        return module.root_agent
+    sub = getattr(module, "agent", None)
+    if sub is None:
+        try:
+            sub = importlib.import_module(f"{module_name}.agent")
+        except ImportError:
+            sub = None
+    if sub is not None and hasattr(sub, "root_agent"):
+        return sub.root_agent
+    raise ConfigError(f"--agent {spec}: no root_agent in {module_name} (name it: {module_name}:ATTRIBUTE)")
+
+
+def _content(role: str, text: str) -> Any:
+    from google.genai import types
+
+    return types.Content(role=role, parts=[types.Part(text=text)])
+
+
+def _text_of(content: Any) -> str:
+    """Text of a genai Content the way ADK's evaluators read it: text parts joined by newlines."""
+    if content is None or not content.parts:
+        return ""
+    return "\n".join(p.text for p in content.parts if p.text)
+
+
+def _status_transient(code: Any) -> bool:
+    s = str(code).strip().upper()
+    return s in _TRANSIENT_CODES or s in _TRANSIENT_NAMES or (s.isdigit() and len(s) == 3 and s.startswith("5"))
+
+
+def _error_from_exception(exc: BaseException, where: str) -> ProviderError:
+    """Classify an exception raised while the agent ran."""
+    if isinstance(exc, ProviderError):
+        return exc
+    code = getattr(exc, "code", None)
+    status = code if isinstance(code, int) else None
+    name = type(exc).__name__
+    msg = str(exc).splitlines()[0] if str(exc) else name
+    if len(msg) > 300:
+        msg = msg[:297] + "..."
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError):
+        transient = True
+    elif code is not None:
+        transient = _status_transient(code)
+    else:
+        transient = name in {"ReadError", "ConnectError", "RemoteProtocolError", "ReadTimeout", "ConnectTimeout",
+                             "PoolTimeout", "ServerDisconnectedError", "ClientConnectionError"}
+    return ProviderError(f"adk {where} error: {name}: {msg}", transient=transient, status=status)
+
+
+class _TurnCollector:
+    """Turns the events of one invocation into a TurnOutput (ADK's reading of them)."""
+
+    def __init__(self) -> None:
+        self.tool_calls: list[ToolCall] = []
+        self.tool_responses: list[dict[str, Any]] = []
+        self.texts: list[tuple[Any, str, str]] = []  # (event, author, text)
+        self.final_event: Any = None
+        self.final_has_text = False
+        self.tokens_in: int | None = None
+        self.tokens_out: int | None = None
+        self.error: ProviderError | None = None
+        self.pending_calls = 0
+        self._args_by_id: dict[str, dict[str, Any]] = {}
+        self.invocation_id: str | None = None
+
+    def add(self, event: Any) -> None:
+        if self.invocation_id is None:
+            self.invocation_id = event.invocation_id
+        if event.partial:
+            return
+        usage = event.usage_metadata
+        if usage is not None:
+            if usage.prompt_token_count is not None:
+                self.tokens_in = (self.tokens_in or 0) + usage.prompt_token_count
+            if usage.candidates_token_count is not None:
+                self.tokens_out = (self.tokens_out or 0) + usage.candidates_token_count
+        if event.error_code and not event.get_function_calls():
+            reason = event.error_message or ""
+            code = str(event.error_code)
+            lead = reason[:3]
+            status = int(code) if code.isdigit() else (int(lead) if lead.isdigit() and reason[3:4] in ("", " ") else None)
+            where = "tool" if self.pending_calls else "model"
+            self.error = ProviderError(
+                f"adk {where} error: {event.error_code}: {reason}".rstrip(": ").splitlines()[0][:400],
+                transient=_status_transient(code) or (status is not None and _status_transient(status)),
+                status=status,
+            )
+            return
+        content = event.content
+        if content is None or not content.parts:
+            return
+        for p in content.parts:
+            if p.function_call:
+                fc = p.function_call
+                args = dict(fc.args or {})
+                self.tool_calls.append(ToolCall(fc.name or "", args, fc.id))
+                if fc.id:
+                    self._args_by_id[fc.id] = args
+                self.pending_calls += 1
+            if p.function_response:
+                fr = p.function_response
+                self.tool_responses.append(
+                    {"name": fr.name, "args": self._args_by_id.get(fr.id or "", None), "response": fr.response}
+                )
+                self.pending_calls = max(0, self.pending_calls - 1)
+        text = _text_of(content)
+        if text:
+            self.texts.append((event, event.author or "", text))
+        if event.is_final_response():
+            if not self.final_has_text or text:
+                self.final_event = event
+                self.final_has_text = bool(text)
+
+    def output(self) -> TurnOutput:
+        final_text = _text_of(self.final_event.content) if self.final_event is not None else ""
+        intermediate = [(author, text) for ev, author, text in self.texts if ev is not self.final_event]
+        return TurnOutput(
+            text=final_text,
+            tool_calls=list(self.tool_calls),
+            tool_responses=list(self.tool_responses),
+            intermediate=intermediate,
+        )
+
+
+class AdkProvider(Provider):
+    """Runs an ADK agent in-process, one fresh InMemoryRunner and session per row x repeat.
+
+    ``agent`` is a ``module:attribute`` spec (see :func:`load_agent`) or the
+    object itself: an ADK ``BaseAgent``, an ``App``, or a zero-argument
+    callable (sync or async) returning either, which is then called for every
+    row x repeat so that even module-level tool state cannot leak between rows.
+    """
+
+    name = "adk"
+    mode = "live"
+
+    def __init__(
+        self,
+        agent: Any = None,
+        *,
+        history: str = "actual",
+        app_name: str | None = None,
+        user_id: str | None = None,
+        **_ignored: Any,
+    ) -> None:
+        self._runners = _require_adk()
+        if agent is None:
+            raise ConfigError("the adk provider needs --agent module.path:root_agent")
+        if history not in HISTORY_MODES:
+            raise ConfigError(f"adk provider: history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
+        self._spec = agent if isinstance(agent, str) else f"{type(agent).__module__}:{getattr(agent, 'name', type(agent).__name__)}"
+        target = load_agent(agent) if isinstance(agent, str) else agent
+        self._target = target
+        self._history = history
+        self._app_name = app_name
+        self._user_id = user_id
+        from google.adk.agents.base_agent import BaseAgent
+        from google.adk.apps.app import App
+
+        self._is_factory = not isinstance(target, BaseAgent | App) and callable(target)
+        if not self._is_factory and not isinstance(target, BaseAgent | App):
+            raise ConfigError(f"--agent {self._spec}: not an ADK agent, App or agent factory ({type(target).__name__})")
+        self._settings = self._describe(None if self._is_factory else target)
+
+    # -- identity -----------------------------------------------------------------------------------
+
+    def _describe(self, target: Any) -> dict[str, Any]:
+        settings: dict[str, Any] = {"agent": self._spec, "history": self._history}
+        if self._app_name:
+            settings["app_name"] = self._app_name
+        if self._user_id:
+            settings["user_id"] = self._user_id
+        if target is None:
+            settings["factory"] = True
+            return settings
+        root = getattr(target, "root_agent", None) or target
+        settings["agent_name"] = getattr(root, "name", None)
+        model = getattr(root, "model", None)
+        if model is not None and not isinstance(model, str):
+            model = getattr(model, "model", None) or type(model).__name__
+        if model:
+            settings["model"] = model
+        instructions = []
+        for ag in _walk_agents(root):
+            ins = getattr(ag, "instruction", None)
+            if isinstance(ins, str):
+                instructions.append(f"{ag.name}\n{ins}")
+        if instructions:
+            settings["instruction_sha256"] = hashlib.sha256("\n\n".join(instructions).encode()).hexdigest()
+        return settings
+
+    def settings(self) -> dict[str, Any]:
+        return dict(self._settings)
+
+    # -- running --------------------------------------------------------------------------------------
+
+    async def _resolve_target(self) -> Any:
+        if not self._is_factory:
+            return self._target
+        obj = self._target()
+        if inspect.isawaitable(obj):
+            obj = await obj
+        if isinstance(obj, tuple):  # ADK's get_agent_async convention: (agent, exit_stack)
+            obj = obj[0]
+        return obj
+
+    def _new_runner(self, target: Any, app_name: str) -> Any:
+        from google.adk.apps.app import App
+
+        if isinstance(target, App):
+            return self._runners.InMemoryRunner(app=target, app_name=app_name)
+        return self._runners.InMemoryRunner(agent=target, app_name=app_name)
+
+    def _session_input(self, case: Case) -> tuple[str, str, dict[str, Any], str | None]:
+        s = case.session or {}
+        app_name = self._app_name or s.get("app_name") or DEFAULT_APP_NAME
+        user_id = self._user_id or s.get("user_id") or DEFAULT_USER_ID
+        state = copy.deepcopy(s.get("state") or {})
+        session_id = s.get("session_id")
+        return str(app_name), str(user_id), state, session_id
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        if not case.turns:
+            raise ProviderError(f"case {case.id}: no user turn to send", transient=False)
+        target = await self._resolve_target()
+        if self._history == "expected" and len(case.turns) > 1:
+            outputs: list[TurnOutput] = []
+            tokens_in: int | None = None
+            tokens_out: int | None = None
+            ids: list[str | None] = []
+            for i in range(len(case.turns)):
+                prior: list[Message] = list(case.history)
+                for j in range(i):
+                    t = case.turns[j]
+                    answer = t.expected_response if t.expected_response is not None else outputs[j].text
+                    prior += [Message("user", t.user), Message("assistant", answer)]
+                collected = await self._run(case, target, [case.turns[i].user], prior)
+                outputs.append(collected[0].output())
+                tokens_in = _add(tokens_in, collected[0].tokens_in)
+                tokens_out = _add(tokens_out, collected[0].tokens_out)
+                ids.append(collected[0].invocation_id)
+            return Response(turns=outputs, tokens_in=tokens_in, tokens_out=tokens_out,
+                            model=self._settings.get("model"), raw={"invocation_ids": ids, "history": "expected"})
+        collected = await self._run(case, target, [t.user for t in case.turns], list(case.history))
+        return Response(
+            turns=[c.output() for c in collected],
+            tokens_in=_sum([c.tokens_in for c in collected]),
+            tokens_out=_sum([c.tokens_out for c in collected]),
+            model=self._settings.get("model") if not self._is_factory else self._describe(target).get("model"),
+            raw={"invocation_ids": [c.invocation_id for c in collected], "history": "actual"},
+        )
+
+    async def _run(self, case: Case, target: Any, users: Sequence[str], prior: Sequence[Message]) -> list[_TurnCollector]:
+        from google.adk.events.event import Event
+
+        app_name, user_id, state, session_id = self._session_input(case)
+        runner = self._new_runner(target, app_name)
+        collected: list[_TurnCollector] = []
+        try:
+            session = await runner.session_service.create_session(
+                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+            )
+            agent_name = getattr(getattr(runner, "agent", None), "name", None) or "agent"
+            for m in prior:
+                if m.role not in ("user", "assistant") or not m.content:
+                    continue
+                role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
+                await runner.session_service.append_event(
+                    session, Event(author=author, invocation_id=f"history-{len(collected)}", content=_content(role, m.content))
+                )
+            for text in users:
+                col = _TurnCollector()
+                collected.append(col)
+                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=_content("user", text))
+                try:
+                    async with contextlib.aclosing(events):
+                        async for event in events:
+                            col.add(event)
+                            if col.error is not None:
+                                break
+                except ProviderError:
+                    raise
+                except Exception as exc:  # the agent's model or one of its tools raised
+                    where = "tool" if col.pending_calls else ("model" if getattr(exc, "code", None) is not None else "agent")
+                    raise _error_from_exception(exc, where) from None
+                if col.error is not None:
+                    raise col.error
+        finally:
+            try:
+                await runner.close()
+            except Exception:  # closing never turns an answer into an error
+                pass
+        return collected
+
+
+def _walk_agents(root: Any) -> list[Any]:
+    seen: list[Any] = []
+    stack = [root]
+    while stack:
+        ag = stack.pop()
+        if ag is None or any(ag is s for s in seen):
+            continue
+        seen.append(ag)
+        stack.extend(reversed(list(getattr(ag, "sub_agents", None) or [])))
+    return seen
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+def _sum(values: Sequence[int | None]) -> int | None:
+    out: int | None = None
+    for v in values:
+        out = _add(out, v)
+    return out
+
+
+def _factory(**options: Any) -> AdkProvider:
+    return AdkProvider(**{k: v for k, v in options.items() if v is not None})
+
+
+register_provider("adk", _factory, replace=True)
+
+__all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "load_agent"]
