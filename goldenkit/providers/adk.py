@@ -76,9 +76,7 @@ def _require_adk() -> Any:
         import google.adk  # noqa: F401
         from google.adk import runners
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ConfigError(
-            f"the adk provider needs google-adk: pip install 'goldenkit[adk]' ({exc})"
-        ) from None
+        raise ConfigError(f"the adk provider needs google-adk: pip install 'goldenkit[adk]' ({exc})") from None
     return runners
 
 
@@ -165,8 +163,16 @@ def _error_from_exception(exc: BaseException, where: str) -> ProviderError:
     elif code is not None:
         transient = _status_transient(code)
     else:
-        transient = name in {"ReadError", "ConnectError", "RemoteProtocolError", "ReadTimeout", "ConnectTimeout",
-                             "PoolTimeout", "ServerDisconnectedError", "ClientConnectionError"}
+        transient = name in {
+            "ReadError",
+            "ConnectError",
+            "RemoteProtocolError",
+            "ReadTimeout",
+            "ConnectTimeout",
+            "PoolTimeout",
+            "ServerDisconnectedError",
+            "ClientConnectionError",
+        }
     return ProviderError(f"adk {where} error: {name}: {msg}", transient=transient, status=status)
 
 
@@ -201,7 +207,9 @@ class _TurnCollector:
             reason = event.error_message or ""
             code = str(event.error_code)
             lead = reason[:3]
-            status = int(code) if code.isdigit() else (int(lead) if lead.isdigit() and reason[3:4] in ("", " ") else None)
+            status = (
+                int(code) if code.isdigit() else (int(lead) if lead.isdigit() and reason[3:4] in ("", " ") else None)
+            )
             where = "tool" if self.pending_calls else "model"
             self.error = ProviderError(
                 f"adk {where} error: {event.error_code}: {reason}".rstrip(": ").splitlines()[0][:400],
@@ -271,7 +279,11 @@ class AdkProvider(Provider):
             raise ConfigError("the adk provider needs --agent module.path:root_agent")
         if history not in HISTORY_MODES:
             raise ConfigError(f"adk provider: history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
-        self._spec = agent if isinstance(agent, str) else f"{type(agent).__module__}:{getattr(agent, 'name', type(agent).__name__)}"
+        self._spec = (
+            agent
+            if isinstance(agent, str)
+            else f"{type(agent).__module__}:{getattr(agent, 'name', type(agent).__name__)}"
+        )
         target = load_agent(agent) if isinstance(agent, str) else agent
         self._target = target
         self._history = history
@@ -362,8 +374,13 @@ class AdkProvider(Provider):
                 tokens_in = _add(tokens_in, collected[0].tokens_in)
                 tokens_out = _add(tokens_out, collected[0].tokens_out)
                 ids.append(collected[0].invocation_id)
-            return Response(turns=outputs, tokens_in=tokens_in, tokens_out=tokens_out,
-                            model=self._settings.get("model"), raw={"invocation_ids": ids, "history": "expected"})
+            return Response(
+                turns=outputs,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                model=self._settings.get("model"),
+                raw={"invocation_ids": ids, "history": "expected"},
+            )
         collected = await self._run(case, target, [t.user for t in case.turns], list(case.history))
         return Response(
             turns=[c.output() for c in collected],
@@ -373,7 +390,9 @@ class AdkProvider(Provider):
             raw={"invocation_ids": [c.invocation_id for c in collected], "history": "actual"},
         )
 
-    async def _run(self, case: Case, target: Any, users: Sequence[str], prior: Sequence[Message]) -> list[_TurnCollector]:
+    async def _run(
+        self, case: Case, target: Any, users: Sequence[str], prior: Sequence[Message]
+    ) -> list[_TurnCollector]:
         from google.adk.events.event import Event
 
         app_name, user_id, state, session_id = self._session_input(case)
@@ -389,7 +408,8 @@ class AdkProvider(Provider):
                     continue
                 role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
                 await runner.session_service.append_event(
-                    session, Event(author=author, invocation_id=f"history-{len(collected)}", content=_content(role, m.content))
+                    session,
+                    Event(author=author, invocation_id=f"history-{len(collected)}", content=_content(role, m.content)),
                 )
             for text in users:
                 col = _TurnCollector()
@@ -404,7 +424,11 @@ class AdkProvider(Provider):
                 except ProviderError:
                     raise
                 except Exception as exc:  # the agent's model or one of its tools raised
-                    where = "tool" if col.pending_calls else ("model" if getattr(exc, "code", None) is not None else "agent")
+                    where = (
+                        "tool"
+                        if col.pending_calls
+                        else ("model" if getattr(exc, "code", None) is not None else "agent")
+                    )
                     raise _error_from_exception(exc, where) from None
                 if col.error is not None:
                     raise col.error
