@@ -15,6 +15,18 @@ from goldenkit.errors import (
 )
 from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
+from goldenkit.stats import (
+    clustered_se,
+    collapse_repeats,
+    flaky_rows,
+    holm,
+    mcnemar_exact,
+    min_detectable_effect,
+    paired_diff_ci,
+    rows_needed,
+    slice_table,
+    wilson_ci,
+)
 
 __version__ = "0.1.0"
 
@@ -39,8 +51,18 @@ __all__ = [
     "Turn",
     "TurnOutput",
     "UsageError",
+    "clustered_se",
+    "collapse_repeats",
+    "flaky_rows",
     "get_grader",
     "get_provider",
+    "holm",
+    "mcnemar_exact",
+    "min_detectable_effect",
+    "paired_diff_ci",
     "register_grader",
     "register_provider",
+    "rows_needed",
+    "slice_table",
+    "wilson_ci",
 ]
