@@ -1,0 +1,222 @@
+"""Execute goldenkit's parameterized notebooks and render them as offline HTML.
+
+:func:`run_notebook` runs one notebook with papermill, in a kernel started
+from *the interpreter that is running goldenkit* (so it works inside a
+virtualenv on a clean machine, whatever kernels Jupyter has registered
+elsewhere), writes the executed notebook, and renders a self-contained HTML
+page with nbconvert:
+
+* code cells are hidden (only their outputs are shown);
+* nothing is fetched from the network: the template drops require.js, MathJax,
+  mermaid and the widget manager; CSS is inlined and plots are ``data:`` URIs;
+* model output is escaped by the report functions that display it
+  (DataFrames render through ``to_html(escape=True)``, the side-by-side tables
+  through :func:`html.escape`), so a response containing ``<script>`` shows as
+  text.
+
+The notebooks live in ``notebooks/`` beside the package; a name such as
+``"report"`` is looked up there, a path is used as given.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goldenkit import errors
+from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
+
+NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage")
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATE_FILE = "goldenkit_report.html.j2"
+
+# src/href attributes that point at the network (what an offline page must not have).
+_REMOTE_REF = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
+
+
+@dataclass
+class NotebookRun:
+    """Where the outputs of one :func:`run_notebook` call went and how long each step took."""
+
+    notebook: Path
+    html: Path | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def notebook_path(name_or_path: str | Path) -> Path:
+    """The notebook file for a bundled name (``"report"``) or an explicit path."""
+    p = Path(name_or_path)
+    if p.suffix == ".ipynb" or p.exists():
+        if not p.is_file():
+            raise InputError(f"{p}: notebook not found")
+        return p
+    candidate = NOTEBOOKS_DIR / f"{name_or_path}.ipynb"
+    if not candidate.is_file():
+        raise InputError(
+            f"unknown notebook {str(name_or_path)!r}: expected one of {', '.join(NOTEBOOK_NAMES)} or a path"
+        )
+    return candidate
+
+
+def _kernel_manager_class() -> type:
+    """An AsyncKernelManager whose kernel is always ``sys.executable -m ipykernel_launcher``.
+
+    Registered kernel specs are not consulted: a user-level ``python3`` spec can
+    point at another interpreter that lacks goldenkit.
+    """
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import AsyncKernelManager
+
+    class CurrentInterpreterKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._kernel_spec = KernelSpec(
+                argv=[
+                    sys.executable,
+                    "-m",
+                    "ipykernel_launcher",
+                    "-f",
+                    "{connection_file}",
+                    "--IPKernelApp.log_level=40",
+                ],
+                display_name=f"Python {sys.version_info.major}.{sys.version_info.minor} (goldenkit)",
+                language="python",
+                metadata={"debugger": False},
+            )
+
+    return CurrentInterpreterKernelManager
+
+
+def remote_references(html_text: str) -> list[str]:
+    """The ``src``/``href`` attributes of a page that would fetch from the network."""
+    return [m.group(0) for m in _REMOTE_REF.finditer(html_text)]
+
+
+def export_html(notebook: str | Path, html_path: str | Path) -> Path:
+    """Render an executed notebook as offline HTML with code cells hidden."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    exporter = HTMLExporter(
+        template_name="lab",
+        template_file=TEMPLATE_FILE,
+        extra_template_paths=[str(TEMPLATE_DIR)],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        embed_images=True,
+    )
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
+    remote = remote_references(body)
+    if remote:  # the template is ours: a remote reference is a bug, never shipped silently
+        raise InfrastructureError(f"{html_path}: HTML would load from the network: {remote[0]}")
+    out = Path(html_path)
+    out.write_text(body, encoding="utf-8")
+    return out
+
+
+# Errors a notebook cell may raise that keep their meaning (and exit code) outside it.
+_PASSTHROUGH = {
+    "ResultsError": errors.ResultsError,
+    "InputError": errors.InputError,
+    "ConfigError": errors.ConfigError,
+    "DatasetError": errors.InputError,
+    "ComparisonInvalid": errors.ComparisonInvalid,
+}
+
+
+def _raise_execution_error(exc: Exception, name: str, executed: Path) -> None:
+    """Turn a failed cell into one goldenkit error naming the notebook and the exception."""
+    ename = str(getattr(exc, "ename", type(exc).__name__))
+    lines = str(getattr(exc, "evalue", exc)).strip().splitlines()
+    message = f"{name}: {ename}: {lines[0] if lines else ''} (executed notebook: {executed})"
+    cls: type[GoldenkitError] = _PASSTHROUGH.get(ename, InfrastructureError)
+    raise cls(message) from None
+
+
+def execute_notebook(
+    name_or_path: str | Path,
+    parameters: Mapping[str, Any],
+    output_dir: str | Path,
+    *,
+    html: bool = True,
+    timeout: float | None = 600,
+) -> NotebookRun:
+    """Execute a notebook with papermill into ``output_dir`` and optionally render HTML.
+
+    Returns a :class:`NotebookRun` with the executed notebook, the HTML page and
+    the seconds spent in ``kernel_start``, ``execute`` and ``html_export``.
+    A cell that raises becomes a goldenkit error naming the notebook and the
+    exception (``ResultsError`` keeps exit 1; anything else is exit 3).
+    """
+    import papermill as pm
+
+    source = notebook_path(name_or_path)
+    out_dir = Path(output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executed = out_dir / source.name
+    timings: dict[str, float] = {}
+
+    t0 = time.time()
+    try:
+        nb = pm.execute_notebook(
+            str(source),
+            str(executed),
+            parameters=dict(parameters),
+            kernel_name="python3",
+            language="python",
+            progress_bar=False,
+            log_output=False,
+            cwd=str(Path.cwd()),
+            execution_timeout=timeout,
+            kernel_manager_class=_kernel_manager_class(),
+        )
+    except pm.PapermillExecutionError as exc:
+        _raise_execution_error(exc, source.name, executed)
+    total = time.time() - t0
+    # Kernel start = from the call until the first cell began (papermill stamps each cell).
+    starts = [c.metadata.get("papermill", {}).get("start_time") for c in nb.cells]
+    first = next((s for s in starts if s), None)
+    if first is not None:
+        from datetime import datetime
+
+        kernel = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() - t0
+        timings["kernel_start"] = max(0.0, min(kernel, total))
+    timings["execute"] = total - timings.get("kernel_start", 0.0)
+
+    html_path = None
+    if html:
+        t1 = time.perf_counter()
+        html_path = export_html(executed, executed.with_suffix(".html"))
+        timings["html_export"] = time.perf_counter() - t1
+    return NotebookRun(notebook=executed, html=html_path, timings=timings)
+
+
+def run_notebook(
+    name_or_path: str | Path,
+    parameters: Mapping[str, Any],
+    output_dir: str | Path,
+    *,
+    html: bool = True,
+) -> Path:
+    """Execute a notebook into ``output_dir``; return the HTML page (or the notebook when ``html=False``)."""
+    result = execute_notebook(name_or_path, parameters, output_dir, html=html)
+    return result.html if result.html is not None else result.notebook
+
+
+__all__ = [
+    "NOTEBOOK_NAMES",
+    "NotebookRun",
+    "execute_notebook",
+    "export_html",
+    "notebook_path",
+    "remote_references",
+    "run_notebook",
+]
