@@ -13,8 +13,11 @@ from goldenkit.errors import (
     ResultsError,
     UsageError,
 )
+from goldenkit.formats import normalize_case
 from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
+from goldenkit.results import Run, outcomes_df, read_run
+from goldenkit.runner import RunSummary, arun_eval, run_eval
 from goldenkit.stats import (
     clustered_se,
     collapse_repeats,
@@ -27,11 +30,13 @@ from goldenkit.stats import (
     slice_table,
     wilson_ci,
 )
+from goldenkit.compare import Comparison, compare_runs
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Case",
+    "Comparison",
     "ComparisonInvalid",
     "ConfigError",
     "DatasetError",
@@ -46,23 +51,31 @@ __all__ = [
     "ProviderError",
     "Response",
     "ResultsError",
+    "Run",
+    "RunSummary",
     "ToolCall",
     "ToolResponse",
     "Turn",
     "TurnOutput",
     "UsageError",
+    "arun_eval",
     "clustered_se",
     "collapse_repeats",
+    "compare_runs",
     "flaky_rows",
     "get_grader",
     "get_provider",
     "holm",
     "mcnemar_exact",
     "min_detectable_effect",
+    "normalize_case",
+    "outcomes_df",
     "paired_diff_ci",
+    "read_run",
     "register_grader",
     "register_provider",
     "rows_needed",
+    "run_eval",
     "slice_table",
     "wilson_ci",
 ]
