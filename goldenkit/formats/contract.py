@@ -1,0 +1,318 @@
+"""The contract (golden-style) case shape, and java-ai-golden JSONL files.
+
+A contract case is a dict::
+
+    {"prompt": "...",                      # or "turns": ["first user msg", ...]
+     "system": "...", "history": [{"role": "user", "content": "..."}],
+     "tools": [{"name": ..., "description": ..., "parameters": {...}}],
+     "tool_responses": [{"name": ..., "args": {...}, "response": ...}],
+     "reference": "...",
+     "expect": {"must_contain": [...], "must_contain_any": [...], "must_not": [...],
+                "regex": [...], "regex_not": [...], "refusal": bool, "exact": ..., "normalized": ...,
+                "json": {...}, "number": {...}, "tools": [{"name", "args"}],
+                "tool_match": ..., "tool_args": ..., "tool_before_text": [...]},
+     "must_not": [...]}                    # merged into expect.must_not
+
+How it maps onto :class:`goldenkit.cases.Case`:
+
+* ``turns`` items are strings, or objects ``{"user": ..., "reference"?: ..., "tools"?: [...]}``
+  that carry a per-turn expected answer and tool calls.
+* ``expect.tools`` is the expected trajectory of the whole case. In a single-turn
+  case it is also that turn's ``expected_tools``; in a multi-turn case it stays
+  case-level (``Case.expect["tools"]``, matched against all turns' calls in order)
+  unless the turns give their own ``tools``.
+* ``tool_responses`` are recorded answers keyed by (name, args), available to
+  every turn, so each turn carries the whole list.
+* ``reference`` (or ``expect.reference``) is ``Case.reference`` and the last
+  turn's expected response.
+* ``expect`` is normalized: the java-ai-golden aliases ``contains`` ->
+  ``must_contain`` and ``refuse`` -> ``refusal`` are folded in, ``adversarial``
+  -> ``red``, and a top-level ``must_not`` is merged into ``expect.must_not``
+  (order kept, duplicates dropped). Unknown expect keys (``layer``, ``class``,
+  ``status``, ``rag``, ...) are kept as they are.
+
+java-ai-golden rows (``{id, prompt, expect{layer, class, status, rag, contains,
+refuse, red|adversarial}, must_not}``) are contract cases as they stand, so
+:func:`read_golden` keeps each row whole as its case.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
+from goldenkit.errors import DatasetError
+from goldenkit.formats._common import case_error, chat_message, tool_call
+
+#: expect keys holding a list of strings (a single string is accepted as a one-item list).
+_LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
+_ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
+_TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER")
+_TOOL_ARGS = ("exact", "subset", "ignore")
+
+
+def is_contract(raw: Mapping[str, Any]) -> bool:
+    """Whether a dict looks like a contract case (has contract-only keys)."""
+    return any(k in raw for k in ("expect", "must_not", "turns", "tool_responses", "system", "original"))
+
+
+def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str, Any]:
+    """The case's ``expect`` with aliases folded in and top-level ``must_not`` merged."""
+    expect_in = raw.get("expect")
+    if expect_in is None:
+        expect_in = {}
+    if not isinstance(expect_in, Mapping):
+        raise case_error(row_id, f"expect must be an object, got {type(expect_in).__name__}")
+    expect: dict[str, Any] = {}
+    for key, value in expect_in.items():
+        target = _ALIASES.get(key, key)
+        if target in _LIST_KEYS:
+            items = _str_list(value, row_id=row_id, field=f"expect.{key}")
+            expect[target] = _merge(expect.get(target, []), items)
+        elif target in ("refusal", "red"):
+            if value is None:
+                continue
+            if not isinstance(value, bool):
+                raise case_error(row_id, f"expect.{key} must be true or false, got {value!r}")
+            if target in expect and expect[target] != value:
+                raise case_error(row_id, f"expect.{key} contradicts another spelling of the same flag")
+            expect[target] = value
+        else:
+            expect[target] = value
+    if "must_not" in raw and raw["must_not"] is not None:
+        top = _str_list(raw["must_not"], row_id=row_id, field="must_not")
+        expect["must_not"] = _merge(expect.get("must_not", []), top)
+    for key in ("must_contain", "must_contain_any", "must_not", "regex", "regex_not"):
+        if key in expect and not expect[key]:
+            del expect[key]
+    for key in ("regex", "regex_not"):
+        for pattern in expect.get(key, []):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise case_error(row_id, f"expect.{key} pattern {pattern!r} does not compile: {exc}") from None
+    if "tools" in expect:
+        calls = _tool_list(expect["tools"], row_id=row_id, field="expect.tools")
+        expect["tools"] = [c.to_dict() for c in calls]
+    if "tool_match" in expect:
+        tm = expect["tool_match"]
+        norm = tm.upper().replace("-", "_").replace(" ", "_") if isinstance(tm, str) else tm
+        if norm not in _TOOL_MATCH:
+            raise case_error(row_id, f"expect.tool_match must be one of {', '.join(_TOOL_MATCH)}, got {tm!r}")
+        expect["tool_match"] = norm
+    if "tool_args" in expect and expect["tool_args"] not in _TOOL_ARGS:
+        raise case_error(
+            row_id, f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)}, got {expect['tool_args']!r}"
+        )
+    for key in ("exact", "normalized"):
+        if key in expect and not isinstance(expect[key], str):
+            raise case_error(row_id, f"expect.{key} must be a string")
+    return expect
+
+
+def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
+    """Normalize a contract case (see the module docstring for the mapping)."""
+    case_id = row_id or _opt_str(raw, "id", row_id) or ""
+    rid = case_id or None
+    expect = normalize_expect(raw, row_id=rid)
+
+    reference = _opt_str(raw, "reference", rid)
+    if reference is None and isinstance(expect.get("reference"), str):
+        reference = expect["reference"]
+
+    responses = tuple(_tool_responses(raw.get("tool_responses"), row_id=rid))
+    case_tools = [ToolCall(name=t["name"], args=t["args"]) for t in expect.get("tools", [])]
+
+    turns: list[Turn] = []
+    if raw.get("turns") is not None:
+        items = raw["turns"]
+        if not isinstance(items, list) or not items:
+            raise case_error(rid, "turns must be a non-empty list of user messages")
+        for i, item in enumerate(items):
+            turns.append(_turn(item, i, rid, responses))
+        if raw.get("prompt") is not None:
+            raise case_error(rid, "give either prompt or turns, not both")
+    else:
+        prompt = raw.get("prompt")
+        if not isinstance(prompt, str):
+            if prompt is None:
+                raise case_error(rid, "contract case has no prompt (and no turns)")
+            raise case_error(rid, f"prompt must be a string, got {type(prompt).__name__}")
+        turns.append(Turn(user=prompt, tool_responses=responses))
+
+    if len(turns) == 1 and case_tools and not turns[0].expected_tools:
+        turns[0] = _replace(turns[0], expected_tools=tuple(case_tools))
+    if reference is not None and turns[-1].expected_response is None:
+        turns[-1] = _replace(turns[-1], expected_response=reference)
+    if reference is None:
+        reference = turns[-1].expected_response
+
+    history = _history(raw.get("history"), row_id=rid)
+    tools = raw.get("tools") or []
+    if not isinstance(tools, list) or not all(isinstance(t, Mapping) and isinstance(t.get("name"), str) for t in tools):
+        raise case_error(rid, "tools must be a list of objects with a name")
+    criteria = raw.get("criteria") or {}
+    if not isinstance(criteria, Mapping):
+        raise case_error(rid, "criteria must be an object")
+    session = raw.get("session")
+    if session is not None and not isinstance(session, Mapping):
+        raise case_error(rid, "session must be an object")
+    return Case(
+        id=case_id,
+        shape="contract",
+        turns=tuple(turns),
+        system=_opt_str(raw, "system", rid),
+        history=tuple(history),
+        tools=tuple(dict(t) for t in tools),
+        reference=reference,
+        expect=expect,
+        criteria=dict(criteria),
+        session=dict(session) if session is not None else None,
+        raw=dict(raw),
+    )
+
+
+def read_golden(path: Path, data: bytes) -> list[tuple[str, dict[str, Any], int]]:
+    """Rows of a java-ai-golden JSONL file as ``(id, row, line)``.
+
+    Blank lines and lines starting with ``#`` are skipped (as ``GoldenReader``
+    does); every other line must be a JSON object with a non-blank string
+    ``id``, unique in the file. The row is kept whole: it already is a contract
+    case (with the golden aliases, which :func:`normalize_expect` folds in).
+    """
+    text = _decode(path, data)
+    out: list[tuple[str, dict[str, Any], int]] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            row = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path.name, line=lineno) from None
+        if not isinstance(row, dict):
+            raise DatasetError(
+                f"a golden row must be a JSON object, got {type(row).__name__}", path=path.name, line=lineno
+            )
+        rid = row.get("id")
+        if not isinstance(rid, str) or not rid.strip():
+            raise DatasetError("golden row has no id (a non-blank string is required)", path=path.name, line=lineno)
+        if rid in seen:
+            raise DatasetError(f'duplicate id "{rid}" (first on line {seen[rid]})', path=path.name, line=lineno)
+        seen[rid] = lineno
+        out.append((rid, row, lineno))
+    if not out:
+        raise DatasetError("no golden rows (only comments or blank lines)", path=path.name)
+    return out
+
+
+def read_golden_manifest(path: Path) -> dict[str, Any] | None:
+    """The java-ai-golden ``dataset.json`` beside a golden file, if there is one."""
+    manifest = path.parent / "dataset.json"
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"manifest beside the golden file does not parse: {exc}", path=manifest.name) from None
+    if not isinstance(data, dict):
+        raise DatasetError("manifest must be a JSON object", path=manifest.name)
+    return data
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DatasetError("not UTF-8 text", path=path.name, line=line) from None
+
+
+def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...]) -> Turn:
+    if isinstance(item, str):
+        return Turn(user=item, tool_responses=responses)
+    if isinstance(item, Mapping):
+        user = item.get("user", item.get("prompt", item.get("content")))
+        if not isinstance(user, str):
+            raise case_error(rid, f"turns[{i}] has no user text (user/prompt/content)")
+        ref = item.get("reference", item.get("expected_response"))
+        if ref is not None and not isinstance(ref, str):
+            raise case_error(rid, f"turns[{i}].reference must be a string")
+        calls = _tool_list(item.get("tools") or [], row_id=rid, field=f"turns[{i}].tools")
+        own = tuple(_tool_responses(item.get("tool_responses"), row_id=rid, field=f"turns[{i}].tool_responses"))
+        return Turn(user=user, expected_response=ref, expected_tools=tuple(calls), tool_responses=own or responses)
+    raise case_error(rid, f"turns[{i}] must be a string or an object")
+
+
+def _tool_list(value: Any, *, row_id: str | None, field: str) -> list[ToolCall]:
+    if not isinstance(value, list):
+        raise case_error(row_id, f"{field} must be a list of {{name, args}} objects")
+    return [tool_call(v, row_id=row_id, field=f"{field}[{i}]") for i, v in enumerate(value)]
+
+
+def _tool_responses(value: Any, *, row_id: str | None, field: str = "tool_responses") -> list[ToolResponse]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise case_error(row_id, f"{field} must be a list")
+    out = []
+    for i, v in enumerate(value):
+        if not isinstance(v, Mapping) or not isinstance(v.get("name"), str) or "response" not in v:
+            raise case_error(row_id, f"{field}[{i}] needs a name and a response")
+        args = v.get("args")
+        if args is not None and not isinstance(args, Mapping):
+            raise case_error(row_id, f"{field}[{i}].args must be an object")
+        out.append(ToolResponse(name=v["name"], args=dict(args) if args is not None else None, response=v["response"]))
+    return out
+
+
+def _history(value: Any, *, row_id: str | None) -> list[Message]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise case_error(row_id, "history must be a list of {role, content} messages")
+    return [chat_message(m, row_id=row_id, field=f"history[{i}]") for i, m in enumerate(value)]
+
+
+def _str_list(value: Any, *, row_id: str | None, field: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise case_error(row_id, f"{field} must be a list of strings")
+    return list(value)
+
+
+def _merge(first: list[str], second: list[str]) -> list[str]:
+    out = list(first)
+    for item in second:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _opt_str(raw: Mapping[str, Any], key: str, row_id: str | None) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise case_error(row_id, f"{key} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _replace(turn: Turn, **changes: Any) -> Turn:
+    from dataclasses import replace
+
+    return replace(turn, **changes)
+
+
+__all__ = ["is_contract", "normalize_contract", "normalize_expect", "read_golden", "read_golden_manifest"]
