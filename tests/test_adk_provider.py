@@ -150,7 +150,7 @@ def test_session_from_case_and_no_state_leaks_between_rows_whatever_the_order():
     async def all_rows():
         return await asyncio.gather(*[p.complete(cases[i], repeat=i % 3) for i in order])
 
-    results = dict(zip(order, asyncio.run(all_rows())))
+    results = dict(zip(order, asyncio.run(all_rows()), strict=True))
     for i in range(12):
         responses = [t.tool_responses[0]["response"] for t in results[i].turns]
         assert responses == [
