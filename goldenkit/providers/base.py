@@ -101,6 +101,16 @@ class Provider(ABC):
     def model_id(self) -> str | None:
         return self.settings().get("model")
 
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        """Called by the runner before a run: per-request timeout and the in-flight limit
+        (HTTP providers size their connection pool with it). Default: nothing to do."""
+        return None
+
+    def recorded_agent_version(self) -> dict[str, Any] | None:
+        """The agent version recorded with replayed answers (fixtures), else None so the
+        runner derives it (git commit, model id, sha256 of system prompt + settings)."""
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -1,0 +1,140 @@
+"""``callable``: any Python function ``fn(case) -> Response | str`` as the system under test.
+
+For agents that run in-process. ``fn`` may be a coroutine function (awaited on
+the run's event loop) or a plain function (run in a thread pool so a blocking
+agent does not stall the other calls; ``threads=0`` calls it inline, which is
+fastest for functions that never block). When ``fn`` takes a ``repeat``
+keyword it receives the 0-based repeat index.
+
+From the command line: ``--provider callable --callable package.module:function``
+(the current directory is importable).
+
+An exception from ``fn`` is a permanent ERROR naming the exception, except a
+:class:`goldenkit.errors.ProviderError`, which keeps its own transient/permanent kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from goldenkit.cases import Case
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.base import Provider, Response, register_provider
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """Import ``module:attr`` (attr may be dotted) and return it; errors name the spec."""
+    if ":" not in spec:
+        raise ConfigError(f"--callable {spec!r}: expected module:function")
+    mod_name, _, attr = spec.partition(":")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        obj: Any = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise ConfigError(f"--callable {spec!r}: cannot import {mod_name}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigError(f"--callable {spec!r}: {mod_name} has no attribute {attr}") from None
+    if not callable(obj):
+        raise ConfigError(f"--callable {spec!r}: {attr} is not callable")
+    return obj
+
+
+class CallableProvider(Provider):
+    """Wrap ``fn(case) -> Response | str`` (sync or async). Options: ``fn`` or ``callable``
+    (``"module:function"``), ``model`` (recorded as the model id), ``threads``."""
+
+    name = "callable"
+    mode = "live"
+
+    def __init__(
+        self,
+        fn: Callable[..., Any] | None = None,
+        *,
+        callable: str | Callable[..., Any] | None = None,  # noqa: A002 - the CLI option's name
+        model: str | None = None,
+        threads: int | None = None,
+        **_ignored: Any,
+    ) -> None:
+        target = fn if fn is not None else callable
+        if target is None:
+            raise ConfigError("provider callable: --callable module:function is required")
+        self.spec = (
+            target
+            if isinstance(target, str)
+            else f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', repr(target))}"
+        )
+        self.fn = load_callable(target) if isinstance(target, str) else target
+        self.model = model
+        self.threads = threads
+        self._is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
+            type(self.fn).__call__  # an object whose __call__ is async
+        )
+        try:
+            params = inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        self._pool: ThreadPoolExecutor | None = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"callable": self.spec, "model": self.model}
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        if self.threads is None and max_in_flight:
+            self.threads = max(1, int(max_in_flight))
+
+    def _call(self, case: Case, repeat: int) -> Any:
+        return self.fn(case, repeat=repeat) if self._takes_repeat else self.fn(case)
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        try:
+            if self._is_async:
+                out = await self._call(case, repeat)
+            elif self.threads == 0:
+                out = self._call(case, repeat)
+                if inspect.isawaitable(out):
+                    out = await out
+            else:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(
+                        max_workers=self.threads or 8, thread_name_prefix="goldenkit-callable"
+                    )
+                loop = asyncio.get_running_loop()
+                out = await loop.run_in_executor(self._pool, functools.partial(self._call, case, repeat))
+                if inspect.isawaitable(out):
+                    out = await out
+        except ProviderError:
+            raise
+        except Exception as exc:  # the agent under test failed: data, not a crash
+            msg = " ".join(str(exc).split())[:200]
+            raise ProviderError(f"callable {self.spec} raised {type(exc).__name__}: {msg}", transient=False) from exc
+        if isinstance(out, Response):
+            return out
+        if isinstance(out, str):
+            return Response.from_text(out, model=self.model)
+        raise ProviderError(
+            f"callable {self.spec} returned {type(out).__name__}, expected Response or str", transient=False
+        )
+
+    async def aclose(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+
+register_provider("callable", CallableProvider)
+
+__all__ = ["CallableProvider", "load_callable"]

@@ -1,0 +1,195 @@
+"""``fixtures``: recorded answers replayed by (row id, repeat), so CI grades without a model.
+
+A fixture set is a folder::
+
+    meta.json       {"schema_version": 1, "agent": "baseline", "model_id": "...",
+                     "system_prompt_sha256": "...", "git_commit": "..." (optional),
+                     "settings": {...}}
+    fixtures.jsonl  one line per row x repeat:
+                    {"row_id": "...", "repeat": 0,
+                     "turns": [{"text": "...", "tool_calls": [{"name": "...", "args": {...}}]}],
+                     "tokens_in": 812, "tokens_out": 95, "latency_ms": 1234.0, "model": "...",
+                     "error": null | {"kind": "transient"|"permanent", "message": "...", "status": 503}}
+
+When a pair appears more than once, the last line wins (a re-recorded answer
+supersedes the earlier one). A missing pair is a permanent error ("no recorded
+answer for row X repeat K"); a recorded error is replayed as that error. The
+agent version of a replay is the one recorded in meta.json, so a recording and
+its replay have the same run key except for ``mode``.
+
+:class:`FixtureRecorder` writes the same format during a live run (``--record DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from goldenkit.cases import Case
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
+
+META_FILE = "meta.json"
+FIXTURES_FILE = "fixtures.jsonl"
+FIXTURES_SCHEMA_VERSION = 1
+
+
+class FixturesProvider(Provider):
+    """Replay a fixture folder (``fixtures=DIR``)."""
+
+    name = "fixtures"
+    mode = "fixtures"
+
+    def __init__(self, *, fixtures: str | Path | None = None, path: str | Path | None = None, **_ignored: Any) -> None:
+        folder = fixtures or path
+        if not folder:
+            raise ConfigError("provider fixtures: --fixtures DIR is required")
+        self.path = Path(folder)
+        meta_path = self.path / META_FILE
+        data_path = self.path / FIXTURES_FILE
+        if not self.path.is_dir():
+            raise ConfigError(f"{self.path}: fixtures folder not found")
+        if not data_path.exists():
+            raise ConfigError(f"{data_path}: fixtures file not found")
+        self.meta: dict[str, Any] = {}
+        if meta_path.exists():
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise ConfigError(f"{meta_path}: invalid JSON: {exc}") from None
+            if not isinstance(meta, dict):
+                raise ConfigError(f"{meta_path}: must be a JSON object")
+            self.meta = meta
+        self.records: dict[tuple[str, int], dict[str, Any]] = {}
+        with data_path.open("rb") as fh:
+            lines = fh.read().split(b"\n")
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                if i == len(lines):  # torn last line of an interrupted recording
+                    break
+                raise ConfigError(f"{data_path}:{i}: invalid JSON") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("row_id"), str):
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs a string row_id")
+            rep = rec.get("repeat", 0)
+            if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
+                raise ConfigError(f"{data_path}:{i}: repeat must be an integer >= 0")
+            if rec.get("error") is None and not isinstance(rec.get("turns"), list):
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs turns (a list) or an error")
+            self.records[(rec["row_id"], rep)] = rec
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "fixtures": str(self.path),
+            "agent": self.meta.get("agent"),
+            "model": self.meta.get("model_id"),
+            "recorded_settings": self.meta.get("settings"),
+        }
+
+    def recorded_agent_version(self) -> dict[str, Any]:
+        return {
+            "git_commit": self.meta.get("git_commit"),
+            "model_id": self.meta.get("model_id"),
+            "prompt_sha256": self.meta.get("system_prompt_sha256"),
+        }
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        rec = self.records.get((case.id, repeat))
+        if rec is None:
+            raise ProviderError(f"no recorded answer for row {case.id} repeat {repeat} in {self.path}", transient=False)
+        err = rec.get("error")
+        if err:
+            if not isinstance(err, dict):
+                err = {"message": str(err)}
+            raise ProviderError(
+                f"recorded error: {err.get('message') or 'error'}",
+                transient=err.get("kind") == "transient",
+                status=err.get("status"),
+            )
+        return Response(
+            turns=[TurnOutput.from_dict(t) for t in rec["turns"]],
+            tokens_in=rec.get("tokens_in"),
+            tokens_out=rec.get("tokens_out"),
+            cost=rec.get("cost"),
+            model=rec.get("model"),
+            raw={"latency_ms": rec.get("latency_ms")},
+        )
+
+    def recorded_latency_ms(self, row_id: str, repeat: int) -> float | None:
+        rec = self.records.get((row_id, repeat))
+        return None if rec is None else rec.get("latency_ms")
+
+
+class FixtureRecorder:
+    """Append the answers of a live run to a fixture folder, in the replay format.
+
+    ``meta.json`` is written when the recorder opens (an existing one is kept when
+    it describes the same agent); each answer or error is one flushed line.
+    """
+
+    def __init__(self, folder: str | Path, meta: dict[str, Any]) -> None:
+        self.path = Path(folder)
+        self.path.mkdir(parents=True, exist_ok=True)
+        meta_path = self.path / META_FILE
+        full = {"schema_version": FIXTURES_SCHEMA_VERSION, **meta}
+        if meta_path.exists():
+            try:
+                old = json.loads(meta_path.read_text(encoding="utf-8"))
+            except ValueError:
+                old = None
+            keys = ("model_id", "system_prompt_sha256")
+            if isinstance(old, dict) and any(old.get(k) != full.get(k) for k in keys):
+                raise ConfigError(
+                    f"{meta_path}: recorded for another agent (model_id/system prompt differ); record into a new folder"
+                )
+        meta_path.write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        # The caller repairs a torn last line (goldenkit.results.repair_jsonl) before appending.
+        data_path = self.path / FIXTURES_FILE
+        self._fh: IO[str] = data_path.open("a", encoding="utf-8")
+
+    def write(
+        self,
+        row_id: str,
+        repeat: int,
+        response: Response | None,
+        *,
+        latency_ms: float | None,
+        error: ProviderError | None = None,
+    ) -> None:
+        rec: dict[str, Any] = {"row_id": row_id, "repeat": repeat}
+        if response is not None:
+            rec.update(
+                turns=response.trajectory(),
+                tokens_in=response.tokens_in,
+                tokens_out=response.tokens_out,
+                latency_ms=latency_ms,
+                model=response.model,
+                error=None,
+            )
+            if response.cost is not None:
+                rec["cost"] = response.cost
+        else:
+            rec.update(
+                turns=[],
+                latency_ms=latency_ms,
+                error={
+                    "kind": error.kind if error else "permanent",
+                    "message": str(error) if error else "error",
+                    "status": error.status if error else None,
+                },
+            )
+        self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+
+register_provider("fixtures", FixturesProvider)
+
+__all__ = ["FIXTURES_FILE", "META_FILE", "FixtureRecorder", "FixturesProvider"]

@@ -1,0 +1,263 @@
+"""The HTTP layer every HTTP provider shares: one client, one error classification.
+
+Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends about
+2 ms of CPU per call under concurrency and tops out near 500 calls/s on two
+cores; ``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the
+API (requests, responses, timeouts, exceptions) and puts it on the
+``httpx_aiohttp.AiohttpTransport``: one ``httpx.AsyncClient`` per provider whose
+transport is one aiohttp ``ClientSession`` with a connection pool sized to the
+run's in-flight limit. The request body is serialized once with :mod:`json` and
+sent as bytes; the reply is parsed from bytes.
+
+Errors. :func:`post_json` turns every failure into a
+:class:`goldenkit.errors.ProviderError` with a one-line message that names the
+status and the URL *without secrets* (userinfo and query strings removed):
+
+* transient (retried): 408, 409, 425, 429, 5xx, timeouts, connection refused or
+  reset, ``ReadError`` / ``RemoteProtocolError`` (a server closing an idle
+  keep-alive connection), any other ``httpx.TransportError``;
+* permanent (ERROR at once): 400, 401, 403, 404, 422 and other 4xx, and a reply
+  that is not the JSON object expected. A 400 whose body says the prompt is
+  longer than the context (``context_length_exceeded``) names context length.
+
+``Retry-After`` (seconds or an HTTP date) is parsed into ``retry_after``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from goldenkit.errors import ProviderError
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "maximum context",
+    "context window",
+    "exceeds the context",
+    "too many tokens",
+    "n_ctx",
+)
+
+
+def redact_url(url: str | httpx.URL) -> str:
+    """``url`` without userinfo, query string or fragment (where keys could hide)."""
+    parts = urlsplit(str(url))
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """Split ``http://user:pw@host/...`` into the bare URL and ``(user, pw)`` (or None)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    from urllib.parse import unquote
+
+    user = unquote(parts.username or "")
+    pw = unquote(parts.password or "")
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (user, pw)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def make_client(
+    *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
+) -> httpx.AsyncClient:
+    """The shared client: httpx API on an aiohttp transport with a pool of ``max_connections``.
+
+    Keep-alive connections idle for more than 15 s are closed by the client
+    before a server would drop them (servers commonly close at 5-75 s); any that
+    are dropped anyway surface as transient errors and are retried.
+    """
+    from httpx_aiohttp import AiohttpTransport
+
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=15.0
+    )
+    transport = AiohttpTransport(limits=limits, trust_env=False)
+    return httpx.AsyncClient(
+        transport=transport,
+        timeout=httpx.Timeout(timeout),
+        auth=httpx.BasicAuth(*auth) if auth else None,
+        trust_env=False,
+        follow_redirects=False,
+    )
+
+
+def _error_text(body: bytes, limit: int = 200) -> str:
+    """A short one-line excerpt of an error body (the server's message when JSON)."""
+    text = body.decode("utf-8", "replace")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        if isinstance(err, dict):
+            text = str(err.get("message") or err.get("code") or err)
+        else:
+            text = str(err)
+    text = " ".join(text.split())
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def _describe(exc: BaseException) -> str:
+    """``ExceptionName: message`` on one line, without the URL (it may carry userinfo)."""
+    detail = " ".join(str(exc).split())
+    detail = re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<url>", detail)[:160]
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers | None = None) -> ProviderError:
+    """The ProviderError for a non-2xx reply."""
+    excerpt = _error_text(body)
+    retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
+    lowered = body[:4000].decode("utf-8", "replace").lower()
+    if status == 400 or status == 413:
+        if any(m in lowered for m in _CONTEXT_MARKERS):
+            return ProviderError(
+                f"HTTP {status} from {url}: prompt exceeds the model's context length ({excerpt})",
+                transient=False,
+                status=status,
+                url=url,
+            )
+    transient = status in TRANSIENT_STATUSES or status >= 500
+    msg = f"HTTP {status} from {url}"
+    if excerpt:
+        msg += f": {excerpt}"
+    return ProviderError(msg, transient=transient, status=status, url=url, retry_after=retry_after)
+
+
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> dict[str, Any]:
+    """POST ``payload`` as JSON to ``url`` and return the reply's JSON object.
+
+    Every failure is raised as :class:`ProviderError` (see the module docstring).
+    """
+    safe = redact_url(url)
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    hdrs = {"content-type": "application/json", "accept": "application/json"}
+    if headers:
+        hdrs.update(headers)
+    try:
+        if timeout is None:
+            resp = await client.post(url, content=body, headers=hdrs)
+        else:
+            resp = await client.post(url, content=body, headers=hdrs, timeout=timeout)
+    except httpx.TimeoutException as exc:
+        cause = exc.__cause__
+        if cause is not None and not isinstance(cause, TimeoutError):
+            # The aiohttp transport maps a dropped connection to a ConnectTimeout; name the real cause.
+            raise ProviderError(f"{_describe(cause)} calling {safe}", transient=True, url=safe) from None
+        raise ProviderError(f"timed out calling {safe}", transient=True, url=safe) from None
+    except httpx.UnsupportedProtocol as exc:
+        raise ProviderError(f"unsupported URL {safe}: {exc}", transient=False, url=safe) from None
+    except httpx.TransportError as exc:
+        raise ProviderError(f"{_describe(exc.__cause__ or exc)} calling {safe}", transient=True, url=safe) from None
+    if resp.status_code >= 300:
+        raise classify_status(resp.status_code, resp.content, safe, resp.headers)
+    try:
+        obj = json.loads(resp.content)
+    except ValueError:
+        raise ProviderError(
+            f"malformed reply from {safe}: HTTP {resp.status_code} body is not JSON "
+            f"({_error_text(resp.content, 80)!r})",
+            transient=False,
+            status=resp.status_code,
+            url=safe,
+        ) from None
+    if not isinstance(obj, dict):
+        raise ProviderError(
+            f"malformed reply from {safe}: expected a JSON object, got {type(obj).__name__}",
+            transient=False,
+            status=resp.status_code,
+            url=safe,
+        )
+    return obj
+
+
+class ClientHolder:
+    """One lazily created client per event loop, sized by :meth:`configure`.
+
+    HTTP providers own one of these: the runner calls ``configure(timeout=...,
+    max_in_flight=...)`` before a run (the pool gets that many connections) and
+    ``aclose()`` after it. A client is bound to the loop that created it, so a
+    provider reused by a later ``asyncio.run`` gets a fresh one.
+    """
+
+    def __init__(self, *, timeout: float = 60.0, max_connections: int = 64, auth: tuple[str, str] | None = None):
+        self.timeout = float(timeout)
+        self.max_connections = int(max_connections)
+        self.auth = auth
+        self._client: httpx.AsyncClient | None = None
+        self._loop: object | None = None
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        if timeout is not None:
+            self.timeout = float(timeout)
+        if max_in_flight is not None:
+            self.max_connections = max(1, int(max_in_flight))
+
+    def get(self) -> httpx.AsyncClient:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            self._client = make_client(max_connections=self.max_connections, timeout=self.timeout, auth=self.auth)
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and not client.is_closed:
+            await client.aclose()
+
+
+__all__ = [
+    "ClientHolder",
+    "TRANSIENT_STATUSES",
+    "classify_status",
+    "make_client",
+    "parse_retry_after",
+    "post_json",
+    "redact_url",
+    "split_userinfo",
+]

@@ -1,0 +1,167 @@
+"""``ollama``: a model served by Ollama, ``POST {host}/api/chat`` with ``"stream": false``.
+
+The host comes from the ``host`` option, else the ``OLLAMA_HOST`` environment
+variable (``host:port`` or a URL), else http://127.0.0.1:11434. Basic auth
+(for an Ollama behind a proxy) comes from userinfo in the URL
+(``http://user:pw@host``; httpx does not send it by itself) or else from
+``OLLAMA_USER`` / ``OLLAMA_PASSWORD``; userinfo is stripped from every URL
+that appears in a message or in run.json.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.base import Provider, Response, register_provider
+from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+def normalize_host(host: str) -> str:
+    """``OLLAMA_HOST`` values such as ``0.0.0.0:11434`` or ``example.org`` as a URL."""
+    h = host.strip()
+    if "://" not in h:
+        h = "http://" + h
+    return h.rstrip("/")
+
+
+def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.role == "assistant" and m.tool_calls:
+            d["tool_calls"] = [{"function": {"name": tc.name, "arguments": tc.args}} for tc in m.tool_calls]
+        if m.role == "tool" and m.name:
+            d["tool_name"] = m.name
+        out.append(d)
+    return out
+
+
+def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        if "error" in obj:
+            raise ProviderError(f"error reply from {url}: {obj['error']}", transient=False, url=url)
+        raise ProviderError(f"malformed reply from {url}: no message", transient=False, url=url)
+    calls: list[ToolCall] = []
+    for tc in msg.get("tool_calls") or []:
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ProviderError(
+                f"malformed reply from {url}: tool call without a function name", transient=False, url=url
+            )
+        calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments"))))
+    return ChatReply(
+        text=content_text(msg.get("content")),
+        tool_calls=calls,
+        tokens_in=obj.get("prompt_eval_count"),
+        tokens_out=obj.get("eval_count"),
+        model=obj.get("model"),
+        finish_reason=obj.get("done_reason"),
+        raw=obj,
+    )
+
+
+class OllamaProvider(Provider):
+    """Ollama's native chat API. Options: ``model`` (required), ``host``, ``temperature``,
+    ``seed``, ``max_tokens`` (sent as ``num_predict``), ``system``, ``timeout``, ``options``
+    (more Ollama options, e.g. num_ctx), ``keep_alive``."""
+
+    name = "ollama"
+    mode = "live"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        host: str | None = None,
+        base_url: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        system: str | None = None,
+        timeout: float = 60.0,
+        max_connections: int = 64,
+        options: dict[str, Any] | None = None,
+        keep_alive: str | None = None,
+        api_key_env: str | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("provider ollama: --model is required")
+        raw_host = host or base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        bare, userinfo = split_userinfo(normalize_host(raw_host))
+        if userinfo is None and (os.environ.get("OLLAMA_USER") or os.environ.get("OLLAMA_PASSWORD")):
+            userinfo = (os.environ.get("OLLAMA_USER", ""), os.environ.get("OLLAMA_PASSWORD", ""))
+        self.model = model
+        self.host = bare
+        self.url = bare.rstrip("/") + "/api/chat"
+        self.safe_url = redact_url(self.url)
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.system = system
+        self.options = dict(options or {})
+        self.keep_alive = keep_alive
+        self.api_key_env = api_key_env
+        self._headers: dict[str, str] = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ConfigError(f"provider ollama: environment variable {api_key_env} is not set")
+            self._headers["authorization"] = f"Bearer {key}"
+        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=userinfo)
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "host": redact_url(self.host),
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "system": self.system,
+            **({"options": self.options} if self.options else {}),
+        }
+
+    def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        options = dict(self.options)
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        if self.seed is not None:
+            options["seed"] = self.seed
+        if self.max_tokens is not None:
+            options["num_predict"] = self.max_tokens
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": False}
+        if options:
+            body["options"] = options
+        if tools:
+            body["tools"] = function_tools(tools)
+        if self.keep_alive is not None:
+            body["keep_alive"] = self.keep_alive
+        return body
+
+    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
+        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
+        return decode_reply(obj, self.safe_url)
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        return await converse(case, self, system=self.system)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def __repr__(self) -> str:
+        return f"OllamaProvider(model={self.model!r}, url={self.safe_url!r})"
+
+
+register_provider("ollama", OllamaProvider)
+
+__all__ = ["OllamaProvider", "decode_reply", "encode_messages", "normalize_host"]

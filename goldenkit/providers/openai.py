@@ -1,0 +1,190 @@
+"""``openai``: any OpenAI-compatible chat endpoint (OpenAI, vLLM, LM Studio, llama.cpp server).
+
+``POST {base_url}/v1/chat/completions`` with ``stream: false``. ``base_url`` may
+end in ``/v1`` or not. The API key is read from the environment variable the
+user names (``api_key_env``) when the provider is built, sent as
+``Authorization: Bearer``, and never appears in settings, messages or results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.base import Provider, Response, register_provider
+from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
+
+DEFAULT_BASE_URL = "https://api.openai.com"
+
+
+def chat_completions_url(base_url: str) -> str:
+    """``{base}/v1/chat/completions`` whether or not ``base_url`` already ends in ``/v1``."""
+    base = base_url.rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    if base.endswith("/v1"):
+        return base + "/chat/completions"
+    return base + "/v1/chat/completions"
+
+
+def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages in the OpenAI chat format."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": m.content or None,
+                    "tool_calls": [
+                        {
+                            "id": tc.id or f"call_{i}",
+                            "type": "function",
+                            "function": {"name": tc.name, "arguments": json.dumps(tc.args, ensure_ascii=False)},
+                        }
+                        for i, tc in enumerate(m.tool_calls)
+                    ],
+                }
+            )
+        elif m.role == "tool":
+            out.append(
+                {"role": "tool", "tool_call_id": getattr(m, "tool_call_id", None) or m.name or "", "content": m.content}
+            )
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
+    """One chat.completions reply as a ChatReply; anything unexpected is a permanent ProviderError."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if "error" in obj:
+            err = obj["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise ProviderError(f"error reply from {url}: {msg}", transient=False, url=url)
+        raise ProviderError(f"malformed reply from {url}: no choices[0]", transient=False, url=url)
+    choice = choices[0]
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
+        raise ProviderError(f"malformed reply from {url}: choices[0] has no message", transient=False, url=url)
+    calls: list[ToolCall] = []
+    for tc in msg.get("tool_calls") or []:
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ProviderError(
+                f"malformed reply from {url}: tool call without a function name", transient=False, url=url
+            )
+        calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments")), id=tc.get("id")))
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    return ChatReply(
+        text=content_text(msg.get("content")),
+        tool_calls=calls,
+        tokens_in=usage.get("prompt_tokens"),
+        tokens_out=usage.get("completion_tokens"),
+        model=obj.get("model"),
+        finish_reason=choice.get("finish_reason"),
+        raw=obj,
+    )
+
+
+class OpenAIProvider(Provider):
+    """An OpenAI-compatible chat.completions endpoint.
+
+    Options: ``model`` (required), ``base_url`` (default https://api.openai.com,
+    with or without ``/v1``), ``api_key_env`` (the *name* of the environment
+    variable holding the key; None sends no key), ``temperature``, ``seed``,
+    ``max_tokens``, ``system`` (a system prompt that overrides the case's),
+    ``timeout`` (seconds per request), ``extra`` (more body fields, e.g. top_p).
+    """
+
+    name = "openai"
+    mode = "live"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        system: str | None = None,
+        timeout: float = 60.0,
+        max_connections: int = 64,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("provider openai: --model is required")
+        bare, userinfo = split_userinfo(base_url or DEFAULT_BASE_URL)
+        self.model = model
+        self.base_url = bare
+        self.url = chat_completions_url(bare)
+        self.safe_url = redact_url(self.url)
+        self.api_key_env = api_key_env
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.system = system
+        self.extra = dict(extra or {})
+        self._headers: dict[str, str] = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ConfigError(
+                    f"provider openai: environment variable {api_key_env} is not set (it should hold the API key)"
+                )
+            self._headers["authorization"] = f"Bearer {key}"
+        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=userinfo)
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "base_url": redact_url(self.base_url),
+            "api_key_env": self.api_key_env,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "system": self.system,
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": False}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.seed is not None:
+            body["seed"] = self.seed
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if tools:
+            body["tools"] = function_tools(tools)
+        body.update(self.extra)
+        return body
+
+    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
+        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
+        return decode_reply(obj, self.safe_url)
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        return await converse(case, self, system=self.system)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(model={self.model!r}, url={self.safe_url!r})"
+
+
+register_provider("openai", OpenAIProvider)
+
+__all__ = ["OpenAIProvider", "chat_completions_url", "decode_reply", "encode_messages"]

@@ -1,0 +1,340 @@
+"""The results store: one folder per run, written while the run is going.
+
+::
+
+    results/<run_id>/
+        run.json           the run key, configuration, counts, validity (rewritten atomically)
+        outcomes.jsonl     one outcome per line, appended and flushed as each completes
+        outcomes.parquet   the final outcomes (one per row x repeat), written at the end
+
+Crash safety: each outcome is written as one ``write()`` of a full line followed by
+``flush()``, so a process killed with SIGKILL loses at most the calls in flight; the
+operating system keeps what was flushed. A torn last line (a write cut by the kill)
+is tolerated: :func:`repair_jsonl` truncates the file after its last complete line,
+and readers skip it.
+
+Superseded outcomes: ``--retry-errors`` appends a new outcome for a row x repeat
+that already has an ERROR line. The **last record per (row_id, repeat) wins**, in
+``outcomes.parquet`` and in :func:`outcomes_df` alike, so the file keeps its history
+while every reader sees exactly one outcome per pair.
+
+Reading: :func:`read_run` opens a run folder (or a run id under ``results_dir``) as a
+:class:`Run`; :func:`outcomes_df` concatenates the outcomes of one or many runs into
+one DataFrame, read from Parquet when the run is complete and from the JSONL
+otherwise. Nested columns come back as Python objects: ``tags`` a list of str,
+``graders`` a dict name -> {passed, score, reason, error}, ``trajectory`` a list of
+per-turn dicts, ``agent_version`` a dict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from goldenkit.errors import ResultsError
+from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
+
+_GRADE = pa.struct([("passed", pa.bool_()), ("score", pa.float64()), ("reason", pa.string()), ("error", pa.bool_())])
+_AGENT = pa.struct([("git_commit", pa.string()), ("model_id", pa.string()), ("prompt_sha256", pa.string())])
+
+# Columns whose values are free-form nested JSON (tool args of any shape): kept as
+# JSON text in Parquet and decoded on read, so every run has the same schema.
+_JSON_COLUMNS = ("trajectory",)
+
+OUTCOME_SCHEMA = pa.schema(
+    [
+        ("schema_version", pa.int64()),
+        ("run_id", pa.string()),
+        ("dataset_name", pa.string()),
+        ("dataset_version", pa.string()),
+        ("dataset_sha256", pa.string()),
+        ("agent_version", _AGENT),
+        ("judge_version", pa.string()),
+        ("row_id", pa.string()),
+        ("slice", pa.string()),
+        ("split", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("repeat", pa.int64()),
+        ("verdict", pa.string()),
+        ("detail", pa.string()),
+        ("error_kind", pa.string()),
+        ("graders", pa.map_(pa.string(), _GRADE)),
+        ("response", pa.string()),
+        ("trajectory", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("attempts", pa.int64()),
+        ("tokens_in", pa.int64()),
+        ("tokens_out", pa.int64()),
+        ("cost", pa.float64()),
+        ("started_at", pa.string()),
+    ]
+)
+assert tuple(OUTCOME_SCHEMA.names) == OUTCOME_FIELDS  # noqa: S101 - import-time consistency check
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=False, ensure_ascii=False, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, p)
+
+
+def repair_jsonl(path: str | Path) -> int:
+    """Cut a torn last line (no trailing newline, or not valid JSON) off ``path``.
+
+    Returns the number of bytes removed. Complete lines are never touched: a line
+    is complete when it ends with ``\\n``; an unterminated last line that still
+    parses as a JSON object is kept and terminated.
+    """
+    p = Path(path)
+    if not p.exists():
+        return 0
+    size = p.stat().st_size
+    if size == 0:
+        return 0
+    with p.open("rb+") as fh:
+        # Find the last newline by reading backwards in blocks.
+        pos = size
+        block = 1 << 16
+        last_nl = -1
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            idx = chunk.rfind(b"\n")
+            if idx >= 0:
+                last_nl = start + idx
+                break
+            pos = start
+        if last_nl == size - 1:
+            return 0
+        fh.seek(last_nl + 1)
+        tail = fh.read()
+        try:
+            obj = json.loads(tail)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            fh.seek(size)
+            fh.write(b"\n")
+            return 0
+        fh.truncate(last_nl + 1)
+        return size - (last_nl + 1)
+
+
+class OutcomeWriter:
+    """Append outcome records to ``outcomes.jsonl``, one flushed line each.
+
+    Opening repairs a torn last line first (see :func:`repair_jsonl`).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_jsonl(self.path)
+        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> OutcomeWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Yield the JSON objects of a JSONL file; a torn last line is skipped.
+
+    A malformed line anywhere else is a :class:`ResultsError` naming ``file:line``.
+    """
+    p = Path(path)
+    with p.open("rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            if i == last:  # torn (unterminated) last line of a killed writer
+                return
+            raise ResultsError(f"{p}:{i + 1}: invalid JSON in outcome line") from None
+        if not isinstance(obj, dict):
+            raise ResultsError(f"{p}:{i + 1}: outcome line is not a JSON object")
+        yield obj
+
+
+def latest_per_pair(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the last record per (row_id, repeat), in first-seen order of the pairs."""
+    by_pair: dict[tuple[str, int], dict[str, Any]] = {}
+    for rec in records:
+        by_pair[(str(rec.get("row_id")), int(rec.get("repeat") or 0))] = rec
+    return list(by_pair.values())
+
+
+def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
+    """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
+    cols: dict[str, list[Any]] = {name: [] for name in OUTCOME_FIELDS}
+    for rec in records:
+        for name in OUTCOME_FIELDS:
+            v = rec.get(name)
+            if name in _JSON_COLUMNS:
+                v = None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+            elif name == "graders" and v is not None:
+                v = list(v.items())
+            cols[name].append(v)
+    return pa.table({name: pa.array(cols[name], type=OUTCOME_SCHEMA.field(name).type) for name in OUTCOME_FIELDS})
+
+
+def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """Write the outcome records to ``path`` (atomically) as Parquet."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    pq.write_table(outcomes_table(records), tmp, compression="zstd")
+    os.replace(tmp, p)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class Run:
+    """A run folder: ``path``, ``run_id``, ``manifest`` (the run.json dict)."""
+
+    path: Path
+    run_id: str
+    manifest: dict[str, Any]
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.manifest.get("complete")) and (self.path / OUTCOMES_PARQUET).exists()
+
+    @property
+    def validity(self) -> str | None:
+        return self.manifest.get("validity")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The outcome records from outcomes.jsonl, last record per pair winning."""
+        jsonl = self.path / OUTCOMES_JSONL
+        if not jsonl.exists():
+            return []
+        return latest_per_pair(iter_jsonl(jsonl))
+
+    def table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise)."""
+        cols = list(columns) if columns is not None else list(OUTCOME_FIELDS)
+        unknown = [c for c in cols if c not in OUTCOME_FIELDS]
+        if unknown:
+            raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
+        if self.complete:
+            return pq.read_table(self.path / OUTCOMES_PARQUET, columns=cols)
+        return outcomes_table(self.records()).select(cols)
+
+    def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The outcomes as a DataFrame, one row per row x repeat."""
+        return _to_pandas(self.table(columns))
+
+    def __repr__(self) -> str:
+        counts = self.manifest.get("counts", {})
+        return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
+
+
+def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:
+    """Open a run by folder path or by run id under ``results_dir``."""
+    if isinstance(path_or_run_id, Run):
+        return path_or_run_id
+    p = Path(path_or_run_id)
+    if not (p / RUN_FILE).exists():
+        alt = Path(results_dir) / str(path_or_run_id)
+        if (alt / RUN_FILE).exists():
+            p = alt
+        else:
+            raise ResultsError(f"{p}: no run found (no {RUN_FILE} there or under {results_dir}/)")
+    try:
+        manifest = json.loads((p / RUN_FILE).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ResultsError(f"{p / RUN_FILE}: invalid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or "run_id" not in manifest:
+        raise ResultsError(f"{p / RUN_FILE}: not a run manifest (no run_id)")
+    return Run(path=p, run_id=str(manifest["run_id"]), manifest=manifest)
+
+
+def outcomes_df(
+    *runs: str | os.PathLike[str] | Run,
+    columns: Sequence[str] | None = None,
+    results_dir: str | os.PathLike[str] = "results",
+    categorical: bool = False,
+) -> pd.DataFrame:
+    """The outcomes of one or many runs as one DataFrame.
+
+    Each run is a :class:`Run`, a run folder or a run id under ``results_dir``.
+    ``columns`` limits what is read (Parquet reads only those columns).
+    ``categorical=True`` returns ``slice``, ``split`` and ``verdict`` as pandas
+    categoricals (smaller and faster to group on).
+    """
+    if not runs:
+        raise ResultsError("outcomes_df: no run given")
+    tables = [read_run(r, results_dir).table(columns) for r in runs]
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    df = _to_pandas(table)
+    if categorical:
+        for c in ("slice", "split", "verdict"):
+            if c in df.columns:
+                df[c] = df[c].astype("category")
+    return df
+
+
+_INT_COLS = {"schema_version", "repeat", "attempts", "tokens_in", "tokens_out"}
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    df = table.to_pandas(maps_as_pydicts="strict", types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    for c in _JSON_COLUMNS:
+        if c in df.columns:
+            df[c] = [None if v is None else json.loads(v) for v in df[c].tolist()]
+    for c in ("tags",):
+        if c in df.columns:
+            df[c] = [[] if v is None else list(v) for v in df[c].tolist()]
+    if "repeat" in df.columns and not df["repeat"].isna().any():
+        df["repeat"] = df["repeat"].astype("int64")
+    return df
+
+
+__all__ = [
+    "OUTCOME_SCHEMA",
+    "OutcomeWriter",
+    "Run",
+    "iter_jsonl",
+    "latest_per_pair",
+    "outcomes_df",
+    "outcomes_table",
+    "read_run",
+    "repair_jsonl",
+    "write_json_atomic",
+    "write_parquet",
+]
