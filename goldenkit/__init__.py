@@ -13,6 +13,7 @@ from goldenkit.errors import (
     ResultsError,
     UsageError,
 )
+from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.formats import normalize_case
 from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
@@ -39,6 +40,7 @@ __all__ = [
     "Comparison",
     "ComparisonInvalid",
     "ConfigError",
+    "Dataset",
     "DatasetError",
     "GateFailed",
     "GoldenkitError",
@@ -59,6 +61,7 @@ __all__ = [
     "TurnOutput",
     "UsageError",
     "arun_eval",
+    "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
     "compare_runs",
@@ -71,6 +74,7 @@ __all__ = [
     "normalize_case",
     "outcomes_df",
     "paired_diff_ci",
+    "read_dataset",
     "read_run",
     "register_grader",
     "register_provider",

@@ -1,0 +1,678 @@
+"""Read and validate goldenkit datasets, and compute their canonical content hash.
+
+A dataset is a folder holding ``dataset.jsonl`` (one row per line) and
+``dataset.json`` (the manifest), or a bare ``.jsonl`` file. Each row is::
+
+    {"id": "refund-0142", "slice": "refunds", "tags": ["multi_turn"], "split": "dev",
+     "source": "prod-2026-09", "added": "2026-09-18", "case": {...}}
+
+Row rules (anything else is refused with a :class:`~goldenkit.errors.DatasetError`
+naming ``file:line``; no row is ever skipped):
+
+* ``id``: non-empty string (not only whitespace), unique in the file.
+* ``slice``: non-empty string.
+* ``split``: ``"dev"`` or ``"holdout"``. A row without a split (absent or null)
+  is refused, because the split decides who may look at a row, unless the
+  manifest declares ``"default_split"`` (``"dev"`` or ``"holdout"``), which then
+  applies to such rows.
+* ``tags``: list of non-empty strings; absent or null means ``[]``.
+* ``source``, ``added``: strings, or absent/null (then ``None``). ``added`` is
+  not parsed: it is provenance text (usually an ISO date).
+* ``case``: a JSON object (the eval case, in any shape goldenkit.formats reads).
+* No other top-level key is allowed (a typo such as ``"slcie"`` would otherwise
+  be silently ignored); put extra data inside ``case``.
+
+The file must be UTF-8 without a byte-order mark; CRLF line ends are accepted
+and hash the same as LF; blank lines are ignored (and do not change the hash).
+
+The manifest ``dataset.json`` is a JSON object with ``name`` (non-empty
+string), ``version`` (non-empty string) and ``changelog``: a non-empty list of
+``{"version", "date" (YYYY-MM-DD), "why"}`` entries, oldest first (it is
+append-only: new versions go at the end), versions unique, dates not
+decreasing, and the last entry's version equal to ``version``. Optional keys:
+``description``, ``case_format`` (``adk``, ``vertex`` or ``contract``: the shape
+of every row's case, otherwise detected per row) and ``default_split``; other
+keys are kept in :attr:`Dataset.manifest` untouched.
+
+A bare ``.jsonl`` file has no manifest, unless it is named ``dataset.jsonl``
+and a ``dataset.json`` sits beside it; without one, the name is the file's stem
+and the version is ``None``.
+
+**Content hash** (:func:`canonical_sha256`): split the file's bytes on LF only
+(never ``str.splitlines()``, which also breaks on U+2028, U+2029 and U+0085
+that JSON writers leave raw inside strings); strip ASCII whitespace (space,
+tab, CR, LF, VT, FF) from both ends of each line; drop empty lines; sort the
+lines by their bytes; feed each line followed by ``\\n`` to SHA-256.
+Reordering rows or switching CRLF/LF keeps the hash; editing any row changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from goldenkit.cases import CASE_SHAPES
+from goldenkit.errors import DatasetError
+from goldenkit.schema import ROW_COLUMNS, SPLITS
+
+if TYPE_CHECKING:
+    from goldenkit.cases import Case
+
+DATA_FILE = "dataset.jsonl"
+MANIFEST_FILE = "dataset.json"
+
+_BOM = b"\xef\xbb\xbf"
+# The ASCII whitespace stripped from both ends of a line: space, tab, LF, VT, FF, CR.
+_WS_BYTES = b" \t\n\x0b\x0c\r"
+_IS_WS = np.zeros(256, dtype=bool)
+_IS_WS[list(_WS_BYTES)] = True
+_ROW_KEYS = frozenset(ROW_COLUMNS)
+# How many problems a DatasetError lists in ``problems`` (the message shows the first).
+_MAX_PROBLEMS = 50
+
+
+# --------------------------------------------------------------------------- lines and hash
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """The non-empty lines of a file: stripped byte spans and 1-based line numbers."""
+
+    starts: np.ndarray  # int64, start offset of each stripped line
+    ends: np.ndarray  # int64, end offset (exclusive)
+    numbers: np.ndarray  # int64, 1-based physical line number (counting LFs)
+    clean: bool  # every line is "text\n" back to back: no blank lines, no stripped bytes
+
+
+def _scan_lines(data: bytes) -> _Lines:
+    """Split ``data`` on LF, strip ASCII whitespace from each line and keep the non-empty ones.
+
+    Vectorized with numpy: one pass finds the LFs; stripping then only looks at the
+    bytes next to each line's ends, repeating while any line still starts or ends
+    with whitespace (so the work is proportional to the whitespace, not the file).
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    n = len(buf)
+    lf = np.flatnonzero(buf == 10)
+    starts = np.empty(len(lf) + 1, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = lf + 1
+    ends = np.empty(len(lf) + 1, dtype=np.int64)
+    ends[:-1] = lf
+    ends[-1] = n
+    stripped = False
+    # Leading whitespace.
+    active = np.flatnonzero(starts < ends)
+    while len(active):
+        active = active[_IS_WS[buf[starts[active]]]]
+        if not len(active):
+            break
+        stripped = True
+        starts[active] += 1
+        active = active[starts[active] < ends[active]]
+    # Trailing whitespace.
+    active = np.flatnonzero(starts < ends)
+    while len(active):
+        active = active[_IS_WS[buf[ends[active] - 1]]]
+        if not len(active):
+            break
+        stripped = True
+        ends[active] -= 1
+        active = active[starts[active] < ends[active]]
+    keep = starts < ends
+    numbers = np.flatnonzero(keep) + 1
+    starts = starts[keep]
+    ends = ends[keep]
+    # "Clean": the lines tile the file as line + LF with nothing in between, so the
+    # byte range [starts[i], starts[i+1]) is exactly line i plus its LF.
+    clean = (
+        not stripped
+        and len(starts) > 0
+        and n > 0
+        and data[-1:] == b"\n"
+        and int(starts[0]) == 0
+        and len(numbers) == len(lf)  # one non-empty line per LF: no blank lines
+    )
+    return _Lines(starts=starts, ends=ends, numbers=numbers, clean=bool(clean))
+
+
+def _sorted_order(data: bytes, lines: _Lines) -> list[int]:
+    """Indices of ``lines`` in ascending byte order of their content."""
+    mv = memoryview(data)
+    items = [mv[s:e].tobytes() for s, e in zip(lines.starts.tolist(), lines.ends.tolist(), strict=True)]
+    return sorted(range(len(items)), key=items.__getitem__)
+
+
+def _hash_lines(data: bytes, lines: _Lines) -> str:
+    """SHA-256 of the lines in byte order, each followed by LF."""
+    order = _sorted_order(data, lines)
+    mv = memoryview(data)
+    starts = lines.starts.tolist()
+    ends = lines.ends.tolist()
+    h = hashlib.sha256()
+    joined = b"\n".join([mv[starts[i] : ends[i]] for i in order])
+    h.update(joined)
+    if order:
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def canonical_sha256(data: bytes) -> str:
+    """The canonical content hash of a JSONL file's bytes (see the module docstring).
+
+    >>> canonical_sha256(b'{"b":1}\\r\\n{"a":2}\\n\\n') == canonical_sha256(b'{"a":2}\\n{"b":1}')
+    True
+    """
+    return _hash_lines(data, _scan_lines(bytes(data)))
+
+
+# --------------------------------------------------------------------------- the Dataset
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A validated dataset.
+
+    ``rows`` is a DataFrame with the columns id, slice, tags, split, source,
+    added, case (``case`` holds the raw case dict, ``tags`` a list). ``sha256``
+    is the canonical hash of the whole file (a :meth:`subset` keeps its parent's
+    name, version and hash: it identifies the dataset the rows were drawn from).
+    ``manifest`` is the parsed dataset.json (``{}`` when there is none);
+    ``case_format`` is the declared case shape, or ``None`` (detected per row).
+    """
+
+    name: str
+    version: str | None
+    sha256: str
+    path: Path
+    manifest: dict[str, Any]
+    case_format: str | None
+    rows: pd.DataFrame
+    data_path: Path | None = field(default=None, repr=False)
+    _line_numbers: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    _raw: bytes = field(default=b"", repr=False)
+    _spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64), repr=False)
+    _positions: dict[str, int] = field(default_factory=dict, repr=False)
+    _cases: dict[str, Case] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> list[str]:
+        """Row ids in row order."""
+        return self.rows["id"].tolist()
+
+    def _position(self, row_id: str) -> int:
+        if not self._positions and len(self.rows):
+            self._positions.update({rid: i for i, rid in enumerate(self.rows["id"].tolist())})
+        try:
+            return self._positions[row_id]
+        except KeyError:
+            raise DatasetError(f'no row with id "{row_id}"', path=str(self.data_path or self.path)) from None
+
+    def line_number(self, row_id: str) -> int | None:
+        """The 1-based line of ``row_id`` in the dataset file (None when unknown)."""
+        pos = self._position(row_id)
+        if len(self._line_numbers) > pos:
+            return int(self._line_numbers[pos])
+        return None
+
+    def raw_line(self, row_id: str) -> bytes:
+        """The row's original line (stripped of surrounding whitespace and the line end)."""
+        pos = self._position(row_id)
+        if len(self._spans) <= pos:
+            raise DatasetError(f'row "{row_id}": original line not available', path=str(self.path))
+        s, e = self._spans[pos]
+        return self._raw[int(s) : int(e)]
+
+    def case(self, row_id: str) -> Case:
+        """The row's case normalized to :class:`goldenkit.cases.Case` (cached).
+
+        A case that cannot be normalized is a DatasetError naming file:line.
+        """
+        cached = self._cases.get(row_id)
+        if cached is not None:
+            return cached
+        from goldenkit.formats import normalize_case  # lazy: formats sits beside this module
+
+        pos = self._position(row_id)
+        raw = self.rows["case"].iat[pos]
+        where = str(self.data_path or self.path)
+        line = self.line_number(row_id)
+        try:
+            case = normalize_case(raw, self.case_format, row_id=row_id)
+        except DatasetError as exc:
+            if exc.path is not None:
+                raise
+            raise DatasetError(f'row "{row_id}": {exc.detail}', path=where, line=line) from exc
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise DatasetError(f'row "{row_id}": cannot read case: {exc!r}', path=where, line=line) from exc
+        self._cases[row_id] = case
+        return case
+
+    def subset(self, ids_or_rows: Iterable[str] | pd.DataFrame | pd.Series) -> Dataset:
+        """A Dataset holding only the given rows (by id, or a DataFrame with an ``id`` column).
+
+        Rows come in the order given (a set gives the dataset's order). An unknown
+        id is a DatasetError. The subset keeps this dataset's name, version and
+        sha256: they identify the dataset the rows were drawn from.
+        """
+        if isinstance(ids_or_rows, pd.DataFrame):
+            ids = ids_or_rows["id"].tolist()
+        elif isinstance(ids_or_rows, (set, frozenset)):
+            wanted = set(ids_or_rows)
+            ids = [rid for rid in self.rows["id"].tolist() if rid in wanted]
+            missing = wanted.difference(ids)
+            if missing:
+                self._position(sorted(missing)[0])
+        else:
+            ids = list(ids_or_rows)
+        positions = np.fromiter((self._position(rid) for rid in ids), dtype=np.int64, count=len(ids))
+        if len(set(ids)) != len(ids):
+            dup = next(rid for rid, n in pd.Series(ids).value_counts().items() if n > 1)
+            raise DatasetError(f'subset names id "{dup}" twice', path=str(self.path))
+        rows = self.rows.take(positions).reset_index(drop=True)
+        return replace(
+            self,
+            rows=rows,
+            _line_numbers=self._line_numbers[positions] if len(self._line_numbers) else self._line_numbers,
+            _spans=self._spans[positions] if len(self._spans) else self._spans,
+            _positions={},
+            _cases={rid: c for rid, c in self._cases.items() if rid in set(ids)},
+        )
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """Read and validate dataset.json; every problem names the file."""
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read manifest: {exc.strerror or exc}", path=where) from None
+    if raw.startswith(_BOM):
+        raise DatasetError("file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without BOM", path=where)
+    try:
+        manifest = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        line = _json_error_line(exc)
+        raise DatasetError(f"invalid JSON: {_json_error_text(exc)}", path=where, line=line) from None
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"manifest must be a JSON object, got {_json_type(manifest)}", path=where)
+    for key in ("name", "version"):
+        value = manifest.get(key)
+        if key not in manifest:
+            raise DatasetError(f'manifest has no "{key}"', path=where)
+        if not isinstance(value, str) or not value.strip():
+            raise DatasetError(f'"{key}" must be a non-empty string, got {_json_repr(value)}', path=where)
+    changelog = manifest.get("changelog")
+    if "changelog" not in manifest:
+        raise DatasetError('manifest has no "changelog" (a list of {version, date, why})', path=where)
+    if not isinstance(changelog, list) or not changelog:
+        raise DatasetError(
+            f'"changelog" must be a non-empty list of {{version, date, why}}, got {_json_repr(changelog)}', path=where
+        )
+    seen: dict[str, int] = {}
+    prev_date: date | None = None
+    for i, entry in enumerate(changelog):
+        at = f"changelog[{i}]"
+        if not isinstance(entry, dict):
+            raise DatasetError(f"{at} must be an object with version, date, why", path=where)
+        for key in ("version", "date", "why"):
+            value = entry.get(key)
+            if not isinstance(value, str) or not value.strip():
+                raise DatasetError(f'{at}: "{key}" must be a non-empty string, got {_json_repr(value)}', path=where)
+        try:
+            day = date.fromisoformat(entry["date"])
+        except ValueError:
+            raise DatasetError(f'{at}: "date" must be YYYY-MM-DD, got {_json_repr(entry["date"])}', path=where) from None
+        if len(entry["date"]) != 10:
+            raise DatasetError(f'{at}: "date" must be YYYY-MM-DD, got {_json_repr(entry["date"])}', path=where)
+        if entry["version"] in seen:
+            raise DatasetError(
+                f'{at}: version "{entry["version"]}" already in changelog[{seen[entry["version"]]}]', path=where
+            )
+        seen[entry["version"]] = i
+        if prev_date is not None and day < prev_date:
+            raise DatasetError(
+                f"{at}: date {entry['date']} is earlier than the entry before it "
+                "(the changelog is append-only, oldest first)",
+                path=where,
+            )
+        prev_date = day
+    if changelog[-1]["version"] != manifest["version"]:
+        raise DatasetError(
+            f'version is "{manifest["version"]}" but the last changelog entry is "{changelog[-1]["version"]}" '
+            "(append an entry for the new version)",
+            path=where,
+        )
+    case_format = manifest.get("case_format")
+    if case_format is not None and case_format not in CASE_SHAPES:
+        raise DatasetError(
+            f'"case_format" must be one of {", ".join(CASE_SHAPES)}, got {_json_repr(case_format)}', path=where
+        )
+    default_split = manifest.get("default_split")
+    if default_split is not None and default_split not in SPLITS:
+        raise DatasetError(f'"default_split" must be "dev" or "holdout", got {_json_repr(default_split)}', path=where)
+    return manifest
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _json_repr(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_error_text(exc: orjson.JSONDecodeError) -> str:
+    """orjson's reason and column (the caller names the file and line)."""
+    return f"{exc.msg} at column {exc.colno}"
+
+
+def _json_error_line(exc: orjson.JSONDecodeError) -> int | None:
+    return exc.lineno
+
+
+def _diagnose_line(line: bytes) -> str:
+    """Why one line is not a JSON object (called only for a line that failed to parse)."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = line[exc.start : exc.start + 1].hex()
+        return f"invalid UTF-8 byte 0x{bad} at column {exc.start + 1} (the file must be UTF-8)"
+    if line.startswith(_BOM):
+        return "byte-order mark (BOM) at the start of the line; save the file as UTF-8 without BOM"
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return f"invalid JSON: {_json_error_text(exc)}"
+    return "invalid JSON"
+
+
+class _Problems:
+    """Problems found in a file, reported in line order."""
+
+    def __init__(self, where: str, numbers: np.ndarray) -> None:
+        self.where = where
+        self.numbers = numbers
+        self.items: list[tuple[int, str]] = []
+
+    def add(self, index: int, message: str) -> None:
+        self.items.append((int(self.numbers[index]), message))
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        self.items.sort(key=lambda t: t[0])
+        line, message = self.items[0]
+        more = len(self.items) - 1
+        if more:
+            message += f" (and {more} more problem{'s' if more > 1 else ''}; `goldenkit dataset validate` lists them)"
+        err = DatasetError(message, path=self.where, line=line)
+        err.problems = [  # type: ignore[attr-defined]
+            f"{self.where}:{ln}: {msg}" for ln, msg in self.items[:_MAX_PROBLEMS]
+        ]
+        err.problem_count = len(self.items)  # type: ignore[attr-defined]
+        raise err
+
+
+def _parse_rows(data: bytes, lines: _Lines, problems: _Problems) -> list[Any]:
+    """orjson-parse every line; failures are recorded (with the reason) and parsing continues."""
+    loads = orjson.loads
+    mv = memoryview(data)
+    starts = lines.starts.tolist()
+    ends = lines.ends.tolist()
+    objs: list[Any] = []
+    append = objs.append
+    i = 0
+    n = len(starts)
+    while i < n:
+        try:
+            for s, e in zip(starts[i:], ends[i:], strict=True):
+                append(loads(mv[s:e]))
+            break
+        except orjson.JSONDecodeError:
+            i = len(objs)
+            problems.add(i, _diagnose_line(bytes(mv[starts[i] : ends[i]])))
+            append(None)
+            i += 1
+    return objs
+
+
+def _first_bad(values: list[Any], ok_types: tuple[type, ...]) -> Iterable[int]:
+    types = set(map(type, values))
+    if types.issubset(ok_types):
+        return ()
+    return (i for i, v in enumerate(values) if type(v) not in ok_types)
+
+
+def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | None) -> dict[str, list[Any]]:
+    """Check every row and return the columns. Problems are recorded, not raised."""
+    parsed_ok = [i for i, o in enumerate(objs) if type(o) is dict] if set(map(type, objs)) != {dict} else None
+    if parsed_ok is not None:
+        for i, o in enumerate(objs):
+            if o is not None and type(o) is not dict:
+                problems.add(i, f"a row must be a JSON object, got {_json_type(o)}")
+        objs = [o if type(o) is dict else {} for o in objs]
+        failed = {i for i, o in enumerate(objs) if not o}
+    else:
+        failed = set()
+
+    def bad(i: int, message: str) -> None:
+        if i not in failed:
+            problems.add(i, message)
+
+    # Unknown keys.
+    keys = set(itertools.chain.from_iterable(objs))
+    if not keys.issubset(_ROW_KEYS):
+        allowed = ", ".join(ROW_COLUMNS)
+        for i, o in enumerate(objs):
+            extra = [k for k in o if k not in _ROW_KEYS]
+            if extra:
+                bad(i, f'unknown key "{extra[0]}" (a row has {allowed}; put other data inside "case")')
+
+    ids = [o.get("id") for o in objs]
+    for i in _first_bad(ids, (str,)):
+        v = ids[i]
+        bad(i, 'missing "id"' if v is None else f'"id" must be a string, got {_json_type(v)} {_json_repr(v)}')
+    if "" in set(ids) or any(not v.strip() for v in ids if type(v) is str):
+        for i, v in enumerate(ids):
+            if type(v) is str and not v.strip():
+                bad(i, 'empty "id"')
+
+    slices = [o.get("slice") for o in objs]
+    for i in _first_bad(slices, (str,)):
+        v = slices[i]
+        bad(i, 'missing "slice"' if v is None else f'"slice" must be a string, got {_json_type(v)} {_json_repr(v)}')
+    slice_values = set(slices)
+    if any(not v.strip() for v in slice_values if type(v) is str):
+        for i, v in enumerate(slices):
+            if type(v) is str and not v.strip():
+                bad(i, 'empty "slice"')
+
+    splits = [o.get("split") for o in objs]
+    split_values = set(splits)
+    if not split_values.issubset(SPLITS):
+        if None in split_values and default_split is not None:
+            splits = [default_split if v is None else v for v in splits]
+        for i, v in enumerate(splits):
+            if v is None:
+                bad(i, 'missing "split" (must be "dev" or "holdout"; or set "default_split" in dataset.json)')
+            elif v not in SPLITS:
+                bad(i, f'"split" must be "dev" or "holdout", got {_json_repr(v)}')
+
+    tags = [o.get("tags") for o in objs]
+    tag_types = set(map(type, tags))
+    if not tag_types.issubset({list}):
+        tags = [[] if v is None else v for v in tags]
+        for i, v in enumerate(tags):
+            if type(v) is not list:
+                bad(i, f'"tags" must be a list of strings, got {_json_type(v)} {_json_repr(v)}')
+                tags[i] = []
+    flat = list(itertools.chain.from_iterable(tags))
+    if not set(map(type, flat)).issubset({str}) or "" in set(flat):
+        for i, v in enumerate(tags):
+            for t in v:
+                if type(t) is not str:
+                    bad(i, f'"tags" must be a list of strings, found {_json_type(t)} {_json_repr(t)}')
+                    break
+                if not t.strip():
+                    bad(i, 'empty string in "tags"')
+                    break
+
+    optional: dict[str, list[Any]] = {}
+    for key in ("source", "added"):
+        values = [o.get(key) for o in objs]
+        for i in _first_bad(values, (str, type(None))):
+            bad(i, f'"{key}" must be a string, got {_json_type(values[i])} {_json_repr(values[i])}')
+        optional[key] = values
+
+    cases = [o.get("case") for o in objs]
+    for i in _first_bad(cases, (dict,)):
+        v = cases[i]
+        bad(i, 'missing "case"' if v is None else f'"case" must be a JSON object, got {_json_type(v)}')
+
+    # Duplicate ids (only among well-typed ids).
+    id_series = pd.Series([v if type(v) is str else None for v in ids], dtype=object)
+    dup_mask = id_series.duplicated(keep="first") & id_series.notna()
+    if dup_mask.any():
+        first_seen: dict[str, int] = {}
+        for i, v in enumerate(ids):
+            if type(v) is not str:
+                continue
+            if v in first_seen:
+                bad(i, f'duplicate id "{v}" (first on line {int(problems.numbers[first_seen[v]])})')
+            else:
+                first_seen[v] = i
+
+    return {
+        "id": ids,
+        "slice": slices,
+        "tags": tags,
+        "split": splits,
+        "source": optional["source"],
+        "added": optional["added"],
+        "case": cases,
+    }
+
+
+def _rows_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
+    n = len(columns["id"])
+    frame = pd.DataFrame(
+        {
+            "id": pd.array(columns["id"], dtype="str"),
+            "slice": pd.array(columns["slice"], dtype="str"),
+            "tags": pd.Series(columns["tags"], dtype=object, index=pd.RangeIndex(n)),
+            "split": pd.array(columns["split"], dtype="str"),
+            "source": pd.array(columns["source"], dtype="str"),
+            "added": pd.array(columns["added"], dtype="str"),
+            "case": pd.Series(columns["case"], dtype=object, index=pd.RangeIndex(n)),
+        }
+    )
+    return frame
+
+
+def _read_rows(
+    data: bytes, where: str, default_split: str | None
+) -> tuple[str, pd.DataFrame, _Lines]:
+    """Validate the bytes of a dataset.jsonl; return (sha256, rows, lines)."""
+    if data.startswith(_BOM):
+        raise DatasetError(
+            "file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without BOM", path=where, line=1
+        )
+    lines = _scan_lines(data)
+    if not len(lines.starts):
+        raise DatasetError("empty dataset: no rows", path=where)
+    problems = _Problems(where, lines.numbers)
+    objs = _parse_rows(data, lines, problems)
+    columns = _validate_rows(objs, problems, default_split)
+    problems.raise_if_any()
+    sha = _hash_lines(data, lines)
+    return sha, _rows_frame(columns), lines
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read, validate and hash a dataset folder (dataset.jsonl + dataset.json) or a .jsonl file.
+
+    Every problem is a :class:`~goldenkit.errors.DatasetError` whose message names
+    ``file:line``; when a file has several, the first (by line) is in the message
+    and up to 50 are in the exception's ``problems`` list.
+    """
+    p = Path(path)
+    if p.is_dir():
+        data_path = p / DATA_FILE
+        manifest_path: Path | None = p / MANIFEST_FILE
+        if not data_path.is_file():
+            raise DatasetError(f"dataset folder has no {DATA_FILE}", path=str(p))
+        if not manifest_path.is_file():  # type: ignore[union-attr]
+            raise DatasetError(f"dataset folder has no {MANIFEST_FILE} (name, version, changelog)", path=str(p))
+    elif p.is_file():
+        data_path = p
+        sibling = p.with_name(MANIFEST_FILE)
+        manifest_path = sibling if p.name == DATA_FILE and sibling.is_file() else None
+    elif not p.exists():
+        raise DatasetError("no such dataset file or folder", path=str(p))
+    else:
+        raise DatasetError("not a dataset file or folder", path=str(p))
+
+    manifest = _read_manifest(manifest_path) if manifest_path is not None else {}
+    try:
+        data = data_path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(data_path)) from None
+    sha, rows, lines = _read_rows(data, str(data_path), manifest.get("default_split"))
+    name = manifest.get("name") or (p.name if p.is_dir() else p.stem)
+    return Dataset(
+        name=name,
+        version=manifest.get("version"),
+        sha256=sha,
+        path=p,
+        manifest=manifest,
+        case_format=manifest.get("case_format"),
+        rows=rows,
+        data_path=data_path,
+        _line_numbers=lines.numbers,
+        _raw=data,
+        _spans=np.column_stack([lines.starts, lines.ends]),
+    )
+
+
+def rows_to_jsonl(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Serialize row dicts as JSONL bytes (one compact JSON object per line, LF)."""
+    return b"".join(orjson.dumps(r) + b"\n" for r in rows)
+
+
+__all__ = ["DATA_FILE", "MANIFEST_FILE", "Dataset", "canonical_sha256", "read_dataset", "rows_to_jsonl"]
