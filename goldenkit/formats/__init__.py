@@ -9,6 +9,7 @@ One module per foreign shape: :mod:`.adk`, :mod:`.vertex`, :mod:`.contract`
 (also java-ai-golden files), :mod:`.openai_evals`, :mod:`.inspect`.
 """
 
+from goldenkit.formats.importer import IMPORT_FORMATS, import_dataset
 from goldenkit.formats.normalize import detect_shape, normalize_case
 
-__all__ = ["detect_shape", "normalize_case"]
+__all__ = ["IMPORT_FORMATS", "detect_shape", "import_dataset", "normalize_case"]

@@ -1,0 +1,428 @@
+"""Import a foreign eval file into a goldenkit dataset folder.
+
+:func:`import_dataset` writes ``dataset.jsonl`` (one row per case:
+``{id, slice, tags, split, source, added, case}``) and ``dataset.json``
+(``{name, version, changelog, case_format, imported_from}``).
+
+Formats and what lands in each row's ``case``:
+
+=============  =====================================================================  ===========
+format         source files                                                           case shape
+=============  =====================================================================  ===========
+adk            ``*.evalset.json`` / ``*.test.json`` (EvalSet, legacy A, legacy B),    adk
+               or a folder of them (searched recursively)
+vertex         eval ``.json`` (records, one record, ``eval_cases``, column frame),     vertex
+               ``.jsonl``, ``.csv``
+golden         java-ai-golden JSONL (``#`` comments skipped; manifest beside it)      contract
+openai-evals   ``samples.jsonl`` (``.gz`` too), or a folder of ``*.jsonl``             contract
+inspect        inspect_ai samples ``.jsonl`` / ``.json`` / ``.csv``                   contract
+=============  =====================================================================  ===========
+
+Import is lossless: ADK and Vertex records are stored as written (ADK cases
+gain ``criteria`` and ``criteria_source``; legacy ADK records are converted to
+EvalCase dicts with the legacy record under ``original``); golden rows are
+contract cases as they stand; openai-evals and inspect samples are converted
+to contract cases with the sample under ``original``. Every case is
+normalized once while importing, so a case goldenkit cannot read is refused
+here, with the file and line or position, rather than at run time.
+
+ADK criteria: ``test_config.json`` beside each test file is copied into every
+case's ``criteria`` (``criteria_source: "test_config.json"``); without one, ADK's
+default ``{"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}`` is
+used and ``criteria_source`` says ``"default"``.
+
+Slices: ``slice`` names a field when any record has it (dotted paths such as
+``expect.layer`` or ``metadata.category`` reach into objects) and each row's
+slice is then that field's value (a row without it is an error); otherwise
+``slice`` is the literal slice of every row. The default is the file's stem
+(``roll_die`` for ``roll_die.test.json``; the folder name for a file named
+``samples.jsonl``).
+
+Tags derived from each normalized case: ``multi_turn`` (more than one user
+turn), ``tool_use`` (expected tool calls), ``refusal`` (expect.refusal is
+true), ``red`` (a red/adversarial golden row), ``simulated_user`` (an ADK or
+Vertex scenario replayed as its opening turn).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from goldenkit.cases import Case
+from goldenkit.errors import DatasetError, InputError
+from goldenkit.formats._common import LFS_POINTER_PREFIX
+from goldenkit.formats.adk import read_adk, read_test_config
+from goldenkit.formats.contract import read_golden, read_golden_manifest
+from goldenkit.formats.inspect import read_inspect
+from goldenkit.formats.normalize import normalize_case
+from goldenkit.formats.openai_evals import read_openai_evals
+from goldenkit.formats.vertex import read_vertex
+
+#: Import formats and the case shape each one writes.
+IMPORT_FORMATS: dict[str, str] = {
+    "adk": "adk",
+    "vertex": "vertex",
+    "golden": "contract",
+    "openai-evals": "contract",
+    "inspect": "contract",
+}
+_FORMAT_ALIASES = {
+    "openai_evals": "openai-evals",
+    "openai": "openai-evals",
+    "evals": "openai-evals",
+    "inspect_ai": "inspect",
+    "inspect-ai": "inspect",
+    "java-ai-golden": "golden",
+    "contract": "golden",
+}
+DATA_FILE = "dataset.jsonl"
+MANIFEST_FILE = "dataset.json"
+_SPLITS = ("dev", "holdout")
+
+
+@dataclass
+class _Record:
+    """One imported case before it becomes a row."""
+
+    id: str
+    case: dict[str, Any]
+    file: str  # the source file's name (relative to the source folder for folder imports)
+    line: int | None  # 1-based line in that file, when the format is line-based
+    where: str  # position for messages when there is no line ("eval_cases[2]", "index 0")
+    record: Any  # the record as written, for slice-field lookup
+    default_slice: str
+
+    def at(self) -> str:
+        return f"{self.file}:{self.line}" if self.line is not None else f"{self.file} {self.where}".rstrip()
+
+
+def import_dataset(
+    src: str | Path,
+    out_dir: str | Path,
+    fmt: str,
+    *,
+    slice: str | None = None,  # noqa: A002 - the CLI option's name
+    split: str | None = None,
+    source: str | None = None,
+    name: str | None = None,
+    added: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Turn a foreign eval file (or folder, for adk and openai-evals) into a dataset folder.
+
+    ``slice`` is a field name (dotted paths allowed) or a literal slice name;
+    ``split`` is ``dev`` (default) or ``holdout``; ``source`` (default: the source
+    file's name) is written into every row; ``name`` overrides the dataset name;
+    ``added`` (default: today, UTC) is every row's ``added`` date. The output
+    folder must not already hold a dataset unless ``overwrite``. Returns the
+    output folder. Raises :class:`~goldenkit.errors.DatasetError` (naming file and
+    line or position) on any record goldenkit cannot read, and on duplicate ids.
+    """
+    src = Path(src)
+    out = Path(out_dir)
+    fmt_key = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
+    if fmt_key not in IMPORT_FORMATS:
+        raise InputError(f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})")
+    split = split or "dev"
+    if split not in _SPLITS:
+        raise InputError(f"split must be dev or holdout, got {split!r}")
+    if not src.exists():
+        raise InputError(f"{src}: no such file or folder")
+    if not overwrite and ((out / DATA_FILE).exists() or (out / MANIFEST_FILE).exists()):
+        raise InputError(f"{out}: already holds a dataset (pass overwrite to replace it)")
+    added = added or datetime.now(UTC).date().isoformat()
+    shape = IMPORT_FORMATS[fmt_key]
+
+    files = _source_files(src, fmt_key)
+    records: list[_Record] = []
+    imported_from: dict[str, Any] = {"format": fmt_key, "source": src.name, "files": []}
+    golden_manifest: dict[str, Any] | None = None
+    for path, rel in files:
+        data = path.read_bytes()
+        _refuse_lfs_pointer(data, rel)
+        file_info: dict[str, Any] = {"file": rel, "sha256": hashlib.sha256(data).hexdigest()}
+        if path.suffix == ".gz":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as exc:
+                raise DatasetError(f"cannot decompress: {exc}", path=rel) from None
+            _refuse_lfs_pointer(data, rel)
+        new, notes = _read(fmt_key, path, rel, data)
+        if fmt_key == "golden":
+            golden_manifest = read_golden_manifest(path)
+            if golden_manifest is not None:
+                notes["manifest"] = golden_manifest
+        file_info["records"] = len(new)
+        file_info.update(notes)
+        imported_from["files"].append(file_info)
+        records.extend(new)
+
+    _check_unique(records)
+    slice_field = _slice_field(slice, records)
+    rows = []
+    for rec in records:
+        case = _normalize(rec, shape)
+        rows.append(
+            {
+                "id": rec.id,
+                "slice": _slice_of(rec, slice, slice_field),
+                "tags": _tags(case),
+                "split": split,
+                "source": source or rec.file.rsplit("/", 1)[-1],
+                "added": added,
+                "case": rec.case,
+            }
+        )
+    imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
+
+    manifest = _manifest(src, fmt_key, shape, name, added, golden_manifest, imported_from)
+    out.mkdir(parents=True, exist_ok=True)
+    body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
+    (out / MANIFEST_FILE).write_text(
+        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
+    )
+    return out
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _source_files(src: Path, fmt: str) -> list[tuple[Path, str]]:
+    """The files to read, with names relative to the source (folder) for messages and provenance."""
+    if src.is_file():
+        return [(src, src.name)]
+    if fmt == "adk":
+        found = sorted(
+            p for p in src.rglob("*.json") if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
+        )
+    elif fmt == "openai-evals":
+        found = sorted(p for p in src.iterdir() if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
+    else:
+        raise InputError(f"{src}: is a folder; the {fmt} importer reads one file")
+    if not found:
+        raise InputError(f"{src}: no {fmt} files in this folder")
+    return [(p, p.relative_to(src).as_posix()) for p in found]
+
+
+def _refuse_lfs_pointer(data: bytes, rel: str) -> None:
+    if data.startswith(LFS_POINTER_PREFIX):
+        oid = re.search(rb"oid sha256:([0-9a-f]{64})", data)
+        size = re.search(rb"size (\d+)", data)
+        what = ""
+        if oid:
+            what = f" (oid sha256:{oid.group(1).decode()[:12]}…"
+            what += f", {size.group(1).decode()} bytes)" if size else ")"
+        raise DatasetError(
+            f"is a Git LFS pointer file{what}, not the data; fetch the real file (git lfs pull) and import that",
+            path=rel,
+        )
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    for suffix in (".test.json", ".evalset.json", ".jsonl.gz", ".jsonl", ".json", ".csv", ".gz"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def _default_slice(path: Path, rel: str) -> str:
+    stem = _stem(rel)
+    if stem == "samples" and path.parent.name:
+        return path.parent.name
+    return stem
+
+
+def _decode(data: bytes, rel: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError("not UTF-8 text", path=rel, line=data[: exc.start].count(b"\n") + 1) from None
+
+
+def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], dict[str, Any]]:
+    default = _default_slice(path, rel)
+    shown = Path(rel)
+    out: list[_Record] = []
+    notes: dict[str, Any] = {}
+    try:
+        if fmt == "adk":
+            cases, kind = read_adk(shown, data)
+            criteria, criteria_source = read_test_config(path)
+            notes.update({"kind": kind, "criteria": criteria, "criteria_source": criteria_source})
+            for eval_id, case, where in cases:
+                record = case.get("original", case)
+                case = dict(case)
+                case["criteria"] = dict(criteria)
+                case["criteria_source"] = criteria_source
+                out.append(_Record(eval_id, case, rel, None, where, record, default))
+        elif fmt == "vertex":
+            for rid, rec, where in read_vertex(shown, data):
+                line = int(where.split()[1]) if where.startswith("line ") else None
+                out.append(_Record(rid, rec, rel, line, where, rec, default))
+        elif fmt == "golden":
+            for rid, row, line in read_golden(shown, data):
+                out.append(_Record(rid, row, rel, line, "", row, default))
+        elif fmt == "openai-evals":
+            cases, notes = read_openai_evals(shown, _decode(data, rel), default)
+            for rid, case, line in cases:
+                out.append(_Record(rid, case, rel, line, "", case["original"], default))
+        else:
+            cases2, notes = read_inspect(shown, _decode(data, rel), default)
+            for rid, case, where in cases2:
+                line = int(where.split()[1]) if where.startswith("line ") else None
+                out.append(_Record(rid, case, rel, line, where, case["original"], default))
+    except DatasetError as exc:
+        if exc.path is None:
+            raise DatasetError(exc.detail, path=rel, line=exc.line) from None
+        raise
+    return out, notes
+
+
+# --- rows ----------------------------------------------------------------------------------------
+
+
+def _check_unique(records: list[_Record]) -> None:
+    seen: dict[str, _Record] = {}
+    for rec in records:
+        if not rec.id.strip():
+            raise DatasetError(f"{rec.where + ': ' if rec.line is None and rec.where else ''}empty id", path=rec.file)
+        if rec.id in seen:
+            first = seen[rec.id]
+            msg = f'duplicate id "{rec.id}" (first at {first.at()})'
+            if rec.line is None:
+                msg = f"{rec.where}: {msg}" if rec.where else msg
+            raise DatasetError(msg, path=rec.file, line=rec.line)
+        seen[rec.id] = rec
+
+
+def _normalize(rec: _Record, shape: str) -> Case:
+    try:
+        return normalize_case(rec.case, shape, row_id=rec.id)
+    except DatasetError as exc:
+        msg = exc.detail if rec.line is not None or not rec.where else f"{rec.where}: {exc.detail}"
+        raise DatasetError(msg, path=rec.file, line=rec.line) from None
+
+
+def _lookup(obj: Any, dotted: str) -> tuple[bool, Any]:
+    """``(found, value)`` for a field or dotted path inside a record."""
+    if isinstance(obj, Mapping) and dotted in obj:
+        return True, obj[dotted]
+    cur = obj
+    for part in dotted.split("."):
+        if isinstance(cur, str) and cur.strip()[:1] == "{":
+            try:
+                cur = json.loads(cur)
+            except json.JSONDecodeError:
+                return False, None
+        if not isinstance(cur, Mapping) or part not in cur:
+            return False, None
+        cur = cur[part]
+    return True, cur
+
+
+def _find(rec: _Record, field: str) -> tuple[bool, Any]:
+    found, value = _lookup(rec.record, field)
+    if not found:
+        found, value = _lookup(rec.case, field)
+    return found, value
+
+
+def _slice_field(slice_arg: str | None, records: list[_Record]) -> str | None:
+    if not slice_arg:
+        return None
+    return slice_arg if any(_find(r, slice_arg)[0] for r in records) else None
+
+
+def _slice_of(rec: _Record, slice_arg: str | None, field: str | None) -> str:
+    if field is None:
+        return slice_arg or rec.default_slice
+    found, value = _find(rec, field)
+    if not found or value is None or value == "":
+        raise DatasetError(
+            f'{rec.where + ": " if rec.line is None and rec.where else ""}case "{rec.id}" has no value '
+            f'for the slice field "{field}"',
+            path=rec.file,
+            line=rec.line,
+        )
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise DatasetError(
+            f'case "{rec.id}": slice field "{field}" must be a string or number, got {type(value).__name__}',
+            path=rec.file,
+            line=rec.line,
+        )
+    return str(value)
+
+
+def _tags(case: Case) -> list[str]:
+    tags = []
+    if len(case.turns) > 1:
+        tags.append("multi_turn")
+    if any(t.expected_tools for t in case.turns) or case.expect.get("tools"):
+        tags.append("tool_use")
+    if case.expect.get("refusal") is True:
+        tags.append("refusal")
+    if case.expect.get("red") is True:
+        tags.append("red")
+    if "simulated_user" in case.criteria:
+        tags.append("simulated_user")
+    return tags
+
+
+# --- manifest ------------------------------------------------------------------------------------
+
+
+def _manifest(
+    src: Path,
+    fmt: str,
+    shape: str,
+    name: str | None,
+    added: str,
+    golden: dict[str, Any] | None,
+    imported_from: dict[str, Any],
+) -> dict[str, Any]:
+    why = f"imported from {src.name} ({fmt})"
+    version = "1"
+    changelog = [{"version": version, "date": added, "why": why}]
+    if golden is not None and isinstance(golden.get("version"), str) and golden["version"].strip():
+        version = golden["version"]
+        changelog = _golden_changelog(golden, version, added, why)
+        imported_from["changelog_dates"] = "import date (the source changelog has no dates)"
+    ds_name = name or (golden or {}).get("name") or _stem(src.name) or "imported"
+    if not isinstance(ds_name, str) or not ds_name.strip():
+        ds_name = _stem(src.name)
+    manifest: dict[str, Any] = {"name": ds_name, "version": version, "changelog": changelog, "case_format": shape}
+    if golden is not None and isinstance(golden.get("description"), str):
+        manifest["description"] = golden["description"]
+    manifest["imported_from"] = imported_from
+    return manifest
+
+
+def _golden_changelog(golden: dict[str, Any], version: str, added: str, why: str) -> list[dict[str, str]]:
+    """java-ai-golden changelog strings (``"generation-v1: 8 cases ..."``) as {version, date, why} entries."""
+    entries: list[dict[str, str]] = []
+    for item in golden.get("changelog") or []:
+        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        m = re.match(r"\s*([^\s:]+):\s*(.+)", text, re.S)
+        ver, reason = (m.group(1), m.group(2).strip()) if m else (version, text.strip())
+        existing = next((e for e in entries if e["version"] == ver), None)
+        if existing is not None:
+            existing["why"] += f"; {reason}"
+            continue
+        entries.append({"version": ver, "date": added, "why": reason or why})
+    if not entries or entries[-1]["version"] != version:
+        entries = [e for e in entries if e["version"] != version]
+        entries.append({"version": version, "date": added, "why": why})
+    return entries
+
+
+__all__ = ["IMPORT_FORMATS", "import_dataset"]
