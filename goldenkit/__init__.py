@@ -14,7 +14,7 @@ from goldenkit.errors import (
     UsageError,
 )
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
-from goldenkit.formats import normalize_case
+from goldenkit.formats import import_dataset, normalize_case
 from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
 from goldenkit.results import Run, outcomes_df, read_run
@@ -32,6 +32,7 @@ from goldenkit.stats import (
     wilson_ci,
 )
 from goldenkit.compare import Comparison, compare_runs
+from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 
 __version__ = "0.1.0"
 
@@ -42,7 +43,9 @@ __all__ = [
     "ConfigError",
     "Dataset",
     "DatasetError",
+    "GateDecision",
     "GateFailed",
+    "GatePolicy",
     "GoldenkitError",
     "GradeResult",
     "Grader",
@@ -65,10 +68,12 @@ __all__ = [
     "clustered_se",
     "collapse_repeats",
     "compare_runs",
+    "evaluate_gate",
     "flaky_rows",
     "get_grader",
     "get_provider",
     "holm",
+    "import_dataset",
     "mcnemar_exact",
     "min_detectable_effect",
     "normalize_case",
