@@ -45,12 +45,17 @@ class ToolResponse:
 
 @dataclass(frozen=True)
 class Message:
-    """A prior chat message: role is ``system``, ``user``, ``assistant`` or ``tool``."""
+    """A chat message: role is ``system``, ``user``, ``assistant`` or ``tool``.
+
+    A ``tool`` message answers one call: ``name`` is the tool's name and
+    ``tool_call_id`` the id of the assistant's call it answers (when there is one).
+    """
 
     role: str
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     name: str | None = None
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,10 @@ from typing import Any
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
+from goldenkit.providers.conversation import HISTORY_MODES
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"
-HISTORY_MODES = ("actual", "expected")
 
 # HTTP status codes and their gRPC / google.genai status names that are worth a retry.
 _TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}

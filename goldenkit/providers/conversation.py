@@ -1,0 +1,258 @@
+"""Multi-turn conversations and the tool loop for chat providers (OpenAI-compatible, Ollama).
+
+:func:`run_conversation` drives one case through a chat backend (anything with
+``async send(messages, tools) -> ChatReply``):
+
+* Every user turn is sent with the conversation so far: the system instruction,
+  the case's prior history, then each earlier turn. With ``history="actual"``
+  (the default) an earlier turn is the model's own exchange (its answer, and any
+  tool calls and tool results on the way); with ``history="expected"`` it is the
+  dataset's user message and *expected* answer (the model's actual answer stands
+  in when a turn has none), so each turn is graded from a gold context.
+* The case's tool declarations are sent with every request.
+* When the model asks for tools, each call is answered from the case's recorded
+  tool responses (:class:`RecordedTools`) and the model is sent back round, until
+  it answers in text or ``max_tool_steps`` rounds of tool answers have been
+  given. A call with no recorded response is answered with a clear tool error
+  that the model sees (``{"error": "no recorded response for tool ..."}``) and
+  that the trajectory keeps. A turn cut off by the step limit ends with an empty
+  answer and an ``intermediate`` note saying so.
+* Every call, tool answer and intermediate text is kept in the turn's
+  :class:`~goldenkit.providers.base.TurnOutput` (the whole trajectory goes into
+  the outcome); token counts are summed over every request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from goldenkit.cases import Case, Message, ToolCall, ToolResponse
+from goldenkit.errors import ConfigError
+from goldenkit.providers.base import Response, TurnOutput
+
+HISTORY_MODES = ("actual", "expected")
+DEFAULT_MAX_TOOL_STEPS = 8
+#: Author of the notes the loop itself adds to a turn's ``intermediate`` list.
+LOOP_AUTHOR = "goldenkit"
+
+
+class ChatSender(Protocol):
+    """A chat backend: ``send`` returns a reply with ``text``, ``tool_calls``, ``tokens_in``,
+    ``tokens_out``, ``model`` and ``raw`` (the chat providers' ``ChatReply``)."""
+
+    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> Any: ...
+
+
+def check_history(value: Any) -> str:
+    """Validate the ``history`` provider setting."""
+    if value not in HISTORY_MODES:
+        raise ConfigError(f"history must be one of {', '.join(HISTORY_MODES)}, not {value!r}")
+    return str(value)
+
+
+def check_max_tool_steps(value: Any) -> int:
+    """Validate the ``max_tool_steps`` provider setting (a positive integer)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"max_tool_steps must be a positive integer, not {value!r}")
+    return value
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """How one tool call was answered: the response sent to the model and, if none was recorded, the error."""
+
+    response: Any
+    error: str | None = None
+
+    def content(self) -> str:
+        """The tool message content: a string as is, anything else as JSON."""
+        return self.response if isinstance(self.response, str) else _canonical(self.response)
+
+
+class RecordedTools:
+    """A case's recorded tool responses, looked up by tool name and args.
+
+    Sources, in order of preference for a call made during turn ``i``: the
+    responses recorded for turn ``i``, then those of any turn, then ``extra``
+    (e.g. a tool-fixture file shared by every case). Within a source an exact
+    match (same name, equal args; key order and int/float spelling do not
+    matter) beats a record without args (``args`` None: any call of that tool).
+    When the same call was recorded several times (say a status polled twice),
+    successive calls get the records in order and then the last one again.
+    """
+
+    def __init__(self, case: Case, extra: Iterable[ToolResponse] = ()) -> None:
+        self._per_turn = [list(t.tool_responses) for t in case.turns]
+        every: list[ToolResponse] = []
+        seen: set[int] = set()
+        for rs in self._per_turn:
+            for r in rs:
+                if id(r) not in seen:
+                    seen.add(id(r))
+                    every.append(r)
+        self._every = every
+        self._extra = list(extra)
+        self._used: dict[tuple[int, ...], int] = {}
+
+    def _pick(self, records: Sequence[ToolResponse], name: str, args: dict[str, Any]) -> ToolResponse | None:
+        exact = [r for r in records if r.name == name and r.args is not None and dict(r.args) == args]
+        if exact:
+            key = tuple(id(r) for r in exact)  # equal args (1 == 1.0) share one cursor
+            n = self._used.get(key, 0)
+            self._used[key] = n + 1
+            return exact[min(n, len(exact) - 1)]
+        wild = [r for r in records if r.name == name and r.args is None]
+        return wild[0] if wild else None
+
+    def answer(self, call: ToolCall, turn: int) -> ToolAnswer:
+        """The recorded response to ``call`` made in turn ``turn`` (0-based), or a tool error."""
+        args = dict(call.args or {})
+        sources: list[Sequence[ToolResponse]] = []
+        if 0 <= turn < len(self._per_turn):
+            sources.append(self._per_turn[turn])
+        sources += [self._every, self._extra]
+        for records in sources:
+            found = self._pick(records, call.name, args)
+            if found is not None:
+                return ToolAnswer(found.response)
+        message = f"no recorded response for tool {call.name} with args {_canonical(args)}"
+        return ToolAnswer({"error": message}, error=message)
+
+
+def read_tool_responses(path: str | Path) -> list[ToolResponse]:
+    """Tool responses from a file shared by every case: a JSON list or JSONL of ``{"name", "args", "response"}``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read tool responses: {exc.strerror or exc}") from None
+    records: list[tuple[int, Any]] = []
+    if text.lstrip().startswith("["):
+        try:
+            records = list(enumerate(json.loads(text), start=1))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{p}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    else:
+        for n, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((n, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{p}:{n}: invalid JSON: {exc.msg}") from None
+    out = []
+    for n, rec in records:
+        if not isinstance(rec, dict) or not isinstance(rec.get("name"), str) or "response" not in rec:
+            raise ConfigError(f"{p}:{n}: a tool response needs a string 'name' and a 'response'")
+        args = rec.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise ConfigError(f"{p}:{n}: 'args' must be an object or absent")
+        out.append(ToolResponse(rec["name"], args, rec["response"]))
+    return out
+
+
+def _initial(case: Case, system: str | None) -> list[Message]:
+    out: list[Message] = []
+    sys_text = system if system is not None else case.system
+    if sys_text:
+        out.append(Message(role="system", content=sys_text))
+    out.extend(case.history)
+    return out
+
+
+async def run_conversation(
+    case: Case,
+    backend: ChatSender,
+    *,
+    system: str | None = None,
+    history: str = "actual",
+    max_tool_steps: int = DEFAULT_MAX_TOOL_STEPS,
+    tool_responses: Iterable[ToolResponse] = (),
+) -> Response:
+    """Send every user turn of ``case`` with the conversation so far, answering tool calls; see the module doc."""
+    check_history(history)
+    check_max_tool_steps(max_tool_steps)
+    recorded = RecordedTools(case, tool_responses)
+    base = _initial(case, system)
+    exchanges: list[list[Message]] = []  # per earlier turn: the messages actually exchanged
+    turns: list[TurnOutput] = []
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    model: str | None = None
+    raws: list[Any] = []
+    for i, turn in enumerate(case.turns):
+        prior: list[Message] = list(base)
+        for j, done in enumerate(exchanges):
+            if history == "expected":
+                earlier = case.turns[j]
+                answer = earlier.expected_response if earlier.expected_response is not None else turns[j].text
+                prior += [Message(role="user", content=earlier.user), Message(role="assistant", content=answer)]
+            else:
+                prior += done
+        current: list[Message] = [Message(role="user", content=turn.user)]
+        out = TurnOutput(text="")
+        steps = 0
+        while True:
+            reply = await backend.send(prior + current, case.tools)
+            raws.append(reply.raw)
+            if reply.tokens_in is not None:
+                tokens_in = (tokens_in or 0) + reply.tokens_in
+            if reply.tokens_out is not None:
+                tokens_out = (tokens_out or 0) + reply.tokens_out
+            model = reply.model or model
+            if not reply.tool_calls:
+                out.text = reply.text
+                current.append(Message(role="assistant", content=reply.text))
+                break
+            if reply.text:
+                out.intermediate.append(("assistant", reply.text))
+            calls = [
+                c if c.id else ToolCall(c.name, dict(c.args or {}), f"call_{i}_{steps}_{k}")
+                for k, c in enumerate(reply.tool_calls)
+            ]
+            current.append(Message(role="assistant", content=reply.text, tool_calls=tuple(calls)))
+            for c in calls:
+                ans = recorded.answer(c, i)
+                out.tool_calls.append(c)
+                entry: dict[str, Any] = {"name": c.name, "args": dict(c.args or {}), "response": ans.response}
+                if ans.error is not None:
+                    entry["error"] = ans.error
+                out.tool_responses.append(entry)
+                current.append(Message(role="tool", content=ans.content(), name=c.name, tool_call_id=c.id))
+            steps += 1
+            if steps >= max_tool_steps:
+                out.intermediate.append(
+                    (LOOP_AUTHOR, f"stopped after {max_tool_steps} tool steps without a text answer")
+                )
+                break
+        exchanges.append(current)
+        turns.append(out)
+    return Response(
+        turns=turns,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        model=model,
+        raw=raws[0] if len(raws) == 1 else raws,
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_TOOL_STEPS",
+    "HISTORY_MODES",
+    "LOOP_AUTHOR",
+    "ChatSender",
+    "RecordedTools",
+    "ToolAnswer",
+    "check_history",
+    "check_max_tool_steps",
+    "read_tool_responses",
+    "run_conversation",
+]
