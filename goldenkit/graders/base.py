@@ -12,8 +12,10 @@ run (``error``) never turns a row into FAIL.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +98,9 @@ def _load_builtins() -> None:
 class FunctionGrader(Grader):
     """Wrap ``fn(case, response) -> GradeResult | bool`` as a grader."""
 
-    def __init__(self, fn: Callable[[Case, Response], GradeResult | bool], *, name: str, version: str = "1", hard: bool = True) -> None:
+    def __init__(
+        self, fn: Callable[[Case, Response], GradeResult | bool], *, name: str, version: str = "1", hard: bool = True
+    ) -> None:
         self._fn = fn
         self.name = name
         self.version = version
@@ -106,22 +110,101 @@ class FunctionGrader(Grader):
         out = self._fn(case, response)
         if isinstance(out, GradeResult):
             return out
-        return GradeResult(passed=bool(out), score=1.0 if out else 0.0, reason="" if out else f"{self.name} returned False")
+        return GradeResult(
+            passed=bool(out), score=1.0 if out else 0.0, reason="" if out else f"{self.name} returned False"
+        )
 
 
 def combine(results: Mapping[str, GradeResult], hard: Mapping[str, bool]) -> tuple[str, str]:
-    """The row verdict (``"PASS"`` or ``"FAIL"``) and its one-line detail.
+    """The row verdict (``"PASS"``, ``"FAIL"``, ``"ERROR"`` or ``"SKIPPED"``) and its one-line detail.
 
     Hard graders decide; soft graders (a judge that is not allowed to act as a
-    hard grader) are recorded only. A grader that errored or did not apply
-    (``passed is None``) does not decide. With no deciding hard grader the
-    verdict is PASS only if at least one hard grader passed; otherwise the row
-    is SKIPPED (nothing was checked).
+    hard grader) are recorded only, so a judge ACCEPT never rescues a contract
+    FAIL and a soft judge REJECT never sinks a PASS. A grader that errored or
+    did not apply (``passed is None``) does not decide. With no failing hard
+    grader the verdict is PASS if at least one hard grader passed (hard graders
+    that errored are named in the detail). When no hard grader decided, the
+    row is ERROR if a hard grader errored (grading itself failed; never a
+    FAIL) and SKIPPED otherwise (nothing was checked).
     """
     failed = [(n, r) for n, r in results.items() if hard.get(n, True) and r.passed is False]
     if failed:
         return "FAIL", "; ".join(f"{n}: {r.reason}" for n, r in failed)
+    errored = [(n, r) for n, r in results.items() if hard.get(n, True) and r.error]
     passed = [n for n, r in results.items() if hard.get(n, True) and r.passed is True]
     if passed:
-        return "PASS", ""
+        return "PASS", "; ".join(f"{n} not graded: {r.reason}" for n, r in errored)
+    if errored:
+        return "ERROR", "; ".join(f"{n} error: {r.reason}" for n, r in errored)
     return "SKIPPED", "no hard grader applied"
+
+
+def options_version(base: str, options: Mapping[str, Any]) -> str:
+    """A grader version: ``base`` alone, or ``base+<8 hex>`` naming the non-default options.
+
+    Options left at their default are passed as None and do not count, so a
+    grader with default settings keeps a stable version, and two runs graded
+    with different settings get different versions (and are not comparable).
+    """
+    chosen = {k: v for k, v in options.items() if v is not None}
+    if not chosen:
+        return base
+    blob = json.dumps(chosen, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
+    return f"{base}+{hashlib.sha256(blob).hexdigest()[:8]}"
+
+
+def case_grader_names(case: Case) -> list[str] | None:
+    """The graders a case asks for (``"graders": [...]`` in the case, its ``expect`` or ``criteria``), or None.
+
+    None means the case does not restrict graders: every configured grader runs.
+    """
+    for source in (case.raw, case.expect, case.criteria):
+        if isinstance(source, Mapping) and source.get("graders") is not None:
+            names = source["graders"]
+            if isinstance(names, str):
+                return [names]
+            return [str(n) for n in names]
+    return None
+
+
+def selected_for(case: Case, name: str) -> bool:
+    """Whether the grader called ``name`` should grade ``case`` (see :func:`case_grader_names`)."""
+    names = case_grader_names(case)
+    return names is None or name in names
+
+
+def _error_result(exc: BaseException) -> GradeResult:
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return GradeResult(passed=None, reason=f"{type(exc).__name__}: {msg}", error=True)
+
+
+def grade_case(graders: Iterable[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
+    """Run every grader on one response: ``{grader name: GradeResult}``.
+
+    A grader the case does not select gets ``passed=None``; a grader that
+    raises gets an error result (``error=True``) instead of stopping the row.
+    """
+    out: dict[str, GradeResult] = {}
+    for g in graders:
+        if not selected_for(case, g.name):
+            out[g.name] = GradeResult(passed=None, reason="not selected for this case")
+            continue
+        try:
+            out[g.name] = g.grade(case, response)
+        except Exception as exc:  # a grader bug or bad case data must not kill the run
+            out[g.name] = _error_result(exc)
+    return out
+
+
+async def agrade_case(graders: Iterable[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
+    """:func:`grade_case` for the event loop: graders that call a model (the judge) are awaited."""
+    out: dict[str, GradeResult] = {}
+    for g in graders:
+        if not selected_for(case, g.name):
+            out[g.name] = GradeResult(passed=None, reason="not selected for this case")
+            continue
+        try:
+            out[g.name] = await g.agrade(case, response)
+        except Exception as exc:
+            out[g.name] = _error_result(exc)
+    return out
