@@ -19,6 +19,7 @@ from goldenkit.graders.base import GradeResult, Grader, get_grader, register_gra
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
 from goldenkit.results import Run, outcomes_df, read_run
 from goldenkit.runner import RunSummary, arun_eval, run_eval
+from goldenkit.sampling import assign_splits, stratified_sample, weekly_seed
 from goldenkit.stats import (
     clustered_se,
     collapse_repeats,
@@ -33,6 +34,7 @@ from goldenkit.stats import (
 )
 from goldenkit.compare import Comparison, compare_runs
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
+from goldenkit.baselines import read_baseline, save_baseline
 
 __version__ = "0.1.0"
 
@@ -64,6 +66,7 @@ __all__ = [
     "TurnOutput",
     "UsageError",
     "arun_eval",
+    "assign_splits",
     "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
@@ -79,12 +82,16 @@ __all__ = [
     "normalize_case",
     "outcomes_df",
     "paired_diff_ci",
+    "read_baseline",
     "read_dataset",
     "read_run",
     "register_grader",
     "register_provider",
     "rows_needed",
     "run_eval",
+    "save_baseline",
     "slice_table",
+    "stratified_sample",
+    "weekly_seed",
     "wilson_ci",
 ]

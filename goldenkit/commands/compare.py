@@ -1,0 +1,116 @@
+"""``goldenkit compare BASE CAND``: paired comparison of two runs or baselines.
+
+BASE and CAND are each a run folder, a run id under ``--results-dir``, a
+baseline name under ``--baselines-dir`` or a baseline's .json file. Prints the
+per-slice table (both pass rates with Wilson intervals, b broke, c fixed,
+exact McNemar p, Holm-adjusted p, the paired difference with Newcombe's
+interval) and the flip list; ``--json`` prints the same as one JSON document.
+
+Exit codes: 0 compared · 1 bad input · 4 not comparable (the message names
+each key that differs: dataset sha256, repeats, collapse rule, grader or judge
+version, row set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from goldenkit.baselines import resolve_run_or_baseline
+from goldenkit.compare import Comparison, compare_runs
+from goldenkit.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare a candidate run with a base run or baseline, row by row",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="exit codes: 0 compared, 1 usage or bad input, 4 comparison invalid",
+    )
+    p.add_argument("base", help="base: run folder, run id, baseline name or baseline .json")
+    p.add_argument("cand", help="candidate: run folder, run id, baseline name or baseline .json")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--rule", default="majority", help="collapse rule: majority, all, any, at_least:K")
+    p.add_argument("--max-flips", type=int, default=50, help="flips to print (default 50; --json prints all)")
+    p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
+    p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
+    p.set_defaults(func=compare_command)
+
+
+def pct(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f}"
+
+
+def pval(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
+
+
+def _clip(text: Any, width: int = 100) -> str:
+    s = "" if text is None else " ".join(str(text).split())
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
+def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
+    """The comparison as text: header, notes, slice table, flip list."""
+    lines = [f"base: {cmp.base_id}   candidate: {cmp.cand_id}   rule: {cmp.rule}   alpha: {cmp.alpha}"]
+    lines += [f"note: {n}" for n in cmp.notes]
+    t = cmp.table
+    rows = []
+    for _, r in t.iterrows():
+        rows.append(
+            [
+                str(r["slice"]),
+                str(int(r["rows"])),
+                f"{pct(r['p_base'])} [{pct(r['base_ci_low'])}, {pct(r['base_ci_high'])}]",
+                f"{pct(r['p_cand'])} [{pct(r['cand_ci_low'])}, {pct(r['cand_ci_high'])}]",
+                str(int(r["b"])),
+                str(int(r["c"])),
+                pval(r["p_val"]),
+                pval(r["p_adj"]),
+                f"{float(r['diff']) * 100:+.1f} [{pct(r['diff_ci_low'])}, {pct(r['diff_ci_high'])}]"
+                if not math.isnan(float(r["diff"]))
+                else "n/a",
+            ]
+        )
+    head = ["slice", "rows", "base % [95% CI]", "cand % [95% CI]", "b", "c", "p", "p_holm", "diff pts [95% CI]"]
+    widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
+    lines.append("")
+    lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    for x in rows:
+        lines.append("  ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)))
+    lines.append("b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = exact McNemar; p_holm across slices")
+    f = cmp.flips
+    lines.append("")
+    lines.append(f"flips ({len(f)}):" if len(f) else "flips: none")
+    for rec in f.head(max_flips).to_dict(orient="records"):
+        tags = f" tags={','.join(rec['tags'])}" if rec["tags"] else ""
+        lines.append(f"{rec['status']:<14} {rec['row_id']}  [{rec['slice']}]{tags}")
+        for side in ("base", "cand"):
+            reasons = rec[f"{side}_reasons"] or {}
+            why = "; ".join(f"{k}: {v}" for k, v in reasons.items())
+            lines.append(f"    {side} {rec[f'{side}_verdict']}: {_clip(rec[f'{side}_response'])!r}  {_clip(why, 80)}")
+    if len(f) > max_flips:
+        lines.append(f"... {len(f) - max_flips} more (use --max-flips or --json)")
+    return "\n".join(lines)
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    if not 0.0 < args.alpha < 1.0:
+        raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
+    base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
+    cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
+    cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha)
+    if args.json:
+        print(json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, default=str))
+    else:
+        with pd.option_context("display.width", 200):
+            print(format_comparison(cmp, args.max_flips))
+    return 0

@@ -1,0 +1,64 @@
+"""``goldenkit stats plan``: how many rows a paired (McNemar) comparison needs.
+
+``--delta`` is the change in pass rate to detect (0.02 = 2 points),
+``--discordance`` the expected share of rows that flip either way between the
+two versions (from a previous comparison: (b + c) / rows). Prints the rows
+needed by Connor's (1987) formula and by exact enumeration of the exact
+McNemar test's power, and the smallest change detectable with those rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from goldenkit.errors import UsageError
+from goldenkit.stats import mcnemar_power, min_detectable_effect, rows_needed
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "stats",
+        help="statistics helpers (plan: rows needed for a paired comparison)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    ssub = p.add_subparsers(dest="stats_command", metavar="SUBCOMMAND", parser_class=type(p))
+    plan = ssub.add_parser("plan", help="rows needed to detect a change in pass rate", description=__doc__)
+    plan.add_argument("--delta", type=float, required=True, help="change in pass rate to detect, e.g. 0.02")
+    plan.add_argument("--discordance", type=float, required=True, help="expected share of rows that flip, e.g. 0.06")
+    plan.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)")
+    plan.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
+    plan.add_argument("--json", action="store_true", help="print JSON")
+    plan.set_defaults(func=plan_command)
+
+    def no_subcommand(args: argparse.Namespace) -> int:
+        raise UsageError("goldenkit stats: choose a subcommand (plan)")
+
+    p.set_defaults(func=no_subcommand)
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    n_connor = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="connor")
+    n_exact = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="exact")
+    out = {
+        "delta": args.delta,
+        "discordance": args.discordance,
+        "alpha": args.alpha,
+        "power": args.power,
+        "rows_needed": n_connor,
+        "rows_needed_exact": n_exact,
+        "exact_power_at_rows_needed": mcnemar_power(n_connor, args.delta, args.discordance, args.alpha),
+        "min_detectable_effect": min_detectable_effect(n_connor, args.discordance, args.alpha, args.power),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(
+        f"to detect a change of {args.delta:g} in pass rate with {args.discordance:g} of rows flipping,\n"
+        f"two-sided alpha {args.alpha:g}, power {args.power:g}:\n"
+        f"  rows needed: {n_connor}   (Connor 1987 normal approximation)\n"
+        f"  rows needed: {n_exact}   (exact McNemar test, power by enumeration)\n"
+        f"  exact-test power with {n_connor} rows: {out['exact_power_at_rows_needed']:.3f}"
+    )
+    return 0
