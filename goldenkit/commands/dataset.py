@@ -1,0 +1,226 @@
+"""``goldenkit dataset ...``: validate, hash, describe, sample and import datasets.
+
+* ``validate PATH``: read and validate every row, then normalize every case;
+  prints a one-line summary, or every problem found (up to 50) and exits 1.
+* ``hash PATH``: the canonical SHA-256 alone.
+* ``info PATH [--json]``: name, version, hash, rows by slice x split, tags, sources.
+* ``sample PATH --per-slice N --seed S [--split dev|holdout] [-o OUT.jsonl]``: the
+  stratified sample; prints the chosen ids one a line, or writes the chosen rows'
+  original lines to OUT.jsonl.
+* ``import SRC -o DIR --format FMT [--slice FIELD_OR_NAME] [--split] [--source]``:
+  turn a foreign eval file into a dataset folder (see goldenkit.formats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.errors import DatasetError, InputError
+from goldenkit.schema import SPLITS
+
+IMPORT_FORMATS = ("adk", "vertex", "golden", "openai-evals", "inspect")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``dataset`` command group."""
+    group = subparsers.add_parser("dataset", help="validate, hash, describe, sample and import datasets")
+    group.set_defaults(func=lambda args: _help(group))
+    sub = group.add_subparsers(dest="dataset_command", metavar="SUBCOMMAND", parser_class=type(group))
+
+    p = sub.add_parser("validate", help="check every row and case; list every problem")
+    p.add_argument("path", metavar="PATH", help="dataset folder or .jsonl file")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("hash", help="print the canonical SHA-256 of the dataset")
+    p.add_argument("path", metavar="PATH", help="dataset folder or .jsonl file")
+    p.set_defaults(func=cmd_hash)
+
+    p = sub.add_parser("info", help="name, version, hash, rows by slice x split, tags, sources")
+    p.add_argument("path", metavar="PATH", help="dataset folder or .jsonl file")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("sample", help="stratified, seeded sample of rows")
+    p.add_argument("path", metavar="PATH", help="dataset folder or .jsonl file")
+    p.add_argument("--per-slice", type=_positive_int, required=True, metavar="N", help="rows per slice (at most)")
+    p.add_argument("--seed", type=_int, required=True, metavar="S", help="sampling seed (e.g. a weekly seed)")
+    p.add_argument("--split", choices=SPLITS, help="sample only this split")
+    p.add_argument("-o", "--output", metavar="OUT.jsonl", help="write the chosen rows' original lines here")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("import", help="turn a foreign eval file into a goldenkit dataset folder")
+    p.add_argument("src", metavar="SRC", help="the file (or folder) to import")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="dataset folder to write")
+    p.add_argument("--format", required=True, choices=IMPORT_FORMATS, help="format of SRC")
+    p.add_argument("--slice", metavar="FIELD_OR_NAME", help="field holding each row's slice, or a slice name")
+    p.add_argument("--split", choices=SPLITS, help="split of every imported row (default dev)")
+    p.add_argument("--source", metavar="NAME", help="provenance written to every row (default: the file name)")
+    p.add_argument("--name", help="dataset name (default: from the source)")
+    p.add_argument("--force", action="store_true", help="overwrite a dataset already in DIR")
+    p.set_defaults(func=cmd_import)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 1
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate rows, then normalize every case; print every problem found."""
+    try:
+        ds = read_dataset(args.path)
+    except DatasetError as exc:
+        problems = getattr(exc, "problems", None)
+        if not problems or len(problems) < 2 or getattr(args, "debug", False):
+            raise
+        _print_problems(problems, getattr(exc, "problem_count", len(problems)))
+        return 1
+    errors: list[DatasetError] = []
+    for row_id in ds.ids:
+        try:
+            ds.case(row_id)
+        except DatasetError as exc:
+            errors.append(exc)
+    if len(errors) == 1 or (errors and getattr(args, "debug", False)):
+        raise errors[0]
+    if errors:
+        _print_problems([str(e) for e in errors[:50]], len(errors))
+        return 1
+    version = f" {ds.version}" if ds.version else ""
+    print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices, sha256 {ds.sha256}")
+    return 0
+
+
+def _print_problems(problems: list[str], count: int) -> None:
+    for line in problems:
+        print(f"goldenkit: {line}", file=sys.stderr)
+    if count > len(problems):
+        print(f"goldenkit: ... and {count - len(problems)} more problems", file=sys.stderr)
+    print(f"goldenkit: {count} problem{'s' if count != 1 else ''} found", file=sys.stderr)
+
+
+def cmd_hash(args: argparse.Namespace) -> int:
+    print(read_dataset(args.path).sha256)
+    return 0
+
+
+def dataset_info(ds: Dataset) -> dict[str, Any]:
+    """The summary ``goldenkit dataset info`` prints, as a JSON-ready dict."""
+    rows = ds.rows
+    table = pd.crosstab(rows["slice"], rows["split"]).reindex(columns=list(SPLITS), fill_value=0)
+    slices = {
+        str(name): {**{s: int(r[s]) for s in SPLITS}, "total": int(r.sum())}
+        for name, r in table.sort_index().iterrows()
+    }
+    tags = Counter(t for ts in rows["tags"] for t in ts)
+    sources = Counter(s for s in rows["source"].tolist() if isinstance(s, str))
+    no_source = int(rows["source"].isna().sum())
+    return {
+        "name": ds.name,
+        "version": ds.version,
+        "sha256": ds.sha256,
+        "path": str(ds.path),
+        "case_format": ds.case_format,
+        "rows": len(rows),
+        "splits": {s: int((rows["split"] == s).sum()) for s in SPLITS},
+        "slices": slices,
+        "tags": dict(sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "sources": dict(sorted(sources.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "rows_without_source": no_source,
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    info = dataset_info(read_dataset(args.path))
+    if args.json:
+        print(json.dumps(info, indent=2, ensure_ascii=False))
+        return 0
+    print(f"name     {info['name']}")
+    print(f"version  {info['version'] if info['version'] is not None else '(none)'}")
+    print(f"sha256   {info['sha256']}")
+    print(f"path     {info['path']}")
+    split_text = ", ".join(f"{s} {n}" for s, n in info["splits"].items())
+    print(f"rows     {info['rows']} ({split_text})")
+    print()
+    width = max([len("slice"), len("total")] + [len(s) for s in info["slices"]])
+    header = f"{'slice':<{width}}  " + "  ".join(f"{s:>7}" for s in (*SPLITS, "total"))
+    print(header)
+    print("-" * len(header))
+    for name, counts in info["slices"].items():
+        print(f"{name:<{width}}  " + "  ".join(f"{counts[s]:>7}" for s in (*SPLITS, "total")))
+    print("-" * len(header))
+    totals = [*(info["splits"][s] for s in SPLITS), info["rows"]]
+    print(f"{'total':<{width}}  " + "  ".join(f"{n:>7}" for n in totals))
+    print()
+    tags = ", ".join(f"{t} {n}" for t, n in info["tags"].items()) or "(none)"
+    print(f"tags     {tags}")
+    sources = ", ".join(f"{s} {n}" for s, n in info["sources"].items()) or "(none)"
+    if info["rows_without_source"]:
+        sources += f" (no source: {info['rows_without_source']})"
+    print(f"sources  {sources}")
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from goldenkit.sampling import stratified_sample
+
+    ds = read_dataset(args.path)
+    chosen = stratified_sample(ds, args.per_slice, args.seed, split=args.split)
+    if args.output is None:
+        sys.stdout.write("".join(f"{rid}\n" for rid in chosen.ids))
+        return 0
+    out = Path(args.output)
+    try:
+        with out.open("wb") as fh:
+            for rid in chosen.ids:
+                fh.write(chosen.raw_line(rid) + b"\n")
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {len(chosen)} rows to {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from goldenkit.formats import import_dataset
+
+    out = import_dataset(
+        args.src,
+        args.output,
+        args.format,
+        slice=args.slice,
+        split=args.split,
+        source=args.source,
+        name=args.name,
+        overwrite=args.force,
+    )
+    ds = read_dataset(out)
+    print(f"imported {len(ds)} rows into {out} (sha256 {ds.sha256})")
+    return 0
+
+
+__all__ = ["dataset_info", "register"]
