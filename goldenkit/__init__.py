@@ -20,7 +20,6 @@ from goldenkit.providers.base import Provider, Response, TurnOutput, get_provide
 from goldenkit.results import Run, outcomes_df, read_run
 from goldenkit.runner import RunSummary, arun_eval, run_eval
 from goldenkit.sampling import assign_splits, stratified_sample, weekly_seed
-from goldenkit.sampling import assign_splits, stratified_sample, weekly_seed
 from goldenkit.stats import (
     clustered_se,
     collapse_repeats,
@@ -68,7 +67,6 @@ __all__ = [
     "UsageError",
     "arun_eval",
     "assign_splits",
-    "assign_splits",
     "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
@@ -94,8 +92,6 @@ __all__ = [
     "save_baseline",
     "slice_table",
     "stratified_sample",
-    "stratified_sample",
-    "weekly_seed",
     "weekly_seed",
     "wilson_ci",
 ]
