@@ -10,10 +10,10 @@ This is the one place where the message list sent to a model is built:
 Each wire protocol only encodes the neutral :class:`goldenkit.cases.Message`
 list (:meth:`ChatBackend.send`) and decodes one reply into a :class:`ChatReply`.
 
-Tool calls the model asks for are parsed into ``TurnOutput.tool_calls``. Answering
-them from the case's recorded tool responses and sending the model back round
-(the tool loop) belongs in :func:`converse`, right after ``send`` returns; today a
-turn ends at the model's first reply.
+Tool calls the model asks for are parsed into ``TurnOutput.tool_calls``. :func:`converse`
+runs the conversation in :mod:`goldenkit.providers.conversation`: each turn with the
+conversation so far (``history`` actual or expected) and the tool loop (calls answered
+from the case's recorded tool responses until the model answers in text).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from goldenkit.cases import Case, Message, ToolCall
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.providers.base import Response
+from goldenkit.providers.conversation import run_conversation
 
 
 @dataclass
@@ -54,34 +55,13 @@ def initial_messages(case: Case, system: str | None = None) -> list[Message]:
     return out
 
 
-async def converse(case: Case, backend: ChatBackend, *, system: str | None = None) -> Response:
-    """Send every user turn of ``case`` with the conversation so far; one TurnOutput per turn."""
-    messages = initial_messages(case, system)
-    turns: list[TurnOutput] = []
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    model: str | None = None
-    raws: list[Any] = []
-    for turn in case.turns:
-        messages.append(Message(role="user", content=turn.user))
-        reply = await backend.send(messages, case.tools)
-        # Tool loop (answering reply.tool_calls from turn.tool_responses and sending
-        # the model back round) is added here.
-        messages.append(Message(role="assistant", content=reply.text, tool_calls=tuple(reply.tool_calls)))
-        turns.append(TurnOutput(text=reply.text, tool_calls=list(reply.tool_calls)))
-        if reply.tokens_in is not None:
-            tokens_in = (tokens_in or 0) + reply.tokens_in
-        if reply.tokens_out is not None:
-            tokens_out = (tokens_out or 0) + reply.tokens_out
-        model = reply.model or model
-        raws.append(reply.raw)
-    return Response(
-        turns=turns,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        model=model,
-        raw=raws[0] if len(raws) == 1 else raws,
-    )
+async def converse(case: Case, backend: ChatBackend, *, system: str | None = None, **options: Any) -> Response:
+    """Send every user turn of ``case`` with the conversation so far; one TurnOutput per turn.
+
+    ``options`` are :func:`goldenkit.providers.conversation.run_conversation`'s
+    (``history``, ``max_tool_steps``, ``tool_responses``).
+    """
+    return await run_conversation(case, backend, system=system, **options)
 
 
 def function_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

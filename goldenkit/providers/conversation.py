@@ -159,6 +159,41 @@ def read_tool_responses(path: str | Path) -> list[ToolResponse]:
     return out
 
 
+class ConversationOptions:
+    """The conversation settings a chat provider takes and records in run.json.
+
+    ``history``: ``"actual"`` (default) or ``"expected"``; ``max_tool_steps``:
+    rounds of tool answers per turn (default 8); ``tool_responses``: optional
+    path of a tool-response file shared by every case (:func:`read_tool_responses`),
+    read once here so a bad file fails before the run starts.
+    """
+
+    def __init__(
+        self,
+        history: str = "actual",
+        max_tool_steps: int = DEFAULT_MAX_TOOL_STEPS,
+        tool_responses: str | Path | None = None,
+    ) -> None:
+        self.history = check_history(history)
+        self.max_tool_steps = check_max_tool_steps(max_tool_steps)
+        self.tool_responses = str(tool_responses) if tool_responses is not None else None
+        self._records = read_tool_responses(tool_responses) if tool_responses is not None else []
+
+    def settings(self) -> dict[str, Any]:
+        """What run.json records (the file by path and by content hash)."""
+        out: dict[str, Any] = {"history": self.history, "max_tool_steps": self.max_tool_steps}
+        if self.tool_responses is not None:
+            import hashlib
+
+            data = Path(self.tool_responses).read_bytes()
+            out["tool_responses"] = {"path": self.tool_responses, "sha256": hashlib.sha256(data).hexdigest()}
+        return out
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`run_conversation`."""
+        return {"history": self.history, "max_tool_steps": self.max_tool_steps, "tool_responses": self._records}
+
+
 def _initial(case: Case, system: str | None) -> list[Message]:
     out: list[Message] = []
     sys_text = system if system is not None else case.system
@@ -249,6 +284,7 @@ __all__ = [
     "HISTORY_MODES",
     "LOOP_AUTHOR",
     "ChatSender",
+    "ConversationOptions",
     "RecordedTools",
     "ToolAnswer",
     "check_history",

@@ -18,6 +18,7 @@ from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, register_provider
 from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -71,7 +72,8 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
 class OllamaProvider(Provider):
     """Ollama's native chat API. Options: ``model`` (required), ``host``, ``temperature``,
     ``seed``, ``max_tokens`` (sent as ``num_predict``), ``system``, ``timeout``, ``options``
-    (more Ollama options, e.g. num_ctx), ``keep_alive``."""
+    (more Ollama options, e.g. num_ctx), ``keep_alive``; ``history``, ``max_tool_steps``,
+    ``tool_responses``: the conversation and tool loop (see :mod:`goldenkit.providers.conversation`)."""
 
     name = "ollama"
     mode = "live"
@@ -86,6 +88,9 @@ class OllamaProvider(Provider):
         seed: int | None = None,
         max_tokens: int | None = None,
         system: str | None = None,
+        history: str = "actual",
+        max_tool_steps: int = DEFAULT_MAX_TOOL_STEPS,
+        tool_responses: str | None = None,
         timeout: float = 60.0,
         max_connections: int = 64,
         options: dict[str, Any] | None = None,
@@ -106,6 +111,7 @@ class OllamaProvider(Provider):
         self.seed = seed
         self.max_tokens = max_tokens
         self.system = system
+        self.conversation = ConversationOptions(history, max_tool_steps, tool_responses)
         self.options = dict(options or {})
         self.keep_alive = keep_alive
         self.api_key_env = api_key_env
@@ -128,6 +134,7 @@ class OllamaProvider(Provider):
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "system": self.system,
+            **self.conversation.settings(),
             **({"options": self.options} if self.options else {}),
         }
 
@@ -153,7 +160,7 @@ class OllamaProvider(Provider):
         return decode_reply(obj, self.safe_url)
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
-        return await converse(case, self, system=self.system)
+        return await converse(case, self, system=self.system, **self.conversation.kwargs())
 
     async def aclose(self) -> None:
         await self._http.aclose()

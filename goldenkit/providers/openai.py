@@ -17,6 +17,7 @@ from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, register_provider
 from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
 
 DEFAULT_BASE_URL = "https://api.openai.com"
@@ -100,7 +101,9 @@ class OpenAIProvider(Provider):
     with or without ``/v1``), ``api_key_env`` (the *name* of the environment
     variable holding the key; None sends no key), ``temperature``, ``seed``,
     ``max_tokens``, ``system`` (a system prompt that overrides the case's),
-    ``timeout`` (seconds per request), ``extra`` (more body fields, e.g. top_p).
+    ``timeout`` (seconds per request), ``extra`` (more body fields, e.g. top_p);
+    ``history``, ``max_tool_steps``, ``tool_responses``: the conversation and tool
+    loop (:class:`goldenkit.providers.conversation.ConversationOptions`).
     """
 
     name = "openai"
@@ -116,6 +119,9 @@ class OpenAIProvider(Provider):
         seed: int | None = None,
         max_tokens: int | None = None,
         system: str | None = None,
+        history: str = "actual",
+        max_tool_steps: int = DEFAULT_MAX_TOOL_STEPS,
+        tool_responses: str | None = None,
         timeout: float = 60.0,
         max_connections: int = 64,
         extra: dict[str, Any] | None = None,
@@ -132,6 +138,7 @@ class OpenAIProvider(Provider):
         self.seed = seed
         self.max_tokens = max_tokens
         self.system = system
+        self.conversation = ConversationOptions(history, max_tool_steps, tool_responses)
         self.extra = dict(extra or {})
         self._headers: dict[str, str] = {}
         if api_key_env:
@@ -155,6 +162,7 @@ class OpenAIProvider(Provider):
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "system": self.system,
+            **self.conversation.settings(),
             **({"extra": self.extra} if self.extra else {}),
         }
 
@@ -176,7 +184,7 @@ class OpenAIProvider(Provider):
         return decode_reply(obj, self.safe_url)
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
-        return await converse(case, self, system=self.system)
+        return await converse(case, self, system=self.system, **self.conversation.kwargs())
 
     async def aclose(self) -> None:
         await self._http.aclose()
