@@ -238,7 +238,7 @@ def _trajectory(value: Any, rid: str | None) -> list[ToolCall]:
         raise case_error(rid, "reference_trajectory must be a list of {tool_name, tool_input}")
     out = []
     for i, item in enumerate(value):
-        if isinstance(item, Mapping) and "tool_name" in item:
+        if isinstance(item, Mapping) and ("tool_name" in item or "tool_input" in item):
             out.append(
                 tool_call(
                     item, row_id=rid, field=f"reference_trajectory[{i}]", name_key="tool_name", args_key="tool_input"
