@@ -77,6 +77,7 @@ _WS_BYTES = b" \t\n\x0b\x0c\r"
 _IS_WS = np.zeros(256, dtype=bool)
 _IS_WS[list(_WS_BYTES)] = True
 _ROW_KEYS = frozenset(ROW_COLUMNS)
+_SPLIT_SET = frozenset(SPLITS)
 # How many problems a DatasetError lists in ``problems`` (the message shows the first).
 _MAX_PROBLEMS = 50
 
@@ -338,7 +339,9 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         try:
             day = date.fromisoformat(entry["date"])
         except ValueError:
-            raise DatasetError(f'{at}: "date" must be YYYY-MM-DD, got {_json_repr(entry["date"])}', path=where) from None
+            raise DatasetError(
+                f'{at}: "date" must be YYYY-MM-DD, got {_json_repr(entry["date"])}', path=where
+            ) from None
         if len(entry["date"]) != 10:
             raise DatasetError(f'{at}: "date" must be YYYY-MM-DD, got {_json_repr(entry["date"])}', path=where)
         if entry["version"] in seen:
@@ -472,78 +475,94 @@ def _parse_rows(data: bytes, lines: _Lines, problems: _Problems) -> list[Any]:
     return objs
 
 
-def _first_bad(values: list[Any], ok_types: tuple[type, ...]) -> Iterable[int]:
-    types = set(map(type, values))
-    if types.issubset(ok_types):
-        return ()
-    return (i for i, v in enumerate(values) if type(v) not in ok_types)
+def _column(objs: list[dict[str, Any]], key: str) -> list[Any]:
+    """``[o.get(key) for o in objs]``, at C speed."""
+    return list(map(dict.get, objs, itertools.repeat(key)))
+
+
+def _bad_types(values: list[Any], ok_types: frozenset[type]) -> list[int]:
+    """Positions whose value's type is not in ``ok_types`` (fast when there are none)."""
+    if set(map(type, values)) <= ok_types:
+        return []
+    return [i for i, v in enumerate(values) if type(v) not in ok_types]
+
+
+_STR = frozenset({str})
+_STR_OR_NONE = frozenset({str, type(None)})
+_LIST_OR_NONE = frozenset({list, type(None)})
+_DICT = frozenset({dict})
 
 
 def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | None) -> dict[str, list[Any]]:
-    """Check every row and return the columns. Problems are recorded, not raised."""
-    parsed_ok = [i for i, o in enumerate(objs) if type(o) is dict] if set(map(type, objs)) != {dict} else None
-    if parsed_ok is not None:
-        for i, o in enumerate(objs):
-            if o is not None and type(o) is not dict:
-                problems.add(i, f"a row must be a JSON object, got {_json_type(o)}")
-        objs = [o if type(o) is dict else {} for o in objs]
-        failed = {i for i, o in enumerate(objs) if not o}
-    else:
-        failed = set()
+    """Check every row and return the columns. Problems are recorded (not raised), one per row.
+
+    Each check runs over whole columns with C-level set/map operations, and walks
+    the rows one by one only when a column is known to hold a problem, to name them.
+    """
+    failed: set[int] = set()
 
     def bad(i: int, message: str) -> None:
         if i not in failed:
+            failed.add(i)
             problems.add(i, message)
 
-    # Unknown keys.
-    keys = set(itertools.chain.from_iterable(objs))
-    if not keys.issubset(_ROW_KEYS):
+    if set(map(type, objs)) != {dict}:
+        for i, o in enumerate(objs):
+            if o is None:  # unparseable line, already recorded
+                failed.add(i)
+            elif type(o) is not dict:
+                bad(i, f"a row must be a JSON object, got {_json_type(o)}")
+        objs = [o if type(o) is dict else {} for o in objs]
+
+    # Unknown keys: the distinct key tuples are few, so this is one cheap pass.
+    key_sets = set(map(tuple, objs))
+    if not set(itertools.chain.from_iterable(key_sets)) <= _ROW_KEYS:
         allowed = ", ".join(ROW_COLUMNS)
         for i, o in enumerate(objs):
             extra = [k for k in o if k not in _ROW_KEYS]
             if extra:
                 bad(i, f'unknown key "{extra[0]}" (a row has {allowed}; put other data inside "case")')
 
-    ids = [o.get("id") for o in objs]
-    for i in _first_bad(ids, (str,)):
-        v = ids[i]
-        bad(i, 'missing "id"' if v is None else f'"id" must be a string, got {_json_type(v)} {_json_repr(v)}')
-    if "" in set(ids) or any(not v.strip() for v in ids if type(v) is str):
-        for i, v in enumerate(ids):
-            if type(v) is str and not v.strip():
-                bad(i, 'empty "id"')
+    def required_str(key: str) -> list[Any]:
+        values = _column(objs, key)
+        for i in _bad_types(values, _STR):
+            v = values[i]
+            bad(
+                i, f'missing "{key}"' if v is None else f'"{key}" must be a string, got {_json_type(v)} {_json_repr(v)}'
+            )
+            values[i] = None
+        strs = [v for v in values if v is not None] if len(failed) else values
+        if "" in set(strs) or any(map(str.isspace, strs)):
+            for i, v in enumerate(values):
+                if v is not None and not v.strip():
+                    bad(i, f'empty "{key}"')
+        return values
 
-    slices = [o.get("slice") for o in objs]
-    for i in _first_bad(slices, (str,)):
-        v = slices[i]
-        bad(i, 'missing "slice"' if v is None else f'"slice" must be a string, got {_json_type(v)} {_json_repr(v)}')
-    slice_values = set(slices)
-    if any(not v.strip() for v in slice_values if type(v) is str):
-        for i, v in enumerate(slices):
-            if type(v) is str and not v.strip():
-                bad(i, 'empty "slice"')
+    ids = required_str("id")
+    slices = required_str("slice")
 
-    splits = [o.get("split") for o in objs]
-    split_values = set(splits)
-    if not split_values.issubset(SPLITS):
-        if None in split_values and default_split is not None:
-            splits = [default_split if v is None else v for v in splits]
+    splits = _column(objs, "split")
+    if not set(map(type, splits)) <= _STR or not set(splits) <= _SPLIT_SET:
         for i, v in enumerate(splits):
-            if v is None:
+            if v is None and default_split is not None:
+                splits[i] = default_split
+            elif v is None:
                 bad(i, 'missing "split" (must be "dev" or "holdout"; or set "default_split" in dataset.json)')
-            elif v not in SPLITS:
+            elif type(v) is not str or v not in _SPLIT_SET:
                 bad(i, f'"split" must be "dev" or "holdout", got {_json_repr(v)}')
 
-    tags = [o.get("tags") for o in objs]
-    tag_types = set(map(type, tags))
-    if not tag_types.issubset({list}):
-        tags = [[] if v is None else v for v in tags]
-        for i, v in enumerate(tags):
-            if type(v) is not list:
-                bad(i, f'"tags" must be a list of strings, got {_json_type(v)} {_json_repr(v)}')
-                tags[i] = []
+    tags = _column(objs, "tags")
+    for i in _bad_types(tags, _LIST_OR_NONE):
+        bad(i, f'"tags" must be a list of strings, got {_json_type(tags[i])} {_json_repr(tags[i])}')
+        tags[i] = None
+    if None in tags:
+        tags = [[] if t is None else t for t in tags]
     flat = list(itertools.chain.from_iterable(tags))
-    if not set(map(type, flat)).issubset({str}) or "" in set(flat):
+    if (
+        not set(map(type, flat)) <= _STR
+        or "" in set(flat)
+        or any(map(str.isspace, (t for t in flat if type(t) is str)))
+    ):
         for i, v in enumerate(tags):
             for t in v:
                 if type(t) is not str:
@@ -555,23 +574,25 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
 
     optional: dict[str, list[Any]] = {}
     for key in ("source", "added"):
-        values = [o.get(key) for o in objs]
-        for i in _first_bad(values, (str, type(None))):
+        values = _column(objs, key)
+        for i in _bad_types(values, _STR_OR_NONE):
             bad(i, f'"{key}" must be a string, got {_json_type(values[i])} {_json_repr(values[i])}')
+            values[i] = None
         optional[key] = values
 
-    cases = [o.get("case") for o in objs]
-    for i in _first_bad(cases, (dict,)):
+    cases = _column(objs, "case")
+    for i in _bad_types(cases, _DICT):
         v = cases[i]
-        bad(i, 'missing "case"' if v is None else f'"case" must be a JSON object, got {_json_type(v)}')
+        if i not in failed:
+            bad(i, 'missing "case"' if v is None else f'"case" must be a JSON object, got {_json_type(v)}')
+        cases[i] = {}
 
-    # Duplicate ids (only among well-typed ids).
-    id_series = pd.Series([v if type(v) is str else None for v in ids], dtype=object)
-    dup_mask = id_series.duplicated(keep="first") & id_series.notna()
-    if dup_mask.any():
+    # Duplicate ids: a set tells whether there are any; only then walk the rows.
+    present = [v for v in ids if v is not None]
+    if len(set(present)) != len(present):
         first_seen: dict[str, int] = {}
         for i, v in enumerate(ids):
-            if type(v) is not str:
+            if v is None:
                 continue
             if v in first_seen:
                 bad(i, f'duplicate id "{v}" (first on line {int(problems.numbers[first_seen[v]])})')
@@ -605,9 +626,7 @@ def _rows_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
     return frame
 
 
-def _read_rows(
-    data: bytes, where: str, default_split: str | None
-) -> tuple[str, pd.DataFrame, _Lines]:
+def _read_rows(data: bytes, where: str, default_split: str | None) -> tuple[str, pd.DataFrame, _Lines]:
     """Validate the bytes of a dataset.jsonl; return (sha256, rows, lines)."""
     if data.startswith(_BOM):
         raise DatasetError(
