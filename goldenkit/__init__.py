@@ -35,6 +35,8 @@ from goldenkit.stats import (
 from goldenkit.compare import Comparison, compare_runs
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.baselines import read_baseline, save_baseline
+from goldenkit.audit import apply_audit
+from goldenkit.notebooks import run_notebook
 
 __version__ = "0.1.0"
 
@@ -65,6 +67,7 @@ __all__ = [
     "Turn",
     "TurnOutput",
     "UsageError",
+    "apply_audit",
     "arun_eval",
     "assign_splits",
     "canonical_sha256",
@@ -89,6 +92,7 @@ __all__ = [
     "register_provider",
     "rows_needed",
     "run_eval",
+    "run_notebook",
     "save_baseline",
     "slice_table",
     "stratified_sample",

@@ -14,36 +14,41 @@ that Jupyter renders as HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from goldenkit import stats
-from goldenkit.errors import InputError
-from goldenkit.schema import (
-    ERROR,
-    ERROR_CLEARED,
-    FAIL,
-    NEW_ERROR,
-    NEW_FAILURE,
-    PASS,
-    RECOVERED,
-    SKIPPED,
-    UNCHANGED_ERROR,
-    UNCHANGED_FAIL,
-    UNCHANGED_PASS,
-)
+from goldenkit.errors import ComparisonInvalid, InputError
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 OVERALL = stats.OVERALL
 
-# Flip list order: what broke first, then what stopped producing answers, then what was fixed.
-FLIP_ORDER = (NEW_FAILURE, NEW_ERROR, RECOVERED, ERROR_CLEARED, UNCHANGED_ERROR, UNCHANGED_FAIL, UNCHANGED_PASS)
+
+# Styles of the HTML pieces built here; each piece carries them, so they look the same in
+# Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells).
+STYLE = """<style>
+.gk-side-by-side { border-collapse: collapse; width: 100%; table-layout: fixed; }
+.gk-side-by-side th, .gk-side-by-side td { border: 1px solid #ccc !important; padding: 4px 6px !important;
+  vertical-align: top !important; text-align: left !important; }
+.gk-side-by-side pre { white-space: pre-wrap !important; word-break: break-word; margin: 2px 0 !important;
+  font-size: 12px; background: transparent !important; text-align: left !important; }
+.gk-status-NEW_FAILURE td { background: #fde2e1 !important; }
+.gk-status-RECOVERED td { background: #e3f6e5 !important; }
+.gk-status-NEW_ERROR td, .gk-status-ERROR_CLEARED td { background: #fff3cd !important; }
+.gk-banner { padding: 6px 10px; border-radius: 4px; font-weight: bold; }
+.gk-banner-ok { background: #e3f6e5; }
+.gk-banner-bad { background: #fde2e1; }
+.gk-card { margin: 0 0 14px 0; }
+</style>"""
 
 
 class HTMLBlock(str):
@@ -55,6 +60,39 @@ class HTMLBlock(str):
 
     def _repr_html_(self) -> str:
         return str(self)
+
+
+# ---------------------------------------------------------------- notebook setup
+
+
+def figure_png(fig: Figure) -> bytes:
+    """A matplotlib Figure as PNG bytes (what Jupyter and the HTML report show)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def setup_notebook() -> None:
+    """Display settings for goldenkit's notebooks: Figures render as PNG, long tables are not cut.
+
+    Figures built here do not use pyplot, so nothing registers their display
+    unless this does; without an IPython kernel it only sets pandas options.
+    """
+    pd.set_option("display.max_rows", 500)
+    pd.set_option("display.max_columns", 50)
+    pd.set_option("display.max_colwidth", 200)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with ipykernel
+        return
+    ip = get_ipython()
+    if ip is None:
+        return
+    from matplotlib.figure import Figure
+
+    ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
 
 
 # ---------------------------------------------------------------- formatting helpers
@@ -169,7 +207,7 @@ def validity_banner(run: Any) -> HTMLBlock:
     m = _manifest(run)
     ok = m.get("validity") == "VALID"
     cls = "gk-banner gk-banner-ok" if ok else "gk-banner gk-banner-bad"
-    return HTMLBlock(f'<div class="{cls}">{escape(validity_statement(m))}</div>')
+    return HTMLBlock(f'{STYLE}<div class="{cls}">{escape(validity_statement(m))}</div>')
 
 
 # ---------------------------------------------------------------- slice table and plot
@@ -370,21 +408,512 @@ def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) 
     return out.reset_index(drop=True)[cols]
 
 
+# ---------------------------------------------------------------- audit summaries
+
+
+def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
+    """Per slice and overall: audited failing rows, each label's count, and the label-error share.
+
+    ``marks`` is a list of mark dicts (latest per row is used) or
+    :func:`goldenkit.audit.marks_frame` output. The share is label errors over
+    all audited rows (``unclear`` ones stay in the denominator, so the share
+    is a lower bound while they are unresolved), with its Wilson interval.
+    """
+    from goldenkit.audit import AUDIT_LABELS, marks_frame
+
+    frame = marks if isinstance(marks, pd.DataFrame) else marks_frame(list(marks))
+    cols = ["audited", *AUDIT_LABELS, "label-error share", "95% Wilson", "ci_low", "ci_high"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols, index=pd.Index([], name="slice"))
+    ct = pd.crosstab(frame["slice"].fillna("").astype(str), frame["label"].astype(str))
+    ct = ct.reindex(columns=list(AUDIT_LABELS), fill_value=0)
+    ct.loc[OVERALL] = ct.sum()
+    ct.index.name = "slice"
+    ct.columns.name = None
+    audited = ct.sum(axis=1)
+    k = ct["label_error"].to_numpy()
+    lo, hi = stats.wilson_ci(k, audited.to_numpy(), confidence)
+    out = pd.DataFrame({"audited": audited}, index=ct.index)
+    for lab in AUDIT_LABELS:
+        out[lab] = ct[lab]
+    out["label-error share"] = [pct(a / b if b else np.nan) for a, b in zip(k, audited, strict=True)]
+    out["95% Wilson"] = [interval(a, b) for a, b in zip(lo, hi, strict=True)]
+    out["ci_low"] = lo
+    out["ci_high"] = hi
+    return out
+
+
+def audit_sample_html(sample: pd.DataFrame) -> HTMLBlock:
+    """The papermill view of the audit: each sampled failing row as an escaped side-by-side card."""
+    from goldenkit.audit import failure_card_html
+
+    if sample.empty:
+        return HTMLBlock("<p>No failing rows to audit.</p>")
+    parts = [STYLE]
+    for sl, group in sample.groupby("slice", sort=True):
+        parts.append(f"<h3>{escape(str(sl))} ({len(group)} sampled)</h3>")
+        parts.extend(failure_card_html(rec) for rec in group.to_dict("records"))
+    return HTMLBlock("\n".join(parts))
+
+
+# ---------------------------------------------------------------- coverage
+
+
+def read_traffic(path: str | Path) -> pd.Series:
+    """A traffic distribution (slice -> share, summing to 1) from CSV or JSON.
+
+    CSV: a header with ``slice`` and one of ``count`` / ``share`` (or exactly two
+    columns: slice, then the number). JSON: an object ``{"slice": number}`` or a
+    list of ``{"slice": ..., "count"|"share": ...}``. Counts and shares are
+    normalized the same way; a negative or non-numeric value, a duplicate slice,
+    or a zero total is an InputError naming the file.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read traffic file: {exc.strerror or exc}") from None
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"{p}: invalid JSON: {exc}") from None
+        if isinstance(data, dict):
+            pairs = list(data.items())
+        elif isinstance(data, list) and all(isinstance(d, dict) for d in data):
+            key = "count" if data and "count" in data[0] else "share"
+            try:
+                pairs = [(d["slice"], d[key]) for d in data]
+            except KeyError as exc:
+                raise InputError(f"{p}: every entry needs 'slice' and '{key}' (missing {exc})") from None
+        else:
+            raise InputError(f"{p}: expected an object slice -> count or a list of {{slice, count}}")
+    else:
+        import csv
+        import io
+
+        reader = list(csv.reader(io.StringIO(text)))
+        if not reader:
+            raise InputError(f"{p}: empty traffic file")
+        header = [h.strip().lower() for h in reader[0]]
+        if "slice" in header:
+            si = header.index("slice")
+            vi = next((header.index(c) for c in ("count", "share", "traffic", "n") if c in header), None)
+            if vi is None:
+                if len(header) != 2:
+                    raise InputError(f"{p}:1: header needs 'slice' and 'count' or 'share'")
+                vi = 1 - si
+            body = reader[1:]
+            start = 2
+        else:
+            si, vi, body, start = 0, 1, reader, 1
+        pairs = []
+        for i, rec in enumerate(body, start=start):
+            if not rec or not "".join(rec).strip():
+                continue
+            if len(rec) <= max(si, vi):
+                raise InputError(f"{p}:{i}: expected slice and a number")
+            pairs.append((rec[si].strip(), rec[vi].strip()))
+    values: dict[str, float] = {}
+    for name, raw in pairs:
+        try:
+            v = float(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"{p}: slice {name!r}: {raw!r} is not a number") from None
+        if not np.isfinite(v) or v < 0:
+            raise InputError(f"{p}: slice {name!r}: traffic must be a non-negative number, got {raw!r}")
+        if str(name) in values:
+            raise InputError(f"{p}: slice {name!r} appears twice")
+        values[str(name)] = v
+    total = sum(values.values())
+    if total <= 0:
+        raise InputError(f"{p}: traffic total is 0")
+    return pd.Series(values, name="traffic share", dtype=float) / total
+
+
+def coverage_table(
+    slice_counts: pd.Series | pd.DataFrame,
+    traffic: pd.Series,
+    *,
+    delta: float = 0.05,
+    discordance: float = 0.10,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    min_ratio: float = 0.5,
+) -> pd.DataFrame:
+    """The dataset's slice distribution against traffic, with planning numbers per slice.
+
+    ``slice_counts`` is rows per slice (a Series, or a dataset's ``rows``
+    DataFrame); ``traffic`` is shares from :func:`read_traffic`. Per slice (the
+    union of both; traffic-only slices have 0 rows):
+
+    * ``rows``, ``dataset share``, ``traffic share`` and ``ratio`` (dataset/traffic share);
+    * ``under-tested``: traffic sends it requests and its dataset share is below
+      ``min_ratio`` times its traffic share (a slice with traffic and no rows always is);
+    * ``rows needed``: rows a paired McNemar comparison needs to detect a change
+      of ``delta`` in pass rate with the given ``power`` at ``alpha``, when about
+      ``discordance`` of rows flip (:func:`goldenkit.stats.rows_needed`, Connor 1987),
+      and ``rows short`` = max(0, needed - rows);
+    * ``detectable change``: the smallest change the slice's current rows detect
+      (:func:`goldenkit.stats.min_detectable_effect`), blank when even a change of
+      ``discordance`` is out of reach.
+    """
+    if isinstance(slice_counts, pd.DataFrame):
+        counts = slice_counts["slice"].astype(str).value_counts()
+    else:
+        counts = slice_counts.astype("int64")
+    names = sorted(set(counts.index.astype(str)) | set(traffic.index.astype(str)))
+    rows = counts.reindex(names, fill_value=0).astype("int64")
+    tshare = traffic.reindex(names, fill_value=0.0).astype(float)
+    total = int(rows.sum())
+    dshare = rows / total if total else rows.astype(float)
+    needed = stats.rows_needed(delta, discordance, alpha=alpha, power=power)
+    mde = []
+    for n in rows:
+        v = stats.min_detectable_effect(int(n), discordance, alpha=alpha, power=power) if n > 0 else np.nan
+        mde.append(v)
+    ratio = np.where(tshare > 0, dshare / tshare.where(tshare > 0, 1.0), np.nan)
+    out = pd.DataFrame(
+        {
+            "rows": rows.to_numpy(),
+            "dataset share": dshare.to_numpy(dtype=float),
+            "traffic share": tshare.to_numpy(dtype=float),
+            "ratio": np.round(ratio, 2),
+            "under-tested": (tshare > 0).to_numpy() & (dshare < min_ratio * tshare).to_numpy(),
+            "rows needed": needed,
+            "rows short": np.maximum(0, needed - rows.to_numpy()),
+            "detectable change": mde,
+        },
+        index=pd.Index(names, name="slice"),
+    )
+    out.loc[OVERALL] = [
+        total,
+        1.0 if total else np.nan,
+        float(tshare.sum()),
+        np.nan,
+        False,
+        needed,
+        max(0, needed - total),
+        stats.min_detectable_effect(total, discordance, alpha=alpha, power=power) if total else np.nan,
+    ]
+    return out
+
+
+def format_coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
+    """:func:`coverage_table` with shares and detectable changes as percentages and flags as text."""
+    out = coverage.copy()
+    for col in ("dataset share", "traffic share", "detectable change"):
+        out[col] = [pct(x) for x in coverage[col]]
+    out["ratio"] = ["–" if pd.isna(x) else f"{x:.2f}" for x in coverage["ratio"]]
+    out["under-tested"] = ["UNDER-TESTED" if bool(x) else "" for x in coverage["under-tested"]]
+    return out
+
+
+def dataset_shares(rows: pd.DataFrame) -> pd.Series:
+    """The dataset's own slice shares (the traffic stand-in when no traffic file is given)."""
+    counts = rows["slice"].astype(str).value_counts()
+    return (counts / counts.sum()).rename("traffic share")
+
+
+def coverage_statement(
+    dataset: Any, coverage: pd.DataFrame, *, delta: float, discordance: float, alpha: float, power: float
+) -> HTMLBlock:
+    """One paragraph: the dataset, the planning assumptions and which slices are under-tested or short of rows."""
+    body = coverage.drop(index=OVERALL, errors="ignore")
+    under = [str(s) for s in body.index[body["under-tested"].astype(bool)]]
+    needed = int(coverage["rows needed"].iloc[0]) if len(coverage) else 0
+    short = [str(s) for s in body.index[body["rows short"] > 0]]
+    text = (
+        f"{getattr(dataset, 'name', '?')} {getattr(dataset, 'version', '') or ''} "
+        f"(sha256 {str(getattr(dataset, 'sha256', ''))[:12]}): {int(coverage.loc[OVERALL, 'rows'])} rows in "
+        f"{len(body[body['rows'] > 0])} slices. Detecting a change of {pct(delta)} in pass rate with power "
+        f"{pct(power, 0)} at alpha {alpha}, when {pct(discordance)} of rows flip, needs {needed} paired rows "
+        "(Connor 1987)."
+    )
+    items = [
+        f"Under-tested relative to traffic: {', '.join(under) if under else 'none'}.",
+        f"Slices with fewer rows than that: {', '.join(short) if short else 'none'}.",
+    ]
+    return HTMLBlock(f"<p>{escape(text)}</p><ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
+
+
+def coverage_figure(coverage: pd.DataFrame) -> Figure:
+    """Dataset share beside traffic share per slice (under-tested slices marked with '!')."""
+    from matplotlib.figure import Figure
+
+    t = coverage.drop(index=OVERALL, errors="ignore")
+    d = 100 * t["dataset share"].astype(float).fillna(0.0).to_numpy()
+    tr = 100 * t["traffic share"].astype(float).fillna(0.0).to_numpy()
+    y = np.arange(len(t))[::-1]
+    fig = Figure(figsize=(7, 0.45 * len(t) + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.barh(y + 0.2, d, height=0.4, label="dataset", color="tab:blue")
+    ax.barh(y - 0.2, tr, height=0.4, label="traffic", color="tab:orange")
+    labels = [f"{'! ' if flag else ''}{name}" for name, flag in zip(t.index, t["under-tested"], strict=True)]
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("share (%)")
+    ax.legend(loc="lower right")
+    ax.set_title("Slice share: dataset vs traffic (! = under-tested)")
+    return fig
+
+
+# ---------------------------------------------------------------- paired comparison
+
+
+def try_compare(base: Any, cand: Any, *, rule: str = "majority", alpha: float = 0.05) -> tuple[Any, list[str]]:
+    """``(comparison, [])`` from :func:`goldenkit.compare.compare_runs`, or ``(None, differences)``.
+
+    A comparison that is invalid is not an error here: the notebook states
+    each differing key instead of a number.
+    """
+    from goldenkit.compare import compare_runs
+
+    try:
+        return compare_runs(base, cand, rule=rule, alpha=alpha), []
+    except ComparisonInvalid as exc:
+        return None, list(exc.differences) or [str(exc)]
+
+
+def comparability_banner(comparison: Any, differences: Sequence[str] = ()) -> HTMLBlock:
+    """The comparability statement: what the two sides share, or each reason they cannot be compared."""
+    if comparison is None:
+        items = "".join(f"<li>{escape(str(d))}</li>" for d in differences)
+        return HTMLBlock(
+            STYLE + '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
+            f"so no difference is reported.</div><ul>{items}</ul>"
+        )
+    bm, cm = comparison.base_manifest, comparison.cand_manifest
+    ds = bm.get("dataset") or {}
+    graders = ", ".join(f"{k} {v}" for k, v in sorted((bm.get("graders") or {}).items())) or "none"
+    n_rows = int(comparison.overall["rows"])
+    text = (
+        f"COMPARABLE: {comparison.base_id} (base) vs {comparison.cand_id} (candidate) on "
+        f"{ds.get('name', '?')} {ds.get('version', '')} (sha256 {str(ds.get('sha256', ''))[:12]}), {n_rows} rows, "
+        f"{bm.get('repeats')} repeat(s) collapsed by {comparison.rule}, graders {graders}, "
+        f"judge {bm.get('judge_version') or 'none'}; alpha {comparison.alpha}."
+    )
+    notes = "".join(f"<li>{escape(str(n))}</li>" for n in comparison.notes)
+    del cm
+    return HTMLBlock(
+        f'{STYLE}<div class="gk-banner gk-banner-ok">{escape(text)}</div>' + (f"<ul>{notes}</ul>" if notes else "")
+    )
+
+
+def _nothing(comparison: Any) -> HTMLBlock | None:
+    if comparison is None:
+        return HTMLBlock("<p>Not shown: the comparison is invalid (see above).</p>")
+    return None
+
+
+def format_compare_table(comparison: Any) -> pd.DataFrame | HTMLBlock:
+    """The per-slice and overall comparison table, formatted.
+
+    Both pass rates with Wilson intervals, paired rows, b (broke: PASS -> FAIL),
+    c (fixed: FAIL -> PASS), exact McNemar p, Holm-adjusted p across slices,
+    the paired difference (candidate - base) with Newcombe's interval, and the
+    rows left out because of ERROR or SKIPPED.
+    """
+    empty = _nothing(comparison)
+    if empty is not None:
+        return empty
+    t = comparison.table
+    out = pd.DataFrame(index=pd.Index(t["slice"].astype(str), name="slice"))
+    out["rows"] = t["rows"].to_numpy()
+    for side, label in (("base", "base"), ("cand", "candidate")):
+        out[f"{label} pass rate"] = [
+            f"{pct(p)} ({int(k)}/{int(n)})"
+            for p, k, n in zip(t[f"p_{side}"], t[f"k_{side}"], t[f"n_{side}"], strict=True)
+        ]
+        out[f"{label} 95% Wilson"] = [
+            interval(a, b) for a, b in zip(t[f"{side}_ci_low"], t[f"{side}_ci_high"], strict=True)
+        ]
+    out["paired rows"] = t["n_paired"].to_numpy()
+    out["b (broke)"] = t["b"].to_numpy()
+    out["c (fixed)"] = t["c"].to_numpy()
+    out["McNemar p"] = [p_value(p) for p in t["p_val"]]
+    out["Holm p"] = [p_value(p) for p in t["p_adj"]]
+    out["difference"] = [signed_pct(d) for d in t["diff"]]
+    out["95% CI (Newcombe)"] = [
+        "–" if pd.isna(a) else f"[{signed_pct(a)}, {signed_pct(b)}]"
+        for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
+    ]
+    out["left out (error/skipped)"] = (
+        t["new_error"] + t["error_cleared"] + t["unchanged_error"] + t["skipped"]
+    ).to_numpy()
+    return out
+
+
+def forest_figure(comparison: Any) -> Figure | HTMLBlock:
+    """Forest plot of the paired difference (candidate - base) per slice with Newcombe intervals.
+
+    Slices are drawn in blue, the overall line in black below them, a dashed
+    line at zero; labels carry b and c. A slice with no paired row has no point.
+    """
+    empty = _nothing(comparison)
+    if empty is not None:
+        return empty
+    from matplotlib.figure import Figure
+
+    t = comparison.table
+    labels = [
+        f"{s} (b={int(b)}, c={int(c)}, n={int(n)})"
+        for s, b, c, n in zip(t["slice"], t["b"], t["c"], t["n_paired"], strict=True)
+    ]
+    est = t["diff"].to_numpy(dtype=float)
+    low = t["diff_ci_low"].to_numpy(dtype=float)
+    high = t["diff_ci_high"].to_numpy(dtype=float)
+    y = np.arange(len(labels))[::-1].astype(float)
+    fig = Figure(figsize=(7.5, 0.42 * len(labels) + 1.5), layout="constrained")
+    ax = fig.add_subplot()
+    err = np.vstack([np.clip(est - low, 0, None), np.clip(high - est, 0, None)])
+    overall = (t["slice"].astype(str) == OVERALL).to_numpy()
+    for mask, color, marker in ((~overall, "tab:blue", "o"), (overall, "black", "D")):
+        if mask.any():
+            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt=marker, color=color, capsize=3, markersize=5)
+    ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
+    ax.set_yticks(y, labels)
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:+.0f} pp")
+    ax.set_xlabel("paired difference in pass rate, candidate - base (95% Newcombe interval)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"{comparison.cand_id} vs {comparison.base_id}")
+    return fig
+
+
+def _reasons_text(reasons: Any) -> str:
+    if reasons is None:
+        return ""
+    if isinstance(reasons, Mapping):
+        return "\n".join(f"{k}: {v}" for k, v in reasons.items())
+    return str(reasons)
+
+
+def flip_list_html(comparison: Any, *, limit: int | None = 200) -> HTMLBlock:
+    """The flip list side by side: per row its status, then base and candidate responses and reasons.
+
+    Order is the comparison's: NEW_FAILURE first, then RECOVERED, NEW_ERROR,
+    ERROR_CLEARED (by slice and row id within each). Every text is escaped.
+    At most ``limit`` rows are shown; the rest are counted.
+    """
+    empty = _nothing(comparison)
+    if empty is not None:
+        return empty
+    flips = comparison.flips
+    if flips.empty:
+        return HTMLBlock("<p>No row changed status between the two runs.</p>")
+    counts = flips["status"].value_counts()
+    summary = ", ".join(f"{escape(str(s))} {int(n)}" for s, n in counts.items())
+    shown = flips if limit is None else flips.head(limit)
+    head = (
+        '<table class="gk-side-by-side"><colgroup><col style="width:16%"><col style="width:42%">'
+        '<col style="width:42%"></colgroup><tr><th>row</th>'
+        f"<th>base: {escape(str(comparison.base_id))}</th><th>candidate: {escape(str(comparison.cand_id))}</th></tr>"
+    )
+    body = []
+    for rec in shown.to_dict("records"):
+        tags = ", ".join(rec.get("tags") or [])
+        row_cell = (
+            f"<b>{escape(str(rec['status']))}</b><br>{escape(str(rec['row_id']))}<br>"
+            f"slice {escape(str(rec['slice']))}" + (f"<br>tags {escape(tags)}" if tags else "")
+        )
+        sides = []
+        for side in ("base", "cand"):
+            sides.append(
+                f"<td><b>{escape(str(rec[f'{side}_verdict']))}</b>"
+                f"<pre>{escape(str(rec.get(f'{side}_response') or ''))}</pre>"
+                f"<pre><i>{escape(_reasons_text(rec.get(f'{side}_reasons')))}</i></pre></td>"
+            )
+        body.append(f'<tr class="gk-status-{escape(str(rec["status"]))}"><td>{row_cell}</td>{"".join(sides)}</tr>')
+    more = "" if len(shown) == len(flips) else f"<p>… and {len(flips) - len(shown)} more flipped rows not shown.</p>"
+    return HTMLBlock(f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
+
+
+def gate_decision(run: Any, comparison: Any, differences: Sequence[str] = (), config: Any = None) -> Any:
+    """The quality gate for ``run`` against the compared baseline, with the ``[gate]`` policy of ``config``.
+
+    ``config`` is a goldenkit.toml path or None (the file in the current
+    directory, else defaults). An invalid comparison is passed on as such
+    (the gate fails with exit 4), never as a missing baseline.
+    """
+    from goldenkit.config import load_config, section
+    from goldenkit.gate import GatePolicy, evaluate_gate
+
+    cfg = load_config(config)
+    where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
+    policy = GatePolicy.from_config(section(cfg, "gate"), where)
+    invalid = "; ".join(differences) if comparison is None and differences else None
+    return evaluate_gate(run, policy=policy, comparison=comparison, comparison_invalid=invalid)
+
+
+def gate_table(decision: Any) -> pd.DataFrame:
+    """Every gate rule: result, actual, threshold and why."""
+    rows = [
+        {
+            "rule": r.name,
+            "result": "PASS" if r.passed else "FAIL",
+            "actual": r.actual,
+            "threshold": r.threshold,
+            "why": r.detail,
+        }
+        for r in decision.rules
+    ]
+    for s in decision.review:
+        rows.append(
+            {
+                "rule": f"review[{s}]",
+                "result": "REVIEW",
+                "actual": None,
+                "threshold": None,
+                "why": "raw p below alpha, not significant after Holm",
+            }
+        )
+    return pd.DataFrame(rows, columns=["rule", "result", "actual", "threshold", "why"]).set_index("rule")
+
+
+def gate_banner(decision: Any) -> HTMLBlock:
+    """The gate decision in one line: PASSED or FAILED (exit code) and why."""
+    cls = "gk-banner gk-banner-ok" if decision.passed else "gk-banner gk-banner-bad"
+    return HTMLBlock(f'{STYLE}<div class="{cls}">{escape(decision.summary())} (exit code {decision.exit_code})</div>')
+
+
+def shown_or_note(table: pd.DataFrame, note: str) -> pd.DataFrame | HTMLBlock:
+    """The table, or a one-line note when it is empty (an empty grid reads as a bug)."""
+    return HTMLBlock(f"<p>{escape(note)}</p>") if table.empty else table
+
+
 __all__ = [
-    "FLIP_ORDER",
-    "OVERALL",
+    "STYLE",
     "HTMLBlock",
+    "OVERALL",
+    "audit_sample_html",
+    "comparability_banner",
+    "coverage_figure",
+    "coverage_statement",
+    "coverage_table",
+    "dataset_shares",
     "errors_and_skips",
     "failure_reasons",
+    "figure_png",
     "flaky_table",
+    "flip_list_html",
+    "forest_figure",
+    "format_compare_table",
+    "format_coverage_table",
     "format_slice_table",
+    "gate_banner",
+    "gate_decision",
+    "gate_table",
     "interval",
+    "label_error_share",
     "latency_summary",
     "p_value",
     "pass_rate_figure",
     "pct",
+    "read_traffic",
     "run_key_table",
+    "setup_notebook",
+    "shown_or_note",
     "signed_pct",
+    "try_compare",
     "validity_banner",
     "validity_statement",
     "verdict_counts",

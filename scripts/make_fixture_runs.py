@@ -83,6 +83,8 @@ def _outcome(
     if verdict in ("PASS", "FAIL"):
         ok = verdict == "PASS"
         reason = "all checks passed" if ok else rng.choice([f"missing {word!r}", "refused a request it should answer"])
+        if script and not ok:
+            reason = f"must_not matched: {SCRIPT_RESPONSE}"
         grades = {
             "contract": {"passed": ok, "score": 1.0 if ok else 0.0, "reason": reason, "error": False},
             "tone": {"passed": True, "score": 1.0, "reason": "polite", "error": False},
@@ -124,7 +126,15 @@ def _outcome(
 
 
 def make_run(
-    out: Path, dataset_dir: Path, run_id: str, repeats: int, seed: int, pass_rate: float, *, script_row: int | None
+    out: Path,
+    dataset_dir: Path,
+    run_id: str,
+    repeats: int,
+    seed: int,
+    pass_rate: float,
+    *,
+    script_row: int | None = None,
+    forced: dict[int, str] | None = None,
 ) -> Path:
     """Write one run folder; each row has a pass propensity, repeats vary around it."""
     ds = read_dataset(dataset_dir)
@@ -141,7 +151,9 @@ def make_run(
             p = min(0.98, max(0.02, pass_rate + (0.5 - difficulty)))
             for r in range(repeats):
                 u = rng.random()
-                if i % 11 == 5 and r == 0:
+                if forced and i in forced:
+                    verdict = forced[i]
+                elif i % 11 == 5 and r == 0:
                     verdict = "ERROR"
                 elif i % 13 == 7:
                     verdict = "SKIPPED"
@@ -184,8 +196,8 @@ def make_all(out: Path, rows: int = 24, repeats: int = 3, seed: int = 7) -> dict
     """Dataset, base and cand runs, and a traffic file under ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     dataset = make_dataset(out, rows, seed)
-    base = make_run(out, dataset, "base", repeats, seed + 1, 0.72, script_row=None)
-    cand = make_run(out, dataset, "cand", repeats, seed + 2, 0.70, script_row=2)
+    base = make_run(out, dataset, "base", repeats, seed + 1, 0.72, forced={2: "PASS"})
+    cand = make_run(out, dataset, "cand", repeats, seed + 2, 0.70, script_row=2, forced={2: "FAIL"})
     traffic = out / "traffic.csv"
     traffic.write_text("slice,count\nrefunds,5200\nshipping,3100\naccount,900\nsmalltalk,300\nbilling,500\n")
     return {"dataset": dataset, "base": base, "cand": cand, "traffic": traffic}

@@ -1,0 +1,88 @@
+"""``goldenkit report RUN [--baseline B] [-o DIR]``: the run report (and the comparison) as offline HTML.
+
+Executes ``notebooks/report.ipynb`` with papermill for RUN, and
+``notebooks/compare.ipynb`` when a baseline is given (a run folder, run id,
+baseline name or baseline .json), into the run's folder or ``-o DIR``; each
+executed notebook is rendered as self-contained HTML with code hidden:
+``report.html`` and ``compare.html`` (beside ``report.ipynb`` / ``compare.ipynb``).
+
+Exit 0 once the pages are written -- including when the comparison is
+invalid: compare.html then states why, and ``goldenkit gate`` is the command
+whose exit code decides. A bad RUN or baseline is exit 1 before any notebook
+starts; a notebook that fails is exit 3 naming the notebook and the error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from goldenkit.baselines import resolve_run_or_baseline
+from goldenkit.notebooks import NotebookRun, execute_notebook
+from goldenkit.results import read_run
+from goldenkit.stats import parse_rule
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``report`` command."""
+    p = subparsers.add_parser("report", help="render the run report (and the comparison) as offline HTML")
+    p.add_argument("run", metavar="RUN", help="run folder, or run id under --results-dir")
+    p.add_argument("--baseline", metavar="B", help="compare against this run or baseline (writes compare.html)")
+    p.add_argument("-o", "--output", metavar="DIR", help="write here instead of the run's folder")
+    p.add_argument("--results-dir", default="results", help="where run ids are looked up (default: results)")
+    p.add_argument("--baselines-dir", default="baselines", help="where baseline names are looked up")
+    p.add_argument("--config", metavar="TOML", help="goldenkit.toml with the [gate] policy shown in compare.html")
+    p.add_argument("--rule", default="majority", help="repeat collapse rule (majority, all, any, at_least:K)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the comparison")
+    p.add_argument("--timeout", type=float, default=600, help="seconds a notebook cell may run (default 600)")
+    p.set_defaults(func=cmd_report)
+
+
+def _ref(obj: Any) -> str:
+    """An absolute reference the notebook can open whatever its working directory."""
+    path = Path(obj.path)
+    return str(path.resolve())
+
+
+def _timing_text(run: NotebookRun) -> str:
+    t = run.timings
+    return (
+        f"kernel start {t.get('kernel_start', 0):.1f} s, execution {t.get('execute', 0):.1f} s, "
+        f"HTML export {t.get('html_export', 0):.1f} s"
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    parse_rule(args.rule)
+    run = read_run(args.run, args.results_dir)
+    out_dir = Path(args.output) if args.output else run.path
+    jobs: list[tuple[str, dict[str, Any]]] = [
+        ("report", {"run": _ref(run), "results_dir": str(args.results_dir), "rule": args.rule}),
+    ]
+    if args.baseline:
+        base = resolve_run_or_baseline(args.baseline, args.results_dir, args.baselines_dir)
+        jobs.append(
+            (
+                "compare",
+                {
+                    "base": _ref(base),
+                    "cand": _ref(run),
+                    "results_dir": str(args.results_dir),
+                    "baselines_dir": str(args.baselines_dir),
+                    "rule": args.rule,
+                    "alpha": args.alpha,
+                    "config": str(Path(args.config).resolve()) if args.config else None,
+                },
+            )
+        )
+    # The notebooks are independent: run them side by side (each in its own kernel process).
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(execute_notebook, name, params, out_dir, timeout=args.timeout) for name, params in jobs]
+        results = [f.result() for f in futures]
+    for result in results:
+        print(f"wrote {result.html} ({_timing_text(result)})")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,211 @@
+"""Write notebooks/*.ipynb (without outputs) from the cell sources below.
+
+The notebooks are thin: a ``parameters`` cell of literals (papermill injects
+the real values after it), then one goldenkit call per cell. Edit the cells
+here and re-run ``python scripts/make_notebooks.py``; tests check that the
+committed notebooks match this script.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+SETUP = """\
+from goldenkit import report
+report.setup_notebook()"""
+
+REPORT = [
+    ("md", "# Run report\nOne run: is it evidence, how does each slice do, and what went wrong."),
+    (
+        "params",
+        """\
+run = "results/latest"  # run folder, or a run id under results_dir
+results_dir = "results"
+rule = "majority"  # how repeats collapse to one verdict per row: majority | all | any | at_least:K
+top_reasons = 5  # failure reasons shown per grader""",
+    ),
+    ("code", SETUP + "\nfrom goldenkit import stats\nfrom goldenkit.results import read_run"),
+    ("code", "r = read_run(run, results_dir)\noutcomes = r.outcomes()\nreport.validity_banner(r)"),
+    ("md", "## Run key"),
+    ("code", "report.run_key_table(r)"),
+    (
+        "md",
+        "## Pass rate per slice\nOne verdict per row after collapsing repeats; 95% Wilson intervals. "
+        "ERROR and SKIPPED rows are outside the rate.",
+    ),
+    ("code", "table = stats.slice_table(outcomes, rule=rule)\nreport.format_slice_table(table)"),
+    ("code", "report.pass_rate_figure(table)"),
+    ("md", "## ERROR and SKIPPED outcomes\nNothing was graded for these; they are not failures."),
+    ("code", 'report.shown_or_note(report.errors_and_skips(outcomes), "No ERROR or SKIPPED outcome.")'),
+    ("md", "## Flaky rows\nRows that passed some but not all of their graded repeats."),
+    ("code", 'report.shown_or_note(report.flaky_table(outcomes, rule), "No flaky row.")'),
+    ("md", "## Latency and tokens\nOver answered outcomes (ERROR excluded)."),
+    ("code", "report.latency_summary(outcomes)"),
+    ("md", "## Most common failure reasons per grader"),
+    (
+        "code",
+        'report.shown_or_note(report.failure_reasons(outcomes, top=top_reasons), "No failed outcome.")',
+    ),
+]
+
+COMPARE = [
+    ("md", "# Paired comparison\nBaseline vs candidate, row by row: what broke, what was fixed, and is it noise."),
+    (
+        "params",
+        """\
+base = "baselines/main.json"  # baseline: run folder, run id, or baseline name / .json
+cand = "results/latest"  # candidate: run folder or run id
+results_dir = "results"
+baselines_dir = "baselines"
+rule = "majority"
+alpha = 0.05
+config = None  # goldenkit.toml with the [gate] policy (None: ./goldenkit.toml, else defaults)
+flip_limit = 200  # flipped rows shown side by side""",
+    ),
+    ("code", SETUP + "\nfrom goldenkit.baselines import resolve_run_or_baseline"),
+    (
+        "code",
+        "base_run = resolve_run_or_baseline(base, results_dir, baselines_dir)\n"
+        "cand_run = resolve_run_or_baseline(cand, results_dir, baselines_dir)\n"
+        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha)\n"
+        "report.comparability_banner(comparison, differences)",
+    ),
+    (
+        "md",
+        "## Per slice and overall\nb = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; "
+        "Holm-adjusted across slices; paired difference (candidate − base) with Newcombe's interval.",
+    ),
+    ("code", "report.format_compare_table(comparison)"),
+    ("code", "report.forest_figure(comparison)"),
+    ("md", "## Flip list\nNEW_FAILURE first; both responses and grader reasons side by side."),
+    ("code", "report.flip_list_html(comparison, limit=flip_limit)"),
+    ("md", "## Gate decision"),
+    (
+        "code",
+        "decision = report.gate_decision(cand_run, comparison, differences, config)\nreport.gate_banner(decision)",
+    ),
+    ("code", "report.gate_table(decision)"),
+]
+
+AUDIT = [
+    (
+        "md",
+        "# Failure audit\nRead failing rows and mark each one as a label error, an agent error or unclear. "
+        "Marks are appended to `audits/<dataset>-<date>.jsonl`; "
+        "`goldenkit audit apply` turns confirmed label errors into a new dataset version.",
+    ),
+    (
+        "params",
+        """\
+run = "results/latest"  # run folder or run id (several: a list of them)
+results_dir = "results"
+dataset = None  # dataset folder (None: the path recorded in the run)
+rule = "majority"
+interactive = True  # True: widget browser in Jupyter; False (papermill): a fixed sample
+n_per_slice = 3  # failing rows sampled per slice when not interactive
+seed = 0
+audits_dir = "audits\"""",
+    ),
+    ("code", SETUP + "\nfrom goldenkit import audit"),
+    (
+        "code",
+        "session = audit.open_audit(run, results_dir=results_dir, dataset=dataset, rule=rule, audits_dir=audits_dir)\n"
+        "session.summary()",
+    ),
+    ("md", "## Failing rows"),
+    (
+        "code",
+        "if interactive:\n"
+        "    display(session.widget().widget)\n"
+        "else:\n"
+        "    display(report.audit_sample_html(audit.audit_sample(session.failures, n_per_slice, seed)))",
+    ),
+    (
+        "md",
+        "## Label-error share per slice\nFrom every marks file of this dataset; unclear rows stay in the denominator.",
+    ),
+    ("code", "report.label_error_share(session.all_marks())"),
+]
+
+COVERAGE = [
+    (
+        "md",
+        "# Slice coverage\nThe dataset's slices against production traffic, and the rows each slice needs "
+        "to detect a change in a paired comparison.",
+    ),
+    (
+        "params",
+        """\
+dataset = "datasets/support-agent"
+traffic = None  # CSV (slice,count or slice,share) or JSON {slice: count}; None: dataset shares only
+delta = 0.05  # change in pass rate to detect
+discordance = 0.10  # expected share of rows that flip either way between two versions
+alpha = 0.05
+power = 0.8
+min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""",
+    ),
+    ("code", SETUP + "\nfrom goldenkit.dataset import read_dataset"),
+    (
+        "code",
+        "ds = read_dataset(dataset)\n"
+        "shares = report.read_traffic(traffic) if traffic else report.dataset_shares(ds.rows)\n"
+        "coverage = report.coverage_table(ds.rows, shares, delta=delta, discordance=discordance, "
+        "alpha=alpha, power=power, min_ratio=min_ratio)\n"
+        "report.coverage_statement(ds, coverage, delta=delta, discordance=discordance, alpha=alpha, power=power)",
+    ),
+    ("code", "report.format_coverage_table(coverage)"),
+    ("code", "report.coverage_figure(coverage)"),
+]
+
+SPECS = {"report": REPORT, "compare": COMPARE, "audit": AUDIT, "coverage": COVERAGE}
+
+
+def build(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    out = []
+    for kind, source in cells:
+        if kind == "md":
+            out.append(new_markdown_cell(source))
+        elif kind == "params":
+            out.append(new_code_cell(source, metadata={"tags": ["parameters"]}))
+        else:
+            out.append(new_code_cell(source))
+    # Stable cell ids so regenerating an unchanged notebook changes nothing.
+    for i, cell in enumerate(out):
+        cell["id"] = f"cell-{i:02d}"
+    nb = new_notebook(cells=out)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def render(name: str) -> str:
+    return nbformat.writes(build(SPECS[name])) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    NOTEBOOKS.mkdir(exist_ok=True)
+    stale = []
+    for name in SPECS:
+        path = NOTEBOOKS / f"{name}.ipynb"
+        text = render(name)
+        if check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+        else:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    if stale:
+        print("out of date (run scripts/make_notebooks.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
