@@ -49,6 +49,21 @@ def _rows(ds) -> list[dict]:
     return ds.rows.to_dict("records")
 
 
+def to_camel(value: Any) -> Any:
+    """The camelCase spelling of an ADK EvalCase dump; tool args, state and responses are user data, left alone."""
+    if isinstance(value, list):
+        return [to_camel(v) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            head, *rest = k.split("_")
+            out[head + "".join(r[:1].upper() + r[1:] for r in rest)] = (
+                v if k in ("args", "state", "response") else to_camel(v)
+            )
+        return out
+    return value
+
+
 # ---------------------------------------------------------------------------------------- ADK
 
 ADK = "google__adk-python"
@@ -103,6 +118,7 @@ def test_import_adk_file(tree: Path, tmp_path: Path, rel: str, criteria: dict | 
         ]
         return
     assert info["kind"] == "evalset"
+    assert info["eval_set"] == {k: v for k, v in doc.items() if k != "eval_cases"}  # the set's own fields are kept
     assert [r["id"] for r in rows] == [c["eval_id"] for c in doc["eval_cases"]]
     for row, raw in zip(rows, doc["eval_cases"], strict=True):
         # lossless: the EvalCase is stored as written, plus the criteria keys
@@ -142,8 +158,6 @@ def test_import_adk_folder_recursively(tree: Path, tmp_path: Path) -> None:
 @needs_interop
 def test_import_adk_camel_case_evalset(tree: Path, tmp_path: Path) -> None:
     """An EvalSet whose cases use camelCase keys (adk web API style) imports to the same cases."""
-    from test_formats import to_camel
-
     src = tree / ADK / "tests/integration/fixture/home_automation_agent/test_files/dependent_tool_calls.test.json"
     doc = json.loads(src.read_text(encoding="utf-8"))
     camel = dict(doc, eval_cases=[to_camel(c) for c in doc["eval_cases"]])
@@ -349,8 +363,10 @@ def test_import_golden_file(tree: Path, tmp_path: Path, rel: str, manifest_rel: 
     rows = _rows(ds)
     assert [r["id"] for r in rows] == [row["id"] for _, row in data_lines]
     assert len(rows) == 8 and len(rows) == len(lines) - len(comments) - lines.count("")
+    kept = ds.manifest["imported_from"]["files"][0].get("comments", [])
+    assert kept == [{"line": i, "text": lines[i - 1]} for i in comments]  # comment lines are not rows, but kept
     if "main/resources" in rel or "holdout" in rel:
-        assert comments == [1]  # the comment line is skipped, not a row
+        assert comments == [1]
     for row, (_, raw) in zip(rows, data_lines, strict=True):
         assert row["case"] == raw and row["split"] == split  # stored as written
         case = ds.case(row["id"])

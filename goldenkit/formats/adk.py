@@ -207,12 +207,14 @@ def _snake(key: str) -> str:
 # --- files ---------------------------------------------------------------------------------------
 
 
-def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], str]], str]:
-    """The eval cases of an ADK file as ``(eval_id, case, where)``, and the kind of file.
+def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], str]], str, dict[str, Any]]:
+    """The eval cases of an ADK file as ``(eval_id, case, where)``, the kind of file, and the set's header.
 
     The kind is ``"evalset"``, ``"legacy-a"`` or ``"legacy-b"``. Cases are
     returned as dicts: EvalSet cases exactly as written; legacy ones converted
-    to EvalCase dicts with the legacy record under ``original``.
+    to EvalCase dicts with the legacy record under ``original``. The header is
+    the EvalSet object without its cases (``eval_set_id``, ``name``, ...), empty
+    for legacy files.
     """
     try:
         doc = json.loads(data.decode("utf-8-sig"))
@@ -241,7 +243,8 @@ def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], s
             if not isinstance(eval_id, str) or not eval_id:
                 raise DatasetError(f"{where} has no eval_id", path=path.name)
             out.append((eval_id, case, where))
-        return out, "evalset"
+        header = {k: v for k, v in doc.items() if k not in ("eval_cases", "evalCases")}
+        return out, "evalset", header
     if isinstance(doc, list):
         if not doc:
             raise DatasetError("empty list: no eval cases", path=path.name)
@@ -255,10 +258,10 @@ def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], s
                 out.append(
                     (name, _legacy_case(name, item["data"], item.get("initial_session"), item, path, where), where)
                 )
-            return out, "legacy-b"
+            return out, "legacy-b", {}
         if all(isinstance(x, dict) for x in doc):
             eval_id = path.name
-            return [(eval_id, _legacy_case(eval_id, doc, None, doc, path, ""), "")], "legacy-a"
+            return [(eval_id, _legacy_case(eval_id, doc, None, doc, path, ""), "")], "legacy-a", {}
         raise DatasetError("a legacy ADK test file must be a list of objects", path=path.name)
     raise DatasetError(f"not an ADK eval file: top level is {type(doc).__name__}", path=path.name)
 

@@ -69,7 +69,7 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
         raise case_error(row_id, f"expect must be an object, got {type(expect_in).__name__}")
     expect: dict[str, Any] = {}
     for key, value in expect_in.items():
-        target = _ALIASES.get(key, key)
+        target: str = _ALIASES.get(str(key), str(key))
         if target in _LIST_KEYS:
             items = _str_list(value, row_id=row_id, field=f"expect.{key}")
             expect[target] = _merge(expect.get(target, []), items)

@@ -250,41 +250,68 @@ def _decode(data: bytes, rel: str) -> str:
 
 
 def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], dict[str, Any]]:
+    """The records of one source file (messages name ``rel``), and notes for the manifest."""
     default = _default_slice(path, rel)
     shown = Path(rel)
-    out: list[_Record] = []
-    notes: dict[str, Any] = {}
+    readers = {
+        "adk": _read_adk,
+        "vertex": _read_vertex,
+        "golden": _read_golden,
+        "openai-evals": _read_openai,
+        "inspect": _read_inspect,
+    }
     try:
-        if fmt == "adk":
-            cases, kind = read_adk(shown, data)
-            criteria, criteria_source = read_test_config(path)
-            notes.update({"kind": kind, "criteria": criteria, "criteria_source": criteria_source})
-            for eval_id, case, where in cases:
-                record = case.get("original", case)
-                case = dict(case)
-                case["criteria"] = dict(criteria)
-                case["criteria_source"] = criteria_source
-                out.append(_Record(eval_id, case, rel, None, where, record, default))
-        elif fmt == "vertex":
-            for rid, rec, where in read_vertex(shown, data):
-                line = int(where.split()[1]) if where.startswith("line ") else None
-                out.append(_Record(rid, rec, rel, line, where, rec, default))
-        elif fmt == "golden":
-            for rid, row, line in read_golden(shown, data):
-                out.append(_Record(rid, row, rel, line, "", row, default))
-        elif fmt == "openai-evals":
-            cases, notes = read_openai_evals(shown, _decode(data, rel), default)
-            for rid, case, line in cases:
-                out.append(_Record(rid, case, rel, line, "", case["original"], default))
-        else:
-            cases2, notes = read_inspect(shown, _decode(data, rel), default)
-            for rid, case, where in cases2:
-                line = int(where.split()[1]) if where.startswith("line ") else None
-                out.append(_Record(rid, case, rel, line, where, case["original"], default))
+        return readers[fmt](path, shown, rel, data, default)
     except DatasetError as exc:
         if exc.path is None:
             raise DatasetError(exc.detail, path=rel, line=exc.line) from None
         raise
+
+
+def _line_of(where: str) -> int | None:
+    return int(where.split()[1]) if where.startswith("line ") else None
+
+
+def _read_adk(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    cases, kind, header = read_adk(shown, data)
+    criteria, criteria_source = read_test_config(path)
+    out = []
+    for eval_id, case, where in cases:
+        record = case.get("original", case)
+        stored = dict(case)
+        stored["criteria"] = dict(criteria)
+        stored["criteria_source"] = criteria_source
+        out.append(_Record(eval_id, stored, rel, None, where, record, default))
+    notes: dict[str, Any] = {"kind": kind, "criteria": criteria, "criteria_source": criteria_source}
+    if header:
+        notes["eval_set"] = header  # the EvalSet's own fields (id, name, description, timestamp)
+    return out, notes
+
+
+def _read_vertex(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    out = [_Record(rid, rec, rel, _line_of(where), where, rec, default) for rid, rec, where in read_vertex(shown, data)]
+    return out, {}
+
+
+def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    out = [_Record(rid, row, rel, line, "", row, default) for rid, row, line in read_golden(shown, data)]
+    text = _decode(data, rel)
+    comments = [
+        {"line": n, "text": line.rstrip("\r")}
+        for n, line in enumerate(text.split("\n"), start=1)
+        if line.strip().startswith("#")
+    ]
+    return out, {"comments": comments} if comments else {}
+
+
+def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    cases, notes = read_openai_evals(shown, _decode(data, rel), default)
+    return [_Record(rid, case, rel, line, "", case["original"], default) for rid, case, line in cases], notes
+
+
+def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    cases, notes = read_inspect(shown, _decode(data, rel), default)
+    out = [_Record(rid, case, rel, _line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 
 

@@ -126,16 +126,17 @@ def _records(path: Path, text: str) -> list[tuple[str, dict[str, Any], dict[str,
             lineno = reader.line_num
             if None in row:
                 raise DatasetError("row has more cells than the header", path=path.name, line=lineno)
-            rec: dict[str, Any] = {}
+            parsed: dict[str, Any] = {}
             for key, cell in row.items():
                 if cell is None or cell == "":
                     continue  # an empty cell is a missing value
+                value: Any = cell
                 if key == "metadata":
-                    cell = maybe_json(cell, row_id=f"line {lineno}", field=key)
+                    value = maybe_json(cell, row_id=f"line {lineno}", field=key)
                 elif key in ("sandbox", "files", INPUT_FIELDS[0]):
-                    cell = _json_or_text(cell)
-                rec[key] = cell
-            out.append((f"line {lineno}", rec, dict(row)))
+                    value = _json_or_text(cell)
+                parsed[key] = value
+            out.append((f"line {lineno}", parsed, dict(row)))
     else:
         raise DatasetError(
             f"unsupported inspect_ai samples file type {suffix!r} (use .jsonl, .json or .csv)", path=path.name
