@@ -277,7 +277,7 @@ class Limiter:
         if self.limit >= self.max:
             return
         self._ok_streak += 1
-        if self._ok_streak >= self.limit and time.monotonic() - self._last_decrease >= 2 * self._decrease_every:
+        if self._ok_streak >= self.limit and time.monotonic() - self._last_decrease >= self._decrease_every:
             self.limit += 1
             self.increases += 1
             self._ok_streak = 0

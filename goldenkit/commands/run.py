@@ -1,0 +1,220 @@
+"""``goldenkit run DATASET --provider NAME ...``: run a dataset through a model or agent.
+
+Options come from the command line, else from the ``[run]`` table of
+goldenkit.toml (same names with underscores: ``max_in_flight = 16``), else the
+defaults below. The graders are ``[graders] use = [...]`` (default
+``["contract"]``); a ``[graders.<name>]`` table holds that grader's options.
+
+Seeds: ``--seed`` is the *model's* sampling seed (sent to the provider, like
+``--temperature``); ``--sample-seed`` seeds the stratified row sample drawn by
+``--per-slice``. They are separate so a fixed sample can be run with several
+model seeds and vice versa.
+
+Prints the run summary on stdout and returns 0 for a VALID run, 3 for an
+INVALID one (error rate above ``--max-error-rate``, every call errored, or the
+run stopped early). Whether quality is good enough is the gate's business.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from goldenkit.config import load_config, section
+from goldenkit.errors import ConfigError, UsageError
+
+# [run] keys that may be set in goldenkit.toml, with their types.
+RUN_KEYS: dict[str, Callable[[Any], Any]] = {
+    "provider": str,
+    "base_url": str,
+    "model": str,
+    "api_key_env": str,
+    "fixtures": str,
+    "callable": str,
+    "agent": str,
+    "system": str,
+    "temperature": float,
+    "seed": int,
+    "max_tokens": int,
+    "repeats": int,
+    "max_in_flight": int,
+    "rpm": float,
+    "timeout": float,
+    "max_retries": int,
+    "max_error_rate": float,
+    "split": str,
+    "per_slice": int,
+    "sample_seed": int,
+    "results_dir": str,
+    "record": str,
+}
+DEFAULTS: dict[str, Any] = {
+    "repeats": 1,
+    "max_in_flight": 8,
+    "timeout": 60.0,
+    "max_retries": 3,
+    "max_error_rate": 0.02,
+    "results_dir": "results",
+    "sample_seed": 0,
+}
+# Options handed to the provider factory (those it accepts by name).
+PROVIDER_OPTIONS = (
+    "model",
+    "base_url",
+    "api_key_env",
+    "fixtures",
+    "callable",
+    "agent",
+    "system",
+    "temperature",
+    "seed",
+    "max_tokens",
+    "timeout",
+)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a dataset through a model or agent and grade every outcome",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="exit codes: 0 VALID run, 1 usage or bad input, 3 INVALID run (infrastructure failure)",
+    )
+    p.add_argument("dataset", help="dataset folder (dataset.jsonl + dataset.json) or .jsonl file")
+    g = p.add_argument_group("system under test")
+    g.add_argument("--provider", help="openai, ollama, fixtures, callable, adk, or a registered name")
+    g.add_argument("--base-url", help="server URL (openai: with or without /v1; ollama: host, default $OLLAMA_HOST)")
+    g.add_argument("--model", help="model id sent to the server")
+    g.add_argument("--api-key-env", help="NAME of the environment variable holding the API key (never the key)")
+    g.add_argument("--fixtures", metavar="DIR", help="fixtures provider: the recorded fixture folder")
+    g.add_argument("--callable", metavar="MOD:FN", help="callable provider: module:function taking a Case")
+    g.add_argument("--agent", metavar="MOD:ATTR", help="adk provider: module.path:root_agent")
+    g.add_argument("--system", help="system prompt that replaces the cases' system instruction")
+    g.add_argument("--temperature", type=float)
+    g.add_argument("--seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)")
+    g.add_argument("--max-tokens", type=int)
+    r = p.add_argument_group("execution")
+    r.add_argument("--repeats", type=int, help="calls per row (default 1)")
+    r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")
+    r.add_argument("--rpm", type=float, help="requests per minute at most (default: no limit)")
+    r.add_argument("--timeout", type=float, help="seconds per request (default 60)")
+    r.add_argument("--max-retries", type=int, help="retries of a transient failure (default 3)")
+    r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
+    s = p.add_argument_group("rows")
+    s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
+    s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
+    s.add_argument("--sample-seed", type=int, help="seed of the --per-slice sample (default 0)")
+    o = p.add_argument_group("results")
+    o.add_argument("--run-id", help="run id; an existing run with this id is resumed (only missing outcomes run)")
+    o.add_argument("--results-dir", help="folder of run folders (default results)")
+    o.add_argument("--retry-errors", action="store_true", help="re-run only the ERROR outcomes of run --run-id")
+    o.add_argument("--record", metavar="DIR", help="also write the answers as a fixture folder")
+    o.add_argument("--config", help="goldenkit.toml to use (default: beside the dataset, then the current folder)")
+    o.add_argument("--graders", help="comma-separated grader names (overrides [graders] use)")
+    o.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run_command)
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    try:
+        return RUN_KEYS[name](value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: [run] {name} = {value!r} is not a valid {RUN_KEYS[name].__name__}") from None
+
+
+def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Command line over goldenkit.toml [run] over defaults."""
+    run_cfg = section(cfg, "run")
+    where = cfg.get("_path", "goldenkit.toml")
+    unknown = sorted(set(run_cfg) - set(RUN_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}")
+    opts = dict(DEFAULTS)
+    opts.update({k: _coerce(k, v, where) for k, v in run_cfg.items()})
+    for k in RUN_KEYS:
+        v = getattr(args, k, None)
+        if v is not None:
+            opts[k] = v
+    return opts
+
+
+def grader_list(args: argparse.Namespace, cfg: dict[str, Any]) -> list[Any]:
+    from goldenkit.graders.base import get_grader
+
+    gcfg = section(cfg, "graders")
+    if args.graders:
+        names = [n.strip() for n in args.graders.split(",") if n.strip()]
+    else:
+        names = gcfg.get("use", ["contract"])
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')}: [graders] use must be a list of names")
+    out = []
+    for n in names:
+        options = gcfg.get(n)
+        out.append(get_grader(n, **options) if isinstance(options, dict) else get_grader(n))
+    return out
+
+
+def build_provider(opts: dict[str, Any]) -> Any:
+    from goldenkit.providers.base import _REGISTRY, get_provider, provider_names
+
+    name = opts.get("provider")
+    if not name:
+        raise UsageError(f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})")
+    given = {k: opts[k] for k in PROVIDER_OPTIONS if opts.get(k) is not None}
+    factory = _REGISTRY.get(name)
+    if factory is not None:
+        try:
+            params = inspect.signature(factory).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            dropped = sorted(k for k in given if k not in params and k != "timeout")
+            if dropped:
+                flags = ", ".join("--" + k.replace("_", "-") for k in dropped)
+                raise UsageError(f"goldenkit run: {flags} does not apply to provider {name}")
+            given = {k: v for k, v in given.items() if k in params}
+    return get_provider(name, **given)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from goldenkit.dataset import read_dataset
+    from goldenkit.runner import run_eval
+
+    cfg = load_config(args.config, dataset_dir=args.dataset)
+    opts = resolve_options(args, cfg)
+    dataset = read_dataset(args.dataset)
+    graders = grader_list(args, cfg)
+    provider = build_provider(opts)
+    sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
+    if sample["per_slice"] is not None:
+        sample["seed"] = opts.get("sample_seed", 0)
+    summary = run_eval(
+        dataset,
+        provider,
+        graders,
+        repeats=opts["repeats"],
+        max_in_flight=opts["max_in_flight"],
+        rpm=opts.get("rpm"),
+        timeout=opts["timeout"],
+        max_retries=opts["max_retries"],
+        run_id=args.run_id,
+        results_dir=Path(opts["results_dir"]),
+        sample=sample,
+        max_error_rate=opts["max_error_rate"],
+        record_dir=opts.get("record"),
+        retry_errors=args.retry_errors,
+        progress=False if args.quiet else None,
+        config={"config_file": cfg.get("_path")},
+    )
+    print(summary.line(), file=sys.stdout)
+    return summary.exit_code
+
+
+__all__ = ["register", "resolve_options", "run_command"]

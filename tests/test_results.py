@@ -1,0 +1,149 @@
+"""The results store: crash-tolerant JSONL, last-record-wins, Parquet and JSONL read alike."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from goldenkit.errors import ResultsError
+from goldenkit.results import (
+    OutcomeWriter,
+    iter_jsonl,
+    latest_per_pair,
+    outcomes_df,
+    read_run,
+    repair_jsonl,
+    write_json_atomic,
+    write_parquet,
+)
+from goldenkit.schema import OUTCOME_FIELDS
+
+
+def outcome(row_id: str, repeat: int = 0, verdict: str = "PASS", **kw: object) -> dict:
+    rec = {f: None for f in OUTCOME_FIELDS}
+    rec.update(
+        schema_version=1,
+        run_id="r",
+        dataset_name="d",
+        dataset_version="1",
+        dataset_sha256="0" * 64,
+        agent_version={"git_commit": None, "model_id": "m", "prompt_sha256": "p"},
+        row_id=row_id,
+        slice="s",
+        split="dev",
+        tags=["t1"],
+        repeat=repeat,
+        verdict=verdict,
+        detail="",
+        graders={"contract": {"passed": verdict == "PASS", "score": 1.0, "reason": "", "error": False}},
+        response="hi",
+        trajectory=[{"text": "hi", "tool_calls": [{"name": "f", "args": {"x": [1, {"y": None}]}}]}],
+        latency_ms=1.5,
+        attempts=1,
+        tokens_in=3,
+        started_at="2026-01-01T00:00:00Z",
+    )
+    rec.update(kw)
+    return rec
+
+
+def test_repair_cuts_a_torn_last_line_and_keeps_complete_ones(tmp_path):
+    p = tmp_path / "o.jsonl"
+    good = json.dumps(outcome("a")) + "\n" + json.dumps(outcome("b")) + "\n"
+    p.write_text(good + '{"row_id": "c", "verd', encoding="utf-8")
+    assert repair_jsonl(p) == len('{"row_id": "c", "verd')
+    assert p.read_text(encoding="utf-8") == good
+    assert repair_jsonl(p) == 0  # idempotent
+    # an unterminated but complete object is kept and terminated
+    p.write_text(good + json.dumps(outcome("c")), encoding="utf-8")
+    assert repair_jsonl(p) == 0
+    assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b", "c"]
+    assert p.read_text(encoding="utf-8").endswith("\n")
+
+
+def test_reader_skips_a_torn_last_line_but_names_a_bad_middle_line(tmp_path):
+    p = tmp_path / "o.jsonl"
+    p.write_text(json.dumps(outcome("a")) + "\n{torn", encoding="utf-8")
+    assert [r["row_id"] for r in iter_jsonl(p)] == ["a"]
+    p.write_text("{bad\n" + json.dumps(outcome("a")) + "\n", encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"o\.jsonl:1: invalid JSON"):
+        list(iter_jsonl(p))
+
+
+def test_writer_appends_after_repairing(tmp_path):
+    p = tmp_path / "o.jsonl"
+    p.write_text(json.dumps(outcome("a")) + "\n" + '{"torn', encoding="utf-8")
+    with OutcomeWriter(p) as w:
+        w.write(outcome("b"))
+        # flushed: visible to another reader before close
+        assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b"]
+    assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b"]
+
+
+def test_last_record_per_pair_wins():
+    recs = [outcome("a", 0, "ERROR"), outcome("b", 0), outcome("a", 1), outcome("a", 0, "PASS")]
+    out = latest_per_pair(recs)
+    assert [(r["row_id"], r["repeat"], r["verdict"]) for r in out] == [
+        ("a", 0, "PASS"),
+        ("b", 0, "PASS"),
+        ("a", 1, "PASS"),
+    ]
+
+
+def _run_folder(tmp_path, name, records, complete):
+    d = tmp_path / name
+    d.mkdir()
+    write_json_atomic(d / "run.json", {"run_id": name, "complete": complete, "counts": {}})
+    with OutcomeWriter(d / "outcomes.jsonl") as w:
+        for r in records:
+            w.write({**r, "run_id": name})
+    if complete:
+        write_parquet(latest_per_pair({**r, "run_id": name} for r in records), d / "outcomes.parquet")
+    return d
+
+
+def test_parquet_and_jsonl_read_the_same(tmp_path):
+    recs = [
+        outcome("a", 0, "ERROR", error_kind="transient", graders={}, trajectory=[], response=None, tokens_in=None),
+        outcome("a", 0, "PASS"),
+        outcome("b", 0, "FAIL", tags=[], cost=0.25),
+        outcome("c", 1, "PASS", trajectory=[{"text": "x", "tool_calls": [{"name": "g", "args": {"n": 1}}]}]),
+    ]
+    done = _run_folder(tmp_path, "done", recs, complete=True)
+    partial = _run_folder(tmp_path, "partial", recs, complete=False)
+    a = outcomes_df(done).drop(columns="run_id")
+    b = outcomes_df(partial).drop(columns="run_id")
+    assert read_run(done).complete and not read_run(partial).complete
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a.columns) == [c for c in OUTCOME_FIELDS if c != "run_id"]
+    assert len(a) == 3  # the superseded ERROR of ("a", 0) is gone
+    row = a.set_index("row_id").loc["a"]
+    assert row["verdict"] == "PASS"
+    assert row["graders"]["contract"]["passed"] is True
+    assert row["trajectory"][0]["tool_calls"][0]["args"] == {"x": [1, {"y": None}]}
+    assert row["agent_version"]["model_id"] == "m"
+    assert a.set_index("row_id").loc["b", "tags"] == []
+    assert a["repeat"].dtype == "int64"
+
+
+def test_outcomes_df_many_runs_columns_and_categoricals(tmp_path):
+    r1 = _run_folder(tmp_path, "r1", [outcome("a"), outcome("b", verdict="FAIL")], complete=True)
+    _run_folder(tmp_path, "r2", [outcome("a", verdict="FAIL")], complete=False)
+    df = outcomes_df(r1, "r2", results_dir=tmp_path, columns=["run_id", "row_id", "verdict"], categorical=True)
+    assert list(df.columns) == ["run_id", "row_id", "verdict"]
+    assert df.values.tolist() == [["r1", "a", "PASS"], ["r1", "b", "FAIL"], ["r2", "a", "FAIL"]]
+    assert isinstance(df["verdict"].dtype, pd.CategoricalDtype)
+    with pytest.raises(ResultsError, match="unknown outcome column"):
+        outcomes_df(r1, columns=["nope"])
+
+
+def test_read_run_errors_name_the_place(tmp_path):
+    with pytest.raises(ResultsError, match="no run found"):
+        read_run("missing", results_dir=tmp_path)
+    d = tmp_path / "bad"
+    d.mkdir()
+    (d / "run.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"run\.json: invalid JSON"):
+        read_run(d)
