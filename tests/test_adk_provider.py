@@ -65,6 +65,7 @@ SCRIPT = {
     ],
     "blocked": [{"error": ("SAFETY", "blocked by safety filters")}],
     "use broken tool": [{"calls": [("explode", {"x": 3})]}, {"text": "never"}],
+    "slow": [{"sleep": 5, "text": "too late"}],
     "two calls": [{"calls": [("bump", {}), ("bump", {})]}, {"text": "twice"}],
 }
 
@@ -107,7 +108,7 @@ def case(*users: str, session: dict[str, Any] | None = None, **kw: Any) -> Case:
 
 def test_registered_and_built_by_name():
     assert "adk" in provider_names()
-    p = get_provider("adk", agent=root_agent, base_url=None)
+    p = get_provider("adk", agent=root_agent)
     assert isinstance(p, AdkProvider)
     s = p.settings()
     assert s["agent_name"] == "unit_agent" and s["model"] == "unit-llm" and s["history"] == "actual"
@@ -243,3 +244,15 @@ def test_case_without_turns_is_a_permanent_error():
     with pytest.raises(ProviderError, match="no user turn") as info:
         run(AdkProvider(root_agent), Case(id="empty", shape="adk", turns=()))
     assert info.value.transient is False
+
+
+def test_an_agent_that_stalls_past_the_timeout_is_a_transient_error():
+    p = get_provider("adk", agent=root_agent, timeout=0.3)
+    with pytest.raises(ProviderError, match=r"no progress for 0.3 s \(turn 2\)") as info:
+        run(p, case("hello", "slow"))
+    assert info.value.transient is True
+
+
+def test_options_that_do_not_apply_to_an_agent_are_refused():
+    with pytest.raises(TypeError):
+        get_provider("adk", agent=root_agent, model="gpt-x")

@@ -40,6 +40,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "temperature": float,
     "seed": int,
     "max_tokens": int,
+    "history": str,
+    "max_tool_steps": int,
+    "tool_responses": str,
     "repeats": int,
     "max_in_flight": int,
     "rpm": float,
@@ -73,6 +76,9 @@ PROVIDER_OPTIONS = (
     "temperature",
     "seed",
     "max_tokens",
+    "history",
+    "max_tool_steps",
+    "tool_responses",
     "timeout",
 )
 
@@ -97,6 +103,15 @@ def register(sub: Any) -> None:
     g.add_argument("--temperature", type=float)
     g.add_argument("--seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)")
     g.add_argument("--max-tokens", type=int)
+    g.add_argument(
+        "--history",
+        choices=("actual", "expected"),
+        help="multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
+    )
+    g.add_argument("--max-tool-steps", type=int, help="tool-call rounds per turn before it is cut off (default 8)")
+    g.add_argument(
+        "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
+    )
     r = p.add_argument_group("execution")
     r.add_argument("--repeats", type=int, help="calls per row (default 1)")
     r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")

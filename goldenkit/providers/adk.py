@@ -272,7 +272,6 @@ class AdkProvider(Provider):
         history: str = "actual",
         app_name: str | None = None,
         user_id: str | None = None,
-        **_ignored: Any,
     ) -> None:
         self._runners = _require_adk()
         if agent is None:
@@ -289,6 +288,7 @@ class AdkProvider(Provider):
         self._history = history
         self._app_name = app_name
         self._user_id = user_id
+        self._timeout: float | None = None
         from google.adk.agents.base_agent import BaseAgent
         from google.adk.apps.app import App
 
@@ -326,6 +326,11 @@ class AdkProvider(Provider):
 
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        """``timeout``: the longest wait for the agent's next event (a model answer, a tool result)
+        before the row fails as a transient error; None waits as long as the agent takes."""
+        self._timeout = timeout
 
     # -- running --------------------------------------------------------------------------------------
 
@@ -417,12 +422,18 @@ class AdkProvider(Provider):
                 events = runner.run_async(user_id=user_id, session_id=session.id, new_message=_content("user", text))
                 try:
                     async with contextlib.aclosing(events):
-                        async for event in events:
-                            col.add(event)
-                            if col.error is not None:
+                        while col.error is None:
+                            try:
+                                event = await asyncio.wait_for(anext(events), self._timeout)
+                            except StopAsyncIteration:
                                 break
+                            col.add(event)
                 except ProviderError:
                     raise
+                except TimeoutError:
+                    raise ProviderError(
+                        f"adk agent made no progress for {self._timeout:g} s (turn {len(collected)})", transient=True
+                    ) from None
                 except Exception as exc:  # the agent's model or one of its tools raised
                     where = (
                         "tool"
@@ -465,8 +476,19 @@ def _sum(values: Sequence[int | None]) -> int | None:
     return out
 
 
-def _factory(**options: Any) -> AdkProvider:
-    return AdkProvider(**{k: v for k, v in options.items() if v is not None})
+def _factory(
+    agent: Any = None,
+    history: str | None = None,
+    app_name: str | None = None,
+    user_id: str | None = None,
+    timeout: float | None = None,
+) -> AdkProvider:
+    """``get_provider("adk", agent=..., history=..., app_name=..., user_id=...)``; other run options
+    (model, base URL, tool responses) do not apply: the agent brings its own model and tools."""
+    provider = AdkProvider(agent, history=history or "actual", app_name=app_name, user_id=user_id)
+    if timeout is not None:
+        provider.configure(timeout=timeout)
+    return provider
 
 
 register_provider("adk", _factory, replace=True)

@@ -6,11 +6,14 @@ with ``"text"`` beside them) or a final text (``{"text": ...}``). The model find
 the latest script key among the request's contents, counts how many of its own
 function-call turns follow it, and answers with the next step; once the steps
 run out it repeats the last one's text. Unknown messages get ``default``.
+A step may also ``"sleep"`` seconds first, answer ``"error": (code, message)``
+(an LlmResponse with error_code) or ``"raise"`` an exception.
 Every answer reports usage (prompt = number of contents, candidates = 7).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -56,6 +59,8 @@ class ScriptedLlm(BaseLlm):
         step = steps[min(done, len(steps) - 1)]
         if done >= len(steps):
             step = {"text": steps[-1].get("text", "")}
+        if "sleep" in step:
+            await asyncio.sleep(step["sleep"])
         if "error" in step:
             code, message = step["error"]
             yield LlmResponse(error_code=code, error_message=message)
