@@ -728,3 +728,34 @@ def test_imported_cases_read_back_identically(tmp_path: Path) -> None:
     ds = _import(src, tmp_path / "out", "golden")
     assert ds.case("a") == normalize_case(ds.rows["case"][0], "contract", row_id="a")
     assert list(ds.rows["tags"][0]) == ["red"]
+
+
+def test_text_cells_that_look_like_json_stay_text(tmp_path: Path) -> None:
+    """Only nested-JSON columns (and Content-shaped cells) are parsed; a JSON answer or a bracketed prompt is text."""
+    vcsv = tmp_path / "v.csv"
+    with vcsv.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["prompt", "reference", "history", "system_instruction"])
+        w.writerow(
+            ["[URGENT] where is my order?", '{"status": "ok"}', "free text, not JSON", '{"parts": [{"text": "sys"}]}']
+        )
+    ds = _import(vcsv, tmp_path / "v", "vertex")
+    case = ds.case("eval_case_0")
+    assert (case.prompt, case.reference, case.history, case.system) == (
+        "[URGENT] where is my order?",
+        '{"status": "ok"}',
+        (),
+        "sys",
+    )
+    vjsonl = tmp_path / "v.jsonl"
+    vjsonl.write_text(json.dumps({"prompt": "p", "reference": '{"a": [1, 2]}'}) + "\n", encoding="utf-8")
+    assert _import(vjsonl, tmp_path / "vj", "vertex").case("eval_case_0").reference == '{"a": [1, 2]}'
+
+    icsv = tmp_path / "i.csv"
+    with icsv.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["input", "target"])
+        w.writerow(["[1, 2] sum these", "3"])
+        w.writerow(['[{"role": "user", "content": "hi"}]', "hello"])
+    ds = _import(icsv, tmp_path / "i", "inspect")
+    assert [ds.case(i).prompt for i in ds.rows["id"]] == ["[1, 2] sum these", "hi"]

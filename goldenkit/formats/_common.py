@@ -63,6 +63,30 @@ def maybe_json(value: Any, *, row_id: str | None = None, field: str = "") -> Any
     return value
 
 
+def lenient_json(value: Any) -> Any:
+    """A string holding a JSON object or array, parsed; any other value (or unparsable text) as it is."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def content_json(value: Any) -> Any:
+    """A string holding a google-genai Content (``{"parts": ...}``) or ResponseCandidate, parsed.
+
+    Any other string, including one holding some other JSON (a JSON answer such
+    as ``{"status": "ok"}``), is plain text and is returned unchanged.
+    """
+    parsed = lenient_json(value)
+    if isinstance(parsed, Mapping):
+        inner = parsed.get("response")
+        if "parts" in parsed or (isinstance(inner, Mapping) and "parts" in inner):
+            return parsed
+    return value
+
+
 def content_text(content: Any, *, row_id: str | None = None, field: str = "content") -> str:
     """The text of a google-genai Content (or a plain string).
 
@@ -233,10 +257,12 @@ __all__ = [
     "case_error",
     "chat_message",
     "content_parts",
+    "content_json",
     "content_text",
     "get",
     "has",
     "is_missing",
+    "lenient_json",
     "maybe_json",
     "message_content",
     "message_to_dict",

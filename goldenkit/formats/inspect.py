@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import is_missing, maybe_json
+from goldenkit.formats._common import is_missing, lenient_json, maybe_json
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
 
 INPUT_FIELDS = ("input", "question", "prompt")
@@ -133,8 +133,10 @@ def _records(path: Path, text: str) -> list[tuple[str, dict[str, Any], dict[str,
                 value: Any = cell
                 if key == "metadata":
                     value = maybe_json(cell, row_id=f"line {lineno}", field=key)
-                elif key in ("sandbox", "files", INPUT_FIELDS[0]):
-                    value = _json_or_text(cell)
+                elif key in ("sandbox", "files"):
+                    value = lenient_json(cell)
+                elif key in INPUT_FIELDS:
+                    value = _chat_or_text(cell)
                 parsed[key] = value
             out.append((f"line {lineno}", parsed, dict(row)))
     else:
@@ -144,13 +146,11 @@ def _records(path: Path, text: str) -> list[tuple[str, dict[str, Any], dict[str,
     return out
 
 
-def _json_or_text(cell: str) -> Any:
-    """A CSV cell holding a JSON array or object, parsed; any other cell as it is."""
-    if cell.strip()[:1] in ("[", "{"):
-        try:
-            return json.loads(cell)
-        except json.JSONDecodeError:
-            return cell
+def _chat_or_text(cell: str) -> Any:
+    """A CSV input cell holding a JSON list of chat messages, parsed; any other cell is text."""
+    parsed = lenient_json(cell)
+    if isinstance(parsed, list) and parsed and all(isinstance(m, Mapping) for m in parsed):
+        return parsed
     return cell
 
 

@@ -47,10 +47,12 @@ from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
     case_error,
     chat_message,
+    content_json,
     content_parts,
     content_text,
     get,
     is_missing,
+    lenient_json,
     maybe_json,
     message_content,
     tool_call,
@@ -73,6 +75,26 @@ _VERTEX_KEYS = (
     "source",
 )
 
+#: CSV columns that hold nested JSON (parsed when they parse; otherwise kept as text).
+_JSON_COLUMNS = frozenset(
+    {
+        "agent_data",
+        "reference_trajectory",
+        "conversation_history",
+        "history",
+        "request",
+        "responses",
+        "session_inputs",
+        "session_input",
+        "user_scenario",
+        "intermediate_events",
+        "rubric_groups",
+        "agent_info",
+    }
+)
+#: CSV columns that are text or a Content dict (parsed only when they hold a Content).
+_CONTENT_COLUMNS = frozenset({"prompt", "source", "response", "reference", "system_instruction", "instruction"})
+
 SIMULATED_USER_NOTE = (
     "simulated-user scenario (Vertex user_scenario): goldenkit sends only the starting prompt "
     "as a single turn and expects nothing of the answer"
@@ -91,7 +113,7 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
     rec = {k: v for k, v in raw.items() if not is_missing(v)}
     case_id = row_id or _str_or_none(get(rec, "eval_case_id")) or ""
     rid = case_id or None
-    request = maybe_json(rec.get("request"), row_id=rid, field="request")
+    request = lenient_json(rec.get("request"))
     if isinstance(request, Mapping) and ("contents" in request or "messages" in request):
         return _from_request(rec, request, case_id, rid)
 
@@ -197,7 +219,7 @@ def _content_message(content: Any, rid: str | None, field: str) -> Message:
 
 
 def _history(value: Any, rid: str | None) -> list[Message]:
-    value = maybe_json(value, row_id=rid, field="conversation_history")
+    value = lenient_json(value)
     if value is None or isinstance(value, str):
         return []  # Vertex silently ignores a string history
     if not isinstance(value, list):
@@ -223,7 +245,7 @@ def _history(value: Any, rid: str | None) -> list[Message]:
 
 
 def _reference(value: Any, rid: str | None) -> str | None:
-    value = maybe_json(value, row_id=rid, field="reference")
+    value = content_json(value)
     if value is None:
         return None
     if isinstance(value, Mapping) and "response" in value and "parts" not in value:
@@ -321,7 +343,7 @@ def _agent_data(data: Mapping[str, Any], rid: str | None) -> tuple[list[Turn], s
 
 
 def _text(value: Any, rid: str | None, field: str) -> str:
-    value = maybe_json(value, row_id=rid, field=field)
+    value = content_json(value)
     if isinstance(value, list):
         return message_content(value, row_id=rid, field=field)
     return content_text(value, row_id=rid, field=field)
@@ -380,7 +402,12 @@ def read_vertex(path: Path, data: bytes) -> list[tuple[str, dict[str, Any], str]
             for key, cell in rec_in.items():
                 if cell is None or cell == "":
                     continue  # an empty cell is a missing value (pandas reads NaN)
-                rec[key] = maybe_json(cell, row_id=f"line {lineno}", field=key)
+                if key in _JSON_COLUMNS:
+                    rec[key] = lenient_json(cell)
+                elif key in _CONTENT_COLUMNS:
+                    rec[key] = content_json(cell)
+                else:
+                    rec[key] = cell
             records.append((None, rec, f"line {lineno}"))
     elif suffix == ".json":
         try:
