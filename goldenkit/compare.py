@@ -484,9 +484,13 @@ def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray) -> l
     if bm.get("mode") != cm.get("mode"):
         notes.append(f"mode differs (allowed): {bm.get('mode')} vs {cm.get('mode')}")
     if bm.get("agent_version") != cm.get("agent_version"):
-        bv = json.dumps(bm.get("agent_version"), sort_keys=True)
-        cv = json.dumps(cm.get("agent_version"), sort_keys=True)
-        notes.append(f"agent version differs (what is compared): {bv} vs {cv}")
+        ba, ca = bm.get("agent_version"), cm.get("agent_version")
+        if isinstance(ba, dict) and isinstance(ca, dict):
+            parts = [f"{k} {ba.get(k)} vs {ca.get(k)}" for k in sorted(set(ba) | set(ca)) if ba.get(k) != ca.get(k)]
+            what = "; ".join(parts)
+        else:
+            what = f"{json.dumps(ba, sort_keys=True)} vs {json.dumps(ca, sort_keys=True)}"
+        notes.append(f"agent version differs (what is compared): {what}")
     counts = np.bincount(rows_status.astype(np.int64), minlength=len(STATUSES))
     for st, what in (
         (NEW_ERROR, "ERROR in the candidate only"),
