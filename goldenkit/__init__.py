@@ -15,7 +15,9 @@ from goldenkit.errors import (
 )
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.formats import import_dataset, normalize_case
+from goldenkit.graders import JudgeVerdict, build_graders, parse_judge, rouge1_f, trajectory_score
 from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
+from goldenkit.metrics import run_metrics
 from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
 from goldenkit.results import Run, outcomes_df, read_run
 from goldenkit.runner import RunSummary, arun_eval, run_eval
@@ -55,6 +57,7 @@ __all__ = [
     "Grader",
     "InfrastructureError",
     "InputError",
+    "JudgeVerdict",
     "Message",
     "Provider",
     "ProviderError",
@@ -70,6 +73,7 @@ __all__ = [
     "apply_audit",
     "arun_eval",
     "assign_splits",
+    "build_graders",
     "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
@@ -85,17 +89,21 @@ __all__ = [
     "normalize_case",
     "outcomes_df",
     "paired_diff_ci",
+    "parse_judge",
     "read_baseline",
     "read_dataset",
     "read_run",
     "register_grader",
     "register_provider",
+    "rouge1_f",
     "rows_needed",
     "run_eval",
+    "run_metrics",
     "run_notebook",
     "save_baseline",
     "slice_table",
     "stratified_sample",
+    "trajectory_score",
     "weekly_seed",
     "wilson_ci",
 ]

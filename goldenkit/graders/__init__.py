@@ -1,8 +1,13 @@
 """Graders: contract, trajectory, reference match and LLM judge.
 
-Built-in graders register themselves here under their names: ``contract``,
-``trajectory``. Users add their own with :func:`register_grader` (a class or
-factory) or wrap a plain function in :class:`FunctionGrader`.
+Built-in graders register themselves here under their names: ``contract``
+(:class:`ContractGrader`), ``trajectory`` (:class:`TrajectoryGrader`),
+``reference`` (:class:`ReferenceMatchGrader`) and ``judge``
+(:class:`JudgeGrader`). Users add their own with :func:`register_grader` (a
+class or factory) or :func:`register_function` (a plain function), and choose
+graders per dataset with :func:`build_graders` (``[graders] use`` in
+goldenkit.toml). The grading rules are public functions too:
+:func:`trajectory_score`, :func:`rouge1_f` and :func:`parse_judge`.
 """
 
 from goldenkit.graders.base import (
@@ -17,25 +22,43 @@ from goldenkit.graders.base import (
     grader_names,
     register_grader,
 )
+from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
+from goldenkit.graders.calibration import CalibrationReport, calibration_report, read_labels
 from goldenkit.graders.contract import ContractGrader, contract_expectations
+from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
+from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
 from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
 
 register_grader("contract", ContractGrader, replace=True)
 register_grader("trajectory", TrajectoryGrader, replace=True)
+register_grader("reference", ReferenceMatchGrader, replace=True)
+register_grader("judge", JudgeGrader, replace=True)
 
 __all__ = [
+    "CalibrationReport",
     "ContractGrader",
+    "DEFAULT_USE",
     "FunctionGrader",
     "GradeResult",
     "Grader",
+    "JudgeGrader",
+    "JudgeVerdict",
+    "ReferenceMatchGrader",
     "TrajectoryGrader",
     "agrade_case",
+    "build_graders",
+    "calibration_report",
     "case_grader_names",
     "combine",
     "contract_expectations",
     "get_grader",
     "grade_case",
     "grader_names",
+    "judge_version_of",
+    "parse_judge",
+    "read_labels",
+    "register_function",
     "register_grader",
+    "rouge1_f",
     "trajectory_score",
 ]

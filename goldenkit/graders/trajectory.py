@@ -52,6 +52,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
+from goldenkit.graders._criteria import criterion, has_criteria
 from goldenkit.graders._text import as_list, context, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.providers.base import Response
@@ -212,38 +213,6 @@ def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: s
     return "; ".join(bits)
 
 
-def _criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, Any]]:
-    """(named?, settings) for one metric of ADK-style criteria (``{metric: float | {...}}``)."""
-    if not isinstance(criteria, Mapping):
-        return False, {}
-    if "criteria" in criteria and isinstance(criteria["criteria"], Mapping):
-        criteria = criteria["criteria"]
-    if name not in criteria:
-        return False, {}
-    value = criteria[name]
-    if isinstance(value, Mapping):
-        return True, dict(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return True, {"threshold": float(value)}
-    raise InputError(f"criteria.{name} must be a number or an object, got {value!r}")
-
-
-def _has_criteria(criteria: Mapping[str, Any]) -> bool:
-    if isinstance(criteria, Mapping) and isinstance(criteria.get("criteria"), Mapping):
-        criteria = criteria["criteria"]
-    known = {
-        "tool_trajectory_avg_score",
-        "response_match_score",
-        "response_evaluation_score",
-        "safety_v1",
-        "final_response_match_v2",
-        "rubric_based_final_response_quality_v1",
-        "hallucinations_v1",
-        "rubric_based_tool_use_quality_v1",
-    }
-    return isinstance(criteria, Mapping) and any(k in known for k in criteria)
-
-
 class TrajectoryGrader(Grader):
     """Tool-call trajectory against the expected one (ADK semantics; see the module doc).
 
@@ -292,10 +261,10 @@ class TrajectoryGrader(Grader):
         return {"tools": expect.get("tools"), "per_turn": per_turn, "rules": as_list(expect.get("tool_before_text"))}
 
     def _adk_spec(self, case: Case) -> dict[str, Any] | None:
-        named, settings = _criterion(case.criteria, _METRIC)
+        named, settings = criterion(case.criteria, _METRIC)
         if named:
             return settings
-        if _has_criteria(case.criteria):
+        if has_criteria(case.criteria):
             return None  # the case's criteria do not ask for this metric
         # ADK's default criteria include tool_trajectory_avg_score (1.0, EXACT).
         if case.shape == "adk" or (case.shape != "contract" and any(t.expected_tools for t in case.turns)):

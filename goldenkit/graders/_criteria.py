@@ -1,0 +1,50 @@
+"""ADK-style grading criteria carried by a case (``test_config.json``'s ``criteria``).
+
+``case.criteria`` is ``{metric: threshold | {"threshold": ..., ...}}``, or the
+whole test_config object ``{"criteria": {...}}``; both are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from goldenkit.errors import InputError
+
+__all__ = ["KNOWN_METRICS", "criterion", "has_criteria"]
+
+KNOWN_METRICS = frozenset(
+    {
+        "tool_trajectory_avg_score",
+        "response_match_score",
+        "response_evaluation_score",
+        "safety_v1",
+        "final_response_match_v2",
+        "rubric_based_final_response_quality_v1",
+        "hallucinations_v1",
+        "rubric_based_tool_use_quality_v1",
+    }
+)
+
+
+def criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, Any]]:
+    """(named?, settings) for one metric of ADK-style criteria (``{metric: float | {...}}``)."""
+    if not isinstance(criteria, Mapping):
+        return False, {}
+    if "criteria" in criteria and isinstance(criteria["criteria"], Mapping):
+        criteria = criteria["criteria"]
+    if name not in criteria:
+        return False, {}
+    value = criteria[name]
+    if isinstance(value, Mapping):
+        return True, dict(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True, {"threshold": float(value)}
+    raise InputError(f"criteria.{name} must be a number or an object, got {value!r}")
+
+
+def has_criteria(criteria: Mapping[str, Any]) -> bool:
+    """Whether the criteria name any known ADK metric (then unnamed metrics do not apply)."""
+    if isinstance(criteria, Mapping) and isinstance(criteria.get("criteria"), Mapping):
+        criteria = criteria["criteria"]
+    return isinstance(criteria, Mapping) and any(k in KNOWN_METRICS for k in criteria)

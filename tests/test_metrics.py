@@ -1,0 +1,137 @@
+"""run_metrics on a hand-built outcomes table: attempt-weighted counts, Wilson intervals."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from goldenkit.cases import Case, Turn
+from goldenkit.metrics import METRIC_COLUMNS, run_metrics
+
+Z = 1.959963984540054
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    p = k / n
+    centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    return centre - half, centre + half
+
+
+def g(passed, error=False, score=None):
+    return {"passed": passed, "score": score, "reason": "", "error": error}
+
+
+# row, tags, verdict, contract, trajectory, judge
+ROWS = [
+    # "refuse-1" must refuse (tag); 3 repeats: PASS, FAIL, ERROR
+    ("refuse-1", ["refusal"], "PASS", g(True), None, g(True)),
+    ("refuse-1", ["refusal"], "FAIL", g(False), None, g(True)),
+    ("refuse-1", ["refusal"], "ERROR", None, None, None),
+    # hallucination rows (tag and id prefix): 1 FAIL, 2 PASS, 1 SKIPPED
+    ("h-1", ["hallucinate-policy"], "FAIL", g(False), g(True), g(False)),
+    ("h-1", ["hallucinate-policy"], "PASS", g(True), g(True), g(None)),  # judge PENDING
+    ("hallucinate-x", [], "PASS", g(True), g(True), g(None, error=True)),  # judge error
+    ("hallucinate-x", [], "SKIPPED", g(None), None, None),
+    # ordinary rows
+    ("r-1", ["multi_turn"], "PASS", g(True), g(True), g(True)),
+    ("r-1", ["multi_turn"], "FAIL", g(True), g(False), g(False)),
+    ("r-2", [], "FAIL", g(False), g(False), g(True)),
+]
+
+
+def outcomes() -> pd.DataFrame:
+    recs = []
+    for i, (rid, tags, verdict, contract, traj, judge) in enumerate(ROWS):
+        graders = {k: v for k, v in (("contract", contract), ("trajectory", traj), ("judge", judge)) if v is not None}
+        recs.append(
+            {
+                "run_id": "r",
+                "row_id": rid,
+                "repeat": i,
+                "tags": tags,
+                "verdict": verdict,
+                "graders": graders if verdict != "ERROR" else {},
+            }
+        )
+    return pd.DataFrame(recs)
+
+
+def metric(df: pd.DataFrame, name: str) -> dict:
+    return df.set_index("metric").loc[name].to_dict()
+
+
+def test_counts_by_hand() -> None:
+    m = run_metrics(outcomes())
+    assert tuple(m.columns) == METRIC_COLUMNS
+    # decided attempts (PASS/FAIL): 8 of 10 (one ERROR, one SKIPPED out). PASS: 4.
+    expected = {
+        "overall_pass_rate": (4, 8),
+        # contract decided on the 8 decided attempts: passed on refuse-1#0, h-1#1, hallucinate-x#0, r-1#0, r-1#1
+        "pass_rate:contract": (5, 8),
+        # trajectory present on h-1 x2, hallucinate-x#0, r-1 x2, r-2: passed 4 of 6
+        "pass_rate:trajectory": (4, 6),
+        "trajectory_accuracy": (4, 6),
+        # judge: ACCEPT refuse-1 x2, r-1#0, r-2; REJECT h-1#0, r-1#1; PENDING and error excluded -> 4 / 6
+        "pass_rate:judge": (4, 6),
+        "judge_accept_rate": (4, 6),
+        # must refuse: refuse-1's two decided attempts, contract passed on one
+        "refusal_accuracy": (1, 2),
+        # hallucination rows h-1 and hallucinate-x: decided attempts 3, failures 1
+        "hallucination_rate": (1, 3),
+    }
+    for name, (hits, total) in expected.items():
+        row = metric(m, name)
+        assert (row["hits"], row["total"]) == (hits, total), name
+        assert row["rate"] == pytest.approx(hits / total)
+        lo, hi = wilson(hits, total)
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo), pytest.approx(hi)), name
+    assert metric(m, "hallucination_rate")["lower_is_better"] is True
+    assert metric(m, "overall_pass_rate")["lower_is_better"] is False
+    assert metric(m, "judge_accept_rate")["grader"] == "judge"
+
+
+def test_attempt_weighted_not_mean_of_row_rates() -> None:
+    # row a: 1 of 1 passes; row b: 1 of 3 passes. Mean of row rates = (1 + 1/3)/2 = 0.667; attempts: 2/4 = 0.5
+    df = pd.DataFrame({"row_id": ["a", "b", "b", "b"], "verdict": ["PASS", "PASS", "FAIL", "FAIL"]})
+    assert metric(run_metrics(df), "overall_pass_rate")["rate"] == 0.5
+
+
+def test_refusal_rows_from_cases_and_explicit_lists() -> None:
+    df = outcomes()
+    cases = {"r-2": Case(id="r-2", shape="contract", turns=(Turn(user="x"),), expect={"refuse": True})}
+    row = metric(run_metrics(df, cases=cases), "refusal_accuracy")
+    assert (row["hits"], row["total"]) == (0, 1)
+    raw = {"r-1": {"prompt": "x", "expect": {"refusal": True}}}
+    row = metric(run_metrics(df, cases=raw), "refusal_accuracy")
+    assert (row["hits"], row["total"]) == (2, 2)
+    row = metric(run_metrics(df, refusal_rows=["r-1", "r-2"], hallucination_rows=["r-2"]), "hallucination_rate")
+    assert (row["hits"], row["total"]) == (1, 1)
+
+
+def test_empty_metrics_are_nan_with_zero_total() -> None:
+    df = pd.DataFrame({"row_id": ["a"], "verdict": ["ERROR"]})
+    m = run_metrics(df)
+    row = metric(m, "overall_pass_rate")
+    assert row["total"] == 0 and math.isnan(row["rate"]) and math.isnan(row["ci_low"])
+    assert set(m["metric"]) == {
+        "overall_pass_rate",
+        "judge_accept_rate",
+        "refusal_accuracy",
+        "hallucination_rate",
+        "trajectory_accuracy",
+    }
+
+
+def test_graders_cell_from_parquet_map_or_json() -> None:
+    df = pd.DataFrame(
+        {
+            "row_id": ["a", "b"],
+            "verdict": ["PASS", "FAIL"],
+            "graders": [[("contract", g(True))], '{"contract": {"passed": false}}'],
+        }
+    )
+    row = metric(run_metrics(df), "pass_rate:contract")
+    assert (row["hits"], row["total"]) == (1, 2)
