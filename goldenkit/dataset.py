@@ -52,6 +52,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -60,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 
 from goldenkit.cases import CASE_SHAPES
 from goldenkit.errors import DatasetError
@@ -147,24 +149,116 @@ def _scan_lines(data: bytes) -> _Lines:
     return _Lines(starts=starts, ends=ends, numbers=numbers, clean=bool(clean))
 
 
-def _sorted_order(data: bytes, lines: _Lines) -> list[int]:
-    """Indices of ``lines`` in ascending byte order of their content."""
-    mv = memoryview(data)
-    items = [mv[s:e].tobytes() for s, e in zip(lines.starts.tolist(), lines.ends.tolist(), strict=True)]
-    return sorted(range(len(items)), key=items.__getitem__)
+# Sorting lines by their bytes, vectorized. Each round compares a 16-byte window of
+# every still-tied line as two integer keys. A key holds 7 content bytes (big-endian,
+# zero past the line's end) and, in its low byte, how many bytes the line has left
+# in that window (0..7) or 8 when it goes on: so "ab" < "ab\0" < "ab\1" as bytes.
+# Lines still tied after _SORT_ROUNDS rounds (long shared prefixes) are finished
+# with Python's bytes comparison, segment by segment.
+_KEY_BYTES = 7
+_SORT_ROUNDS = 4
+_TOP_BYTES_MASK = np.array([((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(8)], dtype=np.uint64)
 
 
-def _hash_lines(data: bytes, lines: _Lines) -> str:
-    """SHA-256 of the lines in byte order, each followed by LF."""
-    order = _sorted_order(data, lines)
-    mv = memoryview(data)
-    starts = lines.starts.tolist()
-    ends = lines.ends.tolist()
+def _window_view(data: bytes) -> np.ndarray:
+    """A view of ``data`` as big-endian uint64 starting at every byte offset (no copy)."""
+    return np.ndarray(shape=(len(data) - 7,), dtype=">u8", buffer=data, strides=(1,))
+
+
+def _keys_at(words: np.ndarray, starts: np.ndarray, lens: np.ndarray, k: int) -> np.ndarray:
+    """Sort keys of the lines (starts, lens) for the 7 bytes at offset ``k`` (see above)."""
+    last = len(words) - 1
+    pos = starts + k
+    clamped = np.minimum(pos, last)
+    w = words[clamped].astype(np.uint64)
+    # Near the end of the buffer the window was moved left: shift the wanted bytes back up.
+    shift = np.minimum(pos - clamped, 7).astype(np.uint64) * np.uint64(8)
+    w <<= shift
+    rem = lens - k
+    w &= _TOP_BYTES_MASK[np.clip(rem, 0, _KEY_BYTES)]
+    w |= np.clip(rem, 0, 8).astype(np.uint64)
+    return w
+
+
+def _sort_order(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Permutation of the lines (starts, ends) that sorts them by their bytes."""
+    n = len(starts)
+    lens = ends - starts
+    if n < 2 or len(data) < 16:
+        items = [data[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        return np.asarray(sorted(range(n), key=items.__getitem__), dtype=np.int64)
+    words = _window_view(data)
+    order = np.arange(n, dtype=np.int64)  # order[j] = line at sorted position j
+    segment = np.zeros(n, dtype=np.int64)  # first sorted position of j's tie group
+    active = np.arange(n, dtype=np.int64)  # sorted positions still tied with a neighbour
+    k = 0
+    for _ in range(_SORT_ROUNDS):
+        if not len(active):
+            break
+        lines = order[active]
+        s, ln = starts[lines], lens[lines]
+        k1 = _keys_at(words, s, ln, k)
+        k2 = _keys_at(words, s, ln, k + _KEY_BYTES)
+        seg = segment[active]
+        perm = np.lexsort((k2, k1, seg)) if k else np.lexsort((k2, k1))
+        lines, k1, k2, seg = lines[perm], k1[perm], k2[perm], seg[perm]
+        order[active] = lines
+        new = np.empty(len(active), dtype=bool)
+        new[0] = True
+        new[1:] = (seg[1:] != seg[:-1]) | (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1])
+        seg = np.maximum.accumulate(np.where(new, active, 0))
+        segment[active] = seg
+        bounds = np.flatnonzero(new)
+        sizes = np.diff(np.append(bounds, len(active)))
+        k += 2 * _KEY_BYTES
+        # Still tied: in a group of 2+ and the line goes on past the window.
+        going_on = (k2 & np.uint64(0xFF)) == 8
+        active = active[(np.repeat(sizes, sizes) > 1) & going_on]
+    if len(active):
+        # Long shared prefixes: finish each tie group with Python's bytes comparison.
+        seg = segment[active]
+        bounds = np.flatnonzero(np.diff(seg)) + 1
+        for group in np.split(active, bounds):
+            lines = order[group]
+            tails = [data[a + k : b] for a, b in zip(starts[lines].tolist(), ends[lines].tolist(), strict=True)]
+            order[group] = lines[sorted(range(len(lines)), key=tails.__getitem__)]
+    return order
+
+
+def _hash_lines(data: bytes, lines: _Lines, chunks: int = 8) -> str:
+    """SHA-256 of the lines in byte order, each followed by LF.
+
+    The sorted bytes are gathered by pyarrow ``take`` from a zero-copy binary array
+    whose values are "line + LF" (a compacted copy of the file when it has blank
+    lines, CRs or other stripped whitespace), in chunks, each hashed on a worker
+    thread while the next is gathered (both release the GIL).
+    """
     h = hashlib.sha256()
-    joined = b"\n".join([mv[starts[i] : ends[i]] for i in order])
-    h.update(joined)
-    if order:
-        h.update(b"\n")
+    n = len(lines.starts)
+    if not n:
+        return h.hexdigest()
+    order = _sort_order(data, lines.starts, lines.ends)
+    if lines.clean:
+        source = data
+        offsets = np.empty(n + 1, dtype=np.int64)
+        offsets[:-1] = lines.starts
+        offsets[-1] = len(data)
+    else:
+        mv = memoryview(data)
+        source = b"\n".join([mv[s:e] for s, e in zip(lines.starts.tolist(), lines.ends.tolist(), strict=True)])
+        source += b"\n"
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lines.ends - lines.starts + 1, out=offsets[1:])
+    values = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(source)])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = []
+        for part in np.array_split(order, max(1, min(chunks, n // 1000))):
+            taken = values.take(pa.array(part))
+            offs = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset : taken.offset + len(taken) + 1]
+            chunk = memoryview(taken.buffers()[2])[int(offs[0]) : int(offs[-1])]
+            pending.append(pool.submit(h.update, chunk))
+        for f in pending:
+            f.result()
     return h.hexdigest()
 
 

@@ -379,6 +379,7 @@ def test_missing_paths(tmp_path):
         read_dataset(tmp_path / "nomanifest")
 
 
+CHANGELOG_1 = b'"changelog": [{"version": "1", "date": "2026-01-01", "why": "a"}]}'
 BAD_MANIFESTS = [
     (b'{"name": "x", "version": "1",', r"dataset.json:1: invalid JSON"),
     (b'["x"]', r"dataset.json: manifest must be a JSON object, got a list"),
@@ -411,11 +412,11 @@ BAD_MANIFESTS = [
         r'version is "2" but the last changelog entry is "1"',
     ),
     (
-        b'{"name": "x", "version": "1", "case_format": "yaml", "changelog": [{"version": "1", "date": "2026-01-01", "why": "a"}]}',
+        b'{"name": "x", "version": "1", "case_format": "yaml", ' + CHANGELOG_1,
         r'"case_format" must be one of adk, vertex, contract',
     ),
     (
-        b'{"name": "x", "version": "1", "default_split": "test", "changelog": [{"version": "1", "date": "2026-01-01", "why": "a"}]}',
+        b'{"name": "x", "version": "1", "default_split": "test", ' + CHANGELOG_1,
         r'"default_split" must be "dev" or "holdout"',
     ),
     (b'\xef\xbb\xbf{"name": "x"}', r"dataset.json: file starts with a UTF-8 byte-order mark"),
@@ -448,3 +449,22 @@ def test_many_rows_round_trip(tmp_path):
     assert np.array_equal(
         ds.rows["slice"].value_counts().sort_index().to_numpy(), np.full(7, 2000 // 7) + (np.arange(7) < 2000 % 7)
     )
+
+
+_PREFIXES = [b"", b"{", b'{"id": "', b'{"id": "refund-00', b"x" * 60, b"x" * 59 + b"\x00", b"x" * 61]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PREFIXES), st.binary(max_size=20), st.sampled_from([b"", b"\r", b" \t"])),
+        min_size=2,
+        max_size=60,
+    )
+)
+def test_vectorized_sort_equals_reference_with_shared_prefixes(parts):
+    # Long shared prefixes (past the vectorized rounds), NULs and bytes below LF, lines
+    # ending exactly at window boundaries and at the end of the buffer.
+    data = b"\n".join(prefix + body + tail for prefix, body, tail in parts)
+    assert canonical_sha256(data) == _reference(data)
+    assert canonical_sha256(data + b"\n") == _reference(data)
