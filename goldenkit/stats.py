@@ -370,9 +370,24 @@ def mcnemar_exact(b: Any, c: Any) -> Any:
     scalar = _is_scalar(b, c)
     b_arr, c_arr = np.broadcast_arrays(_counts(b, "b"), _counts(c, "c"))
     m = b_arr + c_arr
-    p = np.minimum(1.0, 2.0 * _sps.binom.cdf(np.minimum(b_arr, c_arr), m, 0.5))
+    k = np.minimum(b_arr, c_arr)
+    p = np.array(np.minimum(1.0, 2.0 * _sps.binom.cdf(k, m, 0.5)), dtype=float)
+    # scipy's CDF underflows to 0 well above the smallest double (e.g. 1e-287 for
+    # k=30, m=1150); recompute tiny tails as a log-sum-exp of exact log terms.
+    tiny = np.flatnonzero((p < 1e-250) & (m > 0))
+    for i in tiny:
+        p.flat[i] = _tiny_two_sided(int(k.flat[i]), int(m.flat[i]))
     p = np.where(m == 0, 1.0, p)
     return _ret(p, scalar)
+
+
+def _tiny_two_sided(k: int, m: int) -> float:
+    """2 * P[X <= k], X ~ Bin(m, 1/2), for a tail far below 1e-250 (log-space sum)."""
+    from scipy.special import gammaln, logsumexp
+
+    j = np.arange(k + 1, dtype=float)
+    log_terms = gammaln(m + 1) - gammaln(j + 1) - gammaln(m - j + 1) - m * math.log(2.0)
+    return float(np.exp(logsumexp(log_terms) + math.log(2.0)))
 
 
 def holm(p_values: Any) -> np.ndarray:
