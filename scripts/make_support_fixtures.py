@@ -82,7 +82,6 @@ import json
 import random
 import re
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,8 +95,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_support_dataset import scenario_of  # noqa: E402
 
 from goldenkit.cases import Case  # noqa: E402
+from goldenkit.config import read_config  # noqa: E402
 from goldenkit.dataset import read_dataset  # noqa: E402
-from goldenkit.graders.base import combine, get_grader, grade_case  # noqa: E402
+from goldenkit.graders.base import combine, grade_case  # noqa: E402
+from goldenkit.graders.build import build_graders  # noqa: E402
 from goldenkit.providers.base import Response, TurnOutput  # noqa: E402
 from goldenkit.stats import collapse_repeats  # noqa: E402
 
@@ -793,14 +794,8 @@ def meta(agent: str) -> dict[str, Any]:
 
 
 def dataset_graders(dataset_dir: Path) -> list[Any]:
-    """The graders goldenkit.toml of the dataset configures, built the way `goldenkit run` builds them."""
-    cfg = tomllib.loads((dataset_dir / "goldenkit.toml").read_text(encoding="utf-8"))
-    gcfg = cfg.get("graders", {})
-    out = []
-    for name in gcfg.get("use", ["contract"]):
-        options = gcfg.get(name)
-        out.append(get_grader(name, **options) if isinstance(options, dict) else get_grader(name))
-    return out
+    """The graders the dataset's goldenkit.toml configures (``[graders] use`` and their options)."""
+    return build_graders(read_config(dataset_dir / "goldenkit.toml"))
 
 
 def grade_lines(lines: list[dict[str, Any]], cases: Callable[[str], Case], graders: list[Any]) -> list[dict[str, Any]]:
