@@ -11,7 +11,7 @@ from typing import Any
 
 from goldenkit.errors import InputError
 
-__all__ = ["KNOWN_METRICS", "criterion", "has_criteria"]
+__all__ = ["KNOWN_METRICS", "criterion", "has_criteria", "is_simulated"]
 
 KNOWN_METRICS = frozenset(
     {
@@ -48,3 +48,12 @@ def has_criteria(criteria: Mapping[str, Any]) -> bool:
     if isinstance(criteria, Mapping) and isinstance(criteria.get("criteria"), Mapping):
         criteria = criteria["criteria"]
     return isinstance(criteria, Mapping) and any(k in KNOWN_METRICS for k in criteria)
+
+
+def is_simulated(criteria: Mapping[str, Any]) -> bool:
+    """Whether the case is an ADK conversation scenario (an LLM-simulated user).
+
+    ADK's per-turn metrics (trajectory, response match) need expected
+    invocations, which a scenario does not have, so they do not apply.
+    """
+    return isinstance(criteria, Mapping) and criteria.get("simulated_user") is not None

@@ -34,7 +34,7 @@ from rouge_score import rouge_scorer, tokenizers
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._criteria import criterion, has_criteria
+from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.providers.base import Response
 
@@ -148,6 +148,8 @@ class ReferenceMatchGrader(Grader):
 
     def _threshold(self, case: Case) -> tuple[bool, float]:
         """(applies?, threshold) from the case's criteria."""
+        if is_simulated(case.criteria):
+            return False, self.threshold
         named, settings = criterion(case.criteria, _METRIC)
         if named:
             return True, float(settings.get("threshold", self.threshold))
@@ -177,6 +179,8 @@ class ReferenceMatchGrader(Grader):
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         applies, threshold = self._threshold(case)
+        if is_simulated(case.criteria):
+            return GradeResult(passed=None, reason="simulated-user scenario: no expected answers")
         if not applies:
             return GradeResult(passed=None, reason=f"the case's criteria do not ask for {_METRIC}")
         pairs = self._pairs(case, response)

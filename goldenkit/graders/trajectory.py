@@ -29,7 +29,8 @@ fine) or ``ignore`` (names only, ADK's ``ignore_args=True``).
 * ADK (and Vertex) cases: ``case.turns[i].expected_tools`` per turn, with the
   criterion ``tool_trajectory_avg_score`` from ``case.criteria`` (a threshold,
   or ``{"threshold", "match_type", "ignore_args"}``; default EXACT and 1.0).
-  If the case has criteria that do not name this metric, it does not apply.
+  If the case has criteria that do not name this metric, or is a
+  simulated-user scenario (``criteria.simulated_user``), it does not apply.
 * Contract cases: ``expect.tools`` (the whole trajectory, every turn's calls
   concatenated, compared as one unit), ``expect.turns[i].tools`` (per turn),
   ``expect.tool_match`` (default IN_ORDER), ``expect.tool_args`` (default
@@ -52,7 +53,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._criteria import criterion, has_criteria
+from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._text import as_list, context, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.providers.base import Response
@@ -261,6 +262,8 @@ class TrajectoryGrader(Grader):
         return {"tools": expect.get("tools"), "per_turn": per_turn, "rules": as_list(expect.get("tool_before_text"))}
 
     def _adk_spec(self, case: Case) -> dict[str, Any] | None:
+        if is_simulated(case.criteria):
+            return None  # a simulated-user scenario has no expected invocations
         named, settings = criterion(case.criteria, _METRIC)
         if named:
             return settings
@@ -284,6 +287,8 @@ class TrajectoryGrader(Grader):
         settings = self._adk_spec(case)
         if settings is not None:
             return self._grade_adk(case, settings, response)
+        if is_simulated(case.criteria):
+            return GradeResult(passed=None, reason="simulated-user scenario: no expected tool calls")
         return GradeResult(passed=None, reason="no tool expectations")
 
     def _grade_adk(self, case: Case, settings: Mapping[str, Any], response: Response) -> GradeResult:
