@@ -187,3 +187,112 @@ def test_conversation_settings_are_recorded(tmp_path):
         q = provider_for("ollama", srv)
         assert q.settings()["history"] == "actual" and q.settings()["max_tool_steps"] == 8
         asyncio.run(q.aclose())
+
+
+VERTEX_CASE = {
+    "eval_case_id": "vx-1",
+    "agent_data": {
+        "agents": {
+            "support": {
+                "agent_id": "support",
+                "instruction": "You answer order questions.",
+                "tools": [{"function_declarations": [LOOKUP]}],
+            }
+        },
+        "turns": [
+            {
+                "turn_index": 0,
+                "events": [
+                    {"author": "user", "content": {"role": "user", "parts": [{"text": "Status of A-1?"}]}},
+                    {
+                        "author": "support",
+                        "content": {
+                            "role": "model",
+                            "parts": [
+                                {"function_call": {"id": "f1", "name": "lookup_order", "args": {"order_id": "A-1"}}}
+                            ],
+                        },
+                    },
+                    {
+                        "author": "support",
+                        "content": {
+                            "role": "user",
+                            "parts": [{"function_response": {"id": "f1", "name": "lookup_order",
+                                                             "response": {"status": "delayed"}}}],
+                        },
+                    },
+                    {"author": "support", "content": {"role": "model", "parts": [{"text": "A-1 is delayed."}]}},
+                ],
+            },
+            {
+                "turn_index": 1,
+                "events": [
+                    {"author": "user", "content": {"role": "user", "parts": [{"text": "Thanks!"}]}},
+                    {"author": "support", "content": {"role": "model", "parts": [{"text": "You're welcome."}]}},
+                ],
+            },
+        ],
+    },
+}  # fmt: skip
+
+
+def test_vertex_agent_data_tools_and_recorded_events_drive_the_loop():
+    case = normalize_case(VERTEX_CASE, "vertex", row_id="vx-1")
+    with FakeModelServer() as srv:
+        srv.script(
+            Reply.tool_calls([{"name": "lookup_order", "args": {"order_id": "A-1"}}]),
+            Reply.text("A-1 is delayed."),
+            Reply.text("You're welcome."),
+        )
+        r = complete(provider_for("openai", srv), case)
+        bodies = [req.json for req in srv.requests]
+    assert bodies[0]["messages"][0] == {"role": "system", "content": "You answer order questions."}
+    assert bodies[0]["tools"] == [{"type": "function", "function": LOOKUP}]
+    assert json.loads(bodies[1]["messages"][-1]["content"]) == {"status": "delayed"}
+    assert r.turns[0].tool_responses[0]["response"] == {"status": "delayed"}
+    assert [t.text for t in r.turns] == ["A-1 is delayed.", "You're welcome."]
+    assert TrajectoryGrader().grade(case, r).score == 1.0
+
+
+def test_goldenkit_run_grades_a_multi_turn_tool_case_served_over_http(tmp_path, monkeypatch):
+    """`goldenkit run --provider openai` against the fake server: the whole trajectory lands in the outcome."""
+    from goldenkit.cli import main
+    from goldenkit.results import read_run
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ds").mkdir()
+    row = {"id": "tools-1", "slice": "orders", "split": "dev", "case": CONTRACT}
+    (tmp_path / "ds" / "dataset.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (tmp_path / "ds" / "dataset.json").write_text(
+        json.dumps(
+            {"name": "tools", "version": "1", "changelog": [{"version": "1", "date": "2026-01-01", "why": "t"}]}
+        ),
+        encoding="utf-8",
+    )
+
+    def respond(req):
+        # answer by conversation state so that the concurrent repeats each get a full conversation
+        msgs = req.json["messages"]
+        last = msgs[-1]
+        if last["role"] == "tool":
+            return Reply.text("Order A-1 has shipped." if "shipped" in last["content"] else "I could not find B-2.")
+        order = "A-1" if last["content"].endswith("A-1?") else "B-2"
+        return Reply.tool_calls([{"name": "lookup_order", "args": {"order_id": order}}])
+
+    with FakeModelServer(responder=respond) as srv:
+        code = main(
+            ["run", "ds", "--provider", "openai", "--base-url", srv.url, "--model", "tool-model", "--repeats", "2",
+             "--graders", "trajectory", "--run-id", "http-tools", "--max-tool-steps", "4", "--quiet"]
+        )  # fmt: skip
+    assert code == 0
+    run = read_run("http-tools")
+    assert run.manifest["provider"]["settings"]["max_tool_steps"] == 4
+    assert run.manifest["provider"]["settings"]["history"] == "actual"
+    out = run.outcomes()
+    assert len(out) == 2
+    for rec in out.to_dict("records"):
+        assert rec["verdict"] == "PASS" and rec["graders"]["trajectory"]["score"] == 1.0
+        first, second = rec["trajectory"]
+        assert first["tool_responses"][0]["response"] == {"status": "shipped"}
+        assert second["tool_responses"][0]["error"] == MISSING
+        assert rec["response"] == "I could not find B-2."
