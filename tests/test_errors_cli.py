@@ -1,0 +1,138 @@
+"""How the CLI reports errors: one line on stderr, exit 1 for usage and bad input
+(never argparse's 2, which means "gate failed"), a traceback only with --debug."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goldenkit.cli import main
+
+GOOD = {"id": "a", "slice": "s", "split": "dev", "case": {"prompt": "hi"}}
+
+
+def write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(data)
+    return path
+
+
+def line(**changes: object) -> bytes:
+    row = {**GOOD, **changes}
+    return json.dumps({k: v for k, v in row.items() if v is not ...}).encode() + b"\n"
+
+
+BAD_FILES = [
+    (line() + b"{oops\n", 2, "invalid JSON"),
+    (line() + line(id=...), 2, 'missing "id"'),
+    (line() + line(id=""), 2, 'empty "id"'),
+    (line() + line(id="b", slice=...), 2, 'missing "slice"'),
+    (line() + line(id="b", slice=""), 2, 'empty "slice"'),
+    (line() + line(id="b", split="train"), 2, '"split" must be "dev" or "holdout", got "train"'),
+    (line() + line(id="b", tags="x"), 2, '"tags" must be a list of strings'),
+    (line() + line(id="b", case=[1]), 2, '"case" must be a JSON object, got a list'),
+    (line() + b"\n" + line(), 3, 'duplicate id "a" (first on line 1)'),
+    (b"\xef\xbb\xbf" + line(), 1, "byte-order mark"),
+    (line() + line(id="b").replace(b"hi", b"h\xe9"), 2, "invalid UTF-8 byte 0xe9"),
+]
+
+
+@pytest.mark.parametrize(("data", "lineno", "message"), BAD_FILES)
+def test_bad_input_one_line_with_file_line_and_exit_1(tmp_path, capsys, data, lineno, message):
+    path = write(tmp_path, data)
+    code = main(["dataset", "validate", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert err.startswith(f"goldenkit: {path}:{lineno}: ")
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_crlf_is_accepted(tmp_path, capsys):
+    lf = write(tmp_path, line() + line(id="b"))
+    code = main(["dataset", "hash", str(lf)])
+    digest = capsys.readouterr().out
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes((line() + line(id="b")).replace(b"\n", b"\r\n"))
+    assert main(["dataset", "hash", str(crlf)]) == code == 0
+    assert capsys.readouterr().out == digest
+
+
+def test_empty_file(tmp_path, capsys):
+    path = write(tmp_path, b"\n\n")
+    assert main(["dataset", "validate", str(path)]) == 1
+    assert capsys.readouterr().err == f"goldenkit: {path}: empty dataset: no rows\n"
+
+
+def test_missing_path(tmp_path, capsys):
+    assert main(["dataset", "info", str(tmp_path / "nope")]) == 1
+    assert capsys.readouterr().err == f"goldenkit: {tmp_path / 'nope'}: no such dataset file or folder\n"
+
+
+def test_bad_manifest_names_the_file(tmp_path, capsys):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "dataset.jsonl").write_bytes(line())
+    (folder / "dataset.json").write_text('{"name": "x", "version": "1"}')
+    assert main(["dataset", "validate", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"goldenkit: {folder / 'dataset.json'}: ") and "changelog" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dataset", "frobnicate"],
+        ["dataset", "hash"],
+        ["dataset", "sample", "x.jsonl", "--seed", "1"],
+        ["dataset", "sample", "x.jsonl", "--per-slice", "two", "--seed", "1"],
+        ["dataset", "sample", "x.jsonl", "--per-slice", "2", "--seed", "1", "--split", "train"],
+        ["dataset", "info", "x", "--no-such-option"],
+        ["no-such-command"],
+    ],
+)
+def test_usage_errors_exit_1_not_2(capsys, argv):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("goldenkit: ") and err.count("\n") == 1
+
+
+def test_no_subcommand_prints_help_and_exits_1(capsys):
+    assert main(["dataset"]) == 1
+    assert "validate" in capsys.readouterr().err
+
+
+def test_debug_shows_a_traceback(tmp_path, capsys):
+    path = write(tmp_path, line() + line())
+    assert main(["--debug", "dataset", "validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "DatasetError" in err
+    assert err.rstrip().endswith(f'goldenkit: {path}:2: duplicate id "a" (first on line 1)')
+
+
+def _console_script() -> list[str]:
+    exe = Path(sys.executable).with_name("goldenkit")
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("goldenkit")
+    if found is None:
+        pytest.skip("the goldenkit console script is not installed")
+    return [found]
+
+
+def test_console_script_exit_codes(tmp_path):
+    bad = write(tmp_path, line() + b"[]\n")
+    proc = subprocess.run([*_console_script(), "dataset", "validate", str(bad)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr == f"goldenkit: {bad}:2: a row must be a JSON object, got a list\n"
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(line())
+    proc = subprocess.run([*_console_script(), "dataset", "hash", str(good)], capture_output=True, text=True)
+    assert proc.returncode == 0 and len(proc.stdout.strip()) == 64
+    proc = subprocess.run([*_console_script(), "dataset", "sample", str(good)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "--per-slice" in proc.stderr
