@@ -143,3 +143,51 @@ def test_live_mode_asks_the_judge(tmp_path: Path) -> None:
     judge = JudgeGrader(Echo(), rubric_text="Accept refunds.")
     decisions = asyncio.run(judge_labels(read_labels(f), judge))
     assert decisions == ["ACCEPT", "REJECT", "REJECT"]
+
+
+def judge_by_prompt(case, repeat=0) -> str:
+    """A stand-in judge (callable provider): accepts when the task mentions a refund."""
+    task = case.prompt.split("<<<ANSWER", 1)[0]
+    return '{"decision": "%s"}' % ("ACCEPT" if "refund" in task.lower() else "REJECT")
+
+
+def test_cli_live_mode_with_config_and_dataset(tmp_path: Path, capsys) -> None:
+    dataset = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
+    if not (dataset / "dataset.jsonl").is_file():
+        pytest.skip("bundled dataset absent")
+    (tmp_path / "rubric.md").write_text("Accept answers about refunds.\n", encoding="utf-8")
+    (tmp_path / "goldenkit.toml").write_text(
+        '[judge]\nprovider = "callable"\nmodel = "judge-x"\nrubric = "rubric.md"\n'
+        '[judge.options]\ncallable = "test_graders_calibration:judge_by_prompt"\n',
+        encoding="utf-8",
+    )
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        json.dumps({"id": "l1", "caseId": "refund-0001", "human": "ACCEPT", "response": "ok"})
+        + "\n"
+        + json.dumps({"id": "l2", "human": "REJECT", "response": "ok", "prompt": "What is your name?"})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "report.json"
+    code = main(
+        [
+            "judge",
+            "calibrate",
+            str(labels),
+            "--live",
+            "--config",
+            str(tmp_path / "goldenkit.toml"),
+            "--dataset",
+            str(dataset),
+            "--min-n",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    # l1's task comes from the dataset case refund-0001 (a refund request), l2's from its own prompt
+    assert data["confusion"] == {"tp": 1, "fn": 0, "fp": 0, "tn": 1} and data["mode"] == "live"
+    assert data["judge_version"].startswith("judge-x+rubric.")

@@ -3,7 +3,8 @@
 Reads human labels (row id, response, human decision ACCEPT/REJECT). Labels
 that already carry the judge's decision or output are replayed without a
 model; with ``--judge PROVIDER`` (or ``--live`` and a ``[judge]`` table in
-goldenkit.toml) the judge is asked afresh. Prints the confusion matrix,
+goldenkit.toml) the judge is asked afresh, seeing the label's prompt, or the
+case of ``--dataset`` the label's ``caseId`` (else its id) names. Prints the confusion matrix,
 accuracy, precision, recall, specificity (Wilson 95% intervals), Cohen's kappa
 with its 95% interval, n, and whether the judge may act as a hard grader
 (kappa's lower bound >= --kappa-floor and n >= --min-n). ``--out`` writes the
@@ -39,6 +40,9 @@ def register(sub: Any) -> None:
     cal.add_argument("--rubric", help="judge rubric file (with --judge)")
     cal.add_argument("--live", action="store_true", help="ask the judge configured in [judge] of goldenkit.toml")
     cal.add_argument("--config", help="goldenkit.toml (default: ./goldenkit.toml)")
+    cal.add_argument(
+        "--dataset", help="dataset whose cases (by the label's caseId, else its id) the judge sees, in live mode"
+    )
     cal.add_argument("--judge-version", help="label replayed decisions with this judge version")
     cal.add_argument("--min-n", type=int, default=30, help="minimum decided pairs for a hard judge (default 30)")
     cal.add_argument("--kappa-floor", type=float, default=0.6, help="floor on kappa's 95%% lower bound (default 0.6)")
@@ -69,6 +73,19 @@ def _judge_from_args(args: argparse.Namespace) -> Any:
     return build_graders(cfg)[0]
 
 
+def _case_lookup(path: str) -> Any:
+    from goldenkit.dataset import read_dataset
+
+    ds = read_dataset(path)
+    known = set(ds.rows["id"])
+
+    def case_for(row: Any) -> Any:
+        rid = row.raw.get("caseId") or row.raw.get("case_id") or row.id
+        return ds.case(rid) if rid in known else None
+
+    return case_for
+
+
 def calibrate_command(args: argparse.Namespace) -> int:
     if args.min_n < 1:
         raise UsageError("--min-n must be at least 1")
@@ -76,8 +93,9 @@ def calibrate_command(args: argparse.Namespace) -> int:
     live = bool(args.judge or args.live)
     if live:
         judge = _judge_from_args(args)
+        case_for = _case_lookup(args.dataset) if args.dataset else None
         try:
-            decisions = asyncio.run(judge_labels(rows, judge, max_in_flight=args.max_in_flight))
+            decisions = asyncio.run(judge_labels(rows, judge, max_in_flight=args.max_in_flight, case_for=case_for))
         finally:
             asyncio.run(judge.aclose())
         version = judge.judge_version

@@ -315,12 +315,19 @@ def calibration_report(
     )
 
 
-async def judge_labels(rows: Sequence[LabelRow], judge: Any, *, max_in_flight: int = 8) -> list[str]:
+async def judge_labels(
+    rows: Sequence[LabelRow],
+    judge: Any,
+    *,
+    max_in_flight: int = 8,
+    case_for: Any = None,
+) -> list[str]:
     """Ask ``judge`` (a :class:`~goldenkit.graders.judge.JudgeGrader`) for a decision on every label row.
 
-    Each row needs its response (``response`` / ``candidate``); ``prompt`` and
-    ``reference`` are passed to the judge when present. A judge call that
-    fails counts as PENDING.
+    Each row needs its response (``response`` / ``candidate``). The judge sees
+    the case ``case_for(row)`` returns (for instance the dataset case named by
+    the label's ``caseId``), else one made of the label's ``prompt`` and
+    ``reference``. A judge call that fails counts as PENDING.
     """
     import asyncio
 
@@ -334,7 +341,9 @@ async def judge_labels(rows: Sequence[LabelRow], judge: Any, *, max_in_flight: i
     gate = asyncio.Semaphore(max(1, max_in_flight))
 
     async def one(row: LabelRow) -> str:
-        case = Case(id=row.id, shape="contract", turns=(Turn(user=row.prompt or ""),), reference=row.reference)
+        case = case_for(row) if case_for is not None else None
+        if case is None:
+            case = Case(id=row.id, shape="contract", turns=(Turn(user=row.prompt or ""),), reference=row.reference)
         async with gate:
             result = await judge.agrade(case, Response.from_text(row.response or ""))
         if result.passed is None:
