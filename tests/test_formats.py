@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from goldenkit import DatasetError, normalize_case
 from goldenkit.cases import Case
@@ -568,3 +570,88 @@ def test_normalize_never_mutates_the_raw_case() -> None:
     before = copy.deepcopy(raw)
     case = normalize_case(raw)
     assert raw == before and case.raw == before
+
+
+# ------------------------------------------------------------------------------- robustness
+
+
+_KEYS = [
+    "eval_id", "conversation", "conversation_scenario", "user_content", "final_response", "intermediate_data",
+    "tool_uses", "tool_responses", "intermediate_responses", "invocation_events", "parts", "text", "role", "name",
+    "args", "response", "session_input", "prompt", "reference", "reference_trajectory", "tool_name", "tool_input",
+    "agent_data", "agents", "turns", "events", "author", "content", "function_call", "request", "contents",
+    "messages", "conversation_history", "system_instruction", "expect", "must_not", "contains", "refuse", "regex",
+    "tools", "history", "system", "starting_prompt", "criteria", "user", "tool_match",
+]  # fmt: skip
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "user", "model", "{", "[1]", "("]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    raw=st.dictionaries(st.sampled_from(_KEYS), _json, max_size=5),
+    shape=st.sampled_from([None, "adk", "vertex", "contract"]),
+)
+def test_malformed_input_raises_dataset_error_and_nothing_else(raw: dict, shape: str | None) -> None:
+    """Whatever JSON a dataset holds, normalizing gives a Case or a DatasetError: never a TypeError or KeyError."""
+    try:
+        case = normalize_case(raw, shape, row_id="fuzz")
+    except DatasetError as exc:
+        assert str(exc).startswith('case "fuzz": ') and "\n" not in str(exc)
+    else:
+        assert case.turns and all(isinstance(t.user, str) for t in case.turns) and case.raw == raw
+
+
+def _paths(obj: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def test_mutated_valid_cases_fail_cleanly() -> None:
+    """One leaf of a valid case replaced by a wrong type (or removed): a Case or a one-line DatasetError."""
+    import random
+
+    seeds: list[dict] = [
+        {"agent_data": _agent_data(), "reference": "x"},
+        {"request": {"contents": [{"role": "user", "parts": [{"text": "q"}]}]}, "response": "r"},
+        {"request": {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]}},
+        {
+            "turns": ["a", {"user": "b", "tools": [{"name": "t"}]}],
+            "tool_responses": [{"name": "t", "response": 1}],
+            "history": [{"role": "user", "content": "h"}],
+            "expect": {"tools": [{"name": "t", "args": {}}], "regex": ["a"], "contains": ["x"]},
+            "must_not": ["y"],
+        },
+    ]
+    for path in _adk_evalset_files():
+        seeds += json.loads(path.read_text(encoding="utf-8"))["eval_cases"]
+    wrong = [None, 1, "x", [], {}, [1], [{}], {"parts": None}, {"parts": [None]}, True, 1.5, [[1]], {"text": 3}]
+    rng = random.Random(20260115)
+    outcomes = {"case": 0, "error": 0}
+    for _ in range(1500):
+        raw = copy.deepcopy(rng.choice(seeds))
+        path = rng.choice(_paths(raw)[1:])
+        parent = raw
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and rng.random() < 0.2:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(rng.choice(wrong))
+        for shape in (None, "adk", "vertex", "contract"):
+            try:
+                normalize_case(raw, shape, row_id="m")
+                outcomes["case"] += 1
+            except DatasetError as exc:
+                assert "\n" not in str(exc) and str(exc).startswith('case "m": ')
+                outcomes["error"] += 1
+    assert outcomes["case"] > 100 and outcomes["error"] > 100  # both paths were exercised

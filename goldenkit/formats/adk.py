@@ -146,11 +146,11 @@ def _invocation(inv: Any, i: int, rid: str | None) -> Turn:
                 raise case_error(rid, f"{field}.intermediate_data.tool_uses must be a list")
             for j, use in enumerate(uses):
                 calls.append(tool_call(use, row_id=rid, field=f"{field}.intermediate_data.tool_uses[{j}]"))
-            for j, resp in enumerate(get(data, "tool_responses") or []):
+            for j, resp in enumerate(_list(data, "tool_responses", rid, field)):
                 responses.append(
                     tool_response(resp, row_id=rid, field=f"{field}.intermediate_data.tool_responses[{j}]", calls=calls)
                 )
-            for j, item in enumerate(get(data, "intermediate_responses") or []):
+            for j, item in enumerate(_list(data, "intermediate_responses", rid, field)):
                 if not isinstance(item, list | tuple) or len(item) != 2 or not isinstance(item[0], str):
                     raise case_error(
                         rid, f"{field}.intermediate_data.intermediate_responses[{j}] must be [author, [parts]]"
@@ -164,6 +164,15 @@ def _invocation(inv: Any, i: int, rid: str | None) -> Turn:
         tool_responses=tuple(responses),
         intermediate_responses=tuple(intermediate),
     )
+
+
+def _list(data: Mapping[str, Any], key: str, rid: str | None, field: str) -> list[Any]:
+    value = get(data, key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise case_error(rid, f"{field}.intermediate_data.{key} must be a list")
+    return value
 
 
 def _scan_events(
@@ -278,6 +287,9 @@ def _legacy_case(eval_id: str, turns: Any, session: Any, original: Any, path: Pa
         if not isinstance(t, dict) or not isinstance(t.get("query"), str):
             raise DatasetError(f"legacy turn {at} has no query", path=path.name)
         uses, mocks = [], []
+        for key in ("expected_tool_use", "expected_intermediate_agent_responses"):
+            if t.get(key) is not None and not isinstance(t[key], list):
+                raise DatasetError(f"legacy turn {at}.{key} must be a list", path=path.name)
         for j, use in enumerate(t.get("expected_tool_use") or []):
             if not isinstance(use, dict) or not isinstance(use.get("tool_name"), str):
                 raise DatasetError(f"legacy turn {at}.expected_tool_use[{j}] has no tool_name", path=path.name)

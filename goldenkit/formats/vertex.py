@@ -212,6 +212,8 @@ def _content_message(content: Any, rid: str | None, field: str) -> Message:
     if not isinstance(content, Mapping):
         raise case_error(rid, f"{field} must be a Content object")
     role = content.get("role") or "user"
+    if not isinstance(role, str):
+        raise case_error(rid, f"{field}.role must be a string")
     role = {"model": "assistant"}.get(role, role)
     if role not in ("user", "assistant", "system", "tool"):
         raise case_error(rid, f"{field} has unknown role {content.get('role')!r}")
@@ -284,8 +286,13 @@ def _agent_data(data: Mapping[str, Any], rid: str | None) -> tuple[list[Turn], s
         instruction = config.get("instruction")
         if isinstance(instruction, str) and (system is None or agent_id == root):
             system = instruction
-        for tool in config.get("tools") or []:
+        agent_tools = config.get("tools") or []
+        if not isinstance(agent_tools, list):
+            raise case_error(rid, f"agent_data.agents[{agent_id!r}].tools must be a list")
+        for tool in agent_tools:
             decls = get(tool, "function_declarations") if isinstance(tool, Mapping) else None
+            if decls is not None and not isinstance(decls, list):
+                raise case_error(rid, f"agent_data.agents[{agent_id!r}].tools[].function_declarations must be a list")
             for decl in decls or []:
                 if isinstance(decl, Mapping) and isinstance(decl.get("name"), str):
                     if all(t.get("name") != decl["name"] for t in tools):
