@@ -218,7 +218,9 @@ def turns(
 ) -> list[dict[str, Any]]:
     """One turn per user turn: earlier turns get a short reply, the last one the answer and the calls."""
     n = len(_users(raw))
-    out = [{"text": first or _first_turn_text(raw, scenario), "tool_calls": []} for _ in range(n - 1)]
+    out: list[dict[str, Any]] = [
+        {"text": first or _first_turn_text(raw, scenario), "tool_calls": []} for _ in range(n - 1)
+    ]
     out.append({"text": text, "tool_calls": calls})
     return out
 
@@ -682,8 +684,8 @@ def plan_rows(holdout: pd.DataFrame) -> dict[str, dict[str, Any]]:
             used.add(rid)
 
     for agent, k in ERRORS.items():
-        pool = sorted(rid for rid, p in plan.items() if not p.get("flaky") and not p.get("error"))
-        for i, rid in enumerate(sorted(rng.sample(pool, k))):
+        quiet = sorted(rid for rid, p in plan.items() if not p.get("flaky") and not p.get("error"))
+        for i, rid in enumerate(sorted(rng.sample(quiet, k))):
             rep = rng.randrange(REPEATS)
             plan[rid][agent][rep] = "ERROR"
             plan[rid]["error"] = ERROR_KINDS[(i + (agent == "candidate")) % len(ERROR_KINDS)]
