@@ -33,6 +33,10 @@ codes (and their gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED,
 INTERNAL), timeouts and connection errors are transient and retried by the
 runner; everything else is permanent.
 
+The case's system instruction is not applied (the agent has its own
+instruction); its tool declarations and recorded tool responses are not used
+either: the agent calls its own tools.
+
 ``history`` (a provider setting, written to run.json): ``"actual"`` (default)
 runs the turns one after another in one session, so each turn sees the
 agent's own earlier answers; ``"expected"`` runs each turn in a fresh session
