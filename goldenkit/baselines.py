@@ -99,17 +99,17 @@ class Baseline:
         cols = [c for c in (*_COLLAPSED, "verdict", "flaky") if c in self.rows.columns]
         return self.rows[cols]
 
-    def details(self, ids: Sequence[str]) -> pd.DataFrame:
-        """row_id, tags, response and reasons of the saved representative repeat of each id."""
+    def details(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """row_id -> {tags, response, reasons} of the saved representative repeat of each id."""
         sub = self.rows.set_index("row_id").reindex(list(ids))
-        return pd.DataFrame(
-            {
-                "row_id": list(ids),
-                "tags": [list(t) if isinstance(t, (list, np.ndarray)) else [] for t in sub["tags"]],
-                "response": [None if pd.isna(r) else r for r in sub["response"]],
-                "reasons": [json.loads(r) if isinstance(r, str) else {} for r in sub["reasons"]],
+        out: dict[str, dict[str, Any]] = {}
+        for rid, t, r, why in zip(ids, sub["tags"], sub["response"], sub["reasons"], strict=True):
+            out[rid] = {
+                "tags": [str(x) for x in t] if isinstance(t, (list, np.ndarray)) else [],
+                "response": r if isinstance(r, str) else None,
+                "reasons": json.loads(why) if isinstance(why, str) else {},
             }
-        )
+        return out
 
     def __repr__(self) -> str:
         s = self.info.get("summary", {})

@@ -68,6 +68,7 @@ from goldenkit.stats import (
     mcnemar_exact,
     paired_diff_ci,
     parse_rule,
+    sorted_codes,
     verdict_codes,
     wilson_ci,
 )
@@ -251,10 +252,10 @@ def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     return out
 
 
-def _details(obj: Any, ids: Sequence[str], verdicts: Sequence[str]) -> pd.DataFrame:
-    """row_id, tags, response, reasons of the representative repeat of each id."""
+def _details(obj: Any, ids: Sequence[str], verdicts: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """row_id -> {tags, response, reasons} of the representative repeat of each id."""
     if not len(ids):
-        return pd.DataFrame({"row_id": [], "tags": [], "response": [], "reasons": []})
+        return {}
     fn = getattr(obj, "details", None)
     if callable(fn):
         return fn(ids)
@@ -277,15 +278,18 @@ def _details(obj: Any, ids: Sequence[str], verdicts: Sequence[str]) -> pd.DataFr
         key = (rank, int(r.get("repeat") or 0))
         if rid not in best or key < best[rid][:2]:
             best[rid] = (*key, r)
-    out = {"row_id": [], "tags": [], "response": [], "reasons": []}
+    out: dict[str, dict[str, Any]] = {}
     for rid in ids:
         r = best.get(rid, (0, 0, {}))[2]
-        out["row_id"].append(rid)
         tags = r.get("tags")
-        out["tags"].append([] if tags is None else list(tags))
-        out["response"].append(r.get("response"))
-        out["reasons"].append(_reasons(r.get("graders"), str(r.get("verdict")), r.get("detail")))
-    return pd.DataFrame(out)
+        resp = r.get("response")
+        detail = r.get("detail")
+        out[rid] = {
+            "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
+            "response": resp if isinstance(resp, str) else None,
+            "reasons": _reasons(r.get("graders"), str(r.get("verdict")), detail if isinstance(detail, str) else None),
+        }
+    return out
 
 
 # --------------------------------------------------------------------------- comparability
@@ -401,7 +405,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     vc = verdict_codes(cc["verdict"])[order]
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
-    s_codes, s_names = pd.factorize(slices, sort=True)
+    s_codes, s_names = sorted_codes(slices)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].to_numpy(),
@@ -519,26 +523,27 @@ def _flip_list(
     ids = [str(x) for x in sub["row_id"].tolist()]
     bverd = [str(v) for v in sub["base_verdict"].tolist()]
     cverd = [str(v) for v in sub["cand_verdict"].tolist()]
-    bd = _details(base, ids, bverd).set_index("row_id")
-    cd = _details(cand, ids, cverd).set_index("row_id")
+    bd = _details(base, ids, bverd)
+    cd = _details(cand, ids, cverd)
+    empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}}
+
+    def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
+        return pd.Series([d.get(i, empty)[key] for i in ids], dtype=object)
 
     def tags_of(i: str) -> list[str]:
-        for d in (bd, cd):
-            if i in d.index and d.at[i, "tags"] is not None and len(d.at[i, "tags"]):
-                return list(d.at[i, "tags"])
-        return []
+        return list(bd.get(i, empty)["tags"] or cd.get(i, empty)["tags"])
 
     return pd.DataFrame(
         {
-            "row_id": ids,
-            "slice": [str(s) for s in sub["slice"].tolist()],
-            "tags": [tags_of(i) for i in ids],
-            "status": [str(s) for s in sub["status"].tolist()],
-            "base_verdict": bverd,
-            "cand_verdict": cverd,
-            "base_response": [bd["response"].get(i) for i in ids] if len(bd) else [],
-            "cand_response": [cd["response"].get(i) for i in ids] if len(cd) else [],
-            "base_reasons": [bd["reasons"].get(i) for i in ids] if len(bd) else [],
-            "cand_reasons": [cd["reasons"].get(i) for i in ids] if len(cd) else [],
+            "row_id": pd.Series(ids, dtype=object),
+            "slice": pd.Series([str(s) for s in sub["slice"].tolist()], dtype=object),
+            "tags": pd.Series([tags_of(i) for i in ids], dtype=object),
+            "status": pd.Series([str(s) for s in sub["status"].tolist()], dtype=object),
+            "base_verdict": pd.Series(bverd, dtype=object),
+            "cand_verdict": pd.Series(cverd, dtype=object),
+            "base_response": col(bd, "response"),
+            "cand_response": col(cd, "response"),
+            "base_reasons": col(bd, "reasons"),
+            "cand_reasons": col(cd, "reasons"),
         }
     )

@@ -95,6 +95,7 @@ __all__ = [
     "parse_rule",
     "rows_needed",
     "slice_table",
+    "sorted_codes",
     "verdict_codes",
     "wilson_ci",
 ]
@@ -209,6 +210,20 @@ def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str
     return out.astype(np.int8)
 
 
+def sorted_codes(values: Any) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of ``values`` and the distinct values as str, sorted by their text.
+
+    (``pd.factorize(sort=True)`` sorts a categorical by its category order, not its text.)
+    """
+    codes, uniques = pd.factorize(values, sort=False)
+    names = [str(u) for u in uniques]
+    order = sorted(range(len(names)), key=names.__getitem__)
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[order] = np.arange(len(names))
+    out = np.where(codes >= 0, remap[np.maximum(codes, 0)] if len(names) else codes, -1)
+    return out.astype(np.int64), [names[i] for i in order]
+
+
 def _verdict_categorical(codes: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(codes.astype(np.int8), categories=list(VERDICTS))
 
@@ -311,7 +326,7 @@ def slice_table(
     c = _as_collapsed(outcomes, rule)
     if by not in c.columns:
         raise InputError(f"cannot group by {by!r}: no such column")
-    g_codes, g_uniques = pd.factorize(c[by], sort=True)
+    g_codes, g_uniques = sorted_codes(c[by])
     if g_codes.size and g_codes.min() < 0:
         raise ResultsError(f"a row has no {by!r}")
     m = len(g_uniques)

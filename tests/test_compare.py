@@ -1,0 +1,168 @@
+"""compare_runs: comparability, per-row statuses, the published worked example, flips."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from run_factory import SHA_B, FakeRun, manifest, outcomes, worked_example, write_run
+
+from goldenkit.compare import STATUSES, compare_runs
+from goldenkit.errors import ComparisonInvalid
+from goldenkit.stats import OVERALL, mcnemar_exact
+
+
+def runs(**cand_kw: object) -> tuple[FakeRun, FakeRun]:
+    b, c = worked_example()
+    return FakeRun(manifest("base"), b), FakeRun(manifest("cand", **cand_kw), c)  # type: ignore[arg-type]
+
+
+def test_worked_example_numbers_come_out_of_compare_runs() -> None:
+    base, cand = runs(model_id="model-b", mode="live")
+    cmp = compare_runs(base, cand)
+    t = cmp.table.set_index("slice")
+    ov = t.loc[OVERALL]
+    assert (ov["k_base"], ov["n_base"], ov["k_cand"], ov["n_cand"]) == (352, 400, 356, 400)
+    assert [round(100 * ov[c], 2) for c in ("base_ci_low", "base_ci_high")] == [84.45, 90.83]
+    assert [round(100 * ov[c], 2) for c in ("cand_ci_low", "cand_ci_high")] == [85.55, 91.70]
+    assert (ov["b"], ov["c"]) == (10, 14) and round(ov["p_val"], 4) == 0.5413
+    assert len(cmp.flips[cmp.flips["status"].isin(["NEW_FAILURE", "RECOVERED"])]) == 24
+    r = t.loc["refunds"]
+    assert (r["rows"], r["b"], r["c"], round(r["p_val"], 4)) == (60, 8, 1, 0.0391)
+    o = t.loc["other"]
+    assert (o["rows"], o["b"], o["c"], round(o["p_val"], 5)) == (340, 2, 13, 0.00739)
+    # Holm over the two slices: 0.0391 and 0.0148
+    assert round(r["p_adj"], 4) == 0.0391 and round(o["p_adj"], 4) == 0.0148
+    assert np.isnan(ov["p_adj"])
+    # the overall paired difference: +1 point, its interval spans 0
+    assert ov["diff"] == pytest.approx(0.01) and ov["diff_ci_low"] < 0 < ov["diff_ci_high"]
+    assert cmp.b == 10 and cmp.c == 14 and cmp.p_value == pytest.approx(mcnemar_exact(10, 14))
+    assert any("mode differs" in n for n in cmp.notes)
+    assert any("model_id model-a vs model-b" in n for n in cmp.notes)
+
+
+def test_flip_list_has_both_sides() -> None:
+    cmp = compare_runs(*runs())
+    f = cmp.flips
+    assert list(f.columns) == [
+        "row_id", "slice", "tags", "status", "base_verdict", "cand_verdict",
+        "base_response", "cand_response", "base_reasons", "cand_reasons",
+    ]  # fmt: skip
+    assert f["status"].tolist()[:10] == ["NEW_FAILURE"] * 10
+    row = f[f["row_id"] == "refunds-0001"].iloc[0]
+    assert row["status"] == "NEW_FAILURE" and row["slice"] == "refunds" and row["tags"] == ["multi_turn"]
+    # representative repeat: the first whose verdict equals the row's collapsed verdict
+    assert row["base_response"].startswith("base says refunds-0001") and row["base_response"].endswith("PASS")
+    assert row["cand_response"].startswith("cand says refunds-0001") and row["cand_response"].endswith("FAIL")
+    assert "missing phrase" in row["cand_reasons"]["contract"]
+    assert row["base_reasons"]["contract"].endswith("ok")
+
+
+def test_swap_swaps_b_and_c_and_keeps_p() -> None:
+    base, cand = runs()
+    ab = compare_runs(base, cand).table
+    ba = compare_runs(cand, base).table
+    assert ab["b"].tolist() == ba["c"].tolist() and ab["c"].tolist() == ba["b"].tolist()
+    assert np.allclose(ab["p_val"], ba["p_val"]) and np.allclose(ab["diff"], -ba["diff"])
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["PASS", "FAIL", "ERROR"]),
+                  st.sampled_from(["PASS", "FAIL", "ERROR"])),
+        min_size=1, max_size=60,
+    )
+)  # fmt: skip
+@settings(max_examples=25, deadline=None)
+def test_swap_property(rows: list[tuple[str, str, str]]) -> None:
+    b = outcomes([(f"r{i}", s, [v]) for i, (s, v, _) in enumerate(rows)], run_id="x")
+    c = outcomes([(f"r{i}", s, [v]) for i, (s, _, v) in enumerate(rows)], run_id="y")
+    x, y = FakeRun(manifest("x", repeats=1), b), FakeRun(manifest("y", repeats=1), c)
+    xy, yx = compare_runs(x, y), compare_runs(y, x)
+    assert xy.table["b"].tolist() == yx.table["c"].tolist()
+    assert xy.table["c"].tolist() == yx.table["b"].tolist()
+    assert np.allclose(xy.table["p_val"], yx.table["p_val"])
+    assert (xy.table["p_adj"].fillna(-1) >= xy.table["p_val"].where(xy.table["p_adj"].notna(), -1) - 1e-15).all()
+    counts = xy.status_counts()
+    assert counts["NEW_ERROR"] == yx.status_counts()["ERROR_CLEARED"]
+    assert sum(counts.values()) == len(rows)
+
+
+def test_each_differing_key_is_named() -> None:
+    b, c = worked_example()
+    base = FakeRun(manifest("base"), b)
+    cand = FakeRun(
+        manifest("cand", sha256=SHA_B, repeats=5, graders={"contract": "2", "judge": "1"}, judge_version="j2"), c
+    )
+    with pytest.raises(ComparisonInvalid) as err:
+        compare_runs(base, cand)
+    msg = str(err.value)
+    assert "dataset sha256 differs: 3f2a00000000... vs 9b1c11111111..." in msg
+    assert "repeats differ: 3 vs 5" in msg
+    assert "grader versions differ: contract 1 vs 2; judge only in candidate" in msg
+    assert "judge version differs: None vs j2" in msg
+    assert len(err.value.differences) == 4 and err.value.exit_code == 4
+
+
+def test_row_set_and_rule_must_agree() -> None:
+    b, c = worked_example()
+    base = FakeRun(manifest("base"), b)
+    fewer = FakeRun(manifest("cand"), c[~c["row_id"].isin(["other-0100", "refunds-0003"])])
+    with pytest.raises(ComparisonInvalid, match=r"row set differs: 2 only in base \(other-0100, refunds-0003\)"):
+        compare_runs(base, fewer)
+
+    class Saved(FakeRun):
+        rule = "all"
+
+    with pytest.raises(ComparisonInvalid, match="collapse rule differs: majority vs all"):
+        compare_runs(base, Saved(manifest("cand"), c))
+
+
+def test_error_rows_are_out_of_b_and_c_and_stated() -> None:
+    rows_b = [("x1", "s", ["PASS"]), ("x2", "s", ["FAIL"]), ("x3", "s", ["ERROR"]), ("x4", "s", ["PASS"]),
+              ("x5", "s", ["ERROR"]), ("x6", "s", ["SKIPPED"])]  # fmt: skip
+    rows_c = [("x1", "s", ["ERROR"]), ("x2", "s", ["PASS"]), ("x3", "s", ["FAIL"]), ("x4", "s", ["FAIL"]),
+              ("x5", "s", ["ERROR"]), ("x6", "s", ["PASS"])]  # fmt: skip
+    base = FakeRun(manifest("b", repeats=1), outcomes(rows_b))
+    cand = FakeRun(manifest("c", repeats=1), outcomes(rows_c))
+    cmp = compare_runs(base, cand)
+    st_ = dict(zip(cmp.rows["row_id"], cmp.rows["status"].astype(str), strict=True))
+    assert st_ == {
+        "x1": "NEW_ERROR", "x2": "RECOVERED", "x3": "ERROR_CLEARED", "x4": "NEW_FAILURE",
+        "x5": "UNCHANGED_ERROR", "x6": "SKIPPED",
+    }  # fmt: skip
+    ov = cmp.overall
+    assert (ov["b"], ov["c"], ov["n_paired"], ov["new_error"], ov["error_cleared"]) == (1, 1, 2, 1, 1)
+    assert (ov["n_base"], ov["n_cand"]) == (3, 4)  # each side over its own graded rows
+    assert any("ERROR in the candidate only" in n for n in cmp.notes)
+    assert any("the error cleared" in n for n in cmp.notes)
+    assert set(cmp.flips["status"]) == {"NEW_FAILURE", "RECOVERED", "NEW_ERROR", "ERROR_CLEARED"}
+    err = cmp.flips.set_index("row_id").loc["x1"]
+    assert err["cand_reasons"] == {"error": "provider timeout"} and err["cand_response"] is None
+    assert set(cmp.status_counts()) == set(STATUSES)
+
+
+def test_to_dict_is_json() -> None:
+    cmp = compare_runs(*runs())
+    doc = json.loads(json.dumps(cmp.to_dict()))
+    assert doc["table"][-1]["slice"] == OVERALL and doc["table"][-1]["p_adj"] is None
+    assert len(doc["flips"]) == 24 and doc["status_counts"]["NEW_FAILURE"] == 10
+
+
+def test_compare_reads_run_folders_parquet_and_jsonl(tmp_path: pytest.TempPathFactory) -> None:
+    from goldenkit.results import read_run
+
+    b, c = worked_example()
+    write_run(tmp_path, manifest("base"), b, parquet=True)
+    write_run(tmp_path, manifest("cand"), c, parquet=False)
+    cmp = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
+    in_memory = compare_runs(*runs())
+    cols = ["slice", "b", "c", "p_val", "p_adj", "k_base", "k_cand"]
+    pd.testing.assert_frame_equal(cmp.table[cols], in_memory.table[cols])
+    assert cmp.flips["row_id"].tolist() == in_memory.flips["row_id"].tolist()
+    assert cmp.flips["cand_response"].tolist() == in_memory.flips["cand_response"].tolist()
+    assert cmp.base_id == "base" and cmp.cand_id == "cand"
