@@ -655,3 +655,27 @@ def test_mutated_valid_cases_fail_cleanly() -> None:
                 assert "\n" not in str(exc) and str(exc).startswith('case "m": ')
                 outcomes["error"] += 1
     assert outcomes["case"] > 100 and outcomes["error"] > 100  # both paths were exercised
+
+
+def test_contract_per_turn_expectations_line_up_with_turns() -> None:
+    raw = {
+        "turns": ["a", {"user": "b", "tools": [{"name": "t2", "args": {"x": 1}}]}, "c"],
+        "expect": {
+            "tools": [{"name": "whole"}],
+            "turns": [{"tools": [{"name": "t1"}], "contains": ["A"], "reference": "ra"}, None],
+        },
+    }
+    case = normalize_case(raw, row_id="pt")
+    assert [[c.name for c in t.expected_tools] for t in case.turns] == [["t1"], ["t2"], []]
+    assert case.turns[0].expected_response == "ra"
+    assert case.expect["tools"] == [{"name": "whole", "args": {}}]  # case-level trajectory stays as it is
+    assert case.expect["turns"] == [
+        {"tools": [{"name": "t1", "args": {}}], "must_contain": ["A"], "reference": "ra"},
+        {"tools": [{"name": "t2", "args": {"x": 1}}]},
+    ]
+    single = normalize_case({"prompt": "p", "expect": {"tools": [{"name": "t"}]}})
+    assert "turns" not in single.expect  # a single-turn case's expect.tools is not duplicated per turn
+    with pytest.raises(DatasetError, match=r'case "x": expect.turns has 2 entries but the case has 1 turns'):
+        normalize_case({"prompt": "p", "expect": {"turns": [{}, {}]}}, row_id="x")
+    with pytest.raises(DatasetError, match=r'case "y": expect.turns\[0\]: expect.refuse must be true or false'):
+        normalize_case({"prompt": "p", "expect": {"turns": [{"refuse": 1}]}}, row_id="y")

@@ -19,8 +19,11 @@ How it maps onto :class:`goldenkit.cases.Case`:
   that carry a per-turn expected answer and tool calls.
 * ``expect.tools`` is the expected trajectory of the whole case. In a single-turn
   case it is also that turn's ``expected_tools``; in a multi-turn case it stays
-  case-level (``Case.expect["tools"]``, matched against all turns' calls in order)
-  unless the turns give their own ``tools``.
+  case-level (``Case.expect["tools"]``, matched against all turns' calls in order).
+* ``expect.turns`` is a list of per-turn expectations (each one an ``expect``
+  object, normalized the same way). Its ``tools`` / ``reference`` set that turn's
+  expected tools / response, and tools given on a turn object are copied into
+  ``expect.turns[i].tools``, so a grader reading either place sees the same.
 * ``tool_responses`` are recorded answers keyed by (name, args), available to
   every turn, so each turn carries the whole list.
 * ``reference`` (or ``expect.reference``) is ``Case.reference`` and the last
@@ -95,6 +98,24 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
                 re.compile(pattern)
             except re.error as exc:
                 raise case_error(row_id, f"expect.{key} pattern {pattern!r} does not compile: {exc}") from None
+    if expect.get("turns") is not None:
+        per_turn = expect["turns"]
+        if not isinstance(per_turn, list):
+            raise case_error(row_id, "expect.turns must be a list of per-turn expectations")
+        normalized = []
+        for i, entry in enumerate(per_turn):
+            if entry is None:
+                normalized.append({})
+                continue
+            if not isinstance(entry, Mapping):
+                raise case_error(row_id, f"expect.turns[{i}] must be an object")
+            if "turns" in entry:
+                raise case_error(row_id, f"expect.turns[{i}] cannot hold turns of its own")
+            try:
+                normalized.append(normalize_expect({"expect": entry}, row_id=None))
+            except DatasetError as exc:
+                raise case_error(row_id, f"expect.turns[{i}]: {exc.detail}") from None
+        expect["turns"] = normalized
     if "tools" in expect:
         calls = _tool_list(expect["tools"], row_id=row_id, field="expect.tools")
         expect["tools"] = [c.to_dict() for c in calls]
@@ -144,6 +165,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
             raise case_error(rid, f"prompt must be a string, got {type(prompt).__name__}")
         turns.append(Turn(user=prompt, tool_responses=responses))
 
+    _per_turn_expect(expect, turns, rid)
     if len(turns) == 1 and case_tools and not turns[0].expected_tools:
         turns[0] = _replace(turns[0], expected_tools=tuple(case_tools))
     if reference is not None and turns[-1].expected_response is None:
@@ -226,6 +248,35 @@ def read_golden_manifest(path: Path) -> dict[str, Any] | None:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None) -> None:
+    """Line up ``expect.turns`` (per-turn expectations) with the turns, both ways.
+
+    ``expect.turns[i].tools`` / ``.reference`` become turn i's expected tools /
+    response, and tools given on a turn object (``turns[i].tools``) are copied
+    into ``expect.turns[i].tools``, so graders reading either place agree.
+    """
+    per_turn = expect.get("turns")
+    if per_turn is not None and len(per_turn) > len(turns):
+        raise case_error(rid, f"expect.turns has {len(per_turn)} entries but the case has {len(turns)} turns")
+    mirrored = [dict(e) for e in per_turn] if per_turn is not None else []
+    for i, turn in enumerate(turns):
+        entry = mirrored[i] if i < len(mirrored) else None
+        if entry is not None:
+            if entry.get("tools") and not turn.expected_tools:
+                calls = tuple(ToolCall(name=t["name"], args=t["args"]) for t in entry["tools"])
+                turn = _replace(turn, expected_tools=calls)
+            ref = entry.get("reference")
+            if isinstance(ref, str) and turn.expected_response is None:
+                turn = _replace(turn, expected_response=ref)
+            turns[i] = turn
+        if turn.expected_tools and not (entry or {}).get("tools"):
+            while len(mirrored) <= i:
+                mirrored.append({})
+            mirrored[i]["tools"] = [c.to_dict() for c in turn.expected_tools]
+    if mirrored:
+        expect["turns"] = mirrored
 
 
 def _decode(path: Path, data: bytes) -> str:
