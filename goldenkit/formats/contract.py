@@ -102,7 +102,7 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
         per_turn = expect["turns"]
         if not isinstance(per_turn, list):
             raise case_error(row_id, "expect.turns must be a list of per-turn expectations")
-        normalized = []
+        normalized: list[dict[str, Any]] = []
         for i, entry in enumerate(per_turn):
             if entry is None:
                 normalized.append({})
