@@ -1,0 +1,207 @@
+"""The quality gate: policy parsing, absolute and regression rules, exit codes."""
+
+from __future__ import annotations
+
+import pytest
+from run_factory import FakeRun, manifest, outcomes, worked_example
+
+from goldenkit.compare import compare_runs
+from goldenkit.errors import ComparisonInvalid, ConfigError, GateFailed, InfrastructureError
+from goldenkit.gate import GatePolicy, evaluate_gate
+
+
+def example() -> tuple[FakeRun, FakeRun]:
+    b, c = worked_example()
+    return FakeRun(manifest("base"), b), FakeRun(manifest("cand"), c)
+
+
+def rule(decision, name):  # type: ignore[no-untyped-def]
+    return next(r for r in decision.rules if r.name == name)
+
+
+def test_policy_from_config_reads_every_key() -> None:
+    p = GatePolicy.from_config(
+        {
+            "rule": "at_least:2",
+            "min_pass_rate": 0.85,
+            "min_wilson_lower": 0.8,
+            "per_slice_min_pass_rate": 0.7,
+            "per_slice_min_wilson_lower": 0.5,
+            "max_hallucination_rate": 0.02,
+            "hallucination_grader": "grounded",
+            "max_error_rate": 0.05,
+            "regression": True,
+            "baseline": "main",
+            "alpha": 0.01,
+            "critical": ["refunds", "safety"],
+            "non_inferiority_margin": 0.03,
+            "slices": {"refunds": {"min_pass_rate": 0.9}},
+        }
+    )
+    assert p.rule == "at_least:2" and p.critical == ("refunds", "safety") and p.alpha == 0.01
+    assert p.slices == {"refunds": {"min_pass_rate": 0.9}} and p.baseline == "main"
+    assert GatePolicy.from_config(None) == GatePolicy()
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [
+        ({"min_pass_rat": 0.9}, "unknown key"),
+        ({"min_pass_rate": 1.5}, "min_pass_rate must be a number in"),
+        ({"min_pass_rate": "high"}, "min_pass_rate"),
+        ({"alpha": 0}, "alpha must be in"),
+        ({"critical": "refunds"}, "critical must be a list"),
+        ({"rule": "most"}, "rule must be"),
+        ({"regression": "yes"}, "regression must be true or false"),
+        ({"slices": {"refunds": {"max": 1}}}, r"\[gate\]\.slices\.refunds: unknown key"),
+    ],
+)
+def test_policy_errors_name_the_key(cfg: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        GatePolicy.from_config(cfg, where="[gate]")
+
+
+def test_critical_refunds_fails_the_worked_example_though_pass_rate_rose() -> None:
+    base, cand = example()
+    cmp = compare_runs(base, cand)
+    assert cmp.overall["p_cand"] > cmp.overall["p_base"]
+    policy = GatePolicy.from_config({"critical": ["refunds"], "min_pass_rate": 0.85})
+    d = evaluate_gate(cand, comparison=cmp, policy=policy)
+    assert not d.passed and d.exit_code == 2
+    assert rule(d, "pass_rate").passed
+    assert rule(d, "regression.overall").passed  # 10 broke vs 14 fixed: noise
+    crit = rule(d, "regression.critical[refunds]")
+    assert not crit.passed and round(crit.actual, 4) == 0.0391 and crit.threshold == 0.05
+    assert "b=8 broke, c=1 fixed" in crit.detail
+    other = rule(d, "regression.slice[other]")
+    assert other.passed  # improved: c > b
+    with pytest.raises(GateFailed) as err:
+        d.raise_for_failure()
+    assert err.value.decision is d and "refunds" in str(err.value)
+
+
+def test_same_candidate_passes_without_critical_slices_at_lower_alpha() -> None:
+    base, cand = example()
+    cmp = compare_runs(base, cand)
+    d = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01))
+    assert d.passed and d.exit_code == 0
+    d.raise_for_failure()  # no exception
+
+
+def test_review_when_only_raw_p_is_below_alpha() -> None:
+    # three slices, one broke 8 vs 1 (p=0.039): Holm over 3 gives 0.117 -> review, not fail
+    rows_b, rows_c = [], []
+    for s in ("a", "b", "c"):
+        for i in range(30):
+            rid = f"{s}{i}"
+            broke = s == "a" and i < 8
+            fixed = s == "a" and i == 8
+            rows_b.append((rid, s, ["FAIL"] if fixed else ["PASS"]))
+            rows_c.append((rid, s, ["FAIL"] if broke else ["PASS"]))
+    base = FakeRun(manifest("b", repeats=1), outcomes(rows_b))
+    cand = FakeRun(manifest("c", repeats=1), outcomes(rows_c))
+    d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy())
+    a = rule(d, "regression.slice[a]")
+    assert a.passed and d.review == ["a"] and "flagged for review" in a.detail
+    assert a.actual == pytest.approx(min(1.0, 3 * 20 / 512))
+    assert not rule(d, "regression.overall").passed  # overall 8 vs 1 is p=0.039 < 0.05 with b > c
+    assert d.exit_code == 2
+    assert "[REVIEW] slice a" in d.format()
+
+
+def test_non_inferiority_margin() -> None:
+    base, cand = example()
+    cmp = compare_runs(base, cand)
+    drop_upper = -cmp.overall["diff_ci_low"]
+    ok = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.02))
+    assert rule(ok, "non_inferiority").passed and rule(ok, "non_inferiority").actual == pytest.approx(drop_upper)
+    bad = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.01))
+    assert not rule(bad, "non_inferiority").passed and bad.exit_code == 2
+
+
+def test_absolute_rules_overall_and_per_slice() -> None:
+    _, cand = example()
+    policy = GatePolicy.from_config(
+        {
+            "regression": False,
+            "min_wilson_lower": 0.86,
+            "per_slice_min_pass_rate": 0.85,
+            "slices": {"other": {"min_wilson_lower": 0.9}},
+        }
+    )
+    d = evaluate_gate(cand, policy=policy)
+    w = rule(d, "wilson_lower")
+    assert not w.passed and round(w.actual, 4) == 0.8555  # Wilson lower of 356/400
+    assert not rule(d, "pass_rate[refunds]").passed  # 48/60 = 0.80
+    assert rule(d, "pass_rate[other]").passed  # 308/340 = 0.906
+    assert not rule(d, "wilson_lower[other]").passed  # 0.870 < 0.9
+    assert d.exit_code == 2
+
+
+def test_hallucination_rate() -> None:
+    rows = [(f"r{i}", "s", ["PASS", "PASS"]) for i in range(10)]
+    halluc = {"r0": [True, False], "r1": [False, False]}
+    run = FakeRun(manifest("x", repeats=2), outcomes(rows, hallucination=halluc))
+    d = evaluate_gate(run, policy=GatePolicy(regression=False, max_hallucination_rate=0.3))
+    h = rule(d, "hallucination_rate")  # 1 of the 4 judged attempts
+    assert h.passed and h.actual == pytest.approx(0.25) and "(1/4 judged attempts)" in h.detail
+    d = evaluate_gate(run, policy=GatePolicy(regression=False, max_hallucination_rate=0.1))
+    assert not rule(d, "hallucination_rate").passed
+    none = evaluate_gate(run, policy=GatePolicy(regression=False, max_hallucination_rate=0.1,
+                                                hallucination_grader="nope"))  # fmt: skip
+    assert not rule(none, "hallucination_rate").passed
+    assert "no attempt was judged" in rule(none, "hallucination_rate").detail
+
+
+def test_error_rate_over_maximum_is_exit_3() -> None:
+    rows = [(f"r{i}", "s", ["PASS"] if i >= 5 else ["ERROR"]) for i in range(100)]
+    run = FakeRun(manifest("x", repeats=1), outcomes(rows))
+    d = evaluate_gate(run, policy=GatePolicy(regression=False))
+    e = rule(d, "error_rate")
+    assert not e.passed and e.actual == pytest.approx(0.05) and d.exit_code == 3
+    with pytest.raises(InfrastructureError):
+        d.raise_for_failure()
+    assert evaluate_gate(run, policy=GatePolicy(regression=False, max_error_rate=0.05)).passed
+
+
+def test_invalid_run_is_exit_3_even_when_quality_fails() -> None:
+    rows = [("r1", "s", ["FAIL"])]
+    man = manifest("x", repeats=1, validity="INVALID")
+    man["invalid_reason"] = "every call errored"
+    d = evaluate_gate(outcomes(rows), manifest=man, policy=GatePolicy(min_pass_rate=0.9))
+    assert d.exit_code == 3 and "every call errored" in rule(d, "run.validity").detail
+
+
+@pytest.mark.parametrize("verdicts", [[], ["SKIPPED"] * 4])
+def test_empty_or_fully_skipped_run_fails_exit_2(verdicts: list[str]) -> None:
+    rows = [(f"r{i}", "s", [v]) for i, v in enumerate(verdicts)]
+    d = evaluate_gate(FakeRun(manifest("x", repeats=1), outcomes(rows)), policy=GatePolicy(regression=False))
+    assert not rule(d, "run.graded").passed and d.exit_code == 2
+
+
+def test_missing_baseline_fails_and_other_protocol_is_exit_4() -> None:
+    _, cand = example()
+    d = evaluate_gate(cand, policy=GatePolicy(max_error_rate=0.05))
+    assert not rule(d, "baseline").passed and d.exit_code == 2
+    d = evaluate_gate(cand, policy=GatePolicy(), baseline_missing_reason="no baseline 'main' in baselines/")
+    assert "no baseline 'main'" in rule(d, "baseline").detail
+    d = evaluate_gate(cand, policy=GatePolicy(), comparison_invalid="dataset sha256 differs: 3f2a... vs 9b1c...")
+    assert d.exit_code == 4 and "dataset sha256 differs" in rule(d, "baseline.comparable").detail
+    with pytest.raises(ComparisonInvalid):
+        d.raise_for_failure()
+
+
+def test_critical_slice_missing_from_the_comparison_fails() -> None:
+    base, cand = example()
+    d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy(critical=("payments",), alpha=0.01))
+    assert not rule(d, "regression.critical[payments]").passed
+
+
+def test_decision_to_dict_and_format() -> None:
+    base, cand = example()
+    d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy(critical=("refunds",)))
+    doc = d.to_dict()
+    assert doc["passed"] is False and doc["exit_code"] == 2
+    assert {r["name"] for r in doc["rules"]} >= {"error_rate", "run.graded", "regression.overall"}
+    text = d.format()
+    assert "[FAIL] regression.critical[refunds]" in text and text.splitlines()[-1].startswith("gate FAILED")
