@@ -484,13 +484,12 @@ def test_import_openai_evals_samples(tree: Path, tmp_path: Path, name: str) -> N
 
 @needs_interop
 def test_import_openai_evals_folder(tree: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "two"
-    folder.mkdir()
-    for name in ("test_match", "test_fuzzy_match"):
-        shutil.copyfile(tree / EVALS / "evals/registry/data" / name / "samples.jsonl", folder / f"{name}.jsonl")
-    ds = _import(folder, tmp_path / "out", "openai-evals")
-    assert len(ds.rows) == 6
-    assert sorted(set(ds.rows["slice"])) == ["test_fuzzy_match", "test_match"]
+    """A registry data folder: every samples.jsonl below it, each named after its own folder."""
+    ds = _import(tree / EVALS / "evals/registry/data", tmp_path / "out", "openai-evals")
+    assert len(ds.rows) == 3 + 3 + 10
+    assert sorted(set(ds.rows["slice"])) == ["logic", "test_fuzzy_match", "test_match"]
+    assert {f["file"] for f in ds.manifest["imported_from"]["files"]} == {f"{n}/samples.jsonl" for n in EVALS_FILES}
+    assert "logic-01" in set(ds.rows["id"]) and "test_match-3" in set(ds.rows["id"])
 
 
 def test_import_openai_evals_refuses_git_lfs_pointer(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ adk            ``*.evalset.json`` / ``*.test.json`` (EvalSet, legacy A, legacy B
 vertex         eval ``.json`` (records, one record, ``eval_cases``, column frame),     vertex
                ``.jsonl``, ``.csv``
 golden         java-ai-golden JSONL (``#`` comments skipped; manifest beside it)      contract
-openai-evals   ``samples.jsonl`` (``.gz`` too), or a folder of ``*.jsonl``             contract
+openai-evals   ``samples.jsonl`` (``.gz`` too), or a folder of them (recursively)      contract
 inspect        inspect_ai samples ``.jsonl`` / ``.json`` / ``.csv``                   contract
 =============  =====================================================================  ===========
 
@@ -205,7 +205,7 @@ def _source_files(src: Path, fmt: str) -> list[tuple[Path, str]]:
             p for p in src.rglob("*.json") if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
         )
     elif fmt == "openai-evals":
-        found = sorted(p for p in src.iterdir() if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
+        found = sorted(p for p in src.rglob("*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
     else:
         raise InputError(f"{src}: is a folder; the {fmt} importer reads one file")
     if not found:
