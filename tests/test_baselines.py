@@ -1,0 +1,139 @@
+"""Baselines: save with its refusals, append-only history, read, list, resolve, compare."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from run_factory import FakeRun, manifest, outcomes, worked_example, write_run
+
+from goldenkit.baselines import (
+    Baseline,
+    list_baselines,
+    read_baseline,
+    resolve_run_or_baseline,
+    save_baseline,
+)
+from goldenkit.compare import compare_runs
+from goldenkit.errors import InputError, ResultsError
+from goldenkit.gate import GatePolicy, evaluate_gate
+
+
+def clean_example() -> tuple[FakeRun, FakeRun]:
+    """The worked example without errored repeats (a baseline refuses ERRORs)."""
+    b, c = worked_example()
+    b = b.assign(verdict=b["verdict"].replace({"ERROR": "FAIL"}), response=b["response"].fillna("re-run answer"))
+    return FakeRun(manifest("base"), b), FakeRun(manifest("cand"), c)
+
+
+def test_save_writes_json_parquet_and_history(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    b = save_baseline(base, "main", baselines_dir=tmp_path, note="release 1.2")
+    assert (tmp_path / "main.json").is_file() and (tmp_path / "main.parquet").is_file()
+    info = json.loads((tmp_path / "main.json").read_text())
+    assert info["kind"] == "goldenkit.baseline" and info["rule"] == "majority"
+    assert info["run"]["dataset"]["sha256"] == base.manifest["dataset"]["sha256"]
+    assert info["run"]["run_id"] == "base" and info["run"]["repeats"] == 3
+    assert info["summary"]["rows"] == 400 and {s["slice"] for s in info["summary"]["slices"]} == {"other", "refunds"}
+    hist = (tmp_path / "history.jsonl").read_text().splitlines()
+    assert len(hist) == 1
+    h = json.loads(hist[0])
+    assert h["name"] == "main" and h["run_id"] == "base" and h["replaced"] is False and h["note"] == "release 1.2"
+    assert b.rows["response"].notna().all()
+
+
+def test_read_back_equals_the_run_for_comparison(tmp_path: Path) -> None:
+    base, cand = clean_example()
+    save_baseline(base, "main", baselines_dir=tmp_path)
+    saved = read_baseline("main", baselines_dir=tmp_path)
+    assert isinstance(saved, Baseline) and saved.run_id == "base" and saved.rule == "majority"
+    via_baseline = compare_runs(saved, cand)
+    via_run = compare_runs(base, cand)
+    cols = ["slice", "k_base", "n_base", "b", "c", "p_val", "p_adj", "diff_ci_low"]
+    assert via_baseline.table[cols].equals(via_run.table[cols])
+    assert via_baseline.flips["row_id"].tolist() == via_run.flips["row_id"].tolist()
+    assert via_baseline.flips["base_response"].tolist() == via_run.flips["base_response"].tolist()
+    assert via_baseline.flips["base_reasons"].tolist() == via_run.flips["base_reasons"].tolist()
+    assert via_baseline.base_id == "main"
+    # by path too
+    assert read_baseline(tmp_path / "main.json").name == "main"
+
+
+def test_refuses_overwrite_without_force_and_history_only_grows(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    save_baseline(base, "main", baselines_dir=tmp_path)
+    first = (tmp_path / "history.jsonl").read_bytes()
+    with pytest.raises(InputError, match="already exists.*--force"):
+        save_baseline(base, "main", baselines_dir=tmp_path)
+    assert (tmp_path / "history.jsonl").read_bytes() == first
+    save_baseline(base, "main", baselines_dir=tmp_path, force=True)
+    after = (tmp_path / "history.jsonl").read_bytes()
+    assert after.startswith(first) and len(after.splitlines()) == 2
+    assert json.loads(after.splitlines()[1])["replaced"] is True
+
+
+def test_refuses_runs_with_errors_invalid_incomplete_or_empty(tmp_path: Path) -> None:
+    b, _ = worked_example()  # has errored repeats
+    with pytest.raises(InputError, match=r"ERROR outcome\(s\) \(first: row refunds-0000 repeat 1\)"):
+        save_baseline(FakeRun(manifest("base"), b), "x", baselines_dir=tmp_path)
+    rows = outcomes([("r1", "s", ["PASS"])])
+    with pytest.raises(InputError, match="is INVALID"):
+        save_baseline(FakeRun(manifest("r", validity="INVALID"), rows), "x", baselines_dir=tmp_path)
+    man = manifest("r")
+    man["complete"] = False
+    with pytest.raises(InputError, match="not complete"):
+        save_baseline(FakeRun(man, rows), "x", baselines_dir=tmp_path)
+    with pytest.raises(InputError, match="no outcomes"):
+        save_baseline(FakeRun(manifest("r"), rows.iloc[:0]), "x", baselines_dir=tmp_path)
+    with pytest.raises(InputError, match="invalid baseline name"):
+        save_baseline(FakeRun(manifest("r"), rows), "../evil", baselines_dir=tmp_path)
+    assert not (tmp_path / "history.jsonl").exists()
+
+
+def test_list_and_read_errors(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    assert list_baselines(tmp_path).empty
+    save_baseline(base, "b-two", baselines_dir=tmp_path)
+    save_baseline(base, "a-one", baselines_dir=tmp_path, rule="all")
+    df = list_baselines(tmp_path)
+    assert df["name"].tolist() == ["a-one", "b-two"] and df["rule"].tolist() == ["all", "majority"]
+    assert df["rows"].tolist() == [400, 400]
+    with pytest.raises(ResultsError, match="no baseline 'nope'"):
+        read_baseline("nope", tmp_path)
+    (tmp_path / "a-one.parquet").unlink()
+    with pytest.raises(ResultsError, match="missing"):
+        read_baseline("a-one", tmp_path)
+
+
+def test_baseline_collapse_rule_must_match(tmp_path: Path) -> None:
+    base, cand = clean_example()
+    save_baseline(base, "strict", baselines_dir=tmp_path, rule="all")
+    from goldenkit.errors import ComparisonInvalid
+
+    with pytest.raises(ComparisonInvalid, match="collapse rule differs: all vs majority"):
+        compare_runs(read_baseline("strict", tmp_path), cand)
+    assert compare_runs(read_baseline("strict", tmp_path), cand, rule="all").rule == "all"
+
+
+def test_gate_accepts_a_baseline_as_the_run(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    save_baseline(base, "main", baselines_dir=tmp_path)
+    d = evaluate_gate(read_baseline("main", tmp_path), policy=GatePolicy(regression=False, min_pass_rate=0.85))
+    assert d.passed
+
+
+def test_resolve_run_or_baseline(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    results, baselines = tmp_path / "results", tmp_path / "baselines"
+    write_run(results, base.manifest, base.frame)
+    save_baseline(base, "main", baselines_dir=baselines)
+    assert resolve_run_or_baseline("base", results, baselines).run_id == "base"
+    assert isinstance(resolve_run_or_baseline("main", results, baselines), Baseline)
+    assert resolve_run_or_baseline(results / "base", results, baselines).run_id == "base"
+    assert isinstance(resolve_run_or_baseline(baselines / "main.json", results, baselines), Baseline)
+    save_baseline(base, "base", baselines_dir=baselines)
+    with pytest.raises(InputError, match="both a run"):
+        resolve_run_or_baseline("base", results, baselines)
+    with pytest.raises(ResultsError, match="no run"):
+        resolve_run_or_baseline("ghost", results, baselines)
