@@ -256,3 +256,22 @@ def test_an_agent_that_stalls_past_the_timeout_is_a_transient_error():
 def test_options_that_do_not_apply_to_an_agent_are_refused():
     with pytest.raises(TypeError):
         get_provider("adk", agent=root_agent, model="gpt-x")
+
+
+def test_an_adk_app_runs_with_its_plugins():
+    from google.adk.apps.app import App
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    seen: list[str] = []
+
+    class Spy(BasePlugin):
+        async def before_model_callback(self, *, callback_context, llm_request):
+            seen.append(callback_context.agent_name)
+            return None
+
+    app = App(name="shop_app", root_agent=make_agent(), plugins=[Spy(name="spy")])
+    p = AdkProvider(app)
+    assert p.settings()["agent_name"] == "unit_agent"
+    r = run(p, case("hello", session={"app_name": "shop_app"}))
+    assert r.text == "hi there"
+    assert seen == ["unit_agent"]
