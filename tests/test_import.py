@@ -758,3 +758,38 @@ def test_text_cells_that_look_like_json_stay_text(tmp_path: Path) -> None:
         w.writerow(['[{"role": "user", "content": "hi"}]', "hello"])
     ds = _import(icsv, tmp_path / "i", "inspect")
     assert [ds.case(i).prompt for i in ds.rows["id"]] == ["[1, 2] sum these", "hi"]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "body"),
+    [
+        ("golden", "g.jsonl", b'# c\r\n{"id":"a","prompt":"x"}\r\n{"id":"b","prompt":"y"}\r\n'),
+        ("openai-evals", "o.jsonl", b'{"input":"x","ideal":"1"}\r\n{"input":"y","ideal":"2"}'),
+        ("inspect", "i.jsonl", b'{"input":"x","target":"1"}\r\n{"input":"y","target":"2"}\r\n'),
+        ("vertex", "v.jsonl", b'{"prompt":"x"}\r\n{"prompt":"y"}\r\n'),
+        ("inspect", "i.csv", b"input,target\r\nx,1\r\ny,2\r\n"),
+    ],
+)
+def test_foreign_files_with_crlf_and_bom_import_cleanly(tmp_path: Path, fmt: str, name: str, body: bytes) -> None:
+    """Other tools write CRLF and a UTF-8 BOM; the imported dataset is plain LF UTF-8 either way."""
+    for variant, data in (("lf", body.replace(b"\r\n", b"\n")), ("crlf", body), ("bom", b"\xef\xbb\xbf" + body)):
+        src = tmp_path / variant / name
+        src.parent.mkdir()
+        src.write_bytes(data)
+        ds = _import(src, tmp_path / f"out-{variant}", fmt)
+        assert [ds.case(i).prompt for i in ds.rows["id"]] == ["x", "y"]
+        out = (tmp_path / f"out-{variant}" / "dataset.jsonl").read_bytes()
+        assert b"\r" not in out and not out.startswith(b"\xef\xbb\xbf")
+    hashes = {read_dataset(tmp_path / f"out-{v}").sha256 for v in ("lf", "crlf", "bom")}
+    assert len(hashes) == 1  # the same rows whatever the source's line ends
+
+
+@pytest.mark.parametrize("fmt", ["golden", "openai-evals", "inspect", "vertex", "adk"])
+def test_non_utf8_source_is_refused_with_its_line(tmp_path: Path, fmt: str) -> None:
+    src = tmp_path / ("s.test.json" if fmt == "adk" else "s.jsonl")
+    src.write_bytes(b'{"id": "a", "prompt": "x", "input": "x"}\n{"id": "b", "prompt": "caf\xe9"}\n')
+    with pytest.raises(DatasetError) as err:
+        import_dataset(src, tmp_path / "out", fmt)
+    assert "not UTF-8" in str(err.value)
+    if fmt != "adk":
+        assert str(err.value).startswith(f"{src.name}:2: ")
