@@ -24,9 +24,10 @@ Every key is accepted in snake_case and camelCase (ADK's ``EvalBaseModel``
 aliases); the explicit ``null`` Part fields older ADK versions write are ignored.
 
 File reading (:func:`read_adk`): an EvalSet object (snake_case at the top, as
-ADK's ``EvalSet`` requires), legacy format A (a list of turn dicts that is ONE
-case) and legacy format B (a list of ``{name, data, initial_session}``, one case
-each). Legacy cases are converted to EvalCase dicts the way ADK converts them,
+ADK's ``EvalSet`` requires; ``evalCases`` is accepted too), legacy format A (a
+list of turn dicts that is ONE case, whose id is the file's name where ADK uses
+its path) and legacy format B (a list of ``{name, data, initial_session}``, one
+case each, id = name). Legacy cases are converted to EvalCase dicts the way ADK converts them,
 and the original record is kept under ``original``. The custom
 ``security_agent`` schema (``test_cases``) is refused.
 """
