@@ -275,3 +275,19 @@ def test_an_adk_app_runs_with_its_plugins():
     r = run(p, case("hello", session={"app_name": "shop_app"}))
     assert r.text == "hi there"
     assert seen == ["unit_agent"]
+
+
+def test_tool_results_that_are_not_json_are_kept_as_text():
+    from datetime import date
+
+    def when() -> dict:
+        """A date object in the result."""
+        return {"day": date(2026, 1, 2)}
+
+    agent = LlmAgent(
+        name="dates",
+        model=ScriptedLlm(model="d", script={"when": [{"calls": [("when", {})]}, {"text": "soon"}]}),
+        tools=[when],
+    )
+    r = run(AdkProvider(agent), case("when"))
+    assert r.turns[0].tool_responses == [{"name": "when", "args": {}, "response": {"day": "2026-01-02"}}]

@@ -56,6 +56,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -147,6 +148,14 @@ def _text_of(content: Any) -> str:
     return "\n".join(p.text for p in content.parts if p.text)
 
 
+def _jsonable(value: Any) -> Any:
+    """A tool's result as plain JSON data (a tool may return objects; outcomes are JSON)."""
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def _status_transient(code: Any) -> bool:
     s = str(code).strip().upper()
     return s in _TRANSIENT_CODES or s in _TRANSIENT_NAMES or (s.isdigit() and len(s) == 3 and s.startswith("5"))
@@ -235,7 +244,11 @@ class _TurnCollector:
             if p.function_response:
                 fr = p.function_response
                 self.tool_responses.append(
-                    {"name": fr.name, "args": self._args_by_id.get(fr.id or "", None), "response": fr.response}
+                    {
+                        "name": fr.name,
+                        "args": self._args_by_id.get(fr.id or "", None),
+                        "response": _jsonable(fr.response),
+                    }
                 )
                 self.pending_calls = max(0, self.pending_calls - 1)
         text = _text_of(content)
