@@ -26,7 +26,7 @@ REPORT = [
         "params",
         """\
 run = "results/latest"  # run folder, or a run id under results_dir
-results_dir = "results"
+results_dir = "results"  # where run ids are looked up
 rule = "majority"  # how repeats collapse to one verdict per row: majority | all | any | at_least:K
 top_reasons = 5  # failure reasons shown per grader""",
     ),
@@ -61,10 +61,10 @@ COMPARE = [
         """\
 base = "baselines/main.json"  # baseline: run folder, run id, or baseline name / .json
 cand = "results/latest"  # candidate: run folder or run id
-results_dir = "results"
-baselines_dir = "baselines"
-rule = "majority"
-alpha = 0.05
+results_dir = "results"  # where run ids are looked up
+baselines_dir = "baselines"  # where baseline names are looked up
+rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K
+alpha = 0.05  # significance level of the comparison and the regression rules
 config = None  # goldenkit.toml with the [gate] policy (None: ./goldenkit.toml, else defaults)
 flip_limit = 200  # flipped rows shown side by side""",
     ),
@@ -104,13 +104,13 @@ AUDIT = [
         "params",
         """\
 run = "results/latest"  # run folder or run id (several: a list of them)
-results_dir = "results"
+results_dir = "results"  # where run ids are looked up
 dataset = None  # dataset folder (None: the path recorded in the run)
-rule = "majority"
+rule = "majority"  # repeat collapse rule: a row is failing when its repeats collapse to FAIL
 interactive = True  # True: widget browser in Jupyter; False (papermill): a fixed sample
 n_per_slice = 3  # failing rows sampled per slice when not interactive
-seed = 0
-audits_dir = "audits\"""",
+seed = 0  # sampling seed (same seed, same sample)
+audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
     ),
     ("code", SETUP + "\nfrom goldenkit import audit"),
     (
@@ -142,12 +142,12 @@ COVERAGE = [
     (
         "params",
         """\
-dataset = "datasets/support-agent"
+dataset = "datasets/support-agent"  # dataset folder
 traffic = None  # CSV (slice,count or slice,share) or JSON {slice: count}; None: dataset shares only
 delta = 0.05  # change in pass rate to detect
 discordance = 0.10  # expected share of rows that flip either way between two versions
-alpha = 0.05
-power = 0.8
+alpha = 0.05  # significance level of the planned comparison
+power = 0.8  # chance of detecting a change of delta
 min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""",
     ),
     ("code", SETUP + "\nfrom goldenkit.dataset import read_dataset"),

@@ -1,0 +1,170 @@
+"""The notebooks as tested programs: parameters, no committed outputs, clean execution, offline HTML.
+
+Every notebook is executed with papermill against the committed fixture runs
+(tests/data/runs); a test fails on any error or stderr output in any cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import papermill as pm
+import pytest
+from report_fixtures import DATA, rendered
+
+from goldenkit.cli import main as cli_main
+from goldenkit.notebooks import NOTEBOOK_NAMES, export_html, notebook_path, remote_references
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
+
+EXPECTED_PARAMETERS = {
+    "report": {"run", "results_dir", "rule", "top_reasons"},
+    "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "config", "flip_limit"},
+    "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
+    "coverage": {"dataset", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
+}
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_parameters_cell_holds_literals_only(name: str) -> None:
+    path = NOTEBOOKS / f"{name}.ipynb"
+    params = pm.inspect_notebook(str(path))
+    assert set(params) == EXPECTED_PARAMETERS[name]
+    for p in params.values():
+        assert p["default"] is not None and p["help"], p  # every parameter is documented with a comment
+    nb = nbformat.read(path, as_version=4)
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    first = code_cells[0]
+    assert "parameters" in first.metadata.get("tags", [])
+    for stmt in ast.parse(first.source).body:
+        assert isinstance(stmt, ast.Assign), ast.dump(stmt)
+        ast.literal_eval(stmt.value)  # raises unless a literal
+
+
+@pytest.mark.parametrize("name", NOTEBOOK_NAMES)
+def test_notebooks_are_committed_without_outputs_and_stay_thin(name: str) -> None:
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+            if "parameters" not in cell.metadata.get("tags", []):
+                assert len(cell.source.splitlines()) <= 6, cell.source  # longer logic belongs in goldenkit.report
+
+
+def test_notebook_lookup() -> None:
+    assert notebook_path("report") == NOTEBOOKS / "report.ipynb"
+    assert notebook_path(NOTEBOOKS / "audit.ipynb") == NOTEBOOKS / "audit.ipynb"
+    from goldenkit.errors import InputError
+
+    with pytest.raises(InputError, match="unknown notebook 'nope'"):
+        notebook_path("nope")
+
+
+def _executed(html: Path) -> nbformat.NotebookNode:
+    return nbformat.read(html.with_suffix(".ipynb"), as_version=4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["report", "compare", "audit", "audit_widget", "coverage", "compare_invalid"])
+def test_notebook_executes_without_errors(key: str) -> None:
+    html = rendered()[key]
+    nb = _executed(html)
+    problems = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                problems.append(f"{out.ename}: {out.evalue}")
+            elif out.output_type == "stream" and out.name == "stderr":
+                problems.append(f"stderr: {out.text[:300]}")
+    assert problems == []
+    tags = [c.metadata.get("tags", []) for c in nb.cells if c.cell_type == "code"]
+    assert tags[0] == ["parameters"] and tags[1] == ["injected-parameters"]
+    text = html.read_text(encoding="utf-8")
+    assert remote_references(text) == []
+    assert "<script src" not in text
+
+
+@pytest.mark.slow
+def test_report_html_shows_every_section_and_escapes_model_output() -> None:
+    text = rendered()["report"].read_text(encoding="utf-8")
+    for heading in (
+        "Run key",
+        "Pass rate per slice",
+        "ERROR and SKIPPED outcomes",
+        "Flaky rows",
+        "Latency and tokens",
+        "Most common failure reasons per grader",
+    ):
+        assert heading in text
+    assert "VALID: 72 outcomes" in text
+    assert len(IMG.findall(text)) == 1
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # quoted by a grader reason
+    assert "<script>alert(1)</script>" not in text
+    assert "def " not in text and "report.format_slice_table" not in text  # code cells hidden
+
+
+@pytest.mark.slow
+def test_compare_html_shows_the_comparison_flips_and_gate() -> None:
+    text = rendered()["compare"].read_text(encoding="utf-8")
+    assert "COMPARABLE: " in text and "b (broke)" in text and "Holm p" in text
+    assert len(IMG.findall(text)) == 1  # the forest plot
+    assert text.index("NEW_FAILURE</b>") < text.index("RECOVERED</b>")
+    assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in text
+    assert "<script>alert(1)</script>" not in text
+    assert "gate PASSED" in text and "regression.critical[refunds]" in text
+
+
+@pytest.mark.slow
+def test_audit_and_coverage_html() -> None:
+    audit_text = rendered()["audit"].read_text(encoding="utf-8")
+    assert audit_text.count('class="gk-card"') >= 4 and "Label-error share per slice" in audit_text
+    coverage_text = rendered()["coverage"].read_text(encoding="utf-8")
+    assert "UNDER-TESTED" in coverage_text and "billing" in coverage_text
+    assert len(IMG.findall(coverage_text)) == 1
+
+
+@pytest.mark.slow
+def test_an_invalid_comparison_is_stated_never_a_number() -> None:
+    html = rendered()["compare_invalid"]
+    text = html.read_text(encoding="utf-8")
+    assert "COMPARISON INVALID" in text and "dataset sha256 differs: ffffffffffff" in text
+    assert IMG.findall(text) == [] and "b (broke)" not in text  # no number, no plot
+    assert "exit code 4" in text
+
+
+def test_report_command_refuses_a_missing_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli_main(["report", str(tmp_path / "nope")]) == 1
+    assert "no run found" in capsys.readouterr().err
+    assert cli_main(["report", str(DATA / "cand"), "--baseline", "nope", "--baselines-dir", str(tmp_path)]) == 1
+    assert "no baseline" in capsys.readouterr().err or "no run" in capsys.readouterr().err
+
+
+def test_a_failing_cell_is_one_error_naming_the_notebook(tmp_path: Path) -> None:
+    from goldenkit.errors import ResultsError
+
+    with pytest.raises(ResultsError, match=r"report.ipynb: ResultsError: .*no run found") as exc:
+        from goldenkit.notebooks import execute_notebook
+
+        execute_notebook("report", {"run": str(tmp_path / "missing")}, tmp_path / "out", html=False)
+    assert "executed notebook:" in str(exc.value)
+
+
+def test_export_refuses_a_page_that_would_load_from_the_network(tmp_path: Path) -> None:
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from goldenkit.errors import InfrastructureError
+
+    cell = new_code_cell(
+        "x", outputs=[new_output("display_data", data={"text/html": '<img src="https://x.test/a.png">'})]
+    )
+    path = tmp_path / "n.ipynb"
+    nbformat.write(new_notebook(cells=[cell]), path)
+    with pytest.raises(InfrastructureError, match="would load from the network"):
+        export_html(path, tmp_path / "n.html")
+    assert remote_references('<a href="//cdn.test/x.js">') == ['href="//']
+    assert remote_references('<img src="data:image/png;base64,AAAA">') == []
