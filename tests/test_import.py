@@ -714,6 +714,12 @@ def test_bad_arguments(tmp_path: Path) -> None:
         import_dataset(tmp_path / "missing.jsonl", tmp_path / "o", "golden")
     with pytest.raises(InputError, match="reads one file"):
         import_dataset(tmp_path, tmp_path / "o", "golden")
+    with pytest.raises(InputError, match="added must be a date YYYY-MM-DD"):
+        import_dataset(src, tmp_path / "o", "golden", added="15/01/2026")
+    zst = tmp_path / "samples.jsonl.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(DatasetError, match=r"samples\.jsonl\.zst: is lz4/zstd-compressed"):
+        import_dataset(zst, tmp_path / "o", "openai-evals")
     # format aliases
     assert import_dataset(src, tmp_path / "o", "java-ai-golden") == tmp_path / "o"
 

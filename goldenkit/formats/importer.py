@@ -52,7 +52,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +139,12 @@ def import_dataset(
     if not overwrite and ((out / DATA_FILE).exists() or (out / MANIFEST_FILE).exists()):
         raise InputError(f"{out}: already holds a dataset (pass overwrite to replace it)")
     added = added or datetime.now(UTC).date().isoformat()
+    try:
+        if len(added) != 10:
+            raise ValueError(added)
+        date.fromisoformat(added)
+    except ValueError:
+        raise InputError(f"added must be a date YYYY-MM-DD, got {added!r}") from None
     shape = IMPORT_FORMATS[fmt_key]
 
     files = _source_files(src, fmt_key)
@@ -146,6 +152,10 @@ def import_dataset(
     imported_from: dict[str, Any] = {"format": fmt_key, "source": src.name, "files": []}
     golden_manifest: dict[str, Any] | None = None
     for path, rel in files:
+        if path.name.endswith((".lz4", ".zst")):
+            raise DatasetError(
+                "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)", path=rel
+            )
         data = path.read_bytes()
         _refuse_lfs_pointer(data, rel)
         file_info: dict[str, Any] = {"file": rel, "sha256": hashlib.sha256(data).hexdigest()}
