@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError
@@ -208,3 +210,57 @@ def test_per_row_grader_selection() -> None:
 def test_registry_builds_the_grader() -> None:
     g = get_grader("contract", refusal_patterns=["^NOPE"])
     assert isinstance(g, ContractGrader) and g.name == "contract" and g.hard
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "I",
+                "we",
+                "can't",
+                "cannot",
+                "can",
+                "not",
+                "help",
+                "with",
+                "that",
+                "I'm",
+                "sorry,",
+                "but",
+                "am",
+                "unable",
+                "to",
+                "assist",
+                "something",
+                "must",
+                "decline",
+                "Отказ.",
+                "не",
+                "могу",
+                "помочь",
+                "order",
+                "A-1",
+                "refund",
+                "is",
+                "ready",
+                "won't",
+                "share",
+                "\n",
+                "able",
+                "provide",
+                "significant",
+            ]
+        ),
+        max_size=25,
+    )
+)
+def test_refusal_prefilter_never_changes_the_answer(words: list[str]) -> None:
+    from goldenkit.graders.contract import _DEFAULT_ANCHORS, is_refusal
+
+    text = " ".join(words)
+    patterns = ContractGrader().refusal_patterns
+    with_anchors = is_refusal(text, patterns, 300, _DEFAULT_ANCHORS)
+    without = is_refusal(text, patterns, 300)
+    assert (with_anchors and with_anchors.span()) == (without and without.span())

@@ -214,3 +214,20 @@ def test_grader_not_applicable() -> None:
     assert g.grade(other, Response.from_text("x")).passed is None
     with pytest.raises(ConfigError):
         ReferenceMatchGrader(tokenizer="nltk")
+
+
+ascii_st = st.text(
+    alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:'-_/\n")), max_size=80
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(reference=ascii_st, response=ascii_st)
+def test_random_ascii_texts_equal_adk_and_default_tokenizer(reference: str, response: str) -> None:
+    theirs = adk_match._calculate_rouge_1_scores(response, reference).fmeasure
+    assert rouge1_f(reference, response) == theirs
+    # on ASCII text rouge-score's own DefaultTokenizer(use_stemmer=True) agrees as well
+    from rouge_score import rouge_scorer
+
+    plain = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True).score(reference, response)["rouge1"].fmeasure
+    assert rouge1_f(reference, response, tokenizer="default") == plain == theirs

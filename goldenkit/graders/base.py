@@ -159,8 +159,10 @@ def case_grader_names(case: Case) -> list[str] | None:
     None means the case does not restrict graders: every configured grader runs.
     """
     for source in (case.raw, case.expect, case.criteria):
-        if isinstance(source, Mapping) and source.get("graders") is not None:
-            names = source["graders"]
+        if not source or not (type(source) is dict or isinstance(source, Mapping)):
+            continue
+        names = source.get("graders")
+        if names is not None:
             if isinstance(names, str):
                 return [names]
             return [str(n) for n in names]

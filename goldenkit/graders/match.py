@@ -27,10 +27,12 @@ agree.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
-from rouge_score import rouge_scorer, tokenizers
+from nltk.stem import porter
+from rouge_score import rouge_scorer, tokenize, tokenizers
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
@@ -43,6 +45,7 @@ __all__ = ["DEFAULT_THRESHOLD", "TOKENIZERS", "ReferenceMatchGrader", "UnicodeTo
 DEFAULT_THRESHOLD = 0.8
 TOKENIZERS = ("adk", "default")
 _METRIC = "response_match_score"
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _cluster_script(ch: str) -> bool:
@@ -57,15 +60,35 @@ def _single_token_script(ch: str) -> bool:
     return 0x4E00 <= cp <= 0x9FFF or 0x3040 <= cp <= 0x30FF or 0xAC00 <= cp <= 0xD7AF
 
 
+class _CachedPorter:
+    """The Porter stemmer rouge-score uses, memoized (stemming dominates the cost of a score)."""
+
+    def __init__(self) -> None:
+        self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
+
+
+class StemmingTokenizer(tokenizers.Tokenizer):
+    """rouge-score's default tokenizer with its Porter stemmer (``DefaultTokenizer(use_stemmer=True)``), memoized."""
+
+    def __init__(self, use_stemmer: bool = True) -> None:
+        self._stemmer = _CachedPorter() if use_stemmer else None
+
+    def tokenize(self, text: str) -> list[str]:
+        return list(tokenize.tokenize(text, self._stemmer))
+
+
 class UnicodeTokenizer(tokenizers.Tokenizer):
     """The Unicode-aware word splitting described in the module doc, feeding rouge-score's own tokenizer."""
 
     def __init__(self, use_stemmer: bool = True) -> None:
-        self._ascii = tokenizers.DefaultTokenizer(use_stemmer=use_stemmer)
+        self._ascii = StemmingTokenizer(use_stemmer=use_stemmer)
 
     @staticmethod
     def words(text: str) -> list[str]:
         """The words of ``text`` before ASCII words are handed to rouge-score."""
+        text = unicodedata.normalize("NFKC", text).lower()
+        if text.isascii():
+            return _ASCII_WORD.findall(text)
         words: list[str] = []
         current: list[str] = []
 
@@ -74,7 +97,13 @@ class UnicodeTokenizer(tokenizers.Tokenizer):
                 words.append("".join(current))
                 current.clear()
 
-        for ch in unicodedata.normalize("NFKC", text).lower():
+        for ch in text:
+            if ch < "\x80":  # ASCII: letters and digits make words, everything else separates
+                if ch.isalnum():
+                    current.append(ch)
+                else:
+                    flush()
+                continue
             mark = unicodedata.category(ch).startswith("M")
             if _single_token_script(ch):
                 flush()
@@ -90,8 +119,12 @@ class UnicodeTokenizer(tokenizers.Tokenizer):
         return words
 
     def tokenize(self, text: str) -> list[str]:
+        normalized = unicodedata.normalize("NFKC", text)
+        if normalized.isascii():
+            # every word is ASCII: rouge-score's tokenizer on the whole text splits and stems the same way
+            return self._ascii.tokenize(normalized)
         tokens: list[str] = []
-        for word in self.words(text):
+        for word in self.words(normalized):
             if word.isascii():
                 tokens.extend(self._ascii.tokenize(word))
             else:
@@ -104,7 +137,7 @@ def _scorer(tokenizer: str) -> rouge_scorer.RougeScorer:
     if tokenizer == "adk":
         return rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeTokenizer(use_stemmer=True))
     if tokenizer == "default":
-        return rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
+        return rouge_scorer.RougeScorer(["rouge1"], tokenizer=StemmingTokenizer(use_stemmer=True))
     raise InputError(f"unknown ROUGE tokenizer {tokenizer!r} (expected one of {', '.join(TOKENIZERS)})")
 
 
