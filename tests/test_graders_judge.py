@@ -261,3 +261,10 @@ def test_missing_rubric_is_a_config_error(tmp_path: Path) -> None:
         JudgeGrader(FakeJudge("x"))
     with pytest.raises(ConfigError, match="cannot read rubric"):
         JudgeGrader(FakeJudge("x"), rubric=tmp_path / "nope.md")
+
+
+def test_verdict_line_with_trailing_words() -> None:
+    assert parse_judge("VERDICT: ACCEPT (score 0.9)").decision == "ACCEPT"
+    assert parse_judge("Verdict: rejected, the order id is missing").decision == "REJECT"
+    assert parse_judge("VERDICT: НЕ ПРИНЯТО — нет submitExpectingError").decision == "REJECT"
+    assert parse_judge("VERDICT: NOT ACCEPTED").decision == "PENDING"

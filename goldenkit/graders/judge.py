@@ -100,6 +100,18 @@ def normalize_decision(value: Any) -> str | None:
     return _WORDS.get(word)
 
 
+_LEADING_WORD = re.compile(r"\s*(не\s+принято|не\s+принят|[^\W\d_]+)", re.IGNORECASE)
+
+
+def _verdict_word(rest: str) -> str | None:
+    """The decision a VERDICT line opens with: ``ACCEPT (score 0.9)`` → ACCEPT, ``НЕ ПРИНЯТО.`` → REJECT."""
+    whole = normalize_decision(rest)
+    if whole is not None:
+        return whole
+    m = _LEADING_WORD.match(rest)
+    return normalize_decision(m.group(1)) if m else None
+
+
 @dataclass(frozen=True)
 class JudgeVerdict:
     """What the judge decided. ``schema_valid``: the reply held a well-formed JSON verdict
@@ -174,7 +186,7 @@ def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> Judg
         if " ".join(m.group(0).split()).upper() in echo_lines:
             echoed += 1
             continue
-        d = normalize_decision(m.group("word"))
+        d = _verdict_word(m.group("word"))
         if d is not None:
             decisions.append((d, "verdict"))
 
@@ -316,7 +328,8 @@ class JudgeGrader(Grader):
         options = dict(options or {})
         if isinstance(provider, str):
             provider_name = provider
-            provider = get_provider(provider, **({"model": model} if model else {}), **options)
+            built = {k: v for k, v in options.items() if k != "model"}
+            provider = get_provider(provider, **({"model": model or options.get("model")}), **built)
         else:
             provider_name = getattr(provider, "name", type(provider).__name__)
         self.provider = provider
