@@ -1,0 +1,111 @@
+"""The HTML reports in a real browser: headless Chromium, network off.
+
+Each page is opened from a file:// URL with every host name unresolvable and a
+dead proxy, so anything it tried to fetch would fail and be logged. A copy of
+the page gets a small probe script (the report itself carries none) that
+records script errors and whether every image decoded; the DOM Chromium dumps
+is then checked for the tables, the decoded plot images and the probe's verdict.
+
+Chromium is Debian's ``chromium`` package (``.ci/run`` installs it when
+missing); where it is absent the tests are skipped saying so.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from report_fixtures import rendered
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+if CHROMIUM is None:
+    pytest.skip(
+        "headless Chromium not found (/usr/bin/chromium); install Debian's chromium package "
+        "(apt-get install -y chromium) to run the browser tests",
+        allow_module_level=True,
+    )
+
+PROBE_HEAD = """<script>
+window.__gkErrors = [];
+window.addEventListener('error', function (e) { window.__gkErrors.push(String(e.message || e.type)); }, true);
+</script>"""
+PROBE_TAIL = """<script>
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length;
+  var rows = document.querySelectorAll('table tr').length;
+  document.body.setAttribute('data-gk-probe',
+    'images=' + imgs.length + ' broken=' + bad + ' rows=' + rows + ' errors=' + window.__gkErrors.length);
+});
+</script>"""
+
+
+def _dump_dom(html: Path, tmp_path: Path) -> tuple[str, str]:
+    """Open a probed copy of ``html`` in headless Chromium with the network off; return (DOM, log)."""
+    text = html.read_text(encoding="utf-8")
+    probed = tmp_path / html.name
+    probed.write_text(text.replace("<head>", "<head>" + PROBE_HEAD, 1).replace("</body>", PROBE_TAIL + "</body>", 1))
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--proxy-server=127.0.0.1:9",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=5000",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--dump-dom",
+        probed.as_uri(),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0 and not proc.stdout:
+        pytest.fail(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.stdout, proc.stderr
+
+
+def _probe(dom: str) -> dict[str, int]:
+    m = re.search(r'data-gk-probe="([^"]*)"', dom)
+    assert m, "the probe did not run: the page did not finish loading"
+    return {k: int(v) for k, v in (part.split("=") for part in m.group(1).split())}
+
+
+def _console_problems(log: str) -> list[str]:
+    return [
+        line
+        for line in log.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "Failed to load resource" in line or "Error" in line)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "images", "min_rows"),
+    [("report", 1, 30), ("compare", 1, 10), ("audit", 0, 8), ("coverage", 1, 6), ("compare_invalid", 0, 3)],
+)
+def test_page_renders_offline_without_errors(tmp_path: Path, key: str, images: int, min_rows: int) -> None:
+    dom, log = _dump_dom(rendered()[key], tmp_path)
+    probe = _probe(dom)
+    assert probe["errors"] == 0, log[-2000:]
+    assert probe["images"] == images and probe["broken"] == 0
+    assert probe["rows"] >= min_rows
+    assert _console_problems(log) == []
+
+
+def test_model_output_shows_as_text_not_markup(tmp_path: Path) -> None:
+    dom, _ = _dump_dom(rendered()["compare"], tmp_path)
+    # the response is text inside a <pre>: serialized back escaped, never as an element
+    assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in dom
+    assert "<script>alert(1)</script>" not in dom
