@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -135,3 +137,45 @@ def test_graders_cell_from_parquet_map_or_json() -> None:
     )
     row = metric(run_metrics(df), "pass_rate:contract")
     assert (row["hits"], row["total"]) == (1, 2)
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "interop" / "qa-guru__java-ai-golden"
+
+
+def _golden_outcomes(run: dict) -> pd.DataFrame:
+    """One outcome per attempt of a golden-harness run: verdict, contract and judge results as goldenkit graders."""
+    recs = []
+    for case in run["cases"]:
+        for a in case.get("attempts", []):
+            graders = {}
+            if a.get("contract"):
+                graders["contract"] = {"passed": a["contract"]["passed"], "score": None, "reason": "", "error": False}
+            judge = a.get("judge")
+            if judge:
+                decided = {"ACCEPT": True, "REJECT": False}.get(judge["decision"])
+                graders["judge"] = {"passed": decided, "score": judge.get("score"), "reason": "", "error": False}
+            tags = ["refusal"] if "REFUSAL" in case["kinds"] else []
+            recs.append({"row_id": case["caseId"], "verdict": a["status"], "tags": tags, "graders": graders})
+    return pd.DataFrame(recs)
+
+
+@pytest.mark.parametrize("name", ["baselines__generation-v1.json", "baselines__live-generation-v1.json"])
+def test_golden_harness_runs_reproduced(name: str) -> None:
+    path = GOLDEN / name
+    if not path.is_file():
+        pytest.skip("interop files absent")
+    run = json.loads(path.read_text(encoding="utf-8"))
+    m = run_metrics(_golden_outcomes(run))
+    theirs = run["metrics"]
+    for ours, key in [
+        ("overall_pass_rate", "overallPassRate"),
+        ("pass_rate:contract", "contractPassRate"),
+        ("judge_accept_rate", "judgeAcceptRate"),
+        ("hallucination_rate", "hallucinationRate"),
+        ("refusal_accuracy", "refusalAccuracy"),
+    ]:
+        row = metric(m, ours) if ours in set(m["metric"]) else {"hits": 0, "total": 0}
+        assert (row["hits"], row["total"]) == (theirs[key]["hits"], theirs[key]["total"]), (name, key)
+        ci = theirs[key].get("ci95")
+        if ci:  # the harness's own Wilson interval
+            assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci["lower"]), pytest.approx(ci["upper"]))
