@@ -231,3 +231,9 @@ def test_random_ascii_texts_equal_adk_and_default_tokenizer(reference: str, resp
 
     plain = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True).score(reference, response)["rouge1"].fmeasure
     assert rouge1_f(reference, response, tokenizer="default") == plain == theirs
+
+
+def test_case_level_reference_is_the_final_turns() -> None:
+    case = Case(id="v", shape="vertex", turns=(Turn(user="q"),), reference="Paris is the capital of France.")
+    r = ReferenceMatchGrader().grade(case, Response.from_text("Paris is the capital of France."))
+    assert (r.passed, r.score) == (True, 1.0)

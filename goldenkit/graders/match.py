@@ -198,8 +198,10 @@ class ReferenceMatchGrader(Grader):
             return [] if ref is None else [(ref, response.text)]
         if not any(t.expected_response is not None for t in case.turns) and case.reference is None:
             return []
-        refs = [t.expected_response or "" for t in case.turns]
-        return [(r, t.text) for r, t in zip(refs, response.turns, strict=False)]
+        refs = [t.expected_response for t in case.turns]
+        if refs and refs[-1] is None and case.reference is not None:
+            refs[-1] = case.reference  # a case-level reference is the final turn's
+        return [(r or "", t.text) for r, t in zip(refs, response.turns, strict=False)]
 
     def applies(self, case: Case) -> bool:
         if not self._threshold(case)[0]:
