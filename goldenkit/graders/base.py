@@ -8,6 +8,11 @@ PASS/FAIL) or soft (reported, never decides).
 :func:`combine` turns the results into the row verdict: FAIL when any hard
 grader failed, PASS when every hard grader passed, and a grader that could not
 run (``error``) never turns a row into FAIL.
+
+:func:`grade_case` / :func:`agrade_case` run a list of graders on one
+response, honouring a case's own ``"graders": [...]`` selection and turning a
+grader that raises into an error result. :func:`options_version` gives
+graders a version that changes with their non-default options.
 """
 
 from __future__ import annotations
