@@ -16,7 +16,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/goldenkit dataset info datasets/support-agent
+	$(BIN)/goldenkit demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

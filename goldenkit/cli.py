@@ -22,7 +22,7 @@ from typing import NoReturn
 from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 
 # Command groups, in the order `goldenkit --help` lists them.
-COMMANDS = ("dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge")
+COMMANDS = ("dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -26,9 +26,12 @@ HIGHER_THAN_DATA = {
     "report",
     "audit",
     "notebooks",
+    "demo",
     "cli",
     "commands",
 }
+# the top layers: the demo (uses the whole library), then the CLI and its commands
+TOP = {"demo", "cli", "commands"}
 FORBIDDEN = {
     "errors": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
     "schema": HIGHER_THAN_DATA | {"dataset", "formats", "sampling"},
@@ -38,13 +41,16 @@ FORBIDDEN = {
     "formats": HIGHER_THAN_DATA | {"sampling"},
     "providers": HIGHER_THAN_DATA - {"providers"},
     "graders": HIGHER_THAN_DATA - {"providers", "graders"},
-    "runner": {"stats", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
-    "results": {"runner", "stats", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
-    "stats": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks", "cli", "commands"},
-    "compare": {"runner", "gate", "report", "audit", "notebooks", "cli", "commands"},
-    "gate": {"runner", "report", "audit", "notebooks", "cli", "commands"},
-    "report": {"runner", "notebooks", "cli", "commands"},
-    "notebooks": {"runner", "cli", "commands"},
+    "runner": {"stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
+    "results": {"runner", "stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
+    "stats": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
+    "compare": {"runner", "gate", "report", "audit", "notebooks"} | TOP,
+    "gate": {"runner", "report", "audit", "notebooks"} | TOP,
+    "baselines": TOP,
+    "audit": TOP,
+    "report": {"runner", "notebooks"} | TOP,
+    "notebooks": {"runner"} | TOP,
+    "demo": {"cli", "commands"},
 }
 
 
