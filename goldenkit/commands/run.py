@@ -40,6 +40,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "temperature": float,
     "seed": int,
     "max_tokens": int,
+    "tool_choice": str,
     "history": str,
     "max_tool_steps": int,
     "tool_responses": str,
@@ -76,6 +77,7 @@ PROVIDER_OPTIONS = (
     "temperature",
     "seed",
     "max_tokens",
+    "tool_choice",
     "history",
     "max_tool_steps",
     "tool_responses",
@@ -103,6 +105,11 @@ def register(sub: Any) -> None:
     g.add_argument("--temperature", type=float)
     g.add_argument("--seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)")
     g.add_argument("--max-tokens", type=int)
+    g.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="openai: tool_choice sent with tools: auto, none, required, or a tool name (forces that tool)",
+    )
     g.add_argument(
         "--history",
         choices=("actual", "expected"),

@@ -94,6 +94,16 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     )
 
 
+TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+def tool_choice_field(choice: str | dict[str, Any]) -> str | dict[str, Any]:
+    """The ``tool_choice`` body field: a mode as is, a tool name as a named (forced) choice."""
+    if isinstance(choice, dict) or choice in TOOL_CHOICE_MODES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
 class OpenAIProvider(Provider):
     """An OpenAI-compatible chat.completions endpoint.
 
@@ -101,6 +111,9 @@ class OpenAIProvider(Provider):
     with or without ``/v1``), ``api_key_env`` (the *name* of the environment
     variable holding the key; None sends no key), ``temperature``, ``seed``,
     ``max_tokens``, ``system`` (a system prompt that overrides the case's),
+    ``tool_choice`` (sent with requests that offer tools: ``"auto"``, ``"none"``,
+    ``"required"``, or a tool name, sent as a named choice
+    ``{"type": "function", "function": {"name": ...}}``; default: not sent),
     ``timeout`` (seconds per request), ``extra`` (more body fields, e.g. top_p);
     ``history``, ``max_tool_steps``, ``tool_responses``: the conversation and tool
     loop (:class:`goldenkit.providers.conversation.ConversationOptions`).
@@ -119,6 +132,7 @@ class OpenAIProvider(Provider):
         seed: int | None = None,
         max_tokens: int | None = None,
         system: str | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
         history: str = "actual",
         max_tool_steps: int = DEFAULT_MAX_TOOL_STEPS,
         tool_responses: str | None = None,
@@ -138,6 +152,13 @@ class OpenAIProvider(Provider):
         self.seed = seed
         self.max_tokens = max_tokens
         self.system = system
+        if tool_choice is not None and not (
+            isinstance(tool_choice, dict) or (isinstance(tool_choice, str) and tool_choice)
+        ):
+            raise ConfigError(
+                f"provider openai: tool_choice must be a tool name, auto, none or required, not {tool_choice!r}"
+            )
+        self.tool_choice = tool_choice
         self.conversation = ConversationOptions(history, max_tool_steps, tool_responses)
         self.extra = dict(extra or {})
         self._headers: dict[str, str] = {}
@@ -162,6 +183,7 @@ class OpenAIProvider(Provider):
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "system": self.system,
+            **({"tool_choice": self.tool_choice} if self.tool_choice is not None else {}),
             **self.conversation.settings(),
             **({"extra": self.extra} if self.extra else {}),
         }
@@ -176,6 +198,8 @@ class OpenAIProvider(Provider):
             body["max_tokens"] = self.max_tokens
         if tools:
             body["tools"] = function_tools(tools)
+            if self.tool_choice is not None:
+                body["tool_choice"] = tool_choice_field(self.tool_choice)
         body.update(self.extra)
         return body
 
@@ -195,4 +219,4 @@ class OpenAIProvider(Provider):
 
 register_provider("openai", OpenAIProvider)
 
-__all__ = ["OpenAIProvider", "chat_completions_url", "decode_reply", "encode_messages"]
+__all__ = ["OpenAIProvider", "chat_completions_url", "decode_reply", "encode_messages", "tool_choice_field"]
