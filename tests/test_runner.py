@@ -387,13 +387,13 @@ def test_limiter_never_exceeds_its_limit():
 
 
 def test_rpm_spaces_the_starts(tmp_path, server):
-    ds = read_dataset(make_dataset(tmp_path, {f"r{i}": contains("ok") for i in range(6)}))
-    run_eval(ds, openai(server), [must_contain_grader()], rpm=600, max_in_flight=6, results_dir=tmp_path / "r", **FAST)
-    t = sorted(r.at for r in server.requests)
-    # 6 starts at 600/min are 0.1 s apart. The first request may reach the server late (the
-    # first connection's set-up), so measure from the second arrival on.
-    assert t[-1] - t[1] >= 0.38
-    assert min(b - a for a, b in zip(t[1:], t[2:], strict=False)) >= 0.075
+    ds = read_dataset(make_dataset(tmp_path, {f"r{i}": contains("ok") for i in range(8)}))
+    t0 = time.monotonic()
+    run_eval(ds, openai(server), [must_contain_grader()], rpm=600, max_in_flight=8, results_dir=tmp_path / "r", **FAST)
+    elapsed = time.monotonic() - t0
+    # 8 starts at 600/min are 0.1 s apart, so the last starts >= 0.7 s after the first
+    # (a lower bound that a loaded machine cannot shorten; arrival times at the server can bunch).
+    assert server.count() == 8 and elapsed >= 0.7
 
 
 # ------------------------------------------------------------------ graders, validity, resume

@@ -3,11 +3,13 @@
 Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends about
 2 ms of CPU per call under concurrency and tops out near 500 calls/s on two
 cores; ``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the
-API (requests, responses, timeouts, exceptions) and puts it on the
-``httpx_aiohttp.AiohttpTransport``: one ``httpx.AsyncClient`` per provider whose
-transport is one aiohttp ``ClientSession`` with a connection pool sized to the
-run's in-flight limit. The request body is serialized once with :mod:`json` and
-sent as bytes; the reply is parsed from bytes.
+API (``httpx.Request`` / ``httpx.Response``, timeouts, exceptions) and sends on
+the ``httpx_aiohttp.AiohttpTransport``: one transport (one aiohttp
+``ClientSession``) per provider and event loop, its connection pool sized to the
+run's in-flight limit. :class:`TransportClient` hands requests straight to that
+transport, skipping the AsyncClient middleware a model call does not use
+(cookies, auth flow, redirects, hooks), which costs about as much CPU as the
+transport itself. Bodies are serialized once with :mod:`json` and sent as bytes.
 
 Errors. :func:`post_json` turns every failure into a
 :class:`goldenkit.errors.ProviderError` with a one-line message that names the
@@ -161,7 +163,7 @@ def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers |
 
 
 async def post_json(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient | TransportClient,
     url: str,
     payload: dict[str, Any],
     *,
@@ -214,6 +216,60 @@ async def post_json(
     return obj
 
 
+class TransportClient:
+    """The subset of ``httpx.AsyncClient`` goldenkit uses (``post``), sent straight to the transport.
+
+    Requests and responses are ``httpx.Request`` / ``httpx.Response`` and errors are
+    httpx's exceptions, but the client middleware that a model call does not need
+    (cookie jar, auth flow generator, redirect handling, event hooks, URL merging)
+    is skipped: on two cores that middleware costs more CPU per call than the whole
+    aiohttp transport. Basic auth, when configured, is a precomputed header.
+    """
+
+    def __init__(
+        self, transport: httpx.AsyncBaseTransport, *, timeout: float, auth: tuple[str, str] | None = None
+    ) -> None:
+        self._transport = transport
+        self._timeout = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
+        self._auth_header = httpx.BasicAuth(*auth)._auth_header if auth else None  # noqa: SLF001
+        self._urls: dict[str, httpx.URL] = {}
+        self.is_closed = False
+
+    async def post(
+        self, url: str, *, content: bytes, headers: dict[str, str], timeout: float | None = None
+    ) -> httpx.Response:
+        u = self._urls.get(url)
+        if u is None:
+            u = self._urls[url] = httpx.URL(url)
+        if self._auth_header is not None and "authorization" not in headers:
+            headers = {**headers, "authorization": self._auth_header}
+        t = self._timeout if timeout is None else dict.fromkeys(self._timeout, timeout)
+        request = httpx.Request("POST", u, headers=headers, content=content, extensions={"timeout": t})
+        response = await self._transport.handle_async_request(request)
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response
+
+    async def aclose(self) -> None:
+        if not self.is_closed:
+            self.is_closed = True
+            await self._transport.aclose()
+
+
+def make_transport_client(
+    *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
+) -> TransportClient:
+    """The client goldenkit's HTTP providers use: :class:`TransportClient` on the aiohttp transport."""
+    from httpx_aiohttp import AiohttpTransport
+
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=15.0
+    )
+    return TransportClient(AiohttpTransport(limits=limits, trust_env=False), timeout=timeout, auth=auth)
+
+
 class ClientHolder:
     """One lazily created client per event loop, sized by :meth:`configure`.
 
@@ -227,7 +283,7 @@ class ClientHolder:
         self.timeout = float(timeout)
         self.max_connections = int(max_connections)
         self.auth = auth
-        self._client: httpx.AsyncClient | None = None
+        self._client: TransportClient | None = None
         self._loop: object | None = None
 
     def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
@@ -236,12 +292,14 @@ class ClientHolder:
         if max_in_flight is not None:
             self.max_connections = max(1, int(max_in_flight))
 
-    def get(self) -> httpx.AsyncClient:
+    def get(self) -> TransportClient:
         import asyncio
 
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
-            self._client = make_client(max_connections=self.max_connections, timeout=self.timeout, auth=self.auth)
+            self._client = make_transport_client(
+                max_connections=self.max_connections, timeout=self.timeout, auth=self.auth
+            )
             self._loop = loop
         return self._client
 
@@ -253,9 +311,11 @@ class ClientHolder:
 
 __all__ = [
     "ClientHolder",
+    "TransportClient",
     "TRANSIENT_STATUSES",
     "classify_status",
     "make_client",
+    "make_transport_client",
     "parse_retry_after",
     "post_json",
     "redact_url",
