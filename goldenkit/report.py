@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit import stats
+from goldenkit.compare import FLIP_STATUSES, compare_runs
 from goldenkit.errors import ComparisonInvalid, InputError
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
@@ -352,7 +353,7 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
     """Latency (ms) and token use per slice and overall, over answered outcomes (not ERROR).
 
     Columns: outcomes, latency p50/p90/p99/max, mean tokens in and out, total
-    tokens in and out, total cost (blank when no provider price was returned).
+    tokens in and out, and total cost (left out when no provider returned a price).
     """
     df = outcomes[outcomes["verdict"] != ERROR]
     parts = [(str(k), g) for k, g in df.groupby(df[by].astype(str), sort=True)] + [(OVERALL, df)]
@@ -378,7 +379,10 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
                 "cost (total)": cost.sum(min_count=1) if len(cost) else np.nan,
             }
         )
-    return pd.DataFrame(rows).set_index(by).round(1)
+    out = pd.DataFrame(rows).set_index(by).round(1)
+    if out["cost (total)"].isna().all():  # no provider returned a price: no column of blanks
+        out = out.drop(columns="cost (total)")
+    return out
 
 
 def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) -> pd.DataFrame:
@@ -666,8 +670,6 @@ def try_compare(base: Any, cand: Any, *, rule: str = "majority", alpha: float = 
     A comparison that is invalid is not an error here: the notebook states
     each differing key instead of a number.
     """
-    from goldenkit.compare import compare_runs
-
     try:
         return compare_runs(base, cand, rule=rule, alpha=alpha), []
     except ComparisonInvalid as exc:
@@ -783,7 +785,7 @@ def _reasons_text(reasons: Any) -> str:
     if reasons is None:
         return ""
     if isinstance(reasons, Mapping):
-        return "\n".join(f"{k}: {v}" for k, v in reasons.items())
+        return "\n".join(f"{k}: {v}" for k, v in reasons.items() if v is not None and str(v) != "")
     return str(reasons)
 
 
@@ -800,8 +802,9 @@ def flip_list_html(comparison: Any, *, limit: int | None = 200) -> HTMLBlock:
     flips = comparison.flips
     if flips.empty:
         return HTMLBlock("<p>No row changed status between the two runs.</p>")
-    counts = flips["status"].value_counts()
-    summary = ", ".join(f"{escape(str(s))} {int(n)}" for s, n in counts.items())
+    counts = flips["status"].astype(str).value_counts()
+    order = [s for s in FLIP_STATUSES if s in counts.index] + [s for s in counts.index if s not in FLIP_STATUSES]
+    summary = ", ".join(f"{escape(s)} {int(counts[s])}" for s in order)
     shown = flips if limit is None else flips.head(limit)
     head = (
         '<table class="gk-side-by-side"><colgroup><col style="width:16%"><col style="width:42%">'

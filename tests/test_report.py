@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -260,7 +259,9 @@ def test_latency_summary_excludes_errors() -> None:
     assert a["latency p90 ms"] == 370.0  # 100 + 0.9 * 3 * 100
     assert a["latency max ms"] == 400.0
     assert a["tokens in (total)"] == 40 and a["tokens out (mean)"] == 5
-    assert np.isnan(a["cost (total)"])
+    assert "cost (total)" not in t.columns  # no provider price anywhere
+    priced = report.latency_summary(df.assign(cost=0.25))
+    assert priced.loc["A", "cost (total)"] == 1.0 and priced.loc["(overall)", "cost (total)"] == 1.0
 
 
 def test_failure_reasons_per_grader_most_common_first() -> None:
