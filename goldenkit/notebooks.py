@@ -57,6 +57,11 @@ def notebook_path(name_or_path: str | Path) -> Path:
             raise InputError(f"{p}: notebook not found")
         return p
     candidate = NOTEBOOKS_DIR / f"{name_or_path}.ipynb"
+    if str(name_or_path) in NOTEBOOK_NAMES and not NOTEBOOKS_DIR.is_dir():
+        raise InputError(
+            f"{NOTEBOOKS_DIR}: the notebooks folder is missing; goldenkit's notebooks ship with the source "
+            "checkout (install it with `pip install -e .`) or pass a notebook path"
+        )
     if not candidate.is_file():
         raise InputError(
             f"unknown notebook {str(name_or_path)!r}: expected one of {', '.join(NOTEBOOK_NAMES)} or a path"

@@ -7,6 +7,7 @@ Every notebook is executed with papermill against the committed fixture runs
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -168,3 +169,37 @@ def test_export_refuses_a_page_that_would_load_from_the_network(tmp_path: Path) 
         export_html(path, tmp_path / "n.html")
     assert remote_references('<a href="//cdn.test/x.js">') == ['href="//']
     assert remote_references('<img src="data:image/png;base64,AAAA">') == []
+
+
+def test_kernel_is_this_interpreter_whatever_kernels_are_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registered ``python3`` spec pointing elsewhere (e.g. a user-level one) is not used."""
+    import sys
+
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from goldenkit.notebooks import execute_notebook
+
+    bogus = tmp_path / "jupyter" / "kernels" / "python3"
+    bogus.mkdir(parents=True)
+    spec = {
+        "argv": ["/nonexistent/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "language": "python",
+    }
+    (bogus / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    nb = new_notebook(
+        cells=[
+            new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+            new_code_cell("import sys\nprint(sys.executable, x)"),
+        ]
+    )
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    result = execute_notebook(path, {"x": 2}, tmp_path / "out")
+    executed = nbformat.read(result.notebook, as_version=4)
+    assert executed.cells[-1].outputs[0]["text"].strip() == f"{sys.executable} 2"
+    assert result.timings["kernel_start"] > 0 and result.html is not None and result.html.is_file()
