@@ -302,7 +302,7 @@ def read_marks(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]
             where = f"{p}:{i}"
             try:
                 mark = json.loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise InputError(f"{where}: invalid JSON: {exc.msg}") from None
             if not isinstance(mark, dict) or not isinstance(mark.get("row_id"), str) or not mark["row_id"]:
                 raise InputError(f"{where}: a mark needs a non-empty string row_id")
