@@ -296,6 +296,8 @@ def read_marks(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"{p}: cannot read audit file: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
         for i, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue

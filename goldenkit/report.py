@@ -477,6 +477,8 @@ def read_traffic(path: str | Path) -> pd.Series:
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InputError(f"{p}: cannot read traffic file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     if p.suffix.lower() == ".json":
         try:
             data = json.loads(text)

@@ -441,6 +441,22 @@ def test_read_traffic_errors_name_the_file(tmp_path: Path, text: str, message: s
     assert str(p) in str(exc.value)
 
 
+def test_unreadable_inputs_are_one_line_errors(tmp_path: Path) -> None:
+    latin = tmp_path / "traffic.csv"
+    latin.write_bytes(b"slice,count\nr\xe9glages,3\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        report.read_traffic(latin)
+    with pytest.raises(InputError, match="cannot read traffic file"):
+        report.read_traffic(tmp_path / "missing.csv")
+    marks = tmp_path / "m.jsonl"
+    marks.write_bytes(b'{"row_id": "\xff"}\n')
+    with pytest.raises(InputError, match="not UTF-8"):
+        audit.read_marks(marks)
+    marks.write_text('{"row_id": "a", "label": "maybe"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"m.jsonl:1: unknown label 'maybe'"):
+        audit.read_marks(marks)
+
+
 def test_coverage_table_flags_and_rows_needed() -> None:
     counts = pd.Series({"A": 30, "B": 10})
     traffic = pd.Series({"A": 0.5, "B": 0.4, "C": 0.1})
