@@ -1,6 +1,17 @@
 """goldenkit: evaluate LLM models and agents on versioned golden datasets."""
 
-from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
+from goldenkit.cases import (
+    Case,
+    Message,
+    ToolCall,
+    ToolResponse,
+    Turn,
+)
 from goldenkit.errors import (
     ComparisonInvalid,
     ConfigError,
@@ -13,34 +24,155 @@ from goldenkit.errors import (
     ResultsError,
     UsageError,
 )
-from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
-from goldenkit.formats import import_dataset, normalize_case
-from goldenkit.graders import JudgeVerdict, build_graders, parse_judge, rouge1_f, trajectory_score
-from goldenkit.graders.base import GradeResult, Grader, get_grader, register_grader
-from goldenkit.metrics import run_metrics
-from goldenkit.providers.base import Provider, Response, TurnOutput, get_provider, register_provider
-from goldenkit.results import Run, outcomes_df, read_run
-from goldenkit.runner import RunSummary, arun_eval, run_eval
-from goldenkit.sampling import assign_splits, stratified_sample, weekly_seed
-from goldenkit.stats import (
-    clustered_se,
-    collapse_repeats,
-    flaky_rows,
-    holm,
-    mcnemar_exact,
-    min_detectable_effect,
-    paired_diff_ci,
-    rows_needed,
-    slice_table,
-    wilson_ci,
-)
-from goldenkit.compare import Comparison, compare_runs
-from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
-from goldenkit.baselines import read_baseline, save_baseline
-from goldenkit.audit import apply_audit
-from goldenkit.notebooks import run_notebook
+
+if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.audit import (
+        apply_audit,
+    )
+    from goldenkit.baselines import (
+        read_baseline,
+        save_baseline,
+    )
+    from goldenkit.compare import (
+        Comparison,
+        compare_runs,
+    )
+    from goldenkit.dataset import (
+        Dataset,
+        canonical_sha256,
+        read_dataset,
+    )
+    from goldenkit.formats import (
+        import_dataset,
+        normalize_case,
+    )
+    from goldenkit.gate import (
+        GateDecision,
+        GatePolicy,
+        evaluate_gate,
+    )
+    from goldenkit.graders import (
+        JudgeVerdict,
+        build_graders,
+        parse_judge,
+        rouge1_f,
+        trajectory_score,
+    )
+    from goldenkit.graders.base import (
+        Grader,
+        GradeResult,
+        get_grader,
+        register_grader,
+    )
+    from goldenkit.metrics import (
+        run_metrics,
+    )
+    from goldenkit.notebooks import (
+        run_notebook,
+    )
+    from goldenkit.providers.base import (
+        Provider,
+        Response,
+        TurnOutput,
+        get_provider,
+        register_provider,
+    )
+    from goldenkit.results import (
+        Run,
+        outcomes_df,
+        read_run,
+    )
+    from goldenkit.runner import (
+        RunSummary,
+        arun_eval,
+        run_eval,
+    )
+    from goldenkit.sampling import (
+        assign_splits,
+        stratified_sample,
+        weekly_seed,
+    )
+    from goldenkit.stats import (
+        clustered_se,
+        collapse_repeats,
+        flaky_rows,
+        holm,
+        mcnemar_exact,
+        min_detectable_effect,
+        paired_diff_ci,
+        rows_needed,
+        slice_table,
+        wilson_ci,
+    )
 
 __version__ = "0.1.0"
+
+# Everything else is imported on first use (PEP 562): ``import goldenkit`` stays cheap, so
+# `goldenkit run` reaches its first model call without loading statsmodels, scipy or nltk.
+_LAZY: dict[str, str] = {
+    "Comparison": "goldenkit.compare",
+    "Dataset": "goldenkit.dataset",
+    "GateDecision": "goldenkit.gate",
+    "GatePolicy": "goldenkit.gate",
+    "GradeResult": "goldenkit.graders.base",
+    "Grader": "goldenkit.graders.base",
+    "JudgeVerdict": "goldenkit.graders",
+    "Provider": "goldenkit.providers.base",
+    "Response": "goldenkit.providers.base",
+    "Run": "goldenkit.results",
+    "RunSummary": "goldenkit.runner",
+    "TurnOutput": "goldenkit.providers.base",
+    "apply_audit": "goldenkit.audit",
+    "arun_eval": "goldenkit.runner",
+    "assign_splits": "goldenkit.sampling",
+    "build_graders": "goldenkit.graders",
+    "canonical_sha256": "goldenkit.dataset",
+    "clustered_se": "goldenkit.stats",
+    "collapse_repeats": "goldenkit.stats",
+    "compare_runs": "goldenkit.compare",
+    "evaluate_gate": "goldenkit.gate",
+    "flaky_rows": "goldenkit.stats",
+    "get_grader": "goldenkit.graders.base",
+    "get_provider": "goldenkit.providers.base",
+    "holm": "goldenkit.stats",
+    "import_dataset": "goldenkit.formats",
+    "mcnemar_exact": "goldenkit.stats",
+    "min_detectable_effect": "goldenkit.stats",
+    "normalize_case": "goldenkit.formats",
+    "outcomes_df": "goldenkit.results",
+    "paired_diff_ci": "goldenkit.stats",
+    "parse_judge": "goldenkit.graders",
+    "read_baseline": "goldenkit.baselines",
+    "read_dataset": "goldenkit.dataset",
+    "read_run": "goldenkit.results",
+    "register_grader": "goldenkit.graders.base",
+    "register_provider": "goldenkit.providers.base",
+    "rouge1_f": "goldenkit.graders",
+    "rows_needed": "goldenkit.stats",
+    "run_eval": "goldenkit.runner",
+    "run_metrics": "goldenkit.metrics",
+    "run_notebook": "goldenkit.notebooks",
+    "save_baseline": "goldenkit.baselines",
+    "slice_table": "goldenkit.stats",
+    "stratified_sample": "goldenkit.sampling",
+    "trajectory_score": "goldenkit.graders",
+    "weekly_seed": "goldenkit.sampling",
+    "wilson_ci": "goldenkit.stats",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldenkit' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Case",

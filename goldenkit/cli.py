@@ -32,7 +32,9 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> ArgumentParser:
+def build_parser(only: str | None = None) -> ArgumentParser:
+    """The full parser, or with ``only`` one command group (its module alone is imported,
+    which keeps e.g. ``goldenkit run`` from loading the statistics stack)."""
     parser = ArgumentParser(
         prog="goldenkit",
         description="Evaluate LLM models and agents on versioned golden datasets.",
@@ -41,7 +43,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="print a traceback on error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     for name in COMMANDS:
-        importlib.import_module(f"goldenkit.commands.{name}").register(sub)
+        if only is None or name == only:
+            importlib.import_module(f"goldenkit.commands.{name}").register(sub)
     return parser
 
 
@@ -50,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
-        parser = build_parser()
+        first = next((a for a in args_list if not a.startswith("-")), None)
+        parser = build_parser(first if first in COMMANDS else None)
         args = parser.parse_args(args_list)
         func = getattr(args, "func", None)
         if func is None:
