@@ -468,3 +468,15 @@ def test_vectorized_sort_equals_reference_with_shared_prefixes(parts):
     data = b"\n".join(prefix + body + tail for prefix, body, tail in parts)
     assert canonical_sha256(data) == _reference(data)
     assert canonical_sha256(data + b"\n") == _reference(data)
+
+
+@pytest.mark.parametrize("edge", [-1, 0, 1])
+def test_hash_of_multi_megabyte_input_with_lf_at_scan_chunk_edges(edge):
+    # The LF scan works 1 MiB at a time: put LFs on and around the chunk boundaries.
+    chunk = 1 << 20
+    first = b"x" * (chunk - 1 + edge)
+    rnd = random.Random(edge)
+    rest = [bytes(rnd.choice(b"ab \r\t{}") for _ in range(rnd.randrange(1, 300))) for _ in range(12000)]
+    data = b"\n".join([first, *rest, b"y" * (chunk - 2)]) + b"\n"
+    assert len(data) > 2 * chunk
+    assert canonical_sha256(data) == _reference(data)

@@ -1,0 +1,172 @@
+"""Benchmark: read + validate + hash a large dataset.
+
+Generates a dataset folder of ``--rows`` (default 100,000) contract-shape rows of
+about 1 KB each in a temporary directory, then times, over ``--repeat`` runs:
+
+* raw ``hashlib.sha256`` over the file's bytes (the yardstick),
+* ``canonical_sha256`` over the same bytes (LF file, and the same rows with CRLF),
+* the whole ``read_dataset`` (file read, parse, validation, hash, DataFrame),
+* and read_dataset's phases (line scan, JSON parse, validation, hash, DataFrame).
+
+Prints one table with the best and median time, rows/s, MB/s and throughput as
+a percentage of raw SHA-256. Usage::
+
+    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from goldenkit import dataset as ds_mod
+from goldenkit.dataset import canonical_sha256, read_dataset
+
+SLICES = [
+    "refunds",
+    "order_status",
+    "shipping",
+    "returns",
+    "billing",
+    "account",
+    "cancellations",
+    "product_info",
+    "warranty",
+    "complaints",
+    "escalation",
+    "policy_safety",
+]
+WORDS = (
+    "order refund window days policy shipping tracking parcel invoice account password warranty "
+    "replace exchange customer agent please thanks delayed damaged missing item store credit card"
+).split()
+
+
+def make_rows(n: int, seed: int = 1) -> list[bytes]:
+    """n JSONL lines of about 1 KB: contract cases with tools, expectations and a reference."""
+    rnd = random.Random(seed)
+    lines = []
+    for i in range(n):
+        name = SLICES[i % len(SLICES)]
+        prompt = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(25, 45)))
+        reference = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(30, 50)))
+        row = {
+            "id": f"{name}-{i:06d}",
+            "slice": name,
+            "tags": rnd.sample(["multi_turn", "tool_error", "adversarial", "long_context"], k=rnd.randint(0, 2)),
+            "split": "holdout" if rnd.random() < 0.2 else "dev",
+            "source": rnd.choice(["prod-2026-09", "prod-2026-10", "synthetic"]),
+            "added": "2026-09-18",
+            "case": {
+                "prompt": prompt.capitalize() + "?",
+                "system": "You are the support agent of an online shop. Use the tools; never guess order data.",
+                "tools": [
+                    {"name": "lookup_order", "description": "Look up an order", "parameters": {"type": "object"}}
+                ],
+                "tool_responses": [
+                    {"name": "lookup_order", "args": {"order_id": f"A-{i}"}, "response": {"status": "delivered"}}
+                ],
+                "reference": reference,
+                "expect": {
+                    "must_contain_any": ["refund", "order"],
+                    "must_not": ["guarantee", "lawyer"],
+                    "tools": [{"name": "lookup_order", "args": {"order_id": f"A-{i}"}}],
+                },
+            },
+        }
+        lines.append(json.dumps(row, ensure_ascii=False).encode())
+    rnd.shuffle(lines)
+    return lines
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    lines = make_rows(args.rows)
+    data = b"\n".join(lines) + b"\n"
+    crlf = b"\r\n".join(lines) + b"\r\n"
+    n, mb = len(lines), len(data) / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "bench"
+        folder.mkdir()
+        (folder / "dataset.jsonl").write_bytes(data)
+        manifest = {"name": "bench", "version": "1", "changelog": [{"version": "1", "date": "2026-11-30", "why": "x"}]}
+        (folder / "dataset.json").write_text(json.dumps(manifest))
+
+        expected = canonical_sha256(data)
+        assert canonical_sha256(crlf) == expected, "CRLF must hash like LF"
+        assert read_dataset(folder).sha256 == expected
+
+        scan = ds_mod._scan_lines(data)
+        problems = ds_mod._Problems("bench", scan.numbers)
+        objs = ds_mod._parse_rows(data, scan, problems)
+        columns = ds_mod._validate_rows(objs, problems, None)
+
+        steps: list[tuple[str, list[float], float]] = []
+        # Interleave raw and canonical runs so both see the same machine load.
+        raw_t: list[float] = []
+        canon_t: list[float] = []
+        for _ in range(args.repeat):
+            raw_t += timed(lambda: hashlib.sha256(data).hexdigest(), 1)
+            canon_t += timed(lambda: canonical_sha256(data), 1)
+        steps.append(("raw hashlib.sha256", raw_t, mb))
+        steps.append(("canonical_sha256 (LF)", canon_t, mb))
+        steps.append(("canonical_sha256 (CRLF)", timed(lambda: canonical_sha256(crlf), args.repeat), len(crlf) / 1e6))
+        steps.append(("read_dataset (whole)", timed(lambda: read_dataset(folder), args.repeat), mb))
+        steps.append(("  phase: line scan", timed(lambda: ds_mod._scan_lines(data), args.repeat), mb))
+        steps.append(
+            (
+                "  phase: JSON parse",
+                timed(lambda: ds_mod._parse_rows(data, scan, ds_mod._Problems("b", scan.numbers)), args.repeat),
+                mb,
+            )
+        )
+        steps.append(
+            (
+                "  phase: validation",
+                timed(lambda: ds_mod._validate_rows(objs, ds_mod._Problems("b", scan.numbers), None), args.repeat),
+                mb,
+            )
+        )
+        steps.append(("  phase: sort + hash", timed(lambda: ds_mod._hash_lines(data, scan), args.repeat), mb))
+        steps.append(("  phase: DataFrame", timed(lambda: ds_mod._rows_frame(columns), args.repeat), mb))
+
+    raw_best = min(raw_t)
+    print(f"{n:,} rows, {mb:.1f} MB ({len(data) / n:.0f} bytes/row), best and median of {args.repeat} runs")
+    print(f"python {sys.version.split()[0]}")
+    print()
+    header = f"{'step':<26} {'best s':>8} {'median s':>9} {'rows/s':>11} {'MB/s':>8} {'% of raw':>9}"
+    print(header)
+    print("-" * len(header))
+    for label, times, size in steps:
+        best, median = min(times), statistics.median(times)
+        pct = 100.0 * raw_best / best
+        print(f"{label:<26} {best:>8.3f} {median:>9.3f} {n / best:>11,.0f} {size / best:>8.0f} {pct:>8.0f}%")
+    ratio = [r / c for r, c in zip(raw_t, canon_t, strict=True)]
+    print()
+    print(f"canonical/raw throughput, paired runs: best {max(ratio):.0%}, median {statistics.median(ratio):.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
