@@ -82,7 +82,7 @@ def test_fixtures_run_writes_a_complete_run(tmp_path, monkeypatch, capsys):
     m = run.manifest
     assert m["mode"] == "fixtures" and m["repeats"] == 2 and m["counts"]["total"] == 8
     assert m["agent_version"] == {"git_commit": None, "model_id": "sim-1", "prompt_sha256": "ab" * 32}
-    assert m["graders"].keys() == {"contract"}  # the default grader list
+    assert "contract" in m["graders"]  # the default grader list ([graders] use)
     df = outcomes_df("fx1")
     assert len(df) == 8 and df.groupby("row_id").size().eq(2).all()
 

@@ -2,8 +2,8 @@
 
 Options come from the command line, else from the ``[run]`` table of
 goldenkit.toml (same names with underscores: ``max_in_flight = 16``), else the
-defaults below. The graders are ``[graders] use = [...]`` (default
-``["contract"]``); a ``[graders.<name>]`` table holds that grader's options.
+defaults below. The graders are ``[graders] use = [...]`` (or ``--graders a,b``),
+built by :func:`goldenkit.graders.build_graders` with their options.
 
 Seeds: ``--seed`` is the *model's* sampling seed (sent to the provider, like
 ``--temperature``); ``--sample-seed`` seeds the stratified row sample drawn by
@@ -164,23 +164,14 @@ def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, 
     return opts
 
 
-def grader_list(args: argparse.Namespace, cfg: dict[str, Any]) -> list[Any]:
-    from goldenkit.graders.base import get_grader
+def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
+    """The graders of ``[graders] use`` (or ``--graders``), built with their options."""
+    from goldenkit.graders import build_graders
 
-    gcfg = section(cfg, "graders")
     if args.graders:
         names = [n.strip() for n in args.graders.split(",") if n.strip()]
-    else:
-        names = gcfg.get("use", ["contract"])
-        if isinstance(names, str):
-            names = [names]
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')}: [graders] use must be a list of names")
-    out = []
-    for n in names:
-        options = gcfg.get(n)
-        out.append(get_grader(n, **options) if isinstance(options, dict) else get_grader(n))
-    return out
+        cfg = {**cfg, "graders": {**section(cfg, "graders"), "use": names}}
+    return build_graders(cfg, generator_model=model)
 
 
 def build_provider(opts: dict[str, Any]) -> Any:
@@ -212,7 +203,7 @@ def run_command(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, dataset_dir=args.dataset)
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
-    graders = grader_list(args, cfg)
+    graders = grader_list(args, cfg, opts.get("model"))
     provider = build_provider(opts)
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
