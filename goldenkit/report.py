@@ -602,17 +602,34 @@ def coverage_table(
         max(0, needed - total),
         stats.min_detectable_effect(total, discordance, alpha=alpha, power=power) if total else np.nan,
     ]
+    out.attrs["discordance"] = discordance
     return out
 
 
 def format_coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     """:func:`coverage_table` with shares and detectable changes as percentages and flags as text."""
     out = coverage.copy()
-    for col in ("dataset share", "traffic share", "detectable change"):
+    for col in ("dataset share", "traffic share"):
         out[col] = [pct(x) for x in coverage[col]]
+    # no detectable change with rows: even a change as large as the discordance is out of reach
+    beyond = f"> {pct(coverage.attrs['discordance'])}" if "discordance" in coverage.attrs else "–"
+    out["detectable change"] = [
+        pct(x) if not pd.isna(x) else (beyond if n > 0 else "–")
+        for x, n in zip(coverage["detectable change"], coverage["rows"], strict=True)
+    ]
     out["ratio"] = ["–" if pd.isna(x) else f"{x:.2f}" for x in coverage["ratio"]]
     out["under-tested"] = ["UNDER-TESTED" if bool(x) else "" for x in coverage["under-tested"]]
     return out
+
+
+def split_rows(rows: pd.DataFrame, split: str | None) -> pd.DataFrame:
+    """The dataset rows of one split (``None``: all rows); an unknown split is an InputError."""
+    if split is None:
+        return rows
+    known = sorted(set(rows["split"].astype(str)))
+    if split not in known:
+        raise InputError(f"no rows in split {split!r}; the dataset has {', '.join(known) or 'no splits'}")
+    return rows[rows["split"].astype(str) == split]
 
 
 def dataset_shares(rows: pd.DataFrame) -> pd.Series:
@@ -622,9 +639,20 @@ def dataset_shares(rows: pd.DataFrame) -> pd.Series:
 
 
 def coverage_statement(
-    dataset: Any, coverage: pd.DataFrame, *, delta: float, discordance: float, alpha: float, power: float
+    dataset: Any,
+    coverage: pd.DataFrame,
+    *,
+    delta: float,
+    discordance: float,
+    alpha: float,
+    power: float,
+    traffic: str | Path | None = None,
 ) -> HTMLBlock:
-    """One paragraph: the dataset, the planning assumptions and which slices are under-tested or short of rows."""
+    """One paragraph: the dataset, the planning assumptions and which slices are under-tested or short of rows.
+
+    ``traffic`` names the traffic file the shares came from; None says the
+    shares are the dataset's own (nothing can then be under-tested).
+    """
     body = coverage.drop(index=OVERALL, errors="ignore")
     under = [str(s) for s in body.index[body["under-tested"].astype(bool)]]
     needed = int(coverage["rows needed"].iloc[0]) if len(coverage) else 0
@@ -636,8 +664,12 @@ def coverage_statement(
         f"{pct(power, 0)} at alpha {alpha}, when {pct(discordance)} of rows flip, needs {needed} paired rows "
         "(Connor 1987)."
     )
+    if traffic is None:
+        first = "No traffic file given: traffic shares are the dataset's own, so no slice is flagged."
+    else:
+        first = f"Under-tested relative to traffic ({Path(traffic).name}): {', '.join(under) if under else 'none'}."
     items = [
-        f"Under-tested relative to traffic: {', '.join(under) if under else 'none'}.",
+        first,
         f"Slices with fewer rows than that: {', '.join(short) if short else 'none'}.",
     ]
     return HTMLBlock(f"<p>{escape(text)}</p><ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
@@ -918,6 +950,7 @@ __all__ = [
     "setup_notebook",
     "shown_or_note",
     "signed_pct",
+    "split_rows",
     "try_compare",
     "validity_banner",
     "validity_statement",

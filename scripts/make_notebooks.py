@@ -143,6 +143,7 @@ COVERAGE = [
         "params",
         """\
 dataset = "datasets/support-agent"  # dataset folder
+split = None  # count only this split ("holdout": what CI compares on); None: all rows
 traffic = None  # CSV (slice,count or slice,share) or JSON {slice: count}; None: dataset shares only
 delta = 0.05  # change in pass rate to detect
 discordance = 0.10  # expected share of rows that flip either way between two versions
@@ -154,10 +155,11 @@ min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""
     (
         "code",
         "ds = read_dataset(dataset)\n"
-        "shares = report.read_traffic(traffic) if traffic else report.dataset_shares(ds.rows)\n"
-        "coverage = report.coverage_table(ds.rows, shares, delta=delta, discordance=discordance, "
-        "alpha=alpha, power=power, min_ratio=min_ratio)\n"
-        "report.coverage_statement(ds, coverage, delta=delta, discordance=discordance, alpha=alpha, power=power)",
+        "rows = report.split_rows(ds.rows, split)\n"
+        "shares = report.read_traffic(traffic) if traffic else report.dataset_shares(rows)\n"
+        "plan = dict(delta=delta, discordance=discordance, alpha=alpha, power=power)\n"
+        "coverage = report.coverage_table(rows, shares, min_ratio=min_ratio, **plan)\n"
+        "report.coverage_statement(ds, coverage, traffic=traffic, **plan)",
     ),
     ("code", "report.format_coverage_table(coverage)"),
     ("code", "report.coverage_figure(coverage)"),

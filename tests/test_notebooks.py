@@ -26,7 +26,7 @@ EXPECTED_PARAMETERS = {
     "report": {"run", "results_dir", "rule", "top_reasons"},
     "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "config", "flip_limit"},
     "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
-    "coverage": {"dataset", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
+    "coverage": {"dataset", "split", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
 }
 
 

@@ -473,8 +473,19 @@ def test_coverage_table_flags_and_rows_needed() -> None:
     assert cov.loc["A", "rows short"] == 282 and cov.loc["(overall)", "rows short"] == 272
     f = report.format_coverage_table(cov)
     assert f.loc["C", "under-tested"] == "UNDER-TESTED" and f.loc["A", "dataset share"] == "75.0%"
+    # 30 rows cannot detect even a 10-point change (every flip one way); C has no rows at all
+    assert (f.loc["A", "detectable change"], f.loc["C", "detectable change"]) == ("> 10.0%", "–")
     fig = report.coverage_figure(cov)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["A", "B", "! C"]
+
+
+def test_split_rows() -> None:
+    ds = read_dataset(DATA / "dataset")
+    hold = report.split_rows(ds.rows, "holdout")
+    assert set(hold["split"]) == {"holdout"} and 0 < len(hold) < len(ds.rows)
+    assert report.split_rows(ds.rows, None) is ds.rows
+    with pytest.raises(InputError, match="no rows in split 'test'"):
+        report.split_rows(ds.rows, "test")
 
 
 def test_coverage_detectable_change_matches_rows_needed() -> None:
@@ -489,8 +500,12 @@ def test_coverage_detectable_change_matches_rows_needed() -> None:
 def test_coverage_statement_names_under_tested_slices() -> None:
     ds = read_dataset(DATA / "dataset")
     cov = report.coverage_table(ds.rows, report.read_traffic(DATA / "traffic.csv"))
-    text = report.coverage_statement(ds, cov, delta=0.05, discordance=0.10, alpha=0.05, power=0.8)
-    assert "Under-tested relative to traffic: billing, refunds." in text
+    plan = {"delta": 0.05, "discordance": 0.10, "alpha": 0.05, "power": 0.8}
+    text = report.coverage_statement(ds, cov, traffic=DATA / "traffic.csv", **plan)
+    assert "Under-tested relative to traffic (traffic.csv): billing, refunds." in text
+    own = report.coverage_table(ds.rows, report.dataset_shares(ds.rows))
+    assert "No traffic file given" in report.coverage_statement(ds, own, **plan)
+    assert not own["under-tested"].any()
     assert "needs 312 paired rows" in text
 
 
