@@ -59,7 +59,8 @@ def outcome_frame(rows: list[tuple[str, str, list[str]]], *, run_id: str = "r1",
                     "cost": None,
                 }
             )
-    return pd.DataFrame(recs)
+    cols = ["run_id", "row_id", "slice", "split", "tags", "repeat", "verdict", "detail", "error_kind", "graders"]
+    return pd.DataFrame(recs, columns=[*cols, "response", "latency_ms", "tokens_in", "tokens_out", "cost"])
 
 
 def run_manifest(run_id: str, *, sha: str = SHA, repeats: int = 1, **over: Any) -> dict[str, Any]:
@@ -812,3 +813,23 @@ def test_fixture_runs_are_reproducible(tmp_path: Path) -> None:
         assert json.loads((tmp_path / name / "run.json").read_text()) == json.loads(
             (DATA / name / "run.json").read_text()
         )
+
+
+def test_degenerate_runs_render_without_errors() -> None:
+    """An all-ERROR run and an empty (just started) run still give every table and plot."""
+    from goldenkit import stats
+
+    for df in (outcome_frame([("a", "A", ["ERROR", "ERROR"]), ("b", "B", ["ERROR"])]), outcome_frame([])):
+        table = stats.slice_table(df)
+        shown = report.format_slice_table(table)
+        assert shown.loc["(overall)", "pass rate"] == "–" and shown.loc["(overall)", "95% Wilson"] == "–"
+        assert report.figure_png(report.pass_rate_figure(table))[:4] == b"\x89PNG"
+        assert report.flaky_table(df).empty and report.failure_reasons(df).empty
+        assert report.latency_summary(df).loc["(overall)", "outcomes"] == 0
+        assert audit.failing_rows(df).empty
+    base = MemRun(run_manifest("b"), outcome_frame([("a", "A", ["ERROR"]), ("b", "B", ["PASS"])], run_id="b"))
+    cand = MemRun(run_manifest("c"), outcome_frame([("a", "A", ["PASS"]), ("b", "B", ["PASS"])], run_id="c"))
+    comparison = compare_runs(base, cand)
+    assert report.format_compare_table(comparison).loc["A", "difference"] == "–"  # no paired row in A
+    assert report.figure_png(report.forest_figure(comparison))[:4] == b"\x89PNG"
+    assert "ERROR_CLEARED" in report.flip_list_html(comparison)
