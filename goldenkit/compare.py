@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ from goldenkit.schema import (
     ERROR_CLEARED,
     NEW_ERROR,
     NEW_FAILURE,
+    OUTCOMES_PARQUET,
     RECOVERED,
     SKIPPED,
     UNCHANGED_ERROR,
@@ -63,7 +64,9 @@ from goldenkit.schema import (
 )
 from goldenkit.stats import (
     OVERALL,
-    collapse_repeats,
+    collapse_arrays,
+    collapse_with_codes,
+    first_positions,
     holm,
     mcnemar_exact,
     paired_diff_ci,
@@ -90,6 +93,7 @@ STATUSES = (
 FLIP_STATUSES = (NEW_FAILURE, RECOVERED, NEW_ERROR, ERROR_CLEARED)
 
 _LIGHT = ("row_id", "slice", "repeat", "verdict")
+_VERDICT_CODE = {v: i for i, v in enumerate(VERDICTS)}
 _DETAIL = ("row_id", "repeat", "verdict", "tags", "response", "detail", "graders")
 
 # status code by (base verdict code, cand verdict code); verdict codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3
@@ -118,10 +122,27 @@ class Comparison:
     alpha: float
     rows: pd.DataFrame  # row_id, slice, base_verdict, cand_verdict, status
     table: pd.DataFrame  # per slice + overall
-    flips: pd.DataFrame
+    #: the flipped rows without texts: row_id, slice, status, base_verdict, cand_verdict (see :attr:`flips`)
+    flip_rows: pd.DataFrame
     notes: list[str] = field(default_factory=list)
     base_manifest: dict[str, Any] = field(default_factory=dict, repr=False)
     cand_manifest: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: each side's per-row collapsed table (``slice_table(cmp.base_collapsed)`` gives its slice table)
+    base_collapsed: pd.DataFrame | None = field(default=None, repr=False)
+    cand_collapsed: pd.DataFrame | None = field(default=None, repr=False)
+    _flip_loader: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
+    _flips: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def flips(self) -> pd.DataFrame:
+        """The flip list with tags, both responses and both graders' reasons.
+
+        The texts are read from the runs on first access (only the flipped rows'
+        representative outcomes are converted to Python objects).
+        """
+        if self._flips is None:
+            self._flips = self._flip_loader() if self._flip_loader is not None else self.flip_rows.copy()
+        return self._flips
 
     @property
     def overall(self) -> pd.Series:
@@ -203,30 +224,103 @@ def _label(obj: Any) -> str:
     return "?"
 
 
-def _light_outcomes(obj: Any) -> pd.DataFrame:
-    """row_id, slice, repeat, verdict of every outcome; strings as categoricals."""
+@dataclass
+class _Side:
+    """One side of a comparison: its collapsed rows and, when read from outcomes,
+    per outcome the row position (in ``collapsed``), verdict code and repeat."""
+
+    obj: Any
+    collapsed: pd.DataFrame
+    row_codes: np.ndarray | None = None
+    verdicts: np.ndarray | None = None
+    repeats: np.ndarray | None = None
+
+
+def _parquet_path(obj: Any) -> Any:
+    """The outcomes.parquet of a complete results run, else None."""
+    from pathlib import Path
+
+    path = getattr(obj, "path", None)
+    if path is None or getattr(obj, "complete", False) is not True:
+        return None
+    p = Path(path) / OUTCOMES_PARQUET
+    return p if p.is_file() else None
+
+
+def _arrow_light(obj: Any) -> Any:
+    """The light columns as an Arrow table with string columns dictionary-encoded (or None)."""
+    path = _parquet_path(obj)
+    if path is not None:
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path, columns=list(_LIGHT), read_dictionary=["row_id", "slice", "verdict"])
     table_fn = getattr(obj, "table", None)
     if callable(table_fn):
         t = table_fn(list(_LIGHT))
-        cols: dict[str, Any] = {}
-        for name in _LIGHT:
-            col = t.column(name)
-            if name == "repeat":
-                cols[name] = col.fill_null(0).to_numpy()
-            else:
-                cols[name] = col.combine_chunks().dictionary_encode().to_pandas()
-        return pd.DataFrame(cols)
-    outcomes_fn = getattr(obj, "outcomes", None)
-    if callable(outcomes_fn):
-        return outcomes_fn(columns=list(_LIGHT))
-    raise ResultsError(f"{_label(obj)}: not a run or a baseline (no outcomes)")
+        cols = [
+            t.column(n).combine_chunks().dictionary_encode() if n != "repeat" else t.column(n) for n in t.column_names
+        ]
+        import pyarrow as pa
+
+        return pa.table(cols, names=t.column_names)
+    return None
 
 
-def _collapsed(obj: Any, rule: str) -> pd.DataFrame:
+def _dict_codes(t: Any, name: str, where: str) -> tuple[np.ndarray, Any]:
+    """Indices and dictionary (an Arrow array) of a dictionary column whose chunks share one dictionary."""
+    import pyarrow as pa
+
+    col = t.column(name)
+    if col.null_count:
+        raise ResultsError(f"{where}: {col.null_count} outcome(s) with no {name}")
+    if col.num_chunks == 0:
+        return np.zeros(0, dtype=np.int64), pa.array([], type=pa.string())
+    idx = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(np.int64)
+    return idx, col.chunk(0).dictionary
+
+
+def _side_from_arrow(obj: Any, t: Any, rule: str) -> _Side:
+    """Collapse straight from Arrow dictionary indices: no per-outcome Python strings."""
+    where = _label(obj)
+    t = t.unify_dictionaries()
+    row_codes, row_names = _dict_codes(t, "row_id", where)
+    counts = np.bincount(row_codes, minlength=len(row_names))
+    if len(counts) and counts.min() == 0:  # a dictionary value no outcome uses: renumber
+        keep = np.flatnonzero(counts > 0)
+        remap = np.full(len(row_names), -1, dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        row_codes = remap[row_codes]
+        row_names = row_names.take(keep)
+    v_idx, v_dict = _dict_codes(t, "verdict", where)
+    v_names = v_dict.to_pylist()
+    lut = np.array([_VERDICT_CODE.get(v, -1) for v in v_names] + [-1], dtype=np.int8)
+    verdicts = lut[v_idx] if len(v_idx) else np.zeros(0, dtype=np.int8)
+    if len(verdicts) and verdicts.min() < 0:
+        bad = int(np.flatnonzero(verdicts < 0)[0])
+        raise ResultsError(f"{where}: unknown verdict {v_names[v_idx[bad]]!r} (row {row_names[row_codes[bad]]})")
+    s_idx, s_dict = _dict_codes(t, "slice", where)
+    first = first_positions(row_codes, len(row_names))
+    slices = pd.Categorical.from_codes(s_idx[first] if len(first) else s_idx[:0], categories=s_dict.to_pylist())
+    reps = t.column("repeat").fill_null(0).to_numpy().astype(np.int64)
+    names = row_names.to_pandas()  # str Series backed by the Arrow buffer: no per-row Python strings
+    collapsed = collapse_arrays(names, row_codes, verdicts, rule, repeats=reps, row_columns={"slice": slices})
+    return _Side(obj, collapsed, row_codes, verdicts, reps)
+
+
+def _read_side(obj: Any, rule: str) -> _Side:
     fn = getattr(obj, "collapsed", None)
     if callable(fn):
-        return fn()
-    return collapse_repeats(_light_outcomes(obj), rule)
+        return _Side(obj, fn())
+    t = _arrow_light(obj)
+    if t is not None:
+        return _side_from_arrow(obj, t, rule)
+    outcomes_fn = getattr(obj, "outcomes", None)
+    if not callable(outcomes_fn):
+        raise ResultsError(f"{_label(obj)}: not a run or a baseline (no outcomes)")
+    light = outcomes_fn(columns=list(_LIGHT))
+    collapsed, row_codes, verdicts = collapse_with_codes(light, rule)
+    reps = np.asarray(light["repeat"], dtype=np.int64) if "repeat" in light.columns else None
+    return _Side(obj, collapsed, row_codes, verdicts, reps)
 
 
 def _side_rule(obj: Any, rule: str) -> str:
@@ -252,42 +346,75 @@ def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     return out
 
 
-def _details(obj: Any, ids: Sequence[str], verdicts: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """row_id -> {tags, response, reasons} of the representative repeat of each id."""
+def _representatives(side: _Side, rows: np.ndarray) -> np.ndarray:
+    """Outcome positions of the representative repeat of each of ``rows`` (positions in collapsed):
+    the first repeat whose verdict equals the row's collapsed verdict, else its first repeat."""
+    assert side.row_codes is not None and side.verdicts is not None  # noqa: S101 - callers check
+    n_rows = len(side.collapsed)
+    wanted = np.zeros(n_rows, dtype=bool)
+    wanted[rows] = True
+    pos = np.flatnonzero(wanted[side.row_codes])
+    if not len(pos):
+        return pos
+    codes = side.row_codes[pos]
+    row_verdict = verdict_codes(side.collapsed["verdict"])
+    mismatch = (side.verdicts[pos] != row_verdict[codes]).astype(np.int64)
+    rep = side.repeats[pos] if side.repeats is not None else np.zeros(len(pos), np.int64)
+    order = np.lexsort((rep, mismatch, codes))
+    sorted_codes_ = codes[order]
+    first = np.r_[True, sorted_codes_[1:] != sorted_codes_[:-1]]
+    chosen = pos[order[first]]  # ascending by row code
+    # back to the order of ``rows``
+    by_code = dict(zip(sorted_codes_[first].tolist(), chosen.tolist(), strict=True))
+    return np.array([by_code.get(int(r), -1) for r in rows], dtype=np.int64)
+
+
+def _take_details(side: _Side, positions: np.ndarray) -> list[dict[str, Any]]:
+    """Detail columns of the outcomes at ``positions`` (file order), as dicts."""
+    import pyarrow as pa
+
+    path = _parquet_path(side.obj)
+    if path is not None:
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(path)
+        bounds = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)])
+        groups = np.unique(np.searchsorted(bounds, positions, side="right") - 1)
+        t = pf.read_row_groups(groups.tolist(), columns=list(_DETAIL[3:]))
+        # positions relative to the concatenation of the chosen row groups
+        sizes = bounds[groups + 1] - bounds[groups]
+        starts = np.cumsum(np.r_[0, sizes[:-1]])
+        g_of = np.searchsorted(bounds, positions, side="right") - 1
+        rel = positions - bounds[g_of] + starts[np.searchsorted(groups, g_of)]
+        return t.take(pa.array(rel)).to_pylist()
+    table_fn = getattr(side.obj, "table", None)
+    if callable(table_fn):
+        return table_fn(list(_DETAIL[3:])).take(pa.array(positions)).to_pylist()
+    df = side.obj.outcomes(columns=list(_DETAIL[3:]))
+    return df.iloc[positions].to_dict(orient="records")
+
+
+def _details(side: _Side, ids: Sequence[str], rows: np.ndarray) -> dict[str, dict[str, Any]]:
+    """row_id -> {tags, response, reasons} of the representative repeat of each flipped row."""
     if not len(ids):
         return {}
-    fn = getattr(obj, "details", None)
+    fn = getattr(side.obj, "details", None)
     if callable(fn):
         return fn(ids)
-    want = dict(zip(ids, verdicts, strict=True))
-    table_fn = getattr(obj, "table", None)
-    if callable(table_fn):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        t = table_fn(list(_DETAIL))
-        t = t.filter(pc.is_in(t.column("row_id"), value_set=pa.array(list(ids), type=pa.string())))
-        recs = t.to_pylist()
-    else:
-        df = obj.outcomes(columns=list(_DETAIL))
-        recs = df[df["row_id"].isin(list(ids))].to_dict(orient="records")
-    best: dict[str, tuple[int, int, dict[str, Any]]] = {}
-    for r in recs:
-        rid = r["row_id"]
-        rank = 0 if r.get("verdict") == want.get(rid) else 1
-        key = (rank, int(r.get("repeat") or 0))
-        if rid not in best or key < best[rid][:2]:
-            best[rid] = (*key, r)
+    if side.row_codes is None:
+        return {}
+    positions = _representatives(side, rows)
+    recs = _take_details(side, positions)
+    verdict_names = side.collapsed["verdict"].astype(str).to_numpy()
     out: dict[str, dict[str, Any]] = {}
-    for rid in ids:
-        r = best.get(rid, (0, 0, {}))[2]
+    for rid, r, row in zip(ids, recs, rows, strict=True):
         tags = r.get("tags")
         resp = r.get("response")
         detail = r.get("detail")
         out[rid] = {
             "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
             "response": resp if isinstance(resp, str) else None,
-            "reasons": _reasons(r.get("graders"), str(r.get("verdict")), detail if isinstance(detail, str) else None),
+            "reasons": _reasons(r.get("graders"), str(verdict_names[row]), detail if isinstance(detail, str) else None),
         }
     return out
 
@@ -368,6 +495,18 @@ def comparability_differences(
 # --------------------------------------------------------------------------- compare
 
 
+def _same_ids(a: pd.Series, b: pd.Series) -> bool:
+    """Are the two id columns equal element by element (Arrow comparison when both are Arrow-backed)?"""
+    if len(a) != len(b):
+        return False
+    try:
+        import pyarrow as pa
+
+        return bool(pa.array(a, type=pa.large_string()).equals(pa.array(b, type=pa.large_string())))
+    except (TypeError, ValueError, ImportError):
+        return bool(np.all(a.to_numpy() == b.to_numpy()))
+
+
 def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float = 0.05) -> Comparison:
     """Compare a candidate against a base, row by row (see the module docstring).
 
@@ -389,18 +528,21 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     diffs = comparability_differences(bm, cm, base_rule=b_rule, cand_rule=c_rule)
     if diffs:
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
-    bc = _collapsed(base, b_rule)
-    cc = _collapsed(cand, c_rule)
-    b_ids = pd.Index(bc["row_id"])
-    pos = b_ids.get_indexer(pd.Index(cc["row_id"]))
-    if len(bc) != len(cc) or (pos < 0).any():
-        diffs = comparability_differences(
-            bm, cm, base_rule=b_rule, cand_rule=c_rule, base_ids=bc["row_id"], cand_ids=cc["row_id"]
-        )
-        raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
-    # align candidate to base order
-    order = np.empty(len(cc), dtype=np.int64)
-    order[pos] = np.arange(len(cc))
+    bside = _read_side(base, b_rule)
+    cside = _read_side(cand, c_rule)
+    bc, cc = bside.collapsed, cside.collapsed
+    if _same_ids(bc["row_id"], cc["row_id"]):
+        order = np.arange(len(cc), dtype=np.int64)  # same rows in the same order: no join needed
+    else:
+        pos = pd.Index(bc["row_id"]).get_indexer(pd.Index(cc["row_id"]))
+        if len(bc) != len(cc) or (pos < 0).any():
+            diffs = comparability_differences(
+                bm, cm, base_rule=b_rule, cand_rule=c_rule, base_ids=bc["row_id"], cand_ids=cc["row_id"]
+            )
+            raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
+        # order[i] = position in cand of base row i
+        order = np.empty(len(cc), dtype=np.int64)
+        order[pos] = np.arange(len(cc))
     vb = verdict_codes(bc["verdict"])
     vc = verdict_codes(cc["verdict"])[order]
     status = _STATUS_LUT[vb, vc]
@@ -408,7 +550,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     s_codes, s_names = sorted_codes(slices)
     rows = pd.DataFrame(
         {
-            "row_id": bc["row_id"].to_numpy(),
+            "row_id": bc["row_id"].reset_index(drop=True),
             "slice": pd.Categorical.from_codes(s_codes, categories=[str(s) for s in s_names]),
             "base_verdict": pd.Categorical.from_codes(vb, categories=list(VERDICTS)),
             "cand_verdict": pd.Categorical.from_codes(vc, categories=list(VERDICTS)),
@@ -417,7 +559,11 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     )
     table = _table(s_codes, [str(s) for s in s_names], vb, vc, status)
     notes = _notes(bm, cm, rows_status=status)
-    flips = _flip_list(base, cand, rows, status)
+    flip_idx, flip_rows = _flip_rows(rows, status)
+
+    def load_flips() -> pd.DataFrame:
+        return _flip_list(bside, cside, flip_rows, flip_idx, order)
+
     return Comparison(
         base_id=_label(base),
         cand_id=_label(cand),
@@ -425,10 +571,13 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
         alpha=alpha,
         rows=rows,
         table=table,
-        flips=flips,
+        flip_rows=flip_rows,
         notes=notes,
         base_manifest=bm,
         cand_manifest=cm,
+        base_collapsed=bc,
+        cand_collapsed=cc,
+        _flip_loader=load_flips,
     )
 
 
@@ -508,23 +657,38 @@ def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray) -> l
     return notes
 
 
-def _flip_list(
-    base: Any,
-    cand: Any,
-    rows: pd.DataFrame,
-    status: np.ndarray,
-) -> pd.DataFrame:
-    flip_codes = [_S[s] for s in FLIP_STATUSES]
+def _flip_rows(rows: pd.DataFrame, status: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
+    """Positions (in ``rows``) of the flipped rows, sorted, and their cheap columns.
+
+    NEW_FAILURE first, then RECOVERED, NEW_ERROR, ERROR_CLEARED; by slice and row id within.
+    """
+    flip_codes = np.array([_S[s] for s in FLIP_STATUSES], dtype=np.int8)
     idx = np.flatnonzero(np.isin(status, flip_codes))
-    # NEW_FAILURE first, then RECOVERED, NEW_ERROR, ERROR_CLEARED; by slice and row id within
-    sub = rows.iloc[idx].copy()
-    sub["_st"] = status[idx]
-    sub = sub.sort_values(["_st", "slice", "row_id"], kind="stable")
-    ids = [str(x) for x in sub["row_id"].tolist()]
-    bverd = [str(v) for v in sub["base_verdict"].tolist()]
-    cverd = [str(v) for v in sub["cand_verdict"].tolist()]
-    bd = _details(base, ids, bverd)
-    cd = _details(cand, ids, cverd)
+    if len(idx):
+        slice_codes = rows["slice"].cat.codes.to_numpy()[idx]
+        row_ids = np.array(rows["row_id"].take(idx).tolist(), dtype=object)
+        idx = idx[np.lexsort((row_ids, slice_codes, status[idx]))]
+
+    def names(column: str) -> pd.Series:
+        cat = rows[column].cat
+        return pd.Series(np.asarray(cat.categories, dtype=object)[cat.codes.to_numpy()[idx]], dtype=object)
+
+    frame = pd.DataFrame(
+        {
+            "row_id": pd.Series([str(x) for x in rows["row_id"].take(idx).tolist()], dtype=object),
+            "slice": names("slice"),
+            "status": names("status"),
+            "base_verdict": names("base_verdict"),
+            "cand_verdict": names("cand_verdict"),
+        }
+    )
+    return idx, frame
+
+
+def _flip_list(bside: _Side, cside: _Side, flip_rows: pd.DataFrame, idx: np.ndarray, order: np.ndarray) -> pd.DataFrame:
+    ids = flip_rows["row_id"].tolist()
+    bd = _details(bside, ids, idx)
+    cd = _details(cside, ids, order[idx])
     empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}}
 
     def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
@@ -535,12 +699,12 @@ def _flip_list(
 
     return pd.DataFrame(
         {
-            "row_id": pd.Series(ids, dtype=object),
-            "slice": pd.Series([str(s) for s in sub["slice"].tolist()], dtype=object),
+            "row_id": flip_rows["row_id"],
+            "slice": flip_rows["slice"],
             "tags": pd.Series([tags_of(i) for i in ids], dtype=object),
-            "status": pd.Series([str(s) for s in sub["status"].tolist()], dtype=object),
-            "base_verdict": pd.Series(bverd, dtype=object),
-            "cand_verdict": pd.Series(cverd, dtype=object),
+            "status": flip_rows["status"],
+            "base_verdict": flip_rows["base_verdict"],
+            "cand_verdict": flip_rows["cand_verdict"],
             "base_response": col(bd, "response"),
             "cand_response": col(cd, "response"),
             "base_reasons": col(bd, "reasons"),

@@ -84,7 +84,10 @@ __all__ = [
     "COLLAPSED_COLUMNS",
     "OVERALL",
     "ClusteredMean",
+    "collapse_arrays",
     "collapse_repeats",
+    "collapse_with_codes",
+    "first_positions",
     "clustered_se",
     "flaky_rows",
     "holm",
@@ -238,6 +241,15 @@ def collapse_repeats(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataF
     n_fail, n_error, n_skipped, n_graded, verdict`` (categorical PASS/FAIL/
     ERROR/SKIPPED) and ``flaky`` (passed some but not all of >= 2 graded repeats).
     """
+    return collapse_with_codes(outcomes, rule)[0]
+
+
+def collapse_with_codes(outcomes: pd.DataFrame, rule: str = "majority") -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """:func:`collapse_repeats` plus, per outcome, its row's position in the result and its verdict code.
+
+    Lets a caller pick outcomes of given rows (a flip list's responses) without
+    matching row ids again.
+    """
     parse_rule(rule)
     for col in ("row_id", "verdict"):
         if col not in outcomes.columns:
@@ -245,30 +257,60 @@ def collapse_repeats(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataF
     row_codes, uniques = pd.factorize(outcomes["row_id"], sort=False)
     if row_codes.size and row_codes.min() < 0:
         raise ResultsError("outcomes have a missing row_id")
-    n_rows = len(uniques)
     v = verdict_codes(outcomes["verdict"], outcomes["row_id"])
-    if "repeat" in outcomes.columns and len(outcomes):
-        rep = np.asarray(outcomes["repeat"], dtype=np.int64)
+    rep = np.asarray(outcomes["repeat"], dtype=np.int64) if "repeat" in outcomes.columns else None
+    first = first_positions(row_codes, len(uniques))
+    per_row = {
+        col: outcomes[col].take(first).reset_index(drop=True)
+        for col in ("slice", "split", "tags")
+        if col in outcomes.columns
+    }
+    collapsed = collapse_arrays(np.asarray(uniques), row_codes, v, rule, repeats=rep, row_columns=per_row)
+    return collapsed, row_codes.astype(np.int64), v
+
+
+def first_positions(row_codes: np.ndarray, n_rows: int) -> np.ndarray:
+    """Index of each row's first outcome (rows numbered by ``row_codes``)."""
+    first = np.full(n_rows, len(row_codes), dtype=np.int64)
+    # reverse assignment: for repeated indices the last write wins, i.e. the smallest position
+    first[row_codes[::-1]] = np.arange(len(row_codes) - 1, -1, -1, dtype=np.int64)
+    return first
+
+
+def collapse_arrays(
+    row_ids: np.ndarray,
+    row_codes: np.ndarray,
+    verdicts: np.ndarray,
+    rule: str = "majority",
+    *,
+    repeats: np.ndarray | None = None,
+    row_columns: dict[str, Any] | None = None,
+) -> pd.DataFrame:
+    """The array core of :func:`collapse_repeats`.
+
+    ``row_ids`` names each row (distinct), ``row_codes`` gives each outcome's
+    row (index into ``row_ids``), ``verdicts`` each outcome's verdict code
+    (see :func:`verdict_codes`), ``repeats`` each outcome's repeat (checked for
+    duplicates); ``row_columns`` are per-row columns put after ``row_id``.
+    """
+    parse_rule(rule)
+    n_rows = len(row_ids)
+    row_codes = np.asarray(row_codes, dtype=np.int64)
+    if repeats is not None and len(repeats):
+        rep = np.asarray(repeats, dtype=np.int64)
         if rep.min() < 0:
             raise ResultsError("outcomes have a negative repeat")
         width = int(rep.max()) + 1
-        dup = np.bincount(row_codes.astype(np.int64) * width + rep, minlength=n_rows * width)
+        dup = np.bincount(row_codes * width + rep, minlength=n_rows * width)
         if dup.max(initial=0) > 1:
             at = int(np.flatnonzero(dup > 1)[0])
-            raise ResultsError(f"row {uniques[at // width]!r} repeat {at % width} appears more than once")
-    per = np.bincount(row_codes.astype(np.int64) * 4 + v, minlength=n_rows * 4).reshape(n_rows, 4)
+            raise ResultsError(f"row {row_ids[at // width]!r} repeat {at % width} appears more than once")
+    per = np.bincount(row_codes * 4 + verdicts, minlength=n_rows * 4).reshape(n_rows, 4)
     n_pass, n_fail, n_error, n_skipped = (per[:, i] for i in range(4))
     codes = _vote(n_pass, n_fail, n_error, rule)
     graded = n_pass + n_fail
-    data: dict[str, Any] = {"row_id": np.asarray(uniques)}
-    if any(c in outcomes.columns for c in ("slice", "split", "tags")):
-        first = np.full(n_rows, -1, dtype=np.int64)
-        # first occurrence of each row: reverse assignment keeps the smallest index
-        idx = np.arange(len(row_codes), dtype=np.int64)
-        first[row_codes[::-1]] = idx[::-1]
-        for col in ("slice", "split", "tags"):
-            if col in outcomes.columns:
-                data[col] = outcomes[col].take(first).reset_index(drop=True)
+    data: dict[str, Any] = {"row_id": row_ids}
+    data.update(row_columns or {})
     data.update(
         attempts=per.sum(axis=1),
         n_pass=n_pass,
