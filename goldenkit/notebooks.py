@@ -103,12 +103,14 @@ def remote_references(html_text: str) -> list[str]:
     return [m.group(0) for m in _REMOTE_REF.finditer(html_text)]
 
 
-def export_html(notebook: str | Path, html_path: str | Path) -> Path:
-    """Render an executed notebook as offline HTML with code cells hidden."""
+def export_html(notebook: str | Path, html_path: str | Path, *, title: str | None = None) -> Path:
+    """Render an executed notebook as offline HTML with code cells hidden (``title``: the page title)."""
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(notebook), as_version=4)
+    if title:
+        nb.metadata["title"] = title
     exporter = HTMLExporter(
         template_name="lab",
         template_file=TEMPLATE_FILE,
@@ -153,11 +155,13 @@ def execute_notebook(
     *,
     html: bool = True,
     timeout: float | None = 600,
+    title: str | None = None,
 ) -> NotebookRun:
     """Execute a notebook with papermill into ``output_dir`` and optionally render HTML.
 
     Returns a :class:`NotebookRun` with the executed notebook, the HTML page and
-    the seconds spent in ``kernel_start``, ``execute`` and ``html_export``.
+    the seconds spent in ``kernel_start``, ``execute`` and ``html_export``;
+    ``title`` is the HTML page's title (default: the notebook's name).
     A cell that raises becomes a goldenkit error naming the notebook and the
     exception (``ResultsError`` keeps exit 1; anything else is exit 3).
     """
@@ -199,7 +203,7 @@ def execute_notebook(
     html_path = None
     if html:
         t1 = time.perf_counter()
-        html_path = export_html(executed, executed.with_suffix(".html"))
+        html_path = export_html(executed, executed.with_suffix(".html"), title=title)
         timings["html_export"] = time.perf_counter() - t1
     return NotebookRun(notebook=executed, html=html_path, timings=timings)
 

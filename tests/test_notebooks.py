@@ -107,12 +107,14 @@ def test_report_html_shows_every_section_and_escapes_model_output() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # quoted by a grader reason
     assert "<script>alert(1)</script>" not in text
     assert "def " not in text and "report.format_slice_table" not in text  # code cells hidden
+    assert "<title>goldenkit report: cand</title>" in text
 
 
 @pytest.mark.slow
 def test_compare_html_shows_the_comparison_flips_and_gate() -> None:
     text = rendered()["compare"].read_text(encoding="utf-8")
     assert "COMPARABLE: " in text and "b (broke)" in text and "Holm p" in text
+    assert "<title>goldenkit compare: base vs cand</title>" in text
     assert len(IMG.findall(text)) == 1  # the forest plot
     assert text.index("NEW_FAILURE</b>") < text.index("RECOVERED</b>")
     assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in text

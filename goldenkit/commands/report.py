@@ -59,8 +59,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     parse_rule(args.rule)
     run = read_run(args.run, args.results_dir)
     out_dir = Path(args.output) if args.output else run.path
-    jobs: list[tuple[str, dict[str, Any]]] = [
-        ("report", {"run": _ref(run), "results_dir": str(args.results_dir), "rule": args.rule}),
+    jobs: list[tuple[str, dict[str, Any], str]] = [
+        (
+            "report",
+            {"run": _ref(run), "results_dir": str(args.results_dir), "rule": args.rule},
+            f"goldenkit report: {run.run_id}",
+        ),
     ]
     if args.baseline:
         base = resolve_run_or_baseline(args.baseline, args.results_dir, args.baselines_dir)
@@ -76,11 +80,15 @@ def cmd_report(args: argparse.Namespace) -> int:
                     "alpha": args.alpha,
                     "config": str(Path(args.config).resolve()) if args.config else None,
                 },
+                f"goldenkit compare: {getattr(base, 'name', None) or base.run_id} vs {run.run_id}",
             )
         )
     # The notebooks are independent: run them side by side (each in its own kernel process).
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = [pool.submit(execute_notebook, name, params, out_dir, timeout=args.timeout) for name, params in jobs]
+        futures = [
+            pool.submit(execute_notebook, name, params, out_dir, timeout=args.timeout, title=title)
+            for name, params, title in jobs
+        ]
         results = [f.result() for f in futures]
     for result in results:
         print(f"wrote {result.html} ({_timing_text(result)})")
