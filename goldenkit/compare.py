@@ -253,7 +253,8 @@ def _arrow_light(obj: Any) -> Any:
     if path is not None:
         import pyarrow.parquet as pq
 
-        return pq.read_table(path, columns=list(_LIGHT), read_dictionary=["row_id", "slice", "verdict"])
+        # ParquetFile.read skips the dataset layer of pq.read_table (measurably faster on one file)
+        return pq.ParquetFile(path, read_dictionary=["row_id", "slice", "verdict"]).read(columns=list(_LIGHT))
     table_fn = getattr(obj, "table", None)
     if callable(table_fn):
         t = table_fn(list(_LIGHT))
