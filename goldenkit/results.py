@@ -199,16 +199,15 @@ def latest_per_pair(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
-    cols: dict[str, list[Any]] = {name: [] for name in OUTCOME_FIELDS}
-    for rec in records:
-        for name in OUTCOME_FIELDS:
-            v = rec.get(name)
-            if name in _JSON_COLUMNS:
-                v = None if v is None else json.dumps(v, ensure_ascii=False, default=str)
-            elif name == "graders" and v is not None:
-                v = list(v.items())
-            cols[name].append(v)
-    return pa.table({name: pa.array(cols[name], type=OUTCOME_SCHEMA.field(name).type) for name in OUTCOME_FIELDS})
+    arrays = {}
+    for name in OUTCOME_FIELDS:
+        values = [rec.get(name) for rec in records]
+        if name in _JSON_COLUMNS:
+            values = [None if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in values]
+        elif name == "graders":
+            values = [None if v is None else list(v.items()) for v in values]
+        arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)
+    return pa.table(arrays)
 
 
 def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:

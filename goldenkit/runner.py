@@ -56,12 +56,13 @@ from typing import IO, Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, GoldenkitError, ProviderError, ResultsError
+from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, GradeResult, combine, get_grader
 
 try:  # grader selection per case and error capture live with the graders
     from goldenkit.graders.base import agrade_case as _agrade_case
 except ImportError:  # pragma: no cover - older graders.base
-    _agrade_case = None
+    _agrade_case = None  # type: ignore[assignment]
 from goldenkit.providers.base import Provider, Response
 from goldenkit.results import (
     OutcomeWriter,
@@ -143,6 +144,16 @@ class RunSummary:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+@dataclass
+class _State:
+    """What the workers of one invocation share."""
+
+    calls: int = 0
+    consecutive_errors: int = 0
+    stopped: str | None = None
+    first_error: str | None = None
 
 
 def utc_now() -> str:
@@ -520,6 +531,21 @@ async def arun_eval(
     for rid, sl, sp, tags in zip(rows["id"], rows["slice"], rows["split"], rows["tags"], strict=True):
         row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
     pairs = [(rid, r) for rid in row_info for r in range(repeats)]
+    raw_cases = dict(zip(row_info, rows["case"].tolist(), strict=True))
+    case_cache: dict[str, Case] = {}
+
+    def get_case(row_id: str) -> Case:
+        """The row's normalized case, once per row. Fast path: normalize the raw case
+        directly; on any problem ask the dataset, whose error names file:line."""
+        case = case_cache.get(row_id)
+        if case is None:
+            try:
+                case = normalize_case(raw_cases[row_id], getattr(dataset, "case_format", None), row_id=row_id)
+            except Exception:
+                case = dataset.case(row_id)
+            case_cache[row_id] = case
+        return case
+
     expected = len(pairs)
 
     # -- create or resume the run folder
@@ -590,7 +616,7 @@ async def arun_eval(
 
         repair_jsonl(Path(record_dir) / FIXTURES_FILE)
         recorder = FixtureRecorder(
-            record_dir,
+            Path(record_dir),
             {
                 "agent": getattr(provider, "spec", None) or provider.name,
                 "model_id": av.get("model_id"),
@@ -624,7 +650,7 @@ async def arun_eval(
         "agent_version": av,
         "judge_version": judge_version,
     }
-    state = {"calls": 0, "consecutive_errors": 0, "stopped": None, "first_error": None}
+    state = _State()
     new_records: list[dict[str, Any]] = []
     writer = OutcomeWriter(jsonl)
 
@@ -650,7 +676,7 @@ async def arun_eval(
                 )
             finally:
                 limiter.release()
-                state["calls"] += 1
+                state.calls += 1
             latency = (time.perf_counter() - t0) * 1000.0
             if err is None:
                 limiter.on_success()
@@ -666,15 +692,15 @@ async def arun_eval(
         started_at = utc_now()
         rec = dict(base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=started_at)
+        case: Case | None
+        resp: Response | None
+        err: ProviderError | None
+        latency: float | None
         try:
-            case = dataset.case(row_id)
-        except GoldenkitError as exc:
-            case, case_error = None, exc
-        else:
-            case_error = None
-        attempts = 0
-        if case is None:
-            resp, err, latency = None, ProviderError(f"bad case: {exc_line(case_error)}", transient=False), None
+            case = get_case(row_id)
+        except GoldenkitError as exc:  # a row whose case cannot be normalized: ERROR, not a crash
+            case, resp, latency, attempts = None, None, None, 0
+            err = ProviderError(f"bad case: {_one_line(str(exc))}", transient=False)
         else:
             resp, err, attempts, latency = await call(case, repeat, len(case.turns))
         if recorder is not None and case is not None:
@@ -699,16 +725,16 @@ async def arun_eval(
                 tokens_out=None,
                 cost=None,
             )
-            state["consecutive_errors"] += 1
-            if state["first_error"] is None:
-                state["first_error"] = reason
-            if abort_after_errors and state["consecutive_errors"] >= abort_after_errors and state["stopped"] is None:
-                state["stopped"] = (
-                    f"stopped after {state['consecutive_errors']} consecutive errors (last: {reason}); "
+            state.consecutive_errors += 1
+            if state.first_error is None:
+                state.first_error = reason
+            if abort_after_errors and state.consecutive_errors >= abort_after_errors and state.stopped is None:
+                state.stopped = (
+                    f"stopped after {state.consecutive_errors} consecutive errors (last: {reason}); "
                     f"resume with --run-id {run_id} --retry-errors"
                 )
         else:
-            state["consecutive_errors"] = 0
+            state.consecutive_errors = 0
             assert case is not None
             results = await _grade(grader_objs, case, resp)
             verdict, detail = combine(results, hard)
@@ -733,7 +759,7 @@ async def arun_eval(
 
     async def worker() -> None:
         for row_id, repeat in queue:
-            if state["stopped"]:
+            if state.stopped:
                 return
             await run_one(row_id, repeat)
 
@@ -757,14 +783,14 @@ async def arun_eval(
         counts = Counter(r["verdict"] for r in records)
         count_d = {v: counts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
         count_d.update(total=len(records), expected=expected)
-        stopped = state["stopped"] if len(records) < expected else None
+        stopped = state.stopped if len(records) < expected else None
         if interrupted:
             stopped = f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {run_id}"
-        first_error = state["first_error"] or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
+        first_error = state.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
         validity, why, rate = _validity(count_d, expected, max_error_rate, stopped, first_error)
         complete = len(records) == expected
         elapsed = time.monotonic() - t_start
-        invocation.update(ended_at=utc_now(), calls=state["calls"], elapsed_s=round(elapsed, 3), **limiter.stats())
+        invocation.update(ended_at=utc_now(), calls=state.calls, elapsed_s=round(elapsed, 3), **limiter.stats())
         manifest.update(
             ended_at=utc_now(),
             counts=count_d,
@@ -789,15 +815,11 @@ async def arun_eval(
         validity=validity,
         invalid_reason=why,
         complete=manifest["complete"],
-        calls=state["calls"],
+        calls=state.calls,
         resumed=resumed,
         elapsed_s=elapsed,
         manifest=manifest,
     )
-
-
-def exc_line(exc: BaseException | None) -> str:
-    return _one_line(str(exc)) if exc is not None else ""
 
 
 def run_eval(

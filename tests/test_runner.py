@@ -624,3 +624,19 @@ def test_redaction_and_circuit_breaker(tmp_path, server):
         ds, openai(server), [must_contain_grader()], run_id="cb", retry_errors=True, results_dir=tmp_path / "r", **FAST
     )
     assert s2.validity == "VALID" and s2.counts["PASS"] == 30
+
+
+def test_a_case_that_cannot_be_normalized_is_an_error_naming_file_and_line(tmp_path):
+    ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok"), "b": {"turns": "not a list", "expect": {}}}))
+    s = run_eval(
+        ds,
+        CallableProvider(lambda case: "ok"),
+        [must_contain_grader()],
+        max_error_rate=1.0,
+        results_dir=tmp_path / "r",
+        **FAST,
+    )
+    df = outcomes_df(s.path).set_index("row_id")
+    assert df.loc["a", "verdict"] == "PASS"
+    assert df.loc["b", "verdict"] == "ERROR" and df.loc["b", "error_kind"] == "permanent"
+    assert df.loc["b", "detail"].startswith("bad case: ") and "dataset.jsonl:2" in df.loc["b", "detail"]
