@@ -205,3 +205,9 @@ def test_kernel_is_this_interpreter_whatever_kernels_are_registered(
     executed = nbformat.read(result.notebook, as_version=4)
     assert executed.cells[-1].outputs[0]["text"].strip() == f"{sys.executable} 2"
     assert result.timings["kernel_start"] > 0 and result.html is not None and result.html.is_file()
+
+
+def test_report_command_unknown_rule_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli_main(["report", str(DATA / "cand"), "--rule", "most", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "report.ipynb: InputError: unknown collapse rule 'most'" in err

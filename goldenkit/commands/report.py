@@ -8,8 +8,10 @@ executed notebook is rendered as self-contained HTML with code hidden:
 
 Exit 0 once the pages are written -- including when the comparison is
 invalid: compare.html then states why, and ``goldenkit gate`` is the command
-whose exit code decides. A bad RUN or baseline is exit 1 before any notebook
-starts; a notebook that fails is exit 3 naming the notebook and the error.
+whose exit code decides. A missing RUN or baseline is exit 1 before any
+notebook starts; bad input found inside a notebook (an unknown ``--rule``, a
+malformed outcome file) is exit 1 naming the notebook; any other failure in a
+notebook is exit 3.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.notebooks import NotebookRun, execute_notebook
 from goldenkit.results import read_run
-from goldenkit.stats import parse_rule
+from goldenkit.schema import RUN_FILE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,8 +56,20 @@ def _timing_text(run: NotebookRun) -> str:
     )
 
 
+def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
+    """A run folder directly; anything else (run id, baseline name or .json) as every command resolves it.
+
+    The command process stays free of the statistics stack (the notebooks load
+    it in their kernels), which saves its import time before the kernels start.
+    """
+    if (Path(ref) / RUN_FILE).is_file():
+        return read_run(ref, results_dir)
+    from goldenkit.baselines import resolve_run_or_baseline
+
+    return resolve_run_or_baseline(ref, results_dir, baselines_dir)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    parse_rule(args.rule)
     run = read_run(args.run, args.results_dir)
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str, dict[str, Any], str]] = [
@@ -67,7 +80,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         ),
     ]
     if args.baseline:
-        base = resolve_run_or_baseline(args.baseline, args.results_dir, args.baselines_dir)
+        base = _resolve(args.baseline, args.results_dir, args.baselines_dir)
         jobs.append(
             (
                 "compare",
