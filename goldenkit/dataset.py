@@ -52,6 +52,7 @@ import gc
 import hashlib
 import itertools
 import json
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -64,6 +65,7 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from goldenkit.cases import CASE_SHAPES
 from goldenkit.errors import DatasetError
@@ -577,39 +579,124 @@ def _parse_rows(data: bytes, lines: _Lines, problems: _Problems) -> list[Any]:
     mv = memoryview(data)
     starts = lines.starts.tolist()
     ends = lines.ends.tolist()
+    try:  # the fast path: every line parses
+        return list(map(loads, map(mv.__getitem__, map(slice, starts, ends))))
+    except orjson.JSONDecodeError:
+        pass
     objs: list[Any] = []
-    append = objs.append
-    i = 0
-    n = len(starts)
-    while i < n:
+    for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
         try:
-            for s, e in zip(starts[i:], ends[i:], strict=True):
-                append(loads(mv[s:e]))
-            break
+            objs.append(loads(mv[s:e]))
         except orjson.JSONDecodeError:
-            i = len(objs)
-            problems.add(i, _diagnose_line(bytes(mv[starts[i] : ends[i]])))
-            append(None)
-            i += 1
+            problems.add(i, _diagnose_line(bytes(mv[s:e])))
+            objs.append(None)
     return objs
 
 
+class _Missing:
+    """Marks a key absent from a row (``null`` is a value: it means "not set")."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
 def _column(objs: list[dict[str, Any]], key: str) -> list[Any]:
-    """``[o.get(key) for o in objs]``, at C speed."""
-    return list(map(dict.get, objs, itertools.repeat(key)))
+    """``[o.get(key, _MISSING) for o in objs]``, at C speed."""
+    return list(map(dict.get, objs, itertools.repeat(key), itertools.repeat(_MISSING)))
 
 
-def _bad_types(values: list[Any], ok_types: frozenset[type]) -> list[int]:
-    """Positions whose value's type is not in ``ok_types`` (fast when there are none)."""
-    if set(map(type, values)) <= ok_types:
-        return []
+def _types(values: Iterable[Any]) -> set[type]:
+    return set(map(type, values))
+
+
+def _positions(values: list[Any], ok_types: frozenset[type]) -> list[int]:
+    """Positions whose value's type is not in ``ok_types``."""
     return [i for i, v in enumerate(values) if type(v) not in ok_types]
 
 
 _STR = frozenset({str})
-_STR_OR_NONE = frozenset({str, type(None)})
-_LIST_OR_NONE = frozenset({list, type(None)})
+_OPTIONAL_STR = frozenset({str, type(None), _Missing})
+_OPTIONAL_LIST = frozenset({list, type(None), _Missing})
 _DICT = frozenset({dict})
+_LIST = frozenset({list})
+
+
+_ALL_KEYS = operator.itemgetter(*ROW_COLUMNS)
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
+
+
+def _fast_rows(objs: list[Any]) -> pd.DataFrame | None:
+    """The rows DataFrame when every row is valid and has all seven keys, else None.
+
+    The common case, checked in few passes: one itemgetter pass pulls the seven
+    fields of every row (each dict is visited once), and the pyarrow conversions
+    that build the string columns double as type checks. Anything unusual (an
+    absent optional key, a null, a problem) returns None, and the caller runs
+    :func:`_validate_rows`, which names every problem.
+    """
+    n = len(objs)
+    try:
+        if _types(objs) != _DICT:
+            return None
+        fields = list(map(_ALL_KEYS, objs))
+    except KeyError:
+        return None
+    if sum(map(len, objs)) != len(ROW_COLUMNS) * n:  # an unknown key somewhere
+        return None
+    ids, slices, tags, splits, sources, addeds, cases = map(list, zip(*fields, strict=True))
+    del fields
+    try:
+        arrays = {
+            key: pa.array(values, type=pa.large_string())
+            for key, values in (
+                ("id", ids),
+                ("slice", slices),
+                ("split", splits),
+                ("source", sources),
+                ("added", addeds),
+            )
+        }
+        tag_array = pa.array(tags, type=pa.list_(pa.large_string()))
+    except _ARROW_ERRORS:
+        return None
+    if any(arrays[key].null_count for key in ("id", "slice", "split")) or tag_array.null_count:
+        return None
+    if _types(cases) != _DICT or _types(tags) != _LIST:  # (pyarrow would take a string as a list of chars)
+        return None
+    # id: not empty, not only whitespace, unique.
+    if any(map(str.isspace, ids)) or pc.count_distinct(arrays["id"]).as_py() != n:
+        return None
+    if n and pc.min(pc.utf8_length(arrays["id"])).as_py() == 0:
+        return None
+    distinct_slices = pc.unique(arrays["slice"]).to_pylist()
+    if "" in distinct_slices or any(map(str.isspace, distinct_slices)):
+        return None
+    if not set(pc.unique(arrays["split"]).to_pylist()) <= _SPLIT_SET:
+        return None
+    flat_tags = tag_array.flatten()
+    if flat_tags.null_count:
+        return None
+    distinct_tags = pc.unique(flat_tags).to_pylist()
+    if "" in distinct_tags or any(map(str.isspace, distinct_tags)):
+        return None
+    index = pd.RangeIndex(n)
+    return pd.DataFrame(
+        {
+            "id": pd.array(arrays["id"], dtype="str"),
+            "slice": pd.array(arrays["slice"], dtype="str"),
+            "tags": pd.Series(tags, dtype=object, index=index),
+            "split": pd.array(arrays["split"], dtype="str"),
+            "source": pd.array(arrays["source"], dtype="str"),
+            "added": pd.array(arrays["added"], dtype="str"),
+            "case": pd.Series(cases, dtype=object, index=index),
+        },
+        index=index,
+    )
 
 
 def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | None) -> dict[str, list[Any]]:
@@ -618,6 +705,7 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
     Each check runs over whole columns with C-level set/map operations, and walks
     the rows one by one only when a column is known to hold a problem, to name them.
     """
+    n = len(objs)
     failed: set[int] = set()
 
     def bad(i: int, message: str) -> None:
@@ -625,7 +713,7 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
             failed.add(i)
             problems.add(i, message)
 
-    if set(map(type, objs)) != {dict}:
+    if _types(objs) != {dict}:
         for i, o in enumerate(objs):
             if o is None:  # unparseable line, already recorded
                 failed.add(i)
@@ -633,9 +721,12 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
                 bad(i, f"a row must be a JSON object, got {_json_type(o)}")
         objs = [o if type(o) is dict else {} for o in objs]
 
-    # Unknown keys: the distinct key tuples are few, so this is one cheap pass.
-    key_sets = set(map(tuple, objs))
-    if not set(itertools.chain.from_iterable(key_sets)) <= _ROW_KEYS:
+    columns = {key: _column(objs, key) for key in ROW_COLUMNS}
+    missing = {key: values.count(_MISSING) for key, values in columns.items()}
+
+    # Unknown keys: a row has one iff it holds more keys than the known ones it has.
+    known_present = len(ROW_COLUMNS) * n - sum(missing.values())
+    if sum(map(len, objs)) != known_present:
         allowed = ", ".join(ROW_COLUMNS)
         for i, o in enumerate(objs):
             extra = [k for k in o if k not in _ROW_KEYS]
@@ -643,15 +734,19 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
                 bad(i, f'unknown key "{extra[0]}" (a row has {allowed}; put other data inside "case")')
 
     def required_str(key: str) -> list[Any]:
-        values = _column(objs, key)
-        for i in _bad_types(values, _STR):
-            v = values[i]
-            bad(
-                i, f'missing "{key}"' if v is None else f'"{key}" must be a string, got {_json_type(v)} {_json_repr(v)}'
-            )
-            values[i] = None
-        strs = [v for v in values if v is not None] if len(failed) else values
-        if "" in set(strs) or any(map(str.isspace, strs)):
+        values = columns[key]
+        if _types(values) != _STR:
+            for i, v in enumerate(values):
+                if type(v) is str:
+                    continue
+                if v is None or v is _MISSING:
+                    bad(i, f'missing "{key}"')
+                else:
+                    bad(i, f'"{key}" must be a string, got {_json_type(v)} {_json_repr(v)}')
+                values[i] = None
+        distinct = set(values)
+        distinct.discard(None)
+        if "" in distinct or any(map(str.isspace, distinct)):
             for i, v in enumerate(values):
                 if v is not None and not v.strip():
                     bad(i, f'empty "{key}"')
@@ -660,28 +755,26 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
     ids = required_str("id")
     slices = required_str("slice")
 
-    splits = _column(objs, "split")
-    if not set(map(type, splits)) <= _STR or not set(splits) <= _SPLIT_SET:
+    splits = columns["split"]
+    if _types(splits) != _STR or not set(splits) <= _SPLIT_SET:
         for i, v in enumerate(splits):
-            if v is None and default_split is not None:
+            if (v is None or v is _MISSING) and default_split is not None:
                 splits[i] = default_split
-            elif v is None:
+            elif v is None or v is _MISSING:
                 bad(i, 'missing "split" (must be "dev" or "holdout"; or set "default_split" in dataset.json)')
             elif type(v) is not str or v not in _SPLIT_SET:
                 bad(i, f'"split" must be "dev" or "holdout", got {_json_repr(v)}')
 
-    tags = _column(objs, "tags")
-    for i in _bad_types(tags, _LIST_OR_NONE):
-        bad(i, f'"tags" must be a list of strings, got {_json_type(tags[i])} {_json_repr(tags[i])}')
-        tags[i] = None
-    if None in tags:
-        tags = [[] if t is None else t for t in tags]
+    tags = columns["tags"]
+    tag_types = _types(tags)
+    if tag_types != {list}:
+        if not tag_types <= _OPTIONAL_LIST:
+            for i in _positions(tags, _OPTIONAL_LIST):
+                bad(i, f'"tags" must be a list of strings, got {_json_type(tags[i])} {_json_repr(tags[i])}')
+                tags[i] = None
+        tags = [[] if t is None or t is _MISSING else t for t in tags]
     flat = list(itertools.chain.from_iterable(tags))
-    if (
-        not set(map(type, flat)) <= _STR
-        or "" in set(flat)
-        or any(map(str.isspace, (t for t in flat if type(t) is str)))
-    ):
+    if flat and (_types(flat) != _STR or "" in (distinct := set(flat)) or any(map(str.isspace, distinct))):
         for i, v in enumerate(tags):
             for t in v:
                 if type(t) is not str:
@@ -691,23 +784,29 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
                     bad(i, 'empty string in "tags"')
                     break
 
-    optional: dict[str, list[Any]] = {}
     for key in ("source", "added"):
-        values = _column(objs, key)
-        for i in _bad_types(values, _STR_OR_NONE):
-            bad(i, f'"{key}" must be a string, got {_json_type(values[i])} {_json_repr(values[i])}')
-            values[i] = None
-        optional[key] = values
+        values = columns[key]
+        value_types = _types(values)
+        if value_types != _STR:
+            if not value_types <= _OPTIONAL_STR:
+                for i in _positions(values, _OPTIONAL_STR):
+                    bad(i, f'"{key}" must be a string, got {_json_type(values[i])} {_json_repr(values[i])}')
+            columns[key] = [v if type(v) is str else None for v in values]
 
-    cases = _column(objs, "case")
-    for i in _bad_types(cases, _DICT):
-        v = cases[i]
-        if i not in failed:
-            bad(i, 'missing "case"' if v is None else f'"case" must be a JSON object, got {_json_type(v)}')
-        cases[i] = {}
+    cases = columns["case"]
+    if _types(cases) != _DICT:
+        for i in _positions(cases, _DICT):
+            v = cases[i]
+            bad(
+                i,
+                'missing "case"'
+                if v is None or v is _MISSING
+                else f'"case" must be a JSON object, got {_json_type(v)}',
+            )
+            cases[i] = {}
 
     # Duplicate ids: a set tells whether there are any; only then walk the rows.
-    present = [v for v in ids if v is not None]
+    present = [v for v in ids if v is not None] if None in ids else ids
     if len(set(present)) != len(present):
         first_seen: dict[str, int] = {}
         for i, v in enumerate(ids):
@@ -723,8 +822,8 @@ def _validate_rows(objs: list[Any], problems: _Problems, default_split: str | No
         "slice": slices,
         "tags": tags,
         "split": splits,
-        "source": optional["source"],
-        "added": optional["added"],
+        "source": columns["source"],
+        "added": columns["added"],
         "case": cases,
     }
 
@@ -787,12 +886,14 @@ def _read_rows(data: bytes, where: str, default_split: str | None) -> tuple[str,
         hashing = pool.submit(_hash_lines, data, lines)
         with _gc_paused():
             objs = _parse_rows(data, lines, problems)
-            columns = _validate_rows(objs, problems, default_split)
+            rows = _fast_rows(objs) if not problems.items else None
+            if rows is None:
+                columns = _validate_rows(objs, problems, default_split)
+                if problems.items:
+                    hashing.cancel()
+                    problems.raise_if_any()
+                rows = _rows_frame(columns)
             del objs
-            if problems.items:
-                hashing.cancel()
-                problems.raise_if_any()
-            rows = _rows_frame(columns)
         sha = hashing.result()
     return sha, rows, lines
 

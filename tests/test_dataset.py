@@ -13,10 +13,12 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from goldenkit import dataset as ds_mod
 from goldenkit.cases import Case
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.errors import DatasetError, InputError
@@ -480,3 +482,70 @@ def test_hash_of_multi_megabyte_input_with_lf_at_scan_chunk_edges(edge):
     data = b"\n".join([first, *rest, b"y" * (chunk - 2)]) + b"\n"
     assert len(data) > 2 * chunk
     assert canonical_sha256(data) == _reference(data)
+
+
+# --------------------------------------------------------------------------- fast path == careful path
+
+FULL = {"id": "x", "slice": "s", "tags": ["t"], "split": "dev", "source": "src", "added": "2026-01-01", "case": {}}
+FULL_BAD_VALUES = [
+    ("id", ""),
+    ("id", " \t"),
+    ("id", "\u3000"),
+    ("id", 5),
+    ("id", None),
+    ("slice", ""),
+    ("slice", "\x1c"),
+    ("slice", None),
+    ("slice", {"a": 1}),
+    ("split", "test"),
+    ("split", None),
+    ("split", ["dev"]),
+    ("tags", [""]),
+    ("tags", [" "]),
+    ("tags", ["a", None]),
+    ("tags", [1]),
+    ("tags", "a"),
+    ("tags", {"a": 1}),
+    ("source", 1),
+    ("source", ["a"]),
+    ("added", False),
+    ("added", 20260101),
+    ("case", None),
+    ("case", []),
+    ("case", "x"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), FULL_BAD_VALUES)
+def test_a_bad_value_in_a_complete_row_is_refused(tmp_path, key, value):
+    # Rows with all seven keys take the fast validation path: it must refuse exactly what the careful one does.
+    good = [dict(FULL, id=f"g{i}") for i in range(3)]
+    data = jsonl(good[:2] + [dict(FULL, **{key: value})] + good[2:])
+    path = write_jsonl(tmp_path, data)
+    with pytest.raises(DatasetError) as info:
+        read_dataset(path)
+    assert info.value.line == 3
+    assert ds_mod._fast_rows([json.loads(line) for line in data.splitlines()]) is None
+
+
+def test_duplicate_in_complete_rows_is_refused(tmp_path):
+    data = jsonl([dict(FULL, id="a"), dict(FULL, id="b"), dict(FULL, id="a")])
+    with pytest.raises(DatasetError, match=r':3: duplicate id "a" \(first on line 1\)'):
+        read_dataset(write_jsonl(tmp_path, data))
+
+
+def test_fast_and_careful_paths_build_the_same_rows():
+    rows = [
+        dict(FULL, id=f"r{i}", slice=f"s{i % 3}", tags=[f"t{j}" for j in range(i % 3)], split=("dev", "holdout")[i % 2])
+        for i in range(50)
+    ]
+    rows[4]["source"] = None
+    rows[7]["added"] = None
+    rows[9]["case"] = {"prompt": "p", "expect": {"must_not": ["x"]}}
+    fast = ds_mod._fast_rows(rows)
+    assert fast is not None
+    problems = ds_mod._Problems("x", np.arange(1, 51))
+    careful = ds_mod._rows_frame(ds_mod._validate_rows(rows, problems, None))
+    assert not problems.items
+    pd.testing.assert_frame_equal(fast, careful)
+    assert fast["source"].isna().tolist() == [i == 4 for i in range(50)]
