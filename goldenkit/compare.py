@@ -333,12 +333,11 @@ def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     if verdict == "ERROR":
         return {"error": detail}
     out: dict[str, Any] = {}
+    items: list[tuple[Any, Any]] = []
     if isinstance(graders, dict):
-        items = graders.items()
+        items = list(graders.items())
     elif isinstance(graders, list):  # Arrow map as list of pairs
         items = [(k, v) for k, v in graders]
-    else:
-        items = []
     for name, g in items:
         if isinstance(g, dict):
             out[str(name)] = g.get("reason")
