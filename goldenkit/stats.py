@@ -654,8 +654,10 @@ def rows_needed(
 
     ``method="connor"`` (default): Connor (1987),
     ``n = ceil((z_{1-alpha/2} sqrt(psi) + z_power sqrt(psi - delta^2))^2 / delta^2)``.
-    ``method="exact"``: the smallest n whose exact-test power (see
-    :func:`mcnemar_power`) reaches ``power``.
+    ``method="exact"``: the first n at which the exact test's power (see
+    :func:`mcnemar_power`) reaches ``power``, found by a scan upward in steps of
+    about 2% and refined one row at a time (the exact test's power is a slightly
+    saw-toothed function of n, so a smaller n may reach it by a hair).
 
     >>> rows_needed(0.02, 0.06)
     1175
