@@ -809,7 +809,10 @@ def test_fixture_runs_are_reproducible(tmp_path: Path) -> None:
     mod.make_all(tmp_path)
     assert read_dataset(tmp_path / "dataset").sha256 == read_dataset(DATA / "dataset").sha256
     for name in ("base", "cand"):
-        assert (tmp_path / name / "outcomes.jsonl").read_bytes() == (DATA / name / "outcomes.jsonl").read_bytes()
+        fresh = (tmp_path / name / "outcomes.jsonl").read_bytes()
+        assert fresh == (DATA / name / "outcomes.jsonl").read_bytes(), (
+            "run: python scripts/make_fixture_runs.py tests/data/runs"
+        )
         assert json.loads((tmp_path / name / "run.json").read_text()) == json.loads(
             (DATA / name / "run.json").read_text()
         )
