@@ -211,3 +211,19 @@ def test_report_command_unknown_rule_is_bad_input(capsys: pytest.CaptureFixture[
     assert cli_main(["report", str(DATA / "cand"), "--rule", "most", "-o", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "report.ipynb: InputError: unknown collapse rule 'most'" in err
+
+
+def test_report_command_resolves_a_run_folder_or_a_saved_baseline(tmp_path: Path) -> None:
+    from run_factory import manifest, outcomes, write_run
+
+    from goldenkit.baselines import save_baseline
+    from goldenkit.commands.report import _resolve
+
+    rows = [(f"r{i}", "A", ["PASS", "PASS", "FAIL"] if i % 3 else ["FAIL", "FAIL", "PASS"]) for i in range(6)]
+    run_dir = write_run(tmp_path / "results", manifest("base"), outcomes(rows, run_id="base"))
+    from goldenkit.results import read_run
+
+    save_baseline(read_run(run_dir), name="main", baselines_dir=tmp_path / "baselines")
+    assert _resolve(str(run_dir), str(tmp_path / "results"), str(tmp_path / "baselines")).run_id == "base"
+    saved = _resolve("main", str(tmp_path / "results"), str(tmp_path / "baselines"))
+    assert saved.name == "main" and saved.path == tmp_path / "baselines" / "main.json"
