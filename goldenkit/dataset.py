@@ -102,9 +102,23 @@ class _Lines:
 
 
 _SCAN_CHUNK = 1 << 20
+_PARALLEL_SCAN = 16 << 20
 
 
 def _find_lf(buf: np.ndarray) -> np.ndarray:
+    """Offsets of every LF byte in ``buf``.
+
+    Large buffers are scanned in two halves on two threads (numpy releases the GIL).
+    """
+    if len(buf) < _PARALLEL_SCAN:
+        return _find_lf_serial(buf)
+    half = len(buf) // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first, second = pool.map(_find_lf_serial, (buf[:half], buf[half:]))
+    return np.concatenate([first, second + half])
+
+
+def _find_lf_serial(buf: np.ndarray) -> np.ndarray:
     """Offsets of every LF byte, scanning 1 MiB at a time (the mask stays in cache)."""
     if len(buf) <= _SCAN_CHUNK:
         return np.flatnonzero(buf == 10)
@@ -170,14 +184,17 @@ def _scan_lines(data: bytes) -> _Lines:
     return _Lines(starts=starts, ends=ends, numbers=numbers, clean=bool(clean))
 
 
-# Sorting lines by their bytes, vectorized. Each round compares a 16-byte window of
-# every still-tied line as two integer keys. A key holds 7 content bytes (big-endian,
-# zero past the line's end) and, in its low byte, how many bytes the line has left
-# in that window (0..7) or 8 when it goes on: so "ab" < "ab\0" < "ab\1" as bytes.
-# Lines still tied after _SORT_ROUNDS rounds (long shared prefixes) are finished
-# with Python's bytes comparison, segment by segment.
+# Sorting lines by their bytes, vectorized. After skipping a prefix all lines
+# share, each round compares a 21-byte window of every still-tied line as three
+# integer keys. A key holds 7 content bytes (big-endian, zero past the line's
+# end) and, in its low byte, how many bytes the line has left in that window
+# (0..7) or 8 when it goes on: so "ab" < "ab\0" < "ab\1" as bytes. Lines still
+# tied after _SORT_ROUNDS rounds (long shared prefixes) are finished with
+# Python's bytes comparison, tie group by tie group.
 _KEY_BYTES = 7
-_SORT_ROUNDS = 4
+_KEYS_PER_ROUND = 3
+_SORT_ROUNDS = 3
+_PREFIX_STEPS = 8
 _TOP_BYTES_MASK = np.array([((1 << (8 * r)) - 1) << (8 * (8 - r)) for r in range(8)], dtype=np.uint64)
 
 
@@ -215,31 +232,43 @@ def _sort_order(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray
         items = [data[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
         return np.asarray(sorted(range(n), key=items.__getitem__), dtype=np.int64)
     words = _window_view(data)
+    # Skip a prefix every line shares (JSONL rows all start with '{"id": "' or alike).
+    k = 0
+    for _ in range(_PREFIX_STEPS):
+        key = _keys_at(words, starts, lens, k)
+        if key.min() != key.max() or int(key[0]) & 0xFF != 8:
+            break
+        k += _KEY_BYTES
     order = np.arange(n, dtype=np.int64)  # order[j] = line at sorted position j
     segment = np.zeros(n, dtype=np.int64)  # first sorted position of j's tie group
     active = np.arange(n, dtype=np.int64)  # sorted positions still tied with a neighbour
-    k = 0
-    for _ in range(_SORT_ROUNDS):
+    for round_no in range(_SORT_ROUNDS):
         if not len(active):
             break
         lines = order[active]
         s, ln = starts[lines], lens[lines]
-        k1 = _keys_at(words, s, ln, k)
-        k2 = _keys_at(words, s, ln, k + _KEY_BYTES)
+        keys = [_keys_at(words, s, ln, k + j * _KEY_BYTES) for j in range(_KEYS_PER_ROUND)]
+        going_on = (keys[-1] & np.uint64(0xFF)) == 8
+        # A key equal on every active line orders nothing: leave it out of the sort.
+        varying = [key for key in keys if key.min() != key.max()]
         seg = segment[active]
-        perm = np.lexsort((k2, k1, seg)) if k else np.lexsort((k2, k1))
-        lines, k1, k2, seg = lines[perm], k1[perm], k2[perm], seg[perm]
-        order[active] = lines
-        new = np.empty(len(active), dtype=bool)
+        sort_keys = varying[::-1] + ([seg] if round_no else [])
+        if sort_keys:
+            perm = np.lexsort(sort_keys)
+            lines, seg, going_on = lines[perm], seg[perm], going_on[perm]
+            varying = [key[perm] for key in varying]
+            order[active] = lines
+        new = np.zeros(len(active), dtype=bool)
         new[0] = True
-        new[1:] = (seg[1:] != seg[:-1]) | (k1[1:] != k1[:-1]) | (k2[1:] != k2[:-1])
+        new[1:] = seg[1:] != seg[:-1]
+        for key in varying:
+            new[1:] |= key[1:] != key[:-1]
         seg = np.maximum.accumulate(np.where(new, active, 0))
         segment[active] = seg
         bounds = np.flatnonzero(new)
         sizes = np.diff(np.append(bounds, len(active)))
-        k += 2 * _KEY_BYTES
+        k += _KEYS_PER_ROUND * _KEY_BYTES
         # Still tied: in a group of 2+ and the line goes on past the window.
-        going_on = (k2 & np.uint64(0xFF)) == 8
         active = active[(np.repeat(sizes, sizes) > 1) & going_on]
     if len(active):
         # Long shared prefixes: finish each tie group with Python's bytes comparison.
@@ -276,6 +305,15 @@ def _hash_lines(data: bytes, lines: _Lines, chunks: int = 8) -> str:
         source += b"\n"
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lines.ends - lines.starts + 1, out=offsets[1:])
+    # Lines already in order in the file form runs hashed straight from the buffer
+    # (a file written sorted needs no copy at all).
+    run_starts = np.flatnonzero(np.diff(order) != 1) + 1
+    if len(run_starts) < n // 16:
+        view = memoryview(source)
+        bounds = [0, *run_starts.tolist(), n]
+        for a, b in itertools.pairwise(bounds):
+            h.update(view[int(offsets[order[a]]) : int(offsets[order[b - 1] + 1])])
+        return h.hexdigest()
     values = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(source)])
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = []

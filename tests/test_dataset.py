@@ -549,3 +549,20 @@ def test_fast_and_careful_paths_build_the_same_rows():
     assert not problems.items
     pd.testing.assert_frame_equal(fast, careful)
     assert fast["source"].isna().tolist() == [i == 4 for i in range(50)]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_hash_of_a_mostly_sorted_file(eol):
+    # Lines already in order are hashed run by run straight from the buffer.
+    lines = [b'{"id": "row-%05d", "n": %d}' % (i, i * 7) for i in range(5000)]
+    lines[100], lines[4000] = lines[4000], lines[100]
+    data = eol.join(lines) + eol
+    assert canonical_sha256(data) == _reference(data) == expected_digest(lines)
+
+
+def test_hash_of_a_file_scanned_on_two_threads():
+    # Past 16 MiB the LF scan splits the buffer in two halves; put an LF on the split.
+    half = (17 << 20) // 2
+    data = b"a" * (half - 1) + b"\n" + b"b" * 1000 + b"\n" + (b"c" * 999 + b"\n") * (half // 1000)
+    assert canonical_sha256(data) == _reference(data)
+    assert canonical_sha256(data[:-1] + b" ") == _reference(data[:-1] + b" ")
