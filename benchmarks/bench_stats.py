@@ -98,6 +98,9 @@ def make_run(folder: Path, run_id: str, rows: int, pass_prob: np.ndarray, seed: 
         "started_at": pa.array(["2026-11-30T10:00:00Z"] * n),
     }
     table = pa.table({k: cols[k].cast(OUTCOME_SCHEMA.field(k).type) for k in OUTCOME_SCHEMA.names})
+    # outcomes land in completion order, which differs between runs: shuffle each run
+    # independently (the worst case: the two runs share no order, so rows must be joined by id)
+    table = table.take(pa.array(rng.permutation(n)))
     d = folder / run_id
     d.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, d / "outcomes.parquet", compression="zstd", row_group_size=256 * 1024)

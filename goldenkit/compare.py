@@ -234,6 +234,7 @@ class _Side:
     row_codes: np.ndarray | None = None
     verdicts: np.ndarray | None = None
     repeats: np.ndarray | None = None
+    row_dict: Any = None  # the row ids in collapsed order, as an Arrow array (Arrow-read sides)
 
 
 def _parquet_path(obj: Any) -> Any:
@@ -280,41 +281,86 @@ def _dict_codes(t: Any, name: str, where: str) -> tuple[np.ndarray, Any]:
     return idx, col.chunk(0).dictionary
 
 
-def _side_from_arrow(obj: Any, t: Any, rule: str) -> _Side:
-    """Collapse straight from Arrow dictionary indices: no per-outcome Python strings."""
+def _row_codes_like(col: Any, base_dict: Any) -> np.ndarray | None:
+    """Each outcome's row as a position in ``base_dict`` (the other side's row ids); None if an id is not there.
+
+    One hash table of the base ids, probed with this side's per-row-group
+    dictionaries: cheaper than unifying this side's dictionaries and joining after.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = list(col.chunks)
+    if not chunks:
+        return np.zeros(0, dtype=np.int64)
+    dicts = pa.concat_arrays([c.dictionary.cast(base_dict.type) for c in chunks])
+    mapped = pc.index_in(dicts, value_set=base_dict)
+    if mapped.null_count:
+        return None
+    m = mapped.to_numpy(zero_copy_only=False).astype(np.int64)
+    out, off = [], 0
+    for c in chunks:
+        k = len(c.dictionary)
+        out.append(m[off : off + k][c.indices.to_numpy(zero_copy_only=False)])
+        off += k
+    return np.concatenate(out)
+
+
+def _side_from_arrow(obj: Any, t: Any, rule: str, like: _Side | None = None) -> _Side | None:
+    """Collapse straight from Arrow dictionary indices: no per-outcome Python strings.
+
+    With ``like`` (the other side, read the same way), rows are numbered as in
+    ``like`` so the two sides line up without a join; None when the row ids
+    differ (the caller then reads this side on its own and reports the difference).
+    """
     where = _label(obj)
-    t = t.unify_dictionaries()
-    row_codes, row_names = _dict_codes(t, "row_id", where)
-    counts = np.bincount(row_codes, minlength=len(row_names))
-    if len(counts) and counts.min() == 0:  # a dictionary value no outcome uses: renumber
-        keep = np.flatnonzero(counts > 0)
-        remap = np.full(len(row_names), -1, dtype=np.int64)
-        remap[keep] = np.arange(len(keep))
-        row_codes = remap[row_codes]
-        row_names = row_names.take(keep)
-    v_idx, v_dict = _dict_codes(t, "verdict", where)
+    if col_nulls := t.column("row_id").null_count:
+        raise ResultsError(f"{where}: {col_nulls} outcome(s) with no row_id")
+    if like is not None and like.row_dict is not None:
+        row_codes = _row_codes_like(t.column("row_id"), like.row_dict)
+        if row_codes is None:
+            return None
+        row_names = like.row_dict
+        names = like.collapsed["row_id"]
+        counts = np.bincount(row_codes, minlength=len(row_names))
+        if len(counts) and counts.min() == 0:
+            return None
+        small = t.select(["slice", "verdict", "repeat"]).unify_dictionaries()
+    else:
+        t = t.unify_dictionaries()
+        small = t
+        row_codes, row_names = _dict_codes(t, "row_id", where)
+        counts = np.bincount(row_codes, minlength=len(row_names))
+        if len(counts) and counts.min() == 0:  # a dictionary value no outcome uses: renumber
+            keep = np.flatnonzero(counts > 0)
+            remap = np.full(len(row_names), -1, dtype=np.int64)
+            remap[keep] = np.arange(len(keep))
+            row_codes = remap[row_codes]
+            row_names = row_names.take(keep)
+        names = row_names.to_pandas()  # str Series backed by the Arrow buffer: no per-row Python strings
+    v_idx, v_dict = _dict_codes(small, "verdict", where)
     v_names = v_dict.to_pylist()
     lut = np.array([_VERDICT_CODE.get(v, -1) for v in v_names] + [-1], dtype=np.int8)
     verdicts = lut[v_idx] if len(v_idx) else np.zeros(0, dtype=np.int8)
     if len(verdicts) and verdicts.min() < 0:
         bad = int(np.flatnonzero(verdicts < 0)[0])
-        raise ResultsError(f"{where}: unknown verdict {v_names[v_idx[bad]]!r} (row {row_names[row_codes[bad]]})")
-    s_idx, s_dict = _dict_codes(t, "slice", where)
+        raise ResultsError(f"{where}: unknown verdict {v_names[v_idx[bad]]!r} (row {names.iloc[row_codes[bad]]})")
+    s_idx, s_dict = _dict_codes(small, "slice", where)
     first = first_positions(row_codes, len(row_names))
     slices = pd.Categorical.from_codes(s_idx[first] if len(first) else s_idx[:0], categories=s_dict.to_pylist())
-    reps = t.column("repeat").fill_null(0).to_numpy().astype(np.int64)
-    names = row_names.to_pandas()  # str Series backed by the Arrow buffer: no per-row Python strings
+    reps = small.column("repeat").fill_null(0).to_numpy().astype(np.int64)
     collapsed = collapse_arrays(names, row_codes, verdicts, rule, repeats=reps, row_columns={"slice": slices})
-    return _Side(obj, collapsed, row_codes, verdicts, reps)
+    return _Side(obj, collapsed, row_codes, verdicts, reps, row_dict=row_names)
 
 
-def _read_side(obj: Any, rule: str) -> _Side:
+def _read_side(obj: Any, rule: str, like: _Side | None = None) -> _Side:
     fn = getattr(obj, "collapsed", None)
     if callable(fn):
         return _Side(obj, fn())
     t = _arrow_light(obj)
     if t is not None:
-        return _side_from_arrow(obj, t, rule)
+        side = _side_from_arrow(obj, t, rule, like) if like is not None else None
+        return side if side is not None else _side_from_arrow(obj, t, rule)  # type: ignore[return-value]
     outcomes_fn = getattr(obj, "outcomes", None)
     if not callable(outcomes_fn):
         raise ResultsError(f"{_label(obj)}: not a run or a baseline (no outcomes)")
@@ -529,7 +575,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     if diffs:
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bside = _read_side(base, b_rule)
-    cside = _read_side(cand, c_rule)
+    cside = _read_side(cand, c_rule, like=bside)
     bc, cc = bside.collapsed, cside.collapsed
     if _same_ids(bc["row_id"], cc["row_id"]):
         order = np.arange(len(cc), dtype=np.int64)  # same rows in the same order: no join needed

@@ -166,3 +166,24 @@ def test_compare_reads_run_folders_parquet_and_jsonl(tmp_path: pytest.TempPathFa
     assert cmp.flips["row_id"].tolist() == in_memory.flips["row_id"].tolist()
     assert cmp.flips["cand_response"].tolist() == in_memory.flips["cand_response"].tolist()
     assert cmp.base_id == "base" and cmp.cand_id == "cand"
+
+
+def test_row_set_differences_between_run_folders(tmp_path: pytest.TempPathFactory) -> None:
+    from goldenkit.results import read_run
+
+    b, c = worked_example()
+    write_run(tmp_path, manifest("base"), b)
+    write_run(tmp_path, manifest("fewer"), c[c["row_id"] != "other-0100"])
+    extra = pd.concat([c, outcomes([("new-row", "other", ["PASS", "PASS", "PASS"])])], ignore_index=True)
+    write_run(tmp_path, manifest("more"), extra)
+    bad = c.assign(verdict=c["verdict"].where(c["row_id"] != "other-0107", "MAYBE"))
+    write_run(tmp_path, manifest("bad"), bad, parquet=False)
+    base = read_run(tmp_path / "base")
+    with pytest.raises(ComparisonInvalid, match=r"1 only in base \(other-0100\)"):
+        compare_runs(base, read_run(tmp_path / "fewer"))
+    with pytest.raises(ComparisonInvalid, match=r"1 only in candidate \(new-row\)"):
+        compare_runs(base, read_run(tmp_path / "more"))
+    from goldenkit.errors import ResultsError
+
+    with pytest.raises(ResultsError, match="unknown verdict 'MAYBE' \\(row other-0107\\)"):
+        compare_runs(base, read_run(tmp_path / "bad"))
