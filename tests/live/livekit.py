@@ -48,6 +48,12 @@ class LiveConfig:
     model: str = "tiny"
     context_tokens: int = 2048
 
+    @property
+    def random_model(self) -> bool:
+        """The CI model (``tiny``: random weights, gibberish answers): the tests then also
+        assert what only random text guarantees (many flaky rows, wrong tool arguments)."""
+        return self.model == "tiny"
+
     def describe(self) -> str:
         key = f", key from ${self.api_key_env}" if self.api_key_env else ""
         return f"{self.provider} server {self.base_url}, model {self.model}{key}"
@@ -138,13 +144,19 @@ class OwnServer:
             return None
 
     def start(self) -> OwnServer:
-        env = dict(os.environ, PORT=str(self.port), WORKDIR=str(self.workdir), API_KEY=self.api_key or "")
+        env = dict(os.environ, PORT=str(self.port), WORKDIR=str(self.workdir))
+        # llama_cpp.server also reads its settings from the environment: an API_KEY that
+        # is set at all, even empty, turns authentication on.
+        env.pop("API_KEY", None)
+        if self.api_key:
+            env["API_KEY"] = self.api_key
         self.workdir.mkdir(parents=True, exist_ok=True)
         with self.log.open("a") as fh:
             proc = subprocess.run(
                 ["bash", str(SETUP_SH)], env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=1200, check=False
             )
         if proc.returncode != 0:
+            self.kill()  # setup.sh leaves a server that did not answer running
             raise RuntimeError(f"setup.sh exited {proc.returncode}; see {self.log}:\n{self.log.read_text()[-2000:]}")
         return self
 

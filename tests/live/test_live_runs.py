@@ -28,23 +28,26 @@ require_live()
 
 QUIET = {"progress": False}
 
-# Lowercase letters of different frequency: a short gibberish answer contains
-# some of them often, others rarely, so each row passes with its own probability.
-LETTERS = "etaoinshrdlucmfwypvbgkqjxz"
+# Each row passes when the answer contains one given letter. On the CI model the
+# answers are random text in which "t", "a" and "h" each appear in about half of
+# the answers (measured: 0.48, 0.48, 0.46 over 300 answers at temperature 0.8 and
+# max_tokens 24), so a row's three repeats disagree with probability about
+# 1 - p^3 - (1 - p)^3 = 0.75.
+LETTERS = "tah"
 
 
 def letter_rows(n: int, *, slices: int = 2) -> list[dict]:
-    """Rows that pass when the answer contains one of two letters (rows differ in letters and prompt)."""
+    """Rows that pass when the answer contains a letter (rows differ in letter and prompt)."""
     rows = []
     for i in range(n):
-        a, b = LETTERS[i % len(LETTERS)], LETTERS[(3 * i + 7) % len(LETTERS)]
+        letter = LETTERS[i % len(LETTERS)]
         rows.append(
             {
                 "id": f"r{i:03d}",
                 "slice": f"s{i % slices}",
                 "case": {
-                    "prompt": f"Question {i}: write a short sentence with the letter {a} or {b}.",
-                    "expect": {"must_contain_any": [a, b]},
+                    "prompt": f"Question {i}: write a short sentence with the letter {letter}.",
+                    "expect": {"must_contain_any": [letter]},
                 },
             }
         )
@@ -104,11 +107,13 @@ def test_repeats_at_temperature_0_8_complete_with_tokens_and_flaky_rows(live, tm
         flaky_rows=len(flaky),
         calls_per_s=round(s.calls / s.elapsed_s, 1),
     )
-    # Sampling noise is real: repeats of a row differ, and with 40 rows whose checks pass
-    # with probabilities strictly between 0 and 1 a run without any flaky row is
-    # vanishingly unlikely (see the numbers printed above).
+    # Sampling noise is real: repeats of a row differ.
     assert (distinct > 1).mean() > 0.5
-    assert len(flaky) >= 1
+    if live.random_model:
+        # On the CI model about 3 rows in 4 are flaky (29 of 40 seen). Even at 1 in 2, fewer
+        # than 5 of 40 has probability 1.0e-7 (binomial); a capable model may legitimately
+        # always write the letter asked for, so this is asserted for the CI model only.
+        assert len(flaky) >= 5
 
 
 # ------------------------------------------------------------------ temperature 0 and a seed
@@ -294,11 +299,12 @@ def test_named_tool_choice_gives_tool_calls_the_trajectory_grader_scores(live, t
     v = df.set_index(["row_id", "repeat"])["verdict"]
     assert (v.loc["named"] == PASS).all()
     assert (v.loc["other"] == FAIL).all()
-    assert (v.loc["args"] == FAIL).all()  # a random order id is not "A-1"
+    if live.random_model:
+        assert (v.loc["args"] == FAIL).all()  # a random order id is not "A-1"
     other_reasons = grades[df["row_id"] == "other"].map(lambda g: g["reason"])
     assert other_reasons.str.contains("missing \\[cancel_order", regex=True).all()
     assert grades[df["row_id"] == "named"].map(lambda g: g["score"] == 1.0).all()
-    assert grades[df["row_id"] != "named"].map(lambda g: g["score"] == 0.0).all()
+    assert grades[df["row_id"] == "other"].map(lambda g: g["score"] == 0.0).all()
     # the recorded tool answer the loop gave back (no response recorded -> a visible tool error)
     responses = df["trajectory"].map(lambda t: t[0]["tool_responses"][0])
     assert responses.map(lambda r: r["name"] == "lookup_order").all()
