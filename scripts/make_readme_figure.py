@@ -27,6 +27,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         result = run_demo(args.dataset, tmp, html=False)
         fig = forest_figure(result.comparison)
+        if isinstance(fig, str):  # an HTML note instead of a figure: the comparison was invalid
+            raise SystemExit(f"no figure: {fig}")
         png = figure_png(fig)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
