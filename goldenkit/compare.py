@@ -255,12 +255,15 @@ def _arrow_light(obj: Any) -> Any:
         import pyarrow.parquet as pq
 
         # ParquetFile.read skips the dataset layer of pq.read_table (measurably faster on one file)
-        return pq.ParquetFile(path, read_dictionary=["row_id", "slice", "verdict"]).read(columns=list(_LIGHT))
+        # row ids are read plain and hashed once (decoding Parquet's per-row-group
+        # dictionaries of distinct ids and unifying them costs more)
+        return pq.ParquetFile(path, read_dictionary=["slice", "verdict"]).read(columns=list(_LIGHT))
     table_fn = getattr(obj, "table", None)
     if callable(table_fn):
         t = table_fn(list(_LIGHT))
         cols = [
-            t.column(n).combine_chunks().dictionary_encode() if n != "repeat" else t.column(n) for n in t.column_names
+            t.column(n).combine_chunks().dictionary_encode() if n in ("slice", "verdict") else t.column(n)
+            for n in t.column_names
         ]
         import pyarrow as pa
 
@@ -284,40 +287,40 @@ def _dict_codes(t: Any, name: str, where: str) -> tuple[np.ndarray, Any]:
 def _row_codes_like(col: Any, base_dict: Any) -> np.ndarray | None:
     """Each outcome's row as a position in ``base_dict`` (the other side's row ids); None if an id is not there.
 
-    One hash table of the base ids, probed with this side's per-row-group
-    dictionaries: cheaper than unifying this side's dictionaries and joining after.
+    One hash table of the base ids probed with this side's ids: the two sides
+    line up without encoding this side on its own and joining after.
     """
-    import pyarrow as pa
     import pyarrow.compute as pc
 
-    chunks = list(col.chunks)
-    if not chunks:
-        return np.zeros(0, dtype=np.int64)
-    dicts = pa.concat_arrays([c.dictionary.cast(base_dict.type) for c in chunks])
-    mapped = pc.index_in(dicts, value_set=base_dict)
+    mapped = pc.index_in(col.cast(base_dict.type), value_set=base_dict)
     if mapped.null_count:
         return None
-    m = mapped.to_numpy(zero_copy_only=False).astype(np.int64)
-    out, off = [], 0
-    for c in chunks:
-        k = len(c.dictionary)
-        out.append(m[off : off + k][c.indices.to_numpy(zero_copy_only=False)])
-        off += k
-    return np.concatenate(out)
+    return mapped.to_numpy().astype(np.int64) if len(mapped) else np.zeros(0, dtype=np.int64)
+
+
+def _plain(col: Any) -> Any:
+    import pyarrow as pa
+
+    return col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
 
 def _side_from_arrow(obj: Any, t: Any, rule: str, like: _Side | None = None) -> _Side | None:
-    """Collapse straight from Arrow dictionary indices: no per-outcome Python strings.
+    """Collapse straight from Arrow columns: no per-outcome Python strings.
 
     With ``like`` (the other side, read the same way), rows are numbered as in
     ``like`` so the two sides line up without a join; None when the row ids
     differ (the caller then reads this side on its own and reports the difference).
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     where = _label(obj)
-    if col_nulls := t.column("row_id").null_count:
-        raise ResultsError(f"{where}: {col_nulls} outcome(s) with no row_id")
+    rid = _plain(t.column("row_id"))
+    if rid.null_count:
+        raise ResultsError(f"{where}: {rid.null_count} outcome(s) with no row_id")
+    small = t.select(["slice", "verdict", "repeat"]).unify_dictionaries()
     if like is not None and like.row_dict is not None:
-        row_codes = _row_codes_like(t.column("row_id"), like.row_dict)
+        row_codes = _row_codes_like(rid, like.row_dict)
         if row_codes is None:
             return None
         row_names = like.row_dict
@@ -325,18 +328,10 @@ def _side_from_arrow(obj: Any, t: Any, rule: str, like: _Side | None = None) -> 
         counts = np.bincount(row_codes, minlength=len(row_names))
         if len(counts) and counts.min() == 0:
             return None
-        small = t.select(["slice", "verdict", "repeat"]).unify_dictionaries()
     else:
-        t = t.unify_dictionaries()
-        small = t
-        row_codes, row_names = _dict_codes(t, "row_id", where)
-        counts = np.bincount(row_codes, minlength=len(row_names))
-        if len(counts) and counts.min() == 0:  # a dictionary value no outcome uses: renumber
-            keep = np.flatnonzero(counts > 0)
-            remap = np.full(len(row_names), -1, dtype=np.int64)
-            remap[keep] = np.arange(len(keep))
-            row_codes = remap[row_codes]
-            row_names = row_names.take(keep)
+        enc = pc.dictionary_encode(rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid)
+        row_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        row_names = enc.dictionary  # in order of first appearance
         names = row_names.to_pandas()  # str Series backed by the Arrow buffer: no per-row Python strings
     v_idx, v_dict = _dict_codes(small, "verdict", where)
     v_names = v_dict.to_pylist()
