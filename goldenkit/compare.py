@@ -33,9 +33,14 @@ collapsed verdicts, a representative response of each side (the first repeat
 whose verdict equals the row's collapsed verdict) and that repeat's grader
 reasons (``{grader: reason}``; ``{"error": detail}`` for an ERROR).
 
-Speed: verdicts are read as dictionary-encoded columns, collapsing is
-``numpy.bincount`` over integer codes, and response texts are read only for
-the flipped rows.
+Speed: from a complete run only ``row_id, slice, repeat, verdict`` are read
+(slice and verdict dictionary-encoded); the base's row ids are hashed once and
+the candidate's are looked up in that table, so both sides come out numbered
+alike with no join; collapsing is ``numpy.bincount`` over integer codes. The
+flip list's texts (responses, reasons, tags) are read on first access of
+:attr:`Comparison.flips`, and only the flipped rows' representative outcomes
+become Python objects; :attr:`Comparison.flip_rows` has the flipped rows
+without texts.
 """
 
 from __future__ import annotations
