@@ -333,7 +333,9 @@ def canonical_sha256(data: bytes) -> str:
     >>> canonical_sha256(b'{"b":1}\\r\\n{"a":2}\\n\\n') == canonical_sha256(b'{"a":2}\\n{"b":1}')
     True
     """
-    return _hash_lines(data, _scan_lines(bytes(data)))
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    return _hash_lines(data, _scan_lines(data))
 
 
 # --------------------------------------------------------------------------- the Dataset
@@ -892,10 +894,17 @@ def _rows_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
 def _gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while building many containers.
 
-    Parsing 100,000 rows creates over a million dicts and lists, all kept alive;
-    with the collector on, its generational passes re-traverse them again and
-    again (parsing runs about 3x slower). The rows hold no reference cycles, so
-    nothing is lost: the collector resumes afterwards.
+    Parsing 100,000 rows creates over a million dicts and lists, all kept alive.
+    With the collector on, its passes re-traverse them again and again (parsing
+    runs about 3x slower); re-enabled as is, the next allocation would traverse
+    all of them as "young" objects once more. So on the way out, the new objects
+    are moved straight to the oldest generation (``freeze`` then ``unfreeze``,
+    which moves objects without traversing them), where long-lived data belongs
+    and where the normal schedule of full collections will see them. Nothing is
+    lost or leaked: cyclic garbage that existed before is in the oldest
+    generation too and is collected as usual. When the application has frozen
+    objects itself (``gc.freeze``), they are left alone and the collector is
+    simply re-enabled.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -903,6 +912,9 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
