@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from goldenkit.compare import Comparison, compare_runs
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
@@ -323,14 +325,14 @@ def _checks_naming(reasons: Any, word: str) -> list[str]:
     return out
 
 
-def lookup_order_failures(comparison: Comparison, slice_name: str, tool: str = KEY_TOOL) -> Any:
+def lookup_order_failures(comparison: Comparison, slice_name: str, tool: str = KEY_TOOL) -> pd.DataFrame:
     """The NEW_FAILURE flips of ``slice_name`` whose candidate grader reasons name ``tool``."""
     f = comparison.flips
     sub = f[(f["status"] == "NEW_FAILURE") & (f["slice"] == slice_name)]
     return sub[[tool in _reason_text(r) for r in sub["cand_reasons"]]]
 
 
-def _worst_slice(comparison: Comparison, names: Sequence[str]) -> Any:
+def _worst_slice(comparison: Comparison, names: Sequence[str]) -> pd.Series:
     """The slice to tell the story of: a critical slice that failed the gate, else the largest b - c."""
     sl = comparison.slices
     for name in names:
@@ -367,9 +369,9 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     )
     # 2. paired
     b, c, p = cmp.b, cmp.c, cmp.p_value
-    verdict = "noise" if p >= cmp.alpha else "a significant change"
+    verdict = "indistinguishable from noise" if p >= cmp.alpha else "a significant change"
     add(
-        f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; exact McNemar p = {_p(p)}: {verdict}. "
+        f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; exact McNemar p = {_p(p)}, {verdict}. "
         f"Difference {diff_pts:+.1f} points [95% CI {100 * float(ov['diff_ci_low']):+.1f}, "
         f"{100 * float(ov['diff_ci_high']):+.1f}]."
     )

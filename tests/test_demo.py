@@ -160,7 +160,7 @@ def test_the_story_prints_the_computed_numbers(demo: tuple[Path, int, str]) -> N
     for expected in (
         "pass rate 88% -> 89% (352/400 -> 356/400 rows",
         "looks like a small win",
-        "24 rows flipped, 10 broke vs 14 fixed; exact McNemar p = 0.54: noise",
+        "24 rows flipped, 10 broke vs 14 fixed; exact McNemar p = 0.54, indistinguishable from noise",
         "refunds (declared critical) regressed, 60 rows",
         "8 broke vs 1 fixed, p = 0.039",
         "The other 11 slices: 2 broke vs 13 fixed",
