@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -138,6 +139,9 @@ def repair_jsonl(path: str | Path) -> int:
         return size - (last_nl + 1)
 
 
+_ORJSON_LINE = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
 class OutcomeWriter:
     """Append outcome records to ``outcomes.jsonl``, one flushed line each.
 
@@ -148,10 +152,11 @@ class OutcomeWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_jsonl(self.path)
-        self._fh: IO[str] = self.path.open("a", encoding="utf-8")
+        self._fh: IO[bytes] = self.path.open("ab")
 
     def write(self, record: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        """Append ``record`` as one UTF-8 JSON line (a single write) and flush it to the OS."""
+        self._fh.write(orjson.dumps(record, default=str, option=_ORJSON_LINE))
         self._fh.flush()
 
     def close(self) -> None:

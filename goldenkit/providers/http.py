@@ -9,7 +9,7 @@ the ``httpx_aiohttp.AiohttpTransport``: one transport (one aiohttp
 run's in-flight limit. :class:`TransportClient` hands requests straight to that
 transport, skipping the AsyncClient middleware a model call does not use
 (cookies, auth flow, redirects, hooks), which costs about as much CPU as the
-transport itself. Bodies are serialized once with :mod:`json` and sent as bytes.
+transport itself. Bodies are serialized once with orjson and sent as bytes.
 
 Errors. :func:`post_json` turns every failure into a
 :class:`goldenkit.errors.ProviderError` with a one-line message that names the
@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import orjson
 
 from goldenkit.errors import ProviderError
 
@@ -175,7 +176,7 @@ async def post_json(
     Every failure is raised as :class:`ProviderError` (see the module docstring).
     """
     safe = redact_url(url)
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
     hdrs = {"content-type": "application/json", "accept": "application/json"}
     if headers:
         hdrs.update(headers)
@@ -197,8 +198,8 @@ async def post_json(
     if resp.status_code >= 300:
         raise classify_status(resp.status_code, resp.content, safe, resp.headers)
     try:
-        obj = json.loads(resp.content)
-    except ValueError:
+        obj = orjson.loads(resp.content)
+    except ValueError:  # orjson.JSONDecodeError is a ValueError
         raise ProviderError(
             f"malformed reply from {safe}: HTTP {resp.status_code} body is not JSON "
             f"({_error_text(resp.content, 80)!r})",
