@@ -680,11 +680,9 @@ def _fast_rows(objs: list[Any]) -> pd.DataFrame | None:
     :func:`_validate_rows`, which names every problem.
     """
     n = len(objs)
-    try:
-        if _types(objs) != _DICT:
-            return None
+    try:  # a row that is not a dict raises TypeError, a missing key KeyError
         fields = list(map(_ALL_KEYS, objs))
-    except KeyError:
+    except (KeyError, TypeError):
         return None
     if sum(map(len, objs)) != len(ROW_COLUMNS) * n:  # an unknown key somewhere
         return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,16 +111,6 @@ def _chosen_positions(frame: pd.DataFrame, per_slice: int, seed: int, split: str
     return np.asarray(chosen, dtype=np.int64)
 
 
-@overload
-def stratified_sample(dataset_or_rows: Dataset, per_slice: int, seed: int, split: str | None = None) -> Dataset: ...
-@overload
-def stratified_sample(
-    dataset_or_rows: pd.DataFrame, per_slice: int, seed: int, split: str | None = None
-) -> pd.DataFrame: ...
-@overload
-def stratified_sample(
-    dataset_or_rows: list[dict[str, Any]], per_slice: int, seed: int, split: str | None = None
-) -> list[dict[str, Any]]: ...
 def stratified_sample(dataset_or_rows: Any, per_slice: int, seed: int, split: str | None = None) -> Any:
     """Up to ``per_slice`` rows of every slice, chosen deterministically from ``seed``.
 
@@ -150,10 +140,6 @@ def holdout_score(row_id: str, salt: str) -> float:
     return int.from_bytes(_digest(salt, row_id)[:8], "big") / 2.0**64
 
 
-@overload
-def assign_splits(rows: pd.DataFrame, holdout_fraction: float, salt: str) -> pd.DataFrame: ...
-@overload
-def assign_splits(rows: list[dict[str, Any]], holdout_fraction: float, salt: str) -> list[dict[str, Any]]: ...
 def assign_splits(rows: Any, holdout_fraction: float, salt: str) -> Any:
     """Set each row's ``split`` from a hash of its id: ``holdout`` when the score < holdout_fraction.
 
