@@ -45,6 +45,25 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def decode_text(data: bytes, where: str) -> str:
+    """A file's bytes as text (UTF-8, a leading BOM dropped); anything else is a DatasetError at its line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError("not UTF-8 text", path=where, line=data[: exc.start].count(b"\n") + 1) from None
+
+
+def json_object_line(line: str, *, where: str, lineno: int, what: str) -> dict[str, Any]:
+    """One JSONL line parsed as a JSON object; ``what`` names the record in the error (``a sample``)."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=where, line=lineno) from None
+    if not isinstance(rec, dict):
+        raise DatasetError(f"{what} must be a JSON object, got {type(rec).__name__}", path=where, line=lineno)
+    return rec
+
+
 def case_error(row_id: str | None, message: str) -> DatasetError:
     """A DatasetError whose message names the case (the dataset layer adds file:line)."""
     prefix = f'case "{row_id}": ' if row_id else ""
@@ -259,9 +278,11 @@ __all__ = [
     "content_parts",
     "content_json",
     "content_text",
+    "decode_text",
     "get",
     "has",
     "is_missing",
+    "json_object_line",
     "lenient_json",
     "maybe_json",
     "message_content",

@@ -49,7 +49,7 @@ from typing import Any
 
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import case_error, chat_message, tool_call
+from goldenkit.formats._common import case_error, chat_message, decode_text, json_object_line, tool_call
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
@@ -206,21 +206,14 @@ def read_golden(path: Path, data: bytes) -> list[tuple[str, dict[str, Any], int]
     ``id``, unique in the file. The row is kept whole: it already is a contract
     case (with the golden aliases, which :func:`normalize_expect` folds in).
     """
-    text = _decode(path, data)
+    text = decode_text(data, path.name)
     out: list[tuple[str, dict[str, Any], int]] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        try:
-            row = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path.name, line=lineno) from None
-        if not isinstance(row, dict):
-            raise DatasetError(
-                f"a golden row must be a JSON object, got {type(row).__name__}", path=path.name, line=lineno
-            )
+        row = json_object_line(stripped, where=path.name, lineno=lineno, what="a golden row")
         rid = row.get("id")
         if not isinstance(rid, str) or not rid.strip():
             raise DatasetError("golden row has no id (a non-blank string is required)", path=path.name, line=lineno)
@@ -277,14 +270,6 @@ def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None)
             mirrored[i]["tools"] = [c.to_dict() for c in turn.expected_tools]
     if mirrored:
         expect["turns"] = mirrored
-
-
-def _decode(path: Path, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError("not UTF-8 text", path=path.name, line=line) from None
 
 
 def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...]) -> Turn:

@@ -58,7 +58,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import DatasetError, InputError
-from goldenkit.formats._common import LFS_POINTER_PREFIX
+from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text
 from goldenkit.formats.adk import read_adk, read_test_config
 from goldenkit.formats.contract import read_golden, read_golden_manifest
 from goldenkit.formats.inspect import read_inspect
@@ -252,13 +252,6 @@ def _default_slice(path: Path, rel: str) -> str:
     return stem
 
 
-def _decode(data: bytes, rel: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError("not UTF-8 text", path=rel, line=data[: exc.start].count(b"\n") + 1) from None
-
-
 def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], dict[str, Any]]:
     """The records of one source file (messages name ``rel``), and notes for the manifest."""
     default = _default_slice(path, rel)
@@ -305,7 +298,7 @@ def _read_vertex(path: Path, shown: Path, rel: str, data: bytes, default: str) -
 
 def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
     out = [_Record(rid, row, rel, line, "", row, default) for rid, row, line in read_golden(shown, data)]
-    text = _decode(data, rel)
+    text = decode_text(data, rel)
     comments = [
         {"line": n, "text": line.rstrip("\r")}
         for n, line in enumerate(text.split("\n"), start=1)
@@ -315,12 +308,12 @@ def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -
 
 
 def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_openai_evals(shown, _decode(data, rel), default)
+    cases, notes = read_openai_evals(shown, decode_text(data, rel), default)
     return [_Record(rid, case, rel, line, "", case["original"], default) for rid, case, line in cases], notes
 
 
 def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_inspect(shown, _decode(data, rel), default)
+    cases, notes = read_inspect(shown, decode_text(data, rel), default)
     out = [_Record(rid, case, rel, _line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 

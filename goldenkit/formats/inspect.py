@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import is_missing, lenient_json, maybe_json
+from goldenkit.formats._common import is_missing, json_object_line, lenient_json, maybe_json
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
 
 INPUT_FIELDS = ("input", "question", "prompt")
@@ -101,14 +101,7 @@ def _records(path: Path, text: str) -> list[tuple[str, dict[str, Any], dict[str,
         for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"invalid JSON: {exc.msg} (column {exc.colno})", path=path.name, line=lineno
-                ) from None
-            if not isinstance(rec, dict):
-                raise DatasetError("a sample must be a JSON object", path=path.name, line=lineno)
+            rec = json_object_line(line, where=path.name, lineno=lineno, what="a sample")
             out.append((f"line {lineno}", rec, rec))
     elif suffix == ".json":
         try:

@@ -16,11 +16,11 @@ not an eval and is refused.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import DatasetError
+from goldenkit.formats._common import json_object_line
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
 
 
@@ -39,12 +39,7 @@ def read_openai_evals(
             raise DatasetError(
                 "blank line (openai/evals refuses blank lines in samples files)", path=path.name, line=lineno
             )
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path.name, line=lineno) from None
-        if not isinstance(rec, dict):
-            raise DatasetError(f"a sample must be a JSON object, got {type(rec).__name__}", path=path.name, line=lineno)
+        rec = json_object_line(line, where=path.name, lineno=lineno, what="a sample")
         if "input" not in rec:
             hint = ' (rows shaped {"sample": [...]} are a few-shot file, not eval samples)' if "sample" in rec else ""
             raise DatasetError(f'sample has no "input"{hint}', path=path.name, line=lineno)

@@ -50,8 +50,10 @@ from goldenkit.formats._common import (
     content_json,
     content_parts,
     content_text,
+    decode_text,
     get,
     is_missing,
+    json_object_line,
     lenient_json,
     maybe_json,
     message_content,
@@ -382,22 +384,14 @@ def read_vertex(path: Path, data: bytes) -> list[tuple[str, dict[str, Any], str]
     ``i`` the 0-based record index (the frame index for a column-oriented frame),
     as Vertex generates them. ``where`` is ``line N`` (JSONL, CSV) or a position.
     """
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetError("not UTF-8 text", path=path.name, line=data[: exc.start].count(b"\n") + 1) from None
+    text = decode_text(data, path.name)
     suffix = path.suffix.lower()
     records: list[tuple[str | None, dict[str, Any], str]] = []
     if suffix == ".jsonl":
         for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"invalid JSON: {exc.msg}", path=path.name, line=lineno) from None
-            if not isinstance(rec, dict):
-                raise DatasetError("each line must be a JSON object", path=path.name, line=lineno)
+            rec = json_object_line(line, where=path.name, lineno=lineno, what="each line")
             records.append((None, rec, f"line {lineno}"))
     elif suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text, newline=""))
