@@ -36,6 +36,7 @@ incomplete and INVALID, and resuming it with ``retry_errors=True`` finishes it.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import math
@@ -764,12 +765,18 @@ async def arun_eval(
             await run_one(row_id, repeat)
 
     interrupted = True
+    # Everything alive now (imported modules, the dataset) will outlive the run: move it out of
+    # the cyclic GC's reach for the run's duration. Full collections otherwise rescan those
+    # hundreds of thousands of objects again and again and stall the event loop (measured:
+    # about half the throughput against an instant server).
+    gc.freeze()
     try:
         n_workers = min(max_in_flight, len(todo))
         if n_workers:
             await asyncio.gather(*(worker() for _ in range(n_workers)))
         interrupted = False
     finally:
+        gc.unfreeze()
         writer.close()
         if recorder is not None:
             recorder.close()
