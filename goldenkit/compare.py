@@ -289,55 +289,31 @@ def _dict_codes(t: Any, name: str, where: str) -> tuple[np.ndarray, Any]:
     return idx, col.chunk(0).dictionary
 
 
-def _row_codes_like(col: Any, base_dict: Any) -> np.ndarray | None:
-    """Each outcome's row as a position in ``base_dict`` (the other side's row ids); None if an id is not there.
-
-    One hash table of the base ids probed with this side's ids: the two sides
-    line up without encoding this side on its own and joining after.
-    """
-    import pyarrow.compute as pc
-
-    mapped = pc.index_in(col.cast(base_dict.type), value_set=base_dict)
-    if mapped.null_count:
-        return None
-    return mapped.to_numpy().astype(np.int64) if len(mapped) else np.zeros(0, dtype=np.int64)
-
-
 def _plain(col: Any) -> Any:
     import pyarrow as pa
 
     return col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
 
-def _side_from_arrow(obj: Any, t: Any, rule: str, like: _Side | None = None) -> _Side | None:
-    """Collapse straight from Arrow columns: no per-outcome Python strings.
-
-    With ``like`` (the other side, read the same way), rows are numbered as in
-    ``like`` so the two sides line up without a join; None when the row ids
-    differ (the caller then reads this side on its own and reports the difference).
-    """
+def _encoded_light(obj: Any) -> tuple[Any, Any] | None:
+    """The light columns of a run and its row ids dictionary-encoded (hashed once), or None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    where = _label(obj)
+    t = _arrow_light(obj)
+    if t is None:
+        return None
     rid = _plain(t.column("row_id"))
     if rid.null_count:
-        raise ResultsError(f"{where}: {rid.null_count} outcome(s) with no row_id")
+        raise ResultsError(f"{_label(obj)}: {rid.null_count} outcome(s) with no row_id")
+    enc = pc.dictionary_encode(rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid)
+    return t, enc
+
+
+def _side_from_codes(obj: Any, t: Any, rule: str, row_codes: np.ndarray, row_dict: Any, names: pd.Series) -> _Side:
+    """Collapse from Arrow columns and integer row codes: no per-outcome Python strings."""
+    where = _label(obj)
     small = t.select(["slice", "verdict", "repeat"]).unify_dictionaries()
-    if like is not None and like.row_dict is not None:
-        row_codes = _row_codes_like(rid, like.row_dict)
-        if row_codes is None:
-            return None
-        row_names = like.row_dict
-        names = like.collapsed["row_id"]
-        counts = np.bincount(row_codes, minlength=len(row_names))
-        if len(counts) and counts.min() == 0:
-            return None
-    else:
-        enc = pc.dictionary_encode(rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid)
-        row_codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        row_names = enc.dictionary  # in order of first appearance
-        names = row_names.to_pandas()  # str Series backed by the Arrow buffer: no per-row Python strings
     v_idx, v_dict = _dict_codes(small, "verdict", where)
     v_names = v_dict.to_pylist()
     lut = np.array([_VERDICT_CODE.get(v, -1) for v in v_names] + [-1], dtype=np.int8)
@@ -346,21 +322,37 @@ def _side_from_arrow(obj: Any, t: Any, rule: str, like: _Side | None = None) -> 
         bad = int(np.flatnonzero(verdicts < 0)[0])
         raise ResultsError(f"{where}: unknown verdict {v_names[v_idx[bad]]!r} (row {names.iloc[row_codes[bad]]})")
     s_idx, s_dict = _dict_codes(small, "slice", where)
-    first = first_positions(row_codes, len(row_names))
+    first = first_positions(row_codes, len(names))
     slices = pd.Categorical.from_codes(s_idx[first] if len(first) else s_idx[:0], categories=s_dict.to_pylist())
     reps = small.column("repeat").fill_null(0).to_numpy().astype(np.int64)
     collapsed = collapse_arrays(names, row_codes, verdicts, rule, repeats=reps, row_columns={"slice": slices})
-    return _Side(obj, collapsed, row_codes, verdicts, reps, row_dict=row_names)
+    return _Side(obj, collapsed, row_codes, verdicts, reps, row_dict=row_dict)
 
 
-def _read_side(obj: Any, rule: str, like: _Side | None = None) -> _Side:
+def _own_side(obj: Any, t: Any, enc: Any, rule: str) -> _Side:
+    """A side numbered by its own row ids (in order of first appearance)."""
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return _side_from_codes(obj, t, rule, codes, enc.dictionary, enc.dictionary.to_pandas())
+
+
+def _aligned_side(obj: Any, t: Any, enc: Any, rule: str, like: _Side) -> _Side | None:
+    """A side numbered by ``like``'s row ids, so both line up without a join; None when the ids differ."""
+    import pyarrow.compute as pc
+
+    mapped = pc.index_in(enc.dictionary.cast(like.row_dict.type), value_set=like.row_dict)
+    if mapped.null_count:
+        return None
+    m = mapped.to_numpy().astype(np.int64) if len(mapped) else np.zeros(0, dtype=np.int64)
+    codes = m[enc.indices.to_numpy(zero_copy_only=False)] if len(m) else np.zeros(len(enc), dtype=np.int64)
+    if len(enc.dictionary) != len(like.row_dict):
+        return None
+    return _side_from_codes(obj, t, rule, codes, like.row_dict, like.collapsed["row_id"])
+
+
+def _pandas_side(obj: Any, rule: str) -> _Side:
     fn = getattr(obj, "collapsed", None)
     if callable(fn):
         return _Side(obj, fn())
-    t = _arrow_light(obj)
-    if t is not None:
-        side = _side_from_arrow(obj, t, rule, like) if like is not None else None
-        return side if side is not None else _side_from_arrow(obj, t, rule)  # type: ignore[return-value]
     outcomes_fn = getattr(obj, "outcomes", None)
     if not callable(outcomes_fn):
         raise ResultsError(f"{_label(obj)}: not a run or a baseline (no outcomes)")
@@ -368,6 +360,29 @@ def _read_side(obj: Any, rule: str, like: _Side | None = None) -> _Side:
     collapsed, row_codes, verdicts = collapse_with_codes(light, rule)
     reps = np.asarray(light["repeat"], dtype=np.int64) if "repeat" in light.columns else None
     return _Side(obj, collapsed, row_codes, verdicts, reps)
+
+
+def _read_sides(base: Any, cand: Any, b_rule: str, c_rule: str) -> tuple[_Side, _Side]:
+    """Both sides; runs read from Arrow are read and hashed in two threads (pyarrow releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def arrow_capable(o: Any) -> bool:
+        return not callable(getattr(o, "collapsed", None)) and (
+            _parquet_path(o) is not None or callable(getattr(o, "table", None))
+        )
+
+    if arrow_capable(base) and arrow_capable(cand):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            fb, fc = pool.submit(_encoded_light, base), pool.submit(_encoded_light, cand)
+            eb, ec = fb.result(), fc.result()
+    else:
+        eb = _encoded_light(base) if arrow_capable(base) else None
+        ec = _encoded_light(cand) if arrow_capable(cand) else None
+    bside = _own_side(base, *eb, b_rule) if eb is not None else _pandas_side(base, b_rule)
+    if ec is None:
+        return bside, _pandas_side(cand, c_rule)
+    cside = _aligned_side(cand, *ec, c_rule, bside) if bside.row_dict is not None else None
+    return bside, cside if cside is not None else _own_side(cand, *ec, c_rule)
 
 
 def _side_rule(obj: Any, rule: str) -> str:
@@ -574,8 +589,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     diffs = comparability_differences(bm, cm, base_rule=b_rule, cand_rule=c_rule)
     if diffs:
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
-    bside = _read_side(base, b_rule)
-    cside = _read_side(cand, c_rule, like=bside)
+    bside, cside = _read_sides(base, cand, b_rule, c_rule)
     bc, cc = bside.collapsed, cside.collapsed
     if _same_ids(bc["row_id"], cc["row_id"]):
         order = np.arange(len(cc), dtype=np.int64)  # same rows in the same order: no join needed
