@@ -198,6 +198,16 @@ def test_args_subset() -> None:
     assert not turn_matches(actual[0], expected[0], args="subset")  # subset is one-way
 
 
+def test_any_order_subset_finds_a_matching_first_fit_misses() -> None:
+    # the loose expectation f() also accepts f(x=1), the only call f(x=1) accepts;
+    # pairing f() with f(x=2) instead satisfies both
+    expected = [c("f"), c("f", x=1)]
+    actual = [c("f", x=1), c("f", x=2)]
+    assert turn_matches(expected, actual, "ANY_ORDER", "subset")
+    assert not turn_matches(expected, [c("f", x=1)], "ANY_ORDER", "subset")
+    assert not turn_matches(expected, [c("f", x=2), c("f", x=3)], "ANY_ORDER", "subset")
+
+
 # ---------------------------------------------------------------------------- the grader
 def response(*turns: tuple[str, list[dict]]) -> Response:
     return Response(

@@ -139,15 +139,33 @@ def turn_matches(expected: Sequence[Any], actual: Sequence[Any], match: str = "E
                 if i == len(expected):
                     return True
         return False
-    pool = list(actual)
-    for e in expected:
-        for j, a in enumerate(pool):
-            if calls_match(e, a, args):
-                del pool[j]
-                break
-        else:
-            return False
-    return True
+    return not _unmatched(expected, actual, args)[0]
+
+
+def _unmatched(expected: Sequence[Any], actual: Sequence[Any], args: str) -> tuple[list[Any], list[Any]]:
+    """``(expected calls left unmatched, actual calls left over)`` under a maximum one-to-one matching.
+
+    Each actual call satisfies at most one expected call. A first-fit pass is
+    not enough once ``args`` is ``subset``: ``{"name": "f", "args": {}}`` may
+    take the only call that ``{"name": "f", "args": {"x": 1}}`` accepts while
+    another call would have served it, so an expected call that finds every
+    acceptable call taken tries to move the call's holder to another one
+    (augmenting paths). For ``exact`` and ``ignore`` this gives what first-fit gives.
+    """
+    owner: list[int | None] = [None] * len(actual)
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j, a in enumerate(actual):
+            if j not in seen and calls_match(expected[i], a, args):
+                seen.add(j)
+                holder = owner[j]
+                if holder is None or place(holder, seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    missing = [e for i, e in enumerate(expected) if not place(i, set())]
+    return missing, [a for j, a in enumerate(actual) if owner[j] is None]
 
 
 def _turns(value: Any, what: str) -> list[list[Any]]:
@@ -192,15 +210,7 @@ def _show(calls: Sequence[Any], limit: int = 4) -> str:
 
 def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: str) -> str:
     """Why one unit failed: the missing expected calls and, for EXACT, the extra ones."""
-    pool = list(actual)
-    missing = []
-    for e in expected:
-        for j, a in enumerate(pool):
-            if calls_match(e, a, args):
-                del pool[j]
-                break
-        else:
-            missing.append(e)
+    missing, pool = _unmatched(expected, actual, args)
     bits = []
     if missing:
         bits.append(f"missing {_show(missing)}")
