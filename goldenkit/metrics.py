@@ -3,7 +3,7 @@
 Every rate is ``hits / total`` over *attempts* (one outcome = one row x
 repeat) whose verdict is PASS or FAIL; ERROR and SKIPPED attempts never enter
 a denominator, and no rate is a mean of per-row rates. Each comes with a
-Wilson 95% interval (statsmodels ``proportion_confint(method="wilson")``).
+Wilson 95% interval (:func:`goldenkit.stats.wilson_ci`).
 
 ========================  =================================================================
 metric                    hits / total
@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
+
+from goldenkit.stats import wilson_ci
 
 __all__ = ["METRIC_COLUMNS", "run_metrics"]
 
@@ -67,11 +68,8 @@ def _tags(value: Any) -> list[str]:
 
 
 def _row(metric: str, hits: int, total: int, grader: str | None = None, lower: bool = False) -> dict[str, Any]:
-    if total:
-        lo, hi = proportion_confint(hits, total, alpha=0.05, method="wilson")
-        rate, lo, hi = hits / total, float(lo), float(hi)
-    else:
-        rate = lo = hi = math.nan
+    lo, hi = wilson_ci(hits, total)  # (nan, nan) when total is 0
+    rate = hits / total if total else math.nan
     return {
         "metric": metric,
         "grader": grader,
