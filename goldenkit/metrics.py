@@ -38,15 +38,19 @@ import pandas as pd
 
 from goldenkit.stats import wilson_ci
 
-__all__ = ["METRIC_COLUMNS", "run_metrics"]
+__all__ = ["METRIC_COLUMNS", "grader_results", "run_metrics"]
 
 METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
 
 
-def _graders(value: Any) -> dict[str, dict[str, Any]]:
-    """The graders cell of one outcome as ``{name: {passed, score, reason, error}}``."""
+def grader_results(value: Any) -> dict[str, dict[str, Any]]:
+    """The graders cell of one outcome as ``{name: {passed, score, reason, error}}``.
+
+    The cell may be a dict, an Arrow map read from Parquet (a list of pairs),
+    JSON text, or empty (None, NaN); a grader whose result is null is left out.
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return {}
     if isinstance(value, str):
@@ -129,7 +133,7 @@ def run_metrics(
     n = len(outcomes)
     ids = [str(x) for x in outcomes["row_id"].tolist()]
     verdicts = [str(v) for v in outcomes["verdict"].tolist()]
-    graders = [_graders(v) for v in outcomes["graders"].tolist()] if "graders" in outcomes.columns else [{}] * n
+    graders = [grader_results(v) for v in outcomes["graders"].tolist()] if "graders" in outcomes.columns else [{}] * n
     tags = [_tags(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
     decided = [v in _DECIDED for v in verdicts]
 

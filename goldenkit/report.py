@@ -26,6 +26,7 @@ import pandas as pd
 from goldenkit import stats
 from goldenkit.compare import FLIP_STATUSES, compare_runs
 from goldenkit.errors import ComparisonInvalid, InputError
+from goldenkit.metrics import grader_results
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 if TYPE_CHECKING:
@@ -274,15 +275,6 @@ def pass_rate_figure(
 # ---------------------------------------------------------------- errors, skips, flaky, latency
 
 
-def _grader_items(graders: Any) -> list[tuple[str, Mapping[str, Any]]]:
-    """The (name, result) pairs of one outcome's ``graders`` value (dict or Arrow map list)."""
-    if graders is None or (isinstance(graders, float) and np.isnan(graders)):
-        return []
-    if isinstance(graders, Mapping):
-        return [(str(k), v or {}) for k, v in graders.items()]
-    return [(str(k), v or {}) for k, v in graders]
-
-
 def errors_and_skips(outcomes: pd.DataFrame, *, examples: int = 3) -> pd.DataFrame:
     """ERROR and SKIPPED outcomes, grouped by verdict, kind and reason; never mixed with FAIL.
 
@@ -396,7 +388,7 @@ def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) 
     df = outcomes[outcomes["verdict"] == FAIL]
     records = []
     for rid, graders in zip(df["row_id"].astype(str), df["graders"], strict=True):
-        for name, res in _grader_items(graders):
+        for name, res in grader_results(graders).items():
             if res.get("passed") is False:
                 records.append((name, str(res.get("reason") or "(no reason given)"), rid))
     if not records:
