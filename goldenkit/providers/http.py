@@ -129,7 +129,8 @@ def _error_text(body: bytes, limit: int = 200) -> str:
     if isinstance(obj, dict):
         err = obj.get("error", obj)
         if isinstance(err, dict):
-            text = str(err.get("message") or err.get("code") or err)
+            # OpenAI-style {"error": {"message"}}; FastAPI servers (llama.cpp's Python server) {"detail"}
+            text = str(err.get("message") or err.get("detail") or err.get("code") or err)
         else:
             text = str(err)
     text = " ".join(text.split())

@@ -59,7 +59,12 @@ def test_wrong_api_key_is_a_permanent_error_and_exit_3(tmp_path, monkeypatch, ca
         assert (df["verdict"] == ERROR).all()
         assert (df["error_kind"] == "permanent").all()
         assert (df["attempts"] == 1).all()  # a 401 is not retried
-        assert df["detail"].str.contains("HTTP 401").all()
+        # status, URL without secrets, and the server's own message
+        assert (
+            df["detail"]
+            .str.fullmatch(r"HTTP 401 from http://127\.0\.0\.1:\d+/v1/chat/completions: Invalid API key")
+            .all()
+        )
         man = read_run(tmp_path / "r" / "wrong").manifest
         assert man["validity"] == "INVALID" and "every call errored" in man["invalid_reason"]
         # the control: the same run with the right key is VALID
