@@ -191,3 +191,36 @@ def test_cli_live_mode_with_config_and_dataset(tmp_path: Path, capsys) -> None:
     # l1's task comes from the dataset case refund-0001 (a refund request), l2's from its own prompt
     assert data["confusion"] == {"tp": 1, "fn": 0, "fp": 0, "tn": 1} and data["mode"] == "live"
     assert data["judge_version"].startswith("judge-x+rubric.")
+
+
+class LoopRecorder(Echo):
+    """Echo that notes the event loop of each call and of its close (an HTTP client belongs to one loop)."""
+
+    loops: list[tuple[str, object]] = []
+
+    async def complete(self, case, *, repeat=0) -> Response:
+        import asyncio
+
+        LoopRecorder.loops.append(("complete", asyncio.get_running_loop()))
+        return await super().complete(case, repeat=repeat)
+
+    async def aclose(self) -> None:
+        import asyncio
+
+        LoopRecorder.loops.append(("aclose", asyncio.get_running_loop()))
+
+
+def test_cli_live_mode_closes_the_judge_on_the_loop_it_ran_on(tmp_path: Path, capsys) -> None:
+    from goldenkit.providers.base import register_provider
+
+    register_provider("loop-recorder", lambda **options: LoopRecorder(), replace=True)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "1", "human": "ACCEPT", "response": "A refund."}) + "\n", encoding="utf-8")
+    rubric = tmp_path / "rubric.md"
+    rubric.write_text("Accept answers about refunds.\n", encoding="utf-8")
+    LoopRecorder.loops.clear()
+    argv = ["judge", "calibrate", str(labels), "--judge", "loop-recorder", "--rubric", str(rubric), "--min-n", "1"]
+    assert main(argv) == 0
+    kinds = [k for k, _ in LoopRecorder.loops]
+    assert kinds == ["complete", "aclose"]
+    assert LoopRecorder.loops[0][1] is LoopRecorder.loops[1][1]

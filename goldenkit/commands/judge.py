@@ -86,6 +86,14 @@ def _case_lookup(path: str) -> Any:
     return case_for
 
 
+async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -> list[str]:
+    """The judge's decisions, its client closed on the event loop that opened it."""
+    try:
+        return await judge_labels(rows, judge, max_in_flight=max_in_flight, case_for=case_for)
+    finally:
+        await judge.aclose()
+
+
 def calibrate_command(args: argparse.Namespace) -> int:
     if args.min_n < 1:
         raise UsageError("--min-n must be at least 1")
@@ -94,10 +102,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if live:
         judge = _judge_from_args(args)
         case_for = _case_lookup(args.dataset) if args.dataset else None
-        try:
-            decisions = asyncio.run(judge_labels(rows, judge, max_in_flight=args.max_in_flight, case_for=case_for))
-        finally:
-            asyncio.run(judge.aclose())
+        decisions = asyncio.run(_ask_judge(rows, judge, args.max_in_flight, case_for))
         version = judge.judge_version
     else:
         not_replayable = [r for r in rows if not r.replayable]
@@ -124,3 +129,6 @@ def calibrate_command(args: argparse.Namespace) -> int:
     if args.check and not report.hard_allowed:
         raise GateFailed(f"judge may not act as a hard grader: {report.why}")
     return 0
+
+
+__all__ = ["calibrate_command", "register"]
