@@ -666,57 +666,55 @@ _DICT = frozenset({dict})
 _LIST = frozenset({list})
 
 
-_ALL_KEYS = operator.itemgetter(*ROW_COLUMNS)
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
+_GET_CASE = operator.itemgetter("case")
+_GET_TAGS = operator.itemgetter("tags")
+_STRING = pa.large_string()
+_ROW_STRUCT = pa.struct(
+    [(key, _STRING) for key in ("id", "slice", "split", "source", "added")] + [("tags", pa.list_(_STRING))]
+)
 
 
 def _fast_rows(objs: list[Any]) -> pd.DataFrame | None:
     """The rows DataFrame when every row is valid and has all seven keys, else None.
 
-    The common case, checked in few passes: one itemgetter pass pulls the seven
-    fields of every row (each dict is visited once), and the pyarrow conversions
-    that build the string columns double as type checks. Anything unusual (an
-    absent optional key, a null, a problem) returns None, and the caller runs
-    :func:`_validate_rows`, which names every problem.
+    The common case, checked in few passes over the rows: every row holds exactly
+    the seven known keys (a length pass and a subset pass), one pyarrow struct
+    conversion reads the six small fields of every dict in C++ and doubles as
+    their type check, and the checks that remain run on Arrow arrays. Anything
+    unusual (an absent optional key, a null, any problem) returns None, and the
+    caller runs :func:`_validate_rows`, which names every problem.
     """
     n = len(objs)
-    try:  # a row that is not a dict raises TypeError, a missing key KeyError
-        fields = list(map(_ALL_KEYS, objs))
-    except (KeyError, TypeError):
+    try:  # a row that is not a dict raises TypeError
+        if sum(map(len, objs)) != len(ROW_COLUMNS) * n or not all(map(_ROW_KEYS.issuperset, objs)):
+            return None  # a key missing or unknown somewhere (with no unknown key, 7 per row means all 7)
+    except TypeError:
         return None
-    if sum(map(len, objs)) != len(ROW_COLUMNS) * n:  # an unknown key somewhere
+    cases = list(map(_GET_CASE, objs))
+    tags = list(map(_GET_TAGS, objs))
+    # (pyarrow would read a string as a list of characters, hence the type check of tags.)
+    if _types(cases) != _DICT or _types(tags) != _LIST:
         return None
-    ids, slices, tags, splits, sources, addeds, cases = map(list, zip(*fields, strict=True))
-    del fields
     try:
-        arrays = {
-            key: pa.array(values, type=pa.large_string())
-            for key, values in (
-                ("id", ids),
-                ("slice", slices),
-                ("split", splits),
-                ("source", sources),
-                ("added", addeds),
-            )
-        }
-        tag_array = pa.array(tags, type=pa.list_(pa.large_string()))
+        table = pa.array(objs, type=_ROW_STRUCT)
     except _ARROW_ERRORS:
         return None
-    if any(arrays[key].null_count for key in ("id", "slice", "split")) or tag_array.null_count:
+    fields = {key: table.field(key) for key in ("id", "slice", "split", "source", "added", "tags")}
+    if any(fields[key].null_count for key in ("id", "slice", "split", "tags")):
         return None
-    if _types(cases) != _DICT or _types(tags) != _LIST:  # (pyarrow would take a string as a list of chars)
+    ids = fields["id"]
+    # id: not empty, not only whitespace (utf8_is_space is str.isspace), unique.
+    if n and (pc.min(pc.utf8_length(ids)).as_py() == 0 or pc.any(pc.utf8_is_space(ids)).as_py()):
         return None
-    # id: not empty, not only whitespace, unique.
-    if any(map(str.isspace, ids)) or pc.count_distinct(arrays["id"]).as_py() != n:
+    if pc.count_distinct(ids).as_py() != n:
         return None
-    if n and pc.min(pc.utf8_length(arrays["id"])).as_py() == 0:
-        return None
-    distinct_slices = pc.unique(arrays["slice"]).to_pylist()
+    distinct_slices = pc.unique(fields["slice"]).to_pylist()
     if "" in distinct_slices or any(map(str.isspace, distinct_slices)):
         return None
-    if not set(pc.unique(arrays["split"]).to_pylist()) <= _SPLIT_SET:
+    if not set(pc.unique(fields["split"]).to_pylist()) <= _SPLIT_SET:
         return None
-    flat_tags = tag_array.flatten()
+    flat_tags = fields["tags"].flatten()
     if flat_tags.null_count:
         return None
     distinct_tags = pc.unique(flat_tags).to_pylist()
@@ -725,12 +723,12 @@ def _fast_rows(objs: list[Any]) -> pd.DataFrame | None:
     index = pd.RangeIndex(n)
     return pd.DataFrame(
         {
-            "id": pd.array(arrays["id"], dtype="str"),
-            "slice": pd.array(arrays["slice"], dtype="str"),
+            "id": pd.array(ids, dtype="str"),
+            "slice": pd.array(fields["slice"], dtype="str"),
             "tags": pd.Series(tags, dtype=object, index=index),
-            "split": pd.array(arrays["split"], dtype="str"),
-            "source": pd.array(arrays["source"], dtype="str"),
-            "added": pd.array(arrays["added"], dtype="str"),
+            "split": pd.array(fields["split"], dtype="str"),
+            "source": pd.array(fields["source"], dtype="str"),
+            "added": pd.array(fields["added"], dtype="str"),
             "case": pd.Series(cases, dtype=object, index=index),
         },
         index=index,
