@@ -102,7 +102,7 @@ def setup_notebook() -> None:
 
 def pct(x: float | None, digits: int = 1) -> str:
     """``0.875 -> '87.5%'``; missing values (None/NaN) as an en dash."""
-    if x is None or (isinstance(x, float) and np.isnan(x)) or pd.isna(x):
+    if x is None or pd.isna(x):
         return "–"
     return f"{100 * float(x):.{digits}f}%"
 
@@ -138,10 +138,6 @@ def _manifest(run: Any) -> dict[str, Any]:
     if not isinstance(manifest, Mapping):
         raise InputError(f"not a run: {run!r}")
     return dict(manifest)
-
-
-def _block(text: str, tag: str = "pre") -> str:
-    return f"<{tag}>{escape(str(text))}</{tag}>"
 
 
 # ---------------------------------------------------------------- run key and validity
@@ -710,7 +706,7 @@ def comparability_banner(comparison: Any, differences: Sequence[str] = ()) -> HT
             STYLE + '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
             f"so no difference is reported.</div><ul>{items}</ul>"
         )
-    bm, cm = comparison.base_manifest, comparison.cand_manifest
+    bm = comparison.base_manifest
     ds = bm.get("dataset") or {}
     graders = ", ".join(f"{k} {v}" for k, v in sorted((bm.get("graders") or {}).items())) or "none"
     n_rows = int(comparison.overall["rows"])
@@ -721,7 +717,6 @@ def comparability_banner(comparison: Any, differences: Sequence[str] = ()) -> HT
         f"judge {bm.get('judge_version') or 'none'}; alpha {comparison.alpha}."
     )
     notes = "".join(f"<li>{escape(str(n))}</li>" for n in comparison.notes)
-    del cm
     return HTMLBlock(
         f'{STYLE}<div class="gk-banner gk-banner-ok">{escape(text)}</div>' + (f"<ul>{notes}</ul>" if notes else "")
     )
