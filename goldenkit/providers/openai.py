@@ -82,7 +82,8 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
                 f"malformed reply from {url}: tool call without a function name", transient=False, url=url
             )
         calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments")), id=tc.get("id")))
-    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    usage_obj = obj.get("usage")
+    usage: dict[str, Any] = usage_obj if isinstance(usage_obj, dict) else {}
     return ChatReply(
         text=content_text(msg.get("content")),
         tool_calls=calls,
