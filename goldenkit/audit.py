@@ -56,6 +56,7 @@ import pandas as pd
 from goldenkit import stats
 from goldenkit.dataset import DATA_FILE, MANIFEST_FILE, Dataset, read_dataset, rows_to_jsonl
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.metrics import grader_results
 from goldenkit.schema import FAIL, SCHEMA_VERSION
 
 AUDIT_LABELS = ("label_error", "agent_error", "unclear")
@@ -81,13 +82,6 @@ FAILURE_COLUMNS = (
 
 
 # --------------------------------------------------------------------------- failing rows
-
-
-def _grader_items(graders: Any) -> list[tuple[str, Mapping[str, Any]]]:
-    if graders is None or isinstance(graders, float):
-        return []
-    items = graders.items() if isinstance(graders, Mapping) else graders
-    return [(str(k), v or {}) for k, v in items]
 
 
 def case_texts(dataset: Dataset | None, row_id: str) -> tuple[str, str]:
@@ -147,11 +141,11 @@ def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: s
             fails = reps[reps["verdict"].astype(str) == FAIL]
             first = fails.iloc[0] if len(fails) else reps.iloc[0]
             failed_graders = sorted(
-                {name for g in reps["graders"] for name, res in _grader_items(g) if res.get("passed") is False}
+                {name for g in reps["graders"] for name, res in grader_results(g).items() if res.get("passed") is False}
             )
             reasons = [
                 f"{name}: {res.get('reason') or '(no reason)'}"
-                for name, res in _grader_items(first["graders"])
+                for name, res in grader_results(first["graders"]).items()
                 if res.get("passed") is False
             ]
             if not reasons and first.get("detail"):
