@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from goldenkit import errors
 from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
@@ -139,7 +139,7 @@ _PASSTHROUGH = {
 }
 
 
-def _raise_execution_error(exc: Exception, name: str, executed: Path) -> None:
+def _raise_execution_error(exc: Exception, name: str, executed: Path) -> NoReturn:
     """Turn a failed cell into one goldenkit error naming the notebook and the exception."""
     ename = str(getattr(exc, "ename", type(exc).__name__))
     lines = str(getattr(exc, "evalue", exc)).strip().splitlines()
@@ -163,7 +163,9 @@ def execute_notebook(
     the seconds spent in ``kernel_start``, ``execute`` and ``html_export``;
     ``title`` is the HTML page's title (default: the notebook's name).
     A cell that raises becomes a goldenkit error naming the notebook and the
-    exception (``ResultsError`` keeps exit 1; anything else is exit 3).
+    exception: bad input (``ResultsError``, ``InputError``, ``ConfigError``,
+    ``DatasetError``) keeps exit 1 and ``ComparisonInvalid`` exit 4; anything
+    else is exit 3.
     """
     import papermill as pm
 
