@@ -36,8 +36,8 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if live_config() is None and terminalreporter.stats.get("skipped"):
-        terminalreporter.write_line(f"live tests: {skip_reason()}")
+    cfg = live_config()
+    terminalreporter.write_line(f"live tests: {skip_reason() if cfg is None else 'ran against ' + cfg.describe()}")
 
 
 @pytest.fixture(scope="session")
