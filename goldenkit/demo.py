@@ -48,6 +48,7 @@ from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders.build import build_graders
 from goldenkit.notebooks import execute_notebook
 from goldenkit.providers.base import get_provider
+from goldenkit.report import pct
 from goldenkit.results import Run, read_run
 from goldenkit.runner import RunSummary, run_eval
 from goldenkit.schema import RUN_FILE, VALID
@@ -288,19 +289,11 @@ def _run_line(s: RunSummary) -> str:
     )
 
 
-def _p(p: float) -> str:
+def _p(p: float | None) -> str:
     """A p-value to two significant digits (0.54, 0.039)."""
     if p is None or math.isnan(p):
         return "n/a"
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _whole_pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 def _clip(text: Any, width: int) -> str:
@@ -358,14 +351,14 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     # 1. the headline
     diff_pts = 100 * float(ov["diff"])
     add(
-        f"1. The headline: pass rate {_whole_pct(ov['p_base'])} -> {_whole_pct(ov['p_cand'])} "
+        f"1. The headline: pass rate {pct(ov['p_base'], 0)} -> {pct(ov['p_cand'], 0)} "
         f"({int(ov['k_base'])}/{int(ov['n_base'])} -> {int(ov['k_cand'])}/{int(ov['n_cand'])} rows, "
         f"repeats collapsed by {cmp.rule}): {diff_pts:+.1f} points, looks like a small "
         f"{'win' if diff_pts > 0 else 'loss' if diff_pts < 0 else 'change'}."
     )
     add(
-        f"   baseline {_pct(ov['p_base'])} [95% Wilson {_pct(ov['base_ci_low'])}, {_pct(ov['base_ci_high'])}]   "
-        f"candidate {_pct(ov['p_cand'])} [{_pct(ov['cand_ci_low'])}, {_pct(ov['cand_ci_high'])}]"
+        f"   baseline {pct(ov['p_base'])} [95% Wilson {pct(ov['base_ci_low'])}, {pct(ov['base_ci_high'])}]   "
+        f"candidate {pct(ov['p_cand'])} [{pct(ov['cand_ci_low'])}, {pct(ov['cand_ci_high'])}]"
     )
     # 2. paired
     b, c, p = cmp.b, cmp.c, cmp.p_value
@@ -392,7 +385,7 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     else:
         add(
             f"3. By slice: {name}{crit} regressed, {int(worst['rows'])} rows, "
-            f"{_pct(worst['p_base'])} -> {_pct(worst['p_cand'])}: {int(worst['b'])} broke vs {int(worst['c'])} fixed, "
+            f"{pct(worst['p_base'])} -> {pct(worst['p_cand'])}: {int(worst['b'])} broke vs {int(worst['c'])} fixed, "
             f"p = {_p(float(worst['p_val']))}."
         )
         add(
