@@ -32,8 +32,7 @@ import json
 import math
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders.build import build_graders
-from goldenkit.notebooks import execute_notebook
+from goldenkit.notebooks import execute_notebooks
 from goldenkit.providers.base import get_provider
 from goldenkit.report import pct
 from goldenkit.results import Run, read_run
@@ -172,8 +171,8 @@ def _render(
 ) -> list[Path]:
     """report.html and compare.html into the candidate's folder, the two notebooks side by side."""
     common = {"results_dir": str(results_dir.resolve()), "rule": policy.rule}
-    jobs: list[tuple[str, dict[str, Any]]] = [
-        ("report", {"run": str(cand.path.resolve()), **common}),
+    jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
+        ("report", {"run": str(cand.path.resolve()), **common}, None),
         (
             "compare",
             {
@@ -183,11 +182,10 @@ def _render(
                 "config": str(config_path.resolve()) if config_path is not None else None,
                 **common,
             },
+            None,
         ),
     ]
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = [pool.submit(execute_notebook, name, params, cand.path, timeout=timeout) for name, params in jobs]
-        pages = [f.result().html for f in futures]
+    pages = [r.html for r in execute_notebooks(jobs, cand.path, timeout=timeout)]
     return [p for p in pages if p is not None]
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -210,6 +210,28 @@ def execute_notebook(
     return NotebookRun(notebook=executed, html=html_path, timings=timings)
 
 
+def execute_notebooks(
+    jobs: Sequence[tuple[str | Path, Mapping[str, Any], str | None]],
+    output_dir: str | Path,
+    *,
+    timeout: float | None = 600,
+) -> list[NotebookRun]:
+    """:func:`execute_notebook` for each ``(notebook, parameters, title)``, side by side, in job order.
+
+    Each notebook runs in its own kernel process, so they overlap. When any
+    fails, the error of the first failing job (in job order) is raised after
+    all have finished.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
+        futures = [
+            pool.submit(execute_notebook, name, params, output_dir, timeout=timeout, title=title)
+            for name, params, title in jobs
+        ]
+        return [f.result() for f in futures]
+
+
 def run_notebook(
     name_or_path: str | Path,
     parameters: Mapping[str, Any],
@@ -226,6 +248,7 @@ __all__ = [
     "NOTEBOOK_NAMES",
     "NotebookRun",
     "execute_notebook",
+    "execute_notebooks",
     "export_html",
     "notebook_path",
     "remote_references",

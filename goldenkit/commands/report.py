@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.notebooks import NotebookRun, execute_notebook
+from goldenkit.notebooks import NotebookRun, execute_notebooks
 from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
 
@@ -72,7 +72,7 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
 def cmd_report(args: argparse.Namespace) -> int:
     run = read_run(args.run, args.results_dir)
     out_dir = Path(args.output) if args.output else run.path
-    jobs: list[tuple[str, dict[str, Any], str]] = [
+    jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (
             "report",
             {"run": _ref(run), "results_dir": str(args.results_dir), "rule": args.rule},
@@ -96,14 +96,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 f"goldenkit compare: {getattr(base, 'name', None) or base.run_id} vs {run.run_id}",
             )
         )
-    # The notebooks are independent: run them side by side (each in its own kernel process).
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = [
-            pool.submit(execute_notebook, name, params, out_dir, timeout=args.timeout, title=title)
-            for name, params, title in jobs
-        ]
-        results = [f.result() for f in futures]
-    for result in results:
+    for result in execute_notebooks(jobs, out_dir, timeout=args.timeout):
         print(f"wrote {result.html} ({_timing_text(result)})")
     sys.stdout.flush()
     return 0
