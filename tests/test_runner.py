@@ -640,3 +640,17 @@ def test_a_case_that_cannot_be_normalized_is_an_error_naming_file_and_line(tmp_p
     assert df.loc["a", "verdict"] == "PASS"
     assert df.loc["b", "verdict"] == "ERROR" and df.loc["b", "error_kind"] == "permanent"
     assert df.loc["b", "detail"].startswith("bad case: ") and "dataset.jsonl:2" in df.loc["b", "detail"]
+
+
+def test_run_eval_works_inside_a_running_event_loop(tmp_path):
+    """As in Jupyter, where a loop is already running in the caller's thread."""
+    import asyncio
+
+    ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok")}))
+
+    async def notebook_cell():
+        return run_eval(
+            ds, CallableProvider(lambda case: "ok"), [must_contain_grader()], results_dir=tmp_path / "r", **FAST
+        )
+
+    assert asyncio.run(notebook_cell()).counts["PASS"] == 1
