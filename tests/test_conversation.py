@@ -224,3 +224,7 @@ def test_tool_responses_file(tmp_path):
     broken.write_text('{"name": "a", "response": 1}\n{oops\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"broken.jsonl:2: invalid JSON"):
         read_tool_responses(broken)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"name": "a", "response": 1}\n{"name": "caf\xe9", "response": 2}\n')
+    with pytest.raises(ConfigError, match=r"latin.jsonl:2: tool responses are not UTF-8 text"):
+        read_tool_responses(latin)

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -130,10 +131,22 @@ class RecordedTools:
 def read_tool_responses(path: str | Path) -> list[ToolResponse]:
     """Tool responses from a file shared by every case: a JSON list or JSONL of ``{"name", "args", "response"}``."""
     p = Path(path)
+    return _parse_tool_responses(p, _read_bytes(p))
+
+
+def _read_bytes(p: Path) -> bytes:
     try:
-        text = p.read_text(encoding="utf-8")
+        return p.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read tool responses: {exc.strerror or exc}") from None
+
+
+def _parse_tool_responses(p: Path, data: bytes) -> list[ToolResponse]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        lineno = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}:{lineno}: tool responses are not UTF-8 text") from None
     records: list[tuple[int, Any]] = []
     if text.lstrip().startswith("["):
         try:
@@ -177,16 +190,19 @@ class ConversationOptions:
         self.history = check_history(history)
         self.max_tool_steps = check_max_tool_steps(max_tool_steps)
         self.tool_responses = str(tool_responses) if tool_responses is not None else None
-        self._records = read_tool_responses(tool_responses) if tool_responses is not None else []
+        self._records: list[ToolResponse] = []
+        self._sha256: str | None = None
+        if tool_responses is not None:
+            # one read: the hash run.json records is of the very bytes the records came from
+            data = _read_bytes(Path(tool_responses))
+            self._records = _parse_tool_responses(Path(tool_responses), data)
+            self._sha256 = hashlib.sha256(data).hexdigest()
 
     def settings(self) -> dict[str, Any]:
         """What run.json records (the file by path and by content hash)."""
         out: dict[str, Any] = {"history": self.history, "max_tool_steps": self.max_tool_steps}
         if self.tool_responses is not None:
-            import hashlib
-
-            data = Path(self.tool_responses).read_bytes()
-            out["tool_responses"] = {"path": self.tool_responses, "sha256": hashlib.sha256(data).hexdigest()}
+            out["tool_responses"] = {"path": self.tool_responses, "sha256": self._sha256}
         return out
 
     def kwargs(self) -> dict[str, Any]:
@@ -194,7 +210,8 @@ class ConversationOptions:
         return {"history": self.history, "max_tool_steps": self.max_tool_steps, "tool_responses": self._records}
 
 
-def _initial(case: Case, system: str | None) -> list[Message]:
+def initial_messages(case: Case, system: str | None = None) -> list[Message]:
+    """System instruction (``system`` overrides the case's) and the case's prior history."""
     out: list[Message] = []
     sys_text = system if system is not None else case.system
     if sys_text:
@@ -216,7 +233,7 @@ async def run_conversation(
     check_history(history)
     check_max_tool_steps(max_tool_steps)
     recorded = RecordedTools(case, tool_responses)
-    base = _initial(case, system)
+    base = initial_messages(case, system)
     exchanges: list[list[Message]] = []  # per earlier turn: the messages actually exchanged
     turns: list[TurnOutput] = []
     tokens_in: int | None = None
@@ -289,6 +306,7 @@ __all__ = [
     "ToolAnswer",
     "check_history",
     "check_max_tool_steps",
+    "initial_messages",
     "read_tool_responses",
     "run_conversation",
 ]
