@@ -654,3 +654,44 @@ def test_run_eval_works_inside_a_running_event_loop(tmp_path):
         )
 
     assert asyncio.run(notebook_cell()).counts["PASS"] == 1
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.parts = tty, []
+
+    def write(self, s: str) -> None:
+        self.parts.append(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_on_a_terminal_and_in_a_log(tmp_path, tty):
+    ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok"), "b": contains("no")}))
+    stream = _Stream(tty)
+    run_eval(
+        ds,
+        CallableProvider(lambda case: "ok"),
+        [must_contain_grader()],
+        results_dir=tmp_path / "r",
+        backoff_base=0.01,
+        progress=stream,
+    )
+    text = "".join(stream.parts)
+    assert "2/2 PASS 1 FAIL 1 ERROR 0" in text and "calls/s" in text and "ETA" in text
+    if tty:
+        assert "\r[" in text and "#" in text and text.endswith("\n")
+    else:
+        assert "\r" not in text and text.splitlines()[-1].startswith("goldenkit run: 2/2")
+
+
+def test_server_error_detail_is_in_the_reason(tmp_path, server):
+    ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok")}))
+    server.default = Reply.status(401, body='{"detail": "Invalid API key"}')
+    s = run_eval(ds, openai(server), [must_contain_grader()], results_dir=tmp_path / "r", **FAST)
+    assert one(s.path)["detail"] == f"HTTP 401 from {server.url}/v1/chat/completions: Invalid API key"
