@@ -218,6 +218,15 @@ def test_factory_builds_a_fresh_agent_per_row():
     assert len(built) == 2 and built[0] is not built[1]
 
 
+def test_factory_agent_reports_its_model_in_both_history_modes():
+    def factory():
+        return LlmAgent(name="echo", model=EchoHistoryLlm(model="echo-llm"), instruction="e")
+
+    two_turns = case("one", "two")
+    assert run(AdkProvider(factory), two_turns).model == "echo-llm"
+    assert run(AdkProvider(factory, history="expected"), two_turns).model == "echo-llm"
+
+
 def test_agent_spec_forms(tmp_path, monkeypatch):
     assert load_agent(f"{__name__}:root_agent") is root_agent
     assert load_agent("adk_scripted").name == "scripted_root"  # package with an agent submodule

@@ -65,7 +65,7 @@ from typing import Any
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
-from goldenkit.providers.conversation import HISTORY_MODES
+from goldenkit.providers.conversation import HISTORY_MODES, expected_exchanges
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"
@@ -380,17 +380,14 @@ class AdkProvider(Provider):
         if not case.turns:
             raise ProviderError(f"case {case.id}: no user turn to send", transient=False)
         target = await self._resolve_target()
+        model = self._settings.get("model") if not self._is_factory else self._describe(target).get("model")
         if self._history == "expected" and len(case.turns) > 1:
             outputs: list[TurnOutput] = []
             tokens_in: int | None = None
             tokens_out: int | None = None
             ids: list[str | None] = []
             for i in range(len(case.turns)):
-                prior: list[Message] = list(case.history)
-                for j in range(i):
-                    t = case.turns[j]
-                    answer = t.expected_response if t.expected_response is not None else outputs[j].text
-                    prior += [Message("user", t.user), Message("assistant", answer)]
+                prior = [*case.history, *expected_exchanges(case, outputs)]
                 collected = await self._run(case, target, [case.turns[i].user], prior)
                 outputs.append(collected[0].output())
                 tokens_in = _add(tokens_in, collected[0].tokens_in)
@@ -400,7 +397,7 @@ class AdkProvider(Provider):
                 turns=outputs,
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
-                model=self._settings.get("model"),
+                model=model,
                 raw={"invocation_ids": ids, "history": "expected"},
             )
         collected = await self._run(case, target, [t.user for t in case.turns], list(case.history))
@@ -408,7 +405,7 @@ class AdkProvider(Provider):
             turns=[c.output() for c in collected],
             tokens_in=_sum([c.tokens_in for c in collected]),
             tokens_out=_sum([c.tokens_out for c in collected]),
-            model=self._settings.get("model") if not self._is_factory else self._describe(target).get("model"),
+            model=model,
             raw={"invocation_ids": [c.invocation_id for c in collected], "history": "actual"},
         )
 

@@ -220,6 +220,19 @@ def initial_messages(case: Case, system: str | None = None) -> list[Message]:
     return out
 
 
+def expected_exchanges(case: Case, outputs: Sequence[TurnOutput]) -> list[Message]:
+    """The first ``len(outputs)`` turns as the dataset has them, for ``history="expected"``.
+
+    Each turn is its user message and its expected answer; a turn without one
+    has the actual answer (``outputs[j].text``) stand in.
+    """
+    out: list[Message] = []
+    for turn, done in zip(case.turns, outputs, strict=False):
+        answer = turn.expected_response if turn.expected_response is not None else done.text
+        out += [Message(role="user", content=turn.user), Message(role="assistant", content=answer)]
+    return out
+
+
 async def run_conversation(
     case: Case,
     backend: ChatSender,
@@ -242,12 +255,10 @@ async def run_conversation(
     raws: list[Any] = []
     for i, turn in enumerate(case.turns):
         prior: list[Message] = list(base)
-        for j, done in enumerate(exchanges):
-            if history == "expected":
-                earlier = case.turns[j]
-                answer = earlier.expected_response if earlier.expected_response is not None else turns[j].text
-                prior += [Message(role="user", content=earlier.user), Message(role="assistant", content=answer)]
-            else:
+        if history == "expected":
+            prior += expected_exchanges(case, turns)
+        else:
+            for done in exchanges:
                 prior += done
         current: list[Message] = [Message(role="user", content=turn.user)]
         out = TurnOutput(text="")
@@ -306,6 +317,7 @@ __all__ = [
     "ToolAnswer",
     "check_history",
     "check_max_tool_steps",
+    "expected_exchanges",
     "initial_messages",
     "read_tool_responses",
     "run_conversation",
