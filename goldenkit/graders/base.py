@@ -180,6 +180,9 @@ def selected_for(case: Case, name: str) -> bool:
     return names is None or name in names
 
 
+_NOT_SELECTED = GradeResult(passed=None, reason="not selected for this case")
+
+
 def _error_result(exc: BaseException) -> GradeResult:
     msg = " ".join(str(exc).split()) or type(exc).__name__
     return GradeResult(passed=None, reason=f"{type(exc).__name__}: {msg}", error=True)
@@ -191,10 +194,11 @@ def grade_case(graders: Iterable[Grader], case: Case, response: Response) -> dic
     A grader the case does not select gets ``passed=None``; a grader that
     raises gets an error result (``error=True``) instead of stopping the row.
     """
+    names = case_grader_names(case)  # once per response, not once per grader
     out: dict[str, GradeResult] = {}
     for g in graders:
-        if not selected_for(case, g.name):
-            out[g.name] = GradeResult(passed=None, reason="not selected for this case")
+        if names is not None and g.name not in names:
+            out[g.name] = _NOT_SELECTED
             continue
         try:
             out[g.name] = g.grade(case, response)
@@ -205,10 +209,11 @@ def grade_case(graders: Iterable[Grader], case: Case, response: Response) -> dic
 
 async def agrade_case(graders: Iterable[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
     """:func:`grade_case` for the event loop: graders that call a model (the judge) are awaited."""
+    names = case_grader_names(case)
     out: dict[str, GradeResult] = {}
     for g in graders:
-        if not selected_for(case, g.name):
-            out[g.name] = GradeResult(passed=None, reason="not selected for this case")
+        if names is not None and g.name not in names:
+            out[g.name] = _NOT_SELECTED
             continue
         try:
             out[g.name] = await g.agrade(case, response)
