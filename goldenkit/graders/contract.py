@@ -221,10 +221,6 @@ def is_refusal(
     return best
 
 
-def _find(text: str, needle: str, fold: bool) -> int:
-    return text.casefold().find(needle.casefold()) if fold else text.find(needle)
-
-
 def _numbers(text: str) -> list[float]:
     text = text.replace("\u2212", "-")
     return [float(m.group().replace(",", "")) for m in _NUMBER_RE.finditer(text)]
@@ -252,19 +248,23 @@ def check_text(
     fails: list[str] = []
     fold = (not case_sensitive) or bool(expect.get("ignore_case"))
     flags = re.IGNORECASE if fold else 0
+    hay = text.casefold() if fold else text  # folded once for every substring check
+
+    def find(needle: Any) -> int:
+        return hay.find(str(needle).casefold() if fold else str(needle))
 
     for needle in expect.get("must_contain", []):
-        if _find(text, str(needle), fold) < 0:
+        if find(needle) < 0:
             fails.append(f"must_contain: missing {quote(needle)}")
 
     any_of = as_list(expect.get("must_contain_any"))
     groups = any_of if any_of and all(isinstance(g, (list, tuple)) for g in any_of) else ([any_of] if any_of else [])
     for group in groups:
-        if not any(_find(text, str(n), fold) >= 0 for n in group):
+        if not any(find(n) >= 0 for n in group):
             fails.append("must_contain_any: none of " + ", ".join(quote(n, 40) for n in group) + " found")
 
     for needle in expect.get("must_not", []):
-        at = _find(text, str(needle), fold)
+        at = find(needle)
         if at >= 0:
             fails.append(f"must_not: found {quote(needle)} in {context(text, at, at + len(str(needle)))}")
 
