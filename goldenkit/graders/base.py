@@ -180,6 +180,13 @@ def selected_for(case: Case, name: str) -> bool:
     return names is None or name in names
 
 
+def final_reference(case: Case) -> str | None:
+    """The reference for the final answer: ``case.reference``, else the last turn's expected response."""
+    if case.reference is not None or not case.turns:
+        return case.reference
+    return case.turns[-1].expected_response
+
+
 _NOT_SELECTED = GradeResult(passed=None, reason="not selected for this case")
 
 

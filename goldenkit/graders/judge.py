@@ -53,7 +53,7 @@ from typing import Any
 from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError
 from goldenkit.graders._text import quote
-from goldenkit.graders.base import Grader, GradeResult, selected_for
+from goldenkit.graders.base import Grader, GradeResult, final_reference, selected_for
 from goldenkit.providers.base import Provider, Response, get_provider
 
 __all__ = [
@@ -272,9 +272,7 @@ def build_judge_prompt(
         parts.append(f"## User message{label}\n{turn.user}")
         if i < len(answers):
             parts.append(f"## Assistant answer{label}\n<<<ANSWER {nonce}>>>\n{answers[i]}\n<<<END ANSWER {nonce}>>>")
-    reference = case.reference
-    if reference is None and case.turns:
-        reference = case.turns[-1].expected_response
+    reference = final_reference(case)
     if reference:
         parts.append(f"## Reference answer (for comparison; other wordings can be right)\n{reference}")
     parts.append("Give your verdict now as the JSON object.")

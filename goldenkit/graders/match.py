@@ -37,7 +37,7 @@ from rouge_score import rouge_scorer, tokenize, tokenizers
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
-from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
+from goldenkit.graders.base import Grader, GradeResult, final_reference, options_version, selected_for
 from goldenkit.providers.base import Response
 
 __all__ = ["DEFAULT_THRESHOLD", "TOKENIZERS", "ReferenceMatchGrader", "UnicodeTokenizer", "rouge1_f"]
@@ -192,9 +192,7 @@ class ReferenceMatchGrader(Grader):
 
     def _pairs(self, case: Case, response: Response) -> list[tuple[str, str]]:
         if case.shape == "contract":
-            ref = case.reference
-            if ref is None and case.turns:
-                ref = case.turns[-1].expected_response
+            ref = final_reference(case)
             return [] if ref is None else [(ref, response.text)]
         if not any(t.expected_response is not None for t in case.turns) and case.reference is None:
             return []
@@ -207,7 +205,7 @@ class ReferenceMatchGrader(Grader):
         if not self._threshold(case)[0]:
             return False
         if case.shape == "contract":
-            return case.reference is not None or bool(case.turns and case.turns[-1].expected_response is not None)
+            return final_reference(case) is not None
         return case.reference is not None or any(t.expected_response is not None for t in case.turns)
 
     def grade(self, case: Case, response: Response) -> GradeResult:
