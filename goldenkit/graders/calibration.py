@@ -27,7 +27,6 @@ and the lower bound of kappa's interval is >= ``kappa_floor`` (default 0.6).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
 from goldenkit.errors import DatasetError
+from goldenkit.formats._common import decode_text, json_object_line
 from goldenkit.graders.judge import normalize_decision, parse_judge
 
 __all__ = [
@@ -95,23 +95,17 @@ def read_labels(path: str | Path) -> list[LabelRow]:
     """
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise DatasetError(f"cannot read labels: {exc.strerror}", path=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 at byte {exc.start}", path=str(p)) from None
+    text = decode_text(data, str(p))
     rows: list[LabelRow] = []
     seen: set[str] = set()
     for no, line in enumerate(text.split("\n"), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"invalid JSON: {exc.msg}", path=str(p), line=no) from None
-        if not isinstance(d, dict):
-            raise DatasetError("a label must be a JSON object", path=str(p), line=no)
+        d = json_object_line(line, where=str(p), lineno=no, what="a label")
         rid = _first(d, _ID_KEYS)
         if not isinstance(rid, str) or not rid:
             raise DatasetError("missing row id (id)", path=str(p), line=no)
