@@ -45,6 +45,7 @@ from goldenkit.formats._common import (
     case_error,
     content_parts,
     content_text,
+    decode_text,
     get,
     has,
     tool_call,
@@ -226,10 +227,9 @@ def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], s
     the EvalSet object without its cases (``eval_set_id``, ``name``, ...), empty
     for legacy files.
     """
+    text = decode_text(data, path.name)
     try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise DatasetError("not UTF-8 text", path=path.name) from None
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"invalid JSON: {exc.msg}", path=path.name, line=exc.lineno) from None
     if isinstance(doc, dict):
