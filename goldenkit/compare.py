@@ -240,6 +240,8 @@ class _Side:
     verdicts: np.ndarray | None = None
     repeats: np.ndarray | None = None
     row_dict: Any = None  # the row ids in collapsed order, as an Arrow array (Arrow-read sides)
+    #: the side whose row numbering this one shares (same rows, same order in ``collapsed``)
+    aligned_with: Any = field(default=None, repr=False)
 
 
 def _parquet_path(obj: Any) -> Any:
@@ -295,10 +297,9 @@ def _plain(col: Any) -> Any:
     return col.cast(col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
 
-def _encoded_light(obj: Any) -> tuple[Any, Any] | None:
-    """The light columns of a run and its row ids dictionary-encoded (hashed once), or None."""
+def _light_ids(obj: Any) -> tuple[Any, Any] | None:
+    """The light columns of a run and its row ids as one plain Arrow array (or None)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     t = _arrow_light(obj)
     if t is None:
@@ -306,8 +307,10 @@ def _encoded_light(obj: Any) -> tuple[Any, Any] | None:
     rid = _plain(t.column("row_id"))
     if rid.null_count:
         raise ResultsError(f"{_label(obj)}: {rid.null_count} outcome(s) with no row_id")
-    enc = pc.dictionary_encode(rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid)
-    return t, enc
+    rid = rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid
+    if not pa.types.is_large_string(rid.type):  # one type for both sides (string and large_string mix)
+        rid = rid.cast(pa.large_string())
+    return t, rid
 
 
 def _side_from_codes(obj: Any, t: Any, rule: str, row_codes: np.ndarray, row_dict: Any, names: pd.Series) -> _Side:
@@ -329,24 +332,46 @@ def _side_from_codes(obj: Any, t: Any, rule: str, row_codes: np.ndarray, row_dic
     return _Side(obj, collapsed, row_codes, verdicts, reps, row_dict=row_dict)
 
 
-def _own_side(obj: Any, t: Any, enc: Any, rule: str) -> _Side:
+def _own_side(obj: Any, t: Any, rid: Any, rule: str) -> _Side:
     """A side numbered by its own row ids (in order of first appearance)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(rid)
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return _side_from_codes(obj, t, rule, codes, enc.dictionary, enc.dictionary.to_pandas())
 
 
-def _aligned_side(obj: Any, t: Any, enc: Any, rule: str, like: _Side) -> _Side | None:
-    """A side numbered by ``like``'s row ids, so both line up without a join; None when the ids differ."""
+def _joint_sides(
+    base: Any, cand: Any, lb: tuple[Any, Any], lc: tuple[Any, Any], b_rule: str, c_rule: str
+) -> tuple[_Side, _Side]:
+    """Both sides numbered alike by ONE hash pass over the two runs' row ids.
+
+    The ids of both runs are dictionary-encoded together (base first), so every
+    base id gets a code below the base's distinct count in order of first
+    appearance, and the candidate's outcomes come out in the same numbering:
+    no second hash table, no lookup of one side's ids in the other's, no join.
+    When the row sets differ the candidate is numbered by its own ids instead
+    (:func:`compare_runs` then names the difference).
+    """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    mapped = pc.index_in(enc.dictionary.cast(like.row_dict.type), value_set=like.row_dict)
-    if mapped.null_count:
-        return None
-    m = mapped.to_numpy().astype(np.int64) if len(mapped) else np.zeros(0, dtype=np.int64)
-    codes = m[enc.indices.to_numpy(zero_copy_only=False)] if len(m) else np.zeros(len(enc), dtype=np.int64)
-    if len(enc.dictionary) != len(like.row_dict):
-        return None
-    return _side_from_codes(obj, t, rule, codes, like.row_dict, like.collapsed["row_id"])
+    (tb, rb), (tc, rc) = lb, lc
+    nb = len(rb)
+    enc = pc.dictionary_encode(pa.concat_arrays([rb, rc]))
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    cb, cc = codes[:nb], codes[nb:]
+    n_base_rows = int(cb.max()) + 1 if nb else 0
+    row_dict = enc.dictionary.slice(0, n_base_rows)
+    bside = _side_from_codes(base, tb, b_rule, cb, row_dict, row_dict.to_pandas())
+    same_rows = len(enc.dictionary) == n_base_rows and (
+        not n_base_rows or bool(np.bincount(cc, minlength=n_base_rows).all())
+    )
+    if not same_rows:
+        return bside, _own_side(cand, tc, rc, c_rule)
+    cside = _side_from_codes(cand, tc, c_rule, cc, row_dict, bside.collapsed["row_id"])
+    cside.aligned_with = bside
+    return bside, cside
 
 
 def _pandas_side(obj: Any, rule: str) -> _Side:
@@ -363,7 +388,8 @@ def _pandas_side(obj: Any, rule: str) -> _Side:
 
 
 def _read_sides(base: Any, cand: Any, b_rule: str, c_rule: str) -> tuple[_Side, _Side]:
-    """Both sides; runs read from Arrow are read and hashed in two threads (pyarrow releases the GIL)."""
+    """Both sides; runs stored as Arrow are read in two threads (pyarrow releases the GIL), then
+    their row ids are hashed together once (:func:`_joint_sides`)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def arrow_capable(o: Any) -> bool:
@@ -373,16 +399,16 @@ def _read_sides(base: Any, cand: Any, b_rule: str, c_rule: str) -> tuple[_Side, 
 
     if arrow_capable(base) and arrow_capable(cand):
         with ThreadPoolExecutor(max_workers=2) as pool:
-            fb, fc = pool.submit(_encoded_light, base), pool.submit(_encoded_light, cand)
-            eb, ec = fb.result(), fc.result()
+            fb, fc = pool.submit(_light_ids, base), pool.submit(_light_ids, cand)
+            lb, lc = fb.result(), fc.result()
+        if lb is not None and lc is not None:
+            return _joint_sides(base, cand, lb, lc, b_rule, c_rule)
     else:
-        eb = _encoded_light(base) if arrow_capable(base) else None
-        ec = _encoded_light(cand) if arrow_capable(cand) else None
-    bside = _own_side(base, *eb, b_rule) if eb is not None else _pandas_side(base, b_rule)
-    if ec is None:
-        return bside, _pandas_side(cand, c_rule)
-    cside = _aligned_side(cand, *ec, c_rule, bside) if bside.row_dict is not None else None
-    return bside, cside if cside is not None else _own_side(cand, *ec, c_rule)
+        lb = _light_ids(base) if arrow_capable(base) else None
+        lc = _light_ids(cand) if arrow_capable(cand) else None
+    bside = _own_side(base, *lb, b_rule) if lb is not None else _pandas_side(base, b_rule)
+    cside = _own_side(cand, *lc, c_rule) if lc is not None else _pandas_side(cand, c_rule)
+    return bside, cside
 
 
 def _side_rule(obj: Any, rule: str) -> str:
@@ -591,7 +617,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bside, cside = _read_sides(base, cand, b_rule, c_rule)
     bc, cc = bside.collapsed, cside.collapsed
-    if _same_ids(bc["row_id"], cc["row_id"]):
+    if cside.aligned_with is bside or _same_ids(bc["row_id"], cc["row_id"]):
         order = np.arange(len(cc), dtype=np.int64)  # same rows in the same order: no join needed
     else:
         pos = pd.Index(bc["row_id"]).get_indexer(pd.Index(cc["row_id"]))
@@ -617,7 +643,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
             "status": pd.Categorical.from_codes(status, categories=list(STATUSES)),
         }
     )
-    table = _table(s_codes, [str(s) for s in s_names], vb, vc, status)
+    table = _table(s_codes, [str(s) for s in s_names], vb, vc)
     notes = _notes(bm, cm, rows_status=status)
     flip_idx, flip_rows = _flip_rows(rows, status)
 
@@ -641,29 +667,35 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     )
 
 
-def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray, status: np.ndarray) -> pd.DataFrame:
+def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray) -> pd.DataFrame:
     m = len(names)
-    indicators = {
-        "rows": np.ones(len(vb), dtype=np.int64),
-        "n_base": vb <= 1,
-        "k_base": vb == 0,
-        "n_cand": vc <= 1,
-        "k_cand": vc == 0,
-        "n_paired": (vb <= 1) & (vc <= 1),
-        "both_pass": status == _S[UNCHANGED_PASS],
-        "both_fail": status == _S[UNCHANGED_FAIL],
-        "b": status == _S[NEW_FAILURE],
-        "c": status == _S[RECOVERED],
-        "new_error": status == _S[NEW_ERROR],
-        "error_cleared": status == _S[ERROR_CLEARED],
-        "unchanged_error": status == _S[UNCHANGED_ERROR],
-        "skipped": status == _S[SKIPPED],
+    # one contingency count per (slice, base verdict, cand verdict): every count below is a sum of its cells
+    cells = np.bincount(s_codes * 16 + vb.astype(np.int64) * 4 + vc, minlength=m * 16).reshape(m, 4, 4)
+    cells = np.concatenate([cells, cells.sum(axis=0, keepdims=True)])  # the overall line
+    per_status = np.zeros((m + 1, len(STATUSES)), dtype=np.int64)
+    for i in range(4):
+        for j in range(4):
+            per_status[:, _STATUS_LUT[i, j]] += cells[:, i, j]
+    graded = slice(0, 2)  # verdict codes PASS 0, FAIL 1
+    sums = {
+        "rows": cells.sum(axis=(1, 2)),
+        "n_base": cells[:, graded, :].sum(axis=(1, 2)),
+        "k_base": cells[:, 0, :].sum(axis=1),
+        "n_cand": cells[:, :, graded].sum(axis=(1, 2)),
+        "k_cand": cells[:, :, 0].sum(axis=1),
+        "n_paired": cells[:, graded, graded].sum(axis=(1, 2)),
     }
-    sums = {}
-    for name, ind in indicators.items():
-        w = np.asarray(ind, dtype=np.int64)
-        per = np.bincount(s_codes, weights=w, minlength=m).astype(np.int64) if m else np.zeros(0, np.int64)
-        sums[name] = np.append(per, w.sum())
+    for name, st in (
+        ("both_pass", UNCHANGED_PASS),
+        ("both_fail", UNCHANGED_FAIL),
+        ("b", NEW_FAILURE),
+        ("c", RECOVERED),
+        ("new_error", NEW_ERROR),
+        ("error_cleared", ERROR_CLEARED),
+        ("unchanged_error", UNCHANGED_ERROR),
+        ("skipped", SKIPPED),
+    ):
+        sums[name] = per_status[:, _S[st]]
     out = pd.DataFrame({"slice": [*names, OVERALL]})
     out["rows"] = sums["rows"]
     with np.errstate(divide="ignore", invalid="ignore"):
