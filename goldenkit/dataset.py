@@ -99,6 +99,7 @@ class _Lines:
     ends: np.ndarray  # int64, end offset (exclusive)
     numbers: np.ndarray  # int64, 1-based physical line number (counting LFs)
     clean: bool  # every line is "text\n" back to back: no blank lines, no stripped bytes
+    lf: np.ndarray  # int64, offset of every LF in the file
 
 
 _SCAN_CHUNK = 1 << 20
@@ -181,7 +182,41 @@ def _scan_lines(data: bytes) -> _Lines:
         and int(starts[0]) == 0
         and len(numbers) == len(lf)  # one non-empty line per LF: no blank lines
     )
-    return _Lines(starts=starts, ends=ends, numbers=numbers, clean=bool(clean))
+    return _Lines(starts=starts, ends=ends, numbers=numbers, clean=bool(clean), lf=lf)
+
+
+def _compact(data: bytes, lines: _Lines) -> np.ndarray:
+    """The file rewritten as each stripped line + LF, in file order (for non-clean files).
+
+    Vectorized: each line keeps its stripped bytes and the LF that ends it; every
+    other byte (CRs, stripped whitespace, blank lines) is deleted in one numpy call.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, ends = lines.starts, lines.ends
+    if int(lines.numbers[-1]) > len(lines.lf):  # the last line has no LF: give it one
+        buf = np.append(buf, np.uint8(10))
+        lf = np.append(lines.lf, len(buf) - 1)
+    else:
+        lf = lines.lf
+    own_lf = lf[lines.numbers - 1]  # the LF that ends each line
+    # Gaps, in file order: before the first line; per line, between its end and its
+    # LF and between its LF and the next line's start; after the last LF.
+    gap_starts = np.empty(2 * len(starts) + 1, dtype=np.int64)
+    gap_ends = np.empty_like(gap_starts)
+    gap_starts[0], gap_ends[0] = 0, starts[0]
+    gap_starts[1::2], gap_ends[1::2] = ends, own_lf
+    gap_starts[2::2] = own_lf + 1
+    gap_ends[2:-1:2] = starts[1:]
+    gap_ends[-1] = len(buf)
+    gap_lens = gap_ends - gap_starts
+    keep = gap_lens > 0
+    gap_starts, gap_lens = gap_starts[keep], gap_lens[keep]
+    if not len(gap_lens):
+        return buf
+    # Indices of every byte in the gaps, without a Python loop.
+    shift = gap_starts - np.concatenate(([0], np.cumsum(gap_lens)[:-1]))
+    doomed = np.arange(int(gap_lens.sum()), dtype=np.int64) + np.repeat(shift, gap_lens)
+    return np.delete(buf, doomed)
 
 
 # Sorting lines by their bytes, vectorized. After skipping a prefix all lines
@@ -295,21 +330,19 @@ def _hash_lines(data: bytes, lines: _Lines, chunks: int = 8) -> str:
         return h.hexdigest()
     order = _sort_order(data, lines.starts, lines.ends)
     if lines.clean:
-        source = data
+        source = memoryview(data)
         offsets = np.empty(n + 1, dtype=np.int64)
         offsets[:-1] = lines.starts
         offsets[-1] = len(data)
     else:
-        mv = memoryview(data)
-        source = b"\n".join([mv[s:e] for s, e in zip(lines.starts.tolist(), lines.ends.tolist(), strict=True)])
-        source += b"\n"
+        source = _compact(data, lines).data
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lines.ends - lines.starts + 1, out=offsets[1:])
     # Lines already in order in the file form runs hashed straight from the buffer
     # (a file written sorted needs no copy at all).
     run_starts = np.flatnonzero(np.diff(order) != 1) + 1
     if len(run_starts) < n // 16:
-        view = memoryview(source)
+        view = source
         bounds = [0, *run_starts.tolist(), n]
         for a, b in itertools.pairwise(bounds):
             h.update(view[int(offsets[order[a]]) : int(offsets[order[b - 1] + 1])])

@@ -566,3 +566,12 @@ def test_hash_of_a_file_scanned_on_two_threads():
     data = b"a" * (half - 1) + b"\n" + b"b" * 1000 + b"\n" + (b"c" * 999 + b"\n") * (half // 1000)
     assert canonical_sha256(data) == _reference(data)
     assert canonical_sha256(data[:-1] + b" ") == _reference(data[:-1] + b" ")
+
+
+def test_hash_of_a_shuffled_crlf_file_with_inner_carriage_returns():
+    rnd = random.Random(3)
+    lines = [b'{"id": "r%d", "text": "a\\rb %d"}' % (rnd.randrange(10**6), i) for i in range(3000)]
+    lines[5] = b"x\ry"  # a raw CR inside a line is content
+    data = b"\r\n".join(lines) + b"\r\n"
+    assert canonical_sha256(data) == _reference(data) == expected_digest(lines)
+    assert canonical_sha256(data) == canonical_sha256(b"\n".join(lines[::-1]))
