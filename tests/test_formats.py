@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from goldenkit import DatasetError, normalize_case
 from goldenkit.cases import Case
 from goldenkit.formats import detect_shape
+from goldenkit.formats._common import camel
 from goldenkit.formats.vertex import read_vertex
 
 INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
@@ -54,9 +55,7 @@ def to_camel(value: Any) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            head, *rest = k.split("_")
-            ck = head + "".join(r[:1].upper() + r[1:] for r in rest)
-            out[ck] = v if k in _DATA_KEYS else to_camel(v)
+            out[camel(k)] = v if k in _DATA_KEYS else to_camel(v)
         return out
     return value
 

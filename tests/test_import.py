@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_formats import to_camel
 
 from goldenkit import DatasetError, InputError, import_dataset, normalize_case, read_dataset
 from goldenkit.formats.adk import DEFAULT_CRITERIA
@@ -47,21 +48,6 @@ def _import(src: Path, out: Path, fmt: str, **kw: Any):
 
 def _rows(ds) -> list[dict]:
     return ds.rows.to_dict("records")
-
-
-def to_camel(value: Any) -> Any:
-    """The camelCase spelling of an ADK EvalCase dump; tool args, state and responses are user data, left alone."""
-    if isinstance(value, list):
-        return [to_camel(v) for v in value]
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            head, *rest = k.split("_")
-            out[head + "".join(r[:1].upper() + r[1:] for r in rest)] = (
-                v if k in ("args", "state", "response") else to_camel(v)
-            )
-        return out
-    return value
 
 
 # ---------------------------------------------------------------------------------------- ADK
