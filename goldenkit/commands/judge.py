@@ -24,6 +24,7 @@ from goldenkit.config import load_config
 from goldenkit.errors import GateFailed, UsageError
 from goldenkit.graders.build import build_graders
 from goldenkit.graders.calibration import calibration_report, judge_labels, read_labels
+from goldenkit.results import write_json_atomic
 
 
 def register(sub: Any) -> None:
@@ -124,7 +125,7 @@ def calibrate_command(args: argparse.Namespace) -> int:
     data["labels"] = str(args.labels)
     data["mode"] = "live" if live else "replay"
     if args.out:
-        Path(args.out).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json_atomic(args.out, data)  # a half-written report must never be read as a calibration
     print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else report.render())
     if args.check and not report.hard_allowed:
         raise GateFailed(f"judge may not act as a hard grader: {report.why}")
