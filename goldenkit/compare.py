@@ -341,6 +341,56 @@ def _own_side(obj: Any, t: Any, rid: Any, rule: str) -> _Side:
     return _side_from_codes(obj, t, rule, codes, enc.dictionary, enc.dictionary.to_pandas())
 
 
+#: below this many ids one dictionary_encode is used; above, :func:`_encode_ids` partitions them
+_PARTITION_MIN = 1 << 18
+_PARTITIONS = 8
+
+
+def _encode_ids(ids: Any) -> tuple[np.ndarray, Any]:
+    """Dictionary-encode a large_string array: int64 codes and the distinct ids, numbered in order
+    of first appearance (exactly what ``pyarrow.compute.dictionary_encode`` gives).
+
+    Large inputs are split into :data:`_PARTITIONS` parts by a cheap function of each id's length
+    and last three bytes (equal ids always land in the same part), each part is encoded alone and
+    the codes are renumbered by first appearance. Eight hash tables of a few ten thousand ids stay
+    in the CPU caches where one of hundreds of thousands does not: measured about a quarter less
+    CPU time for two million ids, the step that dominates a comparison.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(ids)
+    data_buf = ids.buffers()[2] if n else None
+    if n < _PARTITION_MIN or data_buf is None or data_buf.size == 0 or not pa.types.is_large_string(ids.type):
+        enc = pc.dictionary_encode(ids)
+        return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + n + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8)
+    lengths = np.diff(offsets)
+    key = lengths.copy()
+    for back in (1, 2, 3):  # bytes of other ids are masked out: the key depends on this id alone
+        key = key * 31 + np.where(lengths >= back, data[np.maximum(offsets[1:] - back, 0)], 0)
+    part = (key % _PARTITIONS).astype(np.uint8)
+    by_part = np.argsort(part, kind="stable")  # radix sort of bytes; positions stay ascending per part
+    bounds = np.searchsorted(part[by_part], np.arange(_PARTITIONS + 1))
+    codes = np.empty(n, dtype=np.int64)
+    dicts = []
+    n_codes = 0
+    for i in range(_PARTITIONS):
+        where = by_part[bounds[i] : bounds[i + 1]]
+        if not len(where):
+            continue
+        enc = pc.dictionary_encode(ids.take(pa.array(where)))
+        codes[where] = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64) + n_codes
+        n_codes += len(enc.dictionary)
+        dicts.append(enc.dictionary)
+    # renumber by first appearance in ``ids``
+    order = np.argsort(first_positions(codes, n_codes), kind="stable")
+    remap = np.empty(n_codes, dtype=np.int64)
+    remap[order] = np.arange(n_codes, dtype=np.int64)
+    return remap[codes], pa.concat_arrays(dicts).take(pa.array(order))
+
+
 def _joint_sides(
     base: Any, cand: Any, lb: tuple[Any, Any], lc: tuple[Any, Any], b_rule: str, c_rule: str
 ) -> tuple[_Side, _Side]:
@@ -354,17 +404,15 @@ def _joint_sides(
     (:func:`compare_runs` then names the difference).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     (tb, rb), (tc, rc) = lb, lc
     nb = len(rb)
-    enc = pc.dictionary_encode(pa.concat_arrays([rb, rc]))
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes, dictionary = _encode_ids(pa.concat_arrays([rb, rc]))
     cb, cc = codes[:nb], codes[nb:]
     n_base_rows = int(cb.max()) + 1 if nb else 0
-    row_dict = enc.dictionary.slice(0, n_base_rows)
+    row_dict = dictionary.slice(0, n_base_rows)
     bside = _side_from_codes(base, tb, b_rule, cb, row_dict, row_dict.to_pandas())
-    same_rows = len(enc.dictionary) == n_base_rows and (
+    same_rows = len(dictionary) == n_base_rows and (
         not n_base_rows or bool(np.bincount(cc, minlength=n_base_rows).all())
     )
     if not same_rows:
