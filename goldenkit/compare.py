@@ -343,7 +343,7 @@ def _own_side(obj: Any, t: Any, rid: Any, rule: str) -> _Side:
 
 #: below this many ids one dictionary_encode is used; above, :func:`_encode_ids` partitions them
 _PARTITION_MIN = 1 << 18
-_PARTITIONS = 8
+_PARTITIONS = 8  # a power of two
 
 
 def _encode_ids(ids: Any) -> tuple[np.ndarray, Any]:
@@ -367,10 +367,15 @@ def _encode_ids(ids: Any) -> tuple[np.ndarray, Any]:
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + n + 1]
     data = np.frombuffer(data_buf, dtype=np.uint8)
     lengths = np.diff(offsets)
-    key = lengths.copy()
-    for back in (1, 2, 3):  # bytes of other ids are masked out: the key depends on this id alone
-        key = key * 31 + np.where(lengths >= back, data[np.maximum(offsets[1:] - back, 0)], 0)
-    part = (key % _PARTITIONS).astype(np.uint8)
+    ends = offsets[1:]
+    # uint8 arithmetic (wrapping is fine: only determinism matters); bytes of other ids are masked
+    # out, so the part depends on this id alone
+    part = lengths.astype(np.uint8)
+    for back, weight in ((1, 1), (2, 3), (3, 5)):
+        byte = data[np.maximum(ends - back, 0)]
+        byte[lengths < back] = 0
+        part += byte * np.uint8(weight)
+    part &= np.uint8(_PARTITIONS - 1)
     by_part = np.argsort(part, kind="stable")  # radix sort of bytes; positions stay ascending per part
     bounds = np.searchsorted(part[by_part], np.arange(_PARTITIONS + 1))
     codes = np.empty(n, dtype=np.int64)
