@@ -64,6 +64,11 @@ def json_object_line(line: str, *, where: str, lineno: int, what: str) -> dict[s
     return rec
 
 
+def line_of(where: str) -> int | None:
+    """The line number in a record position written ``"line N"`` (other positions have none)."""
+    return int(where.split()[1]) if where.startswith("line ") else None
+
+
 def case_error(row_id: str | None, message: str) -> DatasetError:
     """A DatasetError whose message names the case (the dataset layer adds file:line)."""
     prefix = f'case "{row_id}": ' if row_id else ""
@@ -284,6 +289,7 @@ __all__ = [
     "is_missing",
     "json_object_line",
     "lenient_json",
+    "line_of",
     "maybe_json",
     "message_content",
     "message_to_dict",

@@ -58,7 +58,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import DatasetError, InputError
-from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text
+from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
 from goldenkit.formats.adk import read_adk, read_test_config
 from goldenkit.formats.contract import read_golden, read_golden_manifest
 from goldenkit.formats.inspect import read_inspect
@@ -271,10 +271,6 @@ def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], d
         raise
 
 
-def _line_of(where: str) -> int | None:
-    return int(where.split()[1]) if where.startswith("line ") else None
-
-
 def _read_adk(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
     cases, kind, header = read_adk(shown, data)
     criteria, criteria_source = read_test_config(path)
@@ -292,7 +288,7 @@ def _read_adk(path: Path, shown: Path, rel: str, data: bytes, default: str) -> t
 
 
 def _read_vertex(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    out = [_Record(rid, rec, rel, _line_of(where), where, rec, default) for rid, rec, where in read_vertex(shown, data)]
+    out = [_Record(rid, rec, rel, line_of(where), where, rec, default) for rid, rec, where in read_vertex(shown, data)]
     return out, {}
 
 
@@ -314,7 +310,7 @@ def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -
 
 def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
     cases, notes = read_inspect(shown, decode_text(data, rel), default)
-    out = [_Record(rid, case, rel, _line_of(where), where, case["original"], default) for rid, case, where in cases]
+    out = [_Record(rid, case, rel, line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 
 

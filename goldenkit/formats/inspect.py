@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import is_missing, json_object_line, lenient_json, maybe_json
+from goldenkit.formats._common import is_missing, json_object_line, lenient_json, line_of, maybe_json
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
 
 INPUT_FIELDS = ("input", "question", "prompt")
@@ -58,7 +58,7 @@ def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, di
     input_field = _pick(records, INPUT_FIELDS)
     if input_field is None:
         raise DatasetError(
-            f"no input column (looked for {', '.join(INPUT_FIELDS)})", path=path.name, line=_line(records[0][0])
+            f"no input column (looked for {', '.join(INPUT_FIELDS)})", path=path.name, line=line_of(records[0][0])
         )
     target_field = _pick(records, TARGET_FIELDS)
     prepared = []
@@ -66,7 +66,7 @@ def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, di
         try:
             prepared.append((where, rec, original, _answers(rec.get(target_field) if target_field else None)))
         except ValueError as exc:
-            raise DatasetError(str(exc), path=path.name, line=_line(where)) from None
+            raise DatasetError(str(exc), path=path.name, line=line_of(where)) from None
     has_choices = any(not is_missing(rec.get("choices")) for _, rec, _, _ in prepared)
     short = short_answers([a for _, rec, _, a in prepared if is_missing(rec.get("choices"))])
     width = len(str(len(prepared)))
@@ -77,14 +77,16 @@ def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, di
             case["original"] = original
         except (DatasetError, ValueError) as exc:
             msg = exc.detail if isinstance(exc, DatasetError) else str(exc)
-            raise DatasetError(msg, path=path.name, line=_line(where)) from None
+            raise DatasetError(msg, path=path.name, line=line_of(where)) from None
         raw_id = rec.get("id")
         if is_missing(raw_id) or raw_id == "":
             rid = f"{prefix}-{n:0{width}d}"
         elif isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
             rid = str(raw_id)
         else:
-            raise DatasetError(f"id must be a string or an integer, got {raw_id!r}", path=path.name, line=_line(where))
+            raise DatasetError(
+                f"id must be a string or an integer, got {raw_id!r}", path=path.name, line=line_of(where)
+            )
         out.append((rid, case, where))
     notes: dict[str, Any] = {"input_field": input_field, "target_field": target_field}
     notes["answer_mapping"] = "must_contain_any" if short else "reference"
@@ -211,10 +213,6 @@ def _case(rec: dict[str, Any], input_field: str, answers: list[str], short: bool
             raise ValueError("metadata must be an object (or a JSON string of one)")
         case["metadata"] = dict(metadata)
     return case
-
-
-def _line(where: str) -> int | None:
-    return int(where.split()[1]) if where.startswith("line ") else None
 
 
 __all__ = ["INPUT_FIELDS", "MCQ_INSTRUCTION", "TARGET_FIELDS", "read_inspect"]
