@@ -94,11 +94,15 @@ def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_
         from goldenkit.graders.contract import contract_expectations
 
         lookup: Callable[[str], Any] = cases.case if hasattr(cases, "case") else cases.__getitem__
+        # a Dataset raises DatasetError, not KeyError, for a row it lacks: ask it which rows it holds
+        held = set(cases.ids) if hasattr(cases, "ids") else None
         out = set()
         for rid in set(ids):
+            if held is not None and rid not in held:
+                continue
             try:
                 case = lookup(rid)
-            except (KeyError, LookupError):
+            except LookupError:
                 continue
             if isinstance(case, Mapping):
                 expect = case.get("expect") or {}

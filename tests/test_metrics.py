@@ -113,6 +113,19 @@ def test_refusal_rows_from_cases_and_explicit_lists() -> None:
     assert (row["hits"], row["total"]) == (1, 1)
 
 
+def test_refusal_rows_from_a_dataset_that_lacks_some_outcome_rows(tmp_path: Path) -> None:
+    # outcomes of rows the dataset does not hold (another version, a subset) are not refusal rows
+    from goldenkit.dataset import read_dataset, rows_to_jsonl
+
+    row = {"id": "r-2", "slice": "s", "tags": [], "split": "dev", "source": "t", "added": "2026-11-30"}
+    row["case"] = {"prompt": "x", "expect": {"refusal": True}}
+    (tmp_path / "dataset.jsonl").write_bytes(rows_to_jsonl([row]))
+    manifest = {"name": "m", "version": "1", "changelog": [{"version": "1", "date": "2026-11-30", "why": "test"}]}
+    (tmp_path / "dataset.json").write_text(json.dumps(manifest), encoding="utf-8")
+    got = metric(run_metrics(outcomes(), cases=read_dataset(tmp_path)), "refusal_accuracy")
+    assert (got["hits"], got["total"]) == (0, 1)
+
+
 def test_empty_metrics_are_nan_with_zero_total() -> None:
     df = pd.DataFrame({"row_id": ["a"], "verdict": ["ERROR"]})
     m = run_metrics(df)
