@@ -13,7 +13,7 @@ about 1 KB each in a temporary directory, then times, over ``--repeat`` runs:
 Prints one table with the best and median time, rows/s, MB/s and throughput as
 a percentage of raw SHA-256. Usage::
 
-    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5]
+    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5] [--shape tools|golden]
 """
 
 from __future__ import annotations
@@ -55,22 +55,35 @@ WORDS = (
 ).split()
 
 
-def make_rows(n: int, seed: int = 1) -> list[bytes]:
-    """n JSONL lines of about 1 KB: contract cases with tools, expectations and a reference."""
+def make_rows(n: int, seed: int = 1, shape: str = "tools") -> list[bytes]:
+    """n JSONL lines of about 1 KB, in one of two case shapes.
+
+    ``tools``: a contract case with a system prompt, a tool declaration, a recorded
+    tool response, a reference and expectations including the expected tool call
+    (16 JSON objects and arrays per row). ``golden``: a golden-style case, a longer
+    prompt and reference with must_contain / must_not / regex lists (7 per row).
+    Parsing cost follows the number of objects more than the number of bytes.
+    """
     rnd = random.Random(seed)
     lines = []
     for i in range(n):
         name = SLICES[i % len(SLICES)]
-        prompt = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(25, 45)))
-        reference = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(30, 50)))
-        row = {
-            "id": f"{name}-{i:06d}",
-            "slice": name,
-            "tags": rnd.sample(["multi_turn", "tool_error", "adversarial", "long_context"], k=rnd.randint(0, 2)),
-            "split": "holdout" if rnd.random() < 0.2 else "dev",
-            "source": rnd.choice(["prod-2026-09", "prod-2026-10", "synthetic"]),
-            "added": "2026-09-18",
-            "case": {
+        if shape == "golden":
+            prompt = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(40, 60)))
+            reference = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(45, 65)))
+            case: dict[str, object] = {
+                "prompt": prompt.capitalize() + "?",
+                "reference": reference,
+                "expect": {
+                    "must_contain": [rnd.choice(WORDS), rnd.choice(WORDS)],
+                    "must_not": ["guarantee", "lawyer", "100% sure"],
+                    "regex": [r"\b(order|refund)\b"],
+                },
+            }
+        else:
+            prompt = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(18, 34)))
+            reference = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(22, 38)))
+            case = {
                 "prompt": prompt.capitalize() + "?",
                 "system": "You are the support agent of an online shop. Use the tools; never guess order data.",
                 "tools": [
@@ -85,7 +98,15 @@ def make_rows(n: int, seed: int = 1) -> list[bytes]:
                     "must_not": ["guarantee", "lawyer"],
                     "tools": [{"name": "lookup_order", "args": {"order_id": f"A-{i}"}}],
                 },
-            },
+            }
+        row = {
+            "id": f"{name}-{i:06d}",
+            "slice": name,
+            "tags": rnd.sample(["multi_turn", "tool_error", "adversarial", "long_context"], k=rnd.randint(0, 2)),
+            "split": "holdout" if rnd.random() < 0.2 else "dev",
+            "source": rnd.choice(["prod-2026-09", "prod-2026-10", "synthetic"]),
+            "added": "2026-09-18",
+            "case": case,
         }
         lines.append(json.dumps(row, ensure_ascii=False).encode())
     rnd.shuffle(lines)
@@ -111,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--shape", choices=("tools", "golden"), default="tools", help="case shape of the rows")
     args = parser.parse_args(argv)
 
-    lines = make_rows(args.rows)
+    lines = make_rows(args.rows, shape=args.shape)
     data = b"\n".join(lines) + b"\n"
     crlf = b"\r\n".join(lines) + b"\r\n"
     del lines
@@ -172,7 +194,10 @@ def main(argv: list[str] | None = None) -> int:
 
     raw_wall = min(w for w, _ in raw_t)
     raw_cpu = min(c for _, c in raw_t)
-    print(f"{n:,} rows, {mb:.1f} MB ({len(data) / n:.0f} bytes/row); best and median of {args.repeat} runs")
+    print(
+        f"{n:,} rows of the {args.shape!r} shape, {mb:.1f} MB ({len(data) / n:.0f} bytes/row);"
+        f" best and median of {args.repeat} runs"
+    )
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after"
