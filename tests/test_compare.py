@@ -45,6 +45,33 @@ def test_worked_example_numbers_come_out_of_compare_runs() -> None:
     assert any("model_id model-a vs model-b" in n for n in cmp.notes)
 
 
+def test_worked_example_table_equals_independent_references() -> None:
+    # every number of every line of the comparison table against the hand-coded references of
+    # test_stats (50-digit closed forms, exact Fraction sums, a hand step-down), at 1e-9 relative:
+    # R: prop.test(k, n, correct = FALSE)$conf.int; binom.test(min(b, c), b + c)$p.value;
+    #    p.adjust(p, "holm") over the slice lines
+    from test_stats import REL, binom_two_sided_ref, holm_ref, newcombe10_ref, rel_close, wilson_ref
+
+    t = compare_runs(*runs()).table
+    p_refs = []
+    for _, line in t.iterrows():
+        for side in ("base", "cand"):
+            lo, hi = wilson_ref(int(line[f"k_{side}"]), int(line[f"n_{side}"]))
+            assert rel_close(line[f"{side}_ci_low"], lo, REL) and rel_close(line[f"{side}_ci_high"], hi, REL)
+        b, c = int(line["b"]), int(line["c"])
+        p_ref = binom_two_sided_ref(b, c)
+        assert rel_close(line["p_val"], p_ref, REL)
+        p_refs.append(p_ref)
+        both_pass = int(line["k_base"]) - b  # no ERROR rows in the worked example
+        both_fail = int(line["n_paired"]) - both_pass - b - c
+        est, lo, hi = newcombe10_ref(both_pass, c, b, both_fail)
+        assert rel_close(line["diff"], est, REL)
+        assert rel_close(line["diff_ci_low"], lo, REL) and rel_close(line["diff_ci_high"], hi, REL)
+    adj = holm_ref(p_refs[:-1])  # the slices form one family; the overall line is not adjusted
+    assert all(rel_close(a, r, REL) for a, r in zip(t["p_adj"].iloc[:-1], adj, strict=True))
+    assert [round(x, 4) for x in adj] == [0.0148, 0.0391]  # "other" sorts before "refunds"
+
+
 def test_flip_list_has_both_sides() -> None:
     cmp = compare_runs(*runs())
     f = cmp.flips

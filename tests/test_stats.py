@@ -151,6 +151,23 @@ def test_wilson_published_example() -> None:
     assert (round(lo * 100, 2), round(hi * 100, 2)) == (85.55, 91.70)
 
 
+def test_wilson_published_table() -> None:
+    # Newcombe (1998), "Two-sided confidence intervals for the single proportion", Stat Med 17:857-872,
+    # Table I, method 3 (score interval without continuity correction), to the 4 decimals printed there
+    published = {
+        (81, 263): (0.2553, 0.3662),
+        (15, 148): (0.0624, 0.1605),
+        (0, 20): (0.0, 0.1611),
+        (1, 29): (0.0061, 0.1718),
+    }
+    for (k, n), interval in published.items():
+        lo, hi = wilson_ci(k, n)
+        assert (round(float(lo), 4), round(float(hi), 4)) == interval, (k, n)
+        # and the 50-digit reference used everywhere else in this file agrees with the table
+        rlo, rhi = wilson_ref(k, n)
+        assert (round(max(rlo, 0.0), 4), round(rhi, 4)) == interval, (k, n)
+
+
 def test_wilson_bounds_exact_at_the_edges_and_nan_for_no_rows() -> None:
     lo, hi = wilson_ci(0, 25)
     assert lo == 0.0 and rel_close(hi, wilson_ref(0, 25)[1])
