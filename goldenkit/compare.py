@@ -545,16 +545,17 @@ def _details(side: _Side, ids: Sequence[str], rows: np.ndarray) -> dict[str, dic
         return {}
     positions = _representatives(side, rows)
     recs = _take_details(side, positions)
-    verdict_names = side.collapsed["verdict"].astype(str).to_numpy()
+    # names of the flipped rows' verdicts only (not a string conversion of every row)
+    verdict_names = np.asarray(VERDICTS, dtype=object)[verdict_codes(side.collapsed["verdict"])[rows]]
     out: dict[str, dict[str, Any]] = {}
-    for rid, r, row in zip(ids, recs, rows, strict=True):
+    for rid, r, verdict in zip(ids, recs, verdict_names, strict=True):
         tags = r.get("tags")
         resp = r.get("response")
         detail = r.get("detail")
         out[rid] = {
             "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
             "response": resp if isinstance(resp, str) else None,
-            "reasons": _reasons(r.get("graders"), str(verdict_names[row]), detail if isinstance(detail, str) else None),
+            "reasons": _reasons(r.get("graders"), str(verdict), detail if isinstance(detail, str) else None),
         }
     return out
 
@@ -831,9 +832,14 @@ def _flip_rows(rows: pd.DataFrame, status: np.ndarray) -> tuple[np.ndarray, pd.D
 
 
 def _flip_list(bside: _Side, cside: _Side, flip_rows: pd.DataFrame, idx: np.ndarray, order: np.ndarray) -> pd.DataFrame:
+    from concurrent.futures import ThreadPoolExecutor
+
     ids = flip_rows["row_id"].tolist()
-    bd = _details(bside, ids, idx)
-    cd = _details(cside, ids, order[idx])
+    # two threads: one side's Parquet decoding (GIL released) overlaps the other's conversion to Python
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fb = pool.submit(_details, bside, ids, idx)
+        fc = pool.submit(_details, cside, ids, order[idx])
+        bd, cd = fb.result(), fc.result()
     empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}}
 
     def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
