@@ -308,7 +308,7 @@ def _light_ids(obj: Any) -> tuple[Any, Any] | None:
     if rid.null_count:
         raise ResultsError(f"{_label(obj)}: {rid.null_count} outcome(s) with no row_id")
     rid = rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid
-    if not pa.types.is_large_string(rid.type):  # one type for both sides (string and large_string mix)
+    if not (pa.types.is_string(rid.type) or pa.types.is_large_string(rid.type)):
         rid = rid.cast(pa.large_string())
     return t, rid
 
@@ -347,7 +347,7 @@ _PARTITIONS = 8  # a power of two
 
 
 def _encode_ids(ids: Any) -> tuple[np.ndarray, Any]:
-    """Dictionary-encode a large_string array: int64 codes and the distinct ids, numbered in order
+    """Dictionary-encode a string or large_string array: int64 codes and the distinct ids, numbered in order
     of first appearance (exactly what ``pyarrow.compute.dictionary_encode`` gives).
 
     Large inputs are split into :data:`_PARTITIONS` parts by a cheap function of each id's length
@@ -361,10 +361,11 @@ def _encode_ids(ids: Any) -> tuple[np.ndarray, Any]:
 
     n = len(ids)
     data_buf = ids.buffers()[2] if n else None
-    if n < _PARTITION_MIN or data_buf is None or data_buf.size == 0 or not pa.types.is_large_string(ids.type):
+    kind = np.int64 if pa.types.is_large_string(ids.type) else np.int32 if pa.types.is_string(ids.type) else None
+    if n < _PARTITION_MIN or data_buf is None or data_buf.size == 0 or kind is None:
         enc = pc.dictionary_encode(ids)
         return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
-    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + n + 1]
+    offsets = np.frombuffer(ids.buffers()[1], dtype=kind)[ids.offset : ids.offset + n + 1].astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8)
     lengths = np.diff(offsets)
     ends = offsets[1:]
@@ -411,6 +412,9 @@ def _joint_sides(
     import pyarrow as pa
 
     (tb, rb), (tc, rc) = lb, lc
+    # one type for the concatenation (string and large_string mixed, or more than int32 offsets hold)
+    if rb.type != rc.type or (pa.types.is_string(rb.type) and rb.nbytes + rc.nbytes >= 2**31 - 1):
+        rb, rc = rb.cast(pa.large_string()), rc.cast(pa.large_string())
     nb = len(rb)
     codes, dictionary = _encode_ids(pa.concat_arrays([rb, rc]))
     cb, cc = codes[:nb], codes[nb:]

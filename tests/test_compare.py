@@ -219,9 +219,9 @@ def test_row_set_differences_between_run_folders(tmp_path: pytest.TempPathFactor
 # ----------------------------------------------------------------- the row-id encoder of the Arrow path
 
 
-@given(st.lists(st.text(max_size=6), max_size=80), st.integers(0, 5))
+@given(st.lists(st.text(max_size=6), max_size=80), st.integers(0, 5), st.booleans())
 @settings(max_examples=120, deadline=None)
-def test_partitioned_id_encoding_equals_one_dictionary_encode(ids: list[str], start: int) -> None:
+def test_partitioned_id_encoding_equals_one_dictionary_encode(ids: list[str], start: int, large: bool) -> None:
     # the partitioned encoder must number ids exactly as pyarrow's dictionary_encode does
     # (order of first appearance), for empty, one-byte and non-ASCII ids and for sliced arrays
     from unittest.mock import patch
@@ -231,7 +231,7 @@ def test_partitioned_id_encoding_equals_one_dictionary_encode(ids: list[str], st
 
     import goldenkit.compare as cmp_mod
 
-    arr = pa.array(["pad"] * start + ids, type=pa.large_string()).slice(start)
+    arr = pa.array(["pad"] * start + ids, type=pa.large_string() if large else pa.string()).slice(start)
     ref = pc.dictionary_encode(arr)
     with patch.object(cmp_mod, "_PARTITION_MIN", 0):
         codes, dictionary = cmp_mod._encode_ids(arr)
