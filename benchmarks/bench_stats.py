@@ -4,9 +4,10 @@ Two runs of 1,000,000 outcomes each (333,334 rows x 3 repeats, 12 slices) are
 written as results folders (run.json + outcomes.parquet in the results-store
 schema, with responses and grader results). Then, timed end to end:
 
-  goldenkit: read_run x 2 -> compare_runs (reads verdicts of both runs, collapses
-  repeats, per-slice Wilson intervals, exact McNemar, Holm, Newcombe paired
-  intervals, the flip list's rows) -> slice_table of each side. Target: <= 1 s.
+  goldenkit: read_run x 2 -> compare_runs (reads row_id, slice, repeat and verdict
+  of both runs, hashes the 2M row ids once for both, collapses repeats,
+  per-slice Wilson intervals, exact McNemar, Holm, Newcombe paired intervals,
+  the flip list's rows) -> slice_table of each side. Target: <= 1 s.
   A second line adds the flip list's texts (``Comparison.flips``: both
   responses and grader reasons of every flipped row, read from Parquet).
 
@@ -223,6 +224,7 @@ def main() -> int:
         size = sum(f.stat().st_size for f in results.rglob("outcomes.parquet")) / 2**20
         print(f"wrote 2 runs x {3 * args.rows:,} outcomes ({size:.0f} MiB Parquet) in {time.perf_counter() - t0:.1f} s")
 
+        load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
         gk_times, gk_cpu, gk = timed(goldenkit_pipeline, results, repeat=args.repeat)
         tx_times, tx_cpu, tx = timed(goldenkit_with_texts, results, repeat=args.repeat)
         nv_times, nv_cpu, nv = timed(naive_pipeline, results, repeat=1)
@@ -241,7 +243,8 @@ def main() -> int:
         )
         try:
             la = os.getloadavg()
-            load = f" (load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} on {os.cpu_count()} cores)"
+            before = f"{load_before[0]:.1f} before, " if load_before else ""
+            load = f" (1-min load average {before}{la[0]:.1f} after; {la[2]:.1f} over 15 min; {os.cpu_count()} cores)"
         except OSError:
             load = ""
         print()

@@ -34,13 +34,15 @@ whose verdict equals the row's collapsed verdict) and that repeat's grader
 reasons (``{grader: reason}``; ``{"error": detail}`` for an ERROR).
 
 Speed: from a complete run only ``row_id, slice, repeat, verdict`` are read
-(slice and verdict dictionary-encoded); the base's row ids are hashed once and
-the candidate's are looked up in that table, so both sides come out numbered
-alike with no join; collapsing is ``numpy.bincount`` over integer codes. The
-flip list's texts (responses, reasons, tags) are read on first access of
-:attr:`Comparison.flips`, and only the flipped rows' representative outcomes
-become Python objects; :attr:`Comparison.flip_rows` has the flipped rows
-without texts.
+(slice and verdict dictionary-encoded), both runs in two threads. The row ids
+of both runs are hashed together once, base first (:func:`_encode_ids`, in
+eight cache-sized parts), so both sides come out numbered alike with no second
+hash table and no join; collapsing is ``numpy.bincount`` over integer codes,
+and the per-slice table is one bincount over (slice, base verdict, candidate
+verdict). The flip list's texts (responses, reasons, tags) are read on first
+access of :attr:`Comparison.flips`, both runs in two threads, and only the
+flipped rows' representative outcomes become Python objects;
+:attr:`Comparison.flip_rows` has the flipped rows without texts.
 """
 
 from __future__ import annotations
