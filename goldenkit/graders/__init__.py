@@ -23,11 +23,23 @@ from goldenkit.graders.base import (
     register_grader,
 )
 from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
-from goldenkit.graders.calibration import CalibrationReport, calibration_report, read_labels
 from goldenkit.graders.contract import ContractGrader, contract_expectations
 from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
 from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
 from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
+
+# Judge calibration needs statsmodels; it is loaded on first use so that a run
+# (which only grades) starts without importing it.
+_LAZY = {"CalibrationReport", "calibration_report", "read_labels"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from goldenkit.graders import calibration
+
+        return getattr(calibration, name)
+    raise AttributeError(f"module 'goldenkit.graders' has no attribute {name!r}")
+
 
 register_grader("contract", ContractGrader, replace=True)
 register_grader("trajectory", TrajectoryGrader, replace=True)

@@ -30,15 +30,21 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from nltk.stem import porter
-from rouge_score import rouge_scorer, tokenize, tokenizers
+from rouge_score import tokenize
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders.base import Grader, GradeResult, final_reference, options_version, selected_for
 from goldenkit.providers.base import Response
+
+if TYPE_CHECKING:
+    from rouge_score import rouge_scorer
+
+# rouge-score's scorer and nltk's Porter stemmer import scipy (seconds); they are
+# loaded when the first score is computed, so a run that never scores ROUGE starts fast.
 
 __all__ = ["DEFAULT_THRESHOLD", "TOKENIZERS", "ReferenceMatchGrader", "UnicodeTokenizer", "rouge1_f"]
 
@@ -64,10 +70,12 @@ class _CachedPorter:
     """The Porter stemmer rouge-score uses, memoized (stemming dominates the cost of a score)."""
 
     def __init__(self) -> None:
+        from nltk.stem import porter
+
         self.stem = lru_cache(maxsize=200_000)(porter.PorterStemmer().stem)
 
 
-class StemmingTokenizer(tokenizers.Tokenizer):
+class StemmingTokenizer:
     """rouge-score's default tokenizer with its Porter stemmer (``DefaultTokenizer(use_stemmer=True)``), memoized."""
 
     def __init__(self, use_stemmer: bool = True) -> None:
@@ -77,7 +85,7 @@ class StemmingTokenizer(tokenizers.Tokenizer):
         return list(tokenize.tokenize(text, self._stemmer))
 
 
-class UnicodeTokenizer(tokenizers.Tokenizer):
+class UnicodeTokenizer:
     """The Unicode-aware word splitting described in the module doc, feeding rouge-score's own tokenizer."""
 
     def __init__(self, use_stemmer: bool = True) -> None:
@@ -134,6 +142,8 @@ class UnicodeTokenizer(tokenizers.Tokenizer):
 
 @lru_cache(maxsize=4)
 def _scorer(tokenizer: str) -> rouge_scorer.RougeScorer:
+    from rouge_score import rouge_scorer
+
     if tokenizer == "adk":
         return rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeTokenizer(use_stemmer=True))
     if tokenizer == "default":
