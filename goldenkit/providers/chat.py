@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.providers.base import Response
-from goldenkit.providers.conversation import run_conversation
+from goldenkit.providers.conversation import initial_messages, run_conversation
 
 
 @dataclass
@@ -43,16 +43,6 @@ class ChatReply:
 
 class ChatBackend(Protocol):
     async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply: ...
-
-
-def initial_messages(case: Case, system: str | None = None) -> list[Message]:
-    """System instruction (``system`` overrides the case's) and the case's prior history."""
-    out: list[Message] = []
-    sys_text = system if system is not None else case.system
-    if sys_text:
-        out.append(Message(role="system", content=sys_text))
-    out.extend(case.history)
-    return out
 
 
 async def converse(case: Case, backend: ChatBackend, *, system: str | None = None, **options: Any) -> Response:
