@@ -78,7 +78,6 @@ OUTCOME_SCHEMA = pa.schema(
         ("started_at", pa.string()),
     ]
 )
-assert tuple(OUTCOME_SCHEMA.names) == OUTCOME_FIELDS  # noqa: S101 - import-time consistency check
 
 
 # ---------------------------------------------------------------- writing

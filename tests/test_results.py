@@ -147,3 +147,10 @@ def test_read_run_errors_name_the_place(tmp_path):
     (d / "run.json").write_text("{", encoding="utf-8")
     with pytest.raises(ResultsError, match=r"run\.json: invalid JSON"):
         read_run(d)
+
+
+def test_parquet_schema_has_every_outcome_field_in_order():
+    from goldenkit.results import OUTCOME_SCHEMA
+    from goldenkit.schema import OUTCOME_FIELDS
+
+    assert tuple(OUTCOME_SCHEMA.names) == OUTCOME_FIELDS
