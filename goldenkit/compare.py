@@ -300,7 +300,7 @@ def _plain(col: Any) -> Any:
 
 
 def _light_ids(obj: Any) -> tuple[Any, Any] | None:
-    """The light columns of a run and its row ids as one plain Arrow array (or None)."""
+    """The light columns of a run and its row ids as a plain (string) chunked array, or None."""
     import pyarrow as pa
 
     t = _arrow_light(obj)
@@ -309,7 +309,7 @@ def _light_ids(obj: Any) -> tuple[Any, Any] | None:
     rid = _plain(t.column("row_id"))
     if rid.null_count:
         raise ResultsError(f"{_label(obj)}: {rid.null_count} outcome(s) with no row_id")
-    rid = rid.combine_chunks() if isinstance(rid, pa.ChunkedArray) else rid
+    rid = rid if isinstance(rid, pa.ChunkedArray) else pa.chunked_array([rid], type=rid.type)
     if not (pa.types.is_string(rid.type) or pa.types.is_large_string(rid.type)):
         rid = rid.cast(pa.large_string())
     return t, rid
@@ -338,7 +338,7 @@ def _own_side(obj: Any, t: Any, rid: Any, rule: str) -> _Side:
     """A side numbered by its own row ids (in order of first appearance)."""
     import pyarrow.compute as pc
 
-    enc = pc.dictionary_encode(rid)
+    enc = pc.dictionary_encode(rid.combine_chunks())
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     return _side_from_codes(obj, t, rule, codes, enc.dictionary, enc.dictionary.to_pandas())
 
@@ -418,7 +418,9 @@ def _joint_sides(
     if rb.type != rc.type or (pa.types.is_string(rb.type) and rb.nbytes + rc.nbytes >= 2**31 - 1):
         rb, rc = rb.cast(pa.large_string()), rc.cast(pa.large_string())
     nb = len(rb)
-    codes, dictionary = _encode_ids(pa.concat_arrays([rb, rc]))
+    # one copy of both runs' ids, straight from the Parquet chunks
+    chunks = [*rb.chunks, *rc.chunks]
+    codes, dictionary = _encode_ids(pa.concat_arrays(chunks) if chunks else pa.array([], type=rb.type))
     cb, cc = codes[:nb], codes[nb:]
     n_base_rows = int(cb.max()) + 1 if nb else 0
     row_dict = dictionary.slice(0, n_base_rows)
