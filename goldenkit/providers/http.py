@@ -4,12 +4,16 @@ Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends abou
 2 ms of CPU per call under concurrency and tops out near 500 calls/s on two
 cores; ``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the
 API (``httpx.Request`` / ``httpx.Response``, timeouts, exceptions) and sends on
-the ``httpx_aiohttp.AiohttpTransport``: one transport (one aiohttp
-``ClientSession``) per provider and event loop, its connection pool sized to the
-run's in-flight limit. :class:`TransportClient` hands requests straight to that
-transport, skipping the AsyncClient middleware a model call does not use
-(cookies, auth flow, redirects, hooks), which costs about as much CPU as the
-transport itself. Bodies are serialized once with orjson and sent as bytes.
+aiohttp: :class:`SessionTransport` is an httpx transport on one aiohttp
+``ClientSession`` per provider and event loop, its connection pool sized to the
+run's in-flight limit, which reads each reply whole (``httpx_aiohttp``'s
+transport streams it through httpx's chunk iterators, which cost more than the
+aiohttp read) and maps aiohttp's errors to httpx's as ``httpx_aiohttp`` does.
+:class:`TransportClient` hands requests straight to that transport, skipping the
+AsyncClient middleware a model call does not use (cookies, auth flow,
+redirects, hooks), which costs about as much CPU as the transport itself, and
+builds each request from a URL and headers parsed once. Bodies are serialized
+once with orjson and sent as bytes.
 
 Errors. :func:`post_json` turns every failure into a
 :class:`goldenkit.errors.ProviderError` with a one-line message that names the
@@ -40,6 +44,7 @@ import orjson
 from goldenkit.errors import ProviderError
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+_JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
     "context length",
@@ -176,31 +181,32 @@ async def post_json(
 
     Every failure is raised as :class:`ProviderError` (see the module docstring).
     """
-    safe = redact_url(url)
     body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
-    hdrs = {"content-type": "application/json", "accept": "application/json"}
-    if headers:
-        hdrs.update(headers)
+    hdrs = {**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS
     try:
         if timeout is None:
             resp = await client.post(url, content=body, headers=hdrs)
         else:
             resp = await client.post(url, content=body, headers=hdrs, timeout=timeout)
     except httpx.TimeoutException as exc:
+        safe = redact_url(url)
         cause = exc.__cause__
         if cause is not None and not isinstance(cause, TimeoutError):
             # The aiohttp transport maps a dropped connection to a ConnectTimeout; name the real cause.
             raise ProviderError(f"{_describe(cause)} calling {safe}", transient=True, url=safe) from None
         raise ProviderError(f"timed out calling {safe}", transient=True, url=safe) from None
     except httpx.UnsupportedProtocol as exc:
+        safe = redact_url(url)
         raise ProviderError(f"unsupported URL {safe}: {exc}", transient=False, url=safe) from None
     except httpx.TransportError as exc:
+        safe = redact_url(url)
         raise ProviderError(f"{_describe(exc.__cause__ or exc)} calling {safe}", transient=True, url=safe) from None
     if resp.status_code >= 300:
-        raise classify_status(resp.status_code, resp.content, safe, resp.headers)
+        raise classify_status(resp.status_code, resp.content, redact_url(url), resp.headers)
     try:
         obj = orjson.loads(resp.content)
     except ValueError:  # orjson.JSONDecodeError is a ValueError
+        safe = redact_url(url)
         raise ProviderError(
             f"malformed reply from {safe}: HTTP {resp.status_code} body is not JSON "
             f"({_error_text(resp.content, 80)!r})",
@@ -209,6 +215,7 @@ async def post_json(
             url=safe,
         ) from None
     if not isinstance(obj, dict):
+        safe = redact_url(url)
         raise ProviderError(
             f"malformed reply from {safe}: expected a JSON object, got {type(obj).__name__}",
             transient=False,
@@ -216,6 +223,99 @@ async def post_json(
             url=safe,
         )
     return obj
+
+
+class SessionTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that sends on one aiohttp ``ClientSession`` and reads each body whole.
+
+    ``httpx_aiohttp.AiohttpTransport`` hands the body back as a stream that httpx then
+    reads chunk by chunk through two async generators and its decoder pipeline, and
+    builds the aiohttp URL, timeout and headers anew for every request. A model call's
+    reply is small and wanted whole, so this transport reads it with one
+    ``ClientResponse.read()`` (aiohttp decompresses it), returns an ``httpx.Response``
+    whose content is already loaded, and caches the parsed URL and the timeout
+    objects. aiohttp's exceptions become httpx's through the same mapping
+    ``httpx_aiohttp`` uses. The session has no cookie jar (a model API sets none
+    that matter) and is opened on the first request, in the running event loop.
+    """
+
+    def __init__(self, *, max_connections: int = 64, keepalive_expiry: float = 15.0) -> None:
+        self.max_connections = max_connections
+        self.keepalive_expiry = keepalive_expiry
+        self._session: Any = None
+        self._ssl: Any = None
+        self._urls: dict[str, Any] = {}
+        self._timeouts: dict[tuple[Any, ...], Any] = {}
+
+    def _open(self) -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_expiry)
+        self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+        return self._session
+
+    def _target(self, url: httpx.URL) -> tuple[Any, Any]:
+        """The aiohttp URL for ``url`` (parsed once) and the SSL context for https (httpx's, made once)."""
+        key = str(url)
+        target = self._urls.get(key)
+        if target is None:
+            import yarl
+
+            target = self._urls[key] = yarl.URL(key, encoded=True)
+        if url.scheme == "https":
+            if self._ssl is None:
+                self._ssl = httpx.create_ssl_context(trust_env=False)
+            return target, self._ssl
+        return target, True
+
+    def _timeout(self, spec: dict[str, float | None] | None) -> Any:
+        t = spec or {}
+        key = (t.get("connect"), t.get("read"), t.get("pool"))
+        timeout = self._timeouts.get(key)
+        if timeout is None:
+            from aiohttp import ClientTimeout
+
+            timeout = self._timeouts[key] = ClientTimeout(sock_connect=key[0], sock_read=key[1], connect=key[2])
+        return timeout
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        from httpx_aiohttp.transport import map_aiohttp_exceptions
+
+        session = self._session or self._open()
+        url, ssl = self._target(request.url)
+        timeout = self._timeout(request.extensions.get("timeout"))
+        try:
+            data: bytes | None = request.content or None
+        except httpx.RequestNotRead:
+            data = await request.aread() or None
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        with map_aiohttp_exceptions():
+            async with session.request(
+                request.method, url, headers=headers, data=data, allow_redirects=False, timeout=timeout, ssl=ssl
+            ) as reply:
+                body = await reply.read()
+        extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
+        if reply.reason:
+            extensions["reason_phrase"] = reply.reason.encode()
+        response = httpx.Response(
+            reply.status,
+            headers=reply.raw_headers,
+            stream=httpx.ByteStream(body),
+            request=request,
+            extensions=extensions,
+        )
+        # The body is whole and already decompressed: load it as Response.read() would, without
+        # running it through httpx's chunk iterators and decoders (on a small reply those cost
+        # several times the aiohttp read itself).
+        response._content = body  # noqa: SLF001
+        response.is_stream_consumed = True
+        response.is_closed = True
+        return response
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
 
 
 class TransportClient:
@@ -226,6 +326,11 @@ class TransportClient:
     (cookie jar, auth flow generator, redirect handling, event hooks, URL merging)
     is skipped: on two cores that middleware costs more CPU per call than the whole
     aiohttp transport. Basic auth, when configured, is a precomputed header.
+
+    Per URL and header set, the parsed ``httpx.URL`` and the ``httpx.Headers`` (with
+    ``Host`` and auth) are built once; each request copies them and adds its
+    ``Content-Length``, and carries its body as a ready ``ByteStream`` (what
+    ``httpx.Request(content=...)`` derives with several header scans per call).
     """
 
     def __init__(
@@ -234,19 +339,29 @@ class TransportClient:
         self._transport = transport
         self._timeout = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
         self._auth_header = httpx.BasicAuth(*auth)._auth_header if auth else None  # noqa: SLF001
-        self._urls: dict[str, httpx.URL] = {}
+        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[httpx.URL, httpx.Headers]] = {}
         self.is_closed = False
+
+    def _prepare(self, url: str, headers: dict[str, str]) -> tuple[httpx.URL, httpx.Headers]:
+        key = (url, tuple(headers.items()))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            u = httpx.URL(url)
+            h = httpx.Headers({"Host": u.netloc.decode("ascii")})
+            h.update(headers)
+            if self._auth_header is not None and "authorization" not in h:
+                h["Authorization"] = self._auth_header
+            prepared = self._prepared[key] = (u, h)
+        return prepared
 
     async def post(
         self, url: str, *, content: bytes, headers: dict[str, str], timeout: float | None = None
     ) -> httpx.Response:
-        u = self._urls.get(url)
-        if u is None:
-            u = self._urls[url] = httpx.URL(url)
-        if self._auth_header is not None and "authorization" not in headers:
-            headers = {**headers, "authorization": self._auth_header}
+        u, base = self._prepare(url, headers)
         t = self._timeout if timeout is None else dict.fromkeys(self._timeout, timeout)
-        request = httpx.Request("POST", u, headers=headers, content=content, extensions={"timeout": t})
+        request = httpx.Request("POST", u, headers=base, stream=httpx.ByteStream(content), extensions={"timeout": t})
+        request.headers["Content-Length"] = str(len(content))
+        request.read()
         response = await self._transport.handle_async_request(request)
         try:
             await response.aread()
@@ -263,13 +378,8 @@ class TransportClient:
 def make_transport_client(
     *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
 ) -> TransportClient:
-    """The client goldenkit's HTTP providers use: :class:`TransportClient` on the aiohttp transport."""
-    from httpx_aiohttp import AiohttpTransport
-
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=15.0
-    )
-    return TransportClient(AiohttpTransport(limits=limits, trust_env=False), timeout=timeout, auth=auth)
+    """The client goldenkit's HTTP providers use: :class:`TransportClient` on :class:`SessionTransport`."""
+    return TransportClient(SessionTransport(max_connections=max_connections), timeout=timeout, auth=auth)
 
 
 class ClientHolder:
@@ -313,6 +423,7 @@ class ClientHolder:
 
 __all__ = [
     "ClientHolder",
+    "SessionTransport",
     "TransportClient",
     "TRANSIENT_STATUSES",
     "classify_status",
