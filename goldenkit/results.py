@@ -7,8 +7,8 @@
         outcomes.jsonl     one outcome per line, appended and flushed as each completes
         outcomes.parquet   the final outcomes (one per row x repeat), written at the end
 
-Crash safety: each outcome is written as one ``write()`` of a full line followed by
-``flush()``, so a process killed with SIGKILL loses at most the calls in flight; the
+Crash safety: each outcome is written as one ``os.write()`` of a full line on an
+unbuffered file descriptor, so a process killed with SIGKILL loses at most the calls in flight; the
 operating system keeps what was flushed. A torn last line (a write cut by the kill)
 is tolerated: :func:`repair_jsonl` truncates the file after its last complete line,
 and readers skip it.
@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -138,29 +138,43 @@ def repair_jsonl(path: str | Path) -> int:
         return size - (last_nl + 1)
 
 
+_ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _ORJSON_LINE = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 class OutcomeWriter:
-    """Append outcome records to ``outcomes.jsonl``, one flushed line each.
+    """Append outcome records to ``outcomes.jsonl``, one line each, written straight to the OS.
 
-    Opening repairs a torn last line first (see :func:`repair_jsonl`).
+    The file is opened unbuffered (``os.open`` with ``O_APPEND``): each record is one
+    ``os.write`` of a whole line, so nothing sits in a user-space buffer that a
+    SIGKILL could lose, and there is no second copy through a buffered writer and
+    its flush. Opening repairs a torn last line first (see :func:`repair_jsonl`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_jsonl(self.path)
-        self._fh: IO[bytes] = self.path.open("ab")
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o644)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` as one UTF-8 JSON line (a single write) and flush it to the OS."""
-        self._fh.write(orjson.dumps(record, default=str, option=_ORJSON_LINE))
-        self._fh.flush()
+        """Append ``record`` as one UTF-8 JSON line (one write of the whole line)."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: outcome writer is closed")
+        line = orjson.dumps(record, default=str, option=_ORJSON_LINE)
+        written = os.write(self._fd, line)
+        while written < len(line):  # a short write (disk full, signal): finish the line
+            written += os.write(self._fd, line[written:])
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> OutcomeWriter:
         return self
@@ -207,7 +221,7 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     for name in OUTCOME_FIELDS:
         values = [rec.get(name) for rec in records]
         if name in _JSON_COLUMNS:
-            values = [None if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in values]
+            values = [None if v is None else orjson.dumps(v, default=str, option=_ORJSON_JSON).decode() for v in values]
         elif name == "graders":
             values = [None if v is None else list(v.items()) for v in values]
         arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)

@@ -157,8 +157,23 @@ class _State:
     first_error: str | None = None
 
 
+_SECOND: tuple[int, str] = (-1, "")
+
+
 def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Now in UTC as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (every outcome's ``started_at``).
+
+    The date-time text of the current second is formatted once and reused, so a
+    call costs a clock read and the milliseconds.
+    """
+    global _SECOND
+    t = time.time()
+    sec = int(t)
+    cached_sec, text = _SECOND
+    if sec != cached_sec:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+        _SECOND = (sec, text)
+    return f"{text}.{int((t - sec) * 1000):03d}Z"
 
 
 def new_run_id() -> str:
@@ -529,7 +544,8 @@ async def arun_eval(
 
     rows = dataset.rows
     row_info: dict[str, tuple[str, str, list[str]]] = {}
-    for rid, sl, sp, tags in zip(rows["id"], rows["slice"], rows["split"], rows["tags"], strict=True):
+    columns = (rows[c].tolist() for c in ("id", "slice", "split", "tags"))  # Python lists: no per-item pandas boxing
+    for rid, sl, sp, tags in zip(*columns, strict=True):
         row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
     pairs = [(rid, r) for rid in row_info for r in range(repeats)]
     raw_cases = dict(zip(row_info, rows["case"].tolist(), strict=True))
