@@ -36,6 +36,7 @@ incomplete and INVALID, and resuming it with ``retry_errors=True`` finishes it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import json
@@ -49,7 +50,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,6 +91,8 @@ from goldenkit.schema import (
 # left out of the agent version's prompt_sha256.
 TRANSPORT_SETTINGS = frozenset({"base_url", "host", "api_key_env", "timeout", "max_connections", "fixtures"})
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|key|token|secret|password|passwd|authorization|auth|credentials?)$", re.I)
+# The young-generation GC threshold during a run (CPython's default is 700).
+RUN_GC_THRESHOLD = 50_000
 # Run-key fields that must agree to resume a run.
 RUN_KEY_FIELDS = ("dataset", "agent_version", "judge_version", "graders", "repeats", "sample", "mode")
 
@@ -482,6 +485,29 @@ def _validity(
     return VALID, None, rate
 
 
+@contextlib.contextmanager
+def _gc_for_run() -> Iterator[None]:
+    """The cyclic GC set for a run, restored afterwards.
+
+    Everything alive when the run starts (imported modules, the dataset) will
+    outlive it: it is frozen out of the GC's reach, or full collections rescan
+    those hundreds of thousands of objects again and again and stall the event
+    loop (measured: about half the throughput against an instant server). And
+    the young generation is collected every ``RUN_GC_THRESHOLD`` net allocations
+    instead of every 700: each call allocates dozens of short-lived containers
+    (requests, futures, frames) that are mostly gone before a collection at this
+    threshold (measured: GC time in a run of 5,000 calls 0.23-0.30 s -> 0.07-0.09 s).
+    """
+    gc.freeze()
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], RUN_GC_THRESHOLD), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 async def arun_eval(
     dataset: Any,
     provider: Provider,
@@ -781,53 +807,48 @@ async def arun_eval(
             await run_one(row_id, repeat)
 
     interrupted = True
-    # Everything alive now (imported modules, the dataset) will outlive the run: move it out of
-    # the cyclic GC's reach for the run's duration. Full collections otherwise rescan those
-    # hundreds of thousands of objects again and again and stall the event loop (measured:
-    # about half the throughput against an instant server).
-    gc.freeze()
-    try:
-        n_workers = min(max_in_flight, len(todo))
-        if n_workers:
-            await asyncio.gather(*(worker() for _ in range(n_workers)))
-        interrupted = False
-    finally:
-        gc.unfreeze()
-        writer.close()
-        if recorder is not None:
-            recorder.close()
-        await provider.aclose()
-        prog.close()
-        # Every outcome of the run: the earlier ones, superseded by this invocation's.
-        final = dict(previous)
-        for rec in new_records:
-            final[(rec["row_id"], int(rec["repeat"]))] = rec
-        records = [final[p] for p in pairs if p in final]
-        counts = Counter(r["verdict"] for r in records)
-        count_d = {v: counts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
-        count_d.update(total=len(records), expected=expected)
-        stopped = state.stopped if len(records) < expected else None
-        if interrupted:
-            stopped = f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {run_id}"
-        first_error = state.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
-        validity, why, rate = _validity(count_d, expected, max_error_rate, stopped, first_error)
-        complete = len(records) == expected
-        elapsed = time.monotonic() - t_start
-        invocation.update(ended_at=utc_now(), calls=state.calls, elapsed_s=round(elapsed, 3), **limiter.stats())
-        manifest.update(
-            ended_at=utc_now(),
-            counts=count_d,
-            error_rate=rate,
-            validity=validity,
-            invalid_reason=why,
-            complete=complete,
-        )
-        if complete and not interrupted:
-            write_parquet(records, run_dir / OUTCOMES_PARQUET)
-        else:
-            (run_dir / OUTCOMES_PARQUET).unlink(missing_ok=True)
-            manifest["complete"] = False
-        write_json_atomic(run_file, manifest)
+    with _gc_for_run():
+        try:
+            n_workers = min(max_in_flight, len(todo))
+            if n_workers:
+                await asyncio.gather(*(worker() for _ in range(n_workers)))
+            interrupted = False
+        finally:
+            writer.close()
+            if recorder is not None:
+                recorder.close()
+            await provider.aclose()
+            prog.close()
+            # Every outcome of the run: the earlier ones, superseded by this invocation's.
+            final = dict(previous)
+            for rec in new_records:
+                final[(rec["row_id"], int(rec["repeat"]))] = rec
+            records = [final[p] for p in pairs if p in final]
+            counts = Counter(r["verdict"] for r in records)
+            count_d = {v: counts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
+            count_d.update(total=len(records), expected=expected)
+            stopped = state.stopped if len(records) < expected else None
+            if interrupted:
+                stopped = f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {run_id}"
+            first_error = state.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
+            validity, why, rate = _validity(count_d, expected, max_error_rate, stopped, first_error)
+            complete = len(records) == expected
+            elapsed = time.monotonic() - t_start
+            invocation.update(ended_at=utc_now(), calls=state.calls, elapsed_s=round(elapsed, 3), **limiter.stats())
+            manifest.update(
+                ended_at=utc_now(),
+                counts=count_d,
+                error_rate=rate,
+                validity=validity,
+                invalid_reason=why,
+                complete=complete,
+            )
+            if complete and not interrupted:
+                write_parquet(records, run_dir / OUTCOMES_PARQUET)
+            else:
+                (run_dir / OUTCOMES_PARQUET).unlink(missing_ok=True)
+                manifest["complete"] = False
+            write_json_atomic(run_file, manifest)
 
     return RunSummary(
         run_id=run_id,
