@@ -19,13 +19,17 @@ from the case's recorded tool responses until the model answers in text).
 from __future__ import annotations
 
 import json
+import os
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from goldenkit.cases import Case, Message, ToolCall
-from goldenkit.providers.base import Response
-from goldenkit.providers.conversation import initial_messages, run_conversation
+from goldenkit.errors import ConfigError
+from goldenkit.providers.base import Provider, Response
+from goldenkit.providers.conversation import ConversationOptions, initial_messages, run_conversation
+from goldenkit.providers.http import ClientHolder, post_json
 
 
 @dataclass
@@ -52,6 +56,59 @@ async def converse(case: Case, backend: ChatBackend, *, system: str | None = Non
     (``history``, ``max_tool_steps``, ``tool_responses``).
     """
     return await run_conversation(case, backend, system=system, **options)
+
+
+class ChatProvider(Provider):
+    """What the OpenAI-compatible and Ollama providers share: one pooled HTTP client
+    (``_http``), request headers with an optional bearer key read from the environment,
+    and the conversation and tool loop. Subclasses set ``url``, ``safe_url`` (no
+    userinfo), ``system`` and ``conversation``, and implement :meth:`payload` and
+    :meth:`decode` for their wire format."""
+
+    model: str
+    url: str
+    safe_url: str
+    system: str | None
+    conversation: ConversationOptions
+    _http: ClientHolder
+
+    def _init_http(
+        self, *, api_key_env: str | None, timeout: float, max_connections: int, auth: tuple[str, str] | None
+    ) -> None:
+        """The client and headers; the key itself is never stored anywhere but the header."""
+        self._headers: dict[str, str] = {}
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ConfigError(
+                    f"provider {self.name}: environment variable {api_key_env} is not set (it should hold the API key)"
+                )
+            self._headers["authorization"] = f"Bearer {key}"
+        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=auth)
+
+    @abstractmethod
+    def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The request body for one model call."""
+
+    @abstractmethod
+    def decode(self, obj: Any) -> ChatReply:
+        """One decoded reply (ProviderError, permanent, naming ``safe_url`` when malformed)."""
+
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
+
+    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
+        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
+        return self.decode(obj)
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        return await converse(case, self, system=self.system, **self.conversation.kwargs())
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, url={self.safe_url!r})"
 
 
 def function_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -108,6 +165,7 @@ def content_text(content: Any) -> str:
 
 
 __all__ = [
+    "ChatProvider",
     "ChatBackend",
     "ChatReply",
     "content_text",

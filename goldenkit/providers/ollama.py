@@ -14,12 +14,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.cases import Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import Provider, Response, register_provider
-from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.base import register_provider
+from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
-from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
+from goldenkit.providers.http import redact_url, split_userinfo
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -69,7 +69,7 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     )
 
 
-class OllamaProvider(Provider):
+class OllamaProvider(ChatProvider):
     """Ollama's native chat API. Options: ``model`` (required), ``host``, ``temperature``,
     ``seed``, ``max_tokens`` (sent as ``num_predict``), ``system``, ``timeout``, ``options``
     (more Ollama options, e.g. num_ctx), ``keep_alive``; ``history``, ``max_tool_steps``,
@@ -115,16 +115,7 @@ class OllamaProvider(Provider):
         self.options = dict(options or {})
         self.keep_alive = keep_alive
         self.api_key_env = api_key_env
-        self._headers: dict[str, str] = {}
-        if api_key_env:
-            key = os.environ.get(api_key_env)
-            if not key:
-                raise ConfigError(f"provider ollama: environment variable {api_key_env} is not set")
-            self._headers["authorization"] = f"Bearer {key}"
-        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=userinfo)
-
-    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
-        self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
+        self._init_http(api_key_env=api_key_env, timeout=timeout, max_connections=max_connections, auth=userinfo)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -155,18 +146,8 @@ class OllamaProvider(Provider):
             body["keep_alive"] = self.keep_alive
         return body
 
-    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
-        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
+    def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)
-
-    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
-        return await converse(case, self, system=self.system, **self.conversation.kwargs())
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    def __repr__(self) -> str:
-        return f"OllamaProvider(model={self.model!r}, url={self.safe_url!r})"
 
 
 register_provider("ollama", OllamaProvider)

@@ -9,16 +9,15 @@ user names (``api_key_env``) when the provider is built, sent as
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
-from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.cases import Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import Provider, Response, register_provider
-from goldenkit.providers.chat import ChatReply, content_text, converse, function_tools, parse_arguments
+from goldenkit.providers.base import register_provider
+from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
-from goldenkit.providers.http import ClientHolder, post_json, redact_url, split_userinfo
+from goldenkit.providers.http import redact_url, split_userinfo
 
 DEFAULT_BASE_URL = "https://api.openai.com"
 
@@ -105,7 +104,7 @@ def tool_choice_field(choice: str | dict[str, Any]) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": choice}}
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(ChatProvider):
     """An OpenAI-compatible chat.completions endpoint.
 
     Options: ``model`` (required), ``base_url`` (default https://api.openai.com,
@@ -162,18 +161,7 @@ class OpenAIProvider(Provider):
         self.tool_choice = tool_choice
         self.conversation = ConversationOptions(history, max_tool_steps, tool_responses)
         self.extra = dict(extra or {})
-        self._headers: dict[str, str] = {}
-        if api_key_env:
-            key = os.environ.get(api_key_env)
-            if not key:
-                raise ConfigError(
-                    f"provider openai: environment variable {api_key_env} is not set (it should hold the API key)"
-                )
-            self._headers["authorization"] = f"Bearer {key}"
-        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=userinfo)
-
-    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
-        self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
+        self._init_http(api_key_env=api_key_env, timeout=timeout, max_connections=max_connections, auth=userinfo)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -204,18 +192,8 @@ class OpenAIProvider(Provider):
         body.update(self.extra)
         return body
 
-    async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
-        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
+    def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)
-
-    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
-        return await converse(case, self, system=self.system, **self.conversation.kwargs())
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(model={self.model!r}, url={self.safe_url!r})"
 
 
 register_provider("openai", OpenAIProvider)
