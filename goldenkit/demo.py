@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._text import one_line
 from goldenkit.compare import Comparison, compare_runs
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
@@ -294,11 +295,6 @@ def _p(p: float | None) -> str:
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def _clip(text: Any, width: int) -> str:
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= width else s[: width - 3] + "..."
-
-
 def _reason_text(reasons: Any) -> str:
     if isinstance(reasons, dict):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items() if v)
@@ -402,9 +398,9 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
         named = broke
         add(f"4. The flip list: {len(broke)} {name} rows broke" + (" (first ones below):" if len(broke) else "."))
     for rec in named.head(examples).to_dict("records"):
-        add(f"   {rec['row_id']} NEW_FAILURE, the candidate said: {_clip(rec['cand_response'], width - 40)!r}")
+        add(f"   {rec['row_id']} NEW_FAILURE, the candidate said: {one_line(rec['cand_response'], width - 40)!r}")
         for check in _checks_naming(rec["cand_reasons"], KEY_TOOL) or [_reason_text(rec["cand_reasons"])]:
-            add(f"      {_clip(check, 170)}")
+            add(f"      {one_line(check, 170)}")
     # 5. the gate
     d = result.decision
     cfg = result.config_path or "defaults"

@@ -56,6 +56,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from goldenkit._text import one_line
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, GoldenkitError, ProviderError, ResultsError
 from goldenkit.formats import normalize_case
@@ -228,11 +229,6 @@ def agent_version(provider: Provider, cwd: str | os.PathLike[str] | None = None)
     behaviour = {k: v for k, v in settings.items() if k not in TRANSPORT_SETTINGS}
     digest = hashlib.sha256(_canonical({"system": settings.get("system"), "settings": behaviour})).hexdigest()
     return {"git_commit": git_commit(cwd), "model_id": provider.model_id, "prompt_sha256": digest}
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    t = " ".join(str(text).split())
-    return t if len(t) <= limit else t[: limit - 3] + "..."
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -444,7 +440,7 @@ async def _grade(graders: Sequence[Grader], case: Case, response: Response) -> d
         try:
             out[g.name] = await g.agrade(case, response)
         except Exception as exc:
-            out[g.name] = GradeResult(passed=None, reason=f"{type(exc).__name__}: {_one_line(str(exc))}", error=True)
+            out[g.name] = GradeResult(passed=None, reason=f"{type(exc).__name__}: {one_line(str(exc))}", error=True)
     return out
 
 
@@ -715,7 +711,7 @@ async def arun_eval(
                 err = ProviderError(f"timed out after {timeout:g}s{where}", transient=True, url=provider_url)
             except Exception as exc:  # a provider bug: data about this row, not a crash of the run
                 err = ProviderError(
-                    f"provider {provider.name} raised {type(exc).__name__}: {_one_line(str(exc), 200)}", transient=False
+                    f"provider {provider.name} raised {type(exc).__name__}: {one_line(str(exc), 200)}", transient=False
                 )
             finally:
                 limiter.release()
@@ -743,7 +739,7 @@ async def arun_eval(
             case = get_case(row_id)
         except GoldenkitError as exc:  # a row whose case cannot be normalized: ERROR, not a crash
             case, resp, latency, attempts = None, None, None, 0
-            err = ProviderError(f"bad case: {_one_line(str(exc))}", transient=False)
+            err = ProviderError(f"bad case: {one_line(str(exc))}", transient=False)
         else:
             resp, err, attempts, latency = await call(case, repeat, len(case.turns))
         if recorder is not None and case is not None:
@@ -752,7 +748,7 @@ async def arun_eval(
             latency = recorded_latency(row_id, repeat)
         if resp is None:
             assert err is not None
-            reason = _one_line(str(err))
+            reason = one_line(str(err))
             if attempts > 1:
                 reason += f" (after {attempts} attempts)"
             rec.update(
@@ -783,7 +779,7 @@ async def arun_eval(
             verdict, detail = combine(results, hard)
             rec.update(
                 verdict=verdict,
-                detail=_one_line(detail, 1000) if detail else "",
+                detail=one_line(detail, 1000) if detail else "",
                 error_kind="grader" if verdict == ERROR else None,
                 graders={n: r.to_dict() for n, r in results.items()},
                 response=resp.text,

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.compare import Comparison, compare_runs
 from goldenkit.errors import UsageError
@@ -51,11 +52,6 @@ def pval(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
-
-
-def _clip(text: Any, width: int = 100) -> str:
-    s = "" if text is None else " ".join(str(text).split())
-    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
@@ -96,7 +92,8 @@ def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
         for side in ("base", "cand"):
             reasons = rec[f"{side}_reasons"] or {}
             why = "; ".join(f"{k}: {v}" for k, v in reasons.items())
-            lines.append(f"    {side} {rec[f'{side}_verdict']}: {_clip(rec[f'{side}_response'])!r}  {_clip(why, 80)}")
+            said = one_line(rec[f"{side}_response"], 100)
+            lines.append(f"    {side} {rec[f'{side}_verdict']}: {said!r}  {one_line(why, 80)}")
     if len(f) > max_flips:
         lines.append(f"... {len(f) - max_flips} more (use --max-flips or --json)")
     return "\n".join(lines)
