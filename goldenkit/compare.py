@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, ResultsError
+from goldenkit.metrics import grader_results
 from goldenkit.schema import (
     ERROR_CLEARED,
     NEW_ERROR,
@@ -480,15 +481,7 @@ def _side_rule(obj: Any, rule: str) -> str:
 def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     if verdict == "ERROR":
         return {"error": detail}
-    out: dict[str, Any] = {}
-    items: list[tuple[Any, Any]] = []
-    if isinstance(graders, dict):
-        items = list(graders.items())
-    elif isinstance(graders, list):  # Arrow map as list of pairs
-        items = [(k, v) for k, v in graders]
-    for name, g in items:
-        if isinstance(g, dict):
-            out[str(name)] = g.get("reason")
+    out: dict[str, Any] = {name: g.get("reason") for name, g in grader_results(graders).items()}
     if not out and detail:
         out["detail"] = detail
     return out
