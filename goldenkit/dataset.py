@@ -69,13 +69,11 @@ import pyarrow.compute as pc
 
 from goldenkit.cases import CASE_SHAPES
 from goldenkit.errors import DatasetError
-from goldenkit.schema import ROW_COLUMNS, SPLITS
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE, ROW_COLUMNS, SPLITS
 
 if TYPE_CHECKING:
     from goldenkit.cases import Case
 
-DATA_FILE = "dataset.jsonl"
-MANIFEST_FILE = "dataset.json"
 
 _BOM = b"\xef\xbb\xbf"
 # The ASCII whitespace stripped from both ends of a line: space, tab, LF, VT, FF, CR.

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
+# A dataset folder: the rows and the manifest (name, version, changelog).
+DATA_FILE = "dataset.jsonl"
+MANIFEST_FILE = "dataset.json"
+
 # Dataset rows (DataFrame columns of Dataset.rows), in order.
 ROW_COLUMNS = ("id", "slice", "tags", "split", "source", "added", "case")
 SPLITS = ("dev", "holdout")

@@ -65,6 +65,7 @@ from goldenkit.formats.inspect import read_inspect
 from goldenkit.formats.normalize import normalize_case
 from goldenkit.formats.openai_evals import read_openai_evals
 from goldenkit.formats.vertex import read_vertex
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 #: Import formats and the case shape each one writes.
 IMPORT_FORMATS: dict[str, str] = {
@@ -83,8 +84,6 @@ _FORMAT_ALIASES = {
     "java-ai-golden": "golden",
     "contract": "golden",
 }
-DATA_FILE = "dataset.jsonl"
-MANIFEST_FILE = "dataset.json"
 _SPLITS = ("dev", "holdout")
 
 
