@@ -1,19 +1,16 @@
 """The HTTP layer every HTTP provider shares: one client, one error classification.
 
-Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends about
-2 ms of CPU per call under concurrency and tops out near 500 calls/s on two
-cores; ``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the
-API (``httpx.Request`` / ``httpx.Response``, timeouts, exceptions) and sends on
-aiohttp: :class:`SessionTransport` is an httpx transport on one aiohttp
-``ClientSession`` per provider and event loop, its connection pool sized to the
-run's in-flight limit, which reads each reply whole (``httpx_aiohttp``'s
-transport streams it through httpx's chunk iterators, which cost more than the
-aiohttp read) and maps aiohttp's errors to httpx's as ``httpx_aiohttp`` does.
-:class:`TransportClient` hands requests straight to that transport, skipping the
-AsyncClient middleware a model call does not use (cookies, auth flow,
-redirects, hooks), which costs about as much CPU as the transport itself, and
-builds each request from a URL and headers parsed once. Bodies are serialized
-once with orjson and sent as bytes.
+Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends 2-4 ms
+of CPU per call under concurrency and tops out near 500 calls/s on two cores;
+``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the API
+(``httpx.Request`` / ``httpx.Response``, timeouts, exceptions) and sends on
+:class:`goldenkit.providers.transport.PoolTransport`, pooled HTTP/1.1 connections
+on asyncio protocols parsed by llhttp, its pool sized to the run's in-flight
+limit. :class:`TransportClient` hands requests straight to that transport,
+skipping the AsyncClient middleware a model call does not use (cookies, auth
+flow, redirects, hooks), which costs about as much CPU as the transport itself,
+and builds each request from a URL and headers parsed once. Bodies are
+serialized once with orjson and sent as bytes.
 
 Errors. :func:`post_json` turns every failure into a
 :class:`goldenkit.errors.ProviderError` with a one-line message that names the
@@ -100,30 +97,6 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def make_client(
-    *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
-) -> httpx.AsyncClient:
-    """The shared client: httpx API on an aiohttp transport with a pool of ``max_connections``.
-
-    Keep-alive connections idle for more than 15 s are closed by the client
-    before a server would drop them (servers commonly close at 5-75 s); any that
-    are dropped anyway surface as transient errors and are retried.
-    """
-    from httpx_aiohttp import AiohttpTransport
-
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=15.0
-    )
-    transport = AiohttpTransport(limits=limits, trust_env=False)
-    return httpx.AsyncClient(
-        transport=transport,
-        timeout=httpx.Timeout(timeout),
-        auth=httpx.BasicAuth(*auth) if auth else None,
-        trust_env=False,
-        follow_redirects=False,
-    )
-
-
 def _error_text(body: bytes, limit: int = 200) -> str:
     """A short one-line excerpt of an error body (the server's message when JSON)."""
     text = body.decode("utf-8", "replace")
@@ -192,7 +165,7 @@ async def post_json(
         safe = redact_url(url)
         cause = exc.__cause__
         if cause is not None and not isinstance(cause, TimeoutError):
-            # The aiohttp transport maps a dropped connection to a ConnectTimeout; name the real cause.
+            # A timeout caused by something else (a dropped connection): name the real cause.
             raise ProviderError(f"{_describe(cause)} calling {safe}", transient=True, url=safe) from None
         raise ProviderError(f"timed out calling {safe}", transient=True, url=safe) from None
     except httpx.UnsupportedProtocol as exc:
@@ -225,99 +198,6 @@ async def post_json(
     return obj
 
 
-class SessionTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that sends on one aiohttp ``ClientSession`` and reads each body whole.
-
-    ``httpx_aiohttp.AiohttpTransport`` hands the body back as a stream that httpx then
-    reads chunk by chunk through two async generators and its decoder pipeline, and
-    builds the aiohttp URL, timeout and headers anew for every request. A model call's
-    reply is small and wanted whole, so this transport reads it with one
-    ``ClientResponse.read()`` (aiohttp decompresses it), returns an ``httpx.Response``
-    whose content is already loaded, and caches the parsed URL and the timeout
-    objects. aiohttp's exceptions become httpx's through the same mapping
-    ``httpx_aiohttp`` uses. The session has no cookie jar (a model API sets none
-    that matter) and is opened on the first request, in the running event loop.
-    """
-
-    def __init__(self, *, max_connections: int = 64, keepalive_expiry: float = 15.0) -> None:
-        self.max_connections = max_connections
-        self.keepalive_expiry = keepalive_expiry
-        self._session: Any = None
-        self._ssl: Any = None
-        self._urls: dict[str, Any] = {}
-        self._timeouts: dict[tuple[Any, ...], Any] = {}
-
-    def _open(self) -> Any:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=self.max_connections, keepalive_timeout=self.keepalive_expiry)
-        self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
-        return self._session
-
-    def _target(self, url: httpx.URL) -> tuple[Any, Any]:
-        """The aiohttp URL for ``url`` (parsed once) and the SSL context for https (httpx's, made once)."""
-        key = str(url)
-        target = self._urls.get(key)
-        if target is None:
-            import yarl
-
-            target = self._urls[key] = yarl.URL(key, encoded=True)
-        if url.scheme == "https":
-            if self._ssl is None:
-                self._ssl = httpx.create_ssl_context(trust_env=False)
-            return target, self._ssl
-        return target, True
-
-    def _timeout(self, spec: dict[str, float | None] | None) -> Any:
-        t = spec or {}
-        key = (t.get("connect"), t.get("read"), t.get("pool"))
-        timeout = self._timeouts.get(key)
-        if timeout is None:
-            from aiohttp import ClientTimeout
-
-            timeout = self._timeouts[key] = ClientTimeout(sock_connect=key[0], sock_read=key[1], connect=key[2])
-        return timeout
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        from httpx_aiohttp.transport import map_aiohttp_exceptions
-
-        session = self._session or self._open()
-        url, ssl = self._target(request.url)
-        timeout = self._timeout(request.extensions.get("timeout"))
-        try:
-            data: bytes | None = request.content or None
-        except httpx.RequestNotRead:
-            data = await request.aread() or None
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-        with map_aiohttp_exceptions():
-            async with session.request(
-                request.method, url, headers=headers, data=data, allow_redirects=False, timeout=timeout, ssl=ssl
-            ) as reply:
-                body = await reply.read()
-        extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
-        if reply.reason:
-            extensions["reason_phrase"] = reply.reason.encode()
-        response = httpx.Response(
-            reply.status,
-            headers=reply.raw_headers,
-            stream=httpx.ByteStream(body),
-            request=request,
-            extensions=extensions,
-        )
-        # The body is whole and already decompressed: load it as Response.read() would, without
-        # running it through httpx's chunk iterators and decoders (on a small reply those cost
-        # several times the aiohttp read itself).
-        response._content = body  # noqa: SLF001
-        response.is_stream_consumed = True
-        response.is_closed = True
-        return response
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
-
-
 class TransportClient:
     """The subset of ``httpx.AsyncClient`` goldenkit uses (``post``), sent straight to the transport.
 
@@ -325,7 +205,7 @@ class TransportClient:
     httpx's exceptions, but the client middleware that a model call does not need
     (cookie jar, auth flow generator, redirect handling, event hooks, URL merging)
     is skipped: on two cores that middleware costs more CPU per call than the whole
-    aiohttp transport. Basic auth, when configured, is a precomputed header.
+    transport. Basic auth, when configured, is a precomputed header.
 
     Per URL and header set, the parsed ``httpx.URL`` and the ``httpx.Headers`` (with
     ``Host`` and auth) are built once; each request copies them and adds its
@@ -378,8 +258,10 @@ class TransportClient:
 def make_transport_client(
     *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
 ) -> TransportClient:
-    """The client goldenkit's HTTP providers use: :class:`TransportClient` on :class:`SessionTransport`."""
-    return TransportClient(SessionTransport(max_connections=max_connections), timeout=timeout, auth=auth)
+    """The client goldenkit's HTTP providers use: :class:`TransportClient` on :class:`PoolTransport`."""
+    from goldenkit.providers.transport import PoolTransport
+
+    return TransportClient(PoolTransport(max_connections=max_connections), timeout=timeout, auth=auth)
 
 
 class ClientHolder:
@@ -423,11 +305,9 @@ class ClientHolder:
 
 __all__ = [
     "ClientHolder",
-    "SessionTransport",
     "TransportClient",
     "TRANSIENT_STATUSES",
     "classify_status",
-    "make_client",
     "make_transport_client",
     "parse_retry_after",
     "post_json",
