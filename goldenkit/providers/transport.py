@@ -15,9 +15,11 @@ that is all this transport does, and it does it in that cheap form:
   waiting (``pool`` timeout) for a connection to come back;
 * the request head and body written with one ``transport.write``; the reply
   parsed by ``httptools.HttpResponseParser`` (llhttp: Content-Length, chunked and
-  read-until-close bodies, keep-alive rules, 1xx replies skipped) and returned as
-  an ``httpx.Response`` whose content is already loaded; a compressed reply
-  (``Content-Encoding``) is decoded by httpx itself when the caller reads it;
+  read-until-close bodies, keep-alive rules, 1xx replies skipped, no body after
+  HEAD) and returned as an ``httpx.Response`` whose content is already loaded and
+  whose ``elapsed`` is set; a compressed reply (``Content-Encoding``) is decoded
+  by httpx itself when the caller reads it; a streamed request body is read whole
+  and sent with a ``Content-Length``;
 * httpx's timeouts (``connect``, ``read`` = from the request written to the
   reply complete, ``pool``; ``write`` is covered by ``read``, the request being
   buffered by asyncio) and httpx's exceptions: ``ConnectError``,
@@ -26,14 +28,14 @@ that is all this transport does, and it does it in that cheap form:
   reply is complete, or a reply that is not HTTP);
 * ``https`` with httpx's SSL context (certifi, no environment) and SNI.
 
-No proxies, no HTTP/2, no request streaming beyond reading an httpx request
-stream whole, no redirects (the client does none). A connection whose request
+No proxies, no HTTP/2, no redirects (the client does none). A connection whose request
 was cancelled or failed is closed, never reused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import ssl as _ssl
 from collections import deque
 
@@ -59,6 +61,7 @@ class _Connection(asyncio.Protocol):
         "closed",
         "reusable",
         "idle_since",
+        "head_request",
     )
 
     def __init__(self) -> None:
@@ -73,6 +76,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.reusable = False
         self.idle_since = 0.0
+        self.head_request = False
 
     # -- asyncio.Protocol
 
@@ -118,11 +122,17 @@ class _Connection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self.status = self.parser.get_status_code()
         self.headers_done = True
+        if self.head_request and self.status >= 200:
+            # A reply to HEAD has no body whatever its Content-Length says, and the parser
+            # cannot be told so: the reply is complete, the connection is not reused.
+            self._complete()
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)
 
     def on_message_complete(self) -> None:
+        if self.waiter is None:  # the rest of a reply already handed back (HEAD)
+            return
         if 100 <= self.status < 200:  # an interim reply (100 Continue, 103 Early Hints): the real one follows
             self.headers_done = False
             return
@@ -295,23 +305,30 @@ class PoolTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._closed:
             raise httpx.ConnectError("the transport is closed")
+        url = request.url
+        head = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path)]
         try:
             body = request.content
         except httpx.RequestNotRead:
+            # A streamed body is read whole and sent with its length instead of chunked.
             body = await request.aread()
-        url = request.url
-        head = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path)]
-        head.extend(b"%s: %s\r\n" % kv for kv in request.headers.raw)
+            framing = (b"content-length", b"transfer-encoding")
+            head.extend(b"%s: %s\r\n" % kv for kv in request.headers.raw if kv[0].lower() not in framing)
+            head.append(b"Content-Length: %d\r\n" % len(body))
+        else:
+            head.extend(b"%s: %s\r\n" % kv for kv in request.headers.raw)
         head.append(b"\r\n")
         if body:
             head.append(body)
         timeouts: dict[str, float | None] = request.extensions.get("timeout") or {}
         pool = self._pool(url)
-        conn = await self._acquire(pool, timeouts)
         loop = asyncio.get_running_loop()
+        started = loop.time()
+        conn = await self._acquire(pool, timeouts)
         waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]] = loop.create_future()
         conn.waiter = waiter
         conn.reusable = False
+        conn.head_request = request.method == "HEAD"
         read = timeouts.get("read")
         if read is not None:
             conn.timer = loop.call_at(loop.time() + read, conn.read_timed_out, read)
@@ -323,7 +340,9 @@ class PoolTransport(httpx.AsyncBaseTransport):
             self._release(pool, conn)
             raise
         self._release(pool, conn)
-        return _response(request, status, headers, content)
+        response = _response(request, status, headers, content)
+        response.elapsed = datetime.timedelta(seconds=loop.time() - started)
+        return response
 
     async def aclose(self) -> None:
         self._closed = True
@@ -352,7 +371,6 @@ def _response(request: httpx.Request, status: int, headers: list[tuple[bytes, by
         # What Response.read() would produce, without the chunk iterators and decoder pipeline.
         response._content = body  # noqa: SLF001
         response.is_stream_consumed = True
-        response.is_closed = True
     return response
 
 
