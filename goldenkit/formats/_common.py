@@ -7,6 +7,7 @@ camelCase key, a JSON string inside a CSV cell).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -19,8 +20,13 @@ from goldenkit.errors import DatasetError
 LFS_POINTER_PREFIX = b"version https://git-lfs"
 
 
+@functools.cache
 def camel(key: str) -> str:
-    """``user_content`` -> ``userContent`` (pydantic's ``to_camel`` for lower-first names)."""
+    """``user_content`` -> ``userContent`` (pydantic's ``to_camel`` for lower-first names).
+
+    Memoized: callers pass the field names of the formats, a small fixed set, and
+    every case of a run looks them up.
+    """
     head, *rest = key.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
