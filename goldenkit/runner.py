@@ -50,7 +50,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -679,6 +679,7 @@ async def arun_eval(
     replay = provider.mode == "fixtures"
     recorded_latency = getattr(provider, "recorded_latency_ms", None)
     provider_url = getattr(provider, "safe_url", None)
+    bounded = provider.bounds_calls  # else each call gets a deadline: timeout x turns + 1 s
     hard = {g.name: bool(g.hard) for g in grader_objs}
     base_record = {
         "schema_version": SCHEMA_VERSION,
@@ -702,8 +703,11 @@ async def arun_eval(
             err: ProviderError | None = None
             resp: Response | None = None
             try:
-                async with asyncio.timeout(timeout * max(1, n_turns) + 1.0):
+                if bounded:
                     resp = await provider.complete(case, repeat=repeat)
+                else:
+                    async with asyncio.timeout(timeout * max(1, n_turns) + 1.0):
+                        resp = await provider.complete(case, repeat=repeat)
             except ProviderError as exc:
                 err = exc
             except TimeoutError:
@@ -805,9 +809,7 @@ async def arun_eval(
     interrupted = True
     with _gc_for_run():
         try:
-            n_workers = min(max_in_flight, len(todo))
-            if n_workers:
-                await asyncio.gather(*(worker() for _ in range(n_workers)))
+            await _start_workers(worker, min(max_in_flight, len(todo)))
             interrupted = False
         finally:
             writer.close()
@@ -860,6 +862,28 @@ async def arun_eval(
         elapsed_s=elapsed,
         manifest=manifest,
     )
+
+
+async def _start_workers(worker: Callable[[], Awaitable[None]], n: int) -> None:
+    """Run ``n`` workers to the end, started one loop pass apart.
+
+    Started all at once, every worker would prepare its first call (and open its
+    connection) before any request went out: the first wave would leave together
+    after all of them, and its replies would come back as one burst that the
+    client works through while later replies wait. One pass apart, the first
+    request leaves at once and the waves are spread from the start.
+    """
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        for _ in range(n):
+            tasks.append(asyncio.ensure_future(worker()))
+            await asyncio.sleep(0)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        raise
+    if tasks:
+        await asyncio.gather(*tasks)
 
 
 def run_eval(

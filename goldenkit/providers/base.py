@@ -84,11 +84,15 @@ class Provider(ABC):
     Subclasses set ``name`` and implement :meth:`complete`. ``settings`` returns
     the provider configuration that identifies the agent version (model id,
     temperature, ...) with every secret removed; it is written to run.json.
-    ``mode`` is ``"live"`` or ``"fixtures"``.
+    ``mode`` is ``"live"`` or ``"fixtures"``. ``bounds_calls`` is True when every
+    request :meth:`complete` makes is bounded by the timeout given to
+    :meth:`configure` (the HTTP providers: connect, read and pool timeouts), so the
+    runner need not guard the call with a deadline of its own.
     """
 
     name: ClassVar[str] = "provider"
     mode: ClassVar[str] = "live"
+    bounds_calls: ClassVar[bool] = False
 
     @abstractmethod
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:

@@ -71,6 +71,7 @@ class ChatProvider(Provider):
     system: str | None
     conversation: ConversationOptions
     _http: ClientHolder
+    bounds_calls = True  # every request has the transport's connect, read and pool timeouts
 
     def _init_http(
         self, *, api_key_env: str | None, timeout: float, max_connections: int, auth: tuple[str, str] | None
