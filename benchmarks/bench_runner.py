@@ -41,6 +41,7 @@ import gc
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,7 +114,12 @@ def serve(delays: list[float]) -> None:
             print(server.sockets[0].getsockname()[1], flush=True)
         await asyncio.Event().wait()
 
-    asyncio.run(main())
+    if os.environ.get("BENCH_SERVER_LOOP") == "uvloop":
+        import uvloop
+
+        uvloop.run(main())
+    else:
+        asyncio.run(main())
 
 
 def server_cpu(proc: subprocess.Popen[str]) -> float | None:
@@ -355,7 +361,7 @@ def ensure_inspect(venv: Path, install: bool) -> bool:
 
 
 def row(*cells: Any) -> str:
-    widths = (34, 7, 6, 8, 10, 12, 28)
+    widths = (35, 6, 6, 9, 11, 11, 28)
     return "  ".join(
         str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
     )
@@ -367,6 +373,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--httpx-slow-calls", type=int, default=1000, help="bare httpx calls against the 200 ms server")
     ap.add_argument("--peer-rows", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of parts 1 and 2; the median is printed")
     ap.add_argument("--inspect-venv", type=Path, default=os.environ.get("GOLDENKIT_BENCH_INSPECT_VENV"))
     ap.add_argument("--install-inspect", action="store_true")
     ap.add_argument("--parts", default="1,2,3", help="which comparisons to run (default 1,2,3)")
@@ -393,73 +400,114 @@ def main() -> None:
 def run_http_parts(
     args: argparse.Namespace, parts: set[str], fast: str, slow: str, tmp: Path, server: subprocess.Popen[str]
 ) -> None:
-    n = args.calls
+    n, rounds = args.calls, args.rounds
     print(f"bench_runner: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; servers in a separate process")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
+    print(
+        f"each figure: the median of {rounds} rounds, the clients interleaved within each round "
+        "(the bare httpx loop: 1 round); [min-max] of the rounds in the note"
+    )
 
-    def timed(fn: Callable[[], tuple[float, float]], calls: int) -> tuple[float, float, str]:
-        """(wall, client CPU, the server's CPU per call as a note) of one measurement."""
+    def timed(fn: Callable[[], tuple[float, float]], calls: int) -> tuple[float, float, float | None]:
+        """(wall, client CPU, server CPU) of one measurement."""
         s0 = server_cpu(server)
         wall, cpu = fn()
         s1 = server_cpu(server)
-        note = f"server {1000 * (s1 - s0) / calls:.3f} ms/call" if s0 is not None and s1 is not None else ""
-        return wall, cpu, note
+        return wall, cpu, (s1 - s0 if s0 is not None and s1 is not None else None)
+
+    def measure_all(url: str, inflight: int, clients: list[tuple[str, Any, int]], key: str) -> dict[str, Stats]:
+        """Every client ``rounds`` times, interleaved; per client the figures of each round."""
+        out: dict[str, Stats] = {name: Stats(calls) for name, _, calls in clients}
+        for r in range(rounds):
+            for name, fn, calls in clients:
+                if fn is bare_httpx and r:
+                    continue
+                if fn is None:
+                    folder = tmp / f"{key}{r}"
+                    wall, cpu, srv = timed(lambda c=calls, d=folder: goldenkit_run(url, c, inflight, d), calls)
+                else:
+                    wall, cpu, srv = timed(lambda f=fn, c=calls: measure(lambda: f(url, c, inflight)), calls)
+                out[name].add(wall, cpu, srv)
+        return out
 
     if "1" in parts:
         print()
         print(f"1. instant server, {n} calls, 64 in flight (target: goldenkit <= 0.3 ms CPU/call, >= 3,000 calls/s)")
-        print(row("client", "calls", "flight", "wall s", "calls/s", "CPU ms/call", "note"))
         asyncio.run(bare_aiohttp(fast, 200, 64))  # warm up the server
-        base_cpu = 0.0
-        for name, fn in (
-            ("bare httpx.AsyncClient", bare_httpx),
-            ("bare aiohttp", bare_aiohttp),
-            ("goldenkit HTTP layer (provider)", goldenkit_provider),
-        ):
-            wall, cpu, note = timed(lambda fn=fn: measure(lambda: fn(fast, n, 64)), n)
-            if fn is bare_aiohttp:
-                base_cpu = cpu
-            rel = f"{cpu / base_cpu:.1f}x aiohttp; " if base_cpu else ""
-            print(row(name, n, 64, f"{wall:.2f}", f"{n / wall:,.0f}", f"{1000 * cpu / n:.3f}", rel + note))
-        wall, cpu, note = timed(lambda: goldenkit_run(fast, n, 64, tmp / "r1"), n)
-        ok = "PASS" if 1000 * cpu / n <= 0.3 and n / wall >= 3000 else "MISS"
-        print(
-            row(
-                "goldenkit run_eval (graded+written)",
-                n,
-                64,
-                f"{wall:.2f}",
-                f"{n / wall:,.0f}",
-                f"{1000 * cpu / n:.3f}",
-                f"{cpu / base_cpu:.1f}x aiohttp; {note}; target {ok}",
-            )
-        )
+        clients = [
+            ("bare httpx.AsyncClient", bare_httpx, n),
+            ("bare aiohttp", bare_aiohttp, n),
+            ("goldenkit HTTP layer (provider)", goldenkit_provider, n),
+            ("goldenkit run_eval (graded+written)", None, n),
+        ]
+        stats = measure_all(fast, 64, clients, "r1-")
+        base = stats["bare aiohttp"].cpu_ms()
+        print(row("client", "calls", "flight", "calls/s", "CPU ms/call", "vs aiohttp", "note"))
+        for name, st in stats.items():
+            note = st.range("cpu_ms") + st.server_note()
+            if name.startswith("goldenkit run_eval"):
+                ok = st.cpu_ms() <= 0.3 and st.rate() >= 3000
+                note += f"; target {'PASS' if ok else 'MISS'}"
+            rel = f"{st.cpu_ms() / base:.1f}x"
+            print(row(name, st.calls, 64, f"{st.rate():,.0f}", f"{st.cpu_ms():.3f}", rel, note))
     if "2" in parts:
         print()
         ideal = 256 / 0.2
-        print(f"2. 200 ms server, 256 in flight, ideal {ideal:,.0f} calls/s (target: goldenkit >= 90% of ideal)")
-        print(row("client", "calls", "flight", "wall s", "calls/s", "% of ideal", "note"))
-        for name, fn, calls in (
+        print(
+            f"2. 200 ms server, {n} calls, 256 in flight, ideal {ideal:,.0f} calls/s "
+            "(target: goldenkit >= 90% of ideal)"
+        )
+        clients = [
             ("bare httpx.AsyncClient", bare_httpx, args.httpx_slow_calls),
             ("bare aiohttp", bare_aiohttp, n),
             ("goldenkit HTTP layer (provider)", goldenkit_provider, n),
-        ):
-            wall, cpu, note = timed(lambda fn=fn, calls=calls: measure(lambda: fn(slow, calls, 256)), calls)
-            pct = 100 * calls / wall / ideal
-            print(row(name, calls, 256, f"{wall:.2f}", f"{calls / wall:,.0f}", f"{pct:.1f}%", note))
-        wall, cpu, note = timed(lambda: goldenkit_run(slow, n, 256, tmp / "r2"), n)
-        pct = 100 * n / wall / ideal
-        print(
-            row(
-                "goldenkit run_eval (graded+written)",
-                n,
-                256,
-                f"{wall:.2f}",
-                f"{n / wall:,.0f}",
-                f"{pct:.1f}%",
-                f"{note}; target {'PASS' if pct >= 90 else 'MISS'}",
-            )
-        )
+            ("goldenkit run_eval (graded+written)", None, n),
+        ]
+        stats = measure_all(slow, 256, clients, "r2-")
+        print(row("client", "calls", "flight", "calls/s", "% of ideal", "CPU ms/call", "note"))
+        for name, st in stats.items():
+            pct = 100 * st.rate() / ideal
+            note = st.range("pct", ideal) + st.server_note()
+            if name.startswith("goldenkit run_eval"):
+                note += f"; target {'PASS' if pct >= 90 else 'MISS'}"
+            print(row(name, st.calls, 256, f"{st.rate():,.0f}", f"{pct:.1f}%", f"{st.cpu_ms():.3f}", note))
+
+
+class Stats:
+    """The rounds of one client: medians and ranges of calls/s and CPU per call."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.servers: list[float] = []
+
+    def add(self, wall: float, cpu: float, server: float | None) -> None:
+        self.walls.append(wall)
+        self.cpus.append(cpu)
+        if server is not None:
+            self.servers.append(server)
+
+    def rate(self) -> float:
+        return self.calls / statistics.median(self.walls)
+
+    def cpu_ms(self) -> float:
+        return 1000 * statistics.median(self.cpus) / self.calls
+
+    def range(self, what: str, ideal: float = 1.0) -> str:
+        """``[min-max]; `` of the rounds (empty for a single round)."""
+        if len(self.walls) < 2:
+            return ""
+        if what == "cpu_ms":
+            lo, hi = (1000 * min(self.cpus) / self.calls, 1000 * max(self.cpus) / self.calls)
+            return f"[{lo:.3f}-{hi:.3f}] ms; "
+        lo, hi = (100 * self.calls / max(self.walls) / ideal, 100 * self.calls / min(self.walls) / ideal)
+        return f"[{lo:.1f}-{hi:.1f}%]; "
+
+    def server_note(self) -> str:
+        if not self.servers:
+            return ""
+        return f"server {1000 * statistics.median(self.servers) / self.calls:.3f} ms/call"
 
 
 def run_peer(args: argparse.Namespace, tmp: Path) -> None:
