@@ -60,12 +60,7 @@ from goldenkit._text import one_line
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, GoldenkitError, ProviderError, ResultsError
 from goldenkit.formats import normalize_case
-from goldenkit.graders.base import Grader, GradeResult, combine, get_grader
-
-try:  # grader selection per case and error capture live with the graders
-    from goldenkit.graders.base import agrade_case as _agrade_case
-except ImportError:  # pragma: no cover - older graders.base
-    _agrade_case = None  # type: ignore[assignment]
+from goldenkit.graders.base import Grader, agrade_case, combine, get_grader, grade_case
 from goldenkit.providers.base import Provider, Response
 from goldenkit.results import (
     OutcomeWriter,
@@ -432,16 +427,10 @@ def _resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
     return out
 
 
-async def _grade(graders: Sequence[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
-    if _agrade_case is not None:
-        return await _agrade_case(graders, case, response)
-    out: dict[str, GradeResult] = {}
-    for g in graders:
-        try:
-            out[g.name] = await g.agrade(case, response)
-        except Exception as exc:
-            out[g.name] = GradeResult(passed=None, reason=f"{type(exc).__name__}: {one_line(str(exc))}", error=True)
-    return out
+def _grades_synchronously(graders: Sequence[Grader]) -> bool:
+    """Whether no grader awaits anything (none overrides ``Grader.agrade``, as the judge does):
+    then each response is graded with one plain call instead of a coroutine per grader."""
+    return all(type(g).agrade is Grader.agrade for g in graders)
 
 
 # ---------------------------------------------------------------- the run
@@ -681,6 +670,7 @@ async def arun_eval(
     provider_url = getattr(provider, "safe_url", None)
     bounded = provider.bounds_calls  # else each call gets a deadline: timeout x turns + 1 s
     hard = {g.name: bool(g.hard) for g in grader_objs}
+    sync_grading = _grades_synchronously(grader_objs)
     base_record = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -779,7 +769,10 @@ async def arun_eval(
         else:
             state.consecutive_errors = 0
             assert case is not None
-            results = await _grade(grader_objs, case, resp)
+            if sync_grading:
+                results = grade_case(grader_objs, case, resp)
+            else:
+                results = await agrade_case(grader_objs, case, resp)
             verdict, detail = combine(results, hard)
             rec.update(
                 verdict=verdict,

@@ -42,6 +42,7 @@ from typing import Any
 from goldenkit.cases import Case, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
+    camel,
     case_error,
     content_parts,
     content_text,
@@ -61,9 +62,13 @@ SIMULATED_USER_NOTE = (
 )
 
 
+_ADK_KEYS = ("eval_id", "conversation", "conversation_scenario")
+_ADK_SPELLINGS = tuple(dict.fromkeys(spelling for key in _ADK_KEYS for spelling in (key, camel(key))))
+
+
 def is_adk(raw: Mapping[str, Any]) -> bool:
-    """Whether a dict looks like an ADK EvalCase."""
-    return any(has(raw, k) for k in ("eval_id", "conversation", "conversation_scenario"))
+    """Whether a dict looks like an ADK EvalCase (one of its keys, either casing, not null)."""
+    return any(raw.get(k) is not None for k in _ADK_SPELLINGS)
 
 
 def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
