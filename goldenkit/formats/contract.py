@@ -53,6 +53,8 @@ from goldenkit.formats._common import case_error, chat_message, decode_text, jso
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
+#: ``isinstance(x, _MAPPING)`` answers for a dict (every JSON object) without the Mapping ABC's slower check.
+_MAPPING = (dict, Mapping)
 _ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
 _TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER")
 _TOOL_ARGS = ("exact", "subset", "ignore")
@@ -68,14 +70,14 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
     expect_in = raw.get("expect")
     if expect_in is None:
         expect_in = {}
-    if not isinstance(expect_in, Mapping):
+    if not isinstance(expect_in, _MAPPING):
         raise case_error(row_id, f"expect must be an object, got {type(expect_in).__name__}")
     expect: dict[str, Any] = {}
     for key, value in expect_in.items():
         target: str = _ALIASES.get(str(key), str(key))
         if target in _LIST_KEYS:
             items = _str_list(value, row_id=row_id, field=f"expect.{key}")
-            expect[target] = _merge(expect.get(target, []), items)
+            expect[target] = _merge(expect[target], items) if target in expect else list(dict.fromkeys(items))
         elif target in ("refusal", "red"):
             if value is None:
                 continue
@@ -107,7 +109,7 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
             if entry is None:
                 normalized.append({})
                 continue
-            if not isinstance(entry, Mapping):
+            if not isinstance(entry, _MAPPING):
                 raise case_error(row_id, f"expect.turns[{i}] must be an object")
             if "turns" in entry:
                 raise case_error(row_id, f"expect.turns[{i}] cannot hold turns of its own")
@@ -175,13 +177,15 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
 
     history = _history(raw.get("history"), row_id=rid)
     tools = raw.get("tools") or []
-    if not isinstance(tools, list) or not all(isinstance(t, Mapping) and isinstance(t.get("name"), str) for t in tools):
+    if not isinstance(tools, list) or not all(
+        isinstance(t, _MAPPING) and isinstance(t.get("name"), str) for t in tools
+    ):
         raise case_error(rid, "tools must be a list of objects with a name")
     criteria = raw.get("criteria") or {}
-    if not isinstance(criteria, Mapping):
+    if not isinstance(criteria, _MAPPING):
         raise case_error(rid, "criteria must be an object")
     session = raw.get("session")
-    if session is not None and not isinstance(session, Mapping):
+    if session is not None and not isinstance(session, _MAPPING):
         raise case_error(rid, "session must be an object")
     return Case(
         id=case_id,
@@ -275,7 +279,7 @@ def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None)
 def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...]) -> Turn:
     if isinstance(item, str):
         return Turn(user=item, tool_responses=responses)
-    if isinstance(item, Mapping):
+    if isinstance(item, _MAPPING):
         user = item.get("user", item.get("prompt", item.get("content")))
         if not isinstance(user, str):
             raise case_error(rid, f"turns[{i}] has no user text (user/prompt/content)")
@@ -301,10 +305,10 @@ def _tool_responses(value: Any, *, row_id: str | None, field: str = "tool_respon
         raise case_error(row_id, f"{field} must be a list")
     out = []
     for i, v in enumerate(value):
-        if not isinstance(v, Mapping) or not isinstance(v.get("name"), str) or "response" not in v:
+        if not isinstance(v, _MAPPING) or not isinstance(v.get("name"), str) or "response" not in v:
             raise case_error(row_id, f"{field}[{i}] needs a name and a response")
         args = v.get("args")
-        if args is not None and not isinstance(args, Mapping):
+        if args is not None and not isinstance(args, _MAPPING):
             raise case_error(row_id, f"{field}[{i}].args must be an object")
         out.append(ToolResponse(name=v["name"], args=dict(args) if args is not None else None, response=v["response"]))
     return out
@@ -323,9 +327,13 @@ def _str_list(value: Any, *, row_id: str | None, field: str) -> list[str]:
         return []
     if isinstance(value, str):
         return [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise case_error(row_id, f"{field} must be a list of strings")
-    return list(value)
+    if isinstance(value, list):
+        for v in value:
+            if not isinstance(v, str):
+                break
+        else:
+            return list(value)
+    raise case_error(row_id, f"{field} must be a list of strings")
 
 
 def _merge(first: list[str], second: list[str]) -> list[str]:
