@@ -11,12 +11,16 @@ from the wire. Nothing inside the transport is replaced.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import gzip
+import ipaddress
 import json
 import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -79,8 +83,9 @@ def keep_alive(respond: Responder) -> Handler:
 class Server:
     """A TCP server on 127.0.0.1 running ``handler`` per connection, counting connections."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
         self.handler = handler
+        self.tls = tls
         self.requests: list[Request] = []
         self.accepted = 0
         self.open = 0
@@ -89,9 +94,9 @@ class Server:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Server:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -724,5 +729,68 @@ def test_response_elapsed_is_recorded() -> None:
         async with serve(answer_ok) as srv, pool_client() as client:
             resp = await client.get(f"{srv.url}/a")
             assert resp.elapsed.total_seconds() >= 0
+
+    asyncio.run(main())
+
+
+# -- https
+
+
+def self_signed(tmp_path: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """(server context, client context trusting only that server) for a fresh self-signed 127.0.0.1 cert."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "goldenkit test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert_file, key_file)
+    return server, ssl.create_default_context(cafile=str(cert_file))
+
+
+def test_https_with_sni_and_keep_alive(tmp_path: Path) -> None:
+    server_ctx, client_ctx = self_signed(tmp_path)
+
+    async def main() -> None:
+        async with Server(keep_alive(answer_ok), tls=server_ctx) as srv:
+            transport = PoolTransport(ssl_context=client_ctx)
+            async with httpx.AsyncClient(transport=transport, timeout=5.0) as client:
+                first = await client.post(f"{srv.url}/one", content=b"x")
+                second = await client.post(f"{srv.url}/two", content=b"y")
+            assert (first.status_code, first.content, second.content) == (200, b"/one", b"/two")
+            assert [r.body for r in srv.requests] == [b"x", b"y"]
+            assert srv.accepted == 1  # one TLS connection, kept alive
+
+    asyncio.run(main())
+
+
+def test_https_certificate_not_trusted_is_a_connect_error(tmp_path: Path) -> None:
+    server_ctx, _ = self_signed(tmp_path)
+
+    async def main() -> None:
+        async with Server(keep_alive(answer_ok), tls=server_ctx) as srv, pool_client(5.0) as client:
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+                await client.post(f"{srv.url}/x", content=b"x")  # httpx's default trust store: not this cert
+            assert srv.requests == []
 
     asyncio.run(main())

@@ -198,11 +198,17 @@ class _Pool:
 class PoolTransport(httpx.AsyncBaseTransport):
     """httpx transport: pooled HTTP/1.1 keep-alive connections on asyncio protocols (see the module)."""
 
-    def __init__(self, *, max_connections: int = 64, keepalive_expiry: float = 15.0) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int = 64,
+        keepalive_expiry: float = 15.0,
+        ssl_context: _ssl.SSLContext | None = None,
+    ) -> None:
         self.max_connections = max(1, int(max_connections))
         self.keepalive_expiry = float(keepalive_expiry)
         self._pools: dict[tuple[bytes, bytes, int], _Pool] = {}
-        self._ssl: _ssl.SSLContext | None = None
+        self._ssl = ssl_context  # None: httpx's (certifi, no environment), made on the first https URL
         self._closed = False
 
     # -- the pool
