@@ -68,7 +68,10 @@ _ADK_SPELLINGS = tuple(dict.fromkeys(spelling for key in _ADK_KEYS for spelling 
 
 def is_adk(raw: Mapping[str, Any]) -> bool:
     """Whether a dict looks like an ADK EvalCase (one of its keys, either casing, not null)."""
-    return any(raw.get(k) is not None for k in _ADK_SPELLINGS)
+    for key in _ADK_SPELLINGS:  # a loop, not any() over a generator: every case of a run asks
+        if raw.get(key) is not None:
+            return True
+    return False
 
 
 def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
