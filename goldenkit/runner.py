@@ -682,7 +682,7 @@ async def arun_eval(
     }
     state = _State()
     new_records: list[dict[str, Any]] = []
-    writer = OutcomeWriter(jsonl)
+    writer = OutcomeWriter(jsonl, coalesce=True)
 
     async def call(case: Case, repeat: int, n_turns: int) -> tuple[Response | None, ProviderError | None, int, float]:
         attempts = 0
@@ -805,7 +805,11 @@ async def arun_eval(
             await _start_workers(worker, min(max_in_flight, len(todo)))
             interrupted = False
         finally:
-            writer.close()
+            lost: OSError | None = None
+            try:
+                writer.close()  # the lines of the last loop pass go out here
+            except OSError as exc:
+                lost = exc
             if recorder is not None:
                 recorder.close()
             await provider.aclose()
@@ -819,11 +823,11 @@ async def arun_eval(
             count_d = {v: counts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
             count_d.update(total=len(records), expected=expected)
             stopped = state.stopped if len(records) < expected else None
-            if interrupted:
+            if interrupted or lost is not None:
                 stopped = f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {run_id}"
             first_error = state.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
             validity, why, rate = _validity(count_d, expected, max_error_rate, stopped, first_error)
-            complete = len(records) == expected
+            complete = len(records) == expected and lost is None
             elapsed = time.monotonic() - t_start
             invocation.update(ended_at=utc_now(), calls=state.calls, elapsed_s=round(elapsed, 3), **limiter.stats())
             manifest.update(
@@ -840,6 +844,10 @@ async def arun_eval(
                 (run_dir / OUTCOMES_PARQUET).unlink(missing_ok=True)
                 manifest["complete"] = False
             write_json_atomic(run_file, manifest)
+            if lost is not None:
+                raise ResultsError(
+                    f"{jsonl}: outcomes could not be written ({lost}); free space and resume with --run-id {run_id}"
+                ) from lost
 
     return RunSummary(
         run_id=run_id,

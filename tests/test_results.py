@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -80,6 +82,40 @@ def test_writer_appends_after_repairing(tmp_path):
         # flushed: visible to another reader before close
         assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b"]
     assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b"]
+
+
+def test_coalescing_writer_writes_one_loop_pass_at_a_time(tmp_path):
+    p = tmp_path / "o.jsonl"
+
+    async def main() -> None:
+        w = OutcomeWriter(p, coalesce=True)
+        w.write(outcome("a"))
+        w.write(outcome("b"))
+        assert p.read_bytes() == b""  # still this pass
+        await asyncio.sleep(0)  # the next pass writes both
+        assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b"]
+        w.write(outcome("c"))
+        w.close()  # what is pending goes out on close
+        assert [r["row_id"] for r in iter_jsonl(p)] == ["a", "b", "c"]
+        assert p.read_bytes().count(b"\n") == 3
+
+    asyncio.run(main())
+
+
+def test_coalescing_writer_raises_a_failed_write_at_the_next_write_and_at_close(tmp_path):
+    async def main() -> None:
+        w = OutcomeWriter(tmp_path / "o.jsonl", coalesce=True)
+        os.close(w._fd)  # the descriptor goes bad underneath the writer (as a vanished disk would)
+        w._fd = os.open(os.devnull, os.O_RDONLY)  # writes now fail with EBADF
+        w.write(outcome("a"))
+        await asyncio.sleep(0)  # the pass's write fails; the error is kept
+        with pytest.raises(OSError):
+            w.write(outcome("b"))
+        with pytest.raises(OSError):
+            w.close()
+        assert w.closed
+
+    asyncio.run(main())
 
 
 def test_last_record_per_pair_wins():

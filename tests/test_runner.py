@@ -7,6 +7,8 @@ in httpx or aiohttp is replaced. Backoff is shortened with ``backoff_base``.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -695,3 +697,59 @@ def test_server_error_detail_is_in_the_reason(tmp_path, server):
     server.default = Reply.status(401, body='{"detail": "Invalid API key"}')
     s = run_eval(ds, openai(server), [must_contain_grader()], results_dir=tmp_path / "r", **FAST)
     assert one(s.path)["detail"] == f"HTTP 401 from {server.url}/v1/chat/completions: Invalid API key"
+
+
+# ------------------------------------------------------------------ outcomes that cannot be written
+
+WRITE_LIMITED_RUN = """
+import resource, sys
+from goldenkit.dataset import read_dataset
+from goldenkit.errors import ResultsError
+from goldenkit.providers.callable import CallableProvider
+from goldenkit.runner import run_eval
+
+sys.path.insert(0, sys.argv[3])
+from write_limit_agent import answer
+
+resource.setrlimit(resource.RLIMIT_FSIZE, (8000, 8000))  # no file may grow past 8 kB: a full disk
+try:
+    run_eval(read_dataset(sys.argv[1]), CallableProvider(answer), ["contract"], run_id="r", results_dir=sys.argv[2],
+             max_in_flight=4, progress=False)
+except ResultsError as exc:
+    print(exc)
+    sys.exit(3)
+"""
+
+
+def test_outcomes_that_cannot_be_written_stop_the_run_and_a_resume_finishes_it(tmp_path, monkeypatch):
+    """A write that fails mid-run (a file-size limit in a child process: a full disk) ends the run
+    with a ResultsError naming outcomes.jsonl; run.json says incomplete, no Parquet is written, the
+    lines on disk stay readable, and a resume calls exactly the rows that were not written."""
+    rows = {f"r{i:02d}": contains("ok") for i in range(40)}
+    ds_dir = make_dataset(tmp_path, rows)
+    res = tmp_path / "res"
+    agent_dir = tmp_path / "agent"  # the same agent in both processes, so the resume has the same run key
+    agent_dir.mkdir()
+    (agent_dir / "write_limit_agent.py").write_text("async def answer(case):\n    return 'ok'\n", encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-c", WRITE_LIMITED_RUN, str(ds_dir), str(res), str(agent_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "outcomes.jsonl: outcomes could not be written" in out.stdout and "--run-id r" in out.stdout
+    run_dir = res / "r"
+    manifest = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    assert manifest["complete"] is False and manifest["validity"] == "INVALID"
+    assert not (run_dir / "outcomes.parquet").exists()
+    written = list(iter_jsonl(run_dir / "outcomes.jsonl"))  # a line cut off by the limit is skipped
+    assert 0 < len(written) < len(rows)
+
+    monkeypatch.syspath_prepend(str(agent_dir))
+    from write_limit_agent import answer  # type: ignore[import-not-found]
+
+    s = run_eval(read_dataset(ds_dir), CallableProvider(answer), ["contract"], run_id="r", results_dir=res, **FAST)
+    assert s.complete and s.counts["PASS"] == len(rows) and s.resumed == len(written)
+    df = outcomes_df(s.path)
+    assert sorted(df["row_id"]) == sorted(rows) and len(df) == len(rows)
