@@ -4,14 +4,17 @@
 
     results/<run_id>/
         run.json           the run key, configuration, counts, validity (rewritten atomically)
-        outcomes.jsonl     one outcome per line, appended and flushed as each completes
+        outcomes.jsonl     one outcome per line, appended as each completes
         outcomes.parquet   the final outcomes (one per row x repeat), written at the end
 
-Crash safety: each outcome is written as one ``os.write()`` of a full line on an
-unbuffered file descriptor, so a process killed with SIGKILL loses at most the calls in flight; the
-operating system keeps what was flushed. A torn last line (a write cut by the kill)
-is tolerated: :func:`repair_jsonl` truncates the file after its last complete line,
-and readers skip it.
+Crash safety: outcome lines are written with ``os.write()`` on an unbuffered file
+descriptor, nothing waiting in a user-space buffer; the runner writes the outcomes
+completed in one pass of its event loop together, before the loop waits for
+anything again (:class:`OutcomeWriter`). A process killed with SIGKILL therefore
+loses at most the calls in flight and the outcomes of the pass it was killed in,
+which a resume calls again; the operating system keeps what was written. A torn
+last line (a write cut by the kill) is tolerated: :func:`repair_jsonl` truncates
+the file after its last complete line, and readers skip it.
 
 Superseded outcomes: ``--retry-errors`` appends a new outcome for a row x repeat
 that already has an ERROR line. The **last record per (row_id, repeat) wins**, in

@@ -22,7 +22,8 @@ do, in order:
    the results into PASS / FAIL / SKIPPED (or ERROR when grading itself failed);
    a call that produced nothing is ERROR with a one-line reason (status and URL
    without secrets), ``error_kind`` transient / permanent and the attempts made;
-5. append each outcome to ``outcomes.jsonl`` (flushed) as it completes, and at the
+5. append each outcome to ``outcomes.jsonl`` as it completes (those of one event-loop
+   pass in one write, see :class:`goldenkit.results.OutcomeWriter`), and at the
    end write ``outcomes.parquet`` and the final run.json: counts, error rate and
    validity. INVALID when the error rate exceeds ``max_error_rate``, when every
    outcome is ERROR (an infrastructure failure, never "0% quality"), or when the
