@@ -2,7 +2,7 @@
 
 It is a stdlib ``ThreadingHTTPServer`` (HTTP/1.1 keep-alive) running in a
 background thread, so the client under test goes through real sockets, real
-status codes and real connection drops; nothing in httpx or aiohttp is mocked.
+status codes and real connection drops; nothing in httpx or the transport is mocked.
 
 Endpoints::
 

@@ -1,7 +1,7 @@
 """The runner against a real local HTTP server: every failure kind, retries, repeats, resume.
 
 Every test talks to :class:`fakeserver.FakeModelServer` over real sockets; nothing
-in httpx or aiohttp is replaced. Backoff is shortened with ``backoff_base``.
+in httpx or the transport is replaced. Backoff is shortened with ``backoff_base``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Why not httpx's own transport, or aiohttp under httpx. ``benchmarks/bench_runner.py``
 measures the client CPU per call against a local server: a plain
 ``httpx.AsyncClient`` (httpcore) spends 2-4 ms per call under concurrency, a bare
-aiohttp ``ClientSession`` loop 0.26-0.4 ms, and the Rust clients with httpx
-adapters (pyreqwest, rnet) 0.15-0.35 ms; a request written to an
+aiohttp ``ClientSession`` loop 0.26-0.4 ms, and the Rust-based clients pyreqwest
+(which ships an httpx transport) and rnet 0.15-0.35 ms; a request written to an
 ``asyncio.Protocol`` whose reply is parsed by llhttp (through ``httptools``) spends
 about 0.1 ms. A model call is one small POST whose reply is wanted whole, so
 that is all this transport does, and it does it in that cheap form:
