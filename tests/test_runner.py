@@ -629,19 +629,23 @@ def test_redaction_and_circuit_breaker(tmp_path, server):
 
 
 def test_a_case_that_cannot_be_normalized_is_an_error_naming_file_and_line(tmp_path):
-    ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok"), "b": {"turns": "not a list", "expect": {}}}))
+    # the bad row sits between good ones in one batch of cases normalized ahead; each repeat is its own ERROR
+    cases = {"a": contains("ok"), "b": {"turns": "not a list", "expect": {}}, "c": contains("ok")}
+    ds = read_dataset(make_dataset(tmp_path, cases))
     s = run_eval(
         ds,
         CallableProvider(lambda case: "ok"),
         [must_contain_grader()],
+        repeats=2,
         max_error_rate=1.0,
         results_dir=tmp_path / "r",
         **FAST,
     )
+    assert (s.counts["PASS"], s.counts["ERROR"]) == (4, 2)
     df = outcomes_df(s.path).set_index("row_id")
-    assert df.loc["a", "verdict"] == "PASS"
-    assert df.loc["b", "verdict"] == "ERROR" and df.loc["b", "error_kind"] == "permanent"
-    assert df.loc["b", "detail"].startswith("bad case: ") and "dataset.jsonl:2" in df.loc["b", "detail"]
+    assert list(df.loc["a", "verdict"]) == ["PASS", "PASS"] and list(df.loc["c", "verdict"]) == ["PASS", "PASS"]
+    assert list(df.loc["b", "verdict"]) == ["ERROR", "ERROR"] and set(df.loc["b", "error_kind"]) == {"permanent"}
+    assert all(d.startswith("bad case: ") and "dataset.jsonl:2" in d for d in df.loc["b", "detail"])
 
 
 def test_run_eval_works_inside_a_running_event_loop(tmp_path):
