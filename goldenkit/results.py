@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -270,13 +271,31 @@ def latest_per_pair(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(by_pair.values())
 
 
+_ALL_FIELDS = operator.itemgetter(*OUTCOME_FIELDS)
+
+
+def _columns(records: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
+    """The records' values column by column, in :data:`OUTCOME_FIELDS` order (a missing field is None)."""
+    try:  # every field present (what the runner writes): one C-level pick per record, then transpose
+        return list(zip(*map(_ALL_FIELDS, records), strict=True)) if records else [() for _ in OUTCOME_FIELDS]
+    except KeyError:  # a record without some field (written by hand or by an older version)
+        return [[rec.get(name) for rec in records] for name in OUTCOME_FIELDS]
+
+
+def _json_cell(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value == []:  # most trajectories: no tool calls
+        return "[]"
+    return orjson.dumps(value, default=str, option=_ORJSON_JSON).decode()
+
+
 def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
     arrays = {}
-    for name in OUTCOME_FIELDS:
-        values = [rec.get(name) for rec in records]
+    for name, values in zip(OUTCOME_FIELDS, _columns(records), strict=True):
         if name in _JSON_COLUMNS:
-            values = [None if v is None else orjson.dumps(v, default=str, option=_ORJSON_JSON).decode() for v in values]
+            values = [_json_cell(v) for v in values]
         elif name == "graders":
             values = [None if v is None else list(v.items()) for v in values]
         arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)

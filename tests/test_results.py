@@ -15,6 +15,7 @@ from goldenkit.results import (
     iter_jsonl,
     latest_per_pair,
     outcomes_df,
+    outcomes_table,
     read_run,
     repair_jsonl,
     write_json_atomic,
@@ -162,6 +163,16 @@ def test_parquet_and_jsonl_read_the_same(tmp_path):
     assert row["agent_version"]["model_id"] == "m"
     assert a.set_index("row_id").loc["b", "tags"] == []
     assert a["repeat"].dtype == "int64"
+
+
+def test_outcomes_table_reads_a_record_missing_a_field_as_null():
+    full = outcome("a", cost=0.5)
+    short = {k: v for k, v in outcome("b").items() if k not in ("cost", "trajectory")}
+    table = outcomes_table([full, short])
+    assert table.column("cost").to_pylist() == [0.5, None]
+    assert table.column("trajectory").to_pylist() == [json.dumps(full["trajectory"], separators=(",", ":")), None]
+    assert table.column("row_id").to_pylist() == ["a", "b"]
+    assert outcomes_table([]).num_rows == 0
 
 
 def test_outcomes_df_many_runs_columns_and_categoricals(tmp_path):
