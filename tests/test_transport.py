@@ -387,25 +387,21 @@ def test_pool_caps_concurrent_connections() -> None:
     asyncio.run(main())
 
 
-def test_idle_connection_past_keepalive_expiry_is_not_reused() -> None:
+@pytest.mark.parametrize(
+    ("expiry", "connections", "closed"),
+    [(0.05, 2, 1), (5.0, 1, 0)],
+    ids=["idle-past-expiry-is-replaced", "idle-within-expiry-is-reused"],
+)
+def test_keepalive_expiry_decides_whether_an_idle_connection_is_reused(
+    expiry: float, connections: int, closed: int
+) -> None:
     async def main() -> None:
-        async with serve(answer_ok) as srv, pool_client(keepalive_expiry=0.05) as client:
+        async with serve(answer_ok) as srv, pool_client(keepalive_expiry=expiry) as client:
             await client.get(f"{srv.url}/a")
             await asyncio.sleep(0.15)
             await client.get(f"{srv.url}/b")
-            assert srv.accepted == 2
-            await until(lambda: srv.eofs == 1)  # the expired connection was closed, not leaked
-
-    asyncio.run(main())
-
-
-def test_idle_connection_within_keepalive_expiry_is_reused() -> None:
-    async def main() -> None:
-        async with serve(answer_ok) as srv, pool_client(keepalive_expiry=5.0) as client:
-            await client.get(f"{srv.url}/a")
-            await asyncio.sleep(0.15)
-            await client.get(f"{srv.url}/b")
-            assert srv.accepted == 1
+            assert srv.accepted == connections
+            await until(lambda: srv.eofs == closed)  # an expired connection is closed, not leaked
 
     asyncio.run(main())
 
