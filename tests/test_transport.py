@@ -449,6 +449,25 @@ def test_close_right_after_the_request_is_remote_protocol_error() -> None:
     asyncio.run(main())
 
 
+def test_a_kept_alive_connection_closed_before_the_next_reply_reports_no_reply() -> None:
+    """Nothing of the first reply leaks into the second request's outcome (the stale keep-alive race)."""
+
+    async def respond(req: Request, writer: asyncio.StreamWriter) -> str | None:
+        if req.target == "/first":
+            writer.write(reply(b"first"))
+            return None
+        return CLOSE  # the server drops the kept-alive connection instead of answering
+
+    async def main() -> None:
+        async with serve(respond) as srv, pool_client() as client:
+            assert (await client.post(f"{srv.url}/first", content=b"x")).content == b"first"
+            with pytest.raises(httpx.RemoteProtocolError, match="before a reply"):
+                await client.post(f"{srv.url}/second", content=b"y")
+            assert srv.accepted == 1 and [r.target for r in srv.requests] == ["/first", "/second"]
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize(
     "partial",
     [

@@ -78,6 +78,16 @@ class _Connection(asyncio.Protocol):
         self.idle_since = 0.0
         self.head_request = False
 
+    def begin(self, waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]], *, head: bool) -> None:
+        """Expect the reply to a new request (nothing of the previous reply is kept)."""
+        self.waiter = waiter
+        self.reusable = False
+        self.head_request = head
+        self.status = 0
+        self.headers = []
+        self.body = []
+        self.headers_done = False
+
     # -- asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -332,9 +342,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         started = loop.time()
         conn = await self._acquire(pool, timeouts)
         waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]] = loop.create_future()
-        conn.waiter = waiter
-        conn.reusable = False
-        conn.head_request = request.method == "HEAD"
+        conn.begin(waiter, head=request.method == "HEAD")
         read = timeouts.get("read")
         if read is not None:
             conn.timer = loop.call_at(loop.time() + read, conn.read_timed_out, read)
