@@ -26,11 +26,14 @@ Three comparisons, every figure measured in this run:
    with len(text) // 4, which only makes inspect faster. Without a venv the
    published figure from the issue is printed and marked as not measured here.
 
-The model servers (aiohttp.web, an OpenAI chat.completions reply) run in a separate
-process on 127.0.0.1, so the client's CPU time (``time.process_time``) is the
-client's alone.
+The model servers (a minimal asyncio + httptools keep-alive server answering an
+OpenAI chat.completions reply, see :func:`serve`) run in a separate process on
+127.0.0.1, so the client's CPU time (``time.process_time``) is the client's alone;
+the server's own CPU per call is printed beside each row. Parts 1 and 2 measure
+every client ``--rounds`` times, interleaved, and print medians with the range.
 
-    python benchmarks/bench_runner.py [--calls 5000] [--inspect-venv DIR [--install-inspect]]
+    python benchmarks/bench_runner.py [--calls 5000] [--parts 1,2,3] [--rounds 3]
+        [--inspect-venv DIR [--install-inspect]]
 """
 
 from __future__ import annotations
