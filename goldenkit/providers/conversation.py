@@ -245,7 +245,7 @@ async def run_conversation(
     """Send every user turn of ``case`` with the conversation so far, answering tool calls; see the module doc."""
     check_history(history)
     check_max_tool_steps(max_tool_steps)
-    recorded = RecordedTools(case, tool_responses)
+    recorded: RecordedTools | None = None  # made at the first tool call (most conversations have none)
     base = initial_messages(case, system)
     exchanges: list[list[Message]] = []  # per earlier turn: the messages actually exchanged
     turns: list[TurnOutput] = []
@@ -282,6 +282,8 @@ async def run_conversation(
                 for k, c in enumerate(reply.tool_calls)
             ]
             current.append(Message(role="assistant", content=reply.text, tool_calls=tuple(calls)))
+            if recorded is None:
+                recorded = RecordedTools(case, tool_responses)
             for c in calls:
                 ans = recorded.answer(c, i)
                 out.tool_calls.append(c)
