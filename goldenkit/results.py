@@ -193,10 +193,15 @@ class OutcomeWriter:
         self._pending.append(line)
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush_pass)
+            asyncio.get_running_loop().call_soon(self._end_of_pass)
 
-    def _flush_pass(self) -> None:
+    def _end_of_pass(self) -> None:
         self._scheduled = False
+        self.end_pass()
+
+    def end_pass(self) -> None:
+        """Write the pending lines now (a caller that knows the pass's outcomes are all in);
+        a failure is kept and raised by the next :meth:`write` or by :meth:`close`."""
         try:
             self.flush()
         except OSError as exc:  # disk full, I/O error: the run hears of it at its next write

@@ -844,6 +844,7 @@ async def arun_eval(
                 record_grades(rec, grade_case(grader_objs, case, resp), resp, latency, attempts)
         except Exception as exc:  # a failed write: the workers stop and the run raises it
             state.failure = exc
+        writer.end_pass()  # the batch's lines now, not one more loop pass later
 
     queue = iter(todo)
 
