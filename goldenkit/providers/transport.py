@@ -78,8 +78,15 @@ class _Connection(asyncio.Protocol):
         self.idle_since = 0.0
         self.head_request = False
 
-    def begin(self, waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]], *, head: bool) -> None:
-        """Expect the reply to a new request (nothing of the previous reply is kept)."""
+    def begin(
+        self,
+        waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]],
+        *,
+        head: bool,
+        read_timeout: float | None,
+    ) -> None:
+        """Expect the reply to a new request (nothing of the previous reply is kept), failing
+        it with ``ReadTimeout`` if it is not complete within ``read_timeout`` seconds."""
         self.waiter = waiter
         self.reusable = False
         self.head_request = head
@@ -87,6 +94,9 @@ class _Connection(asyncio.Protocol):
         self.headers = []
         self.body = []
         self.headers_done = False
+        if read_timeout is not None:
+            loop = waiter.get_loop()
+            self.timer = loop.call_at(loop.time() + read_timeout, self.read_timed_out, read_timeout)
 
     # -- asyncio.Protocol
 
@@ -161,21 +171,23 @@ class _Connection(asyncio.Protocol):
                 return False
         return True
 
-    def _complete(self) -> None:
+    def _end(self) -> asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]] | None:
+        """The request in flight is over: its waiter, if still waiting (the read timer is stopped)."""
         waiter, self.waiter = self.waiter, None
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        if waiter is not None and not waiter.done():
+        return waiter if waiter is not None and not waiter.done() else None
+
+    def _complete(self) -> None:
+        waiter = self._end()
+        if waiter is not None:
             waiter.set_result((self.status, self.headers, b"".join(self.body)))
 
     def fail(self, exc: Exception) -> None:
         """End the request in flight with ``exc`` and close the connection."""
-        waiter, self.waiter = self.waiter, None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        if waiter is not None and not waiter.done():
+        waiter = self._end()
+        if waiter is not None:
             waiter.set_exception(exc)
         self.abort()
 
@@ -342,10 +354,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         started = loop.time()
         conn = await self._acquire(pool, timeouts)
         waiter: asyncio.Future[tuple[int, list[tuple[bytes, bytes]], bytes]] = loop.create_future()
-        conn.begin(waiter, head=request.method == "HEAD")
-        read = timeouts.get("read")
-        if read is not None:
-            conn.timer = loop.call_at(loop.time() + read, conn.read_timed_out, read)
+        conn.begin(waiter, head=request.method == "HEAD", read_timeout=timeouts.get("read"))
         try:
             conn.transport.write(b"".join(head))  # type: ignore[union-attr]
             status, headers, content = await waiter
