@@ -48,6 +48,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import benchdata  # beside this script
+
 ROOT = Path(__file__).resolve().parents[1]
 SETUP_SH = ROOT.parent / "shared" / "real-server" / "setup.sh"
 SETTINGS: dict[str, Any] = {"model": "tiny", "temperature": 0.0, "seed": 7, "max_tokens": 8}
@@ -137,22 +139,8 @@ async def bare_httpx(url: str, payloads: list[bytes], inflight: int) -> dict[str
 
 
 def write_dataset(root: Path, n: int, offset: int) -> Path:
-    d = root / f"ds-{offset}"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "dataset.json").write_text(
-        json.dumps(
-            {
-                "name": "bench-live",
-                "version": "1.0.0",
-                "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "b"}],
-            }
-        )
-    )
-    with (d / "dataset.jsonl").open("w") as fh:
-        for i in range(n):
-            case = {"prompt": prompt(offset + i), "expect": {"must_contain_any": ["e", "a"]}}
-            fh.write(json.dumps({"id": f"q{i:05d}", "slice": f"s{i % 4}", "split": "dev", "case": case}) + "\n")
-    return d
+    cases = ({"prompt": prompt(offset + i), "expect": {"must_contain_any": ["e", "a"]}} for i in range(n))
+    return benchdata.write_dataset(root / f"ds-{offset}", "bench-live", cases, slices=4)
 
 
 def goldenkit_run(base_url: str, ds_dir: Path, inflight: int, results: Path) -> dict[str, float]:

@@ -53,6 +53,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import benchdata  # beside this script
+
 REPLY = json.dumps(
     {
         "id": "chatcmpl-bench",
@@ -203,27 +205,9 @@ async def goldenkit_provider(url: str, n: int, inflight: int) -> None:
 
 
 def write_dataset(root: Path, n: int) -> Path:
-    d = root / f"ds{n}"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "dataset.json").write_text(
-        json.dumps(
-            {
-                "name": "bench",
-                "version": "1.0.0",
-                "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "bench"}],
-            }
-        )
-    )
-    with (d / "dataset.jsonl").open("w") as fh:
-        for i in range(n):
-            row = {
-                "id": f"q{i:05d}",
-                "slice": f"s{i % 5}",
-                "split": "dev",
-                "case": {"prompt": f"question {i}", "expect": {"must_contain": ["yes"], "must_not": ["no way"]}},
-            }
-            fh.write(json.dumps(row) + "\n")
-    return d
+    case = {"expect": {"must_contain": ["yes"], "must_not": ["no way"]}}
+    cases = ({"prompt": f"question {i}", **case} for i in range(n))
+    return benchdata.write_dataset(root / f"ds{n}", "bench", cases, slices=5)
 
 
 def goldenkit_run(url: str, n: int, inflight: int, tmp: Path) -> tuple[float, float]:
