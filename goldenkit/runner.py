@@ -582,8 +582,8 @@ async def arun_eval(
         """
         case = case_cache.get(row_id)
         if case is None:
-            start = case_pos.get(row_id, 0)
-            batch = case_order[start : start + _CASE_BATCH] if row_id in case_pos else [row_id]
+            start = case_pos.get(row_id)
+            batch = [row_id] if start is None else case_order[start : start + _CASE_BATCH]
             for rid in batch:
                 if rid in case_cache:
                     continue
