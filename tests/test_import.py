@@ -32,7 +32,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not INTEROP.is_dir():
         pytest.skip("../shared/interop is not beside the checkout")
     root = tmp_path_factory.mktemp("interop")
-    for repo in sorted(p for p in INTEROP.iterdir() if p.is_dir()):
+    # results/ holds other harnesses' result files, not datasets: not part of this tree
+    for repo in sorted(p for p in INTEROP.iterdir() if p.is_dir() and p.name != "results"):
         for f in repo.iterdir():
             target = root / repo.name / Path(*f.name.split("__"))
             target.parent.mkdir(parents=True, exist_ok=True)
