@@ -1,0 +1,495 @@
+"""A leaderboard of many comparable runs that says which differences are evidence.
+
+:func:`leaderboard` takes the runs of several models (or prompts, or agents) on
+the same dataset and protocol and returns a :class:`Leaderboard`:
+
+``table`` -- one line per run, best first (pass rate descending, ties by run id):
+``run_id, model, rows`` (rows of the dataset), ``n`` (rows graded after
+collapsing repeats), ``k`` (of them PASS), ``pass_rate = k/n``, ``ci_low,
+ci_high`` (Wilson interval over the collapsed rows, :func:`goldenkit.stats.wilson_ci`),
+``pass_at_k, pass_hat_k`` (:mod:`goldenkit.passk`: Chen et al. 2021's unbiased
+pass@k and Yao et al. 2024's pass^k, averaged over rows), ``at_k`` (the k
+of those two; by default the runs' repeats), ``passk_left_out`` (rows with
+fewer than ``at_k`` graded repeats, outside both means), ``rank_low,
+rank_high, group`` (below), ``errors`` and ``skipped`` (rows whose collapsed
+verdict is ERROR / SKIPPED: no evidence, outside ``n``).
+
+``pairs`` -- one line per pair of runs ``a`` above ``b`` in the table:
+``n_paired`` rows graded in both, ``excluded`` rows left out of the pair because
+they are ERROR or SKIPPED in either run, ``b_count`` rows ``a`` passed and
+``b`` failed, ``c_count`` rows ``b`` passed and ``a`` failed, ``p_val`` exact
+McNemar (:func:`goldenkit.stats.mcnemar_exact`), ``p_adj`` Holm-adjusted over
+all pairs (:func:`goldenkit.stats.holm`), ``diff = (b_count - c_count) /
+n_paired`` (pass rate of ``a`` minus ``b`` on the paired rows) with
+Newcombe's paired interval ``diff_ci_low, diff_ci_high``
+(:func:`goldenkit.stats.paired_diff_ci`), and ``significant`` (``p_adj < alpha``).
+Rows are paired by id.
+
+Rank intervals. ``a`` is *significantly better* than ``b`` when their pair's
+``p_adj < alpha`` and ``a`` passed more of the discordant rows
+(``b_count > c_count``). Then ``rank_low = 1 +`` (runs significantly better)
+and ``rank_high =`` (number of runs) ``-`` (runs significantly worse): every
+rank the data cannot rule out. ``group`` is ``top`` for every run whose
+interval contains 1 -- indistinguishable from the leader -- and otherwise a
+letter (``A``, ``B``, ...) per distinct interval, in table order.
+
+Comparability comes first: every run must agree with the others on the
+dataset sha256, the repeats, every grader's version, the judge version and
+the set of row ids (the keys of :func:`goldenkit.compare.comparability_differences`).
+Otherwise :class:`goldenkit.errors.ComparisonInvalid` names the odd run and
+each key that differs, and no number is computed. The odd run is the one that
+disagrees with the run most others agree with.
+
+With ``by_slice=True`` both tables get a leading ``slice`` column: the
+overall block (:data:`goldenkit.stats.OVERALL`) and then one block per slice,
+each ranked on its own rows with Holm over that block's pairs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit.compare import comparability_differences
+from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
+from goldenkit.passk import pass_at_k
+from goldenkit.results import Run, read_run
+from goldenkit.stats import (
+    OVERALL,
+    collapse_repeats,
+    holm,
+    mcnemar_exact,
+    paired_diff_ci,
+    parse_rule,
+    sorted_codes,
+    verdict_codes,
+    wilson_ci,
+)
+
+__all__ = ["PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "RunRows", "leaderboard", "load_run_rows"]
+
+TABLE_COLUMNS = (
+    "run_id", "model", "rows", "n", "k", "pass_rate", "ci_low", "ci_high", "pass_at_k", "pass_hat_k", "at_k",
+    "passk_left_out", "rank_low", "rank_high", "group", "errors", "skipped",
+)  # fmt: skip
+PAIR_COLUMNS = (
+    "a", "b", "n_paired", "excluded", "b_count", "c_count", "p_val", "p_adj", "diff", "diff_ci_low",
+    "diff_ci_high", "significant",
+)  # fmt: skip
+_COLUMNS = ["row_id", "slice", "repeat", "verdict"]
+_NOT_RECORDED = "(not recorded)"
+
+
+@dataclass
+class RunRows:
+    """One run collapsed to one verdict per row, with what the comparability check reads."""
+
+    run_id: str
+    model: str
+    manifest: dict[str, Any]
+    collapsed: pd.DataFrame
+    repeats: int
+
+
+@dataclass
+class Leaderboard:
+    """What :func:`leaderboard` returns (see the module docstring for the columns)."""
+
+    table: pd.DataFrame
+    pairs: pd.DataFrame
+    alpha: float
+    rule: str
+    at_k: int
+    by_slice: bool = False
+    notes: list[str] = field(default_factory=list)
+    pairwise: Any = None
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [str(r) for r in self.table["run_id"].drop_duplicates()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"table": [...], "pairs": [...]}`` plus the settings; NaN becomes None (JSON null)."""
+        out: dict[str, Any] = {
+            "table": _records(self.table),
+            "pairs": _records(self.pairs),
+            "alpha": self.alpha,
+            "rule": self.rule,
+            "at_k": self.at_k,
+            "notes": list(self.notes),
+        }
+        if self.pairwise is not None and hasattr(self.pairwise, "to_dict"):
+            out["pairwise"] = self.pairwise.to_dict()
+        return out
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if math.isnan(float(v)) else float(v)
+    return v
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): _plain(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _model_of(manifest: Mapping[str, Any], fallback: str) -> str:
+    av = manifest.get("agent_version")
+    model = av.get("model_id") if isinstance(av, dict) else None
+    return str(model) if model else fallback
+
+
+def _frame_rows(run_id: str, df: pd.DataFrame, rule: str) -> RunRows:
+    """A bare outcome DataFrame: its manifest is what its columns record."""
+    for col in ("row_id", "verdict"):
+        if col not in df.columns:
+            raise ResultsError(f"outcomes of {run_id!r} have no {col!r} column")
+
+    def one(col: str) -> Any:
+        if col not in df.columns:
+            return _NOT_RECORDED
+        vals = pd.unique(df[col].dropna().astype(str))
+        return vals[0] if len(vals) == 1 else ",".join(sorted(vals)) if len(vals) else None
+
+    repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
+    model = run_id
+    if "agent_version" in df.columns and len(df) and isinstance(df["agent_version"].iloc[0], dict):
+        model = _model_of({"agent_version": df["agent_version"].iloc[0]}, run_id)
+    manifest = {"dataset": {"sha256": one("dataset_sha256")}, "repeats": repeats, "judge_version": one("judge_version")}
+    return RunRows(run_id, model, manifest, collapse_repeats(df, rule), repeats)
+
+
+def _run_rows(run: Run, rule: str) -> RunRows:
+    collapsed = collapse_repeats(run.outcomes(columns=_COLUMNS), rule)
+    repeats = run.manifest.get("repeats")
+    reps = int(repeats) if isinstance(repeats, int) and repeats >= 1 else 1
+    return RunRows(run.run_id, _model_of(run.manifest, run.run_id), run.manifest, collapsed, reps)
+
+
+def load_run_rows(runs: Any, rule: str = "majority", results_dir: str | os.PathLike[str] = "results") -> list[RunRows]:
+    """Each run collapsed by ``rule``; the protocol keys are checked before any outcome is read.
+
+    ``runs``: a sequence of :class:`~goldenkit.results.Run` objects, run folders
+    or run ids under ``results_dir``; a mapping ``{run_id: outcomes DataFrame}``;
+    or one outcome DataFrame with a ``run_id`` column (e.g. from
+    :func:`goldenkit.results.outcomes_df`).
+    """
+    if isinstance(runs, pd.DataFrame):
+        if "run_id" not in runs.columns:
+            raise ResultsError("leaderboard: an outcome DataFrame needs a run_id column")
+        runs = {str(rid): g for rid, g in runs.groupby("run_id", sort=True, observed=True)}
+    if isinstance(runs, Mapping):
+        sides = [_frame_rows(str(rid), df, rule) for rid, df in runs.items()]
+        check_comparable(sides, rule, with_rows=False)
+    else:
+        if isinstance(runs, (str, os.PathLike)) or not isinstance(runs, Sequence):
+            raise InputError("leaderboard: pass a list of runs (Run objects, run folders or run ids)")
+        opened = [read_run(r, results_dir) for r in runs]
+        heads = [RunRows(r.run_id, _model_of(r.manifest, r.run_id), r.manifest, pd.DataFrame(), 1) for r in opened]
+        check_comparable(heads, rule, with_rows=False)
+        sides = [_run_rows(r, rule) for r in opened]
+    if not sides:
+        raise InputError("leaderboard: no run given")
+    seen: set[str] = set()
+    for s in sides:
+        if s.run_id in seen:
+            raise InputError(f"leaderboard: run {s.run_id!r} is given twice")
+        seen.add(s.run_id)
+    check_comparable(sides, rule, with_rows=True)
+    return sides
+
+
+def _named(line: str, ref: str, other: str) -> str:
+    """A comparability line with "base"/"candidate" replaced by the two run ids."""
+    return (
+        line.replace("only in base", f"only in {ref}")
+        .replace("only in candidate", f"only in {other}")
+        .replace("missing in base and candidate", f"missing in {ref} and {other}")
+        .replace("missing in base", f"missing in {ref}")
+        .replace("missing in candidate", f"missing in {other}")
+    )
+
+
+def _id_fingerprint(ids: pd.Series) -> tuple[int, int]:
+    """Order-independent fingerprint of a row-id set: its size and the sum of the ids' 64-bit hashes."""
+    h = pd.util.hash_pandas_object(pd.Series(ids, dtype=object), index=False).to_numpy()
+    return len(h), int(h.sum(dtype=np.uint64))
+
+
+def check_comparable(sides: Sequence[RunRows], rule: str, *, with_rows: bool) -> None:
+    """Raise :class:`ComparisonInvalid` naming each run that differs from the reference run, and how.
+
+    The reference is the run that agrees with the most others (ties: the first
+    given), so one odd run out of many is the one named. Protocol keys are
+    compared on the manifests; with ``with_rows`` the row-id sets too (a
+    fingerprint first, the exact set difference only for a run that differs).
+    """
+    if len(sides) < 2:
+        return
+
+    def keys(a: RunRows, b: RunRows, ids: tuple[Any, Any] = (None, None)) -> list[str]:
+        return comparability_differences(
+            a.manifest, b.manifest, base_rule=rule, cand_rule=rule, base_ids=ids[0], cand_ids=ids[1]
+        )
+
+    if with_rows:
+        prints = [_id_fingerprint(s.collapsed["row_id"]) for s in sides]
+        ref = sides[max(range(len(sides)), key=lambda i: (prints.count(prints[i]), -i))]
+        odd = [s for s, fp in zip(sides, prints, strict=True) if fp != prints[sides.index(ref)]]
+        problems = [
+            f"run {s.run_id} vs {ref.run_id}: {_named(d, ref.run_id, s.run_id)}"
+            for s in odd
+            for d in keys(ref, s, (ref.collapsed["row_id"], s.collapsed["row_id"]))
+        ]
+    else:
+        agree = [sum(not keys(a, b) for b in sides if b is not a) for a in sides]
+        ref = sides[int(np.argmax(agree))]
+        problems = [
+            f"run {s.run_id} vs {ref.run_id}: {_named(d, ref.run_id, s.run_id)}"
+            for s in sides
+            if s is not ref
+            for d in keys(ref, s)
+        ]
+    if problems:
+        raise ComparisonInvalid("runs not comparable: " + "; ".join(problems), problems)
+
+
+# --------------------------------------------------------------------------- the statistics
+
+
+@dataclass
+class _Aligned:
+    """Every run's collapsed rows in the reference run's row order: (runs x rows) arrays."""
+
+    run_ids: list[str]
+    models: list[str]
+    slices: np.ndarray  # slice code per row
+    slice_names: list[str]
+    verdict: np.ndarray  # int8 codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3
+    n_pass: np.ndarray
+    n_graded: np.ndarray
+
+
+def _align(sides: Sequence[RunRows]) -> _Aligned:
+    ref = sides[0].collapsed
+    ref_ids = pd.Index(ref["row_id"])
+    m, n = len(sides), len(ref)
+    verdict = np.empty((m, n), dtype=np.int8)
+    n_pass = np.empty((m, n), dtype=np.int64)
+    n_graded = np.empty((m, n), dtype=np.int64)
+    for i, s in enumerate(sides):
+        c = s.collapsed
+        order = np.arange(n) if i == 0 else pd.Index(c["row_id"]).get_indexer(ref_ids)
+        if len(c) != n or (order < 0).any():
+            raise ComparisonInvalid(f"runs not comparable: run {s.run_id} has another row set than {sides[0].run_id}")
+        verdict[i] = verdict_codes(c["verdict"])[order]
+        n_pass[i] = c["n_pass"].to_numpy(np.int64)[order]
+        n_graded[i] = c["n_graded"].to_numpy(np.int64)[order]
+    slices = ref["slice"] if "slice" in ref.columns else pd.Series([""] * n)
+    codes, names = sorted_codes(slices)
+    return _Aligned([s.run_id for s in sides], [s.model for s in sides], codes, names, verdict, n_pass, n_graded)
+
+
+def _run_table(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.DataFrame:
+    """The per-run columns of one block (rows ``cols``), sorted best first; ranks filled in by :func:`_rank`."""
+    v = al.verdict[:, cols]
+    n = (v <= 1).sum(axis=1)
+    k = (v == 0).sum(axis=1)
+    lo, hi = wilson_ci(k, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(n > 0, k / np.maximum(n, 1), np.nan)
+    pk = [pass_at_k(al.n_graded[i, cols], al.n_pass[i, cols], at_k) for i in range(len(al.run_ids))]
+    t = pd.DataFrame(
+        {
+            "run_id": al.run_ids,
+            "model": al.models,
+            "rows": len(cols),
+            "n": n,
+            "k": k,
+            "pass_rate": rate,
+            "ci_low": lo,
+            "ci_high": hi,
+            "pass_at_k": [p.pass_at_k for p in pk],
+            "pass_hat_k": [p.pass_hat_k for p in pk],
+            "at_k": at_k,
+            "passk_left_out": [p.left_out for p in pk],
+            "errors": (v == 2).sum(axis=1),
+            "skipped": (v == 3).sum(axis=1),
+            "_i": np.arange(len(al.run_ids)),
+        }
+    )
+    t["_r"] = t["pass_rate"].fillna(-1.0)
+    return t.sort_values(["_r", "run_id"], ascending=[False, True], kind="stable").drop(columns="_r")
+
+
+def _pair_counts(al: _Aligned, cols: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
+    """(runs x runs) counts in table order: n11 both passed, n10 row-run passed only, n01, n00; graded in both."""
+    v = al.verdict[np.ix_(order, cols)]
+    passed = (v == 0).astype(np.float64)
+    failed = (v == 1).astype(np.float64)
+    # exact as float64 (counts far below 2**53); one matrix product per cell of the 2x2 table
+    return {
+        "n11": np.rint(passed @ passed.T).astype(np.int64),
+        "n10": np.rint(passed @ failed.T).astype(np.int64),
+        "n01": np.rint(failed @ passed.T).astype(np.int64),
+        "n00": np.rint(failed @ failed.T).astype(np.int64),
+    }
+
+
+def _pairs_table(ids: list[str], counts: dict[str, np.ndarray], rows: int, alpha: float) -> pd.DataFrame:
+    ia, ib = np.triu_indices(len(ids), k=1)
+    n11, n10, n01, n00 = (counts[c][ia, ib] for c in ("n11", "n10", "n01", "n00"))
+    n_paired = n11 + n10 + n01 + n00
+    p = np.asarray(mcnemar_exact(n10, n01), dtype=float) if len(ia) else np.zeros(0)
+    diff, lo, hi = paired_diff_ci(n11, n10, n01, n00) if len(ia) else (np.zeros(0),) * 3
+    p_adj = holm(p) if len(ia) else np.zeros(0)
+    return pd.DataFrame(
+        {
+            "a": [ids[i] for i in ia],
+            "b": [ids[j] for j in ib],
+            "n_paired": n_paired,
+            "excluded": rows - n_paired,
+            "b_count": n10,
+            "c_count": n01,
+            "p_val": p,
+            "p_adj": p_adj,
+            "diff": np.asarray(diff, dtype=float),
+            "diff_ci_low": np.asarray(lo, dtype=float),
+            "diff_ci_high": np.asarray(hi, dtype=float),
+            "significant": p_adj < alpha,
+        },
+        columns=list(PAIR_COLUMNS),
+    )
+
+
+def _rank(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """rank_low, rank_high and group from the significant pairs (see the module docstring)."""
+    ids = list(table["run_id"])
+    better = dict.fromkeys(ids, 0)  # runs significantly better than this one
+    worse = dict.fromkeys(ids, 0)  # runs significantly worse
+    sig = pairs[pairs["significant"]]
+    for a, b, bc, cc in zip(sig["a"], sig["b"], sig["b_count"], sig["c_count"], strict=True):
+        if bc > cc:
+            better[b] += 1
+            worse[a] += 1
+        elif cc > bc:
+            better[a] += 1
+            worse[b] += 1
+    m = len(ids)
+    out = table.copy()
+    out["rank_low"] = [1 + better[r] for r in ids]
+    out["rank_high"] = [m - worse[r] for r in ids]
+    letters: dict[tuple[int, int], str] = {}
+    groups = []
+    for lo, hi in zip(out["rank_low"], out["rank_high"], strict=True):
+        if lo == 1:
+            groups.append("top")
+            continue
+        if (lo, hi) not in letters:
+            letters[(lo, hi)] = _letter(len(letters))
+        groups.append(letters[(lo, hi)])
+    out["group"] = groups
+    return out
+
+
+def _letter(i: int) -> str:
+    """A, B, ..., Z, AA, AB, ..."""
+    letters = string.ascii_uppercase
+    return letters[i] if i < 26 else _letter(i // 26 - 1) + letters[i % 26]
+
+
+def _block(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    table = _run_table(al, cols, at_k, alpha)
+    order = table["_i"].to_numpy()
+    pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
+    table = _rank(table.drop(columns="_i"), pairs)
+    return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
+
+
+def _notes(sides: Sequence[RunRows], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    notes = []
+    for s in sides:
+        validity = s.manifest.get("validity")
+        if validity not in (None, "VALID"):
+            notes.append(f"run {s.run_id} is {validity}: no evidence until it is re-run or resumed")
+        if s.manifest.get("complete") is False:
+            notes.append(f"run {s.run_id} is not complete (resume it with the same run id)")
+    excluded = int(pairs["excluded"].max()) if len(pairs) else 0
+    if excluded:
+        notes.append(f"up to {excluded} rows per pair are left out: ERROR or SKIPPED in at least one run of the pair")
+    left = int(table["passk_left_out"].max()) if len(table) else 0
+    if left:
+        notes.append(f"up to {left} rows per run have fewer than {int(table['at_k'].iloc[0])} graded repeats "
+                     "and are outside pass@k and pass^k")  # fmt: skip
+    return notes
+
+
+def leaderboard(
+    runs: Any,
+    alpha: float = 0.05,
+    rule: str = "majority",
+    *,
+    k: int | None = None,
+    by_slice: bool = False,
+    results_dir: str | os.PathLike[str] = "results",
+    pairwise_judge: Any = None,
+) -> Leaderboard:
+    """Rank comparable runs with Wilson intervals, paired exact McNemar tests and rank intervals.
+
+    ``runs``: see :func:`load_run_rows`. ``k``: the k of pass@k and pass^k
+    (default: the runs' repeats). ``pairwise_judge``: a judge for open-ended
+    rows (see :mod:`goldenkit.pairwise`); its result is ``Leaderboard.pairwise``.
+    Raises :class:`~goldenkit.errors.ComparisonInvalid` when the runs are not
+    comparable (the message names the odd run and each key that differs).
+
+    >>> import pandas as pd
+    >>> def run(verdicts):
+    ...     return pd.DataFrame({"row_id": [f"r{i}" for i in range(len(verdicts))], "repeat": 0,
+    ...                          "slice": "s", "verdict": verdicts})
+    >>> lb = leaderboard({"a": run(["PASS"] * 9 + ["FAIL"]), "b": run(["FAIL"] * 9 + ["PASS"])})
+    >>> lb.table[["run_id", "k", "rank_low", "rank_high", "group"]].to_dict("list")
+    {'run_id': ['a', 'b'], 'k': [9, 1], 'rank_low': [1, 2], 'rank_high': [1, 2], 'group': ['top', 'A']}
+    """
+    parse_rule(rule)
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
+    sides = sorted(load_run_rows(runs, rule, results_dir), key=lambda s: s.run_id)
+    at_k = int(k) if k is not None else sides[0].repeats
+    if at_k < 1:
+        raise InputError(f"k must be a positive integer, got {k!r}")
+    al = _align(sides)
+    everything = np.arange(al.verdict.shape[1])
+    table, pairs = _block(al, everything, at_k, alpha)
+    notes = _notes(sides, table, pairs)
+    if by_slice:
+        tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
+        for code, name in enumerate(al.slice_names):
+            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha)
+            tables.append(t.assign(slice=name))
+            pair_tables.append(p.assign(slice=name))
+        table = _slice_first(pd.concat(tables, ignore_index=True))
+        pairs = _slice_first(pd.concat(pair_tables, ignore_index=True))
+    result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes)
+    if pairwise_judge is not None:
+        from goldenkit.pairwise import pairwise_leaderboard
+
+        result.pairwise = pairwise_leaderboard(runs, pairwise_judge, results_dir=results_dir)
+    return result
+
+
+def _slice_first(df: pd.DataFrame) -> pd.DataFrame:
+    return df[["slice", *[c for c in df.columns if c != "slice"]]]
