@@ -70,12 +70,19 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.notebooks import (
         run_notebook,
     )
+    from goldenkit.passk import (
+        pass_at_k,
+    )
     from goldenkit.providers.base import (
         Provider,
         Response,
         TurnOutput,
         get_provider,
         register_provider,
+    )
+    from goldenkit.ranking import (
+        Leaderboard,
+        leaderboard,
     )
     from goldenkit.results import (
         Run,
@@ -117,6 +124,7 @@ _LAZY: dict[str, str] = {
     "GradeResult": "goldenkit.graders.base",
     "Grader": "goldenkit.graders.base",
     "JudgeVerdict": "goldenkit.graders",
+    "Leaderboard": "goldenkit.ranking",
     "Provider": "goldenkit.providers.base",
     "Response": "goldenkit.providers.base",
     "Run": "goldenkit.results",
@@ -138,10 +146,12 @@ _LAZY: dict[str, str] = {
     "import_dataset": "goldenkit.formats",
     "mcnemar_exact": "goldenkit.stats",
     "min_detectable_effect": "goldenkit.stats",
+    "leaderboard": "goldenkit.ranking",
     "normalize_case": "goldenkit.formats",
     "outcomes_df": "goldenkit.results",
     "paired_diff_ci": "goldenkit.stats",
     "parse_judge": "goldenkit.graders",
+    "pass_at_k": "goldenkit.passk",
     "read_baseline": "goldenkit.baselines",
     "read_dataset": "goldenkit.dataset",
     "read_run": "goldenkit.results",
@@ -190,6 +200,7 @@ __all__ = [
     "InfrastructureError",
     "InputError",
     "JudgeVerdict",
+    "Leaderboard",
     "Message",
     "Provider",
     "ProviderError",
@@ -216,12 +227,14 @@ __all__ = [
     "get_provider",
     "holm",
     "import_dataset",
+    "leaderboard",
     "mcnemar_exact",
     "min_detectable_effect",
     "normalize_case",
     "outcomes_df",
     "paired_diff_ci",
     "parse_judge",
+    "pass_at_k",
     "read_baseline",
     "read_dataset",
     "read_run",

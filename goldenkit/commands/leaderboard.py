@@ -5,7 +5,7 @@ rate with its Wilson interval, pass@k and pass^k, the rank interval and group)
 and every pair (b, c, exact McNemar p, Holm-adjusted p, paired difference with
 Newcombe's interval); ``--json`` prints ``{"table": [...], "pairs": [...]}``
 (numbers as JSON numbers, NaN as null). ``--slice S`` ranks on the rows of one
-slice. See :mod:`goldenkit.leaderboard` for the definitions.
+slice. See :mod:`goldenkit.ranking` for the definitions.
 
 Exit codes: 0 ranked · 1 bad input (unknown run or slice) · 4 the runs are not
 comparable (the message names the odd run and each key that differs).
@@ -101,7 +101,7 @@ def format_leaderboard(lb: Any) -> str:
 
 def compute(runs: Any, args: argparse.Namespace) -> Any:
     """The leaderboard the options ask for (one slice with ``--slice``)."""
-    from goldenkit.leaderboard import Leaderboard, leaderboard
+    from goldenkit.ranking import Leaderboard, leaderboard
 
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")

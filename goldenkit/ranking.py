@@ -1,5 +1,7 @@
 """A leaderboard of many comparable runs that says which differences are evidence.
 
+(The module is named ``ranking`` so that ``goldenkit.leaderboard`` stays the function.)
+
 :func:`leaderboard` takes the runs of several models (or prompts, or agents) on
 the same dataset and protocol and returns a :class:`Leaderboard`:
 
