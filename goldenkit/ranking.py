@@ -52,30 +52,19 @@ from __future__ import annotations
 import math
 import os
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from goldenkit.compare import comparability_differences
-from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
+from goldenkit.alignment import Aligned, RunInput, align_runs, run_inputs
+from goldenkit.errors import InputError
 from goldenkit.passk import pass_at_k
-from goldenkit.results import Run, read_run
-from goldenkit.stats import (
-    OVERALL,
-    collapse_repeats,
-    holm,
-    mcnemar_exact,
-    paired_diff_ci,
-    parse_rule,
-    sorted_codes,
-    verdict_codes,
-    wilson_ci,
-)
+from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
-__all__ = ["PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "RunRows", "leaderboard", "load_run_rows"]
+__all__ = ["PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
 
 TABLE_COLUMNS = (
     "run_id", "model", "rows", "n", "k", "pass_rate", "ci_low", "ci_high", "pass_at_k", "pass_hat_k", "at_k",
@@ -85,19 +74,6 @@ PAIR_COLUMNS = (
     "a", "b", "n_paired", "excluded", "b_count", "c_count", "p_val", "p_adj", "diff", "diff_ci_low",
     "diff_ci_high", "significant",
 )  # fmt: skip
-_COLUMNS = ["row_id", "slice", "repeat", "verdict"]
-_NOT_RECORDED = "(not recorded)"
-
-
-@dataclass
-class RunRows:
-    """One run collapsed to one verdict per row, with what the comparability check reads."""
-
-    run_id: str
-    model: str
-    manifest: dict[str, Any]
-    collapsed: pd.DataFrame
-    repeats: int
 
 
 @dataclass
@@ -146,167 +122,10 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): _plain(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
 
 
-# --------------------------------------------------------------------------- loading
-
-
-def _model_of(manifest: Mapping[str, Any], fallback: str) -> str:
-    av = manifest.get("agent_version")
-    model = av.get("model_id") if isinstance(av, dict) else None
-    return str(model) if model else fallback
-
-
-def _frame_rows(run_id: str, df: pd.DataFrame, rule: str) -> RunRows:
-    """A bare outcome DataFrame: its manifest is what its columns record."""
-    for col in ("row_id", "verdict"):
-        if col not in df.columns:
-            raise ResultsError(f"outcomes of {run_id!r} have no {col!r} column")
-
-    def one(col: str) -> Any:
-        if col not in df.columns:
-            return _NOT_RECORDED
-        vals = pd.unique(df[col].dropna().astype(str))
-        return vals[0] if len(vals) == 1 else ",".join(sorted(vals)) if len(vals) else None
-
-    repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
-    model = run_id
-    if "agent_version" in df.columns and len(df) and isinstance(df["agent_version"].iloc[0], dict):
-        model = _model_of({"agent_version": df["agent_version"].iloc[0]}, run_id)
-    manifest = {"dataset": {"sha256": one("dataset_sha256")}, "repeats": repeats, "judge_version": one("judge_version")}
-    return RunRows(run_id, model, manifest, collapse_repeats(df, rule), repeats)
-
-
-def _run_rows(run: Run, rule: str) -> RunRows:
-    collapsed = collapse_repeats(run.outcomes(columns=_COLUMNS), rule)
-    repeats = run.manifest.get("repeats")
-    reps = int(repeats) if isinstance(repeats, int) and repeats >= 1 else 1
-    return RunRows(run.run_id, _model_of(run.manifest, run.run_id), run.manifest, collapsed, reps)
-
-
-def load_run_rows(runs: Any, rule: str = "majority", results_dir: str | os.PathLike[str] = "results") -> list[RunRows]:
-    """Each run collapsed by ``rule``; the protocol keys are checked before any outcome is read.
-
-    ``runs``: a sequence of :class:`~goldenkit.results.Run` objects, run folders
-    or run ids under ``results_dir``; a mapping ``{run_id: outcomes DataFrame}``;
-    or one outcome DataFrame with a ``run_id`` column (e.g. from
-    :func:`goldenkit.results.outcomes_df`).
-    """
-    if isinstance(runs, pd.DataFrame):
-        if "run_id" not in runs.columns:
-            raise ResultsError("leaderboard: an outcome DataFrame needs a run_id column")
-        runs = {str(rid): g for rid, g in runs.groupby("run_id", sort=True, observed=True)}
-    if isinstance(runs, Mapping):
-        sides = [_frame_rows(str(rid), df, rule) for rid, df in runs.items()]
-        check_comparable(sides, rule, with_rows=False)
-    else:
-        if isinstance(runs, (str, os.PathLike)) or not isinstance(runs, Sequence):
-            raise InputError("leaderboard: pass a list of runs (Run objects, run folders or run ids)")
-        opened = [read_run(r, results_dir) for r in runs]
-        heads = [RunRows(r.run_id, _model_of(r.manifest, r.run_id), r.manifest, pd.DataFrame(), 1) for r in opened]
-        check_comparable(heads, rule, with_rows=False)
-        sides = [_run_rows(r, rule) for r in opened]
-    if not sides:
-        raise InputError("leaderboard: no run given")
-    seen: set[str] = set()
-    for s in sides:
-        if s.run_id in seen:
-            raise InputError(f"leaderboard: run {s.run_id!r} is given twice")
-        seen.add(s.run_id)
-    check_comparable(sides, rule, with_rows=True)
-    return sides
-
-
-def _named(line: str, ref: str, other: str) -> str:
-    """A comparability line with "base"/"candidate" replaced by the two run ids."""
-    return (
-        line.replace("only in base", f"only in {ref}")
-        .replace("only in candidate", f"only in {other}")
-        .replace("missing in base and candidate", f"missing in {ref} and {other}")
-        .replace("missing in base", f"missing in {ref}")
-        .replace("missing in candidate", f"missing in {other}")
-    )
-
-
-def _id_fingerprint(ids: pd.Series) -> tuple[int, int]:
-    """Order-independent fingerprint of a row-id set: its size and the sum of the ids' 64-bit hashes."""
-    h = pd.util.hash_pandas_object(pd.Series(ids, dtype=object), index=False).to_numpy()
-    return len(h), int(h.sum(dtype=np.uint64))
-
-
-def check_comparable(sides: Sequence[RunRows], rule: str, *, with_rows: bool) -> None:
-    """Raise :class:`ComparisonInvalid` naming each run that differs from the reference run, and how.
-
-    The reference is the run that agrees with the most others (ties: the first
-    given), so one odd run out of many is the one named. Protocol keys are
-    compared on the manifests; with ``with_rows`` the row-id sets too (a
-    fingerprint first, the exact set difference only for a run that differs).
-    """
-    if len(sides) < 2:
-        return
-
-    def keys(a: RunRows, b: RunRows, ids: tuple[Any, Any] = (None, None)) -> list[str]:
-        return comparability_differences(
-            a.manifest, b.manifest, base_rule=rule, cand_rule=rule, base_ids=ids[0], cand_ids=ids[1]
-        )
-
-    if with_rows:
-        prints = [_id_fingerprint(s.collapsed["row_id"]) for s in sides]
-        ref = sides[max(range(len(sides)), key=lambda i: (prints.count(prints[i]), -i))]
-        odd = [s for s, fp in zip(sides, prints, strict=True) if fp != prints[sides.index(ref)]]
-        problems = [
-            f"run {s.run_id} vs {ref.run_id}: {_named(d, ref.run_id, s.run_id)}"
-            for s in odd
-            for d in keys(ref, s, (ref.collapsed["row_id"], s.collapsed["row_id"]))
-        ]
-    else:
-        agree = [sum(not keys(a, b) for b in sides if b is not a) for a in sides]
-        ref = sides[int(np.argmax(agree))]
-        problems = [
-            f"run {s.run_id} vs {ref.run_id}: {_named(d, ref.run_id, s.run_id)}"
-            for s in sides
-            if s is not ref
-            for d in keys(ref, s)
-        ]
-    if problems:
-        raise ComparisonInvalid("runs not comparable: " + "; ".join(problems), problems)
-
-
 # --------------------------------------------------------------------------- the statistics
 
 
-@dataclass
-class _Aligned:
-    """Every run's collapsed rows in the reference run's row order: (runs x rows) arrays."""
-
-    run_ids: list[str]
-    models: list[str]
-    slices: np.ndarray  # slice code per row
-    slice_names: list[str]
-    verdict: np.ndarray  # int8 codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3
-    n_pass: np.ndarray
-    n_graded: np.ndarray
-
-
-def _align(sides: Sequence[RunRows]) -> _Aligned:
-    ref = sides[0].collapsed
-    ref_ids = pd.Index(ref["row_id"])
-    m, n = len(sides), len(ref)
-    verdict = np.empty((m, n), dtype=np.int8)
-    n_pass = np.empty((m, n), dtype=np.int64)
-    n_graded = np.empty((m, n), dtype=np.int64)
-    for i, s in enumerate(sides):
-        c = s.collapsed
-        order = np.arange(n) if i == 0 else pd.Index(c["row_id"]).get_indexer(ref_ids)
-        if len(c) != n or (order < 0).any():
-            raise ComparisonInvalid(f"runs not comparable: run {s.run_id} has another row set than {sides[0].run_id}")
-        verdict[i] = verdict_codes(c["verdict"])[order]
-        n_pass[i] = c["n_pass"].to_numpy(np.int64)[order]
-        n_graded[i] = c["n_graded"].to_numpy(np.int64)[order]
-    slices = ref["slice"] if "slice" in ref.columns else pd.Series([""] * n)
-    codes, names = sorted_codes(slices)
-    return _Aligned([s.run_id for s in sides], [s.model for s in sides], codes, names, verdict, n_pass, n_graded)
-
-
-def _run_table(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.DataFrame:
+def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.DataFrame:
     """The per-run columns of one block (rows ``cols``), sorted best first; ranks filled in by :func:`_rank`."""
     v = al.verdict[:, cols]
     n = (v <= 1).sum(axis=1)
@@ -338,7 +157,7 @@ def _run_table(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.Da
     return t.sort_values(["_r", "run_id"], ascending=[False, True], kind="stable").drop(columns="_r")
 
 
-def _pair_counts(al: _Aligned, cols: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
+def _pair_counts(al: Aligned, cols: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
     """(runs x runs) counts in table order: n11 both passed, n10 row-run passed only, n01, n00; graded in both."""
     v = al.verdict[np.ix_(order, cols)]
     passed = (v == 0).astype(np.float64)
@@ -414,7 +233,7 @@ def _letter(i: int) -> str:
     return letters[i] if i < 26 else _letter(i // 26 - 1) + letters[i % 26]
 
 
-def _block(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _block(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _run_table(al, cols, at_k, alpha)
     order = table["_i"].to_numpy()
     pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
@@ -422,7 +241,7 @@ def _block(al: _Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
-def _notes(sides: Sequence[RunRows], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+def _notes(sides: Sequence[RunInput], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     notes = []
     for s in sides:
         validity = s.manifest.get("validity")
@@ -452,7 +271,7 @@ def leaderboard(
 ) -> Leaderboard:
     """Rank comparable runs with Wilson intervals, paired exact McNemar tests and rank intervals.
 
-    ``runs``: see :func:`load_run_rows`. ``k``: the k of pass@k and pass^k
+    ``runs``: see :func:`goldenkit.alignment.run_inputs`. ``k``: the k of pass@k and pass^k
     (default: the runs' repeats). ``pairwise_judge``: a judge for open-ended
     rows (see :mod:`goldenkit.pairwise`); its result is ``Leaderboard.pairwise``.
     Raises :class:`~goldenkit.errors.ComparisonInvalid` when the runs are not
@@ -469,11 +288,11 @@ def leaderboard(
     parse_rule(rule)
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
-    sides = sorted(load_run_rows(runs, rule, results_dir), key=lambda s: s.run_id)
-    at_k = int(k) if k is not None else sides[0].repeats
-    if at_k < 1:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise InputError(f"k must be a positive integer, got {k!r}")
-    al = _align(sides)
+    al = align_runs(run_inputs(runs, results_dir, rule), rule)
+    sides = al.runs
+    at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
     table, pairs = _block(al, everything, at_k, alpha)
     notes = _notes(sides, table, pairs)
