@@ -93,7 +93,7 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--out", str(tmp_path)]) == 0
-    for agent in AGENTS:
+    for agent in (*AGENTS, "budget"):
         for name in ("meta.json", "fixtures.jsonl"):
             assert (tmp_path / agent / name).read_bytes() == (FIXTURES / agent / name).read_bytes(), f"{agent}/{name}"
 

@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", default="results", metavar="DIR", help="where the demo runs go (default results)")
     p.add_argument("--no-html", action="store_true", help="skip report.html and compare.html (faster)")
     p.add_argument("--strict", action="store_true", help="exit with the gate's code instead of 0")
+    p.add_argument("--benchmark", action="store_true", help="three recorded agents ranked on a leaderboard instead")
     p.set_defaults(func=demo_command)
 
 
@@ -45,7 +46,23 @@ def _log(line: str) -> None:
     print(f"- {line}", flush=True)
 
 
+def benchmark_demo(args: argparse.Namespace) -> int:
+    """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
+    from goldenkit.commands.leaderboard import format_leaderboard
+    from goldenkit.demo import benchmark_story, run_benchmark
+
+    lb = run_benchmark(args.dataset, args.results_dir, log=_log)
+    print()
+    print(format_leaderboard(lb))
+    print()
+    print(benchmark_story(lb))
+    sys.stdout.flush()
+    return 0
+
+
 def demo_command(args: argparse.Namespace) -> int:
+    if args.benchmark:
+        return benchmark_demo(args)
     result = run_demo(args.dataset, args.results_dir, html=not args.no_html, log=_log)
     print()
     print(story(result))

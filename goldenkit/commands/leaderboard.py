@@ -78,7 +78,7 @@ def format_leaderboard(lb: Any) -> str:
         ]
         for r in t.to_dict("records")
     ]  # fmt: skip
-    head = ["group", "rank", "run", "model", "passed", "pass % [95% CI]", f"pass@{k} %", f"pass^{k} %", "errors"]
+    head = ["group", "rank", "run", "model", "passed", "pass % [95% CI]", f"pass@{k} %", f"pass^{k} %", "error rows"]
     lines = [f"leaderboard: {len(t)} runs, rule {lb.rule}, alpha {lb.alpha}", "", *_columns(head, rows)]
     pair_rows = [
         [
