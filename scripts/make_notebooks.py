@@ -165,7 +165,39 @@ min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""
     ("code", "report.coverage_figure(coverage)"),
 ]
 
-SPECS = {"report": REPORT, "compare": COMPARE, "audit": AUDIT, "coverage": COVERAGE}
+LEADERBOARD = [
+    (
+        "md",
+        "# Leaderboard\nMany comparable runs ranked: which differences are evidence, and which are noise.",
+    ),
+    (
+        "params",
+        """\
+runs = []  # run folders, or run ids under results_dir
+results_dir = "results"  # where run ids are looked up
+alpha = 0.05  # significance level of the pairwise tests (Holm over all pairs)
+rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
+    ),
+    ("code", SETUP + "\nimport goldenkit\nfrom goldenkit import leaderboard_report"),
+    ("code", "board = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, results_dir=results_dir)"),
+    ("code", "leaderboard_report.notes_block(board)"),
+    (
+        "md",
+        "## The table\nBest first. `rank` is every place the paired tests cannot rule out; `top` marks the runs "
+        "indistinguishable from the leader.",
+    ),
+    ("code", "leaderboard_report.format_leaderboard_table(board)"),
+    ("md", "## Pairwise differences\nRow minus column, in points, over rows graded in both; `*`: Holm-adjusted "
+           "exact McNemar p < alpha."),  # fmt: skip
+    ("code", "leaderboard_report.difference_matrix(board)"),
+    ("md", "## Pass rates with their intervals"),
+    ("code", "leaderboard_report.interval_figure(board)"),
+    ("md", "## Per slice\nEach slice ranked on its own rows (Holm over that slice's pairs)."),
+    ("code", "by_slice = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, by_slice=True, results_dir=results_dir)"),
+    ("code", "leaderboard_report.slice_leaderboards(by_slice)"),
+]
+
+SPECS = {"report": REPORT, "compare": COMPARE, "audit": AUDIT, "coverage": COVERAGE, "leaderboard": LEADERBOARD}
 
 
 def build(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:

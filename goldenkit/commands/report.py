@@ -30,7 +30,8 @@ from goldenkit.schema import RUN_FILE
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` command."""
     p = subparsers.add_parser("report", help="render the run report (and the comparison) as offline HTML")
-    p.add_argument("run", metavar="RUN", help="run folder, or run id under --results-dir")
+    p.add_argument("run", metavar="RUN", nargs="?", help="run folder, or run id under --results-dir")
+    p.add_argument("--leaderboard", nargs="+", metavar="RUN", help="render leaderboard.html of these runs instead")
     p.add_argument("--baseline", metavar="B", help="compare against this run or baseline (writes compare.html)")
     p.add_argument("-o", "--output", metavar="DIR", help="write here instead of the run's folder")
     p.add_argument("--results-dir", default="results", help="where run ids are looked up (default: results)")
@@ -70,6 +71,10 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.leaderboard or args.run is None:
+        from goldenkit.commands.leaderboard import report_leaderboard
+
+        return report_leaderboard(args)
     run = read_run(args.run, args.results_dir)
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
