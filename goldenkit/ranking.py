@@ -87,7 +87,7 @@ class Leaderboard:
     at_k: int
     by_slice: bool = False
     notes: list[str] = field(default_factory=list)
-    pairwise: Any = None
+    pairwise: pd.DataFrame | None = None  # per pair, with pairwise_judge (goldenkit.pairwise.pairwise_leaderboard)
 
     @property
     def run_ids(self) -> list[str]:
@@ -103,8 +103,8 @@ class Leaderboard:
             "at_k": self.at_k,
             "notes": list(self.notes),
         }
-        if self.pairwise is not None and hasattr(self.pairwise, "to_dict"):
-            out["pairwise"] = self.pairwise.to_dict()
+        if isinstance(self.pairwise, pd.DataFrame):
+            out["pairwise"] = _records(self.pairwise)
         return out
 
 
@@ -308,7 +308,7 @@ def leaderboard(
     if pairwise_judge is not None:
         from goldenkit.pairwise import pairwise_leaderboard
 
-        result.pairwise = pairwise_leaderboard(runs, pairwise_judge, results_dir=results_dir)
+        result.pairwise = pairwise_leaderboard(list(runs), pairwise_judge, results_dir=str(results_dir))
     return result
 
 

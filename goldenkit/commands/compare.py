@@ -41,6 +41,7 @@ def register(sub: Any) -> None:
     p.add_argument("--max-flips", type=int, default=50, help="flips to print (default 50; --json prints all)")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
+    p.add_argument("--pairwise-judge", action="store_true", help="also ask the [judge] which answer is better")
     p.set_defaults(func=compare_command)
 
 
@@ -105,9 +106,17 @@ def compare_command(args: argparse.Namespace) -> int:
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
     cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha)
+    pairwise = None
+    if getattr(args, "pairwise_judge", False):
+        from goldenkit.commands.leaderboard import format_pairwise, pairwise_for_compare
+
+        pairwise = pairwise_for_compare(base, cand)
     if args.json:
-        print(json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, default=str))
+        doc = cmp.to_dict() if pairwise is None else {**cmp.to_dict(), "pairwise": pairwise.to_dict()}
+        print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
     else:
         with pd.option_context("display.width", 200):
             print(format_comparison(cmp, args.max_flips))
+        if pairwise is not None:
+            print("\n" + format_pairwise(pairwise))
     return 0
