@@ -55,12 +55,9 @@ from goldenkit.schema import RUN_FILE, VALID
 
 __all__ = [
     "AGENTS",
-    "BENCHMARK_AGENTS",
     "DEFAULT_DATASET",
     "DemoResult",
-    "benchmark_story",
     "lookup_order_failures",
-    "run_benchmark",
     "run_demo",
     "run_id_of",
     "story",
@@ -422,90 +419,4 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     else:
         add(f"6. No HTML (--no-html). Render it with: goldenkit report {result.candidate.run_id} "
             f"--baseline {result.baseline.run_id} --results-dir {result.results_dir} --config {cfg}")  # fmt: skip
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- the benchmark demo
-
-#: The three recorded agents of ``goldenkit demo --benchmark`` (``budget``: the baseline prompt on a smaller model).
-BENCHMARK_AGENTS = ("baseline", "candidate", "budget")
-
-
-def run_benchmark(
-    dataset: str | Path = DEFAULT_DATASET,
-    results_dir: str | Path = "results",
-    *,
-    log: Callable[[str], None] | None = None,
-) -> Any:
-    """Run the three recorded agents as ``demo-<agent>`` and return their :class:`~goldenkit.ranking.Leaderboard`.
-
-    The same protocol as :func:`run_demo` (holdout split, the dataset's
-    repeats and graders), each run overwritten, never resumed; the leaderboard
-    uses the rule and alpha of the dataset's ``[gate]``.
-    """
-    from goldenkit.ranking import leaderboard
-
-    say = log or (lambda _line: None)
-    dataset_dir, out = Path(dataset), Path(results_dir)
-    ds = validate_dataset(dataset_dir)
-    say(f"validated {dataset_dir}: {ds.name} {ds.version or ''}, {len(ds)} rows, sha256 {ds.sha256[:12]}")
-    config_path = find_config(dataset_dir=dataset_dir)
-    cfg = load_config(config_path) if config_path is not None else {}
-    policy = GatePolicy.from_config(section(cfg, "gate"), where=f"{cfg.get('_path', 'goldenkit.toml')} [gate]")
-    repeats = _repeats(cfg)
-    paths = []
-    for agent in BENCHMARK_AGENTS:
-        folder = _fixtures_dir(dataset_dir, agent)
-        run_id = run_id_of(agent)
-        _clear_demo_run(out, run_id)
-        summary = run_eval(
-            ds,
-            get_provider("fixtures", fixtures=str(folder)),
-            build_graders(cfg),
-            repeats=repeats,
-            run_id=run_id,
-            results_dir=out,
-            sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
-            max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
-            progress=False,
-            config={"config_file": cfg.get("_path"), "demo": True},
-        )
-        if summary.validity != VALID:
-            raise InfrastructureError(f"demo run {run_id} is INVALID: {summary.invalid_reason}")
-        say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
-        paths.append(summary.path)
-    return leaderboard(paths, alpha=policy.alpha, rule=policy.rule)
-
-
-def benchmark_story(lb: Any) -> str:
-    """What the three-way leaderboard says, in words; every number read from ``lb``."""
-    t = lb.table.reset_index(drop=True)
-    pairs = lb.pairs.set_index(["a", "b"])
-    lines = []
-    first, second = t.iloc[0], t.iloc[1]
-    p12 = pairs.loc[(first["run_id"], second["run_id"])]
-    tied = "statistically tied" if not p12["significant"] else "significantly different"
-    lines.append(
-        f"- {first['run_id']} ({pct(first['pass_rate'])}) and {second['run_id']} ({pct(second['pass_rate'])}): "
-        f"{int(p12['b_count'])} vs {int(p12['c_count'])} discordant rows, exact McNemar p = {_p(p12['p_val'])} "
-        f"(Holm {_p(p12['p_adj'])}): {tied}; groups {first['group']} and {second['group']}."
-    )
-    for r in t.iloc[2:].to_dict("records"):
-        above = [pairs.loc[(a, r["run_id"])] for a in t["run_id"] if (a, r["run_id"]) in pairs.index]
-        worst = max(above, key=lambda p: float(p["p_adj"]))
-        verdict = "significantly behind both" if all(p["significant"] for p in above) else "not separable from all"
-        lines.append(
-            f"- {r['run_id']} ({pct(r['pass_rate'])}): {verdict} (largest Holm p = {_p(worst['p_adj'])}, "
-            f"{int(worst['b_count'])} vs {int(worst['c_count'])}); "
-            + (
-                f"rank {r['rank_low']}"
-                if r["rank_low"] == r["rank_high"]
-                else f"ranks {r['rank_low']}-{r['rank_high']}"
-            )
-            + f", group {r['group']}."
-        )
-    lines.append(
-        "A leaderboard that sorted by pass rate alone would rank all three; the paired tests say which "
-        "places are evidence."
-    )
     return "\n".join(lines)

@@ -53,12 +53,13 @@ FORBIDDEN = {
     "demo": {"cli", "commands"},
 }
 # The leaderboard: passk beside stats, ranking and pairwise beside compare, leaderboard_report beside report.
-_BOARD = {"passk", "alignment", "ranking", "pairwise", "leaderboard_report"}
+_BOARD = {"passk", "alignment", "ranking", "pairwise", "leaderboard_report", "demo_benchmark"}
 FORBIDDEN["passk"] = FORBIDDEN["stats"] | _BOARD
 FORBIDDEN["pairwise"] = FORBIDDEN["compare"] | {"ranking", "leaderboard_report"}
 FORBIDDEN["ranking"] = FORBIDDEN["compare"] | {"leaderboard_report"}
 FORBIDDEN["alignment"] = FORBIDDEN["compare"] | {"ranking", "pairwise", "leaderboard_report"}
 FORBIDDEN["leaderboard_report"] = set(FORBIDDEN["report"])
+FORBIDDEN["demo_benchmark"] = set(FORBIDDEN["demo"])
 for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "providers", "graders", "runner"):
     FORBIDDEN[_low] = FORBIDDEN[_low] | _BOARD
 for _low in ("results", "stats", "compare", "gate", "baselines"):

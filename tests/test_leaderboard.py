@@ -249,3 +249,18 @@ def test_rank_interval_holds_the_rank_and_tops_hold_the_leader(matrix: list[list
     # every pair of runs appears once, with consistent counts
     assert len(lb.pairs) == len(list(itertools.combinations(range(len(matrix)), 2)))
     assert ((lb.pairs["n_paired"] + lb.pairs["excluded"]) == 12).all()
+
+
+def test_one_outcome_frame_with_run_ids(tmp_path: Path) -> None:
+    from goldenkit.results import outcomes_df
+
+    a = write_run(tmp_path, manifest("a"), outcomes([(f"r{i}", "s", ("PASS",) * 3) for i in range(5)], run_id="a"))
+    b = write_run(tmp_path, manifest("b"), outcomes([(f"r{i}", "s", ("FAIL",) * 3) for i in range(5)], run_id="b"))
+    from_frame = leaderboard(outcomes_df(a, b))
+    from_folders = leaderboard([a, b])
+    cols = ["run_id", "n", "k", "pass_rate", "rank_low", "rank_high", "group"]
+    pd.testing.assert_frame_equal(from_frame.table[cols], from_folders.table[cols])
+    assert list(from_frame.table["model"]) == ["m", "m"]  # the outcomes' agent_version, not the manifest's
+    with pytest.raises(ComparisonInvalid, match="dataset sha256 differs"):
+        other = outcomes([("r0", "s", ("PASS",))], run_id="c").assign(dataset_sha256="f" * 64)
+        leaderboard({"a": outcomes([("r0", "s", ("PASS",))], run_id="a"), "c": other})

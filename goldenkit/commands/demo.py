@@ -49,7 +49,7 @@ def _log(line: str) -> None:
 def benchmark_demo(args: argparse.Namespace) -> int:
     """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
     from goldenkit.commands.leaderboard import format_leaderboard
-    from goldenkit.demo import benchmark_story, run_benchmark
+    from goldenkit.demo_benchmark import benchmark_story, run_benchmark
 
     lb = run_benchmark(args.dataset, args.results_dir, log=_log)
     print()
