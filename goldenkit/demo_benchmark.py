@@ -115,8 +115,8 @@ def benchmark_story(lb: Any) -> str:
             )
             + f", group {r['group']}."
         )
-    lines.append(
-        "A leaderboard that sorted by pass rate alone would rank all three; the paired tests say which "
-        "places are evidence."
-    )
+    tops = [str(r) for r in t[t["group"] == "top"]["run_id"]]
+    if len(tops) > 1:
+        lines.append(f"Sorted by pass rate alone, {first['run_id']} would be first; the paired tests say "
+                     f"{len(tops)} runs share first place ({', '.join(tops)}).")  # fmt: skip
     return "\n".join(lines)
