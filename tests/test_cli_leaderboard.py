@@ -120,3 +120,20 @@ def test_benchmark_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     bad.write_text('[[benchmark.agents]]\nname = "a"\nmodle = "x"\n')
     assert main(["benchmark", str(ds), "--config", str(bad)]) == 1
     assert "unknown key(s) modle" in capsys.readouterr().err
+
+
+def test_benchmark_with_an_invalid_run_exits_3_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = make_dataset(tmp_path, 6)
+
+    def responder(req: object) -> Reply:
+        body = getattr(req, "json", {})
+        return Reply.text("yes") if body["model"] == "ok" else Reply.status(400, body="bad request")
+
+    with FakeModelServer(responder=responder) as srv:
+        args = ["benchmark", str(ds), "--provider", "openai", "--base-url", srv.url, "--models", "ok,broken",
+                "--run-prefix", "b2", "--results-dir", str(tmp_path / "res"), "--quiet",
+                "--max-retries", "0"]  # fmt: skip
+        code = main(args)
+    out = capsys.readouterr().out
+    assert code == 3  # no evidence, no green: the leaderboard is printed, but the exit says a run is INVALID
+    assert "run b2-broken is INVALID" in out
