@@ -282,7 +282,7 @@ def run_eval(
 def _run_in_thread(coro: Any) -> RunSummary:
     """Run ``coro`` on a new loop in a helper thread; a KeyboardInterrupt here cancels it there."""
     box: dict[str, Any] = {}
-    started = threading.Event()
+    started, done = threading.Event(), threading.Event()
 
     async def main() -> RunSummary:
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
@@ -297,11 +297,12 @@ def _run_in_thread(coro: Any) -> RunSummary:
             box["error"] = exc
         finally:
             started.set()
+            done.set()
 
-    t = threading.Thread(target=target, name="goldenkit-run")
-    t.start()
+    # An Event, not Thread.join: a join cut short by KeyboardInterrupt may not wait again.
+    threading.Thread(target=target, name="goldenkit-run").start()
     try:
-        t.join()
+        done.wait()
     except KeyboardInterrupt:  # an interrupted cell: cancel the run, wait until it has written what finished
         started.wait()
         if "task" in box:
@@ -309,7 +310,7 @@ def _run_in_thread(coro: Any) -> RunSummary:
                 box["loop"].call_soon_threadsafe(box["task"].cancel)
             except RuntimeError:  # the loop is closed: the run had ended
                 pass
-        t.join()
+        done.wait()
         raise
     if "error" in box:
         raise box["error"]

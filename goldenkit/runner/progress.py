@@ -51,7 +51,7 @@ class Progress:
         if stream is not None and not getattr(stream, "isatty", lambda: False)():
             self._log = stream
             return
-        self._bar = tqdm(
+        bar = tqdm(
             total=total,
             file=stream,
             disable=None,  # quiet on a stream that is not a terminal; Jupyter always shows its widget
@@ -61,6 +61,7 @@ class Progress:
             mininterval=0.2,
             leave=True,
         )
+        self._bar = None if bar.disable else bar
 
     def _counts_text(self) -> str:
         c = self.counts
