@@ -13,6 +13,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 
@@ -125,7 +126,10 @@ def test_interrupting_a_thread_mode_run_cancels_it_writes_what_finished_and_resu
 
 
 def test_a_second_process_on_a_live_run_is_refused_and_a_dead_holders_lock_is_taken_over(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     ds = make_dataset(tmp_path, 20)
@@ -325,7 +329,9 @@ def test_the_judge_version_leaves_out_transport_settings(monkeypatch: pytest.Mon
 # ------------------------------------------------------------------ resume across commits (item 12)
 
 
-def test_a_new_git_commit_does_not_refuse_a_resume_and_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_git_commit_does_not_refuse_a_resume_and_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ds = read_dataset(make_dataset(tmp_path, 3))
     commits = iter(["a" * 40, "b" * 40, "c" * 40])
     monkeypatch.setattr(runkey_mod, "git_commit", lambda cwd=None: next(commits))
@@ -400,7 +406,7 @@ def test_ttft_ms_is_written_from_the_response_and_null_when_not_streamed(tmp_pat
     s = run_eval(ds, CallableProvider(lambda c: Response.from_text("ok", ttft_ms=12.5) if c.id == "r00" else "ok"),
                  ["contract"], results_dir=tmp_path / "r", **FAST)  # fmt: skip
     df = outcomes_df(s.path).set_index("row_id")
-    assert df.loc["r00", "ttft_ms"] == 12.5 and df.loc["r01", "ttft_ms"] is None or str(df.loc["r01", "ttft_ms"]) == "nan"
+    assert df.loc["r00", "ttft_ms"] == 12.5 and pd.isna(df.loc["r01", "ttft_ms"])
     old = outcomes_df(ROOT / "tests" / "data" / "runs" / "base")  # written before the column existed
     assert "ttft_ms" in old.columns and old["ttft_ms"].isna().all()
 
