@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -425,3 +426,70 @@ def test_no_process_wide_gc_change(tmp_path: Path) -> None:
     run_eval(ds, CallableProvider(lambda c: "ok"), ["contract"], results_dir=tmp_path / "r", **FAST)
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
     assert not hasattr(evaluate_mod, "gc")
+
+
+def _kernel_manager() -> object:
+    """A blocking KernelManager whose kernel is this interpreter's ipykernel (no kernel spec lookup)."""
+    from jupyter_client.kernelspec import KernelSpec
+    from jupyter_client.manager import KernelManager
+
+    class ThisInterpreter(KernelManager):  # type: ignore[misc]
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(**kwargs)
+            self._kernel_spec = KernelSpec(
+                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                display_name="goldenkit test",
+                language="python",
+            )
+
+    return ThisInterpreter()
+
+
+@pytest.mark.slow
+def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp_path: Path) -> None:
+    """A real kernel: the cell runs run_eval (thread mode, tqdm widget), the kernel is interrupted."""
+    ds = make_dataset(tmp_path, 30)
+    res = tmp_path / "res"
+    jsonl = res / "jk" / "outcomes.jsonl"
+    with FakeModelServer(responder=lambda r: Reply.text("ok") if _row(r) < 10 else Reply.slow(8.0, "ok")) as srv:
+        km: Any = _kernel_manager()
+        km.start_kernel(cwd=str(ROOT))
+        try:
+            kc = km.client()
+            kc.start_channels()
+            kc.wait_for_ready(timeout=120)
+            cell = (
+                "from goldenkit.dataset import read_dataset\n"
+                "from goldenkit.providers.openai import OpenAIProvider\n"
+                "from goldenkit.runner import run_eval\n"
+                f"run_eval(read_dataset({str(ds)!r}), OpenAIProvider(model='m1', base_url={srv.url!r}), "
+                f"['contract'], run_id='jk', results_dir={str(res)!r}, max_in_flight=4)\n"
+            )
+            msg_id = kc.execute(cell)
+            deadline = time.monotonic() + 120
+            while _complete_lines(jsonl) < 10 or srv.count() < 14:
+                assert time.monotonic() < deadline, "the cell's run never got going"
+                time.sleep(0.05)
+            t_kill = time.time()
+            km.interrupt_kernel()
+            reply = kc.get_shell_msg(timeout=60)
+            while reply["parent_header"].get("msg_id") != msg_id:
+                reply = kc.get_shell_msg(timeout=60)
+            iopub = []
+            while True:
+                try:
+                    iopub.append(kc.get_iopub_msg(timeout=1))
+                except Exception:  # queue.Empty: every message of the cell read
+                    break
+            kc.stop_channels()
+        finally:
+            km.shutdown_kernel(now=True)
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+        time.sleep(0.3)
+        assert srv.count() == 14  # nothing called after the interrupt
+    manifest = read_run(res / "jk").manifest
+    ended = datetime.fromisoformat(manifest["ended_at"].replace("Z", "+00:00")).timestamp()
+    assert ended - t_kill < 1.0 and "interrupted with 10 of 30" in manifest["invalid_reason"]
+    assert [r["verdict"] for r in iter_jsonl(jsonl)] == ["PASS"] * 10
+    widgets = [m for m in iopub if "application/vnd.jupyter.widget-view+json" in m["content"].get("data", {})]
+    assert widgets, "the progress bar in Jupyter is a tqdm widget"
