@@ -493,3 +493,25 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
     assert [r["verdict"] for r in iter_jsonl(jsonl)] == ["PASS"] * 10
     widgets = [m for m in iopub if "application/vnd.jupyter.widget-view+json" in m["content"].get("data", {})]
     assert widgets, "the progress bar in Jupyter is a tqdm widget"
+
+
+def test_in_a_run_a_hard_grader_error_makes_the_row_error_unless_another_hard_grader_failed(tmp_path: Path) -> None:
+    from goldenkit.graders.base import FunctionGrader
+
+    ds = read_dataset(make_dataset(tmp_path, 3))
+
+    def flaky_checker(case: Any, response: Any) -> bool:
+        if case.id != "r00":
+            raise TimeoutError("classifier timed out")
+        return True
+
+    answers = {"r00": "ok", "r01": "ok", "r02": "no"}  # r02 fails the contract (must_contain "ok")
+    s = run_eval(ds, CallableProvider(lambda c: answers[c.id]), ["contract", FunctionGrader(flaky_checker, name="cls")],
+                 results_dir=tmp_path / "r", max_error_rate=1.0, **FAST)  # fmt: skip
+    df = outcomes_df(s.path).set_index("row_id")
+    assert list(df["verdict"]) == ["PASS", "ERROR", "FAIL"]
+    assert (
+        df.loc["r01", "error_kind"] == "grader"
+        and "cls error: TimeoutError: classifier timed out" in df.loc["r01", "detail"]
+    )
+    assert s.counts["ERROR"] == 1 and s.pass_rate == 0.5  # the ERROR row is out of the denominator
