@@ -515,3 +515,16 @@ def test_in_a_run_a_hard_grader_error_makes_the_row_error_unless_another_hard_gr
         and "cls error: TimeoutError: classifier timed out" in df.loc["r01", "detail"]
     )
     assert s.counts["ERROR"] == 1 and s.pass_rate == 0.5  # the ERROR row is out of the denominator
+
+
+def test_max_retry_after_from_the_run_table_of_goldenkit_toml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds = make_dataset(tmp_path, 1)
+    (ds / "goldenkit.toml").write_text("[run]\nmax_retry_after = 5\n", encoding="utf-8")
+    with FakeModelServer(default=Reply.status(429, retry_after=30)) as srv:
+        code = main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m",
+                     "--results-dir", str(tmp_path / "res"), "--run-id", "cap", "--quiet"])  # fmt: skip
+        assert srv.count() == 1
+    assert code == 3 and "Retry-After 30s exceeds the cap of 5s" in capsys.readouterr().out
+    assert read_run(tmp_path / "res" / "cap").manifest["config"]["max_retry_after"] == 5
