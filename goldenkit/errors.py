@@ -90,7 +90,9 @@ class ProviderError(InfrastructureError):
     """One model call failed.
 
     ``transient`` errors (429, 408, 5xx, timeouts, dropped connections) are retried
-    by the runner; permanent ones (401, 403, 404, malformed reply) are not.
+    by the runner; permanent ones (401, 403, 404, malformed reply, a 429 saying the
+    quota is exhausted or asking to wait longer than the run's ``max_retry_after``)
+    are not.
     ``retry_after`` is the server's Retry-After in seconds, when it sent one.
     The message never contains a secret: URLs are given without userinfo or keys.
     """

@@ -76,6 +76,7 @@ OUTCOME_SCHEMA = pa.schema(
         ("response", pa.string()),
         ("trajectory", pa.string()),
         ("latency_ms", pa.float64()),
+        ("ttft_ms", pa.float64()),
         ("attempts", pa.int64()),
         ("tokens_in", pa.int64()),
         ("tokens_out", pa.int64()),
@@ -348,7 +349,7 @@ class Run:
         if unknown:
             raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
         if self.complete:
-            return pq.read_table(self.path / OUTCOMES_PARQUET, columns=cols)
+            return _read_parquet(self.path / OUTCOMES_PARQUET, cols)
         return outcomes_table(self.records()).select(cols)
 
     def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -360,13 +361,63 @@ class Run:
         return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
 
 
+#: The name of the pointer to the newest run in a results folder.
+LATEST = "latest"
+
+
+def update_latest(results_dir: str | os.PathLike[str], run_id: str) -> Path:
+    """Point ``results_dir/latest`` at the run ``run_id`` and return the pointer's path.
+
+    A relative symlink (``latest -> RUN_ID``), or where links are not allowed a
+    one-line file holding the run id; either is replaced atomically. A real
+    folder called ``latest`` is left alone.
+    """
+    d = Path(results_dir)
+    link = d / LATEST
+    if link.is_dir() and not link.is_symlink():
+        return link
+    tmp = d / f".{LATEST}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    try:
+        os.symlink(run_id, tmp, target_is_directory=True)
+    except OSError:  # no symlinks here (a Windows account without the privilege, some mounts)
+        tmp.write_text(run_id + "\n", encoding="utf-8")
+    os.replace(tmp, link)
+    return link
+
+
+def _follow_latest(p: Path) -> Path:
+    """The run folder a ``latest`` pointer (symlink or pointer file) names; any other path as it is."""
+    if p.name != LATEST:
+        return p
+    if p.is_symlink():
+        return p.parent / os.readlink(p)
+    if p.is_file():
+        return p.parent / p.read_text(encoding="utf-8").strip()
+    return p
+
+
+def _read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
+    """The ``cols`` of an outcomes.parquet; a column added since it was written (``ttft_ms``) comes back null."""
+    present = set(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=[c for c in cols if c in present])
+    for c in cols:
+        if c not in present:
+            table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))
+    return table.select(list(cols))
+
+
 def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:
-    """Open a run by folder path or by run id under ``results_dir``."""
+    """Open a run by folder path or by run id under ``results_dir``.
+
+    ``"latest"`` (or the path ``results/latest``) opens the newest run: every run
+    points ``results_dir/latest`` at itself when it ends (:func:`update_latest`).
+    """
     if isinstance(path_or_run_id, Run):
         return path_or_run_id
-    p = Path(path_or_run_id)
+    p = _follow_latest(Path(path_or_run_id))
     if not (p / RUN_FILE).exists():
-        alt = Path(results_dir) / str(path_or_run_id)
+        alt = _follow_latest(Path(results_dir) / str(path_or_run_id))
         if (alt / RUN_FILE).exists():
             p = alt
         else:
@@ -422,6 +473,7 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 __all__ = [
+    "LATEST",
     "OUTCOME_SCHEMA",
     "OutcomeWriter",
     "Run",
@@ -431,6 +483,7 @@ __all__ = [
     "outcomes_table",
     "read_run",
     "repair_jsonl",
+    "update_latest",
     "write_json_atomic",
     "write_parquet",
 ]

@@ -62,6 +62,7 @@ OUTCOME_FIELDS = (
     "response",
     "trajectory",
     "latency_ms",
+    "ttft_ms",
     "attempts",
     "tokens_in",
     "tokens_out",
@@ -72,3 +73,7 @@ OUTCOME_FIELDS = (
 RUN_FILE = "run.json"
 OUTCOMES_JSONL = "outcomes.jsonl"
 OUTCOMES_PARQUET = "outcomes.parquet"
+
+# Provider settings that say where/how to connect, not how the agent or judge behaves:
+# left out of the agent version's prompt_sha256 and of the judge version.
+TRANSPORT_SETTINGS = frozenset({"base_url", "host", "api_key_env", "timeout", "max_connections", "fixtures"})

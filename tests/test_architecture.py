@@ -132,3 +132,38 @@ def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from goldenkit.runner import run_eval\n    import goldenkit.stats\n")
     assert _imports(src) == {"runner", "stats"}
+
+
+# The runner package, its modules in layers: each imports only runner modules of an earlier layer.
+RUNNER_LAYERS = [
+    {"runner.limits", "runner.runkey", "runner.summary", "runner.progress"},
+    {"runner.folder"},
+    {"runner.run"},
+    {"runner.evaluate"},
+    {"runner"},
+]
+
+
+def test_the_runner_package_is_layered_without_cycles() -> None:
+    placed = set().union(*RUNNER_LAYERS)
+    found = {m for m, _ in _modules() if _layer_of(m) == "runner"}
+    assert found == placed, "place every module of goldenkit/runner/ in RUNNER_LAYERS"
+    level = {m: i for i, layer in enumerate(RUNNER_LAYERS) for m in layer}
+    for module, path in _modules():
+        if module not in level:
+            continue
+        for imported in _imports(path):
+            if _layer_of(imported) == "runner":
+                assert level[imported] < level[module], f"goldenkit.{module} imports goldenkit.{imported}"
+
+
+def test_runner_functions_and_modules_are_small() -> None:
+    for module, path in _modules():
+        if _layer_of(module) != "runner":
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) <= 500, f"goldenkit.{module}: {len(lines)} lines"
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                assert length <= 80, f"goldenkit.{module}.{node.name}: {length} lines"

@@ -197,12 +197,22 @@ def test_judge_error_never_fails_the_row_and_the_contract_wins() -> None:
     )
     # a judge error is never a FAIL
     err = GradeResult(None, reason="judge call failed: 503", error=True)
-    assert combine({"contract": GradeResult(True), "judge": err}, {"judge": True}) == (
-        "PASS",
-        "judge not graded: judge call failed: 503",
-    )
     assert combine({"judge": err}, {"judge": True})[0] == "ERROR"
     assert combine({"contract": GradeResult(None)}, {})[0] == "SKIPPED"
+
+
+def test_a_hard_grader_that_errors_makes_the_row_error_unless_another_hard_grader_failed() -> None:
+    err = GradeResult(None, reason="judge call failed: 503", error=True)
+    ok, bad = GradeResult(True, 1.0), GradeResult(False, 0.0, "missing A-1")
+    both_hard = {"contract": True, "judge": True}
+    # a PASS never hides a grading error: the row is ERROR, naming the grader
+    assert combine({"contract": ok, "judge": err}, both_hard) == ("ERROR", "judge error: judge call failed: 503")
+    # a FAIL stays a FAIL
+    assert combine({"contract": bad, "judge": err}, both_hard) == ("FAIL", "contract: missing A-1")
+    # a soft grader's error does not decide the row (it counts toward the run's error rate instead)
+    assert combine({"contract": ok, "judge": err}, {"contract": True, "judge": False}) == ("PASS", "")
+    # a hard grader that did not apply is not an error
+    assert combine({"contract": ok, "judge": GradeResult(None)}, both_hard) == ("PASS", "")
 
 
 def test_grade_case_inside_event_loop_uses_agrade() -> None:

@@ -17,7 +17,7 @@ import pytest
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.dataset import read_dataset
-from goldenkit.errors import ConfigError, ResultsError
+from goldenkit.errors import ConfigError, DatasetError, ResultsError
 from goldenkit.graders.base import FunctionGrader, Grader, GradeResult
 from goldenkit.providers.callable import CallableProvider
 from goldenkit.providers.fixtures import FixturesProvider
@@ -628,24 +628,21 @@ def test_redaction_and_circuit_breaker(tmp_path, server):
     assert s2.validity == "VALID" and s2.counts["PASS"] == 30
 
 
-def test_a_case_that_cannot_be_normalized_is_an_error_naming_file_and_line(tmp_path):
-    # the bad row sits between good ones in one batch of cases normalized ahead; each repeat is its own ERROR
+def test_a_case_that_cannot_be_normalized_is_bad_input_before_the_first_call(tmp_path):
+    """A bad row is refused before any call (DatasetError, exit 1, file:line and row id), and nothing is written."""
     cases = {"a": contains("ok"), "b": {"turns": "not a list", "expect": {}}, "c": contains("ok")}
     ds = read_dataset(make_dataset(tmp_path, cases))
-    s = run_eval(
-        ds,
-        CallableProvider(lambda case: "ok"),
-        [must_contain_grader()],
-        repeats=2,
-        max_error_rate=1.0,
-        results_dir=tmp_path / "r",
-        **FAST,
-    )
-    assert (s.counts["PASS"], s.counts["ERROR"]) == (4, 2)
-    df = outcomes_df(s.path).set_index("row_id")
-    assert list(df.loc["a", "verdict"]) == ["PASS", "PASS"] and list(df.loc["c", "verdict"]) == ["PASS", "PASS"]
-    assert list(df.loc["b", "verdict"]) == ["ERROR", "ERROR"] and set(df.loc["b", "error_kind"]) == {"permanent"}
-    assert all(d.startswith("bad case: ") and "dataset.jsonl:2" in d for d in df.loc["b", "detail"])
+    calls = []
+
+    def agent(case):
+        calls.append(case.id)
+        return "ok"
+
+    with pytest.raises(DatasetError) as info:
+        run_eval(ds, CallableProvider(agent), [must_contain_grader()], run_id="x", results_dir=tmp_path / "r", **FAST)
+    assert "dataset.jsonl:2:" in str(info.value) and 'row "b"' in str(info.value)
+    assert info.value.exit_code == 1
+    assert calls == [] and not (tmp_path / "r").exists()
 
 
 def test_run_eval_works_inside_a_running_event_loop(tmp_path):

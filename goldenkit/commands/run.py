@@ -13,6 +13,9 @@ model seeds and vice versa.
 Prints the run summary on stdout and returns 0 for a VALID run, 3 for an
 INVALID one (error rate above ``--max-error-rate``, every call errored, or the
 run stopped early). Whether quality is good enough is the gate's business.
+Bad input exits 1 before the first call: a case that cannot be normalized
+(file:line and row id), or a ``--run-id`` that another live process is
+writing (its PID is named).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "rpm": float,
     "timeout": float,
     "max_retries": int,
+    "max_retry_after": float,
     "max_error_rate": float,
     "split": str,
     "per_slice": int,
@@ -61,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "max_in_flight": 8,
     "timeout": 60.0,
     "max_retries": 3,
+    "max_retry_after": 120.0,
     "max_error_rate": 0.02,
     "results_dir": "results",
     "sample_seed": 0,
@@ -90,7 +95,8 @@ def register(sub: Any) -> None:
         "run",
         help="run a dataset through a model or agent and grade every outcome",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="exit codes: 0 VALID run, 1 usage or bad input, 3 INVALID run (infrastructure failure)",
+        epilog="exit codes: 0 VALID run, 1 usage or bad input (also a case that cannot be normalized, "
+        "or a run id another live process is writing), 3 INVALID run (infrastructure failure)",
     )
     p.add_argument("dataset", help="dataset folder (dataset.jsonl + dataset.json) or .jsonl file")
     g = p.add_argument_group("system under test")
@@ -125,6 +131,12 @@ def register(sub: Any) -> None:
     r.add_argument("--rpm", type=float, help="requests per minute at most (default: no limit)")
     r.add_argument("--timeout", type=float, help="seconds per request (default 60)")
     r.add_argument("--max-retries", type=int, help="retries of a transient failure (default 3)")
+    r.add_argument(
+        "--max-retry-after",
+        type=float,
+        metavar="SECONDS",
+        help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
+    )
     r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
     s = p.add_argument_group("rows")
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
@@ -217,6 +229,7 @@ def run_command(args: argparse.Namespace) -> int:
         rpm=opts.get("rpm"),
         timeout=opts["timeout"],
         max_retries=opts["max_retries"],
+        max_retry_after=opts["max_retry_after"],
         run_id=args.run_id,
         results_dir=Path(opts["results_dir"]),
         sample=sample,

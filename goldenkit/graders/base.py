@@ -6,8 +6,9 @@ also ``agrade``, since it calls a model). A grader has a ``name`` and a
 PASS/FAIL) or soft (reported, never decides).
 
 :func:`combine` turns the results into the row verdict: FAIL when any hard
-grader failed, PASS when every hard grader passed, and a grader that could not
-run (``error``) never turns a row into FAIL.
+grader failed, else ERROR when a hard grader could not grade, else PASS when a
+hard grader passed; a grader that could not run (``error``) never turns a row
+into FAIL and never lets it PASS.
 
 :func:`grade_case` / :func:`agrade_case` run a list of graders on one
 response, honouring a case's own ``"graders": [...]`` selection and turning a
@@ -125,22 +126,31 @@ def combine(results: Mapping[str, GradeResult], hard: Mapping[str, bool]) -> tup
 
     Hard graders decide; soft graders (a judge that is not allowed to act as a
     hard grader) are recorded only, so a judge ACCEPT never rescues a contract
-    FAIL and a soft judge REJECT never sinks a PASS. A grader that errored or
-    did not apply (``passed is None``) does not decide. With no failing hard
-    grader the verdict is PASS if at least one hard grader passed (hard graders
-    that errored are named in the detail). When no hard grader decided, the
-    row is ERROR if a hard grader errored (grading itself failed; never a
-    FAIL) and SKIPPED otherwise (nothing was checked).
+    FAIL and a soft judge REJECT never sinks a PASS. In order:
+
+    1. FAIL when any hard grader failed (a FAIL stays a FAIL, whatever else errored);
+    2. ERROR when a hard grader could not grade (``error``): a PASS never hides a
+       grading error, and an ERROR is never a FAIL;
+    3. PASS when at least one hard grader passed;
+    4. SKIPPED otherwise (no hard grader applied: nothing was checked).
+
+    >>> ok, bad = GradeResult(True), GradeResult(False, reason="missing A-1")
+    >>> err = GradeResult(None, reason="timed out", error=True)
+    >>> combine({"contract": ok, "judge": err}, {"contract": True, "judge": True})
+    ('ERROR', 'judge error: timed out')
+    >>> combine({"contract": bad, "judge": err}, {"contract": True, "judge": True})
+    ('FAIL', 'contract: missing A-1')
+    >>> combine({"contract": ok, "judge": err}, {"contract": True, "judge": False})
+    ('PASS', '')
     """
     failed = [(n, r) for n, r in results.items() if hard.get(n, True) and r.passed is False]
     if failed:
         return "FAIL", "; ".join(f"{n}: {r.reason}" for n, r in failed)
     errored = [(n, r) for n, r in results.items() if hard.get(n, True) and r.error]
-    passed = [n for n, r in results.items() if hard.get(n, True) and r.passed is True]
-    if passed:
-        return "PASS", "; ".join(f"{n} not graded: {r.reason}" for n, r in errored)
     if errored:
         return "ERROR", "; ".join(f"{n} error: {r.reason}" for n, r in errored)
+    if any(hard.get(n, True) and r.passed is True for n, r in results.items()):
+        return "PASS", ""
     return "SKIPPED", "no hard grader applied"
 
 

@@ -31,9 +31,17 @@ a reply that cannot be read, gives a judge result with ``error`` (or PENDING),
 never a FAIL.
 
 **Version.** ``judge_version`` = the judge model id + the SHA-256 of the rubric
-file + the SHA-256 of the parameters (provider options other than the model);
-it goes into run.json and every outcome, so two runs judged differently are
-not comparable.
+file + the SHA-256 of the parameters (provider options other than the model,
+without the transport settings of :data:`goldenkit.schema.TRANSPORT_SETTINGS`:
+base URL, host, timeout, the key's variable name); it goes into run.json and
+every outcome, so two runs judged differently (model, prompt, rubric, sampling
+settings) are not comparable, while moving the judge to another server keeps
+its version.
+
+**Calls.** Inside a run, the runner sets :attr:`JudgeGrader.call_model`, so the
+judge's calls share the run's limiter, retries, backoff and Retry-After cap,
+and closes the judge's provider when the run ends. Alone (``grade`` /
+``agrade`` outside a run) the judge calls its provider directly.
 
 **Self-preference.** A judge model equal to the generator model is refused
 unless ``allow_self_judge`` is set: models prefer their own answers.
@@ -45,7 +53,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +63,10 @@ from goldenkit.errors import ConfigError
 from goldenkit.graders._text import quote
 from goldenkit.graders.base import Grader, GradeResult, final_reference, selected_for
 from goldenkit.providers.base import Provider, Response, get_provider
+from goldenkit.schema import TRANSPORT_SETTINGS
+
+#: How a run sends the judge's calls: ``await call(provider, case)`` (see the module doc).
+ModelCall = Callable[[Provider, Case], Awaitable[Response]]
 
 __all__ = [
     "DECISIONS",
@@ -353,7 +365,11 @@ class JudgeGrader(Grader):
         self.rubric = rubric_text
         self.rubric_sha256 = _sha256_text(data)
         self.max_response_chars = int(max_response_chars)
-        self.parameters = {"provider": provider_name, **{k: v for k, v in options.items() if k != "model"}}
+        self.parameters = {
+            "provider": provider_name,
+            **{k: v for k, v in options.items() if k != "model" and k not in TRANSPORT_SETTINGS},
+        }
+        self.call_model: ModelCall | None = None
         if self.max_response_chars != 20000:
             self.parameters["max_response_chars"] = self.max_response_chars
         self.judge_version = judge_version(self.model, self.rubric_sha256, self.parameters)
@@ -405,7 +421,10 @@ class JudgeGrader(Grader):
             return GradeResult(passed=None, reason="not selected for this case")
         judge_case, answers = self.prompt(case, response)
         try:
-            reply = await self.provider.complete(judge_case, repeat=0)
+            if self.call_model is not None:
+                reply = await self.call_model(self.provider, judge_case)
+            else:
+                reply = await self.provider.complete(judge_case, repeat=0)
         except Exception as exc:  # any failure of the judge is the judge's ERROR, never the row's FAIL
             msg = " ".join(str(exc).split()) or type(exc).__name__
             return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True)

@@ -59,6 +59,7 @@ class Response:
     cost: float | None = None
     model: str | None = None
     raw: Any = None
+    ttft_ms: float | None = None
 
     @property
     def text(self) -> str:

@@ -21,7 +21,9 @@ status and the URL *without secrets* (userinfo and query strings removed):
   keep-alive connection), any other ``httpx.TransportError``;
 * permanent (ERROR at once): 400, 401, 403, 404, 422 and other 4xx, and a reply
   that is not the JSON object expected. A 400 whose body says the prompt is
-  longer than the context (``context_length_exceeded``) names context length.
+  longer than the context (``context_length_exceeded``) names context length;
+  a 429 (or 402/403) whose body says the quota or credit is exhausted
+  (OpenAI ``insufficient_quota`` and the like) is permanent and says so.
 
 ``Retry-After`` (seconds or an HTTP date) is parsed into ``retry_after``.
 """
@@ -50,6 +52,19 @@ _CONTEXT_MARKERS = (
     "exceeds the context",
     "too many tokens",
     "n_ctx",
+)
+
+# A 429 (or 402/403) whose body says the account's quota or credit is used up: permanent, not a rate limit.
+_QUOTA_MARKERS = (
+    "insufficient_quota",
+    "exceeded your current quota",
+    "billing_hard_limit",
+    "credit balance is too low",
+    "insufficient credit",
+    "insufficient_credit",
+    "out of credits",
+    "quota exhausted",
+    "quota has been exhausted",
 )
 
 
@@ -135,6 +150,14 @@ def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers |
                 status=status,
                 url=url,
             )
+    if status in (402, 403, 429) and any(m in lowered for m in _QUOTA_MARKERS):
+        return ProviderError(
+            f"HTTP {status} from {url}: quota or credit exhausted, retrying cannot help ({excerpt})",
+            transient=False,
+            status=status,
+            url=url,
+            retry_after=retry_after,
+        )
     transient = status in TRANSIENT_STATUSES or status >= 500
     msg = f"HTTP {status} from {url}"
     if excerpt:

@@ -1,0 +1,76 @@
+"""The runner: every row x repeat of a dataset through a provider and the graders, into a run folder.
+
+:func:`run_eval` (sync; safe to call from Jupyter) and :func:`arun_eval` (async)
+do, in order:
+
+1. pick the rows (``sample``: split filter and/or stratified sample), resolve the
+   graders, normalize every case (a case that cannot be normalized is bad input:
+   a :class:`~goldenkit.errors.DatasetError` naming file:line and the row id,
+   before any call), derive the run key (dataset sha256 and version, agent
+   version, judge version, graders and versions, repeats, sample spec, mode);
+2. create ``results/<run_id>/`` or **resume** it, as its one writer (a lock; see
+   :mod:`goldenkit.runner.folder`): a folder with the same run id must have the
+   same run key (else :class:`~goldenkit.errors.ResultsError`; a new git commit
+   alone is allowed and recorded per invocation), and only the row x repeat
+   pairs with no outcome yet are called (with ``retry_errors=True`` the pairs
+   whose last outcome is ERROR too; the new record supersedes the old one,
+   last record per pair wins);
+3. call the provider for each pending pair, each an independent call: at most
+   ``max_in_flight`` at once, optionally at most ``rpm`` starts per minute
+   (:mod:`goldenkit.runner.limits`). Transient failures are retried up to
+   ``max_retries`` times with exponential backoff and full jitter, waiting at
+   least the server's Retry-After, never more than ``max_retry_after`` (a 429
+   asking for longer, or saying the quota is exhausted, is a permanent ERROR).
+   Repeated 429s halve the concurrency (at most once per second); a run of
+   successes raises it by one again, up to ``max_in_flight``. The judge's calls
+   go through the same limiter, retries and backoff;
+4. grade each response with every grader (a grader that raises is recorded as a
+   grader error, never a crash) and :func:`goldenkit.graders.base.combine` the
+   results into PASS / FAIL / SKIPPED, or ERROR when a hard grader could not
+   grade and none failed; a call that produced nothing is ERROR with a one-line
+   reason (status and URL without secrets), ``error_kind`` transient / permanent
+   and the attempts made;
+5. append each outcome to ``outcomes.jsonl`` as it completes (see
+   :class:`goldenkit.results.OutcomeWriter`), and at the end write
+   ``outcomes.parquet``, the final run.json (counts, error rate, validity) and
+   point ``results/latest`` at the run. INVALID when the error rate (ERROR
+   outcomes plus outcomes with a grader that could not grade) exceeds
+   ``max_error_rate``, when every outcome is ERROR (an infrastructure failure,
+   never "0% quality"), or when the run stopped early.
+
+The workers of a run live in an ``asyncio.TaskGroup`` (:mod:`goldenkit.runner.run`):
+a failure or a cancel (Ctrl-C, an interrupted notebook cell) stops them all, and
+what finished is written. A circuit breaker stops launching new calls after
+``abort_after_errors`` consecutive provider ERRORs (a server that went away); the
+run is then incomplete and INVALID, and resuming it with ``retry_errors=True``
+finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner.progress`).
+"""
+
+from __future__ import annotations
+
+from goldenkit.runner.evaluate import arun_eval, run_eval
+from goldenkit.runner.folder import new_run_id, utc_now
+from goldenkit.runner.limits import Limiter, backoff_delay
+from goldenkit.runner.runkey import (
+    RUN_KEY_FIELDS,
+    TRANSPORT_SETTINGS,
+    agent_version,
+    git_commit,
+    redact_settings,
+)
+from goldenkit.runner.summary import RunSummary
+
+__all__ = [
+    "RUN_KEY_FIELDS",
+    "TRANSPORT_SETTINGS",
+    "Limiter",
+    "RunSummary",
+    "agent_version",
+    "arun_eval",
+    "backoff_delay",
+    "git_commit",
+    "new_run_id",
+    "redact_settings",
+    "run_eval",
+    "utc_now",
+]

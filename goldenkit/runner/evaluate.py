@@ -1,0 +1,321 @@
+"""``arun_eval`` / ``run_eval``: plan a run, open its folder, hand it to a :class:`~goldenkit.runner.run.Run`.
+
+Before the first call: the options are checked, the rows picked, every case
+normalized (a case that cannot be is bad input: a DatasetError naming
+file:line and the row id, and nothing is called or written), the run key
+derived, and the run folder opened and locked. ``run_eval`` inside a running
+event loop (Jupyter) runs the run on its own loop in a helper thread; a
+KeyboardInterrupt in the caller (an interrupted cell) cancels the run there,
+waits until what finished is written, and is re-raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from goldenkit.cases import Case
+from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
+from goldenkit.formats import normalize_case
+from goldenkit.graders.base import Grader, get_grader
+from goldenkit.providers.base import Provider
+from goldenkit.results import repair_jsonl, write_json_atomic
+from goldenkit.runner.folder import RunFolder, open_run_folder, utc_now
+from goldenkit.runner.limits import MAX_RETRY_AFTER
+from goldenkit.runner.run import Run, RunOptions, RunPlan
+from goldenkit.runner.runkey import agent_version, git_commit, redact_settings
+from goldenkit.runner.summary import RunSummary
+from goldenkit.schema import ERROR, SCHEMA_VERSION
+
+
+def _check(repeats: int, opts: RunOptions) -> None:
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1 (got {repeats})")
+    if opts.max_retries < 0:
+        raise ConfigError(f"max_retries must be >= 0 (got {opts.max_retries})")
+    if opts.timeout <= 0:
+        raise ConfigError(f"timeout must be > 0 (got {opts.timeout})")
+    if not 0 <= opts.max_error_rate <= 1:
+        raise ConfigError(f"max_error_rate must be between 0 and 1 (got {opts.max_error_rate})")
+    if opts.max_retry_after < 0:
+        raise ConfigError(f"max_retry_after must be >= 0 (got {opts.max_retry_after})")
+
+
+def select_rows(dataset: Any, sample: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """The rows of the run (split filter and/or stratified sample) and the sample spec recorded."""
+    spec = {"split": None, "per_slice": None, "seed": None}
+    if sample:
+        unknown = set(sample) - set(spec)
+        if unknown:
+            raise ConfigError(f"sample: unknown key(s) {', '.join(sorted(unknown))} (known: split, per_slice, seed)")
+        spec.update(sample)
+    split, per_slice = spec["split"], spec["per_slice"]
+    if per_slice is not None:
+        from goldenkit.sampling import stratified_sample
+
+        seed = 0 if spec["seed"] is None else spec["seed"]
+        spec["seed"] = seed
+        dataset = stratified_sample(dataset, int(per_slice), int(seed), split=split)
+    elif split is not None:
+        rows = dataset.rows
+        dataset = dataset.subset(list(rows.loc[rows["split"] == split, "id"]))
+    return dataset, spec
+
+
+def resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
+    """Grader objects for ``graders`` (objects or registered names; default ``["contract"]``)."""
+    out = [get_grader(g) if isinstance(g, str) else g for g in (graders if graders is not None else ["contract"])]
+    names = [g.name for g in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"grader(s) listed twice: {', '.join(dup)}")
+    return out
+
+
+def normalize_cases(dataset: Any, row_ids: Iterable[str]) -> dict[str, Case]:
+    """Every row's case, normalized; the first that cannot be is a DatasetError (file:line, row id).
+
+    Fast path: normalize the raw case directly; on any problem ask the dataset,
+    whose error names file:line.
+    """
+    rows = dataset.rows
+    raw = dict(zip(rows["id"].tolist(), rows["case"].tolist(), strict=True))
+    case_format = getattr(dataset, "case_format", None)
+    out: dict[str, Case] = {}
+    for rid in row_ids:
+        try:
+            out[rid] = normalize_case(raw[rid], case_format, row_id=rid)
+        except Exception:
+            try:
+                out[rid] = dataset.case(rid)
+            except GoldenkitError as exc:
+                if isinstance(exc, DatasetError) and exc.path is not None and f'"{rid}"' in str(exc):
+                    raise exc from None  # file:line: row "id": why
+                raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
+    return out
+
+
+def _run_key(dataset: Any, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
+             sample_spec: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    if judge_version is None:
+        jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
+        judge_version = ",".join(jv) or None
+    return {
+        "dataset": {
+            "name": dataset.name,
+            "version": dataset.version,
+            "sha256": dataset.sha256,
+            "path": str(dataset.path) if getattr(dataset, "path", None) is not None else None,
+        },
+        "agent_version": agent_version(provider),
+        "judge_version": judge_version,
+        "graders": {g.name: str(g.version) for g in graders},
+        "repeats": int(repeats),
+        "sample": sample_spec,
+        "mode": provider.mode,
+    }
+
+
+def _plan(dataset: Any, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
+          retry_errors: bool) -> RunPlan:  # fmt: skip
+    rows = dataset.rows
+    row_info: dict[str, tuple[str, str, list[str]]] = {}
+    columns = (rows[c].tolist() for c in ("id", "slice", "split", "tags"))  # Python lists: no per-item boxing
+    for rid, sl, sp, tags in zip(*columns, strict=True):
+        row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
+    pairs = [(rid, r) for rid in row_info for r in range(repeats)]
+    prev = folder.previous
+    todo = [p for p in pairs if p not in prev or (retry_errors and prev[p].get("verdict") == ERROR)]
+    base = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": folder.run_id,
+        "dataset_name": dataset.name,
+        "dataset_version": dataset.version,
+        "dataset_sha256": dataset.sha256,
+        "agent_version": key["agent_version"],
+        "judge_version": key["judge_version"],
+    }
+    return RunPlan(pairs=pairs, todo=todo, row_info=row_info, cases=cases, base_record=base)
+
+
+def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: RunOptions, todo: int,
+              retry_errors: bool, config: Mapping[str, Any] | None, commit: str | None) -> dict[str, Any]:  # fmt: skip
+    old = folder.old_manifest or {}
+    invocation: dict[str, Any] = {
+        "started_at": utc_now(),
+        "pending": todo,
+        "retry_errors": bool(retry_errors),
+        "git_commit": commit,
+    }
+    if folder.took_over_from is not None:
+        invocation["lock_taken_over_from_pid"] = folder.took_over_from
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": folder.run_id,
+        **key,
+        "provider": {"name": provider.name, "settings": redact_settings(provider.settings())},
+        "config": {
+            "max_in_flight": opts.max_in_flight,
+            "rpm": opts.rpm,
+            "timeout": opts.timeout,
+            "max_retries": opts.max_retries,
+            "max_retry_after": opts.max_retry_after,
+            **({"extra": redact_settings(dict(config))} if config else {}),
+        },
+        "started_at": old.get("started_at") or utc_now(),
+        "ended_at": None,
+        "counts": None,
+        "error_rate": None,
+        "max_error_rate": opts.max_error_rate,
+        "validity": None,
+        "invalid_reason": None,
+        "complete": False,
+        "timings": {"invocations": [*((old.get("timings") or {}).get("invocations") or []), invocation]},
+    }
+
+
+def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
+    if record_dir is None:
+        return None
+    from goldenkit.providers.fixtures import FIXTURES_FILE, FixtureRecorder
+
+    av = key["agent_version"]
+    repair_jsonl(Path(record_dir) / FIXTURES_FILE)
+    return FixtureRecorder(
+        Path(record_dir),
+        {
+            "agent": getattr(provider, "spec", None) or provider.name,
+            "model_id": av.get("model_id"),
+            "system_prompt_sha256": av.get("prompt_sha256"),
+            "git_commit": av.get("git_commit"),
+            "settings": redact_settings(provider.settings()),
+            "recorded_run_id": run_id,
+        },
+    )
+
+
+async def arun_eval(
+    dataset: Any,
+    provider: Provider,
+    graders: Iterable[Grader | str] | None = None,
+    *,
+    repeats: int = 1,
+    max_in_flight: int = 8,
+    rpm: float | None = None,
+    timeout: float = 60.0,
+    max_retries: int = 3,
+    run_id: str | None = None,
+    results_dir: str | os.PathLike[str] = "results",
+    sample: Mapping[str, Any] | None = None,
+    max_error_rate: float = 0.02,
+    record_dir: str | os.PathLike[str] | None = None,
+    retry_errors: bool = False,
+    progress: bool | IO[str] | None = None,
+    judge_version: str | None = None,
+    backoff_base: float = 0.5,
+    backoff_cap: float = 30.0,
+    abort_after_errors: int | None = 50,
+    config: Mapping[str, Any] | None = None,
+    max_retry_after: float = MAX_RETRY_AFTER,
+) -> RunSummary:
+    """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
+
+    ``graders``: Grader objects or registered names (default ``["contract"]``).
+    ``sample``: ``{"split": "dev"|"holdout"|None, "per_slice": N|None, "seed": S}``.
+    ``progress``: None/True = a ``tqdm.auto`` bar on stderr (quiet when it is not a
+    terminal; a widget in Jupyter), False = silent, or a text stream.
+    ``config``: extra settings recorded in run.json (secrets redacted).
+    ``max_retry_after``: the longest Retry-After honoured, in seconds; a 429 asking
+    for more is a permanent ERROR.
+    """
+    opts = RunOptions(
+        max_in_flight=max_in_flight,
+        rpm=rpm,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_error_rate=max_error_rate,
+        backoff_base=backoff_base,
+        backoff_cap=backoff_cap,
+        abort_after_errors=abort_after_errors,
+        max_retry_after=max_retry_after,
+    )
+    _check(repeats, opts)
+    grader_objs = resolve_graders(graders)
+    dataset, sample_spec = select_rows(dataset, sample)
+    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec)
+    commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
+    folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
+    try:
+        if folder.old_manifest is not None:  # a resume keeps the commit the run started at
+            first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
+            key["agent_version"] = {**key["agent_version"], "git_commit": first}
+        plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
+        manifest = _manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
+        write_json_atomic(folder.run_file, manifest)
+        recorder = _recorder(record_dir, provider, key, folder.run_id)
+        provider.configure(timeout=timeout, max_in_flight=max_in_flight)
+        run = Run(plan, provider, grader_objs, folder, manifest, opts, progress=progress, recorder=recorder)
+        return await run.execute()
+    finally:
+        folder.lock.release()
+
+
+def run_eval(
+    dataset: Any, provider: Provider, graders: Iterable[Grader | str] | None = None, **kwargs: Any
+) -> RunSummary:
+    """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
+    event loop too: the run then gets its own loop in a helper thread, and interrupting
+    the cell cancels the run (what finished is written; the run id resumes)."""
+    coro = arun_eval(dataset, provider, graders, **kwargs)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    return _run_in_thread(coro)
+
+
+def _run_in_thread(coro: Any) -> RunSummary:
+    """Run ``coro`` on a new loop in a helper thread; a KeyboardInterrupt here cancels it there."""
+    box: dict[str, Any] = {}
+    started, done = threading.Event(), threading.Event()
+
+    async def main() -> RunSummary:
+        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        started.set()
+        result: RunSummary = await coro
+        return result
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(main())
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            started.set()
+            done.set()
+
+    # An Event, not Thread.join: a join cut short by KeyboardInterrupt may not wait again.
+    threading.Thread(target=target, name="goldenkit-run").start()
+    try:
+        done.wait()
+    except KeyboardInterrupt:  # an interrupted cell: cancel the run, wait until it has written what finished
+        started.wait()
+        if "task" in box:
+            try:
+                box["loop"].call_soon_threadsafe(box["task"].cancel)
+            except RuntimeError:  # the loop is closed: the run had ended
+                pass
+        done.wait()
+        raise
+    if "error" in box:
+        raise box["error"]
+    value: RunSummary = box["value"]
+    return value
+
+
+__all__ = ["arun_eval", "normalize_cases", "resolve_graders", "run_eval", "select_rows"]

@@ -1,0 +1,189 @@
+"""The run folder of one invocation: its id, its one writer, what an earlier invocation left.
+
+:func:`open_run_folder` validates the run id, takes the folder's lock
+(:class:`RunLock`), and on a resume checks the run key and reads the outcomes
+already written (the last record per row x repeat). A folder has one writer: a
+second process, or a second run in the same process, that opens a run id while
+the first is alive gets a :class:`~goldenkit.errors.ResultsError` naming the
+holder's PID (exit 1); a lock left by a process that died (SIGKILL, a crash,
+a lost machine) is taken over, and the takeover is logged and recorded.
+
+The lock is ``.lock`` in the run folder: ``flock`` on it, with the holder's PID
+written inside. The kernel drops a dead process's ``flock``, so a stale lock
+is told from a live one without guessing from PIDs. A released lock is left
+as an empty file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from goldenkit.errors import ConfigError, ResultsError
+from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, repair_jsonl
+from goldenkit.runner.runkey import key_differences
+from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; the folder is not locked there
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("goldenkit.runner")
+LOCK_FILE = ".lock"
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SECOND: tuple[int, str] = (-1, "")
+
+
+def utc_now() -> str:
+    """Now in UTC as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (every outcome's ``started_at``).
+
+    The date-time text of the current second is formatted once and reused, so a
+    call costs a clock read and the milliseconds.
+    """
+    global _SECOND
+    t = time.time()
+    sec = int(t)
+    cached_sec, text = _SECOND
+    if sec != cached_sec:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+        _SECOND = (sec, text)
+    return f"{text}.{int((t - sec) * 1000):03d}Z"
+
+
+def new_run_id() -> str:
+    """``YYYYMMDD-HHMMSS-xxxxxx`` (UTC time and 6 random hex digits): sortable and unique."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+class RunLock:
+    """The one-writer lock of a run folder (see the module doc)."""
+
+    def __init__(self, run_dir: Path, run_id: str) -> None:
+        self.path = run_dir / LOCK_FILE
+        self.run_id = run_id
+        self._fd: int | None = None
+
+    def acquire(self) -> int | None:
+        """Take the lock; returns the PID of a dead holder whose lock was taken over, else None.
+
+        Raises ResultsError naming the holder's PID when a live process holds it.
+        """
+        if fcntl is None:
+            return None
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _read_pid(fd)
+            os.close(fd)
+            who = f"process {holder}" if holder is not None else "another process"
+            if holder == os.getpid():
+                who += " (this process: another run with this id is still going)"
+            raise ResultsError(
+                f"run {self.run_id} is being written by {who} (lock {self.path}); "
+                "wait for it to finish, stop it, or use another --run-id"
+            ) from None
+        stale = _read_pid(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return stale
+
+    def release(self) -> None:
+        """Give the lock up (the file stays, empty)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # closing drops the flock
+
+
+def _read_pid(fd: int) -> int | None:
+    text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+@dataclass
+class RunFolder:
+    """An opened (and locked) run folder: where things go and what an earlier invocation wrote."""
+
+    run_id: str
+    path: Path
+    lock: RunLock
+    previous: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    old_manifest: dict[str, Any] | None = None
+    took_over_from: int | None = None
+
+    @property
+    def run_file(self) -> Path:
+        return self.path / RUN_FILE
+
+    @property
+    def jsonl(self) -> Path:
+        return self.path / OUTCOMES_JSONL
+
+
+def open_run_folder(
+    results_dir: str | os.PathLike[str], run_id: str | None, key: Mapping[str, Any], *, retry_errors: bool
+) -> RunFolder:
+    """Create, or lock and check for a resume, the folder of run ``run_id`` (a new id when None)."""
+    run_id = run_id or new_run_id()
+    if not _RUN_ID.fullmatch(run_id) or run_id == LATEST:
+        raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only (and not {LATEST!r})")
+    run_dir = Path(results_dir) / run_id
+    if retry_errors and not (run_dir / RUN_FILE).exists():
+        raise ResultsError(f"--retry-errors: no run {run_id} under {results_dir}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    folder = RunFolder(run_id, run_dir, RunLock(run_dir, run_id))
+    folder.took_over_from = folder.lock.acquire()
+    try:
+        _read_earlier(folder, key)
+    except BaseException:
+        folder.lock.release()
+        raise
+    if folder.took_over_from is not None:
+        log.warning(
+            "goldenkit: run %s: took over the lock of process %s, which is no longer running",
+            run_id,
+            folder.took_over_from,
+        )
+    return folder
+
+
+def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
+    """The earlier invocation's manifest and outcomes (a resume), after checking its run key."""
+    if not folder.run_file.exists():
+        if folder.jsonl.exists():
+            raise ResultsError(
+                f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, use a new --run-id"
+            )
+        return
+    try:
+        old = json.loads(folder.run_file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
+    diffs = key_differences(old, key)
+    if diffs:
+        raise ResultsError(
+            f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); use a new --run-id"
+        )
+    folder.old_manifest = old
+    if folder.jsonl.exists():
+        repair_jsonl(folder.jsonl)
+        for rec in latest_per_pair(iter_jsonl(folder.jsonl)):
+            folder.previous[(str(rec["row_id"]), int(rec["repeat"]))] = rec
+
+
+__all__ = ["LOCK_FILE", "RunFolder", "RunLock", "new_run_id", "open_run_folder", "utc_now"]

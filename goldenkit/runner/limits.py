@@ -1,0 +1,170 @@
+"""How fast a run may call: the in-flight limit, pacing, Retry-After pauses and backoff.
+
+:class:`Limiter` keeps at most ``limit`` calls in flight, spaces starts to ``rpm``
+per minute, pauses new starts for a server's Retry-After (never longer than the
+run's cap) and adapts ``limit`` on 429s (AIMD: halve at most once per second, add
+one back after a streak of successes). :func:`backoff_delay` is the wait before a
+retry: full-jitter exponential backoff, never less than Retry-After.
+:func:`throttle_error` turns a 429 whose Retry-After exceeds the cap into a
+permanent error, so one throttled call never holds a run longer than the cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+
+from goldenkit.errors import ConfigError, ProviderError
+
+#: The default cap on one Retry-After, in seconds (``--max-retry-after``).
+MAX_RETRY_AFTER = 120.0
+
+
+class Limiter:
+    """At most ``limit`` calls in flight, optional pacing to ``rpm`` starts per minute,
+    a global pause (Retry-After), and AIMD adaptation of ``limit`` on 429s.
+
+    >>> import asyncio
+    >>> lim = Limiter(2)
+    >>> asyncio.run(lim.acquire()); lim.in_flight
+    1
+    >>> lim.release(); lim.in_flight
+    0
+    """
+
+    def __init__(
+        self,
+        max_in_flight: int,
+        rpm: float | None = None,
+        *,
+        decrease_every: float = 1.0,
+        max_pause: float = MAX_RETRY_AFTER,
+    ) -> None:
+        if max_in_flight < 1:
+            raise ConfigError(f"max_in_flight must be >= 1 (got {max_in_flight})")
+        if rpm is not None and rpm <= 0:
+            raise ConfigError(f"rpm must be > 0 (got {rpm})")
+        self.max = max_in_flight
+        self.limit = max_in_flight
+        self.in_flight = 0
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.max_pause = max_pause
+        self._next_start = 0.0
+        self.pause_until = 0.0
+        self._waiters: list[asyncio.Future[None]] = []
+        self._ok_streak = 0
+        self._last_decrease = -math.inf
+        self._decrease_every = decrease_every
+        self.decreases = 0
+        self.increases = 0
+        self.min_limit = max_in_flight
+
+    async def acquire(self) -> None:
+        """Wait for a slot (and for the pacing and any pause); :meth:`release` gives it back."""
+        if self.in_flight < self.limit and not self._waiters:
+            self.in_flight += 1
+        else:
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut  # release() hands its slot over (in_flight already counted)
+            except asyncio.CancelledError:
+                if fut.done() and not fut.cancelled():
+                    self.release()
+                elif fut in self._waiters:
+                    self._waiters.remove(fut)
+                raise
+        if self.interval or self.pause_until:
+            now = time.monotonic()
+            start = max(now, self._next_start, self.pause_until)
+            if self.interval:
+                self._next_start = start + self.interval
+            if start > now:
+                try:
+                    await asyncio.sleep(start - now)
+                except asyncio.CancelledError:
+                    self.release()
+                    raise
+
+    def release(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.limit:
+            fut = self._waiters.pop(0)
+            if not fut.done():
+                self.in_flight += 1
+                fut.set_result(None)
+
+    def on_success(self) -> None:
+        if self.limit >= self.max:
+            return
+        self._ok_streak += 1
+        if self._ok_streak >= self.limit and time.monotonic() - self._last_decrease >= self._decrease_every:
+            self.limit += 1
+            self.increases += 1
+            self._ok_streak = 0
+            self._wake()
+
+    def on_throttled(self, retry_after: float | None) -> None:
+        """A 429: pause new starts for Retry-After (at most ``max_pause``), and halve the
+        limit (at most once per period)."""
+        now = time.monotonic()
+        if retry_after:
+            self.pause_until = max(self.pause_until, now + min(retry_after, self.max_pause))
+        self._ok_streak = 0
+        if now - self._last_decrease >= self._decrease_every and self.limit > 1:
+            self.limit = max(1, self.limit // 2)
+            self.min_limit = min(self.min_limit, self.limit)
+            self.decreases += 1
+            self._last_decrease = now
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "max_in_flight": self.max,
+            "final_in_flight": self.limit,
+            "min_in_flight": self.min_limit,
+            "decreases": self.decreases,
+            "increases": self.increases,
+        }
+
+
+def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float) -> float:
+    """Full-jitter exponential backoff after failed ``attempt`` (1-based), never less than Retry-After.
+
+    >>> 0 <= backoff_delay(1, None, 0.5, 30.0) <= 0.5
+    True
+    >>> backoff_delay(3, 10.0, 0.5, 30.0) >= 10.0
+    True
+    """
+    delay = random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
+    if retry_after is not None:
+        delay = max(delay, retry_after + random.uniform(0, min(1.0, 0.1 * retry_after + 0.05)))
+    return delay
+
+
+def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
+    """``err`` itself, or a permanent error when it is a 429 asking to wait longer than ``max_retry_after``.
+
+    >>> e = ProviderError("HTTP 429 from http://h/v1", transient=True, status=429, retry_after=3600)
+    >>> str(throttle_error(e, 120.0))
+    'HTTP 429 from http://h/v1: Retry-After 3600s exceeds the cap of 120s (--max-retry-after)'
+    >>> throttle_error(e, 7200.0) is e
+    True
+    """
+    if err.status != 429 or err.retry_after is None or err.retry_after <= max_retry_after:
+        return err
+    head = str(err).split(": ", 1)[0] if str(err).startswith("HTTP ") else str(err)
+    return ProviderError(
+        f"{head}: Retry-After {err.retry_after:g}s exceeds the cap of {max_retry_after:g}s (--max-retry-after)",
+        transient=False,
+        status=err.status,
+        url=err.url,
+        retry_after=err.retry_after,
+    )
+
+
+__all__ = ["MAX_RETRY_AFTER", "Limiter", "backoff_delay", "throttle_error"]

@@ -1,0 +1,369 @@
+"""One invocation of a run as an object: workers under a TaskGroup, each pair called, graded, written.
+
+:class:`Run` holds what the workers share (the limiter, the outcome writer, the
+progress, the counters) and its methods are the steps of one row x repeat:
+:meth:`Run.call` (one call with retries, backoff and Retry-After, under the
+limiter; the judge's calls go through it too), :meth:`Run.run_one` (call,
+grade, write) and :meth:`Run.finish` (counts, validity, run.json, Parquet,
+``results/latest``). :meth:`Run.execute` starts the workers in an
+``asyncio.TaskGroup``: a worker that fails, or a cancel (Ctrl-C, an interrupted
+notebook cell), stops every sibling; no call outlives the run, and what
+finished is written either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from goldenkit._text import one_line
+from goldenkit.cases import Case
+from goldenkit.errors import ProviderError, ResultsError
+from goldenkit.graders.base import Grader, GradeResult, agrade_case, combine, grade_case
+from goldenkit.graders.judge import JudgeGrader
+from goldenkit.providers.base import Provider, Response
+from goldenkit.results import OutcomeWriter, update_latest, write_json_atomic, write_parquet
+from goldenkit.runner.folder import RunFolder, utc_now
+from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
+from goldenkit.runner.progress import Progress
+from goldenkit.runner.runkey import validity
+from goldenkit.runner.summary import RunSummary
+from goldenkit.schema import ERROR, FAIL, OUTCOMES_PARQUET, PASS, SKIPPED
+
+Pair = tuple[str, int]
+CallResult = tuple[Response | None, ProviderError | None, int, float]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How one invocation calls and when it stops (the keyword arguments of ``arun_eval``)."""
+
+    max_in_flight: int = 8
+    rpm: float | None = None
+    timeout: float = 60.0
+    max_retries: int = 3
+    max_error_rate: float = 0.02
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    abort_after_errors: int | None = 50
+    max_retry_after: float = 120.0
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What was decided before the first call: the rows, their cases, the pairs to call."""
+
+    pairs: list[Pair]  # every row x repeat of the run
+    todo: list[Pair]  # the pairs this invocation calls, in order
+    row_info: dict[str, tuple[str, str, list[str]]]  # row id -> (slice, split, tags)
+    cases: dict[str, Case]
+    base_record: dict[str, Any]  # the fields every outcome of the run shares
+
+
+class Run:
+    """One invocation of a run (see the module doc)."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        provider: Provider,
+        graders: Sequence[Grader],
+        folder: RunFolder,
+        manifest: dict[str, Any],
+        opts: RunOptions,
+        *,
+        progress: bool | IO[str] | None,
+        recorder: Any = None,
+    ) -> None:
+        self.plan, self.provider, self.graders = plan, provider, list(graders)
+        self.folder, self.manifest, self.opts, self.recorder = folder, manifest, opts, recorder
+        self.hard = {g.name: bool(g.hard) for g in self.graders}
+        self.sync_grading = all(type(g).agrade is Grader.agrade for g in self.graders)
+        self.judges = [g for g in self.graders if isinstance(g, JudgeGrader)]
+        self.replay = provider.mode == "fixtures"
+        self.recorded_latency = getattr(provider, "recorded_latency_ms", None) if self.replay else None
+        self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after)
+        self.progress = Progress(len(plan.todo), progress)
+        self.writer = OutcomeWriter(folder.jsonl, coalesce=True)
+        self.new_records: list[dict[str, Any]] = []
+        self.calls = 0
+        self.consecutive_errors = 0
+        self.stopped: str | None = None
+        self.first_error: str | None = None
+        self.t_start = time.monotonic()
+
+    # ------------------------------------------------------------ the workers
+
+    async def execute(self) -> RunSummary:
+        """Call every pending pair and write the run; the summary even when interrupted (then re-raised)."""
+        for judge in self.judges:
+            judge.call_model = self.call_response
+        interrupted = True
+        try:
+            await self._work()
+            interrupted = False
+        finally:
+            summary = await self.finish(interrupted)
+        return summary
+
+    async def _work(self) -> None:
+        queue = iter(self.plan.todo)
+        try:
+            async with asyncio.TaskGroup() as tg:
+                # one loop pass apart: the first request leaves at once and the waves are spread from the start
+                for _ in range(min(self.opts.max_in_flight, len(self.plan.todo))):
+                    tg.create_task(self._worker(queue))
+                    await asyncio.sleep(0)
+        except BaseExceptionGroup as group:  # a worker's failure: the first one is the run's
+            raise group.exceptions[0] from None
+
+    async def _worker(self, queue: Iterator[Pair]) -> None:
+        for row_id, repeat in queue:
+            if self.stopped:
+                return
+            await self.run_one(row_id, repeat)
+
+    # ------------------------------------------------------------ one call
+
+    async def call(self, provider: Provider, case: Case, repeat: int) -> CallResult:
+        """Call ``provider`` on ``case`` with retries: ``(response, error, attempts, latency of the last, ms)``.
+
+        Transient errors are retried up to ``max_retries`` times with backoff, waiting
+        at least Retry-After; a 429 asking to wait longer than ``max_retry_after`` is a
+        permanent error (:func:`~goldenkit.runner.limits.throttle_error`).
+        """
+        attempts = 0
+        while True:
+            attempts += 1
+            resp, err, latency = await self._attempt(provider, case, repeat)
+            if err is None:
+                self.limiter.on_success()
+                return resp, None, attempts, latency
+            err = throttle_error(err, self.opts.max_retry_after)
+            if err.status == 429 and err.transient:
+                self.limiter.on_throttled(err.retry_after)
+            if not err.transient or provider.mode == "fixtures" or attempts > self.opts.max_retries:
+                return None, err, attempts, latency
+            await asyncio.sleep(backoff_delay(attempts, err.retry_after, self.opts.backoff_base, self.opts.backoff_cap))
+
+    async def _attempt(
+        self, provider: Provider, case: Case, repeat: int
+    ) -> tuple[Response | None, ProviderError | None, float]:
+        await self.limiter.acquire()
+        t0 = time.perf_counter()
+        try:
+            if provider.bounds_calls:  # else the call gets a deadline: timeout x turns + 1 s
+                resp = await provider.complete(case, repeat=repeat)
+            else:
+                async with asyncio.timeout(self.opts.timeout * max(1, len(case.turns)) + 1.0):
+                    resp = await provider.complete(case, repeat=repeat)
+            return resp, None, (time.perf_counter() - t0) * 1000.0
+        except ProviderError as exc:
+            err = exc
+        except TimeoutError:
+            url = getattr(provider, "safe_url", None)
+            where = f" calling {url}" if url else ""
+            err = ProviderError(f"timed out after {self.opts.timeout:g}s{where}", transient=True, url=url)
+        except Exception as exc:  # a provider bug: data about this row, not a crash of the run
+            err = ProviderError(
+                f"provider {provider.name} raised {type(exc).__name__}: {one_line(str(exc), 200)}", transient=False
+            )
+        finally:
+            self.limiter.release()
+            self.calls += 1
+        return None, err, (time.perf_counter() - t0) * 1000.0
+
+    async def call_response(self, provider: Provider, case: Case) -> Response:
+        """A grader's model call (the judge) through :meth:`call`; what still fails is raised."""
+        resp, err, attempts, _ = await self.call(provider, case, 0)
+        if resp is None:
+            if err is None:
+                raise ProviderError(f"provider {provider.name} returned nothing", transient=False)
+            if attempts > 1:
+                raise ProviderError(f"{err} (after {attempts} attempts)", transient=err.transient, status=err.status)
+            raise err
+        return resp
+
+    # ------------------------------------------------------------ one outcome
+
+    async def run_one(self, row_id: str, repeat: int) -> None:
+        """Call, grade and write the outcome of one row x repeat."""
+        sl, sp, tags = self.plan.row_info[row_id]
+        rec = dict(self.plan.base_record)
+        rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
+        case = self.plan.cases[row_id]
+        resp, err, attempts, latency = await self.call(self.provider, case, repeat)
+        if self.recorder is not None:
+            self.recorder.write(row_id, repeat, resp, latency_ms=latency, error=err)
+        if self.recorded_latency is not None:
+            latency = self.recorded_latency(row_id, repeat)
+        if resp is None:
+            self.write_error(rec, err, attempts, latency)
+            return
+        self.consecutive_errors = 0
+        if self.sync_grading:
+            results = grade_case(self.graders, case, resp)
+        else:
+            results = await agrade_case(self.graders, case, resp)
+        self.write_graded(rec, results, resp, latency, attempts)
+
+    def write_error(self, rec: dict[str, Any], err: ProviderError | None, attempts: int, latency: float | None) -> None:
+        """Write an ERROR outcome for a call that produced nothing; trip the circuit breaker if due."""
+        reason = one_line(str(err)) if err is not None else "no response"
+        if attempts > 1:
+            reason += f" (after {attempts} attempts)"
+        rec.update(
+            verdict=ERROR,
+            detail=reason,
+            error_kind=err.kind if err is not None else "permanent",
+            graders={},
+            response=None,
+            trajectory=[],
+            latency_ms=latency,
+            ttft_ms=None,
+            attempts=attempts,
+            tokens_in=None,
+            tokens_out=None,
+            cost=None,
+        )
+        self.consecutive_errors += 1
+        if self.first_error is None:
+            self.first_error = reason
+        limit = self.opts.abort_after_errors
+        if limit and self.consecutive_errors >= limit and self.stopped is None:
+            self.stopped = (
+                f"stopped after {self.consecutive_errors} consecutive errors (last: {reason}); "
+                f"resume with --run-id {self.folder.run_id} --retry-errors"
+            )
+        self._write(rec, attempts)
+
+    def write_graded(
+        self,
+        rec: dict[str, Any],
+        results: Mapping[str, GradeResult],
+        resp: Response,
+        latency: float | None,
+        attempts: int,
+    ) -> None:
+        """Complete ``rec`` with the verdict, the graders' results and the response; write it."""
+        verdict, detail = combine(results, self.hard)
+        rec.update(
+            verdict=verdict,
+            detail=one_line(detail, 1000) if detail else "",
+            error_kind="grader" if verdict == ERROR else None,
+            graders={n: r.to_dict() for n, r in results.items()},
+            response=resp.text,
+            trajectory=resp.trajectory(),
+            latency_ms=latency,
+            ttft_ms=resp.ttft_ms,
+            attempts=attempts,
+            tokens_in=resp.tokens_in,
+            tokens_out=resp.tokens_out,
+            cost=resp.cost,
+        )
+        self._write(rec, attempts)
+
+    def _write(self, rec: dict[str, Any], attempts: int) -> None:
+        self.writer.write(rec)
+        self.new_records.append(rec)
+        self.progress.update(rec["verdict"], attempts)
+
+    # ------------------------------------------------------------ the end
+
+    async def _close(self) -> OSError | None:
+        """Close the writer, the recorder, the progress and every provider (the judge's too)."""
+        lost: OSError | None = None
+        try:
+            self.writer.close()  # the lines of the last loop pass go out here
+        except OSError as exc:
+            lost = exc
+        if self.recorder is not None:
+            self.recorder.close()
+        self.progress.close()
+        for judge in self.judges:
+            judge.call_model = None
+        try:
+            await self.provider.aclose()
+        finally:
+            for judge in self.judges:
+                await judge.aclose()
+        return lost
+
+    def _final_records(self) -> list[dict[str, Any]]:
+        """Every outcome of the run: the earlier invocations', superseded by this one's."""
+        final = dict(self.folder.previous)
+        for rec in self.new_records:
+            final[(rec["row_id"], int(rec["repeat"]))] = rec
+        return [final[p] for p in self.plan.pairs if p in final]
+
+    async def finish(self, interrupted: bool) -> RunSummary:
+        """Counts, validity, run.json, Parquet (when complete) and ``results/latest``."""
+        lost = await self._close()
+        records = self._final_records()
+        expected = len(self.plan.pairs)
+        counts = count_outcomes(records, expected)
+        stopped = self.stopped if len(records) < expected else None
+        if interrupted or lost is not None:
+            stopped = (
+                f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
+            )
+        first_error = self.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
+        valid, why, rate = validity(counts, expected, self.opts.max_error_rate, stopped, first_error)
+        complete = len(records) == expected and lost is None and not interrupted
+        elapsed = time.monotonic() - self.t_start
+        invocation = self.manifest["timings"]["invocations"][-1]
+        invocation.update(ended_at=utc_now(), calls=self.calls, elapsed_s=round(elapsed, 3), **self.limiter.stats())
+        self.manifest.update(
+            ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
+        )
+        if complete:
+            write_parquet(records, self.folder.path / OUTCOMES_PARQUET)
+        else:
+            (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
+        write_json_atomic(self.folder.run_file, self.manifest)
+        update_latest(self.folder.path.parent, self.folder.run_id)
+        if lost is not None:
+            raise ResultsError(
+                f"{self.folder.jsonl}: outcomes could not be written ({lost}); "
+                f"free space and resume with --run-id {self.folder.run_id}"
+            ) from lost
+        return self.summary(counts, rate, valid, why, elapsed)
+
+    def summary(self, counts: dict[str, int], rate: float, valid: str, why: str | None, elapsed: float) -> RunSummary:
+        commits = [i.get("git_commit") for i in self.manifest["timings"]["invocations"]]
+        return RunSummary(
+            run_id=self.folder.run_id,
+            path=self.folder.path,
+            counts=counts,
+            error_rate=rate,
+            max_error_rate=self.opts.max_error_rate,
+            validity=valid,
+            invalid_reason=why,
+            complete=bool(self.manifest["complete"]),
+            calls=self.calls,
+            resumed=len(self.plan.pairs) - len(self.plan.todo),
+            elapsed_s=elapsed,
+            manifest=self.manifest,
+            git_commits=list(dict.fromkeys(c for c in commits if c)),
+        )
+
+
+def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[str, int]:
+    """Verdict counts, ``total``, ``expected`` and ``grader_errors`` (outcomes not ERROR whose
+    graders include one that could not grade, e.g. a soft judge whose call failed)."""
+    verdicts = Counter(r["verdict"] for r in records)
+    counts = {v: verdicts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
+    grader_errors = sum(
+        1
+        for r in records
+        if r["verdict"] != ERROR and any((g or {}).get("error") for g in (r.get("graders") or {}).values())
+    )
+    counts.update(total=len(records), expected=expected, grader_errors=grader_errors)
+    return counts
+
+
+__all__ = ["Run", "RunOptions", "RunPlan", "count_outcomes"]
