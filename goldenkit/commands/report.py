@@ -1,8 +1,8 @@
 """``goldenkit report RUN [--baseline B] [-o DIR]``: the run report (and the comparison) as offline HTML.
 
-Executes ``notebooks/report.ipynb`` with papermill for RUN, and
-``notebooks/compare.ipynb`` when a baseline is given (a run folder, run id,
-baseline name or baseline .json), into the run's folder or ``-o DIR``; each
+Executes the bundled ``report.ipynb`` (package data of :mod:`goldenkit.notebooks`)
+with papermill for RUN, and ``compare.ipynb`` when a baseline is given (a run
+folder, run id, baseline name or baseline .json), into the run's folder or ``-o DIR``; each
 executed notebook is rendered as self-contained HTML with code hidden:
 ``report.html`` and ``compare.html`` (beside ``report.ipynb`` / ``compare.ipynb``).
 
