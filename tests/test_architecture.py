@@ -51,6 +51,7 @@ FORBIDDEN = {
     "report": {"runner", "notebooks"} | TOP,
     "notebooks": {"runner"} | TOP,
     "demo": {"cli", "commands"},
+    "display": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
 }
 
 
@@ -120,3 +121,10 @@ def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from goldenkit.runner import run_eval\n    import goldenkit.stats\n")
     assert _imports(src) == {"runner", "stats"}
+
+
+def test_the_audit_never_imports_the_report() -> None:
+    """The report reads audit marks; the audit shares only goldenkit.display with it (no cycle)."""
+    for module, path in _modules():
+        if _layer_of(module) == "audit":
+            assert not {_layer_of(i) for i in _imports(path)} & {"report", "notebooks"}, module
