@@ -27,7 +27,7 @@ from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report`` command."""
     p = subparsers.add_parser("report", help="render the run report (and the comparison) as offline HTML")
     p.add_argument("run", metavar="RUN", help="run folder, or run id under --results-dir")
