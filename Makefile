@@ -18,8 +18,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/goldenkit demo
 
+# pytest runs the tests and the docstring examples of goldenkit/ (--doctest-modules, pyproject.toml),
+# then mypy checks the package strictly.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+	$(BIN)/mypy --strict goldenkit
 
 lint: $(STAMP)
 	$(BIN)/ruff check goldenkit tests benchmarks

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ import pandas as pd
 
 from goldenkit import stats
 from goldenkit.compare import FLIP_STATUSES, compare_runs
+from goldenkit.display import STYLE, HTMLBlock
 from goldenkit.errors import ComparisonInvalid, InputError
 from goldenkit.metrics import grader_results
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
@@ -33,35 +35,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 OVERALL = stats.OVERALL
-
-
-# Styles of the HTML pieces built here; each piece carries them, so they look the same in
-# Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells).
-STYLE = """<style>
-.gk-side-by-side { border-collapse: collapse; width: 100%; table-layout: fixed; }
-.gk-side-by-side th, .gk-side-by-side td { border: 1px solid #ccc !important; padding: 4px 6px !important;
-  vertical-align: top !important; text-align: left !important; }
-.gk-side-by-side pre { white-space: pre-wrap !important; word-break: break-word; margin: 2px 0 !important;
-  font-size: 12px; background: transparent !important; text-align: left !important; }
-.gk-status-NEW_FAILURE td { background: #fde2e1 !important; }
-.gk-status-RECOVERED td { background: #e3f6e5 !important; }
-.gk-status-NEW_ERROR td, .gk-status-ERROR_CLEARED td { background: #fff3cd !important; }
-.gk-banner { padding: 6px 10px; border-radius: 4px; font-weight: bold; }
-.gk-banner-ok { background: #e3f6e5; }
-.gk-banner-bad { background: #fde2e1; }
-.gk-card { margin: 0 0 14px 0; }
-</style>"""
-
-
-class HTMLBlock(str):
-    """A piece of HTML that Jupyter displays rendered (and ``str`` everywhere else).
-
-    Build it only from escaped text: every function here that returns one runs
-    :func:`html.escape` over model output and dataset text.
-    """
-
-    def _repr_html_(self) -> str:
-        return str(self)
 
 
 # ---------------------------------------------------------------- notebook setup
@@ -437,15 +410,9 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
 
 def audit_sample_html(sample: pd.DataFrame) -> HTMLBlock:
     """The papermill view of the audit: each sampled failing row as an escaped side-by-side card."""
-    from goldenkit.audit import failure_card_html
+    from goldenkit.audit import sample_cards_html
 
-    if sample.empty:
-        return HTMLBlock("<p>No failing rows to audit.</p>")
-    parts = [STYLE]
-    for sl, group in sample.groupby("slice", sort=True):
-        parts.append(f"<h3>{escape(str(sl))} ({len(group)} sampled)</h3>")
-        parts.extend(failure_card_html(rec) for rec in group.to_dict("records"))
-    return HTMLBlock("\n".join(parts))
+    return sample_cards_html(sample)
 
 
 # ---------------------------------------------------------------- coverage
@@ -683,6 +650,50 @@ def coverage_figure(coverage: pd.DataFrame) -> Figure:
     return fig
 
 
+@dataclass(frozen=True)
+class CoverageReport:
+    """What the coverage notebook shows: the dataset, :func:`coverage_table` and its statement.
+
+    Displayed in Jupyter, it shows the statement; ``table`` feeds
+    :func:`format_coverage_table` and :func:`coverage_figure`.
+    """
+
+    dataset: Any
+    table: pd.DataFrame
+    statement: HTMLBlock
+
+    def _repr_html_(self) -> str:
+        return str(self.statement)
+
+
+def dataset_coverage(
+    dataset: str | Path | Any,
+    *,
+    split: str | None = None,
+    traffic: str | Path | None = None,
+    delta: float = 0.05,
+    discordance: float = 0.10,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    min_ratio: float = 0.5,
+) -> CoverageReport:
+    """The coverage notebook in one call: read the dataset, keep ``split``, compare with traffic, plan rows.
+
+    ``dataset`` is a folder or file (read with :func:`goldenkit.dataset.read_dataset`)
+    or a Dataset. ``traffic`` is a file for :func:`read_traffic`; without one the
+    dataset's own shares stand in (nothing is then under-tested). The planning
+    arguments are those of :func:`coverage_table`.
+    """
+    from goldenkit.dataset import read_dataset
+
+    ds = read_dataset(dataset) if isinstance(dataset, (str, Path)) else dataset
+    rows = split_rows(ds.rows, split)
+    shares = read_traffic(traffic) if traffic else dataset_shares(rows)
+    plan = {"delta": delta, "discordance": discordance, "alpha": alpha, "power": power}
+    table = coverage_table(rows, shares, min_ratio=min_ratio, **plan)
+    return CoverageReport(ds, table, coverage_statement(ds, table, traffic=traffic, **plan))
+
+
 # ---------------------------------------------------------------- paired comparison
 
 
@@ -908,11 +919,13 @@ __all__ = [
     "STYLE",
     "HTMLBlock",
     "OVERALL",
+    "CoverageReport",
     "audit_sample_html",
     "comparability_banner",
     "coverage_figure",
     "coverage_statement",
     "coverage_table",
+    "dataset_coverage",
     "dataset_shares",
     "errors_and_skips",
     "failure_reasons",

@@ -1,4 +1,4 @@
-"""Write notebooks/*.ipynb (without outputs) from the cell sources below.
+"""Write goldenkit/notebooks/*.ipynb (package data, without outputs) from the cell sources below.
 
 The notebooks are thin: a ``parameters`` cell of literals (papermill injects
 the real values after it), then one goldenkit call per cell. Edit the cells
@@ -14,11 +14,14 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "goldenkit" / "notebooks"
 
-SETUP = """\
-from goldenkit import report
-report.setup_notebook()"""
+
+
+def setup(imports: str) -> str:
+    """The setup cell: the notebook's imports, then the display settings."""
+    return f"{imports}\n\nreport.setup_notebook()"
+
 
 REPORT = [
     ("md", "# Run report\nOne run: is it evidence, how does each slice do, and what went wrong."),
@@ -30,7 +33,7 @@ results_dir = "results"  # where run ids are looked up
 rule = "majority"  # how repeats collapse to one verdict per row: majority | all | any | at_least:K
 top_reasons = 5  # failure reasons shown per grader""",
     ),
-    ("code", SETUP + "\nfrom goldenkit import stats\nfrom goldenkit.results import read_run"),
+    ("code", setup("from goldenkit import report, stats\nfrom goldenkit.results import read_run")),
     ("code", "r = read_run(run, results_dir)\noutcomes = r.outcomes()\nreport.validity_banner(r)"),
     ("md", "## Run key"),
     ("code", "report.run_key_table(r)"),
@@ -68,7 +71,7 @@ alpha = 0.05  # significance level of the comparison and the regression rules
 config = None  # goldenkit.toml with the [gate] policy (None: ./goldenkit.toml, else defaults)
 flip_limit = 200  # flipped rows shown side by side""",
     ),
-    ("code", SETUP + "\nfrom goldenkit.baselines import resolve_run_or_baseline"),
+    ("code", setup("from goldenkit import report\nfrom goldenkit.baselines import resolve_run_or_baseline")),
     (
         "code",
         "base_run = resolve_run_or_baseline(base, results_dir, baselines_dir)\n"
@@ -112,7 +115,7 @@ n_per_slice = 3  # failing rows sampled per slice when not interactive
 seed = 0  # sampling seed (same seed, same sample)
 audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
     ),
-    ("code", SETUP + "\nfrom goldenkit import audit"),
+    ("code", setup("from goldenkit import audit, report")),
     (
         "code",
         "session = audit.open_audit(run, results_dir=results_dir, dataset=dataset, rule=rule, audits_dir=audits_dir)\n"
@@ -121,10 +124,7 @@ audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
     ("md", "## Failing rows"),
     (
         "code",
-        "if interactive:\n"
-        "    display(session.widget().widget)\n"
-        "else:\n"
-        "    display(report.audit_sample_html(audit.audit_sample(session.failures, n_per_slice, seed)))",
+        "session.failures_view(interactive=interactive, n_per_slice=n_per_slice, seed=seed)",
     ),
     (
         "md",
@@ -151,18 +151,17 @@ alpha = 0.05  # significance level of the planned comparison
 power = 0.8  # chance of detecting a change of delta
 min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""",
     ),
-    ("code", SETUP + "\nfrom goldenkit.dataset import read_dataset"),
+    ("code", setup("from goldenkit import report")),
     (
         "code",
-        "ds = read_dataset(dataset)\n"
-        "rows = report.split_rows(ds.rows, split)\n"
-        "shares = report.read_traffic(traffic) if traffic else report.dataset_shares(rows)\n"
-        "plan = dict(delta=delta, discordance=discordance, alpha=alpha, power=power)\n"
-        "coverage = report.coverage_table(rows, shares, min_ratio=min_ratio, **plan)\n"
-        "report.coverage_statement(ds, coverage, traffic=traffic, **plan)",
+        "coverage = report.dataset_coverage(\n"
+        "    dataset, split=split, traffic=traffic, min_ratio=min_ratio,\n"
+        "    delta=delta, discordance=discordance, alpha=alpha, power=power\n"
+        ")\n"
+        "coverage",
     ),
-    ("code", "report.format_coverage_table(coverage)"),
-    ("code", "report.coverage_figure(coverage)"),
+    ("code", "report.format_coverage_table(coverage.table)"),
+    ("code", "report.coverage_figure(coverage.table)"),
 ]
 
 LEADERBOARD = [
@@ -178,7 +177,7 @@ results_dir = "results"  # where run ids are looked up
 alpha = 0.05  # significance level of the pairwise tests (Holm over all pairs)
 rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
     ),
-    ("code", SETUP + "\nimport goldenkit\nfrom goldenkit import leaderboard_report"),
+    ("code", setup("import goldenkit\nfrom goldenkit import leaderboard_report, report")),
     ("code", "board = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, results_dir=results_dir)"),
     ("code", "leaderboard_report.notes_block(board)"),
     (

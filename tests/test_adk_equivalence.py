@@ -56,6 +56,12 @@ Differences, each asserted below rather than skipped:
 
 A turn whose expected final response has ``text: null`` (elicitation turn 1)
 has reference ``""`` in both (score 0.0): not a difference.
+
+ADK versions checked: google-adk 2.13.0 (the one installed with goldenkit's dev
+extras), and 2.12.0, 2.11.0, 2.9.2, 2.8.0, 2.7.1 and 2.7.0 with the same other
+packages: all pass. 2.6.3, 2.5.0, 2.0.0 and 1.39.1 fail (their inference returns
+another shape). pyproject.toml pins ``google-adk>=2.7,<2.14`` accordingly; a new
+ADK minor version is re-checked here before the pin moves.
 """
 
 from __future__ import annotations
@@ -110,6 +116,17 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning"),  # ADK marks its user simulators experimental
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
+
+
+CHECKED = ((2, 7), (2, 14))  # the pinned range: >= 2.7, < 2.14
+
+
+def test_the_installed_adk_is_a_checked_version() -> None:
+    from importlib.metadata import version
+
+    installed = version("google-adk")
+    major_minor = tuple(int(p) for p in installed.split(".")[:2])
+    assert CHECKED[0] <= major_minor < CHECKED[1], f"google-adk {installed} is outside the checked range"
 
 
 def _copy_without_scenarios(src: Path, dst: Path) -> None:

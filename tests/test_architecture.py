@@ -51,6 +51,7 @@ FORBIDDEN = {
     "report": {"runner", "notebooks"} | TOP,
     "notebooks": {"runner"} | TOP,
     "demo": {"cli", "commands"},
+    "display": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
 }
 # The leaderboard: passk beside stats, ranking and pairwise beside compare, leaderboard_report beside report.
 _BOARD = {"passk", "alignment", "ranking", "pairwise", "leaderboard_report", "demo_benchmark"}
@@ -167,3 +168,10 @@ def test_runner_functions_and_modules_are_small() -> None:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 assert length <= 80, f"goldenkit.{module}.{node.name}: {length} lines"
+
+
+def test_the_audit_never_imports_the_report() -> None:
+    """The report reads audit marks; the audit shares only goldenkit.display with it (no cycle)."""
+    for module, path in _modules():
+        if _layer_of(module) == "audit":
+            assert not {_layer_of(i) for i in _imports(path)} & {"report", "notebooks"}, module

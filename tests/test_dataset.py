@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenkit import dataset as ds_mod
 from goldenkit.cases import Case
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.errors import DatasetError, InputError
@@ -518,14 +517,13 @@ FULL_BAD_VALUES = [
 
 @pytest.mark.parametrize(("key", "value"), FULL_BAD_VALUES)
 def test_a_bad_value_in_a_complete_row_is_refused(tmp_path, key, value):
-    # Rows with all seven keys take the fast validation path: it must refuse exactly what the careful one does.
+    # A bad value is refused even when the row holds all seven keys.
     good = [dict(FULL, id=f"g{i}") for i in range(3)]
     data = jsonl(good[:2] + [dict(FULL, **{key: value})] + good[2:])
     path = write_jsonl(tmp_path, data)
     with pytest.raises(DatasetError) as info:
         read_dataset(path)
     assert info.value.line == 3
-    assert ds_mod._fast_rows([json.loads(line) for line in data.splitlines()]) is None
 
 
 def test_duplicate_in_complete_rows_is_refused(tmp_path):
@@ -534,21 +532,22 @@ def test_duplicate_in_complete_rows_is_refused(tmp_path):
         read_dataset(write_jsonl(tmp_path, data))
 
 
-def test_fast_and_careful_paths_build_the_same_rows():
+def test_rows_frame_types_with_and_without_optional_values(tmp_path):
     rows = [
         dict(FULL, id=f"r{i}", slice=f"s{i % 3}", tags=[f"t{j}" for j in range(i % 3)], split=("dev", "holdout")[i % 2])
         for i in range(50)
     ]
     rows[4]["source"] = None
-    rows[7]["added"] = None
+    del rows[7]["added"]
     rows[9]["case"] = {"prompt": "p", "expect": {"must_not": ["x"]}}
-    fast = ds_mod._fast_rows(rows)
-    assert fast is not None
-    problems = ds_mod._Problems("x", np.arange(1, 51))
-    careful = ds_mod._rows_frame(ds_mod._validate_rows(rows, problems, None))
-    assert not problems.items
-    pd.testing.assert_frame_equal(fast, careful)
-    assert fast["source"].isna().tolist() == [i == 4 for i in range(50)]
+    frame = read_dataset(write_jsonl(tmp_path, jsonl(rows))).rows
+    for col in ("id", "slice", "split", "source", "added"):
+        assert frame[col].dtype == pd.StringDtype(na_value=np.nan), col
+    assert frame["tags"].dtype == object and frame["case"].dtype == object
+    assert frame["source"].isna().tolist() == [i == 4 for i in range(50)]
+    assert frame["added"].isna().tolist() == [i == 7 for i in range(50)]
+    assert frame["tags"].tolist() == [r["tags"] for r in rows]
+    assert frame["case"].iloc[9] == {"prompt": "p", "expect": {"must_not": ["x"]}}
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])

@@ -21,9 +21,9 @@ from goldenkit.leaderboard_report import (
     notes_block,
     slice_leaderboards,
 )
-from goldenkit.notebooks import NOTEBOOKS_DIR
+from goldenkit.notebooks import notebook_path
 
-NOTEBOOK = NOTEBOOKS_DIR / "leaderboard.ipynb"
+NOTEBOOK = notebook_path("leaderboard")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from report_fixtures import DATA, rendered
 from goldenkit.cli import main as cli_main
 from goldenkit.notebooks import NOTEBOOK_NAMES, export_html, notebook_path, remote_references
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "goldenkit" / "notebooks"
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
 
 EXPECTED_PARAMETERS = {
@@ -27,6 +27,7 @@ EXPECTED_PARAMETERS = {
     "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "config", "flip_limit"},
     "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
     "coverage": {"dataset", "split", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
+    "leaderboard": {"runs", "results_dir", "alpha", "rule"},
 }
 
 

@@ -510,6 +510,24 @@ def test_coverage_statement_names_under_tested_slices() -> None:
     assert "needs 312 paired rows" in text
 
 
+def test_dataset_coverage_is_the_notebook_cell_in_one_call() -> None:
+    ds = read_dataset(DATA / "dataset")
+    got = report.dataset_coverage(DATA / "dataset", traffic=DATA / "traffic.csv")
+    assert got.dataset.sha256 == ds.sha256
+    cov = report.coverage_table(ds.rows, report.read_traffic(DATA / "traffic.csv"))
+    pd.testing.assert_frame_equal(got.table, cov)
+    assert got._repr_html_() == str(got.statement)
+    assert "Under-tested relative to traffic (traffic.csv): billing, refunds." in got.statement
+    holdout = report.dataset_coverage(ds, split="holdout", delta=0.1, power=0.9)
+    rows = ds.rows[ds.rows["split"] == "holdout"]
+    assert int(holdout.table.loc[report.OVERALL, "rows"]) == len(rows) > 0
+    expected = report.coverage_table(rows, report.dataset_shares(rows), delta=0.1, power=0.9)
+    pd.testing.assert_frame_equal(holdout.table, expected)
+    assert "No traffic file given" in holdout.statement
+    with pytest.raises(InputError, match="no rows in split 'test'"):
+        report.dataset_coverage(ds, split="test")
+
+
 # --------------------------------------------------------------------------- audit: failing rows, sample, browser
 
 
@@ -657,6 +675,16 @@ def test_open_audit_session(tmp_path: Path) -> None:
         with (other / "dataset.jsonl").open("ab") as fh:
             fh.write(b'{"id": "new-1", "slice": "A", "split": "dev", "case": {"prompt": "x"}}\n')
         audit.open_audit(str(DATA / "cand"), dataset=other, audits_dir=tmp_path)
+
+
+def test_failures_view_is_the_widget_or_a_seeded_sample(tmp_path: Path) -> None:
+    import ipywidgets
+
+    s = audit.open_audit(str(DATA / "cand"), audits_dir=tmp_path, day="2026-10-02")
+    assert isinstance(s.failures_view(interactive=True), ipywidgets.VBox)
+    shown = s.failures_view(interactive=False, n_per_slice=1, seed=3)
+    assert shown == report.audit_sample_html(audit.audit_sample(s.failures, 1, 3))
+    assert shown.count('class="gk-card"') == s.failures["slice"].nunique()
 
 
 # --------------------------------------------------------------------------- audit apply

@@ -15,7 +15,7 @@ import sys
 from goldenkit.audit import apply_audit
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``audit`` command group."""
     group = subparsers.add_parser("audit", help="apply failure-audit marks to a dataset")
     group.set_defaults(func=lambda args: _help(group))

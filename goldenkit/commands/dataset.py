@@ -29,7 +29,7 @@ from goldenkit.schema import SPLITS
 IMPORT_FORMATS = ("adk", "vertex", "golden", "openai-evals", "inspect")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``dataset`` command group."""
     group = subparsers.add_parser("dataset", help="validate, hash, describe, sample and import datasets")
     group.set_defaults(func=lambda args: _help(group))

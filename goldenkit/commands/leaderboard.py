@@ -134,7 +134,7 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from goldenkit.alignment import run_inputs
-    from goldenkit.notebooks import NOTEBOOKS_DIR, execute_notebook
+    from goldenkit.notebooks import execute_notebook, notebook_path
     from goldenkit.results import read_run
 
     runs = ([args.run] if args.run else []) + list(args.leaderboard or [])
@@ -146,7 +146,7 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     params = {"runs": [str(r.path.resolve()) for r in opened], "results_dir": str(args.results_dir),
               "alpha": args.alpha, "rule": args.rule}  # fmt: skip
     title = "goldenkit leaderboard: " + ", ".join(r.run_id for r in opened)
-    result = execute_notebook(NOTEBOOKS_DIR / "leaderboard.ipynb", params, out_dir, timeout=args.timeout, title=title)
+    result = execute_notebook(notebook_path("leaderboard"), params, out_dir, timeout=args.timeout, title=title)
     print(f"wrote {result.html}")
     return 0
 

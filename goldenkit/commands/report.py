@@ -1,8 +1,8 @@
 """``goldenkit report RUN [--baseline B] [-o DIR]``: the run report (and the comparison) as offline HTML.
 
-Executes ``notebooks/report.ipynb`` with papermill for RUN, and
-``notebooks/compare.ipynb`` when a baseline is given (a run folder, run id,
-baseline name or baseline .json), into the run's folder or ``-o DIR``; each
+Executes the bundled ``report.ipynb`` (package data of :mod:`goldenkit.notebooks`)
+with papermill for RUN, and ``compare.ipynb`` when a baseline is given (a run
+folder, run id, baseline name or baseline .json), into the run's folder or ``-o DIR``; each
 executed notebook is rendered as self-contained HTML with code hidden:
 ``report.html`` and ``compare.html`` (beside ``report.ipynb`` / ``compare.ipynb``).
 
@@ -27,7 +27,7 @@ from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report`` command."""
     p = subparsers.add_parser("report", help="render the run report (and the comparison) as offline HTML")
     p.add_argument("run", metavar="RUN", nargs="?", help="run folder, or run id under --results-dir")

@@ -14,8 +14,9 @@ page with nbconvert:
   through :func:`html.escape`), so a response containing ``<script>`` shows as
   text.
 
-The notebooks live in ``notebooks/`` beside the package; a name such as
-``"report"`` is looked up there, a path is used as given.
+The notebooks are package data of this package (``goldenkit/notebooks/*.ipynb``,
+read through :mod:`importlib.resources`, so they ship in the wheel); a name
+such as ``"report"`` is looked up there, a path is used as given.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
 from goldenkit import errors
 from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
 
-NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage")
-NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage", "leaderboard")
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 TEMPLATE_FILE = "goldenkit_report.html.j2"
 
 # src/href attributes that point at the network (what an offline page must not have).
@@ -56,17 +57,14 @@ def notebook_path(name_or_path: str | Path) -> Path:
         if not p.is_file():
             raise InputError(f"{p}: notebook not found")
         return p
-    candidate = NOTEBOOKS_DIR / f"{name_or_path}.ipynb"
-    if str(name_or_path) in NOTEBOOK_NAMES and not NOTEBOOKS_DIR.is_dir():
-        raise InputError(
-            f"{NOTEBOOKS_DIR}: the notebooks folder is missing; goldenkit's notebooks ship with the source "
-            "checkout (install it with `pip install -e .`) or pass a notebook path"
-        )
-    if not candidate.is_file():
+    if str(name_or_path) not in NOTEBOOK_NAMES:
         raise InputError(
             f"unknown notebook {str(name_or_path)!r}: expected one of {', '.join(NOTEBOOK_NAMES)} or a path"
         )
-    return candidate
+    bundled = resources.files(__name__) / f"{name_or_path}.ipynb"
+    if not isinstance(bundled, Path) or not bundled.is_file():
+        raise InfrastructureError(f"goldenkit's {name_or_path}.ipynb is missing from the installed package")
+    return bundled
 
 
 def _kernel_manager_class() -> type:

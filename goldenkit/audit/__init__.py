@@ -1,0 +1,94 @@
+"""The failure audit: browse failing rows, mark label errors, turn them into a new dataset version.
+
+A person reads failing rows (prompt, expected, response and the graders'
+reasons side by side) and marks each one:
+
+* ``label_error`` -- the dataset is wrong (the expectation or the slice), not the agent;
+* ``agent_error`` -- the agent really failed;
+* ``unclear`` -- cannot tell; needs another look.
+
+**Marks file.** Marks are appended, one JSON object per line, to
+``audits/<dataset>-<YYYY-MM-DD>.jsonl`` (:func:`audit_file`); the file is never
+rewritten. A row marked twice keeps its **latest** mark. A mark::
+
+    {"schema_version": 1, "marked_at": "2026-10-02T09:30:00+00:00",
+     "dataset": "support-agent", "dataset_version": "1.0.0", "dataset_sha256": "...",
+     "run_id": "cand", "row_id": "refund-0142", "slice": "refunds",
+     "label": "label_error", "note": "policy changed: 30 days, not 14",
+     "correction": {"case": {"expect": {"must_contain": ["30 days"]}}}}
+
+**Applying marks** (:func:`apply_audit`, ``goldenkit audit apply``). Only
+``label_error`` marks change the dataset:
+
+* with a ``correction``: the correction is a JSON Merge Patch (RFC 7396) applied
+  to the row (everything but ``id``): objects merge key by key, ``null``
+  deletes a key, anything else replaces. ``{"case": {"expect": {"must_contain":
+  ["30 days"]}}}`` relabels the expectation; ``{"slice": "billing"}`` moves the row.
+* without one (``null``): the row is **dropped** from the new version -- a wrong
+  label nobody has fixed is not ground truth, and guessing one would be worse.
+
+The new version is written to a **new folder** (default: a sibling named
+``<folder>-<new version>``); the old folder is never touched. Its dataset.json
+has the new version and one changelog entry appended saying which rows were
+relabelled or dropped and why (the notes), from which audit file and which
+previous content hash. Unchanged rows keep their exact bytes; every other file
+of the folder (fixtures, goldenkit.toml) is copied. Marks made against another
+content hash than the dataset's are refused: they describe other rows.
+
+The browser logic (:class:`AuditBrowser`: filtering, paging, mark recording) is
+plain Python and tested; :class:`AuditWidget` only wires it to ipywidgets.
+
+Modules: ``marks`` (the marks file), ``failures`` (failing rows, the sample, the
+cards), ``browser`` (browser and widget), ``apply`` (the new dataset version),
+``session`` (what the audit notebook opens). None imports the report.
+"""
+
+from __future__ import annotations
+
+from goldenkit.audit.apply import AuditApplied, apply_audit, merge_patch, next_version
+from goldenkit.audit.browser import ALL, AuditBrowser, AuditWidget
+from goldenkit.audit.failures import (
+    FAILURE_COLUMNS,
+    audit_sample,
+    case_texts,
+    failing_rows,
+    failure_card_html,
+    sample_cards_html,
+)
+from goldenkit.audit.marks import (
+    AUDIT_LABELS,
+    AUDITS_DIR,
+    AuditLog,
+    audit_file,
+    latest_marks,
+    make_mark,
+    marks_frame,
+    read_marks,
+)
+from goldenkit.audit.session import AuditSession, open_audit
+
+__all__ = [
+    "ALL",
+    "AUDITS_DIR",
+    "AUDIT_LABELS",
+    "FAILURE_COLUMNS",
+    "AuditApplied",
+    "AuditBrowser",
+    "AuditLog",
+    "AuditSession",
+    "AuditWidget",
+    "apply_audit",
+    "audit_file",
+    "audit_sample",
+    "case_texts",
+    "failing_rows",
+    "failure_card_html",
+    "latest_marks",
+    "make_mark",
+    "marks_frame",
+    "merge_patch",
+    "next_version",
+    "open_audit",
+    "read_marks",
+    "sample_cards_html",
+]

@@ -1,0 +1,190 @@
+"""The :class:`Dataset` record and :func:`read_dataset`, which reads, checks and hashes a dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pandas as pd
+
+from goldenkit.dataset.lines import sha256_of_lines, split_lines
+from goldenkit.dataset.manifest import read_manifest
+from goldenkit.dataset.problems import BOM, BOM_MESSAGE, Problems
+from goldenkit.dataset.rows import check_rows, rows_frame
+from goldenkit.errors import DatasetError
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE
+
+if TYPE_CHECKING:
+    from goldenkit.cases import Case
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A validated dataset.
+
+    ``rows`` is a DataFrame with the columns id, slice, tags, split, source,
+    added, case (``case`` holds the raw case dict, ``tags`` a list). ``sha256``
+    is the canonical hash of the whole file (a :meth:`subset` keeps its parent's
+    name, version and hash: it identifies the dataset the rows were drawn from).
+    ``manifest`` is the parsed dataset.json (``{}`` when there is none);
+    ``case_format`` is the declared case shape, or ``None`` (detected per row).
+    """
+
+    name: str
+    version: str | None
+    sha256: str
+    path: Path
+    manifest: dict[str, Any]
+    case_format: str | None
+    rows: pd.DataFrame
+    data_path: Path | None = field(default=None, repr=False)
+    _line_numbers: list[int] = field(default_factory=list, repr=False)
+    _lines: list[bytes] = field(default_factory=list, repr=False)
+    _positions: dict[str, int] = field(default_factory=dict, repr=False)
+    _cases: dict[str, Case] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> list[str]:
+        """Row ids in row order."""
+        ids: list[str] = self.rows["id"].tolist()
+        return ids
+
+    def _position(self, row_id: str) -> int:
+        if not self._positions and len(self.rows):
+            self._positions.update({rid: i for i, rid in enumerate(self.ids)})
+        try:
+            return self._positions[row_id]
+        except KeyError:
+            raise DatasetError(f'no row with id "{row_id}"', path=str(self.data_path or self.path)) from None
+
+    def line_number(self, row_id: str) -> int | None:
+        """The 1-based line of ``row_id`` in the dataset file (None when unknown)."""
+        pos = self._position(row_id)
+        return self._line_numbers[pos] if pos < len(self._line_numbers) else None
+
+    def raw_line(self, row_id: str) -> bytes:
+        """The row's original line (stripped of surrounding whitespace and the line end)."""
+        pos = self._position(row_id)
+        if pos >= len(self._lines):
+            raise DatasetError(f'row "{row_id}": original line not available', path=str(self.path))
+        return self._lines[pos]
+
+    def case(self, row_id: str) -> Case:
+        """The row's case normalized to :class:`goldenkit.cases.Case` (cached).
+
+        A case that cannot be normalized is a DatasetError naming file:line.
+        """
+        cached = self._cases.get(row_id)
+        if cached is not None:
+            return cached
+        from goldenkit.formats import normalize_case  # lazy: formats sits beside this package
+
+        raw = self.rows["case"].iat[self._position(row_id)]
+        where = str(self.data_path or self.path)
+        line = self.line_number(row_id)
+        try:
+            case = normalize_case(raw, self.case_format, row_id=row_id)
+        except DatasetError as exc:
+            if exc.path is not None:
+                raise
+            raise DatasetError(f'row "{row_id}": {exc.detail}', path=where, line=line) from exc
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise DatasetError(f'row "{row_id}": cannot read case: {exc!r}', path=where, line=line) from exc
+        self._cases[row_id] = case
+        return case
+
+    def subset(self, ids_or_rows: Iterable[str] | pd.DataFrame | pd.Series) -> Dataset:
+        """A Dataset holding only the given rows (by id, or a DataFrame with an ``id`` column).
+
+        Rows come in the order given (a set gives the dataset's order). An unknown
+        id is a DatasetError. The subset keeps this dataset's name, version and
+        sha256: they identify the dataset the rows were drawn from.
+        """
+        if isinstance(ids_or_rows, pd.DataFrame):
+            ids = ids_or_rows["id"].tolist()
+        elif isinstance(ids_or_rows, (set, frozenset)):
+            wanted = set(ids_or_rows)
+            ids = [rid for rid in self.ids if rid in wanted]
+            missing = wanted.difference(ids)
+            if missing:
+                self._position(sorted(missing)[0])
+        else:
+            ids = list(ids_or_rows)
+        positions = [self._position(rid) for rid in ids]
+        if len(set(ids)) != len(ids):
+            dup = next(rid for rid, n in pd.Series(ids).value_counts().items() if n > 1)
+            raise DatasetError(f'subset names id "{dup}" twice', path=str(self.path))
+        kept = set(ids)
+        return replace(
+            self,
+            rows=self.rows.take(positions).reset_index(drop=True),
+            _line_numbers=[self._line_numbers[p] for p in positions] if self._line_numbers else [],
+            _lines=[self._lines[p] for p in positions] if self._lines else [],
+            _positions={},
+            _cases={rid: c for rid, c in self._cases.items() if rid in kept},
+        )
+
+
+def _dataset_files(p: Path) -> tuple[Path, Path | None]:
+    """(the JSONL file, its manifest or None) of a dataset folder or file."""
+    if p.is_dir():
+        data_path, manifest_path = p / DATA_FILE, p / MANIFEST_FILE
+        if not data_path.is_file():
+            raise DatasetError(f"dataset folder has no {DATA_FILE}", path=str(p))
+        if not manifest_path.is_file():
+            raise DatasetError(f"dataset folder has no {MANIFEST_FILE} (name, version, changelog)", path=str(p))
+        return data_path, manifest_path
+    if p.is_file():
+        sibling = p.with_name(MANIFEST_FILE)
+        return p, sibling if p.name == DATA_FILE and sibling.is_file() else None
+    if not p.exists():
+        raise DatasetError("no such dataset file or folder", path=str(p))
+    raise DatasetError("not a dataset file or folder", path=str(p))
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read, validate and hash a dataset folder (dataset.jsonl + dataset.json) or a .jsonl file.
+
+    Every problem is a :class:`~goldenkit.errors.DatasetError` whose message names
+    ``file:line``; when a file has several, the first (by line) is in the message
+    and up to 50 are in the exception's ``problems`` list.
+    """
+    p = Path(path)
+    data_path, manifest_path = _dataset_files(p)
+    manifest = read_manifest(manifest_path) if manifest_path is not None else {}
+    try:
+        data = data_path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(data_path)) from None
+    where = str(data_path)
+    if data.startswith(BOM):
+        raise DatasetError(BOM_MESSAGE, path=where, line=1)
+    lines = split_lines(data)
+    if not lines.texts:
+        raise DatasetError("empty dataset: no rows", path=where)
+    problems = Problems(where, lines.numbers)
+    rows = check_rows(lines, problems, manifest.get("default_split"))
+    problems.raise_if_any()
+    return Dataset(
+        name=manifest.get("name") or (p.name if p.is_dir() else p.stem),
+        version=manifest.get("version"),
+        sha256=sha256_of_lines(lines.texts),
+        path=p,
+        manifest=manifest,
+        case_format=manifest.get("case_format"),
+        rows=rows_frame(rows),
+        data_path=data_path,
+        _line_numbers=lines.numbers,
+        _lines=lines.texts,
+    )
+
+
+def rows_to_jsonl(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Serialize row dicts as JSONL bytes (one compact JSON object per line, LF)."""
+    return b"".join(orjson.dumps(r) + b"\n" for r in rows)
