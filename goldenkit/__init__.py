@@ -64,6 +64,9 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         get_grader,
         register_grader,
     )
+    from goldenkit.harnesses import (
+        import_run,
+    )
     from goldenkit.metrics import (
         run_metrics,
     )
@@ -136,6 +139,7 @@ _LAZY: dict[str, str] = {
     "get_provider": "goldenkit.providers.base",
     "holm": "goldenkit.stats",
     "import_dataset": "goldenkit.formats",
+    "import_run": "goldenkit.harnesses",
     "mcnemar_exact": "goldenkit.stats",
     "min_detectable_effect": "goldenkit.stats",
     "normalize_case": "goldenkit.formats",
@@ -216,6 +220,7 @@ __all__ = [
     "get_provider",
     "holm",
     "import_dataset",
+    "import_run",
     "mcnemar_exact",
     "min_detectable_effect",
     "normalize_case",
