@@ -175,7 +175,7 @@ def read_json(path: Path, what: str) -> Any:
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a {what} (invalid or truncated JSON: {exc})") from None
+        raise InputError(f"{path}: not a readable {what} (invalid or truncated JSON: {exc})") from None
 
 
 def now() -> str:
