@@ -188,6 +188,8 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
     config = ev.get("config") or {}
     epochs = config.get("epochs") or max((s.repeat + 1 for s in samples), default=1)
     ids = (ev.get("dataset") or {}).get("sample_ids")
+    order = {str(sid): i for i, sid in enumerate(ids if isinstance(ids, list) else [])}
+    samples.sort(key=lambda s: (order.get(s.row_id, len(order)), s.row_id, s.repeat))  # the dataset's order
     status = str(log.get("status") or "unknown")
     stats = log.get("stats") or {}
     return Imported(
