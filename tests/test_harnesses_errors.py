@@ -287,7 +287,7 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
                   'd.json: sample 1 epoch 1: match score {"a":1} is neither pass/fail nor a number'))  # fmt: skip
     truncated = tmp / "trunc.json"
     truncated.write_text(json.dumps(inspect_log([sample(1)]))[:-40], encoding="utf-8")
-    cases.append(([str(truncated), "--format", "inspect"], "trunc.json: not a readable inspect JSON log (invalid or truncated"))
+    cases.append(([str(truncated), "--format", "inspect"], "trunc.json: not a readable inspect JSON log"))
     pf = write_json(tmp / "promptfoo.json", {"evalId": "e", "results": {"version": 3, "results": []}})
     cases.append(([str(pf), "--format", "inspect"], "promptfoo.json: not an inspect log"))
     cases.append(([str(pf), "--format", "deepeval"], "promptfoo.json: not a deepeval test run"))
