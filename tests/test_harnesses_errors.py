@@ -335,3 +335,59 @@ def test_truncated_eval_zip_and_existing_run_are_refused(tmp_path: Path, capsys:
     assert sorted(p.name for p in results.iterdir()) == ["r"]
     with pytest.raises(UsageError, match="unknown format"):
         import_run(STREAMING, format="inspect_ai", run_id="x", results_dir=results)
+
+
+# ---------------------------------------------------------------- older layouts, folders
+
+
+def test_lm_eval_2024_layout_and_a_folder_source(tmp_path: Path) -> None:
+    # 2024: no "filter" / "metrics" keys, integer metric values; no results file beside it
+    folder = tmp_path / "out"
+    folder.mkdir()
+    lines = [{"doc_id": i, "doc": {"q": f"q{i}", "level": "easy" if i < 2 else "hard"}, "target": "a",
+              "arguments": [["p", "a"]], "resps": [["a"]], "filtered_resps": ["a"], "doc_hash": f"h{i}",
+              "acc": int(i % 2 == 0), "acc_norm": 1} for i in range(4)]  # fmt: skip
+    (folder / "samples_toy_2024-05-01T10-00-00.000001.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+    )
+    (run,) = import_run(folder, format="lm-eval", run_id="old", slice_field="level", results_dir=tmp_path / "results")
+    df = outcomes_df(run.path).set_index("row_id")
+    assert df["verdict"].to_dict() == {"0": "PASS", "1": "FAIL", "2": "PASS", "3": "FAIL"}
+    assert df["slice"].to_dict() == {"0": "easy", "1": "easy", "2": "hard", "3": "hard"}
+    assert run.manifest["graders"] == {"acc,none": "lm-eval"} and run.manifest["agent_version"]["model_id"] is None
+    (norm,) = import_run(folder, format="lm-eval", run_id="norm", metric="acc_norm", results_dir=tmp_path / "results")
+    assert norm.manifest["counts"]["PASS"] == 4
+    with pytest.raises(InputError, match=r"no field 'topic' for --slice"):
+        import_run(folder, format="lm-eval", run_id="x", slice_field="topic", results_dir=tmp_path / "results")
+
+
+def test_inspect_eval_zip_with_summaries_only(tmp_path: Path) -> None:
+    log = inspect_log([])
+    log.pop("samples")
+    log["eval"]["dataset"]["sample_ids"] = [1, 2]
+    summaries = [sample(1, "C"), sample(2, "I")]
+    path = tmp_path / "summ.eval"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("header.json", json.dumps(log))
+        zf.writestr("summaries.json", json.dumps(summaries))
+    (run,) = import_run(path, format="inspect", run_id="s", results_dir=tmp_path / "results")
+    assert outcomes_df(run.path).set_index("row_id")["verdict"].to_dict() == {"1": "PASS", "2": "FAIL"}
+    assert run.manifest["validity"] == "VALID"
+
+
+def test_promptfoo_v1_results_without_wrapper_and_csv_provider(tmp_path: Path) -> None:
+    doc = {"results": [{"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "1"}, "success": True},
+                       {"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "2"}, "success": False}],
+           "stats": {"successes": 1, "failures": 1}, "table": {}}  # fmt: skip
+    (run,) = import_run(write_json(tmp_path / "v1.json", doc), format="promptfoo", run_id="v1",
+                        results_dir=tmp_path / "results")  # fmt: skip
+    assert sorted(outcomes_df(run.path)["verdict"]) == ["FAIL", "PASS"] and run.manifest["repeats"] == 1
+    csv_text = (
+        '"{""raw"":""say {{x}}"",""display"":""say""}",x\n"[PASS] (1.00) hi",1\n"[FAIL] (0.00) nope\n---\nho",2\n'
+    )
+    (tmp_path / "o.csv").write_text(csv_text, encoding="utf-8")
+    (one,) = import_run(tmp_path / "o.csv", format="promptfoo", run_id="c", provider="openai:gpt-4",
+                        results_dir=tmp_path / "results")  # fmt: skip
+    df = outcomes_df(one.path)
+    assert one.run_id == "c" and one.manifest["agent_version"]["model_id"] == "openai:gpt-4"
+    assert sorted(zip(df["verdict"], df["response"], strict=True)) == [("FAIL", "ho"), ("PASS", "hi")]
