@@ -391,3 +391,25 @@ def test_promptfoo_v1_results_without_wrapper_and_csv_provider(tmp_path: Path) -
     df = outcomes_df(one.path)
     assert one.run_id == "c" and one.manifest["agent_version"]["model_id"] == "openai:gpt-4"
     assert sorted(zip(df["verdict"], df["response"], strict=True)) == [("FAIL", "ho"), ("PASS", "hi")]
+
+
+def test_inspect_chat_message_ids_do_not_change_the_fingerprint(tmp_path: Path) -> None:
+    def log(ids: tuple[str, str]) -> Any:
+        msgs = [
+            [
+                {"id": ids[0], "role": "system", "content": "Be brief."},
+                {"id": ids[1], "role": "user", "content": "2+2?"},
+            ],
+        ]
+        return inspect_log([sample(1, "C", input=msgs[0])])
+
+    (a,) = import_run(write_json(tmp_path / "a.json", log(("m1", "m2"))), format="inspect", run_id="a",
+                      results_dir=tmp_path / "results")  # fmt: skip
+    (b,) = import_run(write_json(tmp_path / "b.json", log(("x7", "y9"))), format="inspect", run_id="b",
+                      results_dir=tmp_path / "results")  # fmt: skip
+    assert a.manifest["dataset"]["sha256"] == b.manifest["dataset"]["sha256"]
+    other = inspect_log([sample(1, "C", input=[{"id": "m1", "role": "user", "content": "3+3?"}])])
+    (c,) = import_run(
+        write_json(tmp_path / "c.json", other), format="inspect", run_id="c", results_dir=tmp_path / "results"
+    )
+    assert c.manifest["dataset"]["sha256"] != a.manifest["dataset"]["sha256"]

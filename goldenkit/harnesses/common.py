@@ -192,6 +192,7 @@ class _Rows:
     info: dict[str, tuple[str, str, list[str]]]
     dataset: dict[str, Any]
     expected: int
+    inputs: dict[str, str]
 
 
 def _slice_of(sample: Sample, slice_field: str | None) -> str:
@@ -205,10 +206,14 @@ def _slice_of(sample: Sample, slice_field: str | None) -> str:
     return str(value)
 
 
-def fingerprint(imp: Imported) -> str:
-    """The dataset hash rule over one canonical ``{id, input}`` line per row (see the module docstring)."""
-    lines = {s.row_id: canonical_json({"id": s.row_id, "input": s.input}) for s in imp.samples}
-    return canonical_sha256("".join(line + "\n" for line in lines.values()).encode("utf-8"))
+def fingerprint(inputs: Mapping[str, str]) -> str:
+    """The dataset hash rule over one canonical ``{id, input}`` line per row (see the module docstring).
+
+    ``inputs`` maps each row id to its input's canonical JSON; the line is then exactly
+    ``canonical_json({"id": row_id, "input": input})`` ("id" sorts before "input").
+    """
+    lines = (f'{{"id":{canonical_json(rid)},"input":{text}}}\n' for rid, text in inputs.items())
+    return canonical_sha256("".join(lines).encode("utf-8"))
 
 
 def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _Rows:
@@ -227,9 +232,9 @@ def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _R
             info[s.row_id] = (_slice_of(s, slice_field), "holdout", [])
     if dataset is None:
         name = imp.task
-        key = {"name": name, "version": imp.task_version, "sha256": fingerprint(imp), "path": None}
+        key = {"name": name, "version": imp.task_version, "sha256": fingerprint(inputs), "path": None}
         rows = imp.expected_rows if imp.expected_rows is not None else len(info)
-        return _Rows(info, key, rows * imp.repeats)
+        return _Rows(info, key, rows * imp.repeats, inputs)
     ds_rows = dataset.rows
     known = {
         str(rid): (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
@@ -238,11 +243,10 @@ def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _R
     for s in imp.samples:
         if s.row_id not in known:
             raise InputError(f"{s.where}: sample id {s.row_id!r} is not a row of dataset {dataset.path}")
-    for rid in info:
-        sl = _slice_of(next(s for s in imp.samples if s.row_id == rid), slice_field) if slice_field else known[rid][0]
-        info[rid] = (sl, known[rid][1], known[rid][2])
+    for rid, (own_slice, _, _) in info.items():
+        info[rid] = (own_slice if slice_field else known[rid][0], known[rid][1], known[rid][2])
     key = {"name": dataset.name, "version": dataset.version, "sha256": dataset.sha256, "path": str(dataset.path)}
-    return _Rows(info, key, len(known) * imp.repeats)
+    return _Rows(info, key, len(known) * imp.repeats, inputs)
 
 
 def _record(s: Sample, run_id: str, rows: _Rows, imp: Imported, agent: dict[str, Any]) -> dict[str, Any]:
@@ -351,7 +355,7 @@ def prepare(
         "complete": complete,
         "timings": {"invocations": [{"started_at": stamp, "ended_at": stamp, "imported": len(records)}]},
     }
-    inputs = {s.row_id: hashlib.sha256(canonical_json(s.input).encode("utf-8")).hexdigest() for s in samples}
+    inputs = {rid: hashlib.sha256(text.encode("utf-8")).hexdigest() for rid, text in rows.inputs.items()}
     return Prepared(run_id, records, manifest, inputs)
 
 

@@ -7,7 +7,8 @@ method 93, which Python's :mod:`zipfile` reads only from 3.14): those are
 decompressed here with :mod:`zstandard`. A JSON log holds the same objects inline
 (``samples[]``).
 
-Mapping: sample ``id`` -> row id (as a string), ``epoch`` -> repeat (1-based there,
+Mapping: sample ``id`` -> row id (as a string), ``input`` (chat messages without
+their per-run random ``id``) -> the input the fingerprint covers, ``epoch`` -> repeat (1-based there,
 0-based here), the scorer's value -> verdict (``--scorer``, default the first scorer
 of ``results.scores``; ``C``/``I``, booleans, numbers against ``--threshold``).
 A sample with ``error`` or ``limit`` set is an ERROR whose detail names the kind
@@ -144,6 +145,17 @@ def _error(sample: dict[str, Any]) -> str | None:
     return None
 
 
+def identity_input(value: Any) -> Any:
+    """The sample input the fingerprint covers: a string as is; chat messages without their ``id``.
+
+    inspect gives each chat message a fresh random ``id`` when a run builds it, so the
+    same sample would otherwise get another fingerprint in every run.
+    """
+    if isinstance(value, list):
+        return [{k: v for k, v in m.items() if k != "id"} if isinstance(m, dict) else m for m in value]
+    return value
+
+
 def _sample(raw: Any, i: int, path: Path, scorer: str, threshold: float | None) -> Sample:
     if not isinstance(raw, dict) or raw.get("id") is None or str(raw.get("id")) == "":
         raise InputError(f"{path}: sample #{i + 1} has no id")
@@ -156,7 +168,7 @@ def _sample(raw: Any, i: int, path: Path, scorer: str, threshold: float | None) 
     common: dict[str, Any] = {
         "row_id": rid,
         "repeat": epoch - 1,
-        "input": raw.get("input"),
+        "input": identity_input(raw.get("input")),
         "where": where,
         "response": _response(raw),
         "fields": raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {},
