@@ -9,6 +9,7 @@ deepeval metric ``error``, openai-evals finished and unfinished logs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 import zipfile
@@ -199,12 +200,15 @@ def test_deepeval_metric_error_is_an_error(tmp_path: Path) -> None:
         return {"name": name, "input": f"q {name}", "actualOutput": "a", "success": success, "metricsData": [metric],
                 "order": 0}  # fmt: skip
 
-    run_doc = {"testCases": [case("ok", True, None), case("bad", False, None), case("err", False, "judge timed out")],
+    unnamed = {**case("x", True, None), "name": None, "input": "what is 2+2?"}
+    run_doc = {"testCases": [case("ok", True, None), case("bad", False, None), case("err", False, "judge timed out"),
+                             unnamed],
                "conversationalTestCases": [], "metricsScores": [], "testPassed": 1, "testFailed": 2}  # fmt: skip
     (run,) = import_run(write_json(tmp_path / "tr.json", run_doc), format="deepeval", run_id="de",
                         results_dir=tmp_path / "results")  # fmt: skip
     df = outcomes_df(run.path).set_index("row_id")
-    assert df["verdict"].to_dict() == {"ok": "PASS", "bad": "FAIL", "err": "ERROR"}
+    digest = hashlib.sha256(json.dumps("what is 2+2?").encode()).hexdigest()[:16]  # "h" + hash of the canonical input
+    assert df["verdict"].to_dict() == {"ok": "PASS", "bad": "FAIL", "err": "ERROR", f"h{digest}": "PASS"}
     assert "judge timed out" in df.at["err", "detail"]
 
 
@@ -303,6 +307,14 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
     lm3.write_text('{"doc": {"q": 1}, "acc": 1.0}\n', encoding="utf-8")
     cases.append(([str(lm3), "--format", "lm-eval"], f"{lm3.name}:1: sample without doc_id"))
     cases.append(([str(tmp / "missing.eval"), "--format", "inspect"], "missing.eval: no such file or folder"))
+    v3 = {
+        "results": {"version": 3, "results": [{"provider": {"id": "a"}, "promptIdx": 0, "testIdx": 0, "success": True}]}
+    }
+    cases.append(([str(write_json(tmp / "pf3.json", v3)), "--format", "promptfoo", "--provider", "b"],
+                  "pf3.json: unknown provider 'b' (--provider); present: a"))  # fmt: skip
+    de = {"testCases": [{"name": "c", "input": "q", "success": True, "metricsData": [{"name": "GEval", "score": 1}]}]}
+    cases.append(([str(write_json(tmp / "de.json", de)), "--format", "deepeval", "--metric", "Bias"],
+                  "de.json: unknown metric 'Bias' (--metric); present: GEval"))  # fmt: skip
     cases.append(([str(lm), "--format", "lm-eval", "--scorer", "x"], "--scorer does not apply to --format lm-eval"))
     return cases
 

@@ -199,13 +199,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "provider"
 
 
-def _units(results: list[_Result], provider: str | None, csv_file: bool) -> list[tuple[str | None, int]]:
+def _units(results: list[_Result], provider: str | None, csv_file: bool, path: Path) -> list[tuple[str | None, int]]:
     units = list(dict.fromkeys((r.provider, r.prompt_idx) for r in results))
     if provider is not None and not csv_file:
         present = list(dict.fromkeys(str(p) for p, _ in units))
         units = [u for u in units if u[0] == provider]
         if not units:
-            raise InputError(f"unknown provider {provider!r} (--provider); present: {', '.join(present)}")
+            raise InputError(f"{path}: unknown provider {provider!r} (--provider); present: {', '.join(present)}")
     return units
 
 
@@ -261,7 +261,7 @@ def read_promptfoo(path: Path, *, provider: str | None = None) -> list[Imported]
     results, ids = _read_csv_output(path, provider) if csv_file else _read_json_output(path)
     if not results:
         raise InputError(f"{path}: no results in the file")
-    units = _units(results, provider, csv_file)
+    units = _units(results, provider, csv_file, path)
     runs = []
     for unit in units:
         mine = [r for r in results if (r.provider, r.prompt_idx) == unit]
