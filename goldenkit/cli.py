@@ -22,6 +22,7 @@ from typing import NoReturn
 from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 
 # Command groups, in the order `goldenkit --help` lists them.
+COMMANDS: tuple[str, ...]
 COMMANDS = ("dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo")
 COMMANDS += ("import_run",)  # `goldenkit import-run` (module goldenkit/commands/import_run.py)
 
