@@ -59,6 +59,10 @@ def test_import_compare_and_gate_the_inspect_eval_set(workdir: Path, capsys: pyt
     assert "gate PASSED" in capsys.readouterr().out
     assert run_cli("gate", "gpt5", "--baseline", "sonnet") == 2  # 60% < 65%
     assert "pass_rate" in capsys.readouterr().out
+    # an imported run is a baseline like any other
+    assert run_cli("baseline", "save", "gpt5", "--name", "inspect-gpt5") == 0
+    assert "6/10 rows pass" in capsys.readouterr().out
+    assert run_cli("gate", "sonnet", "--baseline", "inspect-gpt5") == 0
 
 
 def test_different_sample_sets_are_not_comparable(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
