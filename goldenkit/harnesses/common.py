@@ -12,7 +12,16 @@ rule (:func:`goldenkit.dataset.canonical_sha256`) over one canonical JSON line
 ``{"id": ..., "input": ...}`` per row (sorted keys, no spaces, UTF-8): two imports of
 the same samples get the same fingerprint and compare; any other sample set does not.
 With a goldenkit dataset (``--dataset``) the rows are matched to its ids and its own
-hash, name and version are used.
+hash, name and version are used. ``inputs.jsonl`` beside run.json keeps each row's
+input hash, so :func:`sample_differences` can name the rows two imports differ in.
+
+The run key: ``mode: "imported"``; ``graders`` = ``{scorer or metric: format}`` (plus
+the threshold when one decided), so imports graded another way do not compare;
+``repeats`` = the tool's epochs / repeats. Validity follows the runner's rules (every
+sample errored, error rate over 2%, fewer outcomes than asked for: INVALID), and a
+run the tool itself did not finish is INVALID and not complete. An imported ERROR's
+``error_kind`` is ``permanent`` (an import cannot retry it), except a sample the tool
+never graded (``transient``: a rerun would grade it); the detail names the tool's kind.
 """
 
 from __future__ import annotations
