@@ -122,7 +122,8 @@ def test_report_functions_on_imported_runs(workdir: Path) -> None:
 def test_report_command_on_imported_runs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli("import-run", GPT5, "--format", "inspect", "--run-id", "gpt5") == 0
     assert run_cli("import-run", SONNET, "--format", "inspect", "--run-id", "sonnet") == 0
-    assert run_cli("report", "sonnet", "--baseline", "gpt5") == 0
+    code = run_cli("report", "sonnet", "--baseline", "gpt5")
+    assert code == 0, capsys.readouterr().err  # the notebook's error, should a kernel fail on a loaded machine
     page = (workdir / "results" / "sonnet" / "compare.html").read_text(encoding="utf-8")
     assert "RECOVERED" in page and "anthropic/claude-sonnet-4-20250514" in (
         workdir / "results" / "sonnet" / "report.html"
