@@ -64,6 +64,9 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         get_grader,
         register_grader,
     )
+    from goldenkit.harnesses import (
+        import_run,
+    )
     from goldenkit.metrics import (
         run_metrics,
     )
@@ -144,6 +147,7 @@ _LAZY: dict[str, str] = {
     "get_provider": "goldenkit.providers.base",
     "holm": "goldenkit.stats",
     "import_dataset": "goldenkit.formats",
+    "import_run": "goldenkit.harnesses",
     "mcnemar_exact": "goldenkit.stats",
     "min_detectable_effect": "goldenkit.stats",
     "leaderboard": "goldenkit.ranking",
@@ -227,6 +231,7 @@ __all__ = [
     "get_provider",
     "holm",
     "import_dataset",
+    "import_run",
     "leaderboard",
     "mcnemar_exact",
     "min_detectable_effect",

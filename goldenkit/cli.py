@@ -22,8 +22,11 @@ from typing import NoReturn
 from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 
 # Command groups, in the order `goldenkit --help` lists them.
-COMMANDS = ("dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo")
-COMMANDS += ("benchmark", "leaderboard")
+# (`import_run` is the module of `goldenkit import-run`.)
+COMMANDS: tuple[str, ...] = (
+    "dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo",
+    "benchmark", "leaderboard", "import_run",
+)  # fmt: skip
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -55,7 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in args_list
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
-        parser = build_parser(first if first in COMMANDS else None)
+        group = first.replace("-", "_") if first else None
+        parser = build_parser(group if group in COMMANDS else None)
         args = parser.parse_args(args_list)
         func = getattr(args, "func", None)
         if func is None:

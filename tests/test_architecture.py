@@ -19,6 +19,7 @@ HIGHER_THAN_DATA = {
     "graders",
     "runner",
     "results",
+    "harnesses",
     "stats",
     "compare",
     "gate",
@@ -43,6 +44,9 @@ FORBIDDEN = {
     "graders": HIGHER_THAN_DATA - {"providers", "graders"},
     "runner": {"stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
     "results": {"runner", "stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
+    "harnesses": {"providers", "graders", "runner", "stats", "compare", "gate", "baselines", "report", "audit"}
+    | {"notebooks"}
+    | TOP,
     "stats": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
     "compare": {"runner", "gate", "report", "audit", "notebooks"} | TOP,
     "gate": {"runner", "report", "audit", "notebooks"} | TOP,

@@ -1,0 +1,65 @@
+"""``goldenkit import-run SRC --format FORMAT --run-id ID``: another harness's results as a goldenkit run.
+
+SRC is one result file (or a folder holding one) written by inspect_ai
+(``--format inspect``: ``.eval`` or ``.json`` logs), lm-evaluation-harness
+(``lm-eval``: ``samples_<task>_<ts>.jsonl``), promptfoo (``promptfoo``: JSON or CSV
+from ``promptfoo eval -o``), deepeval (``deepeval``: TestRun JSON) or openai/evals
+(``openai-evals``: JSONL logs). The run folder is written under ``--results-dir``
+with ``mode: "imported"``; then ``goldenkit compare``, ``gate`` and ``report`` take
+it like any run. Prints one line per run written.
+
+Exit codes: 0 imported · 1 usage or bad input (one line naming the file and the
+sample; nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from goldenkit.harnesses import FORMATS, import_run
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "import-run",
+        help="import another harness's result file (inspect, lm-eval, promptfoo, deepeval, openai-evals) as a run",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="exit codes: 0 imported, 1 usage or bad input",
+    )
+    p.add_argument("src", metavar="SRC", help="the result file, or a folder holding one")
+    p.add_argument("--format", required=True, choices=list(FORMATS), help="the harness that wrote SRC")
+    p.add_argument("--run-id", required=True, help="the run id (promptfoo, several providers: ID-<provider>)")
+    p.add_argument("--dataset", metavar="DIR", help="the goldenkit dataset the samples came from (its ids and hash)")
+    p.add_argument("--scorer", help="inspect: the scorer that decides (default: the first)")
+    p.add_argument("--metric", help="lm-eval / deepeval / openai-evals: the metric that decides (e.g. acc)")
+    p.add_argument("--threshold", type=float, help="PASS when a numeric score is >= X (needed for non-0/1 scores)")
+    p.add_argument("--provider", help="promptfoo: import this provider only")
+    p.add_argument("--slice", metavar="FIELD", help="take each row's slice from this metadata / vars / doc field")
+    p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
+    p.set_defaults(func=import_command)
+
+
+def import_command(args: argparse.Namespace) -> int:
+    runs = import_run(
+        args.src,
+        format=args.format,
+        run_id=args.run_id,
+        dataset=args.dataset,
+        scorer=args.scorer,
+        metric=args.metric,
+        threshold=args.threshold,
+        provider=args.provider,
+        slice_field=args.slice,
+        results_dir=args.results_dir,
+    )
+    for run in runs:
+        m = run.manifest
+        counts = m.get("counts") or {}
+        verdicts = ", ".join(f"{v} {counts.get(v, 0)}" for v in ("PASS", "FAIL", "ERROR"))
+        model = (m.get("agent_version") or {}).get("model_id") or "-"
+        line = f"{run.run_id}: {counts.get('total', 0)} outcomes ({verdicts}), model {model}, {m.get('validity')}"
+        if m.get("invalid_reason"):
+            line += f": {m['invalid_reason']}"
+        print(f"{line} -> {run.path}")
+    return 0

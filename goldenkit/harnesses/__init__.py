@@ -1,0 +1,129 @@
+"""Import the per-sample results of other evaluation harnesses as goldenkit runs.
+
+:func:`import_run` reads one result file (or a folder holding one) written by
+inspect_ai, lm-evaluation-harness, promptfoo, deepeval or openai/evals and writes
+an ordinary run folder (``run.json`` + ``outcomes.jsonl`` + ``outcomes.parquet``)
+with ``mode: "imported"``, the source format, file and the tool's own identifiers
+in ``run.json["source"]``. Compare, gate and report then work on it as on any run.
+
+One module per format (its docstring states the mapping); :mod:`.common` builds the
+records, the fingerprint and the folder.
+
+>>> import goldenkit
+>>> runs = goldenkit.import_run("logs/x.eval", format="inspect", run_id="gpt5")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from goldenkit.dataset import read_dataset
+from goldenkit.errors import InputError, UsageError
+from goldenkit.harnesses.common import Imported, prepare, sample_differences, write_prepared
+from goldenkit.harnesses.deepeval_testrun import read_deepeval
+from goldenkit.harnesses.inspect_log import read_inspect
+from goldenkit.harnesses.lm_eval_samples import read_lm_eval
+from goldenkit.harnesses.openai_evals_log import read_openai_evals
+from goldenkit.harnesses.promptfoo_output import read_promptfoo
+from goldenkit.results import Run, read_run
+
+#: Format name -> the file names a folder is searched for.
+FORMATS: dict[str, tuple[str, ...]] = {
+    "inspect": ("*.eval", "*.json"),
+    "lm-eval": ("*samples_*.jsonl",),
+    "promptfoo": ("*.json", "*.csv"),
+    "deepeval": ("*.json",),
+    "openai-evals": ("*.jsonl",),
+}
+_OPTIONS = {
+    "scorer": ("inspect",),
+    "metric": ("lm-eval", "deepeval", "openai-evals"),
+    "threshold": ("inspect", "lm-eval", "deepeval", "openai-evals"),
+    "provider": ("promptfoo",),
+}
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def _source_file(src: Path, fmt: str) -> Path:
+    """``src`` itself, or the one file of the format in the folder ``src``."""
+    if src.is_file():
+        return src
+    if not src.exists():
+        raise InputError(f"{src}: no such file or folder")
+    found = sorted({p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()})
+    if len(found) != 1:
+        listed = ", ".join(p.name for p in found[:10]) or "none"
+        raise InputError(f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file")
+    return found[0]
+
+
+def _read(path: Path, fmt: str, options: dict[str, object]) -> list[Imported]:
+    threshold = options.get("threshold")
+    thr = None if threshold is None else float(threshold)  # type: ignore[arg-type]
+    metric = options.get("metric")
+    name = None if metric is None else str(metric)
+    if fmt == "inspect":
+        scorer = options.get("scorer")
+        return [read_inspect(path, scorer=None if scorer is None else str(scorer), threshold=thr)]
+    if fmt == "lm-eval":
+        return [read_lm_eval(path, metric=name, threshold=thr)]
+    if fmt == "promptfoo":
+        provider = options.get("provider")
+        return read_promptfoo(path, provider=None if provider is None else str(provider))
+    if fmt == "deepeval":
+        return [read_deepeval(path, metric=name, threshold=thr)]
+    return [read_openai_evals(path, metric=name, threshold=thr)]
+
+
+def import_run(
+    src: str | os.PathLike[str],
+    *,
+    format: str,
+    run_id: str,
+    dataset: str | os.PathLike[str] | None = None,
+    scorer: str | None = None,
+    metric: str | None = None,
+    threshold: float | None = None,
+    provider: str | None = None,
+    slice_field: str | None = None,
+    results_dir: str | os.PathLike[str] = "results",
+) -> list[Run]:
+    """Import one result file of another harness as goldenkit run folder(s) under ``results_dir``.
+
+    ``format`` is one of :data:`FORMATS`; ``scorer`` (inspect), ``metric`` (lm-eval,
+    deepeval, openai-evals) and ``threshold`` (PASS when a numeric score >= it) choose
+    the verdict; ``provider`` picks one promptfoo provider (without it, one run per
+    provider, ``RUN_ID-<provider>``); ``slice_field`` takes each row's slice from the
+    sample's metadata / vars / doc (else the slice is ``all``, or the dataset's);
+    ``dataset`` (a goldenkit dataset the samples came from) matches the rows to its ids
+    and lends its hash. Returns the written runs (one, or one per promptfoo provider).
+
+    Bad input is an :class:`~goldenkit.errors.InputError` naming the file (and sample);
+    nothing is written then, and an existing run folder is never replaced.
+    """
+    if format not in FORMATS:
+        raise UsageError(f"unknown format {format!r}; one of: {', '.join(FORMATS)}")
+    if not _RUN_ID.fullmatch(run_id):
+        raise UsageError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+    options: dict[str, object] = {"scorer": scorer, "metric": metric, "threshold": threshold, "provider": provider}
+    for key, value in options.items():
+        if value is not None and format not in _OPTIONS[key]:
+            raise UsageError(f"--{key} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})")
+    path = _source_file(Path(src), format)
+    ds = None if dataset is None else read_dataset(Path(dataset))
+    imported = _read(path, format, options)
+    recorded = {k: v for k, v in options.items() if v is not None}
+    recorded.update(slice=slice_field, dataset=None if dataset is None else str(dataset))
+    prepared = []
+    for imp in imported:
+        rid = run_id if imp.suffix is None else f"{run_id}-{imp.suffix}"
+        prepared.append(prepare(imp, rid, ds, slice_field, recorded))
+    if len({p.run_id for p in prepared}) != len(prepared):
+        raise InputError(f"{path}: two runs would get the same run id; pick one with --provider")
+    written = write_prepared(prepared, Path(results_dir))
+    return [read_run(p) for p in written]
+
+
+__all__ = ["FORMATS", "import_run", "sample_differences"]
