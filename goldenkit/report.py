@@ -546,10 +546,11 @@ def coverage_table(
       ``min_ratio`` times its traffic share (a slice with traffic and no rows always is);
     * ``rows needed``: rows a paired McNemar comparison needs to detect a change
       of ``delta`` in pass rate with the given ``power`` at ``alpha``, when about
-      ``discordance`` of rows flip (:func:`goldenkit.stats.rows_needed`, Connor 1987),
+      ``discordance`` of rows flip (:func:`goldenkit.stats.rows_needed`: the exact
+      power of the exact McNemar test the gate uses, not Connor's approximation),
       and ``rows short`` = max(0, needed - rows);
     * ``detectable change``: the smallest change the slice's current rows detect
-      (:func:`goldenkit.stats.min_detectable_effect`), blank when even a change of
+      (:func:`goldenkit.stats.min_detectable_effect`, exact power), blank when even a change of
       ``discordance`` is out of reach.
     """
     if isinstance(slice_counts, pd.DataFrame):
@@ -650,7 +651,7 @@ def coverage_statement(
         f"(sha256 {str(getattr(dataset, 'sha256', ''))[:12]}): {int(coverage.loc[OVERALL, 'rows'])} rows in "
         f"{len(body[body['rows'] > 0])} slices. Detecting a change of {pct(delta)} in pass rate with power "
         f"{pct(power, 0)} at alpha {alpha}, when {pct(discordance)} of rows flip, needs {needed} paired rows "
-        "(Connor 1987)."
+        "(exact power of the exact McNemar test)."
     )
     if traffic is None:
         first = "No traffic file given: traffic shares are the dataset's own, so no slice is flagged."

@@ -219,32 +219,9 @@ def test_row_set_differences_between_run_folders(tmp_path: pytest.TempPathFactor
 # ----------------------------------------------------------------- the row-id encoder of the Arrow path
 
 
-@given(st.lists(st.text(max_size=6), max_size=80), st.integers(0, 5), st.booleans())
-@settings(max_examples=120, deadline=None)
-def test_partitioned_id_encoding_equals_one_dictionary_encode(ids: list[str], start: int, large: bool) -> None:
-    # the partitioned encoder must number ids exactly as pyarrow's dictionary_encode does
-    # (order of first appearance), for empty, one-byte and non-ASCII ids and for sliced arrays
-    from unittest.mock import patch
-
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    import goldenkit.compare as cmp_mod
-
-    arr = pa.array(["pad"] * start + ids, type=pa.large_string() if large else pa.string()).slice(start)
-    ref = pc.dictionary_encode(arr)
-    with patch.object(cmp_mod, "_PARTITION_MIN", 0):
-        codes, dictionary = cmp_mod._encode_ids(arr)
-    assert codes.tolist() == ref.indices.to_pylist()
-    assert dictionary.to_pylist() == ref.dictionary.to_pylist()
-
-
-def test_shuffled_parquet_runs_through_the_partitioned_path(tmp_path: pytest.TempPathFactory) -> None:
-    # both runs stored in different orders (completion order differs): the Arrow path with the
-    # partitioned id encoder gives the in-memory answer, and still names a differing row set
-    from unittest.mock import patch
-
-    import goldenkit.compare as cmp_mod
+def test_shuffled_parquet_runs_give_the_in_memory_answer(tmp_path: pytest.TempPathFactory) -> None:
+    # both runs stored in different orders (completion order differs): read from Parquet and joined
+    # on row_id they give the in-memory answer, and a differing row set is still named
     from goldenkit.results import read_run
 
     b, c = worked_example()
@@ -252,10 +229,9 @@ def test_shuffled_parquet_runs_through_the_partitioned_path(tmp_path: pytest.Tem
     write_run(tmp_path, manifest("base"), b.iloc[rng.permutation(len(b))].reset_index(drop=True))
     write_run(tmp_path, manifest("cand"), c.iloc[rng.permutation(len(c))].reset_index(drop=True))
     write_run(tmp_path, manifest("fewer"), c[c["row_id"] != "refunds-0002"])
-    with patch.object(cmp_mod, "_PARTITION_MIN", 0):
-        got = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
-        with pytest.raises(ComparisonInvalid, match=r"1 only in base \(refunds-0002\)"):
-            compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer"))
+    got = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
+    with pytest.raises(ComparisonInvalid, match=r"1 only in base \(refunds-0002\)"):
+        compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer"))
     ref = compare_runs(*runs())
     cols = ["slice", "rows", "b", "c", "p_val", "p_adj", "k_base", "n_base", "k_cand", "n_cand", "diff"]
     pd.testing.assert_frame_equal(got.table[cols], ref.table[cols])

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from goldenkit import audit, report
+from goldenkit import audit, report, stats
 from goldenkit.cli import main as cli_main
 from goldenkit.compare import compare_runs
 from goldenkit.dataset import read_dataset
@@ -469,9 +469,11 @@ def test_coverage_table_flags_and_rows_needed() -> None:
     assert cov["under-tested"].tolist() == [False, False, True, False]
     strict = report.coverage_table(counts, traffic, delta=0.05, discordance=0.10, min_ratio=0.7)
     assert strict.loc["B", "under-tested"]
-    # Connor (1987): (1.959964 sqrt(.1) + 0.841621 sqrt(.1 - .05^2))^2 / .05^2 = 311.6 -> 312
-    assert (cov["rows needed"] == 312).all()
-    assert cov.loc["A", "rows short"] == 282 and cov.loc["(overall)", "rows short"] == 272
+    # the exact McNemar test's n (rows_needed is checked against trinomial enumeration in test_stats):
+    # 337; Connor's (1987) approximation would say (1.959964 sqrt(.1) + 0.841621 sqrt(.0975))^2 / .05^2 -> 312
+    assert (cov["rows needed"] == 337).all()
+    assert stats.mcnemar_power(337, 0.05, 0.10) >= 0.8 > stats.mcnemar_power(336, 0.05, 0.10)
+    assert cov.loc["A", "rows short"] == 307 and cov.loc["(overall)", "rows short"] == 297
     f = report.format_coverage_table(cov)
     assert f.loc["C", "under-tested"] == "UNDER-TESTED" and f.loc["A", "dataset share"] == "75.0%"
     # 30 rows cannot detect even a 10-point change (every flip one way); C has no rows at all
@@ -507,7 +509,7 @@ def test_coverage_statement_names_under_tested_slices() -> None:
     own = report.coverage_table(ds.rows, report.dataset_shares(ds.rows))
     assert "No traffic file given" in report.coverage_statement(ds, own, **plan)
     assert not own["under-tested"].any()
-    assert "needs 312 paired rows" in text
+    assert "needs 337 paired rows (exact power of the exact McNemar test)" in text
 
 
 # --------------------------------------------------------------------------- audit: failing rows, sample, browser
