@@ -204,34 +204,43 @@ class Comparison:
         return {s: int(vc.get(s, 0)) for s in STATUSES}
 
     def evidence_gaps(self, min_paired_rows: int = 1, slices: Sequence[str] | None = None) -> pd.DataFrame:
-        """Slices with fewer than ``min_paired_rows`` rows graded on both sides: ``slice, side, paired, why``.
+        """Slices with fewer than ``min_paired_rows`` rows graded on both sides: ``slice, side, paired, errored, why``.
 
         ``side`` is ``base``, ``candidate``, ``both`` (the side(s) with no graded
-        row) or ``paired`` (both sides graded rows, but too few of the same rows).
-        ``slices`` (default: every slice of the table) may name slices the
-        comparison does not have: they are gaps on both sides.
+        row) or ``paired`` (both sides graded rows, but too few of the same rows);
+        ``errored`` says whether ERROR rows took the evidence (else the rows were
+        SKIPPED or absent). ``slices`` (default: every slice of the table) may
+        name slices the comparison does not have: they are gaps on both sides.
         """
         t = self.slices.set_index(self.slices["slice"].astype(str))
         names = [str(s) for s in t.index] if slices is None else list(slices)
         recs = []
         for name in names:
             if name not in t.index:
-                recs.append({"slice": name, "side": "both", "paired": 0, "why": "no rows on either side"})
+                recs.append(
+                    {"slice": name, "side": "both", "paired": 0, "errored": False, "why": "no rows on either side"}
+                )
                 continue
             line = t.loc[name]
             paired = int(line["n_paired"])
             if paired >= min_paired_rows:
                 continue
-            parts, empty = [], []
+            parts, empty, errors = [], [], {}
             for side, label in (("base", "base"), ("cand", "candidate")):
-                n, err, skip = int(line[f"n_{side}"]), int(line[f"{side}_error_rows"]), int(line[f"{side}_skipped_rows"])
+                n, err, skip = (
+                    int(line[f"n_{side}"]),
+                    int(line[f"{side}_error_rows"]),
+                    int(line[f"{side}_skipped_rows"]),
+                )
+                errors[label] = err
                 if n == 0:
                     empty.append(label)
                 parts.append(f"{label} {n} of {int(line['rows'])} rows graded ({err} ERROR, {skip} SKIPPED)")
             side = "both" if len(empty) == 2 else empty[0] if empty else "paired"
+            errored = any(errors[x] for x in (empty or list(errors)))
             why = f"{paired} paired row(s) < {min_paired_rows}: " + "; ".join(parts)
-            recs.append({"slice": name, "side": side, "paired": paired, "why": why})
-        return pd.DataFrame(recs, columns=["slice", "side", "paired", "why"])
+            recs.append({"slice": name, "side": side, "paired": paired, "errored": errored, "why": why})
+        return pd.DataFrame(recs, columns=["slice", "side", "paired", "errored", "why"])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ids, rule, alpha, notes, status counts, table and flips."""

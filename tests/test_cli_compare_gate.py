@@ -69,7 +69,9 @@ def test_gate_exit_codes(workdir: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["gate", "cand", "--baseline", "base", "--config", str(cfg)]) == 0
     assert main(["gate", "cand", "--config", str(cfg)]) == 2  # no baseline
     assert "no baseline" in capsys.readouterr().out
-    assert main(["gate", "cand", "--baseline", "nothing-here", "--config", str(cfg)]) == 2
+    # a --baseline that resolves to nothing is a usage error, not "gate failed"
+    assert main(["gate", "cand", "--baseline", "nothing-here", "--config", str(cfg)]) == 1
+    assert "'nothing-here': no run" in capsys.readouterr().err
     assert main(["gate", "other", "--baseline", "base", "--config", str(cfg)]) == 4
     assert "dataset sha256 differs" in capsys.readouterr().out
     strict = write_config(workdir / "s.toml", "[gate]\nregression = false\nmax_error_rate = 0.001\n")
