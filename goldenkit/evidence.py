@@ -155,7 +155,9 @@ def error_rules(policy: GatePolicy, comparison: Any, collapsed: pd.DataFrame) ->
     """``errors.new_permanent`` (exit 2) and ``errors.slice[SLICE]`` (exit 3)."""
     new = _new_error_rows(comparison, collapsed)
     sizes: dict[str, int] = new.attrs["rows"]
-    whose = "rows the baseline graded" if comparison is not None else "rows (no baseline: every ERROR row)"
+    whose = (
+        "rows compared with the baseline" if comparison is not None else "rows (no baseline: every ERROR row counts)"
+    )
     rules = []
     if policy.max_new_permanent_errors is not None:
         rules.append(_permanent_rule(new[new["kind"] == "permanent"], policy.max_new_permanent_errors, sizes, whose))
