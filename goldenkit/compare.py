@@ -45,8 +45,8 @@ which is a single test -- the gate adjusts its critical and other slices as
 two separate families); the paired difference ``diff = (c - b) / n_paired``
 (candidate minus base) with Newcombe's method-10 interval ``diff_ci_low,
 diff_ci_high``; per side the rows that are ERROR or SKIPPED
-(``base_error_rows`` ...). :meth:`Comparison.evidence_gaps` lists the slices
-with too few paired rows to be evidence.
+(``base_error_rows`` ...), from which :func:`goldenkit.evidence.evidence_gaps`
+names the slices with too few paired rows to be evidence.
 
 The flip list (``Comparison.flips``): every row whose status is NEW_FAILURE,
 RECOVERED, NEW_ERROR, ERROR_CLEARED, SKIPPED_TO_ERROR or ERROR_TO_SKIPPED,
@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +72,8 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, ResultsError
-from goldenkit.metrics import grader_results
-from goldenkit.results import LIGHT_COLUMNS, Run, light_outcomes
+from goldenkit.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
     ERROR_CLEARED,
     ERROR_TO_SKIPPED,
@@ -118,8 +118,6 @@ STATUSES = (
 FLIP_STATUSES = (NEW_FAILURE, RECOVERED, NEW_ERROR, ERROR_CLEARED, SKIPPED_TO_ERROR, ERROR_TO_SKIPPED)
 #: What the table's ``p_adj`` is adjusted over (the gate's families are stated by the gate).
 HOLM_FAMILY = "all slices"
-
-_DETAIL = ("row_id", "repeat", "verdict", "tags", "response", "detail", "graders")
 
 # status code by (base verdict code, cand verdict code); verdict codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3
 _S = {s: i for i, s in enumerate(STATUSES)}
@@ -203,45 +201,6 @@ class Comparison:
         vc = self.rows["status"].value_counts()
         return {s: int(vc.get(s, 0)) for s in STATUSES}
 
-    def evidence_gaps(self, min_paired_rows: int = 1, slices: Sequence[str] | None = None) -> pd.DataFrame:
-        """Slices with fewer than ``min_paired_rows`` rows graded on both sides: ``slice, side, paired, errored, why``.
-
-        ``side`` is ``base``, ``candidate``, ``both`` (the side(s) with no graded
-        row) or ``paired`` (both sides graded rows, but too few of the same rows);
-        ``errored`` says whether ERROR rows took the evidence (else the rows were
-        SKIPPED or absent). ``slices`` (default: every slice of the table) may
-        name slices the comparison does not have: they are gaps on both sides.
-        """
-        t = self.slices.set_index(self.slices["slice"].astype(str))
-        names = [str(s) for s in t.index] if slices is None else list(slices)
-        recs = []
-        for name in names:
-            if name not in t.index:
-                recs.append(
-                    {"slice": name, "side": "both", "paired": 0, "errored": False, "why": "no rows on either side"}
-                )
-                continue
-            line = t.loc[name]
-            paired = int(line["n_paired"])
-            if paired >= min_paired_rows:
-                continue
-            parts, empty, errors = [], [], {}
-            for side, label in (("base", "base"), ("cand", "candidate")):
-                n, err, skip = (
-                    int(line[f"n_{side}"]),
-                    int(line[f"{side}_error_rows"]),
-                    int(line[f"{side}_skipped_rows"]),
-                )
-                errors[label] = err
-                if n == 0:
-                    empty.append(label)
-                parts.append(f"{label} {n} of {int(line['rows'])} rows graded ({err} ERROR, {skip} SKIPPED)")
-            side = "both" if len(empty) == 2 else empty[0] if empty else "paired"
-            errored = any(errors[x] for x in (empty or list(errors)))
-            why = f"{paired} paired row(s) < {min_paired_rows}: " + "; ".join(parts)
-            recs.append({"slice": name, "side": side, "paired": paired, "errored": errored, "why": why})
-        return pd.DataFrame(recs, columns=["slice", "side", "paired", "errored", "why"])
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ids, rule, alpha, notes, status counts, table and flips."""
         return {
@@ -293,22 +252,12 @@ def _label(obj: Any) -> str:
     return "?"
 
 
-def _outcomes(obj: Any, columns: Sequence[str]) -> pd.DataFrame:
-    """Some outcome columns of a results Run (:func:`light_outcomes`) or of anything with ``.outcomes()``."""
-    if isinstance(obj, Run):
-        return light_outcomes(obj, columns)
-    fn = getattr(obj, "outcomes", None)
-    if not callable(fn):
-        raise ResultsError(f"{_label(obj)}: not a run or a baseline (no outcomes)")
-    return fn(columns=list(columns))
-
-
 def _collapsed(obj: Any, rule: str) -> pd.DataFrame:
     """One side's per-row table: a baseline's saved one, else its outcomes collapsed under ``rule``."""
     fn = getattr(obj, "collapsed", None)
     if callable(fn):
         return fn()
-    light = _outcomes(obj, LIGHT_COLUMNS)
+    light = outcome_columns(obj, LIGHT_COLUMNS)
     if len(light) and light["slice"].isna().any():
         raise ResultsError(f"{_label(obj)}: {int(light['slice'].isna().sum())} outcome(s) with no slice")
     return collapse_repeats(light, rule)
@@ -429,7 +378,7 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
     perm = cc["n_permanent"].to_numpy()[order] > 0 if "n_permanent" in cc.columns else np.zeros(len(bc), bool)
-    kind = np.where(vc == 2, np.where(perm, "permanent", "transient"), None)
+    kind = pd.Series(np.where(perm, "permanent", "transient"), dtype=object).where(vc == 2, None)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].astype(object).reset_index(drop=True),
@@ -437,13 +386,13 @@ def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float =
             "base_verdict": pd.Categorical.from_codes(vb, categories=list(VERDICTS)),
             "cand_verdict": pd.Categorical.from_codes(vc, categories=list(VERDICTS)),
             "status": pd.Categorical.from_codes(status, categories=list(STATUSES)),
-            "cand_error_kind": pd.Series(kind, dtype=object),
+            "cand_error_kind": kind,
         }
     )
-    flip_rows = _flip_rows(rows, status)
+    flip_rows = flipped_rows(rows, status, [_S[st] for st in FLIP_STATUSES])
 
     def load_flips() -> pd.DataFrame:
-        return _flip_list(base, cand, bc, cc, flip_rows)
+        return flip_list(base, cand, bc, cc, flip_rows)
 
     return Comparison(
         base_id=_label(base),
@@ -527,82 +476,3 @@ def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray) -> l
         if n:
             notes.append(f"{n} row(s) {what}: left out of b, c and the paired difference")
     return notes
-
-
-# --------------------------------------------------------------------------- the flip list
-
-
-def _flip_rows(rows: pd.DataFrame, status: np.ndarray) -> pd.DataFrame:
-    """The flipped rows' cheap columns, in :data:`FLIP_STATUSES` order, by slice and row id within."""
-    flip_codes = np.array([_S[s] for s in FLIP_STATUSES], dtype=np.int8)
-    sub = rows[np.isin(status, flip_codes)]
-    sub = sub.assign(_st=sub["status"].cat.codes, _sl=sub["slice"].cat.codes)
-    sub = sub.sort_values(["_st", "_sl", "row_id"], kind="stable")
-    cols = ["row_id", "slice", "status", "base_verdict", "cand_verdict"]
-    return pd.DataFrame({c: sub[c].astype(str).to_numpy(dtype=object) for c in cols})
-
-
-def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
-    if verdict == "ERROR":
-        return {"error": detail}
-    out: dict[str, Any] = {name: g.get("reason") for name, g in grader_results(graders).items()}
-    if not out and detail:
-        out["detail"] = detail
-    return out
-
-
-def _details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """row_id -> {tags, response, reasons} of each row's representative repeat: the first repeat whose
-    verdict equals the row's collapsed verdict, else its first repeat."""
-    if not len(ids):
-        return {}
-    fn = getattr(obj, "details", None)
-    if callable(fn):
-        return dict(fn(ids))
-    if isinstance(obj, Run):
-        df = light_outcomes(obj, _DETAIL, row_ids=ids)
-    else:
-        df = _outcomes(obj, _DETAIL)
-        df = df[df["row_id"].isin(set(ids))]
-    want = collapsed.set_index("row_id")["verdict"].astype(str)
-    df = df.assign(
-        _miss=(df["verdict"].astype(str).to_numpy() != want.reindex(df["row_id"]).to_numpy()),
-        _rep=df["repeat"].fillna(0).astype("int64"),
-    )
-    first = df.sort_values(["row_id", "_miss", "_rep"], kind="stable").drop_duplicates("row_id")
-    out: dict[str, dict[str, Any]] = {}
-    for r in first.to_dict(orient="records"):
-        tags, resp, detail = r.get("tags"), r.get("response"), r.get("detail")
-        out[str(r["row_id"])] = {
-            "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
-            "response": resp if isinstance(resp, str) else None,
-            "reasons": _reasons(r.get("graders"), str(want[r["row_id"]]), detail if isinstance(detail, str) else None),
-        }
-    return out
-
-
-def _flip_list(base: Any, cand: Any, bc: pd.DataFrame, cc: pd.DataFrame, flip_rows: pd.DataFrame) -> pd.DataFrame:
-    ids = flip_rows["row_id"].tolist()
-    bd, cd = _details(base, bc, ids), _details(cand, cc, ids)
-    empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}}
-
-    def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
-        return pd.Series([d.get(i, empty)[key] for i in ids], dtype=object)
-
-    def tags_of(i: str) -> list[str]:
-        return list(bd.get(i, empty)["tags"] or cd.get(i, empty)["tags"])
-
-    return pd.DataFrame(
-        {
-            "row_id": flip_rows["row_id"],
-            "slice": flip_rows["slice"],
-            "tags": pd.Series([tags_of(i) for i in ids], dtype=object),
-            "status": flip_rows["status"],
-            "base_verdict": flip_rows["base_verdict"],
-            "cand_verdict": flip_rows["cand_verdict"],
-            "base_response": col(bd, "response"),
-            "cand_response": col(cd, "response"),
-            "base_reasons": col(bd, "reasons"),
-            "cand_reasons": col(cd, "reasons"),
-        }
-    )

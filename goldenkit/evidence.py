@@ -9,6 +9,7 @@ slices short of evidence become warnings), ``errors.new_permanent`` (2) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from goldenkit.policy import GatePolicy, GateRule
 from goldenkit.schema import ERROR, INVALID, NEW_ERROR
 from goldenkit.stats import collapse_repeats, verdict_codes
 
-__all__ = ["baseline_evidence", "error_rules", "paired_evidence", "rows_evidence", "slice_evidence"]
+__all__ = ["baseline_evidence", "error_rules", "evidence_gaps", "paired_evidence", "rows_evidence", "slice_evidence"]
 
 _LEFT_OUT_COLUMNS = (
     ("new_error", "ERROR in the candidate only"),
@@ -33,6 +34,44 @@ _LEFT_OUT_COLUMNS = (
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.4f}"
+
+
+def evidence_gaps(comparison: Any, min_paired_rows: int = 1, slices: Sequence[str] | None = None) -> pd.DataFrame:
+    """Slices with fewer than ``min_paired_rows`` rows graded on both sides: ``slice, side, paired, errored, why``.
+
+    ``side`` is ``base``, ``candidate``, ``both`` (the side(s) with no graded
+    row) or ``paired`` (both sides graded rows, but too few of the same rows);
+    ``errored`` says whether ERROR rows took the evidence (else the rows were
+    SKIPPED or absent). ``slices`` (default: every slice of the table) may
+    name slices the comparison does not have: they are gaps on both sides.
+    """
+    t = comparison.slices.set_index(comparison.slices["slice"].astype(str))
+    names = [str(s) for s in t.index] if slices is None else list(slices)
+    recs = []
+    for name in names:
+        if name not in t.index:
+            recs.append({"slice": name, "side": "both", "paired": 0, "errored": False, "why": "no rows on either side"})
+            continue
+        line = t.loc[name]
+        paired = int(line["n_paired"])
+        if paired >= min_paired_rows:
+            continue
+        parts, empty, errors = [], [], {}
+        for side, label in (("base", "base"), ("cand", "candidate")):
+            n, err, skip = (
+                int(line[f"n_{side}"]),
+                int(line[f"{side}_error_rows"]),
+                int(line[f"{side}_skipped_rows"]),
+            )
+            errors[label] = err
+            if n == 0:
+                empty.append(label)
+            parts.append(f"{label} {n} of {int(line['rows'])} rows graded ({err} ERROR, {skip} SKIPPED)")
+        side = "both" if len(empty) == 2 else empty[0] if empty else "paired"
+        errored = any(errors[x] for x in (empty or list(errors)))
+        why = f"{paired} paired row(s) < {min_paired_rows}: " + "; ".join(parts)
+        recs.append({"slice": name, "side": side, "paired": paired, "errored": errored, "why": why})
+    return pd.DataFrame(recs, columns=["slice", "side", "paired", "errored", "why"])
 
 
 def rows_evidence(line: Any) -> str:
@@ -97,7 +136,7 @@ def slice_evidence(policy: GatePolicy, comparison: Any, table: pd.DataFrame, war
     m = policy.min_paired_rows
     if comparison is not None:
         t = comparison.slices.set_index(comparison.slices["slice"].astype(str))
-        gaps = comparison.evidence_gaps(m, slices=sorted(set(t.index) | set(policy.critical)))
+        gaps = evidence_gaps(comparison, m, slices=sorted(set(t.index) | set(policy.critical)))
         gap_of = {g["slice"]: g for g in gaps.to_dict(orient="records")}
         got = {s: paired_evidence(t.loc[s]) for s in t.index}
     else:

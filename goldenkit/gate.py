@@ -139,7 +139,9 @@ def _hallucination_rate(outcomes: pd.DataFrame, grader: str) -> tuple[float, int
     return (bad / judged if judged else float("nan")), bad, judged
 
 
-def _inputs(run: Any, manifest: Mapping[str, Any] | None, rule: str) -> tuple[pd.DataFrame | None, pd.DataFrame, dict]:
+def _inputs(
+    run: Any, manifest: Mapping[str, Any] | None, rule: str
+) -> tuple[pd.DataFrame | None, pd.DataFrame, dict[str, Any]]:
     """(outcomes or None, collapsed rows, manifest) from a DataFrame, a run or a baseline."""
     man = dict(manifest) if manifest is not None else dict(getattr(run, "manifest", None) or {})
     if isinstance(run, pd.DataFrame):
