@@ -241,3 +241,46 @@ def test_shuffled_parquet_runs_give_the_in_memory_answer(tmp_path: pytest.TempPa
     merged = got.rows.merge(ref.rows, on="row_id", suffixes=("", "_ref"))
     assert len(merged) == len(ref.rows) == 400
     assert (merged["status"].astype(str) == merged["status_ref"].astype(str)).all()
+
+
+def test_skipped_to_error_and_error_to_skipped_have_their_own_names() -> None:
+    rows_b = [("s1", "s", ["SKIPPED"]), ("e1", "s", ["ERROR"]), ("p1", "s", ["PASS"]), ("k1", "s", ["SKIPPED"])]
+    rows_c = [("s1", "s", ["ERROR"]), ("e1", "s", ["SKIPPED"]), ("p1", "s", ["PASS"]), ("k1", "s", ["SKIPPED"])]
+    cmp = compare_runs(
+        FakeRun(manifest("b", repeats=1), outcomes(rows_b)), FakeRun(manifest("c", repeats=1), outcomes(rows_c))
+    )
+    st_ = dict(zip(cmp.rows["row_id"], cmp.rows["status"].astype(str), strict=True))
+    assert st_ == {"s1": "SKIPPED_TO_ERROR", "e1": "ERROR_TO_SKIPPED", "p1": "UNCHANGED_PASS", "k1": "SKIPPED"}
+    ov = cmp.overall
+    assert (ov["skipped_to_error"], ov["error_to_skipped"], ov["new_error"], ov["error_cleared"]) == (1, 1, 0, 0)
+    assert any("SKIPPED in the base, ERROR in the candidate" in n for n in cmp.notes)
+    assert set(cmp.flips["status"]) == {"SKIPPED_TO_ERROR", "ERROR_TO_SKIPPED"}
+
+
+def test_undecided_rows_and_permanent_errors_in_the_comparison() -> None:
+    # cand: u ties only because a repeat errored (undecided -> ERROR, not FAIL); q is a permanent ERROR
+    rows_b = [("u", "s", ["PASS", "PASS", "PASS"]), ("q", "s", ["PASS", "PASS", "PASS"])]
+    rows_c = [("u", "s", ["PASS", "ERROR", "FAIL"]), ("q", "s", ["ERROR", "ERROR", "ERROR"])]
+    cand_frame = outcomes(rows_c)
+    cand_frame.loc[cand_frame["row_id"] == "q", "error_kind"] = "permanent"
+    cmp = compare_runs(FakeRun(manifest("b"), outcomes(rows_b)), FakeRun(manifest("c"), cand_frame))
+    r = cmp.rows.set_index("row_id")
+    assert r.loc["u", "status"] == "NEW_ERROR" and r.loc["u", "cand_error_kind"] == "transient"
+    assert r.loc["q", "status"] == "NEW_ERROR" and r.loc["q", "cand_error_kind"] == "permanent"
+    assert (cmp.b, cmp.c, int(cmp.overall["n_paired"])) == (0, 0, 0)
+    assert bool(cmp.cand_collapsed.set_index("row_id").loc["u", "undecided"])
+
+
+def test_compare_cli_names_the_holm_family(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from goldenkit.cli import main
+
+    b, c = worked_example()
+    write_run(tmp_path, manifest("base"), b)
+    write_run(tmp_path, manifest("cand"), c)
+    assert main(["compare", "base", "cand", "--results-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "p_holm_all" in out and "p_holm_all = Holm-adjusted over all slices (2)" in out
+    assert main(["compare", "base", "cand", "--results-dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["holm_family"] == "all slices"
