@@ -24,7 +24,9 @@ while every reader sees exactly one outcome per pair.
 Reading: :func:`read_run` opens a run folder (or a run id under ``results_dir``) as a
 :class:`Run`; :func:`outcomes_df` concatenates the outcomes of one or many runs into
 one DataFrame, read from Parquet when the run is complete and from the JSONL
-otherwise. Nested columns come back as Python objects: ``tags`` a list of str,
+otherwise; :func:`light_outcomes` reads a few flat columns of one run (the five
+a comparison needs by default, optionally only some rows' outcomes), with the
+string columns as categoricals. Nested columns come back as Python objects: ``tags`` a list of str,
 ``graders`` a dict name -> {passed, score, reason, error}, ``trajectory`` a list of
 per-turn dicts, ``agent_version`` a dict.
 """
