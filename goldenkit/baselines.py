@@ -67,6 +67,8 @@ _RUN_KEY = (
     "counts",
     "error_rate",
     "validity",
+    "invalid_reason",
+    "complete",
 )
 _COLLAPSED = ["row_id", "slice", "split", "tags", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded"]
 

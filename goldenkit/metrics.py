@@ -2,8 +2,16 @@
 
 Every rate is ``hits / total`` over *attempts* (one outcome = one row x
 repeat) whose verdict is PASS or FAIL; ERROR and SKIPPED attempts never enter
-a denominator, and no rate is a mean of per-row rates. Each comes with a
-Wilson 95% interval (:func:`goldenkit.stats.wilson_ci`).
+a denominator, and no rate is a mean of per-row rates. The point estimate is
+the golden harness's attempt-weighted one; **its 95% interval is clustered by
+row**: repeats of one row are not independent, so the interval is a Wilson
+interval at the effective sample size ``n_eff = p (1 - p) / SE^2``, with SE the
+cluster-robust standard error of the mean attempt score, clustered by row
+(Miller 2024, :func:`goldenkit.stats.clustered_se`), capped at the attempts.
+With one attempt per row ``n_eff`` is the number of attempts and the interval
+is the plain Wilson interval; with repeats that agree it widens towards one
+observation per row. When ``SE`` is 0 (every attempt the same) or there is one
+row, ``n_eff`` is the number of rows. ``rows`` is the number of distinct rows.
 
 ========================  =================================================================
 metric                    hits / total
@@ -31,16 +39,17 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
 
-from goldenkit.stats import wilson_ci
+from goldenkit.stats import clustered_se
 
-__all__ = ["METRIC_COLUMNS", "grader_results", "run_metrics"]
+__all__ = ["METRIC_COLUMNS", "clustered_interval", "grader_results", "run_metrics"]
 
-METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rate", "ci_low", "ci_high", "lower_is_better")
+METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
 
@@ -71,15 +80,42 @@ def _tags(value: Any) -> list[str]:
     return [str(t) for t in value]
 
 
-def _row(metric: str, hits: int, total: int, grader: str | None = None, lower: bool = False) -> dict[str, Any]:
-    lo, hi = wilson_ci(hits, total)  # (nan, nan) when total is 0
-    rate = hits / total if total else math.nan
+def clustered_interval(row_ids: Sequence[str], hits: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson interval of an attempt-weighted rate at the row-clustered effective sample size (module doc).
+
+    ``(nan, nan)`` with no attempts.
+    """
+    n = len(hits)
+    if n == 0:
+        return math.nan, math.nan
+    p = sum(map(bool, hits)) / n
+    rows = len(set(row_ids))
+    n_eff = float(rows)
+    if rows >= 2 and 0.0 < p < 1.0:
+        se = clustered_se([float(h) for h in hits], list(row_ids)).se
+        if se > 0:
+            n_eff = min(float(n), p * (1.0 - p) / (se * se))
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / (1 + z * z / n_eff)
+    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if p == 0.0 else lo), (1.0 if p == 1.0 else hi)
+
+
+def _row(
+    metric: str, attempts: list[tuple[str, bool]], grader: str | None = None, lower: bool = False
+) -> dict[str, Any]:
+    ids = [rid for rid, _ in attempts]
+    hits = sum(h for _, h in attempts)
+    total = len(attempts)
+    lo, hi = clustered_interval(ids, [h for _, h in attempts])
     return {
         "metric": metric,
         "grader": grader,
         "hits": int(hits),
         "total": int(total),
-        "rate": rate,
+        "rows": len(set(ids)),
+        "rate": hits / total if total else math.nan,
         "ci_low": lo,
         "ci_high": hi,
         "lower_is_better": lower,
@@ -141,32 +177,32 @@ def run_metrics(
     tags = [_tags(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
     decided = [v in _DECIDED for v in verdicts]
 
-    rows = [_row("overall_pass_rate", sum(v == "PASS" for v in verdicts), sum(decided))]
+    rows = [
+        _row("overall_pass_rate", [(r, v == "PASS") for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok])
+    ]
 
-    def grader_counts(name: str) -> tuple[int, int]:
-        hits = total = 0
-        for ok, g in zip(decided, graders, strict=True):
+    def grader_attempts(name: str) -> list[tuple[str, bool]]:
+        out = []
+        for rid, ok, g in zip(ids, decided, graders, strict=True):
             res = g.get(name)
             if ok and res is not None and res.get("passed") is not None:
-                total += 1
-                hits += bool(res["passed"])
-        return hits, total
+                out.append((rid, bool(res["passed"])))
+        return out
 
     names = sorted({name for g in graders for name in g})
     for name in names:
-        rows.append(_row(f"pass_rate:{name}", *grader_counts(name), grader=name))
-    rows.append(_row("judge_accept_rate", *grader_counts(judge), grader=judge))
+        rows.append(_row(f"pass_rate:{name}", grader_attempts(name), grader=name))
+    rows.append(_row("judge_accept_rate", grader_attempts(judge), grader=judge))
 
     refusing = _refusal_ids(ids, tags, cases, refusal_rows)
-    hits = total = 0
+    refusal = []
     for rid, ok, verdict, g in zip(ids, decided, verdicts, graders, strict=True):
         if not ok or rid not in refusing:
             continue
         res = g.get(contract)
         passed = res.get("passed") if res is not None else None
-        total += 1
-        hits += bool(passed) if passed is not None else verdict == "PASS"
-    rows.append(_row("refusal_accuracy", hits, total))
+        refusal.append((rid, bool(passed) if passed is not None else verdict == "PASS"))
+    rows.append(_row("refusal_accuracy", refusal))
 
     if hallucination_rows is not None:
         halluc = set(hallucination_rows)
@@ -177,10 +213,10 @@ def run_metrics(
             for rid, t in zip(ids, tags, strict=True)
             if rid.startswith("hallucinate-") or any(fnmatch.fnmatchcase(x, p) for x in t for p in patterns)
         }
-    fails = sum(1 for rid, v in zip(ids, verdicts, strict=True) if rid in halluc and v == "FAIL")
-    attempts = sum(1 for rid, ok in zip(ids, decided, strict=True) if rid in halluc and ok)
-    rows.append(_row("hallucination_rate", fails, attempts, lower=True))
+    judged = [(r, v == "FAIL") for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok and r in halluc]
+    rows.append(_row("hallucination_rate", judged, lower=True))
 
-    rows.append(_row("trajectory_accuracy", *grader_counts(trajectory), grader=trajectory))
+    rows.append(_row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory))
     out = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-    return out.astype({"hits": "int64", "total": "int64", "rate": "float64", "ci_low": "float64", "ci_high": "float64"})
+    types = {"hits": "int64", "total": "int64", "rows": "int64", "rate": "float64", "ci_low": "float64"}
+    return out.astype({**types, "ci_high": "float64"})

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit import stats
-from goldenkit.compare import FLIP_STATUSES, compare_runs
+from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, compare_runs
 from goldenkit.display import STYLE, HTMLBlock
 from goldenkit.errors import ComparisonInvalid, InputError
 from goldenkit.metrics import grader_results
@@ -513,10 +513,11 @@ def coverage_table(
       ``min_ratio`` times its traffic share (a slice with traffic and no rows always is);
     * ``rows needed``: rows a paired McNemar comparison needs to detect a change
       of ``delta`` in pass rate with the given ``power`` at ``alpha``, when about
-      ``discordance`` of rows flip (:func:`goldenkit.stats.rows_needed`, Connor 1987),
+      ``discordance`` of rows flip (:func:`goldenkit.stats.rows_needed`: the exact
+      power of the exact McNemar test the gate uses, not Connor's approximation),
       and ``rows short`` = max(0, needed - rows);
     * ``detectable change``: the smallest change the slice's current rows detect
-      (:func:`goldenkit.stats.min_detectable_effect`), blank when even a change of
+      (:func:`goldenkit.stats.min_detectable_effect`, exact power), blank when even a change of
       ``discordance`` is out of reach.
     """
     if isinstance(slice_counts, pd.DataFrame):
@@ -617,7 +618,7 @@ def coverage_statement(
         f"(sha256 {str(getattr(dataset, 'sha256', ''))[:12]}): {int(coverage.loc[OVERALL, 'rows'])} rows in "
         f"{len(body[body['rows'] > 0])} slices. Detecting a change of {pct(delta)} in pass rate with power "
         f"{pct(power, 0)} at alpha {alpha}, when {pct(discordance)} of rows flip, needs {needed} paired rows "
-        "(Connor 1987)."
+        "(exact power of the exact McNemar test)."
     )
     if traffic is None:
         first = "No traffic file given: traffic shares are the dataset's own, so no slice is flagged."
@@ -743,7 +744,9 @@ def format_compare_table(comparison: Any) -> pd.DataFrame | HTMLBlock:
     """The per-slice and overall comparison table, formatted.
 
     Both pass rates with Wilson intervals, paired rows, b (broke: PASS -> FAIL),
-    c (fixed: FAIL -> PASS), exact McNemar p, Holm-adjusted p across slices,
+    c (fixed: FAIL -> PASS), exact McNemar p, Holm-adjusted p across all slices
+    (the column names the family; the gate's critical and non-critical families
+    are in :func:`gate_table`),
     the paired difference (candidate - base) with Newcombe's interval, and the
     rows left out because of ERROR or SKIPPED.
     """
@@ -765,15 +768,14 @@ def format_compare_table(comparison: Any) -> pd.DataFrame | HTMLBlock:
     out["b (broke)"] = t["b"].to_numpy()
     out["c (fixed)"] = t["c"].to_numpy()
     out["McNemar p"] = [p_value(p) for p in t["p_val"]]
-    out["Holm p"] = [p_value(p) for p in t["p_adj"]]
+    out[f"Holm p ({HOLM_FAMILY}, {len(t) - 1})"] = [p_value(p) for p in t["p_adj"]]
     out["difference"] = [signed_pct(d) for d in t["diff"]]
     out["95% CI (Newcombe)"] = [
         "–" if pd.isna(a) else f"[{signed_pct(a)}, {signed_pct(b)}]"
         for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
     ]
-    out["left out (error/skipped)"] = (
-        t["new_error"] + t["error_cleared"] + t["unchanged_error"] + t["skipped"]
-    ).to_numpy()
+    left = ("new_error", "error_cleared", "skipped_to_error", "error_to_skipped", "unchanged_error", "skipped")
+    out["left out (error/skipped)"] = t[list(left)].sum(axis=1).to_numpy()
     return out
 
 
@@ -862,12 +864,15 @@ def flip_list_html(comparison: Any, *, limit: int | None = 200) -> HTMLBlock:
     return HTMLBlock(f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
 
 
-def gate_decision(run: Any, comparison: Any, differences: Sequence[str] = (), config: Any = None) -> Any:
+def gate_decision(
+    run: Any, comparison: Any, differences: Sequence[str] = (), config: Any = None, baseline: Any = None
+) -> Any:
     """The quality gate for ``run`` against the compared baseline, with the ``[gate]`` policy of ``config``.
 
     ``config`` is a goldenkit.toml path or None (the file in the current
     directory, else defaults). An invalid comparison is passed on as such
-    (the gate fails with exit 4), never as a missing baseline.
+    (the gate fails with exit 4), never as a missing baseline; ``baseline``
+    (the base run or snapshot) lets the gate check that it is evidence even then.
     """
     from goldenkit.config import load_config, section
     from goldenkit.gate import GatePolicy, evaluate_gate
@@ -876,11 +881,12 @@ def gate_decision(run: Any, comparison: Any, differences: Sequence[str] = (), co
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where)
     invalid = "; ".join(differences) if comparison is None and differences else None
-    return evaluate_gate(run, policy=policy, comparison=comparison, comparison_invalid=invalid)
+    return evaluate_gate(run, policy=policy, comparison=comparison, baseline=baseline, comparison_invalid=invalid)
 
 
 def gate_table(decision: Any) -> pd.DataFrame:
-    """Every gate rule: result, actual, threshold and why."""
+    """Every gate rule: result, actual, threshold, why and the evidence it saw; then review slices and
+    warnings (slices that are not evidence but not critical)."""
     rows = [
         {
             "rule": r.name,
@@ -888,6 +894,7 @@ def gate_table(decision: Any) -> pd.DataFrame:
             "actual": r.actual,
             "threshold": r.threshold,
             "why": r.detail,
+            "evidence": r.evidence,
         }
         for r in decision.rules
     ]
@@ -899,9 +906,14 @@ def gate_table(decision: Any) -> pd.DataFrame:
                 "actual": None,
                 "threshold": None,
                 "why": "raw p below alpha, not significant after Holm",
+                "evidence": "",
             }
         )
-    return pd.DataFrame(rows, columns=["rule", "result", "actual", "threshold", "why"]).set_index("rule")
+    for i, w in enumerate(getattr(decision, "warnings", [])):
+        rows.append({"rule": f"warning[{i + 1}]", "result": "WARN", "actual": None, "threshold": None, "why": w,
+                     "evidence": ""})  # fmt: skip
+    cols = ["rule", "result", "actual", "threshold", "why", "evidence"]
+    return pd.DataFrame(rows, columns=cols).set_index("rule")
 
 
 def gate_banner(decision: Any) -> HTMLBlock:

@@ -24,7 +24,9 @@ while every reader sees exactly one outcome per pair.
 Reading: :func:`read_run` opens a run folder (or a run id under ``results_dir``) as a
 :class:`Run`; :func:`outcomes_df` concatenates the outcomes of one or many runs into
 one DataFrame, read from Parquet when the run is complete and from the JSONL
-otherwise. Nested columns come back as Python objects: ``tags`` a list of str,
+otherwise; :func:`light_outcomes` reads a few flat columns of one run (the five
+a comparison needs by default, optionally only some rows' outcomes), with the
+string columns as categoricals. Nested columns come back as Python objects: ``tags`` a list of str,
 ``graders`` a dict name -> {passed, score, reason, error}, ``trajectory`` a list of
 per-turn dicts, ``agent_version`` a dict.
 """
@@ -456,6 +458,44 @@ def outcomes_df(
     return df
 
 
+#: The columns a comparison and the gate read of a run (see :func:`light_outcomes`).
+LIGHT_COLUMNS = ("row_id", "slice", "repeat", "verdict", "error_kind")
+_CATEGORICAL = ("slice", "split", "verdict", "error_kind")
+
+
+def light_outcomes(
+    run: Run, columns: Sequence[str] = LIGHT_COLUMNS, row_ids: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Some columns of a run's outcomes (by default the five a comparison needs), one row per row x repeat.
+
+    From Parquet when the run is complete (only these columns are read), from
+    the JSONL otherwise; ``row_ids`` keeps only those rows' outcomes (``row_id``
+    must be among the columns). ``slice``, ``split``, ``verdict`` and
+    ``error_kind`` come back as pandas categoricals, ``repeat`` as int64 (a
+    missing repeat is 0), ``graders`` as dicts.
+    """
+    cols = list(columns)
+    unknown = [c for c in cols if c not in OUTCOME_FIELDS]
+    if unknown:
+        raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
+    if run.complete:
+        wanted = [c for c in cols if c in _CATEGORICAL]
+        table = pq.read_table(run.path / OUTCOMES_PARQUET, columns=cols, read_dictionary=wanted)
+    else:
+        table = outcomes_table(run.records()).select(cols)
+    if row_ids is not None:
+        import pyarrow.compute as pc
+
+        table = table.filter(pc.is_in(table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())))
+    df = table.to_pandas(maps_as_pydicts="strict")
+    for c in cols:
+        if c in _CATEGORICAL and not isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].astype("category")
+    if "repeat" in df.columns:
+        df["repeat"] = df["repeat"].fillna(0).astype("int64")
+    return df
+
+
 _INT_COLS = {"schema_version", "repeat", "attempts", "tokens_in", "tokens_out"}
 
 
@@ -474,11 +514,13 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
 
 __all__ = [
     "LATEST",
+    "LIGHT_COLUMNS",
     "OUTCOME_SCHEMA",
     "OutcomeWriter",
     "Run",
     "iter_jsonl",
     "latest_per_pair",
+    "light_outcomes",
     "outcomes_df",
     "outcomes_table",
     "read_run",

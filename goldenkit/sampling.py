@@ -1,11 +1,15 @@
 """Deterministic sampling and split assignment.
 
-:func:`stratified_sample` draws up to ``per_slice`` rows from every slice. The
-draw depends only on the seed and on the set of (id, slice) pairs, never on
-the order rows come in: rows are sorted by id, then each slice is shuffled by
-a numpy generator seeded from SHA-256 of (seed, slice) (Python's ``hash()`` is
-salted per process, so it is never used). The same seed therefore picks the
-same ids for a baseline run and a candidate run, on any machine.
+:func:`stratified_sample` draws up to ``per_slice`` rows from every slice by
+the **sample rule**, reproducible in any language and independent of library
+versions and of the order rows come in: within each slice, rows are ordered
+by the lowercase hex SHA-256 of the UTF-8 bytes of ``"{seed}:{slice}:{id}"``,
+ascending, and the first ``per_slice`` are taken. In a shell, the rank of row
+``refund-0142`` of slice ``refunds`` under seed 7 is
+``printf '7:refunds:refund-0142' | sha256sum``. The same seed therefore picks
+the same ids for a baseline run and a candidate run, on any machine. (Earlier
+versions shuffled with numpy; a sampled baseline from them must be
+re-captured -- the gate's row-set check names the rows that differ.)
 
 :func:`assign_splits` puts a row in the holdout when the first 8 bytes of
 SHA-256(salt, id), read as a fraction of 2**64, fall below the holdout
@@ -39,9 +43,13 @@ def _digest(*parts: str) -> bytes:
     return h.digest()
 
 
-def slice_seed(seed: int, slice_name: str) -> int:
-    """The stable 64-bit seed of one slice's shuffle: SHA-256 of (seed, slice)."""
-    return int.from_bytes(_digest(str(int(seed)), slice_name)[:8], "big")
+def sample_rank(seed: int, slice_name: str, row_id: str) -> str:
+    """A row's place in its slice's sample order: hex SHA-256 of ``"{seed}:{slice}:{id}"`` (UTF-8).
+
+    >>> sample_rank(7, "refunds", "refund-0142")[:16]
+    'c04355c95749bda8'
+    """
+    return hashlib.sha256(f"{int(seed)}:{slice_name}:{row_id}".encode()).hexdigest()
 
 
 def _frame_of(rows: Any) -> pd.DataFrame:
@@ -92,20 +100,10 @@ def _chosen_positions(frame: pd.DataFrame, per_slice: int, seed: int, split: str
         positions = positions[(frame["split"] == split).to_numpy(dtype=bool, na_value=False)]
     ids = frame["id"].to_numpy(dtype=object)[positions]
     slices = frame["slice"].to_numpy(dtype=object)[positions]
-    # Sort by id (code-point order, the same as UTF-8 byte order) so the input order never matters.
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    by_slice: dict[str, list[int]] = {}
-    for k in order:
-        by_slice.setdefault(slices[k], []).append(int(positions[k]))
-    chosen: list[int] = []
-    for name in sorted(by_slice):
-        members = by_slice[name]
-        if len(members) <= per_slice:
-            chosen.extend(members)
-            continue
-        rng = np.random.default_rng(slice_seed(int(seed), name))
-        pick = rng.permutation(len(members))[:per_slice]
-        chosen.extend(members[i] for i in pick)
+    by_slice: dict[str, list[tuple[str, int]]] = {}
+    for rid, name, pos in zip(ids, slices, positions.tolist(), strict=True):
+        by_slice.setdefault(str(name), []).append((sample_rank(int(seed), str(name), str(rid)), int(pos)))
+    chosen = [pos for members in by_slice.values() for _, pos in sorted(members)[:per_slice]]
     all_ids = frame["id"].to_numpy(dtype=object)
     chosen.sort(key=lambda pos: all_ids[pos])
     return np.asarray(chosen, dtype=np.int64)
@@ -189,4 +187,4 @@ def weekly_seed(day: date | datetime | str | None = None) -> int:
     return iso.year * 100 + iso.week
 
 
-__all__ = ["assign_splits", "holdout_score", "slice_seed", "stratified_sample", "weekly_seed"]
+__all__ = ["assign_splits", "holdout_score", "sample_rank", "stratified_sample", "weekly_seed"]

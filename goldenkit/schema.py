@@ -32,6 +32,9 @@ UNCHANGED_FAIL = "UNCHANGED_FAIL"
 NEW_ERROR = "NEW_ERROR"
 ERROR_CLEARED = "ERROR_CLEARED"
 UNCHANGED_ERROR = "UNCHANGED_ERROR"
+SKIPPED_TO_ERROR = "SKIPPED_TO_ERROR"  # SKIPPED in the base, ERROR in the candidate
+ERROR_TO_SKIPPED = "ERROR_TO_SKIPPED"  # ERROR in the base, SKIPPED in the candidate
+UNCHANGED_SKIPPED = "SKIPPED"  # SKIPPED on a side, no error on either
 
 # Run validity (run.json "validity").
 VALID = "VALID"

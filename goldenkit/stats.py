@@ -41,28 +41,35 @@ Methods
   small-sample correction (``use_correction=False``), which is exactly
   Miller's formula with the 1/n variance.
 * :func:`rows_needed`, :func:`min_detectable_effect`, :func:`mcnemar_power` --
-  planning a paired comparison. The closed form is **Connor (1987)**,
-  "Sample size for testing differences in proportions for the paired-sample
-  design", Biometrics 43:207-211:
+  planning a paired comparison. **By default (``method="exact"``) they use the
+  exact power of the exact McNemar test the gate uses** (reject when
+  ``p < alpha``), computed by full enumeration of the number of discordant
+  rows and of the split among them. ``method="connor"`` is the normal
+  *approximation* of **Connor (1987)**, "Sample size for testing differences
+  in proportions for the paired-sample design", Biometrics 43:207-211:
   ``n = (z_{1-alpha/2} sqrt(psi) + z_{power} sqrt(psi - delta^2))^2 / delta^2``
   with ``psi`` the discordant proportion ``(b + c)/n`` and ``delta`` the
-  difference in pass rate ``(c - b)/n``. ``method="exact"`` instead computes
-  the power of the exact McNemar test (reject when ``p < alpha``) by full
-  enumeration of the number of discordant rows and of the split among them.
+  difference in pass rate ``(c - b)/n``; wherever it is shown it is labelled
+  approximate.
 
 Collapsing repeats
 ------------------
 Rules for :func:`collapse_repeats` (``rule=``):
 
 * ``"majority"`` (default): PASS when more graded repeats passed than failed,
-  i.e. a strict majority (2 of 3, 3 of 5). **A tie is FAIL** (1 of 2 graded,
-  e.g. when one of three repeats errored): a pass must be earned.
+  i.e. a strict majority (2 of 3, 3 of 5). **A tie among fully graded
+  repeats is FAIL** (1 of 2 with two repeats): a pass must be earned.
 * ``"all"``: every graded repeat passed. ``"any"``: at least one passed.
 * ``"at_least:K"``: at least K graded repeats passed (fewer than K graded
   repeats cannot pass).
 
-ERROR and SKIPPED repeats are left out of the vote. A row with no graded
-repeat is ERROR when any repeat errored, otherwise SKIPPED.
+ERROR and SKIPPED repeats are left out of the vote, and **an ERROR repeat
+never decides a row**: when the graded repeats tie only because a repeat
+errored (majority: PASS, FAIL, ERROR; at_least:K: fewer than K passed, but K
+could have with the errored repeats), the row is **undecided**: its verdict
+is ERROR (an error row, outside every pass rate, ``b`` and ``c``) and its
+``undecided`` column is True. A row with no graded repeat is ERROR when any
+repeat errored, otherwise SKIPPED.
 """
 
 from __future__ import annotations
@@ -107,7 +114,9 @@ __all__ = [
 OVERALL = "(overall)"
 
 #: Columns of :func:`collapse_repeats` output (plus ``slice``/``split``/``tags`` when given).
-COLLAPSED_COLUMNS = ("row_id", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded", "verdict", "flaky")
+COLLAPSED_COLUMNS = (
+    "row_id", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded", "verdict", "flaky", "undecided"
+)
 
 _CODE = {v: i for i, v in enumerate(VERDICTS)}  # PASS 0, FAIL 1, ERROR 2, SKIPPED 3
 _RULE_RE = re.compile(r"^at_least:(\d+)$")
@@ -197,20 +206,25 @@ def verdict_codes(verdicts: pd.Series | pd.Categorical | np.ndarray, row_ids: An
     return codes
 
 
-def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str) -> np.ndarray:
+def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """Verdict codes of rows and which of them are undecided (a tie that only an errored repeat made)."""
     kind, k = parse_rule(rule)
     graded = n_pass + n_fail
+    undecided = np.zeros(len(graded), dtype=bool)
     if kind == "majority":
         passed = 2 * n_pass > graded
+        undecided = (graded > 0) & (2 * n_pass == graded) & (n_error > 0)
     elif kind == "all":
         passed = n_pass == graded
     elif kind == "any":
         passed = n_pass >= 1
     else:
         passed = n_pass >= k
+        undecided = (graded > 0) & (n_pass < k) & (n_pass + n_error >= k)
     out = np.where(passed, _CODE[PASS], _CODE[FAIL]).astype(np.int8)
+    out = np.where(undecided, _CODE[ERROR], out)
     out = np.where(graded == 0, np.where(n_error > 0, _CODE[ERROR], _CODE[SKIPPED]), out)
-    return out.astype(np.int8)
+    return out.astype(np.int8), undecided
 
 
 def sorted_codes(values: Any) -> tuple[np.ndarray, list[str]]:
@@ -239,7 +253,10 @@ def collapse_repeats(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataF
     over from each row's first outcome. Rows keep their order of first
     appearance. Columns: ``row_id, [slice, split, tags,] attempts, n_pass,
     n_fail, n_error, n_skipped, n_graded, verdict`` (categorical PASS/FAIL/
-    ERROR/SKIPPED) and ``flaky`` (passed some but not all of >= 2 graded repeats).
+    ERROR/SKIPPED), ``flaky`` (passed some but not all of >= 2 graded repeats),
+    ``undecided`` (ERROR because only an errored repeat made the vote tie) and,
+    when ``outcomes`` has an ``error_kind`` column, ``n_permanent`` (ERROR
+    repeats whose error is permanent: the request itself was refused).
     """
     return collapse_with_codes(outcomes, rule)[0]
 
@@ -265,7 +282,12 @@ def collapse_with_codes(outcomes: pd.DataFrame, rule: str = "majority") -> tuple
         for col in ("slice", "split", "tags")
         if col in outcomes.columns
     }
-    collapsed = collapse_arrays(np.asarray(uniques), row_codes, v, rule, repeats=rep, row_columns=per_row)
+    perm = None
+    if "error_kind" in outcomes.columns:
+        perm = (outcomes["error_kind"].astype(object) == "permanent").to_numpy(dtype=bool)
+    collapsed = collapse_arrays(
+        np.asarray(uniques), row_codes, v, rule, repeats=rep, row_columns=per_row, permanent=perm
+    )
     return collapsed, row_codes.astype(np.int64), v
 
 
@@ -285,13 +307,16 @@ def collapse_arrays(
     *,
     repeats: np.ndarray | None = None,
     row_columns: dict[str, Any] | None = None,
+    permanent: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The array core of :func:`collapse_repeats`.
 
     ``row_ids`` names each row (distinct), ``row_codes`` gives each outcome's
     row (index into ``row_ids``), ``verdicts`` each outcome's verdict code
     (see :func:`verdict_codes`), ``repeats`` each outcome's repeat (checked for
-    duplicates); ``row_columns`` are per-row columns put after ``row_id``.
+    duplicates); ``row_columns`` are per-row columns put after ``row_id``;
+    ``permanent`` marks each outcome whose error is permanent (adds ``n_permanent``,
+    the row's ERROR repeats with a permanent error).
     """
     parse_rule(rule)
     n_rows = len(row_ids)
@@ -307,7 +332,7 @@ def collapse_arrays(
             raise ResultsError(f"row {row_ids[at // width]!r} repeat {at % width} appears more than once")
     per = np.bincount(row_codes * 4 + verdicts, minlength=n_rows * 4).reshape(n_rows, 4)
     n_pass, n_fail, n_error, n_skipped = (per[:, i] for i in range(4))
-    codes = _vote(n_pass, n_fail, n_error, rule)
+    codes, undecided = _vote(n_pass, n_fail, n_error, rule)
     graded = n_pass + n_fail
     data: dict[str, Any] = {"row_id": row_ids}
     data.update(row_columns or {})
@@ -320,7 +345,11 @@ def collapse_arrays(
         n_graded=graded,
         verdict=_verdict_categorical(codes),
         flaky=(graded >= 2) & (n_pass > 0) & (n_pass < graded),
+        undecided=undecided,
     )
+    if permanent is not None:
+        perm = np.asarray(permanent, dtype=bool) & (np.asarray(verdicts) == _CODE[ERROR])
+        data["n_permanent"] = np.bincount(row_codes[perm], minlength=n_rows).astype(np.int64)
     return pd.DataFrame(data)
 
 
@@ -648,18 +677,18 @@ def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05,
 
 
 def rows_needed(
-    delta: float, discordance: float, alpha: float = 0.05, power: float = 0.8, method: str = "connor"
+    delta: float, discordance: float, alpha: float = 0.05, power: float = 0.8, method: str = "exact"
 ) -> int:
-    """Rows needed to detect a change ``delta`` in pass rate with a McNemar test.
+    """Rows needed to detect a change ``delta`` in pass rate with the exact McNemar test.
 
-    ``method="connor"`` (default): Connor (1987),
+    ``method="exact"`` (default): the first n at which the exact test's power
+    (see :func:`mcnemar_power`) reaches ``power``, found by a scan upward in
+    steps of about 2% and refined one row at a time (the exact test's power is
+    a slightly saw-toothed function of n, so a smaller n may reach it by a hair).
+    ``method="connor"``: Connor's (1987) normal approximation,
     ``n = ceil((z_{1-alpha/2} sqrt(psi) + z_power sqrt(psi - delta^2))^2 / delta^2)``.
-    ``method="exact"``: the first n at which the exact test's power (see
-    :func:`mcnemar_power`) reaches ``power``, found by a scan upward in steps of
-    about 2% and refined one row at a time (the exact test's power is a slightly
-    saw-toothed function of n, so a smaller n may reach it by a hair).
 
-    >>> rows_needed(0.02, 0.06)
+    >>> rows_needed(0.02, 0.06, method="connor")
     1175
     """
     _check_plan(delta, discordance, alpha, power)
@@ -683,18 +712,32 @@ def rows_needed(
     return n
 
 
-def min_detectable_effect(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
+def min_detectable_effect(
+    n: int, discordance: float, alpha: float = 0.05, power: float = 0.8, method: str = "exact"
+) -> float:
     """Smallest change in pass rate that ``n`` paired rows detect with the given power.
 
-    Inverts Connor's (1987) formula for ``delta`` given ``n`` and the discordant
-    share ``psi``; returns ``nan`` when even ``delta = psi`` (every flip in one
-    direction) is not detectable.
+    ``method="exact"`` (default): the ``delta`` at which the exact McNemar
+    test's power (:func:`mcnemar_power`, increasing in ``|delta|``) reaches
+    ``power``, solved with Brent's method. ``method="connor"``: Connor's (1987)
+    approximate formula inverted for ``delta``. Returns ``nan`` when even
+    ``delta = psi`` (every flip in one direction) is not detectable.
     """
     from scipy.optimize import brentq
 
     _check_plan(discordance, discordance, alpha, power)
     if n < 1:
         raise InputError(f"n must be >= 1, got {n!r}")
+    if method == "exact":
+
+        def short(d: float) -> float:
+            return mcnemar_power(n, d, discordance, alpha) - power
+
+        if short(discordance) < 0:
+            return float("nan")
+        return float(brentq(short, 1e-9, discordance, xtol=1e-10, rtol=1e-10))
+    if method != "connor":
+        raise InputError(f"unknown method {method!r}: use exact or connor")
     za = _sps.norm.ppf(1 - alpha / 2)
     zb = _sps.norm.ppf(power)
 

@@ -91,7 +91,7 @@ flip_limit = 200  # flipped rows shown side by side""",
     ("md", "## Gate decision"),
     (
         "code",
-        "decision = report.gate_decision(cand_run, comparison, differences, config)\nreport.gate_banner(decision)",
+        "decision = report.gate_decision(cand_run, comparison, differences, config, baseline=base_run)\nreport.gate_banner(decision)",
     ),
     ("code", "report.gate_table(decision)"),
 ]

@@ -69,7 +69,9 @@ def test_gate_exit_codes(workdir: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["gate", "cand", "--baseline", "base", "--config", str(cfg)]) == 0
     assert main(["gate", "cand", "--config", str(cfg)]) == 2  # no baseline
     assert "no baseline" in capsys.readouterr().out
-    assert main(["gate", "cand", "--baseline", "nothing-here", "--config", str(cfg)]) == 2
+    # a --baseline that resolves to nothing is a usage error, not "gate failed"
+    assert main(["gate", "cand", "--baseline", "nothing-here", "--config", str(cfg)]) == 1
+    assert "'nothing-here': no run" in capsys.readouterr().err
     assert main(["gate", "other", "--baseline", "base", "--config", str(cfg)]) == 4
     assert "dataset sha256 differs" in capsys.readouterr().out
     strict = write_config(workdir / "s.toml", "[gate]\nregression = false\nmax_error_rate = 0.001\n")
@@ -116,9 +118,11 @@ def test_baseline_commands_and_gate_against_a_baseline(workdir: Path, capsys: py
 def test_stats_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", "plan", "--delta", "0.02", "--discordance", "0.06"]) == 0
     out = capsys.readouterr().out
-    assert "rows needed: 1175" in out and "Connor" in out
+    assert "rows needed: 1244   (exact McNemar test" in out
+    assert "approximate: 1175 rows (Connor 1987" in out
     assert main(["stats", "plan", "--delta", "0.1", "--discordance", "0.3", "--power", "0.9", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["rows_needed"] > 0 and doc["rows_needed_exact"] > 0
+    assert doc["method"] == "exact" and doc["exact_power_at_rows_needed"] >= 0.9
+    assert doc["rows_needed"] > 0 and doc["rows_needed_connor_approximate"] > 0
     assert main(["stats", "plan", "--delta", "0.2", "--discordance", "0.1"]) == 1
     assert main(["stats"]) == 1

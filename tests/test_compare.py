@@ -219,32 +219,9 @@ def test_row_set_differences_between_run_folders(tmp_path: pytest.TempPathFactor
 # ----------------------------------------------------------------- the row-id encoder of the Arrow path
 
 
-@given(st.lists(st.text(max_size=6), max_size=80), st.integers(0, 5), st.booleans())
-@settings(max_examples=120, deadline=None)
-def test_partitioned_id_encoding_equals_one_dictionary_encode(ids: list[str], start: int, large: bool) -> None:
-    # the partitioned encoder must number ids exactly as pyarrow's dictionary_encode does
-    # (order of first appearance), for empty, one-byte and non-ASCII ids and for sliced arrays
-    from unittest.mock import patch
-
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    import goldenkit.compare as cmp_mod
-
-    arr = pa.array(["pad"] * start + ids, type=pa.large_string() if large else pa.string()).slice(start)
-    ref = pc.dictionary_encode(arr)
-    with patch.object(cmp_mod, "_PARTITION_MIN", 0):
-        codes, dictionary = cmp_mod._encode_ids(arr)
-    assert codes.tolist() == ref.indices.to_pylist()
-    assert dictionary.to_pylist() == ref.dictionary.to_pylist()
-
-
-def test_shuffled_parquet_runs_through_the_partitioned_path(tmp_path: pytest.TempPathFactory) -> None:
-    # both runs stored in different orders (completion order differs): the Arrow path with the
-    # partitioned id encoder gives the in-memory answer, and still names a differing row set
-    from unittest.mock import patch
-
-    import goldenkit.compare as cmp_mod
+def test_shuffled_parquet_runs_give_the_in_memory_answer(tmp_path: pytest.TempPathFactory) -> None:
+    # both runs stored in different orders (completion order differs): read from Parquet and joined
+    # on row_id they give the in-memory answer, and a differing row set is still named
     from goldenkit.results import read_run
 
     b, c = worked_example()
@@ -252,10 +229,9 @@ def test_shuffled_parquet_runs_through_the_partitioned_path(tmp_path: pytest.Tem
     write_run(tmp_path, manifest("base"), b.iloc[rng.permutation(len(b))].reset_index(drop=True))
     write_run(tmp_path, manifest("cand"), c.iloc[rng.permutation(len(c))].reset_index(drop=True))
     write_run(tmp_path, manifest("fewer"), c[c["row_id"] != "refunds-0002"])
-    with patch.object(cmp_mod, "_PARTITION_MIN", 0):
-        got = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
-        with pytest.raises(ComparisonInvalid, match=r"1 only in base \(refunds-0002\)"):
-            compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer"))
+    got = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
+    with pytest.raises(ComparisonInvalid, match=r"1 only in base \(refunds-0002\)"):
+        compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer"))
     ref = compare_runs(*runs())
     cols = ["slice", "rows", "b", "c", "p_val", "p_adj", "k_base", "n_base", "k_cand", "n_cand", "diff"]
     pd.testing.assert_frame_equal(got.table[cols], ref.table[cols])
@@ -265,3 +241,46 @@ def test_shuffled_parquet_runs_through_the_partitioned_path(tmp_path: pytest.Tem
     merged = got.rows.merge(ref.rows, on="row_id", suffixes=("", "_ref"))
     assert len(merged) == len(ref.rows) == 400
     assert (merged["status"].astype(str) == merged["status_ref"].astype(str)).all()
+
+
+def test_skipped_to_error_and_error_to_skipped_have_their_own_names() -> None:
+    rows_b = [("s1", "s", ["SKIPPED"]), ("e1", "s", ["ERROR"]), ("p1", "s", ["PASS"]), ("k1", "s", ["SKIPPED"])]
+    rows_c = [("s1", "s", ["ERROR"]), ("e1", "s", ["SKIPPED"]), ("p1", "s", ["PASS"]), ("k1", "s", ["SKIPPED"])]
+    cmp = compare_runs(
+        FakeRun(manifest("b", repeats=1), outcomes(rows_b)), FakeRun(manifest("c", repeats=1), outcomes(rows_c))
+    )
+    st_ = dict(zip(cmp.rows["row_id"], cmp.rows["status"].astype(str), strict=True))
+    assert st_ == {"s1": "SKIPPED_TO_ERROR", "e1": "ERROR_TO_SKIPPED", "p1": "UNCHANGED_PASS", "k1": "SKIPPED"}
+    ov = cmp.overall
+    assert (ov["skipped_to_error"], ov["error_to_skipped"], ov["new_error"], ov["error_cleared"]) == (1, 1, 0, 0)
+    assert any("SKIPPED in the base, ERROR in the candidate" in n for n in cmp.notes)
+    assert set(cmp.flips["status"]) == {"SKIPPED_TO_ERROR", "ERROR_TO_SKIPPED"}
+
+
+def test_undecided_rows_and_permanent_errors_in_the_comparison() -> None:
+    # cand: u ties only because a repeat errored (undecided -> ERROR, not FAIL); q is a permanent ERROR
+    rows_b = [("u", "s", ["PASS", "PASS", "PASS"]), ("q", "s", ["PASS", "PASS", "PASS"])]
+    rows_c = [("u", "s", ["PASS", "ERROR", "FAIL"]), ("q", "s", ["ERROR", "ERROR", "ERROR"])]
+    cand_frame = outcomes(rows_c)
+    cand_frame.loc[cand_frame["row_id"] == "q", "error_kind"] = "permanent"
+    cmp = compare_runs(FakeRun(manifest("b"), outcomes(rows_b)), FakeRun(manifest("c"), cand_frame))
+    r = cmp.rows.set_index("row_id")
+    assert r.loc["u", "status"] == "NEW_ERROR" and r.loc["u", "cand_error_kind"] == "transient"
+    assert r.loc["q", "status"] == "NEW_ERROR" and r.loc["q", "cand_error_kind"] == "permanent"
+    assert (cmp.b, cmp.c, int(cmp.overall["n_paired"])) == (0, 0, 0)
+    assert bool(cmp.cand_collapsed.set_index("row_id").loc["u", "undecided"])
+
+
+def test_compare_cli_names_the_holm_family(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from goldenkit.cli import main
+
+    b, c = worked_example()
+    write_run(tmp_path, manifest("base"), b)
+    write_run(tmp_path, manifest("cand"), c)
+    assert main(["compare", "base", "cand", "--results-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "p_holm_all" in out and "p_holm_all = Holm-adjusted over all slices (2)" in out
+    assert main(["compare", "base", "cand", "--results-dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["holm_family"] == "all slices"

@@ -194,7 +194,8 @@ def test_missing_baseline_fails_and_other_protocol_is_exit_4() -> None:
 def test_critical_slice_missing_from_the_comparison_fails() -> None:
     base, cand = example()
     d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy(critical=("payments",), alpha=0.01))
-    assert not rule(d, "regression.critical[payments]").passed
+    r = rule(d, "evidence.critical[payments]")
+    assert not r.passed and "no rows on either side" in r.detail and d.exit_code == 2
 
 
 def test_decision_to_dict_and_format() -> None:

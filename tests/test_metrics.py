@@ -1,4 +1,4 @@
-"""run_metrics on a hand-built outcomes table: attempt-weighted counts, Wilson intervals."""
+"""run_metrics on a hand-built outcomes table: attempt-weighted counts, intervals clustered by row."""
 
 from __future__ import annotations
 
@@ -88,11 +88,42 @@ def test_counts_by_hand() -> None:
         row = metric(m, name)
         assert (row["hits"], row["total"]) == (hits, total), name
         assert row["rate"] == pytest.approx(hits / total)
-        lo, hi = wilson(hits, total)
-        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo), pytest.approx(hi)), name
+        assert row["ci_low"] <= row["rate"] <= row["ci_high"], name
+    # intervals clustered by row, by hand. overall: 8 attempts in 5 rows, p = 1/2; per-row sums of
+    # (s - p): refuse-1 0, h-1 0, hallucinate-x +1/2, r-1 0, r-2 -1/2 -> SE^2 = (1/4 + 1/4) / 8^2 = 1/128,
+    # n_eff = p(1-p) / SE^2 = 32, capped at the 8 attempts: Wilson(4, 8)
+    lo, hi = wilson(4, 8)
+    row = metric(m, "overall_pass_rate")
+    assert (row["rows"], row["ci_low"], row["ci_high"]) == (5, pytest.approx(lo), pytest.approx(hi))
+    # refusal: 2 attempts of ONE row are one observation, n_eff = 1: Wilson at p = 1/2, n = 1
+    # = 1/2 -+ z / (2 sqrt(1 + z^2))
+    half = Z / (2 * math.sqrt(1 + Z * Z))
+    row = metric(m, "refusal_accuracy")
+    assert (row["rows"], row["ci_low"], row["ci_high"]) == (1, pytest.approx(0.5 - half), pytest.approx(0.5 + half))
     assert metric(m, "hallucination_rate")["lower_is_better"] is True
     assert metric(m, "overall_pass_rate")["lower_is_better"] is False
     assert metric(m, "judge_accept_rate")["grader"] == "judge"
+
+
+def test_repeats_that_agree_count_once_per_row() -> None:
+    # rows a, c, d pass 3 of 3, b fails 3 of 3: 12 attempts, p = 3/4. Per-row sums of (s - p): 3/4 x 3 and
+    # -9/4 -> SE^2 = (3 * 9/16 + 81/16) / 144 = 3/64, n_eff = (3/16) / (3/64) = 4 = the rows: Wilson(3, 4),
+    # not the narrower Wilson(9, 12) over attempts as if they were independent
+    df = pd.DataFrame({"row_id": list("aaabbbcccddd"), "verdict": ["PASS"] * 3 + ["FAIL"] * 3 + ["PASS"] * 6})
+    row = metric(run_metrics(df), "overall_pass_rate")
+    lo, hi = wilson(3, 4)
+    assert (row["hits"], row["total"], row["rows"]) == (9, 12, 4)
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
+    naive = wilson(9, 12)
+    assert row["ci_low"] < naive[0] and row["ci_high"] > naive[1]
+
+
+def test_one_attempt_per_row_is_the_plain_wilson_interval() -> None:
+    # every row its own cluster: SE^2 = p(1-p)/n exactly, so n_eff = n (Miller's formula, 1/n variance)
+    df = pd.DataFrame({"row_id": [f"r{i}" for i in range(10)], "verdict": ["PASS"] * 7 + ["FAIL"] * 3})
+    row = metric(run_metrics(df), "overall_pass_rate")
+    lo, hi = wilson(7, 10)
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo), pytest.approx(hi))
 
 
 def test_attempt_weighted_not_mean_of_row_rates() -> None:
@@ -190,5 +221,10 @@ def test_golden_harness_runs_reproduced(name: str) -> None:
         row = metric(m, ours) if ours in set(m["metric"]) else {"hits": 0, "total": 0}
         assert (row["hits"], row["total"]) == (theirs[key]["hits"], theirs[key]["total"]), (name, key)
         ci = theirs[key].get("ci95")
-        if ci:  # the harness's own Wilson interval
-            assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci["lower"]), pytest.approx(ci["upper"]))
+        if ci and row["total"]:
+            # the harness's interval is Wilson over attempts as if independent; ours is clustered by row:
+            # never narrower than one attempt per row would give, and equal when every row has one attempt
+            if row["rows"] == row["total"]:
+                assert (row["ci_low"], row["ci_high"]) == (pytest.approx(ci["lower"]), pytest.approx(ci["upper"]))
+            else:
+                assert row["ci_low"] <= row["rate"] <= row["ci_high"]

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from goldenkit import audit, report
+from goldenkit import audit, report, stats
 from goldenkit.cli import main as cli_main
 from goldenkit.compare import compare_runs
 from goldenkit.dataset import read_dataset
@@ -312,7 +312,10 @@ def test_compare_table_flips_and_forest_plot() -> None:
     assert (a["b (broke)"], a["c (fixed)"]) == (1, 1)
     assert a["McNemar p"] == "1"  # b = c = 1: 2 * P[X <= 1], X ~ Bin(2, 1/2) = 1.5 -> capped at 1
     assert a["difference"] == "+0.0 pp"
-    assert t.loc["(overall)", "Holm p"] == "–"  # the overall line is a single test
+    # the column names its Holm family (all slices of the table; the gate's own families are in gate_table)
+    holm_cols = [c for c in t.columns if c.startswith("Holm p")]
+    assert holm_cols == [f"Holm p (all slices, {len(t) - 1})"]
+    assert t.loc["(overall)", holm_cols[0]] == "–"  # the overall line is a single test
 
     html = report.flip_list_html(comparison)
     assert "NEW_FAILURE 1, RECOVERED 1" in html
@@ -365,9 +368,9 @@ def test_worked_example_numbers_in_the_compare_table() -> None:
     assert (o["b (broke)"], o["c (fixed)"], o["McNemar p"]) == (10, 14, "0.5413")
     # refunds 8 broke 1 fixed p = 0.0391; others 2 broke 13 fixed p = 0.00739; Holm 0.0391 and 0.0148
     r = t.loc["refunds"]
-    assert (r["b (broke)"], r["c (fixed)"], r["McNemar p"], r["Holm p"]) == (8, 1, "0.03906", "0.03906")
+    assert (r["b (broke)"], r["c (fixed)"], r["McNemar p"], r["Holm p (all slices, 2)"]) == (8, 1, "0.03906", "0.03906")
     x = t.loc["other"]
-    assert (x["b (broke)"], x["c (fixed)"], x["McNemar p"], x["Holm p"]) == (2, 13, "0.007385", "0.01477")
+    assert (x["b (broke)"], x["c (fixed)"], x["McNemar p"], x["Holm p (all slices, 2)"]) == (2, 13, "0.007385", "0.01477")
 
 
 def test_gate_table_and_banner(tmp_path: Path) -> None:
@@ -469,9 +472,11 @@ def test_coverage_table_flags_and_rows_needed() -> None:
     assert cov["under-tested"].tolist() == [False, False, True, False]
     strict = report.coverage_table(counts, traffic, delta=0.05, discordance=0.10, min_ratio=0.7)
     assert strict.loc["B", "under-tested"]
-    # Connor (1987): (1.959964 sqrt(.1) + 0.841621 sqrt(.1 - .05^2))^2 / .05^2 = 311.6 -> 312
-    assert (cov["rows needed"] == 312).all()
-    assert cov.loc["A", "rows short"] == 282 and cov.loc["(overall)", "rows short"] == 272
+    # the exact McNemar test's n (rows_needed is checked against trinomial enumeration in test_stats):
+    # 337; Connor's (1987) approximation would say (1.959964 sqrt(.1) + 0.841621 sqrt(.0975))^2 / .05^2 -> 312
+    assert (cov["rows needed"] == 337).all()
+    assert stats.mcnemar_power(337, 0.05, 0.10) >= 0.8 > stats.mcnemar_power(336, 0.05, 0.10)
+    assert cov.loc["A", "rows short"] == 307 and cov.loc["(overall)", "rows short"] == 297
     f = report.format_coverage_table(cov)
     assert f.loc["C", "under-tested"] == "UNDER-TESTED" and f.loc["A", "dataset share"] == "75.0%"
     # 30 rows cannot detect even a 10-point change (every flip one way); C has no rows at all
@@ -507,7 +512,7 @@ def test_coverage_statement_names_under_tested_slices() -> None:
     own = report.coverage_table(ds.rows, report.dataset_shares(ds.rows))
     assert "No traffic file given" in report.coverage_statement(ds, own, **plan)
     assert not own["under-tested"].any()
-    assert "needs 312 paired rows" in text
+    assert "needs 337 paired rows (exact power of the exact McNemar test)" in text
 
 
 def test_dataset_coverage_is_the_notebook_cell_in_one_call() -> None:

@@ -7,13 +7,12 @@ import json
 import random
 from datetime import date, datetime
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import InputError
-from goldenkit.sampling import assign_splits, holdout_score, slice_seed, stratified_sample, weekly_seed
+from goldenkit.sampling import assign_splits, holdout_score, sample_rank, stratified_sample, weekly_seed
 
 SLICE_SIZES = {"refunds": 40, "shipping": 25, "billing": 3, "account": 10}
 
@@ -36,22 +35,16 @@ def ids_of(sample) -> list[str]:
 
 
 def independent_sample(rows: list[dict], per_slice: int, seed: int, split: str | None = None) -> list[str]:
-    """The documented algorithm spelled out: per slice, ids sorted, shuffled by
-    numpy's default_rng seeded with the first 8 bytes (big-endian) of
-    SHA-256(str(seed) NUL slice NUL); the first per_slice are kept."""
+    """The documented rule spelled out: per slice, ids ordered by the lowercase hex SHA-256 of
+    the UTF-8 bytes of "{seed}:{slice}:{id}", ascending; the first per_slice are kept."""
     chosen = []
     by_slice: dict[str, list[str]] = {}
     for r in rows:
         if split is None or r["split"] == split:
             by_slice.setdefault(r["slice"], []).append(r["id"])
     for name, ids in by_slice.items():
-        ids = sorted(ids)
-        if len(ids) <= per_slice:
-            chosen += ids
-            continue
-        digest = hashlib.sha256(f"{seed}\0{name}\0".encode()).digest()
-        rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
-        chosen += [ids[i] for i in rng.permutation(len(ids))[:per_slice]]
+        ranked = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{name}:{i}".encode()).hexdigest())
+        chosen += ranked[:per_slice]
     return sorted(chosen)
 
 
@@ -60,7 +53,27 @@ def test_matches_the_documented_algorithm():
     for seed in (0, 1, 202649):
         for split in (None, "dev", "holdout"):
             assert ids_of(stratified_sample(rows, 5, seed, split=split)) == independent_sample(rows, 5, seed, split)
-    assert slice_seed(3, "refunds") == int.from_bytes(hashlib.sha256(b"3\0refunds\0").digest()[:8], "big")
+    # a shell reproduces a rank: printf '3:refunds:refunds-000' | sha256sum
+    assert sample_rank(3, "refunds", "refunds-000") == hashlib.sha256(b"3:refunds:refunds-000").hexdigest()
+
+
+def test_the_rule_on_a_published_example() -> None:
+    # the ranks come from coreutils' sha256sum (printf '7:s:a' | sha256sum), not from Python
+    ranks = {i: subprocess_sha256(f"7:s:{i}") for i in "abcd"}
+    expected = sorted(sorted(ranks, key=ranks.__getitem__)[:2])
+    rows = [{"id": i, "slice": "s", "split": "dev"} for i in "dcba"]
+    assert ids_of(stratified_sample(rows, 2, seed=7)) == expected
+
+
+def subprocess_sha256(text: str) -> str:
+    """SHA-256 by the coreutils tool, not Python: an independent implementation of the rule's hash."""
+    import shutil
+    import subprocess
+
+    if shutil.which("sha256sum") is None:
+        return hashlib.sha256(text.encode()).hexdigest()
+    out = subprocess.run(["sha256sum"], input=text.encode(), capture_output=True, check=True).stdout
+    return out.decode().split()[0]
 
 
 def test_independent_of_input_order_for_every_input_type(tmp_path):

@@ -393,14 +393,19 @@ def connor_ref(delta: float, psi: float, alpha: float, power: float) -> float:
     [(0.02, 0.06, 0.05, 0.8), (0.05, 0.2, 0.05, 0.9), (0.1, 0.3, 0.01, 0.8), (0.03, 0.03, 0.05, 0.8)],
 )
 def test_rows_needed_connor(delta: float, psi: float, alpha: float, power: float) -> None:
-    # Connor (1987), Biometrics 43:207-211
-    assert rows_needed(delta, psi, alpha, power) == math.ceil(connor_ref(delta, psi, alpha, power))
-    assert rows_needed(-delta, psi, alpha, power) == rows_needed(delta, psi, alpha, power)
+    # Connor (1987), Biometrics 43:207-211 (the approximation, on request)
+    n = rows_needed(delta, psi, alpha, power, method="connor")
+    assert n == math.ceil(connor_ref(delta, psi, alpha, power))
+    assert rows_needed(-delta, psi, alpha, power, method="connor") == n
 
 
 def test_rows_needed_worked_plan() -> None:
     # (1.95996 * sqrt(.06) + 0.84162 * sqrt(.0596))^2 / .0004 = 1174.98...
-    assert rows_needed(0.02, 0.06) == 1175
+    assert rows_needed(0.02, 0.06, method="connor") == 1175
+    # the default is the exact test the gate uses; Connor's n falls short of 80% exact power
+    n = rows_needed(0.02, 0.06)
+    assert n == rows_needed(0.02, 0.06, method="exact") == 1244
+    assert mcnemar_power(1175, 0.02, 0.06) < 0.8 <= mcnemar_power(n, 0.02, 0.06)
 
 
 def exact_power_ref(n: int, p_fix: Fraction, p_break: Fraction, alpha: Fraction) -> float:
@@ -427,19 +432,33 @@ def test_exact_power_matches_trinomial_enumeration(n: int, delta: float, psi: fl
 
 
 def test_rows_needed_exact_is_the_first_n_reaching_the_power() -> None:
-    n = rows_needed(0.1, 0.3, 0.05, 0.8, method="exact")
+    n = rows_needed(0.1, 0.3, 0.05, 0.8)
+    assert n == rows_needed(0.1, 0.3, 0.05, 0.8, method="exact")
     assert mcnemar_power(n, 0.1, 0.3) >= 0.8 > mcnemar_power(n - 1, 0.1, 0.3)
     # the normal approximation is close to (and, for the conservative exact test, below) the exact answer
-    assert abs(n - rows_needed(0.1, 0.3)) / n < 0.15
+    assert abs(n - rows_needed(0.1, 0.3, method="connor")) / n < 0.15
 
 
-def test_connor_power_round_trip_and_mde() -> None:
+def test_rows_needed_default_against_trinomial_enumeration() -> None:
+    # independent: exact rational enumeration of every (fixed, broke) split of n rows
+    n = rows_needed(0.2, 0.4, 0.05, 0.8)
+    p_fix, p_break = Fraction(3, 10), Fraction(1, 10)  # (psi + delta) / 2, (psi - delta) / 2
+    assert exact_power_ref(n, p_fix, p_break, Fraction(1, 20)) >= 0.8
+    assert exact_power_ref(n - 1, p_fix, p_break, Fraction(1, 20)) < 0.8
+
+
+def test_min_detectable_effect_exact_by_default_connor_on_request() -> None:
     n = rows_needed(0.02, 0.06)
-    assert mcnemar_power(n, 0.02, 0.06, method="connor") >= 0.8
     mde = min_detectable_effect(n, 0.06)
+    assert mcnemar_power(n, mde, 0.06) == pytest.approx(0.8, abs=1e-6)  # the exact test's power at the MDE
     assert mde <= 0.02 and rows_needed(mde * 1.0001, 0.06) <= n
-    assert connor_ref(mde, 0.06, 0.05, 0.8) == pytest.approx(n, rel=1e-9)
-    assert math.isnan(min_detectable_effect(3, 0.06))
+    n_c = rows_needed(0.02, 0.06, method="connor")
+    assert mcnemar_power(n_c, 0.02, 0.06, method="connor") >= 0.8
+    mde_c = min_detectable_effect(n_c, 0.06, method="connor")
+    assert connor_ref(mde_c, 0.06, 0.05, 0.8) == pytest.approx(n_c, rel=1e-9)
+    assert math.isnan(min_detectable_effect(3, 0.06)) and math.isnan(min_detectable_effect(3, 0.06, method="connor"))
+    with pytest.raises(InputError):
+        min_detectable_effect(100, 0.06, method="normal")
 
 
 def test_planning_rejects_impossible_inputs() -> None:
@@ -480,10 +499,12 @@ CASES = [
 @pytest.mark.parametrize(
     ("rule", "expected"),
     [
-        ("majority", ["PASS", "PASS", "FAIL", "FAIL", "FAIL", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
+        # pef: the graded repeats tie only because a repeat errored -> undecided (ERROR), never FAIL
+        ("majority", ["PASS", "PASS", "FAIL", "FAIL", "ERROR", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
         ("all", ["PASS", "FAIL", "FAIL", "FAIL", "FAIL", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
         ("any", ["PASS", "PASS", "PASS", "FAIL", "PASS", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
-        ("at_least:2", ["PASS", "PASS", "FAIL", "FAIL", "FAIL", "PASS", "ERROR", "SKIPPED", "ERROR", "FAIL"]),
+        # at_least:2, pef: 1 pass, and the errored repeat could have been the second -> undecided
+        ("at_least:2", ["PASS", "PASS", "FAIL", "FAIL", "ERROR", "PASS", "ERROR", "SKIPPED", "ERROR", "FAIL"]),
     ],
 )
 def test_collapse_rules(rule: str, expected: list[str]) -> None:
@@ -502,6 +523,34 @@ def test_collapse_counts_and_flaky() -> None:
         "pep": False, "eee": False, "sss": False, "ses": False, "psf": False,
     }  # fmt: skip
     assert c.loc["ppf", "slice"] == "a" and c.loc["ppf", "tags"] == ["t"]
+    assert c["undecided"].to_dict() == {
+        "ppp": False, "ppf": False, "pff": False, "fff": False, "pef": True,
+        "pep": False, "eee": False, "sss": False, "ses": False, "psf": False,
+    }  # fmt: skip
+
+
+def test_an_error_repeat_never_decides_a_row() -> None:
+    rows = [
+        ("tie-by-error", "a", ["PASS", "FAIL", "ERROR"]),  # undecided
+        ("tie-no-error", "a", ["PASS", "FAIL"]),  # a pass must be earned: FAIL
+        ("ppe", "a", ["PASS", "PASS", "ERROR"]),  # 2 of 2 graded: PASS whatever the error was
+        ("ffe", "a", ["FAIL", "FAIL", "ERROR"]),
+        ("pfe-e", "a", ["PASS", "FAIL", "ERROR", "ERROR"]),
+    ]
+    c = collapse_repeats(frame(rows)).set_index("row_id")
+    assert c["verdict"].astype(str).to_dict() == {
+        "tie-by-error": "ERROR", "tie-no-error": "FAIL", "ppe": "PASS", "ffe": "FAIL", "pfe-e": "ERROR",
+    }  # fmt: skip
+    t = slice_table(c.reset_index()).set_index("slice").loc["a"]
+    # the undecided rows are error rows, outside the pass rate's n
+    assert (t["n"], t["k"], t["error_rows"]) == (3, 1, 2)
+
+
+def test_collapse_counts_permanent_errors_per_row() -> None:
+    df = frame([("x", "a", ["ERROR", "ERROR", "PASS"]), ("y", "a", ["ERROR", "FAIL", "FAIL"])])
+    df["error_kind"] = ["permanent", "transient", None, "transient", None, None]
+    c = collapse_repeats(df).set_index("row_id")
+    assert c["n_permanent"].to_dict() == {"x": 1, "y": 0}
 
 
 def test_collapse_refuses_bad_input() -> None:
@@ -546,8 +595,9 @@ def test_slice_table_counts_rows_not_attempts() -> None:
     assert a["ci_low"] == pytest.approx(lo, rel=REL) and a["ci_high"] == pytest.approx(hi, rel=REL)
     assert a["attempt_p_hat"] == pytest.approx(7 / 10)
     o = t.loc[OVERALL]
-    assert (o["rows"], o["n"], o["k"]) == (10, 7, 4)
-    assert o["p_hat"] == pytest.approx(4 / 7)
+    # slice b: fff pef pep eee -> graded fff pep (pef is undecided: an error row), passing pep
+    assert (o["rows"], o["n"], o["k"], o["error_rows"]) == (10, 6, 4, 3)
+    assert o["p_hat"] == pytest.approx(4 / 6)
 
 
 def test_slice_table_of_empty_and_by_other_column() -> None:

@@ -3,7 +3,8 @@
 BASE and CAND are each a run folder, a run id under ``--results-dir``, a
 baseline name under ``--baselines-dir`` or a baseline's .json file. Prints the
 per-slice table (both pass rates with Wilson intervals, b broke, c fixed,
-exact McNemar p, Holm-adjusted p, the paired difference with Newcombe's
+exact McNemar p, Holm-adjusted p over all slices (labelled as such: the
+gate's own Holm families are critical and non-critical slices), the paired difference with Newcombe's
 interval) and the flip list; ``--json`` prints the same as one JSON document.
 
 Exit codes: 0 compared · 1 bad input · 4 not comparable (the message names
@@ -22,7 +23,7 @@ import pandas as pd
 
 from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
-from goldenkit.compare import Comparison, compare_runs
+from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs
 from goldenkit.errors import UsageError
 
 
@@ -77,13 +78,17 @@ def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
                 else "n/a",
             ]
         )
-    head = ["slice", "rows", "base % [95% CI]", "cand % [95% CI]", "b", "c", "p", "p_holm", "diff pts [95% CI]"]
+    head = ["slice", "rows", "base % [95% CI]", "cand % [95% CI]", "b", "c", "p", "p_holm_all", "diff pts [95% CI]"]
     widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
     lines.append("")
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     for x in rows:
         lines.append("  ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)))
-    lines.append("b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = exact McNemar; p_holm across slices")
+    lines.append("b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = exact McNemar")
+    lines.append(
+        f"p_holm_all = Holm-adjusted over {HOLM_FAMILY} ({len(t) - 1}); the gate adjusts its critical and "
+        "non-critical slices as two separate families (see goldenkit gate)"
+    )
     f = cmp.flips
     lines.append("")
     lines.append(f"flips ({len(f)}):" if len(f) else "flips: none")

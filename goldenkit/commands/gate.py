@@ -4,13 +4,17 @@ The policy is the ``[gate]`` table of goldenkit.toml (``--config``, else the
 current folder; see :mod:`goldenkit.gate` for every key). The baseline is
 ``--baseline`` or ``[gate] baseline``: a run folder, a run id or a baseline
 name. Regression rules are on unless ``[gate] regression = false``; with them
-on, a missing baseline fails the gate and a baseline of another protocol
-(dataset, repeats, graders, judge, rows) exits 4.
+on, no baseline given fails the gate, a baseline that does not resolve is a
+usage error (exit 1), and a baseline of another protocol (dataset, repeats,
+graders, judge, rows) exits 4.
 
-Prints every rule with its actual value and threshold, the slices flagged for
-review, and a summary line. Exit codes: 0 passed · 1 bad input · 2 gate failed
-(also an empty or fully skipped run) · 3 the run is not evidence (INVALID, or
-error rate over the maximum) · 4 the baseline is not comparable.
+Prints every rule with its actual value, threshold and the evidence it saw
+(rows graded, paired, left out and why), the slices flagged for review, the
+slices that are not evidence (warnings), and a summary line. Exit codes:
+0 passed · 1 bad input · 2 gate failed (also an empty or fully skipped run, a
+critical slice with no graded rows, a new permanent error) · 3 a side is not
+evidence (the run or the baseline INVALID, incomplete or ungraded; an error
+rate over its maximum, overall or in one slice) · 4 the baseline is not comparable.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.compare import compare_runs
 from goldenkit.config import load_config, section
-from goldenkit.errors import ComparisonInvalid, ResultsError
+from goldenkit.errors import ComparisonInvalid
 from goldenkit.gate import GatePolicy, evaluate_gate
 
 
@@ -49,25 +53,20 @@ def gate_command(args: argparse.Namespace) -> int:
     policy = GatePolicy.from_config(section(cfg, "gate"), where=where)
     run = resolve_run_or_baseline(args.run, args.results_dir, args.baselines_dir)
     ref = args.baseline or policy.baseline
-    comparison = None
-    missing = None
-    invalid = None
+    base = comparison = missing = invalid = None
     if policy.regression:
         if ref is None:
             missing = "no baseline given (pass --baseline or set [gate] baseline)"
         else:
+            # a name that resolves to nothing is a usage error (exit 1), raised here
+            base = resolve_run_or_baseline(ref, args.results_dir, args.baselines_dir)
             try:
-                base = resolve_run_or_baseline(ref, args.results_dir, args.baselines_dir)
-            except ResultsError as exc:
-                missing = str(exc)
-            else:
-                try:
-                    comparison = compare_runs(base, run, rule=policy.rule, alpha=policy.alpha)
-                except ComparisonInvalid as exc:
-                    invalid = str(exc)
+                comparison = compare_runs(base, run, rule=policy.rule, alpha=policy.alpha)
+            except ComparisonInvalid as exc:
+                invalid = str(exc)
     subject: Any = run
     if callable(getattr(run, "outcomes", None)) and not callable(getattr(run, "collapsed", None)):
-        cols = ["row_id", "slice", "repeat", "verdict"]
+        cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
         if policy.max_hallucination_rate is not None:
             cols.append("graders")
         subject = run.outcomes(columns=cols)
@@ -75,6 +74,7 @@ def gate_command(args: argparse.Namespace) -> int:
         subject,
         policy=policy,
         comparison=comparison,
+        baseline=base,
         baseline_missing_reason=missing,
         comparison_invalid=invalid,
         manifest=getattr(run, "manifest", None),

@@ -3,8 +3,10 @@
 ``--delta`` is the change in pass rate to detect (0.02 = 2 points),
 ``--discordance`` the expected share of rows that flip either way between the
 two versions (from a previous comparison: (b + c) / rows). Prints the rows
-needed by Connor's (1987) formula and by exact enumeration of the exact
-McNemar test's power, and the smallest change detectable with those rows.
+needed for the exact McNemar test the gate uses (its power by exact
+enumeration; the default everywhere) and, labelled approximate, Connor's
+(1987) normal approximation, and the smallest change detectable with the
+exact rows.
 """
 
 from __future__ import annotations
@@ -39,17 +41,19 @@ def register(sub: Any) -> None:
 
 
 def plan_command(args: argparse.Namespace) -> int:
-    n_connor = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="connor")
     n_exact = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="exact")
+    n_connor = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="connor")
     out = {
         "delta": args.delta,
         "discordance": args.discordance,
         "alpha": args.alpha,
         "power": args.power,
-        "rows_needed": n_connor,
-        "rows_needed_exact": n_exact,
-        "exact_power_at_rows_needed": mcnemar_power(n_connor, args.delta, args.discordance, args.alpha),
-        "min_detectable_effect": min_detectable_effect(n_connor, args.discordance, args.alpha, args.power),
+        "method": "exact",
+        "rows_needed": n_exact,
+        "exact_power_at_rows_needed": mcnemar_power(n_exact, args.delta, args.discordance, args.alpha),
+        "min_detectable_effect": min_detectable_effect(n_exact, args.discordance, args.alpha, args.power),
+        "rows_needed_connor_approximate": n_connor,
+        "exact_power_at_connor_rows": mcnemar_power(n_connor, args.delta, args.discordance, args.alpha),
     }
     if args.json:
         print(json.dumps(out, indent=2))
@@ -57,8 +61,9 @@ def plan_command(args: argparse.Namespace) -> int:
     print(
         f"to detect a change of {args.delta:g} in pass rate with {args.discordance:g} of rows flipping,\n"
         f"two-sided alpha {args.alpha:g}, power {args.power:g}:\n"
-        f"  rows needed: {n_connor}   (Connor 1987 normal approximation)\n"
-        f"  rows needed: {n_exact}   (exact McNemar test, power by enumeration)\n"
-        f"  exact-test power with {n_connor} rows: {out['exact_power_at_rows_needed']:.3f}"
+        f"  rows needed: {n_exact}   (exact McNemar test, the gate's test; power by exact enumeration)\n"
+        f"  smallest change detectable with {n_exact} rows: {out['min_detectable_effect']:.4f}\n"
+        f"  approximate: {n_connor} rows (Connor 1987 normal approximation; "
+        f"exact power with them {out['exact_power_at_connor_rows']:.3f})"
     )
     return 0

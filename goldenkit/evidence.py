@@ -1,0 +1,234 @@
+"""The gate's evidence rules: is each side evidence, and which errors count against the candidate.
+
+Used by :func:`goldenkit.gate.evaluate_gate` (the module docstring there lists
+the rules and their exit codes): ``baseline.evidence`` (exit 3),
+``evidence.critical[SLICE]`` (3 when errors took the rows, else 2; other
+slices short of evidence become warnings), ``errors.new_permanent`` (2) and
+``errors.slice[SLICE]`` (3). Each rule states the rows it saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
+from goldenkit.policy import GatePolicy, GateRule
+from goldenkit.schema import ERROR, INVALID, NEW_ERROR
+from goldenkit.stats import collapse_repeats, verdict_codes
+
+__all__ = ["baseline_evidence", "error_rules", "evidence_gaps", "paired_evidence", "rows_evidence", "slice_evidence"]
+
+_LEFT_OUT_COLUMNS = (
+    ("new_error", "ERROR in the candidate only"),
+    ("error_cleared", "ERROR in the base only"),
+    ("skipped_to_error", "SKIPPED -> ERROR"),
+    ("error_to_skipped", "ERROR -> SKIPPED"),
+    ("unchanged_error", "ERROR on both sides"),
+    ("skipped", "SKIPPED"),
+)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.4f}"
+
+
+def evidence_gaps(comparison: Any, min_paired_rows: int = 1, slices: Sequence[str] | None = None) -> pd.DataFrame:
+    """Slices with fewer than ``min_paired_rows`` rows graded on both sides: ``slice, side, paired, errored, why``.
+
+    ``side`` is ``base``, ``candidate``, ``both`` (the side(s) with no graded
+    row) or ``paired`` (both sides graded rows, but too few of the same rows);
+    ``errored`` says whether ERROR rows took the evidence (else the rows were
+    SKIPPED or absent). ``slices`` (default: every slice of the table) may
+    name slices the comparison does not have: they are gaps on both sides.
+    """
+    t = comparison.slices.set_index(comparison.slices["slice"].astype(str))
+    names = [str(s) for s in t.index] if slices is None else list(slices)
+    recs = []
+    for name in names:
+        if name not in t.index:
+            recs.append({"slice": name, "side": "both", "paired": 0, "errored": False, "why": "no rows on either side"})
+            continue
+        line = t.loc[name]
+        paired = int(line["n_paired"])
+        if paired >= min_paired_rows:
+            continue
+        parts, empty, errors = [], [], {}
+        for side, label in (("base", "base"), ("cand", "candidate")):
+            n, err, skip = (
+                int(line[f"n_{side}"]),
+                int(line[f"{side}_error_rows"]),
+                int(line[f"{side}_skipped_rows"]),
+            )
+            errors[label] = err
+            if n == 0:
+                empty.append(label)
+            parts.append(f"{label} {n} of {int(line['rows'])} rows graded ({err} ERROR, {skip} SKIPPED)")
+        side = "both" if len(empty) == 2 else empty[0] if empty else "paired"
+        errored = any(errors[x] for x in (empty or list(errors)))
+        why = f"{paired} paired row(s) < {min_paired_rows}: " + "; ".join(parts)
+        recs.append({"slice": name, "side": side, "paired": paired, "errored": errored, "why": why})
+    return pd.DataFrame(recs, columns=["slice", "side", "paired", "errored", "why"])
+
+
+def rows_evidence(line: Any) -> str:
+    """``N graded row(s) of R; left out: E ERROR, S SKIPPED`` from a slice-table line."""
+    left = [f"{int(line[c])} {w}" for c, w in (("error_rows", "ERROR"), ("skipped_rows", "SKIPPED")) if int(line[c])]
+    return f"{int(line['n'])} graded row(s) of {int(line['rows'])}" + (f"; left out: {', '.join(left)}" if left else "")
+
+
+def paired_evidence(line: Any) -> str:
+    """``N paired row(s) of R; left out: ...`` from a comparison-table line."""
+    left = [f"{int(line[c])} {w}" for c, w in _LEFT_OUT_COLUMNS if c in line.index and int(line[c])]
+    out = f"{int(line['n_paired'])} paired row(s) of {int(line['rows'])}"
+    return out + (f"; left out: {', '.join(left)}" if left else "")
+
+
+def _label(obj: Any) -> str:
+    for attr in ("name", "run_id"):
+        v = getattr(obj, attr, None)
+        if isinstance(v, str) and v:
+            return v
+    return str((getattr(obj, "manifest", None) or {}).get("run_id", "?"))
+
+
+def _collapsed_of(obj: Any, rule: str) -> pd.DataFrame:
+    fn = getattr(obj, "collapsed", None)
+    if callable(fn):
+        return fn()
+    return collapse_repeats(obj.outcomes(columns=["row_id", "slice", "repeat", "verdict"]), rule)
+
+
+def baseline_evidence(comparison: Any, baseline: Any, rule: str) -> GateRule | None:
+    """``baseline.evidence`` (exit 3): the baseline is INVALID, incomplete or has no graded row."""
+    if comparison is not None:
+        man, label, collapsed = comparison.base_manifest, comparison.base_id, comparison.base_collapsed
+    elif baseline is not None:
+        man, label, collapsed = dict(getattr(baseline, "manifest", None) or {}), _label(baseline), None
+    else:
+        return None
+    problems = []
+    if man.get("validity") == INVALID:
+        problems.append(f"INVALID ({man.get('invalid_reason') or 'its run key says so'})")
+    if man.get("complete") is False:
+        problems.append("incomplete (its run did not finish)")
+    if collapsed is None:
+        collapsed = _collapsed_of(baseline, rule)
+    codes = verdict_codes(collapsed["verdict"]) if len(collapsed) else np.zeros(0, np.int8)
+    n_graded, rows = int((codes <= 1).sum()), len(codes)
+    err, skip = int((codes == 2).sum()), int((codes == 3).sum())
+    if n_graded == 0:
+        problems.append("empty (no rows)" if rows == 0 else f"no graded row ({err} ERROR, {skip} SKIPPED of {rows})")
+    evidence = f"{n_graded} graded row(s) of {rows}; {err} ERROR, {skip} SKIPPED"
+    if problems:
+        detail = f"baseline {label} is not evidence: {'; '.join(problems)}"
+        return GateRule("baseline.evidence", False, float(n_graded), None, detail, "evidence", 3, evidence)
+    return GateRule("baseline.evidence", True, float(n_graded), None, f"baseline {label}: VALID, complete, graded",
+                    "evidence", 3, evidence)  # fmt: skip
+
+
+def slice_evidence(policy: GatePolicy, comparison: Any, table: pd.DataFrame, warnings: list[str]) -> list[GateRule]:
+    """``evidence.critical[SLICE]``: each critical slice has ``min_paired_rows`` graded on both sides
+    (on the candidate alone without a comparison); other slices short of that are warnings."""
+    m = policy.min_paired_rows
+    if comparison is not None:
+        t = comparison.slices.set_index(comparison.slices["slice"].astype(str))
+        gaps = evidence_gaps(comparison, m, slices=sorted(set(t.index) | set(policy.critical)))
+        gap_of = {g["slice"]: g for g in gaps.to_dict(orient="records")}
+        got = {s: paired_evidence(t.loc[s]) for s in t.index}
+    else:
+        t = table.iloc[:-1].set_index(table.iloc[:-1]["slice"].astype(str))
+        gap_of = {}
+        for s in sorted(set(t.index) | set(policy.critical)):
+            n = int(t.at[s, "n"]) if s in t.index else 0
+            if n < m:
+                err = int(t.at[s, "error_rows"]) if s in t.index else 0
+                why = f"candidate {n} graded row(s) < {m}" + (f" ({err} ERROR)" if err else "")
+                gap_of[s] = {"slice": s, "side": "candidate", "why": why, "errored": err > 0}
+        got = {s: rows_evidence(t.loc[s]) for s in t.index}
+    rules = []
+    for s in policy.critical:
+        g = gap_of.get(s)
+        ev = got.get(s, "no rows")
+        if g is None:
+            rules.append(
+                GateRule(
+                    f"evidence.critical[{s}]", True, None, float(m), f"{s}: graded on both sides", "evidence", 3, ev
+                )
+            )
+            continue
+        code = EXIT_INFRASTRUCTURE if g["errored"] else EXIT_GATE_FAILED
+        detail = f"critical slice {s} is not evidence ({g['side']} side): {g['why']}"
+        rules.append(GateRule(f"evidence.critical[{s}]", False, None, float(m), detail, "evidence", code, ev))
+    warnings.extend(f"slice {s} is not evidence ({g['side']} side): {g['why']}" for s, g in gap_of.items()
+                    if s not in policy.critical)  # fmt: skip
+    return rules
+
+
+def _new_error_rows(comparison: Any, collapsed: pd.DataFrame) -> pd.DataFrame:
+    """row_id, slice, kind (permanent/transient) of the candidate's new ERROR rows (every ERROR row without
+    a comparison), and the rows per slice as ``attrs["rows"]``."""
+    if comparison is not None:
+        r = comparison.rows
+        new = r[(r["status"].astype(str) == NEW_ERROR).to_numpy()]
+        out = pd.DataFrame({"row_id": new["row_id"], "slice": new["slice"].astype(str), "kind": new["cand_error_kind"]})
+        sizes = r["slice"].astype(str).value_counts()
+    else:
+        err = collapsed[(collapsed["verdict"].astype(str) == ERROR).to_numpy()]
+        perm = err["n_permanent"].to_numpy() > 0 if "n_permanent" in err.columns else np.zeros(len(err), bool)
+        slices = err["slice"].astype(str) if "slice" in err.columns else pd.Series([""] * len(err))
+        out = pd.DataFrame({"row_id": err["row_id"].to_numpy(), "slice": slices.to_numpy(),
+                            "kind": np.where(perm, "permanent", "transient")})  # fmt: skip
+        all_slices = (
+            collapsed["slice"].astype(str) if "slice" in collapsed.columns else pd.Series([""] * len(collapsed))
+        )
+        sizes = all_slices.value_counts()
+    out.attrs["rows"] = {str(k): int(v) for k, v in sizes.items()}
+    return out.reset_index(drop=True)
+
+
+def error_rules(policy: GatePolicy, comparison: Any, collapsed: pd.DataFrame) -> list[GateRule]:
+    """``errors.new_permanent`` (exit 2) and ``errors.slice[SLICE]`` (exit 3)."""
+    new = _new_error_rows(comparison, collapsed)
+    sizes: dict[str, int] = new.attrs["rows"]
+    whose = (
+        "rows compared with the baseline" if comparison is not None else "rows (no baseline: every ERROR row counts)"
+    )
+    rules = []
+    if policy.max_new_permanent_errors is not None:
+        rules.append(_permanent_rule(new[new["kind"] == "permanent"], policy.max_new_permanent_errors, sizes, whose))
+    if policy.max_slice_error_rate is None:
+        return rules
+    lim = policy.max_slice_error_rate
+    trans = new[new["kind"] != "permanent"]["slice"].value_counts()
+    shares = sorted(
+        ((int(k) / sizes[str(s)], str(s), int(k)) for s, k in trans.items() if sizes.get(str(s))), reverse=True
+    )
+    for share, s, k in sorted(x for x in shares if x[0] > lim):
+        detail = f"{s}: {k} of {sizes[s]} rows newly ERROR (transient) = {_fmt(share)} > {lim:.4f}: not evidence"
+        ev = f"{sizes[s]} {whose} in {s}"
+        rules.append(
+            GateRule(f"errors.slice[{s}]", False, share, lim, detail, "infrastructure", EXIT_INFRASTRUCTURE, ev)
+        )
+    if not shares or shares[0][0] <= lim:
+        ev = f"highest: {shares[0][1]} {shares[0][2]}/{sizes[shares[0][1]]}" if shares else "no new transient ERROR row"
+        detail = f"no slice over {lim:.4f} new transient ERROR rows"
+        top = shares[0][0] if shares else 0.0
+        rules.append(GateRule("errors.slice", True, top, lim, detail, "infrastructure", EXIT_INFRASTRUCTURE, ev))
+    return rules
+
+
+def _permanent_rule(perm: pd.DataFrame, limit: int, sizes: dict[str, int], whose: str) -> GateRule:
+    ok = len(perm) <= limit
+    names = ", ".join(f"{r} ({s})" for r, s in zip(perm["row_id"][:10], perm["slice"][:10], strict=True))
+    more = f", ... {len(perm) - 10} more" if len(perm) > 10 else ""
+    detail = f"{len(perm)} new permanent ERROR row(s) {'<=' if ok else '>'} {limit}"
+    if len(perm):
+        detail += f": {names}{more}"
+    ev = f"{sum(sizes.values())} {whose}; permanent = the candidate's own request refused (400/422, context, filter)"
+    return GateRule(
+        "errors.new_permanent", ok, float(len(perm)), float(limit), detail, "evidence", EXIT_GATE_FAILED, ev
+    )

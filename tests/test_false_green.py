@@ -1,0 +1,292 @@
+"""No evidence, no green: every way evidence can be missing on either side, through the CLI.
+
+Each scenario writes a baseline and a candidate as run folders in the results
+format (or saves a committed baseline snapshot with ``goldenkit baseline
+save``), then runs ``goldenkit gate CAND --baseline BASE`` and asserts the
+exit code: never 0, and the code (1, 2, 3 or 4) that says why. Two equal good
+runs still pass, and a non-critical slice with nothing to compare is a
+warning, not a failure.
+
+The dataset: ``refunds`` (critical, 4 rows), ``billing`` and ``shipping`` (150
+rows each), 3 repeats: 912 attempts, so a whole critical slice erroring is
+12 attempts, 1.3% -- under the default 2% run error rate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from run_factory import SHA_B, manifest, outcomes, write_run
+
+from goldenkit.cli import main
+
+SLICES = {"refunds": 4, "billing": 150, "shipping": 150}
+CONFIG = '[gate]\ncritical = ["refunds"]\n'
+Rows = list[tuple[str, str, list[str]]]
+
+
+def good_rows() -> Rows:
+    """Every 7th row fails all repeats, every 5th passes 2 of 3; the rest pass 3 of 3."""
+    rows: Rows = []
+    for s, n in SLICES.items():
+        for i in range(n):
+            v = ["FAIL"] * 3 if i % 7 == 3 else ["PASS", "FAIL", "PASS"] if i % 5 == 1 else ["PASS"] * 3
+            rows.append((f"{s}-{i:03d}", s, v))
+    return rows
+
+
+def with_slice(rows: Rows, slice_: str, verdicts: list[str], count: int | None = None) -> Rows:
+    """``rows`` with the first ``count`` rows (all when None) of ``slice_`` given ``verdicts``."""
+    out, done = [], 0
+    for rid, s, v in rows:
+        if s == slice_ and (count is None or done < count):
+            out.append((rid, s, list(verdicts)))
+            done += 1
+        else:
+            out.append((rid, s, v))
+    return out
+
+
+def frame(rows: Rows, run_id: str, permanent: set[str] = frozenset()) -> pd.DataFrame:  # type: ignore[assignment]
+    df = outcomes(rows, run_id=run_id)
+    hit = df["row_id"].isin(permanent) & (df["verdict"] == "ERROR")
+    df.loc[hit, "error_kind"] = "permanent"
+    df.loc[hit, "detail"] = "HTTP 400: context length exceeded"
+    return df
+
+
+def put(
+    root: Path, run_id: str, rows: Rows, *, parquet: bool = True, permanent: set[str] = frozenset(), **kw: object
+) -> None:  # type: ignore[assignment]
+    man = manifest(run_id, **kw)  # type: ignore[arg-type]
+    write_run(root / "results", man, frame(rows, run_id, permanent), parquet=parquet)
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "goldenkit.toml").write_text(CONFIG, encoding="utf-8")
+    put(tmp_path, "base", good_rows())
+    put(tmp_path, "good", good_rows(), model_id="model-b")
+    return tmp_path
+
+
+def gate(*argv: str) -> int:
+    return main(["gate", *argv])
+
+
+# --------------------------------------------------------------------------- the scenarios
+# each writes the runs it needs and returns (gate arguments, expected exit code, text the output must name)
+
+
+def s_empty_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", [])
+    return ["cand", "--baseline", "base"], 4, "row set differs"
+
+
+def s_empty_candidate_no_regression(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", [])
+    (w / "n.toml").write_text("[gate]\nregression = false\n", encoding="utf-8")
+    return ["cand", "--config", "n.toml"], 2, "empty run"
+
+
+def s_fully_skipped_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", [(r, s, ["SKIPPED"] * 3) for r, s, _ in good_rows()])
+    return ["cand", "--baseline", "base"], 2, "no row was graded"
+
+
+def s_empty_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "empty", [])
+    return ["good", "--baseline", "empty"], 3, "baseline empty is not evidence"
+
+
+def s_all_error_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "errbase", [(r, s, ["ERROR"] * 3) for r, s, _ in good_rows()])
+    return ["good", "--baseline", "errbase"], 3, "baseline errbase is not evidence: no graded row (304 ERROR"
+
+
+def s_fully_skipped_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "skipbase", [(r, s, ["SKIPPED"] * 3) for r, s, _ in good_rows()])
+    return ["good", "--baseline", "skipbase"], 3, "no graded row (0 ERROR, 304 SKIPPED"
+
+
+def s_invalid_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "badbase", good_rows(), validity="INVALID")
+    return ["good", "--baseline", "badbase"], 3, "baseline badbase is not evidence: INVALID"
+
+
+def s_incomplete_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "halfbase", good_rows(), parquet=False)
+    return ["good", "--baseline", "halfbase"], 3, "baseline halfbase is not evidence: incomplete"
+
+
+def s_invalid_baseline_snapshot(w: Path) -> tuple[list[str], int, str]:
+    assert main(["baseline", "save", "base", "--name", "main"]) == 0
+    path = w / "baselines" / "main.json"
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info["run"]["validity"] = "INVALID"
+    info["run"]["invalid_reason"] = "error rate 0.31 > 0.02"
+    path.write_text(json.dumps(info), encoding="utf-8")
+    return ["good", "--baseline", "main"], 3, "baseline main is not evidence: INVALID (error rate 0.31"
+
+
+def s_invalid_baseline_and_other_rows(w: Path) -> tuple[list[str], int, str]:
+    # two reasons at once: the baseline is not evidence (3) wins over the differing row set (4)
+    put(w, "badbase", good_rows()[:-5], validity="INVALID")
+    return ["good", "--baseline", "badbase"], 3, "INVALID"
+
+
+def s_all_error_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    # 12 of 912 attempts (1.3%): under the run's 2%, yet the critical slice has no graded row
+    put(w, "cand", with_slice(good_rows(), "refunds", ["ERROR"] * 3))
+    return ["cand", "--baseline", "base"], 3, "critical slice refunds is not evidence (candidate side)"
+
+
+def s_all_error_critical_slice_loose_slice_rate(w: Path) -> tuple[list[str], int, str]:
+    (w / "loose.toml").write_text(CONFIG + "max_slice_error_rate = 1.0\n", encoding="utf-8")
+    put(w, "cand", with_slice(good_rows(), "refunds", ["ERROR"] * 3))
+    return ["cand", "--baseline", "base", "--config", "loose.toml"], 3, "evidence.critical[refunds]"
+
+
+def s_all_error_critical_slice_no_regression(w: Path) -> tuple[list[str], int, str]:
+    (w / "n.toml").write_text(CONFIG + "regression = false\nmax_slice_error_rate = 1.0\n", encoding="utf-8")
+    put(w, "cand", with_slice(good_rows(), "refunds", ["ERROR"] * 3))
+    return ["cand", "--config", "n.toml"], 3, "candidate 0 graded row(s) < 1 (4 ERROR)"
+
+
+def s_undecided_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    # every refunds row ties only because a repeat errored: undecided, never FAIL, so no evidence
+    put(w, "cand", with_slice(good_rows(), "refunds", ["PASS", "ERROR", "FAIL"]))
+    return ["cand", "--baseline", "base"], 3, "critical slice refunds is not evidence"
+
+
+def s_all_error_critical_slice_in_baseline(w: Path) -> tuple[list[str], int, str]:
+    put(w, "errbase", with_slice(good_rows(), "refunds", ["ERROR"] * 3))
+    return ["good", "--baseline", "errbase"], 3, "critical slice refunds is not evidence (base side)"
+
+
+def s_skipped_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", with_slice(good_rows(), "refunds", ["SKIPPED"] * 3))
+    return ["cand", "--baseline", "base"], 2, "critical slice refunds is not evidence (candidate side)"
+
+
+def s_too_few_paired_critical_rows(w: Path) -> tuple[list[str], int, str]:
+    (w / "m.toml").write_text(CONFIG + "min_paired_rows = 5\n", encoding="utf-8")
+    return ["good", "--baseline", "base", "--config", "m.toml"], 2, "4 paired row(s) < 5"
+
+
+def s_missing_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    (w / "p.toml").write_text('[gate]\ncritical = ["refunds", "payments"]\n', encoding="utf-8")
+    return ["good", "--baseline", "base", "--config", "p.toml"], 2, "payments is not evidence (both side)"
+
+
+def s_critical_slice_absent_in_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", [r for r in good_rows() if r[1] != "refunds"])
+    return ["cand", "--baseline", "base"], 4, "4 only in base"
+
+
+def s_row_set_mismatch(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", good_rows()[:-1] + [("billing-new", "billing", ["PASS"] * 3)])
+    return ["cand", "--baseline", "base"], 4, "row set differs"
+
+
+def s_other_dataset(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", good_rows(), sha256=SHA_B)
+    return ["cand", "--baseline", "base"], 4, "dataset sha256 differs"
+
+
+def s_other_repeats(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", good_rows(), repeats=5)
+    return ["cand", "--baseline", "base"], 4, "repeats differ"
+
+
+def s_incomplete_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", good_rows(), parquet=False)
+    return ["cand", "--baseline", "base"], 3, "the run did not finish"
+
+
+def s_invalid_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", good_rows(), validity="INVALID")
+    return ["cand", "--baseline", "base"], 3, "run is INVALID"
+
+
+def s_all_error_candidate(w: Path) -> tuple[list[str], int, str]:
+    put(w, "cand", [(r, s, ["ERROR"] * 3) for r, s, _ in good_rows()])
+    return ["cand", "--baseline", "base"], 3, "the run is not evidence"
+
+
+def s_new_permanent_error(w: Path) -> tuple[list[str], int, str]:
+    rows = with_slice(good_rows(), "shipping", ["ERROR"] * 3, count=1)
+    put(w, "cand", rows, permanent={"shipping-000"})
+    return ["cand", "--baseline", "base"], 2, "1 new permanent ERROR row(s) > 0: shipping-000 (shipping)"
+
+
+def s_transient_errors_in_one_slice(w: Path) -> tuple[list[str], int, str]:
+    # 10 undecided billing rows: 10 errored attempts (1.1% of the run), 6.7% of billing's rows
+    put(w, "cand", with_slice(good_rows(), "billing", ["PASS", "FAIL", "ERROR"], count=10))
+    return ["cand", "--baseline", "base"], 3, "billing: 10 of 150 rows newly ERROR (transient)"
+
+
+def s_no_baseline(w: Path) -> tuple[list[str], int, str]:
+    return ["good"], 2, "no baseline"
+
+
+def s_unresolvable_baseline(w: Path) -> tuple[list[str], int, str]:
+    return ["good", "--baseline", "mian"], 1, "'mian': no run"
+
+
+def s_nothing_judged(w: Path) -> tuple[list[str], int, str]:
+    (w / "h.toml").write_text(CONFIG + "max_hallucination_rate = 0.02\n", encoding="utf-8")
+    return ["good", "--baseline", "base", "--config", "h.toml"], 2, "no attempt was judged"
+
+
+SCENARIOS: dict[str, Callable[[Path], tuple[list[str], int, str]]] = {
+    name.removeprefix("s_"): fn for name, fn in globals().items() if name.startswith("s_") and callable(fn)
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_missing_evidence_never_passes(name: str, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv, expected, says = SCENARIOS[name](work)
+    capsys.readouterr()
+    code = gate(*argv)
+    out = capsys.readouterr()
+    assert code != 0
+    assert code == expected, out.out + out.err
+    assert says in out.out + out.err
+
+
+def test_equal_good_runs_pass_and_say_what_they_saw(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert gate("good", "--baseline", "base") == 0
+    out = capsys.readouterr().out
+    assert "[PASS] baseline.evidence: baseline base: VALID, complete, graded" in out
+    assert "[PASS] evidence.critical[refunds]" in out and "evidence: 4 paired row(s) of 4" in out
+    assert "[PASS] errors.new_permanent: 0 new permanent ERROR row(s) <= 0" in out
+    assert "Holm p in the critical family of 1" in out and "Holm p in the non-critical family of 2" in out
+    assert out.splitlines()[-1].startswith("gate PASSED")
+    # against a committed snapshot of the same run, too
+    assert main(["baseline", "save", "base", "--name", "main"]) == 0
+    assert gate("good", "--baseline", "main") == 0
+
+
+def test_a_non_critical_slice_without_evidence_is_a_warning(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    put(work, "cand", with_slice(good_rows(), "shipping", ["SKIPPED"] * 3))
+    assert gate("cand", "--baseline", "base", "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["warnings"] == [
+        "slice shipping is not evidence (candidate side): 0 paired row(s) < 1: base 150 of 150 rows graded "
+        "(0 ERROR, 0 SKIPPED); candidate 0 of 150 rows graded (0 ERROR, 150 SKIPPED)"
+    ]
+    assert gate("cand", "--baseline", "base") == 0
+    assert "[WARN] slice shipping is not evidence" in capsys.readouterr().out
+
+
+def test_permanent_errors_may_be_allowed_but_are_still_named(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (work / "a.toml").write_text(CONFIG + "max_new_permanent_errors = 1\n", encoding="utf-8")
+    put(work, "cand", with_slice(good_rows(), "shipping", ["ERROR"] * 3, count=1), permanent={"shipping-000"})
+    assert gate("cand", "--baseline", "base", "--config", "a.toml") == 0
+    assert "1 new permanent ERROR row(s) <= 1: shipping-000 (shipping)" in capsys.readouterr().out
