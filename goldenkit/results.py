@@ -76,6 +76,7 @@ OUTCOME_SCHEMA = pa.schema(
         ("response", pa.string()),
         ("trajectory", pa.string()),
         ("latency_ms", pa.float64()),
+        ("ttft_ms", pa.float64()),
         ("attempts", pa.int64()),
         ("tokens_in", pa.int64()),
         ("tokens_out", pa.int64()),

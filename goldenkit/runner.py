@@ -822,6 +822,7 @@ async def arun_eval(
             response=resp.text,
             trajectory=resp.trajectory(),
             latency_ms=latency,
+            ttft_ms=resp.ttft_ms,
             attempts=attempts,
             tokens_in=resp.tokens_in,
             tokens_out=resp.tokens_out,

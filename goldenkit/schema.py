@@ -62,6 +62,7 @@ OUTCOME_FIELDS = (
     "response",
     "trajectory",
     "latency_ms",
+    "ttft_ms",
     "attempts",
     "tokens_in",
     "tokens_out",
