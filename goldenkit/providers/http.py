@@ -158,11 +158,11 @@ def _certificate_problem(exc: BaseException) -> str | None:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, ssl.SSLCertVerificationError):
-            return str(cur.verify_message or cur.reason or "certificate verify failed")
         inner = getattr(cur, "certificate_error", None)  # aiohttp's ClientConnectorCertificateError
-        if isinstance(inner, ssl.SSLCertVerificationError):
-            return str(inner.verify_message or inner.reason or "certificate verify failed")
+        found = inner if isinstance(inner, ssl.SSLCertVerificationError) else cur
+        if isinstance(found, ssl.SSLCertVerificationError):
+            why = getattr(found, "verify_message", None) or getattr(found, "reason", None)
+            return str(why or "certificate verify failed")
         cur = cur.__cause__ or cur.__context__
     return None
 
