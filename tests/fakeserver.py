@@ -149,6 +149,7 @@ class FakeModelServer:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._url: str | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
 
@@ -171,9 +172,9 @@ class FakeModelServer:
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        scheme = "https" if self.tls is not None else "http"
-        return f"{scheme}://127.0.0.1:{self._httpd.server_address[1]}"
+        """The server's URL (still known after stop, for messages and logs that name it)."""
+        assert self._url is not None, "server not started"
+        return self._url
 
     def start(self) -> FakeModelServer:
         server = self
@@ -185,6 +186,8 @@ class FakeModelServer:
         self._httpd.daemon_threads = True
         if self.tls is not None:
             self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
+        scheme = "https" if self.tls is not None else "http"
+        self._url = f"{scheme}://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-model-server", daemon=True
         )

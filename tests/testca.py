@@ -37,7 +37,7 @@ def _name(cn: str) -> x509.Name:
 
 
 def make_ca(folder: Path, name: str = "test") -> CertAuthority:
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (
         x509.CertificateBuilder()
