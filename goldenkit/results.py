@@ -349,7 +349,7 @@ class Run:
         if unknown:
             raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
         if self.complete:
-            return pq.read_table(self.path / OUTCOMES_PARQUET, columns=cols)
+            return _read_parquet(self.path / OUTCOMES_PARQUET, cols)
         return outcomes_table(self.records()).select(cols)
 
     def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -359,6 +359,17 @@ class Run:
     def __repr__(self) -> str:
         counts = self.manifest.get("counts", {})
         return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
+
+
+def _read_parquet(path: Path, cols: list[str]) -> pa.Table:
+    """``cols`` of an outcomes.parquet; a column added to the schema since it was written reads as nulls."""
+    present = set(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=[c for c in cols if c in present])
+    for c in cols:
+        if c not in present:
+            field = OUTCOME_SCHEMA.field(c)
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table.select(cols)
 
 
 def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:

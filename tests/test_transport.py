@@ -324,3 +324,29 @@ def test_make_client_is_a_plain_httpx_async_client():
             await client.aclose()
 
     asyncio.run(go())
+
+
+# ---------------------------------------------------------------- reports
+
+
+def test_the_run_report_shows_ttft_only_where_it_was_recorded():
+    import pandas as pd
+
+    from goldenkit import report
+
+    df = pd.DataFrame(
+        {
+            "row_id": ["a", "b", "c", "d"],
+            "slice": ["s", "s", "s", "t"],
+            "verdict": ["PASS", "FAIL", "PASS", "ERROR"],
+            "latency_ms": [100.0, 200.0, 300.0, None],
+            "tokens_in": [1, 1, 1, None],
+            "tokens_out": [1, 1, 1, None],
+            "cost": [None] * 4,
+            "ttft_ms": [10.0, 20.0, 40.0, None],
+        }
+    )
+    t = report.latency_summary(df)
+    assert t.loc["s", "ttft p50 ms"] == 20.0 and t.loc["s", "ttft p90 ms"] == 36.0  # 20 + 0.8 * 20
+    assert "ttft p50 ms" not in report.latency_summary(df.assign(ttft_ms=None)).columns
+    assert "ttft p50 ms" not in report.latency_summary(df.drop(columns="ttft_ms")).columns  # runs from before
