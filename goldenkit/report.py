@@ -352,7 +352,7 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
         tin = pd.to_numeric(g["tokens_in"], errors="coerce")
         tout = pd.to_numeric(g["tokens_out"], errors="coerce")
         cost = pd.to_numeric(g["cost"], errors="coerce") if "cost" in g.columns else pd.Series(dtype=float)
-        ttft = pd.to_numeric(g["ttft_ms"], errors="coerce").dropna() if "ttft_ms" in g.columns else pd.Series(dtype=float)
+        ttft = pd.to_numeric(g["ttft_ms"], errors="coerce").dropna() if "ttft_ms" in g.columns else lat.iloc[:0]
         q = lat.quantile([0.5, 0.9, 0.99]) if len(lat) else pd.Series([np.nan] * 3, index=[0.5, 0.9, 0.99])
         rows.append(
             {
