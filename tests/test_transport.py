@@ -350,3 +350,25 @@ def test_the_run_report_shows_ttft_only_where_it_was_recorded():
     assert t.loc["s", "ttft p50 ms"] == 20.0 and t.loc["s", "ttft p90 ms"] == 36.0  # 20 + 0.8 * 20
     assert "ttft p50 ms" not in report.latency_summary(df.assign(ttft_ms=None)).columns
     assert "ttft p50 ms" not in report.latency_summary(df.drop(columns="ttft_ms")).columns  # runs from before
+
+
+def test_the_runs_ca_bundle_also_applies_to_the_judge(tmp_path):
+    ca = make_ca(tmp_path / "ca", "judge")
+    ds = write_dataset(tmp_path)
+    (tmp_path / "rubric.md").write_text("Accept any answer.\n")
+    with FakeModelServer() as model, FakeModelServer(tls=ca.server_context()) as judge:
+        judge.default = Reply.text('{"decision": "ACCEPT", "reason": "fine"}')
+        (ds / "goldenkit.toml").write_text(
+            f'[graders]\nuse = ["judge"]\n[judge]\nprovider = "openai"\nmodel = "judge-m"\n'
+            f'rubric = "{tmp_path / "rubric.md"}"\n[judge.options]\nbase_url = "{judge.url}"\n'
+        )
+        args = ["run", str(ds), "--provider", "openai", "--base-url", model.url, "--model", "m",
+                "--results-dir", str(tmp_path / "res"), "--quiet", "--max-retries", "0"]  # fmt: skip
+        main([*args, "--run-id", "without"])  # the judge's certificate is not trusted: no judge call lands
+        assert judge.count() == 0
+        assert main([*args, "--run-id", "with", "--ca-bundle", str(ca.ca_pem)]) == 0
+        assert judge.count() == 2
+    graded = list(iter_jsonl(tmp_path / "res" / "with" / "outcomes.jsonl"))
+    assert not any("TLS" in json.dumps(r["graders"]) for r in graded)
+    without = list(iter_jsonl(tmp_path / "res" / "without" / "outcomes.jsonl"))
+    assert all("TLS certificate verification failed" in json.dumps(r["graders"]) for r in without), without[0]
