@@ -1,15 +1,17 @@
-"""Runner throughput and overhead, side by side in one run (issue 3, item 7).
+"""Runner throughput and overhead, side by side in one run (issues 3 and 14).
 
 Three comparisons, every figure measured in this run:
 
 1. **Instant server**, 5,000 calls, 64 in flight: client CPU per call and calls/s of
-   a bare ``httpx.AsyncClient`` loop, a bare aiohttp loop, goldenkit's HTTP layer
-   (``OpenAIProvider.complete``) and a whole ``goldenkit.run_eval`` (case
-   normalization, grading and writing each outcome included).
-   Targets: goldenkit <= 0.3 ms CPU per call and >= 3,000 calls/s.
+   bare loops (``httpx.AsyncClient`` on httpx's own transport with its pool sized to
+   the in-flight limit, aiohttp, and ``httpx.AsyncClient`` on each candidate
+   transport: httpx-aiohttp's ``AiohttpTransport``, pyreqwest's ``HttpxTransport``
+   when pyreqwest is installed), goldenkit's HTTP layer (``OpenAIProvider.complete``)
+   and a whole ``goldenkit.run_eval`` (case normalization, grading and writing each
+   outcome included). Target: run_eval's CPU per call <= 1.5x the bare aiohttp loop's.
 2. **200 ms server**, 5,000 calls, 256 in flight: calls/s against the ideal
-   256 / 0.2 s = 1,280/s. Target: goldenkit >= 90% of ideal. (The bare httpx loop
-   makes 1,000 calls here: at ~60 calls/s 5,000 would take minutes.)
+   256 / 0.2 s = 1,280/s. Target: goldenkit's run_eval >= 85% of ideal. (The bare
+   httpx loop makes 1,000 calls here: at ~30 calls/s 5,000 would take minutes.)
 3. **Peer**: the same 2,000 rows through inspect_ai (``inspect eval`` with its
    ``mockllm/model``) beside ``goldenkit run`` with an instant in-process callable
    provider, each in a fresh process. Start-up = process start to the first model
@@ -183,6 +185,50 @@ async def bare_aiohttp(url: str, n: int, inflight: int) -> None:
                     json.loads(await r.read())
 
         await asyncio.gather(*(one() for _ in range(n)))
+
+
+async def _client_loop(client: Any, url: str, n: int, inflight: int) -> None:
+    async with client:
+        sem = asyncio.Semaphore(inflight)
+
+        async def one() -> None:
+            async with sem:
+                r = await client.post(url, content=BODY, headers=HEADERS)
+                r.raise_for_status()
+                json.loads(r.content)
+
+        await asyncio.gather(*(one() for _ in range(n)))
+
+
+async def httpx_on_aiohttp(url: str, n: int, inflight: int) -> None:
+    """Candidate: ``httpx.AsyncClient`` on httpx-aiohttp's transport (what goldenkit uses)."""
+    import httpx
+    from httpx_aiohttp import HttpxAiohttpClient
+
+    limits = httpx.Limits(max_connections=inflight, max_keepalive_connections=inflight)
+    await _client_loop(HttpxAiohttpClient(limits=limits, timeout=120), url, n, inflight)
+
+
+async def httpx_on_pyreqwest(url: str, n: int, inflight: int) -> None:
+    """Candidate: ``httpx.AsyncClient`` on pyreqwest's transport (Rust reqwest underneath)."""
+    import httpx
+    from pyreqwest.client import ClientBuilder
+    from pyreqwest.compatibility.httpx import HttpxTransport
+
+    transport = HttpxTransport(ClientBuilder().max_connections(inflight).build())
+    await _client_loop(httpx.AsyncClient(transport=transport, timeout=120), url, n, inflight)
+
+
+def candidates() -> list[tuple[str, Any]]:
+    """The candidate transports installed here (pyreqwest is not a goldenkit dependency)."""
+    out: list[tuple[str, Any]] = [("httpx + AiohttpTransport", httpx_on_aiohttp)]
+    try:
+        import pyreqwest  # noqa: F401
+    except ImportError:
+        print("(pyreqwest not installed: its candidate row is left out; pip install pyreqwest to measure it)")
+    else:
+        out.append(("httpx + pyreqwest HttpxTransport", httpx_on_pyreqwest))
+    return out
 
 
 async def goldenkit_provider(url: str, n: int, inflight: int) -> None:
@@ -419,11 +465,12 @@ def run_http_parts(
 
     if "1" in parts:
         print()
-        print(f"1. instant server, {n} calls, 64 in flight (target: goldenkit <= 0.3 ms CPU/call, >= 3,000 calls/s)")
+        print(f"1. instant server, {n} calls, 64 in flight (target: run_eval CPU/call <= 1.5x bare aiohttp)")
         asyncio.run(bare_aiohttp(fast, 200, 64))  # warm up the server
         clients = [
             ("bare httpx.AsyncClient", bare_httpx, n),
             ("bare aiohttp", bare_aiohttp, n),
+            *[(name, fn, n) for name, fn in candidates()],
             ("goldenkit HTTP layer (provider)", goldenkit_provider, n),
             ("goldenkit run_eval (graded+written)", None, n),
         ]
@@ -433,8 +480,7 @@ def run_http_parts(
         for name, st in stats.items():
             note = st.range("cpu_ms") + st.server_note()
             if name.startswith("goldenkit run_eval"):
-                ok = st.cpu_ms() <= 0.3 and st.rate() >= 3000
-                note += f"; target {'PASS' if ok else 'MISS'}"
+                note += f"; target {'PASS' if st.cpu_ms() <= 1.5 * base else 'MISS'} (<= 1.5x)"
             rel = f"{st.cpu_ms() / base:.1f}x"
             print(row(name, st.calls, 64, f"{st.rate():,.0f}", f"{st.cpu_ms():.3f}", rel, note))
     if "2" in parts:
@@ -442,11 +488,12 @@ def run_http_parts(
         ideal = 256 / 0.2
         print(
             f"2. 200 ms server, {n} calls, 256 in flight, ideal {ideal:,.0f} calls/s "
-            "(target: goldenkit >= 90% of ideal)"
+            "(target: goldenkit run_eval >= 85% of ideal)"
         )
         clients = [
             ("bare httpx.AsyncClient", bare_httpx, args.httpx_slow_calls),
             ("bare aiohttp", bare_aiohttp, n),
+            *[(name, fn, n) for name, fn in candidates()],
             ("goldenkit HTTP layer (provider)", goldenkit_provider, n),
             ("goldenkit run_eval (graded+written)", None, n),
         ]
@@ -456,7 +503,7 @@ def run_http_parts(
             pct = 100 * st.rate() / ideal
             note = st.range("pct", ideal) + st.server_note()
             if name.startswith("goldenkit run_eval"):
-                note += f"; target {'PASS' if pct >= 90 else 'MISS'}"
+                note += f"; target {'PASS' if pct >= 85 else 'MISS'}"
             print(row(name, st.calls, 256, f"{st.rate():,.0f}", f"{pct:.1f}%", f"{st.cpu_ms():.3f}", note))
 
 

@@ -314,7 +314,8 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
     """Latency (ms) and token use per slice and overall, over answered outcomes (not ERROR).
 
     Columns: outcomes, latency p50/p90/p99/max, mean tokens in and out, total
-    tokens in and out, and total cost (left out when no provider returned a price).
+    tokens in and out, total cost (left out when no provider returned a price), and
+    the time to first token p50/p90 of streamed calls (left out when none was streamed).
     """
     df = outcomes[outcomes["verdict"] != ERROR]
     parts = [(str(k), g) for k, g in df.groupby(df[by].astype(str), sort=True)] + [(OVERALL, df)]
@@ -324,6 +325,7 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
         tin = pd.to_numeric(g["tokens_in"], errors="coerce")
         tout = pd.to_numeric(g["tokens_out"], errors="coerce")
         cost = pd.to_numeric(g["cost"], errors="coerce") if "cost" in g.columns else pd.Series(dtype=float)
+        ttft = pd.to_numeric(g["ttft_ms"], errors="coerce").dropna() if "ttft_ms" in g.columns else lat.iloc[:0]
         q = lat.quantile([0.5, 0.9, 0.99]) if len(lat) else pd.Series([np.nan] * 3, index=[0.5, 0.9, 0.99])
         rows.append(
             {
@@ -338,11 +340,15 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
                 "tokens in (total)": tin.sum(min_count=1),
                 "tokens out (total)": tout.sum(min_count=1),
                 "cost (total)": cost.sum(min_count=1) if len(cost) else np.nan,
+                "ttft p50 ms": ttft.quantile(0.5) if len(ttft) else np.nan,
+                "ttft p90 ms": ttft.quantile(0.9) if len(ttft) else np.nan,
             }
         )
     out = pd.DataFrame(rows).set_index(by).round(1)
     if out["cost (total)"].isna().all():  # no provider returned a price: no column of blanks
         out = out.drop(columns="cost (total)")
+    if out["ttft p50 ms"].isna().all():  # nothing streamed: no TTFT columns
+        out = out.drop(columns=["ttft p50 ms", "ttft p90 ms"])
     return out
 
 

@@ -31,7 +31,11 @@ Replies (:class:`Reply` constructors): ``text`` (with token usage),
 ``tool_calls``, ``status`` (any code, optional Retry-After and body), ``slow``
 (answer after a delay), ``hang`` (wait longer than the client's timeout, then
 answer), ``drop`` (close the connection without a reply), ``malformed``
-(200 with a body that is not the JSON expected). Every request is recorded in
+(200 with a body that is not the JSON expected), ``redirect`` (a 3xx with a
+Location). A request whose JSON body says ``"stream": true`` gets its reply
+streamed (OpenAI: server-sent events ending in ``data: [DONE]``; Ollama: JSON
+lines), chunked, a few characters per chunk, with the same text and tool calls.
+``FakeModelServer(tls=ssl_context)`` serves https. Every request is recorded in
 ``requests`` (:class:`Recorded`: path, headers, parsed JSON, arrival time),
 including those answered 401.
 """
@@ -41,6 +45,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -101,6 +106,11 @@ class Reply:
         return cls(kind="drop", delay=after)
 
     @classmethod
+    def redirect(cls, code: int, location: str) -> Reply:
+        """A ``code`` (301, 302, 303, 307, 308) redirect to ``location``."""
+        return cls(kind="status", code=code, headers={"Location": location}, body=b"")
+
+    @classmethod
     def malformed(cls, body: bytes | str = b'{"choices": [ this is not json') -> Reply:
         """HTTP 200 with a body that is not the JSON expected."""
         return cls(kind="malformed", body=body.encode() if isinstance(body, str) else body)
@@ -127,7 +137,9 @@ class FakeModelServer:
         default: Reply | None = None,
         responder: Callable[[Recorded], Reply | None] | None = None,
         model: str = "fake-model",
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        self.tls = tls
         self.api_key = api_key
         self.basic_auth = basic_auth
         self.default = default or Reply.text("ok")
@@ -137,6 +149,7 @@ class FakeModelServer:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._url: str | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
 
@@ -159,8 +172,9 @@ class FakeModelServer:
 
     @property
     def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        """The server's URL (still known after stop, for messages and logs that name it)."""
+        assert self._url is not None, "server not started"
+        return self._url
 
     def start(self) -> FakeModelServer:
         server = self
@@ -170,6 +184,10 @@ class FakeModelServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        if self.tls is not None:
+            self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
+        scheme = "https" if self.tls is not None else "http"
+        self._url = f"{scheme}://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="fake-model-server", daemon=True
         )
@@ -254,6 +272,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, reply.body or b"", {})
             return
         model = reply.model or (body or {}).get("model") or self.owner.model
+        if isinstance(body, dict) and body.get("stream") is True:
+            lines = _ollama_stream(reply, model) if path == "/api/chat" else _openai_stream(reply, model)
+            self._send_chunked(lines, "application/x-ndjson" if path == "/api/chat" else "text/event-stream")
+            return
         if path == "/api/chat":
             payload = _ollama_reply(reply, model)
         else:
@@ -272,6 +294,56 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:  # the client went away (timed out)
             self.close_connection = True
+
+    def _send_chunked(self, lines: list[bytes], content_type: str) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for line in lines:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
+
+def _pieces(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _openai_stream(reply: Reply, model: str) -> list[bytes]:
+    """The reply as chat.completions SSE events: a role chunk, content and tool-call pieces, usage, [DONE]."""
+    full = _openai_reply(reply, model)
+    message, finish = full["choices"][0]["message"], full["choices"][0]["finish_reason"]
+    head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": p} for p in _pieces(message["content"] or "")]
+    for i, call in enumerate(message.get("tool_calls") or []):
+        fn = call["function"]
+        deltas.append({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                       "function": {"name": fn["name"], "arguments": ""}}]})  # fmt: skip
+        deltas += [{"tool_calls": [{"index": i, "function": {"arguments": p}}]} for p in _pieces(fn["arguments"], 5)]
+    events = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    events.append({**head, "choices": [], "usage": full["usage"]})
+    return [b"data: " + json.dumps(e).encode() + b"\n\n" for e in events] + [b"data: [DONE]\n\n"]
+
+
+def _ollama_stream(reply: Reply, model: str) -> list[bytes]:
+    """The reply as Ollama's JSON lines: content pieces, tool calls, then the done line with the counts."""
+    full = _ollama_reply(reply, model)
+    head = {"model": model, "created_at": full["created_at"], "done": False}
+    lines = [{**head, "message": {"role": "assistant", "content": p}} for p in _pieces(reply.content)]
+    if full["message"].get("tool_calls"):
+        lines.append(
+            {**head, "message": {"role": "assistant", "content": "", "tool_calls": full["message"]["tool_calls"]}}
+        )
+    done = {k: v for k, v in full.items() if k != "message"}
+    lines.append({**done, "message": {"role": "assistant", "content": ""}})
+    return [json.dumps(x).encode() + b"\n" for x in lines]
 
 
 def _openai_reply(reply: Reply, model: str) -> dict[str, Any]:

@@ -59,7 +59,14 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "sample_seed": int,
     "results_dir": str,
     "record": str,
+    "ca_bundle": str,
+    "no_proxy": bool,
+    "stream": bool,
+    "max_reply_bytes": int,
 }
+# Transport options: handed to providers that take them, silently left out for those that
+# make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
+TRANSPORT_OPTIONS = ("timeout", "ca_bundle", "no_proxy", "stream", "max_reply_bytes")
 DEFAULTS: dict[str, Any] = {
     "repeats": 1,
     "max_in_flight": 8,
@@ -87,6 +94,10 @@ PROVIDER_OPTIONS = (
     "max_tool_steps",
     "tool_responses",
     "timeout",
+    "ca_bundle",
+    "no_proxy",
+    "stream",
+    "max_reply_bytes",
 )
 
 
@@ -138,6 +149,25 @@ def register(sub: Any) -> None:
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
     r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
+    h = p.add_argument_group("transport (HTTP providers and the judge)")
+    h.add_argument(
+        "--ca-bundle",
+        metavar="FILE",
+        help="PEM file of CA certificates to trust (default $SSL_CERT_FILE, then certifi)",
+    )
+    h.add_argument(
+        "--no-proxy",
+        action="store_true",
+        default=None,
+        help="ignore HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment",
+    )
+    h.add_argument(
+        "--stream",
+        action="store_true",
+        default=None,
+        help="ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
+    )
+    h.add_argument("--max-reply-bytes", type=int, help="a larger reply is a permanent ERROR (default 32 MiB)")
     s = p.add_argument_group("rows")
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
     s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
@@ -154,6 +184,10 @@ def register(sub: Any) -> None:
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
+    if RUN_KEYS[name] is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{where}: [run] {name} = {value!r} is not a valid bool (true or false)")
     try:
         return RUN_KEYS[name](value)
     except (TypeError, ValueError):
@@ -200,12 +234,22 @@ def build_provider(opts: dict[str, Any]) -> Any:
         except (TypeError, ValueError):
             params = {}  # type: ignore[assignment]
         if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            dropped = sorted(k for k in given if k not in params and k != "timeout")
+            dropped = sorted(k for k in given if k not in params and k not in TRANSPORT_OPTIONS)
             if dropped:
                 flags = ", ".join("--" + k.replace("_", "-") for k in dropped)
                 raise UsageError(f"goldenkit run: {flags} does not apply to provider {name}")
             given = {k: v for k, v in given.items() if k in params}
     return get_provider(name, **given)
+
+
+def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
+    """The run's ``--ca-bundle`` / ``--no-proxy`` also apply to a judge's HTTP provider."""
+    if opts.get("ca_bundle") is None and not opts.get("no_proxy"):
+        return
+    for grader in graders:
+        set_transport = getattr(getattr(grader, "provider", None), "set_transport", None)
+        if callable(set_transport):
+            set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -217,6 +261,7 @@ def run_command(args: argparse.Namespace) -> int:
     dataset = read_dataset(args.dataset)
     graders = grader_list(args, cfg, opts.get("model"))
     provider = build_provider(opts)
+    apply_transport_to_judges(graders, opts)
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
         sample["seed"] = opts.get("sample_seed", 0)

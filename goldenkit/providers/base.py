@@ -51,6 +51,7 @@ class Response:
     ``turns`` holds one TurnOutput per user turn sent. ``text`` is the final
     answer (the last turn's text). Token counts are None when the provider does
     not report them; ``cost`` is None unless the provider returns a price.
+    ``ttft_ms`` is the time to the first token of a streamed call (None unstreamed).
     """
 
     turns: list[TurnOutput]

@@ -28,8 +28,9 @@ from typing import Any, Protocol
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError
 from goldenkit.providers.base import Provider, Response
+from goldenkit.providers.client import ClientHolder, basic_auth_header, check_header_value
 from goldenkit.providers.conversation import ConversationOptions, initial_messages, run_conversation
-from goldenkit.providers.http import ClientHolder, post_json
+from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, post_json, post_stream
 
 
 @dataclass
@@ -43,6 +44,15 @@ class ChatReply:
     model: str | None = None
     finish_reason: str | None = None
     raw: Any = None
+    ttft_ms: float | None = None
+
+
+class StreamCollector(Protocol):
+    """Collects one streamed reply: ``feed`` each line (True when it carried output), then ``result``."""
+
+    def feed(self, line: bytes) -> bool: ...
+
+    def result(self) -> dict[str, Any]: ...
 
 
 class ChatBackend(Protocol):
@@ -62,21 +72,42 @@ class ChatProvider(Provider):
     """What the OpenAI-compatible and Ollama providers share: one pooled HTTP client
     (``_http``), request headers with an optional bearer key read from the environment,
     and the conversation and tool loop. Subclasses set ``url``, ``safe_url`` (no
-    userinfo), ``system`` and ``conversation``, and implement :meth:`payload` and
-    :meth:`decode` for their wire format."""
+    userinfo), ``system`` and ``conversation``, and implement :meth:`payload`,
+    :meth:`decode` and :meth:`collector` (the streamed reply's) for their wire format.
+
+    Transport options every chat provider takes: ``ca_bundle`` (a PEM file of CA
+    certificates), ``no_proxy`` (ignore the proxy variables), ``stream`` (ask for a
+    streamed reply; the response then carries ``ttft_ms``) and ``max_reply_bytes``.
+    None of them is part of the agent version (:meth:`settings`): they change how
+    the answer travels, not what it is.
+    """
 
     model: str
     url: str
     safe_url: str
     system: str | None
     conversation: ConversationOptions
+    stream: bool
     _http: ClientHolder
-    bounds_calls = True  # every request has the transport's connect, read and pool timeouts
+    bounds_calls = True  # every request has the client's connect, read, write and pool timeouts
 
     def _init_http(
-        self, *, api_key_env: str | None, timeout: float, max_connections: int, auth: tuple[str, str] | None
+        self,
+        *,
+        api_key_env: str | None,
+        timeout: float,
+        max_connections: int,
+        auth: tuple[str, str] | None,
+        auth_source: str = "the base URL's user:password",
+        ca_bundle: str | None = None,
+        no_proxy: bool = False,
+        stream: bool = False,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
-        """The client and headers; the key itself is never stored anywhere but the header."""
+        """The client and headers; the key itself is never stored anywhere but the header.
+
+        Every header value is checked here, before any request: a key with CR, LF or
+        another control character is a ConfigError naming its variable (exit 1)."""
         self._headers: dict[str, str] = {}
         if api_key_env:
             key = os.environ.get(api_key_env)
@@ -84,23 +115,60 @@ class ChatProvider(Provider):
                 raise ConfigError(
                     f"provider {self.name}: environment variable {api_key_env} is not set (it should hold the API key)"
                 )
+            check_header_value(key, f"provider {self.name}: environment variable {api_key_env}")
             self._headers["authorization"] = f"Bearer {key}"
-        self._http = ClientHolder(timeout=timeout, max_connections=max_connections, auth=auth)
+        elif auth is not None:
+            user, password = auth
+            check_header_value(f"{user}:{password}", f"provider {self.name}: {auth_source}")
+            self._headers["authorization"] = basic_auth_header(user, password)
+        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
+            raise ConfigError(
+                f"provider {self.name}: max_reply_bytes must be a positive integer, not {max_reply_bytes!r}"
+            )
+        self.stream = bool(stream)
+        self.max_reply_bytes = max_reply_bytes
+        self._http = ClientHolder(
+            timeout=timeout, max_connections=max_connections, ca_bundle=ca_bundle, no_proxy=no_proxy
+        )
 
     @abstractmethod
     def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """The request body for one model call."""
+        """The request body for one model call (``stream`` set from :attr:`stream`)."""
 
     @abstractmethod
     def decode(self, obj: Any) -> ChatReply:
         """One decoded reply (ProviderError, permanent, naming ``safe_url`` when malformed)."""
 
+    @abstractmethod
+    def collector(self) -> StreamCollector:
+        """A fresh collector of one streamed reply (see :mod:`goldenkit.providers.streaming`)."""
+
     def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         self._http.configure(timeout=timeout, max_in_flight=max_in_flight)
 
+    def set_transport(self, *, ca_bundle: str | None = None, no_proxy: bool = False) -> None:
+        """Use this CA bundle / ignore the proxy variables (a run applies its settings to its judge)."""
+        self._http.set_transport(ca_bundle=ca_bundle, no_proxy=no_proxy)
+
     async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
-        obj = await post_json(self._http.get(), self.url, self.payload(messages, tools), headers=self._headers)
-        return self.decode(obj)
+        body = self.payload(messages, tools)
+        if not self.stream:
+            obj = await post_json(
+                self._http.get(), self.url, body, headers=self._headers, max_reply_bytes=self.max_reply_bytes
+            )
+            return self.decode(obj)
+        collected = self.collector()
+        ttft = await post_stream(
+            self._http.get(),
+            self.url,
+            body,
+            collected.feed,
+            headers=self._headers,
+            max_reply_bytes=self.max_reply_bytes,
+        )
+        reply = self.decode(collected.result())
+        reply.ttft_ms = ttft
+        return reply
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         return await converse(case, self, system=self.system, **self.conversation.kwargs())

@@ -252,6 +252,7 @@ async def run_conversation(
     tokens_in: int | None = None
     tokens_out: int | None = None
     model: str | None = None
+    ttft_ms: float | None = None  # of the case's first request
     raws: list[Any] = []
     for i, turn in enumerate(case.turns):
         prior: list[Message] = list(base)
@@ -265,6 +266,8 @@ async def run_conversation(
         steps = 0
         while True:
             reply = await backend.send(prior + current, case.tools)
+            if not raws:
+                ttft_ms = getattr(reply, "ttft_ms", None)
             raws.append(reply.raw)
             if reply.tokens_in is not None:
                 tokens_in = (tokens_in or 0) + reply.tokens_in
@@ -306,6 +309,7 @@ async def run_conversation(
         tokens_out=tokens_out,
         model=model,
         raw=raws[0] if len(raws) == 1 else raws,
+        ttft_ms=ttft_ms,
     )
 
 

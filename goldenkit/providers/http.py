@@ -1,27 +1,29 @@
 """The HTTP layer every HTTP provider shares: one client, one error classification.
 
-Client layout. A plain ``httpx.AsyncClient`` (its own httpcore pool) spends 2-4 ms
-of CPU per call under concurrency and tops out near 500 calls/s on two cores;
-``benchmarks/bench_runner.py`` measures it. goldenkit keeps httpx as the API
-(``httpx.Request`` / ``httpx.Response``, timeouts, exceptions) and sends on
-:class:`goldenkit.providers.transport.PoolTransport`, pooled HTTP/1.1 connections
-on asyncio protocols parsed by llhttp, its pool sized to the run's in-flight
-limit. :class:`TransportClient` hands requests straight to that transport,
-skipping the AsyncClient middleware a model call does not use (cookies, auth
-flow, redirects, hooks), which costs about as much CPU as the transport itself,
-and builds each request from a URL and headers parsed once. Bodies are
-serialized once with orjson and sent as bytes.
+The client (``httpx.AsyncClient`` on aiohttp's pool, proxies, CA certificates,
+header checks) is built in :mod:`goldenkit.providers.client`; this module sends
+the requests through httpx's public API only.
 
-Errors. :func:`post_json` turns every failure into a
-:class:`goldenkit.errors.ProviderError` with a one-line message that names the
-status and the URL *without secrets* (userinfo and query strings removed):
+Requests (:func:`post_json`, :func:`post_stream`):
+
+* a 307/308 is followed (at most :data:`MAX_REDIRECTS` hops, method and body
+  kept; the ``Authorization`` header is dropped when the origin changes); a
+  301/302/303 to a POST is a permanent error naming the Location (without
+  secrets), since re-sending it as a GET would not be the same call;
+* a reply larger than ``max_reply_bytes`` (default 32 MiB) is a permanent error,
+  read no further.
+
+Errors. Every failure becomes a :class:`goldenkit.errors.ProviderError` with a
+one-line message that names the status and the URL *without secrets* (userinfo
+and query strings removed):
 
 * transient (retried): 408, 409, 425, 429, 5xx, timeouts, connection refused or
   reset, ``ReadError`` / ``RemoteProtocolError`` (a server closing an idle
   keep-alive connection), any other ``httpx.TransportError``;
-* permanent (ERROR at once): 400, 401, 403, 404, 422 and other 4xx, and a reply
-  that is not the JSON object expected. A 400 whose body says the prompt is
-  longer than the context (``context_length_exceeded``) names context length;
+* permanent (ERROR at once): 400, 401, 403, 404, 422 and other 4xx, a TLS
+  certificate that does not verify (named: expired, unknown issuer, wrong host),
+  and a reply that is not the JSON object expected. A 400 whose body says the
+  prompt is longer than the context (``context_length_exceeded``) names context length;
   a 429 (or 402/403) whose body says the quota or credit is exhausted
   (OpenAI ``insufficient_quota`` and the like) is permanent and says so.
 
@@ -30,10 +32,13 @@ status and the URL *without secrets* (userinfo and query strings removed):
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import re
+import ssl
 import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -165,175 +170,231 @@ def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers |
     return ProviderError(msg, transient=transient, status=status, url=url, retry_after=retry_after)
 
 
+MAX_REDIRECTS = 3
+DEFAULT_MAX_REPLY_BYTES = 32 * 1024 * 1024
+_ERROR_BODY_BYTES = 64 * 1024  # what an error reply is read for its message
+
+
+def _certificate_problem(exc: BaseException) -> str | None:
+    """The certificate check's verdict when ``exc`` (or what caused it) is a failed TLS verification."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        inner = getattr(cur, "certificate_error", None)  # aiohttp's ClientConnectorCertificateError
+        found = inner if isinstance(inner, ssl.SSLCertVerificationError) else cur
+        if isinstance(found, ssl.SSLCertVerificationError):
+            why = getattr(found, "verify_message", None) or getattr(found, "reason", None)
+            return str(why or "certificate verify failed")
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
+    """The ProviderError for a request that got no HTTP reply (``url`` already redacted)."""
+    problem = _certificate_problem(exc)
+    if problem is not None:
+        return ProviderError(
+            f"TLS certificate verification failed calling {url}: {problem} "
+            "(give the CA with --ca-bundle FILE or SSL_CERT_FILE)",
+            transient=False,
+            url=url,
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        cause = exc.__cause__
+        if cause is not None and not isinstance(cause, TimeoutError | asyncio.TimeoutError):
+            # A "timeout" caused by something else (a dropped connection): name the real cause.
+            return ProviderError(f"{_describe(cause)} calling {url}", transient=True, url=url)
+        return ProviderError(f"timed out calling {url}", transient=True, url=url)
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return ProviderError(f"unsupported URL {url}: {_describe(exc)}", transient=False, url=url)
+    if isinstance(exc, httpx.ProxyError):
+        return ProviderError(f"proxy refused the call to {url}: {_describe(exc)}", transient=True, url=url)
+    return ProviderError(f"{_describe(exc.__cause__ or exc)} calling {url}", transient=True, url=url)
+
+
+def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
+    return (a.scheme, a.host, a.port) == (b.scheme, b.host, b.port)
+
+
+async def _open(
+    client: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float | None,
+    max_reply_bytes: int,
+) -> httpx.Response:
+    """Send the POST (following 307/308) and return the open 2xx reply; raise ProviderError otherwise."""
+    safe = redact_url(url)
+    target = httpx.URL(url)
+    hdrs = dict(headers)
+    extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    for _hop in range(MAX_REDIRECTS + 1):
+        request = client.build_request("POST", target, content=body, headers=hdrs, **extra)
+        try:
+            resp = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise transport_error(exc, safe) from None
+        status = resp.status_code
+        if status < 300:
+            length = resp.headers.get("content-length")
+            if length is not None and length.isdigit() and int(length) > max_reply_bytes:
+                await resp.aclose()
+                raise _too_large(safe, max_reply_bytes)
+            return resp
+        location = resp.headers.get("location")
+        if status in (307, 308) and location:
+            await resp.aclose()
+            nxt = target.join(location)
+            if not _same_origin(target, nxt):
+                hdrs = {k: v for k, v in hdrs.items() if k.lower() != "authorization"}
+            target = nxt
+            continue
+        try:
+            excerpt = await _read_capped(resp, _ERROR_BODY_BYTES, safe, truncate=True)
+        finally:
+            await resp.aclose()
+        if status in (301, 302, 303) and location:
+            raise ProviderError(
+                f"HTTP {status} from {safe}: redirected to {redact_url(target.join(location))}; a POST is not "
+                "re-sent as a GET (point the base URL at the new address)",
+                transient=False,
+                status=status,
+                url=safe,
+            )
+        raise classify_status(status, excerpt, safe, resp.headers)
+    raise ProviderError(f"more than {MAX_REDIRECTS} redirects calling {safe}", transient=False, url=safe)
+
+
+def _too_large(url: str, limit: int) -> ProviderError:
+    return ProviderError(
+        f"reply from {url} is larger than max_reply_bytes ({limit:,} bytes); not read further",
+        transient=False,
+        url=url,
+    )
+
+
+async def _chunks(resp: httpx.Response, url: str) -> AsyncIterator[bytes]:
+    """The reply's (decoded) body in chunks; transport failures as ProviderError."""
+    try:
+        async for chunk in resp.aiter_bytes():
+            yield chunk
+    except httpx.TransportError as exc:
+        raise transport_error(exc, url) from None
+
+
+async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: bool = False) -> bytes:
+    """The whole body, at most ``limit`` bytes (beyond it: cut when ``truncate``, else an error)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in _chunks(resp, url):
+        size += len(chunk)
+        parts.append(chunk)
+        if size > limit:
+            if truncate:
+                break
+            raise _too_large(url, limit)
+    return b"".join(parts)
+
+
+def _encode(payload: dict[str, Any], headers: dict[str, str] | None) -> tuple[bytes, dict[str, str]]:
+    body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
+    return body, ({**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS)
+
+
+def _json_object(data: bytes, url: str, status: int) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(data)
+    except ValueError:  # orjson.JSONDecodeError is a ValueError
+        raise ProviderError(
+            f"malformed reply from {url}: HTTP {status} body is not JSON ({_error_text(data, 80)!r})",
+            transient=False,
+            status=status,
+            url=url,
+        ) from None
+    if not isinstance(obj, dict):
+        raise ProviderError(
+            f"malformed reply from {url}: expected a JSON object, got {type(obj).__name__}",
+            transient=False,
+            status=status,
+            url=url,
+        )
+    return obj
+
+
 async def post_json(
-    client: httpx.AsyncClient | TransportClient,
+    client: httpx.AsyncClient,
     url: str,
     payload: dict[str, Any],
     *,
     headers: dict[str, str] | None = None,
     timeout: float | None = None,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON to ``url`` and return the reply's JSON object.
 
     Every failure is raised as :class:`ProviderError` (see the module docstring).
     """
-    body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
-    hdrs = {**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS
+    body, hdrs = _encode(payload, headers)
+    safe = redact_url(url)
+    resp = await _open(client, url, body, hdrs, timeout, max_reply_bytes)
     try:
-        if timeout is None:
-            resp = await client.post(url, content=body, headers=hdrs)
-        else:
-            resp = await client.post(url, content=body, headers=hdrs, timeout=timeout)
-    except httpx.TimeoutException as exc:
-        safe = redact_url(url)
-        cause = exc.__cause__
-        if cause is not None and not isinstance(cause, TimeoutError):
-            # A timeout caused by something else (a dropped connection): name the real cause.
-            raise ProviderError(f"{_describe(cause)} calling {safe}", transient=True, url=safe) from None
-        raise ProviderError(f"timed out calling {safe}", transient=True, url=safe) from None
-    except httpx.UnsupportedProtocol as exc:
-        safe = redact_url(url)
-        raise ProviderError(f"unsupported URL {safe}: {exc}", transient=False, url=safe) from None
-    except httpx.TransportError as exc:
-        safe = redact_url(url)
-        raise ProviderError(f"{_describe(exc.__cause__ or exc)} calling {safe}", transient=True, url=safe) from None
-    if resp.status_code >= 300:
-        raise classify_status(resp.status_code, resp.content, redact_url(url), resp.headers)
+        data = await _read_capped(resp, max_reply_bytes, safe)
+    finally:
+        await resp.aclose()
+    return _json_object(data, safe, resp.status_code)
+
+
+async def post_stream(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    on_line: Callable[[bytes], bool],
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float | None = None,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> float | None:
+    """POST ``payload`` and hand each line of the streamed reply to ``on_line``.
+
+    ``on_line(line)`` (without the line end) returns True when the line carried
+    the first output (a token or a tool call). Returns the time to that first
+    output in milliseconds from the moment the request was sent (None if none came).
+    The same errors as :func:`post_json`; ``max_reply_bytes`` caps the whole stream.
+    """
+    body, hdrs = _encode(payload, headers)
+    safe = redact_url(url)
+    t0 = time.perf_counter()
+    resp = await _open(client, url, body, hdrs, timeout, max_reply_bytes)
+    ttft: float | None = None
+    size = 0
+    pending = b""
     try:
-        obj = orjson.loads(resp.content)
-    except ValueError:  # orjson.JSONDecodeError is a ValueError
-        safe = redact_url(url)
-        raise ProviderError(
-            f"malformed reply from {safe}: HTTP {resp.status_code} body is not JSON "
-            f"({_error_text(resp.content, 80)!r})",
-            transient=False,
-            status=resp.status_code,
-            url=safe,
-        ) from None
-    if not isinstance(obj, dict):
-        safe = redact_url(url)
-        raise ProviderError(
-            f"malformed reply from {safe}: expected a JSON object, got {type(obj).__name__}",
-            transient=False,
-            status=resp.status_code,
-            url=safe,
-        )
-    return obj
-
-
-class TransportClient:
-    """The subset of ``httpx.AsyncClient`` goldenkit uses (``post``), sent straight to the transport.
-
-    Requests and responses are ``httpx.Request`` / ``httpx.Response`` and errors are
-    httpx's exceptions, but the client middleware that a model call does not need
-    (cookie jar, auth flow generator, redirect handling, event hooks, URL merging)
-    is skipped: on two cores that middleware costs more CPU per call than the whole
-    transport. Basic auth, when configured, is a precomputed header.
-
-    Per URL and header set, the parsed ``httpx.URL`` and the ``httpx.Headers`` (with
-    ``Host`` and auth) are built once; each request copies them and adds its
-    ``Content-Length``, and carries its body as a ready ``ByteStream`` (what
-    ``httpx.Request(content=...)`` derives with several header scans per call).
-    """
-
-    def __init__(
-        self, transport: httpx.AsyncBaseTransport, *, timeout: float, auth: tuple[str, str] | None = None
-    ) -> None:
-        self._transport = transport
-        self._timeout = {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}
-        self._auth_header = httpx.BasicAuth(*auth)._auth_header if auth else None  # noqa: SLF001
-        self._prepared: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[httpx.URL, httpx.Headers]] = {}
-        self.is_closed = False
-
-    def _prepare(self, url: str, headers: dict[str, str]) -> tuple[httpx.URL, httpx.Headers]:
-        key = (url, tuple(headers.items()))
-        prepared = self._prepared.get(key)
-        if prepared is None:
-            u = httpx.URL(url)
-            h = httpx.Headers({"Host": u.netloc.decode("ascii")})
-            h.update(headers)
-            if self._auth_header is not None and "authorization" not in h:
-                h["Authorization"] = self._auth_header
-            prepared = self._prepared[key] = (u, h)
-        return prepared
-
-    async def post(
-        self, url: str, *, content: bytes, headers: dict[str, str], timeout: float | None = None
-    ) -> httpx.Response:
-        u, base = self._prepare(url, headers)
-        t = self._timeout if timeout is None else dict.fromkeys(self._timeout, timeout)
-        request = httpx.Request("POST", u, headers=base, stream=httpx.ByteStream(content), extensions={"timeout": t})
-        request.headers["Content-Length"] = str(len(content))
-        request.read()
-        response = await self._transport.handle_async_request(request)
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
-        return response
-
-    async def aclose(self) -> None:
-        if not self.is_closed:
-            self.is_closed = True
-            await self._transport.aclose()
-
-
-def make_transport_client(
-    *, max_connections: int = 64, timeout: float = 60.0, auth: tuple[str, str] | None = None
-) -> TransportClient:
-    """The client goldenkit's HTTP providers use: :class:`TransportClient` on :class:`PoolTransport`."""
-    from goldenkit.providers.transport import PoolTransport
-
-    return TransportClient(PoolTransport(max_connections=max_connections), timeout=timeout, auth=auth)
-
-
-class ClientHolder:
-    """One lazily created client per event loop, sized by :meth:`configure`.
-
-    HTTP providers own one of these: the runner calls ``configure(timeout=...,
-    max_in_flight=...)`` before a run (the pool gets that many connections) and
-    ``aclose()`` after it. A client is bound to the loop that created it, so a
-    provider reused by a later ``asyncio.run`` gets a fresh one.
-    """
-
-    def __init__(self, *, timeout: float = 60.0, max_connections: int = 64, auth: tuple[str, str] | None = None):
-        self.timeout = float(timeout)
-        self.max_connections = int(max_connections)
-        self.auth = auth
-        self._client: TransportClient | None = None
-        self._loop: object | None = None
-
-    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
-        if timeout is not None:
-            self.timeout = float(timeout)
-        if max_in_flight is not None:
-            self.max_connections = max(1, int(max_in_flight))
-
-    def get(self) -> TransportClient:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop or self._client.is_closed:
-            self._client = make_transport_client(
-                max_connections=self.max_connections, timeout=self.timeout, auth=self.auth
-            )
-            self._loop = loop
-        return self._client
-
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and not client.is_closed:
-            await client.aclose()
+        async for chunk in _chunks(resp, safe):
+            size += len(chunk)
+            if size > max_reply_bytes:
+                raise _too_large(safe, max_reply_bytes)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if on_line(line.rstrip(b"\r")) and ttft is None:
+                    ttft = 1000 * (time.perf_counter() - t0)
+        if pending.strip() and on_line(pending.rstrip(b"\r")) and ttft is None:
+            ttft = 1000 * (time.perf_counter() - t0)
+    finally:
+        await resp.aclose()
+    return ttft
 
 
 __all__ = [
-    "ClientHolder",
-    "TransportClient",
+    "DEFAULT_MAX_REPLY_BYTES",
+    "MAX_REDIRECTS",
     "TRANSIENT_STATUSES",
     "classify_status",
-    "make_transport_client",
     "parse_retry_after",
     "post_json",
+    "post_stream",
     "redact_url",
     "split_userinfo",
+    "transport_error",
 ]

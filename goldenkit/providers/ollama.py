@@ -1,4 +1,6 @@
-"""``ollama``: a model served by Ollama, ``POST {host}/api/chat`` with ``"stream": false``.
+"""``ollama``: a model served by Ollama, ``POST {host}/api/chat`` with ``"stream": false``
+(``stream=True``: its streamed JSON lines, put back together by
+:class:`goldenkit.providers.streaming.OllamaStream`).
 
 The host comes from the ``host`` option, else the ``OLLAMA_HOST`` environment
 variable (``host:port`` or a URL), else http://127.0.0.1:11434. Basic auth
@@ -19,7 +21,8 @@ from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import register_provider
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
-from goldenkit.providers.http import redact_url, split_userinfo
+from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
+from goldenkit.providers.streaming import OllamaStream
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -73,7 +76,9 @@ class OllamaProvider(ChatProvider):
     """Ollama's native chat API. Options: ``model`` (required), ``host``, ``temperature``,
     ``seed``, ``max_tokens`` (sent as ``num_predict``), ``system``, ``timeout``, ``options``
     (more Ollama options, e.g. num_ctx), ``keep_alive``; ``history``, ``max_tool_steps``,
-    ``tool_responses``: the conversation and tool loop (see :mod:`goldenkit.providers.conversation`)."""
+    ``tool_responses``: the conversation and tool loop (see :mod:`goldenkit.providers.conversation`);
+    ``ca_bundle``, ``no_proxy``, ``stream``, ``max_reply_bytes``: the transport
+    (:class:`goldenkit.providers.chat.ChatProvider`)."""
 
     name = "ollama"
     mode = "live"
@@ -96,13 +101,19 @@ class OllamaProvider(ChatProvider):
         options: dict[str, Any] | None = None,
         keep_alive: str | None = None,
         api_key_env: str | None = None,
+        ca_bundle: str | None = None,
+        no_proxy: bool = False,
+        stream: bool = False,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         if not model:
             raise ConfigError("provider ollama: --model is required")
         raw_host = host or base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         bare, userinfo = split_userinfo(normalize_host(raw_host))
+        auth_source = "the host URL's user:password"
         if userinfo is None and (os.environ.get("OLLAMA_USER") or os.environ.get("OLLAMA_PASSWORD")):
             userinfo = (os.environ.get("OLLAMA_USER", ""), os.environ.get("OLLAMA_PASSWORD", ""))
+            auth_source = "environment variable OLLAMA_USER or OLLAMA_PASSWORD"
         self.model = model
         self.host = bare
         self.url = bare.rstrip("/") + "/api/chat"
@@ -115,7 +126,17 @@ class OllamaProvider(ChatProvider):
         self.options = dict(options or {})
         self.keep_alive = keep_alive
         self.api_key_env = api_key_env
-        self._init_http(api_key_env=api_key_env, timeout=timeout, max_connections=max_connections, auth=userinfo)
+        self._init_http(
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_connections=max_connections,
+            auth=userinfo,
+            auth_source=auth_source,
+            ca_bundle=ca_bundle,
+            no_proxy=no_proxy,
+            stream=stream,
+            max_reply_bytes=max_reply_bytes,
+        )
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -137,7 +158,7 @@ class OllamaProvider(ChatProvider):
             options["seed"] = self.seed
         if self.max_tokens is not None:
             options["num_predict"] = self.max_tokens
-        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": False}
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": self.stream}
         if options:
             body["options"] = options
         if tools:
@@ -148,6 +169,9 @@ class OllamaProvider(ChatProvider):
 
     def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)
+
+    def collector(self) -> OllamaStream:
+        return OllamaStream(self.safe_url)
 
 
 register_provider("ollama", OllamaProvider)

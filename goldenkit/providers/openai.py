@@ -1,6 +1,7 @@
 """``openai``: any OpenAI-compatible chat endpoint (OpenAI, vLLM, LM Studio, llama.cpp server).
 
-``POST {base_url}/v1/chat/completions`` with ``stream: false``. ``base_url`` may
+``POST {base_url}/v1/chat/completions`` with ``stream: false`` (``stream=True``: server-sent
+events, put back together by :class:`goldenkit.providers.streaming.OpenAIStream`). ``base_url`` may
 end in ``/v1`` or not. The API key is read from the environment variable the
 user names (``api_key_env``) when the provider is built, sent as
 ``Authorization: Bearer``, and never appears in settings, messages or results.
@@ -17,7 +18,8 @@ from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import register_provider
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
-from goldenkit.providers.http import redact_url, split_userinfo
+from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
+from goldenkit.providers.streaming import OpenAIStream
 
 DEFAULT_BASE_URL = "https://api.openai.com"
 
@@ -116,7 +118,10 @@ class OpenAIProvider(ChatProvider):
     ``{"type": "function", "function": {"name": ...}}``; default: not sent),
     ``timeout`` (seconds per request), ``extra`` (more body fields, e.g. top_p);
     ``history``, ``max_tool_steps``, ``tool_responses``: the conversation and tool
-    loop (:class:`goldenkit.providers.conversation.ConversationOptions`).
+    loop (:class:`goldenkit.providers.conversation.ConversationOptions`);
+    ``ca_bundle``, ``no_proxy``, ``stream``, ``max_reply_bytes``: the transport
+    (:class:`goldenkit.providers.chat.ChatProvider`). Streamed requests also ask for
+    ``stream_options.include_usage`` (servers that ignore it report no token counts).
     """
 
     name = "openai"
@@ -139,6 +144,10 @@ class OpenAIProvider(ChatProvider):
         timeout: float = 60.0,
         max_connections: int = 64,
         extra: dict[str, Any] | None = None,
+        ca_bundle: str | None = None,
+        no_proxy: bool = False,
+        stream: bool = False,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         if not model:
             raise ConfigError("provider openai: --model is required")
@@ -161,7 +170,16 @@ class OpenAIProvider(ChatProvider):
         self.tool_choice = tool_choice
         self.conversation = ConversationOptions(history, max_tool_steps, tool_responses)
         self.extra = dict(extra or {})
-        self._init_http(api_key_env=api_key_env, timeout=timeout, max_connections=max_connections, auth=userinfo)
+        self._init_http(
+            api_key_env=api_key_env,
+            timeout=timeout,
+            max_connections=max_connections,
+            auth=userinfo,
+            ca_bundle=ca_bundle,
+            no_proxy=no_proxy,
+            stream=stream,
+            max_reply_bytes=max_reply_bytes,
+        )
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -178,7 +196,9 @@ class OpenAIProvider(ChatProvider):
         }
 
     def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": False}
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": self.stream}
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.seed is not None:
@@ -194,6 +214,9 @@ class OpenAIProvider(ChatProvider):
 
     def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)
+
+    def collector(self) -> OpenAIStream:
+        return OpenAIStream(self.safe_url)
 
 
 register_provider("openai", OpenAIProvider)

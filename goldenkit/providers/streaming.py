@@ -1,0 +1,171 @@
+"""Streamed replies put back together: OpenAI-style server-sent events and Ollama's JSON lines.
+
+With ``stream = true`` a chat provider asks the server to stream its answer and
+feeds each line of the reply to one of these collectors; :meth:`result` then
+gives the object the same server would have sent unstreamed, which the
+provider decodes exactly as it decodes a plain reply. So text, tool calls and
+verdicts are the same either way; only the time to the first token
+(``ttft_ms``) is new. ``feed`` returns True for a line that carried output.
+
+* :class:`OpenAIStream`: ``data: {chunk}`` events until ``data: [DONE]``; each
+  chunk's ``choices[0].delta`` adds ``content`` and ``tool_calls`` pieces (joined
+  by ``index``); ``finish_reason``, ``model`` and ``usage`` (sent when the server
+  honours ``stream_options.include_usage``) are kept. An ``error`` event is
+  passed on as the reply, so it is reported like an unstreamed error.
+* :class:`OllamaStream`: one JSON object per line, ``message.content`` pieces,
+  ``message.tool_calls`` lists, and the last (``done: true``) object's counts.
+
+    >>> s = OpenAIStream("http://h/v1/chat/completions")
+    >>> s.feed(b'data: {"model": "m", "choices": [{"delta": {"content": "he"}}]}')
+    True
+    >>> s.feed(b'data: {"choices": [{"delta": {"content": "y"}, "finish_reason": "stop"}]}')
+    True
+    >>> s.feed(b"data: [DONE]")
+    False
+    >>> s.result()["choices"][0]["message"]["content"]
+    'hey'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from goldenkit.errors import ProviderError
+
+
+def _parse(data: bytes, url: str) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(data)
+    except ValueError:
+        raise ProviderError(
+            f"malformed reply from {url}: a streamed chunk is not JSON ({data[:80]!r})", transient=False, url=url
+        ) from None
+    if not isinstance(obj, dict):
+        raise ProviderError(
+            f"malformed reply from {url}: a streamed chunk is not a JSON object", transient=False, url=url
+        )
+    return obj
+
+
+class OpenAIStream:
+    """Collects a chat.completions SSE stream into one chat.completions reply object."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.error: Any = None
+        self.chunks = 0
+
+    def feed(self, line: bytes) -> bool:
+        if not line.startswith(b"data:"):
+            return False  # blank separators, comments, event:/id: fields
+        data = line[5:].strip()
+        if not data or data == b"[DONE]":
+            return False
+        obj = _parse(data, self.url)
+        self.chunks += 1
+        if "error" in obj:
+            self.error = obj["error"]
+            return False
+        self.model = obj.get("model") or self.model
+        if isinstance(obj.get("usage"), dict):
+            self.usage = obj["usage"]
+        choices = obj.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return False  # the usage-only chunk
+        choice = choices[0]
+        self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return False
+        out = False
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            self.text.append(delta["content"])
+            out = True
+        for piece in delta.get("tool_calls") or []:
+            if isinstance(piece, dict):
+                self._add_call(piece)
+                out = True
+        return out
+
+    def _add_call(self, piece: dict[str, Any]) -> None:
+        index = piece.get("index", len(self.calls))
+        call = self.calls.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": ""})
+        call["id"] = piece.get("id") or call["id"]
+        fn = piece.get("function")
+        if isinstance(fn, dict):
+            call["name"] += fn.get("name") or ""
+            call["arguments"] += fn.get("arguments") or ""
+
+    def result(self) -> dict[str, Any]:
+        """The reply as an unstreamed server would have sent it."""
+        if self.error is not None:
+            return {"error": self.error}
+        if not self.chunks:
+            return {}
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for _, c in sorted(self.calls.items())
+            ]
+        obj: dict[str, Any] = {
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+        }
+        if self.usage is not None:
+            obj["usage"] = self.usage
+        return obj
+
+
+class OllamaStream:
+    """Collects Ollama's streamed ``/api/chat`` lines into one unstreamed reply object."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.text: list[str] = []
+        self.calls: list[Any] = []
+        self.last: dict[str, Any] | None = None
+        self.error: Any = None
+
+    def feed(self, line: bytes) -> bool:
+        if not line.strip():
+            return False
+        obj = _parse(line, self.url)
+        if "error" in obj:
+            self.error = obj["error"]
+            return False
+        self.last = obj
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            return False
+        out = False
+        if isinstance(msg.get("content"), str) and msg["content"]:
+            self.text.append(msg["content"])
+            out = True
+        if isinstance(msg.get("tool_calls"), list) and msg["tool_calls"]:
+            self.calls.extend(msg["tool_calls"])
+            out = True
+        return out
+
+    def result(self) -> dict[str, Any]:
+        """The reply as an unstreamed Ollama would have sent it."""
+        if self.error is not None:
+            return {"error": self.error}
+        if self.last is None:
+            return {}
+        obj = dict(self.last)
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
+        if self.calls:
+            message["tool_calls"] = self.calls
+        obj["message"] = message
+        return obj
+
+
+__all__ = ["OllamaStream", "OpenAIStream"]

@@ -1,0 +1,76 @@
+"""Streamed and unstreamed calls to the real server give the same answers and verdicts.
+
+At temperature 0 with a seed the server's answer is deterministic, so a run with
+``stream=True`` (server-sent events put back together) must match an unstreamed
+run row for row: the same text, the same verdicts, and a comparison with no
+flips. Only the streamed run records ``ttft_ms``, and it is never more than the
+call's latency.
+"""
+
+from __future__ import annotations
+
+import pytest
+from livekit import make_provider, require_live, show, write_dataset
+
+from goldenkit.cli import main
+from goldenkit.compare import compare_runs
+from goldenkit.dataset import read_dataset
+from goldenkit.results import read_run
+from goldenkit.runner import run_eval
+
+pytestmark = pytest.mark.live
+require_live()
+
+
+def rows(n: int) -> list[dict]:
+    return [
+        {
+            "id": f"r{i:03d}",
+            "slice": f"s{i % 2}",
+            "case": {
+                "prompt": f"Question {i}: say something with the letter h.",
+                "expect": {"must_contain_any": ["h"]},
+            },
+        }
+        for i in range(n)
+    ]
+
+
+def test_streamed_and_unstreamed_runs_are_identical(live, tmp_path):
+    n = 16
+    ds = read_dataset(write_dataset(tmp_path, rows(n)))
+    runs = {}
+    for run_id, stream in (("plain", False), ("streamed", True)):
+        provider = make_provider(live, temperature=0, seed=1234, max_tokens=24, stream=stream)
+        s = run_eval(ds, provider, ["contract"], results_dir=tmp_path / "r", run_id=run_id, progress=False)
+        assert s.validity == "VALID", s.line()
+        runs[run_id] = read_run(s.path)
+    a, b = runs["plain"].outcomes(), runs["streamed"].outcomes()
+    merged = a.merge(b, on=["row_id", "repeat"], suffixes=("_a", "_b"))
+    assert len(merged) == n
+    assert (merged["response_a"] == merged["response_b"]).all()
+    assert (merged["verdict_a"] == merged["verdict_b"]).all()
+    assert merged["response_a"].nunique() > 1
+    assert merged["ttft_ms_a"].isna().all()
+    assert merged["ttft_ms_b"].notna().all()
+    assert (merged["ttft_ms_b"] <= merged["latency_ms_b"]).all()
+    cmp = compare_runs(runs["plain"], runs["streamed"])
+    assert cmp.b == 0 and cmp.c == 0 and len(cmp.flips) == 0
+    show(
+        "streamed vs unstreamed, temperature 0, seed 1234",
+        rows=n,
+        verdicts=dict(merged["verdict_b"].value_counts()),
+        median_ttft_ms=round(float(merged["ttft_ms_b"].median()), 1),
+        median_latency_ms=round(float(merged["latency_ms_b"].median()), 1),
+    )
+
+
+def test_run_stream_flag_against_the_real_server(live, tmp_path):
+    ds = write_dataset(tmp_path, rows(4))
+    code = main(
+        ["run", str(ds), *live.cli_args(), "--temperature", "0", "--seed", "7", "--max-tokens", "16", "--stream",
+         "--graders", "contract", "--results-dir", str(tmp_path / "r"), "--run-id", "s", "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    out = read_run(tmp_path / "r" / "s").outcomes()
+    assert out["ttft_ms"].notna().all() and (out["response"].str.len() > 0).all()
