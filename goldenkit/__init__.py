@@ -64,11 +64,19 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         get_grader,
         register_grader,
     )
+    from goldenkit.history import (
+        query,
+        runs_df,
+        trend,
+    )
     from goldenkit.metrics import (
         run_metrics,
     )
     from goldenkit.notebooks import (
         run_notebook,
+    )
+    from goldenkit.pages import (
+        build_site,
     )
     from goldenkit.providers.base import (
         Provider,
@@ -140,6 +148,10 @@ _LAZY: dict[str, str] = {
     "min_detectable_effect": "goldenkit.stats",
     "normalize_case": "goldenkit.formats",
     "outcomes_df": "goldenkit.results",
+    "query": "goldenkit.history",
+    "runs_df": "goldenkit.history",
+    "trend": "goldenkit.history",
+    "build_site": "goldenkit.pages",
     "paired_diff_ci": "goldenkit.stats",
     "parse_judge": "goldenkit.graders",
     "read_baseline": "goldenkit.baselines",
@@ -206,6 +218,7 @@ __all__ = [
     "arun_eval",
     "assign_splits",
     "build_graders",
+    "build_site",
     "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
@@ -222,6 +235,7 @@ __all__ = [
     "outcomes_df",
     "paired_diff_ci",
     "parse_judge",
+    "query",
     "read_baseline",
     "read_dataset",
     "read_run",
@@ -232,10 +246,12 @@ __all__ = [
     "run_eval",
     "run_metrics",
     "run_notebook",
+    "runs_df",
     "save_baseline",
     "slice_table",
     "stratified_sample",
     "trajectory_score",
+    "trend",
     "weekly_seed",
     "wilson_ci",
 ]

@@ -23,6 +23,7 @@ from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 
 # Command groups, in the order `goldenkit --help` lists them.
 COMMANDS = ("dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo")
+COMMANDS += ("query", "pages")
 
 
 class ArgumentParser(argparse.ArgumentParser):

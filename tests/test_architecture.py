@@ -52,6 +52,13 @@ FORBIDDEN = {
     "notebooks": {"runner"} | TOP,
     "demo": {"cli", "commands"},
 }
+# history reads results and stats (the report layer); pages sit above report and notebooks.
+for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "providers", "graders", "config"):
+    FORBIDDEN[_low] = FORBIDDEN.get(_low, set()) | {"history", "pages"}
+for _low in ("runner", "results", "stats", "compare", "gate", "baselines", "audit", "report", "notebooks"):
+    FORBIDDEN[_low] = FORBIDDEN[_low] | {"history", "pages"}
+FORBIDDEN["history"] = {"runner", "report", "audit", "notebooks", "pages"} | TOP
+FORBIDDEN["pages"] = {"runner"} | TOP
 
 
 def _layer_of(module: str) -> str:
