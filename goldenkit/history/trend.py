@@ -30,7 +30,7 @@ import pandas as pd
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.history.index import scan
 from goldenkit.results import Run, read_run
-from goldenkit.stats import OVERALL, collapse_repeats, slice_table, wilson_ci
+from goldenkit.stats import collapse_repeats, slice_table, wilson_ci
 
 __all__ = ["FAILING_COLUMNS", "METRICS", "TREND_COLUMNS", "failing_rows", "trend"]
 
@@ -73,11 +73,8 @@ def _segments(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _run_lines(run_row: pd.Series, by: str | None, metric: str, rule: str) -> pd.DataFrame:
-    group = by or "_all"
-    cols = ["row_id", "repeat", "verdict"] + ([by] if by else [])
-    out = read_run(run_row["path"]).outcomes(columns=cols)
-    if by is None:
-        out[group] = OVERALL
+    group = by or "slice"
+    out = read_run(run_row["path"]).outcomes(columns=["row_id", "repeat", "verdict", group])
     table = slice_table(out, by=group, rule=rule)
     if by is None:
         table = table.iloc[[-1]]
@@ -108,9 +105,10 @@ def trend(
 
     ``dataset``: a dataset name or a :class:`goldenkit.Dataset`. ``runs``: a
     frame from :func:`runs_df` (filtered as you like), run ids / folders, or
-    None for every run under ``results_dir``. ``protocol``: a protocol id, ``"all"``
+    None for every run under ``results_dir``. ``by``: ``"slice"``, ``"split"``, or
+    None for the overall line only (in a column ``group``). ``protocol``: a protocol id, ``"all"``
     to keep every protocol (each change then starts a segment), or None for
-    the protocol of the most recent run. ``by=None``: the overall line only.
+    the protocol of the most recent run.
 
     Columns: ``run_id, started_at, model_id, dataset_version, dataset_sha256,
     protocol, segment, version_change``, the ``by`` column, ``n, k``, the
