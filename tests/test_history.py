@@ -40,8 +40,14 @@ def test_runs_df_lists_every_kind_of_run_with_its_state(dirs: tuple[Path, Path])
     assert runs.loc["invalid-1", "state"] == "invalid" and "exceeds" in runs.loc["invalid-1", "problem"]
     assert runs.loc["partial-1", "source"] == "jsonl" and runs.loc["partial-1", "outcomes"] == 6
     assert runs.loc["partial-1", "expected"] == 15
-    for rid, words in [("bad-json", "invalid JSON"), ("orphan", "without a run.json"), ("bad-line", "outcomes.jsonl:2"),
-                       ("truncated", "outcomes.parquet: unreadable"), ("odd-verdict", "unknown verdict 'MAYBE'")]:  # fmt: skip
+    corrupt = [
+        ("bad-json", "invalid JSON"),
+        ("orphan", "without a run.json"),
+        ("bad-line", "outcomes.jsonl:2"),
+        ("truncated", "outcomes.parquet: unreadable"),
+        ("odd-verdict", "unknown verdict 'MAYBE'"),
+    ]
+    for rid, words in corrupt:
         assert runs.loc[rid, "state"] == "corrupt", rid
         assert words in runs.loc[rid, "problem"], (rid, runs.loc[rid, "problem"])
     assert set(df["kind"]) == {"run", "baseline"}
@@ -122,7 +128,9 @@ def test_query_joins_runs_outcomes_and_history(dirs: tuple[Path, Path]) -> None:
                "GROUP BY 1 ORDER BY 1", *dirs)  # fmt: skip
     assert df.to_dict("list") == {"dataset_version": ["1.0.0", "1.1.0", "2.0.0"], "fails": [8, 8, 4]}
     hist = query("SELECT name, run_id, n, k, note FROM baseline_history", *dirs)
-    assert hist.to_dict("records") == [{"name": "main", "run_id": "clean-4", "n": 5, "k": 4, "note": "release <b>1</b>"}]
+    assert hist.to_dict("records") == [
+        {"name": "main", "run_id": "clean-4", "n": 5, "k": 4, "note": "release <b>1</b>"}
+    ]
     nested = query("SELECT graders['contract'].passed AS ok, agent_version.model_id AS m FROM outcomes "
                    "WHERE run_id = 'night-1' AND row_id = 'r1' AND repeat = 0", *dirs)  # fmt: skip
     assert nested.to_dict("records") == [{"ok": True, "m": "m"}]
