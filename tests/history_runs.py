@@ -86,7 +86,9 @@ def build(tmp: Path) -> tuple[Path, Path]:
     save_baseline(read_run(results / "clean-4"), "main", baselines_dir=baselines, note="release <b>1</b>")
     live = _dataset(manifest("live-1", mode="live", model_id="gpt-x"), SHA_C, "2.0.0")
     live["started_at"] = "2026-11-06T02:00:00Z"
-    write_run(results, live, outcomes(NIGHT_ROWS, run_id="live-1"))
+    frame = outcomes(NIGHT_ROWS, run_id="live-1")
+    frame.loc[frame["row_id"] == "r3", "response"] = HOSTILE
+    write_run(results, live, frame)
     invalid = manifest("invalid-1", validity="INVALID")
     invalid["invalid_reason"] = "error rate 40.0% (6 of 15) exceeds max_error_rate 2.0%"
     write_run(results, invalid, outcomes(NIGHT_ROWS, run_id="invalid-1"))

@@ -197,7 +197,7 @@ def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame) -> list[DatasetS
     for protocol in list(dict.fromkeys(ok["protocol"]))[:_MAX_PROTOCOLS]:
         lines = trend(name, runs=ok, rule=b.rule, protocol=str(protocol))
         groups = [OVERALL, *sorted(g for g in lines["slice"].unique() if g != OVERALL)]
-        plots = [(g, trend_svg_uri(lines[lines["slice"] == g], "pass_rate", g)) for g in groups]
+        plots = [(", ".join(groups), trend_svg_uri(lines, "pass_rate", groups))]
         sample = ok[ok["protocol"] == protocol].iloc[0]
         man = read_run(sample["path"]).manifest
         key = {k: man.get(k) for k in PROTOCOL_KEYS if man.get(k) is not None}
@@ -214,7 +214,7 @@ def _versions(runs: pd.DataFrame) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _dataset_pages(b: _Build, runs: pd.DataFrame) -> dict[str, str]:
+def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str]]) -> dict[str, str]:
     """A history page per dataset name (kept when its runs are unchanged); the hrefs by name."""
     hrefs: dict[str, str] = {}
     mine = runs[(runs["kind"] == "run") & runs["dataset_name"].notna()]
@@ -222,7 +222,10 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame) -> dict[str, str]:
         name = str(name)
         rel = dataset_href(_slug(name))
         hrefs[name] = rel
-        key = _digest([b.title, b.rule, sorted(b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"])])
+        reports = {str(r): links[p]["report"] for r, p in zip(part["run_id"], part["path"], strict=True)
+                   if "report" in links.get(p, {})}  # fmt: skip
+        fps = sorted(b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"])
+        key = _digest([b.title, b.rule, fps, reports])
         b.new["datasets"][name] = key
         if (b.old.get("datasets") or {}).get(name) == key and (b.out / rel).is_file():
             b.result.reused.append(rel)
@@ -240,7 +243,9 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame) -> dict[str, str]:
         note = (
             f"{len(part)} runs; {left_out} left out of the trends (INVALID, incomplete or corrupt)." if left_out else ""
         )
-        html = dataset_page(name, _versions(part), sections, failing, metric="pass_rate", site_title=b.title, note=note)
+        html = dataset_page(
+            name, _versions(part), sections, failing, metric="pass_rate", site_title=b.title, note=note, reports=reports
+        )
         _write(b.out / rel, html)
         b.result.rendered.append(rel)
     return hrefs
@@ -286,7 +291,7 @@ def build_site(
     b = _Build(out, Path(results_dir), Path(baselines_dir), title, render, rule, _load_state(out), result)
     runs = scan(results_dir, baselines_dir, rule=rule).frame()
     links = _run_pages(b, runs)
-    hrefs = _dataset_pages(b, runs)
+    hrefs = _dataset_pages(b, runs, links)
     counts = runs[runs["kind"] == "run"].groupby("dataset_name").size().to_dict()
     _write(out / "datasets.html", datasets_page(hrefs, {str(k): int(v) for k, v in counts.items()}, site_title=title))
     _baselines(b, runs)

@@ -29,7 +29,7 @@ class Section:
 
 @dataclass
 class DatasetSection:
-    """One protocol's part of a dataset page: its key, trend lines and plots (``(group, data URI)``)."""
+    """One protocol's part of a dataset page: its key, trend lines and plots (``(groups shown, data URI)``)."""
 
     protocol: str
     key: Mapping[str, Any]
@@ -57,7 +57,7 @@ def _run_cells(r: Mapping[str, Any], links: Mapping[str, str], dataset_href: str
     )
     if "report" in links:
         label = f'<a href="{esc(links["report"])}">{label}</a>'
-    ds = f"{esc(r['dataset_name'])}@{esc(r['dataset_version'])}" if r["dataset_name"] is not None else ""
+    ds = f"{esc(r['dataset_name'])}@{esc(r['dataset_version'])}" if pd.notna(r["dataset_name"]) else ""
     if dataset_href and ds:
         ds = f'<a href="{esc(dataset_href)}">{ds}</a>'
     pages = " · ".join(f'<a href="{esc(links[k])}">{k}</a>' for k in ("report", "compare") if k in links)
@@ -128,15 +128,20 @@ def index_page(
     return page(f"{site_title}: runs", body, site_title=site_title, script=INDEX_SCRIPT)
 
 
-def _protocol_html(section: DatasetSection, metric: str) -> str:
+def _run_link(run_id: Any, reports: Mapping[str, str]) -> str:
+    rel = reports.get(str(run_id))
+    return f'<a href="../{esc(rel)}">{esc(run_id)}</a>' if rel else esc(run_id)
+
+
+def _protocol_html(section: DatasetSection, metric: str, reports: Mapping[str, str]) -> str:
     key = ", ".join(f"{esc(k)}={esc(json.dumps(v, sort_keys=True, default=str))}" for k, v in section.key.items())
     figs = "".join(
-        f'<figure><img alt="{esc(metric)} of {esc(g)} per run" src="{uri}"><figcaption>{esc(g)}</figcaption></figure>'
-        for g, uri in section.plots
+        f'<figure><img alt="{esc(metric)} per run of {esc(g)}" src="{uri}"></figure>' for g, uri in section.plots
     )
     overall = section.lines[section.lines[section.by] == OVERALL]
     rows = [
-        [esc(r["run_id"]), esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")), esc(r["model_id"]),
+        [_run_link(r["run_id"], reports), esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")),
+         esc(r["model_id"]),
          esc(r["dataset_version"]) + (" <strong>(new version)</strong>" if r["version_change"] else ""),
          _interval(r[metric], r["ci_low"], r["ci_high"]), f"{esc(r['k'])}/{esc(r['n'])}"]
         for r in overall.to_dict(orient="records")
@@ -155,6 +160,7 @@ def dataset_page(
     metric: str,
     site_title: str,
     note: str = "",
+    reports: Mapping[str, str] | None = None,
 ) -> str:
     """A dataset's history: its versions, a trend section per protocol, and the rows failing most often."""
     vrows = [
@@ -164,13 +170,13 @@ def dataset_page(
     ]  # fmt: skip
     frows = [
         [esc(f["row_id"]), esc(f["slice"]), f"{esc(f['failed'])}/{esc(f['runs'])}", pct(f["share"], 0),
-         esc(f["last_failed_run"]), f"<pre>{esc(f['last_response'])}</pre>"]
+         _run_link(f["last_failed_run"], reports or {}), f"<pre>{esc(f['last_response'])}</pre>"]
         for f in failing.head(50).to_dict(orient="records")
     ]  # fmt: skip
     body = (
         f'<h1>History of {esc(name)}</h1><p class="muted">{esc(note)}</p><h2>Versions</h2>'
         + table(["version", "sha256", "runs", "first run", "last run"], vrows, numeric=(2,))
-        + "".join(_protocol_html(s, metric) for s in sections)
+        + "".join(_protocol_html(s, metric, reports or {}) for s in sections)
         + '<h2>Rows failing most often</h2><p class="muted">In the runs of the latest segment of the first protocol '
         "above (collapsed verdicts); the response is from a failing repeat of the latest run the row failed in.</p>"
         + table(
