@@ -63,7 +63,8 @@ def test_the_site_has_every_page_and_nothing_remote(full: tuple[Path, Path, Path
 def test_model_output_and_notes_are_escaped(full: tuple[Path, Path, Path]) -> None:
     site = full[2]
     history = (site / "datasets" / "support.html").read_text(encoding="utf-8")
-    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; done" in history
+    escaped = "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; done"
+    assert escaped in history
     assert HOSTILE not in history and "<img src=x" not in history
     assert history.count("data:image/svg+xml;base64,") == 2  # one figure per protocol (3 and 5 repeats)
     baselines = (site / "baselines.html").read_text(encoding="utf-8")
@@ -152,8 +153,9 @@ def test_a_report_that_cannot_be_rendered_is_exit_3_and_the_rest_is_written(
     assert (tmp_path / "site" / "index.html").is_file() and (tmp_path / "site" / "datasets" / "support.html").is_file()
 
 
-def test_cli_pages_without_rendering(dirs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The command (the full site is built once above)."""
+def test_cli_pages_without_rendering(
+    dirs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["pages", "-o", str(tmp_path / "s"), "--results-dir", str(dirs[0]), "--baselines-dir", str(dirs[1])]
     assert cli_main([*args, "--no-render", "--title", "Nightly"]) == 0
     assert "wrote" in capsys.readouterr().out
