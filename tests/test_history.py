@@ -220,3 +220,29 @@ def test_import_goldenkit_does_not_load_duckdb() -> None:
     code = "import sys, goldenkit; goldenkit.runs_df; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_documented_failing_rows_query_agrees_with_failing_rows(dirs: tuple[Path, Path]) -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "history.md").read_text(encoding="utf-8")
+    sql = next(block for block in doc.split("```sql")[1:] if "WITH per_run" in block).split("```")[0]
+    sql = sql.replace("r.started_at >= now() - INTERVAL 30 DAY", "r.dataset_name = 'support'")
+    got = query(sql, *dirs)
+    runs = runs_df(*dirs)
+    ok = runs[(runs["kind"] == "run") & (runs["state"] == "ok") & (runs["dataset_name"] == "support")]
+    expected = failing_rows(ok, min_share=0.5)
+    assert got["row_id"].tolist() == expected["row_id"].tolist() == ["r3"]
+    assert got[["failed_runs", "runs"]].values.tolist() == expected[["failed", "runs"]].values.tolist()
+
+
+@pytest.mark.parametrize("metric", ["pass_rate", "error_rate"])
+def test_trend_lines_equal_slice_table_run_by_run(dirs: tuple[Path, Path], metric: str) -> None:
+    results = dirs[0]
+    t = trend("fixture-support", metric=metric, runs=["base", "cand"], results_dir=results)
+    for rid in ("base", "cand"):
+        table = goldenkit.slice_table(goldenkit.outcomes_df(results / rid))
+        mine = t[t["run_id"] == rid]
+        assert mine["slice"].tolist() == table["slice"].tolist()  # the slices, sorted, then (overall)
+        n, k = ("n", "k") if metric == "pass_rate" else ("attempts", "error")
+        assert mine["n"].tolist() == table[n].tolist() and mine["k"].tolist() == table[k].tolist()
+        if metric == "pass_rate":
+            assert mine["ci_low"].tolist() == pytest.approx(table["ci_low"].tolist(), nan_ok=True)
