@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,11 @@ def _outcome(run_id: str, row: int, rep: int, verdict: str, version: tuple[str, 
     }  # fmt: skip
 
 
+def _started(i: int) -> str:
+    """Run i started 8 hours after run i - 1 (time order is run order, as nightly runs are)."""
+    return (datetime(2026, 1, 1, 2, tzinfo=UTC) + timedelta(hours=8 * i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def generate(results: Path, runs: int, rows: int, seed: int = 0) -> int:
     """Write ``runs`` run folders; returns the number of outcomes written."""
     rng = random.Random(seed)
@@ -80,7 +86,7 @@ def generate(results: Path, runs: int, rows: int, seed: int = 0) -> int:
             fh.writelines(json.dumps(r) + "\n" for r in recs)
         if complete:
             write_parquet(recs, d / "outcomes.parquet")
-        day = f"2026-{1 + i * 11 // runs:02d}-{1 + i % 28:02d}T02:{i % 60:02d}:00Z"
+        day = _started(i)
         manifest = {
             "schema_version": 1, "run_id": run_id,
             "dataset": {"name": "support", "version": version[0], "sha256": version[1], "path": "datasets/support"},

@@ -21,22 +21,38 @@ __all__ = ["trend_svg_uri"]
 
 _COLORS = ("#0969da", "#8250df", "#1a7f37", "#bf3989", "#9a6700", "#cf222e")
 _COLUMNS = 2
+_ERRORBARS_UP_TO = 60  # points per segment drawn with error bars; more get the band only
 
 
 def _panel(ax: Any, lines: pd.DataFrame, metric: str, title: str) -> None:
+    from matplotlib import dates as mdates
+
     data = lines.sort_values(["started_at", "run_id"], kind="stable")
-    times = pd.to_datetime(data["started_at"], utc=True).dt.tz_convert(None)
-    for i, (_, part) in enumerate(data.groupby("segment", sort=True)):
-        x = times.loc[part.index]
+    # float day numbers, not datetime objects: matplotlib's unit conversion of a
+    # datetime Series cost seconds per panel at 1,000 runs
+    times = mdates.date2num(pd.to_datetime(data["started_at"], utc=True).dt.tz_convert(None).to_numpy())  # type: ignore[no-untyped-call]
+    seg = data["segment"].to_numpy()
+    for i, segment in enumerate(pd.unique(seg)):
+        mask = seg == segment
+        part = data[mask]
+        x = times[mask]
         color = _COLORS[i % len(_COLORS)]
         label = f"v{part['dataset_version'].iloc[0]}"
-        y, lo, hi = part[metric].astype(float), part["ci_low"].astype(float), part["ci_high"].astype(float)
+        y, lo, hi = (part[c].to_numpy(dtype=float) for c in (metric, "ci_low", "ci_high"))
         ax.fill_between(x, lo, hi, color=color, alpha=0.18, lw=0)
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", ms=3, lw=1.3, elinewidth=0.7, capsize=2, color=color,
-                    label=label)  # fmt: skip
+        if len(x) <= _ERRORBARS_UP_TO:
+            ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", ms=3, lw=1.3, elinewidth=0.7, capsize=2, color=color,
+                        label=label)  # fmt: skip
+        else:  # the band alone says it; a thousand error bars would hide the line
+            ax.plot(x, y, "-", lw=1.1, color=color, label=label)
         if bool(part["version_change"].iloc[0]):
-            ax.axvline(x.iloc[0], color="#57606a", ls="--", lw=0.9)
-            ax.annotate(label, (x.iloc[0], 1.0), xytext=(3, -9), textcoords="offset points", fontsize=7)
+            ax.axvline(x[0], color="#57606a", ls="--", lw=0.9)
+            ax.annotate(label, (x[0], 1.0), xytext=(3, -9), textcoords="offset points", fontsize=7)
+    if len(times) and float(times.max() - times.min()) < 0.5:  # runs within hours: show a day around them
+        ax.set_xlim(float(times.min()) - 0.5, float(times.max()) + 0.5)
+    locator = mdates.AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.set_ylim(-0.02, 1.04)
     ax.set_title(title, fontsize=9, loc="left")
     ax.tick_params(labelsize=7)

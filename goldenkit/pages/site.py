@@ -141,23 +141,25 @@ def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: tuple[str, 
     return rel
 
 
-def _baseline_for(run: dict[str, Any], baselines: pd.DataFrame) -> dict[str, Any] | None:
+def _baselines_by_key(baselines: pd.DataFrame) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The committed baselines in good state by (dataset hash, protocol), latest saved last."""
+    out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    ok = baselines[baselines["state"] == "ok"].sort_values("saved_at", kind="stable")
+    for rec in ok.to_dict(orient="records"):
+        out.setdefault((rec["dataset_sha256"], rec["protocol"]), []).append(rec)
+    return out
+
+
+def _baseline_for(run: dict[str, Any], by_key: dict[tuple[Any, Any], list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The latest committed baseline of the run's dataset hash and protocol (not the run itself)."""
-    same = baselines[
-        (baselines["state"] == "ok")
-        & (baselines["dataset_sha256"] == run["dataset_sha256"])
-        & (baselines["protocol"] == run["protocol"])
-        & (baselines["run_id"] != run["run_id"])
-    ]
-    if same.empty:
-        return None
-    return dict(same.sort_values("saved_at", kind="stable").iloc[-1].to_dict())
+    same = [b for b in by_key.get((run["dataset_sha256"], run["protocol"]), []) if b["run_id"] != run["run_id"]]
+    return same[-1] if same else None
 
 
 def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
     """report.html and compare.html of every readable run; the links by run folder."""
     links: dict[str, dict[str, str]] = {}
-    baselines = runs[runs["kind"] == "baseline"]
+    baselines = _baselines_by_key(runs[runs["kind"] == "baseline"])
     for run in runs[(runs["kind"] == "run") & (runs["state"] != "corrupt")].to_dict(orient="records"):
         folder = Path(run["path"])
         fp = _digest([fingerprint(folder), b.rule])
