@@ -67,11 +67,19 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.harnesses import (
         import_run,
     )
+    from goldenkit.history import (
+        query,
+        runs_df,
+        trend,
+    )
     from goldenkit.metrics import (
         run_metrics,
     )
     from goldenkit.notebooks import (
         run_notebook,
+    )
+    from goldenkit.pages import (
+        build_site,
     )
     from goldenkit.passk import (
         pass_at_k,
@@ -153,6 +161,10 @@ _LAZY: dict[str, str] = {
     "leaderboard": "goldenkit.ranking",
     "normalize_case": "goldenkit.formats",
     "outcomes_df": "goldenkit.results",
+    "query": "goldenkit.history",
+    "runs_df": "goldenkit.history",
+    "trend": "goldenkit.history",
+    "build_site": "goldenkit.pages",
     "paired_diff_ci": "goldenkit.stats",
     "parse_judge": "goldenkit.graders",
     "pass_at_k": "goldenkit.passk",
@@ -221,6 +233,7 @@ __all__ = [
     "arun_eval",
     "assign_splits",
     "build_graders",
+    "build_site",
     "canonical_sha256",
     "clustered_se",
     "collapse_repeats",
@@ -240,6 +253,7 @@ __all__ = [
     "paired_diff_ci",
     "parse_judge",
     "pass_at_k",
+    "query",
     "read_baseline",
     "read_dataset",
     "read_run",
@@ -250,10 +264,12 @@ __all__ = [
     "run_eval",
     "run_metrics",
     "run_notebook",
+    "runs_df",
     "save_baseline",
     "slice_table",
     "stratified_sample",
     "trajectory_score",
+    "trend",
     "weekly_seed",
     "wilson_ci",
 ]

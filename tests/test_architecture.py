@@ -75,6 +75,13 @@ for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "pro
     FORBIDDEN[_low] = FORBIDDEN[_low] | _BOARD
 for _low in ("results", "stats", "compare", "gate", "baselines"):
     FORBIDDEN[_low] = FORBIDDEN[_low] | _BOARD
+# history reads results and stats (the report layer); pages sit above report and notebooks.
+for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "providers", "graders", "config"):
+    FORBIDDEN[_low] = FORBIDDEN.get(_low, set()) | {"history", "pages"}
+for _low in ("runner", "results", "stats", "compare", "gate", "baselines", "audit", "report", "notebooks"):
+    FORBIDDEN[_low] = FORBIDDEN[_low] | {"history", "pages"}
+FORBIDDEN["history"] = {"runner", "report", "audit", "notebooks", "pages"} | TOP
+FORBIDDEN["pages"] = {"runner"} | TOP
 
 
 def _layer_of(module: str) -> str:

@@ -1,0 +1,13 @@
+"""The static site: an index of runs, each run's reports, a history page per dataset, the baselines.
+
+:func:`build_site` writes it (``goldenkit pages -o site/``). Every page is one
+self-contained file that loads nothing from the network and works from
+``file://`` and from any static host (GitHub Pages, an S3 bucket, a CI artifact).
+The leaderboards plug in at :func:`goldenkit.pages.leaderboards.leaderboard_sections`.
+"""
+
+from __future__ import annotations
+
+from goldenkit.pages.site import STATE_FILE, SiteResult, build_site
+
+__all__ = ["STATE_FILE", "SiteResult", "build_site"]

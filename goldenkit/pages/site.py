@@ -1,0 +1,304 @@
+"""Build the static site: :func:`build_site` (what ``goldenkit pages -o site/`` runs).
+
+::
+
+    site/
+        index.html              every run and baseline: sortable, filterable (inline script)
+        runs/<run>/report.html  each run's report; compare.html against its baseline
+        datasets.html           the datasets, each with datasets/<name>.html: trends per slice
+        baselines.html          the committed baselines and baselines/history.jsonl
+        .goldenkit-pages.json   what the last build used (fingerprints), for the next one
+
+Reports: a run folder's own ``report.html`` / ``compare.html`` (written by
+``goldenkit report``) is copied when it is newer than the run's files; otherwise
+the page is rendered with :func:`goldenkit.notebooks.run_notebook` (seconds per
+page; ``render=False`` skips it). A run's baseline for compare.html is the
+latest committed baseline of the same dataset hash and protocol (and another
+run id); compare pages are made for runs whose state is ok.
+
+Incremental: a page is kept when the fingerprint of what it was made from (the
+run folder, the baseline, the dataset's runs) is the one recorded by the last
+build. A page that cannot be rendered is listed in the result's ``failures``
+and on the index; everything else is still written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldenkit.errors import GoldenkitError, InputError
+from goldenkit.history import baseline_history_df, failing_rows, scan, trend
+from goldenkit.history.index import PROTOCOL_KEYS, fingerprint
+from goldenkit.pages.leaderboards import leaderboard_sections
+from goldenkit.pages.plots import trend_svg_uri
+from goldenkit.pages.views import (
+    DatasetSection,
+    baselines_page,
+    dataset_href,
+    dataset_page,
+    datasets_page,
+    index_page,
+)
+from goldenkit.results import read_run
+from goldenkit.schema import OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
+from goldenkit.stats import OVERALL
+
+__all__ = ["STATE_FILE", "SiteResult", "build_site"]
+
+STATE_FILE = ".goldenkit-pages.json"
+_MAX_PROTOCOLS = 3  # trend sections per dataset page, most recent protocols first
+
+
+@dataclass
+class SiteResult:
+    """What a build wrote: the index, pages ``rendered`` / ``copied`` / ``reused``, and ``failures``."""
+
+    path: Path
+    index: Path
+    rendered: list[str] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Build:
+    out: Path
+    results_dir: Path
+    baselines_dir: Path
+    title: str
+    render: bool
+    rule: str
+    old: dict[str, Any]
+    result: SiteResult
+    new: dict[str, Any] = field(default_factory=lambda: {"runs": {}, "datasets": {}})
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _newest_input(folder: Path) -> int:
+    times = [
+        (folder / n).stat().st_mtime_ns for n in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET) if (folder / n).exists()
+    ]
+    return max(times, default=0)
+
+
+def _render(b: _Build, notebook: str, params: dict[str, Any], dest: Path) -> None:
+    from goldenkit.notebooks import run_notebook
+
+    scratch = b.out / ".render"
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch) as tmp:
+        html = run_notebook(notebook, params, tmp)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(html, dest)
+
+
+def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: tuple[str, dict[str, Any]] | None) -> str | None:
+    """One run page (report or compare): reused, copied from the run folder, or rendered; its site path."""
+    folder = Path(run["path"])
+    rel = f"runs/{folder.name}/{kind}.html"
+    dest = b.out / rel
+    old = (b.old.get("runs") or {}).get(run["path"]) or {}
+    own = folder / f"{kind}.html"
+    if own.is_file() and own.stat().st_mtime_ns >= _newest_input(folder):
+        if old.get(kind) == key and dest.is_file():
+            b.result.reused.append(rel)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(own, dest)
+            b.result.copied.append(rel)
+        return rel
+    if old.get(kind) == key and dest.is_file():
+        b.result.reused.append(rel)
+        return rel
+    if make is None or not b.render:
+        return None
+    try:
+        _render(b, make[0], make[1], dest)
+    except GoldenkitError as exc:
+        b.result.failures.append(f"{rel}: {exc}")
+        return None
+    b.result.rendered.append(rel)
+    return rel
+
+
+def _baselines_by_key(baselines: pd.DataFrame) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The committed baselines in good state by (dataset hash, protocol), latest saved last."""
+    out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    ok = baselines[baselines["state"] == "ok"].sort_values("saved_at", kind="stable")
+    for rec in ok.to_dict(orient="records"):
+        out.setdefault((rec["dataset_sha256"], rec["protocol"]), []).append(rec)
+    return out
+
+
+def _baseline_for(run: dict[str, Any], by_key: dict[tuple[Any, Any], list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The latest committed baseline of the run's dataset hash and protocol (not the run itself)."""
+    same = [b for b in by_key.get((run["dataset_sha256"], run["protocol"]), []) if b["run_id"] != run["run_id"]]
+    return same[-1] if same else None
+
+
+def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """report.html and compare.html of every readable run; the links by run folder."""
+    links: dict[str, dict[str, str]] = {}
+    baselines = _baselines_by_key(runs[runs["kind"] == "baseline"])
+    for run in runs[(runs["kind"] == "run") & (runs["state"] != "corrupt")].to_dict(orient="records"):
+        folder = Path(run["path"])
+        fp = _digest([fingerprint(folder), b.rule])
+        entry: dict[str, Any] = {"fingerprint": fp}
+        params = {"run": str(folder.resolve()), "results_dir": str(b.results_dir), "rule": b.rule}
+        got = {}
+        if rel := _page(b, "report", run, fp, ("report", params)):
+            got["report"], entry["report"] = rel, fp
+        base = _baseline_for(run, baselines) if run["state"] == "ok" else None
+        make = None
+        ckey = fp
+        if base is not None:
+            bpath = Path(base["path"])
+            ckey = _digest([fp, str(bpath), [p.stat().st_mtime_ns for p in (bpath, bpath.with_suffix(".parquet"))]])
+            make = ("compare", {"base": str(bpath.resolve()), "cand": str(folder.resolve()),
+                                "results_dir": str(b.results_dir), "baselines_dir": str(b.baselines_dir),
+                                "rule": b.rule, "alpha": 0.05, "config": None})  # fmt: skip
+        if rel := _page(b, "compare", run, ckey, make):
+            got["compare"], entry["compare"] = rel, ckey
+        links[run["path"]] = {k: v for k, v in got.items()}
+        b.new["runs"][run["path"]] = entry
+    for path, entry in (b.old.get("runs") or {}).items():  # runs gone from results/: drop their pages
+        if path not in b.new["runs"] and isinstance(entry, dict):
+            shutil.rmtree(b.out / "runs" / Path(path).name, ignore_errors=True)
+    return links
+
+
+def _slug(name: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "_"
+    return safe if safe == name and not name.startswith(".") else f"{safe.lstrip('.')}-{_digest(name)[:6]}"
+
+
+def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame) -> list[DatasetSection]:
+    """A trend section per protocol of the dataset's ok runs (most recent protocol first)."""
+    ok = runs[runs["state"] == "ok"].sort_values("started_at", ascending=False, kind="stable")
+    sections = []
+    for protocol in list(dict.fromkeys(ok["protocol"]))[:_MAX_PROTOCOLS]:
+        lines = trend(name, runs=ok, rule=b.rule, protocol=str(protocol))
+        groups = [OVERALL, *sorted(g for g in lines["slice"].unique() if g != OVERALL)]
+        plots = [(", ".join(groups), trend_svg_uri(lines, "pass_rate", groups))]
+        sample = ok[ok["protocol"] == protocol].iloc[0]
+        man = read_run(sample["path"]).manifest
+        key = {k: man.get(k) for k in PROTOCOL_KEYS if man.get(k) is not None}
+        sections.append(DatasetSection(protocol=str(protocol), key=key, lines=lines, plots=plots, by="slice"))
+    return sections
+
+
+def _versions(runs: pd.DataFrame) -> pd.DataFrame:
+    g = runs.groupby(["dataset_version", "dataset_sha256"], dropna=False, sort=False)["started_at"]
+    v = g.agg(["count", "min", "max"]).reset_index().sort_values("min", kind="stable")
+    return pd.DataFrame({
+        "dataset_version": v["dataset_version"], "dataset_sha256": v["dataset_sha256"], "runs": v["count"],
+        "first": v["min"].dt.strftime("%Y-%m-%d %H:%M"), "last": v["max"].dt.strftime("%Y-%m-%d %H:%M"),
+    })  # fmt: skip
+
+
+def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str]]) -> dict[str, str]:
+    """A history page per dataset name (kept when its runs are unchanged); the hrefs by name."""
+    hrefs: dict[str, str] = {}
+    mine = runs[(runs["kind"] == "run") & runs["dataset_name"].notna()]
+    for name, part in mine.groupby("dataset_name", sort=True):
+        name = str(name)
+        rel = dataset_href(_slug(name))
+        hrefs[name] = rel
+        reports = {str(r): links[p]["report"] for r, p in zip(part["run_id"], part["path"], strict=True)
+                   if "report" in links.get(p, {})}  # fmt: skip
+        fps = sorted(b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"])
+        key = _digest([b.title, b.rule, fps, reports])
+        b.new["datasets"][name] = key
+        if (b.old.get("datasets") or {}).get(name) == key and (b.out / rel).is_file():
+            b.result.reused.append(rel)
+            continue
+        sections = _dataset_sections(b, name, part)
+        latest = sections[0].lines if sections else None
+        failing = pd.DataFrame(
+            columns=["row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response"]
+        )
+        if latest is not None and len(latest):
+            last_segment = latest[latest["segment"] == latest["segment"].max()]["run_id"].unique()
+            ok = part[part["run_id"].isin(last_segment) & (part["state"] == "ok")]
+            failing = failing_rows(ok, rule=b.rule)
+        left_out = int((part["state"] != "ok").sum())
+        note = (
+            f"{len(part)} runs; {left_out} left out of the trends (INVALID, incomplete or corrupt)." if left_out else ""
+        )
+        html = dataset_page(
+            name, _versions(part), sections, failing, metric="pass_rate", site_title=b.title, note=note, reports=reports
+        )
+        _write(b.out / rel, html)
+        b.result.rendered.append(rel)
+    return hrefs
+
+
+def _baselines(b: _Build, runs: pd.DataFrame) -> None:
+    try:
+        history, problem = baseline_history_df(b.baselines_dir), None
+    except GoldenkitError as exc:
+        history, problem = None, str(exc)
+    current = runs[runs["kind"] == "baseline"]
+    _write(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title))
+
+
+def _load_state(out: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((out / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def build_site(
+    output: str | os.PathLike[str] = "site",
+    results_dir: str | os.PathLike[str] = "results",
+    baselines_dir: str | os.PathLike[str] = "baselines",
+    *,
+    title: str = "goldenkit",
+    render: bool = True,
+    rule: str = "majority",
+) -> SiteResult:
+    """Write the static site into ``output`` (see the module docstring); returns what was done.
+
+    >>> result = build_site("site", "results", "baselines", title="support agent")   # doctest: +SKIP
+    >>> result.index                                                                   # doctest: +SKIP
+    PosixPath('site/index.html')
+    """
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    result = SiteResult(path=out, index=out / "index.html")
+    b = _Build(out, Path(results_dir), Path(baselines_dir), title, render, rule, _load_state(out), result)
+    runs = scan(results_dir, baselines_dir, rule=rule).frame()
+    links = _run_pages(b, runs)
+    hrefs = _dataset_pages(b, runs, links)
+    counts = runs[runs["kind"] == "run"].groupby("dataset_name").size().to_dict()
+    _write(out / "datasets.html", datasets_page(hrefs, {str(k): int(v) for k, v in counts.items()}, site_title=title))
+    _baselines(b, runs)
+    sections = leaderboard_sections(runs, out, site_title=title)
+    _write(result.index, index_page(runs, links, hrefs, sections, site_title=title))
+    shutil.rmtree(out / ".render", ignore_errors=True)
+    _write(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
+    return result
