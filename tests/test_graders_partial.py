@@ -127,7 +127,13 @@ def test_each_policy() -> None:
         }
     )
     want = {"city": "Paris", "ts": 1, "req": "r1", "temp": 20.0, "filter": {"lang": "fr", "opts": {"a": 1}}}
-    good = {"city": "PARIS", "ts": 99, "req": None, "temp": 20.5, "filter": {"lang": "fr", "opts": {"a": 1, "b": 2}, "n": 3}}
+    good = {
+        "city": "PARIS",
+        "ts": 99,
+        "req": None,
+        "temp": 20.5,
+        "filter": {"lang": "fr", "opts": {"a": 1, "b": 2}, "n": 3},
+    }
     assert args_match("t", want, good, rules)
     for key, bad in [
         ("city", "Parisian"),  # fullmatch: the whole value
@@ -168,7 +174,7 @@ def test_invalid_json_arguments_never_match() -> None:
         Response(turns=[TurnOutput(text="", tool_calls=[ToolCall("search", broken["args"])])]),
     )
     assert r.passed is False
-    assert "called with arguments that are not a JSON object [search(_invalid_json='{\"q\": \"weather')]" in r.reason
+    assert 'called with arguments that are not a JSON object [search(_invalid_json=\'{"q": "weather\')]' in r.reason
 
 
 def test_per_case_policies_override_the_config() -> None:
@@ -180,7 +186,12 @@ def test_per_case_policies_override_the_config() -> None:
     case2 = Case(id="c", shape="contract", turns=(Turn(user="q"),), expect=own)
     assert g.grade(case2, response([c("get", id=2, ts=0)])).passed is True
     assert g.grade(case2, response([c("get", id=2, ts=5)])).passed is False
-    bad = Case(id="c9", shape="contract", turns=(Turn(user="q"),), expect={**case.expect, "tool_args": {"get": {"id": "fuzzy"}}})
+    bad = Case(
+        id="c9",
+        shape="contract",
+        turns=(Turn(user="q"),),
+        expect={**case.expect, "tool_args": {"get": {"id": "fuzzy"}}},
+    )
     with pytest.raises(InputError, match=r"case c9: expect: tool_args.get.id: unknown argument policy 'fuzzy'"):
         g.grade(bad, response([]))
 

@@ -50,13 +50,14 @@ from typing import Any
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import case_error, chat_message, decode_text, json_object_line, tool_call
+from goldenkit.formats._rubrics import contract_rubrics
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
 #: ``isinstance(x, _MAPPING)`` answers for a dict (every JSON object) without the Mapping ABC's slower check.
 _MAPPING = (dict, Mapping)
 _ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
-_TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER")
+_TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER", "F1", "ALIGN")
 _TOOL_ARGS = ("exact", "subset", "ignore")
 
 
@@ -127,9 +128,15 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
         if norm not in _TOOL_MATCH:
             raise case_error(row_id, f"expect.tool_match must be one of {', '.join(_TOOL_MATCH)}, got {tm!r}")
         expect["tool_match"] = norm
-    if "tool_args" in expect and expect["tool_args"] not in _TOOL_ARGS:
+    if (
+        "tool_args" in expect
+        and not isinstance(expect["tool_args"], _MAPPING)
+        and expect["tool_args"] not in _TOOL_ARGS
+    ):
         raise case_error(
-            row_id, f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)}, got {expect['tool_args']!r}"
+            row_id,
+            f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)} or a table of argument policies, "
+            f"got {expect['tool_args']!r}",
         )
     for key in ("exact", "normalized"):
         if key in expect and not isinstance(expect[key], str):
@@ -198,6 +205,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
         expect=expect,
         criteria=dict(criteria),
         session=dict(session) if session is not None else None,
+        rubrics=tuple(contract_rubrics(expect.get("rubrics"), rid)),
         raw=dict(raw),
     )
 

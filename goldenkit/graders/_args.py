@@ -176,7 +176,7 @@ def _one(policy: str, key: str, expected: Mapping[str, Any], actual: Mapping[str
         return re.fullmatch(policy[6:], text) is not None
     if policy.startswith("number:"):
         want = expected.get(key)
-        if not (_is_number(want) and _is_number(got)):
+        if not isinstance(want, (int, float)) or not _is_number(want) or not _is_number(got):
             return False
         return abs(float(got) - float(want)) <= float(policy[7:])
     raise InputError(f"unknown argument policy {policy!r}")
