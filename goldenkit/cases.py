@@ -91,7 +91,9 @@ class Case:
     one). ``expect`` holds the contract expectations (must_contain, must_not,
     regex, refusal, tools, ...). ``criteria`` carries per-case grading settings
     such as ADK ``test_config.json`` thresholds. ``session`` is ADK's
-    session_input (app_name, user_id, state).
+    session_input (app_name, user_id, state); ``final_state`` the state the
+    session should end with (ADK ``final_session_state``, contract
+    ``expect.final_state``; None: nothing expected).
     """
 
     id: str
@@ -106,6 +108,7 @@ class Case:
     session: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     rubrics: tuple[Rubric, ...] = ()
+    final_state: dict[str, Any] | None = None
 
     @property
     def prompt(self) -> str:

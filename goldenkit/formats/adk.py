@@ -124,6 +124,9 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
             raise case_error(rid, "session_input must be an object")
         session = {_snake(k): v for k, v in session.items()}
     reference = turns[-1].expected_response
+    final_state = get(raw, "final_session_state")
+    if final_state is not None and not isinstance(final_state, Mapping):
+        raise case_error(rid, "final_session_state must be an object")
     return Case(
         id=case_id,
         shape="adk",
@@ -133,6 +136,7 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         session=session,
         raw=dict(raw),
         rubrics=tuple(rubrics),
+        final_state=dict(final_state) if final_state else None,
     )
 
 

@@ -22,6 +22,10 @@ reads from the events of that invocation:
 * ``intermediate``: ``(author, text)`` of every other event with text
   (a model's text beside a function call, a sub-agent's answer before a transfer).
 
+With ``history = "actual"`` the session's state after the last turn is
+``Response.raw["final_state"]`` (for ADK ``final_session_state``; the
+``"expected"`` mode runs fresh sessions and reports none).
+
 Token counts are the sums of ``usage_metadata.prompt_token_count`` and
 ``candidates_token_count`` over the model responses; None when no event
 reports usage.
@@ -204,6 +208,7 @@ class _TurnCollector:
         self.pending_calls = 0
         self._args_by_id: dict[str, dict[str, Any]] = {}
         self.invocation_id: str | None = None
+        self.final_state: dict[str, Any] | None = None  # the session's state after this turn
 
     def add(self, event: Any) -> None:
         if self.invocation_id is None:
@@ -406,7 +411,11 @@ class AdkProvider(Provider):
             tokens_in=_sum([c.tokens_in for c in collected]),
             tokens_out=_sum([c.tokens_out for c in collected]),
             model=model,
-            raw={"invocation_ids": [c.invocation_id for c in collected], "history": "actual"},
+            raw={
+                "invocation_ids": [c.invocation_id for c in collected],
+                "history": "actual",
+                "final_state": collected[-1].final_state if collected else None,
+            },
         )
 
     async def _run(
@@ -457,6 +466,9 @@ class AdkProvider(Provider):
                     raise _error_from_exception(exc, where) from None
                 if col.error is not None:
                     raise col.error
+            done = await runner.session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
+            if collected and done is not None:
+                collected[-1].final_state = _jsonable(dict(done.state))
         finally:
             try:
                 await runner.close()
