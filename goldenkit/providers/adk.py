@@ -68,15 +68,12 @@ from typing import Any
 
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers._adk_errors import _error_from_exception, _status_transient
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
 from goldenkit.providers.conversation import HISTORY_MODES, expected_exchanges
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"
-
-# HTTP status codes and their gRPC / google.genai status names that are worth a retry.
-_TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}
-_TRANSIENT_NAMES = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
 
 
 def _require_adk() -> Any:
@@ -158,39 +155,6 @@ def _jsonable(value: Any) -> Any:
         return json.loads(json.dumps(value, ensure_ascii=False, default=str))
     except (TypeError, ValueError):
         return str(value)
-
-
-def _status_transient(code: Any) -> bool:
-    s = str(code).strip().upper()
-    return s in _TRANSIENT_CODES or s in _TRANSIENT_NAMES or (s.isdigit() and len(s) == 3 and s.startswith("5"))
-
-
-def _error_from_exception(exc: BaseException, where: str) -> ProviderError:
-    """Classify an exception raised while the agent ran."""
-    if isinstance(exc, ProviderError):
-        return exc
-    code = getattr(exc, "code", None)
-    status = code if isinstance(code, int) else None
-    name = type(exc).__name__
-    msg = str(exc).splitlines()[0] if str(exc) else name
-    if len(msg) > 300:
-        msg = msg[:297] + "..."
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError):
-        transient = True
-    elif code is not None:
-        transient = _status_transient(code)
-    else:
-        transient = name in {
-            "ReadError",
-            "ConnectError",
-            "RemoteProtocolError",
-            "ReadTimeout",
-            "ConnectTimeout",
-            "PoolTimeout",
-            "ServerDisconnectedError",
-            "ClientConnectionError",
-        }
-    return ProviderError(f"adk {where} error: {name}: {msg}", transient=transient, status=status)
 
 
 class _TurnCollector:
