@@ -246,3 +246,24 @@ def test_hard_needs_its_own_calibration(tmp_path: Path, judge_server: FakeModelS
     # a threshold other than all gives another version
     other = build_graders({**cfg, "graders": {"use": ["rubrics"], "rubrics": {"threshold": 0.5}}})[0]
     assert other.version != g.version and other.judge_version == g.judge_version  # type: ignore[attr-defined]
+
+
+def test_rubric_criteria_of_an_eval_config_beside_the_file(tmp_path: Path, judge_server: FakeModelServer) -> None:
+    """ADK keeps rubric criteria in test_config.json: they reach the case and set its threshold."""
+    src = tmp_path / "src"
+    src.mkdir()
+    case = {"eval_id": "q1", "conversation": [{"user_content": {"parts": [{"text": "When is my booking?"}]}}]}
+    (src / "book.test.json").write_text(json.dumps({"eval_set_id": "s", "eval_cases": [case]}), "utf-8")
+    rubrics = [
+        {"rubric_id": "polite", "rubric_content": {"text_property": "The agent is polite."}},
+        {"rubric_id": "when", "rubric_content": {"text_property": "States the date."}},
+    ]
+    config = {"criteria": {"rubric_based_final_response_quality_v1": {"threshold": 0.5, "rubrics": rubrics}}}
+    (src / "test_config.json").write_text(json.dumps(config), "utf-8")
+    ds = read_dataset(import_dataset(src, tmp_path / "ds", "adk"))
+    got = ds.case(ds.rows["id"][0])
+    assert [r.id for r in got.rubrics] == ["polite", "when"]
+    g = RubricGrader("openai", model="judge-1", options={"base_url": judge_server.url})
+    assert g.case_threshold(got) == 0.5
+    r = g.grade(got, Response.from_text("Thank you for asking!"))
+    assert (r.passed, r.score) == (True, 0.5)  # polite met, the date not: half, at the criterion's threshold
