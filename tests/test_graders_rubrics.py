@@ -86,6 +86,12 @@ def test_vertex_rubric_groups_and_contract_rubrics() -> None:
     # a DataFrame cell holds the groups as a JSON string
     cell = {**raw, "rubric_groups": json.dumps(raw["rubric_groups"])}
     assert len(normalize_case(cell).rubrics) == 2
+    # a request row (GEMINI contents) keeps them too
+    request = {
+        "request": {"contents": [{"role": "user", "parts": [{"text": "q"}]}]},
+        "rubric_groups": raw["rubric_groups"],
+    }
+    assert [r.id for r in normalize_case(request).rubrics] == ["q1", "flat.1"]
     c = normalize_case(
         {"id": "c1", "prompt": "q", "expect": {"rubrics": [{"id": "a", "text": "Says hello."}, "Is short."]}}
     )

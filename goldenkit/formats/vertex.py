@@ -209,6 +209,7 @@ def _from_request(rec: Mapping[str, Any], request: Mapping[str, Any], case_id: s
         history=tuple(msgs[:-1]),
         reference=reference,
         raw=dict(rec),
+        rubrics=tuple(vertex_rubrics(maybe_json(get(rec, "rubric_groups"), row_id=rid, field="rubric_groups"), rid)),
     )
 
 
