@@ -9,7 +9,9 @@ shapes: they read a :class:`Case`, which holds
   runner may answer tool calls from),
 * the system instruction and any prior history,
 * the tool declarations to offer the model,
-* the contract expectations (``expect``) and per-case grading criteria.
+* the contract expectations (``expect``) and per-case grading criteria,
+* the rubrics an LLM judge checks the answer against (ADK ``rubrics``, Vertex
+  ``rubric_groups``, contract ``expect.rubrics``), each as a :class:`Rubric`.
 
 The raw record stays in ``Case.raw``: normalizing never drops information.
 """
@@ -70,6 +72,18 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Rubric:
+    """One criterion an LLM judge checks: ``id``, the criterion's ``text``, and the 0-based
+    ``turn`` it applies to (None: the whole conversation). ``source`` says where it came from
+    (``adk``, ``adk-invocation``, ``vertex:<group>``, ``contract``)."""
+
+    id: str
+    text: str
+    turn: int | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Case:
     """A normalized eval case.
 
@@ -77,7 +91,9 @@ class Case:
     one). ``expect`` holds the contract expectations (must_contain, must_not,
     regex, refusal, tools, ...). ``criteria`` carries per-case grading settings
     such as ADK ``test_config.json`` thresholds. ``session`` is ADK's
-    session_input (app_name, user_id, state).
+    session_input (app_name, user_id, state); ``final_state`` the state the
+    session should end with (ADK ``final_session_state``, contract
+    ``expect.final_state``; None: nothing expected).
     """
 
     id: str
@@ -91,6 +107,8 @@ class Case:
     criteria: dict[str, Any] = field(default_factory=dict)
     session: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    rubrics: tuple[Rubric, ...] = ()
+    final_state: dict[str, Any] | None = None
 
     @property
     def prompt(self) -> str:
@@ -103,4 +121,4 @@ class Case:
         return [list(t.expected_tools) for t in self.turns]
 
 
-__all__ = ["CASE_SHAPES", "Case", "Message", "ToolCall", "ToolResponse", "Turn"]
+__all__ = ["CASE_SHAPES", "Case", "Message", "Rubric", "ToolCall", "ToolResponse", "Turn"]

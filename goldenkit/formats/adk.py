@@ -52,6 +52,7 @@ from goldenkit.formats._common import (
     tool_call,
     tool_response,
 )
+from goldenkit.formats._rubrics import adk_rubrics, criteria_rubrics
 
 #: The criteria ADK's AgentEvaluator uses when no test_config.json is beside a ``.test.json`` file.
 DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -89,6 +90,7 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
     criteria = dict(criteria)
 
     turns: list[Turn] = []
+    rubrics = adk_rubrics(get(raw, "rubrics"), rid, "rubrics") + criteria_rubrics(criteria, rid)
     if conversation is not None and scenario is not None:
         raise case_error(rid, "an ADK eval case has either conversation or conversation_scenario, not both")
     if conversation is not None:
@@ -96,6 +98,10 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
             raise case_error(rid, "conversation must be a non-empty list of invocations")
         for i, inv in enumerate(conversation):
             turns.append(_invocation(inv, i, rid))
+            if isinstance(inv, Mapping):
+                rubrics += adk_rubrics(
+                    get(inv, "rubrics"), rid, f"conversation[{i}].rubrics", turn=i, source="adk-invocation"
+                )
     elif scenario is not None:
         if not isinstance(scenario, Mapping):
             raise case_error(rid, "conversation_scenario must be an object")
@@ -118,6 +124,9 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
             raise case_error(rid, "session_input must be an object")
         session = {_snake(k): v for k, v in session.items()}
     reference = turns[-1].expected_response
+    final_state = get(raw, "final_session_state")
+    if final_state is not None and not isinstance(final_state, Mapping):
+        raise case_error(rid, "final_session_state must be an object")
     return Case(
         id=case_id,
         shape="adk",
@@ -126,6 +135,8 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         criteria=criteria,
         session=session,
         raw=dict(raw),
+        rubrics=tuple(rubrics),
+        final_state=dict(final_state) if final_state else None,
     )
 
 

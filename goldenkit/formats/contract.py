@@ -16,7 +16,9 @@ A contract case is a dict::
 How it maps onto :class:`goldenkit.cases.Case`:
 
 * ``turns`` items are strings, or objects ``{"user": ..., "reference"?: ..., "tools"?: [...]}``
-  that carry a per-turn expected answer and tool calls.
+  that carry a per-turn expected answer and tool calls. Checks on a turn object
+  (``must_contain``, ``regex``, ..., or an ``expect`` object of its own) go to
+  ``expect.turns[i]``, so they are graded for that turn.
 * ``expect.tools`` is the expected trajectory of the whole case. In a single-turn
   case it is also that turn's ``expected_tools``; in a multi-turn case it stays
   case-level (``Case.expect["tools"]``, matched against all turns' calls in order).
@@ -50,13 +52,14 @@ from typing import Any
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import case_error, chat_message, decode_text, json_object_line, tool_call
+from goldenkit.formats._rubrics import contract_rubrics
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
 #: ``isinstance(x, _MAPPING)`` answers for a dict (every JSON object) without the Mapping ABC's slower check.
 _MAPPING = (dict, Mapping)
 _ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
-_TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER")
+_TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER", "F1", "ALIGN")
 _TOOL_ARGS = ("exact", "subset", "ignore")
 
 
@@ -127,9 +130,15 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
         if norm not in _TOOL_MATCH:
             raise case_error(row_id, f"expect.tool_match must be one of {', '.join(_TOOL_MATCH)}, got {tm!r}")
         expect["tool_match"] = norm
-    if "tool_args" in expect and expect["tool_args"] not in _TOOL_ARGS:
+    if (
+        "tool_args" in expect
+        and not isinstance(expect["tool_args"], _MAPPING)
+        and expect["tool_args"] not in _TOOL_ARGS
+    ):
         raise case_error(
-            row_id, f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)}, got {expect['tool_args']!r}"
+            row_id,
+            f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)} or a table of argument policies, "
+            f"got {expect['tool_args']!r}",
         )
     for key in ("exact", "normalized"):
         if key in expect and not isinstance(expect[key], str):
@@ -167,6 +176,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
             raise case_error(rid, f"prompt must be a string, got {type(prompt).__name__}")
         turns.append(Turn(user=prompt, tool_responses=responses))
 
+    _turn_object_checks(raw.get("turns"), expect, rid)
     _per_turn_expect(expect, turns, rid)
     if len(turns) == 1 and case_tools and not turns[0].expected_tools:
         turns[0] = _replace(turns[0], expected_tools=tuple(case_tools))
@@ -198,8 +208,17 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
         expect=expect,
         criteria=dict(criteria),
         session=dict(session) if session is not None else None,
+        rubrics=tuple(contract_rubrics(expect.get("rubrics"), rid)),
+        final_state=_final_state(expect, rid),
         raw=dict(raw),
     )
+
+
+def _final_state(expect: Mapping[str, Any], rid: str | None) -> dict[str, Any] | None:
+    state = expect.get("final_state")
+    if state is not None and not isinstance(state, _MAPPING):
+        raise case_error(rid, "expect.final_state must be an object")
+    return dict(state) if state else None
 
 
 def read_golden(path: Path, data: bytes) -> list[tuple[str, dict[str, Any], int]]:
@@ -245,6 +264,40 @@ def read_golden_manifest(path: Path) -> dict[str, Any] | None:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+#: keys of a turn object that are not checks of that turn's answer
+_TURN_KEYS = {"user", "prompt", "content", "reference", "expected_response", "tools", "tool_responses", "expect"}
+
+
+def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None) -> None:
+    """Checks written on a turn object (``{"user", "must_contain", ...}`` or its ``expect``)
+    merged into ``expect.turns[i]``, so they are graded for that turn; a check given in
+    both places with different values is a case error."""
+    if not isinstance(items, list):
+        return
+    per_turn: list[Any] = list(expect.get("turns") or [])
+    for i, item in enumerate(items):
+        if not isinstance(item, _MAPPING):
+            continue
+        own = dict(item["expect"]) if isinstance(item.get("expect"), _MAPPING) else {}
+        own.update({k: v for k, v in item.items() if k not in _TURN_KEYS})
+        if not own:
+            continue
+        try:
+            checks = normalize_expect({"expect": own}, row_id=None)
+        except DatasetError as exc:
+            raise case_error(rid, f"turns[{i}]: {exc.detail}") from None
+        while len(per_turn) <= i:
+            per_turn.append({})
+        entry = dict(per_turn[i] or {})
+        for key, value in checks.items():
+            if key in entry and entry[key] != value:
+                raise case_error(rid, f"turns[{i}].{key} contradicts expect.turns[{i}].{key}")
+            entry[key] = value
+        per_turn[i] = entry
+    if per_turn:
+        expect["turns"] = [e if e is not None else {} for e in per_turn]
 
 
 def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None) -> None:

@@ -60,6 +60,7 @@ from goldenkit.formats._common import (
     tool_call,
     tool_response,
 )
+from goldenkit.formats._rubrics import vertex_rubrics
 
 _VERTEX_KEYS = (
     "agent_data",
@@ -168,6 +169,7 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         criteria=criteria,
         session=dict(session) if session is not None else None,
         raw=dict(raw),
+        rubrics=tuple(vertex_rubrics(maybe_json(get(rec, "rubric_groups"), row_id=rid, field="rubric_groups"), rid)),
     )
 
 
@@ -207,6 +209,7 @@ def _from_request(rec: Mapping[str, Any], request: Mapping[str, Any], case_id: s
         history=tuple(msgs[:-1]),
         reference=reference,
         raw=dict(rec),
+        rubrics=tuple(vertex_rubrics(maybe_json(get(rec, "rubric_groups"), row_id=rid, field="rubric_groups"), rid)),
     )
 
 

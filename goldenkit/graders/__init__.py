@@ -2,9 +2,10 @@
 
 Built-in graders register themselves here under their names: ``contract``
 (:class:`ContractGrader`), ``trajectory`` (:class:`TrajectoryGrader`),
-``reference`` (:class:`ReferenceMatchGrader`) and ``judge``
-(:class:`JudgeGrader`). Users add their own with :func:`register_grader` (a
-class or factory) or :func:`register_function` (a plain function), and choose
+``reference`` (:class:`ReferenceMatchGrader`), ``judge``
+(:class:`JudgeGrader`), ``rubrics`` (:class:`RubricGrader`), ``retrieval``
+(:class:`RetrievalGrader`) and ``state`` (:class:`StateGrader`). Users add
+their own with :func:`register_grader` (a class or factory) or :func:`register_function` (a plain function), and choose
 graders per dataset with :func:`build_graders` (``[graders] use`` in
 goldenkit.toml). The grading rules are public functions too:
 :func:`trajectory_score`, :func:`rouge1_f` and :func:`parse_judge`.
@@ -26,6 +27,9 @@ from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of
 from goldenkit.graders.contract import ContractGrader, contract_expectations
 from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
 from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
+from goldenkit.graders.retrieval import RetrievalGrader
+from goldenkit.graders.rubrics import RubricGrader
+from goldenkit.graders.state import StateGrader
 from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
 
 # Judge calibration needs statsmodels; it is loaded on first use so that a run
@@ -45,6 +49,9 @@ register_grader("contract", ContractGrader, replace=True)
 register_grader("trajectory", TrajectoryGrader, replace=True)
 register_grader("reference", ReferenceMatchGrader, replace=True)
 register_grader("judge", JudgeGrader, replace=True)
+register_grader("rubrics", RubricGrader, replace=True)
+register_grader("retrieval", RetrievalGrader, replace=True)
+register_grader("state", StateGrader, replace=True)
 
 __all__ = [
     "CalibrationReport",
@@ -56,6 +63,9 @@ __all__ = [
     "JudgeGrader",
     "JudgeVerdict",
     "ReferenceMatchGrader",
+    "RetrievalGrader",
+    "RubricGrader",
+    "StateGrader",
     "TrajectoryGrader",
     "agrade_case",
     "build_graders",

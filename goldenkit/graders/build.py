@@ -25,6 +25,10 @@
     api_key_env = "JUDGE_API_KEY"
     temperature = 0
 
+    [graders.rubrics]                                 # when "rubrics" is in use: the [judge]
+    threshold = 1.0                                   # model, share of a case's rubrics to meet
+    hard = false                                      # true needs its own calibration report
+
 A row can narrow the set with ``"graders": [...]`` in its case (see
 :func:`goldenkit.graders.base.case_grader_names`). Users add graders with
 :func:`goldenkit.graders.register_grader` (a class or factory taking the
@@ -113,6 +117,9 @@ def build_graders(
         if name == "judge":
             graders.append(_build_judge(cfg, section, where, base, generator_model))
             continue
+        if name == "rubrics":
+            graders.append(_build_rubrics(cfg, section, where, base, generator_model))
+            continue
         options = _table(section, name, f"{where}: [graders]")
         try:
             g = get_grader(name, **options)
@@ -157,6 +164,41 @@ def _build_judge(
         generator_model=generator_model,
         allow_self_judge=bool(jcfg.get("allow_self_judge", False)),
         max_response_chars=int(jcfg.get("max_response_chars", 20000)),
+    )
+
+
+_RUBRIC_KEYS = {"threshold", "prompt", "hard", "calibration"}
+_INHERITED = ("provider", "model", "options", "allow_self_judge", "max_response_chars")
+
+
+def _build_rubrics(
+    cfg: Mapping[str, Any], section: Mapping[str, Any], where: str, base: Path | None, generator_model: str | None
+) -> Grader:
+    """The rubric grader: the judge's model settings from ``[judge]``, its own from ``[graders.rubrics]``."""
+    from goldenkit.graders.rubrics import RubricGrader
+
+    own = _table(section, "rubrics", f"{where}: [graders]")
+    unknown = sorted(set(own) - _RUBRIC_KEYS - set(_INHERITED))
+    if unknown:
+        raise ConfigError(f"{where}: [graders.rubrics]: unknown key {unknown[0]!r}")
+    judge = _table(cfg, "judge", where)
+    merged = {**{k: judge[k] for k in _INHERITED if k in judge}, **own}
+    if not merged.get("provider"):
+        raise ConfigError(f'{where}: [judge] provider is required when "rubrics" is in [graders] use')
+    options = merged.get("options", {})
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}: [judge.options] must be a table")
+    return RubricGrader(
+        str(merged["provider"]),
+        model=merged.get("model"),
+        options=dict(options),
+        prompt=_resolve(merged.get("prompt"), base),
+        threshold=float(merged.get("threshold", 1.0)),
+        hard=bool(merged.get("hard", False)),
+        calibration=_resolve(merged.get("calibration"), base),
+        generator_model=generator_model,
+        allow_self_judge=bool(merged.get("allow_self_judge", False)),
+        max_response_chars=int(merged.get("max_response_chars", 20000)),
     )
 
 

@@ -22,7 +22,15 @@ The rules are ADK's ``tool_trajectory_avg_score`` (TrajectoryEvaluator):
 
 goldenkit adds an ``args`` mode: ``exact`` (ADK), ``subset`` (every expected
 key is present in the actual call with an equal value; extra actual keys are
-fine) or ``ignore`` (names only, ADK's ``ignore_args=True``).
+fine) or ``ignore`` (names only, ADK's ``ignore_args=True``), and per-tool,
+per-argument policies (``exact``, ``ignore``, ``present``, ``regex:<p>``,
+``number:<tol>``, ``subset``; :mod:`goldenkit.graders._args`). Arguments that
+were not valid JSON never match, whatever the policy.
+
+Partial credit: ``F1`` scores a unit by the F1 of a one-to-one (multiset)
+matching of expected and actual calls, ``ALIGN`` by the longest common
+subsequence share 2·lcs / (expected + actual) (:mod:`goldenkit.graders._partial`);
+the reason names the missing and extra calls. The threshold (default 1.0) decides.
 
 :class:`TrajectoryGrader` reads expectations from two places:
 
@@ -48,12 +56,15 @@ fine) or ``ignore`` (names only, ADK's ``ignore_args=True``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
+from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
+from goldenkit.graders._partial import Partial, align_partial, f1_partial, max_matching
 from goldenkit.graders._text import as_list, context, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.providers.base import Response
@@ -61,22 +72,26 @@ from goldenkit.providers.base import Response
 __all__ = [
     "ARG_MODES",
     "MATCH_TYPES",
+    "PARTIAL_TYPES",
     "TrajectoryGrader",
     "calls_match",
     "normalize_args_mode",
     "normalize_match",
     "trajectory_score",
     "turn_matches",
+    "unit_score",
 ]
 
-MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
-ARG_MODES = ("exact", "subset", "ignore")
+MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER", "F1", "ALIGN")
+#: The match types that give partial credit (a unit scores in [0, 1], not 0 or 1).
+PARTIAL_TYPES = ("F1", "ALIGN")
+_ADK_ENUM = 3  # ADK's MatchType enum values are 0..2 (EXACT, IN_ORDER, ANY_ORDER)
 _METRIC = "tool_trajectory_avg_score"
 
 
 def normalize_match(match: Any) -> str:
     """``"in-order"``, ``"In Order"``, ``1`` → ``"IN_ORDER"`` (ADK's normalization and enum values)."""
-    if isinstance(match, int) and not isinstance(match, bool) and 0 <= match < len(MATCH_TYPES):
+    if isinstance(match, int) and not isinstance(match, bool) and 0 <= match < _ADK_ENUM:
         return MATCH_TYPES[match]
     if isinstance(match, str):
         norm = match.strip().upper().replace("-", "_").replace(" ", "_")
@@ -108,33 +123,62 @@ def _call(c: Any) -> tuple[str, dict[str, Any]]:
     return name, dict(args)
 
 
-def calls_match(expected: Any, actual: Any, args: str = "exact") -> bool:
-    """Whether ``actual`` satisfies ``expected`` under the args mode."""
-    en, ea = _call(expected)
-    an, aa = _call(actual)
-    if en != an:
-        return False
-    if args == "ignore":
-        return True
-    if args == "subset":
-        return all(k in aa and aa[k] == v for k, v in ea.items())
-    return ea == aa
+Args = str | ArgRules
 
 
-def turn_matches(expected: Sequence[Any], actual: Sequence[Any], match: str = "EXACT", args: str = "exact") -> bool:
-    """Whether one turn's actual calls satisfy its expected calls (ADK rules, see the module doc)."""
+def _rules(args: Args) -> ArgRules:
+    if isinstance(args, ArgRules):
+        return args
+    return ArgRules(mode=normalize_args_mode(args))
+
+
+def calls_match(expected: Any, actual: Any, args: Args = "exact") -> bool:
+    """Whether ``actual`` satisfies ``expected``: equal names, and the args under the mode or
+    policies ``args`` (see :mod:`goldenkit.graders._args`). Arguments that were not valid
+    JSON never match."""
+    return _pred(args)(expected, actual)
+
+
+def _pred(args: Args) -> Callable[[Any, Any], bool]:
+    rules = _rules(args)
+
+    def match(e: Any, a: Any) -> bool:
+        en, ea = _call(e)
+        an, aa = _call(a)
+        return en == an and args_match(en, ea, aa, rules)
+
+    return match
+
+
+def unit_score(expected: Sequence[Any], actual: Sequence[Any], match: str = "EXACT", args: Args = "exact") -> Partial:
+    """One unit's score under ``match``: 1.0/0.0 for EXACT, IN_ORDER, ANY_ORDER; F1 or the
+    alignment share for F1 and ALIGN; with the missing and extra calls."""
     match = normalize_match(match)
-    args = normalize_args_mode(args)
+    pred = _pred(args)
+    if match == "F1":
+        return f1_partial(expected, actual, pred)
+    if match == "ALIGN":
+        return align_partial(expected, actual, pred)
+    ok = turn_matches(expected, actual, match, args)
+    part = f1_partial(expected, actual, pred)
+    return replace(part, score=1.0 if ok else 0.0)
+
+
+def turn_matches(expected: Sequence[Any], actual: Sequence[Any], match: str = "EXACT", args: Args = "exact") -> bool:
+    """Whether one turn's actual calls satisfy its expected calls (ADK rules, see the module doc).
+    For F1 and ALIGN: whether the unit scores 1.0."""
+    match = normalize_match(match)
+    if match in PARTIAL_TYPES:
+        return unit_score(expected, actual, match, args).score == 1.0
+    pred = _pred(args)
     if match == "EXACT":
-        return len(expected) == len(actual) and all(
-            calls_match(e, a, args) for e, a in zip(expected, actual, strict=False)
-        )
+        return len(expected) == len(actual) and all(pred(e, a) for e, a in zip(expected, actual, strict=False))
     if not expected:
         return True
     if match == "IN_ORDER":
         i = 0
         for a in actual:
-            if calls_match(expected[i], a, args):
+            if pred(expected[i], a):
                 i += 1
                 if i == len(expected):
                     return True
@@ -142,30 +186,13 @@ def turn_matches(expected: Sequence[Any], actual: Sequence[Any], match: str = "E
     return not _unmatched(expected, actual, args)[0]
 
 
-def _unmatched(expected: Sequence[Any], actual: Sequence[Any], args: str) -> tuple[list[Any], list[Any]]:
-    """``(expected calls left unmatched, actual calls left over)`` under a maximum one-to-one matching.
-
-    Each actual call satisfies at most one expected call. A first-fit pass is
-    not enough once ``args`` is ``subset``: ``{"name": "f", "args": {}}`` may
-    take the only call that ``{"name": "f", "args": {"x": 1}}`` accepts while
-    another call would have served it, so an expected call that finds every
-    acceptable call taken tries to move the call's holder to another one
-    (augmenting paths). For ``exact`` and ``ignore`` this gives what first-fit gives.
-    """
-    owner: list[int | None] = [None] * len(actual)
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j, a in enumerate(actual):
-            if j not in seen and calls_match(expected[i], a, args):
-                seen.add(j)
-                holder = owner[j]
-                if holder is None or place(holder, seen):
-                    owner[j] = i
-                    return True
-        return False
-
-    missing = [e for i, e in enumerate(expected) if not place(i, set())]
-    return missing, [a for j, a in enumerate(actual) if owner[j] is None]
+def _unmatched(expected: Sequence[Any], actual: Sequence[Any], args: Args) -> tuple[list[Any], list[Any]]:
+    """``(expected calls left unmatched, actual calls left over)`` under a maximum one-to-one matching
+    (see :func:`goldenkit.graders._partial.max_matching`; for ``exact`` and ``ignore`` it gives what
+    first-fit gives)."""
+    owner = max_matching(expected, actual, _pred(args))
+    used = {i for i in owner if i is not None}
+    return [e for i, e in enumerate(expected) if i not in used], [a for j, a in enumerate(actual) if owner[j] is None]
 
 
 def _turns(value: Any, what: str) -> list[list[Any]]:
@@ -175,9 +202,10 @@ def _turns(value: Any, what: str) -> list[list[Any]]:
 
 
 def trajectory_score(
-    expected: Sequence[Sequence[Any]], actual: Sequence[Sequence[Any]], match: str = "EXACT", args: str = "exact"
+    expected: Sequence[Sequence[Any]], actual: Sequence[Sequence[Any]], match: str = "EXACT", args: Args = "exact"
 ) -> float:
-    """ADK's tool_trajectory_avg_score: the mean over turns of 1.0 (match) or 0.0.
+    """ADK's tool_trajectory_avg_score: the mean over turns of 1.0 (match) or 0.0
+    (for F1 and ALIGN, of each turn's partial score).
 
     ``expected`` and ``actual`` are lists of turns, each a list of calls
     (``{"name": str, "args": dict}`` dicts, :class:`~goldenkit.cases.ToolCall`
@@ -192,8 +220,8 @@ def trajectory_score(
     exp = _turns(expected, "expected")
     act = _turns(actual, "actual")
     match = normalize_match(match)
-    args = normalize_args_mode(args)
-    scores = [1.0 if turn_matches(e, a, match, args) else 0.0 for e, a in zip(exp, act, strict=False)]
+    rules = _rules(args)
+    scores = [unit_score(e, a, match, rules).score for e, a in zip(exp, act, strict=False)]
     if not scores:
         return float("nan")
     return sum(scores) / len(scores)
@@ -208,14 +236,17 @@ def _show(calls: Sequence[Any], limit: int = 4) -> str:
     return "[" + ", ".join(parts) + more + "]"
 
 
-def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: str) -> str:
+def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules) -> str:
     """Why one unit failed: the missing expected calls and, for EXACT, the extra ones."""
     missing, pool = _unmatched(expected, actual, args)
     bits = []
     if missing:
         bits.append(f"missing {_show(missing)}")
         near = [a for a in actual if any(_call(a)[0] == _call(m)[0] for m in missing)]
-        if near and args != "ignore":
+        broken = [a for a in near if any(k in _call(a)[1] for k in BROKEN_ARGS)]
+        if broken:
+            bits.append(f"called with arguments that are not a JSON object {_show(broken)}")
+        elif near and not args.names_only:
             bits.append(f"called with other args {_show(near)}")
     if match == "EXACT" and pool:
         bits.append(f"extra {_show(pool)}")
@@ -224,12 +255,28 @@ def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: s
     return "; ".join(bits)
 
 
+def _unit(expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules) -> tuple[float, str]:
+    """(score, why it is below 1: '' when it is 1) of one unit."""
+    part = unit_score(expected, actual, match, args)
+    if part.score == 1.0:
+        return 1.0, ""
+    if match not in PARTIAL_TYPES:
+        return part.score, _explain(expected, actual, match, args)
+    bits = [f"{match} {part.score:.3g} (precision {part.precision:.3g}, recall {part.recall:.3g})"]
+    if part.missing:
+        bits.append(f"missing {_show(part.missing)}")
+    if part.extra:
+        bits.append(f"extra {_show(part.extra)}")
+    return part.score, "; ".join(bits)
+
+
 class TrajectoryGrader(Grader):
     """Tool-call trajectory against the expected one (ADK semantics; see the module doc).
 
     Options (defaults for cases that do not say): ``match`` for ADK-shaped
     cases (default EXACT, as ADK), ``contract_match`` for contract cases
-    (default IN_ORDER), ``args`` (default exact), ``threshold`` (default 1.0).
+    (default IN_ORDER), ``args`` (a mode, default exact, or a table of per-tool
+    argument policies, see :mod:`goldenkit.graders._args`), ``threshold`` (default 1.0).
     """
 
     name = "trajectory"
@@ -240,24 +287,26 @@ class TrajectoryGrader(Grader):
         *,
         match: str = "EXACT",
         contract_match: str = "IN_ORDER",
-        args: str = "exact",
+        args: str | Mapping[str, Any] = "exact",
         threshold: float = 1.0,
         hard: bool = True,
     ) -> None:
         try:
             self.match = normalize_match(match)
             self.contract_match = normalize_match(contract_match)
-            self.args = normalize_args_mode(args)
+            self.rules = parse_arg_rules(args, "args")
         except InputError as exc:
             raise ConfigError(f"graders.trajectory: {exc}") from None
+        self.args = self.rules.mode
         self.threshold = float(threshold)
         self.hard = hard
+        spec = self.rules.spec()
         self.version = options_version(
             self.BASE_VERSION,
             {
                 "match": None if self.match == "EXACT" else self.match,
                 "contract_match": None if self.contract_match == "IN_ORDER" else self.contract_match,
-                "args": None if self.args == "exact" else self.args,
+                "args": None if spec == "exact" else spec,
                 "threshold": None if self.threshold == 1.0 else self.threshold,
             },
         )
@@ -306,17 +355,17 @@ class TrajectoryGrader(Grader):
             match = normalize_match(settings.get("match_type", self.match))
         except InputError as exc:
             raise InputError(f"case {case.id}: criteria.{_METRIC}: {exc}") from None
-        args = "ignore" if settings.get("ignore_args") else self.args
+        rules = ArgRules(mode="ignore") if settings.get("ignore_args") else self.rules
         threshold = float(settings.get("threshold", self.threshold))
         expected = [list(t.expected_tools) for t in case.turns]
         actual = response.tool_calls
         fails = []
         scores = []
         for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
-            ok = turn_matches(e, a, match, args)
-            scores.append(1.0 if ok else 0.0)
-            if not ok:
-                fails.append(f"turn {i + 1}: {_explain(e, a, match, args)}")
+            score, why = _unit(e, a, match, rules)
+            scores.append(score)
+            if why:
+                fails.append(f"turn {i + 1}: {why}")
         notes = []
         if len(expected) != len(actual):
             notes.append(
@@ -331,24 +380,28 @@ class TrajectoryGrader(Grader):
         reason = "; ".join([head] + fails + notes) if (fails or notes) else ""
         return GradeResult(passed=passed, score=score, reason=reason)
 
-    def _grade_contract(self, case: Case, spec: Mapping[str, Any], response: Response) -> GradeResult:
+    def _case_rules(self, case: Case) -> tuple[str, ArgRules]:
         expect = case.expect or {}
         try:
             match = normalize_match(expect.get("tool_match", self.contract_match))
-            args = normalize_args_mode(expect.get("tool_args", self.args))
+            own = expect.get("tool_args")
+            rules = self.rules.merged(None if own is None else parse_arg_rules(own, "tool_args"))
         except InputError as exc:
             raise InputError(f"case {case.id}: expect: {exc}") from None
-        threshold = float(expect.get("tool_threshold", self.threshold))
+        return match, rules
+
+    def _grade_contract(self, case: Case, spec: Mapping[str, Any], response: Response) -> GradeResult:
+        match, rules = self._case_rules(case)
+        threshold = float((case.expect or {}).get("tool_threshold", self.threshold))
         actual = response.tool_calls
         units: list[float] = []
         fails: list[str] = []
         if spec["tools"] is not None:
             flat = [c for turn in actual for c in turn]
-            exp = list(as_list(spec["tools"]))
-            ok = turn_matches(exp, flat, match, args)
-            units.append(1.0 if ok else 0.0)
-            if not ok:
-                fails.append(f"tools ({match}): {_explain(exp, flat, match, args)}")
+            score, why = _unit(list(as_list(spec["tools"])), flat, match, rules)
+            units.append(score)
+            if why:
+                fails.append(f"tools ({match}): {why}")
         for i, exp_turn in enumerate(spec["per_turn"]):
             if exp_turn is None:
                 continue
@@ -356,10 +409,10 @@ class TrajectoryGrader(Grader):
                 units.append(0.0)
                 fails.append(f"turn {i + 1}: no such turn in the response ({len(actual)} turns)")
                 continue
-            ok = turn_matches(list(exp_turn), actual[i], match, args)
-            units.append(1.0 if ok else 0.0)
-            if not ok:
-                fails.append(f"turn {i + 1} ({match}): {_explain(list(exp_turn), actual[i], match, args)}")
+            score, why = _unit(list(exp_turn), actual[i], match, rules)
+            units.append(score)
+            if why:
+                fails.append(f"turn {i + 1} ({match}): {why}")
         for rule in spec["rules"]:
             ok, why = _check_rule(rule, response)
             units.append(1.0 if ok else 0.0)

@@ -22,6 +22,10 @@ reads from the events of that invocation:
 * ``intermediate``: ``(author, text)`` of every other event with text
   (a model's text beside a function call, a sub-agent's answer before a transfer).
 
+With ``history = "actual"`` the session's state after the last turn is
+``Response.raw["final_state"]`` (for ADK ``final_session_state``; the
+``"expected"`` mode runs fresh sessions and reports none).
+
 Token counts are the sums of ``usage_metadata.prompt_token_count`` and
 ``candidates_token_count`` over the model responses; None when no event
 reports usage.
@@ -64,15 +68,12 @@ from typing import Any
 
 from goldenkit.cases import Case, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers._adk_errors import _error_from_exception, _status_transient
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
 from goldenkit.providers.conversation import HISTORY_MODES, expected_exchanges
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"
-
-# HTTP status codes and their gRPC / google.genai status names that are worth a retry.
-_TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}
-_TRANSIENT_NAMES = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
 
 
 def _require_adk() -> Any:
@@ -156,39 +157,6 @@ def _jsonable(value: Any) -> Any:
         return str(value)
 
 
-def _status_transient(code: Any) -> bool:
-    s = str(code).strip().upper()
-    return s in _TRANSIENT_CODES or s in _TRANSIENT_NAMES or (s.isdigit() and len(s) == 3 and s.startswith("5"))
-
-
-def _error_from_exception(exc: BaseException, where: str) -> ProviderError:
-    """Classify an exception raised while the agent ran."""
-    if isinstance(exc, ProviderError):
-        return exc
-    code = getattr(exc, "code", None)
-    status = code if isinstance(code, int) else None
-    name = type(exc).__name__
-    msg = str(exc).splitlines()[0] if str(exc) else name
-    if len(msg) > 300:
-        msg = msg[:297] + "..."
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError):
-        transient = True
-    elif code is not None:
-        transient = _status_transient(code)
-    else:
-        transient = name in {
-            "ReadError",
-            "ConnectError",
-            "RemoteProtocolError",
-            "ReadTimeout",
-            "ConnectTimeout",
-            "PoolTimeout",
-            "ServerDisconnectedError",
-            "ClientConnectionError",
-        }
-    return ProviderError(f"adk {where} error: {name}: {msg}", transient=transient, status=status)
-
-
 class _TurnCollector:
     """Turns the events of one invocation into a TurnOutput (ADK's reading of them)."""
 
@@ -204,6 +172,7 @@ class _TurnCollector:
         self.pending_calls = 0
         self._args_by_id: dict[str, dict[str, Any]] = {}
         self.invocation_id: str | None = None
+        self.final_state: dict[str, Any] | None = None  # the session's state after this turn
 
     def add(self, event: Any) -> None:
         if self.invocation_id is None:
@@ -406,7 +375,11 @@ class AdkProvider(Provider):
             tokens_in=_sum([c.tokens_in for c in collected]),
             tokens_out=_sum([c.tokens_out for c in collected]),
             model=model,
-            raw={"invocation_ids": [c.invocation_id for c in collected], "history": "actual"},
+            raw={
+                "invocation_ids": [c.invocation_id for c in collected],
+                "history": "actual",
+                "final_state": collected[-1].final_state if collected else None,
+            },
         )
 
     async def _run(
@@ -457,6 +430,9 @@ class AdkProvider(Provider):
                     raise _error_from_exception(exc, where) from None
                 if col.error is not None:
                     raise col.error
+            done = await runner.session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
+            if collected and done is not None:
+                collected[-1].final_state = _jsonable(dict(done.state))
         finally:
             try:
                 await runner.close()

@@ -61,6 +61,7 @@ class Response:
     model: str | None = None
     raw: Any = None
     ttft_ms: float | None = None
+    retrieved: list[str] | None = None  # ids the agent retrieved, in order (None: not reported)
 
     @property
     def text(self) -> str:

@@ -1,5 +1,9 @@
 """``callable``: any Python function ``fn(case) -> Response | str`` as the system under test.
 
+``fn`` may also return ``{"text": str, "retrieved": [ids], "final_state": {...}}``:
+the ids it retrieved (``Response.retrieved``, for the ``retrieval`` grader) and the
+session's final state (``Response.raw["final_state"]``, for ADK ``final_session_state``).
+
 For agents that run in-process. ``fn`` may be a coroutine function (awaited on
 the run's event loop) or a plain function (run in a thread pool so a blocking
 agent does not stall the other calls; ``threads=0`` calls it inline, which is
@@ -49,7 +53,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
             raise ConfigError(f"--callable {spec!r}: {mod_name} has no attribute {attr}") from None
     if not callable(obj):
         raise ConfigError(f"--callable {spec!r}: {attr} is not callable")
-    return obj
+    fn: Callable[..., Any] = obj
+    return fn
 
 
 class CallableProvider(Provider):
@@ -125,8 +130,30 @@ class CallableProvider(Provider):
             return out
         if isinstance(out, str):
             return Response.from_text(out, model=self.model)
+        if isinstance(out, dict) and isinstance(out.get("text"), str):
+            return self._from_dict(out)
         raise ProviderError(
-            f"callable {self.spec} returned {type(out).__name__}, expected Response or str", transient=False
+            f"callable {self.spec} returned {type(out).__name__}, expected Response, str or "
+            '{"text": ..., "retrieved"?: [...]}',
+            transient=False,
+        )
+
+    def _from_dict(self, out: dict[str, Any]) -> Response:
+        """``{"text", "retrieved"?: [ids], "final_state"?: {...}}`` as a Response."""
+        retrieved = out.get("retrieved")
+        if retrieved is not None and (
+            not isinstance(retrieved, list)
+            or not all(isinstance(r, str | int) and not isinstance(r, bool) for r in retrieved)
+        ):
+            raise ProviderError(f"callable {self.spec}: 'retrieved' must be a list of ids", transient=False)
+        state = out.get("final_state")
+        if state is not None and not isinstance(state, dict):
+            raise ProviderError(f"callable {self.spec}: 'final_state' must be an object", transient=False)
+        return Response.from_text(
+            out["text"],
+            model=self.model,
+            retrieved=None if retrieved is None else [str(r) for r in retrieved],
+            raw=None if state is None else {"final_state": state},
         )
 
     async def aclose(self) -> None:
