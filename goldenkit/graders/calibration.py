@@ -250,7 +250,7 @@ def calibration_report(
     pending = 0
     disagreements = []
     for item in pairs:
-        rid, human, judge = item if len(item) == 3 else ("", *item)  # type: ignore[misc]
+        rid, human, judge = item if len(item) == 3 else ("", *item)
         if judge == "PENDING":
             pending += 1
             continue

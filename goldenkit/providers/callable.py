@@ -49,7 +49,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
             raise ConfigError(f"--callable {spec!r}: {mod_name} has no attribute {attr}") from None
     if not callable(obj):
         raise ConfigError(f"--callable {spec!r}: {attr} is not callable")
-    return obj
+    func: Callable[..., Any] = obj
+    return func
 
 
 class CallableProvider(Provider):
