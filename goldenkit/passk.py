@@ -21,8 +21,8 @@ attempt-weighted pass rate of each row.
 
 >>> import numpy as np
 >>> r = pass_at_k(np.array([3, 3, 3]), np.array([3, 1, 0]), 2)
->>> round(r.pass_at_k, 4), round(r.pass_hat_k, 4), r.rows, r.left_out
-(0.6667, 0.3333, 3, 0)
+>>> round(r.pass_at_k, 4), round(r.pass_hat_k, 4), r.rows, r.left_out  # (1 + 2/3 + 0)/3 and (1 + 0 + 0)/3
+(0.5556, 0.3333, 3, 0)
 """
 
 from __future__ import annotations

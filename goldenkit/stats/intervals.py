@@ -17,7 +17,7 @@ from goldenkit.errors import InputError
 
 __all__ = ["paired_diff_ci", "wilson_ci"]
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- helpers (mcnemar.py uses them too)
 
 
 def _is_scalar(*xs: Any) -> bool:
