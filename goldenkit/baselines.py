@@ -176,61 +176,18 @@ def save_baseline(
     """
     _check_name(name)
     parse_rule(rule)
-    man = getattr(run, "manifest", None)
-    if not isinstance(man, dict) or not callable(getattr(run, "outcomes", None)):
-        raise InputError(f"cannot save baseline {name!r}: not a run (a baseline cannot be re-saved)")
-    run_id = str(man.get("run_id", "?"))
-    if man.get("validity") == INVALID:
-        raise InputError(f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})")
-    if man.get("complete") is False:
-        raise InputError(f"cannot save baseline {name!r}: run {run_id} is not complete")
+    man, run_id = _saveable_manifest(run, name)
     d = Path(baselines_dir)
     json_path, pq_path = d / f"{name}.json", d / f"{name}.parquet"
     existed = json_path.exists() or pq_path.exists()
     if existed and not force:
         raise InputError(f"baseline {name!r} already exists ({json_path}); use --force to overwrite")
-    cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "detail", "graders", "response"]
-    outcomes = run.outcomes(columns=cols)
-    if len(outcomes) == 0:
-        raise InputError(f"cannot save baseline {name!r}: run {run_id} has no outcomes")
-    is_err = (outcomes["verdict"] == ERROR).to_numpy(dtype=bool)
-    if is_err.any():
-        i = int(np.flatnonzero(is_err)[0])
-        raise InputError(
-            f"cannot save baseline {name!r}: run {run_id} has {int(is_err.sum())} ERROR outcome(s) "
-            f"(first: row {outcomes['row_id'].iloc[i]} repeat {outcomes['repeat'].iloc[i]}); re-run the errors first"
-        )
+    outcomes = _error_free_outcomes(run, name, run_id)
     collapsed = collapse_repeats(outcomes, rule)
     if int((verdict_codes(collapsed["verdict"]) <= 1).sum()) == 0:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} has no graded row")
-    reps = _representatives(outcomes, collapsed)
-    rows = collapsed.copy()
-    rows["verdict"] = rows["verdict"].astype(str)
-    rows["response"] = reps["response"].to_numpy(dtype=object)
-    rows["reasons"] = [_reasons_json(g) for g in reps["graders"].tolist()]
-    if "tags" in rows.columns:
-        rows["tags"] = [[] if t is None else [str(x) for x in t] for t in rows["tags"].tolist()]
-    table = slice_table(collapsed, rule=rule)
-    ov = table.iloc[-1]
-
-    def num(x: Any) -> Any:
-        x = float(x)
-        return None if np.isnan(x) else x
-
-    summary = {
-        "rows": int(ov["rows"]),
-        "n": int(ov["n"]),
-        "k": int(ov["k"]),
-        "p_hat": num(ov["p_hat"]),
-        "ci_low": num(ov["ci_low"]),
-        "ci_high": num(ov["ci_high"]),
-        "flaky": int(ov["flaky"]),
-        "slices": [
-            {k: (num(v) if isinstance(v, (float, np.floating)) else int(v) if isinstance(v, (int, np.integer)) else v)
-             for k, v in rec.items()}
-            for rec in table.iloc[:-1].to_dict(orient="records")
-        ],
-    }  # fmt: skip
+    rows = _baseline_rows(outcomes, collapsed)
+    summary = _summary(slice_table(collapsed, rule=rule))
     saved_at = _now()
     info = {
         "schema_version": SCHEMA_VERSION,
@@ -247,32 +204,106 @@ def save_baseline(
     _atomic_bytes(pq_path, lambda p: pq.write_table(arrow, p, compression="zstd"))
     text = json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n"
     _atomic_bytes(json_path, lambda p: p.write_text(text, encoding="utf-8"))
+    _append_history(d, _history_line(man, info, replaced=existed))
+    return Baseline(name=name, path=json_path, info=info, rows=rows)
+
+
+def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
+    """The run's manifest and id, or the reason the run cannot become a baseline."""
+    man = getattr(run, "manifest", None)
+    if not isinstance(man, dict) or not callable(getattr(run, "outcomes", None)):
+        raise InputError(f"cannot save baseline {name!r}: not a run (a baseline cannot be re-saved)")
+    run_id = str(man.get("run_id", "?"))
+    if man.get("validity") == INVALID:
+        raise InputError(f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})")
+    if man.get("complete") is False:
+        raise InputError(f"cannot save baseline {name!r}: run {run_id} is not complete")
+    return man, run_id
+
+
+def _error_free_outcomes(run: Any, name: str, run_id: str) -> pd.DataFrame:
+    """The outcome columns a baseline keeps; refuses a run with no outcome or with an ERROR one."""
+    cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "detail", "graders", "response"]
+    outcomes: pd.DataFrame = run.outcomes(columns=cols)
+    if len(outcomes) == 0:
+        raise InputError(f"cannot save baseline {name!r}: run {run_id} has no outcomes")
+    is_err = (outcomes["verdict"] == ERROR).to_numpy(dtype=bool)
+    if is_err.any():
+        i = int(np.flatnonzero(is_err)[0])
+        raise InputError(
+            f"cannot save baseline {name!r}: run {run_id} has {int(is_err.sum())} ERROR outcome(s) "
+            f"(first: row {outcomes['row_id'].iloc[i]} repeat {outcomes['repeat'].iloc[i]}); re-run the errors first"
+        )
+    return outcomes
+
+
+def _baseline_rows(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFrame:
+    """The collapsed rows with each row's representative response and grader reasons."""
+    reps = _representatives(outcomes, collapsed)
+    rows = collapsed.copy()
+    rows["verdict"] = rows["verdict"].astype(str)
+    rows["response"] = reps["response"].to_numpy(dtype=object)
+    rows["reasons"] = [_reasons_json(g) for g in reps["graders"].tolist()]
+    if "tags" in rows.columns:
+        rows["tags"] = [[] if t is None else [str(x) for x in t] for t in rows["tags"].tolist()]
+    return rows
+
+
+def _num(x: Any) -> Any:
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+def _summary(table: pd.DataFrame) -> dict[str, Any]:
+    """The overall line of a slice table and its per-slice lines, as JSON values (NaN as null)."""
+    ov = table.iloc[-1]
+    return {
+        "rows": int(ov["rows"]),
+        "n": int(ov["n"]),
+        "k": int(ov["k"]),
+        "p_hat": _num(ov["p_hat"]),
+        "ci_low": _num(ov["ci_low"]),
+        "ci_high": _num(ov["ci_high"]),
+        "flaky": int(ov["flaky"]),
+        "slices": [
+            {k: (_num(v) if isinstance(v, (float, np.floating)) else int(v) if isinstance(v, (int, np.integer)) else v)
+             for k, v in rec.items()}
+            for rec in table.iloc[:-1].to_dict(orient="records")
+        ],
+    }  # fmt: skip
+
+
+def _history_line(man: dict[str, Any], info: dict[str, Any], *, replaced: bool) -> dict[str, Any]:
+    """The history.jsonl line of one save."""
     dataset = man.get("dataset") or {}
-    hist = {
+    summary = info["summary"]
+    return {
         "schema_version": SCHEMA_VERSION,
-        "saved_at": saved_at,
-        "name": name,
-        "run_id": run_id,
+        "saved_at": info["saved_at"],
+        "name": info["name"],
+        "run_id": str(man.get("run_id", "?")),
         "dataset_name": dataset.get("name"),
         "dataset_version": dataset.get("version"),
         "dataset_sha256": dataset.get("sha256"),
         "agent_version": man.get("agent_version"),
         "mode": man.get("mode"),
-        "rule": rule,
+        "rule": info["rule"],
         "rows": summary["rows"],
         "n": summary["n"],
         "k": summary["k"],
         "p_hat": summary["p_hat"],
         "ci_low": summary["ci_low"],
         "ci_high": summary["ci_high"],
-        "replaced": existed,
-        "note": note,
+        "replaced": replaced,
+        "note": info["note"],
     }
+
+
+def _append_history(d: Path, line: dict[str, Any]) -> None:
     with (d / HISTORY_FILE).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(hist, ensure_ascii=False, default=str) + "\n")
+        fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-    return Baseline(name=name, path=json_path, info=info, rows=rows)
 
 
 def _baseline_paths(name_or_path: str | os.PathLike[str], baselines_dir: str | os.PathLike[str]) -> Path | None:

@@ -190,6 +190,37 @@ def _render(
     return [p for p in pages if p is not None]
 
 
+def _run_agents(
+    ds: Dataset, cfg: dict[str, Any], policy: GatePolicy, dataset_dir: Path, out: Path, say: Callable[[str], None]
+) -> dict[str, RunSummary]:
+    """Run both demo agents from their fixture folders; an INVALID run stops the demo."""
+    repeats = _repeats(cfg)
+    fixtures = {agent: _fixtures_dir(dataset_dir, agent) for agent in AGENTS}
+    summaries: dict[str, RunSummary] = {}
+    for agent in AGENTS:
+        run_id = run_id_of(agent)
+        _clear_demo_run(out, run_id)
+        summary = run_eval(
+            ds,
+            get_provider("fixtures", fixtures=str(fixtures[agent])),
+            build_graders(cfg),
+            repeats=repeats,
+            run_id=run_id,
+            results_dir=out,
+            sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
+            max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
+            progress=False,
+            config={"config_file": cfg.get("_path"), "demo": True},
+        )
+        if summary.validity != VALID:
+            raise InfrastructureError(
+                f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}"
+            )
+        summaries[agent] = summary
+        say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
+    return summaries
+
+
 def run_demo(
     dataset: str | Path = DEFAULT_DATASET,
     results_dir: str | Path = "results",
@@ -222,32 +253,9 @@ def run_demo(
     cfg = load_config(config_path) if config_path is not None else {}
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where=where)
-    repeats = _repeats(cfg)
-    fixtures = {agent: _fixtures_dir(dataset_dir, agent) for agent in AGENTS}
 
-    summaries: dict[str, RunSummary] = {}
     t = time.perf_counter()
-    for agent in AGENTS:
-        run_id = run_id_of(agent)
-        _clear_demo_run(out, run_id)
-        summary = run_eval(
-            ds,
-            get_provider("fixtures", fixtures=str(fixtures[agent])),
-            build_graders(cfg),
-            repeats=repeats,
-            run_id=run_id,
-            results_dir=out,
-            sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
-            max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
-            progress=False,
-            config={"config_file": cfg.get("_path"), "demo": True},
-        )
-        if summary.validity != VALID:
-            raise InfrastructureError(
-                f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}"
-            )
-        summaries[agent] = summary
-        say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
+    summaries = _run_agents(ds, cfg, policy, dataset_dir, out, say)
     timings["run"] = time.perf_counter() - t
 
     base, cand = (read_run(out / run_id_of(agent)) for agent in AGENTS)
@@ -331,6 +339,16 @@ def _worst_slice(comparison: Comparison, names: Sequence[str]) -> pd.Series:
 
 def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     """The demo's summary: headline rates, the paired test, the slice that regressed, its flips, the gate, the pages."""
+    lines = _story_headline(result)
+    slice_lines, name = _story_slice(result)
+    lines += slice_lines
+    lines += _story_flips(result.comparison, name, examples, width)
+    lines += _story_gate(result)
+    return "\n".join(lines)
+
+
+def _story_headline(result: DemoResult) -> list[str]:
+    """The title, 1. the headline rates and 2. the paired test."""
     cmp = result.comparison
     ov = cmp.overall
     ds = result.dataset
@@ -362,7 +380,14 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
         f"Difference {diff_pts:+.1f} points [95% CI {100 * float(ov['diff_ci_low']):+.1f}, "
         f"{100 * float(ov['diff_ci_high']):+.1f}]."
     )
-    # 3. the slice
+    return lines
+
+
+def _story_slice(result: DemoResult) -> tuple[list[str], str]:
+    """3. the slice the story is about (a failed critical slice, else the largest b - c) and its name."""
+    cmp = result.comparison
+    lines: list[str] = []
+    add = lines.append
     failed_slices = [
         r.name.split("[", 1)[1].rstrip("]")
         for r in result.decision.failed_rules
@@ -386,7 +411,13 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
             f"   The other {len(others)} slices: {int(others['b'].sum())} broke vs {int(others['c'].sum())} fixed; "
             f"their gains hide the {name} loss in the average."
         )
-    # 4. the flip list
+    return lines, name
+
+
+def _story_flips(cmp: Comparison, name: str, examples: int, width: int) -> list[str]:
+    """4. the slice's flip list: why its rows broke, with the first few examples."""
+    lines: list[str] = []
+    add = lines.append
     broke = cmp.flips[(cmp.flips["status"] == "NEW_FAILURE") & (cmp.flips["slice"] == name)]
     named = lookup_order_failures(cmp, name)
     if len(named):
@@ -401,7 +432,13 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
         add(f"   {rec['row_id']} NEW_FAILURE, the candidate said: {one_line(rec['cand_response'], width - 40)!r}")
         for check in _checks_naming(rec["cand_reasons"], KEY_TOOL) or [_reason_text(rec["cand_reasons"])]:
             add(f"      {one_line(check, 170)}")
-    # 5. the gate
+    return lines
+
+
+def _story_gate(result: DemoResult) -> list[str]:
+    """5. the gate's decision and command, 6. the pages."""
+    lines: list[str] = []
+    add = lines.append
     d = result.decision
     cfg = result.config_path or "defaults"
     add(f"5. The gate ({cfg}; critical slices: {', '.join(result.policy.critical) or 'none'}):")
@@ -419,4 +456,4 @@ def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
     else:
         add(f"6. No HTML (--no-html). Render it with: goldenkit report {result.candidate.run_id} "
             f"--baseline {result.baseline.run_id} --results-dir {result.results_dir} --config {cfg}")  # fmt: skip
-    return "\n".join(lines)
+    return lines

@@ -127,6 +127,28 @@ def import_dataset(
     """
     src = Path(src)
     out = Path(out_dir)
+    fmt_key, split, added = _checked_options(src, out, fmt, split, added, overwrite)
+    shape = IMPORT_FORMATS[fmt_key]
+    records, imported_from, golden_manifest = _read_files(src, fmt_key)
+    _check_unique(records)
+    slice_field = _slice_field(slice, records)
+    rows = _rows(records, shape, slice, slice_field, split=split, source=source, added=added)
+    imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
+
+    manifest = _manifest(src, fmt_key, shape, name, added, golden_manifest, imported_from)
+    out.mkdir(parents=True, exist_ok=True)
+    body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
+    (out / MANIFEST_FILE).write_text(
+        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
+    )
+    return out
+
+
+def _checked_options(
+    src: Path, out: Path, fmt: str, split: str | None, added: str | None, overwrite: bool
+) -> tuple[str, str, str]:
+    """The format key, the split and the added date, each checked, before anything is read."""
     fmt_key = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
     if fmt_key not in IMPORT_FORMATS:
         raise InputError(f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})")
@@ -144,13 +166,15 @@ def import_dataset(
         date.fromisoformat(added)
     except ValueError:
         raise InputError(f"added must be a date YYYY-MM-DD, got {added!r}") from None
-    shape = IMPORT_FORMATS[fmt_key]
+    return fmt_key, split, added
 
-    files = _source_files(src, fmt_key)
+
+def _read_files(src: Path, fmt_key: str) -> tuple[list[_Record], dict[str, Any], dict[str, Any] | None]:
+    """Every record of the source files, the provenance of each file, and a golden manifest if one is beside them."""
     records: list[_Record] = []
     imported_from: dict[str, Any] = {"format": fmt_key, "source": src.name, "files": []}
     golden_manifest: dict[str, Any] | None = None
-    for path, rel in files:
+    for path, rel in _source_files(src, fmt_key):
         if path.name.endswith((".lz4", ".zst")):
             raise DatasetError(
                 "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)", path=rel
@@ -173,16 +197,27 @@ def import_dataset(
         file_info.update(notes)
         imported_from["files"].append(file_info)
         records.extend(new)
+    return records, imported_from, golden_manifest
 
-    _check_unique(records)
-    slice_field = _slice_field(slice, records)
+
+def _rows(
+    records: list[_Record],
+    shape: str,
+    slice_arg: str | None,
+    slice_field: str | None,
+    *,
+    split: str,
+    source: str | None,
+    added: str,
+) -> list[dict[str, Any]]:
+    """One dataset row per record, its case normalized once (a case goldenkit cannot read is refused here)."""
     rows = []
     for rec in records:
         case = _normalize(rec, shape)
         rows.append(
             {
                 "id": rec.id,
-                "slice": _slice_of(rec, slice, slice_field),
+                "slice": _slice_of(rec, slice_arg, slice_field),
                 "tags": _tags(case),
                 "split": split,
                 "source": source or rec.file.rsplit("/", 1)[-1],
@@ -190,16 +225,7 @@ def import_dataset(
                 "case": rec.case,
             }
         )
-    imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
-
-    manifest = _manifest(src, fmt_key, shape, name, added, golden_manifest, imported_from)
-    out.mkdir(parents=True, exist_ok=True)
-    body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
-    (out / MANIFEST_FILE).write_text(
-        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
-    )
-    return out
+    return rows
 
 
 # --- reading -------------------------------------------------------------------------------------

@@ -60,15 +60,14 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.cases import Case, Message
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._adk_errors import _error_from_exception, _status_transient
+from goldenkit.providers.adk_events import TurnCollector, as_content, error_from_exception, jsonable
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
 from goldenkit.providers.conversation import HISTORY_MODES, expected_exchanges
 
@@ -134,109 +133,6 @@ def load_agent(spec: str) -> Any:
     if sub is not None and hasattr(sub, "root_agent"):
         return sub.root_agent
     raise ConfigError(f"--agent {spec}: no root_agent in {module_name} (name it: {module_name}:ATTRIBUTE)")
-
-
-def _content(role: str, text: str) -> Any:
-    from google.genai import types
-
-    return types.Content(role=role, parts=[types.Part(text=text)])
-
-
-def _text_of(content: Any) -> str:
-    """Text of a genai Content the way ADK's evaluators read it: text parts joined by newlines."""
-    if content is None or not content.parts:
-        return ""
-    return "\n".join(p.text for p in content.parts if p.text)
-
-
-def _jsonable(value: Any) -> Any:
-    """A tool's result as plain JSON data (a tool may return objects; outcomes are JSON)."""
-    try:
-        return json.loads(json.dumps(value, ensure_ascii=False, default=str))
-    except (TypeError, ValueError):
-        return str(value)
-
-
-class _TurnCollector:
-    """Turns the events of one invocation into a TurnOutput (ADK's reading of them)."""
-
-    def __init__(self) -> None:
-        self.tool_calls: list[ToolCall] = []
-        self.tool_responses: list[dict[str, Any]] = []
-        self.texts: list[tuple[Any, str, str]] = []  # (event, author, text)
-        self.final_event: Any = None
-        self.final_has_text = False
-        self.tokens_in: int | None = None
-        self.tokens_out: int | None = None
-        self.error: ProviderError | None = None
-        self.pending_calls = 0
-        self._args_by_id: dict[str, dict[str, Any]] = {}
-        self.invocation_id: str | None = None
-        self.final_state: dict[str, Any] | None = None  # the session's state after this turn
-
-    def add(self, event: Any) -> None:
-        if self.invocation_id is None:
-            self.invocation_id = event.invocation_id
-        if event.partial:
-            return
-        usage = event.usage_metadata
-        if usage is not None:
-            if usage.prompt_token_count is not None:
-                self.tokens_in = (self.tokens_in or 0) + usage.prompt_token_count
-            if usage.candidates_token_count is not None:
-                self.tokens_out = (self.tokens_out or 0) + usage.candidates_token_count
-        if event.error_code and not event.get_function_calls():
-            reason = event.error_message or ""
-            code = str(event.error_code)
-            lead = reason[:3]
-            status = (
-                int(code) if code.isdigit() else (int(lead) if lead.isdigit() and reason[3:4] in ("", " ") else None)
-            )
-            where = "tool" if self.pending_calls else "model"
-            self.error = ProviderError(
-                f"adk {where} error: {event.error_code}: {reason}".rstrip(": ").splitlines()[0][:400],
-                transient=_status_transient(code) or (status is not None and _status_transient(status)),
-                status=status,
-            )
-            return
-        content = event.content
-        if content is None or not content.parts:
-            return
-        for p in content.parts:
-            if p.function_call:
-                fc = p.function_call
-                args = dict(fc.args or {})
-                self.tool_calls.append(ToolCall(fc.name or "", args, fc.id))
-                if fc.id:
-                    self._args_by_id[fc.id] = args
-                self.pending_calls += 1
-            if p.function_response:
-                fr = p.function_response
-                self.tool_responses.append(
-                    {
-                        "name": fr.name,
-                        "args": self._args_by_id.get(fr.id or "", None),
-                        "response": _jsonable(fr.response),
-                    }
-                )
-                self.pending_calls = max(0, self.pending_calls - 1)
-        text = _text_of(content)
-        if text:
-            self.texts.append((event, event.author or "", text))
-        if event.is_final_response():
-            if not self.final_has_text or text:
-                self.final_event = event
-                self.final_has_text = bool(text)
-
-    def output(self) -> TurnOutput:
-        final_text = _text_of(self.final_event.content) if self.final_event is not None else ""
-        intermediate = [(author, text) for ev, author, text in self.texts if ev is not self.final_event]
-        return TurnOutput(
-            text=final_text,
-            tool_calls=list(self.tool_calls),
-            tool_responses=list(self.tool_responses),
-            intermediate=intermediate,
-        )
 
 
 class AdkProvider(Provider):
@@ -384,12 +280,12 @@ class AdkProvider(Provider):
 
     async def _run(
         self, case: Case, target: Any, users: Sequence[str], prior: Sequence[Message]
-    ) -> list[_TurnCollector]:
+    ) -> list[TurnCollector]:
         from google.adk.events.event import Event
 
         app_name, user_id, state, session_id = self._session_input(case)
         runner = self._new_runner(target, app_name)
-        collected: list[_TurnCollector] = []
+        collected: list[TurnCollector] = []
         try:
             session = await runner.session_service.create_session(
                 app_name=app_name, user_id=user_id, state=state, session_id=session_id
@@ -401,12 +297,14 @@ class AdkProvider(Provider):
                 role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
                 await runner.session_service.append_event(
                     session,
-                    Event(author=author, invocation_id=f"history-{len(collected)}", content=_content(role, m.content)),
+                    Event(
+                        author=author, invocation_id=f"history-{len(collected)}", content=as_content(role, m.content)
+                    ),
                 )
             for text in users:
-                col = _TurnCollector()
+                col = TurnCollector()
                 collected.append(col)
-                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=_content("user", text))
+                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=as_content("user", text))
                 try:
                     async with contextlib.aclosing(events):
                         while col.error is None:
@@ -427,12 +325,12 @@ class AdkProvider(Provider):
                         if col.pending_calls
                         else ("model" if getattr(exc, "code", None) is not None else "agent")
                     )
-                    raise _error_from_exception(exc, where) from None
+                    raise error_from_exception(exc, where) from None
                 if col.error is not None:
                     raise col.error
             done = await runner.session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
             if collected and done is not None:
-                collected[-1].final_state = _jsonable(dict(done.state))
+                collected[-1].final_state = jsonable(dict(done.state))
         finally:
             try:
                 await runner.close()

@@ -1,0 +1,122 @@
+"""Statistics that decide whether a change ships: intervals, paired tests, planning.
+
+Everything here is a pure function of counts or of an outcome DataFrame; nothing
+reads files. Results come back as NumPy values or small DataFrames with
+snake_case columns (``n, k, p_hat, ci_low, ci_high, b, c, p_val, p_adj``).
+
+The unit of evidence is the **row**. Repeats of one row are not independent
+trials, so pass rates are computed over rows after :func:`collapse_repeats`;
+the attempt-weighted rate is shown beside it, never instead of it.
+
+Methods
+-------
+* :func:`wilson_ci` -- Wilson score interval (statsmodels
+  ``proportion_confint(method="wilson")``; the same interval as R's
+  ``prop.test(k, n, correct=FALSE)$conf.int``). ``k = 0`` gives a lower bound
+  of exactly 0, ``k = n`` an upper bound of exactly 1. **n = 0** gives
+  ``(nan, nan)``: no rows is no evidence, and a gate reading NaN fails.
+* :func:`mcnemar_exact` -- exact conditional McNemar test,
+  ``p = min(1, 2 P[X <= min(b, c)])`` with ``X ~ Binomial(b + c, 1/2)``,
+  ``p = 1`` when ``b + c = 0``. The binomial CDF comes from
+  ``scipy.stats.binom.cdf`` (what statsmodels' ``mcnemar(exact=True)``
+  uses), which is accurate for any ``b + c``; a naive ``0.5 ** n`` sum
+  underflows to 0 at a 5,000 vs 5,000 tie. R's ``mcnemar.test`` is the
+  chi-square test, not this one; R's equivalent is ``binom.test(min(b, c), b + c)``.
+* :func:`holm` -- Holm step-down adjusted p-values in input order (the
+  values of statsmodels ``multipletests(method="holm")``, computed in NumPy:
+  see :func:`holm` for why).
+* :func:`paired_diff_ci` -- Newcombe's square-and-add interval for a
+  difference of paired proportions, **method 10** of Newcombe (1998),
+  "Improved confidence intervals for the difference between binomial
+  proportions based on paired data", Statistics in Medicine 17:2635-2650:
+  Wilson limits of both marginal proportions combined with the estimated
+  correlation ``phi`` between them, where ``phi``'s numerator ``AD - BC`` is
+  reduced by ``N/2`` when it exceeds it, set to 0 when it lies in ``[0, N/2]``
+  and left as is when negative (Newcombe's definition, as in Fagerland,
+  Lydersen & Laake 2017, ch. 8).
+* :func:`clustered_se` -- cluster-robust standard error of a mean score
+  (Miller 2024, "Adding Error Bars to Evals", eq. for ``SE_clustered``):
+  ``Var = (1/n^2) sum_c (sum_{i in c} (s_i - mean))^2``, computed with
+  statsmodels ``OLS(s, 1).fit(cov_type="cluster")``; by default without
+  small-sample correction (``use_correction=False``), which is exactly
+  Miller's formula with the 1/n variance.
+* :func:`rows_needed`, :func:`min_detectable_effect`, :func:`mcnemar_power` --
+  planning a paired comparison. **By default (``method="exact"``) they use the
+  exact power of the exact McNemar test the gate uses** (reject when
+  ``p < alpha``), computed by full enumeration of the number of discordant
+  rows and of the split among them. ``method="connor"`` is the normal
+  *approximation* of **Connor (1987)**, "Sample size for testing differences
+  in proportions for the paired-sample design", Biometrics 43:207-211:
+  ``n = (z_{1-alpha/2} sqrt(psi) + z_{power} sqrt(psi - delta^2))^2 / delta^2``
+  with ``psi`` the discordant proportion ``(b + c)/n`` and ``delta`` the
+  difference in pass rate ``(c - b)/n``; wherever it is shown it is labelled
+  approximate.
+
+Collapsing repeats
+------------------
+Rules for :func:`collapse_repeats` (``rule=``):
+
+* ``"majority"`` (default): PASS when more graded repeats passed than failed,
+  i.e. a strict majority (2 of 3, 3 of 5). **A tie among fully graded
+  repeats is FAIL** (1 of 2 with two repeats): a pass must be earned.
+* ``"all"``: every graded repeat passed. ``"any"``: at least one passed.
+* ``"at_least:K"``: at least K graded repeats passed (fewer than K graded
+  repeats cannot pass).
+
+ERROR and SKIPPED repeats are left out of the vote, and **an ERROR repeat
+never decides a row**: when the graded repeats tie only because a repeat
+errored (majority: PASS, FAIL, ERROR; at_least:K: fewer than K passed, but K
+could have with the errored repeats), the row is **undecided**: its verdict
+is ERROR (an error row, outside every pass rate, ``b`` and ``c``) and its
+``undecided`` column is True. A row with no graded repeat is ERROR when any
+repeat errored, otherwise SKIPPED.
+
+Modules
+-------
+``intervals`` (Wilson, paired difference), ``collapse`` (repeats, flaky rows,
+slice tables), ``mcnemar`` (exact McNemar, Holm, power and planning) and
+``clustered`` (clustered standard error); every public name is importable from
+:mod:`goldenkit.stats`.
+"""
+
+from __future__ import annotations
+
+from goldenkit.stats.clustered import ClusteredMean, clustered_se
+from goldenkit.stats.collapse import (
+    COLLAPSED_COLUMNS,
+    OVERALL,
+    collapse_arrays,
+    collapse_repeats,
+    collapse_with_codes,
+    first_positions,
+    flaky_rows,
+    parse_rule,
+    slice_table,
+    sorted_codes,
+    verdict_codes,
+)
+from goldenkit.stats.intervals import paired_diff_ci, wilson_ci
+from goldenkit.stats.mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
+
+__all__ = [
+    "COLLAPSED_COLUMNS",
+    "OVERALL",
+    "ClusteredMean",
+    "collapse_arrays",
+    "collapse_repeats",
+    "collapse_with_codes",
+    "first_positions",
+    "clustered_se",
+    "flaky_rows",
+    "holm",
+    "mcnemar_exact",
+    "mcnemar_power",
+    "min_detectable_effect",
+    "paired_diff_ci",
+    "parse_rule",
+    "rows_needed",
+    "slice_table",
+    "sorted_codes",
+    "verdict_codes",
+    "wilson_ci",
+]
