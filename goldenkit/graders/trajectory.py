@@ -51,12 +51,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._text import as_list, context, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 __all__ = [
     "ARG_MODES",
