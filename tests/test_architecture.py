@@ -274,3 +274,10 @@ def test_the_audit_never_imports_the_report() -> None:
     for module, path in _modules():
         if _layer_of(module) == "audit":
             assert not {_layer_of(i) for i in _imports(path)} & {"report", "notebooks"}, module
+
+
+def test_only_the_judge_among_graders_calls_providers() -> None:
+    """A grader reads a Response record (goldenkit.records); only the LLM judge calls a model."""
+    for module, imported in _graph().items():
+        if _layer_of(module) == "graders" and module not in {"graders", "graders.judge"}:
+            assert "providers" not in {_layer_of(i) for i in imported if i != "graders.judge"}, module
