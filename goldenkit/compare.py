@@ -73,6 +73,7 @@ import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.protocols import RunLike
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
     ERROR_CLEARED,
@@ -344,7 +345,7 @@ def comparability_differences(
 # --------------------------------------------------------------------------- compare
 
 
-def compare_runs(base: Any, cand: Any, *, rule: str = "majority", alpha: float = 0.05) -> Comparison:
+def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha: float = 0.05) -> Comparison:
     """Compare a candidate against a base, row by row (see the module docstring).
 
     ``base`` and ``cand`` are runs (``goldenkit.results.Run``) or baselines

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ResultsError
-from goldenkit.metrics import grader_results
+from goldenkit.records import grader_results
 from goldenkit.results import Run, light_outcomes
 
 __all__ = ["flip_list", "flipped_rows", "outcome_columns"]

@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -101,8 +101,12 @@ import pandas as pd
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ConfigError
 from goldenkit.evidence import baseline_evidence, error_rules, paired_evidence, rows_evidence, slice_evidence
 from goldenkit.policy import GateDecision, GatePolicy, GateRule
+from goldenkit.protocols import RunLike
 from goldenkit.schema import INVALID
 from goldenkit.stats import collapse_repeats, holm, slice_table
+
+if TYPE_CHECKING:
+    from goldenkit.compare import Comparison
 
 __all__ = ["GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]
 
@@ -140,7 +144,7 @@ def _hallucination_rate(outcomes: pd.DataFrame, grader: str) -> tuple[float, int
 
 
 def _inputs(
-    run: Any, manifest: Mapping[str, Any] | None, rule: str
+    run: pd.DataFrame | RunLike, manifest: Mapping[str, Any] | None, rule: str
 ) -> tuple[pd.DataFrame | None, pd.DataFrame, dict[str, Any]]:
     """(outcomes or None, collapsed rows, manifest) from a DataFrame, a run or a baseline."""
     man = dict(manifest) if manifest is not None else dict(getattr(run, "manifest", None) or {})
@@ -160,11 +164,11 @@ def _inputs(
 
 
 def evaluate_gate(
-    run: Any,
+    run: pd.DataFrame | RunLike,
     *,
     policy: GatePolicy,
-    comparison: Any = None,
-    baseline: Any = None,
+    comparison: Comparison | None = None,
+    baseline: RunLike | None = None,
     baseline_missing_reason: str | None = None,
     comparison_invalid: str | None = None,
     manifest: Mapping[str, Any] | None = None,

@@ -37,7 +37,6 @@ attempts has total 0 and NaN rate and interval.
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import NormalDist
@@ -45,6 +44,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit.records import expects_refusal, grader_results
 from goldenkit.stats import clustered_se
 
 __all__ = ["METRIC_COLUMNS", "clustered_interval", "grader_results", "run_metrics"]
@@ -52,24 +52,6 @@ __all__ = ["METRIC_COLUMNS", "clustered_interval", "grader_results", "run_metric
 METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
-
-
-def grader_results(value: Any) -> dict[str, dict[str, Any]]:
-    """The graders cell of one outcome as ``{name: {passed, score, reason, error}}``.
-
-    The cell may be a dict, an Arrow map read from Parquet (a list of pairs),
-    JSON text, or empty (None, NaN); a grader whose result is null is left out.
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return {}
-    if isinstance(value, str):
-        value = json.loads(value) if value.strip() else {}
-    items: Iterable[tuple[Any, Any]]
-    if isinstance(value, Mapping):
-        items = value.items()
-    else:  # a Parquet map comes back as a list of (key, value) pairs
-        items = ((k, v) for k, v in value)
-    return {str(k): dict(v) for k, v in items if v is not None}
 
 
 def _tags(value: Any) -> list[str]:
@@ -127,8 +109,6 @@ def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_
     if refusal_rows is not None:
         return set(refusal_rows)
     if cases is not None:
-        from goldenkit.graders.contract import contract_expectations
-
         lookup: Callable[[str], Any] = cases.case if hasattr(cases, "case") else cases.__getitem__
         # a Dataset raises DatasetError, not KeyError, for a row it lacks: ask it which rows it holds
         held = set(cases.ids) if hasattr(cases, "ids") else None
@@ -142,10 +122,10 @@ def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_
                 continue
             if isinstance(case, Mapping):
                 expect = case.get("expect") or {}
-                flag = expect.get("refusal", expect.get("refuse"))
+                flag = expect.get("refusal", expect.get("refuse")) is True
             else:
-                flag = contract_expectations(case).get("refusal")
-            if flag is True:
+                flag = expects_refusal(case.expect)
+            if flag:
                 out.add(rid)
         return out
     return {rid for rid, t in zip(ids, tags, strict=True) if any(x in _REFUSAL_TAGS for x in t)}

@@ -24,13 +24,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
 from goldenkit.dataset import Dataset
 from goldenkit.errors import InputError
+from goldenkit.protocols import DatasetLike
 from goldenkit.schema import SPLITS
 
 
@@ -109,6 +110,20 @@ def _chosen_positions(frame: pd.DataFrame, per_slice: int, seed: int, split: str
     return np.asarray(chosen, dtype=np.int64)
 
 
+@overload
+def stratified_sample(dataset_or_rows: Dataset, per_slice: int, seed: int, split: str | None = None) -> Dataset: ...
+@overload
+def stratified_sample(
+    dataset_or_rows: DatasetLike, per_slice: int, seed: int, split: str | None = None
+) -> DatasetLike: ...
+@overload
+def stratified_sample(
+    dataset_or_rows: list[dict[str, Any]], per_slice: int, seed: int, split: str | None = None
+) -> list[dict[str, Any]]: ...
+@overload
+def stratified_sample(
+    dataset_or_rows: pd.DataFrame, per_slice: int, seed: int, split: str | None = None
+) -> pd.DataFrame: ...
 def stratified_sample(dataset_or_rows: Any, per_slice: int, seed: int, split: str | None = None) -> Any:
     """Up to ``per_slice`` rows of every slice, chosen deterministically from ``seed``.
 

@@ -7,89 +7,134 @@ layer never imports a higher one, not even inside a function.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import goldenkit
 
 PACKAGE = Path(goldenkit.__file__).resolve().parent
 
-# module (dotted, relative to goldenkit) -> modules it must never import.
-HIGHER_THAN_DATA = {
-    "providers",
-    "graders",
-    "runner",
-    "results",
-    "harnesses",
-    "stats",
-    "compare",
-    "flips",
-    "gate",
-    "policy",
-    "evidence",
-    "baselines",
-    "report",
-    "audit",
-    "notebooks",
-    "demo",
-    "cli",
-    "commands",
-}
-# the top layers: the demo (uses the whole library), then the CLI and its commands
-TOP = {"demo", "cli", "commands"}
-FORBIDDEN = {
-    "errors": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
-    "schema": HIGHER_THAN_DATA | {"dataset", "formats", "sampling"},
-    "cases": HIGHER_THAN_DATA | {"dataset", "formats", "sampling"},
-    "dataset": HIGHER_THAN_DATA,
-    "sampling": HIGHER_THAN_DATA,
-    "formats": HIGHER_THAN_DATA | {"sampling"},
-    "providers": HIGHER_THAN_DATA - {"providers"},
-    "graders": HIGHER_THAN_DATA - {"providers", "graders"},
-    "runner": {"stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
-    "results": {"runner", "stats", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
-    "harnesses": {"providers", "graders", "runner", "stats", "compare", "gate", "baselines", "report", "audit"}
-    | {"notebooks"}
-    | TOP,
-    "stats": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
-    "compare": {"runner", "gate", "report", "audit", "notebooks"} | TOP,
-    "flips": {"runner", "compare", "gate", "report", "audit", "notebooks"} | TOP,
-    "gate": {"runner", "report", "audit", "notebooks"} | TOP,
-    "policy": {"runner", "results", "compare", "gate", "evidence", "baselines", "report", "audit", "notebooks"} | TOP,
-    "evidence": {"runner", "results", "compare", "gate", "baselines", "report", "audit", "notebooks"} | TOP,
-    "baselines": TOP,
-    "audit": TOP,
-    "report": {"runner", "notebooks"} | TOP,
-    "notebooks": {"runner"} | TOP,
-    "demo": {"cli", "commands"},
-    "display": HIGHER_THAN_DATA | {"dataset", "formats", "sampling", "cases", "config"},
-}
-# The leaderboard: passk beside stats, ranking and pairwise beside compare, leaderboard_report beside report.
-_BOARD = {"passk", "alignment", "ranking", "pairwise", "leaderboard_report", "demo_benchmark"}
-FORBIDDEN["passk"] = FORBIDDEN["stats"] | _BOARD
-FORBIDDEN["pairwise"] = FORBIDDEN["compare"] | {"ranking", "leaderboard_report"}
-FORBIDDEN["ranking"] = FORBIDDEN["compare"] | {"leaderboard_report"}
-FORBIDDEN["alignment"] = FORBIDDEN["compare"] | {"ranking", "pairwise", "leaderboard_report"}
-FORBIDDEN["leaderboard_report"] = set(FORBIDDEN["report"])
-FORBIDDEN["demo_benchmark"] = set(FORBIDDEN["demo"])
-for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "providers", "graders", "runner"):
-    FORBIDDEN[_low] = FORBIDDEN[_low] | _BOARD
-for _low in ("results", "stats", "compare", "gate", "baselines"):
-    FORBIDDEN[_low] = FORBIDDEN[_low] | _BOARD
-# history reads results and stats (the report layer); pages sit above report and notebooks.
-for _low in ("errors", "schema", "cases", "dataset", "sampling", "formats", "providers", "graders", "config"):
-    FORBIDDEN[_low] = FORBIDDEN.get(_low, set()) | {"history", "pages"}
-for _low in ("runner", "results", "stats", "compare", "gate", "baselines", "audit", "report", "notebooks"):
-    FORBIDDEN[_low] = FORBIDDEN[_low] | {"history", "pages"}
-FORBIDDEN["history"] = {"runner", "report", "audit", "notebooks", "pages"} | TOP
-FORBIDDEN["pages"] = {"runner"} | TOP
+# Every module of goldenkit (dotted, relative to goldenkit; "__init__" is the package's own), in layers
+# from the bottom up. A module imports only modules of its own layer or a lower one (top level or inside a
+# function), and the imports never form a cycle. A new module must be placed here: add its name to the set
+# of its layer (a new package: its submodules' line, then the package itself one line above).
+LAYERS: list[set[str]] = [
+    # foundations: errors, the records every layer shares, constants, the HTML base
+    {"errors"},
+    {"_text", "display", "schema", "records", "config"},
+    {"cases", "protocols"},
+    # dataset -> sampling
+    {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
+    {"formats.vertex"},
+    {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
+    {"formats"},
+    {"dataset.lines", "dataset.problems", "dataset.rows", "dataset.manifest", "dataset.reader"},
+    {"dataset"},
+    {"sampling"},
+    # statistics over tables (they never read a run folder)
+    {"stats.intervals", "stats.clustered"},
+    {"stats.collapse", "stats.mcnemar"},
+    {"stats", "passk"},
+    {"policy"},
+    {"evidence"},
+    # results: what a run wrote; other harnesses' results imported as runs
+    {"results"},
+    {"harnesses.common"},
+    {"harnesses.deepeval_testrun", "harnesses.inspect_log", "harnesses.lm_eval_samples"},
+    {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
+    {"harnesses"},
+    # analysis of results: never imports providers, graders or the runner
+    {"metrics", "flips", "baselines"},
+    {"compare"},
+    {"gate", "alignment", "pairwise", "ranking"},
+    # every run at once: the index, SQL over all outcomes, trends
+    {"history.index"},
+    {"history.sql", "history.trend"},
+    {"history"},
+    # the system under test, its graders, the runner
+    {"providers.base", "providers.http", "providers.client", "providers.streaming"},
+    {"providers.adk_events"},
+    {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
+    {"providers.ollama", "providers.openai"},
+    {"providers"},
+    {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders.base"},
+    {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
+    {"graders.state", "graders.rubrics"},
+    {"graders.build", "graders.calibration"},
+    {"graders"},
+    {"runner.limits", "runner.runkey", "runner.summary", "runner.progress"},
+    {"runner.folder"},
+    {"runner.run"},
+    {"runner.evaluate"},
+    {"runner"},
+    # what people look at: the audit, the report (one module per notebook), the notebooks
+    {"audit.marks", "audit.failures"},
+    {"audit.apply", "audit.browser"},
+    {"audit.session"},
+    {"audit"},
+    {"report.html"},
+    {"report.run", "report.compare", "report.audit", "report.coverage"},
+    {"report", "leaderboard_report"},
+    {"notebooks"},
+    # the static site over every run
+    {"pages.html", "pages.plots"},
+    {"pages.views"},
+    {"pages.leaderboards"},
+    {"pages.site"},
+    {"pages"},
+    # the public API, the demo, then the CLI and its commands
+    {"__init__"},
+    {"demo", "demo_benchmark"},
+    # the commands: peers (one imports another's helpers; the cycle check keeps them apart)
+    {
+        "commands",
+        "commands.audit",
+        "commands.baseline",
+        "commands.benchmark",
+        "commands.compare",
+        "commands.dataset",
+        "commands.demo",
+        "commands.gate",
+        "commands.import_run",
+        "commands.judge",
+        "commands.leaderboard",
+        "commands.pages",
+        "commands.query",
+        "commands.report",
+        "commands.run",
+        "commands.stats",
+    },
+    {"cli"},
+]
+# The registries load their built-ins on first lookup: the package's base module imports the package
+# (whose __init__ imports every built-in, which registers itself) inside the lookup function. These two
+# edges are the only imports allowed to point up, and the only cycles.
+REGISTRY_LOADS = {("providers.base", "providers"), ("graders.base", "graders")}
 
 
 def _layer_of(module: str) -> str:
     return module.split(".")[0]
 
 
+def _name(path: Path) -> str:
+    parts = [p for p in path.relative_to(PACKAGE).with_suffix("").parts if p != "__init__"]
+    return ".".join(parts) or "__init__"
+
+
+def _modules() -> list[tuple[str, Path]]:
+    return [(_name(path), path) for path in sorted(PACKAGE.rglob("*.py"))]
+
+
+def _is_module(dotted: str) -> bool:
+    base = PACKAGE.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
 def _imports(path: Path) -> set[str]:
-    """Every goldenkit submodule a file imports (top level or inside functions)."""
+    """Every goldenkit module a file imports (top level or inside functions).
+
+    ``from goldenkit.pkg import name`` counts as an import of ``pkg.name`` when that is a module.
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -97,32 +142,109 @@ def _imports(path: Path) -> set[str]:
             for alias in node.names:
                 if alias.name.startswith("goldenkit."):
                     found.add(alias.name.removeprefix("goldenkit."))
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "goldenkit":
-                found.update(alias.name for alias in node.names)
-            elif node.module.startswith("goldenkit."):
-                found.add(node.module.removeprefix("goldenkit."))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module != "goldenkit" and not node.module.startswith("goldenkit."):
+                continue
+            prefix = node.module.removeprefix("goldenkit").removeprefix(".")
+            for alias in node.names:
+                sub = f"{prefix}.{alias.name}" if prefix else alias.name
+                if _is_module(sub):
+                    found.add(sub)
+                elif prefix:
+                    found.add(prefix)
     return found
 
 
-def _modules() -> list[tuple[str, Path]]:
-    out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE).with_suffix("")
-        parts = [p for p in rel.parts if p != "__init__"]
-        if parts:
-            out.append((".".join(parts), path))
-    return out
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    return {module: _imports(path) for module, path in _modules()}
+
+
+def test_every_module_is_placed_in_one_layer() -> None:
+    placed = [m for layer in LAYERS for m in layer]
+    assert len(placed) == len(set(placed)), "a module is placed in two layers"
+    found = {m for m, _ in _modules()}
+    assert found - set(placed) == set(), "place every new module of goldenkit in LAYERS"
+    assert set(placed) - found == set(), "LAYERS names a module that does not exist"
 
 
 def test_lower_layers_never_import_higher_ones() -> None:
+    level = {m: i for i, layer in enumerate(LAYERS) for m in layer}
     violations = []
-    for module, path in _modules():
-        forbidden = FORBIDDEN.get(_layer_of(module), set())
-        for imported in _imports(path):
-            if _layer_of(imported) in forbidden:
-                violations.append(f"goldenkit.{module} imports goldenkit.{imported}")
+    for module, imported in _graph().items():
+        for target in sorted(imported):
+            if (module, target) in REGISTRY_LOADS:
+                continue
+            if level.get(target, -1) > level.get(module, len(LAYERS)):
+                violations.append(f"goldenkit.{module} imports goldenkit.{target}")
     assert violations == []
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (module -> modules it imports) as a path back to its start, or None."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return path[path.index(module) :] + [module]
+        if module in done:
+            return None
+        for target in sorted(graph.get(module, ())):
+            cycle = visit(target, [*path, module])
+            if cycle:
+                return cycle
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        cycle = visit(module, [])
+        if cycle:
+            return cycle
+    return None
+
+
+def test_imports_form_no_cycle() -> None:
+    graph = {m: {t for t in ts if (m, t) not in REGISTRY_LOADS} for m, ts in _graph().items()}
+    cycle = _find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_the_checker_resolves_from_package_imports(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("from goldenkit.report import html, pct\nfrom goldenkit import stats\n")
+    assert _imports(src) == {"report.html", "report", "stats"}
+
+
+def test_the_registry_loads_are_inside_functions() -> None:
+    """The two allowed upward edges are function-level imports (module level they would be a real cycle)."""
+    for module, target in REGISTRY_LOADS:
+        path = next(p for m, p in _modules() if m == module)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                top |= _imports_of(node)
+        assert target not in top, module
+
+
+def _imports_of(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {a.name.removeprefix("goldenkit.") for a in node.names if a.name.startswith("goldenkit.")}
+    return {(node.module or "").removeprefix("goldenkit.")}
+
+
+def test_analysis_never_imports_graders_providers_or_the_runner() -> None:
+    """The analysis reads what a run wrote (records, results), never what produced it."""
+    analysis = {"stats", "passk", "policy", "evidence", "metrics", "flips", "baselines", "compare", "gate", "report"}
+    producers = {"providers", "graders", "runner"}
+    for module, imported in _graph().items():
+        if _layer_of(module) in analysis:
+            assert not {_layer_of(i) for i in imported} & producers, module
 
 
 def test_only_the_cli_layer_imports_commands() -> None:
@@ -152,29 +274,6 @@ def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     assert _imports(src) == {"runner", "stats"}
 
 
-# The runner package, its modules in layers: each imports only runner modules of an earlier layer.
-RUNNER_LAYERS = [
-    {"runner.limits", "runner.runkey", "runner.summary", "runner.progress"},
-    {"runner.folder"},
-    {"runner.run"},
-    {"runner.evaluate"},
-    {"runner"},
-]
-
-
-def test_the_runner_package_is_layered_without_cycles() -> None:
-    placed = set().union(*RUNNER_LAYERS)
-    found = {m for m, _ in _modules() if _layer_of(m) == "runner"}
-    assert found == placed, "place every module of goldenkit/runner/ in RUNNER_LAYERS"
-    level = {m: i for i, layer in enumerate(RUNNER_LAYERS) for m in layer}
-    for module, path in _modules():
-        if module not in level:
-            continue
-        for imported in _imports(path):
-            if _layer_of(imported) == "runner":
-                assert level[imported] < level[module], f"goldenkit.{module} imports goldenkit.{imported}"
-
-
 def test_runner_functions_and_modules_are_small() -> None:
     for module, path in _modules():
         if _layer_of(module) != "runner":
@@ -192,3 +291,10 @@ def test_the_audit_never_imports_the_report() -> None:
     for module, path in _modules():
         if _layer_of(module) == "audit":
             assert not {_layer_of(i) for i in _imports(path)} & {"report", "notebooks"}, module
+
+
+def test_only_the_judge_among_graders_calls_providers() -> None:
+    """A grader reads a Response record (goldenkit.records); only the LLM judges (judge, rubrics) call a model."""
+    for module, imported in _graph().items():
+        if _layer_of(module) == "graders" and module not in {"graders", "graders.judge", "graders.rubrics"}:
+            assert "providers" not in {_layer_of(i) for i in imported if i != "graders.judge"}, module

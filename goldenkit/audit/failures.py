@@ -14,7 +14,7 @@ from goldenkit import stats
 from goldenkit.dataset import Dataset
 from goldenkit.display import STYLE, HTMLBlock
 from goldenkit.errors import DatasetError, InputError
-from goldenkit.metrics import grader_results
+from goldenkit.records import grader_results
 from goldenkit.schema import FAIL
 
 # Columns of failing_rows(), in order.

@@ -25,9 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 
 @dataclass(frozen=True)

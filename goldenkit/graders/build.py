@@ -42,10 +42,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError
 from goldenkit.graders.base import FunctionGrader, Grader, GradeResult, get_grader, register_grader
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 __all__ = ["DEFAULT_USE", "build_graders", "judge_version_of", "register_function"]
 

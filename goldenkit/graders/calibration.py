@@ -325,8 +325,7 @@ async def judge_labels(
     """
     import asyncio
 
-    from goldenkit.cases import Case, Turn
-    from goldenkit.providers.base import Response
+    from goldenkit.records import Case, Response, Turn
 
     missing = [r for r in rows if r.response is None]
     if missing:

@@ -52,11 +52,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError
 from goldenkit.graders._text import as_list, context, normalize_text, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 __all__ = [
     "CONTRACT_KEYS",

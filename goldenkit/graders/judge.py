@@ -58,11 +58,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError
 from goldenkit.graders._text import quote
 from goldenkit.graders.base import Grader, GradeResult, final_reference, selected_for
-from goldenkit.providers.base import Provider, Response, get_provider
+from goldenkit.providers.base import Provider, get_provider
+from goldenkit.records import Case, Response, Turn
 from goldenkit.schema import TRANSPORT_SETTINGS
 
 #: How a run sends the judge's calls: ``await call(provider, case)`` (see the module doc).

@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING
 
 from rouge_score import tokenize
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders.base import Grader, GradeResult, final_reference, options_version, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 if TYPE_CHECKING:
     from rouge_score import rouge_scorer

@@ -34,7 +34,7 @@ from typing import Any
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Response
 
 __all__ = ["RetrievalGrader", "ids_in", "retrieved_ids"]
 

@@ -40,7 +40,8 @@ from goldenkit.cases import Case, Rubric, Turn
 from goldenkit.errors import ConfigError
 from goldenkit.graders.base import GradeResult, options_version, selected_for
 from goldenkit.graders.judge import JudgeGrader, build_judge_prompt, parse_judge
-from goldenkit.providers.base import Provider, Response
+from goldenkit.providers.base import Provider
+from goldenkit.records import Response
 
 __all__ = ["RUBRIC_INSTRUCTIONS", "RubricGrader", "rubric_outcome"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.graders.base import Grader, GradeResult, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Response
 
 __all__ = ["StateGrader", "state_differences"]
 

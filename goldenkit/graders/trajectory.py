@@ -60,14 +60,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._partial import Partial, align_partial, f1_partial, max_matching
 from goldenkit.graders._text import as_list, context, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
-from goldenkit.providers.base import Response
+from goldenkit.records import Case, Response
 
 __all__ = [
     "ARG_MODES",

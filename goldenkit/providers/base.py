@@ -10,75 +10,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from goldenkit.cases import Case, ToolCall
 from goldenkit.errors import ConfigError
+from goldenkit.records import Case, Response, TurnOutput
 
-
-@dataclass
-class TurnOutput:
-    """What the system under test produced for one user turn."""
-
-    text: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    tool_responses: list[dict[str, Any]] = field(default_factory=list)
-    intermediate: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-            "tool_responses": self.tool_responses,
-            "intermediate": [list(x) for x in self.intermediate],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TurnOutput:
-        return cls(
-            text=d.get("text") or "",
-            tool_calls=[ToolCall(c["name"], dict(c.get("args") or {})) for c in d.get("tool_calls") or []],
-            tool_responses=list(d.get("tool_responses") or []),
-            intermediate=[(str(a), str(b)) for a, b in d.get("intermediate") or []],
-        )
-
-
-@dataclass
-class Response:
-    """A provider's answer to a whole case (every turn).
-
-    ``turns`` holds one TurnOutput per user turn sent. ``text`` is the final
-    answer (the last turn's text). Token counts are None when the provider does
-    not report them; ``cost`` is None unless the provider returns a price.
-    ``ttft_ms`` is the time to the first token of a streamed call (None unstreamed).
-    """
-
-    turns: list[TurnOutput]
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cost: float | None = None
-    model: str | None = None
-    raw: Any = None
-    ttft_ms: float | None = None
-    retrieved: list[str] | None = None  # ids the agent retrieved, in order (None: not reported)
-
-    @property
-    def text(self) -> str:
-        return self.turns[-1].text if self.turns else ""
-
-    @property
-    def tool_calls(self) -> list[list[ToolCall]]:
-        """Actual tool calls per turn."""
-        return [list(t.tool_calls) for t in self.turns]
-
-    @classmethod
-    def from_text(cls, text: str, **kwargs: Any) -> Response:
-        return cls(turns=[TurnOutput(text=text)], **kwargs)
-
-    def trajectory(self) -> list[dict[str, Any]]:
-        """The whole trajectory as JSON-ready dicts (what an outcome keeps)."""
-        return [t.to_dict() for t in self.turns]
+# Response and TurnOutput live in goldenkit.records; they stay importable from here.
+__all__ = [
+    "Provider",
+    "ProviderFactory",
+    "Response",
+    "TurnOutput",
+    "get_provider",
+    "provider_names",
+    "register_provider",
+]
 
 
 class Provider(ABC):

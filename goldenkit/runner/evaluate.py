@@ -18,11 +18,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
+from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
+from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.folder import RunFolder, open_run_folder, utc_now
 from goldenkit.runner.limits import MAX_RETRY_AFTER
@@ -45,7 +46,7 @@ def _check(repeats: int, opts: RunOptions) -> None:
         raise ConfigError(f"max_retry_after must be >= 0 (got {opts.max_retry_after})")
 
 
-def select_rows(dataset: Any, sample: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+def select_rows(dataset: DatasetLike, sample: Mapping[str, Any] | None) -> tuple[DatasetLike, dict[str, Any]]:
     """The rows of the run (split filter and/or stratified sample) and the sample spec recorded."""
     spec = {"split": None, "per_slice": None, "seed": None}
     if sample:
@@ -76,7 +77,7 @@ def resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
     return out
 
 
-def normalize_cases(dataset: Any, row_ids: Iterable[str]) -> dict[str, Case]:
+def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, Case]:
     """Every row's case, normalized; the first that cannot be is a DatasetError (file:line, row id).
 
     Fast path: normalize the raw case directly; on any problem ask the dataset,
@@ -99,7 +100,7 @@ def normalize_cases(dataset: Any, row_ids: Iterable[str]) -> dict[str, Case]:
     return out
 
 
-def _run_key(dataset: Any, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
+def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
              sample_spec: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
@@ -109,7 +110,7 @@ def _run_key(dataset: Any, provider: Provider, graders: list[Grader], judge_vers
             "name": dataset.name,
             "version": dataset.version,
             "sha256": dataset.sha256,
-            "path": str(dataset.path) if getattr(dataset, "path", None) is not None else None,
+            "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
         },
         "agent_version": agent_version(provider),
         "judge_version": judge_version,
@@ -120,7 +121,7 @@ def _run_key(dataset: Any, provider: Provider, graders: list[Grader], judge_vers
     }
 
 
-def _plan(dataset: Any, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
+def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
           retry_errors: bool) -> RunPlan:  # fmt: skip
     rows = dataset.rows
     row_info: dict[str, tuple[str, str, list[str]]] = {}
@@ -199,7 +200,7 @@ def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key
 
 
 async def arun_eval(
-    dataset: Any,
+    dataset: DatasetLike,
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
     *,
@@ -266,7 +267,7 @@ async def arun_eval(
 
 
 def run_eval(
-    dataset: Any, provider: Provider, graders: Iterable[Grader | str] | None = None, **kwargs: Any
+    dataset: DatasetLike, provider: Provider, graders: Iterable[Grader | str] | None = None, **kwargs: Any
 ) -> RunSummary:
     """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
     event loop too: the run then gets its own loop in a helper thread, and interrupting

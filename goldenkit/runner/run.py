@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from goldenkit._text import one_line
-from goldenkit.cases import Case
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders.base import Grader, GradeResult, agrade_case, combine, grade_case
 from goldenkit.graders.judge import JudgeGrader
-from goldenkit.providers.base import Provider, Response
+from goldenkit.providers.base import Provider
+from goldenkit.records import Case, Response
 from goldenkit.results import OutcomeWriter, update_latest, write_json_atomic, write_parquet
 from goldenkit.runner.folder import RunFolder, utc_now
 from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error

@@ -1,0 +1,114 @@
+"""What the notebooks display, as functions with tests: one module per notebook.
+
+Every table, plot and statement in ``notebooks/*.ipynb`` comes from a function
+here; the notebooks only call them and show the result. Statistics come from
+:mod:`goldenkit.stats` and :mod:`goldenkit.compare` (the report computes none
+of its own beyond counting and formatting).
+
+============================  ===========================================================
+module                        what it shows
+============================  ===========================================================
+:mod:`~goldenkit.report.run`       the run report (``report.ipynb``): run key, validity,
+                                   slice table and plot, errors, flaky rows, latency,
+                                   failure reasons
+:mod:`~goldenkit.report.compare`   the comparison (``compare.ipynb``): comparability, the
+                                   paired table, forest plot, flip list, the gate
+:mod:`~goldenkit.report.audit`     the audit (``audit.ipynb``): the label-error share
+:mod:`~goldenkit.report.coverage`  the coverage (``coverage.ipynb``): slices against traffic
+:mod:`~goldenkit.report.html`      what they share: number formatting, banners, figures as
+                                   PNG, notebook setup
+============================  ===========================================================
+
+Every name stays importable from ``goldenkit.report``.
+"""
+
+from __future__ import annotations
+
+from goldenkit.report.audit import audit_sample_html, label_error_share
+from goldenkit.report.compare import (
+    comparability_banner,
+    flip_list_html,
+    forest_figure,
+    format_compare_table,
+    gate_banner,
+    gate_decision,
+    gate_table,
+    try_compare,
+)
+from goldenkit.report.coverage import (
+    CoverageReport,
+    coverage_figure,
+    coverage_statement,
+    coverage_table,
+    dataset_coverage,
+    dataset_shares,
+    format_coverage_table,
+    read_traffic,
+    split_rows,
+)
+from goldenkit.report.html import (
+    OVERALL,
+    STYLE,
+    HTMLBlock,
+    figure_png,
+    interval,
+    p_value,
+    pct,
+    setup_notebook,
+    shown_or_note,
+    signed_pct,
+)
+from goldenkit.report.run import (
+    errors_and_skips,
+    failure_reasons,
+    flaky_table,
+    format_slice_table,
+    latency_summary,
+    pass_rate_figure,
+    run_key_table,
+    validity_banner,
+    validity_statement,
+    verdict_counts,
+)
+
+__all__ = [
+    "STYLE",
+    "HTMLBlock",
+    "OVERALL",
+    "CoverageReport",
+    "audit_sample_html",
+    "comparability_banner",
+    "coverage_figure",
+    "coverage_statement",
+    "coverage_table",
+    "dataset_coverage",
+    "dataset_shares",
+    "errors_and_skips",
+    "failure_reasons",
+    "figure_png",
+    "flaky_table",
+    "flip_list_html",
+    "forest_figure",
+    "format_compare_table",
+    "format_coverage_table",
+    "format_slice_table",
+    "gate_banner",
+    "gate_decision",
+    "gate_table",
+    "interval",
+    "label_error_share",
+    "latency_summary",
+    "p_value",
+    "pass_rate_figure",
+    "pct",
+    "read_traffic",
+    "run_key_table",
+    "setup_notebook",
+    "shown_or_note",
+    "signed_pct",
+    "split_rows",
+    "try_compare",
+    "validity_banner",
+    "validity_statement",
+    "verdict_counts",
+]
