@@ -294,7 +294,8 @@ def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) 
         if errors and not skipped:
             return GateRule(metric, False, None, threshold, f"every attempt on the {len(members)} {rows_word} "
                             f"errored: not evidence", "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
-        return GateRule(metric, False, None, threshold, f"no attempt on the {len(members)} {rows_word} was graded", evidence=evidence)
+        why = f"no attempt on the {len(members)} {rows_word} was graded"
+        return GateRule(metric, False, None, threshold, why, evidence=evidence)
     ok = rate <= threshold if lower else rate >= threshold
     sign = ("<=" if ok else ">") if lower else (">=" if ok else "<")
     ci = f"95% CI {_fmt(float(row['ci_low']))}-{_fmt(float(row['ci_high']))}"

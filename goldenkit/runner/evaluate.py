@@ -54,7 +54,7 @@ def select_rows(
     ``include_red``; a run with them records ``include_red: true`` in its sample
     spec (absent means false, so older runs keep their key).
     """
-    spec = {"split": None, "per_slice": None, "seed": None}
+    spec: dict[str, Any] = {"split": None, "per_slice": None, "seed": None}
     if sample:
         unknown = set(sample) - set(spec)
         if unknown:
