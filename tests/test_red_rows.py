@@ -276,3 +276,46 @@ def test_policy_keys() -> None:
     assert GatePolicy.from_config({"min_negative_case_pass_rate": 1}).min_negative_case_pass_rate == 1.0
     with pytest.raises(ConfigError, match="min_negative_case_pass_rate must be a number in"):
         GatePolicy.from_config({"min_negative_case_pass_rate": 1.5})
+
+
+# --------------------------------------------------------------------------- the golden harness's own red rows
+
+GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "interop" / "qa-guru__java-ai-golden"
+
+
+def test_golden_red_rows_are_the_ones_its_harness_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = GOLDEN / "src__main__resources__eval__generation__golden-generation.jsonl"
+    live = GOLDEN / "baselines__live-generation-v1.json"
+    if not (src.is_file() and live.is_file()):
+        pytest.skip("interop files absent")
+    from goldenkit import import_dataset
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden.jsonl").write_bytes(src.read_bytes())
+    import_dataset(tmp_path / "golden.jsonl", tmp_path / "ds", "golden", added="2026-01-15")
+    (tmp_path / "agent_mod.py").write_text("def answer(case):\n    return 'no'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # the harness's run without --red: the cases it marked SKIPPED ("red row: pass --red")
+    cases = json.loads(live.read_text(encoding="utf-8"))["cases"]
+    skipped = sorted(c["caseId"] for c in cases if c["status"] == "SKIPPED")
+    assert run("--run-id", "plain") == 0
+    assert run("--run-id", "red", "--red") == 0
+    assert sorted(set(outcomes_df("red")["row_id"]) - set(outcomes_df("plain")["row_id"])) == skipped
+    assert sorted({c["caseId"] for c in cases}) == sorted(outcomes_df("red")["row_id"])
+    capsys.readouterr()
+    assert main(["dataset", "validate", "ds"]) == 0
+    assert f"{len(skipped)} red rows (run only with --red)" in capsys.readouterr().out
+
+
+def test_benchmark_red_runs_every_agent_with_the_red_rows(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agents = "".join(
+        f'[[benchmark.agents]]\nname = "{n}"\nprovider = "callable"\ncallable = "agent_mod:answer"\n\n' for n in "ab"
+    )
+    (work / "ds" / "goldenkit.toml").write_text(agents)
+    assert main(["benchmark", "ds", "--red", "--run-prefix", "t", "--quiet"]) == 0
+    for run_id in ("t-a", "t-b"):
+        assert read_run(run_id).manifest["sample"]["include_red"] is True
+        assert len(outcomes_df(run_id)) == 6
+    assert "t-a" in capsys.readouterr().out
