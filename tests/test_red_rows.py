@@ -147,6 +147,12 @@ def test_a_red_run_and_a_plain_run_are_not_comparable(work: Path, capsys: pytest
     # two red runs of the same protocol compare
     assert run("--run-id", "red2", "--red") == 0
     assert main(["compare", "red", "red2"]) == 0
+    # a committed baseline keeps the setting: a plain run gated against a red baseline is exit 4
+    assert main(["baseline", "save", "red", "--name", "redmain"]) == 0
+    capsys.readouterr()
+    assert main(["gate", "plain", "--baseline", "redmain"]) == 4
+    assert "red rows (include_red) differ: true vs false" in capsys.readouterr().out
+    assert main(["gate", "red2", "--baseline", "redmain"]) == 0
 
 
 # --------------------------------------------------------------------------- metrics, hand-computed
