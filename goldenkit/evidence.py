@@ -248,7 +248,10 @@ def _permanent_rule(perm: pd.DataFrame, limit: int, sizes: dict[str, int], whose
 
 # --------------------------------------------------------------------------- red rows
 
-_NO_RED = "no red row in the run: red rows are left out unless the run used --red ([run] red = true)"
+_NO_RED = (
+    "no red row in the run: red rows are left out unless the run used --red ([run] red = true), "
+    "and a sample (--split, --per-slice) may hold none"
+)
 _RED_RATES = {
     "negative_case_pass_rate": ("negative-case pass rate", "red row(s)", False),
     "hallucination_rate": ("hallucination rate", "hallucination row(s)", True),
@@ -256,8 +259,8 @@ _RED_RATES = {
 
 
 def red_rules(outcomes: pd.DataFrame | None, policy: GatePolicy) -> list[GateRule]:
-    """``negative_case_pass_rate`` (2, or 3 when every attempt on the red rows errored) when
-    ``min_negative_case_pass_rate`` is set: see :func:`red_rate_rule`."""
+    """``negative_case_pass_rate`` (2, or 3 when errors took every graded attempt on the red rows)
+    when ``min_negative_case_pass_rate`` is set: see :func:`red_rate_rule`."""
     if policy.min_negative_case_pass_rate is None:
         return []
     return [red_rate_rule(outcomes, "negative_case_pass_rate", policy.min_negative_case_pass_rate)]
@@ -269,8 +272,9 @@ def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) 
     ``metric`` is ``negative_case_pass_rate`` (must be >= ``threshold``) or
     ``hallucination_rate`` on the hallucination rows (must be <=). It fails with
     exit 2 when the outcomes have no red row (the run left them out, or its
-    sample holds none) or no hallucination row, and with exit 3 when every
-    attempt on those rows is an ERROR: the errors took the evidence.
+    sample holds none) or no hallucination row, and with exit 3 when none of
+    the attempts on those rows was graded and some errored: the errors took
+    the evidence.
     """
     what, rows_word, lower = _RED_RATES[metric]
     if outcomes is None or "tags" not in outcomes.columns:
@@ -295,6 +299,9 @@ def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) 
             return GateRule(metric, False, None, threshold, f"every attempt on the {len(members)} {rows_word} "
                             f"errored: not evidence", "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
         why = f"no attempt on the {len(members)} {rows_word} was graded"
+        if errors:  # some errored, the rest were skipped: the errors took evidence there was to see
+            return GateRule(metric, False, None, threshold, f"{why} ({errors} ERROR): not evidence",
+                            "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
         return GateRule(metric, False, None, threshold, why, evidence=evidence)
     ok = rate <= threshold if lower else rate >= threshold
     sign = ("<=" if ok else ">") if lower else (">=" if ok else "<")

@@ -273,6 +273,10 @@ def test_gate_red_rules_without_evidence() -> None:
         d = evaluate_gate(errored, policy=policy)
         assert d.exit_code == 3, d.format()
         assert "errored: not evidence" in d.summary()
+    verdicts["r1"] = ["SKIPPED"] * 3  # the other red row skipped: still nothing graded, and errors took some
+    d = evaluate_gate(red_run(verdicts, {"r0", "r1"}), policy=GatePolicy(regression=False,
+                                                                       min_negative_case_pass_rate=0.5))  # fmt: skip
+    assert d.exit_code == 3 and "no attempt on the 2 red row(s) was graded (3 ERROR)" in d.summary()
     refusing = FakeRun(plain.manifest, outcomes([("r0", "s", ["PASS"])], tags={"r0": ["red", "refusal"]}))
     d = evaluate_gate(refusing, policy=GatePolicy(regression=False, max_hallucination_rate=0.1))
     assert d.exit_code == 2 and "no hallucination row among the red rows" in d.summary()
