@@ -290,7 +290,7 @@ def red_metrics_text(metrics: pd.DataFrame) -> list[str]:
 
     >>> m = pd.DataFrame([
     ...     {"metric": "negative_case_pass_rate", "hits": 2, "total": 3, "rows": 3, "rate": 2 / 3,
-    ...      "ci_low": 0.2077, "ci_high": 0.9385},
+    ...      "ci_low": 0.20766, "ci_high": 0.93851},
     ...     {"metric": "hallucination_rate", "hits": 0, "total": 2, "rows": 2, "rate": 0.0,
     ...      "ci_low": 0.0, "ci_high": 0.6576}])
     >>> print("\\n".join(red_metrics_text(m)))
