@@ -6,7 +6,8 @@ order -- or raises :class:`~goldenkit.errors.ComparisonInvalid` before any
 statistic exists:
 
 1. the protocol keys of every run (dataset sha256, repeats, grader versions,
-   judge version: :func:`goldenkit.compare.comparability_differences`) are
+   judge version, red rows in or out (``include_red``):
+   :func:`goldenkit.compare.comparability_differences`) are
    compared before any outcome is read;
 2. the row ids of all runs are hashed together once (Arrow's dictionary
    encoding over every run's ``row_id`` column), so each run's outcomes come

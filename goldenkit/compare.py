@@ -5,7 +5,8 @@ base, on which slices, and how sure are we?" -- or refuses to answer.
 
 Comparability first. Two sides are compared only when they agree on the
 dataset sha256, the number of repeats, the collapse rule, every grader's
-version, the judge version and the set of row ids. Otherwise
+version, the judge version, the red-row setting (``include_red``) and the set
+of row ids. Otherwise
 :class:`goldenkit.errors.ComparisonInvalid` is raised naming **each** key that
 differs (``dataset sha256 differs: 3f2a9c01b7de... vs 9b1c44e0a2f3...``);
 no number is computed. The mode (live / fixtures) and the agent version may
@@ -320,6 +321,9 @@ def comparability_differences(
             elif bg[name] != cg[name]:
                 parts.append(f"{name} {bg[name]} vs {cg[name]}")
         diffs.append("grader versions differ: " + "; ".join(parts))
+    b_red, c_red = (bool(_get(m, "sample", "include_red")) for m in (base_manifest, cand_manifest))
+    if b_red != c_red:  # absent means false: runs from before red rows existed ran without them
+        diffs.append(f"red rows (include_red) differ: {str(b_red).lower()} vs {str(c_red).lower()}")
     bj, cj = base_manifest.get("judge_version"), cand_manifest.get("judge_version")
     if bj != cj:
         diffs.append(f"judge version differs: {bj} vs {cj}")

@@ -4,7 +4,9 @@ Used by :func:`goldenkit.gate.evaluate_gate` (the module docstring there lists
 the rules and their exit codes): ``baseline.evidence`` (exit 3),
 ``evidence.critical[SLICE]`` (3 when errors took the rows, else 2; other
 slices short of evidence become warnings), ``errors.new_permanent`` (2) and
-``errors.slice[SLICE]`` (3). Each rule states the rows it saw.
+``errors.slice[SLICE]`` (3), and the red-row rules ``negative_case_pass_rate``
+and ``hallucination_rate`` on red rows (:func:`red_rules`). Each rule states
+the rows it saw.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
+from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
 from goldenkit.policy import GatePolicy, GateRule
-from goldenkit.schema import ERROR, INVALID, NEW_ERROR
+from goldenkit.schema import ERROR, INVALID, NEW_ERROR, SKIPPED
 from goldenkit.stats import collapse_repeats, verdict_codes
 
-__all__ = ["baseline_evidence", "error_rules", "evidence_gaps", "paired_evidence", "rows_evidence", "slice_evidence"]
+__all__ = [
+    "baseline_evidence",
+    "error_rules",
+    "evidence_gaps",
+    "paired_evidence",
+    "red_rate_rule",
+    "red_rules",
+    "rows_evidence",
+    "slice_evidence",
+]
 
 _LEFT_OUT_COLUMNS = (
     ("new_error", "ERROR in the candidate only"),
@@ -232,3 +244,72 @@ def _permanent_rule(perm: pd.DataFrame, limit: int, sizes: dict[str, int], whose
     return GateRule(
         "errors.new_permanent", ok, float(len(perm)), float(limit), detail, "evidence", EXIT_GATE_FAILED, ev
     )
+
+
+# --------------------------------------------------------------------------- red rows
+
+_NO_RED = (
+    "no red row in the run: red rows are left out unless the run used --red ([run] red = true), "
+    "and a sample (--split, --per-slice) may hold none"
+)
+_RED_RATES = {
+    "negative_case_pass_rate": ("negative-case pass rate", "red row(s)", False),
+    "hallucination_rate": ("hallucination rate", "hallucination row(s)", True),
+}
+
+
+def red_rules(outcomes: pd.DataFrame | None, policy: GatePolicy) -> list[GateRule]:
+    """``negative_case_pass_rate`` (2, or 3 when errors took every graded attempt on the red rows)
+    when ``min_negative_case_pass_rate`` is set: see :func:`red_rate_rule`."""
+    if policy.min_negative_case_pass_rate is None:
+        return []
+    return [red_rate_rule(outcomes, "negative_case_pass_rate", policy.min_negative_case_pass_rate)]
+
+
+def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) -> GateRule:
+    """A red-row rate of :func:`goldenkit.run_metrics` against its threshold; no evidence, no green.
+
+    ``metric`` is ``negative_case_pass_rate`` (must be >= ``threshold``) or
+    ``hallucination_rate`` on the hallucination rows (must be <=). It fails with
+    exit 2 when the outcomes have no red row (the run left them out, or its
+    sample holds none) or no hallucination row, and with exit 3 when none of
+    the attempts on those rows was graded and some errored: the errors took
+    the evidence.
+    """
+    what, rows_word, lower = _RED_RATES[metric]
+    if outcomes is None or "tags" not in outcomes.columns:
+        return GateRule(metric, False, None, threshold, f"{what} needs per-attempt outcomes with tags (not a baseline)")
+    ids = [str(x) for x in outcomes["row_id"].tolist()]
+    tags = [[str(t) for t in v] if isinstance(v, list | tuple | np.ndarray) else [] for v in outcomes["tags"].tolist()]
+    if not red_ids(ids, tags) and metric == "negative_case_pass_rate":
+        return GateRule(metric, False, None, threshold, _NO_RED, evidence=f"{len(set(ids))} row(s), none red")
+    m = run_metrics(outcomes).set_index("metric")
+    row = m.loc[metric]
+    verdicts = outcomes["verdict"].astype(str).to_numpy()
+    members = _metric_rows(metric, ids, tags)
+    on = np.isin(np.asarray(ids, dtype=object), list(members)) if members else np.zeros(len(ids), dtype=bool)
+    errors, skipped = int((verdicts[on] == ERROR).sum()), int((verdicts[on] == SKIPPED).sum())
+    evidence = f"{len(members)} {rows_word}, {int(row['total'])} graded attempt(s), {errors} ERROR, {skipped} SKIPPED"
+    total, rate = int(row["total"]), float(row["rate"])
+    if total == 0:
+        if not members:
+            why = "no hallucination row among the red rows (each must refuse)" if red_ids(ids, tags) else _NO_RED
+            return GateRule(metric, False, None, threshold, why, evidence=evidence)
+        if errors and not skipped:
+            return GateRule(metric, False, None, threshold, f"every attempt on the {len(members)} {rows_word} "
+                            f"errored: not evidence", "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
+        why = f"no attempt on the {len(members)} {rows_word} was graded"
+        if errors:  # some errored, the rest were skipped: the errors took evidence there was to see
+            return GateRule(metric, False, None, threshold, f"{why} ({errors} ERROR): not evidence",
+                            "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
+        return GateRule(metric, False, None, threshold, why, evidence=evidence)
+    ok = rate <= threshold if lower else rate >= threshold
+    sign = ("<=" if ok else ">") if lower else (">=" if ok else "<")
+    ci = f"95% CI {_fmt(float(row['ci_low']))}-{_fmt(float(row['ci_high']))}"
+    detail = f"{what} {_fmt(rate)} ({int(row['hits'])}/{total} attempts; {ci}) {sign} {threshold:.4f}"
+    return GateRule(metric, ok, rate, threshold, detail, evidence=evidence)
+
+
+def _metric_rows(metric: str, ids: list[str], tags: list[list[str]]) -> set[str]:
+    """The rows a red-row rate is taken over (the sets run_metrics uses, read from the outcomes alone)."""
+    return red_ids(ids, tags) if metric == "negative_case_pass_rate" else hallucination_row_ids(ids, tags)

@@ -28,6 +28,7 @@ Configuration: the ``[gate]`` table of goldenkit.toml
     per_slice_min_wilson_lower = 0.5 # every slice's Wilson lower bound must be >= this
     max_hallucination_rate = 0.02    # share of graded attempts the hallucination grader failed
     hallucination_grader = "hallucination"   # grader whose failure counts as a hallucination
+    min_negative_case_pass_rate = 1.0  # red rows (run with --red): PASS / graded attempts must be >= this
     max_error_rate = 0.02            # ERROR attempts / all attempts; over it: exit 3 (default 0.02)
     max_slice_error_rate = 0.05      # new transient ERROR rows / rows, per slice; over it: exit 3 (default 0.05)
     max_new_permanent_errors = 0     # rows the baseline graded that the candidate made a permanent ERROR (default 0)
@@ -74,6 +75,15 @@ Quality:
 
 * ``pass_rate``, ``wilson_lower``, ``pass_rate[SLICE]``, ``wilson_lower[SLICE]``,
   ``hallucination_rate`` (2): absolute thresholds; a NaN actual (no rows) fails.
+  ``hallucination_rate`` is the hallucination grader's failure share; when that
+  grader judged no attempt, it is :func:`goldenkit.run_metrics`' hallucination
+  rate on the hallucination rows (red rows that need not refuse, rows tagged
+  ``hallucinate-*``): FAIL / graded attempts.
+* ``negative_case_pass_rate`` (2): on the red rows, PASS / graded attempts must
+  be at least ``min_negative_case_pass_rate`` (:mod:`goldenkit.metrics`).
+  Either red-row rule fails when the run has no such row (red rows are left
+  out unless the run used ``--red``, or its sample holds none), with exit 3
+  when every attempt on them errored.
 * ``baseline`` (2): regression is on and there is no baseline.
   ``baseline.comparable`` (4): the baseline is from another protocol.
 * ``regression.overall`` (2): fails when ``b > c`` and the overall exact
@@ -93,13 +103,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ConfigError
-from goldenkit.evidence import baseline_evidence, error_rules, paired_evidence, rows_evidence, slice_evidence
+from goldenkit.evidence import (
+    baseline_evidence,
+    error_rules,
+    paired_evidence,
+    red_rate_rule,
+    red_rules,
+    rows_evidence,
+    slice_evidence,
+)
 from goldenkit.policy import GateDecision, GatePolicy, GateRule
 from goldenkit.protocols import RunLike
 from goldenkit.schema import INVALID
@@ -157,7 +176,7 @@ def _inputs(
         return None, collapsed_fn(), man
     outcomes_fn = getattr(run, "outcomes", None)
     if callable(outcomes_fn):
-        cols = ["row_id", "slice", "repeat", "verdict", "error_kind", "graders"]
+        cols = ["row_id", "slice", "repeat", "verdict", "error_kind", "graders", "tags"]
         df = outcomes_fn(columns=cols)
         return df, collapse_repeats(df, rule), man
     raise ConfigError("evaluate_gate needs outcomes (a DataFrame), a run or a baseline")
@@ -188,7 +207,7 @@ def evaluate_gate(
     outcomes, collapsed, man = _inputs(run, manifest, policy.rule)
     table = slice_table(collapsed, rule=policy.rule)
     rules = _run_rules(man, table.iloc[-1], policy)
-    rules += _absolute_rules(table, outcomes, policy)
+    rules += _absolute_rules(table, outcomes, policy) + red_rules(outcomes, policy)
     review: list[str] = []
     warnings: list[str] = []
     if policy.regression:
@@ -281,6 +300,9 @@ def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> Ga
                         "hallucination rate needs per-attempt grader results (not in a baseline)")  # fmt: skip
     rate, bad, judged = _hallucination_rate(outcomes, policy.hallucination_grader)
     ok = not math.isnan(rate) and limit is not None and rate <= limit
+    if judged == 0 and limit is not None and "tags" in outcomes.columns:  # the hallucination rows decide
+        rule = red_rate_rule(outcomes, "hallucination_rate", limit)
+        return replace(rule, detail=f"no attempt was judged by grader {policy.hallucination_grader!r}; {rule.detail}")
     if judged == 0:
         detail = f"no attempt was judged by grader {policy.hallucination_grader!r}"
     else:

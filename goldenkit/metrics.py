@@ -23,6 +23,7 @@ refusal_accuracy          on rows that must refuse: contract passed (or, without
                           result, verdict PASS) / attempts
 hallucination_rate        on hallucination rows: FAIL / (PASS + FAIL); lower is better
 trajectory_accuracy       trajectory grader passed / trajectory grader decided
+negative_case_pass_rate   on red rows: PASS / (PASS + FAIL) (only when the run has red rows)
 ========================  =================================================================
 
 Which rows must refuse: ``refusal_rows`` if given, else the cases (``cases``:
@@ -30,8 +31,30 @@ a Dataset, or a mapping row id -> Case or raw case dict) whose contract says
 ``refusal: true`` (alias ``refuse``), else rows tagged ``refusal``,
 ``refuse`` or ``must_refuse``. Hallucination rows: ``hallucination_rows`` if
 given, else rows with a tag matching one of ``hallucination_tags`` (default
-``hallucinate-*``) or an id starting with ``hallucinate-``. A metric with no
-attempts has total 0 and NaN rate and interval.
+``hallucinate-*``) or an id starting with ``hallucinate-``, and the red rows
+that need not refuse. A metric with no attempts has total 0 and NaN rate and
+interval.
+
+**Red rows** are negative cases (expected failures; see
+:func:`goldenkit.sampling.red_row_ids`): ``red_rows`` if given, else rows
+tagged ``red`` (a run that includes them tags every red row ``red``, also
+those only dataset.json lists). A run without ``--red`` has none, and then
+``negative_case_pass_rate`` is not reported. Precisely, over the red rows' PASS
+and FAIL attempts (ERROR and SKIPPED excluded, as everywhere):
+
+* ``negative_case_pass_rate = PASS / (PASS + FAIL)``: the share of attempts in
+  which the model did what the negative case demands (refused, or answered
+  without what the contract forbids); higher is better; the golden harness's
+  ``negativeCasePassRate``.
+* ``hallucination_rate = FAIL / (PASS + FAIL)`` on the hallucination rows: a red
+  row that need not refuse is an adversarial one (the prompt pushes for a
+  made-up locator, an invented message), so its FAIL is a hallucination -- the
+  harness's ``hallucinationHit``; a red row that must refuse and fails is a
+  refusal failure (``refusal_accuracy``), not a hallucination. Lower is better.
+
+Both carry the interval above: with one attempt per row the plain Wilson 95%
+interval, e.g. 2 PASS of 3 red rows gives 0.6667 (0.2077, 0.9385), and 0
+hallucinations in 2 rows gives 0 (0, 0.6576).
 """
 
 from __future__ import annotations
@@ -47,11 +70,20 @@ import pandas as pd
 from goldenkit.records import expects_refusal, grader_results
 from goldenkit.stats import clustered_se
 
-__all__ = ["METRIC_COLUMNS", "clustered_interval", "grader_results", "run_metrics"]
+__all__ = [
+    "METRIC_COLUMNS",
+    "clustered_interval",
+    "grader_results",
+    "hallucination_row_ids",
+    "red_ids",
+    "red_metrics_text",
+    "run_metrics",
+]
 
 METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
+RED_TAG = "red"  # goldenkit.sampling.RED_TAG (metrics reads outcomes only)
 
 
 def _tags(value: Any) -> list[str]:
@@ -131,6 +163,21 @@ def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_
     return {rid for rid, t in zip(ids, tags, strict=True) if any(x in _REFUSAL_TAGS for x in t)}
 
 
+def _hallucination_ids(
+    ids: list[str], tags: list[list[str]], rows: Iterable[str] | None, patterns: Iterable[str], red: set[str],
+    refusing: set[str],
+) -> set[str]:  # fmt: skip
+    if rows is not None:
+        return set(rows)
+    pats = list(patterns)
+    tagged = {
+        rid
+        for rid, t in zip(ids, tags, strict=True)
+        if rid.startswith("hallucinate-") or any(fnmatch.fnmatchcase(x, p) for x in t for p in pats)
+    }
+    return tagged | (red - refusing)
+
+
 def run_metrics(
     outcomes: pd.DataFrame,
     *,
@@ -138,6 +185,7 @@ def run_metrics(
     refusal_rows: Iterable[str] | None = None,
     hallucination_rows: Iterable[str] | None = None,
     hallucination_tags: Iterable[str] = ("hallucinate-*",),
+    red_rows: Iterable[str] | None = None,
     judge: str = "judge",
     trajectory: str = "trajectory",
     contract: str = "contract",
@@ -145,7 +193,8 @@ def run_metrics(
     """The run's metrics (see the module doc), one row each, columns :data:`METRIC_COLUMNS`.
 
     ``outcomes`` needs ``row_id`` and ``verdict``; ``graders`` and ``tags``
-    are used when present.
+    are used when present. ``negative_case_pass_rate`` is a row only when the
+    run has red rows (``red_rows``, else tagged ``red``).
     """
     for col in ("row_id", "verdict"):
         if col not in outcomes.columns:
@@ -157,9 +206,10 @@ def run_metrics(
     tags = [_tags(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
     decided = [v in _DECIDED for v in verdicts]
 
-    rows = [
-        _row("overall_pass_rate", [(r, v == "PASS") for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok])
-    ]
+    def on(rows: set[str], hit: str) -> list[tuple[str, bool]]:
+        return [(r, v == hit) for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok and r in rows]
+
+    rows = [_row("overall_pass_rate", on(set(ids), "PASS"))]
 
     def grader_attempts(name: str) -> list[tuple[str, bool]]:
         out = []
@@ -184,19 +234,64 @@ def run_metrics(
         refusal.append((rid, bool(passed) if passed is not None else verdict == "PASS"))
     rows.append(_row("refusal_accuracy", refusal))
 
-    if hallucination_rows is not None:
-        halluc = set(hallucination_rows)
-    else:
-        patterns = list(hallucination_tags)
-        halluc = {
-            rid
-            for rid, t in zip(ids, tags, strict=True)
-            if rid.startswith("hallucinate-") or any(fnmatch.fnmatchcase(x, p) for x in t for p in patterns)
-        }
-    judged = [(r, v == "FAIL") for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok and r in halluc]
-    rows.append(_row("hallucination_rate", judged, lower=True))
-
+    red = red_ids(ids, tags, red_rows)
+    halluc = _hallucination_ids(ids, tags, hallucination_rows, hallucination_tags, red, refusing)
+    rows.append(_row("hallucination_rate", on(halluc, "FAIL"), lower=True))
     rows.append(_row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory))
+    if red:
+        rows.append(_row("negative_case_pass_rate", on(red, "PASS")))
     out = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
     types = {"hits": "int64", "total": "int64", "rows": "int64", "rate": "float64", "ci_low": "float64"}
     return out.astype({**types, "ci_high": "float64"})
+
+
+def red_ids(ids: Sequence[str], tags: Sequence[Sequence[str]], red_rows: Iterable[str] | None = None) -> set[str]:
+    """The red rows among ``ids``: those in ``red_rows`` if given, else those tagged ``red``."""
+    if red_rows is not None:
+        wanted = set(red_rows)
+        return {rid for rid in ids if rid in wanted}
+    return {rid for rid, t in zip(ids, tags, strict=True) if RED_TAG in t}
+
+
+def hallucination_row_ids(
+    ids: Sequence[str], tags: Sequence[Sequence[str]], hallucination_tags: Iterable[str] = ("hallucinate-*",)
+) -> set[str]:
+    """The hallucination rows :func:`run_metrics` uses when given outcomes alone (refusal rows by tag)."""
+    tag_lists = [list(t) for t in tags]
+    refusing = _refusal_ids(ids, tag_lists, None, None)
+    return _hallucination_ids(list(ids), tag_lists, None, hallucination_tags, red_ids(ids, tags), refusing)
+
+
+def red_metrics_text(metrics: pd.DataFrame) -> list[str]:
+    """The report's red-row lines: negative-case pass rate and hallucination rate with their intervals.
+
+    Empty when the run has no red rows (a run without ``--red``), so a report of
+    such a run shows nothing new.
+
+    >>> m = pd.DataFrame([
+    ...     {"metric": "negative_case_pass_rate", "hits": 2, "total": 3, "rows": 3, "rate": 2 / 3,
+    ...      "ci_low": 0.20766, "ci_high": 0.93851},
+    ...     {"metric": "hallucination_rate", "hits": 0, "total": 2, "rows": 2, "rate": 0.0,
+    ...      "ci_low": 0.0, "ci_high": 0.6576}])
+    >>> print("\\n".join(red_metrics_text(m)))
+    red rows (expected failures), apart from the rest:
+      negative-case pass rate  66.7%  (2/3 attempts, 3 rows; 95% CI 20.8%-93.9%)
+      hallucination rate        0.0%  (0/2 attempts, 2 rows; 95% CI 0.0%-65.8%; lower is better)
+    """
+    by = {str(r["metric"]): r for r in metrics.to_dict(orient="records")}
+    if "negative_case_pass_rate" not in by:
+        return []
+    out = ["red rows (expected failures), apart from the rest:"]
+    for key, label, note in (
+        ("negative_case_pass_rate", "negative-case pass rate", ""),
+        ("hallucination_rate", "hallucination rate", "; lower is better"),
+    ):
+        r = by.get(key)
+        if r is None:
+            continue
+        if not r["total"]:
+            out.append(f"  {label:<23}    n/a  (no graded attempt)")
+            continue
+        counts = f"{r['hits']}/{r['total']} attempts, {r['rows']} rows"
+        out.append(f"  {label:<23}  {r['rate']:>5.1%}  ({counts}; 95% CI {r['ci_low']:.1%}-{r['ci_high']:.1%}{note})")
+    return out

@@ -50,6 +50,7 @@ class GatePolicy:
     slices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     max_hallucination_rate: float | None = None
     hallucination_grader: str = "hallucination"
+    min_negative_case_pass_rate: float | None = None
     max_error_rate: float | None = 0.02
     regression: bool = True
     baseline: str | None = None
@@ -75,6 +76,7 @@ class GatePolicy:
             "per_slice_min_pass_rate",
             "per_slice_min_wilson_lower",
             "max_hallucination_rate",
+            "min_negative_case_pass_rate",
             "max_error_rate",
             "non_inferiority_margin",
             "max_slice_error_rate",

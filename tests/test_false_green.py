@@ -244,6 +244,50 @@ def s_nothing_judged(w: Path) -> tuple[list[str], int, str]:
     return ["good", "--baseline", "base", "--config", "h.toml"], 2, "no attempt was judged"
 
 
+def put_red(w: Path, run_id: str, rows: Rows, red: set[str], *, include_red: bool = True) -> None:
+    """A run of ``rows`` whose rows ``red`` are tagged red; ``include_red`` as ``--red`` records it."""
+    man = manifest(run_id)
+    if include_red:
+        man["sample"] = {**man["sample"], "include_red": True}
+    write_run(w / "results", man, outcomes(rows, run_id=run_id, tags={r: ["red"] for r in red}))
+
+
+RED = {f"billing-{i:03d}" for i in (0, 2, 4, 6)}  # four red rows in billing (150 rows), none of them failing
+
+
+def s_red_rows_requested_none_in_sample(w: Path) -> tuple[list[str], int, str]:
+    # both runs used --red, but the sample holds no red row: a negative-case gate has nothing to see
+    put_red(w, "redbase", good_rows(), set())
+    put_red(w, "redcand", good_rows(), set())
+    (w / "r.toml").write_text(CONFIG + "min_negative_case_pass_rate = 1.0\n", encoding="utf-8")
+    return ["redcand", "--baseline", "redbase", "--config", "r.toml"], 2, "no red row in the run"
+
+
+def s_red_rows_left_out(w: Path) -> tuple[list[str], int, str]:
+    (w / "r.toml").write_text(CONFIG + "min_negative_case_pass_rate = 1.0\n", encoding="utf-8")
+    return ["good", "--baseline", "base", "--config", "r.toml"], 2, "unless the run used --red"
+
+
+def s_all_red_rows_error(w: Path) -> tuple[list[str], int, str]:
+    # 12 errored attempts (1.3% of the run, 2.7% of billing's rows): only the red-row rule sees the gap
+    put_red(w, "redbase", good_rows(), RED)
+    put_red(w, "redcand", [(r, s, ["ERROR"] * 3 if r in RED else v) for r, s, v in good_rows()], RED)
+    (w / "r.toml").write_text(CONFIG + "min_negative_case_pass_rate = 1.0\n", encoding="utf-8")
+    return ["redcand", "--baseline", "redbase", "--config", "r.toml"], 3, "4 red row(s) errored: not evidence"
+
+
+def s_all_red_rows_error_hallucination(w: Path) -> tuple[list[str], int, str]:
+    put_red(w, "redbase", good_rows(), RED)
+    put_red(w, "redcand", [(r, s, ["ERROR"] * 3 if r in RED else v) for r, s, v in good_rows()], RED)
+    (w / "r.toml").write_text(CONFIG + "max_hallucination_rate = 0.0\n", encoding="utf-8")
+    return ["redcand", "--baseline", "redbase", "--config", "r.toml"], 3, "hallucination row(s) errored"
+
+
+def s_red_run_against_plain_baseline(w: Path) -> tuple[list[str], int, str]:
+    put_red(w, "redcand", good_rows(), RED)
+    return ["redcand", "--baseline", "base"], 4, "red rows (include_red) differ: false vs true"
+
+
 SCENARIOS: dict[str, Callable[[Path], tuple[list[str], int, str]]] = {
     name.removeprefix("s_"): fn for name, fn in globals().items() if name.startswith("s_") and callable(fn)
 }

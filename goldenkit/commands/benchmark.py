@@ -130,6 +130,7 @@ def _run_one(dataset: Any, opts: dict[str, Any], graders: list[Any], run_id: str
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
         config={"config_file": opts.get("_config_file"), "benchmark": args.run_prefix},
+        include_red=bool(opts.get("red")),
     )
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.sampling import red_row_ids
 from goldenkit.schema import SPLITS
 
 IMPORT_FORMATS = ("adk", "vertex", "golden", "openai-evals", "inspect")
@@ -106,13 +107,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
             ds.case(row_id)
         except DatasetError as exc:
             errors.append(exc)
+    try:
+        red = len(red_row_ids(ds))  # dataset.json red_rows naming no row is a problem too
+    except DatasetError as exc:
+        errors.append(exc)
+        red = 0
     if len(errors) == 1 or (errors and getattr(args, "debug", False)):
         raise errors[0]
     if errors:
         _print_problems([str(e) for e in errors[:50]], len(errors))
         return 1
     version = f" {ds.version}" if ds.version else ""
-    print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices, sha256 {ds.sha256}")
+    reds = f", {red} red row{'s' if red != 1 else ''} (run only with --red)" if red else ""
+    print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices{reds}, sha256 {ds.sha256}")
     return 0
 
 

@@ -69,6 +69,8 @@ def gate_command(args: argparse.Namespace) -> int:
         cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
         if policy.max_hallucination_rate is not None:
             cols.append("graders")
+        if policy.max_hallucination_rate is not None or policy.min_negative_case_pass_rate is not None:
+            cols.append("tags")  # the red rows and the hallucination rows
         subject = run.outcomes(columns=cols)
     decision = evaluate_gate(
         subject,

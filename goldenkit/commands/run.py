@@ -63,6 +63,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "no_proxy": bool,
     "stream": bool,
     "max_reply_bytes": int,
+    "red": bool,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -172,6 +173,13 @@ def register(sub: Any) -> None:
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
     s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
     s.add_argument("--sample-seed", type=int, help="seed of the --per-slice sample (default 0)")
+    s.add_argument(
+        "--red",
+        action="store_true",
+        default=None,
+        help="also run the red rows (tagged red or listed in dataset.json red_rows: expected failures); "
+        "a red run is comparable only with red runs",
+    )
     o = p.add_argument_group("results")
     o.add_argument("--run-id", help="run id; an existing run with this id is resumed (only missing outcomes run)")
     o.add_argument("--results-dir", help="folder of run folders (default results)")
@@ -283,6 +291,7 @@ def run_command(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
         config={"config_file": cfg.get("_path")},
+        include_red=bool(opts.get("red")),
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

@@ -46,14 +46,28 @@ def _check(repeats: int, opts: RunOptions) -> None:
         raise ConfigError(f"max_retry_after must be >= 0 (got {opts.max_retry_after})")
 
 
-def select_rows(dataset: DatasetLike, sample: Mapping[str, Any] | None) -> tuple[DatasetLike, dict[str, Any]]:
-    """The rows of the run (split filter and/or stratified sample) and the sample spec recorded."""
-    spec = {"split": None, "per_slice": None, "seed": None}
+def select_rows(
+    dataset: DatasetLike, sample: Mapping[str, Any] | None, include_red: bool = False
+) -> tuple[DatasetLike, dict[str, Any]]:
+    """The rows of the run (split filter and/or stratified sample) and the sample spec recorded.
+
+    Red rows (:func:`goldenkit.sampling.red_row_ids`) are left out first unless
+    ``include_red``; a run with them records ``include_red: true`` in its sample
+    spec (absent means false, so older runs keep their key).
+    """
+    spec: dict[str, Any] = {"split": None, "per_slice": None, "seed": None}
     if sample:
         unknown = set(sample) - set(spec)
         if unknown:
             raise ConfigError(f"sample: unknown key(s) {', '.join(sorted(unknown))} (known: split, per_slice, seed)")
         spec.update(sample)
+    from goldenkit.sampling import mark_red, without_red
+
+    if include_red:
+        spec["include_red"] = True
+        dataset = mark_red(dataset)
+    else:
+        dataset = without_red(dataset)
     split, per_slice = spec["split"], spec["per_slice"]
     if per_slice is not None:
         from goldenkit.sampling import stratified_sample
@@ -222,6 +236,7 @@ async def arun_eval(
     abort_after_errors: int | None = 50,
     config: Mapping[str, Any] | None = None,
     max_retry_after: float = MAX_RETRY_AFTER,
+    include_red: bool = False,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -232,6 +247,8 @@ async def arun_eval(
     ``config``: extra settings recorded in run.json (secrets redacted).
     ``max_retry_after``: the longest Retry-After honoured, in seconds; a 429 asking
     for more is a permanent ERROR.
+    ``include_red``: also run the red rows (expected failures, left out by default);
+    part of the run key.
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -246,7 +263,7 @@ async def arun_eval(
     )
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
-    dataset, sample_spec = select_rows(dataset, sample)
+    dataset, sample_spec = select_rows(dataset, sample, include_red)
     cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")

@@ -5,7 +5,9 @@ A run folder may be resumed only by an invocation with the same run key
 directory's git commit is recorded in the agent version and per invocation, but
 a new commit alone does not refuse a resume (a nightly run survives a docs
 commit): the model id, the prompt hash, the graders, the judge, the dataset
-hash and the sample still do.
+hash and the sample still do. The sample spec holds ``include_red: true`` when
+the run includes the red rows (absent means false), so a red run and a run
+without them never resume into each other, and compare refuses to pair them.
 
 Redaction (:func:`redact_settings`) runs everywhere settings are recorded
 (run.json, fixture recordings). A key is secret when its last word, after
