@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"stats.intervals", "stats.clustered"},
     {"stats.collapse", "stats.mcnemar"},
     {"stats", "passk"},
-    {"policy"},
+    {"policy", "metrics"},
     {"evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
     {"results"},
@@ -44,7 +44,7 @@ LAYERS: list[set[str]] = [
     {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
-    {"metrics", "flips", "baselines"},
+    {"flips", "baselines"},
     {"compare"},
     {"gate", "alignment", "pairwise", "ranking"},
     # every run at once: the index, SQL over all outcomes, trends
