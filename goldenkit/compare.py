@@ -346,6 +346,23 @@ def comparability_differences(
     return diffs
 
 
+def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:
+    """For two imported runs whose dataset fingerprints differ: the rows whose samples differ, named."""
+    if not (base.manifest.get("mode") == cand.manifest.get("mode") == "imported"):
+        return []
+    if _get(base.manifest, "dataset", "sha256") == _get(cand.manifest, "dataset", "sha256"):
+        return []
+    from goldenkit.harnesses import sample_differences
+
+    paths = [getattr(side, "path", None) for side in (base, cand)]  # a baseline snapshot has no run folder
+    if paths[0] is None or paths[1] is None:
+        return []
+    try:
+        return sample_differences(paths[0], paths[1])
+    except (ResultsError, OSError):  # a run folder without its inputs file
+        return []
+
+
 # --------------------------------------------------------------------------- compare
 
 
@@ -368,6 +385,7 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
     # protocol keys before reading any outcome
     diffs = comparability_differences(bm, cm, base_rule=b_rule, cand_rule=c_rule)
     if diffs:
+        diffs += _imported_sample_differences(base, cand)
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bc, cc = _collapsed(base, b_rule), _collapsed(cand, c_rule)
     # the join: order[i] is the candidate's line of base row i

@@ -70,7 +70,9 @@ def test_different_sample_sets_are_not_comparable(workdir: Path, capsys: pytest.
     assert run_cli("import-run", STREAMING, "--format", "inspect", "--run-id", "llama") == 0
     capsys.readouterr()
     assert run_cli("compare", "gpt5", "llama") == 4
-    assert "dataset sha256 differs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "dataset sha256 differs" in err
+    assert "8 row(s) only in base: 3, 4, 5, 6, 7, 8, 9, 10" in err  # compare names the rows that differ
     from goldenkit.harnesses import sample_differences
 
     # the 2024 log ran samples 1 and 2 of the same task: the rows that differ are 3..10
