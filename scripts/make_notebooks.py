@@ -50,6 +50,12 @@ top_reasons = 5  # failure reasons shown per grader""",
     ("code", 'report.shown_or_note(report.flaky_table(outcomes, rule), "No flaky row.")'),
     ("md", "## Latency and tokens\nOver answered outcomes (ERROR excluded)."),
     ("code", "report.latency_summary(outcomes)"),
+    (
+        "md",
+        "## Red rows\nExpected failures (tag `red`), apart from the rest: negative-case pass rate and "
+        "hallucination rate, 95% intervals clustered by row.",
+    ),
+    ("code", "report.red_rows_block(outcomes)"),
     ("md", "## Most common failure reasons per grader"),
     (
         "code",

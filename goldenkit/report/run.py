@@ -5,6 +5,7 @@ Statistics come from :mod:`goldenkit.stats` (this module counts and formats only
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ import pandas as pd
 
 from goldenkit import stats
 from goldenkit.errors import InputError
+from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.protocols import RunLike
 from goldenkit.records import grader_results
 from goldenkit.report.html import OVERALL, HTMLBlock, banner, interval, pct
@@ -224,6 +226,21 @@ def flaky_table(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
         }
     )
     return out.set_index("row_id")
+
+
+def red_rows_block(outcomes: pd.DataFrame) -> HTMLBlock:
+    """The red rows (expected failures) apart from the rest: negative-case pass rate and
+    hallucination rate with their 95% intervals (:func:`goldenkit.metrics.red_metrics_text`),
+    or a note that the run has none (run with ``--red`` to include them).
+
+    >>> print(red_rows_block(pd.DataFrame({"row_id": ["a"], "repeat": [0], "verdict": ["PASS"],
+    ...                                    "slice": ["s"], "tags": [[]], "graders": [None]})))
+    <p class="note">No red row in this run (red rows run only with --red).</p>
+    """
+    lines = red_metrics_text(run_metrics(outcomes))
+    if not lines:
+        return HTMLBlock('<p class="note">No red row in this run (red rows run only with --red).</p>')
+    return HTMLBlock("<pre>" + html.escape("\n".join(lines)) + "</pre>")
 
 
 def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
