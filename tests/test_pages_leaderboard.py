@@ -129,7 +129,7 @@ def test_the_page_shows_the_numbers_goldenkit_leaderboard_prints(
         row = pairs[(p["a"], p["b"])]
         assert row[2:6] == [str(p["n_paired"]), str(p["excluded"]), str(p["b_count"]), str(p["c_count"])]
         assert row[8] == ("yes" if p["significant"] else "no")
-        assert row[9] == f"{100 * p['diff']:+.1f} [{100 * p['diff_ci_low']:+.1f}, {100 * p['diff_ci_high']:+.1f}]"
+        assert row[9] == f"{100 * p['diff']:+.1f} [{100 * p['diff_ci_low']:.1f}, {100 * p['diff_ci_high']:.1f}]"
     # hand-checked: candidate vs baseline 14 vs 10 discordant rows (the documented worked example), exact McNemar
     # p = 2 * P(X <= 10), X ~ Binomial(24, 1/2); budget is the baseline with 30 rows refused: 30 vs 0
     top = pairs[("demo-candidate", "demo-baseline")]
@@ -141,6 +141,8 @@ def test_the_page_shows_the_numbers_goldenkit_leaderboard_prints(
     capsys.readouterr()
     assert cli_main(["leaderboard", *paths]) == 0  # the text table prints the same figures
     text = capsys.readouterr().out
+    for row in pairs.values():
+        assert row[9] in text  # "+1.0 [-1.5, 3.6]": the paired difference as the text table prints it
     for row, want in zip(table, doc["table"], strict=True):
         assert f"{100 * want['pass_rate']:.1f} [{100 * want['ci_low']:.1f}, {100 * want['ci_high']:.1f}]" in text
         assert row[5].startswith(f"{100 * want['pass_rate']:.1f}%")

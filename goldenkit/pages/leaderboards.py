@@ -86,9 +86,10 @@ def _interval(p: Any, lo: Any, hi: Any) -> str:
     return f'{pct(p)} <span class="muted">[{pct(lo)}, {pct(hi)}]</span>' if pct(p) else "n/a"
 
 
-def _points(x: Any) -> str:
+def _points(x: Any, sign: str = "+") -> str:
+    """A difference in percentage points, as ``goldenkit leaderboard`` prints it (signed; bounds unsigned)."""
     f = float(x)
-    return "n/a" if math.isnan(f) else f"{100 * f:+.1f}"
+    return "n/a" if math.isnan(f) else f"{100 * f:{sign}.1f}"
 
 
 def _table_html(lb: Any) -> str:
@@ -110,8 +111,8 @@ def _pairs_html(lb: Any) -> str:
     rows = [
         [esc(p["a"]), esc(p["b"]), esc(p["n_paired"]), esc(p["excluded"]), esc(p["b_count"]), esc(p["c_count"]),
          esc(_p(p["p_val"])), esc(_p(p["p_adj"])), "yes" if p["significant"] else "no",
-         f'{esc(_points(p["diff"]))} <span class="muted">[{esc(_points(p["diff_ci_low"]))}, '
-         f'{esc(_points(p["diff_ci_high"]))}]</span>']
+         f'{esc(_points(p["diff"]))} <span class="muted">[{esc(_points(p["diff_ci_low"], "-"))}, '
+         f'{esc(_points(p["diff_ci_high"], "-"))}]</span>']
         for p in lb.pairs.to_dict("records")
     ]  # fmt: skip
     attrs = [f' data-pair="{esc(a)} {esc(b)}"' for a, b in zip(lb.pairs["a"], lb.pairs["b"], strict=True)]
