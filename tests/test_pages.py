@@ -16,6 +16,7 @@ from goldenkit.errors import InfrastructureError
 from goldenkit.notebooks import remote_references
 from goldenkit.pages import STATE_FILE, build_site
 from goldenkit.pages import site as site_mod
+from goldenkit.pages.leaderboards import LeaderboardPages
 from goldenkit.pages.views import Section
 
 
@@ -120,9 +121,9 @@ def test_the_leaderboard_section_plugs_into_the_index(
     assert "<h2>Leaderboards</h2>" not in (site / "index.html").read_text()
     seen = {}
 
-    def hook(runs, site_dir, *, site_title):  # type: ignore[no-untyped-def]
+    def hook(runs, site_dir, *, site_title, rule, previous):  # type: ignore[no-untyped-def]
         seen["runs"], seen["dir"] = len(runs), site_dir
-        return [Section("support: 3 models", "leaderboards/support.html", "<top group>")]
+        return LeaderboardPages([Section("support: 3 models", "leaderboards/support.html", "<top group>")])
 
     monkeypatch.setattr(site_mod, "leaderboard_sections", hook)
     build_site(site, *dirs, render=False)

@@ -1,10 +1,11 @@
 """The site in a real browser: headless Chromium over the DevTools protocol, network off.
 
 The index is opened from file://; the test filters and sorts the table, clicks
-through to a run's report and to a dataset's history page, and checks that
+through to a run's report, to a dataset's history page and to a leaderboard
+page (from a site of benchmark runs), and checks that
 every request any page made stayed on file:// (or a data: image), from
 Chromium's network events and from ``performance.getEntries()``. Screenshots
-of the index and of a history page are kept in tests/artifacts/ (git-ignored).
+of the index, a history page and a leaderboard are kept in tests/artifacts/ (git-ignored).
 """
 
 from __future__ import annotations
@@ -95,3 +96,30 @@ def test_history_page_has_decoded_plots_and_escaped_output(browser: Browser) -> 
     assert _local(browser.requested_urls()) == []
     assert all(u.startswith(("file://", "data:", "about:")) for u in browser.requested_urls())
     assert any(u.startswith("file://") for u in browser.requested_urls())
+
+
+def test_index_links_to_a_leaderboard_page(browser: Browser, tmp_path: Path) -> None:
+    from leaderboard_site import HOSTILE_MODEL, HOSTILE_PREFIX, HOSTILE_RUN, hostile_group
+
+    from goldenkit.pages import build_site
+    from goldenkit.pages.html import slug
+
+    hostile_group(tmp_path / "results")
+    result = build_site(tmp_path / "site", tmp_path / "results", tmp_path / "baselines", render=False)
+    browser.navigate(result.index.as_uri())
+    rel = f"leaderboards/{slug(HOSTILE_PREFIX)}.html"
+    browser.click_and_wait(f"a[href='{rel}']")
+    assert browser.evaluate("location.href").endswith("/" + rel)
+    rows = "Array.from(document.querySelectorAll('#leaderboard tbody tr')).map(r => r.cells[2].textContent)"
+    assert browser.evaluate(rows) == ["ok", HOSTILE_RUN]
+    text = browser.evaluate("document.body.innerText")
+    assert HOSTILE_MODEL in text and f"Leaderboard {HOSTILE_PREFIX}" in text  # shown as text
+    assert "indistinguishable from the leader" in text
+    assert browser.evaluate("document.querySelectorAll('#pairs tbody tr').length") == 1
+    assert browser.evaluate("Array.from(document.scripts).length + document.querySelectorAll('img').length") == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.screenshot(ARTIFACTS / "pages-leaderboard.png")
+    browser.click_and_wait("a[href='../index.html']")
+    assert browser.evaluate("location.href").endswith("/site/index.html")
+    assert _local(browser.evaluate(ENTRIES)) == []
+    assert _local(browser.requested_urls()) == []

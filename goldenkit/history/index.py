@@ -65,6 +65,7 @@ RUN_COLUMNS = (
     "mode",
     "repeats",
     "sample",
+    "benchmark",
     "started_at",
     "ended_at",
     "saved_at",
@@ -109,6 +110,13 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _benchmark(man: dict[str, Any]) -> str | None:
+    """The run prefix ``goldenkit benchmark`` recorded (``config.extra.benchmark``), else None."""
+    config = _dict(man.get("config"))
+    prefix = _dict(config.get("extra")).get("benchmark", config.get("benchmark"))
+    return None if prefix is None or prefix == "" else str(prefix)
+
+
 def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
     """The run-key columns of a manifest (a run.json, or the ``run`` part of a baseline)."""
     ds, av = _dict(man.get("dataset")), _dict(man.get("agent_version"))
@@ -130,6 +138,7 @@ def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
         "mode": man.get("mode"),
         "repeats": man.get("repeats"),
         "sample": _json_text(man.get("sample")),
+        "benchmark": _benchmark(man),
         "started_at": man.get("started_at"),
         "ended_at": man.get("ended_at"),
         "validity": man.get("validity"),
@@ -283,7 +292,12 @@ def _load_cache(path: Path, rule: str) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    ok = isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION and data.get("rule") == rule
+    ok = (
+        isinstance(data, dict)
+        and data.get("schema_version") == SCHEMA_VERSION
+        and data.get("rule") == rule
+        and data.get("columns") == list(RUN_COLUMNS)  # a cache from before a column was added is stale
+    )
     runs = data.get("runs") if ok else None
     return runs if isinstance(runs, dict) else {}
 
@@ -292,7 +306,9 @@ def _save_cache(path: Path, rule: str, runs: dict[str, Any]) -> None:
     """Write the cache atomically; a folder that cannot be written keeps no cache (and loses nothing)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        text = json.dumps({"schema_version": SCHEMA_VERSION, "rule": rule, "runs": runs}, default=str)
+        text = json.dumps(
+            {"schema_version": SCHEMA_VERSION, "rule": rule, "columns": list(RUN_COLUMNS), "runs": runs}, default=str
+        )
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
@@ -435,6 +451,7 @@ def runs_df(
     the agent (``model_id, git_commit, prompt_sha256``, ``artifacts`` as JSON text
     when recorded), ``judge_version``, ``simulator_version``, ``graders`` (JSON),
     ``protocol`` (:func:`protocol_id`), ``mode``, ``repeats``, ``sample`` (JSON),
+    ``benchmark`` (the run prefix of ``goldenkit benchmark``, else None),
     ``started_at, ended_at, saved_at`` (UTC timestamps), ``validity,
     invalid_reason, complete``, ``invocations`` (more than 1: resumed),
     ``expected`` and ``outcomes`` (row x repeat records), attempt counts

@@ -3,7 +3,8 @@
 :func:`build_site` writes it (``goldenkit pages -o site/``). Every page is one
 self-contained file that loads nothing from the network and works from
 ``file://`` and from any static host (GitHub Pages, an S3 bucket, a CI artifact).
-The leaderboards plug in at :func:`goldenkit.pages.leaderboards.leaderboard_sections`.
+The leaderboards (a page per group of ``goldenkit benchmark`` runs) are made by
+:func:`goldenkit.pages.leaderboards.leaderboard_sections`.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ a page of this site loads nothing, from file:// or from any static host.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["CSP", "esc", "href", "page", "pct", "table"]
+__all__ = ["CSP", "esc", "href", "page", "pct", "slug", "table"]
 
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
@@ -51,6 +53,15 @@ def esc(value: Any) -> str:
 def href(*parts: str) -> str:
     """A relative URL from path parts, each percent-encoded (works from file:// and any host)."""
     return "/".join(quote(p, safe="") for p in parts)
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of ``name``: itself when already safe, else its safe letters and a short hash."""
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "_"
+    if safe == name and not name.startswith("."):
+        return safe
+    digest = hashlib.sha256(json.dumps(name).encode()).hexdigest()[:6]
+    return f"{safe.lstrip('.')}-{digest}"
 
 
 def pct(x: Any, digits: int = 1) -> str:

@@ -6,6 +6,7 @@
         index.html              every run and baseline: sortable, filterable (inline script)
         runs/<run>/report.html  each run's report; compare.html against its baseline
         datasets.html           the datasets, each with datasets/<name>.html: trends per slice
+        leaderboards/<prefix>.html  each group of benchmark runs ranked (goldenkit.pages.leaderboards)
         baselines.html          the committed baselines and baselines/history.jsonl
         .goldenkit-pages.json   what the last build used (fingerprints), for the next one
 
@@ -38,6 +39,7 @@ import pandas as pd
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failing_rows, scan, trend
 from goldenkit.history.index import PROTOCOL_KEYS, fingerprint
+from goldenkit.pages.html import slug
 from goldenkit.pages.leaderboards import leaderboard_sections
 from goldenkit.pages.plots import trend_svg_uri
 from goldenkit.pages.views import (
@@ -188,8 +190,7 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
 
 
 def _slug(name: str) -> str:
-    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "_"
-    return safe if safe == name and not name.startswith(".") else f"{safe.lstrip('.')}-{_digest(name)[:6]}"
+    return slug(name)
 
 
 def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame) -> list[DatasetSection]:
@@ -297,8 +298,11 @@ def build_site(
     counts = runs[runs["kind"] == "run"].groupby("dataset_name").size().to_dict()
     _write(out / "datasets.html", datasets_page(hrefs, {str(k): int(v) for k, v in counts.items()}, site_title=title))
     _baselines(b, runs)
-    sections = leaderboard_sections(runs, out, site_title=title)
-    _write(result.index, index_page(runs, links, hrefs, sections, site_title=title))
+    boards = leaderboard_sections(runs, out, site_title=title, rule=rule, previous=b.old.get("leaderboards"))
+    b.new["leaderboards"] = boards.state
+    result.rendered.extend(boards.rendered)
+    result.reused.extend(boards.reused)
+    _write(result.index, index_page(runs, links, hrefs, boards.sections, site_title=title))
     shutil.rmtree(out / ".render", ignore_errors=True)
     _write(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
     return result
