@@ -97,7 +97,8 @@ flip_limit = 200  # flipped rows shown side by side""",
     ("md", "## Gate decision"),
     (
         "code",
-        "decision = report.gate_decision(cand_run, comparison, differences, config, baseline=base_run)\nreport.gate_banner(decision)",
+        "decision = report.gate_decision(cand_run, comparison, differences, config, baseline=base_run)\n"
+        "report.gate_banner(decision)",
     ),
     ("code", "report.gate_table(decision)"),
 ]

@@ -246,3 +246,15 @@ def test_trend_lines_equal_slice_table_run_by_run(dirs: tuple[Path, Path], metri
         assert mine["n"].tolist() == table[n].tolist() and mine["k"].tolist() == table[k].tolist()
         if metric == "pass_rate":
             assert mine["ci_low"].tolist() == pytest.approx(table["ci_low"].tolist(), nan_ok=True)
+
+
+def test_the_latest_pointer_is_not_a_run_of_its_own(tmp_path: Path) -> None:
+    from goldenkit.results import update_latest
+
+    results, baselines = build(tmp_path)
+    before = runs_df(results, baselines, cache=False)
+    update_latest(results, "night-1")  # what every run does when it ends
+    assert (results / "latest").exists()
+    after = runs_df(results, baselines, cache=False)
+    assert len(after) == len(before)
+    assert "latest" not in set(after["run_id"]) and not after["path"].astype(str).str.endswith("latest").any()

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from goldenkit.errors import GoldenkitError, ResultsError
-from goldenkit.results import iter_jsonl, latest_per_pair, read_run
+from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
 from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_arrays, parse_rule, verdict_codes, wilson_ci
 
@@ -350,12 +350,16 @@ class Index:
 
 
 def _run_folders(results_dir: Path) -> list[Path]:
-    """Every non-hidden folder under ``results_dir`` holding any of the run files, by name."""
+    """Every non-hidden folder under ``results_dir`` holding any of the run files, by name.
+
+    The ``latest`` pointer (a link to the newest run, :func:`goldenkit.results.update_latest`)
+    is not a run of its own and is left out.
+    """
     if not results_dir.is_dir():
         return []
     out = []
     for entry in sorted(os.scandir(results_dir), key=lambda e: e.name):
-        if entry.name.startswith(".") or not entry.is_dir():
+        if entry.name.startswith(".") or entry.name == LATEST or not entry.is_dir():
             continue
         if any(os.path.exists(os.path.join(entry.path, f)) for f in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET)):
             out.append(Path(entry.path))
