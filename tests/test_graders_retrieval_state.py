@@ -97,7 +97,9 @@ def test_golden_rag_oracle_through_a_run(tmp_path: Path) -> None:
         return {"text": "answer", "retrieved": rag[:-1] if case.id == "login-valid-e2e" else rag}
 
     graders = build_graders({"graders": {"use": ["retrieval"]}})
-    s = run_eval(ds, CallableProvider(agent), graders, run_id="r", results_dir=tmp_path / "res", progress=False)
+    s = run_eval(
+        ds, CallableProvider(agent), graders, run_id="r", results_dir=tmp_path / "res", progress=False, include_red=True
+    )
     df = outcomes_df(s.path).set_index("row_id")
     for rid, rag in oracle.items():
         got = df.loc[rid, "graders"]["retrieval"]

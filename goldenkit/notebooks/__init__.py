@@ -170,13 +170,15 @@ def execute_notebook(
     source = notebook_path(name_or_path)
     out_dir = Path(output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    executed = out_dir / source.name
+    # absolute: papermill resolves relative paths against a cwd it keeps process-wide, which
+    # a notebook executed at the same time in another thread may have changed
+    executed = out_dir.resolve() / source.name
     timings: dict[str, float] = {}
 
     t0 = time.time()
     try:
         nb = pm.execute_notebook(
-            str(source),
+            str(source.resolve()),
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
