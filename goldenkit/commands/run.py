@@ -142,6 +142,11 @@ def register(sub: Any) -> None:
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
     s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
     s.add_argument("--sample-seed", type=int, help="seed of the --per-slice sample (default 0)")
+    s.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="only the rows of hash shard K of N (after --split/--per-slice); merge the N runs with goldenkit merge",
+    )
     o = p.add_argument_group("results")
     o.add_argument("--run-id", help="run id; an existing run with this id is resumed (only missing outcomes run)")
     o.add_argument("--results-dir", help="folder of run folders (default results)")
@@ -210,8 +215,9 @@ def build_provider(opts: dict[str, Any]) -> Any:
 
 def run_command(args: argparse.Namespace) -> int:
     from goldenkit.dataset import read_dataset
-    from goldenkit.runner import run_eval
+    from goldenkit.runner import parse_shard, run_eval
 
+    shard = parse_shard(args.shard) if args.shard is not None else None
     cfg = load_config(args.config, dataset_dir=args.dataset)
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
@@ -238,6 +244,7 @@ def run_command(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
         config={"config_file": cfg.get("_path")},
+        shard=shard,
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

@@ -1,0 +1,89 @@
+"""Peak memory of a run against the number of its outcomes (issue 20, item 8).
+
+Each run is ``goldenkit run`` in a fresh process: a generated dataset of
+``--rows`` contract rows (ids q00000..., 10 slices) through an instant async
+callable provider (it answers ``"yes, done"`` at once) with the ``contract``
+grader, ``--repeats`` calls per row, 64 in flight. The child's peak resident
+set size is read from the kernel when it exits (``os.wait4`` -> ``ru_maxrss``),
+so every page the run touched counts: the dataset, the cases, the outcomes,
+the Parquet file being written. The table prints, per run: outcomes, wall
+time, microseconds per outcome and peak RSS, with the load average at the start.
+
+Targets: 200,000 outcomes (100,000 rows x 2) peak under 400 MB, 2,000,000
+(100,000 x 20) under 600 MB, with the same wall time per outcome. The dataset
+is the same in both, so the difference between the two peaks is what the run
+keeps per outcome.
+
+    python benchmarks/bench_memory.py [--rows 100000] [--repeats 2,20] [--src DIR]
+
+``--src DIR`` runs the goldenkit package found in DIR instead of this checkout
+(for a before/after figure: ``git archive REV | tar -x -C DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import benchdata  # beside this script
+
+AGENT = """
+async def answer(case):
+    return "yes, done"
+"""
+
+
+def _cases(n: int) -> list[dict[str, object]]:
+    return [{"prompt": f"question {i}: is it done?", "expect": {"must_contain": ["done"]}} for i in range(n)]
+
+
+def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[float, int, str]:
+    """One ``goldenkit run`` in a child: (wall seconds, peak RSS in bytes, its summary line)."""
+    env = dict(os.environ)
+    paths = [str(work)] + ([str(src)] if src is not None else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    cmd = [sys.executable, "-m", "goldenkit.cli", "run", str(dataset), "--provider", "callable",
+           "--callable", "benchagent:answer", "--graders", "contract", "--repeats", str(repeats),
+           "--max-in-flight", "64", "--quiet", "--results-dir", str(work / "results")]  # fmt: skip
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out_fh, err_fh = proc.stdout, proc.stderr
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out = out_fh.read() if out_fh else ""
+    err = err_fh.read() if err_fh else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"goldenkit run exited {proc.returncode}: {err.strip() or out.strip()}")
+    return wall, usage.ru_maxrss * 1024, out.strip()  # ru_maxrss is in KiB on Linux
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--repeats", default="2,20", help="comma-separated repeats, one run each")
+    ap.add_argument("--src", type=Path, help="run the goldenkit package in this folder instead")
+    args = ap.parse_args()
+    load = os.getloadavg()
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; src: {args.src or 'this checkout'}")
+    print("| rows | repeats | outcomes | wall | us per outcome | peak RSS |\n| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="gk-bench-memory-") as tmp:
+        work = Path(tmp)
+        (work / "benchagent.py").write_text(AGENT)
+        dataset = benchdata.write_dataset(work / "ds", "bench-memory", _cases(args.rows), slices=10)
+        for repeats in (int(r) for r in args.repeats.split(",")):
+            wall, rss, line = _run(dataset, work, repeats, args.src)
+            n = args.rows * repeats
+            print(f"| {args.rows:,} | {repeats} | {n:,} | {wall:.1f} s | {wall / n * 1e6:.0f} | {rss / 1e6:.0f} MB |",
+                  flush=True)  # fmt: skip
+            if "VALID" not in line or "INVALID" in line:
+                print(f"  (run: {line})")
+
+
+if __name__ == "__main__":
+    main()
