@@ -7,7 +7,9 @@ grader, ``--repeats`` calls per row, 64 in flight. The child's peak resident
 set size is read from the kernel when it exits (``os.wait4`` -> ``ru_maxrss``),
 so every page the run touched counts: the dataset, the cases, the outcomes,
 the Parquet file being written. The table prints, per run: outcomes, wall
-time, microseconds per outcome and peak RSS, with the load average at the start.
+time, wall and CPU microseconds per outcome (CPU: the child's user + system
+time, the figure that does not depend on the machine's load) and peak RSS,
+with the load average at the start.
 
 Targets: 200,000 outcomes (100,000 rows x 2) peak under 400 MB, 2,000,000
 (100,000 x 20) under 600 MB, with the same wall time per outcome. The dataset
@@ -42,8 +44,8 @@ def _cases(n: int) -> list[dict[str, object]]:
     return [{"prompt": f"question {i}: is it done?", "expect": {"must_contain": ["done"]}} for i in range(n)]
 
 
-def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[float, int, str]:
-    """One ``goldenkit run`` in a child: (wall seconds, peak RSS in bytes, its summary line)."""
+def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[float, float, int, str]:
+    """One ``goldenkit run`` in a child: (wall seconds, CPU seconds, peak RSS in bytes, its summary line)."""
     env = dict(os.environ)
     paths = [str(work)] + ([str(src)] if src is not None else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -60,7 +62,8 @@ def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[flo
     err = err_fh.read() if err_fh else ""
     if proc.returncode != 0:
         raise SystemExit(f"goldenkit run exited {proc.returncode}: {err.strip() or out.strip()}")
-    return wall, usage.ru_maxrss * 1024, out.strip()  # ru_maxrss is in KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss * 1024, out.strip()  # ru_maxrss is in KiB on Linux
 
 
 def main() -> None:
@@ -71,16 +74,17 @@ def main() -> None:
     args = ap.parse_args()
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; src: {args.src or 'this checkout'}")
-    print("| rows | repeats | outcomes | wall | us per outcome | peak RSS |\n| --- | --- | --- | --- | --- | --- |")
+    print("| rows | repeats | outcomes | wall | wall us per outcome | CPU us per outcome | peak RSS |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory(prefix="gk-bench-memory-") as tmp:
         work = Path(tmp)
         (work / "benchagent.py").write_text(AGENT)
         dataset = benchdata.write_dataset(work / "ds", "bench-memory", _cases(args.rows), slices=10)
         for repeats in (int(r) for r in args.repeats.split(",")):
-            wall, rss, line = _run(dataset, work, repeats, args.src)
+            wall, cpu, rss, line = _run(dataset, work, repeats, args.src)
             n = args.rows * repeats
-            print(f"| {args.rows:,} | {repeats} | {n:,} | {wall:.1f} s | {wall / n * 1e6:.0f} | {rss / 1e6:.0f} MB |",
-                  flush=True)  # fmt: skip
+            per = f"{wall / n * 1e6:.0f} | {cpu / n * 1e6:.0f}"
+            print(f"| {args.rows:,} | {repeats} | {n:,} | {wall:.1f} s | {per} | {rss / 1e6:.0f} MB |", flush=True)
             if "VALID" not in line or "INVALID" in line:
                 print(f"  (run: {line})")
 

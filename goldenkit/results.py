@@ -149,6 +149,10 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _ORJSON_LINE = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
+#: Coalesced lines waiting at most before they are written (see :class:`OutcomeWriter`).
+MAX_PENDING_LINES = 256
+
+
 class OutcomeWriter:
     """Append outcome records to ``outcomes.jsonl``, one line each, written straight to the OS.
 
@@ -165,6 +169,9 @@ class OutcomeWriter:
     writing an outcome, and at hundreds of outcomes per second many complete in one
     pass. A kill can lose only outcomes of the current pass, which a resume calls
     again. A failed write is raised by the next :meth:`write` or by :meth:`close`.
+    A pass's lines also go out as soon as :data:`MAX_PENDING_LINES` are waiting:
+    an in-process agent that answers without ever awaiting completes a whole
+    run in one pass, which would otherwise hold every line in memory until the end.
     """
 
     def __init__(self, path: str | Path, *, coalesce: bool = False) -> None:
@@ -199,7 +206,9 @@ class OutcomeWriter:
             self._write_all(line)
             return span
         self._pending.append(line)
-        if not self._scheduled:
+        if len(self._pending) >= MAX_PENDING_LINES:  # a pass that never ends (an agent that never awaits)
+            self.end_pass()
+        elif not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._end_of_pass)
         return span
