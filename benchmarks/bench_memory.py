@@ -14,7 +14,9 @@ with the load average at the start.
 Targets: 200,000 outcomes (100,000 rows x 2) peak under 400 MB, 2,000,000
 (100,000 x 20) under 600 MB, with the same wall time per outcome. The dataset
 is the same in both, so the difference between the two peaks is what the run
-keeps per outcome.
+keeps per outcome. The first row is the floor: a child that only imports the
+run command, reads the dataset and normalizes its cases (what any run of these
+rows holds, whatever its number of outcomes).
 
     python benchmarks/bench_memory.py [--rows 100000] [--repeats 2,20] [--src DIR]
 
@@ -66,6 +68,29 @@ def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[flo
     return wall, cpu, usage.ru_maxrss * 1024, out.strip()  # ru_maxrss is in KiB on Linux
 
 
+FLOOR = """
+import sys
+from goldenkit.commands.run import build_provider, grader_list
+from goldenkit.dataset import read_dataset
+from goldenkit.runner import run_eval
+from goldenkit.runner.evaluate import normalize_cases
+ds = read_dataset(sys.argv[1])
+cases = normalize_cases(ds, [str(r) for r in ds.rows["id"].tolist()])
+"""
+
+
+def _floor(dataset: Path, work: Path, src: Path | None) -> int:
+    """Peak RSS of a child that only imports the run command, reads the dataset and normalizes its cases."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(work)] + ([str(src)] if src is not None else []))
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR, str(dataset)], env=env, cwd=work)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"the floor child exited {proc.returncode}")
+    return usage.ru_maxrss * 1024
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=100_000)
@@ -80,6 +105,8 @@ def main() -> None:
         work = Path(tmp)
         (work / "benchagent.py").write_text(AGENT)
         dataset = benchdata.write_dataset(work / "ds", "bench-memory", _cases(args.rows), slices=10)
+        floor = _floor(dataset, work, args.src)
+        print(f"| {args.rows:,} | - | 0 (imports, dataset and cases only) | | | | {floor / 1e6:.0f} MB |", flush=True)
         for repeats in (int(r) for r in args.repeats.split(",")):
             wall, cpu, rss, line = _run(dataset, work, repeats, args.src)
             n = args.rows * repeats
