@@ -130,6 +130,10 @@ class Run:
             if self.stopped:
                 return
             await self.run_one(row_id, repeat)
+            # An agent that answers without awaiting would keep this loop from ever yielding: the
+            # whole run in one event-loop pass, the cancelled deadline timers of every call piling
+            # up in the loop (about 200 bytes an outcome) until it ends. One pass per outcome.
+            await asyncio.sleep(0)
 
     # ------------------------------------------------------------ one call
 
