@@ -103,7 +103,9 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.runner import (
         RunSummary,
         arun_eval,
+        merge_shards,
         run_eval,
+        shard_of,
     )
     from goldenkit.sampling import (
         assign_splits,
@@ -157,6 +159,7 @@ _LAZY: dict[str, str] = {
     "import_dataset": "goldenkit.formats",
     "import_run": "goldenkit.harnesses",
     "mcnemar_exact": "goldenkit.stats",
+    "merge_shards": "goldenkit.runner",
     "min_detectable_effect": "goldenkit.stats",
     "leaderboard": "goldenkit.ranking",
     "normalize_case": "goldenkit.formats",
@@ -179,6 +182,7 @@ _LAZY: dict[str, str] = {
     "run_metrics": "goldenkit.metrics",
     "run_notebook": "goldenkit.notebooks",
     "save_baseline": "goldenkit.baselines",
+    "shard_of": "goldenkit.runner",
     "slice_table": "goldenkit.stats",
     "stratified_sample": "goldenkit.sampling",
     "trajectory_score": "goldenkit.graders",
@@ -247,6 +251,7 @@ __all__ = [
     "import_run",
     "leaderboard",
     "mcnemar_exact",
+    "merge_shards",
     "min_detectable_effect",
     "normalize_case",
     "outcomes_df",
@@ -266,6 +271,7 @@ __all__ = [
     "run_notebook",
     "runs_df",
     "save_baseline",
+    "shard_of",
     "slice_table",
     "stratified_sample",
     "trajectory_score",

@@ -25,7 +25,7 @@ from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 # (`import_run` is the module of `goldenkit import-run`.)
 COMMANDS: tuple[str, ...] = (
     "dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo",
-    "benchmark", "leaderboard", "import_run", "query", "pages",
+    "benchmark", "leaderboard", "import_run", "query", "pages", "merge",
 )  # fmt: skip
 
 

@@ -348,15 +348,12 @@ def comparability_differences(
 
 def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:
     """For two imported runs whose dataset fingerprints differ: the rows whose samples differ, named."""
-    if not (base.manifest.get("mode") == cand.manifest.get("mode") == "imported"):
-        return []
-    if _get(base.manifest, "dataset", "sha256") == _get(cand.manifest, "dataset", "sha256"):
+    paths = [str(getattr(side, "path", "")) for side in (base, cand)]  # a baseline snapshot has no run folder
+    same = _get(base.manifest, "dataset", "sha256") == _get(cand.manifest, "dataset", "sha256")
+    if same or "" in paths or not base.manifest.get("mode") == cand.manifest.get("mode") == "imported":
         return []
     from goldenkit.harnesses import sample_differences
 
-    paths = [getattr(side, "path", None) for side in (base, cand)]  # a baseline snapshot has no run folder
-    if paths[0] is None or paths[1] is None:
-        return []
     try:
         return sample_differences(paths[0], paths[1])
     except (ResultsError, OSError):  # a run folder without its inputs file

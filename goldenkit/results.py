@@ -151,6 +151,10 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _ORJSON_LINE = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
+#: Coalesced lines waiting at most before they are written (see :class:`OutcomeWriter`).
+MAX_PENDING_LINES = 256
+
+
 class OutcomeWriter:
     """Append outcome records to ``outcomes.jsonl``, one line each, written straight to the OS.
 
@@ -167,6 +171,9 @@ class OutcomeWriter:
     writing an outcome, and at hundreds of outcomes per second many complete in one
     pass. A kill can lose only outcomes of the current pass, which a resume calls
     again. A failed write is raised by the next :meth:`write` or by :meth:`close`.
+    A pass's lines also go out as soon as :data:`MAX_PENDING_LINES` are waiting:
+    an in-process agent that answers without ever awaiting completes a whole
+    run in one pass, which would otherwise hold every line in memory until the end.
     """
 
     def __init__(self, path: str | Path, *, coalesce: bool = False) -> None:
@@ -175,6 +182,7 @@ class OutcomeWriter:
         repair_jsonl(self.path)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o644)
         self._coalesce = coalesce
+        self._size = os.fstat(self._fd).st_size  # where the next line lands (this is the file's one writer)
         self._pending: list[bytes] = []
         self._scheduled = False
         self._error: OSError | None = None
@@ -183,20 +191,29 @@ class OutcomeWriter:
     def closed(self) -> bool:
         return self._fd is None
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append ``record`` as one UTF-8 JSON line (see the class for when it reaches the file)."""
+    def write(self, record: dict[str, Any]) -> tuple[int, int]:
+        """Append ``record`` as one UTF-8 JSON line (see the class for when it reaches the file).
+
+        Returns ``(offset, length)`` of the line in the file (newline included), so
+        a caller can read the record back later instead of keeping it in memory.
+        """
         if self._fd is None:
             raise ValueError(f"{self.path}: outcome writer is closed")
         if self._error is not None:
             raise self._error
         line = orjson.dumps(record, default=str, option=_ORJSON_LINE)
+        span = (self._size, len(line))
+        self._size += len(line)
         if not self._coalesce:
             self._write_all(line)
-            return
+            return span
         self._pending.append(line)
-        if not self._scheduled:
+        if len(self._pending) >= MAX_PENDING_LINES:  # a pass that never ends (an agent that never awaits)
+            self.end_pass()
+        elif not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._end_of_pass)
+        return span
 
     def _end_of_pass(self) -> None:
         self._scheduled = False
@@ -310,12 +327,37 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.table(arrays)
 
 
+#: Outcomes per Parquet row group when writing in batches (about 20 MB of records in memory at a time).
+ROW_GROUP = 10_000
+
+
 def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Write the outcome records to ``path`` (atomically) as Parquet."""
+    write_parquet_batches((records[i : i + ROW_GROUP] for i in range(0, len(records), ROW_GROUP)), path)
+
+
+def write_parquet_batches(batches: Iterable[Sequence[dict[str, Any]]], path: str | Path) -> int:
+    """Write outcome records arriving in batches to ``path`` as Parquet, one row group per batch.
+
+    Only one batch is in memory at a time, so a run of millions of outcomes is
+    written in flat memory. The file appears atomically (a temporary file, then
+    ``os.replace``); an exception while writing leaves no file behind. Returns
+    the number of records written.
+    """
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
-    pq.write_table(outcomes_table(records), tmp, compression="zstd")
-    os.replace(tmp, p)
+    written = 0
+    try:
+        with pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
+            for batch in batches:
+                if batch:
+                    pw.write_table(outcomes_table(batch))
+                    written += len(batch)
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return written
 
 
 # ---------------------------------------------------------------- reading
@@ -528,4 +570,5 @@ __all__ = [
     "update_latest",
     "write_json_atomic",
     "write_parquet",
+    "write_parquet_batches",
 ]

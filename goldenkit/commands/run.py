@@ -111,7 +111,15 @@ def register(sub: Any) -> None:
         "or a run id another live process is writing), 3 INVALID run (infrastructure failure)",
     )
     p.add_argument("dataset", help="dataset folder (dataset.jsonl + dataset.json) or .jsonl file")
-    g = p.add_argument_group("system under test")
+    _system_under_test(p.add_argument_group("system under test"))
+    _execution(p.add_argument_group("execution"))
+    _transport(p.add_argument_group("transport (HTTP providers and the judge)"))
+    _rows(p.add_argument_group("rows"))
+    _results(p.add_argument_group("results"))
+    p.set_defaults(func=run_command)
+
+
+def _system_under_test(g: Any) -> None:
     g.add_argument("--provider", help="openai, ollama, fixtures, callable, adk, or a registered name")
     g.add_argument("--base-url", help="server URL (openai: with or without /v1; ollama: host, default $OLLAMA_HOST)")
     g.add_argument("--model", help="model id sent to the server")
@@ -137,7 +145,9 @@ def register(sub: Any) -> None:
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
     )
-    r = p.add_argument_group("execution")
+
+
+def _execution(r: Any) -> None:
     r.add_argument("--repeats", type=int, help="calls per row (default 1)")
     r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")
     r.add_argument("--rpm", type=float, help="requests per minute at most (default: no limit)")
@@ -150,7 +160,9 @@ def register(sub: Any) -> None:
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
     r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
-    h = p.add_argument_group("transport (HTTP providers and the judge)")
+
+
+def _transport(h: Any) -> None:
     h.add_argument(
         "--ca-bundle",
         metavar="FILE",
@@ -169,7 +181,9 @@ def register(sub: Any) -> None:
         help="ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
     )
     h.add_argument("--max-reply-bytes", type=int, help="a larger reply is a permanent ERROR (default 32 MiB)")
-    s = p.add_argument_group("rows")
+
+
+def _rows(s: Any) -> None:
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
     s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
     s.add_argument("--sample-seed", type=int, help="seed of the --per-slice sample (default 0)")
@@ -180,7 +194,14 @@ def register(sub: Any) -> None:
         help="also run the red rows (tagged red or listed in dataset.json red_rows: expected failures); "
         "a red run is comparable only with red runs",
     )
-    o = p.add_argument_group("results")
+    s.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="only the rows of hash shard K of N (after --split/--per-slice); merge the N runs with goldenkit merge",
+    )
+
+
+def _results(o: Any) -> None:
     o.add_argument("--run-id", help="run id; an existing run with this id is resumed (only missing outcomes run)")
     o.add_argument("--results-dir", help="folder of run folders (default results)")
     o.add_argument("--retry-errors", action="store_true", help="re-run only the ERROR outcomes of run --run-id")
@@ -188,7 +209,6 @@ def register(sub: Any) -> None:
     o.add_argument("--config", help="goldenkit.toml to use (default: beside the dataset, then the current folder)")
     o.add_argument("--graders", help="comma-separated grader names (overrides [graders] use)")
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=run_command)
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
@@ -262,8 +282,9 @@ def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from goldenkit.dataset import read_dataset
-    from goldenkit.runner import run_eval
+    from goldenkit.runner import parse_shard, run_eval
 
+    shard = parse_shard(args.shard) if args.shard is not None else None
     cfg = load_config(args.config, dataset_dir=args.dataset)
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
@@ -292,6 +313,7 @@ def run_command(args: argparse.Namespace) -> int:
         progress=False if args.quiet else None,
         config={"config_file": cfg.get("_path")},
         include_red=bool(opts.get("red")),
+        shard=shard,
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

@@ -44,6 +44,12 @@ that JSON writers leave raw inside strings); strip ASCII whitespace (space,
 tab, CR, LF, VT, FF) from both ends of each line; drop empty lines; sort the
 lines by their bytes; feed each line followed by ``\\n`` to SHA-256.
 Reordering rows or switching CRLF/LF keeps the hash; editing any row changes it.
+
+**Shard rule** (:func:`goldenkit.runner.shard.shard_of`, beside the hash and the
+sample rule of :mod:`goldenkit.sampling`): a row's shard, 1-based of N, is
+``int(sha256(utf8(id)).hexdigest(), 16) mod N + 1``, applied after the split
+filter and the sample, so ``goldenkit run --shard K/N`` for K = 1..N partitions
+exactly the rows of the unsharded run (see docs/scale.md).
 """
 
 from __future__ import annotations

@@ -31,8 +31,10 @@ do, in order:
    reason (status and URL without secrets), ``error_kind`` transient / permanent
    and the attempts made;
 5. append each outcome to ``outcomes.jsonl`` as it completes (see
-   :class:`goldenkit.results.OutcomeWriter`), and at the end write
-   ``outcomes.parquet``, the final run.json (counts, error rate, validity) and
+   :class:`goldenkit.results.OutcomeWriter`), keeping in memory only where each
+   pair's last line is and its verdict (:mod:`goldenkit.runner.index`: memory
+   flat in the number of outcomes), and at the end write ``outcomes.parquet``
+   (read back from the JSONL a row group at a time), the final run.json (counts, error rate, validity) and
    point ``results/latest`` at the run. INVALID when the error rate (ERROR
    outcomes plus outcomes with a grader that could not grade) exceeds
    ``max_error_rate``, when every outcome is ERROR (an infrastructure failure,
@@ -44,6 +46,10 @@ what finished is written. A circuit breaker stops launching new calls after
 ``abort_after_errors`` consecutive provider ERRORs (a server that went away); the
 run is then incomplete and INVALID, and resuming it with ``retry_errors=True``
 finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner.progress`).
+
+``shard=(k, n)`` runs only the rows of hash shard k of n (:mod:`goldenkit.runner.shard`,
+picked after the split and the sample), and :func:`merge_shards` unites the n
+shard runs into one ordinary run (:mod:`goldenkit.runner.merge`).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ from __future__ import annotations
 from goldenkit.runner.evaluate import arun_eval, run_eval
 from goldenkit.runner.folder import new_run_id, utc_now
 from goldenkit.runner.limits import Limiter, backoff_delay
+from goldenkit.runner.merge import merge_shards
 from goldenkit.runner.runkey import (
     RUN_KEY_FIELDS,
     TRANSPORT_SETTINGS,
@@ -58,6 +65,7 @@ from goldenkit.runner.runkey import (
     git_commit,
     redact_settings,
 )
+from goldenkit.runner.shard import parse_shard, shard_of
 from goldenkit.runner.summary import RunSummary
 
 __all__ = [
@@ -69,8 +77,11 @@ __all__ = [
     "arun_eval",
     "backoff_delay",
     "git_commit",
+    "merge_shards",
     "new_run_id",
+    "parse_shard",
     "redact_settings",
     "run_eval",
+    "shard_of",
     "utc_now",
 ]

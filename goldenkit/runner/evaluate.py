@@ -25,12 +25,14 @@ from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
-from goldenkit.runner.folder import RunFolder, open_run_folder, utc_now
+from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
+from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.run import Run, RunOptions, RunPlan
 from goldenkit.runner.runkey import agent_version, git_commit, redact_settings
+from goldenkit.runner.shard import check_shard, shard_record, shard_rows
 from goldenkit.runner.summary import RunSummary
-from goldenkit.schema import ERROR, SCHEMA_VERSION
+from goldenkit.schema import SCHEMA_VERSION
 
 
 def _check(repeats: int, opts: RunOptions) -> None:
@@ -115,10 +117,13 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
 
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
-             sample_spec: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+             sample_spec: dict[str, Any], shard: tuple[int, int] | None) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
+    # a shard's spec is recorded beside the run key (a resume compares it), never inside it:
+    # the merged run of the shards has exactly the run key of the unsharded run
+    spec = {"shard": shard_record(shard)} if shard is not None else {}
     return {
         "dataset": {
             "name": dataset.name,
@@ -132,6 +137,7 @@ def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], ju
         "repeats": int(repeats),
         "sample": sample_spec,
         "mode": provider.mode,
+        **spec,
     }
 
 
@@ -142,9 +148,10 @@ def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: d
     columns = (rows[c].tolist() for c in ("id", "slice", "split", "tags"))  # Python lists: no per-item boxing
     for rid, sl, sp, tags in zip(*columns, strict=True):
         row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
-    pairs = [(rid, r) for rid in row_info for r in range(repeats)]
-    prev = folder.previous
-    todo = [p for p in pairs if p not in prev or (retry_errors and prev[p].get("verdict") == ERROR)]
+    index = OutcomeIndex(list(row_info), repeats)
+    for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
+        index.note(rec, offset, length)  # an earlier invocation's outcome (the last line per pair wins)
+    todo = index.pending(retry_errors)
     base = {
         "schema_version": SCHEMA_VERSION,
         "run_id": folder.run_id,
@@ -154,7 +161,7 @@ def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: d
         "agent_version": key["agent_version"],
         "judge_version": key["judge_version"],
     }
-    return RunPlan(pairs=pairs, todo=todo, row_info=row_info, cases=cases, base_record=base)
+    return RunPlan(index=index, todo=todo, row_info=row_info, cases=cases, base_record=base)
 
 
 def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: RunOptions, todo: int,
@@ -237,6 +244,7 @@ async def arun_eval(
     config: Mapping[str, Any] | None = None,
     max_retry_after: float = MAX_RETRY_AFTER,
     include_red: bool = False,
+    shard: tuple[int, int] | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -249,6 +257,9 @@ async def arun_eval(
     for more is a permanent ERROR.
     ``include_red``: also run the red rows (expected failures, left out by default);
     part of the run key.
+    ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
+    split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
+    ``goldenkit merge`` unites the n shard runs into one run.
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -264,8 +275,11 @@ async def arun_eval(
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
     dataset, sample_spec = select_rows(dataset, sample, include_red)
+    if shard is not None:
+        shard = check_shard(shard)
+        dataset = shard_rows(dataset, shard)
     cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
-    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec)
+    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     try:

@@ -1,8 +1,9 @@
 """The run folder of one invocation: its id, its one writer, what an earlier invocation left.
 
 :func:`open_run_folder` validates the run id, takes the folder's lock
-(:class:`RunLock`), and on a resume checks the run key and reads the outcomes
-already written (the last record per row x repeat). A folder has one writer: a
+(:class:`RunLock`), and on a resume checks the run key (and the shard spec) and
+repairs a torn last outcome line; :func:`scan_outcomes` then reads the outcomes
+already written, a line at a time (the last record per row x repeat wins). A folder has one writer: a
 second process, or a second run in the same process, that opens a run id while
 the first is alive gets a :class:`~goldenkit.errors.ResultsError` naming the
 holder's PID (exit 1); a lock left by a process that died (SIGKILL, a crash,
@@ -22,15 +23,17 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from goldenkit.errors import ConfigError, ResultsError
-from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, repair_jsonl
-from goldenkit.runner.runkey import key_differences
+from goldenkit.results import LATEST, repair_jsonl
+from goldenkit.runner.runkey import RUN_KEY_FIELDS, key_differences
 from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE
 
 try:
@@ -122,7 +125,6 @@ class RunFolder:
     run_id: str
     path: Path
     lock: RunLock
-    previous: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     old_manifest: dict[str, Any] | None = None
     took_over_from: int | None = None
 
@@ -135,13 +137,18 @@ class RunFolder:
         return self.path / OUTCOMES_JSONL
 
 
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is a valid run id (letters, digits, ``.``, ``_``, ``-``; not ``latest``); else a ConfigError."""
+    if not _RUN_ID.fullmatch(run_id) or run_id == LATEST:
+        raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only (and not {LATEST!r})")
+    return run_id
+
+
 def open_run_folder(
     results_dir: str | os.PathLike[str], run_id: str | None, key: Mapping[str, Any], *, retry_errors: bool
 ) -> RunFolder:
     """Create, or lock and check for a resume, the folder of run ``run_id`` (a new id when None)."""
-    run_id = run_id or new_run_id()
-    if not _RUN_ID.fullmatch(run_id) or run_id == LATEST:
-        raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only (and not {LATEST!r})")
+    run_id = check_run_id(run_id or new_run_id())
     run_dir = Path(results_dir) / run_id
     if retry_errors and not (run_dir / RUN_FILE).exists():
         raise ResultsError(f"--retry-errors: no run {run_id} under {results_dir}")
@@ -174,7 +181,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
         old = json.loads(folder.run_file.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
-    diffs = key_differences(old, key)
+    diffs = key_differences(old, key, fields=(*RUN_KEY_FIELDS, "shard"))
     if diffs:
         raise ResultsError(
             f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); use a new --run-id"
@@ -182,8 +189,38 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
     folder.old_manifest = old
     if folder.jsonl.exists():
         repair_jsonl(folder.jsonl)
-        for rec in latest_per_pair(iter_jsonl(folder.jsonl)):
-            folder.previous[(str(rec["row_id"]), int(rec["repeat"]))] = rec
 
 
-__all__ = ["LOCK_FILE", "RunFolder", "RunLock", "new_run_id", "open_run_folder", "utc_now"]
+def scan_outcomes(path: Path) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """``(record, offset, length)`` of every outcome line of ``path``, in file order (none if it is absent).
+
+    A malformed line is a ResultsError naming ``file:line`` (run :func:`repair_jsonl`
+    first: a torn last line is cut there). One line is in memory at a time.
+    """
+    if not path.exists():
+        return
+    offset = 0
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, 1):
+            length = len(line)
+            if line.strip():
+                try:
+                    rec = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise ResultsError(f"{path}:{lineno}: invalid JSON in outcome line") from None
+                if not isinstance(rec, dict):
+                    raise ResultsError(f"{path}:{lineno}: outcome line is not a JSON object")
+                yield rec, offset, length
+            offset += length
+
+
+__all__ = [
+    "LOCK_FILE",
+    "RunFolder",
+    "RunLock",
+    "check_run_id",
+    "new_run_id",
+    "open_run_folder",
+    "scan_outcomes",
+    "utc_now",
+]

@@ -20,14 +20,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+import numpy as np
+import numpy.typing as npt
+
 from goldenkit._text import one_line
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders.base import Grader, GradeResult, agrade_case, combine, grade_case
 from goldenkit.graders.judge import JudgeGrader
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response
-from goldenkit.results import OutcomeWriter, update_latest, write_json_atomic, write_parquet
+from goldenkit.results import ROW_GROUP, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner.folder import RunFolder, utc_now
+from goldenkit.runner.index import OutcomeIndex, has_grader_error
 from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner.progress import Progress
 from goldenkit.runner.runkey import validity
@@ -57,8 +61,8 @@ class RunOptions:
 class RunPlan:
     """What was decided before the first call: the rows, their cases, the pairs to call."""
 
-    pairs: list[Pair]  # every row x repeat of the run
-    todo: list[Pair]  # the pairs this invocation calls, in order
+    index: OutcomeIndex  # every row x repeat of the run, and where its last outcome is
+    todo: npt.NDArray[np.int64]  # the pairs this invocation calls (their numbers in ``index``), in order
     row_info: dict[str, tuple[str, str, list[str]]]  # row id -> (slice, split, tags)
     cases: dict[str, Case]
     base_record: dict[str, Any]  # the fields every outcome of the run shares
@@ -89,7 +93,6 @@ class Run:
         self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after)
         self.progress = Progress(len(plan.todo), progress)
         self.writer = OutcomeWriter(folder.jsonl, coalesce=True)
-        self.new_records: list[dict[str, Any]] = []
         self.calls = 0
         self.consecutive_errors = 0
         self.stopped: str | None = None
@@ -111,7 +114,8 @@ class Run:
         return summary
 
     async def _work(self) -> None:
-        queue = iter(self.plan.todo)
+        index = self.plan.index
+        queue = (index.pair(int(i)) for i in self.plan.todo)
         try:
             async with asyncio.TaskGroup() as tg:
                 # one loop pass apart: the first request leaves at once and the waves are spread from the start
@@ -126,6 +130,10 @@ class Run:
             if self.stopped:
                 return
             await self.run_one(row_id, repeat)
+            # An agent that answers without awaiting would keep this loop from ever yielding: the
+            # whole run in one event-loop pass, the cancelled deadline timers of every call piling
+            # up in the loop (about 200 bytes an outcome) until it ends. One pass per outcome.
+            await asyncio.sleep(0)
 
     # ------------------------------------------------------------ one call
 
@@ -268,8 +276,8 @@ class Run:
         self._write(rec, attempts)
 
     def _write(self, rec: dict[str, Any], attempts: int) -> None:
-        self.writer.write(rec)
-        self.new_records.append(rec)
+        offset, length = self.writer.write(rec)
+        self.plan.index.note(rec, offset, length)  # the record itself is not kept: memory stays flat
         self.progress.update(rec["verdict"], attempts)
 
     # ------------------------------------------------------------ the end
@@ -293,35 +301,28 @@ class Run:
                 await judge.aclose()
         return lost
 
-    def _final_records(self) -> list[dict[str, Any]]:
-        """Every outcome of the run: the earlier invocations', superseded by this one's."""
-        final = dict(self.folder.previous)
-        for rec in self.new_records:
-            final[(rec["row_id"], int(rec["repeat"]))] = rec
-        return [final[p] for p in self.plan.pairs if p in final]
-
     async def finish(self, interrupted: bool) -> RunSummary:
         """Counts, validity, run.json, Parquet (when complete) and ``results/latest``."""
         lost = await self._close()
-        records = self._final_records()
-        expected = len(self.plan.pairs)
-        counts = count_outcomes(records, expected)
-        stopped = self.stopped if len(records) < expected else None
+        index = self.plan.index
+        counts = index.counts()  # the earlier invocations' outcomes, superseded by this one's
+        total, expected = counts["total"], counts["expected"]
+        stopped = self.stopped if total < expected else None
         if interrupted or lost is not None:
-            stopped = (
-                f"interrupted with {len(records)} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
-            )
-        first_error = self.first_error or next((r["detail"] for r in records if r["verdict"] == ERROR), None)
+            stopped = f"interrupted with {total} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
+        first_error = self.first_error
+        if first_error is None and counts[ERROR] and lost is None:
+            first_error = index.first_error_detail(self.folder.jsonl)
         valid, why, rate = validity(counts, expected, self.opts.max_error_rate, stopped, first_error)
-        complete = len(records) == expected and lost is None and not interrupted
+        complete = total == expected and lost is None and not interrupted
         elapsed = time.monotonic() - self.t_start
         invocation = self.manifest["timings"]["invocations"][-1]
         invocation.update(ended_at=utc_now(), calls=self.calls, elapsed_s=round(elapsed, 3), **self.limiter.stats())
         self.manifest.update(
             ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
         )
-        if complete:
-            write_parquet(records, self.folder.path / OUTCOMES_PARQUET)
+        if complete:  # read back from outcomes.jsonl a row group at a time
+            write_parquet_batches(index.batches(self.folder.jsonl, ROW_GROUP), self.folder.path / OUTCOMES_PARQUET)
         else:
             (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
         write_json_atomic(self.folder.run_file, self.manifest)
@@ -345,7 +346,7 @@ class Run:
             invalid_reason=why,
             complete=bool(self.manifest["complete"]),
             calls=self.calls,
-            resumed=len(self.plan.pairs) - len(self.plan.todo),
+            resumed=len(self.plan.index) - len(self.plan.todo),
             elapsed_s=elapsed,
             manifest=self.manifest,
             git_commits=list(dict.fromkeys(c for c in commits if c)),
@@ -357,11 +358,7 @@ def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[
     graders include one that could not grade, e.g. a soft judge whose call failed)."""
     verdicts = Counter(r["verdict"] for r in records)
     counts = {v: verdicts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
-    grader_errors = sum(
-        1
-        for r in records
-        if r["verdict"] != ERROR and any((g or {}).get("error") for g in (r.get("graders") or {}).values())
-    )
+    grader_errors = sum(1 for r in records if has_grader_error(r))
     counts.update(total=len(records), expected=expected, grader_errors=grader_errors)
     return counts
 

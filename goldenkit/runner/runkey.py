@@ -28,7 +28,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -157,8 +157,12 @@ def _comparable(field: str, value: Any) -> Any:
     return value
 
 
-def key_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def key_differences(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, fields: Sequence[str] = RUN_KEY_FIELDS
+) -> list[str]:
     """``"field: old != new"`` for every run-key field that differs (a git commit alone never does).
+
+    ``fields``: what is compared (a resume adds ``shard``: a shard resumes only as the same shard).
 
     >>> a = {"repeats": 1, "agent_version": {"git_commit": "a1", "model_id": "m"}}
     >>> key_differences(a, {"repeats": 1, "agent_version": {"git_commit": "b2", "model_id": "m"}})
@@ -167,7 +171,7 @@ def key_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     ['repeats: 1 != 3']
     """
     diffs = []
-    for k in RUN_KEY_FIELDS:
+    for k in fields:
         a, b = _comparable(k, old.get(k)), _comparable(k, new.get(k))
         if canonical(a) != canonical(b):
             diffs.append(f"{k}: {json.dumps(a, default=str)} != {json.dumps(b, default=str)}")
