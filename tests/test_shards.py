@@ -244,4 +244,6 @@ def test_cli_shards_merge_then_compare_and_gate_accept_it(tmp_path: Path, monkey
     out = capsys.readouterr().out
     assert codes == [2, 2] and out.count("gate FAILED") == 2
     via_whole, via_merged = out.split("gate for cand against merged")
-    assert via_whole.replace("against whole", "").strip().splitlines()[1:] == via_merged.strip().splitlines()
+    via_whole = via_whole.replace("against whole", "").replace("baseline whole", "baseline B")
+    via_merged = via_merged.replace("baseline merged", "baseline B")
+    assert via_whole.strip().splitlines()[1:] == via_merged.strip().splitlines()
