@@ -38,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from goldenkit.dataset import Dataset, canonical_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
@@ -185,6 +187,27 @@ def read_json(path: Path, what: str) -> Any:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a readable {what} (invalid or truncated JSON: {exc})") from None
+
+
+def read_json_lines(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """A JSONL file's objects with their 1-based line numbers (blank lines skipped); unreadable
+    or truncated JSON, or a line that is not an object, is an InputError naming file and line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    out = []
+    for i, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{path}:{i}: invalid or truncated JSON line ({exc})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{i}: not a JSON object; not {what}")
+        out.append((i, obj))
+    return out
 
 
 def now() -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses.common import Imported, Sample, grader_version, read_json, verdict_of
+from goldenkit.harnesses.common import Imported, Sample, grader_version, read_json, read_json_lines, verdict_of
 
 _NAME = re.compile(r"samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.:\-]+)\.jsonl$")
 _FIXED = {
@@ -43,21 +43,7 @@ _FIXED = {
 
 
 def _lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    out = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"{path}:{i}: invalid or truncated JSON line ({exc})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{i}: not a JSON object; not an lm-eval samples file")
-        out.append((i, obj))
+    out = read_json_lines(path, "an lm-eval samples file")
     if not out:
         raise InputError(f"{path}: empty file; not an lm-eval samples file")
     return out

@@ -21,30 +21,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from goldenkit.errors import InputError
-from goldenkit.harnesses.common import Imported, Sample, grader_version, pick, verdict_of
+from goldenkit.harnesses.common import Imported, Sample, grader_version, pick, read_json_lines, verdict_of
 from goldenkit.schema import ERROR, FAIL, PASS
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, list[tuple[int, dict[str, Any]]]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     spec: dict[str, Any] | None = None
     final: dict[str, Any] | None = None
     events = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"{path}:{i}: invalid or truncated JSON line ({exc})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{i}: not a JSON object; not an openai-evals log")
+    for i, obj in read_json_lines(path, "an openai-evals log"):
         if isinstance(obj.get("spec"), dict):
             spec = obj["spec"]
         elif "final_report" in obj:
