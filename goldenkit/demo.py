@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_DATASET",
     "DemoResult",
     "lookup_order_failures",
+    "replay_agent",
     "run_demo",
     "run_id_of",
     "story",
@@ -194,31 +195,42 @@ def _run_agents(
     ds: Dataset, cfg: dict[str, Any], policy: GatePolicy, dataset_dir: Path, out: Path, say: Callable[[str], None]
 ) -> dict[str, RunSummary]:
     """Run both demo agents from their fixture folders; an INVALID run stops the demo."""
-    repeats = _repeats(cfg)
-    fixtures = {agent: _fixtures_dir(dataset_dir, agent) for agent in AGENTS}
     summaries: dict[str, RunSummary] = {}
     for agent in AGENTS:
-        run_id = run_id_of(agent)
-        _clear_demo_run(out, run_id)
-        summary = run_eval(
-            ds,
-            get_provider("fixtures", fixtures=str(fixtures[agent])),
-            build_graders(cfg),
-            repeats=repeats,
-            run_id=run_id,
-            results_dir=out,
-            sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
-            max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
-            progress=False,
-            config={"config_file": cfg.get("_path"), "demo": True},
-        )
-        if summary.validity != VALID:
-            raise InfrastructureError(
-                f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}"
-            )
-        summaries[agent] = summary
-        say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
+        summaries[agent] = replay_agent(ds, cfg, policy, dataset_dir, out, agent, say)
     return summaries
+
+
+def replay_agent(
+    ds: Dataset,
+    cfg: dict[str, Any],
+    policy: GatePolicy,
+    dataset_dir: Path,
+    out: Path,
+    agent: str,
+    say: Callable[[str], None],
+    **config: Any,
+) -> RunSummary:
+    """Replay one recorded agent's fixtures into a fresh demo run (``config`` is added to the
+    run's recorded settings); an INVALID run stops the demo."""
+    run_id = run_id_of(agent)
+    _clear_demo_run(out, run_id)
+    summary = run_eval(
+        ds,
+        get_provider("fixtures", fixtures=str(_fixtures_dir(dataset_dir, agent))),
+        build_graders(cfg),
+        repeats=_repeats(cfg),
+        run_id=run_id,
+        results_dir=out,
+        sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
+        max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
+        progress=False,
+        config={"config_file": cfg.get("_path"), "demo": True, **config},
+    )
+    if summary.validity != VALID:
+        raise InfrastructureError(f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}")
+    say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
+    return summary
 
 
 def run_demo(

@@ -16,24 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.config import find_config, load_config, section
-from goldenkit.demo import (
-    DEFAULT_DATASET,
-    DEMO_SPLIT,
-    _clear_demo_run,
-    _fixtures_dir,
-    _p,
-    _repeats,
-    _run_line,
-    run_id_of,
-    validate_dataset,
-)
-from goldenkit.errors import InfrastructureError
+from goldenkit.demo import DEFAULT_DATASET, _p, replay_agent, validate_dataset
 from goldenkit.gate import GatePolicy
-from goldenkit.graders.build import build_graders
-from goldenkit.providers.base import get_provider
 from goldenkit.report import pct
-from goldenkit.runner import run_eval
-from goldenkit.schema import VALID
 
 __all__ = ["BENCHMARK_AGENTS", "benchmark_story", "run_benchmark"]
 
@@ -63,28 +48,10 @@ def run_benchmark(
     config_path = find_config(dataset_dir=dataset_dir)
     cfg = load_config(config_path) if config_path is not None else {}
     policy = GatePolicy.from_config(section(cfg, "gate"), where=f"{cfg.get('_path', 'goldenkit.toml')} [gate]")
-    repeats = _repeats(cfg)
-    paths = []
-    for agent in BENCHMARK_AGENTS:
-        folder = _fixtures_dir(dataset_dir, agent)
-        run_id = run_id_of(agent)
-        _clear_demo_run(out, run_id)
-        summary = run_eval(
-            ds,
-            get_provider("fixtures", fixtures=str(folder)),
-            build_graders(cfg),
-            repeats=repeats,
-            run_id=run_id,
-            results_dir=out,
-            sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
-            max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
-            progress=False,
-            config={"config_file": cfg.get("_path"), "demo": True, "benchmark": "demo"},
-        )
-        if summary.validity != VALID:
-            raise InfrastructureError(f"demo run {run_id} is INVALID: {summary.invalid_reason}")
-        say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
-        paths.append(summary.path)
+    paths = [
+        replay_agent(ds, cfg, policy, dataset_dir, out, agent, say, benchmark="demo").path
+        for agent in BENCHMARK_AGENTS
+    ]
     return leaderboard(paths, alpha=policy.alpha, rule=policy.rule)
 
 
