@@ -102,6 +102,15 @@ def test_dataset_validate_counts_red_rows(
     assert "dataset.json" in err and '"ghost"' in err and "Traceback" not in err
 
 
+def test_dataset_sample_leaves_red_rows_out_like_a_run(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the red rows are r001 (tag), r003 (dataset.json red_rows), r005 (tag): `dataset sample` previews
+    # the rows `goldenkit run --per-slice` would call, so they are left out unless --red
+    assert main(["dataset", "sample", "ds", "--per-slice", "10", "--seed", "1"]) == 0
+    assert sorted(capsys.readouterr().out.split()) == ["r000", "r002", "r004"]
+    assert main(["dataset", "sample", "ds", "--per-slice", "10", "--seed", "1", "--red"]) == 0
+    assert sorted(capsys.readouterr().out.split()) == ["r000", "r001", "r002", "r003", "r004", "r005"]
+
+
 # --------------------------------------------------------------------------- runs
 
 

@@ -54,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--per-slice", type=_positive_int, required=True, metavar="N", help="rows per slice (at most)")
     p.add_argument("--seed", type=_int, required=True, metavar="S", help="sampling seed (e.g. a weekly seed)")
     p.add_argument("--split", choices=SPLITS, help="sample only this split")
+    p.add_argument("--red", action="store_true", help="sample the red rows too (left out by default, as in a run)")
     p.add_argument("-o", "--output", metavar="OUT.jsonl", help="write the chosen rows' original lines here")
     p.set_defaults(func=cmd_sample)
 
@@ -194,10 +195,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from goldenkit.sampling import stratified_sample
+    from goldenkit.sampling import stratified_sample, without_red
 
-    ds = read_dataset(args.path)
-    chosen = stratified_sample(ds, args.per_slice, args.seed, split=args.split)
+    ds = read_dataset(args.path)  # the rows `goldenkit run --per-slice` would choose: red rows only with --red
+    chosen = stratified_sample(ds if args.red else without_red(ds), args.per_slice, args.seed, split=args.split)
     if args.output is None:
         sys.stdout.write("".join(f"{rid}\n" for rid in chosen.ids))
         return 0
