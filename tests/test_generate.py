@@ -9,6 +9,7 @@ server on 127.0.0.1 (tests/fakeserver.py) through the openai provider.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -25,6 +26,7 @@ from goldenkit.dataset.agent_config import read_agent_config
 from goldenkit.dataset.generate import (
     GENERATION_PROMPT,
     PROMPT_SHA256,
+    ModelGenerator,
     ScenarioOutputError,
     generate_scenarios,
     parse_scenarios,
@@ -431,6 +433,31 @@ def test_cli_end_to_end_through_an_openai_compatible_server(
     entry = json.loads((dest / "dataset.json").read_text())["changelog"][-1]
     assert entry["generated"]["provider"] == "openai" and entry["generated"]["attempts"] == 2
     assert "with openai model fake-model" in entry["why"]
+
+
+def test_cli_ollama(ds: Path, agent: Path) -> None:
+    with FakeModelServer() as srv:
+        srv.script(Reply.text(json.dumps(SCENARIOS)))
+        args = cli_args(ds, agent, srv.url, "--provider", "ollama", "--seed", "2")
+        args[args.index("--base-url") + 1] = srv.url  # an Ollama host, without /v1
+        assert main(args) == 0
+        (request,) = srv.requests
+    assert request.path == "/api/chat" and request.json["options"]["seed"] == 2
+    assert request.json["messages"][0] == {"role": "system", "content": GENERATION_PROMPT}
+    assert len(new_rows(ds.with_name("shop-1.1"), ds)) == 2
+
+
+def test_the_model_generator_inside_a_running_event_loop(ds: Path, agent: Path) -> None:
+    """From a notebook cell (an event loop already running) the generator still works."""
+    with FakeModelServer() as srv:
+        srv.script(Reply.text(json.dumps(SCENARIOS)))
+        gen = ModelGenerator("openai", model="fake-model", base_url=srv.url)
+
+        async def in_a_cell() -> Any:
+            return generate_scenarios(ds, agent, 2, gen, model="fake-model", provider="openai", today=TODAY)
+
+        done = asyncio.run(in_a_cell())
+    assert done.added == [gen_id("my duvet cover arrived torn."), gen_id("can you change my address?")]
 
 
 def test_cli_gibberish_ends_in_exit_3_with_the_raw_text(

@@ -50,6 +50,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -63,7 +64,7 @@ from goldenkit.providers.base import get_provider
 from goldenkit.records import Case, Turn
 
 #: ``fn(agent_config, count, seed) -> str | list[dict]``: the model's raw text, or the scenarios themselves.
-Generator = Callable[[dict[str, Any], int, "int | None"], "str | list[dict[str, Any]]"]
+Generator = Callable[[dict[str, Any], int, int | None], str | list[dict[str, Any]]]
 
 ID_PREFIX = "gen-"
 DEFAULT_ATTEMPTS = 3
@@ -285,6 +286,8 @@ class ModelGenerator:
     ``temperature``, ``max_tokens``, ``timeout``, ...). The provider is built
     once here, so a missing or malformed key is a ConfigError before any call;
     each call builds it again with that call's ``seed`` and closes it after.
+    Called from inside a running event loop (a Jupyter cell), the call runs on
+    an event loop of its own in a worker thread.
     """
 
     def __init__(self, provider: str, *, slice_: str | None = None, **options: Any) -> None:
@@ -309,7 +312,13 @@ class ModelGenerator:
             finally:
                 await provider.aclose()
 
-        return asyncio.run(ask())
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(ask())
+        # called from inside an event loop (a notebook cell): run the call on a loop of its own thread
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, ask()).result()
 
 
 # --------------------------------------------------------------------------- the new version
