@@ -522,6 +522,7 @@ def test_cli_callable_generator(
         (["--provider", "callable"], "needs --generator-callable MOD:FN"),
         (["--generator-callable", "x:y"], "--generator-callable goes with --provider callable"),
         (["--count", "0"], "must be at least 1"),
+        (["--slice", " "], "--slice must be a non-empty string"),
     ],
 )
 def test_cli_usage_errors(

@@ -401,6 +401,8 @@ def generate_scenarios(
         raise InputError(f"--count must be at least 1, got {count}")
     if not model or not model.strip():
         raise InputError("dataset generate needs the model's name (--model)")
+    if slice_ is not None and not slice_.strip():
+        raise InputError("--slice must be a non-empty string")
     ds = read_dataset(src)
     config = dict(agent_config) if isinstance(agent_config, Mapping) else read_agent_config(agent_config)
     new_version, dest = new_version_target(ds, src, version, out)  # refuse before any model call
