@@ -283,7 +283,8 @@ class ModelGenerator:
     """A :data:`Generator` asking a chat provider (``openai`` or ``ollama``) with the pinned prompt.
 
     ``options`` are the provider's (``model``, ``base_url``, ``api_key_env``,
-    ``temperature``, ``max_tokens``, ``timeout``, ...). The provider is built
+    ``temperature``, ``max_tokens``, ``timeout``, ...); ``slice_`` is the slice the
+    request names (give :func:`generate_scenarios` the same). The provider is built
     once here, so a missing or malformed key is a ConfigError before any call;
     each call builds it again with that call's ``seed`` and closes it after.
     Called from inside a running event loop (a Jupyter cell), the call runs on
