@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
     {"formats"},
     {"dataset.lines", "dataset.problems", "dataset.rows", "dataset.manifest", "dataset.reader"},
+    {"dataset.versions"},
     {"dataset"},
     {"sampling"},
     # statistics over tables (they never read a run folder)
@@ -57,6 +58,9 @@ LAYERS: list[set[str]] = [
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},
     {"providers"},
+    # scenarios a model generates from an agent's config, written as a new dataset version
+    {"dataset.agent_config"},
+    {"dataset.generate"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders.base"},
     {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
     {"graders.state", "graders.rubrics"},

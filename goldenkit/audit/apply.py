@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -11,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.audit.marks import latest_marks, read_marks
-from goldenkit.dataset import DATA_FILE, MANIFEST_FILE, Dataset, read_dataset, rows_to_jsonl
-from goldenkit.errors import DatasetError, InputError
+from goldenkit.dataset import Dataset, read_dataset, rows_to_jsonl
+from goldenkit.dataset.versions import new_version_target, with_changelog_entry, write_version
+from goldenkit.dataset.versions import next_version as next_version  # re-exported by goldenkit.audit
+from goldenkit.errors import InputError
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -26,19 +27,6 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
-
-
-def next_version(version: str | None) -> str:
-    """The version after ``version``: ``1.2.3 -> 1.3.0``, ``1.2 -> 1.3``, ``4 -> 5``, else ``<v>.1``."""
-    if not version:
-        return "1"
-    parts = version.split(".")
-    if all(p.isdigit() for p in parts):
-        if len(parts) == 1:
-            return str(int(parts[0]) + 1)
-        bumped = [parts[0], str(int(parts[1]) + 1)] + ["0"] * (len(parts) - 2)
-        return ".".join(bumped)
-    return f"{version}.1"
 
 
 @dataclass
@@ -81,22 +69,12 @@ def apply_audit(
     if not confirmed:
         raise InputError(f"{', '.join(map(str, paths))}: no label_error marks to apply; the dataset is unchanged")
 
-    new_version = version or next_version(ds.version)
-    if new_version == ds.version or any(e.get("version") == new_version for e in ds.manifest.get("changelog", [])):
-        raise InputError(f"version {new_version!r} is already in {src / MANIFEST_FILE}'s changelog")
-    dest = Path(out) if out is not None else src.with_name(f"{src.name}-{new_version}")
-    if dest.exists():
-        raise InputError(f"{dest}: already exists; a new dataset version goes to a new folder")
+    new_version, dest = new_version_target(ds, src, version, out)
 
     lines, relabelled, dropped = _corrected_lines(ds, confirmed)
     why = _why(ds, paths, confirmed, relabelled, dropped)
-    manifest = dict(ds.manifest)
-    manifest["version"] = new_version
-    manifest["changelog"] = [
-        *ds.manifest.get("changelog", []),
-        {"version": new_version, "date": (today or datetime.now(UTC).date()).isoformat(), "why": why},
-    ]
-    new = _write_version(src, dest, b"".join(lines), manifest)
+    manifest = with_changelog_entry(ds.manifest, new_version, today or datetime.now(UTC).date(), why)
+    new = write_version(src, dest, b"".join(lines), manifest, what="corrected")
     return AuditApplied(
         path=dest,
         version=new_version,
@@ -164,20 +142,3 @@ def _why(
     if notes:
         parts.append("notes: " + "; ".join(notes))
     return "; ".join(parts)
-
-
-def _write_version(src: Path, dest: Path, data: bytes, manifest: dict[str, Any]) -> Dataset:
-    """Copy the folder beside ``dest`` with the new rows and manifest, check it reads, then rename it."""
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(DATA_FILE, MANIFEST_FILE))
-    (tmp / DATA_FILE).write_bytes(data)
-    (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    try:
-        new = read_dataset(tmp)
-    except DatasetError as exc:
-        shutil.rmtree(tmp)
-        raise InputError(f"the corrected dataset would be invalid: {exc}") from None
-    tmp.rename(dest)
-    return new

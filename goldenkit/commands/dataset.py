@@ -9,6 +9,9 @@
   original lines to OUT.jsonl.
 * ``import SRC -o DIR --format FMT [--slice FIELD_OR_NAME] [--split] [--source]``:
   turn a foreign eval file into a dataset folder (see goldenkit.formats).
+* ``generate DATASET --agent-config FILE --count N --model M [--provider openai|ollama|callable]``:
+  ask a model for N conversation scenarios from an agent's config and write the new
+  ones as a new dataset version in a new folder (see goldenkit.dataset.generate).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.dataset import Dataset, read_dataset
-from goldenkit.errors import DatasetError, InputError
+from goldenkit.errors import DatasetError, InputError, UsageError
 from goldenkit.sampling import red_row_ids
 from goldenkit.schema import SPLITS
 
@@ -68,6 +71,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--name", help="dataset name (default: from the source)")
     p.add_argument("--force", action="store_true", help="overwrite a dataset already in DIR")
     p.set_defaults(func=cmd_import)
+
+    _register_generate(sub)
+
+
+GENERATE_PROVIDERS = ("openai", "ollama", "callable")
+
+
+def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("generate", help="generate conversation scenarios into a new dataset version")
+    p.add_argument("path", metavar="DATASET", help="dataset folder (dataset.jsonl + dataset.json)")
+    p.add_argument(
+        "--agent-config", required=True, metavar="FILE", help="agent config: .toml/.json, ADK .yaml, agent module"
+    )
+    p.add_argument("--count", type=_positive_int, required=True, metavar="N", help="scenarios to ask for")
+    p.add_argument("--model", metavar="M", help="model id (named in each row's source and the changelog)")
+    p.add_argument("--provider", choices=GENERATE_PROVIDERS, default="openai", help="how to ask (default openai)")
+    p.add_argument("--base-url", metavar="URL", help="the server's URL (openai: .../v1; ollama: its host)")
+    p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    p.add_argument("--generator-callable", metavar="MOD:FN", help="with --provider callable: fn(config, count, seed)")
+    p.add_argument("--slice", metavar="S", help="every scenario in this slice (default: the model chooses)")
+    p.add_argument("--seed", type=_int, metavar="S", help="seed sent to the model (attempt k sends S + k)")
+    p.add_argument("--temperature", type=float, help="sampling temperature")
+    p.add_argument("--max-tokens", type=_positive_int, metavar="N", help="cap on the reply's tokens")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per model call (default 300)")
+    p.add_argument(
+        "--attempts", type=_positive_int, default=3, metavar="N", help="asks before malformed output fails (default 3)"
+    )
+    p.add_argument("--version", metavar="V", help="the new version (default: the next one)")
+    p.add_argument("--out", metavar="DIR", help="folder of the new version (default: DATASET-VERSION beside it)")
+    p.set_defaults(func=cmd_generate)
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -228,6 +261,54 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     ds = read_dataset(out)
     print(f"imported {len(ds)} rows into {out} (sha256 {ds.sha256})")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from goldenkit.dataset.generate import Generator, ModelGenerator, generate_scenarios
+
+    generator: Generator
+    if args.provider == "callable":
+        from goldenkit.providers.callable import load_callable
+
+        if not args.generator_callable:
+            raise UsageError("dataset generate --provider callable needs --generator-callable MOD:FN")
+        generator = load_callable(args.generator_callable)
+        model = args.model or "callable"
+    else:
+        if args.generator_callable:
+            raise UsageError("--generator-callable goes with --provider callable")
+        if not args.model:
+            raise UsageError(f"dataset generate --provider {args.provider} needs --model")
+        model = args.model
+        generator = ModelGenerator(
+            args.provider,
+            slice_=args.slice,
+            model=model,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            timeout=args.timeout,
+        )
+    done = generate_scenarios(
+        args.path,
+        args.agent_config,
+        args.count,
+        generator,
+        model=model,
+        provider=args.provider,
+        slice_=args.slice,
+        seed=args.seed,
+        attempts=args.attempts,
+        out=args.out,
+        version=args.version,
+    )
+    dropped = f", {len(done.duplicates)} duplicate(s) dropped" if done.duplicates else ""
+    print(
+        f"generated {len(done.added)} scenario(s){dropped} into {done.path}: version {done.version} "
+        f"(was {done.previous_version}), sha256 {done.sha256}"
+    )
     return 0
 
 
