@@ -61,6 +61,7 @@ LAYERS: list[set[str]] = [
     {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
     {"graders.state", "graders.rubrics"},
     {"graders.build", "graders.calibration"},
+    {"graders.gradable"},
     {"graders"},
     {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.index"},
     {"runner.folder"},

@@ -15,7 +15,9 @@ INVALID one (error rate above ``--max-error-rate``, every call errored, or the
 run stopped early). Whether quality is good enough is the gate's business.
 Bad input exits 1 before the first call: a case that cannot be normalized
 (file:line and row id), or a ``--run-id`` that another live process is
-writing (its PID is named).
+writing (its PID is named), or more than ``--max-ungradable`` (a share,
+default 0; ``[run] max_ungradable``) of the selected rows with nothing any
+configured grader can check (named; see :mod:`goldenkit.graders.gradable`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "stream": bool,
     "max_reply_bytes": int,
     "red": bool,
+    "max_ungradable": float,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -77,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
     "max_error_rate": 0.02,
     "results_dir": "results",
     "sample_seed": 0,
+    "max_ungradable": 0.0,
 }
 # Options handed to the provider factory (those it accepts by name).
 PROVIDER_OPTIONS = (
@@ -199,6 +203,13 @@ def _rows(s: Any) -> None:
         metavar="K/N",
         help="only the rows of hash shard K of N (after --split/--per-slice); merge the N runs with goldenkit merge",
     )
+    s.add_argument(
+        "--max-ungradable",
+        type=float,
+        metavar="SHARE",
+        help="largest share of the selected rows allowed to have nothing any configured grader checks "
+        "(default 0: refuse, naming them, before the first call)",
+    )
 
 
 def _results(o: Any) -> None:
@@ -314,6 +325,7 @@ def run_command(args: argparse.Namespace) -> int:
         config={"config_file": cfg.get("_path")},
         include_red=bool(opts.get("red")),
         shard=shard,
+        max_ungradable=opts["max_ungradable"],
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

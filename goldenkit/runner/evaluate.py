@@ -21,6 +21,7 @@ from typing import IO, Any
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
+from goldenkit.graders.gradable import check_gradable, gradability
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case
@@ -114,6 +115,20 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
                     raise exc from None  # file:line: row "id": why
                 raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
     return out
+
+
+def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_red: bool,
+               shard: tuple[int, int] | None, graders: list[Grader], max_ungradable: float | None,
+               ) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:  # fmt: skip
+    """The run's rows (sample, red rows, shard), their normalized cases, checked for something to grade."""
+    dataset, sample_spec = select_rows(dataset, sample, include_red)
+    if shard is not None:
+        shard = check_shard(shard)
+        dataset = shard_rows(dataset, shard)
+    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    if max_ungradable is not None:
+        check_gradable(gradability(graders, cases), max_ungradable)
+    return dataset, sample_spec, shard, cases
 
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
@@ -245,6 +260,7 @@ async def arun_eval(
     max_retry_after: float = MAX_RETRY_AFTER,
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
+    max_ungradable: float | None = 0.0,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -260,6 +276,9 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
+    ``max_ungradable``: the largest share of the selected rows that may have nothing
+    any configured grader can check (:mod:`goldenkit.graders.gradable`); more is a
+    DatasetError naming them, before the first call. None: no check.
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -274,11 +293,7 @@ async def arun_eval(
     )
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
-    dataset, sample_spec = select_rows(dataset, sample, include_red)
-    if shard is not None:
-        shard = check_shard(shard)
-        dataset = shard_rows(dataset, shard)
-    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    dataset, sample_spec, shard, cases = _selection(dataset, sample, include_red, shard, grader_objs, max_ungradable)
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
