@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
     {"_text", "display", "schema", "records", "config"},
+    {"artifacts"},
     {"cases", "protocols"},
     # dataset -> sampling
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},

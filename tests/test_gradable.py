@@ -87,7 +87,9 @@ def test_judge_checks_every_row_and_a_soft_one_is_named_apart(tmp_path: Path) ->
 def test_check_gradable_is_a_share_and_names_the_rows() -> None:
     report = Gradability(rows=4, ungradable=("b", "d"), soft_only={}, graders=("contract",))
     check_gradable(report, 0.5)
-    with pytest.raises(DatasetError, match=r"nothing to grade in 2 of 4 rows .*: b, d; .*50\.0% > max_ungradable 0\.25"):
+    with pytest.raises(
+        DatasetError, match=r"nothing to grade in 2 of 4 rows .*: b, d; .*50\.0% > max_ungradable 0\.25"
+    ):
         check_gradable(report, 0.25)
     with pytest.raises(ConfigError, match="between 0 and 1"):
         check_gradable(report, 1.5)
@@ -116,7 +118,9 @@ ROWS = [
 ]
 
 
-def test_validate_counts_and_names_rows_with_nothing_to_grade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_counts_and_names_rows_with_nothing_to_grade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ds = dataset(tmp_path, ROWS)
     assert main(["dataset", "validate", str(ds)]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -138,7 +142,9 @@ def test_import_counts_and_names_rows_with_nothing_to_grade(tmp_path: Path, caps
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert main(["dataset", "import", str(src), "-o", str(tmp_path / "out"), "--format", "golden"]) == 0
     out = capsys.readouterr().out
-    assert "imported 2 rows" in out and "warning: nothing to grade in 1 of 2 rows" in out and out.rstrip().endswith(": b")
+    assert (
+        "imported 2 rows" in out and "warning: nothing to grade in 1 of 2 rows" in out and out.rstrip().endswith(": b")
+    )
 
 
 def run_args(ds: Path, srv: FakeModelServer, *extra: str) -> list[str]:

@@ -32,6 +32,16 @@ from typing import Any
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
+
+def _str_list(value: Any) -> list[str]:
+    """A TOML list of strings (``[run] artifacts``); anything else is a TypeError."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"not a list of strings: {value!r}")
+    return list(value)
+
+
+_str_list.__name__ = "list of paths"
+
 # [run] keys that may be set in goldenkit.toml, with their types.
 RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "provider": str,
@@ -67,6 +77,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "max_reply_bytes": int,
     "red": bool,
     "max_ungradable": float,
+    "artifacts": _str_list,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -148,6 +159,14 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--max-tool-steps", type=int, help="tool-call rounds per turn before it is cut off (default 8)")
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
+    )
+    g.add_argument(
+        "--artifact",
+        dest="artifacts",
+        action="append",
+        metavar="PATH",
+        help="a file or folder that defines the agent (prompts, a RAG corpus, tool definitions; repeatable): "
+        "hashed into agent_version.artifacts_sha256, part of the run and comparability keys",
     )
 
 
@@ -242,6 +261,8 @@ def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, 
         raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}")
     opts = dict(DEFAULTS)
     opts.update({k: _coerce(k, v, where) for k, v in run_cfg.items()})
+    if "artifacts" in opts and "_path" in cfg:  # [run] artifacts are relative to the config file
+        opts["artifacts"] = [str(Path(cfg["_path"]).parent / p) for p in opts["artifacts"]]
     for k in RUN_KEYS:
         v = getattr(args, k, None)
         if v is not None:
@@ -322,10 +343,11 @@ def run_command(args: argparse.Namespace) -> int:
         record_dir=opts.get("record"),
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
-        config={"config_file": cfg.get("_path")},
+        config={"config_file": cfg.get("_path"), **({"artifacts": opts["artifacts"]} if opts.get("artifacts") else {})},
         include_red=bool(opts.get("red")),
         shard=shard,
         max_ungradable=opts["max_ungradable"],
+        artifacts=opts.get("artifacts"),
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

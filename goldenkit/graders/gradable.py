@@ -139,8 +139,8 @@ def describe(report: Gradability) -> str | None:
 def describe_soft_only(report: Gradability) -> str | None:
     """One line naming the rows only soft graders check (verdict SKIPPED), or None when there are none.
 
-    >>> print(describe_soft_only(Gradability(2, (), {"a": ("judge",)}, ("contract", "judge"))))
-    only soft graders (judge) check 1 of 2 rows: recorded, but their verdict is SKIPPED (make the grader hard with a calibration, or add a contract): a
+    >>> describe_soft_only(Gradability(2, (), {"a": ("judge",)}, ("contract", "judge")))[:56]
+    'only soft graders (judge) check 1 of 2 rows: recorded, b'
     """
     if not report.soft_only:
         return None

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from goldenkit.artifacts import artifacts_sha256
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
@@ -132,7 +133,8 @@ def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_r
 
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
-             sample_spec: dict[str, Any], shard: tuple[int, int] | None) -> dict[str, Any]:  # fmt: skip
+             sample_spec: dict[str, Any], shard: tuple[int, int] | None,
+             artifacts: Sequence[str | os.PathLike[str]] | None = None) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
@@ -146,7 +148,7 @@ def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], ju
             "sha256": dataset.sha256,
             "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
         },
-        "agent_version": agent_version(provider),
+        "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
         "judge_version": judge_version,
         "graders": {g.name: str(g.version) for g in graders},
         "repeats": int(repeats),
@@ -261,6 +263,7 @@ async def arun_eval(
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
     max_ungradable: float | None = 0.0,
+    artifacts: Sequence[str | os.PathLike[str]] | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -279,6 +282,9 @@ async def arun_eval(
     ``max_ungradable``: the largest share of the selected rows that may have nothing
     any configured grader can check (:mod:`goldenkit.graders.gradable`); more is a
     DatasetError naming them, before the first call. None: no check.
+    ``artifacts``: files and folders that define the agent (prompt files, a RAG corpus,
+    tool definitions), hashed into ``agent_version.artifacts_sha256``
+    (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -294,7 +300,7 @@ async def arun_eval(
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
     dataset, sample_spec, shard, cases = _selection(dataset, sample, include_red, shard, grader_objs, max_ungradable)
-    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
+    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     try:
