@@ -68,6 +68,7 @@ LAYERS: list[set[str]] = [
     {"runner.folder"},
     {"runner.run"},
     {"runner.evaluate", "runner.merge"},
+    {"runner.regrade"},
     {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit.marks", "audit.failures"},
@@ -103,6 +104,7 @@ LAYERS: list[set[str]] = [
         "commands.merge",
         "commands.pages",
         "commands.query",
+        "commands.regrade",
         "commands.report",
         "commands.run",
         "commands.stats",

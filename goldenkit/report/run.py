@@ -65,6 +65,7 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
             ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None) or "all rows",
         ),
         ("mode", str(m.get("mode") or "–")),
+        *([("regraded from", str(src.get("run_id")))] if isinstance(src := m.get("regraded_from"), dict) else []),
         ("provider", str(provider.get("name") or "–")),
         (
             "outcomes",
