@@ -179,3 +179,13 @@ def test_run_table_artifacts_are_relative_to_the_config_file(
     (ds / "goldenkit.toml").write_text('[run]\nartifacts = "tools.json"\n')
     assert run(tmp_path, "cfg2") == 1
     assert "[run] artifacts = 'tools.json' is not a valid list of paths" in capsys.readouterr().err
+
+
+def test_the_history_protocol_tells_artifacts_apart_and_keeps_old_ids() -> None:
+    from goldenkit.history.index import protocol_id
+
+    old = {"repeats": 3, "graders": {"contract": "1"}, "agent_version": {"model_id": "m"}}
+    with_a = {**old, "agent_version": {"model_id": "m", "artifacts_sha256": "a" * 64}}
+    with_b = {**old, "agent_version": {"model_id": "m", "artifacts_sha256": "b" * 64}}
+    assert protocol_id(old) == protocol_id({**old, "agent_version": {"model_id": "other"}})
+    assert len({protocol_id(old), protocol_id(with_a), protocol_id(with_b)}) == 3
