@@ -107,6 +107,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         run_eval,
         shard_of,
     )
+    from goldenkit.runner.regrade import regrade
     from goldenkit.sampling import (
         assign_splits,
         stratified_sample,
@@ -174,6 +175,7 @@ _LAZY: dict[str, str] = {
     "read_baseline": "goldenkit.baselines",
     "read_dataset": "goldenkit.dataset",
     "read_run": "goldenkit.results",
+    "regrade": "goldenkit.runner.regrade",
     "register_grader": "goldenkit.graders.base",
     "register_provider": "goldenkit.providers.base",
     "rouge1_f": "goldenkit.graders",
@@ -264,6 +266,7 @@ __all__ = [
     "read_run",
     "register_grader",
     "register_provider",
+    "regrade",
     "rouge1_f",
     "rows_needed",
     "run_eval",

@@ -26,6 +26,7 @@ from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
 COMMANDS: tuple[str, ...] = (
     "dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo",
     "benchmark", "leaderboard", "import_run", "query", "pages", "merge",
+    "regrade",
 )  # fmt: skip
 
 

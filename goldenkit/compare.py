@@ -5,8 +5,8 @@ base, on which slices, and how sure are we?" -- or refuses to answer.
 
 Comparability first. Two sides are compared only when they agree on the
 dataset sha256, the number of repeats, the collapse rule, every grader's
-version, the judge version, the red-row setting (``include_red``) and the set
-of row ids. Otherwise
+version, the judge version, the red-row setting (``include_red``), the agent's
+artifacts (``agent_version.artifacts_sha256``) and the set of row ids. Otherwise
 :class:`goldenkit.errors.ComparisonInvalid` is raised naming **each** key that
 differs (``dataset sha256 differs: 3f2a9c01b7de... vs 9b1c44e0a2f3...``);
 no number is computed. The mode (live / fixtures) and the agent version may
@@ -327,6 +327,8 @@ def comparability_differences(
     bj, cj = base_manifest.get("judge_version"), cand_manifest.get("judge_version")
     if bj != cj:
         diffs.append(f"judge version differs: {bj} vs {cj}")
+    arts = [_get(m, "agent_version", "artifacts_sha256") or "(none)" for m in (base_manifest, cand_manifest)]
+    diffs += [] if arts[0] == arts[1] else [f"agent_version.artifacts_sha256 differs: {' vs '.join(map(_short, arts))}"]
     if base_ids is not None and cand_ids is not None:
         bset, cset = pd.Index(base_ids), pd.Index(cand_ids)
         only_b = bset.difference(cset)

@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
     {"_text", "display", "schema", "records", "config"},
+    {"artifacts"},
     {"cases", "protocols"},
     # dataset -> sampling
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
@@ -65,11 +66,13 @@ LAYERS: list[set[str]] = [
     {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
     {"graders.state", "graders.rubrics"},
     {"graders.build", "graders.calibration"},
+    {"graders.gradable"},
     {"graders"},
     {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.index"},
     {"runner.folder"},
     {"runner.run"},
     {"runner.evaluate", "runner.merge"},
+    {"runner.regrade"},
     {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit.marks", "audit.failures"},
@@ -105,6 +108,7 @@ LAYERS: list[set[str]] = [
         "commands.merge",
         "commands.pages",
         "commands.query",
+        "commands.regrade",
         "commands.report",
         "commands.run",
         "commands.stats",

@@ -334,3 +334,24 @@ def test_permanent_errors_may_be_allowed_but_are_still_named(work: Path, capsys:
     put(work, "cand", with_slice(good_rows(), "shipping", ["ERROR"] * 3, count=1), permanent={"shipping-000"})
     assert gate("cand", "--baseline", "base", "--config", "a.toml") == 0
     assert "1 new permanent ERROR row(s) <= 1: shipping-000 (shipping)" in capsys.readouterr().out
+
+
+def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rows no configured grader can check would all be SKIPPED: the run refuses them before the first call."""
+    from fakeserver import FakeModelServer, Reply
+
+    monkeypatch.chdir(tmp_path)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
+    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with FakeModelServer(default=Reply.text("anything")) as srv:
+        argv = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet"]
+        code = main(argv)
+        assert srv.count() == 0
+    assert code == 1
+    assert "nothing to grade in 3 of 3 rows" in capsys.readouterr().err

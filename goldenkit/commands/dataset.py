@@ -26,7 +26,8 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.dataset import Dataset, read_dataset
-from goldenkit.errors import DatasetError, InputError, UsageError
+from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
+from goldenkit.records import Case
 from goldenkit.sampling import red_row_ids
 from goldenkit.schema import SPLITS
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     p = sub.add_parser("validate", help="check every row and case; list every problem")
     p.add_argument("path", metavar="PATH", help="dataset folder or .jsonl file")
+    _grader_options(p)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("hash", help="print the canonical SHA-256 of the dataset")
@@ -70,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--source", metavar="NAME", help="provenance written to every row (default: the file name)")
     p.add_argument("--name", help="dataset name (default: from the source)")
     p.add_argument("--force", action="store_true", help="overwrite a dataset already in DIR")
+    _grader_options(p)
     p.set_defaults(func=cmd_import)
 
     _register_generate(sub)
@@ -101,6 +104,14 @@ def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--version", metavar="V", help="the new version (default: the next one)")
     p.add_argument("--out", metavar="DIR", help="folder of the new version (default: DATASET-VERSION beside it)")
     p.set_defaults(func=cmd_generate)
+
+
+def _grader_options(p: argparse.ArgumentParser) -> None:
+    """--config / --graders: the graders whose checks the rows are counted against (as goldenkit run)."""
+    p.add_argument(
+        "--config", help="goldenkit.toml whose [graders] count as configured (default: beside the dataset, then here)"
+    )
+    p.add_argument("--graders", help="comma-separated grader names (overrides [graders] use)")
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -136,9 +147,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _print_problems(problems, getattr(exc, "problem_count", len(problems)))
         return 1
     errors: list[DatasetError] = []
+    cases: dict[str, Case] = {}
     for row_id in ds.ids:
         try:
-            ds.case(row_id)
+            cases[row_id] = ds.case(row_id)
         except DatasetError as exc:
             errors.append(exc)
     try:
@@ -154,7 +166,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     version = f" {ds.version}" if ds.version else ""
     reds = f", {red} red row{'s' if red != 1 else ''} (run only with --red)" if red else ""
     print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices{reds}, sha256 {ds.sha256}")
+    _report_gradable(args, ds, cases)
     return 0
+
+
+def _report_gradable(args: argparse.Namespace, ds: Dataset, cases: dict[str, Case]) -> None:
+    """Count and name the rows no configured grader can check, and those only soft graders check.
+
+    Printed on stdout, only when there are such rows (see goldenkit.graders.gradable); the
+    exit code stays 0 (``goldenkit run`` is what refuses them).
+    Graders that cannot be built here (a judge whose key is not set) are said on stderr.
+    """
+    from goldenkit.commands.run import grader_list
+    from goldenkit.config import load_config
+    from goldenkit.graders.gradable import describe, describe_soft_only, gradability
+
+    try:
+        cfg = load_config(getattr(args, "config", None), dataset_dir=ds.path)
+        graders = grader_list(args, cfg)
+    except GoldenkitError as exc:
+        print(f"goldenkit: note: rows not checked against the graders: {exc}", file=sys.stderr)
+        return
+    report = gradability(graders, cases)
+    for line in (describe(report), describe_soft_only(report)):
+        if line is not None:
+            print(f"warning: {line}")
 
 
 def _print_problems(problems: list[str], count: int) -> None:
@@ -261,6 +297,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     )
     ds = read_dataset(out)
     print(f"imported {len(ds)} rows into {out} (sha256 {ds.sha256})")
+    _report_gradable(args, ds, {rid: ds.case(rid) for rid in ds.ids})
     return 0
 
 

@@ -15,7 +15,9 @@ INVALID one (error rate above ``--max-error-rate``, every call errored, or the
 run stopped early). Whether quality is good enough is the gate's business.
 Bad input exits 1 before the first call: a case that cannot be normalized
 (file:line and row id), or a ``--run-id`` that another live process is
-writing (its PID is named).
+writing (its PID is named), or more than ``--max-ungradable`` (a share,
+default 0; ``[run] max_ungradable``) of the selected rows with nothing any
+configured grader can check (named; see :mod:`goldenkit.graders.gradable`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,16 @@ from typing import Any
 
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
+
+
+def _str_list(value: Any) -> list[str]:
+    """A TOML list of strings (``[run] artifacts``); anything else is a TypeError."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"not a list of strings: {value!r}")
+    return list(value)
+
+
+_str_list.__name__ = "list of paths"
 
 # [run] keys that may be set in goldenkit.toml, with their types.
 RUN_KEYS: dict[str, Callable[[Any], Any]] = {
@@ -64,6 +76,8 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "stream": bool,
     "max_reply_bytes": int,
     "red": bool,
+    "max_ungradable": float,
+    "artifacts": _str_list,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -77,6 +91,7 @@ DEFAULTS: dict[str, Any] = {
     "max_error_rate": 0.02,
     "results_dir": "results",
     "sample_seed": 0,
+    "max_ungradable": 0.0,
 }
 # Options handed to the provider factory (those it accepts by name).
 PROVIDER_OPTIONS = (
@@ -145,6 +160,14 @@ def _system_under_test(g: Any) -> None:
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
     )
+    g.add_argument(
+        "--artifact",
+        dest="artifacts",
+        action="append",
+        metavar="PATH",
+        help="a file or folder that defines the agent (prompts, a RAG corpus, tool definitions; repeatable): "
+        "hashed into agent_version.artifacts_sha256, part of the run and comparability keys",
+    )
 
 
 def _execution(r: Any) -> None:
@@ -199,6 +222,13 @@ def _rows(s: Any) -> None:
         metavar="K/N",
         help="only the rows of hash shard K of N (after --split/--per-slice); merge the N runs with goldenkit merge",
     )
+    s.add_argument(
+        "--max-ungradable",
+        type=float,
+        metavar="SHARE",
+        help="largest share of the selected rows allowed to have nothing any configured grader checks "
+        "(default 0: refuse, naming them, before the first call)",
+    )
 
 
 def _results(o: Any) -> None:
@@ -231,6 +261,8 @@ def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, 
         raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}")
     opts = dict(DEFAULTS)
     opts.update({k: _coerce(k, v, where) for k, v in run_cfg.items()})
+    if "artifacts" in opts and "_path" in cfg:  # [run] artifacts are relative to the config file
+        opts["artifacts"] = [str(Path(cfg["_path"]).parent / p) for p in opts["artifacts"]]
     for k in RUN_KEYS:
         v = getattr(args, k, None)
         if v is not None:
@@ -311,9 +343,11 @@ def run_command(args: argparse.Namespace) -> int:
         record_dir=opts.get("record"),
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
-        config={"config_file": cfg.get("_path")},
+        config={"config_file": cfg.get("_path"), **({"artifacts": opts["artifacts"]} if opts.get("artifacts") else {})},
         include_red=bool(opts.get("red")),
         shard=shard,
+        max_ungradable=opts["max_ungradable"],
+        artifacts=opts.get("artifacts"),
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

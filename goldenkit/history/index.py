@@ -103,6 +103,8 @@ def _json_text(value: Any) -> str | None:
 def protocol_id(manifest: dict[str, Any]) -> str:
     """A short id of a run's protocol (:data:`PROTOCOL_KEYS`): equal ids, comparable runs of one dataset hash."""
     key = {k: manifest.get(k) for k in PROTOCOL_KEYS}
+    if arts := _dict(manifest.get("agent_version")).get("artifacts_sha256"):  # only when named: old ids stay
+        key["artifacts_sha256"] = arts
     return hashlib.sha256(_json_text(key).encode()).hexdigest()[:12]  # type: ignore[union-attr]
 
 

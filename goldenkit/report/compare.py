@@ -60,6 +60,9 @@ def comparability_banner(comparison: Comparison | None, differences: Sequence[st
         f"{bm.get('repeats')} repeat(s) collapsed by {comparison.rule}, graders {graders}, "
         f"judge {bm.get('judge_version') or 'none'}; alpha {comparison.alpha}."
     )
+    artifacts = (bm.get("agent_version") or {}).get("artifacts_sha256")
+    if artifacts:  # the agent's artifacts, the same on both sides (goldenkit.artifacts)
+        text = text[:-1] + f"; agent artifacts sha256 {str(artifacts)[:12]}."
     notes = "".join(f"<li>{escape(str(n))}</li>" for n in comparison.notes)
     return HTMLBlock(
         f'{STYLE}<div class="gk-banner gk-banner-ok">{escape(text)}</div>' + (f"<ul>{notes}</ul>" if notes else "")

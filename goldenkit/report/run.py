@@ -56,6 +56,7 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
         ("agent git commit", str(agent.get("git_commit") or "–")),
         ("model", str(agent.get("model_id") or "–")),
         ("prompt sha256", str(agent.get("prompt_sha256") or "–")),
+        *([("agent artifacts sha256", str(agent["artifacts_sha256"]))] if agent.get("artifacts_sha256") else []),
         ("judge version", str(m.get("judge_version") or "–")),
         ("graders", ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or "–"),
         ("repeats", str(m.get("repeats", "–"))),
@@ -64,6 +65,7 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
             ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None) or "all rows",
         ),
         ("mode", str(m.get("mode") or "–")),
+        *([("regraded from", str(src.get("run_id")))] if isinstance(src := m.get("regraded_from"), dict) else []),
         ("provider", str(provider.get("name") or "–")),
         (
             "outcomes",

@@ -50,6 +50,9 @@ finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner.progress
 ``shard=(k, n)`` runs only the rows of hash shard k of n (:mod:`goldenkit.runner.shard`,
 picked after the split and the sample), and :func:`merge_shards` unites the n
 shard runs into one ordinary run (:mod:`goldenkit.runner.merge`).
+
+:func:`goldenkit.runner.regrade.regrade` grades the stored answers of a finished run again with new
+graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner.regrade`).
 """
 
 from __future__ import annotations

@@ -14,13 +14,15 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from goldenkit.artifacts import artifacts_sha256
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
+from goldenkit.graders.gradable import check_gradable, gradability
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case
@@ -116,8 +118,23 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
     return out
 
 
+def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_red: bool,
+               shard: tuple[int, int] | None, graders: list[Grader], max_ungradable: float | None,
+               ) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:  # fmt: skip
+    """The run's rows (sample, red rows, shard), their normalized cases, checked for something to grade."""
+    dataset, sample_spec = select_rows(dataset, sample, include_red)
+    if shard is not None:
+        shard = check_shard(shard)
+        dataset = shard_rows(dataset, shard)
+    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    if max_ungradable is not None:
+        check_gradable(gradability(graders, cases), max_ungradable)
+    return dataset, sample_spec, shard, cases
+
+
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
-             sample_spec: dict[str, Any], shard: tuple[int, int] | None) -> dict[str, Any]:  # fmt: skip
+             sample_spec: dict[str, Any], shard: tuple[int, int] | None,
+             artifacts: Sequence[str | os.PathLike[str]] | None = None) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
@@ -131,7 +148,7 @@ def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], ju
             "sha256": dataset.sha256,
             "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
         },
-        "agent_version": agent_version(provider),
+        "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
         "judge_version": judge_version,
         "graders": {g.name: str(g.version) for g in graders},
         "repeats": int(repeats),
@@ -245,6 +262,8 @@ async def arun_eval(
     max_retry_after: float = MAX_RETRY_AFTER,
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
+    max_ungradable: float | None = 0.0,
+    artifacts: Sequence[str | os.PathLike[str]] | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -260,6 +279,12 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
+    ``max_ungradable``: the largest share of the selected rows that may have nothing
+    any configured grader can check (:mod:`goldenkit.graders.gradable`); more is a
+    DatasetError naming them, before the first call. None: no check.
+    ``artifacts``: files and folders that define the agent (prompt files, a RAG corpus,
+    tool definitions), hashed into ``agent_version.artifacts_sha256``
+    (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -274,12 +299,8 @@ async def arun_eval(
     )
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
-    dataset, sample_spec = select_rows(dataset, sample, include_red)
-    if shard is not None:
-        shard = check_shard(shard)
-        dataset = shard_rows(dataset, shard)
-    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
-    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
+    dataset, sample_spec, shard, cases = _selection(dataset, sample, include_red, shard, grader_objs, max_ungradable)
+    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     try:

@@ -131,8 +131,12 @@ def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
     return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
-def agent_version(provider: Provider, cwd: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """``{git_commit, model_id, prompt_sha256}`` of the system under test.
+def agent_version(
+    provider: Provider, cwd: str | os.PathLike[str] | None = None, *, artifacts_sha256: str | None = None
+) -> dict[str, Any]:
+    """``{git_commit, model_id, prompt_sha256}`` of the system under test, plus ``artifacts_sha256``
+    when the run names the agent's artifacts (:mod:`goldenkit.artifacts`; absent otherwise, so a
+    run without artifacts keeps the agent version it always had).
 
     A replaying provider (fixtures) returns the version recorded with its
     answers. Otherwise: the git commit of the working directory (None outside
@@ -140,13 +144,14 @@ def agent_version(provider: Provider, cwd: str | os.PathLike[str] | None = None)
     provider settings that shape answers (model, temperature, seed, max_tokens,
     ...; not where it is served from, :data:`goldenkit.schema.TRANSPORT_SETTINGS`).
     """
+    extra = {"artifacts_sha256": artifacts_sha256} if artifacts_sha256 is not None else {}
     recorded = provider.recorded_agent_version()
     if recorded is not None:
-        return {k: recorded.get(k) for k in ("git_commit", "model_id", "prompt_sha256")}
+        return {**{k: recorded.get(k) for k in ("git_commit", "model_id", "prompt_sha256")}, **extra}
     settings = redact_settings(provider.settings())
     behaviour = {k: v for k, v in settings.items() if k not in TRANSPORT_SETTINGS}
     digest = hashlib.sha256(canonical({"system": settings.get("system"), "settings": behaviour})).hexdigest()
-    return {"git_commit": git_commit(cwd), "model_id": provider.model_id, "prompt_sha256": digest}
+    return {"git_commit": git_commit(cwd), "model_id": provider.model_id, "prompt_sha256": digest, **extra}
 
 
 def _comparable(field: str, value: Any) -> Any:

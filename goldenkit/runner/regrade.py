@@ -1,0 +1,338 @@
+"""Re-grading a finished run without calling the model: ``regrade(RUN, NEW, graders)``.
+
+A new or fixed grader is applied to old answers. The new run folder ``NEW`` is
+written from the outcomes of run ``RUN`` (``outcomes.jsonl``, last record per
+row x repeat): each stored answer (``response`` and ``trajectory``: every
+turn's text, tool calls, tool responses and intermediate texts; tokens,
+latency, attempts and cost are kept) is graded again by ``graders`` and
+combined into a verdict exactly as in a run. What is copied and what is new:
+
+* an ERROR outcome stays ERROR and a SKIPPED one stays SKIPPED, copied as they
+  were (nothing was produced, or nothing was checked, and regrading does not
+  invent an answer); every other outcome is graded again;
+* the run key is RUN's (dataset, agent version, repeats, sample, shard) with the
+  new graders, their versions and judge version, and ``mode: "regrade"``;
+  run.json also names the source (``regraded_from: {run_id, path}``). So the new
+  run compares with other runs of its protocol (same dataset hash, agent
+  version, repeats, sample, grader versions) like any run: the mode may differ;
+* judge and rubric graders do call the judge model, through the run's limiter,
+  retries and Retry-After cap (RUN's ``max_in_flight``, ``rpm``, ``timeout``,
+  ``max_retries``; ``max_error_rate`` too), and a judge ERROR counts toward the
+  error rate as in a run.
+
+Refused with a :class:`~goldenkit.errors.ResultsError` (exit 1) before anything
+is written: RUN is not complete or not VALID; an outcome of RUN that is neither
+ERROR nor SKIPPED has no stored response (named); the dataset (RUN's
+``dataset.path``, or the one given) does not have RUN's sha256; NEW is RUN, or
+an existing run that is not a regrade of RUN; a configured grader needs what
+outcomes do not keep (the ``state`` grader: the session's final state; the
+``retrieval`` grader without ``tools``: the ids a provider reported). An
+existing regrade of RUN with the same graders is **resumed**: only its missing
+outcomes are graded (an interrupted regrade with a judge finishes where it
+stopped); with other graders it is refused (the run key differs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, ClassVar
+
+import numpy as np
+
+from goldenkit.errors import ProviderError, ResultsError
+from goldenkit.graders.base import Grader, agrade_case, grade_case
+from goldenkit.graders.gradable import check_gradable, gradability
+from goldenkit.graders.retrieval import RetrievalGrader
+from goldenkit.graders.state import StateGrader
+from goldenkit.protocols import DatasetLike
+from goldenkit.providers.base import Provider
+from goldenkit.records import Case, Response, TurnOutput
+from goldenkit.results import ROW_GROUP, read_run, write_json_atomic
+from goldenkit.runner.evaluate import _manifest, _run_in_thread, normalize_cases, resolve_graders
+from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
+from goldenkit.runner.index import OutcomeIndex
+from goldenkit.runner.run import Run, RunOptions, RunPlan
+from goldenkit.runner.runkey import git_commit
+from goldenkit.runner.summary import RunSummary
+from goldenkit.schema import ERROR, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
+
+__all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
+
+#: The mode of a regraded run.
+REGRADE = "regrade"
+_KEPT = (ERROR, SKIPPED)  # copied as they were
+_COPIED = ("verdict", "detail", "error_kind", "graders", "response", "trajectory", "latency_ms", "ttft_ms",
+           "attempts", "tokens_in", "tokens_out", "cost")  # fmt: skip
+_SHOWN = 10
+
+
+class StoredAnswers(Provider):
+    """The provider of a regrade: it never calls a model (the answers come from the source run)."""
+
+    name: ClassVar[str] = REGRADE
+    mode: ClassVar[str] = REGRADE
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        raise ProviderError("a regrade calls no model", transient=False)
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+
+def stored_response(rec: dict[str, Any]) -> Response:
+    """The Response an outcome record stored: its turns from ``trajectory`` (else its ``response`` text)."""
+    turns = [TurnOutput.from_dict(t) for t in rec.get("trajectory") or [] if isinstance(t, dict)]
+    if not turns:
+        turns = [TurnOutput(text=str(rec.get("response") or ""))]
+    return Response(
+        turns=turns,
+        tokens_in=rec.get("tokens_in"),
+        tokens_out=rec.get("tokens_out"),
+        cost=rec.get("cost"),
+        ttft_ms=rec.get("ttft_ms"),
+    )
+
+
+@dataclass
+class _Source:
+    """The run being regraded: its folder, manifest, rows and where each final outcome is."""
+
+    run_id: str
+    path: Path
+    manifest: dict[str, Any]
+    index: OutcomeIndex
+    row_info: dict[str, tuple[str, str, list[str]]]
+
+    @property
+    def jsonl(self) -> Path:
+        return self.path / OUTCOMES_JSONL
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The final outcome of every pair, in pair order, a row group at a time."""
+        for batch in self.index.batches(self.jsonl, ROW_GROUP):
+            yield from batch
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:_SHOWN]) + (f", ... ({len(ids) - _SHOWN} more)" if len(ids) > _SHOWN else "")
+
+
+def _read_source(source: Any, results_dir: str | os.PathLike[str] | None, dataset: DatasetLike) -> _Source:
+    run = read_run(source, results_dir if results_dir is not None else "results")
+    man = run.manifest
+    if not man.get("complete") or man.get("validity") != VALID:
+        why = man.get("invalid_reason") or ("incomplete" if not man.get("complete") else man.get("validity"))
+        raise ResultsError(f"regrade: run {run.run_id} is not a complete VALID run ({why}); finish or fix it first")
+    want = (man.get("dataset") or {}).get("sha256")
+    if dataset.sha256 != want:
+        raise ResultsError(
+            f"regrade: the dataset {getattr(dataset, 'path', '')} has sha256 {dataset.sha256}, run {run.run_id} "
+            f"was run on {want}; pass the dataset version the run used"
+        )
+    row_info: dict[str, tuple[str, str, list[str]]] = {}
+    for rec, _, _ in scan_outcomes(run.path / OUTCOMES_JSONL):
+        rid = str(rec.get("row_id"))
+        row_info[rid] = (str(rec.get("slice")), str(rec.get("split")), [str(t) for t in rec.get("tags") or []])
+    order = [str(r) for r in dataset.rows["id"].tolist() if str(r) in row_info]
+    unknown = sorted(set(row_info) - set(order))
+    if unknown:
+        raise ResultsError(f"regrade: run {run.run_id} has rows the dataset does not: {_ids(unknown)}")
+    index = OutcomeIndex(order, int(man.get("repeats") or 1))
+    for rec, offset, length in scan_outcomes(run.path / OUTCOMES_JSONL):
+        index.note(rec, offset, length)
+    src = _Source(run.run_id, run.path, man, index, {rid: row_info[rid] for rid in order})
+    unanswered = [f"{r['row_id']}#{r.get('repeat') or 0}" for r in src.records()
+                  if r.get("verdict") not in _KEPT and r.get("response") is None]  # fmt: skip
+    if unanswered:
+        raise ResultsError(
+            f"regrade: run {run.run_id} has no stored response for {len(unanswered)} graded outcome(s): "
+            f"{_ids(unanswered)}"
+        )
+    return src
+
+
+def _check_graders(graders: list[Grader], cases: dict[str, Case]) -> None:
+    """Refuse graders that need what outcomes do not keep (see the module doc)."""
+    for g in graders:
+        need = None
+        if isinstance(g, StateGrader):
+            need = "the session's final state"
+        elif isinstance(g, RetrievalGrader) and not g.tools:
+            need = "the ids the provider reported it retrieved (configure [graders.retrieval] tools)"
+        if need and any(g.applies(c) for c in cases.values()):
+            raise ResultsError(f"regrade: the {g.name} grader needs {need}, which outcomes do not keep")
+
+
+def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
+    man = src.manifest
+    jv = ",".join(sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})) or None
+    return {
+        "dataset": man.get("dataset"),
+        "agent_version": man.get("agent_version"),
+        "judge_version": jv,
+        "graders": {g.name: str(g.version) for g in graders},
+        "repeats": int(man.get("repeats") or 1),
+        "sample": man.get("sample"),
+        "mode": REGRADE,
+        **({"shard": man["shard"]} if man.get("shard") is not None else {}),
+    }
+
+
+def _check_target(results_dir: Path, run_id: str, src: _Source) -> None:
+    check_run_id(run_id)
+    if run_id == src.run_id and results_dir.resolve() == src.path.parent.resolve():
+        raise ResultsError(f"regrade: --run-id {run_id} is the run being regraded; choose a new run id")
+    existing = results_dir / run_id / "run.json"
+    if not existing.exists():
+        return
+    try:
+        old = json.loads(existing.read_text(encoding="utf-8"))
+    except ValueError:
+        old = {}
+    if (old.get("regraded_from") or {}).get("run_id") != src.run_id:
+        raise ResultsError(
+            f"regrade: run {run_id} already exists and is not a regrade of {src.run_id}; use a new --run-id"
+        )
+
+
+def _options(man: dict[str, Any]) -> RunOptions:
+    cfg = man.get("config") or {}
+    base = RunOptions()
+    return RunOptions(
+        max_in_flight=int(cfg.get("max_in_flight") or base.max_in_flight),
+        rpm=cfg.get("rpm"),
+        timeout=float(cfg.get("timeout") or base.timeout),
+        max_retries=int(cfg.get("max_retries", base.max_retries)),
+        max_error_rate=float(man.get("max_error_rate", base.max_error_rate)),
+        max_retry_after=float(cfg.get("max_retry_after") or base.max_retry_after),
+    )
+
+
+class Regrade(Run):
+    """A :class:`~goldenkit.runner.run.Run` whose answers are the source run's stored outcomes."""
+
+    def __init__(self, plan: RunPlan, graders: list[Grader], folder: Any, manifest: dict[str, Any],
+                 opts: RunOptions, source: _Source, progress: bool | IO[str] | None) -> None:  # fmt: skip
+        super().__init__(plan, StoredAnswers(), graders, folder, manifest, opts, progress=progress)
+        self.source = source
+
+    async def _work(self) -> None:
+        pending = np.zeros(len(self.plan.index), dtype=bool)
+        pending[self.plan.todo] = True
+        index = self.plan.index
+        queue = (
+            r for r in self.source.records() if pending[index.index_of(r["row_id"], int(r.get("repeat") or 0)) or 0]
+        )
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(min(self.opts.max_in_flight, len(self.plan.todo))):
+                    tg.create_task(self._regrade_worker(queue))
+        except BaseExceptionGroup as group:
+            raise group.exceptions[0] from None
+
+    async def _regrade_worker(self, queue: Iterator[dict[str, Any]]) -> None:
+        for src in queue:
+            if self.stopped:
+                return
+            await self.regrade_one(src)
+            await asyncio.sleep(0)
+
+    async def regrade_one(self, src: dict[str, Any]) -> None:
+        """Grade one stored outcome again (ERROR and SKIPPED are copied) and write it."""
+        row_id, repeat = str(src["row_id"]), int(src.get("repeat") or 0)
+        sl, sp, tags = self.plan.row_info[row_id]
+        rec = dict(self.plan.base_record)
+        rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=src.get("started_at"))
+        attempts = int(src.get("attempts") or 1)
+        if src.get("verdict") in _KEPT:
+            rec.update({k: src.get(k) for k in _COPIED})
+            self._write(rec, attempts)
+            return
+        case, resp = self.plan.cases[row_id], stored_response(src)
+        if self.sync_grading:
+            results = grade_case(self.graders, case, resp)
+        else:
+            results = await agrade_case(self.graders, case, resp)
+        self.write_graded(rec, results, resp, src.get("latency_ms"), attempts)
+
+
+async def aregrade(
+    source: Any,
+    run_id: str,
+    graders: Iterable[Grader | str] | None = None,
+    *,
+    results_dir: str | os.PathLike[str] | None = None,
+    dataset: DatasetLike | None = None,
+    progress: bool | IO[str] | None = None,
+    max_ungradable: float | None = 0.0,
+) -> RunSummary:
+    """Regrade run ``source`` (a run folder, run id under ``results_dir``, or Run) into run ``run_id``.
+
+    ``graders``: Grader objects or registered names (default ``["contract"]``, as a run).
+    ``results_dir``: where ``run_id`` is written and a run id ``source`` is looked up
+    (default: the source's folder). ``dataset``: the dataset the run used (default:
+    read from the path in its run.json; its sha256 must match). See the module doc.
+    """
+    from goldenkit.dataset import read_dataset
+
+    first = read_run(source, results_dir if results_dir is not None else "results")
+    if dataset is None:
+        path = (first.manifest.get("dataset") or {}).get("path")
+        if not path:
+            raise ResultsError(f"regrade: run {first.run_id} does not say where its dataset is; pass the dataset")
+        dataset = read_dataset(path)
+    src = _read_source(first, results_dir, dataset)
+    out_dir = Path(results_dir) if results_dir is not None else src.path.parent
+    grader_objs = resolve_graders(graders)
+    cases = normalize_cases(dataset, src.index.row_ids)
+    if max_ungradable is not None:
+        check_gradable(gradability(grader_objs, cases), max_ungradable)
+    _check_graders(grader_objs, cases)
+    _check_target(out_dir, run_id, src)
+    key = _regrade_key(src, grader_objs)
+    folder = open_run_folder(out_dir, run_id, key, retry_errors=False)
+    try:
+        return await _regrade_into(folder, key, src, grader_objs, cases, progress)
+    finally:
+        folder.lock.release()
+
+
+async def _regrade_into(folder: Any, key: dict[str, Any], src: _Source, graders: list[Grader],
+                        cases: dict[str, Case], progress: bool | IO[str] | None) -> RunSummary:  # fmt: skip
+    index = OutcomeIndex(src.index.row_ids, src.index.repeats)
+    for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
+        index.note(rec, offset, length)
+    todo = index.pending(False)
+    man = src.manifest
+    base = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": folder.run_id,
+        "dataset_name": (man.get("dataset") or {}).get("name"),
+        "dataset_version": (man.get("dataset") or {}).get("version"),
+        "dataset_sha256": (man.get("dataset") or {}).get("sha256"),
+        "agent_version": key["agent_version"],
+        "judge_version": key["judge_version"],
+    }
+    plan = RunPlan(index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base)
+    opts = _options(man)
+    provider = StoredAnswers()
+    manifest = _manifest(key, provider, folder, opts, len(todo), False, None, git_commit())
+    manifest.update(provider=man.get("provider"), regraded_from={"run_id": src.run_id, "path": str(src.path)})
+    write_json_atomic(folder.run_file, manifest)
+    return await Regrade(plan, graders, folder, manifest, opts, src, progress).execute()
+
+
+def regrade(source: Any, run_id: str, graders: Iterable[Grader | str] | None = None, **kwargs: Any) -> RunSummary:
+    """Synchronous :func:`aregrade` (same arguments); inside Jupyter's running loop, on a helper thread
+    as :func:`~goldenkit.runner.evaluate.run_eval` does."""
+    coro = aregrade(source, run_id, graders, **kwargs)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    return _run_in_thread(coro)
