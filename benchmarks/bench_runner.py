@@ -9,6 +9,9 @@ Three comparisons, every figure measured in this run:
    when pyreqwest is installed), goldenkit's HTTP layer (``OpenAIProvider.complete``)
    and a whole ``goldenkit.run_eval`` (case normalization, grading and writing each
    outcome included). Target: run_eval's CPU per call <= 1.5x the bare aiohttp loop's.
+   Two more rows split the cost: httpx's client layer on a transport that does no
+   I/O (what ``AsyncClient`` costs before any byte is sent), and ``run_eval`` on an
+   in-process provider that answers at once (the runner's own work, no HTTP).
 2. **200 ms server**, 5,000 calls, 256 in flight: calls/s against the ideal
    256 / 0.2 s = 1,280/s. Target: goldenkit's run_eval >= 85% of ideal. (The bare
    httpx loop makes 1,000 calls here: at ~30 calls/s 5,000 would take minutes.)
@@ -217,6 +220,43 @@ async def httpx_on_pyreqwest(url: str, n: int, inflight: int) -> None:
 
     transport = HttpxTransport(ClientBuilder().max_connections(inflight).build())
     await _client_loop(httpx.AsyncClient(transport=transport, timeout=120), url, n, inflight)
+
+
+async def httpx_on_nothing(url: str, n: int, inflight: int) -> None:
+    """httpx's client layer alone: ``httpx.AsyncClient`` on a transport that does no I/O
+    (each request answered at once with the canned reply). The floor under every
+    transport: what ``AsyncClient`` costs per call before any byte is sent."""
+    import httpx
+
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(REPLY)).encode())]
+
+    class NoIO(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers=headers, content=REPLY, request=request)
+
+    await _client_loop(httpx.AsyncClient(transport=NoIO(), timeout=120), url, n, inflight)
+
+
+def goldenkit_runner_alone(url: str, n: int, inflight: int, tmp: Path) -> tuple[float, float]:
+    """(wall, client CPU) of a whole run_eval on an in-process provider that answers at once
+    (one await, no HTTP): the runner's own work per call (normalize, grade, write) and its fixed costs."""
+    from goldenkit.dataset import read_dataset
+    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.runner import run_eval
+
+    async def answer(case: Any) -> str:
+        await asyncio.sleep(0)
+        return "yes, done"
+
+    ds = read_dataset(write_dataset(tmp, n))
+    gc.collect()
+    c0, t0 = time.process_time(), time.perf_counter()
+    s = run_eval(ds, CallableProvider(answer), ["contract"], max_in_flight=inflight, results_dir=tmp / "results",
+                 progress=False)  # fmt: skip
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if s.counts["PASS"] != n:
+        raise RuntimeError(f"run_eval on an in-process provider: expected {n} PASS, got {s.counts}")
+    return wall, cpu
 
 
 def candidates() -> list[tuple[str, Any]]:
@@ -455,9 +495,10 @@ def run_http_parts(
             for name, fn, calls in clients:
                 if fn is bare_httpx and r:
                     continue
-                if fn is None:
-                    folder = tmp / f"{key}{r}"
-                    wall, cpu, srv = timed(lambda c=calls, d=folder: goldenkit_run(url, c, inflight, d), calls)
+                if fn is None or fn is goldenkit_runner_alone:
+                    folder = tmp / f"{key}{name[:12].replace(' ', '')}{r}"
+                    run = goldenkit_run if fn is None else goldenkit_runner_alone
+                    wall, cpu, srv = timed(lambda c=calls, d=folder, f=run: f(url, c, inflight, d), calls)
                 else:
                     wall, cpu, srv = timed(lambda f=fn, c=calls: measure(lambda: f(url, c, inflight)), calls)
                 out[name].add(wall, cpu, srv)
@@ -470,8 +511,10 @@ def run_http_parts(
         clients = [
             ("bare httpx.AsyncClient", bare_httpx, n),
             ("bare aiohttp", bare_aiohttp, n),
+            ("httpx client layer, no I/O", httpx_on_nothing, n),
             *[(name, fn, n) for name, fn in candidates()],
             ("goldenkit HTTP layer (provider)", goldenkit_provider, n),
+            ("goldenkit runner alone (no HTTP)", goldenkit_runner_alone, n),
             ("goldenkit run_eval (graded+written)", None, n),
         ]
         stats = measure_all(fast, 64, clients, "r1-")

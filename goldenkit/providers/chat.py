@@ -107,8 +107,9 @@ class ChatProvider(Provider):
         """The client and headers; the key itself is never stored anywhere but the header.
 
         Every header value is checked here, before any request: a key with CR, LF or
-        another control character is a ConfigError naming its variable (exit 1)."""
-        self._headers: dict[str, str] = {}
+        another control character is a ConfigError naming its variable (exit 1). The
+        headers are the client's own (sent with every request, encoded once)."""
+        headers: dict[str, str] = {}
         if api_key_env:
             key = os.environ.get(api_key_env)
             if not key:
@@ -116,11 +117,11 @@ class ChatProvider(Provider):
                     f"provider {self.name}: environment variable {api_key_env} is not set (it should hold the API key)"
                 )
             check_header_value(key, f"provider {self.name}: environment variable {api_key_env}")
-            self._headers["authorization"] = f"Bearer {key}"
+            headers["authorization"] = f"Bearer {key}"
         elif auth is not None:
             user, password = auth
             check_header_value(f"{user}:{password}", f"provider {self.name}: {auth_source}")
-            self._headers["authorization"] = basic_auth_header(user, password)
+            headers["authorization"] = basic_auth_header(user, password)
         if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
             raise ConfigError(
                 f"provider {self.name}: max_reply_bytes must be a positive integer, not {max_reply_bytes!r}"
@@ -128,7 +129,11 @@ class ChatProvider(Provider):
         self.stream = bool(stream)
         self.max_reply_bytes = max_reply_bytes
         self._http = ClientHolder(
-            timeout=timeout, max_connections=max_connections, ca_bundle=ca_bundle, no_proxy=no_proxy
+            timeout=timeout,
+            max_connections=max_connections,
+            ca_bundle=ca_bundle,
+            no_proxy=no_proxy,
+            headers=headers,
         )
 
     @abstractmethod
@@ -153,9 +158,7 @@ class ChatProvider(Provider):
     async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
         body = self.payload(messages, tools)
         if not self.stream:
-            obj = await post_json(
-                self._http.get(), self.url, body, headers=self._headers, max_reply_bytes=self.max_reply_bytes
-            )
+            obj = await post_json(self._http.get(), self.url, body, max_reply_bytes=self.max_reply_bytes)
             return self.decode(obj)
         collected = self.collector()
         ttft = await post_stream(
@@ -163,7 +166,6 @@ class ChatProvider(Provider):
             self.url,
             body,
             collected.feed,
-            headers=self._headers,
             max_reply_bytes=self.max_reply_bytes,
         )
         reply = self.decode(collected.result())

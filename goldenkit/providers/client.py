@@ -16,6 +16,8 @@ bundle. Proxy URLs (and their credentials) are never recorded or printed.
 
 Header values (API keys, basic-auth credentials) are checked by
 :func:`check_header_value` when a provider is built, before anything is sent.
+The headers every request of a provider carries (JSON content type, the key) are
+the client's own (``make_client(headers=...)``), encoded once, not per call.
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ import asyncio
 import base64
 import os
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
 
 from goldenkit.errors import ConfigError
+
+#: Sent with every request of a client from :func:`make_client` (goldenkit's providers speak JSON).
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 
 
 def check_header_value(value: str, where: str) -> str:
@@ -89,11 +95,15 @@ def make_client(
     timeout: float = 60.0,
     ca_bundle: str | Path | None = None,
     no_proxy: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> httpx.AsyncClient:
     """The ``httpx.AsyncClient`` goldenkit's HTTP providers use (see the module doc).
 
     ``max_connections`` sizes aiohttp's pool (the run's in-flight limit); ``timeout``
     bounds connect, each read, each write and the wait for a pooled connection.
+    Every request carries :data:`JSON_HEADERS` and ``headers`` (already checked
+    with :func:`check_header_value`; an ``authorization`` one is dropped by
+    :func:`goldenkit.providers.http.post_json` on a redirect to another origin).
     Redirects are not followed by the client: :func:`post_json` decides per status.
     """
     from httpx_aiohttp import HttpxAiohttpClient
@@ -105,6 +115,7 @@ def make_client(
         verify=ssl_context(ca_bundle),
         trust_env=not no_proxy,
         follow_redirects=False,
+        headers={**JSON_HEADERS, **(headers or {})},
     )
 
 
@@ -126,9 +137,11 @@ class ClientHolder:
         max_connections: int = 64,
         ca_bundle: str | Path | None = None,
         no_proxy: bool = False,
+        headers: Mapping[str, str] | None = None,
     ):
         self.timeout = float(timeout)
         self.max_connections = int(max_connections)
+        self.headers = dict(headers or {})
         self._client: httpx.AsyncClient | None = None
         self._loop: object | None = None
         self.set_transport(ca_bundle=ca_bundle, no_proxy=no_proxy)
@@ -155,6 +168,7 @@ class ClientHolder:
                 timeout=self.timeout,
                 ca_bundle=self.ca_bundle,
                 no_proxy=self.no_proxy,
+                headers=self.headers,
             )
             self._loop = loop
         return self._client
@@ -165,4 +179,4 @@ class ClientHolder:
             await client.aclose()
 
 
-__all__ = ["ClientHolder", "basic_auth_header", "check_header_value", "make_client", "ssl_context"]
+__all__ = ["JSON_HEADERS", "ClientHolder", "basic_auth_header", "check_header_value", "make_client", "ssl_context"]

@@ -1,8 +1,10 @@
 """The HTTP layer every HTTP provider shares: one client, one error classification.
 
 The client (``httpx.AsyncClient`` on aiohttp's pool, proxies, CA certificates,
-header checks) is built in :mod:`goldenkit.providers.client`; this module sends
-the requests through httpx's public API only.
+header checks, the headers every request carries) is built in
+:mod:`goldenkit.providers.client`; this module sends the requests through httpx's
+public API only. What is the same for every call is done once: a URL is parsed
+and redacted once (:func:`call_target`), the static headers are the client's.
 
 Requests (:func:`post_json`, :func:`post_stream`):
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import re
 import ssl
@@ -48,7 +51,6 @@ import orjson
 from goldenkit.errors import ProviderError
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
-_JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
     "context length",
@@ -81,6 +83,13 @@ def redact_url(url: str | httpx.URL) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+@functools.lru_cache(maxsize=256)
+def call_target(url: str) -> tuple[httpx.URL, str]:
+    """``url`` parsed and redacted (:func:`redact_url`), once per distinct URL: a run
+    calls the same one thousands of times. ``httpx.URL`` is immutable, so sharing it is safe."""
+    return httpx.URL(url), redact_url(url)
 
 
 def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -221,17 +230,22 @@ async def _open(
     client: httpx.AsyncClient,
     url: str,
     body: bytes,
-    headers: dict[str, str],
+    headers: dict[str, str] | None,
     timeout: float | None,
     max_reply_bytes: int,
 ) -> httpx.Response:
-    """Send the POST (following 307/308) and return the open 2xx reply; raise ProviderError otherwise."""
-    safe = redact_url(url)
-    target = httpx.URL(url)
-    hdrs = dict(headers)
+    """Send the POST (following 307/308) and return the open 2xx reply; raise ProviderError otherwise.
+
+    ``headers`` are this call's beyond the client's own; after a hop to another
+    origin no ``authorization`` header is sent, whichever of the two it came from.
+    """
+    target, safe = call_target(url)
     extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    foreign = False  # a redirect left the original origin
     for _hop in range(MAX_REDIRECTS + 1):
-        request = client.build_request("POST", target, content=body, headers=hdrs, **extra)
+        request = client.build_request("POST", target, content=body, headers=headers, **extra)
+        if foreign:
+            request.headers.pop("authorization", None)
         try:
             resp = await client.send(request, stream=True)
         except httpx.TransportError as exc:
@@ -247,8 +261,7 @@ async def _open(
         if status in (307, 308) and location:
             await resp.aclose()
             nxt = target.join(location)
-            if not _same_origin(target, nxt):
-                hdrs = {k: v for k, v in hdrs.items() if k.lower() != "authorization"}
+            foreign = foreign or not _same_origin(target, nxt)
             target = nxt
             continue
         try:
@@ -288,19 +301,21 @@ async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: 
     """The whole body, at most ``limit`` bytes (beyond it: cut when ``truncate``, else an error)."""
     parts: list[bytes] = []
     size = 0
-    async for chunk in _chunks(resp, url):
-        size += len(chunk)
-        parts.append(chunk)
-        if size > limit:
-            if truncate:
-                break
-            raise _too_large(url, limit)
-    return b"".join(parts)
+    try:
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            parts.append(chunk)
+            if size > limit:
+                if truncate:
+                    break
+                raise _too_large(url, limit)
+    except httpx.TransportError as exc:
+        raise transport_error(exc, url) from None
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _encode(payload: dict[str, Any], headers: dict[str, str] | None) -> tuple[bytes, dict[str, str]]:
-    body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
-    return body, ({**_JSON_HEADERS, **headers} if headers else _JSON_HEADERS)
+def _encode(payload: dict[str, Any]) -> bytes:
+    return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
 
 
 def _json_object(data: bytes, url: str, status: int) -> dict[str, Any]:
@@ -334,11 +349,13 @@ async def post_json(
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON to ``url`` and return the reply's JSON object.
 
-    Every failure is raised as :class:`ProviderError` (see the module docstring).
+    ``client`` is one from :func:`goldenkit.providers.client.make_client`, whose
+    own headers say JSON; ``headers`` are more for this call only. Every failure
+    is raised as :class:`ProviderError` (see the module docstring).
     """
-    body, hdrs = _encode(payload, headers)
-    safe = redact_url(url)
-    resp = await _open(client, url, body, hdrs, timeout, max_reply_bytes)
+    body = _encode(payload)
+    safe = call_target(url)[1]
+    resp = await _open(client, url, body, headers, timeout, max_reply_bytes)
     try:
         data = await _read_capped(resp, max_reply_bytes, safe)
     finally:
@@ -361,12 +378,13 @@ async def post_stream(
     ``on_line(line)`` (without the line end) returns True when the line carried
     the first output (a token or a tool call). Returns the time to that first
     output in milliseconds from the moment the request was sent (None if none came).
-    The same errors as :func:`post_json`; ``max_reply_bytes`` caps the whole stream.
+    The same client, headers and errors as :func:`post_json`; ``max_reply_bytes``
+    caps the whole stream.
     """
-    body, hdrs = _encode(payload, headers)
-    safe = redact_url(url)
+    body = _encode(payload)
+    safe = call_target(url)[1]
     t0 = time.perf_counter()
-    resp = await _open(client, url, body, hdrs, timeout, max_reply_bytes)
+    resp = await _open(client, url, body, headers, timeout, max_reply_bytes)
     ttft: float | None = None
     size = 0
     pending = b""
@@ -390,6 +408,7 @@ __all__ = [
     "DEFAULT_MAX_REPLY_BYTES",
     "MAX_REDIRECTS",
     "TRANSIENT_STATUSES",
+    "call_target",
     "classify_status",
     "parse_retry_after",
     "post_json",
