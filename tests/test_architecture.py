@@ -64,7 +64,9 @@ LAYERS: list[set[str]] = [
     {"graders"},
     {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.index"},
     {"runner.folder"},
+    {"runner.ray_limits"},
     {"runner.run"},
+    {"runner.ray_executor"},
     {"runner.evaluate", "runner.merge"},
     {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
