@@ -100,7 +100,7 @@ def test_ray_run_equals_local_and_merged_shards_and_loses_nothing_to_a_killed_wo
 def test_limits_hold_for_the_whole_cluster(tmp_path: Path) -> None:
     """2 workers, max_in_flight 2, rpm 240 (one start per 0.25 s) and a 429 asking for a 1 s pause:
     the server never sees more than 2 at once, nor more starts a second than the pacing allows,
-    and nothing reaches it during the pause (each worker alone would allow twice as much)."""
+    and no new start reaches it during the pause (each worker alone would allow twice as much)."""
     ds = read_dataset(write_dataset(tmp_path, 14, prompt="say done"))
     with FakeModelServer(default=Reply.slow(0.6, "done")) as srv:
         srv.script(Reply.status(429, retry_after=1))
@@ -113,7 +113,9 @@ def test_limits_hold_for_the_whole_cluster(tmp_path: Path) -> None:
     assert peak == 2  # reached, never exceeded
     assert max(sum(1 for b in arrivals if a <= b < a + 1.0) for a in arrivals) <= 5
     throttled = arrivals[0]  # the 429 was the first reply
-    assert not [a for a in arrivals if throttled + 0.15 < a < throttled + 0.95]
+    # during the pause at most the one start the pacing had already scheduled (as in a local run:
+    # Limiter does not move a start it has scheduled), never one per worker
+    assert len([a for a in arrivals if throttled + 0.15 < a < throttled + 0.95]) <= 1
     invocation = read_run(run.path).manifest["timings"]["invocations"][-1]
     assert invocation["decreases"] >= 1 and invocation["peak_in_flight"] == 2
 
