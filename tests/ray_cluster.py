@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -41,11 +42,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def head_node(log: Path) -> Iterator[str]:
-    """``ray start --head --block`` on a free port; yields ``127.0.0.1:PORT``; stopped by its PID."""
+def head_node(log: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """``ray start --head --block`` on a free port, with a token of its own; yields ``127.0.0.1:PORT``
+    and the environment a driver needs to connect (the token); stopped by its PID."""
     port = free_port()
     ray_cli = Path(sys.executable).parent / "ray"
-    env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
@@ -58,7 +60,7 @@ def head_node(log: Path) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ray start --head did not come up: {log.read_text()[-2000:]}")
             time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", env
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)

@@ -120,6 +120,39 @@ def test_limits_hold_for_the_whole_cluster(tmp_path: Path) -> None:
     assert invocation["decreases"] >= 1 and invocation["peak_in_flight"] == 2
 
 
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_run_whose_driver_was_killed_resumes_on_ray_with_only_the_missing_outcomes(tmp_path: Path) -> None:
+    """What a killed driver leaves (some outcomes, run.json not complete, no Parquet) resumes by run id."""
+    ds, res = read_dataset(write_dataset(tmp_path, 30)), tmp_path / "results"
+    whole = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="whole", results_dir=res, **QUIET)
+    first = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="cut", results_dir=res, **QUIET)
+    lines = (first.path / "outcomes.jsonl").read_text().splitlines(keepends=True)
+    (first.path / "outcomes.jsonl").write_text("".join(lines[:25]) + lines[25][:40])  # and a torn last line
+    (first.path / "outcomes.parquet").unlink()
+    manifest = json.loads((first.path / "run.json").read_text())
+    (first.path / "run.json").write_text(json.dumps({**manifest, "complete": False, "validity": None}))
+
+    again = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="cut", results_dir=res,
+                     executor=RaySettings(workers=2), **QUIET)  # fmt: skip
+    assert again.calls == 60 - 25 and again.resumed == 25 and again.validity == "VALID" and again.complete
+    assert facts(again.path) == facts(whole.path)
+    pairs = jsonl_pairs(again.path)
+    assert len(pairs) == len(set(pairs)) == 60
+
+
+def test_executor_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds, res = write_dataset(tmp_path, 3), str(tmp_path / "r")
+    base = ["run", str(ds), "--provider", "callable", "--callable", "test_ray:answer", "--results-dir", res]
+    assert main([*base, "--ray-workers", "2"]) == 1
+    assert "--ray-address and --ray-workers need --executor ray" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    assert main([*base, "--executor", "ray"]) == 1
+    assert "--executor ray needs Ray: pip install 'goldenkit[ray]'" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_provider_that_cannot_be_shipped_is_refused_before_anything_runs(tmp_path: Path) -> None:
     lock = threading.Lock()
 
@@ -167,8 +200,7 @@ def test_cli_run_on_a_cluster_by_address(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main([*common, "--run-id", "local"]) == 0
     cli = [sys.executable, "-c", "from goldenkit.cli import console_main; console_main()"]
-    env = {**os.environ, "RAY_AUTH_MODE": "token"}
-    with head_node(tmp_path / "head.log") as address:
+    with head_node(tmp_path / "head.log") as (address, env):
         remote = subprocess.run([*cli, *common, "--run-id", "ray", "--executor", "ray", "--ray-address", address,
                                  "--ray-workers", "1"], cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=240)  # fmt: skip
