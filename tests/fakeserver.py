@@ -37,7 +37,8 @@ streamed (OpenAI: server-sent events ending in ``data: [DONE]``; Ollama: JSON
 lines), chunked, a few characters per chunk, with the same text and tool calls.
 ``FakeModelServer(tls=ssl_context)`` serves https. Every request is recorded in
 ``requests`` (:class:`Recorded`: path, headers, parsed JSON, arrival time),
-including those answered 401.
+including those answered 401; ``in_flight`` and ``peak_in_flight`` count the
+requests being answered at once.
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ class FakeModelServer:
         self._url: str | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self.in_flight = 0  # requests being answered now
+        self.peak_in_flight = 0  # the most at once since start
 
     # -- control
     def script(self, *replies: Reply) -> FakeModelServer:
@@ -240,6 +243,17 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        owner = self.owner
+        with owner._lock:
+            owner.in_flight += 1
+            owner.peak_in_flight = max(owner.peak_in_flight, owner.in_flight)
+        try:
+            self._post()
+        finally:
+            with owner._lock:
+                owner.in_flight -= 1
+
+    def _post(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:

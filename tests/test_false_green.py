@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from ray_cluster import ray_cluster  # noqa: F401 - the session's Ray cluster (the Ray run below)
 from run_factory import SHA_B, manifest, outcomes, write_run
 
 from goldenkit.cli import main
@@ -355,3 +356,40 @@ def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
         assert srv.count() == 0
     assert code == 1
     assert "nothing to grade in 3 of 3 rows" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a Ray run without evidence
+
+
+def die(case, repeat=0):  # type: ignore[no-untyped-def]
+    """An agent that kills the process it runs in (a Ray worker) on every call."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_ray_run_whose_workers_all_die_is_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every worker dies (no restarts left): no outcomes to grade, so exit 3 and INVALID, never green."""
+    import goldenkit.runner.ray_executor as rx
+
+    monkeypatch.setattr(rx, "MAX_RESTARTS", 0)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
+    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": "q"}} for i in range(6)]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = str(tmp_path / "r")
+    code = main(["run", str(ds), "--provider", "callable", "--callable", "test_false_green:die", "--quiet",
+                 "--executor", "ray", "--ray-workers", "1", "--run-id", "dead", "--results-dir", res,
+                 "--max-ungradable", "1"])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 3, out.err
+    assert "INVALID" in out.out and "all 1 Ray workers died" in out.out + out.err
+    run = json.loads((tmp_path / "r" / "dead" / "run.json").read_text())
+    assert run["validity"] == "INVALID" and run["complete"] is False
+    assert not (tmp_path / "r" / "dead" / "outcomes.parquet").exists()

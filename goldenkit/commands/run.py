@@ -78,6 +78,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "red": bool,
     "max_ungradable": float,
     "artifacts": _str_list,
+    "executor": str,
+    "ray_address": str,
+    "ray_workers": int,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -183,6 +186,14 @@ def _execution(r: Any) -> None:
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
     r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
+    r.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="local (this process, default) or ray: the calls run on a Ray cluster's workers, this process "
+        "writes the run (needs goldenkit[ray])",
+    )
+    r.add_argument("--ray-address", metavar="ADDR", help="--executor ray: a running cluster (default: a new local one)")
+    r.add_argument("--ray-workers", type=int, metavar="W", help="--executor ray: worker actors (default: its CPUs)")
 
 
 def _transport(h: Any) -> None:
@@ -312,6 +323,32 @@ def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
             set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
 
 
+def worker_setup(opts: dict[str, Any], cfg: dict[str, Any], grader_names: str | None) -> tuple[Any, list[Any]]:
+    """What each Ray worker of ``--executor ray`` calls: the provider and graders built from the
+    command's options there (API keys are read from the worker's own environment)."""
+    graders = grader_list(argparse.Namespace(graders=grader_names), cfg, opts.get("model"))
+    provider = build_provider(opts)
+    apply_transport_to_judges(graders, opts)
+    return provider, graders
+
+
+def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
+    """The executor keywords of ``run_eval`` (none for a local run)."""
+    executor = opts.get("executor") or "local"
+    if executor == "local":
+        if opts.get("ray_address") is not None or opts.get("ray_workers") is not None:
+            raise UsageError("goldenkit run: --ray-address and --ray-workers need --executor ray")
+        return {}
+    if executor != "ray":
+        raise ConfigError(f"[run] executor = {executor!r}: use local or ray")
+    import functools
+
+    from goldenkit.runner.ray_executor import RaySettings
+
+    setup = functools.partial(worker_setup, opts, cfg, args.graders)
+    return {"executor": RaySettings(address=opts.get("ray_address"), workers=opts.get("ray_workers"), setup=setup)}
+
+
 def run_command(args: argparse.Namespace) -> int:
     from goldenkit.dataset import read_dataset
     from goldenkit.runner import parse_shard, run_eval
@@ -348,9 +385,10 @@ def run_command(args: argparse.Namespace) -> int:
         shard=shard,
         max_ungradable=opts["max_ungradable"],
         artifacts=opts.get("artifacts"),
+        **_executor(args, opts, cfg),
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code
 
 
-__all__ = ["register", "resolve_options", "run_command"]
+__all__ = ["register", "resolve_options", "run_command", "worker_setup"]

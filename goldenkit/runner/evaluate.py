@@ -264,6 +264,7 @@ async def arun_eval(
     shard: tuple[int, int] | None = None,
     max_ungradable: float | None = 0.0,
     artifacts: Sequence[str | os.PathLike[str]] | None = None,
+    executor: Any = "local",
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -285,6 +286,7 @@ async def arun_eval(
     ``artifacts``: files and folders that define the agent (prompt files, a RAG corpus,
     tool definitions), hashed into ``agent_version.artifacts_sha256``
     (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
+    ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings``: on a Ray cluster (:mod:`~.ray_executor`).
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -302,7 +304,8 @@ async def arun_eval(
     dataset, sample_spec, shard, cases = _selection(dataset, sample, include_red, shard, grader_objs, max_ungradable)
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
-    folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
+    pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
+    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool)
     try:
         if folder.old_manifest is not None:  # a resume keeps the commit the run started at
             first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
@@ -312,10 +315,55 @@ async def arun_eval(
         write_json_atomic(folder.run_file, manifest)
         recorder = _recorder(record_dir, provider, key, folder.run_id)
         provider.configure(timeout=timeout, max_in_flight=max_in_flight)
-        run = Run(plan, provider, grader_objs, folder, manifest, opts, progress=progress, recorder=recorder)
+        run = _make_run(pool, plan, provider, grader_objs, folder, manifest, opts, progress, recorder)
         return await run.execute()
     finally:
+        await _release(folder, pool)
+
+
+async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], opts: RunOptions,
+                    record_dir: str | os.PathLike[str] | None) -> Any:  # fmt: skip
+    """For ``executor="ray"`` (or a RaySettings): the started cluster workers, before anything is
+    written (a provider that cannot be shipped, or built on a worker, fails here); None for a local run."""
+    if executor == "local":
+        return None
+    from goldenkit.runner.ray_executor import RaySettings, pickle_setup, start_pool
+
+    if executor == "ray":
+        executor = RaySettings()
+    if not isinstance(executor, RaySettings):
+        raise ConfigError(f"executor must be 'local', 'ray' or a RaySettings (got {executor!r})")
+    if record_dir is not None:
+        raise ConfigError("--record is not supported with --executor ray (record with a local run)")
+    blob = pickle_setup(provider, graders, executor)
+    return await start_pool(executor, opts, blob)
+
+
+async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, key: dict[str, Any],
+                       retry_errors: bool, pool: Any) -> RunFolder:  # fmt: skip
+    try:
+        return open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
+    except BaseException:
+        await _release(None, pool)
+        raise
+
+
+def _make_run(pool: Any, plan: RunPlan, provider: Provider, graders: list[Grader], folder: RunFolder,
+              manifest: dict[str, Any], opts: RunOptions, progress: bool | IO[str] | None,
+              recorder: Any) -> Run:  # fmt: skip
+    if pool is None:
+        return Run(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder)
+    from goldenkit.runner.ray_executor import RayRun
+
+    return RayRun(plan, provider, graders, folder, manifest, opts, progress=progress, pool=pool)
+
+
+async def _release(folder: RunFolder | None, pool: Any) -> None:
+    """Unlock the folder; close the Ray pool (closed by the run already, unless it failed before its first call)."""
+    if folder is not None:
         folder.lock.release()
+    if pool is not None:
+        await pool.close()
 
 
 def run_eval(
