@@ -7,6 +7,7 @@ import typing as _typing
 
 from goldenkit.cases import (
     Case,
+    ImagePart,
     Message,
     ToolCall,
     ToolResponse,
@@ -217,6 +218,7 @@ __all__ = [
     "GoldenkitError",
     "GradeResult",
     "Grader",
+    "ImagePart",
     "InfrastructureError",
     "InputError",
     "JudgeVerdict",

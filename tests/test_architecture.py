@@ -53,7 +53,7 @@ LAYERS: list[set[str]] = [
     {"history"},
     # the system under test, its graders, the runner
     {"providers.base", "providers.http", "providers.client", "providers.streaming"},
-    {"providers.adk_events"},
+    {"providers.adk_events", "providers.images"},
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},
     {"providers"},

@@ -64,6 +64,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "stream": bool,
     "max_reply_bytes": int,
     "red": bool,
+    "vision": bool,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -144,6 +145,13 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--max-tool-steps", type=int, help="tool-call rounds per turn before it is cut off (default 8)")
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
+    )
+    g.add_argument(
+        "--no-vision",
+        dest="vision",
+        action="store_false",
+        default=None,
+        help="the model takes no images: refuse (exit 1, naming them) rows that carry images ([run] vision = false)",
     )
 
 
@@ -314,6 +322,7 @@ def run_command(args: argparse.Namespace) -> int:
         config={"config_file": cfg.get("_path")},
         include_red=bool(opts.get("red")),
         shard=shard,
+        vision=opts.get("vision") is not False,
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

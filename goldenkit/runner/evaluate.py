@@ -2,7 +2,8 @@
 
 Before the first call: the options are checked, the rows picked, every case
 normalized (a case that cannot be is bad input: a DatasetError naming
-file:line and the row id, and nothing is called or written), the run key
+file:line and the row id, and nothing is called or written), rows carrying
+images the provider cannot send refused (naming them), the run key
 derived, and the run folder opened and locked. ``run_eval`` inside a running
 event loop (Jupyter) runs the run on its own loop in a helper thread; a
 KeyboardInterrupt in the caller (an interrupted cell) cancels the run there,
@@ -23,6 +24,7 @@ from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
+from goldenkit.providers.images import check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
@@ -245,6 +247,7 @@ async def arun_eval(
     max_retry_after: float = MAX_RETRY_AFTER,
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
+    vision: bool = True,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -260,6 +263,9 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
+    ``vision``: False declares that the model takes no images; rows carrying images
+    (and rows whose images the provider cannot send) are refused before the first call
+    (:func:`goldenkit.providers.images.check_images`).
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -279,6 +285,7 @@ async def arun_eval(
         shard = check_shard(shard)
         dataset = shard_rows(dataset, shard)
     cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    check_images(cases, provider, vision=vision)
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
