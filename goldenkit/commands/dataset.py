@@ -1,7 +1,8 @@
 """``goldenkit dataset ...``: validate, hash, describe, sample and import datasets.
 
 * ``validate PATH``: read and validate every row, then normalize every case;
-  prints a one-line summary, or every problem found (up to 50) and exits 1.
+  prints a one-line summary, or every problem found (up to 50) and exits 1;
+  a second line counts and names the rows that carry images.
 * ``hash PATH``: the canonical SHA-256 alone.
 * ``info PATH [--json]``: name, version, hash, rows by slice x split, tags, sources.
 * ``sample PATH --per-slice N --seed S [--split dev|holdout] [-o OUT.jsonl]``: the
@@ -102,11 +103,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         _print_problems(problems, getattr(exc, "problem_count", len(problems)))
         return 1
     errors: list[DatasetError] = []
+    with_images: dict[str, int] = {}
     for row_id in ds.ids:
         try:
-            ds.case(row_id)
+            case = ds.case(row_id)
         except DatasetError as exc:
             errors.append(exc)
+            continue
+        if case.images:
+            with_images[row_id] = len(case.images)
     try:
         red = len(red_row_ids(ds))  # dataset.json red_rows naming no row is a problem too
     except DatasetError as exc:
@@ -120,7 +125,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     version = f" {ds.version}" if ds.version else ""
     reds = f", {red} red row{'s' if red != 1 else ''} (run only with --red)" if red else ""
     print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices{reds}, sha256 {ds.sha256}")
+    if with_images:
+        print(images_line(with_images))
     return 0
+
+
+def images_line(with_images: dict[str, int], limit: int = 20) -> str:
+    """``images: N rows carry M images: "a", "b", ...`` (what ``validate`` prints after its ok line)."""
+    ids = list(with_images)
+    named = ", ".join(f'"{rid}"' for rid in ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+    total = sum(with_images.values())
+    rows = f"{len(ids)} row{'s' if len(ids) != 1 else ''}"
+    return (
+        f"images: {rows} carr{'y' if len(ids) != 1 else 'ies'} {total} image{'s' if total != 1 else ''}: {named} "
+        "(goldenkit run sends them, or refuses these rows when the provider or model cannot take images)"
+    )
 
 
 def _print_problems(problems: list[str], count: int) -> None:

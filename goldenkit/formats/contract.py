@@ -358,7 +358,11 @@ def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...
         own = tuple(_tool_responses(item.get("tool_responses"), row_id=rid, field=f"turns[{i}].tool_responses"))
         images = contract_images(item.get("images"), row_id=rid, field=f"turns[{i}].images")
         return Turn(
-            user=user, expected_response=ref, expected_tools=tuple(calls), tool_responses=own or responses, images=images
+            user=user,
+            expected_response=ref,
+            expected_tools=tuple(calls),
+            tool_responses=own or responses,
+            images=images,
         )
     raise case_error(rid, f"turns[{i}] must be a string or an object")
 

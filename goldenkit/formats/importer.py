@@ -334,7 +334,7 @@ def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -
 
 
 def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_inspect(shown, decode_text(data, rel), default)
+    cases, notes = read_inspect(shown, decode_text(data, rel), default, base_dir=path.parent)
     out = [_Record(rid, case, rel, line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 
