@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"cases", "protocols"},
     # dataset -> sampling
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
-    {"formats.vertex"},
+    {"formats.vertex", "formats.eval_config"},
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
     {"formats"},
     {"dataset.lines", "dataset.problems", "dataset.rows", "dataset.manifest", "dataset.reader"},

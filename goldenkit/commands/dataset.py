@@ -9,7 +9,8 @@
   stratified sample; prints the chosen ids one a line, or writes the chosen rows'
   original lines to OUT.jsonl.
 * ``import SRC -o DIR --format FMT [--slice FIELD_OR_NAME] [--split] [--source]``:
-  turn a foreign eval file into a dataset folder (see goldenkit.formats).
+  turn a foreign eval file into a dataset folder (see goldenkit.formats);
+  ``--criteria FILE`` (adk) reads an ADK eval config in place of test_config.json.
 """
 
 from __future__ import annotations
@@ -67,6 +68,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--source", metavar="NAME", help="provenance written to every row (default: the file name)")
     p.add_argument("--name", help="dataset name (default: from the source)")
     p.add_argument("--force", action="store_true", help="overwrite a dataset already in DIR")
+    p.add_argument(
+        "--criteria",
+        metavar="FILE",
+        help="adk: an ADK eval config (criteria and thresholds) in place of a test_config.json beside each file",
+    )
+    p.add_argument(
+        "--ignore-criteria",
+        metavar="NAME[,NAME]",
+        help="criteria of --criteria that goldenkit cannot grade, left ungraded on purpose (else an error)",
+    )
     p.set_defaults(func=cmd_import)
 
 
@@ -233,7 +244,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from goldenkit.formats import import_dataset
+    from goldenkit.formats.eval_config import read_eval_config
 
+    criteria = None
+    if args.criteria is not None:
+        criteria = read_eval_config(args.criteria, ignore=(args.ignore_criteria or "").split(","))
+        for line in criteria.warnings():
+            print(f"goldenkit: warning: {line}", file=sys.stderr)
+    elif args.ignore_criteria:
+        raise InputError("--ignore-criteria needs --criteria FILE")
     out = import_dataset(
         args.src,
         args.output,
@@ -243,6 +262,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         source=args.source,
         name=args.name,
         overwrite=args.force,
+        criteria=criteria,
     )
     ds = read_dataset(out)
     print(f"imported {len(ds)} rows into {out} (sha256 {ds.sha256})")

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
+from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders.base import Grader, get_grader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
@@ -116,6 +117,21 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
                     raise exc from None  # file:line: row "id": why
                 raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
     return out
+
+
+def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], vision: bool,
+           criteria: EvalCriteria | None) -> dict[str, Case]:  # fmt: skip
+    """The run's cases, normalized (a DatasetError names file:line and row); rows carrying images the
+    provider cannot send, or any image when ``vision`` is False, refused naming them
+    (:func:`goldenkit.providers.images.check_images`); the criteria of an ADK eval config
+    (:func:`goldenkit.formats.eval_config.read_eval_config`) in place of every case's, after checking
+    that each criterion's grader is among ``graders`` (a ConfigError otherwise)."""
+    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    check_images(cases, provider, vision=vision)
+    if criteria is None:
+        return cases
+    check_graders(criteria, [g.name for g in graders])
+    return apply_criteria(cases, criteria)
 
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
@@ -248,6 +264,7 @@ async def arun_eval(
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
     vision: bool = True,
+    criteria: EvalCriteria | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -263,9 +280,8 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
-    ``vision``: False declares that the model takes no images; rows carrying images
-    (and rows whose images the provider cannot send) are refused before the first call
-    (:func:`goldenkit.providers.images.check_images`).
+    ``vision=False``: the model takes no images; ``criteria``: an ADK eval config that replaces
+    the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -284,9 +300,9 @@ async def arun_eval(
     if shard is not None:
         shard = check_shard(shard)
         dataset = shard_rows(dataset, shard)
-    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
-    check_images(cases, provider, vision=vision)
+    cases = _cases(dataset, provider, grader_objs, vision, criteria)
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
+    key["criteria"] = criteria.record() if criteria is not None else None
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     try:
