@@ -373,3 +373,43 @@ def test_dataset_validate_counts_and_names_rows_with_images(tmp_path, capsys):
     text_only.mkdir()
     assert main(["dataset", "validate", str(_dataset(text_only, {"text": IMAGE_ROWS["text"]}))]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
+
+
+def test_adk_agent_receives_the_images_as_parts():
+    pytest.importorskip("google.adk")
+    from adk_scripted.scripted_llm import ScriptedLlm
+    from google.adk.agents import LlmAgent
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    from goldenkit.providers.adk import AdkProvider
+
+    class SeeingLlm(ScriptedLlm):
+        """Answers with what it was sent: the user texts, inline bytes and file URIs."""
+
+        async def generate_content_async(self, llm_request, stream=False):  # type: ignore[override]
+            seen = []
+            for content in llm_request.contents:
+                for p in content.parts or []:
+                    if p.inline_data is not None:
+                        seen.append(f"{p.inline_data.mime_type}:{len(p.inline_data.data)}")
+                    elif p.file_data is not None:
+                        seen.append(p.file_data.file_uri)
+                    elif p.text:
+                        seen.append(p.text)
+            yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=" | ".join(seen))]))
+
+    agent = LlmAgent(name="eyes", model=SeeingLlm(model="eyes"), instruction="look")
+    case = Case(
+        "c",
+        "adk",
+        (
+            Turn("first", images=(ImagePart("image/png", data=PNG),)),
+            Turn("second", images=(ImagePart("image/jpeg", url="gs://b/cat.jpg"),)),
+        ),
+    )
+    import asyncio
+
+    r = asyncio.run(AdkProvider(agent).complete(case))
+    assert r.turns[0].text == f"first | image/png:{len(PNG)}"
+    assert r.turns[1].text.endswith("second | gs://b/cat.jpg")
