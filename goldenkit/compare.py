@@ -74,6 +74,7 @@ import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.formats.eval_config import criteria_differences
 from goldenkit.protocols import RunLike
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
@@ -287,13 +288,6 @@ def _get(m: dict[str, Any], *path: str) -> Any:
     return cur
 
 
-def _criteria_label(record: Any) -> str:
-    if not isinstance(record, dict):
-        return "the cases' own"
-    ignored = f", ignoring {', '.join(record.get('ignored') or [])}" if record.get("ignored") else ""
-    return f"{record.get('file')} ({str(record.get('sha256'))[:12]}{ignored})"
-
-
 def comparability_differences(
     base_manifest: dict[str, Any],
     cand_manifest: dict[str, Any],
@@ -331,9 +325,7 @@ def comparability_differences(
     b_red, c_red = (bool(_get(m, "sample", "include_red")) for m in (base_manifest, cand_manifest))
     if b_red != c_red:  # absent means false: runs from before red rows existed ran without them
         diffs.append(f"red rows (include_red) differ: {str(b_red).lower()} vs {str(c_red).lower()}")
-    b_crit, c_crit = base_manifest.get("criteria"), cand_manifest.get("criteria")
-    if b_crit != c_crit:  # absent: the cases' own criteria (no --criteria file)
-        diffs.append(f"criteria files differ: {_criteria_label(b_crit)} vs {_criteria_label(c_crit)}")
+    diffs += criteria_differences(base_manifest.get("criteria"), cand_manifest.get("criteria"))
     bj, cj = base_manifest.get("judge_version"), cand_manifest.get("judge_version")
     if bj != cj:
         diffs.append(f"judge version differs: {bj} vs {cj}")

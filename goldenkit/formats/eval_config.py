@@ -51,7 +51,15 @@ from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats._common import get
 from goldenkit.formats._rubrics import RUBRIC_METRICS, adk_rubrics, criteria_rubrics
 
-__all__ = ["ADK_METRICS", "GRADED_BY", "EvalCriteria", "apply_criteria", "check_graders", "read_eval_config"]
+__all__ = [
+    "ADK_METRICS",
+    "GRADED_BY",
+    "EvalCriteria",
+    "apply_criteria",
+    "check_graders",
+    "criteria_differences",
+    "read_eval_config",
+]
 
 #: The criteria goldenkit grades, and the grader that grades each.
 GRADED_BY: dict[str, str] = {
@@ -101,6 +109,14 @@ class EvalCriteria:
     def record(self) -> dict[str, Any]:
         """What a run key and an import manifest keep: ``{"file", "sha256", "ignored"}``."""
         return {"file": self.file, "sha256": self.sha256, "ignored": list(self.ignored)}
+
+    def stamp(self, cases: Iterable[dict[str, Any]]) -> dict[str, Any]:
+        """Give imported ADK case dicts these criteria (``criteria_source``: the file's name), in
+        place of a test_config.json's; returns what the import manifest notes for their file."""
+        for case in cases:
+            case["criteria"] = dict(self.criteria)
+            case["criteria_source"] = self.file
+        return {"criteria": dict(self.criteria), "criteria_source": self.file, "criteria_file": self.record()}
 
     def warnings(self) -> list[str]:
         """One line per criterion left ungraded on request, and per note."""
@@ -181,6 +197,21 @@ def apply_criteria(cases: Mapping[str, Case], config: EvalCriteria) -> dict[str,
         own = tuple(r for r in case.rubrics if not r.source.startswith("adk:"))
         out[rid] = replace(case, criteria=criteria, rubrics=own + tuple(criteria_rubrics(criteria, rid)))
     return out
+
+
+def criteria_differences(base: Any, cand: Any) -> list[str]:
+    """``["criteria files differ: ..."]`` when two runs' ``criteria`` records differ (null or absent:
+    the cases' own criteria, no ``--criteria`` file), else ``[]``; compare refuses such a pair."""
+    if (base or None) == (cand or None):
+        return []
+
+    def label(record: Any) -> str:
+        if not isinstance(record, Mapping):
+            return "the cases' own"
+        ignored = f", ignoring {', '.join(record.get('ignored') or [])}" if record.get("ignored") else ""
+        return f"{record.get('file')} ({str(record.get('sha256'))[:12]}{ignored})"
+
+    return [f"criteria files differ: {label(base)} vs {label(cand)}"]
 
 
 def check_graders(config: EvalCriteria, grader_names: Iterable[str]) -> None:

@@ -129,9 +129,8 @@ def import_dataset(
     folder must not already hold a dataset unless ``overwrite``. Returns the
     output folder. Raises :class:`~goldenkit.errors.DatasetError` (naming file and
     line or position) on any record goldenkit cannot read, and on duplicate ids.
-    ``criteria`` (adk only): an ADK eval config (a path, or one read with
-    :func:`goldenkit.formats.eval_config.read_eval_config`) whose criteria every case
-    gets in place of a ``test_config.json`` beside its file.
+    ``criteria`` (adk only): an ADK eval config (a path, or :func:`~goldenkit.formats.eval_config.read_eval_config`'s
+    result) whose criteria every case gets in place of a ``test_config.json`` beside its file.
     """
     src = Path(src)
     out = Path(out_dir)
@@ -204,12 +203,7 @@ def _read_files(
             _refuse_lfs_pointer(data, rel)
         new, notes = _read(fmt_key, path, rel, data)
         if criteria is not None:  # an eval config in place of test_config.json
-            for rec in new:
-                rec.case["criteria"] = dict(criteria.criteria)
-                rec.case["criteria_source"] = criteria.file
-            notes.update(
-                criteria=dict(criteria.criteria), criteria_source=criteria.file, criteria_file=criteria.record()
-            )
+            notes.update(criteria.stamp([rec.case for rec in new]))
         if fmt_key == "golden":
             golden_manifest = read_golden_manifest(path)
             if golden_manifest is not None:
