@@ -7,6 +7,7 @@ import typing as _typing
 
 from goldenkit.cases import (
     Case,
+    ImagePart,
     Message,
     ToolCall,
     ToolResponse,
@@ -219,6 +220,7 @@ __all__ = [
     "GoldenkitError",
     "GradeResult",
     "Grader",
+    "ImagePart",
     "InfrastructureError",
     "InputError",
     "JudgeVerdict",

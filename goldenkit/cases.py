@@ -5,6 +5,6 @@ This module keeps the old import location: ``from goldenkit.cases import Case`` 
 
 from __future__ import annotations
 
-from goldenkit.records import CASE_SHAPES, Case, Message, Rubric, ToolCall, ToolResponse, Turn
+from goldenkit.records import CASE_SHAPES, Case, ImagePart, Message, Rubric, ToolCall, ToolResponse, Turn
 
-__all__ = ["CASE_SHAPES", "Case", "Message", "Rubric", "ToolCall", "ToolResponse", "Turn"]
+__all__ = ["CASE_SHAPES", "Case", "ImagePart", "Message", "Rubric", "ToolCall", "ToolResponse", "Turn"]

@@ -74,6 +74,7 @@ import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.formats.eval_config import criteria_differences
 from goldenkit.protocols import RunLike
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
@@ -324,6 +325,7 @@ def comparability_differences(
     b_red, c_red = (bool(_get(m, "sample", "include_red")) for m in (base_manifest, cand_manifest))
     if b_red != c_red:  # absent means false: runs from before red rows existed ran without them
         diffs.append(f"red rows (include_red) differ: {str(b_red).lower()} vs {str(c_red).lower()}")
+    diffs += criteria_differences(base_manifest.get("criteria"), cand_manifest.get("criteria"))
     bj, cj = base_manifest.get("judge_version"), cand_manifest.get("judge_version")
     if bj != cj:
         diffs.append(f"judge version differs: {bj} vs {cj}")

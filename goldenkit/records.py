@@ -19,6 +19,9 @@ offer the model, the contract expectations (``expect``) and per-case grading
 criteria, and the rubrics an LLM judge checks the answer against (ADK ``rubrics``,
 Vertex ``rubric_groups``, contract ``expect.rubrics``), each as a :class:`Rubric`.
 The raw record stays in ``Case.raw``: normalizing never drops information.
+An image the model must see (an inspect ``ContentImage``, a genai ``inline_data`` /
+``file_data`` part) is an :class:`ImagePart` on the user turn (``Turn.images``) or
+history message (``Message.images``) that carries it; ``Case.images`` lists them all.
 
 >>> Response.from_text("hi").text
 'hi'
@@ -59,6 +62,52 @@ class ToolResponse:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image (or other media part) sent with a user message: ``mime_type`` and either
+    the bytes (``data``) or a ``url`` (http(s), gs://; a data URI is decoded into ``data``).
+
+    ADK and Vertex media parts of another type (audio, PDF) are kept as ImageParts with
+    their mime type, so a provider that cannot send them refuses the row instead of
+    dropping the part (:attr:`is_image` tells them apart).
+
+    >>> ImagePart("image/png", data=b"PNG").data_uri()
+    'data:image/png;base64,UE5H'
+    """
+
+    mime_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.mime_type.lower().startswith("image/")
+
+    def base64(self) -> str:
+        """The bytes as standard base64 (empty for a URL part)."""
+        import base64
+
+        return base64.b64encode(self.data or b"").decode("ascii")
+
+    def data_uri(self) -> str:
+        """``data:<mime>;base64,...`` for bytes; the URL itself for a URL part."""
+        if self.data is None:
+            return self.url or ""
+        return f"data:{self.mime_type};base64,{self.base64()}"
+
+    def describe(self) -> str:
+        """A short description for messages: ``image/png, 1234 bytes`` or ``image/jpeg at URL``."""
+        if self.data is not None:
+            return f"{self.mime_type}, {len(self.data)} bytes"
+        return f"{self.mime_type} at {self.url}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract-shape spelling: ``{"mime_type", "data": base64}`` or ``{"mime_type", "url"}``."""
+        if self.data is not None:
+            return {"mime_type": self.mime_type, "data": self.base64()}
+        return {"mime_type": self.mime_type, "url": self.url}
+
+
+@dataclass(frozen=True)
 class Message:
     """A chat message: role is ``system``, ``user``, ``assistant`` or ``tool``.
 
@@ -71,6 +120,7 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     name: str | None = None
     tool_call_id: str | None = None
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +132,7 @@ class Turn:
     expected_tools: tuple[ToolCall, ...] = ()
     tool_responses: tuple[ToolResponse, ...] = ()
     intermediate_responses: tuple[tuple[str, str], ...] = ()
+    images: tuple[ImagePart, ...] = ()  # sent with the user text, in order
 
 
 @dataclass(frozen=True)
@@ -127,6 +178,16 @@ class Case:
     def prompt(self) -> str:
         """The first user turn's text (the whole prompt of a single-turn case)."""
         return self.turns[0].user if self.turns else ""
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        """Every image the case sends: the history messages', then each turn's (empty for text-only cases)."""
+        out: list[ImagePart] = []
+        for m in self.history:
+            out += m.images
+        for t in self.turns:
+            out += t.images
+        return tuple(out)
 
     @property
     def expected_trajectory(self) -> list[list[ToolCall]]:
@@ -234,6 +295,7 @@ def expects_refusal(expect: Mapping[str, Any] | None) -> bool:
 __all__ = [
     "CASE_SHAPES",
     "Case",
+    "ImagePart",
     "Message",
     "Response",
     "Rubric",

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"cases", "protocols"},
     # dataset -> sampling
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
-    {"formats.vertex"},
+    {"formats.vertex", "formats.eval_config"},
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
     {"formats"},
     {"dataset.lines", "dataset.problems", "dataset.rows", "dataset.manifest", "dataset.reader"},
@@ -55,7 +55,7 @@ LAYERS: list[set[str]] = [
     {"history"},
     # the system under test, its graders, the runner
     {"providers.base", "providers.http", "providers.client", "providers.streaming"},
-    {"providers.adk_events"},
+    {"providers.adk_events", "providers.images"},
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},
     {"providers"},

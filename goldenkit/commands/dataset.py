@@ -1,14 +1,16 @@
 """``goldenkit dataset ...``: validate, hash, describe, sample and import datasets.
 
 * ``validate PATH``: read and validate every row, then normalize every case;
-  prints a one-line summary, or every problem found (up to 50) and exits 1.
+  prints a one-line summary, or every problem found (up to 50) and exits 1;
+  a second line counts and names the rows that carry images.
 * ``hash PATH``: the canonical SHA-256 alone.
 * ``info PATH [--json]``: name, version, hash, rows by slice x split, tags, sources.
 * ``sample PATH --per-slice N --seed S [--split dev|holdout] [-o OUT.jsonl]``: the
   stratified sample; prints the chosen ids one a line, or writes the chosen rows'
   original lines to OUT.jsonl.
 * ``import SRC -o DIR --format FMT [--slice FIELD_OR_NAME] [--split] [--source]``:
-  turn a foreign eval file into a dataset folder (see goldenkit.formats).
+  turn a foreign eval file into a dataset folder (see goldenkit.formats);
+  ``--criteria FILE`` (adk) reads an ADK eval config in place of test_config.json.
 * ``generate DATASET --agent-config FILE --count N --model M [--provider openai|ollama|callable]``:
   ask a model for N conversation scenarios from an agent's config and write the new
   ones as a new dataset version in a new folder (see goldenkit.dataset.generate).
@@ -72,6 +74,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--source", metavar="NAME", help="provenance written to every row (default: the file name)")
     p.add_argument("--name", help="dataset name (default: from the source)")
     p.add_argument("--force", action="store_true", help="overwrite a dataset already in DIR")
+    p.add_argument(
+        "--criteria",
+        metavar="FILE",
+        help="adk: an ADK eval config (criteria and thresholds) in place of a test_config.json beside each file",
+    )
+    p.add_argument(
+        "--ignore-criteria",
+        metavar="NAME[,NAME]",
+        help="criteria of --criteria that goldenkit cannot grade, left ungraded on purpose (else an error)",
+    )
     _grader_options(p)
     p.set_defaults(func=cmd_import)
 
@@ -148,11 +160,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 1
     errors: list[DatasetError] = []
     cases: dict[str, Case] = {}
+    with_images: dict[str, int] = {}
     for row_id in ds.ids:
         try:
-            cases[row_id] = ds.case(row_id)
+            case = cases[row_id] = ds.case(row_id)
         except DatasetError as exc:
             errors.append(exc)
+            continue
+        if case.images:
+            with_images[row_id] = len(case.images)
     try:
         red = len(red_row_ids(ds))  # dataset.json red_rows naming no row is a problem too
     except DatasetError as exc:
@@ -166,6 +182,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     version = f" {ds.version}" if ds.version else ""
     reds = f", {red} red row{'s' if red != 1 else ''} (run only with --red)" if red else ""
     print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices{reds}, sha256 {ds.sha256}")
+    if with_images:
+        print(images_line(with_images))
     _report_gradable(args, ds, cases)
     return 0
 
@@ -191,6 +209,18 @@ def _report_gradable(args: argparse.Namespace, ds: Dataset, cases: dict[str, Cas
     for line in (describe(report), describe_soft_only(report)):
         if line is not None:
             print(f"warning: {line}")
+
+
+def images_line(with_images: dict[str, int], limit: int = 20) -> str:
+    """``images: N rows carry M images: "a", "b", ...`` (what ``validate`` prints after its ok line)."""
+    ids = list(with_images)
+    named = ", ".join(f'"{rid}"' for rid in ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+    total = sum(with_images.values())
+    rows = f"{len(ids)} row{'s' if len(ids) != 1 else ''}"
+    return (
+        f"images: {rows} carr{'y' if len(ids) != 1 else 'ies'} {total} image{'s' if total != 1 else ''}: {named} "
+        "(goldenkit run sends them, or refuses these rows when the provider or model cannot take images)"
+    )
 
 
 def _print_problems(problems: list[str], count: int) -> None:
@@ -284,7 +314,15 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from goldenkit.formats import import_dataset
+    from goldenkit.formats.eval_config import read_eval_config
 
+    criteria = None
+    if args.criteria is not None:
+        criteria = read_eval_config(args.criteria, ignore=(args.ignore_criteria or "").split(","))
+        for line in criteria.warnings():
+            print(f"goldenkit: warning: {line}", file=sys.stderr)
+    elif args.ignore_criteria:
+        raise InputError("--ignore-criteria needs --criteria FILE")
     out = import_dataset(
         args.src,
         args.output,
@@ -294,6 +332,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         source=args.source,
         name=args.name,
         overwrite=args.force,
+        criteria=criteria,
     )
     ds = read_dataset(out)
     print(f"imported {len(ds)} rows into {out} (sha256 {ds.sha256})")

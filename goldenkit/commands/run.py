@@ -81,6 +81,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "executor": str,
     "ray_address": str,
     "ray_workers": int,
+    "vision": bool,
+    "criteria": str,
+    "ignore_criteria": str,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -171,6 +174,13 @@ def _system_under_test(g: Any) -> None:
         help="a file or folder that defines the agent (prompts, a RAG corpus, tool definitions; repeatable): "
         "hashed into agent_version.artifacts_sha256, part of the run and comparability keys",
     )
+    g.add_argument(
+        "--no-vision",
+        dest="vision",
+        action="store_false",
+        default=None,
+        help="the model takes no images: refuse (exit 1, naming them) rows that carry images ([run] vision = false)",
+    )
 
 
 def _execution(r: Any) -> None:
@@ -249,6 +259,16 @@ def _results(o: Any) -> None:
     o.add_argument("--record", metavar="DIR", help="also write the answers as a fixture folder")
     o.add_argument("--config", help="goldenkit.toml to use (default: beside the dataset, then the current folder)")
     o.add_argument("--graders", help="comma-separated grader names (overrides [graders] use)")
+    o.add_argument(
+        "--criteria",
+        metavar="FILE",
+        help="an ADK eval config (or test_config.json): its criteria and thresholds replace every case's",
+    )
+    o.add_argument(
+        "--ignore-criteria",
+        metavar="NAME[,NAME]",
+        help="criteria of --criteria that goldenkit cannot grade, left ungraded on purpose (else exit 1)",
+    )
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -349,6 +369,20 @@ def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any
     return {"executor": RaySettings(address=opts.get("ray_address"), workers=opts.get("ray_workers"), setup=setup)}
 
 
+def _criteria(opts: dict[str, Any]) -> Any:
+    """The ``--criteria`` file read (its warnings printed), or None."""
+    if opts.get("criteria") is None:
+        if opts.get("ignore_criteria"):
+            raise UsageError("goldenkit run: --ignore-criteria needs --criteria FILE")
+        return None
+    from goldenkit.formats.eval_config import read_eval_config
+
+    config = read_eval_config(opts["criteria"], ignore=str(opts.get("ignore_criteria") or "").split(","))
+    for line in config.warnings():
+        print(f"goldenkit: warning: {line}", file=sys.stderr)
+    return config
+
+
 def run_command(args: argparse.Namespace) -> int:
     from goldenkit.dataset import read_dataset
     from goldenkit.runner import parse_shard, run_eval
@@ -358,6 +392,7 @@ def run_command(args: argparse.Namespace) -> int:
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
     graders = grader_list(args, cfg, opts.get("model"))
+    criteria = _criteria(opts)
     provider = build_provider(opts)
     apply_transport_to_judges(graders, opts)
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
@@ -386,6 +421,8 @@ def run_command(args: argparse.Namespace) -> int:
         max_ungradable=opts["max_ungradable"],
         artifacts=opts.get("artifacts"),
         **_executor(args, opts, cfg),
+        vision=opts.get("vision") is not False,
+        criteria=criteria,
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

@@ -7,13 +7,16 @@ camelCase key, a JSON string inside a CSV cell).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import json
 import math
+import mimetypes
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from goldenkit.cases import Message, ToolCall, ToolResponse
+from goldenkit.cases import ImagePart, Message, ToolCall, ToolResponse
 from goldenkit.errors import DatasetError
 
 #: The first bytes of a Git LFS pointer file (the real data lives elsewhere).
@@ -226,13 +229,19 @@ def chat_message(d: Any, *, row_id: str | None, field: str) -> Message:
         )
     if "content" not in d and "parts" in d:
         content = content_text(d, row_id=row_id, field=field)
+        images = content_images(d, row_id=row_id, field=field)
     else:
         content = message_content(d.get("content"), row_id=row_id, field=f"{field}.content")
+        images = content_images(d.get("content"), row_id=row_id, field=f"{field}.content")
     calls = []
     for i, tc in enumerate(d.get("tool_calls") or []):
         calls.append(_chat_tool_call(tc, row_id=row_id, field=f"{field}.tool_calls[{i}]"))
     name = d.get("name")
-    return Message(role=role, content=content, tool_calls=tuple(calls), name=name if isinstance(name, str) else None)
+    if d.get("images") is not None:  # the contract spelling (message_to_dict writes it)
+        images += contract_images(d["images"], row_id=row_id, field=f"{field}.images")
+    return Message(
+        role=role, content=content, tool_calls=tuple(calls), name=name if isinstance(name, str) else None, images=images
+    )
 
 
 def message_content(content: Any, *, row_id: str | None, field: str) -> str:
@@ -277,7 +286,132 @@ def message_to_dict(m: Message) -> dict[str, Any]:
         out["name"] = m.name
     if m.tool_calls:
         out["tool_calls"] = [c.to_dict() for c in m.tool_calls]
+    if m.images:
+        out["images"] = [i.to_dict() for i in m.images]
     return out
+
+
+# --- images --------------------------------------------------------------------------------------
+
+#: URL schemes an image part may point at (anything else, such as a file path, is a case error).
+IMAGE_URL_SCHEMES = ("http://", "https://", "gs://")
+
+
+def _b64decode(text: str, *, row_id: str | None, field: str) -> bytes:
+    """Standard or URL-safe base64 (pydantic writes the latter for genai ``Blob.data``), padding optional."""
+    cleaned = "".join(text.split()).replace("-", "+").replace("_", "/")
+    cleaned += "=" * (-len(cleaned) % 4)
+    try:
+        return base64.b64decode(cleaned, validate=True)
+    except (binascii.Error, ValueError):
+        raise case_error(row_id, f"{field} is not valid base64") from None
+
+
+def _guess_mime(url: str) -> str:
+    guessed, _ = mimetypes.guess_type(url.split("?", 1)[0])
+    return guessed or "image/*"
+
+
+def image_from_url(value: Any, *, mime_type: Any = None, row_id: str | None, field: str) -> ImagePart:
+    """An image given as a data URI (decoded into bytes) or an http(s)/gs:// URL.
+
+    A file path or any other text is a case error: goldenkit reads no image files at run
+    time, so a dataset carries the bytes (a data URI, or base64 ``data``) or a URL.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise case_error(row_id, f"{field} must be a non-empty URL or data URI")
+    url = value.strip()
+    mime = mime_type if isinstance(mime_type, str) and mime_type else None
+    if url.startswith("data:"):
+        head, sep, payload = url[5:].partition(",")
+        if not sep or not head.endswith(";base64"):
+            raise case_error(row_id, f"{field} is a data URI without ';base64,' data")
+        return ImagePart(
+            mime or head[: -len(";base64")] or "image/*", data=_b64decode(payload, row_id=row_id, field=field)
+        )
+    if url.lower().startswith(IMAGE_URL_SCHEMES):
+        return ImagePart(mime or _guess_mime(url), url=url)
+    raise case_error(
+        row_id,
+        f"{field} is neither a URL nor a data URI ({url[:60]!r}); goldenkit reads no image files: "
+        "embed the image as a data URI or base64 data",
+    )
+
+
+def genai_part_image(part: Mapping[str, Any], *, row_id: str | None, field: str) -> ImagePart | None:
+    """The media of a genai Part: ``inline_data {mime_type, data}`` or ``file_data {file_uri, mime_type}``."""
+    inline = get(part, "inline_data")
+    if inline is not None:
+        if not isinstance(inline, Mapping) or not isinstance(get(inline, "data"), str):
+            raise case_error(row_id, f"{field}.inline_data needs base64 data")
+        mime = get(inline, "mime_type")
+        if not isinstance(mime, str) or not mime:
+            raise case_error(row_id, f"{field}.inline_data has no mime_type")
+        return ImagePart(mime, data=_b64decode(get(inline, "data"), row_id=row_id, field=f"{field}.inline_data.data"))
+    file_data = get(part, "file_data")
+    if file_data is not None:
+        if not isinstance(file_data, Mapping):
+            raise case_error(row_id, f"{field}.file_data must be an object")
+        return image_from_url(
+            get(file_data, "file_uri"), mime_type=get(file_data, "mime_type"), row_id=row_id, field=f"{field}.file_data"
+        )
+    return None
+
+
+def _chat_part_image(part: Mapping[str, Any], *, row_id: str | None, field: str) -> ImagePart | None:
+    """An inspect ``ContentImage`` (``{"type": "image", "image"}``) or OpenAI ``image_url`` part."""
+    kind = part.get("type")
+    if kind == "image":
+        return image_from_url(part.get("image"), row_id=row_id, field=f"{field}.image")
+    if kind == "image_url":
+        inner = part.get("image_url")
+        url = inner.get("url") if isinstance(inner, Mapping) else inner
+        return image_from_url(url, row_id=row_id, field=f"{field}.image_url")
+    return genai_part_image(part, row_id=row_id, field=field)
+
+
+def content_images(content: Any, *, row_id: str | None, field: str = "content") -> tuple[ImagePart, ...]:
+    """The images of message content: a genai Content (``parts``), or a list of chat / genai parts.
+
+    Text content (a string, None) has none. The explicit ``null`` Part fields older ADK
+    versions write (``"inline_data": null``) are no image.
+    """
+    if isinstance(content, Mapping):
+        parts = content.get("parts") if "parts" in content else [content]
+    else:
+        parts = content
+    if not isinstance(parts, list):
+        return ()
+    out = []
+    for i, part in enumerate(parts):
+        if isinstance(part, Mapping):
+            image = _chat_part_image(part, row_id=row_id, field=f"{field}[{i}]")
+            if image is not None:
+                out.append(image)
+    return tuple(out)
+
+
+def contract_images(value: Any, *, row_id: str | None, field: str = "images") -> tuple[ImagePart, ...]:
+    """A contract case's ``images``: a list of URL / data URI strings or ``{"mime_type", "data" | "url"}`` objects."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise case_error(row_id, f"{field} must be a list of images")
+    out = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if isinstance(item, str):
+            out.append(image_from_url(item, row_id=row_id, field=where))
+        elif isinstance(item, Mapping) and isinstance(item.get("data"), str):
+            mime = item.get("mime_type")
+            if not isinstance(mime, str) or not mime:
+                raise case_error(row_id, f"{where} has data but no mime_type")
+            out.append(ImagePart(mime, data=_b64decode(item["data"], row_id=row_id, field=f"{where}.data")))
+        elif isinstance(item, Mapping) and item.get("url") is not None:
+            out.append(image_from_url(item["url"], mime_type=item.get("mime_type"), row_id=row_id, field=where))
+        else:
+            raise case_error(row_id, f'{where} must be a URL, a data URI, or {{"mime_type", "data"}} / {{"url"}}')
+    return tuple(out)
 
 
 __all__ = [
@@ -286,12 +420,16 @@ __all__ = [
     "camel",
     "case_error",
     "chat_message",
-    "content_parts",
+    "content_images",
     "content_json",
+    "content_parts",
     "content_text",
+    "contract_images",
     "decode_text",
+    "genai_part_image",
     "get",
     "has",
+    "image_from_url",
     "is_missing",
     "json_object_line",
     "lenient_json",

@@ -20,7 +20,10 @@ Chat input: leading system messages without a ``name`` become ``system``
 (joined by a blank line); openai few-shot messages (role ``system`` named
 ``example_user`` / ``example_assistant``) become ``user`` / ``assistant``
 history turns (name kept); the final message is the prompt and everything
-between is ``history``. When the input does not end with a user message (a
+between is ``history``. Image parts (inspect ``ContentImage``, OpenAI ``image_url``)
+go with their message: the prompt's to ``images``, a history message's to its
+``images`` (see :func:`goldenkit.formats._common.contract_images`). When the
+input does not end with a user message (a
 system-only puzzle, an assistant prefill) the last message's text is still sent
 as the user turn, and ``case["note"]`` says so.
 """
@@ -55,6 +58,8 @@ def input_to_contract(value: Any, *, row_id: str | None, field: str = "input") -
     rest = msgs[:-1]
     system: list[str] = []
     while rest and rest[0].role == "system" and not rest[0].name:
+        if rest[0].images:
+            raise case_error(row_id, f"{field}: a system message carries an image (only user messages may)")
         system.append(rest.pop(0).content)
     history = []
     for m in rest:
@@ -63,6 +68,8 @@ def input_to_contract(value: Any, *, row_id: str | None, field: str = "input") -
             entry["role"] = _FEW_SHOT_ROLES[m.name]
         history.append(entry)
     out["prompt"] = last.content
+    if last.images:
+        out["images"] = [i.to_dict() for i in last.images]
     if system:
         out["system"] = "\n\n".join(system)
     if history:

@@ -12,6 +12,8 @@ An ADK ``EvalCase`` normalizes to a :class:`~goldenkit.cases.Case` like this:
   or InvocationEvents (``invocation_events``, scanned for ``function_call`` and
   ``function_response`` parts; text from non-user authors is kept as
   intermediate responses).
+* image parts of ``user_content`` (``inline_data`` bytes, ``file_data`` URIs) ->
+  the turn's ``images`` (:class:`goldenkit.cases.ImagePart`), sent with its text.
 * ``session_input`` -> ``Case.session`` (``app_name``, ``user_id``, ``state``, ...).
 * A ``conversation_scenario`` case has no scripted conversation: ADK drives it
   with an LLM user simulator. goldenkit does not simulate users, so the case
@@ -44,6 +46,7 @@ from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
     camel,
     case_error,
+    content_images,
     content_parts,
     content_text,
     decode_text,
@@ -148,6 +151,7 @@ def _invocation(inv: Any, i: int, rid: str | None) -> Turn:
     if user_content is None:
         raise case_error(rid, f"{field} has no user_content")
     user = content_text(user_content, row_id=rid, field=f"{field}.user_content")
+    images = content_images(user_content, row_id=rid, field=f"{field}.user_content.parts")
     final = get(inv, "final_response")
     expected = None if final is None else content_text(final, row_id=rid, field=f"{field}.final_response")
     calls: list[ToolCall] = []
@@ -184,6 +188,7 @@ def _invocation(inv: Any, i: int, rid: str | None) -> Turn:
         expected_tools=tuple(calls),
         tool_responses=tuple(responses),
         intermediate_responses=tuple(intermediate),
+        images=images,
     )
 
 

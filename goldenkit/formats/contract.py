@@ -26,6 +26,10 @@ How it maps onto :class:`goldenkit.cases.Case`:
   object, normalized the same way). Its ``tools`` / ``reference`` set that turn's
   expected tools / response, and tools given on a turn object are copied into
   ``expect.turns[i].tools``, so a grader reading either place sees the same.
+* ``images`` (a list of URLs, data URIs or ``{"mime_type", "data": base64}`` /
+  ``{"mime_type"?, "url"}`` objects) go with the prompt; a turn object or a
+  ``history`` message carries its own ``images`` the same way
+  (:class:`goldenkit.cases.ImagePart`).
 * ``tool_responses`` are recorded answers keyed by (name, args), available to
   every turn, so each turn carries the whole list.
 * ``reference`` (or ``expect.reference``) is ``Case.reference`` and the last
@@ -51,7 +55,14 @@ from typing import Any
 
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import case_error, chat_message, decode_text, json_object_line, tool_call
+from goldenkit.formats._common import (
+    case_error,
+    chat_message,
+    contract_images,
+    decode_text,
+    json_object_line,
+    tool_call,
+)
 from goldenkit.formats._rubrics import contract_rubrics
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
@@ -168,13 +179,15 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
             turns.append(_turn(item, i, rid, responses))
         if raw.get("prompt") is not None:
             raise case_error(rid, "give either prompt or turns, not both")
+        if raw.get("images") is not None:
+            raise case_error(rid, "a case with turns gives its images on the turn objects (turns[i].images)")
     else:
         prompt = raw.get("prompt")
         if not isinstance(prompt, str):
             if prompt is None:
                 raise case_error(rid, "contract case has no prompt (and no turns)")
             raise case_error(rid, f"prompt must be a string, got {type(prompt).__name__}")
-        turns.append(Turn(user=prompt, tool_responses=responses))
+        turns.append(Turn(user=prompt, tool_responses=responses, images=contract_images(raw.get("images"), row_id=rid)))
 
     _turn_object_checks(raw.get("turns"), expect, rid)
     _per_turn_expect(expect, turns, rid)
@@ -267,7 +280,9 @@ def read_golden_manifest(path: Path) -> dict[str, Any] | None:
 
 
 #: keys of a turn object that are not checks of that turn's answer
-_TURN_KEYS = {"user", "prompt", "content", "reference", "expected_response", "tools", "tool_responses", "expect"}
+_TURN_KEYS = {
+    "user", "prompt", "content", "reference", "expected_response", "tools", "tool_responses", "expect", "images"
+}  # fmt: skip
 
 
 def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None) -> None:
@@ -341,7 +356,14 @@ def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...
             raise case_error(rid, f"turns[{i}].reference must be a string")
         calls = _tool_list(item.get("tools") or [], row_id=rid, field=f"turns[{i}].tools")
         own = tuple(_tool_responses(item.get("tool_responses"), row_id=rid, field=f"turns[{i}].tool_responses"))
-        return Turn(user=user, expected_response=ref, expected_tools=tuple(calls), tool_responses=own or responses)
+        images = contract_images(item.get("images"), row_id=rid, field=f"turns[{i}].images")
+        return Turn(
+            user=user,
+            expected_response=ref,
+            expected_tools=tuple(calls),
+            tool_responses=own or responses,
+            images=images,
+        )
     raise case_error(rid, f"turns[{i}] must be a string or an object")
 
 

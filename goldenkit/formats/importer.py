@@ -29,7 +29,10 @@ here, with the file and line or position, rather than at run time.
 ADK criteria: ``test_config.json`` beside each test file is copied into every
 case's ``criteria`` (``criteria_source: "test_config.json"``); without one, ADK's
 default ``{"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}`` is
-used and ``criteria_source`` says ``"default"``.
+used and ``criteria_source`` says ``"default"``. ``criteria=`` (``--criteria FILE``)
+names an ADK eval config read instead (:mod:`goldenkit.formats.eval_config`):
+every case gets its criteria, ``criteria_source`` is the file's name, and the
+manifest records the file's name and SHA-256.
 
 Slices: ``slice`` names a field when any record has it (dotted paths such as
 ``expect.layer`` or ``metadata.category`` reach into objects) and each row's
@@ -61,6 +64,7 @@ from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
 from goldenkit.formats.adk import read_adk, read_test_config
 from goldenkit.formats.contract import read_golden, read_golden_manifest
+from goldenkit.formats.eval_config import EvalCriteria, read_eval_config
 from goldenkit.formats.inspect import read_inspect
 from goldenkit.formats.normalize import normalize_case
 from goldenkit.formats.openai_evals import read_openai_evals
@@ -114,6 +118,7 @@ def import_dataset(
     name: str | None = None,
     added: str | None = None,
     overwrite: bool = False,
+    criteria: EvalCriteria | str | Path | None = None,
 ) -> Path:
     """Turn a foreign eval file (or folder, for adk and openai-evals) into a dataset folder.
 
@@ -124,12 +129,18 @@ def import_dataset(
     folder must not already hold a dataset unless ``overwrite``. Returns the
     output folder. Raises :class:`~goldenkit.errors.DatasetError` (naming file and
     line or position) on any record goldenkit cannot read, and on duplicate ids.
+    ``criteria`` (adk only): an ADK eval config (a path, or :func:`~goldenkit.formats.eval_config.read_eval_config`'s
+    result) whose criteria every case gets in place of a ``test_config.json`` beside its file.
     """
     src = Path(src)
     out = Path(out_dir)
     fmt_key, split, added = _checked_options(src, out, fmt, split, added, overwrite)
     shape = IMPORT_FORMATS[fmt_key]
-    records, imported_from, golden_manifest = _read_files(src, fmt_key)
+    if criteria is not None and fmt_key != "adk":
+        raise InputError(f"--criteria (an ADK eval config) applies to --format adk, not {fmt_key}")
+    if criteria is not None and not isinstance(criteria, EvalCriteria):
+        criteria = read_eval_config(criteria)
+    records, imported_from, golden_manifest = _read_files(src, fmt_key, criteria)
     _check_unique(records)
     slice_field = _slice_field(slice, records)
     rows = _rows(records, shape, slice, slice_field, split=split, source=source, added=added)
@@ -169,7 +180,9 @@ def _checked_options(
     return fmt_key, split, added
 
 
-def _read_files(src: Path, fmt_key: str) -> tuple[list[_Record], dict[str, Any], dict[str, Any] | None]:
+def _read_files(
+    src: Path, fmt_key: str, criteria: EvalCriteria | None = None
+) -> tuple[list[_Record], dict[str, Any], dict[str, Any] | None]:
     """Every record of the source files, the provenance of each file, and a golden manifest if one is beside them."""
     records: list[_Record] = []
     imported_from: dict[str, Any] = {"format": fmt_key, "source": src.name, "files": []}
@@ -189,6 +202,8 @@ def _read_files(src: Path, fmt_key: str) -> tuple[list[_Record], dict[str, Any],
                 raise DatasetError(f"cannot decompress: {exc}", path=rel) from None
             _refuse_lfs_pointer(data, rel)
         new, notes = _read(fmt_key, path, rel, data)
+        if criteria is not None:  # an eval config in place of test_config.json
+            notes.update(criteria.stamp([rec.case for rec in new]))
         if fmt_key == "golden":
             golden_manifest = read_golden_manifest(path)
             if golden_manifest is not None:
@@ -334,7 +349,7 @@ def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -
 
 
 def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_inspect(shown, decode_text(data, rel), default)
+    cases, notes = read_inspect(shown, decode_text(data, rel), default, base_dir=path.parent)
     out = [_Record(rid, case, rel, line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 

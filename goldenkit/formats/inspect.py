@@ -18,6 +18,11 @@ Records are read as inspect_ai's ``json_dataset`` / ``csv_dataset`` read them:
 * ``id``: kept as a string; a record without one gets ``<name>-<n>`` (n = its
   1-based position, as inspect's ``auto_id`` numbers samples).
 * ``metadata``: a dict, or a JSON string holding one.
+* Images: a ``ContentImage`` part (``{"type": "image", "image": ...}``) of a chat
+  input goes with its message (:mod:`goldenkit.formats._contract_build`). A URL or
+  data URI is kept; a file name is read now, relative to the samples file as
+  inspect resolves it, and embedded as a data URI, so the dataset carries the
+  image and a run reads no file. A missing file is an error naming the line.
 
 Mapping to the contract shape: the input as described in
 :mod:`goldenkit.formats._contract_build`; the targets are the answers (short
@@ -33,9 +38,11 @@ the correct choices' texts the ``reference``. ``choices`` and ``metadata``
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
+import mimetypes
 import string
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,9 +57,17 @@ TARGET_FIELDS = ("target", "answer", "ideal")
 MCQ_INSTRUCTION = "Answer with the letter of the correct choice, on a line of the form 'ANSWER: <letter>'."
 
 
-def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, dict[str, Any], str]], dict[str, Any]]:
-    """Cases of an inspect_ai samples file as ``(id, contract case, where)``, and notes for the manifest."""
+def read_inspect(
+    path: Path, text: str, prefix: str, *, base_dir: Path | None = None
+) -> tuple[list[tuple[str, dict[str, Any], str]], dict[str, Any]]:
+    """Cases of an inspect_ai samples file as ``(id, contract case, where)``, and notes for the manifest.
+
+    ``base_dir``: the folder image file paths are relative to (the samples file's; default:
+    ``path``'s folder).
+    """
     records = _records(path, text)
+    folder = base_dir if base_dir is not None else path.parent
+    embedded = 0
     if not records:
         raise DatasetError("no samples", path=path.name)
     input_field = _pick(records, INPUT_FIELDS)
@@ -73,6 +88,8 @@ def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, di
     out = []
     for n, (where, rec, original, answers) in enumerate(prepared, start=1):
         try:
+            rec, n_files = _embed_image_files(rec, input_field, folder)
+            embedded += n_files
             case = _case(rec, input_field, answers, short)
             case["original"] = original
         except (DatasetError, ValueError) as exc:
@@ -90,6 +107,8 @@ def read_inspect(path: Path, text: str, prefix: str) -> tuple[list[tuple[str, di
         out.append((rid, case, where))
     notes: dict[str, Any] = {"input_field": input_field, "target_field": target_field}
     notes["answer_mapping"] = "must_contain_any" if short else "reference"
+    if embedded:
+        notes["images"] = f"{embedded} image file(s) named in the samples embedded as base64 data"
     if has_choices:
         notes["choices"] = "multiple choice: lettered choices in the prompt, expect.regex on 'ANSWER: <letter>'"
     return out, notes
@@ -139,6 +158,44 @@ def _records(path: Path, text: str) -> list[tuple[str, dict[str, Any], dict[str,
             f"unsupported inspect_ai samples file type {suffix!r} (use .jsonl, .json or .csv)", path=path.name
         )
     return out
+
+
+def _embed_image_files(rec: dict[str, Any], input_field: str, folder: Path) -> tuple[dict[str, Any], int]:
+    """The record with each ``ContentImage`` that names a file (``{"type": "image", "image": "bike.png"}``,
+    relative to the samples file as inspect resolves it) given as a data URI of the file's bytes, and
+    how many were embedded. URLs and data URIs stay as they are; a missing file is an error."""
+    value = rec.get(input_field)
+    if not isinstance(value, list):
+        return rec, 0
+    count = 0
+    messages = []
+    for message in value:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            messages.append(message)
+            continue
+        parts = []
+        for part in content:
+            image = part.get("image") if isinstance(part, Mapping) and part.get("type") == "image" else None
+            if isinstance(image, str) and image.strip() and not image.startswith("data:") and "://" not in image:
+                parts.append({**part, "image": _data_uri(folder, image.strip())})
+                count += 1
+            else:
+                parts.append(part)
+        messages.append({**message, "content": parts})
+    return ({**rec, input_field: messages}, count) if count else (rec, 0)
+
+
+def _data_uri(folder: Path, name: str) -> str:
+    file = Path(name) if Path(name).is_absolute() else folder / name
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"image file {name!r} cannot be read: {exc.strerror or exc}") from None
+    mime, _ = mimetypes.guess_type(file.name)
+    if mime is None or not mime.startswith("image/"):
+        raise ValueError(f"image file {name!r} is not an image by its name (use .png, .jpg, .gif, .webp, ...)")
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def _chat_or_text(cell: str) -> Any:

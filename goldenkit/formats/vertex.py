@@ -7,6 +7,9 @@ A Vertex ``EvalCase`` (or one row of an eval DataFrame) normalizes to a
   ``system_instruction`` / ``instruction`` the system; ``conversation_history`` /
   ``history`` (Content dicts, or Message ``{content, author}``) the prior messages,
   with role ``model`` read as ``assistant`` (a string history is ignored, as Vertex does).
+* image parts (``inline_data`` bytes, ``file_data`` URIs) of the prompt, of a user
+  event in ``agent_data``, of a history Content or of a request's user message go
+  with that message (``Turn.images`` / ``Message.images``).
 * ``reference`` (a string, a Content, or a ResponseCandidate ``{response}``) is
   the expected answer of the last turn.
 * ``reference_trajectory`` (``[{tool_name, tool_input}]``, agent-evaluation-lab
@@ -42,11 +45,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
+from goldenkit.cases import Case, ImagePart, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
     case_error,
     chat_message,
+    content_images,
     content_json,
     content_parts,
     content_text,
@@ -138,7 +142,7 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         prompt = get(rec, "prompt", rec.get("source"))
         scenario = maybe_json(get(rec, "user_scenario"), row_id=rid, field="user_scenario")
         if prompt is not None:
-            turns = [Turn(user=_text(prompt, rid, "prompt"))]
+            turns = [Turn(user=_text(prompt, rid, "prompt"), images=_images(prompt, rid, "prompt"))]
         elif isinstance(scenario, Mapping) and isinstance(get(scenario, "starting_prompt"), str):
             start = get(scenario, "starting_prompt")
             turns = [Turn(user=start)]
@@ -200,7 +204,7 @@ def _from_request(rec: Mapping[str, Any], request: Mapping[str, Any], case_id: s
         raise case_error(rid, "request has no user message to send as the prompt")
     if reference is None and rec.get("reference") is not None:
         reference = _reference(rec.get("reference"), rid)
-    turn = Turn(user=msgs[-1].content, expected_response=reference)
+    turn = Turn(user=msgs[-1].content, expected_response=reference, images=msgs[-1].images)
     return Case(
         id=case_id,
         shape="vertex",
@@ -222,7 +226,8 @@ def _content_message(content: Any, rid: str | None, field: str) -> Message:
     role = {"model": "assistant"}.get(role, role)
     if role not in ("user", "assistant", "system", "tool"):
         raise case_error(rid, f"{field} has unknown role {content.get('role')!r}")
-    return Message(role=role, content=content_text(content, row_id=rid, field=field))
+    images = content_images(content, row_id=rid, field=f"{field}.parts")
+    return Message(role=role, content=content_text(content, row_id=rid, field=field), images=images)
 
 
 def _history(value: Any, rid: str | None) -> list[Message]:
@@ -241,7 +246,10 @@ def _history(value: Any, rid: str | None) -> list[Message]:
             if isinstance(author, str) and "role" not in item["content"]:
                 is_user = author == "user"
                 msg = Message(
-                    role="user" if is_user else "assistant", content=msg.content, name=None if is_user else author
+                    role="user" if is_user else "assistant",
+                    content=msg.content,
+                    name=None if is_user else author,
+                    images=msg.images,
                 )
             out.append(msg)
         elif isinstance(item, Mapping) and "parts" in item:
@@ -314,6 +322,7 @@ def _agent_data(data: Mapping[str, Any], rid: str | None) -> tuple[list[Turn], s
         if not isinstance(events, list):
             raise case_error(rid, f"{field}.events must be a list")
         users: list[str] = []
+        user_images: list[ImagePart] = []
         calls: list[ToolCall] = []
         responses: list[ToolResponse] = []
         agent_texts: list[tuple[str, str]] = []
@@ -337,6 +346,7 @@ def _agent_data(data: Mapping[str, Any], rid: str | None) -> tuple[list[Turn], s
             if author == "user" or (not author and role == "user"):
                 if texts:
                     users.append("\n".join(texts))
+                user_images += content_images(content, row_id=rid, field=f"{field}.events[{j}].content.parts")
             elif texts:
                 agent_texts.append((author, "\n".join(texts)))
         if not users:
@@ -349,6 +359,7 @@ def _agent_data(data: Mapping[str, Any], rid: str | None) -> tuple[list[Turn], s
                 expected_tools=tuple(calls),
                 tool_responses=tuple(responses),
                 intermediate_responses=tuple(agent_texts[:-1]),
+                images=tuple(user_images),
             )
         )
     return turns, system, tools
@@ -359,6 +370,12 @@ def _text(value: Any, rid: str | None, field: str) -> str:
     if isinstance(value, list):
         return message_content(value, row_id=rid, field=field)
     return content_text(value, row_id=rid, field=field)
+
+
+def _images(value: Any, rid: str | None, field: str) -> tuple[ImagePart, ...]:
+    """The image parts of a prompt given as a Content dict or a list of parts (text has none)."""
+    value = content_json(value)
+    return content_images(value, row_id=rid, field=f"{field}.parts") if isinstance(value, Mapping | list) else ()
 
 
 def _text_or_none(value: Any, rid: str | None, field: str) -> str | None:

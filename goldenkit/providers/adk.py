@@ -37,6 +37,9 @@ codes (and their gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED,
 INTERNAL), timeouts and connection errors are transient and retried by the
 runner; everything else is permanent.
 
+A turn's images (:class:`goldenkit.cases.ImagePart`) go with its text in the same
+message: bytes as an ``inline_data`` Part, a URL as a ``file_data`` Part.
+
 The case's system instruction is not applied (the agent has its own
 instruction); its tool declarations and recorded tool responses are not used
 either: the agent calls its own tools.
@@ -65,7 +68,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from goldenkit.cases import Case, Message
+from goldenkit.cases import Case, ImagePart, Message
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.adk_events import TurnCollector, as_content, error_from_exception, jsonable
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
@@ -206,6 +209,9 @@ class AdkProvider(Provider):
             settings["instruction_sha256"] = hashlib.sha256("\n\n".join(instructions).encode()).hexdigest()
         return settings
 
+    def image_refusal(self, image: ImagePart) -> str | None:
+        return None  # inline_data / file_data Parts: the agent's model decides what it can read
+
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)
 
@@ -253,7 +259,7 @@ class AdkProvider(Provider):
             ids: list[str | None] = []
             for i in range(len(case.turns)):
                 prior = [*case.history, *expected_exchanges(case, outputs)]
-                collected = await self._run(case, target, [case.turns[i].user], prior)
+                collected = await self._run(case, target, [case.turns[i].user], prior, [case.turns[i].images])
                 outputs.append(collected[0].output())
                 tokens_in = _add(tokens_in, collected[0].tokens_in)
                 tokens_out = _add(tokens_out, collected[0].tokens_out)
@@ -265,7 +271,9 @@ class AdkProvider(Provider):
                 model=model,
                 raw={"invocation_ids": ids, "history": "expected"},
             )
-        collected = await self._run(case, target, [t.user for t in case.turns], list(case.history))
+        collected = await self._run(
+            case, target, [t.user for t in case.turns], list(case.history), [t.images for t in case.turns]
+        )
         return Response(
             turns=[c.output() for c in collected],
             tokens_in=_sum([c.tokens_in for c in collected]),
@@ -279,7 +287,12 @@ class AdkProvider(Provider):
         )
 
     async def _run(
-        self, case: Case, target: Any, users: Sequence[str], prior: Sequence[Message]
+        self,
+        case: Case,
+        target: Any,
+        users: Sequence[str],
+        prior: Sequence[Message],
+        images: Sequence[Sequence[ImagePart]] = (),
     ) -> list[TurnCollector]:
         from google.adk.events.event import Event
 
@@ -292,19 +305,18 @@ class AdkProvider(Provider):
             )
             agent_name = getattr(getattr(runner, "agent", None), "name", None) or "agent"
             for m in prior:
-                if m.role not in ("user", "assistant") or not m.content:
+                if m.role not in ("user", "assistant") or not (m.content or m.images):
                     continue
                 role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
+                content = as_content(role, m.content, m.images)
                 await runner.session_service.append_event(
-                    session,
-                    Event(
-                        author=author, invocation_id=f"history-{len(collected)}", content=as_content(role, m.content)
-                    ),
+                    session, Event(author=author, invocation_id=f"history-{len(collected)}", content=content)
                 )
-            for text in users:
+            for n, text in enumerate(users):
                 col = TurnCollector()
                 collected.append(col)
-                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=as_content("user", text))
+                message = as_content("user", text, images[n] if n < len(images) else ())
+                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=message)
                 try:
                     async with contextlib.aclosing(events):
                         while col.error is None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from goldenkit.cases import ToolCall
+from goldenkit.cases import ImagePart, ToolCall
 from goldenkit.errors import ProviderError
 from goldenkit.providers.base import TurnOutput
 
@@ -23,10 +24,17 @@ _TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}
 _TRANSIENT_NAMES = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
 
 
-def as_content(role: str, text: str) -> Any:
+def as_content(role: str, text: str, images: Sequence[ImagePart] = ()) -> Any:
+    """A genai Content of ``text`` and then each image: bytes as ``inline_data``, a URL as ``file_data``."""
     from google.genai import types
 
-    return types.Content(role=role, parts=[types.Part(text=text)])
+    parts = [types.Part(text=text)]
+    for image in images:
+        if image.data is not None:
+            parts.append(types.Part(inline_data=types.Blob(mime_type=image.mime_type, data=image.data)))
+        else:
+            parts.append(types.Part(file_data=types.FileData(file_uri=image.url, mime_type=image.mime_type)))
+    return types.Content(role=role, parts=parts)
 
 
 def text_of(content: Any) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from goldenkit.errors import ConfigError
-from goldenkit.records import Case, Response, TurnOutput
+from goldenkit.records import Case, ImagePart, Response, TurnOutput
 
 # Response and TurnOutput live in goldenkit.records; they stay importable from here.
 __all__ = [
@@ -49,6 +49,16 @@ class Provider(ABC):
 
     def settings(self) -> dict[str, Any]:
         return {}
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        """Why this provider cannot send ``image`` to the system under test (None: it can).
+
+        A run refuses, before the first call, every row carrying an image its provider
+        cannot send (:func:`goldenkit.providers.images.check_images`): an image is never
+        dropped. The default refuses, so a provider that does not say it sends images
+        never silently ignores one; the chat, callable, fixtures and adk providers override it.
+        """
+        return f"provider {self.name} does not send images"
 
     @property
     def model_id(self) -> str | None:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from goldenkit.cases import Case
+from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, register_provider
 
@@ -93,6 +93,9 @@ class CallableProvider(Provider):
             params = {}  # type: ignore[assignment]
         self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
         self._pool: ThreadPoolExecutor | None = None
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        return None  # the callable gets them in the Case
 
     def settings(self) -> dict[str, Any]:
         return {"callable": self.spec, "model": self.model}

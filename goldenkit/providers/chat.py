@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from goldenkit.cases import Case, Message, ToolCall
+from goldenkit.cases import Case, ImagePart, Message, ToolCall
 from goldenkit.errors import ConfigError
 from goldenkit.providers.base import Provider, Response
 from goldenkit.providers.client import ClientHolder, basic_auth_header, check_header_value
@@ -171,6 +171,13 @@ class ChatProvider(Provider):
         reply = self.decode(collected.result())
         reply.ttft_ms = ttft
         return reply
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        if not image.is_image:
+            return f"provider {self.name} sends only images, not {image.mime_type} parts"
+        if image.url is not None and not image.url.lower().startswith(("http://", "https://")):
+            return f"provider {self.name} sends image URLs only over http(s), not {image.url}"
+        return None
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         return await converse(case, self, system=self.system, **self.conversation.kwargs())

@@ -9,6 +9,8 @@
   tool calls and tool results on the way); with ``history="expected"`` it is the
   dataset's user message and *expected* answer (the model's actual answer stands
   in when a turn has none), so each turn is graded from a gold context.
+* A user turn's images (``Turn.images``) travel on its message (``Message.images``);
+  each wire format encodes them (OpenAI ``image_url`` parts, Ollama ``images``).
 * The case's tool declarations are sent with every request.
 * When the model asks for tools, each call is answered from the case's recorded
   tool responses (:class:`RecordedTools`) and the model is sent back round, until
@@ -229,7 +231,7 @@ def expected_exchanges(case: Case, outputs: Sequence[TurnOutput]) -> list[Messag
     out: list[Message] = []
     for turn, done in zip(case.turns, outputs, strict=False):
         answer = turn.expected_response if turn.expected_response is not None else done.text
-        out += [Message(role="user", content=turn.user), Message(role="assistant", content=answer)]
+        out += [Message(role="user", content=turn.user, images=turn.images), Message(role="assistant", content=answer)]
     return out
 
 
@@ -261,7 +263,7 @@ async def run_conversation(
         else:
             for done in exchanges:
                 prior += done
-        current: list[Message] = [Message(role="user", content=turn.user)]
+        current: list[Message] = [Message(role="user", content=turn.user, images=turn.images)]
         out = TurnOutput(text="")
         steps = 0
         while True:

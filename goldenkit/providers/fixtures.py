@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from goldenkit.cases import Case
+from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
 
@@ -81,6 +81,9 @@ class FixturesProvider(Provider):
             if rec.get("error") is None and not isinstance(rec.get("turns"), list):
                 raise ConfigError(f"{data_path}:{i}: a fixture line needs turns (a list) or an error")
             self.records[(rec["row_id"], rep)] = rec
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        return None  # answers recorded earlier: nothing is sent
 
     def settings(self) -> dict[str, Any]:
         return {

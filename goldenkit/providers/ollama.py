@@ -7,7 +7,9 @@ variable (``host:port`` or a URL), else http://127.0.0.1:11434. Basic auth
 (for an Ollama behind a proxy) comes from userinfo in the URL
 (``http://user:pw@host``; httpx does not send it by itself) or else from
 ``OLLAMA_USER`` / ``OLLAMA_PASSWORD``; userinfo is stripped from every URL
-that appears in a message or in run.json.
+that appears in a message or in run.json. A user message's images are sent in
+its ``images`` list as base64; an image given only by URL is refused before the
+run starts (goldenkit does not fetch images from the network).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from goldenkit.cases import Message, ToolCall
+from goldenkit.cases import ImagePart, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import register_provider
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
@@ -43,8 +45,16 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             d["tool_calls"] = [{"function": {"name": tc.name, "arguments": tc.args}} for tc in m.tool_calls]
         if m.role == "tool" and m.name:
             d["tool_name"] = m.name
+        if m.images:
+            d["images"] = [_base64(image) for image in m.images]
         out.append(d)
     return out
+
+
+def _base64(image: ImagePart) -> str:
+    if image.data is None:  # a run refuses such rows before the first call (image_refusal)
+        raise ProviderError(f"ollama takes images as base64 data only, not a URL ({image.url})", transient=False)
+    return image.base64()
 
 
 def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
@@ -166,6 +176,14 @@ class OllamaProvider(ChatProvider):
         if self.keep_alive is not None:
             body["keep_alive"] = self.keep_alive
         return body
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        if image.data is None:
+            return (
+                f"ollama takes images as base64 data only, and this one is a URL ({image.url}); "
+                "goldenkit does not fetch from the network during a run: embed the image as data"
+            )
+        return super().image_refusal(image)
 
     def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)

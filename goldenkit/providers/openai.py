@@ -5,6 +5,8 @@ events, put back together by :class:`goldenkit.providers.streaming.OpenAIStream`
 end in ``/v1`` or not. The API key is read from the environment variable the
 user names (``api_key_env``) when the provider is built, sent as
 ``Authorization: Bearer``, and never appears in settings, messages or results.
+A user message with images is sent as content parts: its text, then one
+``image_url`` part per image (bytes as a ``data:<mime>;base64,...`` URI).
 """
 
 from __future__ import annotations
@@ -57,9 +59,20 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append(
                 {"role": "tool", "tool_call_id": getattr(m, "tool_call_id", None) or m.name or "", "content": m.content}
             )
+        elif m.images:
+            out.append({"role": m.role, "content": content_parts(m)})
         else:
             out.append({"role": m.role, "content": m.content})
     return out
+
+
+def content_parts(m: Message) -> list[dict[str, Any]]:
+    """A message with images as OpenAI content parts: its text (when there is any), then one
+    ``image_url`` part per image (bytes as a ``data:`` URI, a URL as it is)."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    for image in m.images:
+        parts.append({"type": "image_url", "image_url": {"url": image.data_uri()}})
+    return parts
 
 
 def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
@@ -221,4 +234,11 @@ class OpenAIProvider(ChatProvider):
 
 register_provider("openai", OpenAIProvider)
 
-__all__ = ["OpenAIProvider", "chat_completions_url", "decode_reply", "encode_messages", "tool_choice_field"]
+__all__ = [
+    "OpenAIProvider",
+    "chat_completions_url",
+    "content_parts",
+    "decode_reply",
+    "encode_messages",
+    "tool_choice_field",
+]

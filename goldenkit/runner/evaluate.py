@@ -2,7 +2,8 @@
 
 Before the first call: the options are checked, the rows picked, every case
 normalized (a case that cannot be is bad input: a DatasetError naming
-file:line and the row id, and nothing is called or written), the run key
+file:line and the row id, and nothing is called or written), rows carrying
+images the provider cannot send refused (naming them), the run key
 derived, and the run folder opened and locked. ``run_eval`` inside a running
 event loop (Jupyter) runs the run on its own loop in a helper thread; a
 KeyboardInterrupt in the caller (an interrupted cell) cancels the run there,
@@ -21,10 +22,12 @@ from typing import IO, Any
 from goldenkit.artifacts import artifacts_sha256
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import normalize_case
+from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders.base import Grader, get_grader
 from goldenkit.graders.gradable import check_gradable, gradability
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
+from goldenkit.providers.images import check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
@@ -119,17 +122,33 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
 
 
 def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_red: bool,
-               shard: tuple[int, int] | None, graders: list[Grader], max_ungradable: float | None,
+               shard: tuple[int, int] | None, provider: Provider, graders: list[Grader], max_ungradable: float | None,
+               vision: bool, criteria: EvalCriteria | None,
                ) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:  # fmt: skip
-    """The run's rows (sample, red rows, shard), their normalized cases, checked for something to grade."""
+    """The run's rows (sample, red rows, shard) and their cases (:func:`_cases`), checked for something to grade."""
     dataset, sample_spec = select_rows(dataset, sample, include_red)
     if shard is not None:
         shard = check_shard(shard)
         dataset = shard_rows(dataset, shard)
-    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    cases = _cases(dataset, provider, graders, vision, criteria)
     if max_ungradable is not None:
         check_gradable(gradability(graders, cases), max_ungradable)
     return dataset, sample_spec, shard, cases
+
+
+def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], vision: bool,
+           criteria: EvalCriteria | None) -> dict[str, Case]:  # fmt: skip
+    """The run's cases, normalized (a DatasetError names file:line and row); rows carrying images the
+    provider cannot send, or any image when ``vision`` is False, refused naming them
+    (:func:`goldenkit.providers.images.check_images`); the criteria of an ADK eval config
+    (:func:`goldenkit.formats.eval_config.read_eval_config`) in place of every case's, after checking
+    that each criterion's grader is among ``graders`` (a ConfigError otherwise)."""
+    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    check_images(cases, provider, vision=vision)
+    if criteria is None:
+        return cases
+    check_graders(criteria, [g.name for g in graders])
+    return apply_criteria(cases, criteria)
 
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
@@ -265,6 +284,8 @@ async def arun_eval(
     max_ungradable: float | None = 0.0,
     artifacts: Sequence[str | os.PathLike[str]] | None = None,
     executor: Any = "local",
+    vision: bool = True,
+    criteria: EvalCriteria | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -280,29 +301,25 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
-    ``max_ungradable``: the largest share of the selected rows that may have nothing
-    any configured grader can check (:mod:`goldenkit.graders.gradable`); more is a
-    DatasetError naming them, before the first call. None: no check.
+    ``max_ungradable``: the largest share of the selected rows with nothing a configured grader
+    can check (:mod:`goldenkit.graders.gradable`), else a DatasetError naming them; None: no check.
     ``artifacts``: files and folders that define the agent (prompt files, a RAG corpus,
     tool definitions), hashed into ``agent_version.artifacts_sha256``
     (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
     ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings``: on a Ray cluster (:mod:`~.ray_executor`).
+    ``vision=False``: the model takes no images; ``criteria``: an ADK eval config that replaces
+    the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
     """
-    opts = RunOptions(
-        max_in_flight=max_in_flight,
-        rpm=rpm,
-        timeout=timeout,
-        max_retries=max_retries,
-        max_error_rate=max_error_rate,
-        backoff_base=backoff_base,
-        backoff_cap=backoff_cap,
-        abort_after_errors=abort_after_errors,
-        max_retry_after=max_retry_after,
-    )
+    opts = RunOptions(max_in_flight=max_in_flight, rpm=rpm, timeout=timeout, max_retries=max_retries,
+                      max_error_rate=max_error_rate, backoff_base=backoff_base, backoff_cap=backoff_cap,
+                      abort_after_errors=abort_after_errors, max_retry_after=max_retry_after)  # fmt: skip
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
-    dataset, sample_spec, shard, cases = _selection(dataset, sample, include_red, shard, grader_objs, max_ungradable)
+    dataset, sample_spec, shard, cases = _selection(
+        dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
+    )
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts)
+    key["criteria"] = criteria.record() if criteria is not None else None
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
     folder = await _open_folder(results_dir, run_id, key, retry_errors, pool)

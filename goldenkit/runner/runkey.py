@@ -8,6 +8,9 @@ commit): the model id, the prompt hash, the graders, the judge, the dataset
 hash and the sample still do. The sample spec holds ``include_red: true`` when
 the run includes the red rows (absent means false), so a red run and a run
 without them never resume into each other, and compare refuses to pair them.
+A run graded with ``--criteria FILE`` has ``criteria`` (the file's name, SHA-256
+and ignored criteria) in its key; null (or absent, in older runs) means the
+cases' own criteria.
 
 Redaction (:func:`redact_settings`) runs everywhere settings are recorded
 (run.json, fixture recordings). A key is secret when its last word, after
@@ -36,7 +39,7 @@ from goldenkit.providers.base import Provider
 from goldenkit.schema import ERROR, INVALID, TRANSPORT_SETTINGS, VALID
 
 #: Run-key fields that must agree to resume a run.
-RUN_KEY_FIELDS = ("dataset", "agent_version", "judge_version", "graders", "repeats", "sample", "mode")
+RUN_KEY_FIELDS = ("dataset", "agent_version", "judge_version", "graders", "repeats", "sample", "mode", "criteria")
 #: Agent-version fields recorded but not compared on resume.
 RESUME_IGNORES = frozenset({"git_commit"})
 #: The last word of a secret key, spelling normalized (``X-Api-Key`` -> ``x api key`` -> ``key``).
