@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"_text", "display", "schema", "records", "config"},
     {"cases", "protocols"},
     # dataset -> sampling
+    {"formats._scenario"},
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
     {"formats.vertex"},
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
@@ -56,6 +57,7 @@ LAYERS: list[set[str]] = [
     {"providers.adk_events"},
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},
+    {"providers.simulator"},
     {"providers"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders.base"},
     {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
@@ -65,6 +67,7 @@ LAYERS: list[set[str]] = [
     {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.index"},
     {"runner.folder"},
     {"runner.run"},
+    {"runner.conversation"},
     {"runner.evaluate", "runner.merge"},
     {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks

@@ -23,8 +23,10 @@ from goldenkit.formats import normalize_case
 from goldenkit.graders.base import Grader, get_grader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
+from goldenkit.providers.simulator import UserSimulator
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
+from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
@@ -200,6 +202,35 @@ def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: 
     }
 
 
+def _conversations(
+    key: dict[str, Any], cases: dict[str, Case], provider: Provider, simulator: Any, max_turns: int, opts: RunOptions
+) -> ConversationDriver | None:
+    """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
+
+    A live run of scenario rows without a simulator is refused before the first call:
+    sending the starting prompt alone and grading that would be a green without the
+    conversation. A fixtures replay needs none (the recording holds the user turns).
+    """
+    rows = scenario_rows(cases)
+    if simulator is not None:  # the driver owns it: the run closes it at its end
+        simulator.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
+    if not rows:
+        return None if simulator is None else ConversationDriver(simulator, max_turns)
+    if simulator is None and provider.mode != "fixtures":
+        shown = ", ".join(f'"{r}"' for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+        raise ConfigError(
+            f"{len(rows)} row(s) are simulated-user scenarios ({shown}): pass --user-simulator "
+            "callable|openai|ollama to run their conversations, or leave them out of the run"
+        )
+    driver = ConversationDriver(simulator, max_turns)
+    recorded = getattr(provider, "recorded_simulator_version", None)
+    if simulator is not None:
+        key["simulator_version"] = {**simulator.version(), "max_turns": driver.max_turns}
+    elif recorded is not None and recorded() is not None:
+        key["simulator_version"] = recorded()  # a replay has the recorded simulator's version
+    return driver
+
+
 def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
     if record_dir is None:
         return None
@@ -216,6 +247,7 @@ def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key
             "git_commit": av.get("git_commit"),
             "settings": redact_settings(provider.settings()),
             "recorded_run_id": run_id,
+            **({"simulator_version": key["simulator_version"]} if key.get("simulator_version") else {}),
         },
     )
 
@@ -245,6 +277,8 @@ async def arun_eval(
     max_retry_after: float = MAX_RETRY_AFTER,
     include_red: bool = False,
     shard: tuple[int, int] | None = None,
+    user_simulator: UserSimulator | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -260,6 +294,7 @@ async def arun_eval(
     ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
     split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
     ``goldenkit merge`` unites the n shard runs into one run.
+    ``user_simulator``, ``max_turns``: the scenario rows' conversations (:mod:`goldenkit.runner.conversation`).
     """
     opts = RunOptions(
         max_in_flight=max_in_flight,
@@ -280,6 +315,7 @@ async def arun_eval(
         dataset = shard_rows(dataset, shard)
     cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
     key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard)
+    driver = _conversations(key, cases, provider, user_simulator, max_turns, opts)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     folder = open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     try:
@@ -291,7 +327,8 @@ async def arun_eval(
         write_json_atomic(folder.run_file, manifest)
         recorder = _recorder(record_dir, provider, key, folder.run_id)
         provider.configure(timeout=timeout, max_in_flight=max_in_flight)
-        run = Run(plan, provider, grader_objs, folder, manifest, opts, progress=progress, recorder=recorder)
+        run = Run(plan, provider, grader_objs, folder, manifest, opts, progress=progress, recorder=recorder,
+                  conversations=driver)  # fmt: skip
         return await run.execute()
     finally:
         folder.lock.release()
