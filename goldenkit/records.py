@@ -253,6 +253,38 @@ def grader_results(value: Any) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in items if v is not None}
 
 
+def transcript_text(trajectory: Any) -> str | None:
+    """A simulated conversation's transcript, turn by turn, as text; None when ``trajectory`` (an
+    outcome's trajectory: a list of turn dicts, or its JSON text) is not one (its turns carry no ``user``).
+
+    >>> print(transcript_text([{"user": "hi", "text": "hello", "tool_calls": [{"name": "f", "args": {}}],
+    ...                         "tool_responses": [{"name": "f", "response": 1}]}]))
+    [turn 1] user: hi
+    [turn 1] agent calls f {} -> 1
+    [turn 1] agent: hello
+    """
+    if isinstance(trajectory, str):
+        try:
+            trajectory = json.loads(trajectory)
+        except ValueError:
+            return None
+    if not isinstance(trajectory, list) or not trajectory:
+        return None
+    if not all(isinstance(t, Mapping) and isinstance(t.get("user"), str) for t in trajectory):
+        return None
+    lines = []
+    for i, turn in enumerate(trajectory, start=1):
+        lines.append(f"[turn {i}] user: {turn['user']}")
+        results = list(turn.get("tool_responses") or [])
+        for k, call in enumerate(turn.get("tool_calls") or []):
+            args = json.dumps(call.get("args") or {}, sort_keys=True, ensure_ascii=False, default=str)
+            got = results[k].get("response") if k < len(results) and isinstance(results[k], Mapping) else None
+            shown = json.dumps(got, sort_keys=True, ensure_ascii=False, default=str)
+            lines.append(f"[turn {i}] agent calls {call.get('name')} {args} -> {shown}")
+        lines.append(f"[turn {i}] agent: {turn.get('text') or ''}")
+    return "\n".join(lines)
+
+
 def expects_refusal(expect: Mapping[str, Any] | None) -> bool:
     """True when a contract's expectations say the answer must refuse (``refusal: true``, alias ``refuse``).
 
@@ -281,4 +313,5 @@ __all__ = [
     "TurnOutput",
     "expects_refusal",
     "grader_results",
+    "transcript_text",
 ]

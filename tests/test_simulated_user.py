@@ -313,3 +313,32 @@ def test_cli_runs_a_scripted_user_and_refuses_stray_user_options(tmp_path, capsy
     assert "--user-model needs --user-simulator" in capsys.readouterr().err
     assert main([*base, "--run-id", "z"]) == 1
     assert 'simulated-user scenarios ("a")' in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------ what people read
+
+
+def test_the_flip_list_and_the_audit_show_the_transcript_turn_by_turn(tmp_path):
+    from goldenkit.audit.failures import failing_rows
+    from goldenkit.compare import compare_runs
+
+    rows = [scenario_row("a", tool_responses=[ORDER], expect={"every_turn": {"must_not": ["then"]}})]
+    plain = CallableProvider(lambda case: "ok", threads=0)
+    base, _ = run(tmp_path, rows, run_id="base", provider=plain)  # never says "then": passes
+    cand, out = run(tmp_path, rows, sim_scripts.user_three, run_id="cand")  # turn 2 says "then": fails
+    flips = compare_runs(read_run(base.path), read_run(cand.path)).flips
+    assert list(flips["status"]) == ["NEW_FAILURE"]
+    shown = flips["cand_response"].iloc[0]
+    assert shown.splitlines() == [
+        "[turn 1] user: hello from a",
+        "[turn 1] agent: reply 1 to: hello from a",
+        "[turn 2] user: and then?",
+        "[turn 2] agent: reply 2 to: and then?",
+        "[turn 3] user: where is my order?",
+        '[turn 3] agent calls lookup_order {"order_id": "A-1"} -> {"status": "shipped"}',
+        "[turn 3] agent: reply 3 to: where is my order? (status shipped)",
+    ]
+    ds = read_dataset(tmp_path / "ds")
+    audit = failing_rows(out, ds)
+    assert audit["response"].iloc[0] == shown
+    assert audit["prompt"].iloc[0] == "hello from a\n[plan of the simulated user] ask twice"
