@@ -85,6 +85,7 @@ class ConversationDriver:
         done: list[TurnOutput] = []
         tokens: list[int | None] = [None, None]
         model: str | None = None
+        raw: dict[str, Any] = {}
         user: str | None = scenario.starting_prompt
         stopped = "max_turns"
         try:
@@ -101,12 +102,14 @@ class ConversationDriver:
                 done.append(out)
                 tokens = [_add(tokens[0], resp.tokens_in), _add(tokens[1], resp.tokens_out)]
                 model = resp.model or model
+                if isinstance(resp.raw, dict) and "final_state" in resp.raw:
+                    raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
         except ProviderError as err:
             return None, err, max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
         finally:
             await session.aclose()
         response = Response(turns=done, tokens_in=tokens[0], tokens_out=tokens[1], model=model,
-                            raw={"conversation": {"turns": len(done), "stopped": stopped}})  # fmt: skip
+                            raw={**raw, "conversation": {"turns": len(done), "stopped": stopped}})  # fmt: skip
         return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
 
     async def _next_user(
