@@ -15,7 +15,7 @@ from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats import normalize_case
 from goldenkit.providers.callable import CallableProvider
 from goldenkit.providers.fixtures import FixturesProvider
-from goldenkit.providers.simulator import CallableSimulator, render_transcript
+from goldenkit.providers.simulator import CallableSimulator, get_simulator, render_transcript
 from goldenkit.records import Scenario, grader_results
 from goldenkit.results import read_run
 from goldenkit.runner import run_eval
@@ -342,3 +342,36 @@ def test_the_flip_list_and_the_audit_show_the_transcript_turn_by_turn(tmp_path):
     audit = failing_rows(out, ds)
     assert audit["response"].iloc[0] == shown
     assert audit["prompt"].iloc[0] == "hello from a\n[plan of the simulated user] ask twice"
+
+
+# ------------------------------------------------------------------------ a model as the user (local server)
+
+
+def test_a_model_simulator_gets_the_pinned_prompt_a_seed_per_repeat_and_its_retries(tmp_path):
+    from fakeserver import FakeModelServer, Reply
+
+    from goldenkit.providers.simulator import PROMPT_SHA256, SIMULATOR_SYSTEM_PROMPT
+
+    def responder(rec):
+        return Reply.text("<STOP>" if "USER: more" in rec.json["messages"][1]["content"] else "more please")
+
+    with FakeModelServer() as srv:
+        srv.responder = responder
+        srv.script(Reply.status(503))  # the first simulator call fails once: retried
+        ds = read_dataset(write_dataset(tmp_path / "ds", [scenario_row("a", expect={"must_contain": ["reply"]})]))
+        sim = get_simulator("openai", model="sim-m", base_url=srv.url, temperature=0.5, seed=7)
+        summary = run_eval(ds, CallableProvider(sim_scripts.agent, threads=0), ["contract"], repeats=2,
+                           results_dir=tmp_path / "res", run_id="m", progress=False, user_simulator=sim,
+                           backoff_base=0.0, max_in_flight=1)  # fmt: skip
+        bodies = [r.json for r in srv.requests]
+    out = read_run(summary.path).outcomes().sort_values("repeat")
+    assert [users_of(r) for _, r in out.iterrows()] == [["hello from a", "more please"]] * 2
+    assert sorted(b["seed"] for b in bodies) == [7, 7, 7, 8, 8]  # 503 + retry + stop for repeat 0; repeat 1: 2 calls
+    assert all(b["model"] == "sim-m" and b["temperature"] == 0.5 for b in bodies)
+    first = bodies[1]["messages"]
+    assert first[0] == {"role": "system", "content": SIMULATOR_SYSTEM_PROMPT.format(plan="ask twice")}
+    assert "USER: hello from a\nASSISTANT: reply 1 to: hello from a" in first[1]["content"]
+    version = summary.manifest["simulator_version"]
+    assert version["prompt_sha256"] == PROMPT_SHA256 and version["settings"]["seed"] == 7
+    assert version["model"] == "sim-m" and version["provider"] == "openai"
+    assert out["verdict"].tolist() == ["PASS", "PASS"]
