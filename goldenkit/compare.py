@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,12 +327,8 @@ def comparability_differences(
     bj, cj = base_manifest.get("judge_version"), cand_manifest.get("judge_version")
     if bj != cj:
         diffs.append(f"judge version differs: {bj} vs {cj}")
-    bv, cv = base_manifest.get("simulator_version"), cand_manifest.get("simulator_version")
-    if bv != cv:  # absent: no simulated conversations (the user turns came from the dataset)
-        bl, cl = _simulator_label(bv), _simulator_label(cv)
-        if bl == cl:
-            bl, cl = (json.dumps(v, sort_keys=True, default=str) for v in (bv, cv))
-        diffs.append(f"user simulator differs: {bl} vs {cl}")
+    if (bv := base_manifest.get("simulator_version")) != (cv := cand_manifest.get("simulator_version")):
+        diffs.append(f"user simulator differs: {json.dumps(bv, sort_keys=True)} vs {json.dumps(cv, sort_keys=True)}")
     if base_ids is not None and cand_ids is not None:
         bset, cset = pd.Index(base_ids), pd.Index(cand_ids)
         only_b = bset.difference(cset)
@@ -350,20 +346,6 @@ def comparability_differences(
                 parts.append(f"{len(only_c)} only in candidate ({ex(only_c)})")
             diffs.append("row set differs: " + "; ".join(parts))
     return diffs
-
-
-def _simulator_label(version: Any) -> str:
-    """A simulator_version in a few words (``openai:tiny prompt 1a2b3c4d seed 7``, or ``none``)."""
-    if not isinstance(version, Mapping):
-        return "none" if version is None else str(version)
-    settings = version.get("settings") or {}
-    parts = [f"{version.get('provider')}:{version.get('model') or settings.get('callable')}"]
-    if version.get("prompt_sha256"):
-        parts.append(f"prompt {str(version['prompt_sha256'])[:8]}")
-    parts += [f"{k} {settings[k]}" for k in ("temperature", "seed") if settings.get(k) is not None]
-    if version.get("max_turns") is not None:
-        parts.append(f"max_turns {version['max_turns']}")
-    return " ".join(parts)
 
 
 def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:

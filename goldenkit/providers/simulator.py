@@ -176,12 +176,8 @@ class ChatSimulator(UserSimulator):
             raise ConfigError(f"--user-simulator {provider}: --user-model is required")
         self.name = provider  # type: ignore[misc]
         self.options: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
-        if provider == "openai":
-            self.options.update(base_url=base_url, api_key_env=api_key_env)
-        else:
-            if api_key_env:
-                raise ConfigError("--user-api-key-env: the ollama simulator takes no key")
-            self.options.update(host=base_url)
+        self.options["api_key_env"] = api_key_env
+        self.options["base_url" if provider == "openai" else "host"] = base_url
         self.seed = seed
         self._timeout: float | None = None
         self._chats: dict[int | None, Any] = {}  # one client per seed: repeat r is asked with seed + r
