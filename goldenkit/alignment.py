@@ -7,7 +7,7 @@ statistic exists:
 
 1. the protocol keys of every run (dataset sha256, repeats, grader versions,
    judge version, red rows in or out (``include_red``):
-   :func:`goldenkit.compare.comparability_differences`) are
+   :func:`goldenkit.comparability.comparability_differences`) are
    compared before any outcome is read;
 2. the row ids of all runs are hashed together once (Arrow's dictionary
    encoding over every run's ``row_id`` column), so each run's outcomes come
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from goldenkit.compare import comparability_differences
+from goldenkit.comparability import comparability_differences
 from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
 from goldenkit.results import read_run
 from goldenkit.stats import collapse_arrays, first_positions, parse_rule, sorted_codes, verdict_codes

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ResultsError
-from goldenkit.records import grader_results
+from goldenkit.records import grader_results, transcript_text
 from goldenkit.results import Run, light_outcomes
 
 __all__ = ["flip_list", "flipped_rows", "outcome_columns"]
@@ -64,7 +64,7 @@ def _details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str,
     if callable(fn):
         return dict(fn(ids))
     if isinstance(obj, Run):
-        df = light_outcomes(obj, _DETAIL, row_ids=ids)
+        df = light_outcomes(obj, (*_DETAIL, "trajectory"), row_ids=ids)  # a conversation shows its transcript
     else:
         df = outcome_columns(obj, _DETAIL)
         df = df[df["row_id"].isin(set(ids))]
@@ -79,7 +79,7 @@ def _details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str,
         tags, resp, detail = r.get("tags"), r.get("response"), r.get("detail")
         out[str(r["row_id"])] = {
             "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
-            "response": resp if isinstance(resp, str) else None,
+            "response": transcript_text(r.get("trajectory")) or (resp if isinstance(resp, str) else None),
             "reasons": _reasons(r.get("graders"), str(want[r["row_id"]]), detail if isinstance(detail, str) else None),
         }
     return out

@@ -37,7 +37,7 @@ letter (``A``, ``B``, ...) per distinct interval, in table order.
 
 Comparability comes first: every run must agree with the others on the
 dataset sha256, the repeats, every grader's version, the judge version and
-the set of row ids (the keys of :func:`goldenkit.compare.comparability_differences`).
+the set of row ids (the keys of :func:`goldenkit.comparability.comparability_differences`).
 Otherwise :class:`goldenkit.errors.ComparisonInvalid` names the odd run and
 each key that differs, and no number is computed. The odd run is the one that
 disagrees with the run most others agree with.

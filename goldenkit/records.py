@@ -148,6 +148,32 @@ class Rubric:
 
 
 @dataclass(frozen=True)
+class Scenario:
+    """A simulated-user scenario: the user's first message and the plan a user simulator follows.
+
+    ``max_turns`` caps the agent turns of this case (it wins over the run's
+    ``--max-turns``); ``stop`` is a phrase that, when the simulator's message
+    contains it, ends the conversation (the simulator's own stop signal ends it too).
+    Every shape normalizes to it: contract ``scenario: {starting_prompt, plan,
+    max_turns?, stop?}``, ADK ``conversation_scenario`` and Vertex ``user_scenario``
+    (``starting_prompt``, ``conversation_plan``).
+    """
+
+    starting_prompt: str
+    plan: str
+    max_turns: int | None = None
+    stop: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"starting_prompt": self.starting_prompt, "plan": self.plan}
+        if self.max_turns is not None:
+            out["max_turns"] = self.max_turns
+        if self.stop is not None:
+            out["stop"] = self.stop
+        return out
+
+
+@dataclass(frozen=True)
 class Case:
     """A normalized eval case.
 
@@ -173,6 +199,7 @@ class Case:
     raw: dict[str, Any] = field(default_factory=dict)
     rubrics: tuple[Rubric, ...] = ()
     final_state: dict[str, Any] | None = None
+    scenario: Scenario | None = None
 
     @property
     def prompt(self) -> str:
@@ -197,28 +224,38 @@ class Case:
 
 @dataclass
 class TurnOutput:
-    """What the system under test produced for one user turn."""
+    """What the system under test produced for one user turn.
+
+    In a simulated conversation ``user`` is the user message the turn answers (the
+    starting prompt, then the simulator's messages), so a trajectory is the whole
+    transcript; it is left out of :meth:`to_dict` when None, as before.
+    """
 
     text: str
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_responses: list[dict[str, Any]] = field(default_factory=list)
     intermediate: list[tuple[str, str]] = field(default_factory=list)
+    user: str | None = None  # the user message this turn answers, in a simulated conversation
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-            "tool_responses": self.tool_responses,
-            "intermediate": [list(x) for x in self.intermediate],
-        }
+        out: dict[str, Any] = {} if self.user is None else {"user": self.user}
+        out.update(
+            text=self.text,
+            tool_calls=[c.to_dict() for c in self.tool_calls],
+            tool_responses=self.tool_responses,
+            intermediate=[list(x) for x in self.intermediate],
+        )
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TurnOutput:
+        user = d.get("user")
         return cls(
             text=d.get("text") or "",
             tool_calls=[ToolCall(c["name"], dict(c.get("args") or {})) for c in d.get("tool_calls") or []],
             tool_responses=list(d.get("tool_responses") or []),
             intermediate=[(str(a), str(b)) for a, b in d.get("intermediate") or []],
+            user=user if isinstance(user, str) else None,
         )
 
 
@@ -277,6 +314,38 @@ def grader_results(value: Any) -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in items if v is not None}
 
 
+def transcript_text(trajectory: Any) -> str | None:
+    """A simulated conversation's transcript, turn by turn, as text; None when ``trajectory`` (an
+    outcome's trajectory: a list of turn dicts, or its JSON text) is not one (its turns carry no ``user``).
+
+    >>> print(transcript_text([{"user": "hi", "text": "hello", "tool_calls": [{"name": "f", "args": {}}],
+    ...                         "tool_responses": [{"name": "f", "response": 1}]}]))
+    [turn 1] user: hi
+    [turn 1] agent calls f {} -> 1
+    [turn 1] agent: hello
+    """
+    if isinstance(trajectory, str):
+        try:
+            trajectory = json.loads(trajectory)
+        except ValueError:
+            return None
+    if not isinstance(trajectory, list) or not trajectory:
+        return None
+    if not all(isinstance(t, Mapping) and isinstance(t.get("user"), str) for t in trajectory):
+        return None
+    lines = []
+    for i, turn in enumerate(trajectory, start=1):
+        lines.append(f"[turn {i}] user: {turn['user']}")
+        results = list(turn.get("tool_responses") or [])
+        for k, call in enumerate(turn.get("tool_calls") or []):
+            args = json.dumps(call.get("args") or {}, sort_keys=True, ensure_ascii=False, default=str)
+            got = results[k].get("response") if k < len(results) and isinstance(results[k], Mapping) else None
+            shown = json.dumps(got, sort_keys=True, ensure_ascii=False, default=str)
+            lines.append(f"[turn {i}] agent calls {call.get('name')} {args} -> {shown}")
+        lines.append(f"[turn {i}] agent: {turn.get('text') or ''}")
+    return "\n".join(lines)
+
+
 def expects_refusal(expect: Mapping[str, Any] | None) -> bool:
     """True when a contract's expectations say the answer must refuse (``refusal: true``, alias ``refuse``).
 
@@ -299,10 +368,12 @@ __all__ = [
     "Message",
     "Response",
     "Rubric",
+    "Scenario",
     "ToolCall",
     "ToolResponse",
     "Turn",
     "TurnOutput",
     "expects_refusal",
     "grader_results",
+    "transcript_text",
 ]

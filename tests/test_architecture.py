@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"artifacts"},
     {"cases", "protocols"},
     # dataset -> sampling
+    {"formats._scenario"},
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
     {"formats.vertex", "formats.eval_config"},
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
@@ -46,7 +47,7 @@ LAYERS: list[set[str]] = [
     {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
-    {"flips", "baselines"},
+    {"flips", "baselines", "comparability"},
     {"compare"},
     {"gate", "alignment", "pairwise", "ranking"},
     # every run at once: the index, SQL over all outcomes, trends
@@ -58,6 +59,7 @@ LAYERS: list[set[str]] = [
     {"providers.adk_events", "providers.images"},
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},
+    {"providers.simulator"},
     {"providers"},
     # scenarios a model generates from an agent's config, written as a new dataset version
     {"dataset.agent_config"},
@@ -73,6 +75,7 @@ LAYERS: list[set[str]] = [
     {"runner.ray_limits"},
     {"runner.run"},
     {"runner.ray_executor"},
+    {"runner.conversation"},
     {"runner.evaluate", "runner.merge"},
     {"runner.regrade"},
     {"runner"},

@@ -393,3 +393,67 @@ def test_a_ray_run_whose_workers_all_die_is_invalid(
     run = json.loads((tmp_path / "r" / "dead" / "run.json").read_text())
     assert run["validity"] == "INVALID" and run["complete"] is False
     assert not (tmp_path / "r" / "dead" / "outcomes.parquet").exists()
+
+
+# --------------------------------------------------------------------------- simulated conversations
+# Real runs through the CLI with a scripted agent and scripted users (tests/sim_scripts.py).
+
+
+def _scenario_dataset(root: Path, n: int = 4) -> Path:
+    ds = root / "scn"
+    ds.mkdir()
+    rows = [
+        {"id": f"c{i}", "slice": "s", "split": "dev",
+         "case": {"scenario": {"starting_prompt": f"hello {i}", "plan": "ask"}, "expect": {"must_contain": ["reply"]}}}
+        for i in range(n)
+    ]  # fmt: skip
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    meta = {"name": "scn", "version": "1", "changelog": [{"version": "1", "date": "2026-12-01", "why": "t"}]}
+    (ds / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
+    return ds
+
+
+def _run_scenarios(ds: Path, run_id: str, *extra: str) -> int:
+    agent = ["--provider", "callable", "--callable", "sim_scripts:agent"]
+    return main(["run", str(ds), *agent, "--results-dir", "results", "--run-id", run_id, "--quiet", *extra])
+
+
+def test_scenario_rows_without_a_simulator_never_run_as_one_turn(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds = _scenario_dataset(work)
+    assert _run_scenarios(ds, "nosim") == 1
+    assert "simulated-user scenarios" in capsys.readouterr().err
+    assert not (work / "results" / "nosim").exists()
+
+
+def test_a_failing_simulator_is_no_evidence(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = _scenario_dataset(work)
+    good = ("--user-simulator", "callable", "--user-callable", "sim_scripts:user_three")
+    assert _run_scenarios(ds, "sim-base", *good) == 0
+    broken = ("--user-simulator", "callable", "--user-callable", "sim_scripts:user_broken")
+    assert _run_scenarios(ds, "sim-broken", *broken) == 3  # every conversation errored: INVALID
+    capsys.readouterr()
+    assert gate("results/sim-broken", "--baseline", "results/sim-base") != 0
+
+
+def test_a_different_simulator_is_not_a_comparable_candidate(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = _scenario_dataset(work)
+    assert _run_scenarios(ds, "sim-a", "--user-simulator", "callable", "--user-callable", "sim_scripts:user_three") == 0
+    assert (
+        _run_scenarios(ds, "sim-b", "--user-simulator", "callable", "--user-callable", "sim_scripts:user_chatty") == 0
+    )
+    capsys.readouterr()
+    assert gate("results/sim-b", "--baseline", "results/sim-a") == 4
+    said = capsys.readouterr()
+    assert "user simulator differs" in said.out + said.err
+
+
+def test_a_replay_that_diverges_is_no_evidence(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = _scenario_dataset(work)
+    sim = ("--user-simulator", "callable", "--user-callable", "sim_scripts:user_three")
+    assert _run_scenarios(ds, "rec", *sim, "--record", "recording") == 0
+    lines = (ds / "dataset.jsonl").read_text(encoding="utf-8").replace("hello", "edited")
+    (ds / "dataset.jsonl").write_text(lines, encoding="utf-8")
+    replay = ["run", str(ds), "--provider", "fixtures", "--fixtures", "recording", "--results-dir", "results"]
+    assert main([*replay, "--run-id", "replay", "--quiet"]) == 3

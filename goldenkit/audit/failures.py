@@ -14,7 +14,7 @@ from goldenkit import stats
 from goldenkit.dataset import Dataset
 from goldenkit.display import STYLE, HTMLBlock
 from goldenkit.errors import DatasetError, InputError
-from goldenkit.records import grader_results
+from goldenkit.records import grader_results, transcript_text
 from goldenkit.schema import FAIL
 
 # Columns of failing_rows(), in order.
@@ -52,6 +52,8 @@ def case_texts(dataset: Dataset | None, row_id: str) -> tuple[str, str]:
             return "", ""
         return json.dumps(raw, ensure_ascii=False, indent=1, default=str), ""
     turns = [t.user for t in case.turns]
+    if case.scenario is not None:
+        turns = [f"{case.scenario.starting_prompt}\n[plan of the simulated user] {case.scenario.plan}"]
     prompt = turns[0] if len(turns) == 1 else "\n".join(f"[turn {i + 1}] {u}" for i, u in enumerate(turns))
     if case.system:
         prompt = f"[system] {case.system}\n{prompt}"
@@ -118,7 +120,8 @@ def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: s
                     "repeat": int(first["repeat"]),
                     "prompt": prompt,
                     "expected": expected,
-                    "response": "" if first.get("response") is None else str(first["response"]),
+                    "response": transcript_text(first.get("trajectory"))  # a conversation: turn by turn
+                    or ("" if first.get("response") is None else str(first["response"])),
                     "reasons": "\n".join(reasons),
                 }
             )

@@ -84,6 +84,14 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "vision": bool,
     "criteria": str,
     "ignore_criteria": str,
+    "user_simulator": str,
+    "user_callable": str,
+    "user_model": str,
+    "user_base_url": str,
+    "user_api_key_env": str,
+    "user_temperature": float,
+    "user_seed": int,
+    "max_turns": int,
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -137,6 +145,7 @@ def register(sub: Any) -> None:
     _transport(p.add_argument_group("transport (HTTP providers and the judge)"))
     _rows(p.add_argument_group("rows"))
     _results(p.add_argument_group("results"))
+    _simulated_user(p.add_argument_group("simulated user (scenario rows)"))
     p.set_defaults(func=run_command)
 
 
@@ -272,6 +281,39 @@ def _results(o: Any) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _simulated_user(u: Any) -> None:
+    u.add_argument("--user-simulator", choices=("callable", "openai", "ollama"),
+                   help="who writes the user's turns of scenario rows (required for them in a live run)")  # fmt: skip
+    u.add_argument("--user-callable", metavar="MOD:FN", help="callable simulator: fn(scenario, transcript) -> str|None")
+    u.add_argument("--user-model", help="openai/ollama simulator: the model id")
+    u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
+    u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
+    u.add_argument("--user-temperature", type=float, help="openai/ollama simulator: sampling temperature")
+    u.add_argument("--user-seed", type=int, help="openai/ollama simulator: seed (repeat r uses seed + r)")
+    u.add_argument("--max-turns", type=int, help="agent turns per conversation at most (default 5; a case's own wins)")
+
+
+def build_simulator(opts: dict[str, Any]) -> Any:
+    """The ``--user-simulator`` (None when not given); ``--user-*`` options without it are a usage error."""
+    from goldenkit.providers.simulator import get_simulator
+
+    name = opts.get("user_simulator")
+    if name is None:
+        stray = [k for k in RUN_KEYS if k.startswith("user_") and opts.get(k) is not None]
+        if stray:
+            raise UsageError(f"goldenkit run: --{stray[0].replace('_', '-')} needs --user-simulator")
+        return None
+    return get_simulator(
+        name,
+        callable_spec=opts.get("user_callable"),
+        model=opts.get("user_model"),
+        base_url=opts.get("user_base_url"),
+        api_key_env=opts.get("user_api_key_env"),
+        temperature=opts.get("user_temperature"),
+        seed=opts.get("user_seed"),
+    )
+
+
 def _coerce(name: str, value: Any, where: str) -> Any:
     if RUN_KEYS[name] is bool:
         if isinstance(value, bool):
@@ -394,6 +436,7 @@ def run_command(args: argparse.Namespace) -> int:
     graders = grader_list(args, cfg, opts.get("model"))
     criteria = _criteria(opts)
     provider = build_provider(opts)
+    simulator = build_simulator(opts)
     apply_transport_to_judges(graders, opts)
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
@@ -423,6 +466,8 @@ def run_command(args: argparse.Namespace) -> int:
         **_executor(args, opts, cfg),
         vision=opts.get("vision") is not False,
         criteria=criteria,
+        user_simulator=simulator,
+        **({"max_turns": opts["max_turns"]} if opts.get("max_turns") is not None else {}),
     )
     print(summary.line(), file=sys.stdout)
     return summary.exit_code

@@ -15,11 +15,12 @@ An ADK ``EvalCase`` normalizes to a :class:`~goldenkit.cases.Case` like this:
 * image parts of ``user_content`` (``inline_data`` bytes, ``file_data`` URIs) ->
   the turn's ``images`` (:class:`goldenkit.cases.ImagePart`), sent with its text.
 * ``session_input`` -> ``Case.session`` (``app_name``, ``user_id``, ``state``, ...).
-* A ``conversation_scenario`` case has no scripted conversation: ADK drives it
-  with an LLM user simulator. goldenkit does not simulate users, so the case
-  normalizes to ONE turn holding the ``starting_prompt`` (nothing expected of
-  the answer) and ``Case.criteria["simulated_user"]`` records the plan, the
-  persona and a note saying only the opening turn is replayed.
+* A ``conversation_scenario`` case has no scripted conversation: a user
+  simulator drives it. It normalizes to ``Case.scenario`` (the starting prompt
+  and the ``conversation_plan``) and ONE turn holding the ``starting_prompt``
+  (nothing expected of the answer), which is all a run without
+  ``--user-simulator`` could send; ``Case.criteria["simulated_user"]`` keeps the
+  plan, the persona and a note.
 * ``criteria`` (copied in from ``test_config.json`` at import) is kept as it is.
 
 Every key is accepted in snake_case and camelCase (ADK's ``EvalBaseModel``
@@ -56,13 +57,15 @@ from goldenkit.formats._common import (
     tool_response,
 )
 from goldenkit.formats._rubrics import adk_rubrics, criteria_rubrics
+from goldenkit.formats._scenario import read_scenario
+from goldenkit.records import Scenario
 
 #: The criteria ADK's AgentEvaluator uses when no test_config.json is beside a ``.test.json`` file.
 DEFAULT_CRITERIA: dict[str, Any] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 
 SIMULATED_USER_NOTE = (
-    "simulated-user scenario: ADK drives the conversation with an LLM user simulator; "
-    "goldenkit sends only the starting prompt as a single turn and expects nothing of the answer"
+    "simulated-user scenario: a user simulator drives the conversation (goldenkit run --user-simulator); "
+    "the starting prompt is its first turn, and nothing is expected of the answer"
 )
 
 
@@ -93,6 +96,7 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
     criteria = dict(criteria)
 
     turns: list[Turn] = []
+    simulated: Scenario | None = None
     rubrics = adk_rubrics(get(raw, "rubrics"), rid, "rubrics") + criteria_rubrics(criteria, rid)
     if conversation is not None and scenario is not None:
         raise case_error(rid, "an ADK eval case has either conversation or conversation_scenario, not both")
@@ -106,11 +110,8 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
                     get(inv, "rubrics"), rid, f"conversation[{i}].rubrics", turn=i, source="adk-invocation"
                 )
     elif scenario is not None:
-        if not isinstance(scenario, Mapping):
-            raise case_error(rid, "conversation_scenario must be an object")
-        start = get(scenario, "starting_prompt")
-        if not isinstance(start, str) or not start:
-            raise case_error(rid, "conversation_scenario has no starting_prompt")
+        simulated = read_scenario(scenario, rid, "conversation_scenario")
+        start = simulated.starting_prompt
         turns.append(Turn(user=start))
         criteria["simulated_user"] = {
             "starting_prompt": start,
@@ -140,6 +141,7 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         raw=dict(raw),
         rubrics=tuple(rubrics),
         final_state=dict(final_state) if final_state else None,
+        scenario=simulated,
     )
 
 

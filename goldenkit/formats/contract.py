@@ -13,6 +13,11 @@ A contract case is a dict::
                 "tool_match": ..., "tool_args": ..., "tool_before_text": [...]},
      "must_not": [...]}                    # merged into expect.must_not
 
+or, for a conversation a user simulator drives (instead of ``prompt`` / ``turns``)::
+
+    {"scenario": {"starting_prompt": "...", "plan": "...", "max_turns"?: 4, "stop"?: "..."},
+     "expect": {..., "every_turn"?: {...}}}   # every_turn: checks on every agent turn
+
 How it maps onto :class:`goldenkit.cases.Case`:
 
 * ``turns`` items are strings, or objects ``{"user": ..., "reference"?: ..., "tools"?: [...]}``
@@ -64,6 +69,7 @@ from goldenkit.formats._common import (
     tool_call,
 )
 from goldenkit.formats._rubrics import contract_rubrics
+from goldenkit.formats._scenario import read_scenario
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
@@ -76,7 +82,7 @@ _TOOL_ARGS = ("exact", "subset", "ignore")
 
 def is_contract(raw: Mapping[str, Any]) -> bool:
     """Whether a dict looks like a contract case (has contract-only keys)."""
-    return any(k in raw for k in ("expect", "must_not", "turns", "tool_responses", "system", "original"))
+    return any(k in raw for k in ("expect", "must_not", "turns", "tool_responses", "system", "original", "scenario"))
 
 
 def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str, Any]:
@@ -171,7 +177,13 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
     case_tools = [ToolCall(name=t["name"], args=t["args"]) for t in expect.get("tools", [])]
 
     turns: list[Turn] = []
-    if raw.get("turns") is not None:
+    simulated = None
+    if raw.get("scenario") is not None:
+        simulated = read_scenario(raw["scenario"], rid, "scenario")
+        if raw.get("prompt") is not None or raw.get("turns") is not None:
+            raise case_error(rid, "a scenario case starts from scenario.starting_prompt: give no prompt or turns")
+        turns.append(Turn(user=simulated.starting_prompt, tool_responses=responses))
+    elif raw.get("turns") is not None:
         items = raw["turns"]
         if not isinstance(items, list) or not items:
             raise case_error(rid, "turns must be a non-empty list of user messages")
@@ -224,6 +236,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
         rubrics=tuple(contract_rubrics(expect.get("rubrics"), rid)),
         final_state=_final_state(expect, rid),
         raw=dict(raw),
+        scenario=simulated,
     )
 
 

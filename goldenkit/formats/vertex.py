@@ -27,7 +27,8 @@ A Vertex ``EvalCase`` (or one row of an eval DataFrame) normalizes to a
 * ``response`` / ``responses`` are answers recorded by someone else's run; they
   are not expectations, so they stay in ``Case.raw`` only.
 * ``session_inputs`` / ``session_input`` -> ``Case.session``; ``user_scenario``
-  is treated like an ADK conversation scenario (one opening turn, noted in criteria).
+  is a simulated-user scenario like ADK's (``Case.scenario``; one opening turn
+  for runs without a user simulator, noted in criteria).
 
 Reading files (:func:`read_vertex`): ``.jsonl`` (one record a line), ``.csv``
 (every cell a string; an empty cell is missing and a cell holding a JSON object
@@ -65,6 +66,8 @@ from goldenkit.formats._common import (
     tool_response,
 )
 from goldenkit.formats._rubrics import vertex_rubrics
+from goldenkit.formats._scenario import read_scenario
+from goldenkit.records import Scenario
 
 _VERTEX_KEYS = (
     "agent_data",
@@ -103,8 +106,8 @@ _JSON_COLUMNS = frozenset(
 _CONTENT_COLUMNS = frozenset({"prompt", "source", "response", "reference", "system_instruction", "instruction"})
 
 SIMULATED_USER_NOTE = (
-    "simulated-user scenario (Vertex user_scenario): goldenkit sends only the starting prompt "
-    "as a single turn and expects nothing of the answer"
+    "simulated-user scenario (Vertex user_scenario): a user simulator drives the conversation "
+    "(goldenkit run --user-simulator); the starting prompt is its first turn, and nothing is expected of the answer"
 )
 
 
@@ -131,6 +134,7 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
     tools: list[dict[str, Any]] = []
     criteria: dict[str, Any] = {}
     turns: list[Turn] = []
+    simulated: Scenario | None = None
 
     agent_data = maybe_json(get(rec, "agent_data"), row_id=rid, field="agent_data")
     if agent_data is not None:
@@ -144,7 +148,8 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         if prompt is not None:
             turns = [Turn(user=_text(prompt, rid, "prompt"), images=_images(prompt, rid, "prompt"))]
         elif isinstance(scenario, Mapping) and isinstance(get(scenario, "starting_prompt"), str):
-            start = get(scenario, "starting_prompt")
+            simulated = read_scenario(scenario, rid, "user_scenario")
+            start = simulated.starting_prompt
             turns = [Turn(user=start)]
             criteria["simulated_user"] = {
                 "starting_prompt": start,
@@ -174,6 +179,7 @@ def normalize_vertex(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
         session=dict(session) if session is not None else None,
         raw=dict(raw),
         rubrics=tuple(vertex_rubrics(maybe_json(get(rec, "rubric_groups"), row_id=rid, field="rubric_groups"), rid)),
+        scenario=simulated,
     )
 
 

@@ -35,7 +35,9 @@ grader is built with ``case_sensitive=False`` or the case sets
 text). A case may instead or additionally put checks per turn in
 ``expect.turns``: a list with one entry (a dict of the same keys, or null)
 per user turn; those apply to that turn's answer and their reasons start with
-``turn N:`` (1-based). Keys that belong to other graders (``tools``,
+``turn N:`` (1-based). ``expect.every_turn`` (a dict of the same keys) applies
+to every agent turn's answer, however many there are (a simulated
+conversation's length is not known in advance). Keys that belong to other graders (``tools``,
 ``tool_match``, ``tool_args``, ``tool_before_text``) and golden metadata
 (``layer``, ``class``, ``status``, ``rag``, ``red``, ``adversarial``) are
 ignored here.
@@ -162,6 +164,9 @@ def contract_expectations(case: Case) -> dict[str, Any]:
     turns = (case.expect or {}).get("turns")
     if isinstance(turns, list):
         out["turns"] = [_resolve(t) if isinstance(t, Mapping) else {} for t in turns]
+    every = (case.expect or {}).get("every_turn")
+    if isinstance(every, Mapping):
+        out["every_turn"] = _resolve(every)
     return out
 
 
@@ -185,6 +190,9 @@ def _resolve(expect: Mapping[str, Any]) -> dict[str, Any]:
 
 def _has_checks(expect: Mapping[str, Any]) -> bool:
     if any(k in expect and expect[k] is not None for k in CONTRACT_KEYS):
+        return True
+    every = expect.get("every_turn")
+    if isinstance(every, Mapping) and _has_checks(every):
         return True
     return any(_has_checks(t) for t in expect.get("turns", []) if isinstance(t, Mapping))
 
@@ -466,6 +474,10 @@ class ContractGrader(Grader):
                 fails.append(f"turn {i + 1}: no answer (the response has {len(response.turns)} turns)")
                 continue
             fails += [f"turn {i + 1}: {r}" for r in self.check(turn_expect, response.turns[i].text)]
+        every = expect.get("every_turn")
+        if every and _has_checks(every):
+            for i, turn in enumerate(response.turns):
+                fails += [f"turn {i + 1}: {r}" for r in self.check(every, turn.text)]
         if fails:
             return GradeResult(passed=False, score=0.0, reason="; ".join(fails))
         return GradeResult(passed=True, score=1.0, reason="")

@@ -279,9 +279,12 @@ def build_judge_prompt(
         parts.append(f"## System instruction given to the assistant\n{case.system}")
     for m in case.history:
         parts.append(f"## Earlier message ({m.role})\n{m.content}")
-    for i, turn in enumerate(case.turns):
-        label = f" (turn {i + 1})" if len(case.turns) > 1 else ""
-        parts.append(f"## User message{label}\n{turn.user}")
+    users = [t.user for t in case.turns]
+    if response.turns and all(t.user is not None for t in response.turns):  # a simulated conversation
+        users = [str(t.user) for t in response.turns]  # the judge reads the whole transcript
+    for i, user in enumerate(users):
+        label = f" (turn {i + 1})" if len(users) > 1 else ""
+        parts.append(f"## User message{label}\n{user}")
         if i < len(answers):
             parts.append(f"## Assistant answer{label}\n<<<ANSWER {nonce}>>>\n{answers[i]}\n<<<END ANSWER {nonce}>>>")
     reference = final_reference(case)

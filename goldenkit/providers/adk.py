@@ -52,6 +52,11 @@ agent's actual answer stands in for a turn without an expected one).
 
 google-adk is an optional dependency (``pip install goldenkit[adk]``); it is
 imported only when an ``adk`` provider is built.
+
+A simulated conversation (a scenario row run with ``--user-simulator``) is one
+:class:`AdkConversation`: a fresh runner and session for the row x repeat, kept open
+across its turns, so the agent sees its own state; each turn's state is reported
+(``Response.raw["final_state"]``).
 """
 
 from __future__ import annotations
@@ -294,61 +299,111 @@ class AdkProvider(Provider):
         prior: Sequence[Message],
         images: Sequence[Sequence[ImagePart]] = (),
     ) -> list[TurnCollector]:
-        from google.adk.events.event import Event
-
-        app_name, user_id, state, session_id = self._session_input(case)
+        app_name, user_id, _, _ = self._session_input(case)
         runner = self._new_runner(target, app_name)
         collected: list[TurnCollector] = []
         try:
-            session = await runner.session_service.create_session(
-                app_name=app_name, user_id=user_id, state=state, session_id=session_id
-            )
-            agent_name = getattr(getattr(runner, "agent", None), "name", None) or "agent"
-            for m in prior:
-                if m.role not in ("user", "assistant") or not (m.content or m.images):
-                    continue
-                role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
-                content = as_content(role, m.content, m.images)
-                await runner.session_service.append_event(
-                    session, Event(author=author, invocation_id=f"history-{len(collected)}", content=content)
-                )
+            session = await self._open_session(runner, case, prior)
             for n, text in enumerate(users):
-                col = TurnCollector()
-                collected.append(col)
-                message = as_content("user", text, images[n] if n < len(images) else ())
-                events = runner.run_async(user_id=user_id, session_id=session.id, new_message=message)
-                try:
-                    async with contextlib.aclosing(events):
-                        while col.error is None:
-                            try:
-                                event = await asyncio.wait_for(anext(events), self._timeout)
-                            except StopAsyncIteration:
-                                break
-                            col.add(event)
-                except ProviderError:
-                    raise
-                except TimeoutError:
-                    raise ProviderError(
-                        f"adk agent made no progress for {self._timeout:g} s (turn {len(collected)})", transient=True
-                    ) from None
-                except Exception as exc:  # the agent's model or one of its tools raised
-                    where = (
-                        "tool"
-                        if col.pending_calls
-                        else ("model" if getattr(exc, "code", None) is not None else "agent")
-                    )
-                    raise error_from_exception(exc, where) from None
-                if col.error is not None:
-                    raise col.error
+                turn_images = images[n] if n < len(images) else ()
+                collected.append(await self._turn(runner, user_id, session.id, text, n + 1, turn_images))
             done = await runner.session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
             if collected and done is not None:
                 collected[-1].final_state = jsonable(dict(done.state))
         finally:
-            try:
-                await runner.close()
-            except Exception:  # closing never turns an answer into an error
-                pass
+            await _close_runner(runner)
         return collected
+
+    async def _open_session(self, runner: Any, case: Case, prior: Sequence[Message]) -> Any:
+        """A new session from the case's session input, with ``prior`` appended as events."""
+        from google.adk.events.event import Event
+
+        app_name, user_id, state, session_id = self._session_input(case)
+        session = await runner.session_service.create_session(
+            app_name=app_name, user_id=user_id, state=state, session_id=session_id
+        )
+        agent_name = getattr(getattr(runner, "agent", None), "name", None) or "agent"
+        for n, m in enumerate(prior):
+            if m.role not in ("user", "assistant") or not (m.content or m.images):
+                continue
+            role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
+            content = as_content(role, m.content, m.images)
+            await runner.session_service.append_event(
+                session, Event(author=author, invocation_id=f"history-{n}", content=content)
+            )
+        return session
+
+    async def _turn(self, runner: Any, user_id: str, session_id: str, text: str, n: int,
+                    images: Sequence[ImagePart] = ()) -> TurnCollector:  # fmt: skip
+        """Run one user turn (the ``n``-th, 1-based) in the session, with its images; its events collected."""
+        col = TurnCollector()
+        message = as_content("user", text, images)
+        events = runner.run_async(user_id=user_id, session_id=session_id, new_message=message)
+        try:
+            async with contextlib.aclosing(events):
+                while col.error is None:
+                    try:
+                        event = await asyncio.wait_for(anext(events), self._timeout)
+                    except StopAsyncIteration:
+                        break
+                    col.add(event)
+        except ProviderError:
+            raise
+        except TimeoutError:
+            raise ProviderError(
+                f"adk agent made no progress for {self._timeout:g} s (turn {n})", transient=True
+            ) from None
+        except Exception as exc:  # the agent's model or one of its tools raised
+            where = "tool" if col.pending_calls else ("model" if getattr(exc, "code", None) is not None else "agent")
+            raise error_from_exception(exc, where) from None
+        if col.error is not None:
+            raise col.error
+        return col
+
+    def open_conversation(self, case: Case, repeat: int) -> AdkConversation:
+        """A simulated conversation: one fresh runner and session for the whole row x repeat."""
+        return AdkConversation(self, case)
+
+
+class AdkConversation:
+    """One ADK session kept open across the turns of a simulated conversation."""
+
+    def __init__(self, provider: AdkProvider, case: Case) -> None:
+        self.provider, self.case = provider, case
+        self._runner: Any = None
+        self._session: Any = None
+        self._model: str | None = None
+
+    async def send(self, user: str, done: Sequence[TurnOutput]) -> Response:
+        p = self.provider
+        if self._runner is None:
+            target = await p._resolve_target()
+            self._model = p._settings.get("model") if not p._is_factory else p._describe(target).get("model")
+            self._runner = p._new_runner(target, p._session_input(self.case)[0])
+            self._session = await p._open_session(self._runner, self.case, list(self.case.history))
+        app_name, user_id, _, _ = p._session_input(self.case)
+        col = await p._turn(self._runner, user_id, self._session.id, user, len(done) + 1)
+        got = await self._runner.session_service.get_session(
+            app_name=app_name, user_id=user_id, session_id=self._session.id
+        )
+        state = jsonable(dict(got.state)) if got is not None else None
+        return Response(turns=[col.output()], tokens_in=col.tokens_in, tokens_out=col.tokens_out,
+                        model=self._model, raw={"final_state": state})  # fmt: skip
+
+    def recorded_user(self, turn: int) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await _close_runner(runner)
+
+
+async def _close_runner(runner: Any) -> None:
+    try:
+        await runner.close()
+    except Exception:  # closing never turns an answer into an error
+        pass
 
 
 def _walk_agents(root: Any) -> list[Any]:

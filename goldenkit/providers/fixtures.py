@@ -11,6 +11,18 @@ A fixture set is a folder::
                      "tokens_in": 812, "tokens_out": 95, "latency_ms": 1234.0, "model": "...",
                      "error": null | {"kind": "transient"|"permanent", "message": "...", "status": 503}}
 
+A simulated conversation (a scenario row run with ``--user-simulator``) is recorded
+the same way, each turn also carrying ``"user"`` (the message it answers: the
+starting prompt, then the simulator's), with ``"conversation": {"turns", "stopped"}``
+on the line and the simulator's version in meta.json (``simulator_version``). A
+replay (:meth:`FixturesProvider.open_conversation`) sends the recorded user turns
+back and answers each with the recorded agent turn, so the whole conversation
+replays without any model; a user message that differs from the recorded one
+(the scenario was edited, or a live simulator wrote something else) is a
+:class:`ReplayDivergence` naming the turn, an ERROR with ``error_kind``
+``replay_divergence``. A line recorded before conversations were simulated (its
+one turn has no ``user``) replays as that one turn.
+
 When a pair appears more than once, the last line wins (a re-recorded answer
 supersedes the earlier one). A missing pair is a permanent error ("no recorded
 answer for row X repeat K"); a recorded error is replayed as that error. The
@@ -33,6 +45,8 @@ from goldenkit.providers.base import Provider, Response, TurnOutput, register_pr
 META_FILE = "meta.json"
 FIXTURES_FILE = "fixtures.jsonl"
 FIXTURES_SCHEMA_VERSION = 1
+#: What :meth:`FixtureConversation.recorded_user` returns after the recording's last turn.
+RECORDING_ENDS = "\x00recording ends"
 
 
 class FixturesProvider(Provider):
@@ -122,9 +136,78 @@ class FixturesProvider(Provider):
             raw={"latency_ms": rec.get("latency_ms")},
         )
 
+    def recorded_simulator_version(self) -> dict[str, Any] | None:
+        """The user simulator the conversations were recorded with (meta.json), if any."""
+        sim = self.meta.get("simulator_version")
+        return sim if isinstance(sim, dict) else None
+
+    def open_conversation(self, case: Case, repeat: int) -> FixtureConversation:
+        """The recorded conversation of ``case`` x ``repeat`` (a missing or error record fails at the first turn)."""
+        return FixtureConversation(self, case, repeat)
+
     def recorded_latency_ms(self, row_id: str, repeat: int) -> float | None:
         rec = self.records.get((row_id, repeat))
         return None if rec is None else rec.get("latency_ms")
+
+
+class ReplayDivergence(ProviderError):
+    """A replayed conversation departed from its recording; ``kind`` is ``"replay_divergence"``."""
+
+    @property
+    def kind(self) -> str:
+        return "replay_divergence"
+
+
+class FixtureConversation:
+    """One recorded conversation, replayed turn by turn (see the module doc)."""
+
+    def __init__(self, provider: FixturesProvider, case: Case, repeat: int) -> None:
+        self.provider, self.case, self.repeat = provider, case, repeat
+        self._turns: list[dict[str, Any]] | None = None
+
+    async def _recorded(self) -> list[dict[str, Any]]:
+        if self._turns is None:
+            resp = await self.provider.complete(self.case, repeat=self.repeat)  # a recorded error is raised here
+            rec = self.provider.records[(self.case.id, self.repeat)]
+            self._turns = list(rec["turns"])
+            self._response = resp
+        return self._turns
+
+    def recorded_user(self, turn: int) -> str | None:
+        turns = self._turns or []
+        if turn >= len(turns):
+            return RECORDING_ENDS
+        user = turns[turn].get("user")
+        return user if isinstance(user, str) else RECORDING_ENDS
+
+    async def send(self, user: str, done: Any) -> Response:
+        turns = await self._recorded()
+        k = len(done)
+        where = f"row {self.case.id} repeat {self.repeat} turn {k + 1}"
+        if k >= len(turns):
+            raise ReplayDivergence(f"{where}: the recording ends after {len(turns)} turn(s)", transient=False)
+        recorded = turns[k].get("user")
+        if recorded is None and k == 0:
+            recorded = self.case.prompt  # recorded before conversations were simulated: its one opening turn
+        if recorded != user:
+            raise ReplayDivergence(
+                f"{where}: the user message differs from the recording (recorded {_short(recorded)}, "
+                f"now {_short(user)})",
+                transient=False,
+            )
+        out = TurnOutput.from_dict(turns[k])
+        resp = self._response
+        last = k == len(turns) - 1  # the line's token counts are the conversation's: counted once
+        return Response(turns=[out], tokens_in=resp.tokens_in if last else None,
+                        tokens_out=resp.tokens_out if last else None, model=resp.model)  # fmt: skip
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _short(text: Any) -> str:
+    s = json.dumps(text, ensure_ascii=False)
+    return s if len(s) <= 80 else s[:77] + '..."'
 
 
 class FixtureRecorder:
@@ -175,6 +258,8 @@ class FixtureRecorder:
             )
             if response.cost is not None:
                 rec["cost"] = response.cost
+            if isinstance(response.raw, dict) and isinstance(response.raw.get("conversation"), dict):
+                rec["conversation"] = response.raw["conversation"]
         else:
             rec.update(
                 turns=[],
@@ -195,4 +280,12 @@ class FixtureRecorder:
 
 register_provider("fixtures", FixturesProvider)
 
-__all__ = ["FIXTURES_FILE", "META_FILE", "FixtureRecorder", "FixturesProvider"]
+__all__ = [
+    "FIXTURES_FILE",
+    "META_FILE",
+    "RECORDING_ENDS",
+    "FixtureConversation",
+    "FixtureRecorder",
+    "FixturesProvider",
+    "ReplayDivergence",
+]

@@ -28,8 +28,10 @@ from goldenkit.graders.gradable import check_gradable, gradability
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.providers.images import check_images
+from goldenkit.providers.simulator import UserSimulator
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
+from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
@@ -153,7 +155,8 @@ def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], visi
 
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
              sample_spec: dict[str, Any], shard: tuple[int, int] | None,
-             artifacts: Sequence[str | os.PathLike[str]] | None = None) -> dict[str, Any]:  # fmt: skip
+             artifacts: Sequence[str | os.PathLike[str]] | None = None,
+             criteria: EvalCriteria | None = None) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
@@ -173,12 +176,16 @@ def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], ju
         "repeats": int(repeats),
         "sample": sample_spec,
         "mode": provider.mode,
+        "criteria": criteria.record() if criteria is not None else None,
         **spec,
     }
 
 
 def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
           retry_errors: bool) -> RunPlan:  # fmt: skip
+    if folder.old_manifest is not None:  # a resume keeps the commit the run started at
+        first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
+        key["agent_version"] = {**key["agent_version"], "git_commit": first}
     rows = dataset.rows
     row_info: dict[str, tuple[str, str, list[str]]] = {}
     columns = (rows[c].tolist() for c in ("id", "slice", "split", "tags"))  # Python lists: no per-item boxing
@@ -236,6 +243,38 @@ def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: 
     }
 
 
+def _conversations(
+    key: dict[str, Any], cases: dict[str, Case], provider: Provider, simulator: Any, max_turns: int, opts: RunOptions,
+    executor: Any = "local",
+) -> ConversationDriver | None:
+    """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
+
+    A live run of scenario rows without a simulator is refused before the first call:
+    sending the starting prompt alone and grading that would be a green without the
+    conversation. A fixtures replay needs none (the recording holds the user turns).
+    """
+    rows = scenario_rows(cases)
+    if executor != "local" and (rows or simulator is not None):
+        raise ConfigError("simulated-user conversations run locally only: leave out --executor ray")
+    if simulator is not None:  # the driver owns it: the run closes it at its end
+        simulator.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
+    if not rows:
+        return None if simulator is None else ConversationDriver(simulator, max_turns)
+    if simulator is None and provider.mode != "fixtures":
+        shown = ", ".join(f'"{r}"' for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+        raise ConfigError(
+            f"{len(rows)} row(s) are simulated-user scenarios ({shown}): pass --user-simulator "
+            "callable|openai|ollama to run their conversations, or leave them out of the run"
+        )
+    driver = ConversationDriver(simulator, max_turns)
+    recorded = getattr(provider, "recorded_simulator_version", None)
+    if simulator is not None:
+        key["simulator_version"] = {**simulator.version(), "max_turns": driver.max_turns}
+    elif recorded is not None and recorded() is not None:
+        key["simulator_version"] = recorded()  # a replay has the recorded simulator's version
+    return driver
+
+
 def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
     if record_dir is None:
         return None
@@ -252,6 +291,7 @@ def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key
             "git_commit": av.get("git_commit"),
             "settings": redact_settings(provider.settings()),
             "recorded_run_id": run_id,
+            **({"simulator_version": key["simulator_version"]} if key.get("simulator_version") else {}),
         },
     )
 
@@ -286,6 +326,8 @@ async def arun_eval(
     executor: Any = "local",
     vision: bool = True,
     criteria: EvalCriteria | None = None,
+    user_simulator: UserSimulator | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -303,12 +345,12 @@ async def arun_eval(
     ``goldenkit merge`` unites the n shard runs into one run.
     ``max_ungradable``: the largest share of the selected rows with nothing a configured grader
     can check (:mod:`goldenkit.graders.gradable`), else a DatasetError naming them; None: no check.
-    ``artifacts``: files and folders that define the agent (prompt files, a RAG corpus,
-    tool definitions), hashed into ``agent_version.artifacts_sha256``
+    ``artifacts``: files and folders that define the agent, hashed into ``agent_version.artifacts_sha256``
     (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
     ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings``: on a Ray cluster (:mod:`~.ray_executor`).
     ``vision=False``: the model takes no images; ``criteria``: an ADK eval config that replaces
     the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
+    ``user_simulator``, ``max_turns``: the scenario rows' conversations (:mod:`goldenkit.runner.conversation`).
     """
     opts = RunOptions(max_in_flight=max_in_flight, rpm=rpm, timeout=timeout, max_retries=max_retries,
                       max_error_rate=max_error_rate, backoff_base=backoff_base, backoff_cap=backoff_cap,
@@ -318,21 +360,18 @@ async def arun_eval(
     dataset, sample_spec, shard, cases = _selection(
         dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
     )
-    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts)
-    key["criteria"] = criteria.record() if criteria is not None else None
+    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria)
+    driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
     folder = await _open_folder(results_dir, run_id, key, retry_errors, pool)
     try:
-        if folder.old_manifest is not None:  # a resume keeps the commit the run started at
-            first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
-            key["agent_version"] = {**key["agent_version"], "git_commit": first}
         plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
         manifest = _manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
         write_json_atomic(folder.run_file, manifest)
         recorder = _recorder(record_dir, provider, key, folder.run_id)
         provider.configure(timeout=timeout, max_in_flight=max_in_flight)
-        run = _make_run(pool, plan, provider, grader_objs, folder, manifest, opts, progress, recorder)
+        run = _make_run(pool, plan, provider, grader_objs, folder, manifest, opts, progress, recorder, driver)
         return await run.execute()
     finally:
         await _release(folder, pool)
@@ -367,9 +406,10 @@ async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, 
 
 def _make_run(pool: Any, plan: RunPlan, provider: Provider, graders: list[Grader], folder: RunFolder,
               manifest: dict[str, Any], opts: RunOptions, progress: bool | IO[str] | None,
-              recorder: Any) -> Run:  # fmt: skip
+              recorder: Any, driver: ConversationDriver | None) -> Run:  # fmt: skip
     if pool is None:
-        return Run(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder)
+        return Run(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder,
+                   conversations=driver)  # fmt: skip
     from goldenkit.runner.ray_executor import RayRun
 
     return RayRun(plan, provider, graders, folder, manifest, opts, progress=progress, pool=pool)

@@ -181,7 +181,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
         old = json.loads(folder.run_file.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
-    diffs = key_differences(old, key, fields=(*RUN_KEY_FIELDS, "shard"))
+    diffs = key_differences(old, key, fields=(*RUN_KEY_FIELDS, "shard", "simulator_version"))
     if diffs:
         raise ResultsError(
             f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); use a new --run-id"

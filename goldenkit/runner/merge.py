@@ -142,6 +142,7 @@ def _manifest(run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int]
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         **{k: first.get(k) for k in RUN_KEY_FIELDS},
+        **({"simulator_version": first["simulator_version"]} if first.get("simulator_version") is not None else {}),
         "provider": first.get("provider"),
         "config": first.get("config"),
         "started_at": min(starts) if starts else None,

@@ -82,8 +82,10 @@ class Run:
         *,
         progress: bool | IO[str] | None,
         recorder: Any = None,
+        conversations: Any = None,
     ) -> None:
         self.plan, self.provider, self.graders = plan, provider, list(graders)
+        self.conversations = conversations  # a ConversationDriver for scenario cases (goldenkit.runner.conversation)
         self.folder, self.manifest, self.opts, self.recorder = folder, manifest, opts, recorder
         self.hard = {g.name: bool(g.hard) for g in self.graders}
         self.sync_grading = all(type(g).agrade is Grader.agrade for g in self.graders)
@@ -204,7 +206,10 @@ class Run:
         rec = dict(self.plan.base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
         case = self.plan.cases[row_id]
-        resp, err, attempts, latency = await self.call(self.provider, case, repeat)
+        if case.scenario is not None and self.conversations is not None:
+            resp, err, attempts, latency = await self.conversations.run(self, self.provider, case, repeat)
+        else:
+            resp, err, attempts, latency = await self.call(self.provider, case, repeat)
         if self.recorder is not None:
             self.recorder.write(row_id, repeat, resp, latency_ms=latency, error=err)
         if self.recorded_latency is not None:
@@ -294,6 +299,8 @@ class Run:
         self.progress.close()
         for judge in self.judges:
             judge.call_model = None
+        if self.conversations is not None:
+            await self.conversations.aclose()
         try:
             await self.provider.aclose()
         finally:
