@@ -23,7 +23,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -297,7 +297,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from goldenkit.sampling import stratified_sample, without_red
 
     ds = read_dataset(args.path)  # the rows `goldenkit run --per-slice` would choose: red rows only with --red
-    chosen = stratified_sample(ds if args.red else without_red(ds), args.per_slice, args.seed, split=args.split)
+    pool = ds if args.red else cast(Dataset, without_red(ds))
+    chosen = stratified_sample(pool, args.per_slice, args.seed, split=args.split)
     if args.output is None:
         sys.stdout.write("".join(f"{rid}\n" for rid in chosen.ids))
         return 0
