@@ -99,7 +99,7 @@ def test_golden_rag_oracle_through_a_run(tmp_path: Path) -> None:
     graders = build_graders({"graders": {"use": ["retrieval"]}})
     s = run_eval(
         ds, CallableProvider(agent), graders, run_id="r", results_dir=tmp_path / "res", progress=False,
-        include_red=True, max_ungradable=0.5,  # the refusal rows have nothing the retrieval grader checks: SKIPPED, allowed here
+        include_red=True, max_ungradable=0.5,  # refusal rows: nothing for retrieval to check (SKIPPED)
     )  # fmt: skip
     df = outcomes_df(s.path).set_index("row_id")
     for rid, rag in oracle.items():
