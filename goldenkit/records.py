@@ -37,7 +37,7 @@ from typing import Any
 CASE_SHAPES = ("adk", "vertex", "contract")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool (function) call: ``name`` and ``args``; ``id`` is ignored when matching."""
 
@@ -49,7 +49,7 @@ class ToolCall:
         return {"name": self.name, "args": self.args}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResponse:
     """A recorded tool response, keyed by the call it answers (name and args)."""
 
@@ -58,7 +58,7 @@ class ToolResponse:
     response: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """A chat message: role is ``system``, ``user``, ``assistant`` or ``tool``.
 
@@ -73,7 +73,7 @@ class Message:
     tool_call_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One user turn and what is expected of the agent's answer to it."""
 
@@ -84,7 +84,7 @@ class Turn:
     intermediate_responses: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rubric:
     """One criterion an LLM judge checks: ``id``, the criterion's ``text``, and the 0-based
     ``turn`` it applies to (None: the whole conversation). ``source`` says where it came from
@@ -96,7 +96,7 @@ class Rubric:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """A normalized eval case.
 
@@ -134,7 +134,7 @@ class Case:
         return [list(t.expected_tools) for t in self.turns]
 
 
-@dataclass
+@dataclass(slots=True)
 class TurnOutput:
     """What the system under test produced for one user turn."""
 
@@ -161,7 +161,7 @@ class TurnOutput:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     """A provider's answer to a whole case (every turn).
 

@@ -48,6 +48,7 @@ from goldenkit.results.manifest import write_json_atomic
 from goldenkit.results.parquet import (
     OUTCOME_SCHEMA,
     ROW_GROUP,
+    ROWS_PER_GROUP,
     outcomes_table,
     write_parquet,
     write_parquet_batches,
@@ -60,6 +61,7 @@ __all__ = [
     "MAX_PENDING_LINES",
     "OUTCOME_SCHEMA",
     "ROW_GROUP",
+    "ROWS_PER_GROUP",
     "OutcomeWriter",
     "Run",
     "iter_jsonl",

@@ -90,8 +90,13 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.table(arrays)
 
 
-#: Outcomes per Parquet row group when writing in batches (about 20 MB of records in memory at a time).
-ROW_GROUP = 10_000
+#: Outcomes per Parquet row group.
+ROWS_PER_GROUP = 10_000
+
+#: Outcome records handed to :func:`write_parquet_batches` at a time (the runner reads its
+#: outcomes back this many at a time): about 3 MB of records as Python dicts; their Arrow
+#: tables, a few hundred bytes an outcome, are gathered into row groups of :data:`ROWS_PER_GROUP`.
+ROW_GROUP = 1_000
 
 
 def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
@@ -99,11 +104,15 @@ def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     write_parquet_batches((records[i : i + ROW_GROUP] for i in range(0, len(records), ROW_GROUP)), path)
 
 
-def write_parquet_batches(batches: Iterable[Sequence[dict[str, Any]]], path: str | Path) -> int:
-    """Write outcome records arriving in batches to ``path`` as Parquet, one row group per batch.
+def write_parquet_batches(
+    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROWS_PER_GROUP
+) -> int:
+    """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
+    (batches are gathered until at least that many wait; the last group holds the rest).
 
-    Only one batch is in memory at a time, so a run of millions of outcomes is
-    written in flat memory. The file appears atomically (a temporary file, then
+    Only one batch of records is in memory at a time, beside the Arrow tables of
+    the row group being gathered, so a run of millions of outcomes is written in
+    flat memory. The file appears atomically (a temporary file, then
     ``os.replace``); an exception while writing leaves no file behind. Returns
     the number of records written.
     """
@@ -112,15 +121,27 @@ def write_parquet_batches(batches: Iterable[Sequence[dict[str, Any]]], path: str
     written = 0
     try:
         with pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
+            gathered: list[pa.Table] = []
             for batch in batches:
                 if batch:
-                    pw.write_table(outcomes_table(batch))
+                    gathered.append(outcomes_table(batch))
                     written += len(batch)
+                if sum(t.num_rows for t in gathered) >= row_group:
+                    _write_group(pw, gathered)
+            _write_group(pw, gathered)
         os.replace(tmp, p)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return written
+
+
+def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
+    """Write the gathered tables as one row group and empty the list."""
+    if gathered:
+        table = pa.concat_tables(gathered)
+        pw.write_table(table, row_group_size=max(table.num_rows, 1))
+        gathered.clear()
 
 
 def read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
@@ -133,4 +154,12 @@ def read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
     return table.select(list(cols))
 
 
-__all__ = ["OUTCOME_SCHEMA", "ROW_GROUP", "outcomes_table", "read_parquet", "write_parquet", "write_parquet_batches"]
+__all__ = [
+    "OUTCOME_SCHEMA",
+    "ROWS_PER_GROUP",
+    "ROW_GROUP",
+    "outcomes_table",
+    "read_parquet",
+    "write_parquet",
+    "write_parquet_batches",
+]
