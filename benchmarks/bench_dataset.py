@@ -11,7 +11,12 @@ about 1 KB each in a temporary directory, then times, over ``--repeat`` runs:
 Prints one table with the best and median time, rows/s, MB/s and throughput as
 a percentage of raw SHA-256. Usage::
 
-    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5] [--shape tools|golden]
+    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5] [--shape tools|golden] [--against FILE]
+
+``--against FILE`` times ``read_dataset`` with another ``goldenkit/dataset/rows.py``
+(for instance the previous one, from ``git show REV:goldenkit/dataset/rows.py``)
+side by side with the current one, in the same process, alternating which goes
+first, so both see the same load.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -128,11 +134,42 @@ def timed(fn: Callable[[], object], repeat: int) -> list[tuple[float, float]]:
     return times
 
 
+def side_by_side(folder: Path, against: Path, repeat: int) -> list[tuple[str, list[tuple[float, float]]]]:
+    """read_dataset with the current rows.py and with ``against``, alternating which goes first."""
+    import goldenkit.dataset.reader as reader
+
+    spec = importlib.util.spec_from_file_location("rows_against", against)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{against}: not a Python file")
+    other = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(other)
+    current = (reader.check_rows, reader.rows_frame)
+
+    def with_rows(fns: tuple[Callable[..., object], Callable[..., object]]) -> list[tuple[float, float]]:
+        reader.check_rows, reader.rows_frame = fns  # type: ignore[assignment]
+        try:
+            return timed(lambda: read_dataset(folder), 1)
+        finally:
+            reader.check_rows, reader.rows_frame = current
+
+    mine: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    for i in range(repeat):
+        if i % 2:
+            theirs += with_rows((other.check_rows, other.rows_frame))
+            mine += with_rows(current)
+        else:
+            mine += with_rows(current)
+            theirs += with_rows((other.check_rows, other.rows_frame))
+    return [("side by side: current", mine), (f"side by side: {against.name}", theirs)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=("tools", "golden"), default="tools", help="case shape of the rows")
+    parser.add_argument("--against", type=Path, help="another goldenkit/dataset/rows.py, timed side by side")
     args = parser.parse_args(argv)
 
     lines = make_rows(args.rows, shape=args.shape)
@@ -163,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(("canonical_sha256 (LF)", canon_t, mb))
         steps.append(("canonical_sha256 (CRLF)", timed(lambda: canonical_sha256(crlf), args.repeat), len(crlf) / 1e6))
         steps.append(("read_dataset (whole)", timed(lambda: read_dataset(folder), args.repeat), mb))
+        if args.against is not None:
+            steps += [(label, times, mb) for label, times in side_by_side(folder, args.against, args.repeat)]
         # What the cyclic garbage collector costs while the rows are built: the same call with the
         # collector disabled by the caller (read_dataset never changes it; an application may).
         gc.disable()

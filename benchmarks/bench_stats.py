@@ -93,6 +93,7 @@ def make_run(folder: Path, run_id: str, rows: int, pass_prob: np.ndarray, seed: 
         "response": pa.array(resp),
         "trajectory": null_str,
         "latency_ms": pa.array(rng.random(n) * 1000),
+        "ttft_ms": pa.nulls(n, pa.float64()),
         "attempts": pa.array(np.ones(n, dtype=np.int64)),
         "tokens_in": pa.array(np.full(n, 100, dtype=np.int64)),
         "tokens_out": pa.array(np.full(n, 20, dtype=np.int64)),

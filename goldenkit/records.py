@@ -40,7 +40,7 @@ from typing import Any
 CASE_SHAPES = ("adk", "vertex", "contract")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool (function) call: ``name`` and ``args``; ``id`` is ignored when matching."""
 
@@ -52,7 +52,7 @@ class ToolCall:
         return {"name": self.name, "args": self.args}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResponse:
     """A recorded tool response, keyed by the call it answers (name and args)."""
 
@@ -61,7 +61,7 @@ class ToolResponse:
     response: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImagePart:
     """An image (or other media part) sent with a user message: ``mime_type`` and either
     the bytes (``data``) or a ``url`` (http(s), gs://; a data URI is decoded into ``data``).
@@ -107,7 +107,7 @@ class ImagePart:
         return {"mime_type": self.mime_type, "url": self.url}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """A chat message: role is ``system``, ``user``, ``assistant`` or ``tool``.
 
@@ -123,7 +123,7 @@ class Message:
     images: tuple[ImagePart, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One user turn and what is expected of the agent's answer to it."""
 
@@ -135,7 +135,7 @@ class Turn:
     images: tuple[ImagePart, ...] = ()  # sent with the user text, in order
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rubric:
     """One criterion an LLM judge checks: ``id``, the criterion's ``text``, and the 0-based
     ``turn`` it applies to (None: the whole conversation). ``source`` says where it came from
@@ -147,7 +147,7 @@ class Rubric:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """A simulated-user scenario: the user's first message and the plan a user simulator follows.
 
@@ -173,7 +173,7 @@ class Scenario:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """A normalized eval case.
 
@@ -222,7 +222,7 @@ class Case:
         return [list(t.expected_tools) for t in self.turns]
 
 
-@dataclass
+@dataclass(slots=True)
 class TurnOutput:
     """What the system under test produced for one user turn.
 
@@ -259,7 +259,7 @@ class TurnOutput:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     """A provider's answer to a whole case (every turn).
 

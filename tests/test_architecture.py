@@ -41,6 +41,9 @@ LAYERS: list[set[str]] = [
     {"policy", "metrics"},
     {"evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
+    {"results.manifest", "results.jsonl", "results.parquet", "results.latest"},
+    {"results.run"},
+    {"results.light"},
     {"results"},
     {"harnesses.common"},
     {"harnesses.deepeval_testrun", "harnesses.inspect_log", "harnesses.lm_eval_samples"},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,7 @@ def test_adk_provider_reports_state_and_tool_responses() -> None:
     response = asyncio.run(AdkProvider(agent).complete(case))
     assert response.raw["final_state"]["cart"] == ["tea"]
     graders = [StateGrader(), RetrievalGrader(tools=["search_docs"])]
-    with_rag = Case(**{**case.__dict__, "expect": {"rag": ["faq-3", "faq-9"]}})
+    with_rag = dataclasses.replace(case, expect={"rag": ["faq-3", "faq-9"]})
     results = grade_case(graders, with_rag, response)
     assert results["state"].passed is True
     assert results["retrieval"].passed is True and results["retrieval"].reason == "retrieved [faq-3, faq-9]"

@@ -61,9 +61,15 @@ def _records(n: int) -> list[dict[str, object]]:
 
 def test_parquet_written_in_row_groups_reads_back_whole(tmp_path: Path) -> None:
     recs = _records(25)
-    n = write_parquet_batches((recs[i : i + 10] for i in range(0, 25, 10)), tmp_path / "o.parquet")
-    assert n == 25 and pq.ParquetFile(tmp_path / "o.parquet").num_row_groups == 3
+    n = write_parquet_batches((recs[i : i + 10] for i in range(0, 25, 10)), tmp_path / "o.parquet", row_group=10)
+    groups = pq.ParquetFile(tmp_path / "o.parquet").metadata
+    assert n == 25 and [groups.row_group(i).num_rows for i in range(groups.num_row_groups)] == [10, 10, 5]
     assert pq.read_table(tmp_path / "o.parquet").equals(outcomes_table(recs))
+    # batches smaller than a row group are gathered: 25 records in batches of 4, row groups of 10
+    write_parquet_batches((recs[i : i + 4] for i in range(0, 25, 4)), tmp_path / "g.parquet", row_group=10)
+    meta = pq.ParquetFile(tmp_path / "g.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [12, 12, 1]
+    assert pq.read_table(tmp_path / "g.parquet").equals(outcomes_table(recs))
     write_parquet([], tmp_path / "empty.parquet")
     assert pq.read_table(tmp_path / "empty.parquet").num_rows == 0
 

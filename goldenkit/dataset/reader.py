@@ -7,10 +7,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 import pandas as pd
 
-from goldenkit.dataset.lines import sha256_of_lines, split_lines
+from goldenkit.dataset.lines import ASCII_WHITESPACE, sha256_of_lines, split_lines
 from goldenkit.dataset.manifest import read_manifest
 from goldenkit.dataset.problems import BOM, BOM_MESSAGE, Problems
 from goldenkit.dataset.rows import check_rows, rows_frame
@@ -31,6 +33,9 @@ class Dataset:
     name, version and hash: it identifies the dataset the rows were drawn from).
     ``manifest`` is the parsed dataset.json (``{}`` when there is none);
     ``case_format`` is the declared case shape, or ``None`` (detected per row).
+
+    Besides the rows it keeps the file's bytes as read (one object, for
+    :meth:`raw_line`) and each row's line number, not one object per line.
     """
 
     name: str
@@ -41,8 +46,9 @@ class Dataset:
     case_format: str | None
     rows: pd.DataFrame
     data_path: Path | None = field(default=None, repr=False)
-    _line_numbers: list[int] = field(default_factory=list, repr=False)
-    _lines: list[bytes] = field(default_factory=list, repr=False)
+    _line_numbers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    _data: bytes = field(default=b"", repr=False)  # the file's bytes as read
+    _physical: list[bytes] = field(default_factory=list, repr=False)  # _data split on LF, on first raw_line
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
     _cases: dict[str, Case] = field(default_factory=dict, repr=False)
 
@@ -66,14 +72,16 @@ class Dataset:
     def line_number(self, row_id: str) -> int | None:
         """The 1-based line of ``row_id`` in the dataset file (None when unknown)."""
         pos = self._position(row_id)
-        return self._line_numbers[pos] if pos < len(self._line_numbers) else None
+        return int(self._line_numbers[pos]) if pos < len(self._line_numbers) else None
 
     def raw_line(self, row_id: str) -> bytes:
         """The row's original line (stripped of surrounding whitespace and the line end)."""
         pos = self._position(row_id)
-        if pos >= len(self._lines):
+        if pos >= len(self._line_numbers) or not self._data:
             raise DatasetError(f'row "{row_id}": original line not available', path=str(self.path))
-        return self._lines[pos]
+        if not self._physical:
+            self._physical.extend(self._data.split(b"\n"))
+        return self._physical[int(self._line_numbers[pos]) - 1].strip(ASCII_WHITESPACE)
 
     def case(self, row_id: str) -> Case:
         """The row's case normalized to :class:`goldenkit.cases.Case` (cached).
@@ -124,8 +132,8 @@ class Dataset:
         return replace(
             self,
             rows=self.rows.take(positions).reset_index(drop=True),
-            _line_numbers=[self._line_numbers[p] for p in positions] if self._line_numbers else [],
-            _lines=[self._lines[p] for p in positions] if self._lines else [],
+            _line_numbers=self._line_numbers[positions] if len(self._line_numbers) else self._line_numbers,
+            _physical=[],
             _positions={},
             _cases={rid: c for rid, c in self._cases.items() if rid in kept},
         )
@@ -180,8 +188,8 @@ def read_dataset(path: str | Path) -> Dataset:
         case_format=manifest.get("case_format"),
         rows=rows_frame(rows),
         data_path=data_path,
-        _line_numbers=lines.numbers,
-        _lines=lines.texts,
+        _line_numbers=np.asarray(lines.numbers, dtype=np.int64),
+        _data=data,
     )
 
 

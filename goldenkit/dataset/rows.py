@@ -99,13 +99,14 @@ def check_row(obj: Any, default_split: str | None) -> Row:
     return row_id, slice_, tags, split, source, added, _case(obj)
 
 
-def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> list[Row]:
-    """Parse and check every line; each row's first problem goes to ``problems``.
+def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> list[list[Any]]:
+    """Parse and check every line into columns (ROW_COLUMNS order); each row's first problem goes to ``problems``.
 
     A duplicate id is a problem of the later row (naming the first one's line),
-    unless that row already has a problem of its own.
+    unless that row already has a problem of its own. The values go straight
+    into one list per column: no object per row is kept besides its values.
     """
-    rows: list[Row] = []
+    columns: list[list[Any]] = [[] for _ in ROW_COLUMNS]
     first_seen: dict[str, int] = {}
     for i, line in enumerate(lines.texts):
         try:
@@ -114,7 +115,8 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> l
             problems.add(i, diagnose_line(line))
             continue
         try:
-            rows.append(check_row(obj, default_split))
+            for column, value in zip(columns, check_row(obj, default_split), strict=True):
+                column.append(value)
             failed = False
         except ValueError as exc:
             problems.add(i, str(exc))
@@ -126,17 +128,16 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> l
             first_seen[row_id] = i
         elif not failed:
             problems.add(i, f'duplicate id "{row_id}" (first on line {lines.numbers[first_seen[row_id]]})')
-    return rows
+    return columns
 
 
-def rows_frame(rows: list[Row]) -> pd.DataFrame:
-    """The rows DataFrame: string columns as pandas ``str``, ``tags`` and ``case`` as Python objects."""
-    index = pd.RangeIndex(len(rows))
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(ROW_COLUMNS)
+def rows_frame(columns: list[list[Any]]) -> pd.DataFrame:
+    """The rows DataFrame of :func:`check_rows`' columns: strings as pandas ``str``, ``tags`` and ``case`` objects."""
+    index = pd.RangeIndex(len(columns[0]))
     data = {
-        name: pd.Series(list(values), dtype=object, index=index)
+        name: pd.Series(values, dtype=object, index=index)
         if name in ("tags", "case")
-        else pd.array(list(values), dtype="str")
+        else pd.array(values, dtype="str")
         for name, values in zip(ROW_COLUMNS, columns, strict=True)
     }
     return pd.DataFrame(data, index=index)

@@ -1,0 +1,78 @@
+"""The results store: one folder per run, written while the run is going.
+
+::
+
+    results/<run_id>/
+        run.json           the run key, configuration, counts, validity (rewritten atomically)
+        outcomes.jsonl     one outcome per line, appended as each completes
+        outcomes.parquet   the final outcomes (one per row x repeat), written at the end
+
+Crash safety: outcome lines are written with ``os.write()`` on an unbuffered file
+descriptor, nothing waiting in a user-space buffer; the runner writes the outcomes
+completed in one pass of its event loop together, before the loop waits for
+anything again (:class:`OutcomeWriter`). A process killed with SIGKILL therefore
+loses at most the calls in flight and the outcomes of the pass it was killed in,
+which a resume calls again; the operating system keeps what was written. A torn
+last line (a write cut by the kill) is tolerated: :func:`repair_jsonl` truncates
+the file after its last complete line, and readers skip it.
+
+Superseded outcomes: ``--retry-errors`` appends a new outcome for a row x repeat
+that already has an ERROR line. The **last record per (row_id, repeat) wins**, in
+``outcomes.parquet`` and in :func:`outcomes_df` alike, so the file keeps its history
+while every reader sees exactly one outcome per pair.
+
+Reading: :func:`read_run` opens a run folder (or a run id under ``results_dir``) as a
+:class:`Run`; :func:`outcomes_df` concatenates the outcomes of one or many runs into
+one DataFrame, read from Parquet when the run is complete and from the JSONL
+otherwise; :func:`light_outcomes` reads a few flat columns of one run (the five
+a comparison needs by default, optionally only some rows' outcomes), with the
+string columns as categoricals. Nested columns come back as Python objects: ``tags`` a list of str,
+``graders`` a dict name -> {passed, score, reason, error}, ``trajectory`` a list of
+per-turn dicts, ``agent_version`` a dict.
+
+One module per thing the store owns: :mod:`~goldenkit.results.manifest` (run.json),
+:mod:`~goldenkit.results.jsonl` (outcomes.jsonl: writer, repair, reader),
+:mod:`~goldenkit.results.parquet` (the Arrow schema, outcomes.parquet),
+:mod:`~goldenkit.results.latest` (the ``latest`` pointer),
+:mod:`~goldenkit.results.run` (:class:`Run`, :func:`read_run`, :func:`outcomes_df`),
+:mod:`~goldenkit.results.light` (:func:`light_outcomes`). Every public name is
+importable from ``goldenkit.results``.
+"""
+
+from __future__ import annotations
+
+from goldenkit.results.jsonl import MAX_PENDING_LINES, OutcomeWriter, iter_jsonl, latest_per_pair, repair_jsonl
+from goldenkit.results.latest import LATEST, update_latest
+from goldenkit.results.light import LIGHT_COLUMNS, light_outcomes
+from goldenkit.results.manifest import write_json_atomic
+from goldenkit.results.parquet import (
+    OUTCOME_SCHEMA,
+    ROW_GROUP,
+    ROWS_PER_GROUP,
+    outcomes_table,
+    write_parquet,
+    write_parquet_batches,
+)
+from goldenkit.results.run import Run, outcomes_df, read_run
+
+__all__ = [
+    "LATEST",
+    "LIGHT_COLUMNS",
+    "MAX_PENDING_LINES",
+    "OUTCOME_SCHEMA",
+    "ROW_GROUP",
+    "ROWS_PER_GROUP",
+    "OutcomeWriter",
+    "Run",
+    "iter_jsonl",
+    "latest_per_pair",
+    "light_outcomes",
+    "outcomes_df",
+    "outcomes_table",
+    "read_run",
+    "repair_jsonl",
+    "update_latest",
+    "write_json_atomic",
+    "write_parquet",
+    "write_parquet_batches",
+]

@@ -1,0 +1,168 @@
+"""outcomes.parquet: the outcome schema in Arrow, records to tables, the Parquet writer and reader.
+
+Free-form nested JSON columns (``trajectory``) are kept as JSON text, so every
+run has the same schema; Parquet is written one row group per batch of records,
+so a run of millions of outcomes is written in flat memory.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from goldenkit.schema import OUTCOME_FIELDS
+
+_ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+_GRADE = pa.struct([("passed", pa.bool_()), ("score", pa.float64()), ("reason", pa.string()), ("error", pa.bool_())])
+_AGENT = pa.struct(
+    [("git_commit", pa.string()), ("model_id", pa.string()), ("prompt_sha256", pa.string()),
+     ("artifacts_sha256", pa.string())]
+)  # fmt: skip
+
+# Columns whose values are free-form nested JSON (tool args of any shape): kept as
+# JSON text in Parquet and decoded on read, so every run has the same schema.
+JSON_COLUMNS = ("trajectory",)
+
+OUTCOME_SCHEMA = pa.schema(
+    [
+        ("schema_version", pa.int64()),
+        ("run_id", pa.string()),
+        ("dataset_name", pa.string()),
+        ("dataset_version", pa.string()),
+        ("dataset_sha256", pa.string()),
+        ("agent_version", _AGENT),
+        ("judge_version", pa.string()),
+        ("row_id", pa.string()),
+        ("slice", pa.string()),
+        ("split", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("repeat", pa.int64()),
+        ("verdict", pa.string()),
+        ("detail", pa.string()),
+        ("error_kind", pa.string()),
+        ("graders", pa.map_(pa.string(), _GRADE)),
+        ("response", pa.string()),
+        ("trajectory", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("ttft_ms", pa.float64()),
+        ("attempts", pa.int64()),
+        ("tokens_in", pa.int64()),
+        ("tokens_out", pa.int64()),
+        ("cost", pa.float64()),
+        ("started_at", pa.string()),
+    ]
+)
+
+
+_ALL_FIELDS = operator.itemgetter(*OUTCOME_FIELDS)
+
+
+def _columns(records: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
+    """The records' values column by column, in :data:`OUTCOME_FIELDS` order (a missing field is None)."""
+    try:  # every field present (what the runner writes): one C-level pick per record, then transpose
+        return list(zip(*map(_ALL_FIELDS, records), strict=True)) if records else [() for _ in OUTCOME_FIELDS]
+    except KeyError:  # a record without some field (written by hand or by an older version)
+        return [[rec.get(name) for rec in records] for name in OUTCOME_FIELDS]
+
+
+def _json_cell(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value == []:  # most trajectories: no tool calls
+        return "[]"
+    return orjson.dumps(value, default=str, option=_ORJSON_JSON).decode()
+
+
+def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
+    """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
+    arrays = {}
+    for name, values in zip(OUTCOME_FIELDS, _columns(records), strict=True):
+        if name in JSON_COLUMNS:
+            values = [_json_cell(v) for v in values]
+        elif name == "graders":
+            values = [None if v is None else list(v.items()) for v in values]
+        arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)
+    return pa.table(arrays)
+
+
+#: Outcomes per Parquet row group.
+ROWS_PER_GROUP = 10_000
+
+#: Outcome records handed to :func:`write_parquet_batches` at a time (the runner reads its
+#: outcomes back this many at a time): about 3 MB of records as Python dicts; their Arrow
+#: tables, a few hundred bytes an outcome, are gathered into row groups of :data:`ROWS_PER_GROUP`.
+ROW_GROUP = 1_000
+
+
+def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """Write the outcome records to ``path`` (atomically) as Parquet."""
+    write_parquet_batches((records[i : i + ROW_GROUP] for i in range(0, len(records), ROW_GROUP)), path)
+
+
+def write_parquet_batches(
+    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROWS_PER_GROUP
+) -> int:
+    """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
+    (batches are gathered until at least that many wait; the last group holds the rest).
+
+    Only one batch of records is in memory at a time, beside the Arrow tables of
+    the row group being gathered, so a run of millions of outcomes is written in
+    flat memory. The file appears atomically (a temporary file, then
+    ``os.replace``); an exception while writing leaves no file behind. Returns
+    the number of records written.
+    """
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    written = 0
+    try:
+        with pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
+            gathered: list[pa.Table] = []
+            for batch in batches:
+                if batch:
+                    gathered.append(outcomes_table(batch))
+                    written += len(batch)
+                if sum(t.num_rows for t in gathered) >= row_group:
+                    _write_group(pw, gathered)
+            _write_group(pw, gathered)
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
+    """Write the gathered tables as one row group and empty the list."""
+    if gathered:
+        table = pa.concat_tables(gathered)
+        pw.write_table(table, row_group_size=max(table.num_rows, 1))
+        gathered.clear()
+
+
+def read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
+    """The ``cols`` of an outcomes.parquet; a column added since it was written (``ttft_ms``) comes back null."""
+    present = set(pq.read_schema(path).names)
+    table = pq.read_table(path, columns=[c for c in cols if c in present])
+    for c in cols:
+        if c not in present:
+            table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))
+    return table.select(list(cols))
+
+
+__all__ = [
+    "OUTCOME_SCHEMA",
+    "ROWS_PER_GROUP",
+    "ROW_GROUP",
+    "outcomes_table",
+    "read_parquet",
+    "write_parquet",
+    "write_parquet_batches",
+]

@@ -1,0 +1,122 @@
+"""A run folder opened for reading: :class:`Run`, :func:`read_run`, :func:`outcomes_df`."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from goldenkit.errors import ResultsError
+from goldenkit.results.jsonl import iter_jsonl, latest_per_pair
+from goldenkit.results.latest import follow_latest
+from goldenkit.results.manifest import read_manifest
+from goldenkit.results.parquet import JSON_COLUMNS, outcomes_table, read_parquet
+from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
+
+
+@dataclass
+class Run:
+    """A run folder: ``path``, ``run_id``, ``manifest`` (the run.json dict)."""
+
+    path: Path
+    run_id: str
+    manifest: dict[str, Any]
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.manifest.get("complete")) and (self.path / OUTCOMES_PARQUET).exists()
+
+    @property
+    def validity(self) -> str | None:
+        return self.manifest.get("validity")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The outcome records from outcomes.jsonl, last record per pair winning."""
+        jsonl = self.path / OUTCOMES_JSONL
+        if not jsonl.exists():
+            return []
+        return latest_per_pair(iter_jsonl(jsonl))
+
+    def table(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise)."""
+        cols = list(columns) if columns is not None else list(OUTCOME_FIELDS)
+        unknown = [c for c in cols if c not in OUTCOME_FIELDS]
+        if unknown:
+            raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
+        if self.complete:
+            return read_parquet(self.path / OUTCOMES_PARQUET, cols)
+        return outcomes_table(self.records()).select(cols)
+
+    def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The outcomes as a DataFrame, one row per row x repeat."""
+        return _to_pandas(self.table(columns))
+
+    def __repr__(self) -> str:
+        counts = self.manifest.get("counts", {})
+        return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
+
+
+def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:
+    """Open a run by folder path or by run id under ``results_dir``.
+
+    ``"latest"`` (or the path ``results/latest``) opens the newest run: every run
+    points ``results_dir/latest`` at itself when it ends (:func:`update_latest`).
+    """
+    if isinstance(path_or_run_id, Run):
+        return path_or_run_id
+    p = follow_latest(Path(path_or_run_id))
+    if not (p / RUN_FILE).exists():
+        alt = follow_latest(Path(results_dir) / str(path_or_run_id))
+        if (alt / RUN_FILE).exists():
+            p = alt
+        else:
+            raise ResultsError(f"{p}: no run found (no {RUN_FILE} there or under {results_dir}/)")
+    manifest = read_manifest(p)
+    return Run(path=p, run_id=str(manifest["run_id"]), manifest=manifest)
+
+
+def outcomes_df(
+    *runs: str | os.PathLike[str] | Run,
+    columns: Sequence[str] | None = None,
+    results_dir: str | os.PathLike[str] = "results",
+    categorical: bool = False,
+) -> pd.DataFrame:
+    """The outcomes of one or many runs as one DataFrame.
+
+    Each run is a :class:`Run`, a run folder or a run id under ``results_dir``.
+    ``columns`` limits what is read (Parquet reads only those columns).
+    ``categorical=True`` returns ``slice``, ``split`` and ``verdict`` as pandas
+    categoricals (smaller and faster to group on).
+    """
+    if not runs:
+        raise ResultsError("outcomes_df: no run given")
+    tables = [read_run(r, results_dir).table(columns) for r in runs]
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    df = _to_pandas(table)
+    if categorical:
+        for c in ("slice", "split", "verdict"):
+            if c in df.columns:
+                df[c] = df[c].astype("category")
+    return df
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    df = table.to_pandas(maps_as_pydicts="strict", types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    for c in JSON_COLUMNS:
+        if c in df.columns:
+            df[c] = [None if v is None else json.loads(v) for v in df[c].tolist()]
+    for c in ("tags",):
+        if c in df.columns:
+            df[c] = [[] if v is None else list(v) for v in df[c].tolist()]
+    if "repeat" in df.columns and not df["repeat"].isna().any():
+        df["repeat"] = df["repeat"].astype("int64")
+    return df
+
+
+__all__ = ["Run", "outcomes_df", "read_run"]
