@@ -178,6 +178,23 @@ def test_callable_generator_writes_a_new_version(ds: Path, agent: Path) -> None:
     assert config["environment"] == {"orders": [{"id": "A-1", "item": "duvet cover", "status": "delivered"}]}
 
 
+def test_generated_rows_are_scenario_cases(ds: Path, agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The new rows normalize into Case.scenario (the shape the user simulator runs) and validate."""
+    from goldenkit.records import Scenario
+
+    done = generate_scenarios(ds, agent, 2, Scripted(json.dumps(SCENARIOS)), model="scripted", seed=5, today=TODAY)
+    back = read_dataset(done.path)
+    for rid, sc in zip(done.added, SCENARIOS, strict=True):
+        case = back.case(rid)
+        assert case.scenario == Scenario(starting_prompt=sc["starting_prompt"], plan=sc["plan"])
+        assert case.system == INSTRUCTION and [t["name"] for t in case.tools] == [t["name"] for t in TOOLS]
+    assert main(["dataset", "validate", str(done.path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ok: ") and "4 rows" in out
+    # nothing the contract grader checks: validate names them (a run needs a judge or rubrics for these rows)
+    assert "warning: " in out and all(rid in out.split("warning: ", 1)[1] for rid in done.added)
+
+
 def test_a_list_of_dicts_is_taken_as_is_and_slice_overrides(ds: Path, agent: Path, tmp_path: Path) -> None:
     items = [{"starting_prompt": "Hello there", "plan": "Say thanks.", "slice": "ignored", "tags": ["a"]}]
     done = generate_scenarios(ds, agent, 1, Scripted(items), model="m", slice_="greetings", today=TODAY)
