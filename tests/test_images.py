@@ -273,7 +273,7 @@ def test_openai_run_sends_image_url_parts_on_the_wire(tmp_path, monkeypatch, cap
     with FakeModelServer() as srv:
         srv.default = Reply.text("ok")
         code = main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "r", "--max-in-flight", "1", "--quiet"])  # fmt: skip
+                     "--run-id", "r", "--max-in-flight", "1", "--quiet", "--max-ungradable", "0.5"])  # fmt: skip
         bodies = {r.json["messages"][-1]["content"] if isinstance(r.json["messages"][-1]["content"], str)
                   else r.json["messages"][-1]["content"][0]["text"]: r.json for r in srv.requests}  # fmt: skip
     assert code == 0, capsys.readouterr().err

@@ -47,6 +47,7 @@ def run(tmp_path: Path, rows, user=sim_scripts.user_three, *, run_id="r", provid
     ds = read_dataset(write_dataset(tmp_path / "ds", rows))
     sim = CallableSimulator(user) if user is not None else None
     agent = provider if provider is not None else CallableProvider(sim_scripts.agent, threads=0)
+    kw.setdefault("max_ungradable", None)  # most rows here test the conversation, not its grading
     summary = run_eval(ds, agent, kw.pop("graders", ["contract"]), results_dir=tmp_path / "results", run_id=run_id,
                        progress=False, user_simulator=sim, **kw)  # fmt: skip
     out = read_run(summary.path).outcomes().sort_values(["row_id", "repeat"]).reset_index(drop=True)
