@@ -113,9 +113,11 @@ def test_limits_hold_for_the_whole_cluster(tmp_path: Path) -> None:
     assert peak == 2  # reached, never exceeded
     assert max(sum(1 for b in arrivals if a <= b < a + 1.0) for a in arrivals) <= 5
     throttled = arrivals[0]  # the 429 was the first reply
-    # during the pause at most the one start the pacing had already scheduled (as in a local run:
-    # Limiter does not move a start it has scheduled), never one per worker
-    assert len([a for a in arrivals if throttled + 0.15 < a < throttled + 0.95]) <= 1
+    # during the pause only starts the limiter had granted before the 429 reached it (Limiter does not
+    # take back a start it has scheduled, locally or on Ray): at most max_in_flight of them, never more
+    # (seen: 0, 1 or 2, by how the grants and the 429 interleave)
+    paused = [a for a in arrivals if throttled + 0.15 < a < throttled + 0.95]
+    assert len(paused) <= 2
     invocation = read_run(run.path).manifest["timings"]["invocations"][-1]
     assert invocation["decreases"] >= 1 and invocation["peak_in_flight"] == 2
 

@@ -440,16 +440,7 @@ class RayRun(Run):
         if rec.get("verdict") != ERROR or rec.get("error_kind") == "grader":
             self.consecutive_errors = 0
             return
-        self.consecutive_errors += 1
-        reason = str(rec.get("detail") or "")
-        if self.first_error is None:
-            self.first_error = reason
-        limit = self.opts.abort_after_errors
-        if limit and self.consecutive_errors >= limit and self.stopped is None:
-            self.stopped = (
-                f"stopped after {self.consecutive_errors} consecutive errors (last: {reason}); "
-                f"resume with --run-id {self.folder.run_id} --retry-errors"
-            )
+        self.count_error(str(rec.get("detail") or ""))
 
     async def _alive(self, worker: int) -> bool:
         """Whether worker ``worker`` answers again (Ray restarted it and its setup built)."""

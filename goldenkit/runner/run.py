@@ -243,6 +243,11 @@ class Run:
             tokens_out=None,
             cost=None,
         )
+        self.count_error(reason)
+        self._write(rec, attempts)
+
+    def count_error(self, reason: str) -> None:
+        """One more consecutive ERROR: the circuit breaker stops the run after ``abort_after_errors``."""
         self.consecutive_errors += 1
         if self.first_error is None:
             self.first_error = reason
@@ -252,7 +257,6 @@ class Run:
                 f"stopped after {self.consecutive_errors} consecutive errors (last: {reason}); "
                 f"resume with --run-id {self.folder.run_id} --retry-errors"
             )
-        self._write(rec, attempts)
 
     def write_graded(
         self,
