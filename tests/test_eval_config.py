@@ -239,3 +239,14 @@ def test_run_refuses_criteria_without_their_grader_or_ungradable(tmp_path, monke
     run = json.loads((tmp_path / "results" / "c" / "run.json").read_text())
     assert run["criteria"]["ignored"] == ["hallucinations_v1"]
     assert main([*base, "--ignore-criteria", "x", "--run-id", "d"]) == 1
+
+
+def test_the_history_protocol_tells_criteria_apart_and_keeps_old_ids() -> None:
+    """Runs graded with another ADK eval config are not trended together; runs without one keep their id."""
+    from goldenkit.history.index import protocol_id
+
+    old = {"repeats": 1, "graders": {"reference": "1"}}
+    a = {**old, "criteria": {"file": "a.json", "sha256": "a" * 64, "ignored": []}}
+    b = {**old, "criteria": {"file": "b.json", "sha256": "b" * 64, "ignored": []}}
+    assert protocol_id(old) == protocol_id({**old, "criteria": None})
+    assert len({protocol_id(old), protocol_id(a), protocol_id(b)}) == 3

@@ -190,3 +190,37 @@ def test_a_judge_in_a_regrade_calls_the_judge_through_the_runs_retries(here: Pat
     new = by_pair("judged")
     assert all(new[(r["row_id"], r["repeat"])]["graders"]["judge"]["passed"] is True for r in graded)
     assert read_run("judged").manifest["judge_version"].startswith("judge-m+")
+
+
+def test_stored_answers_no_grader_checked_are_graded_by_the_new_graders(tmp_path: Path) -> None:
+    """A SKIPPED row with an answer (no old grader applied) is graded by the new graders; one
+    whose call failed stays the copied ERROR."""
+    from goldenkit.dataset import read_dataset
+    from goldenkit.providers.callable import CallableProvider
+
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
+    rows = [
+        {"id": "c", "slice": "s", "split": "dev", "case": {"prompt": "say yes", "expect": {"must_contain": ["yes"]}}},
+        {"id": "r", "slice": "s", "split": "dev", "case": {"prompt": "say yes", "reference": "yes"}},
+        {"id": "e", "slice": "s", "split": "dev", "case": {"prompt": "fail", "reference": "yes"}},
+    ]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def agent(case):  # type: ignore[no-untyped-def]
+        if case.id == "e":
+            raise ValueError("the agent broke")
+        return "yes"
+
+    res = tmp_path / "res"
+    first = goldenkit.run_eval(read_dataset(ds), CallableProvider(agent), ["contract"], run_id="old",
+                               results_dir=res, progress=False, max_ungradable=None, max_error_rate=1.0)  # fmt: skip
+    old = {r["row_id"]: r for r in read_run(first.path).outcomes().to_dict("records")}
+    assert (old["c"]["verdict"], old["r"]["verdict"], old["e"]["verdict"]) == ("PASS", "SKIPPED", "ERROR")
+    new = goldenkit.regrade("old", "new", ["contract", "reference"], results_dir=res, progress=False)
+    got = {r["row_id"]: r for r in read_run(new.path).outcomes().to_dict("records")}
+    assert got["r"]["verdict"] == "PASS" and "reference" in got["r"]["graders"]  # graded, not copied
+    assert got["c"]["verdict"] == "PASS"
+    assert got["e"]["verdict"] == "ERROR" and got["e"]["detail"] == old["e"]["detail"]  # no answer: copied

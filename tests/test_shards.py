@@ -175,6 +175,16 @@ def test_merge_refusals_name_the_culprit_and_write_nothing(tmp_path: Path) -> No
     assert two and rep
 
 
+def test_shards_of_other_user_simulators_are_not_merged(tmp_path: Path) -> None:
+    ds, res = dataset(tmp_path), tmp_path / "results"
+    _shards(ds, res, 2, "a")
+    shard = res / "a2" / "run.json"  # as a shard run with another simulator records it
+    manifest = json.loads(shard.read_text())
+    shard.write_text(json.dumps({**manifest, "simulator_version": {"provider": "callable", "fn": "m:other"}}))
+    with pytest.raises(ResultsError, match="shard run a2 has another run key than a1: simulator_version"):
+        merge_shards("m", ["a1", "a2"], results_dir=res)
+
+
 def test_an_incomplete_shard_is_refused(tmp_path: Path) -> None:
     ds, res = dataset(tmp_path), tmp_path / "results"
     _shards(ds, res, 2, "a")

@@ -155,6 +155,13 @@ def test_max_turns_the_case_limit_wins(tmp_path):
     assert users_of(out.iloc[0])[1:] == [f"more please (repeat 0, turn {k})" for k in (2, 3, 4)]
 
 
+def test_a_conversation_that_runs_to_its_limit_is_recorded_as_stopped_by_max_turns(tmp_path):
+    rec = tmp_path / "fixtures"
+    run(tmp_path, [scenario_row("a")], sim_scripts.user_chatty, max_turns=3, record_dir=rec)
+    line = json.loads((rec / "fixtures.jsonl").read_text().splitlines()[0])
+    assert line["conversation"] == {"turns": 3, "stopped": "max_turns"}
+
+
 def test_the_stop_phrase_ends_the_conversation(tmp_path):
     rows = [scenario_row("a")]
     rows[0]["case"]["scenario"]["stop"] = "bye"  # type: ignore[index]

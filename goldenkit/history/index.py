@@ -105,6 +105,8 @@ def protocol_id(manifest: dict[str, Any]) -> str:
     key = {k: manifest.get(k) for k in PROTOCOL_KEYS}
     if arts := _dict(manifest.get("agent_version")).get("artifacts_sha256"):  # only when named: old ids stay
         key["artifacts_sha256"] = arts
+    if manifest.get("criteria") is not None:  # an ADK eval config's criteria (only when given: old ids stay)
+        key["criteria"] = manifest["criteria"]
     return hashlib.sha256(_json_text(key).encode()).hexdigest()[:12]  # type: ignore[union-attr]
 
 
@@ -132,7 +134,7 @@ def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
         "model_id": av.get("model_id"),
         "git_commit": av.get("git_commit"),
         "prompt_sha256": av.get("prompt_sha256"),
-        "artifacts": _json_text(av.get("artifacts")),
+        "artifacts": av.get("artifacts_sha256"),
         "judge_version": man.get("judge_version"),
         "simulator_version": sim if sim is None or isinstance(sim, str) else _json_text(sim),
         "graders": _json_text(man.get("graders")),
@@ -454,8 +456,8 @@ def runs_df(
 
     Columns (:data:`RUN_COLUMNS`): ``kind`` (run | baseline), ``run_id``, ``name``
     (the baseline's), the dataset (``dataset_name, dataset_version, dataset_sha256``),
-    the agent (``model_id, git_commit, prompt_sha256``, ``artifacts`` as JSON text
-    when recorded), ``judge_version``, ``simulator_version``, ``graders`` (JSON),
+    the agent (``model_id, git_commit, prompt_sha256``, ``artifacts``: the artifacts'
+    sha256 when recorded), ``judge_version``, ``simulator_version``, ``graders`` (JSON),
     ``protocol`` (:func:`protocol_id`), ``mode``, ``repeats``, ``sample`` (JSON),
     ``benchmark`` (the run prefix of ``goldenkit benchmark``, else None),
     ``started_at, ended_at, saved_at`` (UTC timestamps), ``validity,

@@ -91,8 +91,9 @@ class ConversationDriver:
         try:
             for k in range(self.turns_for(scenario)):
                 if k > 0:
-                    user, stopped = await self._next_user(run, session, scenario, done, repeat, k, calls)
+                    user, why = await self._next_user(run, session, scenario, done, repeat, k, calls)
                     if user is None:
+                        stopped = why
                         break
                 resp = await self._retrying(
                     run, provider, _sender(session, str(user), list(done)), f"turn {k + 1}", calls

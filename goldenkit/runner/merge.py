@@ -68,7 +68,7 @@ def check_shards(runs: Sequence[Run]) -> list[tuple[int, Run]]:
     for (k, n_i), run in specs:
         if n_i != n:
             raise ResultsError(f"shard run {run.run_id} is shard {k}/{n_i}, of another N than {first.run_id} (of {n})")
-        diffs = key_differences(first.manifest, run.manifest)
+        diffs = key_differences(first.manifest, run.manifest, fields=(*RUN_KEY_FIELDS, "simulator_version"))
         if diffs:
             raise ResultsError(f"shard run {run.run_id} has another run key than {first.run_id}: {'; '.join(diffs)}")
         if k in by_k:

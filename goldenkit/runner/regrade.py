@@ -7,9 +7,10 @@ turn's text, tool calls, tool responses and intermediate texts; tokens,
 latency, attempts and cost are kept) is graded again by ``graders`` and
 combined into a verdict exactly as in a run. What is copied and what is new:
 
-* an ERROR outcome stays ERROR and a SKIPPED one stays SKIPPED, copied as they
-  were (nothing was produced, or nothing was checked, and regrading does not
-  invent an answer); every other outcome is graded again;
+* an ERROR or SKIPPED outcome without a stored answer (the call failed, or the
+  row was never called) is copied as it was: regrading does not invent an answer;
+  every outcome with a stored answer is graded again, a grader ERROR or a row no
+  old grader checked included (the new graders may decide it);
 * the run key is RUN's (dataset, agent version, repeats, sample, shard) with the
   new graders, their versions and judge version, and ``mode: "regrade"``;
   run.json also names the source (``regraded_from: {run_id, path}``). So the new
@@ -26,7 +27,8 @@ ERROR nor SKIPPED has no stored response (named); the dataset (RUN's
 ``dataset.path``, or the one given) does not have RUN's sha256; NEW is RUN, or
 an existing run that is not a regrade of RUN; a configured grader needs what
 outcomes do not keep (the ``state`` grader: the session's final state; the
-``retrieval`` grader without ``tools``: the ids a provider reported). An
+``retrieval`` grader without ``tools``: the ids a provider reported); RUN was graded
+with ``--criteria`` (an ADK eval config replaced its cases' criteria). An
 existing regrade of RUN with the same graders is **resumed**: only its missing
 outcomes are graded (an interrupted regrade with a judge finishes where it
 stopped); with other graders it is refused (the run key differs).
@@ -82,6 +84,11 @@ class StoredAnswers(Provider):
 
     def settings(self) -> dict[str, Any]:
         return {}
+
+
+def _unanswered(rec: dict[str, Any]) -> bool:
+    """An ERROR or SKIPPED outcome with no answer stored: nothing to grade again, copied as it was."""
+    return rec.get("verdict") in _KEPT and rec.get("response") is None and not rec.get("trajectory")
 
 
 def stored_response(rec: dict[str, Any]) -> Response:
@@ -179,7 +186,9 @@ def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
         "repeats": int(man.get("repeats") or 1),
         "sample": man.get("sample"),
         "mode": REGRADE,
+        "criteria": man.get("criteria"),
         **({"shard": man["shard"]} if man.get("shard") is not None else {}),
+        **({"simulator_version": man["simulator_version"]} if man.get("simulator_version") is not None else {}),
     }
 
 
@@ -243,13 +252,13 @@ class Regrade(Run):
             await asyncio.sleep(0)
 
     async def regrade_one(self, src: dict[str, Any]) -> None:
-        """Grade one stored outcome again (ERROR and SKIPPED are copied) and write it."""
+        """Grade one stored answer again and write it (an outcome without an answer is copied)."""
         row_id, repeat = str(src["row_id"]), int(src.get("repeat") or 0)
         sl, sp, tags = self.plan.row_info[row_id]
         rec = dict(self.plan.base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=src.get("started_at"))
         attempts = int(src.get("attempts") or 1)
-        if src.get("verdict") in _KEPT:
+        if _unanswered(src):
             rec.update({k: src.get(k) for k in _COPIED})
             self._write(rec, attempts)
             return
@@ -287,6 +296,9 @@ async def aregrade(
             raise ResultsError(f"regrade: run {first.run_id} does not say where its dataset is; pass the dataset")
         dataset = read_dataset(path)
     src = _read_source(first, results_dir, dataset)
+    if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
+        raise ResultsError(f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
+                           "regrading a run with an ADK eval config is not supported")  # fmt: skip
     out_dir = Path(results_dir) if results_dir is not None else src.path.parent
     grader_objs = resolve_graders(graders)
     cases = normalize_cases(dataset, src.index.row_ids)
