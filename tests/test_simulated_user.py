@@ -382,3 +382,23 @@ def test_a_model_simulator_gets_the_pinned_prompt_a_seed_per_repeat_and_its_retr
     assert version["prompt_sha256"] == PROMPT_SHA256 and version["settings"]["seed"] == 7
     assert version["model"] == "sim-m" and version["provider"] == "openai"
     assert out["verdict"].tolist() == ["PASS", "PASS"]
+
+
+def test_the_simulator_is_closed_when_the_run_folder_cannot_be_opened(tmp_path):
+    """A resume refused (another run key) still closes the user simulator (its HTTP clients)."""
+
+    class Tracked(CallableSimulator):
+        closed = 0
+
+        async def aclose(self) -> None:
+            type(self).closed += 1
+            await super().aclose()
+
+    rows = [scenario_row("a")]
+    run(tmp_path, rows, sim_scripts.user_three)  # run "r" exists now
+    ds = read_dataset(tmp_path / "ds")
+    agent = CallableProvider(sim_scripts.agent, threads=0)
+    with pytest.raises(Exception, match="repeats"):
+        run_eval(ds, agent, ["contract"], results_dir=tmp_path / "results", run_id="r", repeats=2, progress=False,
+                 user_simulator=Tracked(sim_scripts.user_three), max_ungradable=None)  # fmt: skip
+    assert Tracked.closed == 1

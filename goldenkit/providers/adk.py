@@ -376,11 +376,16 @@ class AdkConversation:
 
     async def send(self, user: str, done: Sequence[TurnOutput]) -> Response:
         p = self.provider
-        if self._runner is None:
+        if self._runner is None:  # set up once both the runner and its session exist (a retry starts over)
             target = await p._resolve_target()
             self._model = p._settings.get("model") if not p._is_factory else p._describe(target).get("model")
-            self._runner = p._new_runner(target, p._session_input(self.case)[0])
-            self._session = await p._open_session(self._runner, self.case, list(self.case.history))
+            runner = p._new_runner(target, p._session_input(self.case)[0])
+            try:
+                self._session = await p._open_session(runner, self.case, list(self.case.history))
+            except BaseException:
+                await _close_runner(runner)
+                raise
+            self._runner = runner
         app_name, user_id, _, _ = p._session_input(self.case)
         col = await p._turn(self._runner, user_id, self._session.id, user, len(done) + 1)
         got = await self._runner.session_service.get_session(

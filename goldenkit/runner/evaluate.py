@@ -364,7 +364,7 @@ async def arun_eval(
     driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
-    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool)
+    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver)
     try:
         plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
         manifest = _manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
@@ -396,11 +396,14 @@ async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], op
 
 
 async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, key: dict[str, Any],
-                       retry_errors: bool, pool: Any) -> RunFolder:  # fmt: skip
+                       retry_errors: bool, pool: Any, driver: ConversationDriver | None) -> RunFolder:  # fmt: skip
+    """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
         return open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
     except BaseException:
         await _release(None, pool)
+        if driver is not None:  # the user simulator's clients
+            await driver.aclose()
         raise
 
 
