@@ -402,3 +402,17 @@ def test_the_simulator_is_closed_when_the_run_folder_cannot_be_opened(tmp_path):
         run_eval(ds, agent, ["contract"], results_dir=tmp_path / "results", run_id="r", repeats=2, progress=False,
                  user_simulator=Tracked(sim_scripts.user_three), max_ungradable=None)  # fmt: skip
     assert Tracked.closed == 1
+
+
+def test_a_replay_with_a_smaller_turn_limit_says_so_in_its_key(tmp_path):
+    """A replay goes as far as its recording's limit by default (same key as the live run); a smaller
+    --max-turns cuts the conversations short and the key says so (not comparable: exit 4)."""
+    rows = [scenario_row("a", expect={"must_contain": ["reply"]})]
+    rec = tmp_path / "fixtures"
+    live, _ = run(tmp_path, rows, sim_scripts.user_chatty, run_id="live", record_dir=rec, max_turns=3)
+    same, out = run(tmp_path, rows, None, run_id="same", provider=FixturesProvider(fixtures=rec))
+    assert same.manifest["simulator_version"] == live.manifest["simulator_version"]
+    assert len(out.iloc[0]["trajectory"]) == 3
+    short, out = run(tmp_path, rows, None, run_id="short", provider=FixturesProvider(fixtures=rec), max_turns=2)
+    assert len(out.iloc[0]["trajectory"]) == 2
+    assert short.manifest["simulator_version"] == {**live.manifest["simulator_version"], "max_turns": 2}

@@ -244,8 +244,8 @@ def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: 
 
 
 def _conversations(
-    key: dict[str, Any], cases: dict[str, Case], provider: Provider, simulator: Any, max_turns: int, opts: RunOptions,
-    executor: Any = "local",
+    key: dict[str, Any], cases: dict[str, Case], provider: Provider, simulator: Any, max_turns: int | None,
+    opts: RunOptions, executor: Any = "local",
 ) -> ConversationDriver | None:
     """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
 
@@ -259,19 +259,22 @@ def _conversations(
     if simulator is not None:  # the driver owns it: the run closes it at its end
         simulator.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
     if not rows:
-        return None if simulator is None else ConversationDriver(simulator, max_turns)
+        return None if simulator is None else ConversationDriver(simulator, max_turns or DEFAULT_MAX_TURNS)
     if simulator is None and provider.mode != "fixtures":
         shown = ", ".join(f'"{r}"' for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         raise ConfigError(
             f"{len(rows)} row(s) are simulated-user scenarios ({shown}): pass --user-simulator "
             "callable|openai|ollama to run their conversations, or leave them out of the run"
         )
-    driver = ConversationDriver(simulator, max_turns)
     recorded = getattr(provider, "recorded_simulator_version", None)
+    version = recorded() if simulator is None and recorded is not None else None
+    if max_turns is None:  # a replay goes as far as its recording's limit, a live run to the default
+        max_turns = (version or {}).get("max_turns") or DEFAULT_MAX_TURNS
+    driver = ConversationDriver(simulator, max_turns)
     if simulator is not None:
         key["simulator_version"] = {**simulator.version(), "max_turns": driver.max_turns}
-    elif recorded is not None and recorded() is not None:
-        key["simulator_version"] = recorded()  # a replay has the recorded simulator's version
+    elif version is not None:  # a replay: the recorded simulator, with the turn limit this run applies
+        key["simulator_version"] = {**version, "max_turns": driver.max_turns}
     return driver
 
 
@@ -327,7 +330,7 @@ async def arun_eval(
     vision: bool = True,
     criteria: EvalCriteria | None = None,
     user_simulator: UserSimulator | None = None,
-    max_turns: int = DEFAULT_MAX_TURNS,
+    max_turns: int | None = None,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -350,7 +353,7 @@ async def arun_eval(
     ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings``: on a Ray cluster (:mod:`~.ray_executor`).
     ``vision=False``: the model takes no images; ``criteria``: an ADK eval config that replaces
     the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
-    ``user_simulator``, ``max_turns``: the scenario rows' conversations (:mod:`goldenkit.runner.conversation`).
+    ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario rows' conversations.
     """
     opts = RunOptions(max_in_flight=max_in_flight, rpm=rpm, timeout=timeout, max_retries=max_retries,
                       max_error_rate=max_error_rate, backoff_base=backoff_base, backoff_cap=backoff_cap,
