@@ -358,6 +358,30 @@ def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
     assert "nothing to grade in 3 of 3 rows" in capsys.readouterr().err
 
 
+def test_rows_allowed_to_run_with_nothing_to_grade_never_pass_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max-ungradable 1 lets rows with nothing to grade run (every verdict SKIPPED); the gate on such a run,
+    as candidate and as baseline, is never green."""
+    from fakeserver import FakeModelServer, Reply
+
+    monkeypatch.chdir(tmp_path)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
+    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with FakeModelServer(default=Reply.text("anything")) as srv:
+        for run_id in ("base", "cand"):
+            assert main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet",
+                         "--max-ungradable", "1", "--run-id", run_id]) == 0  # fmt: skip
+    assert "SKIPPED 3" in capsys.readouterr().out
+    code = main(["gate", "cand", "--baseline", "base"])
+    out = capsys.readouterr()
+    assert code == 3 and "baseline base is not evidence: no graded row (0 ERROR, 3 SKIPPED of 3)" in out.out, out
+
+
 # ---------------------------------------------------------------- a Ray run without evidence
 
 
