@@ -47,8 +47,8 @@ from goldenkit.results.light import LIGHT_COLUMNS, light_outcomes
 from goldenkit.results.manifest import write_json_atomic
 from goldenkit.results.parquet import (
     OUTCOME_SCHEMA,
+    RECORD_BATCH,
     ROW_GROUP,
-    ROWS_PER_GROUP,
     outcomes_table,
     write_parquet,
     write_parquet_batches,
@@ -60,8 +60,8 @@ __all__ = [
     "LIGHT_COLUMNS",
     "MAX_PENDING_LINES",
     "OUTCOME_SCHEMA",
+    "RECORD_BATCH",
     "ROW_GROUP",
-    "ROWS_PER_GROUP",
     "OutcomeWriter",
     "Run",
     "iter_jsonl",

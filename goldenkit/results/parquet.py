@@ -94,21 +94,21 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
 
 
 #: Outcomes per Parquet row group.
-ROWS_PER_GROUP = 10_000
+ROW_GROUP = 10_000
 
 #: Outcome records handed to :func:`write_parquet_batches` at a time (the runner reads its
 #: outcomes back this many at a time): about 3 MB of records as Python dicts; their Arrow
-#: tables, a few hundred bytes an outcome, are gathered into row groups of :data:`ROWS_PER_GROUP`.
-ROW_GROUP = 1_000
+#: tables, a few hundred bytes an outcome, are gathered into row groups of :data:`ROW_GROUP`.
+RECORD_BATCH = 1_000
 
 
 def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Write the outcome records to ``path`` (atomically) as Parquet."""
-    write_parquet_batches((records[i : i + ROW_GROUP] for i in range(0, len(records), ROW_GROUP)), path)
+    write_parquet_batches((records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH)), path)
 
 
 def write_parquet_batches(
-    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROWS_PER_GROUP
+    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROW_GROUP
 ) -> int:
     """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
     (batches are gathered until at least that many wait; the last group holds the rest).
@@ -159,7 +159,7 @@ def read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
 
 __all__ = [
     "OUTCOME_SCHEMA",
-    "ROWS_PER_GROUP",
+    "RECORD_BATCH",
     "ROW_GROUP",
     "outcomes_table",
     "read_parquet",

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from goldenkit.errors import ResultsError
 from goldenkit.results import (
-    ROW_GROUP,
+    RECORD_BATCH,
     OutcomeWriter,
     Run,
     read_run,
@@ -110,7 +110,7 @@ class _Union:
     def batches(self) -> Iterator[list[dict[str, Any]]]:
         for k, run in self.shards:
             parquet = pq.ParquetFile(run.path / OUTCOMES_PARQUET)
-            for batch in parquet.iter_batches(batch_size=ROW_GROUP):
+            for batch in parquet.iter_batches(batch_size=RECORD_BATCH):
                 recs = _records(batch)
                 for rec in recs:
                     if shard_of(str(rec["row_id"]), self.n) != k:

@@ -54,7 +54,7 @@ from goldenkit.graders.state import StateGrader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
-from goldenkit.results import ROW_GROUP, read_run, write_json_atomic
+from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
 from goldenkit.runner.evaluate import _manifest, _run_in_thread, normalize_cases, resolve_graders
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
@@ -121,7 +121,7 @@ class _Source:
 
     def records(self) -> Iterator[dict[str, Any]]:
         """The final outcome of every pair, in pair order, a row group at a time."""
-        for batch in self.index.batches(self.jsonl, ROW_GROUP):
+        for batch in self.index.batches(self.jsonl, RECORD_BATCH):
             yield from batch
 
 

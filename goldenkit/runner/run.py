@@ -29,7 +29,7 @@ from goldenkit.graders.base import Grader, GradeResult, agrade_case, combine, gr
 from goldenkit.graders.judge import JudgeGrader
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response
-from goldenkit.results import ROW_GROUP, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
+from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner.folder import RunFolder, utc_now
 from goldenkit.runner.index import OutcomeIndex, has_grader_error
 from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
@@ -333,7 +333,7 @@ class Run:
             ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
         )
         if complete:  # read back from outcomes.jsonl a row group at a time
-            write_parquet_batches(index.batches(self.folder.jsonl, ROW_GROUP), self.folder.path / OUTCOMES_PARQUET)
+            write_parquet_batches(index.batches(self.folder.jsonl, RECORD_BATCH), self.folder.path / OUTCOMES_PARQUET)
         else:
             (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
         write_json_atomic(self.folder.run_file, self.manifest)
