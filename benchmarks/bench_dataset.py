@@ -36,7 +36,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from goldenkit.dataset import canonical_sha256, read_dataset
+from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.dataset.lines import sha256_of_lines, split_lines
 from goldenkit.dataset.problems import Problems
 from goldenkit.dataset.rows import check_rows, rows_frame
@@ -134,6 +134,11 @@ def timed(fn: Callable[[], object], repeat: int) -> list[tuple[float, float]]:
     return times
 
 
+def every_raw_case(ds: Dataset) -> list[dict[str, object]]:
+    """Every row's case, parsed from its line (what a run's normalization asks for)."""
+    return [ds.raw_case(row_id) for row_id in ds.ids]
+
+
 def side_by_side(folder: Path, against: Path, repeat: int) -> list[tuple[str, list[tuple[float, float]]]]:
     """read_dataset with the current rows.py and with ``against``, alternating which goes first."""
     import goldenkit.dataset.reader as reader
@@ -213,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         # What holding the rows costs the cyclic garbage collector: one full pass.
         kept = read_dataset(folder)
         steps.append(("  full gc.collect(), rows held", timed(gc.collect, 1), mb))
+        # The cases are parsed from their lines when asked for: every row's, once.
+        steps.append(("after: raw_case of every row", timed(partial(every_raw_case, kept), 1), mb))
         del kept
 
         # read_dataset's phases, one at a time.

@@ -73,7 +73,7 @@ def make_dataset(out: Path, rows: int, seed: int) -> Path:
 def _outcome(
     run_id: str, ds: Any, row: Any, repeat: int, verdict: str, rng: random.Random, model: str, script: bool
 ) -> dict[str, Any]:
-    word = row["case"]["expect"]["must_contain"][0]
+    word = ds.raw_case(row["id"])["expect"]["must_contain"][0]
     response = f"Here is the answer about your {word}." if verdict == "PASS" else "I cannot help with that."
     if script:
         response = SCRIPT_RESPONSE

@@ -906,6 +906,7 @@ def build(dataset_dir: Path = DATASET_DIR) -> tuple[dict[str, list[dict[str, Any
     """Plan, write the answers in memory, grade them, and check every repeat and every number."""
     ds = read_dataset(dataset_dir)
     holdout = ds.rows[ds.rows["split"] == "holdout"]
+    holdout = holdout.assign(case=[ds.raw_case(rid) for rid in holdout["id"]])
     order = list(holdout["id"])
     rows = {r["id"]: r for r in holdout.to_dict("records")}
     plan = plan_rows(holdout)

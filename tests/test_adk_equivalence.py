@@ -235,7 +235,7 @@ def _mean(values: list[float]) -> float:
 def _gk_by_case(dataset: Any, outcomes: Any) -> dict[str, dict[str, Any]]:
     by_case: dict[str, dict[str, Any]] = {}
     for row in outcomes.to_dict("records"):
-        raw = dataset.rows.set_index("id").loc[row["row_id"], "case"]
+        raw = dataset.raw_case(row["row_id"])
         entry = by_case.setdefault(_key(raw["eval_id"]), {"row_id": row["row_id"], "outcomes": []})
         entry["outcomes"].append(row)
     return by_case

@@ -180,14 +180,19 @@ def test_read_folder(tmp_path):
     assert isinstance(ds, Dataset)
     assert (ds.name, ds.version, ds.path, ds.case_format) == ("demo", "1.1", folder, None)
     assert ds.manifest["changelog"][0]["why"] == "first rows"
-    assert list(ds.rows.columns) == ["id", "slice", "tags", "split", "source", "added", "case"]
+    assert list(ds.rows.columns) == ["id", "slice", "tags", "split", "source", "added"]
     assert ds.rows["id"].tolist() == ["r-001", "r-002", "r-003"]
     assert ds.rows["tags"].tolist() == [["multi_turn", "tool_error"], [], []]
     assert ds.rows["split"].tolist() == ["dev", "holdout", "dev"]
     assert ds.rows["source"].iloc[0] == "prod-2026-09"
     assert ds.rows["source"].isna().tolist() == [False, True, True]
     assert ds.rows["added"].iloc[0] == "2026-09-18"
-    assert ds.rows["case"].iloc[1] == {"prompt": "question r-002"}
+    assert ds.raw_case("r-002") == {"prompt": "question r-002"}
+    first = ds.raw_case("r-002")
+    first["prompt"] = "edited by the caller"  # a fresh dict every call: the dataset is not changed
+    assert ds.raw_case("r-002") == {"prompt": "question r-002"}
+    with pytest.raises(DatasetError, match='no row with id "nope"'):
+        ds.raw_case("nope")
     assert len(ds) == 3 and ds.ids == ["r-001", "r-002", "r-003"]
     assert ds.line_number("r-002") == 2
     assert ds.raw_line("r-002") == json.dumps(row(2, "shipping", "holdout")).encode()
@@ -273,7 +278,7 @@ def test_unicode_separators_inside_strings_are_one_row(tmp_path):
     data = json.dumps(r, ensure_ascii=False).encode() + b"\n" + jsonl([row(2)])
     ds = read_dataset(write_jsonl(tmp_path, data))
     assert len(ds) == 2
-    assert ds.rows["case"].iloc[0]["prompt"] == "first\u2028second\u0085third"
+    assert ds.raw_case("r-001")["prompt"] == "first\u2028second\u0085third"
     assert ds.line_number("r-002") == 2
 
 
@@ -445,7 +450,7 @@ def test_many_rows_round_trip(tmp_path):
     data = jsonl(rows)
     ds = read_dataset(write_jsonl(tmp_path, data))
     assert ds.rows["id"].tolist() == [r["id"] for r in rows]
-    assert ds.rows["case"].tolist() == [r["case"] for r in rows]
+    assert [ds.raw_case(rid) for rid in ds.ids] == [r["case"] for r in rows]
     assert ds.sha256 == _reference(data)
     assert np.array_equal(
         ds.rows["slice"].value_counts().sort_index().to_numpy(), np.full(7, 2000 // 7) + (np.arange(7) < 2000 % 7)
@@ -543,11 +548,12 @@ def test_rows_frame_types_with_and_without_optional_values(tmp_path):
     frame = read_dataset(write_jsonl(tmp_path, jsonl(rows))).rows
     for col in ("id", "slice", "split", "source", "added"):
         assert frame[col].dtype == pd.StringDtype(na_value=np.nan), col
-    assert frame["tags"].dtype == object and frame["case"].dtype == object
+    assert frame["tags"].dtype == object and "case" not in frame
     assert frame["source"].isna().tolist() == [i == 4 for i in range(50)]
     assert frame["added"].isna().tolist() == [i == 7 for i in range(50)]
     assert frame["tags"].tolist() == [r["tags"] for r in rows]
-    assert frame["case"].iloc[9] == {"prompt": "p", "expect": {"must_not": ["x"]}}
+    again = read_dataset(write_jsonl(tmp_path, jsonl(rows)))
+    assert again.raw_case("r9") == {"prompt": "p", "expect": {"must_not": ["x"]}}
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])

@@ -48,7 +48,8 @@ def _import(src: Path, out: Path, fmt: str, **kw: Any):
 
 
 def _rows(ds) -> list[dict]:
-    return ds.rows.to_dict("records")
+    """The dataset's rows as written: the DataFrame's columns plus each row's case."""
+    return [dict(r, case=ds.raw_case(r["id"])) for r in ds.rows.to_dict("records")]
 
 
 # ---------------------------------------------------------------------------------------- ADK
@@ -184,7 +185,7 @@ def test_import_adk_legacy_format_b(tree: Path, tmp_path: Path) -> None:
         "args": {"agent_name": "indentify_agent"},
     }
     assert trip.turns[0].expected_tools == ()
-    assert ds.rows.set_index("id").loc["trip", "case"]["original"] == legacy[1]
+    assert ds.raw_case("trip")["original"] == legacy[1]
     # ADK's own converter reads the same tool calls and texts
     lesm = pytest.importorskip("google.adk.evaluation.local_eval_sets_manager")
     theirs = lesm.convert_eval_set_to_pydantic_schema("x", legacy)
@@ -306,9 +307,9 @@ def test_import_vertex_jsonl_csv_and_json_records(tmp_path: Path) -> None:
         w.writerow(["q1", "r1", "", json.dumps([{"role": "user", "parts": [{"text": "h"}]}])])
     ds = _import(cs, tmp_path / "cs", "vertex")
     c0, c1 = ds.case("eval_case_0"), ds.case("eval_case_1")
-    assert c0.reference is None and "reference" not in ds.rows["case"][0]  # empty cell = missing
+    assert c0.reference is None and "reference" not in ds.raw_case(ds.ids[0])  # empty cell = missing
     assert c0.turns[0].expected_tools[0].to_dict() == {"name": "f", "args": {"a": 1}}
-    assert ds.rows["case"][0]["reference_trajectory"] == [{"tool_name": "f", "tool_input": {"a": 1}}]
+    assert ds.raw_case(ds.ids[0])["reference_trajectory"] == [{"tool_name": "f", "tool_input": {"a": 1}}]
     assert c1.reference == "r1" and [m.content for m in c1.history] == ["h"]
 
 
@@ -607,8 +608,8 @@ def test_import_inspect_jsonl_and_csv_agree(tree: Path, tmp_path: Path) -> None:
         b = _import(base / f"{stem}.csv", tmp_path / f"{stem}-c", "inspect")
         ca, cb = a.case(a.rows["id"][0]), b.case(b.rows["id"][0])
         assert (ca.prompt, ca.reference, ca.expect) == (cb.prompt, cb.reference, cb.expect)
-        assert {k: v for k, v in a.rows["case"][0].items() if k != "original"} == {
-            k: v for k, v in b.rows["case"][0].items() if k != "original"
+        assert {k: v for k, v in a.raw_case(a.ids[0]).items() if k != "original"} == {
+            k: v for k, v in b.raw_case(b.ids[0]).items() if k != "original"
         }
 
 
@@ -718,7 +719,7 @@ def test_imported_cases_read_back_identically(tmp_path: Path) -> None:
         '{"id":"a","prompt":"x","expect":{"contains":["y"],"adversarial":true},"must_not":["z"]}\n', encoding="utf-8"
     )
     ds = _import(src, tmp_path / "out", "golden")
-    assert ds.case("a") == normalize_case(ds.rows["case"][0], "contract", row_id="a")
+    assert ds.case("a") == normalize_case(ds.raw_case(ds.ids[0]), "contract", row_id="a")
     assert list(ds.rows["tags"][0]) == ["red"]
 
 

@@ -754,9 +754,9 @@ def test_apply_audit_writes_a_new_version(tmp_path: Path) -> None:
     new = read_dataset(res.path)
     assert new.sha256 == res.sha256 != ds.sha256
     assert len(new) == len(ds) - 1 and "shipping-0001" not in new.ids
-    case = new.rows.set_index("id").loc["refunds-0000", "case"]
+    case = new.raw_case("refunds-0000")
     assert case["expect"] == {"must_contain": ["30 days"], "must_not": ["guarantee"]}
-    assert case["prompt"] == ds.rows.set_index("id").loc["refunds-0000", "case"]["prompt"]
+    assert case["prompt"] == ds.raw_case("refunds-0000")["prompt"]
     # unchanged rows keep their exact bytes
     assert new.raw_line("account-0002") == ds.raw_line("account-0002")
     entry = new.manifest["changelog"][-1]

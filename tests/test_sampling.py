@@ -131,7 +131,7 @@ def test_returns_the_input_type(tmp_path):
     sample = stratified_sample(ds, 2, seed=5)
     assert isinstance(sample, Dataset)
     assert sample.sha256 == ds.sha256 and len(sample) == 2 * len(SLICE_SIZES)
-    assert sample.case(sample.ids[0]).prompt == ds.rows.set_index("id").loc[sample.ids[0], "case"]["prompt"]
+    assert sample.case(sample.ids[0]).prompt == ds.raw_case(sample.ids[0])["prompt"]
     frame = pd.DataFrame(rows)
     out = stratified_sample(frame, 2, seed=5)
     assert isinstance(out, pd.DataFrame) and list(out.columns) == list(frame.columns)

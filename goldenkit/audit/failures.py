@@ -47,8 +47,8 @@ def case_texts(dataset: Dataset | None, row_id: str) -> tuple[str, str]:
         case = dataset.case(row_id)
     except DatasetError:
         try:
-            raw = dataset.rows["case"].iat[dataset.ids.index(row_id)]
-        except ValueError:
+            raw = dataset.raw_case(row_id)
+        except DatasetError:
             return "", ""
         return json.dumps(raw, ensure_ascii=False, indent=1, default=str), ""
     turns = [t.user for t in case.turns]

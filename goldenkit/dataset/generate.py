@@ -325,8 +325,9 @@ class ModelGenerator:
 # --------------------------------------------------------------------------- the new version
 
 
-def _existing_prompt(ds: Dataset, row_id: str, raw: Mapping[str, Any]) -> str | None:
+def _existing_prompt(ds: Dataset, row_id: str) -> str | None:
     """A row's first user message: its scenario's starting prompt, else its normalized case's first turn."""
+    raw = ds.raw_case(row_id)
     for key in ("scenario", "conversation_scenario", "conversationScenario", "user_scenario"):
         scenario = raw.get(key)
         if isinstance(scenario, Mapping):
@@ -343,11 +344,7 @@ def _new_rows(
     ds: Dataset, scenarios: Sequence[Scenario], agent_config: Mapping[str, Any], source: str, day: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """(the rows to add, the starting prompts dropped as duplicates)."""
-    seen = {
-        normalize_prompt(p)
-        for rid, raw in zip(ds.ids, ds.rows["case"], strict=True)
-        if (p := _existing_prompt(ds, rid, raw)) is not None
-    }
+    seen = {normalize_prompt(p) for rid in ds.ids if (p := _existing_prompt(ds, rid)) is not None}
     taken = set(ds.ids)
     rows: list[dict[str, Any]] = []
     duplicates: list[str] = []

@@ -12,7 +12,7 @@ import numpy.typing as npt
 import orjson
 import pandas as pd
 
-from goldenkit.dataset.lines import ASCII_WHITESPACE, sha256_of_lines, split_lines
+from goldenkit.dataset.lines import sha256_of_lines, split_lines
 from goldenkit.dataset.manifest import read_manifest
 from goldenkit.dataset.problems import BOM, BOM_MESSAGE, Problems
 from goldenkit.dataset.rows import check_rows, rows_frame
@@ -28,14 +28,16 @@ class Dataset:
     """A validated dataset.
 
     ``rows`` is a DataFrame with the columns id, slice, tags, split, source,
-    added, case (``case`` holds the raw case dict, ``tags`` a list). ``sha256``
-    is the canonical hash of the whole file (a :meth:`subset` keeps its parent's
-    name, version and hash: it identifies the dataset the rows were drawn from).
-    ``manifest`` is the parsed dataset.json (``{}`` when there is none);
-    ``case_format`` is the declared case shape, or ``None`` (detected per row).
+    added (``tags`` a list). A row's case is not a column: :meth:`raw_case`
+    parses it from the row's line (a fresh dict on every call) and :meth:`case`
+    normalizes it. ``sha256`` is the canonical hash of the whole file (a
+    :meth:`subset` keeps its parent's name, version and hash: it identifies the
+    dataset the rows were drawn from). ``manifest`` is the parsed dataset.json
+    (``{}`` when there is none); ``case_format`` is the declared case shape, or
+    ``None`` (detected per row).
 
-    Besides the rows it keeps the file's bytes as read (one object, for
-    :meth:`raw_line`) and each row's line number, not one object per line.
+    Besides the rows it keeps each row's line as read (stripped of surrounding
+    whitespace, for :meth:`raw_line` and :meth:`raw_case`) and its line number.
     """
 
     name: str
@@ -47,8 +49,7 @@ class Dataset:
     rows: pd.DataFrame
     data_path: Path | None = field(default=None, repr=False)
     _line_numbers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
-    _data: bytes = field(default=b"", repr=False)  # the file's bytes as read
-    _physical: list[bytes] = field(default_factory=list, repr=False)  # _data split on LF, on first raw_line
+    _lines: list[bytes] = field(default_factory=list, repr=False)  # each row's line, in row order
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
     _cases: dict[str, Case] = field(default_factory=dict, repr=False)
 
@@ -77,11 +78,21 @@ class Dataset:
     def raw_line(self, row_id: str) -> bytes:
         """The row's original line (stripped of surrounding whitespace and the line end)."""
         pos = self._position(row_id)
-        if pos >= len(self._line_numbers) or not self._data:
+        if pos >= len(self._lines):
             raise DatasetError(f'row "{row_id}": original line not available', path=str(self.path))
-        if not self._physical:
-            self._physical.extend(self._data.split(b"\n"))
-        return self._physical[int(self._line_numbers[pos]) - 1].strip(ASCII_WHITESPACE)
+        return self._lines[pos]
+
+    def raw_case(self, row_id: str) -> dict[str, Any]:
+        """The row's case as written (parsed from its line: a fresh dict on every call).
+
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+        >>> _ = f.write_text('{"id": "a", "slice": "s", "split": "dev", "case": {"prompt": "hi"}}\\n')
+        >>> read_dataset(f).raw_case("a")
+        {'prompt': 'hi'}
+        """
+        case: dict[str, Any] = orjson.loads(self.raw_line(row_id))["case"]
+        return case
 
     def case(self, row_id: str) -> Case:
         """The row's case normalized to :class:`goldenkit.cases.Case` (cached).
@@ -93,19 +104,20 @@ class Dataset:
             return cached
         from goldenkit.formats import normalize_case  # lazy: formats sits beside this package
 
-        raw = self.rows["case"].iat[self._position(row_id)]
-        where = str(self.data_path or self.path)
-        line = self.line_number(row_id)
         try:
-            case = normalize_case(raw, self.case_format, row_id=row_id)
+            case = normalize_case(self.raw_case(row_id), self.case_format, row_id=row_id)
         except DatasetError as exc:
             if exc.path is not None:
                 raise
-            raise DatasetError(f'row "{row_id}": {exc.detail}', path=where, line=line) from exc
+            raise self._case_error(row_id, exc.detail) from exc
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise DatasetError(f'row "{row_id}": cannot read case: {exc!r}', path=where, line=line) from exc
+            raise self._case_error(row_id, f"cannot read case: {exc!r}") from exc
         self._cases[row_id] = case
         return case
+
+    def _case_error(self, row_id: str, why: str) -> DatasetError:
+        where = str(self.data_path or self.path)
+        return DatasetError(f'row "{row_id}": {why}', path=where, line=self.line_number(row_id))
 
     def subset(self, ids_or_rows: Iterable[str] | pd.DataFrame | pd.Series) -> Dataset:
         """A Dataset holding only the given rows (by id, or a DataFrame with an ``id`` column).
@@ -133,7 +145,7 @@ class Dataset:
             self,
             rows=self.rows.take(positions).reset_index(drop=True),
             _line_numbers=self._line_numbers[positions] if len(self._line_numbers) else self._line_numbers,
-            _physical=[],
+            _lines=[self._lines[p] for p in positions] if self._lines else [],
             _positions={},
             _cases={rid: c for rid, c in self._cases.items() if rid in kept},
         )
@@ -189,7 +201,7 @@ def read_dataset(path: str | Path) -> Dataset:
         rows=rows_frame(rows),
         data_path=data_path,
         _line_numbers=np.asarray(lines.numbers, dtype=np.int64),
-        _data=data,
+        _lines=lines.texts,
     )
 
 

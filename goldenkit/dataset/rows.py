@@ -4,6 +4,12 @@ Each row is checked in a fixed order (a JSON object, no unknown key, ``id``,
 ``slice``, ``split``, ``tags``, ``source``, ``added``, ``case``, then duplicate
 ids) and its first problem is recorded; no row is skipped, and the file's
 problems are raised together, first by line in the message.
+
+The rows DataFrame holds every column but ``case``: a case is checked to be a
+JSON object here and parsed again from its row's line when asked for
+(:meth:`goldenkit.dataset.Dataset.raw_case`), so reading a dataset keeps no
+parsed case alive (holding them all made the garbage collector re-traverse
+millions of containers while the rows were read).
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ _SPLIT_SET = frozenset(SPLITS)
 _UNKNOWN_KEY = 'unknown key "{}" (a row has ' + ", ".join(ROW_COLUMNS) + '; put other data inside "case")'
 _MISSING_SPLIT = 'missing "split" (must be "dev" or "holdout"; or set "default_split" in dataset.json)'
 
-# One checked row: id, slice, tags, split, source, added, case (the order of ROW_COLUMNS).
-Row = tuple[str, str, list[str], str, str | None, str | None, dict[str, Any]]
+FRAME_COLUMNS = tuple(c for c in ROW_COLUMNS if c != "case")
+"""The rows DataFrame's columns: a row's fields but its case."""
+
+# One checked row: id, slice, tags, split, source, added (the order of FRAME_COLUMNS).
+Row = tuple[str, str, list[str], str, str | None, str | None]
 
 
 def _text(obj: dict[str, Any], key: str) -> str:
@@ -70,18 +79,21 @@ def _optional_text(obj: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def _case(obj: dict[str, Any]) -> dict[str, Any]:
+def _check_case(obj: dict[str, Any]) -> None:
     value = obj.get("case")
     if type(value) is not dict:
         raise ValueError('missing "case"' if value is None else f'"case" must be a JSON object, got {json_type(value)}')
-    return value
 
 
 def check_row(obj: Any, default_split: str | None) -> Row:
-    """One parsed row's values in ROW_COLUMNS order; a ValueError carries its first problem.
+    """One parsed row's values in FRAME_COLUMNS order (its case checked, not kept); a ValueError has its problem.
 
     >>> check_row({"id": "r1", "slice": "s", "split": "dev", "case": {}}, None)
-    ('r1', 's', [], 'dev', None, None, {})
+    ('r1', 's', [], 'dev', None, None)
+    >>> check_row({"id": "r1", "slice": "s", "split": "dev", "case": []}, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: "case" must be a JSON object, got a list
     >>> check_row({"id": "r1", "slice": "s", "case": {}}, None)
     Traceback (most recent call last):
     ...
@@ -89,24 +101,25 @@ def check_row(obj: Any, default_split: str | None) -> Row:
     """
     if type(obj) is not dict:
         raise ValueError(f"a row must be a JSON object, got {json_type(obj)}")
-    unknown = next((key for key in obj if key not in _ROW_KEYS), None)
-    if unknown is not None:
-        raise ValueError(_UNKNOWN_KEY.format(unknown))
+    if not _ROW_KEYS.issuperset(obj):
+        raise ValueError(_UNKNOWN_KEY.format(next(key for key in obj if key not in _ROW_KEYS)))
     row_id, slice_ = _text(obj, "id"), _text(obj, "slice")
     split = _split(obj, default_split)
     tags = _tags(obj)
     source, added = _optional_text(obj, "source"), _optional_text(obj, "added")
-    return row_id, slice_, tags, split, source, added, _case(obj)
+    _check_case(obj)
+    return row_id, slice_, tags, split, source, added
 
 
 def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> list[list[Any]]:
-    """Parse and check every line into columns (ROW_COLUMNS order); each row's first problem goes to ``problems``.
+    """Parse and check every line into columns (FRAME_COLUMNS order); each row's first problem goes to ``problems``.
 
     A duplicate id is a problem of the later row (naming the first one's line),
     unless that row already has a problem of its own. The values go straight
-    into one list per column: no object per row is kept besides its values.
+    into one list per column: no object per row is kept besides its values,
+    and the parsed row is dropped as soon as it is checked.
     """
-    columns: list[list[Any]] = [[] for _ in ROW_COLUMNS]
+    columns: list[list[Any]] = [[] for _ in FRAME_COLUMNS]
     first_seen: dict[str, int] = {}
     for i, line in enumerate(lines.texts):
         try:
@@ -132,12 +145,10 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> l
 
 
 def rows_frame(columns: list[list[Any]]) -> pd.DataFrame:
-    """The rows DataFrame of :func:`check_rows`' columns: strings as pandas ``str``, ``tags`` and ``case`` objects."""
+    """The rows DataFrame of :func:`check_rows`' columns: strings as pandas ``str``, ``tags`` lists as objects."""
     index = pd.RangeIndex(len(columns[0]))
     data = {
-        name: pd.Series(values, dtype=object, index=index)
-        if name in ("tags", "case")
-        else pd.array(values, dtype="str")
-        for name, values in zip(ROW_COLUMNS, columns, strict=True)
+        name: pd.Series(values, dtype=object, index=index) if name == "tags" else pd.array(values, dtype="str")
+        for name, values in zip(FRAME_COLUMNS, columns, strict=True)
     }
     return pd.DataFrame(data, index=index)

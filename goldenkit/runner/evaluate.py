@@ -21,7 +21,6 @@ from typing import IO, Any
 
 from goldenkit.artifacts import artifacts_sha256
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
-from goldenkit.formats import normalize_case
 from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders.base import Grader, get_grader
 from goldenkit.graders.gradable import check_gradable, gradability
@@ -101,25 +100,15 @@ def resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
 
 
 def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, Case]:
-    """Every row's case, normalized; the first that cannot be is a DatasetError (file:line, row id).
-
-    Fast path: normalize the raw case directly; on any problem ask the dataset,
-    whose error names file:line.
-    """
-    rows = dataset.rows
-    raw = dict(zip(rows["id"].tolist(), rows["case"].tolist(), strict=True))
-    case_format = getattr(dataset, "case_format", None)
+    """Every row's case, normalized; the first that cannot be is a DatasetError (file:line, row id)."""
     out: dict[str, Case] = {}
     for rid in row_ids:
         try:
-            out[rid] = normalize_case(raw[rid], case_format, row_id=rid)
-        except Exception:
-            try:
-                out[rid] = dataset.case(rid)
-            except GoldenkitError as exc:
-                if isinstance(exc, DatasetError) and exc.path is not None and f'"{rid}"' in str(exc):
-                    raise exc from None  # file:line: row "id": why
-                raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
+            out[rid] = dataset.case(rid)
+        except GoldenkitError as exc:
+            if isinstance(exc, DatasetError) and exc.path is not None and f'"{rid}"' in str(exc):
+                raise exc from None  # file:line: row "id": why
+            raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
     return out
 
 
