@@ -71,6 +71,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from goldenkit.comparability import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
@@ -266,6 +268,12 @@ def _collapsed(obj: Any, rule: str) -> pd.DataFrame:
     return collapse_repeats(light, rule)
 
 
+def _positions(ids: pd.Series, among: pd.Series) -> np.ndarray:
+    """Each of ``ids``' line in ``among`` (distinct ids), -1 where it is not there."""
+    found = pc.index_in(pa.array(ids, pa.string()), value_set=pa.array(among, pa.string()))
+    return np.asarray(pc.fill_null(found, -1), dtype=np.int64)
+
+
 def _side_rule(obj: Any, rule: str) -> str:
     r = getattr(obj, "rule", None)
     return r if isinstance(r, str) and r else rule
@@ -314,7 +322,7 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bc, cc = _collapsed(base, b_rule), _collapsed(cand, c_rule)
     # the join: order[i] is the candidate's line of base row i
-    order = pd.Index(cc["row_id"]).get_indexer(pd.Index(bc["row_id"]))
+    order = _positions(bc["row_id"], cc["row_id"])
     if len(bc) != len(cc) or (order < 0).any():
         diffs = comparability_differences(
             bm, cm, base_rule=b_rule, cand_rule=c_rule, base_ids=bc["row_id"], cand_ids=cc["row_id"]

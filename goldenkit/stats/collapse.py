@@ -152,9 +152,7 @@ def collapse_with_codes(outcomes: pd.DataFrame, rule: str = "majority") -> tuple
     perm = None
     if "error_kind" in outcomes.columns:
         perm = (outcomes["error_kind"].astype(object) == "permanent").to_numpy(dtype=bool)
-    collapsed = collapse_arrays(
-        np.asarray(uniques), row_codes, v, rule, repeats=rep, row_columns=per_row, permanent=perm
-    )
+    collapsed = collapse_arrays(uniques, row_codes, v, rule, repeats=rep, row_columns=per_row, permanent=perm)
     return collapsed, row_codes.astype(np.int64), v
 
 
@@ -167,7 +165,7 @@ def first_positions(row_codes: np.ndarray, n_rows: int) -> np.ndarray:
 
 
 def collapse_arrays(
-    row_ids: np.ndarray,
+    row_ids: Any,
     row_codes: np.ndarray,
     verdicts: np.ndarray,
     rule: str = "majority",
@@ -178,7 +176,7 @@ def collapse_arrays(
 ) -> pd.DataFrame:
     """The array core of :func:`collapse_repeats`.
 
-    ``row_ids`` names each row (distinct), ``row_codes`` gives each outcome's
+    ``row_ids`` names each row (distinct; an array or a pandas array), ``row_codes`` gives each outcome's
     row (index into ``row_ids``), ``verdicts`` each outcome's verdict code
     (see :func:`verdict_codes`), ``repeats`` each outcome's repeat (checked for
     duplicates); ``row_columns`` are per-row columns put after ``row_id``;
