@@ -7,6 +7,9 @@ Two comparisons, every figure measured in this run:
    process vs ``executor=RaySettings(workers=2)`` on a local cluster of 2 CPUs.
    Target: Ray >= 1.7x the local calls/s. The local process runs the agent in a
    thread pool, so the GIL holds it to one core; each Ray worker is a process of its own.
+   Before each pair, the same work with nothing else (500 calls' worth in one process,
+   then in two at once) says what two processes can reach on the machine at that
+   moment: the ceiling of any 2-worker run.
 2. **API-bound**: an OpenAI-compatible server answering after 200 ms (the minimal
    server of bench_runner.py, in a separate process), ``--api-calls`` calls (default
    200), 16 in flight, local vs Ray with 2 workers. Target: Ray no slower than local.
@@ -15,13 +18,19 @@ Calls/s count from the run's first call to its end (the summary's ``elapsed_s``)
 the cluster's start (``ray.init``) and the workers' start (each builds its provider)
 are reported on their own rows, since a long run pays them once.
 
-    python benchmarks/bench_ray.py [--calls 2000] [--api-calls 200]
+Local and Ray runs alternate (``--rounds`` pairs, default 3) and the medians
+are compared: the speed of a shared virtual machine drifts by tens of percent
+within minutes, so one local run followed by one Ray run compares two machines.
+
+    python benchmarks/bench_ray.py [--calls 2000] [--api-calls 200] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -77,10 +86,30 @@ def timed(ds: Any, provider: Any, res: Path, run_id: str, **kw: Any) -> tuple[fl
     return wall, summary.elapsed_s, summary.validity
 
 
+def bare_work(work: int, calls: int) -> float:
+    """Seconds for ``calls`` calls' worth of the agent's work, nothing else (one process)."""
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        busy(work)
+    return time.perf_counter() - t0
+
+
+def machine_ceiling(work: int, calls: int) -> float:
+    """What two processes of bare work give against one, now: the most any 2-worker run can reach."""
+    one = bare_work(work, calls // 2)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.starmap(bare_work, [(work, 1)] * 2)  # both children started and imported
+        t0 = time.perf_counter()
+        pool.starmap(bare_work, [(work, calls // 2)] * 2)
+        two = time.perf_counter() - t0
+    return 2 * one / two
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--api-calls", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3, help="local/Ray pairs, alternated; medians are reported")
     args = ap.parse_args()
     import ray
 
@@ -96,29 +125,46 @@ def main() -> None:
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
         rows.append(("cluster start (ray.init, 2 CPUs)", f"{time.perf_counter() - t0:.1f} s", ""))
         try:
-            lw, le, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", "cpu-local", max_in_flight=8)
-            rw, re_, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", "cpu-ray", max_in_flight=8,
-                               executor=RaySettings(workers=2))  # fmt: skip
-            n = args.calls
+            # local and Ray runs alternate, so both see the same machine (a shared VM's speed drifts)
+            n, local_s, ray_s, starts, ceilings = args.calls, [], [], [], []
+            for i in range(args.rounds):
+                ceilings.append(machine_ceiling(work, n // 4))
+                _, le, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", f"cpu-local-{i}", max_in_flight=8)
+                rw, re_, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", f"cpu-ray-{i}", max_in_flight=8,
+                                   executor=RaySettings(workers=2))  # fmt: skip
+                local_s.append(le)
+                ray_s.append(re_)
+                starts.append(rw - re_)
+            le, re_ = statistics.median(local_s), statistics.median(ray_s)
+            pairs = ", ".join(f"{a / b:.2f}" for a, b in zip(local_s, ray_s, strict=True))
             rows.append((f"CPU agent ({one:.1f} ms/call): local, 1 process", f"{n / le:.0f} calls/s", f"{le:.1f} s"))
             rows.append(("CPU agent: Ray, 2 workers", f"{n / re_:.0f} calls/s", f"{re_:.1f} s"))
-            rows.append(("  Ray workers' start (in the Ray run's wall time)", f"{rw - re_:.1f} s", ""))
-            rows.append(("  ratio Ray / local (target >= 1.7)", f"{le / re_:.2f}x", ""))
+            rows.append(("  Ray workers' start (in the Ray run's wall time)", f"{statistics.median(starts):.1f} s", ""))
+            rows.append(("  ratio Ray / local, medians (target >= 1.7)", f"{le / re_:.2f}x", ""))
+            rows.append(("  ratio of each round", pairs, ""))
+            rows.append(("  the machine's ceiling: 2 bare processes / 1, each round",
+                         ", ".join(f"{c:.2f}" for c in ceilings), ""))  # fmt: skip
             proc, urls = start_servers([0.2])
             try:
                 base = urls[0].rsplit("/chat/completions", 1)[0]
                 api = dataset(root / "api", args.api_calls, {"prompt": "q", "expect": {"must_contain": ["done"]}})
-                _, la, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", "api-local",
-                                 max_in_flight=16)  # fmt: skip
-                _, ra, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", "api-ray",
-                                 max_in_flight=16, executor=RaySettings(workers=2))  # fmt: skip
+                api_local, api_ray = [], []
+                for i in range(args.rounds):
+                    _, la, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", f"api-local-{i}",
+                                     max_in_flight=16)  # fmt: skip
+                    _, ra, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", f"api-ray-{i}",
+                                     max_in_flight=16, executor=RaySettings(workers=2))  # fmt: skip
+                    api_local.append(la)
+                    api_ray.append(ra)
             finally:
                 proc.kill()
                 proc.wait()
-            m = args.api_calls
+            m, la, ra = args.api_calls, statistics.median(api_local), statistics.median(api_ray)
             rows.append(("API 200 ms, 16 in flight: local", f"{m / la:.1f} calls/s", f"{la:.1f} s"))
             rows.append(("API 200 ms, 16 in flight: Ray, 2 workers", f"{m / ra:.1f} calls/s", f"{ra:.1f} s"))
-            rows.append(("  ratio Ray / local (target >= 1.0; ideal 80/s)", f"{la / ra:.2f}x", ""))
+            rows.append(("  ratio Ray / local, medians (target >= 1.0; ideal 80/s)", f"{la / ra:.2f}x", ""))
+            each = ", ".join(f"{a / b:.2f}" for a, b in zip(api_local, api_ray, strict=True))
+            rows.append(("  ratio of each round", each, ""))
         finally:
             ray.shutdown()
     load = os.getloadavg()

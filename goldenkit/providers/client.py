@@ -155,6 +155,14 @@ class ClientHolder:
         self._client = None
 
     def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+        """Size the next client for a run (called before the run's first call).
+
+        The client library is imported here rather than by the first call: a fresh
+        process (a Ray worker) would otherwise stall its event loop for a quarter of a
+        second while its first calls wait.
+        """
+        import httpx_aiohttp  # noqa: F401
+
         if timeout is not None:
             self.timeout = float(timeout)
         if max_in_flight is not None:
