@@ -354,13 +354,16 @@ def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None
 
 
 def build_provider(opts: dict[str, Any]) -> Any:
-    from goldenkit.providers.base import _REGISTRY, get_provider, provider_names
+    from goldenkit.providers.base import get_provider, provider_factory, provider_names
 
     name = opts.get("provider")
     if not name:
         raise UsageError(f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})")
     given = {k: opts[k] for k in PROVIDER_OPTIONS if opts.get(k) is not None}
-    factory = _REGISTRY.get(name)
+    try:
+        factory = provider_factory(name)
+    except ConfigError:
+        factory = None  # get_provider below says which names there are
     if factory is not None:
         try:
             params = inspect.signature(factory).parameters

@@ -1,18 +1,41 @@
-"""Providers: the systems under test, by name (openai, ollama, fixtures, callable, adk)."""
+"""Providers: the systems under test, by name (openai, ollama, fixtures, callable, adk).
 
-# Built-in providers register themselves when imported (google-adk itself loads lazily).
-from goldenkit.providers import adk as _adk  # noqa: E402,F401
-from goldenkit.providers import callable as _callable  # noqa: E402,F401
-from goldenkit.providers import fixtures as _fixtures  # noqa: E402,F401
-from goldenkit.providers import ollama as _ollama  # noqa: E402,F401
-from goldenkit.providers import openai as _openai  # noqa: E402,F401
+A built-in provider's module is imported the first time its name is asked for
+(:func:`get_provider`), so a run of an in-process callable never loads the HTTP
+stack or ADK's adapter; :func:`provider_names` imports them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+
 from goldenkit.providers.base import (
     Provider,
     Response,
     TurnOutput,
     get_provider,
+    provider_factory,
     provider_names,
     register_provider,
 )
 
-__all__ = ["Provider", "Response", "TurnOutput", "get_provider", "provider_names", "register_provider"]
+BUILTINS = ("adk", "callable", "fixtures", "ollama", "openai")
+
+
+def load_builtins(name: str | None = None) -> None:
+    """Import the built-in provider ``name`` (every one when None); each registers itself on import."""
+    for builtin in BUILTINS if name is None else [name] if name in BUILTINS else []:
+        importlib.import_module(f"goldenkit.providers.{builtin}")
+
+
+__all__ = [
+    "BUILTINS",
+    "Provider",
+    "Response",
+    "TurnOutput",
+    "get_provider",
+    "load_builtins",
+    "provider_factory",
+    "provider_names",
+    "register_provider",
+]

@@ -89,15 +89,21 @@ def register_provider(name: str, factory: ProviderFactory, *, replace: bool = Fa
     _REGISTRY[name] = factory
 
 
-def get_provider(name: str, **options: Any) -> Provider:
-    """Build the provider registered under ``name`` with ``options``."""
-    _load_builtins()
+def provider_factory(name: str) -> ProviderFactory:
+    """The factory registered under ``name`` (a built-in is imported on first use); else a ConfigError naming them."""
+    if name not in _REGISTRY:
+        _load_builtins(name)
     try:
-        factory = _REGISTRY[name]
+        return _REGISTRY[name]
     except KeyError:
+        _load_builtins()
         known = ", ".join(sorted(_REGISTRY)) or "none"
         raise ConfigError(f"unknown provider {name!r} (known: {known})") from None
-    return factory(**options)
+
+
+def get_provider(name: str, **options: Any) -> Provider:
+    """Build the provider registered under ``name`` with ``options``."""
+    return provider_factory(name)(**options)
 
 
 def provider_names() -> list[str]:
@@ -105,6 +111,8 @@ def provider_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def _load_builtins() -> None:
-    # Built-in providers register themselves on import.
-    import goldenkit.providers  # noqa: F401
+def _load_builtins(name: str | None = None) -> None:
+    # Built-in providers register themselves on import; only the one asked for is imported.
+    from goldenkit.providers import load_builtins
+
+    load_builtins(name)
