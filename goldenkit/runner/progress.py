@@ -13,8 +13,6 @@ import time
 from collections import Counter
 from typing import IO, Any
 
-from tqdm.auto import tqdm
-
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 _BAR = "[{bar:24}] {n_fmt}/{total_fmt} {postfix[0]} | elapsed {elapsed} ETA {remaining}"
@@ -51,6 +49,8 @@ class Progress:
         if stream is not None and not getattr(stream, "isatty", lambda: False)():
             self._log = stream
             return
+        from tqdm.auto import tqdm  # only a run that may show a bar loads it
+
         bar = tqdm(
             total=total,
             file=stream,
