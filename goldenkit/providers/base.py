@@ -84,6 +84,8 @@ _REGISTRY: dict[str, ProviderFactory] = {}
 
 def register_provider(name: str, factory: ProviderFactory, *, replace: bool = False) -> None:
     """Make ``factory(**options) -> Provider`` available under ``name``."""
+    if not replace and name not in _REGISTRY:
+        _load_builtins(name)  # a built-in of that name is there first, as if every built-in were loaded
     if name in _REGISTRY and not replace:
         raise ConfigError(f"provider {name!r} is already registered")
     _REGISTRY[name] = factory
