@@ -337,6 +337,17 @@ def test_permanent_errors_may_be_allowed_but_are_still_named(work: Path, capsys:
     assert "1 new permanent ERROR row(s) <= 1: shipping-000 (shipping)" in capsys.readouterr().out
 
 
+def _rows_without_expectations(tmp_path: Path) -> Path:
+    """A dataset folder of three prompts with nothing for the contract grader to check."""
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
+    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return ds
+
+
 def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -344,12 +355,7 @@ def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
     from fakeserver import FakeModelServer, Reply
 
     monkeypatch.chdir(tmp_path)
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
-    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ds = _rows_without_expectations(tmp_path)
     with FakeModelServer(default=Reply.text("anything")) as srv:
         argv = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet"]
         code = main(argv)
@@ -366,12 +372,7 @@ def test_rows_allowed_to_run_with_nothing_to_grade_never_pass_the_gate(
     from fakeserver import FakeModelServer, Reply
 
     monkeypatch.chdir(tmp_path)
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
-    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ds = _rows_without_expectations(tmp_path)
     with FakeModelServer(default=Reply.text("anything")) as srv:
         for run_id in ("base", "cand"):
             assert main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet",

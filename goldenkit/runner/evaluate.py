@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -424,7 +424,11 @@ def run_eval(
     """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
     event loop too: the run then gets its own loop in a helper thread, and interrupting
     the cell cancels the run (what finished is written; the run id resumes)."""
-    coro = arun_eval(dataset, provider, graders, **kwargs)
+    return run_to_summary(arun_eval(dataset, provider, graders, **kwargs))
+
+
+def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
+    """Run ``coro`` to its summary: on a new loop, or inside a running one (Jupyter) on a helper thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

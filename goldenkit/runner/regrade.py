@@ -55,7 +55,7 @@ from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
 from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
-from goldenkit.runner.evaluate import _manifest, _run_in_thread, normalize_cases, resolve_graders
+from goldenkit.runner.evaluate import _manifest, normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.run import Run, RunOptions, RunPlan
@@ -342,9 +342,4 @@ async def _regrade_into(folder: Any, key: dict[str, Any], src: _Source, graders:
 def regrade(source: Any, run_id: str, graders: Iterable[Grader | str] | None = None, **kwargs: Any) -> RunSummary:
     """Synchronous :func:`aregrade` (same arguments); inside Jupyter's running loop, on a helper thread
     as :func:`~goldenkit.runner.evaluate.run_eval` does."""
-    coro = aregrade(source, run_id, graders, **kwargs)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    return _run_in_thread(coro)
+    return run_to_summary(aregrade(source, run_id, graders, **kwargs))
