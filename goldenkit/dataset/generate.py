@@ -295,8 +295,7 @@ class ModelGenerator:
         self.provider = provider
         self.slice = slice_
         self.options = {k: v for k, v in options.items() if v is not None}
-        self._build = get_provider
-        self._build(provider, **self.options)  # validates the key variable and the options; sends nothing
+        get_provider(provider, **self.options)  # validates the key variable and the options; sends nothing
 
     def __call__(self, agent_config: dict[str, Any], count: int, seed: int | None) -> str:
         case = Case(
@@ -305,7 +304,7 @@ class ModelGenerator:
             turns=(Turn(user=generation_request(agent_config, count, self.slice)),),
             system=GENERATION_PROMPT,
         )
-        provider = self._build(self.provider, **self.options, **({} if seed is None else {"seed": seed}))
+        provider = get_provider(self.provider, **self.options, **({} if seed is None else {"seed": seed}))
 
         async def ask() -> str:
             try:

@@ -190,12 +190,13 @@ def apply_criteria(cases: Mapping[str, Case], config: EvalCriteria) -> dict[str,
     """Every case with the file's criteria in place of its own ADK metrics (other keys such as
     ``simulated_user`` are kept) and the rubrics of the file's rubric criteria in place of those
     its own criteria carried (rubrics on the case or an invocation stay)."""
+    file_rubrics = tuple(criteria_rubrics(config.criteria, None))  # checked when the file was read
     out: dict[str, Case] = {}
     for rid, case in cases.items():
         criteria = {k: v for k, v in case.criteria.items() if k not in ADK_METRICS and k != "criteria"}
         criteria.update(config.criteria)
         own = tuple(r for r in case.rubrics if not r.source.startswith("adk:"))
-        out[rid] = replace(case, criteria=criteria, rubrics=own + tuple(criteria_rubrics(criteria, rid)))
+        out[rid] = replace(case, criteria=criteria, rubrics=own + file_rubrics)
     return out
 
 

@@ -38,7 +38,6 @@ the correct choices' texts the ``reference``. ``choices`` and ``metadata``
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
@@ -48,6 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit.cases import ImagePart
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import is_missing, json_object_line, lenient_json, line_of, maybe_json
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
@@ -195,7 +195,7 @@ def _data_uri(folder: Path, name: str) -> str:
     mime, _ = mimetypes.guess_type(file.name)
     if mime is None or not mime.startswith("image/"):
         raise ValueError(f"image file {name!r} is not an image by its name (use .png, .jpg, .gif, .webp, ...)")
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    return ImagePart(mime, data=data).data_uri()
 
 
 def _chat_or_text(cell: str) -> Any:

@@ -46,7 +46,7 @@ from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.graders.base import Grader, selected_for
 from goldenkit.records import Case
 
-__all__ = ["Gradability", "check_gradable", "checkers", "describe", "describe_soft_only", "gradability"]
+__all__ = ["Gradability", "check_gradable", "checkers", "describe", "describe_soft_only", "gradability", "shown_ids"]
 
 _SHOWN = 10  # row ids named in a one-line message
 
@@ -114,7 +114,8 @@ def gradability(graders: Iterable[Grader], cases: Mapping[str, Case]) -> Gradabi
     )
 
 
-def _ids(ids: Iterable[str]) -> str:
+def shown_ids(ids: Iterable[str]) -> str:
+    """Up to ten row ids for a one-line message, then how many more."""
     ids = list(ids)
     shown = ", ".join(ids[:_SHOWN])
     return shown + (f", ... ({len(ids) - _SHOWN} more)" if len(ids) > _SHOWN else "")
@@ -132,7 +133,7 @@ def describe(report: Gradability) -> str | None:
     graders = ", ".join(report.graders) or "none"
     return (
         f"nothing to grade in {n} of {total} rows (no expectation the configured graders {graders} can check): "
-        f"{_ids(report.ungradable)}"
+        f"{shown_ids(report.ungradable)}"
     )
 
 
@@ -147,7 +148,8 @@ def describe_soft_only(report: Gradability) -> str | None:
     soft = ", ".join(sorted({name for names in report.soft_only.values() for name in names}))
     return (
         f"only soft graders ({soft}) check {len(report.soft_only)} of {report.rows} rows: recorded, but their "
-        f"verdict is SKIPPED (make the grader hard with a calibration, or add a contract): {_ids(report.soft_only)}"
+        "verdict is SKIPPED (make the grader hard with a calibration, or add a contract): "
+        f"{shown_ids(report.soft_only)}"
     )
 
 

@@ -311,7 +311,7 @@ async def _read_capped(resp: httpx.Response, limit: int, url: str, *, truncate: 
                 raise _too_large(url, limit)
     except httpx.TransportError as exc:
         raise transport_error(exc, url) from None
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)
 
 
 def _encode(payload: dict[str, Any]) -> bytes:

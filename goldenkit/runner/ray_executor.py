@@ -63,7 +63,7 @@ from goldenkit.errors import ConfigError, GoldenkitError, InfrastructureError, P
 from goldenkit.graders.base import Grader
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case
-from goldenkit.runner.folder import RunFolder, RunLock, utc_now
+from goldenkit.runner.folder import RunFolder, RunLock
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.ray_limits import ClusterLimiter, LimiterActor
 from goldenkit.runner.run import Run, RunOptions, RunPlan
@@ -138,8 +138,8 @@ class WorkerRun(Run):
     def __init__(self, provider: Provider, graders: Sequence[Grader], opts: RunOptions, limiter: ClusterLimiter):
         scratch = Path(tempfile.mkdtemp(prefix="goldenkit-ray-"))
         folder = RunFolder("worker", scratch, RunLock(scratch, "worker"))
-        plan = RunPlan(index=OutcomeIndex([], 1), todo=OutcomeIndex([], 1).pending(False), row_info={},
-                       cases={}, base_record={})  # fmt: skip
+        index = OutcomeIndex([], 1)
+        plan = RunPlan(index=index, todo=index.pending(False), row_info={}, cases={}, base_record={})
         super().__init__(plan, provider, graders, folder, {}, opts, progress=False)
         self.writer.close()  # nothing is written on a worker
         self.limiter = limiter  # type: ignore[assignment]
@@ -216,7 +216,6 @@ class RayPool:
     started: bool  # this run started the local cluster (and shuts it down)
     limiter: Any
     workers: list[Any]
-    where: list[str]
     stats: dict[str, int] = field(default_factory=dict)
     closed: bool = False
 
@@ -259,7 +258,7 @@ async def start_pool(settings: RaySettings, opts: RunOptions, blob: bytes) -> Ra
     """Connect, start the limiter and the workers, and wait until every worker has built its run."""
     ray = import_ray()
     started = _connect(ray, settings)
-    pool = RayPool(ray, started, None, [], [])
+    pool = RayPool(ray, started, None, [])
     try:
         count = settings.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         limiter_cls = ray.remote(LimiterActor).options(num_cpus=0, max_concurrency=100_000)
@@ -287,7 +286,6 @@ async def start_pool(settings: RaySettings, opts: RunOptions, blob: bytes) -> Ra
         for error, where in answers:
             if error is not None:
                 raise ConfigError(f"Ray worker on {where} cannot build the provider and graders: {error}")
-        pool.where = [where for _, where in answers]
     except BaseException:
         await pool.close()
         raise
@@ -428,10 +426,7 @@ class RayRun(Run):
             if self.tries[num] < ITEM_TRIES:
                 self.retry.append(num)
                 continue
-            row_id, repeat = self.plan.index.pair(num)
-            sl, sp, tags = self.plan.row_info[row_id]
-            rec = dict(self.plan.base_record)
-            rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
+            rec = self.new_record(*self.plan.index.pair(num))
             err = ProviderError(f"{why}, {ITEM_TRIES} times running this item", transient=True)
             self.write_error(rec, err, 0, None)
 

@@ -48,13 +48,14 @@ import numpy as np
 
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders.base import Grader, agrade_case, grade_case
-from goldenkit.graders.gradable import check_gradable, gradability
+from goldenkit.graders.gradable import check_gradable, gradability, shown_ids
 from goldenkit.graders.retrieval import RetrievalGrader
 from goldenkit.graders.state import StateGrader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
 from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
+from goldenkit.results import Run as StoredRun
 from goldenkit.runner.evaluate import _manifest, normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
@@ -70,7 +71,6 @@ REGRADE = "regrade"
 _KEPT = (ERROR, SKIPPED)  # copied as they were
 _COPIED = ("verdict", "detail", "error_kind", "graders", "response", "trajectory", "latency_ms", "ttft_ms",
            "attempts", "tokens_in", "tokens_out", "cost")  # fmt: skip
-_SHOWN = 10
 
 
 class StoredAnswers(Provider):
@@ -125,12 +125,7 @@ class _Source:
             yield from batch
 
 
-def _ids(ids: list[str]) -> str:
-    return ", ".join(ids[:_SHOWN]) + (f", ... ({len(ids) - _SHOWN} more)" if len(ids) > _SHOWN else "")
-
-
-def _read_source(source: Any, results_dir: str | os.PathLike[str] | None, dataset: DatasetLike) -> _Source:
-    run = read_run(source, results_dir if results_dir is not None else "results")
+def _read_source(run: StoredRun, dataset: DatasetLike) -> _Source:
     man = run.manifest
     if not man.get("complete") or man.get("validity") != VALID:
         why = man.get("invalid_reason") or ("incomplete" if not man.get("complete") else man.get("validity"))
@@ -148,7 +143,7 @@ def _read_source(source: Any, results_dir: str | os.PathLike[str] | None, datase
     order = [str(r) for r in dataset.rows["id"].tolist() if str(r) in row_info]
     unknown = sorted(set(row_info) - set(order))
     if unknown:
-        raise ResultsError(f"regrade: run {run.run_id} has rows the dataset does not: {_ids(unknown)}")
+        raise ResultsError(f"regrade: run {run.run_id} has rows the dataset does not: {shown_ids(unknown)}")
     index = OutcomeIndex(order, int(man.get("repeats") or 1))
     for rec, offset, length in scan_outcomes(run.path / OUTCOMES_JSONL):
         index.note(rec, offset, length)
@@ -158,7 +153,7 @@ def _read_source(source: Any, results_dir: str | os.PathLike[str] | None, datase
     if unanswered:
         raise ResultsError(
             f"regrade: run {run.run_id} has no stored response for {len(unanswered)} graded outcome(s): "
-            f"{_ids(unanswered)}"
+            f"{shown_ids(unanswered)}"
         )
     return src
 
@@ -295,7 +290,7 @@ async def aregrade(
         if not path:
             raise ResultsError(f"regrade: run {first.run_id} does not say where its dataset is; pass the dataset")
         dataset = read_dataset(path)
-    src = _read_source(first, results_dir, dataset)
+    src = _read_source(first, dataset)
     if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
         raise ResultsError(f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
                            "regrading a run with an ADK eval config is not supported")  # fmt: skip

@@ -200,11 +200,16 @@ class Run:
 
     # ------------------------------------------------------------ one outcome
 
-    async def run_one(self, row_id: str, repeat: int) -> None:
-        """Call, grade and write the outcome of one row x repeat."""
+    def new_record(self, row_id: str, repeat: int) -> dict[str, Any]:
+        """The outcome record of one row x repeat before its call: the run's fields, the row's, the start."""
         sl, sp, tags = self.plan.row_info[row_id]
         rec = dict(self.plan.base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
+        return rec
+
+    async def run_one(self, row_id: str, repeat: int) -> None:
+        """Call, grade and write the outcome of one row x repeat."""
+        rec = self.new_record(row_id, repeat)
         case = self.plan.cases[row_id]
         if case.scenario is not None and self.conversations is not None:
             resp, err, attempts, latency = await self.conversations.run(self, self.provider, case, repeat)
