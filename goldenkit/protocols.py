@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class DatasetLike(Protocol):
-    """A versioned set of rows: identity (name, version, sha256), the ``rows`` table, cases by row id."""
+    """A versioned set of rows: identity (name, version, sha256), the ``rows`` table and its columns, cases by id."""
 
     @property
     def name(self) -> str: ...
@@ -32,6 +32,10 @@ class DatasetLike(Protocol):
 
     @property
     def rows(self) -> pd.DataFrame: ...
+
+    def column(self, name: str) -> list[Any]:
+        """One column of ``rows`` (id, slice, tags, split, source, added) as a list, in row order."""
+        ...
 
     def case(self, row_id: str) -> Case:
         """The row's case, normalized."""

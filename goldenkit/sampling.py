@@ -18,18 +18,15 @@ an existing row between dev and holdout.
 
 :func:`weekly_seed` rotates a pull-request sample once per ISO week.
 
-**Red rows** (:func:`red_row_ids`) are expected failures, negative cases a
-model is expected to refuse or to fail: rows whose tags include ``red``, or
-whose ids dataset.json lists under ``red_rows``. A run leaves them out unless
-asked (``include_red``); they are left out before the sample is drawn, like
-the rows of another split, so they are never selected and never an outcome.
+**Red rows** (:mod:`goldenkit.dataset.red`) are left out before the sample
+is drawn, like the rows of another split, so they are never selected and never
+an outcome.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import is_dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any, overload
 
@@ -37,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.dataset import Dataset
-from goldenkit.errors import DatasetError, InputError
+from goldenkit.errors import InputError
 from goldenkit.protocols import DatasetLike
 from goldenkit.schema import SPLITS
 
@@ -155,58 +152,6 @@ def stratified_sample(dataset_or_rows: Any, per_slice: int, seed: int, split: st
     return [dataset_or_rows[i] for i in chosen.tolist()]
 
 
-RED_TAG = "red"
-
-
-def red_row_ids(dataset: DatasetLike) -> list[str]:
-    """The dataset's red rows, in row order: tagged ``red`` or listed in dataset.json ``red_rows``.
-
-    ``red_rows`` must be a list of ids the dataset holds; anything else is a
-    DatasetError naming dataset.json and the offending entry.
-    """
-    listed = (getattr(dataset, "manifest", None) or {}).get("red_rows", [])
-    ids = [str(x) for x in dataset.rows["id"].tolist()]
-    bad = not isinstance(listed, list) or not all(isinstance(x, str) and x for x in listed)
-    unknown = [] if bad else sorted(set(listed).difference(ids))
-    if bad or unknown:
-        base = getattr(dataset, "path", None)
-        where = str((base if base.is_dir() else base.parent) / "dataset.json") if base is not None else "dataset.json"
-        if bad:
-            raise DatasetError(f'"red_rows" must be a list of row ids (strings), got {listed!r}', path=where)
-        raise DatasetError(f'"red_rows" names id "{unknown[0]}", which is not a row of the dataset', path=where)
-    wanted = set(listed)
-    tags = dataset.rows["tags"].tolist() if "tags" in dataset.rows.columns else [None] * len(ids)
-    return [rid for rid, t in zip(ids, tags, strict=True) if rid in wanted or (t is not None and RED_TAG in list(t))]
-
-
-def without_red(dataset: DatasetLike) -> DatasetLike:
-    """``dataset`` without its red rows (the same object when it has none)."""
-    red = set(red_row_ids(dataset))
-    return dataset.subset([rid for rid in dataset.rows["id"].tolist() if rid not in red]) if red else dataset
-
-
-def mark_red(dataset: DatasetLike) -> DatasetLike:
-    """``dataset`` with the tag ``red`` on every red row (rows dataset.json lists get it added).
-
-    The outcomes of a run carry each row's tags, so the red rows of a run can be
-    told from its outcomes alone (the gate and :func:`goldenkit.run_metrics` read only those).
-    """
-    red = set(red_row_ids(dataset))
-    tags = [list(t) if t is not None else [] for t in dataset.rows["tags"].tolist()]
-    todo = [i for i, (rid, t) in enumerate(zip(dataset.rows["id"].tolist(), tags, strict=True))
-            if rid in red and RED_TAG not in t]  # fmt: skip
-    if not todo:
-        return dataset
-    for i in todo:
-        tags[i] = [*tags[i], RED_TAG]
-    if not is_dataclass(dataset) or isinstance(dataset, type):
-        raise InputError(f"red rows of {type(dataset).__name__}: include_red needs a goldenkit Dataset")
-    rows = dataset.rows.copy()
-    rows["tags"] = pd.Series(tags, index=rows.index, dtype=object)
-    marked: DatasetLike = replace(dataset, rows=rows)
-    return marked
-
-
 def holdout_score(row_id: str, salt: str) -> float:
     """The row's position in [0, 1): the first 8 bytes of SHA-256(salt, id) over 2**64."""
     return int.from_bytes(_digest(salt, row_id)[:8], "big") / 2.0**64
@@ -261,14 +206,4 @@ def weekly_seed(day: date | datetime | str | None = None) -> int:
     return iso.year * 100 + iso.week
 
 
-__all__ = [
-    "RED_TAG",
-    "assign_splits",
-    "holdout_score",
-    "mark_red",
-    "red_row_ids",
-    "sample_rank",
-    "stratified_sample",
-    "weekly_seed",
-    "without_red",
-]
+__all__ = ["assign_splits", "holdout_score", "sample_rank", "stratified_sample", "weekly_seed"]

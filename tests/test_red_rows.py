@@ -16,11 +16,11 @@ from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
+from goldenkit.dataset.red import mark_red, red_row_ids, without_red
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.gate import GatePolicy, evaluate_gate
 from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.results import outcomes_df, read_run
-from goldenkit.sampling import mark_red, red_row_ids, without_red
 
 CHANGELOG = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
 

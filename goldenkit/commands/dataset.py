@@ -28,9 +28,9 @@ from typing import Any, cast
 import pandas as pd
 
 from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.dataset.red import red_row_ids
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
 from goldenkit.records import Case
-from goldenkit.sampling import red_row_ids
 from goldenkit.schema import SPLITS
 
 IMPORT_FORMATS = ("adk", "vertex", "golden", "openai-evals", "inspect")
@@ -294,7 +294,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from goldenkit.sampling import stratified_sample, without_red
+    from goldenkit.dataset.red import without_red
+    from goldenkit.sampling import stratified_sample
 
     ds = read_dataset(args.path)  # the rows `goldenkit run --per-slice` would choose: red rows only with --red
     pool = ds if args.red else cast(Dataset, without_red(ds))

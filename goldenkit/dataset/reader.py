@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import functools
+import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-import numpy as np
-import numpy.typing as npt
 import orjson
-import pandas as pd
 
 from goldenkit.dataset.lines import sha256_of_lines, split_lines
 from goldenkit.dataset.manifest import read_manifest
 from goldenkit.dataset.problems import BOM, BOM_MESSAGE, Problems
-from goldenkit.dataset.rows import check_rows, rows_frame
+from goldenkit.dataset.rows import FRAME_COLUMNS, check_rows, rows_frame
 from goldenkit.errors import DatasetError
 from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from goldenkit.cases import Case
 
 
@@ -28,13 +30,15 @@ class Dataset:
     """A validated dataset.
 
     ``rows`` is a DataFrame with the columns id, slice, tags, split, source,
-    added (``tags`` a list). A row's case is not a column: :meth:`raw_case`
-    parses it from the row's line (a fresh dict on every call) and :meth:`case`
-    normalizes it. ``sha256`` is the canonical hash of the whole file (a
-    :meth:`subset` keeps its parent's name, version and hash: it identifies the
-    dataset the rows were drawn from). ``manifest`` is the parsed dataset.json
-    (``{}`` when there is none); ``case_format`` is the declared case shape, or
-    ``None`` (detected per row).
+    added (``tags`` a list), built from the validated columns the first time it
+    is asked for (a run reads those columns through :meth:`column`, so running a
+    dataset does not import pandas). A row's case is not a column:
+    :meth:`raw_case` parses it from the row's line (a fresh dict on every call)
+    and :meth:`case` normalizes it. ``sha256`` is the canonical hash of the whole
+    file (a :meth:`subset` keeps its parent's name, version and hash: it
+    identifies the dataset the rows were drawn from). ``manifest`` is the parsed
+    dataset.json (``{}`` when there is none); ``case_format`` is the declared
+    case shape, or ``None`` (detected per row).
 
     Besides the rows it keeps each row's line as read (stripped of surrounding
     whitespace, for :meth:`raw_line` and :meth:`raw_case`) and its line number.
@@ -46,25 +50,42 @@ class Dataset:
     path: Path
     manifest: dict[str, Any]
     case_format: str | None
-    rows: pd.DataFrame
+    _columns: dict[str, list[Any]] = field(repr=False)  # FRAME_COLUMNS -> values in row order
     data_path: Path | None = field(default=None, repr=False)
-    _line_numbers: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    _line_numbers: list[int] = field(default_factory=list, repr=False)
     _lines: list[bytes] = field(default_factory=list, repr=False)  # each row's line, in row order
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
     _cases: dict[str, Case] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self._columns["id"])
+
+    @functools.cached_property
+    def rows(self) -> pd.DataFrame:
+        """The rows as a DataFrame (built on first access; strings as pandas ``str``, ``tags`` lists)."""
+        return rows_frame(self._columns)
 
     @property
     def ids(self) -> list[str]:
         """Row ids in row order."""
-        ids: list[str] = self.rows["id"].tolist()
-        return ids
+        return self.column("id")
+
+    def column(self, name: str) -> list[Any]:
+        """One column of the rows as a new list, in row order (``name`` one of FRAME_COLUMNS)."""
+        try:
+            return list(self._columns[name])
+        except KeyError:
+            raise KeyError(f"no row column {name!r} (columns: {', '.join(FRAME_COLUMNS)})") from None
+
+    def with_tags(self, tags: Sequence[list[str]]) -> Dataset:
+        """The same dataset with every row's tags replaced by ``tags`` (in row order)."""
+        if len(tags) != len(self):
+            raise ValueError(f"{len(tags)} tag lists for {len(self)} rows")
+        return replace(self, _columns={**self._columns, "tags": [list(t) for t in tags]})
 
     def _position(self, row_id: str) -> int:
-        if not self._positions and len(self.rows):
-            self._positions.update({rid: i for i, rid in enumerate(self.ids)})
+        if not self._positions and len(self):
+            self._positions.update({rid: i for i, rid in enumerate(self._columns["id"])})
         try:
             return self._positions[row_id]
         except KeyError:
@@ -73,7 +94,7 @@ class Dataset:
     def line_number(self, row_id: str) -> int | None:
         """The 1-based line of ``row_id`` in the dataset file (None when unknown)."""
         pos = self._position(row_id)
-        return int(self._line_numbers[pos]) if pos < len(self._line_numbers) else None
+        return self._line_numbers[pos] if pos < len(self._line_numbers) else None
 
     def raw_line(self, row_id: str) -> bytes:
         """The row's original line (stripped of surrounding whitespace and the line end)."""
@@ -126,29 +147,33 @@ class Dataset:
         id is a DatasetError. The subset keeps this dataset's name, version and
         sha256: they identify the dataset the rows were drawn from.
         """
-        if isinstance(ids_or_rows, pd.DataFrame):
-            ids = ids_or_rows["id"].tolist()
-        elif isinstance(ids_or_rows, (set, frozenset)):
+        if isinstance(ids_or_rows, (set, frozenset)):
             wanted = set(ids_or_rows)
-            ids = [rid for rid in self.ids if rid in wanted]
+            ids = [rid for rid in self._columns["id"] if rid in wanted]
             missing = wanted.difference(ids)
             if missing:
                 self._position(sorted(missing)[0])
         else:
-            ids = list(ids_or_rows)
+            ids = list(ids_or_rows["id"] if _is_frame(ids_or_rows) else ids_or_rows)
         positions = [self._position(rid) for rid in ids]
         if len(set(ids)) != len(ids):
-            dup = next(rid for rid, n in pd.Series(ids).value_counts().items() if n > 1)
+            dup = next(rid for rid, n in Counter(ids).items() if n > 1)
             raise DatasetError(f'subset names id "{dup}" twice', path=str(self.path))
         kept = set(ids)
         return replace(
             self,
-            rows=self.rows.take(positions).reset_index(drop=True),
-            _line_numbers=self._line_numbers[positions] if len(self._line_numbers) else self._line_numbers,
+            _columns={name: [values[p] for p in positions] for name, values in self._columns.items()},
+            _line_numbers=[self._line_numbers[p] for p in positions] if self._line_numbers else [],
             _lines=[self._lines[p] for p in positions] if self._lines else [],
             _positions={},
             _cases={rid: c for rid, c in self._cases.items() if rid in kept},
         )
+
+
+def _is_frame(obj: object) -> TypeGuard[pd.DataFrame]:
+    """Whether ``obj`` is a pandas DataFrame (there can be one only once pandas is imported)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)
 
 
 def _dataset_files(p: Path) -> tuple[Path, Path | None]:
@@ -198,9 +223,9 @@ def read_dataset(path: str | Path) -> Dataset:
         path=p,
         manifest=manifest,
         case_format=manifest.get("case_format"),
-        rows=rows_frame(rows),
+        _columns=dict(zip(FRAME_COLUMNS, rows, strict=True)),
         data_path=data_path,
-        _line_numbers=np.asarray(lines.numbers, dtype=np.int64),
+        _line_numbers=lines.numbers,
         _lines=lines.texts,
     )
 

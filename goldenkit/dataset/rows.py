@@ -1,27 +1,29 @@
-"""Parse and check the rows of a dataset.jsonl, one row at a time, into the rows DataFrame.
+"""Parse and check the rows of a dataset.jsonl, one row at a time, into columns (and the rows DataFrame).
 
 Each row is checked in a fixed order (a JSON object, no unknown key, ``id``,
 ``slice``, ``split``, ``tags``, ``source``, ``added``, ``case``, then duplicate
 ids) and its first problem is recorded; no row is skipped, and the file's
 problems are raised together, first by line in the message.
 
-The rows DataFrame holds every column but ``case``: a case is checked to be a
-JSON object here and parsed again from its row's line when asked for
-(:meth:`goldenkit.dataset.Dataset.raw_case`), so reading a dataset keeps no
-parsed case alive (holding them all made the garbage collector re-traverse
+The columns (and the DataFrame built from them) hold every field but
+``case``: a case is checked to be a JSON object here and parsed again from its
+row's line when asked for (:meth:`goldenkit.dataset.Dataset.raw_case`), so
+reading a dataset keeps no parsed case alive (holding them all made the garbage collector re-traverse
 millions of containers while the rows were read).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
 
 from goldenkit.dataset.lines import Lines
 from goldenkit.dataset.problems import Problems, diagnose_line, json_repr, json_type
 from goldenkit.schema import ROW_COLUMNS, SPLITS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _ROW_KEYS = frozenset(ROW_COLUMNS)
 _SPLIT_SET = frozenset(SPLITS)
@@ -144,11 +146,15 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> l
     return columns
 
 
-def rows_frame(columns: list[list[Any]]) -> pd.DataFrame:
-    """The rows DataFrame of :func:`check_rows`' columns: strings as pandas ``str``, ``tags`` lists as objects."""
-    index = pd.RangeIndex(len(columns[0]))
+def rows_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
+    """The rows DataFrame of the checked columns: strings as pandas ``str``, ``tags`` lists as objects."""
+    import pandas as pd  # here, not at the top: reading and running a dataset never needs it
+
+    index = pd.RangeIndex(len(columns["id"]))
     data = {
-        name: pd.Series(values, dtype=object, index=index) if name == "tags" else pd.array(values, dtype="str")
-        for name, values in zip(FRAME_COLUMNS, columns, strict=True)
+        name: pd.Series(columns[name], dtype=object, index=index)
+        if name == "tags"
+        else pd.array(columns[name], dtype="str")
+        for name in FRAME_COLUMNS
     }
     return pd.DataFrame(data, index=index)

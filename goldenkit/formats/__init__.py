@@ -6,10 +6,33 @@
   openai/evals, inspect_ai) into a goldenkit dataset folder.
 
 One module per foreign shape: :mod:`.adk`, :mod:`.vertex`, :mod:`.contract`
-(also java-ai-golden files), :mod:`.openai_evals`, :mod:`.inspect`.
+(also java-ai-golden files), :mod:`.openai_evals`, :mod:`.inspect`. Each is
+imported on first use: a run that only reads criteria or normalizes contract
+cases does not load the importers.
 """
 
-from goldenkit.formats.importer import IMPORT_FORMATS, import_dataset
-from goldenkit.formats.normalize import detect_shape, normalize_case
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.formats.importer import IMPORT_FORMATS, import_dataset
+    from goldenkit.formats.normalize import detect_shape, normalize_case
+
+_LAZY = {
+    "IMPORT_FORMATS": "importer",
+    "import_dataset": "importer",
+    "detect_shape": "normalize",
+    "normalize_case": "normalize",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldenkit.formats' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"goldenkit.formats.{module}"), name)
+
 
 __all__ = ["IMPORT_FORMATS", "detect_shape", "import_dataset", "normalize_case"]

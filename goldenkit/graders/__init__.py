@@ -1,15 +1,21 @@
-"""Graders: contract, trajectory, reference match and LLM judge.
+"""Graders: contract, trajectory, reference match, retrieval, state, rubrics and LLM judge.
 
-Built-in graders register themselves here under their names: ``contract``
-(:class:`ContractGrader`), ``trajectory`` (:class:`TrajectoryGrader`),
-``reference`` (:class:`ReferenceMatchGrader`), ``judge``
-(:class:`JudgeGrader`), ``rubrics`` (:class:`RubricGrader`), ``retrieval``
-(:class:`RetrievalGrader`) and ``state`` (:class:`StateGrader`). Users add
-their own with :func:`register_grader` (a class or factory) or :func:`register_function` (a plain function), and choose
-graders per dataset with :func:`build_graders` (``[graders] use`` in
-goldenkit.toml). The grading rules are public functions too:
-:func:`trajectory_score`, :func:`rouge1_f` and :func:`parse_judge`.
+The built-in graders, by name: ``contract`` (:class:`ContractGrader`),
+``trajectory`` (:class:`TrajectoryGrader`), ``reference``
+(:class:`ReferenceMatchGrader`), ``judge`` (:class:`JudgeGrader`), ``rubrics``
+(:class:`RubricGrader`), ``retrieval`` (:class:`RetrievalGrader`) and ``state``
+(:class:`StateGrader`); each module is imported the first time its name or one
+of its names here is asked for. Users add their own with
+:func:`register_grader` (a class or factory) or :func:`register_function` (a
+plain function), and choose graders per dataset with :func:`build_graders`
+(``[graders] use`` in goldenkit.toml). The grading rules are public functions
+too: :func:`trajectory_score`, :func:`rouge1_f` and :func:`parse_judge`.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from goldenkit.graders.base import (
     FunctionGrader,
@@ -23,35 +29,49 @@ from goldenkit.graders.base import (
     grader_names,
     register_grader,
 )
-from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
-from goldenkit.graders.contract import ContractGrader, contract_expectations
-from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
-from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
-from goldenkit.graders.retrieval import RetrievalGrader
-from goldenkit.graders.rubrics import RubricGrader
-from goldenkit.graders.state import StateGrader
-from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
 
-# Judge calibration needs statsmodels; it is loaded on first use so that a run
-# (which only grades) starts without importing it.
-_LAZY = {"CalibrationReport", "calibration_report", "read_labels"}
+if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
+    from goldenkit.graders.calibration import CalibrationReport, calibration_report, read_labels
+    from goldenkit.graders.contract import ContractGrader, contract_expectations
+    from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
+    from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
+    from goldenkit.graders.retrieval import RetrievalGrader
+    from goldenkit.graders.rubrics import RubricGrader
+    from goldenkit.graders.state import StateGrader
+    from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
+
+# The graders themselves load on first use (a run imports only those it grades with;
+# calibration, which needs statsmodels, only when asked for).
+_LAZY: dict[str, str] = {
+    "DEFAULT_USE": "build",
+    "build_graders": "build",
+    "judge_version_of": "build",
+    "register_function": "build",
+    "CalibrationReport": "calibration",
+    "calibration_report": "calibration",
+    "read_labels": "calibration",
+    "ContractGrader": "contract",
+    "contract_expectations": "contract",
+    "JudgeGrader": "judge",
+    "JudgeVerdict": "judge",
+    "parse_judge": "judge",
+    "ReferenceMatchGrader": "match",
+    "rouge1_f": "match",
+    "RetrievalGrader": "retrieval",
+    "RubricGrader": "rubrics",
+    "StateGrader": "state",
+    "TrajectoryGrader": "trajectory",
+    "trajectory_score": "trajectory",
+}
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from goldenkit.graders import calibration
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldenkit.graders' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"goldenkit.graders.{module}"), name)
 
-        return getattr(calibration, name)
-    raise AttributeError(f"module 'goldenkit.graders' has no attribute {name!r}")
-
-
-register_grader("contract", ContractGrader, replace=True)
-register_grader("trajectory", TrajectoryGrader, replace=True)
-register_grader("reference", ReferenceMatchGrader, replace=True)
-register_grader("judge", JudgeGrader, replace=True)
-register_grader("rubrics", RubricGrader, replace=True)
-register_grader("retrieval", RetrievalGrader, replace=True)
-register_grader("state", StateGrader, replace=True)
 
 __all__ = [
     "CalibrationReport",

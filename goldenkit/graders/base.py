@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from goldenkit.errors import ConfigError
 from goldenkit.records import Case, Response
+from goldenkit.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -67,37 +67,35 @@ class Grader(ABC):
 
 
 GraderFactory = Callable[..., Grader]
-_REGISTRY: dict[str, GraderFactory] = {}
+BUILTINS = {
+    "contract": "goldenkit.graders.contract:ContractGrader",
+    "trajectory": "goldenkit.graders.trajectory:TrajectoryGrader",
+    "reference": "goldenkit.graders.match:ReferenceMatchGrader",
+    "judge": "goldenkit.graders.judge:JudgeGrader",
+    "rubrics": "goldenkit.graders.rubrics:RubricGrader",
+    "retrieval": "goldenkit.graders.retrieval:RetrievalGrader",
+    "state": "goldenkit.graders.state:StateGrader",
+}
+_REGISTRY: Registry[GraderFactory] = Registry("grader", BUILTINS)
 
 
 def register_grader(name: str, factory: GraderFactory, *, replace: bool = False) -> None:
-    """Make ``factory(**options) -> Grader`` available under ``name``.
+    """Make ``factory(**options) -> Grader`` available under ``name`` (a built-in's name needs ``replace``).
 
     A plain function ``f(case, response) -> GradeResult | bool`` can be wrapped with
     :class:`FunctionGrader`.
     """
-    if name in _REGISTRY and not replace:
-        raise ConfigError(f"grader {name!r} is already registered")
-    _REGISTRY[name] = factory
+    _REGISTRY.register(name, factory, replace=replace)
 
 
 def get_grader(name: str, **options: Any) -> Grader:
-    _load_builtins()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ConfigError(f"unknown grader {name!r} (known: {known})") from None
-    return factory(**options)
+    """Build the grader registered under ``name`` (a built-in is imported on first use)."""
+    return _REGISTRY.get(name)(**options)
 
 
 def grader_names() -> list[str]:
-    _load_builtins()
-    return sorted(_REGISTRY)
-
-
-def _load_builtins() -> None:
-    import goldenkit.graders  # noqa: F401
+    """Every grader's name (this imports every built-in)."""
+    return _REGISTRY.names()
 
 
 class FunctionGrader(Grader):

@@ -76,7 +76,7 @@ from typing import Any
 from goldenkit.cases import Case, ImagePart, Message
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.adk_events import TurnCollector, as_content, error_from_exception, jsonable
-from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
+from goldenkit.providers.base import Provider, Response, TurnOutput
 from goldenkit.providers.conversation import HISTORY_MODES, expected_exchanges
 
 DEFAULT_APP_NAME = "goldenkit"
@@ -436,7 +436,7 @@ def _sum(values: Sequence[int | None]) -> int | None:
     return out
 
 
-def _factory(
+def adk_provider(
     agent: Any = None,
     history: str | None = None,
     app_name: str | None = None,
@@ -451,6 +451,4 @@ def _factory(
     return provider
 
 
-register_provider("adk", _factory, replace=True)
-
-__all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "load_agent"]
+__all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "adk_provider", "load_agent"]

@@ -12,11 +12,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from goldenkit.errors import ConfigError
 from goldenkit.records import Case, ImagePart, Response, TurnOutput
+from goldenkit.registry import Registry
 
 # Response and TurnOutput live in goldenkit.records; they stay importable from here.
 __all__ = [
+    "BUILTINS",
     "Provider",
     "ProviderFactory",
     "Response",
@@ -79,28 +80,24 @@ class Provider(ABC):
 
 
 ProviderFactory = Callable[..., Provider]
-_REGISTRY: dict[str, ProviderFactory] = {}
+BUILTINS = {
+    "adk": "goldenkit.providers.adk:adk_provider",
+    "callable": "goldenkit.providers.callable:CallableProvider",
+    "fixtures": "goldenkit.providers.fixtures:FixturesProvider",
+    "ollama": "goldenkit.providers.ollama:OllamaProvider",
+    "openai": "goldenkit.providers.openai:OpenAIProvider",
+}
+_REGISTRY: Registry[ProviderFactory] = Registry("provider", BUILTINS)
 
 
 def register_provider(name: str, factory: ProviderFactory, *, replace: bool = False) -> None:
-    """Make ``factory(**options) -> Provider`` available under ``name``."""
-    if not replace and name not in _REGISTRY:
-        _load_builtins(name)  # a built-in of that name is there first, as if every built-in were loaded
-    if name in _REGISTRY and not replace:
-        raise ConfigError(f"provider {name!r} is already registered")
-    _REGISTRY[name] = factory
+    """Make ``factory(**options) -> Provider`` available under ``name`` (a built-in's name needs ``replace``)."""
+    _REGISTRY.register(name, factory, replace=replace)
 
 
 def provider_factory(name: str) -> ProviderFactory:
     """The factory registered under ``name`` (a built-in is imported on first use); else a ConfigError naming them."""
-    if name not in _REGISTRY:
-        _load_builtins(name)
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        _load_builtins()
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ConfigError(f"unknown provider {name!r} (known: {known})") from None
+    return _REGISTRY.get(name)
 
 
 def get_provider(name: str, **options: Any) -> Provider:
@@ -109,12 +106,5 @@ def get_provider(name: str, **options: Any) -> Provider:
 
 
 def provider_names() -> list[str]:
-    _load_builtins()
-    return sorted(_REGISTRY)
-
-
-def _load_builtins(name: str | None = None) -> None:
-    # Built-in providers register themselves on import; only the one asked for is imported.
-    from goldenkit.providers import load_builtins
-
-    load_builtins(name)
+    """Every provider's name (this imports every built-in)."""
+    return _REGISTRY.names()

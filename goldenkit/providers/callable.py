@@ -31,7 +31,7 @@ from typing import Any
 
 from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import Provider, Response, register_provider
+from goldenkit.providers.base import Provider, Response
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -164,7 +164,5 @@ class CallableProvider(Provider):
         if pool is not None:
             pool.shutdown(wait=False)
 
-
-register_provider("callable", CallableProvider)
 
 __all__ = ["CallableProvider", "load_callable"]

@@ -40,7 +40,7 @@ from typing import IO, Any
 
 from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import Provider, Response, TurnOutput, register_provider
+from goldenkit.providers.base import Provider, Response, TurnOutput
 
 META_FILE = "meta.json"
 FIXTURES_FILE = "fixtures.jsonl"
@@ -277,8 +277,6 @@ class FixtureRecorder:
         if not self._fh.closed:
             self._fh.close()
 
-
-register_provider("fixtures", FixturesProvider)
 
 __all__ = [
     "FIXTURES_FILE",

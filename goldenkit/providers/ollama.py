@@ -20,7 +20,6 @@ from typing import Any
 
 from goldenkit.cases import ImagePart, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import register_provider
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
@@ -191,7 +190,5 @@ class OllamaProvider(ChatProvider):
     def collector(self) -> OllamaStream:
         return OllamaStream(self.safe_url)
 
-
-register_provider("ollama", OllamaProvider)
 
 __all__ = ["OllamaProvider", "decode_reply", "encode_messages", "normalize_host"]

@@ -17,7 +17,6 @@ from typing import Any
 
 from goldenkit.cases import Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.base import register_provider
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
@@ -231,8 +230,6 @@ class OpenAIProvider(ChatProvider):
     def collector(self) -> OpenAIStream:
         return OpenAIStream(self.safe_url)
 
-
-register_provider("openai", OpenAIProvider)
 
 __all__ = [
     "OpenAIProvider",

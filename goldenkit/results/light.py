@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -12,6 +12,9 @@ from goldenkit.errors import ResultsError
 from goldenkit.results.parquet import outcomes_table
 from goldenkit.results.run import Run
 from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_PARQUET
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The columns a comparison and the gate read of a run (see :func:`light_outcomes`).
 LIGHT_COLUMNS = ("row_id", "slice", "repeat", "verdict", "error_kind")
@@ -42,6 +45,8 @@ def light_outcomes(
         import pyarrow.compute as pc
 
         table = table.filter(pc.is_in(table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())))
+    import pandas as pd  # here: a run, which imports this package to write, never needs pandas
+
     df = table.to_pandas(maps_as_pydicts="strict")
     for c in cols:
         if c in _CATEGORICAL and not isinstance(df[c].dtype, pd.CategoricalDtype):

@@ -7,9 +7,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 
 from goldenkit.errors import ResultsError
@@ -18,6 +17,9 @@ from goldenkit.results.latest import follow_latest
 from goldenkit.results.manifest import read_manifest
 from goldenkit.results.parquet import JSON_COLUMNS, outcomes_table, read_parquet
 from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -107,6 +109,8 @@ def outcomes_df(
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    import pandas as pd  # here: a run, which imports this package to write, never needs pandas
+
     df = table.to_pandas(maps_as_pydicts="strict", types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     for c in JSON_COLUMNS:
         if c in df.columns:

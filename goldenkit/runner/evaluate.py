@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from goldenkit.artifacts import artifacts_sha256
+from goldenkit.dataset.red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders.base import Grader, get_grader
@@ -69,8 +70,6 @@ def select_rows(
         if unknown:
             raise ConfigError(f"sample: unknown key(s) {', '.join(sorted(unknown))} (known: split, per_slice, seed)")
         spec.update(sample)
-    from goldenkit.sampling import mark_red, without_red
-
     if include_red:
         spec["include_red"] = True
         dataset = mark_red(dataset)
@@ -84,8 +83,8 @@ def select_rows(
         spec["seed"] = seed
         dataset = stratified_sample(dataset, int(per_slice), int(seed), split=split)
     elif split is not None:
-        rows = dataset.rows
-        dataset = dataset.subset(list(rows.loc[rows["split"] == split, "id"]))
+        splits = zip(dataset.column("id"), dataset.column("split"), strict=True)
+        dataset = dataset.subset([row_id for row_id, row_split in splits if row_split == split])
     return dataset, spec
 
 
@@ -134,7 +133,7 @@ def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], visi
     (:func:`goldenkit.providers.images.check_images`); the criteria of an ADK eval config
     (:func:`goldenkit.formats.eval_config.read_eval_config`) in place of every case's, after checking
     that each criterion's grader is among ``graders`` (a ConfigError otherwise)."""
-    cases = normalize_cases(dataset, [str(r) for r in dataset.rows["id"].tolist()])
+    cases = normalize_cases(dataset, [str(r) for r in dataset.column("id")])
     check_images(cases, provider, vision=vision)
     if criteria is None:
         return cases
@@ -175,10 +174,8 @@ def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: d
     if folder.old_manifest is not None:  # a resume keeps the commit the run started at
         first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
         key["agent_version"] = {**key["agent_version"], "git_commit": first}
-    rows = dataset.rows
     row_info: dict[str, tuple[str, str, list[str]]] = {}
-    columns = (rows[c].tolist() for c in ("id", "slice", "split", "tags"))  # Python lists: no per-item boxing
-    for rid, sl, sp, tags in zip(*columns, strict=True):
+    for rid, sl, sp, tags in zip(*(dataset.column(c) for c in ("id", "slice", "split", "tags")), strict=True):
         row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
     index = OutcomeIndex(list(row_info), repeats)
     for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():

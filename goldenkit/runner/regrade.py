@@ -140,7 +140,7 @@ def _read_source(run: StoredRun, dataset: DatasetLike) -> _Source:
     for rec, _, _ in scan_outcomes(run.path / OUTCOMES_JSONL):
         rid = str(rec.get("row_id"))
         row_info[rid] = (str(rec.get("slice")), str(rec.get("split")), [str(t) for t in rec.get("tags") or []])
-    order = [str(r) for r in dataset.rows["id"].tolist() if str(r) in row_info]
+    order = [str(r) for r in dataset.column("id") if str(r) in row_info]
     unknown = sorted(set(row_info) - set(order))
     if unknown:
         raise ResultsError(f"regrade: run {run.run_id} has rows the dataset does not: {shown_ids(unknown)}")

@@ -64,7 +64,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 def shard_rows(dataset: Any, shard: tuple[int, int]) -> Any:
     """The rows of ``dataset`` in shard ``k`` of ``n`` (a subset in the dataset's order)."""
     k, n = shard
-    ids = [str(r) for r in dataset.rows["id"].tolist()]
+    ids = [str(r) for r in dataset.column("id")]
     return dataset.subset([r for r in ids if shard_of(r, n) == k])
 
 

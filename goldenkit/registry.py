@@ -1,0 +1,70 @@
+"""Name -> factory registries whose built-ins are imported on first use (providers, graders).
+
+A built-in is named by ``"module:attribute"``; its module is imported the first
+time its name is asked for, so a run imports only the providers and graders it
+uses. A built-in's name is taken as if every built-in were loaded: registering
+it without ``replace`` clashes, and a factory registered with ``replace`` before
+the built-in was loaded stays (the built-in never overwrites it).
+
+>>> reg = Registry("widget", {"json": "json:dumps"})
+>>> reg.get("json")({"a": 1})
+'{"a": 1}'
+>>> reg.register("json", repr)
+Traceback (most recent call last):
+...
+goldenkit.errors.ConfigError: widget 'json' is already registered
+>>> reg.register("plain", str)
+>>> reg.names()
+['json', 'plain']
+>>> reg.get("nope")
+Traceback (most recent call last):
+...
+goldenkit.errors.ConfigError: unknown widget 'nope' (known: json, plain)
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from goldenkit.errors import ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Registry(Generic[F]):
+    """Factories by name; ``builtins`` maps a built-in's name to the ``"module:attribute"`` that makes it."""
+
+    def __init__(self, kind: str, builtins: Mapping[str, str]) -> None:
+        self.kind = kind
+        self.builtins = dict(builtins)
+        self._factories: dict[str, F] = {}
+
+    def register(self, name: str, factory: F, *, replace: bool = False) -> None:
+        """Make ``factory`` available under ``name``; a taken name (a built-in's too) needs ``replace``."""
+        if not replace:
+            self._load(name)
+            if name in self._factories:
+                raise ConfigError(f"{self.kind} {name!r} is already registered")
+        self._factories[name] = factory
+
+    def get(self, name: str) -> F:
+        """The factory under ``name``; an unknown name is a ConfigError naming every known one."""
+        self._load(name)
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise ConfigError(f"unknown {self.kind} {name!r} (known: {', '.join(self.names()) or 'none'})") from None
+
+    def names(self) -> list[str]:
+        """Every registered name, the built-ins' included (this imports them all)."""
+        for name in self.builtins:
+            self._load(name)
+        return sorted(self._factories)
+
+    def _load(self, name: str) -> None:
+        if name in self._factories or name not in self.builtins:
+            return
+        module, attribute = self.builtins[name].split(":")
+        self._factories[name] = getattr(importlib.import_module(module), attribute)
