@@ -5,18 +5,17 @@ about 1 KB each in a temporary directory, then times, over ``--repeat`` runs:
 
 * raw ``hashlib.sha256`` over the file's bytes (the yardstick),
 * ``canonical_sha256`` over the same bytes (LF file, and the same rows with CRLF),
-* the whole ``read_dataset`` (file read, parse, validation, hash, DataFrame),
-* and read_dataset's phases (line split, JSON parse + row checks, DataFrame, sort + hash).
+* the whole ``read_dataset`` (file read, parse, validation, hash), and the same
+  followed by its ``.rows`` DataFrame (built on first access),
+* and the phases (line split, JSON parse + row checks, sort + hash, the DataFrame).
 
 Prints one table with the best and median time, rows/s, MB/s and throughput as
 a percentage of raw SHA-256. Usage::
 
-    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5] [--shape tools|golden] [--against FILE]
+    python benchmarks/bench_dataset.py [--rows 100000] [--repeat 5] [--shape tools|golden]
 
-``--against FILE`` times ``read_dataset`` with another ``goldenkit/dataset/rows.py``
-(for instance the previous one, from ``git show REV:goldenkit/dataset/rows.py``)
-side by side with the current one, in the same process, alternating which goes
-first, so both see the same load.
+To compare with an earlier version, run the script under both, one after the
+other, with that version first on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import importlib.util
 import json
 import os
 import random
@@ -39,7 +37,7 @@ from pathlib import Path
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.dataset.lines import sha256_of_lines, split_lines
 from goldenkit.dataset.problems import Problems
-from goldenkit.dataset.rows import check_rows, rows_frame
+from goldenkit.dataset.rows import FRAME_COLUMNS, check_rows, rows_frame
 
 SLICES = [
     "refunds",
@@ -139,42 +137,11 @@ def every_raw_case(ds: Dataset) -> list[dict[str, object]]:
     return [ds.raw_case(row_id) for row_id in ds.ids]
 
 
-def side_by_side(folder: Path, against: Path, repeat: int) -> list[tuple[str, list[tuple[float, float]]]]:
-    """read_dataset with the current rows.py and with ``against``, alternating which goes first."""
-    import goldenkit.dataset.reader as reader
-
-    spec = importlib.util.spec_from_file_location("rows_against", against)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"{against}: not a Python file")
-    other = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(other)
-    current = (reader.check_rows, reader.rows_frame)
-
-    def with_rows(fns: tuple[Callable[..., object], Callable[..., object]]) -> list[tuple[float, float]]:
-        reader.check_rows, reader.rows_frame = fns  # type: ignore[assignment]
-        try:
-            return timed(lambda: read_dataset(folder), 1)
-        finally:
-            reader.check_rows, reader.rows_frame = current
-
-    mine: list[tuple[float, float]] = []
-    theirs: list[tuple[float, float]] = []
-    for i in range(repeat):
-        if i % 2:
-            theirs += with_rows((other.check_rows, other.rows_frame))
-            mine += with_rows(current)
-        else:
-            mine += with_rows(current)
-            theirs += with_rows((other.check_rows, other.rows_frame))
-    return [("side by side: current", mine), (f"side by side: {against.name}", theirs)]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--shape", choices=("tools", "golden"), default="tools", help="case shape of the rows")
-    parser.add_argument("--against", type=Path, help="another goldenkit/dataset/rows.py, timed side by side")
     args = parser.parse_args(argv)
 
     lines = make_rows(args.rows, shape=args.shape)
@@ -205,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(("canonical_sha256 (LF)", canon_t, mb))
         steps.append(("canonical_sha256 (CRLF)", timed(lambda: canonical_sha256(crlf), args.repeat), len(crlf) / 1e6))
         steps.append(("read_dataset (whole)", timed(lambda: read_dataset(folder), args.repeat), mb))
-        if args.against is not None:
-            steps += [(label, times, mb) for label, times in side_by_side(folder, args.against, args.repeat)]
+        steps.append(("read_dataset + .rows", timed(lambda: read_dataset(folder).rows, args.repeat), mb))
         # What the cyclic garbage collector costs while the rows are built: the same call with the
         # collector disabled by the caller (read_dataset never changes it; an application may).
         gc.disable()
@@ -230,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             ("  phase: parse + check rows", timed(partial(check_rows, lines, problems, None), args.repeat), mb)
         )
         rows = check_rows(lines, problems, None)
-        steps.append(("  phase: DataFrame", timed(partial(rows_frame, rows), args.repeat), mb))
+        columns = dict(zip(FRAME_COLUMNS, rows, strict=True))
+        steps.append(("  phase: DataFrame (.rows)", timed(partial(rows_frame, columns), args.repeat), mb))
+        del columns
         del rows
         steps.append(("  phase: sort + hash", timed(partial(sha256_of_lines, lines.texts), args.repeat), mb))
 

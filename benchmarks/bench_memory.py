@@ -75,7 +75,7 @@ from goldenkit.dataset import read_dataset
 from goldenkit.runner import run_eval
 from goldenkit.runner.evaluate import normalize_cases
 ds = read_dataset(sys.argv[1])
-cases = normalize_cases(ds, [str(r) for r in ds.rows["id"].tolist()])
+cases = normalize_cases(ds, ds.ids)
 """
 
 

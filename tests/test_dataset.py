@@ -264,6 +264,24 @@ def test_subset(tmp_path):
         ds.subset(["r-001", "r-001"])
 
 
+def test_columns_rows_and_retagging(tmp_path):
+    ds = read_dataset(make_folder(tmp_path, jsonl([row(1, tags=["a"]), row(2, "billing", "holdout", source="s")])))
+    assert ds.column("slice") == ["refunds", "billing"] and ds.column("source") == [None, "s"]
+    assert ds.column("tags") == [["a"], []]
+    assert ds.subset(pd.Series(["r-002"])).column("split") == ["holdout"]
+    with pytest.raises(KeyError, match="no row column 'case' \\(columns: id, slice, tags, split, source, added\\)"):
+        ds.column("case")
+    assert ds.rows is ds.rows  # built once, on first access
+    frame = {name: [None if v is not None and not isinstance(v, list) and pd.isna(v) else v for v in values]
+             for name, values in ds.rows.to_dict("list").items()}  # fmt: skip
+    assert frame == {name: ds.column(name) for name in ds.rows.columns}  # missing: NaN in the frame, None here
+    retagged = ds.with_tags([["red"], ["x", "y"]])
+    assert retagged.rows["tags"].tolist() == [["red"], ["x", "y"]] and retagged.sha256 == ds.sha256
+    assert ds.column("tags")[1] == []  # the original keeps its tags
+    with pytest.raises(ValueError, match="1 tag lists for 2 rows"):
+        ds.with_tags([[]])
+
+
 def test_crlf_file_reads_like_lf(tmp_path):
     data = jsonl([row(1), row(2)])
     lf = read_dataset(write_jsonl(tmp_path, data, "lf.jsonl"))

@@ -71,7 +71,8 @@ class Dataset:
         return self.column("id")
 
     def column(self, name: str) -> list[Any]:
-        """One column of the rows as a new list, in row order (``name`` one of FRAME_COLUMNS)."""
+        """One column of the rows as a new list, in row order (``name`` one of FRAME_COLUMNS; a missing
+        ``source`` or ``added`` is None here, NaN in :attr:`rows`)."""
         try:
             return list(self._columns[name])
         except KeyError:
