@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -80,9 +81,12 @@ def test_ray_run_equals_local_and_merged_shards_and_loses_nothing_to_a_killed_wo
         run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id=f"s{k}", results_dir=res, shard=(k, 3), **QUIET)
     merged = merge_shards("merged", ["s1", "s2", "s3"], results_dir=res)
     marker.unlink()  # the Ray run's worker that runs r007 repeat 1 kills itself, once
+    scratch = set(Path(tempfile.gettempdir()).glob("goldenkit-ray-*"))
 
     ray_run = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="ray", results_dir=res,
                        executor=RaySettings(workers=2), **QUIET)  # fmt: skip
+
+    assert set(Path(tempfile.gettempdir()).glob("goldenkit-ray-*")) == scratch  # workers leave no folder behind
 
     assert marker.exists() and int(marker.read_text()) != os.getpid()  # a worker process died, not this one
     assert ray_run.validity == "VALID" and ray_run.complete and ray_run.counts == local.counts

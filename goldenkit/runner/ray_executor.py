@@ -48,6 +48,7 @@ import asyncio
 import contextlib
 import math
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -141,7 +142,8 @@ class WorkerRun(Run):
         index = OutcomeIndex([], 1)
         plan = RunPlan(index=index, todo=index.pending(False), row_info={}, cases={}, base_record={})
         super().__init__(plan, provider, graders, folder, {}, opts, progress=False)
-        self.writer.close()  # nothing is written on a worker
+        self.writer.close()  # nothing is written on a worker: the scratch folder only held its empty file
+        shutil.rmtree(scratch, ignore_errors=True)
         self.limiter = limiter  # type: ignore[assignment]
         self.done: dict[tuple[str, int], dict[str, Any]] = {}
         for judge in self.judges:
