@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
 from goldenkit.cases import (
@@ -25,6 +24,7 @@ from goldenkit.errors import (
     ResultsError,
     UsageError,
 )
+from goldenkit.registry import lazy_attributes as _lazy_attributes
 
 if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.audit import (
@@ -194,13 +194,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldenkit' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -1,4 +1,4 @@
-"""Name -> factory registries whose built-ins are imported on first use (providers, graders).
+"""What is imported on first use: name -> factory registries (providers, graders) and package attributes.
 
 A built-in is named by ``"module:attribute"``; its module is imported the first
 time its name is asked for, so a run imports only the providers and graders it
@@ -20,11 +20,15 @@ goldenkit.errors.ConfigError: widget 'json' is already registered
 Traceback (most recent call last):
 ...
 goldenkit.errors.ConfigError: unknown widget 'nope' (known: json, plain)
+
+A package's public names are imported on first use the same way
+(:func:`lazy_attributes`, PEP 562): ``import goldenkit`` loads almost nothing.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -68,3 +72,29 @@ class Registry(Generic[F]):
             return
         module, attribute = self.builtins[name].split(":")
         self._factories[name] = getattr(importlib.import_module(module), attribute)
+
+
+def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str], Any]:
+    """A ``__getattr__`` for ``package`` that imports ``name`` from ``modules[name]`` on first use.
+
+    ``modules`` maps a public name to its module (absolute, or relative to ``package``);
+    once imported, the name is an ordinary attribute of the package.
+
+    >>> getattr_ = lazy_attributes("goldenkit", {"dumps": "json"})
+    >>> getattr_("dumps")([1])
+    '[1]'
+    >>> getattr_("loads")
+    Traceback (most recent call last):
+    ...
+    AttributeError: module 'goldenkit' has no attribute 'loads'
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = modules.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

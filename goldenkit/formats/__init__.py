@@ -13,26 +13,20 @@ cases does not load the importers.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from goldenkit.registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.formats.importer import IMPORT_FORMATS, import_dataset
     from goldenkit.formats.normalize import detect_shape, normalize_case
 
 _LAZY = {
-    "IMPORT_FORMATS": "importer",
-    "import_dataset": "importer",
-    "detect_shape": "normalize",
-    "normalize_case": "normalize",
+    "IMPORT_FORMATS": ".importer",
+    "import_dataset": ".importer",
+    "detect_shape": ".normalize",
+    "normalize_case": ".normalize",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldenkit.formats' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"goldenkit.formats.{module}"), name)
-
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = ["IMPORT_FORMATS", "detect_shape", "import_dataset", "normalize_case"]

@@ -14,8 +14,7 @@ too: :func:`trajectory_score`, :func:`rouge1_f` and :func:`parse_judge`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from goldenkit.graders.base import (
     FunctionGrader,
@@ -29,6 +28,7 @@ from goldenkit.graders.base import (
     grader_names,
     register_grader,
 )
+from goldenkit.registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
@@ -44,34 +44,27 @@ if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
 # The graders themselves load on first use (a run imports only those it grades with;
 # calibration, which needs statsmodels, only when asked for).
 _LAZY: dict[str, str] = {
-    "DEFAULT_USE": "build",
-    "build_graders": "build",
-    "judge_version_of": "build",
-    "register_function": "build",
-    "CalibrationReport": "calibration",
-    "calibration_report": "calibration",
-    "read_labels": "calibration",
-    "ContractGrader": "contract",
-    "contract_expectations": "contract",
-    "JudgeGrader": "judge",
-    "JudgeVerdict": "judge",
-    "parse_judge": "judge",
-    "ReferenceMatchGrader": "match",
-    "rouge1_f": "match",
-    "RetrievalGrader": "retrieval",
-    "RubricGrader": "rubrics",
-    "StateGrader": "state",
-    "TrajectoryGrader": "trajectory",
-    "trajectory_score": "trajectory",
+    "DEFAULT_USE": ".build",
+    "build_graders": ".build",
+    "judge_version_of": ".build",
+    "register_function": ".build",
+    "CalibrationReport": ".calibration",
+    "calibration_report": ".calibration",
+    "read_labels": ".calibration",
+    "ContractGrader": ".contract",
+    "contract_expectations": ".contract",
+    "JudgeGrader": ".judge",
+    "JudgeVerdict": ".judge",
+    "parse_judge": ".judge",
+    "ReferenceMatchGrader": ".match",
+    "rouge1_f": ".match",
+    "RetrievalGrader": ".retrieval",
+    "RubricGrader": ".rubrics",
+    "StateGrader": ".state",
+    "TrajectoryGrader": ".trajectory",
+    "trajectory_score": ".trajectory",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldenkit.graders' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"goldenkit.graders.{module}"), name)
-
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "CalibrationReport",
