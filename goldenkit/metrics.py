@@ -36,7 +36,7 @@ that need not refuse. A metric with no attempts has total 0 and NaN rate and
 interval.
 
 **Red rows** are negative cases (expected failures; see
-:func:`goldenkit.sampling.red_row_ids`): ``red_rows`` if given, else rows
+:func:`goldenkit.dataset.red.red_row_ids`): ``red_rows`` if given, else rows
 tagged ``red`` (a run that includes them tags every red row ``red``, also
 those only dataset.json lists). A run without ``--red`` has none, and then
 ``negative_case_pass_rate`` is not reported. Precisely, over the red rows' PASS
@@ -68,6 +68,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.records import expects_refusal, grader_results
+from goldenkit.schema import RED_TAG
 from goldenkit.stats import clustered_se
 
 __all__ = [
@@ -83,7 +84,6 @@ __all__ = [
 METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
-RED_TAG = "red"  # goldenkit.sampling.RED_TAG (metrics reads outcomes only)
 
 
 def _tags(value: Any) -> list[str]:

@@ -16,6 +16,7 @@ MANIFEST_FILE = "dataset.json"
 # Dataset rows (DataFrame columns of Dataset.rows), in order.
 ROW_COLUMNS = ("id", "slice", "tags", "split", "source", "added", "case")
 SPLITS = ("dev", "holdout")
+RED_TAG = "red"  # the tag of a red row: an expected failure (goldenkit.dataset.red)
 
 # Verdicts of one outcome (row x repeat).
 PASS = "PASS"

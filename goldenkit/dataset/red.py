@@ -12,8 +12,7 @@ from __future__ import annotations
 from goldenkit.dataset.reader import Dataset
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.protocols import DatasetLike
-
-RED_TAG = "red"
+from goldenkit.schema import RED_TAG
 
 
 def red_row_ids(dataset: DatasetLike) -> list[str]:

@@ -60,7 +60,7 @@ def select_rows(
 ) -> tuple[DatasetLike, dict[str, Any]]:
     """The rows of the run (split filter and/or stratified sample) and the sample spec recorded.
 
-    Red rows (:func:`goldenkit.sampling.red_row_ids`) are left out first unless
+    Red rows (:func:`goldenkit.dataset.red.red_row_ids`) are left out first unless
     ``include_red``; a run with them records ``include_red: true`` in its sample
     spec (absent means false, so older runs keep their key).
     """
