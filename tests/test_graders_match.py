@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldenkit.cases import Case, Turn
+from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders.match import ReferenceMatchGrader, UnicodeTokenizer, rouge1_f
 from goldenkit.providers.base import Response, TurnOutput
@@ -214,6 +214,22 @@ def test_grader_not_applicable() -> None:
     assert g.grade(other, Response.from_text("x")).passed is None
     with pytest.raises(ConfigError):
         ReferenceMatchGrader(tokenizer="nltk")
+
+
+@pytest.mark.parametrize("metric", ["rubric_based_multi_turn_trajectory_quality_v1", "tool_call_count_v1",
+                                    "multi_turn_task_success_v1", "hallucinations_v1"])  # fmt: skip
+def test_criteria_naming_only_other_adk_metrics_leave_rouge_and_trajectory_out(metric: str) -> None:
+    """ADK grades only the metrics a config names: one naming none of theirs is no trajectory or ROUGE check."""
+    from goldenkit.graders.trajectory import TrajectoryGrader
+
+    turn = Turn(user="q", expected_response="x", expected_tools=(ToolCall(name="lookup", args={}),))
+    case = Case(id="a", shape="adk", turns=(turn,), criteria={metric: {"threshold": 0.5}})
+    for grader in (ReferenceMatchGrader(), TrajectoryGrader()):
+        assert not grader.applies(case), grader.name
+        result = grader.grade(case, Response.from_text("y"))
+        assert result.passed is None and "criteria do not ask for" in result.reason, grader.name
+    plain = Case(id="a", shape="adk", turns=(turn,))  # no criteria at all: both grade by default
+    assert ReferenceMatchGrader().applies(plain) and TrajectoryGrader().applies(plain)
 
 
 ascii_st = st.text(

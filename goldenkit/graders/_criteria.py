@@ -10,21 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit.errors import InputError
+from goldenkit.formats.eval_config import ADK_METRICS
 
-__all__ = ["KNOWN_METRICS", "criterion", "has_criteria", "is_simulated"]
-
-KNOWN_METRICS = frozenset(
-    {
-        "tool_trajectory_avg_score",
-        "response_match_score",
-        "response_evaluation_score",
-        "safety_v1",
-        "final_response_match_v2",
-        "rubric_based_final_response_quality_v1",
-        "hallucinations_v1",
-        "rubric_based_tool_use_quality_v1",
-    }
-)
+__all__ = ["criterion", "has_criteria", "is_simulated"]
 
 
 def criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, Any]]:
@@ -44,10 +32,16 @@ def criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, A
 
 
 def has_criteria(criteria: Mapping[str, Any]) -> bool:
-    """Whether the criteria name any known ADK metric (then unnamed metrics do not apply)."""
+    """Whether the criteria name any of ADK's metrics (then the metrics they do not name do not apply).
+
+    >>> has_criteria({"rubric_based_multi_turn_trajectory_quality_v1": {"threshold": 0.8}})
+    True
+    >>> has_criteria({"simulated_user": {}})
+    False
+    """
     if isinstance(criteria, Mapping) and isinstance(criteria.get("criteria"), Mapping):
         criteria = criteria["criteria"]
-    return isinstance(criteria, Mapping) and any(k in KNOWN_METRICS for k in criteria)
+    return isinstance(criteria, Mapping) and any(k in ADK_METRICS for k in criteria)
 
 
 def is_simulated(criteria: Mapping[str, Any]) -> bool:

@@ -347,6 +347,8 @@ class TrajectoryGrader(Grader):
             return self._grade_adk(case, settings, response)
         if is_simulated(case.criteria):
             return GradeResult(passed=None, reason="simulated-user scenario: no expected tool calls")
+        if has_criteria(case.criteria):
+            return GradeResult(passed=None, reason=f"the case's criteria do not ask for {_METRIC}")
         return GradeResult(passed=None, reason="no tool expectations")
 
     def _grade_adk(self, case: Case, settings: Mapping[str, Any], response: Response) -> GradeResult:
