@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from goldenkit._text import one_line
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, slice_table, verdict_codes
@@ -332,11 +333,34 @@ def read_baseline(
     pq_path = path.with_suffix(".parquet")
     if not pq_path.is_file():
         raise ResultsError(f"{pq_path}: missing (the per-row table of baseline {info.get('name')!r})")
-    rows = pq.read_table(pq_path).to_pandas()
+    return Baseline(name=str(info.get("name", path.stem)), path=path, info=info, rows=_read_rows(pq_path))
+
+
+_VERDICTS = ["PASS", "FAIL", "ERROR", "SKIPPED"]
+
+
+def _read_rows(pq_path: Path) -> pd.DataFrame:
+    """A baseline's per-row table, checked: readable, the columns a comparison keys on, one line per row id,
+    a verdict a run can have (a snapshot edited or cut short by hand is refused, naming the row)."""
+    try:
+        rows = pq.read_table(pq_path).to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise ResultsError(f"{pq_path}: not a readable baseline table ({one_line(str(exc), 200)})") from None
+    missing = [c for c in ("row_id", "slice", "verdict") if c not in rows.columns]
+    if missing:
+        raise ResultsError(f"{pq_path}: no {', '.join(missing)} column (not a goldenkit baseline table)")
+    ids = rows["row_id"].astype(str)
+    dup = ids[ids.duplicated()]
+    if len(dup):
+        raise ResultsError(f'{pq_path}: row "{dup.iloc[0]}" appears {int((ids == dup.iloc[0]).sum())} times')
+    bad = rows.loc[~rows["verdict"].astype(str).isin(_VERDICTS), ["row_id", "verdict"]]
+    if len(bad):
+        rid, verdict = bad.iloc[0]
+        raise ResultsError(f'{pq_path}: row "{rid}": verdict {verdict!r} is not one of {", ".join(_VERDICTS)}')
     if "tags" in rows.columns:
         rows["tags"] = [[] if t is None else list(t) for t in rows["tags"].tolist()]
-    rows["verdict"] = pd.Categorical(rows["verdict"].astype(str), categories=["PASS", "FAIL", "ERROR", "SKIPPED"])
-    return Baseline(name=str(info.get("name", path.stem)), path=path, info=info, rows=rows)
+    rows["verdict"] = pd.Categorical(rows["verdict"].astype(str), categories=_VERDICTS)
+    return rows
 
 
 def list_baselines(baselines_dir: str | os.PathLike[str] = "baselines") -> pd.DataFrame:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from run_factory import FakeRun, manifest, outcomes, worked_example, write_run
 
@@ -104,6 +107,36 @@ def test_list_and_read_errors(tmp_path: Path) -> None:
     (tmp_path / "a-one.parquet").unlink()
     with pytest.raises(ResultsError, match="missing"):
         read_baseline("a-one", tmp_path)
+
+
+def test_a_corrupt_baseline_table_is_refused_naming_the_file_and_row(tmp_path: Path) -> None:
+    base, _ = clean_example()
+    save_baseline(base, "b", baselines_dir=tmp_path)
+    table_path = tmp_path / "b.parquet"
+    table = pq.read_table(table_path)
+    good = table.to_pandas()
+
+    def write(df: pd.DataFrame) -> None:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), table_path)
+
+    first = str(good["row_id"].iloc[0])
+    write(pd.concat([good, good.iloc[[0]]]))
+    with pytest.raises(ResultsError, match=f'b.parquet: row "{first}" appears 2 times'):
+        read_baseline("b", tmp_path)
+    edited = good.copy()
+    edited["verdict"] = edited["verdict"].astype(str)
+    edited.loc[0, "verdict"] = "MAYBE"
+    write(edited)
+    with pytest.raises(ResultsError, match=f"row \"{first}\": verdict 'MAYBE' is not one of PASS, FAIL, ERROR"):
+        read_baseline("b", tmp_path)
+    write(good.drop(columns=["row_id"]))
+    with pytest.raises(ResultsError, match="b.parquet: no row_id column"):
+        read_baseline("b", tmp_path)
+    table_path.write_bytes(b"PAR1 not a table")
+    with pytest.raises(ResultsError, match="b.parquet: not a readable baseline table"):
+        read_baseline("b", tmp_path)
+    pq.write_table(table, table_path)
+    assert len(read_baseline("b", tmp_path).rows) == len(good)  # the saved table reads back
 
 
 def test_baseline_collapse_rule_must_match(tmp_path: Path) -> None:

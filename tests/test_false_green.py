@@ -135,6 +135,15 @@ def s_invalid_baseline_snapshot(w: Path) -> tuple[list[str], int, str]:
     return ["good", "--baseline", "main"], 3, "baseline main is not evidence: INVALID (error rate 0.31"
 
 
+def s_baseline_snapshot_with_a_row_twice(w: Path) -> tuple[list[str], int, str]:
+    """A snapshot table edited by hand (a row appended again) would count that row twice."""
+    assert main(["baseline", "save", "base", "--name", "main"]) == 0
+    table = w / "baselines" / "main.parquet"
+    rows = pd.read_parquet(table)
+    pd.concat([rows, rows.iloc[[0]]]).to_parquet(table, index=False)
+    return ["good", "--baseline", "main"], 1, f'main.parquet: row "{rows["row_id"].iloc[0]}" appears 2 times'
+
+
 def s_invalid_baseline_and_other_rows(w: Path) -> tuple[list[str], int, str]:
     # two reasons at once: the baseline is not evidence (3) wins over the differing row set (4)
     put(w, "badbase", good_rows()[:-5], validity="INVALID")
