@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,21 @@ def test_import_with_criteria_replaces_test_config(tmp_path, capsys):
     # without --criteria: ADK's default (no test_config.json is beside the file under its own name)
     plain = import_dataset(ROLL_DIE, tmp_path / "plain", "adk")
     assert json.loads((plain / "dataset.jsonl").read_text().splitlines()[0])["case"]["criteria_source"] == "default"
+
+
+def test_import_with_criteria_does_not_read_a_test_config_beside_the_file(tmp_path):
+    """--criteria replaces test_config.json: a malformed one beside the file is not read (without it, it is)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(ROLL_DIE, src / ROLL_DIE.name)
+    (src / "test_config.json").write_text("{not json")
+    plain = main(["dataset", "import", str(src / ROLL_DIE.name), "-o", str(tmp_path / "a"), "--format", "adk"])
+    assert plain == 1
+    out = tmp_path / "b"
+    argv = ["dataset", "import", str(src / ROLL_DIE.name), "-o", str(out), "--format", "adk"]
+    assert main([*argv, "--criteria", str(HOME_CONFIG)]) == 0
+    rows = [json.loads(x) for x in (out / "dataset.jsonl").read_text().splitlines()]
+    assert rows and {r["case"]["criteria_source"] for r in rows} == {HOME_CONFIG.name}
 
 
 def test_import_refuses_ungradable_criteria_and_other_formats(tmp_path, capsys):

@@ -49,11 +49,12 @@ Vertex scenario replayed as its opening turn).
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -201,9 +202,7 @@ def _read_files(
             except (OSError, EOFError) as exc:
                 raise DatasetError(f"cannot decompress: {exc}", path=rel) from None
             _refuse_lfs_pointer(data, rel)
-        new, notes = _read(fmt_key, path, rel, data)
-        if criteria is not None:  # an eval config in place of test_config.json
-            notes.update(criteria.stamp([rec.case for rec in new]))
+        new, notes = _read(fmt_key, path, rel, data, criteria)
         if fmt_key == "golden":
             golden_manifest = read_golden_manifest(path)
             if golden_manifest is not None:
@@ -292,12 +291,14 @@ def _default_slice(path: Path, rel: str) -> str:
     return stem
 
 
-def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], dict[str, Any]]:
+def _read(
+    fmt: str, path: Path, rel: str, data: bytes, criteria: EvalCriteria | None = None
+) -> tuple[list[_Record], dict[str, Any]]:
     """The records of one source file (messages name ``rel``), and notes for the manifest."""
     default = _default_slice(path, rel)
     shown = Path(rel)
-    readers = {
-        "adk": _read_adk,
+    readers: dict[str, Callable[[Path, Path, str, bytes, str], tuple[list[_Record], dict[str, Any]]]] = {
+        "adk": functools.partial(_read_adk, criteria=criteria),
         "vertex": _read_vertex,
         "golden": _read_golden,
         "openai-evals": _read_openai,
@@ -311,17 +312,19 @@ def _read(fmt: str, path: Path, rel: str, data: bytes) -> tuple[list[_Record], d
         raise
 
 
-def _read_adk(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+def _read_adk(
+    path: Path, shown: Path, rel: str, data: bytes, default: str, criteria: EvalCriteria | None = None
+) -> tuple[list[_Record], dict[str, Any]]:
     cases, kind, header = read_adk(shown, data)
-    criteria, criteria_source = read_test_config(path)
-    out = []
-    for eval_id, case, where in cases:
-        record = case.get("original", case)
-        stored = dict(case)
-        stored["criteria"] = dict(criteria)
-        stored["criteria_source"] = criteria_source
-        out.append(_Record(eval_id, stored, rel, None, where, record, default))
-    notes: dict[str, Any] = {"kind": kind, "criteria": criteria, "criteria_source": criteria_source}
+    out = [_Record(eval_id, dict(case), rel, None, where, case.get("original", case), default)
+           for eval_id, case, where in cases]  # fmt: skip
+    if criteria is not None:  # an eval config in place of test_config.json, which is then not read
+        notes: dict[str, Any] = {"kind": kind, **criteria.stamp([rec.case for rec in out])}
+    else:
+        found, source = read_test_config(path)
+        for rec in out:
+            rec.case["criteria"], rec.case["criteria_source"] = dict(found), source
+        notes = {"kind": kind, "criteria": found, "criteria_source": source}
     if header:
         notes["eval_set"] = header  # the EvalSet's own fields (id, name, description, timestamp)
     return out, notes
