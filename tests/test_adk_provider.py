@@ -300,3 +300,51 @@ def test_tool_results_that_are_not_json_are_kept_as_text():
     )
     r = run(AdkProvider(agent), case("when"))
     assert r.turns[0].tool_responses == [{"name": "when", "args": {}, "response": {"day": "2026-01-02"}}]
+
+
+class FailsOnceLlm(EchoHistoryLlm):
+    """Echoes the history, but the first request whose last message is ``flaky`` fails (503, transient)."""
+
+    failed: bool = False
+
+    async def generate_content_async(self, llm_request, stream=False):  # type: ignore[override]
+        last = [p.text for p in (llm_request.contents[-1].parts or []) if p.text]
+        if last == ["flaky"] and not self.failed:
+            self.failed = True
+            raise genai_errors.ServerError(503, {"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})
+        async for response in super().generate_content_async(llm_request, stream):
+            yield response
+
+
+def test_a_conversation_turn_that_failed_after_the_session_recorded_it_is_never_sent_twice():
+    """ADK records the user's message before its model is called: a retry on that session would repeat it."""
+
+    async def conversation(first: str) -> tuple[list[str], ProviderError, str]:
+        agent = LlmAgent(name="echo", model=FailsOnceLlm(model="echo"), instruction="e")
+        conv = AdkProvider(agent).open_conversation(case(first), 0)
+        texts, done = [], []
+        try:
+            for user in (first, "flaky"):
+                for _attempt in range(2):  # the runner's retry of a transient error
+                    try:
+                        out = (await conv.send(user, done)).turns[0]
+                        break
+                    except ProviderError as exc:
+                        if not exc.transient:
+                            return texts, exc, user
+                        err = exc
+                done.append(out)
+                texts.append(out.text)
+        finally:
+            await conv.aclose()
+        return texts, err, ""
+
+    # the first turn fails once: the retry starts over on a new session, which sees the message once
+    texts, err, _ = asyncio.run(conversation("flaky"))
+    assert err.transient and "503" in str(err)
+    assert texts[0] == "<model: ; user: flaky>"
+    # a later turn fails once: its retry is refused (a permanent error naming the first failure)
+    texts, err, at = asyncio.run(conversation("hello"))
+    assert texts == ["<model: ; user: hello>"] and at == "flaky"
+    assert "turn 2: not retried after" in str(err) and "UNAVAILABLE" in str(err)
+    assert "would send it twice" in str(err)

@@ -73,6 +73,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from goldenkit._text import one_line
 from goldenkit.cases import Case, ImagePart, Message
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.adk_events import TurnCollector, as_content, error_from_exception, jsonable
@@ -366,16 +367,26 @@ class AdkProvider(Provider):
 
 
 class AdkConversation:
-    """One ADK session kept open across the turns of a simulated conversation."""
+    """One ADK session kept open across the turns of a simulated conversation.
+
+    A turn whose attempt failed after the session recorded its message (ADK appends the user's
+    message before the agent runs) is not sent again into that session: the first turn starts
+    over on a new runner and session, a later turn is a permanent error (a retry would give the
+    agent the message twice). A failed attempt the session did not record is retried in it.
+    """
 
     def __init__(self, provider: AdkProvider, case: Case) -> None:
         self.provider, self.case = provider, case
         self._runner: Any = None
         self._session: Any = None
         self._model: str | None = None
+        self._events = 0  # the session's events after the last turn that completed
+        self._failed: str | None = None  # why the last attempt failed, until the next one
 
     async def send(self, user: str, done: Sequence[TurnOutput]) -> Response:
         p = self.provider
+        if self._failed is not None:
+            await self._before_retry(len(done) + 1)
         if self._runner is None:  # set up once both the runner and its session exist (a retry starts over)
             target = await p._resolve_target()
             self._model = p._settings.get("model") if not p._is_factory else p._describe(target).get("model")
@@ -385,15 +396,37 @@ class AdkConversation:
             except BaseException:
                 await _close_runner(runner)
                 raise
-            self._runner = runner
-        app_name, user_id, _, _ = p._session_input(self.case)
-        col = await p._turn(self._runner, user_id, self._session.id, user, len(done) + 1)
-        got = await self._runner.session_service.get_session(
-            app_name=app_name, user_id=user_id, session_id=self._session.id
-        )
+            self._runner, self._events = runner, len(self._session.events)
+        try:
+            col = await p._turn(self._runner, p._session_input(self.case)[1], self._session.id, user, len(done) + 1)
+        except BaseException as exc:  # a cancel (the run's deadline) too
+            self._failed = one_line(str(exc), 200) or type(exc).__name__
+            raise
+        got = await self._stored()
+        self._events = len(got.events) if got is not None else self._events
         state = jsonable(dict(got.state)) if got is not None else None
         return Response(turns=[col.output()], tokens_in=col.tokens_in, tokens_out=col.tokens_out,
                         model=self._model, raw={"final_state": state})  # fmt: skip
+
+    async def _stored(self) -> Any:
+        app_name, user_id, _, _ = self.provider._session_input(self.case)
+        return await self._runner.session_service.get_session(
+            app_name=app_name, user_id=user_id, session_id=self._session.id
+        )
+
+    async def _before_retry(self, turn: int) -> None:
+        failed, self._failed = self._failed, None
+        got = await self._stored() if self._runner is not None else None
+        if got is None or len(got.events) == self._events:
+            return  # nothing of the failed attempt was recorded: the same session takes the retry
+        if turn == 1:
+            await self.aclose()  # nothing to keep: a new runner and session
+            return
+        raise ProviderError(
+            f"turn {turn}: not retried after {failed}: the agent's session already holds the turn's message, "
+            "and a retry would send it twice",
+            transient=False,
+        )
 
     def recorded_user(self, turn: int) -> str | None:
         return None
