@@ -14,6 +14,7 @@ from goldenkit.results import (
     OutcomeWriter,
     iter_jsonl,
     latest_per_pair,
+    light_outcomes,
     outcomes_df,
     outcomes_table,
     read_run,
@@ -184,6 +185,21 @@ def test_outcomes_df_many_runs_columns_and_categoricals(tmp_path):
     assert isinstance(df["verdict"].dtype, pd.CategoricalDtype)
     with pytest.raises(ResultsError, match="unknown outcome column"):
         outcomes_df(r1, columns=["nope"])
+
+
+def test_light_columns_read_an_older_parquet_like_the_full_reader(tmp_path):
+    """A Parquet file written before a column existed (``ttft_ms``) reads it as nulls, light or full."""
+    import pyarrow.parquet as pq
+
+    done = _run_folder(tmp_path, "done", [outcome("a"), outcome("b", verdict="FAIL")], complete=True)
+    path = done / "outcomes.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["ttft_ms"]), path)
+    light = light_outcomes(read_run(done), columns=("row_id", "verdict", "ttft_ms"))
+    assert light["row_id"].tolist() == ["a", "b"] and light["ttft_ms"].isna().all()
+    assert isinstance(light["verdict"].dtype, pd.CategoricalDtype)
+    assert outcomes_df(done, columns=["ttft_ms"])["ttft_ms"].isna().all()
+    with pytest.raises(ResultsError, match="unknown outcome column"):
+        light_outcomes(read_run(done), columns=("nope",))
 
 
 def test_read_run_errors_name_the_place(tmp_path):

@@ -6,12 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from goldenkit.errors import ResultsError
-from goldenkit.results.parquet import outcomes_table
 from goldenkit.results.run import Run
-from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_PARQUET
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,14 +29,7 @@ def light_outcomes(
     missing repeat is 0), ``graders`` as dicts.
     """
     cols = list(columns)
-    unknown = [c for c in cols if c not in OUTCOME_FIELDS]
-    if unknown:
-        raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
-    if run.complete:
-        wanted = [c for c in cols if c in _CATEGORICAL]
-        table = pq.read_table(run.path / OUTCOMES_PARQUET, columns=cols, read_dictionary=wanted)
-    else:
-        table = outcomes_table(run.records()).select(cols)
+    table = run.table(cols, dictionary=[c for c in cols if c in _CATEGORICAL])
     if row_ids is not None:
         import pyarrow.compute as pc
 

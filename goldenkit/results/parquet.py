@@ -147,10 +147,12 @@ def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
         gathered.clear()
 
 
-def read_parquet(path: Path, cols: Sequence[str]) -> pa.Table:
-    """The ``cols`` of an outcomes.parquet; a column added since it was written (``ttft_ms``) comes back null."""
+def read_parquet(path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
+    """The ``cols`` of an outcomes.parquet (those in ``dictionary`` dictionary-encoded); a column added
+    since it was written (``ttft_ms``) comes back null."""
     present = set(pq.read_schema(path).names)
-    table = pq.read_table(path, columns=[c for c in cols if c in present])
+    wanted = [c for c in cols if c in present]
+    table = pq.read_table(path, columns=wanted, read_dictionary=[c for c in dictionary if c in present])
     for c in cols:
         if c not in present:
             table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))

@@ -45,14 +45,15 @@ class Run:
             return []
         return latest_per_pair(iter_jsonl(jsonl))
 
-    def table(self, columns: Sequence[str] | None = None) -> pa.Table:
-        """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise)."""
+    def table(self, columns: Sequence[str] | None = None, dictionary: Sequence[str] = ()) -> pa.Table:
+        """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise); the ``dictionary``
+        columns of a Parquet file are read dictionary-encoded."""
         cols = list(columns) if columns is not None else list(OUTCOME_FIELDS)
         unknown = [c for c in cols if c not in OUTCOME_FIELDS]
         if unknown:
             raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
         if self.complete:
-            return read_parquet(self.path / OUTCOMES_PARQUET, cols)
+            return read_parquet(self.path / OUTCOMES_PARQUET, cols, dictionary)
         return outcomes_table(self.records()).select(cols)
 
     def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
