@@ -36,7 +36,6 @@ stopped); with other graders it is refused (the run key differs).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -232,19 +231,7 @@ class Regrade(Run):
         queue = (
             r for r in self.source.records() if pending[index.index_of(r["row_id"], int(r.get("repeat") or 0)) or 0]
         )
-        try:
-            async with asyncio.TaskGroup() as tg:
-                for _ in range(min(self.opts.max_in_flight, len(self.plan.todo))):
-                    tg.create_task(self._regrade_worker(queue))
-        except BaseExceptionGroup as group:
-            raise group.exceptions[0] from None
-
-    async def _regrade_worker(self, queue: Iterator[dict[str, Any]]) -> None:
-        for src in queue:
-            if self.stopped:
-                return
-            await self.regrade_one(src)
-            await asyncio.sleep(0)
+        await self.in_workers(queue, len(self.plan.todo), self.regrade_one)
 
     async def regrade_one(self, src: dict[str, Any]) -> None:
         """Grade one stored answer again and write it (an outcome without an answer is copied)."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,7 @@ from goldenkit.schema import ERROR, FAIL, OUTCOMES_PARQUET, PASS, SKIPPED
 
 Pair = tuple[str, int]
 CallResult = tuple[Response | None, ProviderError | None, int, float]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -117,21 +118,26 @@ class Run:
 
     async def _work(self) -> None:
         index = self.plan.index
-        queue = (index.pair(int(i)) for i in self.plan.todo)
+        pairs = (index.pair(int(i)) for i in self.plan.todo)
+        await self.in_workers(pairs, len(self.plan.todo), lambda pair: self.run_one(*pair))
+
+    async def in_workers(self, items: Iterator[T], count: int, handle: Callable[[T], Awaitable[None]]) -> None:
+        """``handle`` each of the ``count`` ``items`` on up to ``max_in_flight`` workers under one TaskGroup
+        (a worker's failure is the run's, and stops its siblings); workers stop early once ``stopped``."""
         try:
             async with asyncio.TaskGroup() as tg:
                 # one loop pass apart: the first request leaves at once and the waves are spread from the start
-                for _ in range(min(self.opts.max_in_flight, len(self.plan.todo))):
-                    tg.create_task(self._worker(queue))
+                for _ in range(min(self.opts.max_in_flight, count)):
+                    tg.create_task(self._worker(items, handle))
                     await asyncio.sleep(0)
         except BaseExceptionGroup as group:  # a worker's failure: the first one is the run's
             raise group.exceptions[0] from None
 
-    async def _worker(self, queue: Iterator[Pair]) -> None:
-        for row_id, repeat in queue:
+    async def _worker(self, items: Iterator[T], handle: Callable[[T], Awaitable[None]]) -> None:
+        for item in items:
             if self.stopped:
                 return
-            await self.run_one(row_id, repeat)
+            await handle(item)
             # An agent that answers without awaiting would keep this loop from ever yielding: the
             # whole run in one event-loop pass, the cancelled deadline timers of every call piling
             # up in the loop (about 200 bytes an outcome) until it ends. One pass per outcome.
