@@ -181,6 +181,6 @@ def test_reports_are_rendered_once_and_reused() -> None:
     compare = (site / "runs" / "night-4" / "compare.html").read_text(encoding="utf-8")
     assert "night-4" in compare and "main" in compare
     report5 = (site / "runs" / "night-5" / "report.html").read_text(encoding="utf-8")
-    assert "<script>alert(\"pwned\")</script>" not in report5
+    assert '<script>alert("pwned")</script>' not in report5
     again = build_site(site, results, baselines, title="Support <agent> history")
     assert again.rendered == [] and again.copied == [] and len(again.reused) == 4

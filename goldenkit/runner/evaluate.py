@@ -230,8 +230,13 @@ def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: 
 
 
 def _conversations(
-    key: dict[str, Any], cases: dict[str, Case], provider: Provider, simulator: Any, max_turns: int | None,
-    opts: RunOptions, executor: Any = "local",
+    key: dict[str, Any],
+    cases: dict[str, Case],
+    provider: Provider,
+    simulator: Any,
+    max_turns: int | None,
+    opts: RunOptions,
+    executor: Any = "local",
 ) -> ConversationDriver | None:
     """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
 

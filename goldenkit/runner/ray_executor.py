@@ -377,8 +377,7 @@ class RayRun(Run):
                 done, _ = await asyncio.wait(out, timeout=stall, return_when=asyncio.FIRST_COMPLETED)
                 if not done:
                     self.stopped = (
-                        f"no Ray worker returned an outcome for {stall:.0f}s; "
-                        f"resume with --run-id {self.folder.run_id}"
+                        f"no Ray worker returned an outcome for {stall:.0f}s; resume with --run-id {self.folder.run_id}"
                     )
                     break
                 for fut in done:

@@ -36,7 +36,16 @@ OVERALL = "(overall)"
 
 #: Columns of :func:`collapse_repeats` output (plus ``slice``/``split``/``tags`` when given).
 COLLAPSED_COLUMNS = (
-    "row_id", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded", "verdict", "flaky", "undecided"
+    "row_id",
+    "attempts",
+    "n_pass",
+    "n_fail",
+    "n_error",
+    "n_skipped",
+    "n_graded",
+    "verdict",
+    "flaky",
+    "undecided",
 )
 
 _CODE = {v: i for i, v in enumerate(VERDICTS)}  # PASS 0, FAIL 1, ERROR 2, SKIPPED 3

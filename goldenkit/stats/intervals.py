@@ -111,4 +111,3 @@ def paired_diff_ci(n11: Any, n10: Any, n01: Any, n00: Any, confidence: float = 0
     empty = n == 0
     est, lo, hi = (np.where(empty, np.nan, x) for x in (est, lo, hi))
     return _ret(est, scalar), _ret(lo, scalar), _ret(hi, scalar)
-
