@@ -253,11 +253,16 @@ class AdkProvider(Provider):
         session_id = s.get("session_id")
         return str(app_name), str(user_id), state, session_id
 
+    def model_of(self, target: Any) -> str | None:
+        """The model the agent runs (a factory's agent is described when it is built)."""
+        model = (self._describe(target) if self._is_factory else self._settings).get("model")
+        return None if model is None else str(model)
+
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         if not case.turns:
             raise ProviderError(f"case {case.id}: no user turn to send", transient=False)
         target = await self._resolve_target()
-        model = self._settings.get("model") if not self._is_factory else self._describe(target).get("model")
+        model = self.model_of(target)
         if self._history == "expected" and len(case.turns) > 1:
             outputs: list[TurnOutput] = []
             tokens_in: int | None = None
@@ -389,7 +394,7 @@ class AdkConversation:
             await self._before_retry(len(done) + 1)
         if self._runner is None:  # set up once both the runner and its session exist (a retry starts over)
             target = await p._resolve_target()
-            self._model = p._settings.get("model") if not p._is_factory else p._describe(target).get("model")
+            self._model = p.model_of(target)
             runner = p._new_runner(target, p._session_input(self.case)[0])
             try:
                 self._session = await p._open_session(runner, self.case, list(self.case.history))
