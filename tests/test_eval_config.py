@@ -15,6 +15,7 @@ from goldenkit.formats import import_dataset
 from goldenkit.formats.eval_config import GRADED_BY, apply_criteria, check_graders, read_eval_config
 
 ADK = Path(__file__).resolve().parents[2] / "shared" / "interop" / "google__adk-python"
+SUPPORT = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
 ROLL_DIE = ADK / "tests__integration__fixture__hello_world_agent__roll_die.test.json"
 HELLO_CONFIG = ADK / "tests__integration__fixture__hello_world_agent__test_config.json"
 HOME_CONFIG = ADK / "tests__integration__fixture__home_automation_agent__test_config.json"
@@ -266,3 +267,15 @@ def test_the_history_protocol_tells_criteria_apart_and_keeps_old_ids() -> None:
     b = {**old, "criteria": {"file": "b.json", "sha256": "b" * 64, "ignored": []}}
     assert protocol_id(old) == protocol_id({**old, "criteria": None})
     assert len({protocol_id(old), protocol_id(a), protocol_id(b)}) == 3
+
+
+def test_ignore_criteria_without_a_criteria_file_is_a_usage_error(tmp_path, capsys):
+    argv = {
+        "run": ["run", str(SUPPORT), "--provider", "callable", "--callable", "json:dumps", "--results-dir",
+                str(tmp_path / "results")],  # fmt: skip
+        "dataset import": ["dataset", "import", str(ROLL_DIE), "-o", str(tmp_path / "o"), "--format", "adk"],
+    }
+    for command, args in argv.items():
+        assert main([*args, "--ignore-criteria", "safety_v1"]) == 1
+        assert f"goldenkit {command}: --ignore-criteria needs --criteria FILE" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "results").exists()

@@ -315,16 +315,10 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from goldenkit.commands.run import read_criteria
     from goldenkit.formats import import_dataset
-    from goldenkit.formats.eval_config import read_eval_config
 
-    criteria = None
-    if args.criteria is not None:
-        criteria = read_eval_config(args.criteria, ignore=(args.ignore_criteria or "").split(","))
-        for line in criteria.warnings():
-            print(f"goldenkit: warning: {line}", file=sys.stderr)
-    elif args.ignore_criteria:
-        raise InputError("--ignore-criteria needs --criteria FILE")
+    criteria = read_criteria(args.criteria, args.ignore_criteria, "dataset import")
     out = import_dataset(
         args.src,
         args.output,

@@ -414,15 +414,16 @@ def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any
     return {"executor": RaySettings(address=opts.get("ray_address"), workers=opts.get("ray_workers"), setup=setup)}
 
 
-def _criteria(opts: dict[str, Any]) -> Any:
-    """The ``--criteria`` file read (its warnings printed), or None."""
-    if opts.get("criteria") is None:
-        if opts.get("ignore_criteria"):
-            raise UsageError("goldenkit run: --ignore-criteria needs --criteria FILE")
+def read_criteria(path: str | None, ignore: str | None, command: str) -> Any:
+    """The ``--criteria`` file read, its warnings printed (``--ignore-criteria`` names, comma-separated); None
+    without one, where ``--ignore-criteria`` alone is a usage error of ``command``."""
+    if path is None:
+        if ignore:
+            raise UsageError(f"goldenkit {command}: --ignore-criteria needs --criteria FILE")
         return None
     from goldenkit.formats.eval_config import read_eval_config
 
-    config = read_eval_config(opts["criteria"], ignore=str(opts.get("ignore_criteria") or "").split(","))
+    config = read_eval_config(path, ignore=str(ignore or "").split(","))
     for line in config.warnings():
         print(f"goldenkit: warning: {line}", file=sys.stderr)
     return config
@@ -437,7 +438,7 @@ def run_command(args: argparse.Namespace) -> int:
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
     graders = grader_list(args, cfg, opts.get("model"))
-    criteria = _criteria(opts)
+    criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), "run")
     provider = build_provider(opts)
     simulator = build_simulator(opts)
     apply_transport_to_judges(graders, opts)
