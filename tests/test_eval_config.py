@@ -270,9 +270,9 @@ def test_the_history_protocol_tells_criteria_apart_and_keeps_old_ids() -> None:
 
 
 def test_ignore_criteria_without_a_criteria_file_is_a_usage_error(tmp_path, capsys):
+    run = ["run", str(SUPPORT), "--provider", "callable", "--callable", "json:dumps"]
     argv = {
-        "run": ["run", str(SUPPORT), "--provider", "callable", "--callable", "json:dumps", "--results-dir",
-                str(tmp_path / "results")],  # fmt: skip
+        "run": [*run, "--results-dir", str(tmp_path / "results")],
         "dataset import": ["dataset", "import", str(ROLL_DIE), "-o", str(tmp_path / "o"), "--format", "adk"],
     }
     for command, args in argv.items():
