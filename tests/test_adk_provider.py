@@ -346,5 +346,27 @@ def test_a_conversation_turn_that_failed_after_the_session_recorded_it_is_never_
     # a later turn fails once: its retry is refused (a permanent error naming the first failure)
     texts, err, at = asyncio.run(conversation("hello"))
     assert texts == ["<model: ; user: hello>"] and at == "flaky"
-    assert "turn 2: not retried after" in str(err) and "UNAVAILABLE" in str(err)
+    assert str(err).startswith("not retried after") and "UNAVAILABLE" in str(err) and "of turn 2" in str(err)
     assert "would send it twice" in str(err)
+
+
+def test_a_run_records_a_conversation_turn_it_could_not_retry_as_an_error(tmp_path):
+    """Through the runner: the transient failure of turn 2 is not retried into the session; the row is ERROR."""
+    import json
+
+    from goldenkit.dataset import read_dataset
+    from goldenkit.providers.simulator import CallableSimulator
+    from goldenkit.results import read_run
+    from goldenkit.runner import run_eval
+
+    scenario = {"scenario": {"starting_prompt": "hello", "plan": "p"}, "expect": {"must_contain": ["user"]}}
+    (tmp_path / "ds.jsonl").write_text(json.dumps({"id": "a", "slice": "s", "split": "dev", "case": scenario}) + "\n")
+    agent = LlmAgent(name="echo", model=FailsOnceLlm(model="echo"), instruction="e")
+    users = iter(["flaky"])
+    simulator = CallableSimulator(lambda scenario, transcript: next(users, None))
+    summary = run_eval(read_dataset(tmp_path / "ds.jsonl"), AdkProvider(agent), ["contract"], progress=False,
+                       results_dir=tmp_path / "results", user_simulator=simulator, backoff_base=0.01)  # fmt: skip
+    outcome = read_run(summary.path).outcomes().iloc[0]
+    assert outcome["verdict"] == "ERROR" and outcome["error_kind"] == "permanent"
+    assert outcome["detail"].startswith("turn 2: not retried after")
+    assert outcome["attempts"] == 4  # turn 1, the simulator, turn 2 and the one attempt that was refused

@@ -428,7 +428,7 @@ class AdkConversation:
             await self.aclose()  # nothing to keep: a new runner and session
             return
         raise ProviderError(
-            f"turn {turn}: not retried after {failed}: the agent's session already holds the turn's message, "
+            f"not retried after {failed}: the agent's session already holds the message of turn {turn}, "
             "and a retry would send it twice",
             transient=False,
         )
