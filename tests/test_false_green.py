@@ -376,8 +376,8 @@ def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
 def test_rows_allowed_to_run_with_nothing_to_grade_never_pass_the_gate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--max-ungradable 1 lets rows with nothing to grade run (every verdict SKIPPED); the gate on such a run,
-    as candidate and as baseline, is never green."""
+    """--max-ungradable 1 lets rows with nothing to grade run (every verdict SKIPPED): the run exits 2 (no
+    evidence, no green), and the gate on it, as candidate and as baseline, is never green either."""
     from fakeserver import FakeModelServer, Reply
 
     monkeypatch.chdir(tmp_path)
@@ -385,11 +385,29 @@ def test_rows_allowed_to_run_with_nothing_to_grade_never_pass_the_gate(
     with FakeModelServer(default=Reply.text("anything")) as srv:
         for run_id in ("base", "cand"):
             assert main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet",
-                         "--max-ungradable", "1", "--run-id", run_id]) == 0  # fmt: skip
-    assert "SKIPPED 3" in capsys.readouterr().out
+                         "--max-ungradable", "1", "--run-id", run_id]) == 2  # fmt: skip
+    out = capsys.readouterr().out
+    assert "VALID but not evidence (no outcome is PASS or FAIL: exit 2)" in out and "SKIPPED 3" in out
     code = main(["gate", "cand", "--baseline", "base"])
     out = capsys.readouterr()
     assert code == 3 and "baseline base is not evidence: no graded row (0 ERROR, 3 SKIPPED of 3)" in out.out, out
+
+
+def test_a_run_of_no_rows_exits_2_but_an_empty_shard_is_left_to_its_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A split filter that selects nothing is an empty run (exit 2); a shard that the shard rule leaves empty
+    (a small dataset, many shards) exits 0 and the merge of all shards is judged instead."""
+    monkeypatch.chdir(tmp_path)
+    ds = _rows_without_expectations(tmp_path)
+    run = ["run", str(ds), "--provider", "callable", "--callable", "sim_scripts:agent", "--quiet"]
+    assert main([*run, "--split", "holdout", "--run-id", "none"]) == 2
+    assert "run none: VALID but not evidence" in capsys.readouterr().out
+    shards = [f"s{k}" for k in range(1, 9)]  # 3 rows in 8 shards: most are empty, the rest all SKIPPED
+    codes = [main([*run, "--max-ungradable", "1", "--shard", f"{k}/8", "--run-id", f"s{k}"]) for k in range(1, 9)]
+    assert codes == [0] * 8
+    assert main(["merge", "all", *shards]) == 2
+    assert "run all: VALID but not evidence" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- a Ray run without evidence

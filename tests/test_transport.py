@@ -366,7 +366,8 @@ def test_the_runs_ca_bundle_also_applies_to_the_judge(tmp_path):
                 "--results-dir", str(tmp_path / "res"), "--quiet", "--max-retries", "0"]  # fmt: skip
         main([*args, "--run-id", "without"])  # the judge's certificate is not trusted: no judge call lands
         assert judge.count() == 0
-        assert main([*args, "--run-id", "with", "--ca-bundle", str(ca.ca_pem)]) == 0
+        # an uncalibrated judge is soft: its grades are recorded, no row is PASS or FAIL, so the run exits 2
+        assert main([*args, "--run-id", "with", "--ca-bundle", str(ca.ca_pem)]) == 2
         assert judge.count() == 2
     graded = list(iter_jsonl(tmp_path / "res" / "with" / "outcomes.jsonl"))
     assert not any("TLS" in json.dumps(r["graders"]) for r in graded)

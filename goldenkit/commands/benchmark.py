@@ -42,7 +42,7 @@ from typing import Any
 from goldenkit.commands import run as run_cmd
 from goldenkit.commands.leaderboard import add_options, compute, show
 from goldenkit.config import load_config, section
-from goldenkit.errors import EXIT_INFRASTRUCTURE, ConfigError, UsageError
+from goldenkit.errors import ConfigError, UsageError
 
 # keys an agent table may set: the provider options of [run]
 AGENT_KEYS = ("name", "provider", *run_cmd.PROVIDER_OPTIONS)
@@ -154,7 +154,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
         opts = {**base, **{k: v for k, v in agent.items() if k != "name"}, "_config_file": cfg.get("_path")}
         summary = _run_one(dataset, opts, run_cmd.grader_list(args, cfg, opts.get("model")), run_id, args)
         print(f"{agent['name']}: {summary.line()}", flush=True)
-        code = max(code, EXIT_INFRASTRUCTURE if summary.exit_code else 0)
+        code = max(code, summary.exit_code)  # 3 wins over 2 (an agent whose run graded nothing)
     args.results_dir = str(base["results_dir"])
     print()
     show(compute([Path(base["results_dir"]) / r for r in run_ids], args), args.json)

@@ -6,12 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, VALID
 
 
 @dataclass
 class RunSummary:
-    """What a run produced. ``exit_code`` is 0 for a VALID run and 3 for an INVALID one.
+    """What a run produced. ``exit_code``: 0 for a VALID run with a graded outcome, 2 for a VALID run
+    without one (empty, or every outcome SKIPPED or ERROR: no evidence, no green), 3 for an INVALID one.
+    A shard is judged by its merge: an empty shard of a small dataset exits 0.
 
     ``git_commits``: the working directory's commit at each invocation (distinct, in
     order); a resume at a new commit is allowed and shown in :meth:`line`.
@@ -39,12 +42,23 @@ class RunSummary:
         """
         if self.validity != VALID:
             return None
-        graded = self.counts.get(PASS, 0) + self.counts.get(FAIL, 0)
-        return self.counts.get(PASS, 0) / graded if graded else None
+        return self.counts.get(PASS, 0) / self.graded if self.graded else None
+
+    @property
+    def graded(self) -> int:
+        """Outcomes with a verdict that decides: PASS or FAIL."""
+        return self.counts.get(PASS, 0) + self.counts.get(FAIL, 0)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.validity == VALID else 3
+        if self.validity != VALID:
+            return EXIT_INFRASTRUCTURE
+        return EXIT_OK if self.graded or self.shard else EXIT_GATE_FAILED
+
+    @property
+    def shard(self) -> bool:
+        """Whether this is one shard of a run (``--shard K/N``), whose evidence the merge judges."""
+        return self.manifest.get("shard") is not None
 
     def line(self) -> str:
         """The one-line summary ``goldenkit run`` prints."""
@@ -54,6 +68,8 @@ class RunSummary:
         head = f"run {self.run_id}: {self.validity}"
         if self.invalid_reason:
             head += f" ({self.invalid_reason})"
+        elif self.validity == VALID and not self.graded and not self.shard:
+            head += " but not evidence (no outcome is PASS or FAIL: exit 2)"
         commits = ""
         if len(self.git_commits) > 1:
             commits = f"; resumed across git commits {', '.join(c[:12] for c in self.git_commits)}"
