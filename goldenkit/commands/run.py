@@ -27,10 +27,13 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from goldenkit.formats.eval_config import EvalCriteria
 
 
 def _str_list(value: Any) -> list[str]:
@@ -415,7 +418,7 @@ def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any
     return {"executor": RaySettings(address=opts.get("ray_address"), workers=opts.get("ray_workers"), setup=setup)}
 
 
-def read_criteria(path: str | None, ignore: str | None, command: str) -> Any:
+def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCriteria | None:
     """The ``--criteria`` file read, its warnings printed (``--ignore-criteria`` names, comma-separated); None
     without one, where ``--ignore-criteria`` alone is a usage error of ``command``."""
     if path is None:

@@ -215,7 +215,7 @@ def read_dataset(path: str | Path) -> Dataset:
     if not lines.texts:
         raise DatasetError("empty dataset: no rows", path=where)
     problems = Problems(where, lines.numbers)
-    rows = check_rows(lines, problems, manifest.get("default_split"))
+    columns = check_rows(lines, problems, manifest.get("default_split"))
     problems.raise_if_any()
     return Dataset(
         name=manifest.get("name") or (p.name if p.is_dir() else p.stem),
@@ -224,7 +224,7 @@ def read_dataset(path: str | Path) -> Dataset:
         path=p,
         manifest=manifest,
         case_format=manifest.get("case_format"),
-        _columns=dict(zip(FRAME_COLUMNS, rows, strict=True)),
+        _columns=columns,
         data_path=data_path,
         _line_numbers=lines.numbers,
         _lines=lines.texts,

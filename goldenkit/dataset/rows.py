@@ -113,8 +113,8 @@ def check_row(obj: Any, default_split: str | None) -> Row:
     return row_id, slice_, tags, split, source, added
 
 
-def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> list[list[Any]]:
-    """Parse and check every line into columns (FRAME_COLUMNS order); each row's first problem goes to ``problems``.
+def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> dict[str, list[Any]]:
+    """Parse and check every line into columns (FRAME_COLUMNS -> values); each row's first problem to ``problems``.
 
     A duplicate id is a problem of the later row (naming the first one's line),
     unless that row already has a problem of its own. The values go straight
@@ -143,7 +143,7 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> l
             first_seen[row_id] = i
         elif not failed:
             problems.add(i, f'duplicate id "{row_id}" (first on line {lines.numbers[first_seen[row_id]]})')
-    return columns
+    return dict(zip(FRAME_COLUMNS, columns, strict=True))
 
 
 def rows_frame(columns: dict[str, list[Any]]) -> pd.DataFrame:
