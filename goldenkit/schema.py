@@ -37,6 +37,43 @@ SKIPPED_TO_ERROR = "SKIPPED_TO_ERROR"  # SKIPPED in the base, ERROR in the candi
 ERROR_TO_SKIPPED = "ERROR_TO_SKIPPED"  # ERROR in the base, SKIPPED in the candidate
 UNCHANGED_SKIPPED = "SKIPPED"  # SKIPPED on a side, no error on either
 
+# The error taxonomy (an outcome's error_kind). Whose fault an ERROR is decides its exit code:
+# only the candidate's own errors (refused, agent) count against it (exit 2 when new); the others
+# are nobody's answer and are never quality (exit 3 when they take a slice's evidence).
+TRANSIENT = "transient"  # might succeed if tried again: 429 with a short wait, 5xx, dropped connection, deadline
+INFRASTRUCTURE = "infrastructure"  # an answer nobody gave: auth, quota, TLS, proxy/gateway pages, cut streams
+REFUSED = "refused"  # the candidate's own request refused by the model: context length, content filter
+AGENT = "agent"  # an in-process agent's or callable's own code raised (not a network or OS error)
+GRADER = "grader"  # a hard grader (or judge) could not grade
+SIMULATOR = "simulator"  # the user simulator failed
+ERROR_KINDS = (TRANSIENT, INFRASTRUCTURE, REFUSED, AGENT, GRADER, SIMULATOR)
+CANDIDATE_ERROR_KINDS = frozenset({REFUSED, AGENT})
+
+
+def error_kind(value: object) -> str:
+    """The taxonomy's name for a recorded ``error_kind`` (older runs wrote ``permanent``/``transient``).
+
+    ``permanent`` (the name before the taxonomy, meaning the request itself was
+    refused) reads as ``refused``; an unknown or missing kind reads as
+    ``infrastructure``, never as the candidate's fault.
+
+    >>> [error_kind(k) for k in ("permanent", "transient", "agent", None, "weird")]
+    ['refused', 'transient', 'agent', 'infrastructure', 'infrastructure']
+    """
+    if value == "permanent":
+        return REFUSED
+    return value if isinstance(value, str) and value in ERROR_KINDS else INFRASTRUCTURE
+
+
+def counts_against_candidate(kind: object) -> bool:
+    """Whether an ERROR of this kind is the candidate's own (exit 2 when new), not an outage (exit 3).
+
+    >>> counts_against_candidate("refused"), counts_against_candidate("infrastructure")
+    (True, False)
+    """
+    return error_kind(kind) in CANDIDATE_ERROR_KINDS
+
+
 # Run validity (run.json "validity").
 VALID = "VALID"
 INVALID = "INVALID"
@@ -45,7 +82,7 @@ INVALID = "INVALID"
 #   agent_version: {"git_commit", "model_id", "prompt_sha256"}
 #   graders: {grader name: {"passed", "score", "reason", "error"}}
 #   trajectory: [{"text", "tool_calls": [{"name", "args"}], "tool_responses", "intermediate"}] per turn
-#   error_kind: "transient" | "permanent" | None (ERROR outcomes only)
+#   error_kind: one of ERROR_KINDS (ERROR outcomes and grader errors only), else None
 OUTCOME_FIELDS = (
     "schema_version",
     "run_id",
