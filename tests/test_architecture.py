@@ -47,6 +47,7 @@ LAYERS: list[set[str]] = [
     {"results.light"},
     {"results"},
     {"harnesses.common"},
+    {"harnesses.runfolder"},
     {"harnesses.deepeval_testrun", "harnesses.inspect_log", "harnesses.lm_eval_samples"},
     {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
     {"harnesses"},

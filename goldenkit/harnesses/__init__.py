@@ -7,7 +7,8 @@ with ``mode: "imported"``, the source format, file and the tool's own identifier
 in ``run.json["source"]``. Compare, gate and report then work on it as on any run.
 
 One module per format (its docstring states the mapping); :mod:`.common` builds the
-records, the fingerprint and the folder.
+the records, the fingerprint and the folder are
+:mod:`.runfolder`'s.
 
 >>> import goldenkit
 >>> runs = goldenkit.import_run("logs/x.eval", format="inspect", run_id="gpt5")  # doctest: +SKIP
@@ -21,12 +22,13 @@ from pathlib import Path
 
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError, UsageError
-from goldenkit.harnesses.common import Imported, prepare, sample_differences, write_prepared
+from goldenkit.harnesses.common import Imported
 from goldenkit.harnesses.deepeval_testrun import read_deepeval
 from goldenkit.harnesses.inspect_log import read_inspect
 from goldenkit.harnesses.lm_eval_samples import read_lm_eval
 from goldenkit.harnesses.openai_evals_log import read_openai_evals
 from goldenkit.harnesses.promptfoo_output import read_promptfoo
+from goldenkit.harnesses.runfolder import prepare, sample_differences, write_prepared
 from goldenkit.results import Run, read_run
 
 #: Format name -> the file names a folder is searched for.

@@ -1,27 +1,15 @@
-"""What every importer shares: the imported sample, verdict rules, the run folder it becomes.
+"""What every importer shares: the imported sample and run, verdict rules, error kinds, file readers.
 
 A format module reads one result file of another harness into :class:`Imported`
-(the tool's identifiers plus one :class:`Sample` per row x repeat); :func:`write_imported`
-turns it into an ordinary goldenkit run folder with the project's own writers
-(:class:`goldenkit.results.OutcomeWriter`, :func:`goldenkit.results.write_parquet`,
-:func:`goldenkit.results.write_json_atomic`), written into a temporary folder beside
-the target and renamed into place, so a failure leaves nothing half-written.
+(the tool's identifiers plus one :class:`Sample` per row x repeat);
+:mod:`goldenkit.harnesses.runfolder` turns it into an ordinary goldenkit run folder.
 
-The imported run's dataset fingerprint (``dataset.sha256``) follows the dataset hash
-rule (:func:`goldenkit.dataset.canonical_sha256`) over one canonical JSON line
-``{"id": ..., "input": ...}`` per row (sorted keys, no spaces, UTF-8): two imports of
-the same samples get the same fingerprint and compare; any other sample set does not.
-With a goldenkit dataset (``--dataset``) the rows are matched to its ids and its own
-hash, name and version are used. ``inputs.jsonl`` beside run.json keeps each row's
-input hash, so :func:`sample_differences` can name the rows two imports differ in.
-
-The run key: ``mode: "imported"``; ``graders`` = ``{scorer or metric: format}`` (plus
-the threshold when one decided), so imports graded another way do not compare;
-``repeats`` = the tool's epochs / repeats. Validity follows the runner's rules (every
-sample errored, error rate over 2%, fewer outcomes than asked for: INVALID), and a
-run the tool itself did not finish is INVALID and not complete. An imported ERROR's
-``error_kind`` is ``permanent`` (an import cannot retry it), except a sample the tool
-never graded (``transient``: a rerun would grade it); the detail names the tool's kind.
+Error kinds (:data:`goldenkit.schema.ERROR_KINDS`): an imported ERROR is what its tool
+says it was, and each format module states its mapping. A tool that says the model
+refused the request (a content filter, a context length the request exceeded) gives
+``refused``; a metric or judge that failed to grade gives ``grader``; anything else a
+tool leaves unexplained (a provider outage, an exception the file does not attribute)
+is ``infrastructure``: never the candidate's fault unless the file says so.
 """
 
 from __future__ import annotations
@@ -29,9 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,28 +25,8 @@ from typing import Any
 
 import orjson
 
-from goldenkit.dataset import Dataset, canonical_sha256
-from goldenkit.errors import InputError, ResultsError
-from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
-from goldenkit.schema import (
-    ERROR,
-    FAIL,
-    INVALID,
-    OUTCOMES_JSONL,
-    OUTCOMES_PARQUET,
-    PASS,
-    RUN_FILE,
-    SCHEMA_VERSION,
-    SKIPPED,
-    VALID,
-)
-
-#: The file beside run.json that holds each row's input hash (``{"row_id", "input_sha256"}`` lines),
-#: so two imports can name the rows whose samples differ (:func:`sample_differences`).
-INPUTS_FILE = "inputs.jsonl"
-
-#: The error rate above which an imported run is INVALID, as for a run goldenkit made.
-MAX_ERROR_RATE = 0.02
+from goldenkit.errors import InputError
+from goldenkit.schema import FAIL, INFRASTRUCTURE, PASS, REFUSED
 
 
 @dataclass
@@ -84,6 +49,8 @@ class Sample:
     tokens_out: int | None = None
     cost: float | None = None
     started_at: str | None = None
+    graders: dict[str, dict[str, Any]] | None = None  # the graders cell, where the tool grades with several
+    case: dict[str, Any] | None = None  # the row as a contract case, for a regrade
 
 
 @dataclass
@@ -105,6 +72,8 @@ class Imported:
     identifiers: dict[str, Any] = field(default_factory=dict)
     not_finished: str | None = None
     suffix: str | None = None
+    graders: dict[str, str] | None = None  # the run key's graders, where the tool grades with several
+    notes: list[str] = field(default_factory=list)  # what the import kept that a reader should know
 
 
 def canonical_json(value: Any) -> str:
@@ -168,6 +137,32 @@ def verdict_of(value: Any, threshold: float | None, where: str, name: str) -> tu
     raise InputError(f"{where}: {name} score {shown} is neither pass/fail nor a number")
 
 
+#: What a tool's error message says when the model refused the request itself (context length, content filter).
+_REFUSAL_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "maximum context",
+    "context window",
+    "content_filter",
+    "content filter",
+    "content policy",
+    "content management policy",
+)
+
+
+def error_kind_of(message: Any = None, *, refused: bool = False) -> str:
+    """The kind of an imported ERROR: ``refused`` when the tool says the model refused the request
+    (``refused``, or a message naming a context length or a content filter), else ``infrastructure``.
+
+    >>> error_kind_of("RateLimitError: 429"), error_kind_of("400: context_length_exceeded")
+    ('infrastructure', 'refused')
+    """
+    text = str(message or "").lower()
+    if refused or any(marker in text for marker in _REFUSAL_MARKERS):
+        return REFUSED
+    return INFRASTRUCTURE
+
+
 def pick(name: str | None, present: Sequence[str], what: str, where: str, option: str) -> str:
     """The ``name`` asked for (default: the only or first one present); an unknown name lists those present."""
     if not present:
@@ -212,242 +207,3 @@ def read_json_lines(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-# ---------------------------------------------------------------- rows, fingerprint, records
-
-
-@dataclass
-class _Rows:
-    """The run's rows: id -> (slice, split, tags), and the dataset key."""
-
-    info: dict[str, tuple[str, str, list[str]]]
-    dataset: dict[str, Any]
-    expected: int
-    inputs: dict[str, str]
-
-
-def _slice_of(sample: Sample, slice_field: str | None) -> str:
-    if slice_field is None:
-        return "all"
-    if slice_field not in sample.fields:
-        raise InputError(f"{sample.where}: no field {slice_field!r} for --slice (fields: {', '.join(sample.fields)})")
-    value = sample.fields[slice_field]
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value) == "":
-        raise InputError(f"{sample.where}: --slice field {slice_field!r} is {canonical_json(value)}, not a name")
-    return str(value)
-
-
-def fingerprint(inputs: Mapping[str, str]) -> str:
-    """The dataset hash rule over one canonical ``{id, input}`` line per row (see the module docstring).
-
-    ``inputs`` maps each row id to its input's canonical JSON; the line is then exactly
-    ``canonical_json({"id": row_id, "input": input})`` ("id" sorts before "input").
-    """
-    lines = (f'{{"id":{canonical_json(rid)},"input":{text}}}\n' for rid, text in inputs.items())
-    return canonical_sha256("".join(lines).encode("utf-8"))
-
-
-def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _Rows:
-    """Each row's slice, split and tags; checks one input per row and one sample per row x repeat."""
-    seen: dict[tuple[str, int], str] = {}
-    inputs: dict[str, str] = {}
-    info: dict[str, tuple[str, str, list[str]]] = {}
-    for s in imp.samples:
-        if (s.row_id, s.repeat) in seen:
-            raise InputError(f"{s.where}: sample id {s.row_id!r} repeat {s.repeat + 1} appears twice")
-        seen[(s.row_id, s.repeat)] = s.where
-        text = canonical_json(s.input)
-        if inputs.setdefault(s.row_id, text) != text:
-            raise InputError(f"{s.where}: sample id {s.row_id!r} has another input than in its first repeat")
-        if s.row_id not in info:
-            info[s.row_id] = (_slice_of(s, slice_field), "holdout", [])
-    if dataset is None:
-        name = imp.task
-        key = {"name": name, "version": imp.task_version, "sha256": fingerprint(inputs), "path": None}
-        rows = imp.expected_rows if imp.expected_rows is not None else len(info)
-        return _Rows(info, key, rows * imp.repeats, inputs)
-    ds_rows = dataset.rows
-    known = {
-        str(rid): (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
-        for rid, sl, sp, tags in zip(*(ds_rows[c].tolist() for c in ("id", "slice", "split", "tags")), strict=True)
-    }
-    for s in imp.samples:
-        if s.row_id not in known:
-            raise InputError(f"{s.where}: sample id {s.row_id!r} is not a row of dataset {dataset.path}")
-    for rid, (own_slice, _, _) in info.items():
-        info[rid] = (own_slice if slice_field else known[rid][0], known[rid][1], known[rid][2])
-    key = {"name": dataset.name, "version": dataset.version, "sha256": dataset.sha256, "path": str(dataset.path)}
-    return _Rows(info, key, len(known) * imp.repeats, inputs)
-
-
-def _record(s: Sample, run_id: str, rows: _Rows, imp: Imported, agent: dict[str, Any]) -> dict[str, Any]:
-    sl, sp, tags = rows.info[s.row_id]
-    graded = s.verdict in (PASS, FAIL)
-    grade = {"passed": (s.verdict == PASS) if graded else None, "score": s.score, "reason": s.reason}
-    grade["error"] = s.verdict == ERROR
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "dataset_name": rows.dataset["name"],
-        "dataset_version": rows.dataset["version"],
-        "dataset_sha256": rows.dataset["sha256"],
-        "agent_version": agent,
-        "judge_version": imp.judge_version,
-        "row_id": s.row_id,
-        "slice": sl,
-        "split": sp,
-        "tags": tags,
-        "repeat": s.repeat,
-        "verdict": s.verdict,
-        "detail": s.detail,
-        "error_kind": s.error_kind if s.verdict == ERROR else None,
-        "graders": {imp.grader: grade},
-        "response": s.response,
-        "trajectory": [],
-        "latency_ms": s.latency_ms,
-        "attempts": 1,
-        "tokens_in": s.tokens_in,
-        "tokens_out": s.tokens_out,
-        "cost": s.cost,
-        "started_at": s.started_at,
-    }
-
-
-def _validity(counts: Mapping[str, int], expected: int, not_finished: str | None) -> tuple[str, str | None, float]:
-    total, errors = counts["total"], counts[ERROR]
-    rate = errors / total if total else 0.0
-    if not_finished:
-        return INVALID, f"incomplete: {not_finished} ({total} of {expected} outcomes)", rate
-    if total == 0:
-        return INVALID, "no outcome in the imported file", rate
-    if errors == total:
-        return INVALID, f"every sample errored ({errors} of {total})", rate
-    if rate > MAX_ERROR_RATE:
-        return INVALID, f"error rate {rate:.1%} ({errors} of {total}) exceeds max_error_rate {MAX_ERROR_RATE:.1%}", rate
-    if total < expected:
-        return INVALID, f"incomplete: {total} of {expected} outcomes", rate
-    return VALID, None, rate
-
-
-# ---------------------------------------------------------------- the run folder
-
-
-@dataclass
-class Prepared:
-    """An import ready to write: its run id, records and run.json."""
-
-    run_id: str
-    records: list[dict[str, Any]]
-    manifest: dict[str, Any]
-    inputs: dict[str, str]
-
-
-def prepare(
-    imp: Imported, run_id: str, dataset: Dataset | None, slice_field: str | None, options: dict[str, Any]
-) -> Prepared:
-    """The outcome records and run.json of ``imp`` (nothing is written)."""
-    rows = _rows(imp, dataset, slice_field)
-    agent = {"git_commit": None, "model_id": imp.model_id, "prompt_sha256": imp.prompt_sha256}
-    order = {rid: i for i, rid in enumerate(rows.info)}
-    samples = sorted(imp.samples, key=lambda s: (order[s.row_id], s.repeat))
-    records = [_record(s, run_id, rows, imp, agent) for s in samples]
-    counts = {v: sum(1 for r in records if r["verdict"] == v) for v in (PASS, FAIL, ERROR, SKIPPED)}
-    counts.update(total=len(records), expected=rows.expected)
-    validity, why, rate = _validity(counts, rows.expected, imp.not_finished)
-    complete = imp.not_finished is None and len(records) >= rows.expected
-    stamp = now()
-    manifest: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "dataset": rows.dataset,
-        "agent_version": agent,
-        "judge_version": imp.judge_version,
-        "graders": {imp.grader: imp.grader_version},
-        "repeats": imp.repeats,
-        "sample": None,
-        "mode": "imported",
-        "provider": {"name": imp.format, "settings": {}},
-        "source": {
-            "format": imp.format,
-            "file": str(imp.file),
-            "file_name": imp.file.name,
-            "identifiers": imp.identifiers,
-            "inputs": INPUTS_FILE,
-            "finished": imp.not_finished is None,
-        },
-        "config": {"import": options},
-        "started_at": stamp,
-        "ended_at": stamp,
-        "counts": counts,
-        "error_rate": rate,
-        "max_error_rate": MAX_ERROR_RATE,
-        "validity": validity,
-        "invalid_reason": why,
-        "complete": complete,
-        "timings": {"invocations": [{"started_at": stamp, "ended_at": stamp, "imported": len(records)}]},
-    }
-    inputs = {rid: hashlib.sha256(text.encode("utf-8")).hexdigest() for rid, text in rows.inputs.items()}
-    return Prepared(run_id, records, manifest, inputs)
-
-
-def write_prepared(prepared: Sequence[Prepared], results_dir: Path) -> list[Path]:
-    """Write each run folder into a temporary folder under ``results_dir`` and rename it into place.
-
-    An existing run folder is never replaced: that is an InputError before anything is written.
-    """
-    for p in prepared:
-        if (results_dir / p.run_id).exists():
-            raise InputError(f"{results_dir / p.run_id}: run {p.run_id} already exists; use a new --run-id")
-    results_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for p in prepared:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{p.run_id}.import-", dir=results_dir))
-        try:
-            with OutcomeWriter(tmp / OUTCOMES_JSONL) as writer:
-                for rec in p.records:
-                    writer.write(rec)
-            if p.manifest["complete"]:
-                write_parquet(p.records, tmp / OUTCOMES_PARQUET)
-            with OutcomeWriter(tmp / INPUTS_FILE) as writer:
-                for rid, digest in p.inputs.items():
-                    writer.write({"row_id": rid, "input_sha256": digest})
-            write_json_atomic(tmp / RUN_FILE, p.manifest)
-            os.rename(tmp, results_dir / p.run_id)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        written.append(results_dir / p.run_id)
-    return written
-
-
-def _inputs_of(run: Run) -> dict[str, str]:
-    path = run.path / INPUTS_FILE
-    if not path.exists():
-        raise ResultsError(f"{run.path}: no {INPUTS_FILE}; not an imported run")
-    return {str(r["row_id"]): str(r["input_sha256"]) for r in iter_jsonl(path)}
-
-
-def sample_differences(base: Run | str | os.PathLike[str], cand: Run | str | os.PathLike[str]) -> list[str]:
-    """The rows whose samples differ between two imported runs, named (empty: the same samples).
-
-    One line for the ids only in ``base``, one for those only in ``cand``, one for the
-    ids in both whose input differs; each names up to 10 ids. This is what a dataset
-    fingerprint mismatch between two imports (``goldenkit compare`` exit 4) comes from.
-    """
-    a, b = _inputs_of(read_run(base)), _inputs_of(read_run(cand))
-
-    def named(ids: list[str]) -> str:
-        return ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-
-    out = []
-    only_a = [r for r in a if r not in b]
-    only_b = [r for r in b if r not in a]
-    changed = [r for r in a if r in b and a[r] != b[r]]
-    if only_a:
-        out.append(f"{len(only_a)} row(s) only in base: {named(only_a)}")
-    if only_b:
-        out.append(f"{len(only_b)} row(s) only in candidate: {named(only_b)}")
-    if changed:
-        out.append(f"{len(changed)} row(s) with another input: {named(changed)}")
-    return out
