@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
+from _shared import shared_dir, shared_fixture
 
 pytest.importorskip("google.adk")
 
@@ -23,7 +23,8 @@ from goldenkit.compare import compare_runs  # noqa: E402
 from goldenkit.report import failure_reasons, run_key_table  # noqa: E402
 from goldenkit.results import outcomes_df, read_run  # noqa: E402
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop" / "google__adk-python"
+INTEROP = shared_dir("interop", "google__adk-python")
+_needs_adk_files = shared_fixture("interop", "google__adk-python")
 PREFIX = "tests__integration__fixture__"
 SOURCES = {
     "home/dependent.test.json": "home_automation_agent__test_files__dependent_tool_calls.test.json",
@@ -36,7 +37,6 @@ SOURCES = {
 REPEATS = 3
 
 pytestmark = [
-    pytest.mark.skipif(not INTEROP.is_dir(), reason="../shared/interop is not beside the checkout"),
     pytest.mark.filterwarnings("ignore::UserWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _shared import shared_dir, shared_fixture
 
 pytest.importorskip("google.adk")
 
@@ -92,7 +93,8 @@ from goldenkit.providers import get_provider  # noqa: E402
 from goldenkit.results import outcomes_df  # noqa: E402
 from goldenkit.runner import run_eval  # noqa: E402
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop" / "google__adk-python"
+INTEROP = shared_dir("interop", "google__adk-python")
+_needs_adk_files = shared_fixture("interop", "google__adk-python")
 AGENT = "adk_scripted"
 RUNS = 2
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
@@ -112,7 +114,6 @@ NO_REFERENCE_CASE = "background_task_scripted"
 EPS = 1e-12
 
 pytestmark = [
-    pytest.mark.skipif(not INTEROP.is_dir(), reason="../shared/interop is not beside the checkout"),
     pytest.mark.filterwarnings("ignore::UserWarning"),  # ADK marks its user simulators experimental
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]

@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from _shared import shared_path
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.sampling import stratified_sample
-
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
 
 MANIFEST = {
     "name": "shop",
@@ -184,9 +183,10 @@ def test_import_golden_jsonl(tmp_path, capsys):
     assert run(capsys, *argv, "--force")[0] == 0
 
 
-@pytest.mark.skipif(not INTEROP.is_dir(), reason="interop files not present beside the checkout")
 def test_import_interop_golden_file(tmp_path, capsys):
-    src = INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__golden-generation.jsonl"
+    src = shared_path(
+        "interop", "qa-guru__java-ai-golden", "src__test__java__eval__generation__golden-generation.jsonl"
+    )
     records = [json.loads(line) for line in src.read_bytes().split(b"\n") if line.strip()]
     code, _, err = run(capsys, "dataset", "import", str(src), "-o", str(tmp_path / "g"), "--format", "golden")
     assert (code, err) == (0, "")

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _shared import needs_shared, shared_dir, shared_path
 
 from goldenkit.cases import Case, Rubric, Turn
 from goldenkit.cli import main
@@ -14,7 +15,8 @@ from goldenkit.errors import ConfigError, InputError
 from goldenkit.formats import import_dataset
 from goldenkit.formats.eval_config import GRADED_BY, apply_criteria, check_graders, read_eval_config
 
-ADK = Path(__file__).resolve().parents[2] / "shared" / "interop" / "google__adk-python"
+ADK = shared_dir("interop", "google__adk-python")
+needs_adk = needs_shared("interop", "google__adk-python")
 SUPPORT = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
 ROLL_DIE = ADK / "tests__integration__fixture__hello_world_agent__roll_die.test.json"
 HELLO_CONFIG = ADK / "tests__integration__fixture__hello_world_agent__test_config.json"
@@ -52,6 +54,7 @@ def test_the_fixture_is_a_valid_adk_eval_config(tmp_path):
     assert set(parsed.criteria) == set(EVAL_CONFIG["criteria"])
 
 
+@needs_adk
 @pytest.mark.parametrize(
     ("path", "graders"),
     [
@@ -143,6 +146,7 @@ def test_apply_criteria_replaces_adk_metrics_and_rubrics_but_keeps_the_rest(tmp_
     assert set(GRADED_BY.values()) == {"trajectory", "reference", "rubrics"}
 
 
+@needs_adk
 def test_import_with_criteria_replaces_test_config(tmp_path, capsys):
     out = tmp_path / "ds"
     assert (
@@ -160,6 +164,7 @@ def test_import_with_criteria_replaces_test_config(tmp_path, capsys):
     assert json.loads((plain / "dataset.jsonl").read_text().splitlines()[0])["case"]["criteria_source"] == "default"
 
 
+@needs_adk
 def test_import_with_criteria_does_not_read_a_test_config_beside_the_file(tmp_path):
     """--criteria replaces test_config.json: a malformed one beside the file is not read (without it, it is)."""
     src = tmp_path / "src"
@@ -175,6 +180,7 @@ def test_import_with_criteria_does_not_read_a_test_config_beside_the_file(tmp_pa
     assert rows and {r["case"]["criteria_source"] for r in rows} == {HOME_CONFIG.name}
 
 
+@needs_adk
 def test_import_refuses_ungradable_criteria_and_other_formats(tmp_path, capsys):
     f = write_config(tmp_path)
     code = main(
@@ -187,8 +193,9 @@ def test_import_refuses_ungradable_criteria_and_other_formats(tmp_path, capsys):
                  "--ignore-criteria", ",".join(UNGRADED)])  # fmt: skip
     assert code == 0
     assert "warning: eval_config.json: criterion safety_v1 is not graded" in capsys.readouterr().err
-    golden = Path(__file__).resolve().parents[2] / "shared" / "interop" / "qa-guru__java-ai-golden"
-    src = golden / "src__main__resources__eval__generation__golden-generation.jsonl"
+    src = shared_path(
+        "interop", "qa-guru__java-ai-golden", "src__main__resources__eval__generation__golden-generation.jsonl"
+    )
     code = main(["dataset", "import", str(src), "-o", str(tmp_path / "c"), "--format", "golden", "--criteria", str(f),
                  "--ignore-criteria", ",".join(UNGRADED)])  # fmt: skip
     assert code == 1 and "applies to --format adk" in capsys.readouterr().err
@@ -208,6 +215,7 @@ def _graders_of(run_dir: Path) -> dict[str, dict]:
     return rec["graders"]
 
 
+@needs_adk
 def test_run_with_criteria_grades_what_the_file_asks(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "perfect_agent.py").write_text(AGENT)
@@ -238,6 +246,7 @@ def test_run_with_criteria_grades_what_the_file_asks(tmp_path, monkeypatch, caps
     assert "criteria files differ: the cases' own vs " + TRIP_CONFIG.name in capsys.readouterr().err
 
 
+@needs_adk
 def test_run_refuses_criteria_without_their_grader_or_ungradable(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "perfect_agent.py").write_text(AGENT)

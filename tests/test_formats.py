@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _shared import needs_shared, shared_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,9 +22,9 @@ from goldenkit.formats import detect_shape
 from goldenkit.formats._common import camel
 from goldenkit.formats.vertex import read_vertex
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"
-needs_interop = pytest.mark.skipif(not INTEROP.is_dir(), reason="../shared/interop is not beside the checkout")
+needs_interop = needs_shared("interop")
 
 
 def _adk_evalset_files() -> list[Path]:
@@ -71,7 +72,7 @@ def _turn_view(case: Case) -> list[tuple]:
 
 
 @needs_interop
-@pytest.mark.parametrize("path", _adk_evalset_files(), ids=lambda p: p.name.rsplit("__", 1)[-1])
+@pytest.mark.parametrize("path", _adk_evalset_files() or [ADK_DIR], ids=lambda p: p.name.rsplit("__", 1)[-1])
 def test_adk_interop_cases_match_the_file(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["eval_cases"], "fixture has cases"
@@ -125,7 +126,7 @@ def test_adk_invocations_with_only_user_content() -> None:
 
 
 @needs_interop
-@pytest.mark.parametrize("path", _adk_evalset_files(), ids=lambda p: p.name.rsplit("__", 1)[-1])
+@pytest.mark.parametrize("path", _adk_evalset_files() or [ADK_DIR], ids=lambda p: p.name.rsplit("__", 1)[-1])
 def test_adk_camel_case_variant_normalizes_the_same(path: Path) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     for raw in doc["eval_cases"]:
@@ -137,7 +138,7 @@ def test_adk_camel_case_variant_normalizes_the_same(path: Path) -> None:
 
 
 @needs_interop
-@pytest.mark.parametrize("path", _adk_evalset_files(), ids=lambda p: p.name.rsplit("__", 1)[-1])
+@pytest.mark.parametrize("path", _adk_evalset_files() or [ADK_DIR], ids=lambda p: p.name.rsplit("__", 1)[-1])
 def test_adk_tool_calls_agree_with_adk_itself(path: Path) -> None:
     """ADK's own models (snake and camel input) find the same tool calls and texts."""
     eval_case_mod = pytest.importorskip("google.adk.evaluation.eval_case")

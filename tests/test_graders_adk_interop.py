@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from _shared import shared_dir, shared_path
 
 from goldenkit.cases import Case, ToolCall
 from goldenkit.graders import ReferenceMatchGrader, TrajectoryGrader
 from goldenkit.providers.base import Response, TurnOutput
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"
 
 traj_eval = pytest.importorskip("google.adk.evaluation.trajectory_evaluator")
@@ -22,8 +21,7 @@ from google.genai import types  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory) -> list[Case]:
-    if not ADK_DIR.is_dir():
-        pytest.skip("interop files absent")
+    shared_path("interop", "google__adk-python")
     from goldenkit.dataset import read_dataset
     from goldenkit.formats import import_dataset
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from _shared import shared_dir, shared_path
 
 from goldenkit.cli import main
 from goldenkit.errors import DatasetError
@@ -14,7 +15,7 @@ from goldenkit.graders.calibration import calibration_report, judge_labels, read
 from goldenkit.graders.judge import JudgeGrader
 from goldenkit.providers.base import Provider, Response
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 REAL = INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__calibration__judge-calibration.jsonl"
 Z = 1.959963984540054  # the 97.5% normal quantile
 
@@ -78,8 +79,7 @@ def test_pending_is_left_out_and_degenerate_kappa() -> None:
 
 
 def test_real_golden_calibration_file_replayed() -> None:
-    if not REAL.is_file():
-        pytest.skip("interop files absent")
+    shared_path("interop", "qa-guru__java-ai-golden", REAL.name)
     rows = read_labels(REAL)
     assert len(rows) == 20 and all(r.replayable for r in rows)
     rep = calibration_report([(r.id, r.human, r.replayed_decision()) for r in rows])
@@ -95,8 +95,7 @@ def test_real_golden_calibration_file_replayed() -> None:
 
 
 def test_cli_replay_writes_report_and_check_exit_code(tmp_path: Path, capsys) -> None:
-    if not REAL.is_file():
-        pytest.skip("interop files absent")
+    shared_path("interop", "qa-guru__java-ai-golden", REAL.name)
     out = tmp_path / "report.json"
     assert main(["judge", "calibrate", str(REAL), "--out", str(out), "--judge-version", "j+rubric.x+params.y"]) == 0
     printed = capsys.readouterr().out

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _shared import shared_dir, shared_path
 
 from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError, ProviderError
@@ -14,7 +15,7 @@ from goldenkit.graders import GradeResult, JudgeGrader, combine, grade_case, par
 from goldenkit.graders.judge import build_judge_prompt
 from goldenkit.providers.base import Provider, Response
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 CALIBRATION = (
     INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__calibration__judge-calibration.jsonl"
 )
@@ -72,8 +73,7 @@ def test_bad_score_and_reasons_mark_schema_invalid() -> None:
 
 
 def test_real_calibration_outputs_parse() -> None:
-    if not CALIBRATION.is_file():
-        pytest.skip("interop files absent")
+    shared_path("interop", "qa-guru__java-ai-golden", CALIBRATION.name)
     rows = [json.loads(line) for line in CALIBRATION.read_text(encoding="utf-8").splitlines() if line.strip()]
     for row in rows:
         v = parse_judge(row["judgeOutput"], quoted=row.get("candidate"))

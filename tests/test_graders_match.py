@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from _shared import shared_dir, shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +14,7 @@ from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders.match import ReferenceMatchGrader, UnicodeTokenizer, rouge1_f
 from goldenkit.providers.base import Response, TurnOutput
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"
 
 adk_match = pytest.importorskip("google.adk.evaluation.final_response_match_v1")
@@ -140,16 +140,14 @@ def _adk_references() -> list[list[list[str | None]]]:
 
 
 def test_interop_references_found() -> None:
-    if not ADK_DIR.is_dir():
-        pytest.skip("interop files absent")
+    shared_path("interop", "google__adk-python")
     refs = _adk_references()
     assert len(refs) >= 8 and any(any(t) for case in refs for t in case)
 
 
 def test_interop_references_equal_adk() -> None:
+    shared_path("interop", "google__adk-python")
     cases = _adk_references()
-    if not cases:
-        pytest.skip("interop files absent")
     flat = [" ".join(p for p in t if p) for case in cases for t in case]
     checked = 0
     for case in cases:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _shared import shared_dir, shared_path
 
 from goldenkit.cases import Case, Turn
 from goldenkit.dataset import read_dataset
@@ -20,7 +21,7 @@ from goldenkit.graders.base import grade_case
 from goldenkit.providers.base import Response, TurnOutput
 from goldenkit.providers.callable import CallableProvider
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 GOLDEN = INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__golden-generation.jsonl"
 
 
@@ -85,8 +86,8 @@ def test_ids_from_the_named_tools_responses() -> None:
     assert r.passed is False and r.reason == "retrieved []; missing [d1]"
 
 
-@pytest.mark.skipif(not GOLDEN.exists(), reason="interop files absent")
 def test_golden_rag_oracle_through_a_run(tmp_path: Path) -> None:
+    shared_path("interop", "qa-guru__java-ai-golden", GOLDEN.name)
     from goldenkit.results import outcomes_df
     from goldenkit.runner import run_eval
 

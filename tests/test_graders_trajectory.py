@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _shared import shared_dir, shared_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +17,7 @@ from goldenkit.graders import TrajectoryGrader, trajectory_score
 from goldenkit.graders.trajectory import normalize_match, turn_matches
 from goldenkit.providers.base import Response, TurnOutput
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
+INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"
 
 adk_eval = pytest.importorskip("google.adk.evaluation.trajectory_evaluator")
@@ -155,13 +155,13 @@ def _variants(turns: list[list[dict]]) -> list[list[list[dict]]]:
 
 
 def test_adk_interop_files_found() -> None:
-    if not ADK_DIR.is_dir():
-        pytest.skip("interop files absent")
+    shared_path("interop", "google__adk-python")
     assert len(_adk_files_turns()) >= 8
 
 
-@pytest.mark.parametrize("name, expected", _adk_files_turns() or [pytest.param("none", [], marks=pytest.mark.skip)])
+@pytest.mark.parametrize("name, expected", _adk_files_turns() or [pytest.param("absent", [])])
 def test_adk_interop_files_equal_adk(name, expected) -> None:
+    shared_path("interop", "google__adk-python")
     for actual in _variants(expected):
         for match in ("EXACT", "IN_ORDER", "ANY_ORDER"):
             for ignore in (False, True):

@@ -11,14 +11,14 @@ import hashlib
 import json
 from pathlib import Path
 
-import pytest
+from _shared import shared_dir, shared_fixture
 
 from goldenkit import import_run, outcomes_df, read_run
 from goldenkit.dataset import canonical_sha256
 from goldenkit.harnesses import sample_differences
 
-RESULTS = Path(__file__).resolve().parents[2] / "shared" / "interop" / "results"
-pytestmark = pytest.mark.skipif(not RESULTS.is_dir(), reason="../shared/interop/results is not beside the checkout")
+RESULTS = shared_dir("interop", "results")
+_needs_results = shared_fixture("interop", "results")
 
 INSPECT = RESULTS / "UKGovernmentBEIS__inspect_ai"
 GPT5 = INSPECT / "log-sets__set2__2025-09-15T15-04-34-04-00_popularity_CuCFPdqnwXupUkxp69nJ2a.eval"

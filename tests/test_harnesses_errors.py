@@ -20,17 +20,17 @@ from typing import Any
 import pandas as pd
 import pytest
 import zstandard
+from _shared import needs_shared, shared_dir
 
 from goldenkit import import_run, outcomes_df, read_dataset
 from goldenkit.cli import main
 from goldenkit.errors import InputError, UsageError
 
-RESULTS = Path(__file__).resolve().parents[2] / "shared" / "interop" / "results"
+RESULTS = shared_dir("interop", "results")
 INSPECT = RESULTS / "UKGovernmentBEIS__inspect_ai"
 STREAMING = INSPECT / "tests__log__test_eval_log__log_streaming.eval"
 GPT5 = INSPECT / "log-sets__set2__2025-09-15T15-04-34-04-00_popularity_CuCFPdqnwXupUkxp69nJ2a.eval"
 BELIEF = next(iter(sorted((RESULTS / "EleutherAI__lm-evaluation-harness").glob("*samples_*belief*.jsonl"))), None)
-needs_shared = pytest.mark.skipif(not RESULTS.is_dir(), reason="../shared/interop/results is not beside the checkout")
 
 
 def write_json(path: Path, value: Any) -> Path:
@@ -129,7 +129,7 @@ def test_inspect_missing_samples_make_the_run_incomplete(tmp_path: Path) -> None
     assert run.manifest["complete"] is False
 
 
-@needs_shared
+@needs_shared("interop", "results")
 def test_zstd_eval_log_reads_like_the_deflate_one(tmp_path: Path) -> None:
     with zipfile.ZipFile(STREAMING) as zf:
         members = {n: zf.read(n) for n in zf.namelist()}
@@ -255,7 +255,7 @@ def write_dataset(folder: Path, ids: list[str]) -> Path:
     return folder
 
 
-@needs_shared
+@needs_shared("interop", "results")
 def test_dataset_lends_ids_slices_and_hash(tmp_path: Path) -> None:
     ds = write_dataset(tmp_path / "ds", [str(i) for i in range(1, 11)])
     (run,) = import_run(GPT5, format="inspect", run_id="g", dataset=ds, results_dir=tmp_path / "results")
@@ -330,7 +330,7 @@ def test_bad_input_is_one_line_exit_1_and_nothing_written(tmp_path: Path, capsys
         assert not results.exists() or list(results.iterdir()) == []
 
 
-@needs_shared
+@needs_shared("interop", "results")
 def test_truncated_eval_zip_and_existing_run_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cut = tmp_path / "cut.eval"
     cut.write_bytes(STREAMING.read_bytes()[:5000])

@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from _shared import shared_path
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cases import Case, ImagePart, Message, Turn
@@ -24,8 +25,6 @@ from goldenkit.providers.base import get_provider
 from goldenkit.providers.images import check_images, image_rows
 from goldenkit.providers.ollama import encode_messages as ollama_messages
 from goldenkit.providers.openai import encode_messages as openai_messages
-
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
 
 
 def png(width: int = 1, height: int = 1) -> bytes:
@@ -107,7 +106,7 @@ def test_inspect_url_and_data_uri_images_and_history_images(tmp_path):
     ],
 )
 def test_text_only_inspect_files_import_without_images(tmp_path, name):
-    out = import_dataset(INTEROP / "UKGovernmentBEIS__inspect_ai" / name, tmp_path / "ds", "inspect")
+    out = import_dataset(shared_path("interop", "UKGovernmentBEIS__inspect_ai", name), tmp_path / "ds", "inspect")
     assert '"images"' not in (out / "dataset.jsonl").read_text()
     ds = read_dataset(out)
     assert all(not ds.case(rid).images for rid in ds.ids)
@@ -115,7 +114,9 @@ def test_text_only_inspect_files_import_without_images(tmp_path, name):
 
 def test_real_adk_files_with_null_media_fields_carry_no_images(tmp_path):
     # roll_die.test.json writes "inline_data": null / "file_data": null on every Part
-    src = INTEROP / "google__adk-python" / "tests__integration__fixture__hello_world_agent__roll_die.test.json"
+    src = shared_path(
+        "interop", "google__adk-python", "tests__integration__fixture__hello_world_agent__roll_die.test.json"
+    )
     assert '"inline_data": null' in src.read_text()
     ds = read_dataset(import_dataset(src, tmp_path / "ds", "adk"))
     assert len(ds) > 0 and all(not ds.case(rid).images for rid in ds.ids)

@@ -15,22 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _shared import needs_shared, shared_dir, shared_path
 from test_formats import to_camel
 
 from goldenkit import DatasetError, InputError, import_dataset, normalize_case, read_dataset
 from goldenkit.formats.adk import DEFAULT_CRITERIA
 from goldenkit.formats.inspect import MCQ_INSTRUCTION
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop"
-needs_interop = pytest.mark.skipif(not INTEROP.is_dir(), reason="../shared/interop is not beside the checkout")
+INTEROP = shared_dir("interop")
+needs_interop = needs_shared("interop")
 ADDED = "2026-01-15"
 
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interop files put back at their original paths (``a__b__c.json`` -> ``<repo>/a/b/c.json``)."""
-    if not INTEROP.is_dir():
-        pytest.skip("../shared/interop is not beside the checkout")
+    shared_path("interop")
     root = tmp_path_factory.mktemp("interop")
     # results/ holds other harnesses' result files, not datasets: not part of this tree
     for repo in sorted(p for p in INTEROP.iterdir() if p.is_dir() and p.name != "results"):

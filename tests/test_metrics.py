@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _shared import shared_path
 
 from goldenkit.cases import Case, Turn
 from goldenkit.metrics import METRIC_COLUMNS, run_metrics
@@ -183,9 +184,6 @@ def test_graders_cell_from_parquet_map_or_json() -> None:
     assert (row["hits"], row["total"]) == (1, 2)
 
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "interop" / "qa-guru__java-ai-golden"
-
-
 def _golden_outcomes(run: dict) -> pd.DataFrame:
     """One outcome per attempt of a golden-harness run: verdict, contract and judge results as goldenkit graders."""
     recs = []
@@ -205,9 +203,7 @@ def _golden_outcomes(run: dict) -> pd.DataFrame:
 
 @pytest.mark.parametrize("name", ["baselines__generation-v1.json", "baselines__live-generation-v1.json"])
 def test_golden_harness_runs_reproduced(name: str) -> None:
-    path = GOLDEN / name
-    if not path.is_file():
-        pytest.skip("interop files absent")
+    path = shared_path("interop", "qa-guru__java-ai-golden", name)
     run = json.loads(path.read_text(encoding="utf-8"))
     m = run_metrics(_golden_outcomes(run))
     theirs = run["metrics"]

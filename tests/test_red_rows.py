@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _shared import shared_path
 from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.cli import main
@@ -299,16 +300,14 @@ def test_policy_keys() -> None:
 
 # --------------------------------------------------------------------------- the golden harness's own red rows
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "interop" / "qa-guru__java-ai-golden"
-
 
 def test_golden_red_rows_are_the_ones_its_harness_skips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    src = GOLDEN / "src__main__resources__eval__generation__golden-generation.jsonl"
-    live = GOLDEN / "baselines__live-generation-v1.json"
-    if not (src.is_file() and live.is_file()):
-        pytest.skip("interop files absent")
+    src = shared_path(
+        "interop", "qa-guru__java-ai-golden", "src__main__resources__eval__generation__golden-generation.jsonl"
+    )
+    live = shared_path("interop", "qa-guru__java-ai-golden", "baselines__live-generation-v1.json")
     from goldenkit import import_dataset
 
     monkeypatch.chdir(tmp_path)

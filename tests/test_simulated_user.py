@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import sim_scripts
+from _shared import shared_dir, shared_path
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
@@ -20,7 +21,7 @@ from goldenkit.records import Scenario, grader_results
 from goldenkit.results import read_run
 from goldenkit.runner import run_eval
 
-INTEROP = Path(__file__).resolve().parents[2] / "shared" / "interop" / "google__adk-python"
+INTEROP = shared_dir("interop", "google__adk-python")
 ORDER = {"name": "lookup_order", "args": {"order_id": "A-1"}, "response": {"status": "shipped"}}
 
 
@@ -94,7 +95,10 @@ def read_adk(path: Path):
 
 
 def test_adk_interop_scenarios_normalize_to_scenario():
-    fixture = INTEROP / "tests__integration__fixture__conversation_scenario__conversation_scenario.test.json"
+    fixture = (
+        shared_path("interop", "google__adk-python")
+        / "tests__integration__fixture__conversation_scenario__conversation_scenario.test.json"
+    )
     (case,) = read_adk(fixture)
     assert case.scenario == Scenario("Hello", "Ask the agent to do something")
     assert [t.user for t in case.turns] == ["Hello"]

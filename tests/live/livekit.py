@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _shared import shared_dir
+
 from goldenkit.providers.base import Provider, get_provider
 
 BASE_URL_ENV = "GOLDENKIT_LIVE_BASE_URL"
@@ -22,7 +24,7 @@ MODEL_ENV = "GOLDENKIT_LIVE_MODEL"
 CONTEXT_ENV = "GOLDENKIT_LIVE_CONTEXT_TOKENS"
 
 #: ``../shared/real-server/setup.sh`` beside the checkout: builds and starts the llama.cpp server.
-SETUP_SH = Path(__file__).resolve().parents[3] / "shared" / "real-server" / "setup.sh"
+SETUP_SH = shared_dir("real-server", "setup.sh")
 
 
 def skip_reason() -> str:

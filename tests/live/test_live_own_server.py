@@ -13,7 +13,8 @@ import threading
 import time
 
 import pytest
-from livekit import SETUP_SH, OwnServer, require_live, show, write_dataset
+from _shared import shared_fixture
+from livekit import OwnServer, require_live, show, write_dataset
 
 from goldenkit.cli import main
 from goldenkit.results import iter_jsonl, outcomes_df, read_run
@@ -21,9 +22,9 @@ from goldenkit.schema import ERROR, FAIL, PASS
 
 pytestmark = [
     pytest.mark.live,
-    pytest.mark.skipif(not SETUP_SH.exists(), reason=f"no llama.cpp server script at {SETUP_SH}"),
 ]
 require_live()
+_needs_setup_sh = shared_fixture("real-server", "setup.sh")
 
 RIGHT_KEY = "sk-live-test-right-4f1c9a"
 WRONG_KEY = "sk-live-test-wrong-77b2e0"
