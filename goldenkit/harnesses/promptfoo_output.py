@@ -12,16 +12,25 @@ and one per var; each prompt cell reads ``[PASS] (<score>) <output>`` or
 ``[FAIL] (<score>) <reason>\\n---\\n<output>``. The provider is not in the file
 (``--provider`` names it).
 
-Runs: one per provider (``--provider`` picks one), and per prompt where a provider
-ran several prompts (each prompt is another system under test, recorded as the run's
-``prompt_sha256``). With one run the id is ``--run-id``; otherwise ``ID-<provider>``
-and ``ID-<provider>-prompt<promptIdx>`` (characters a run id cannot hold become ``-``).
+Prompts: a prompt's identity is its template, never the text rendered for one test
+(``prompt.raw`` of a result is the rendered text): ``promptIdx`` (version 3), else
+``prompt.label`` (``prompt.display`` in versions 1-2), else the position of the template
+in ``results.prompts`` / ``table.head.prompts`` whose ``{{var}}`` placeholders, filled
+with the result's ``vars``, give exactly its rendered text. A label is matched to the
+listed templates (of the result's provider) the same way; a result whose prompt matches
+no template is refused, naming it. The run's ``prompt_sha256`` is the template's hash.
+
+Runs: one per provider and template, holding every test (``--provider`` picks one
+provider). With one run the id is ``--run-id``; otherwise ``ID-<provider>`` and
+``ID-<provider>-prompt<index>`` (characters a run id cannot hold become ``-``).
 
 Rows: ``testIdx`` (version 3) is the row id, the same under every provider and
 prompt of one file. Where there is none (versions 1-2, CSV), the row id is ``t`` +
 16 hex digits of the SHA-256 of the canonical JSON ``{"description", "vars"}`` of
-the test. The prompt is left out of that hash on purpose: it belongs to the system
-under test, so two prompts over the same tests pair row by row. Rows of one run with
+the test (a version-2 result has no ``testCase``: its description is that of the
+``table.body`` row with the same vars, compared as maps, when one description fits).
+The prompt is left out of that hash on purpose: it belongs to the system under test,
+so two prompts over the same tests pair row by row. Rows of one run with
 the same test (``promptfoo eval --repeat N`` advances ``testIdx`` for each repeat) are
 the repeats of one row (its first ``testIdx``). The fingerprint covers
 ``{description, vars}`` of each row.
@@ -30,6 +39,13 @@ Verdict: ``success: true`` -> PASS; ``failureReason: 2`` (an error, not an asser
 failure) -> ERROR (versions 1-2, which have no ``failureReason``: a ``response.error``);
 any other ``success: false`` -> FAIL. ``error`` alone is not an ERROR: it also holds
 assertion failure reasons (``Latency 5794ms is greater than threshold 3000ms``).
+An ERROR's kind: ``refused`` when the response says the model refused
+(``response.isRefusal``, ``response.guardrails.flagged``) or its error names a
+context length or content filter; else ``infrastructure`` (a provider error).
+
+For a regrade, each row's case is the contract case of the rendered prompt and the
+test's plain assertions (``contains`` / ``icontains`` -> ``expect.must_contain``,
+``not-contains`` -> ``must_not``, ``regex`` -> ``regex``, ``equals`` -> ``reference``).
 """
 
 from __future__ import annotations
@@ -44,10 +60,13 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses.common import Imported, Sample, canonical_json, read_json, short_hash
+from goldenkit.harnesses.common import Imported, Sample, canonical_json, error_kind_of, read_json, short_hash
 from goldenkit.schema import ERROR, FAIL, PASS
 
 _CELL = re.compile(r"\[(PASS|FAIL|ERROR)\](?: \((-?[0-9.]+)\))? ?(.*)", re.DOTALL)
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: promptfoo assertion types that are contract checks of their value (for a regrade's cases).
+_ASSERTS = {"contains": "must_contain", "icontains": "must_contain", "not-contains": "must_not", "regex": "regex"}
 
 
 @dataclass
@@ -55,7 +74,7 @@ class _Result:
     """One provider x prompt x test result, in the shape both the JSON and the CSV give."""
 
     provider: str | None
-    prompt: str
+    prompt: str | None  # the template (None: the file does not give it)
     prompt_idx: int
     test_idx: int | None
     test: dict[str, Any]
@@ -68,6 +87,108 @@ class _Result:
     cost: float | None = None
     tokens: tuple[int | None, int | None] = (None, None)
     vars: dict[str, Any] = field(default_factory=dict)
+    rendered: str | None = None
+    kind: str | None = None
+
+
+def _render(template: str, vars_: dict[str, Any]) -> str | None:
+    """``template`` with each ``{{name}}`` filled from ``vars_`` (None: a placeholder ``vars_`` lacks)."""
+    if any(m.group(1) not in vars_ for m in _PLACEHOLDER.finditer(template)):
+        return None
+
+    def fill(m: re.Match[str]) -> str:
+        value = vars_[m.group(1)]
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    return _PLACEHOLDER.sub(fill, template)
+
+
+@dataclass
+class _Prompts:
+    """The templates a file lists, and the labels it does not list, for each result's prompt identity."""
+
+    listed: list[dict[str, Any]]
+    labels: dict[str, int] = field(default_factory=dict)
+
+    def text(self, idx: int) -> str | None:
+        entry = self.listed[idx] if 0 <= idx < len(self.listed) else {}
+        for key in ("raw", "label", "display"):
+            if isinstance(entry.get(key), str) and entry[key]:
+                return str(entry[key])
+        return None
+
+    def _of(self, provider: str | None) -> list[int]:
+        mine = [i for i, e in enumerate(self.listed) if e.get("provider") == provider]
+        return mine or list(range(len(self.listed)))
+
+    def resolve(
+        self, r: dict[str, Any], provider: str | None, vars_: dict[str, Any], where: str
+    ) -> tuple[int, str | None]:
+        """The prompt's index and template (see the module docstring); never the rendered text."""
+        prompt = r.get("prompt")
+        fields = prompt if isinstance(prompt, dict) else {"raw": prompt}
+        label = fields.get("label") or fields.get("display")
+        idx = r.get("promptIdx")
+        if isinstance(idx, int) and not isinstance(idx, bool):
+            return idx, self.text(idx) or (str(label) if isinstance(label, str) and label else None)
+        candidates = self._of(provider)
+        if isinstance(label, str) and label:
+            for i in candidates:
+                if label in (self.listed[i].get(k) for k in ("label", "display", "raw")):
+                    return i, self.text(i)
+            return self.labels.setdefault(label, len(self.listed) + len(self.labels)), label
+        raw = fields.get("raw")
+        if not isinstance(raw, str):
+            raise InputError(f"{where}: no prompt (neither promptIdx, prompt.label nor prompt.raw)")
+        for i in candidates:
+            template = self.text(i)
+            rendered = None if template is None else _render(template, vars_)
+            if rendered is not None and rendered.strip() == raw.strip():
+                return i, template
+        raise InputError(
+            f"{where}: the prompt is only its rendered text and none of the file's {len(self.listed)} prompt "
+            "template(s) (results.prompts, table.head.prompts) renders to it with the result's vars"
+        )
+
+
+def _prompts(summary: dict[str, Any]) -> _Prompts:
+    head = _dict(_dict(summary.get("table")).get("head"))
+    for listed in (summary.get("prompts"), head.get("prompts")):
+        if isinstance(listed, list) and listed and all(isinstance(e, dict) for e in listed):
+            return _Prompts(list(listed))
+    return _Prompts([])
+
+
+def _descriptions(summary: dict[str, Any]) -> dict[str, set[Any]]:
+    """``table.body`` descriptions by the canonical JSON of the row's vars as a map (version 2)."""
+    table = _dict(summary.get("table"))
+    names, body = _dict(table.get("head")).get("vars"), table.get("body")
+    if not isinstance(names, list) or not isinstance(body, list):
+        return {}
+    out: dict[str, set[Any]] = {}
+    for row in body:
+        values = row.get("vars") if isinstance(row, dict) else None
+        if isinstance(values, list) and len(values) == len(names):
+            key = canonical_json({str(n): v for n, v in zip(names, values, strict=True)})
+            out.setdefault(key, set()).add(row.get("description"))
+    return out
+
+
+def _case(r: _Result) -> dict[str, Any] | None:
+    """The row as a contract case for a regrade: the rendered prompt and the test's plain assertions."""
+    if not r.rendered or not r.rendered.strip():
+        return None
+    case: dict[str, Any] = {"prompt": r.rendered}
+    expect: dict[str, list[str]] = {}
+    for a in r.test.get("assert") or []:
+        if isinstance(a, dict) and isinstance(a.get("value"), str):
+            if a.get("type") in _ASSERTS:
+                expect.setdefault(_ASSERTS[str(a["type"])], []).append(a["value"])
+            elif a.get("type") == "equals":
+                case["reference"] = a["value"]
+    if expect:
+        case["expect"] = expect
+    return case
 
 
 def _text(value: Any) -> str | None:
@@ -89,18 +210,25 @@ def _verdict(r: dict[str, Any]) -> str:
     return ERROR if isinstance(response, dict) and response.get("error") else FAIL
 
 
-def _json_result(r: Any, i: int, path: Path, prompts: dict[str, int]) -> _Result:
+def _error_kind(r: dict[str, Any], response: dict[str, Any], reason: Any) -> str:
+    guardrails = _dict(response.get("guardrails"))
+    return error_kind_of(reason, refused=response.get("isRefusal") is True or guardrails.get("flagged") is True)
+
+
+def _json_result(r: Any, i: int, path: Path, prompts: _Prompts, descriptions: dict[str, set[Any]]) -> _Result:
     where = f"{path}: results[{i}]"
     if not isinstance(r, dict) or "success" not in r:
         raise InputError(f"{where}: not a promptfoo result (no 'success')")
     prov = r.get("provider")
     provider = (prov.get("id") or prov.get("label")) if isinstance(prov, dict) else prov
-    prompt = _dict(r.get("prompt")) or {"raw": r.get("prompt")}
-    raw_prompt = str(prompt.get("raw") if prompt.get("raw") is not None else prompt.get("display", ""))
-    idx = r.get("promptIdx")
-    prompt_idx = idx if isinstance(idx, int) else prompts.setdefault(raw_prompt, len(prompts))
+    provider = None if provider is None else str(provider)
     test = _dict(r.get("testCase"))
     vars_ = _dict(r.get("vars")) or _dict(test.get("vars"))
+    if not test and len(descriptions.get(canonical_json(vars_), ())) == 1:
+        test = {"description": next(iter(descriptions[canonical_json(vars_)]))}
+    prompt_idx, template = prompts.resolve(r, provider, vars_, where)
+    prompt = _dict(r.get("prompt"))
+    raw = prompt.get("raw") if prompt else r.get("prompt")
     test_idx = r.get("testIdx") if isinstance(r.get("testIdx"), int) else None
     grading = _dict(r.get("gradingResult"))
     response = _dict(r.get("response"))
@@ -109,8 +237,8 @@ def _json_result(r: Any, i: int, path: Path, prompts: dict[str, int]) -> _Result
     verdict = _verdict(r)
     reason = grading.get("reason") or r.get("error") or (response.get("error") if verdict == ERROR else None)
     return _Result(
-        provider=None if provider is None else str(provider),
-        prompt=raw_prompt,
+        provider=provider,
+        prompt=template,
         prompt_idx=prompt_idx,
         test_idx=test_idx,
         test=test,
@@ -123,6 +251,8 @@ def _json_result(r: Any, i: int, path: Path, prompts: dict[str, int]) -> _Result
         cost=float(r["cost"]) if isinstance(r.get("cost"), (int, float)) else None,
         tokens=(usage.get("prompt"), usage.get("completion")),
         vars=dict(vars_),
+        rendered=raw if isinstance(raw, str) else None,
+        kind=_error_kind(r, response, response.get("error") or reason) if verdict == ERROR else None,
     )
 
 
@@ -135,8 +265,8 @@ def _read_json_output(path: Path) -> tuple[list[_Result], dict[str, Any]]:
         summary, outer = doc, {}
     else:
         raise InputError(f"{path}: not a promptfoo output (no results list)")
-    prompts: dict[str, int] = {}
-    results = [_json_result(r, i, path, prompts) for i, r in enumerate(summary["results"])]
+    prompts, descriptions = _prompts(summary), _descriptions(summary)
+    results = [_json_result(r, i, path, prompts, descriptions) for i, r in enumerate(summary["results"])]
     meta = outer.get("metadata") if isinstance(outer.get("metadata"), dict) else {}
     config = outer.get("config") if isinstance(outer.get("config"), dict) else {}
     ids = {
@@ -189,9 +319,12 @@ def _read_csv_output(path: Path, provider: str | None) -> tuple[list[_Result], d
         for idx, (col, raw) in enumerate(prompts.items()):
             where = f"{path}:{line}: prompt {idx}"
             verdict, score, reason, output = _csv_cell(row[col], where)
-            results.append(
-                _Result(provider, raw, idx, None, {"vars": vars_}, verdict, where, score, reason, output, vars=vars_)
-            )
+            kind = error_kind_of(reason) if verdict == ERROR else None
+            test = {"vars": vars_}
+            rendered = _render(raw, vars_)
+            result = _Result(provider, raw, idx, None, test, verdict, where, score, reason, output, vars=vars_)
+            result.rendered, result.kind = rendered, kind
+            results.append(result)
     return results, {"results_version": "csv"}
 
 
@@ -244,12 +377,13 @@ def _samples(results: list[_Result]) -> tuple[list[Sample], int]:
                     reason=r.reason,
                     response=r.response,
                     detail=f"promptfoo error: {r.reason}" if r.verdict == ERROR else None,
-                    error_kind="permanent" if r.verdict == ERROR else None,
+                    error_kind=r.kind,
                     fields=r.vars,
                     latency_ms=r.latency_ms,
                     cost=r.cost,
                     tokens_in=r.tokens[0],
                     tokens_out=r.tokens[1],
+                    case=_case(r),
                 )
             )
     return samples, max((len(g) for g in groups.values()), default=1)
@@ -277,7 +411,7 @@ def read_promptfoo(path: Path, *, provider: str | None = None) -> list[Imported]
                 grader_version="promptfoo",
                 repeats=repeats,
                 model_id=unit[0],
-                prompt_sha256=hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+                prompt_sha256=None if prompt is None else hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
                 identifiers={**ids, "provider": unit[0], "promptIdx": unit[1], "prompt": prompt},
                 suffix=_suffix(unit, units),
             )
