@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,10 +120,21 @@ def test_bad_criteria_files(tmp_path, doc, ignore, message):
         read_eval_config(write_config(tmp_path, doc), ignore=ignore)
 
 
-def test_invalid_json_names_the_file_and_line(tmp_path):
+@pytest.mark.parametrize(
+    ("line3", "line4", "where"),
+    [
+        ('"response_match_score": 0.5', '"x": 1', 4),  # missing comma: the next member's line
+        ('"response_match_score": 0.5,', '"x": nope', 4),  # a bare word: its own line
+        # a trailing comma: Python 3.13's parser names the comma's line, older ones the brace after it
+        ('"response_match_score": 0.5,', "", 3 if sys.version_info >= (3, 13) else 4),
+    ],
+    ids=["missing-comma", "bare-word", "trailing-comma"],
+)
+def test_invalid_json_names_the_file_and_line(tmp_path, line3, line4, where):
     f = tmp_path / "eval_config.json"
-    f.write_text('{\n  "criteria": {\n    "response_match_score": 0.5,\n  }\n}\n')
-    with pytest.raises(InputError, match=r"eval_config\.json:4: invalid JSON"):
+    members = [f"    {line3}"] + ([f"    {line4}"] if line4 else [])
+    f.write_text("\n".join(["{", '  "criteria": {', *members, "  }", "}", ""]))
+    with pytest.raises(InputError, match=rf"^eval_config\.json:{where}: invalid JSON: "):
         read_eval_config(f)
 
 
