@@ -225,7 +225,7 @@ def replay_agent(
         sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
         max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
         progress=False,
-        config={"config_file": cfg.get("_path"), "demo": True, **config},
+        config={"config_file": cfg.get("_path"), "config_sha256": cfg.get("_sha256"), "demo": True, **config},
     )
     if summary.validity != VALID:
         raise InfrastructureError(f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}")

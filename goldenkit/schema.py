@@ -36,6 +36,7 @@ UNCHANGED_ERROR = "UNCHANGED_ERROR"
 SKIPPED_TO_ERROR = "SKIPPED_TO_ERROR"  # SKIPPED in the base, ERROR in the candidate
 ERROR_TO_SKIPPED = "ERROR_TO_SKIPPED"  # ERROR in the base, SKIPPED in the candidate
 UNCHANGED_SKIPPED = "SKIPPED"  # SKIPPED on a side, no error on either
+MISSING_ROW = "MISSING"  # a baseline row the candidate has no outcome for (an incomplete run, a shard)
 
 # The error taxonomy (an outcome's error_kind). Whose fault an ERROR is decides its exit code:
 # only the candidate's own errors (refused, agent) count against it (exit 2 when new); the others

@@ -39,8 +39,9 @@ LAYERS: list[set[str]] = [
     {"stats.intervals", "stats.clustered"},
     {"stats.collapse", "stats.mcnemar"},
     {"stats", "passk"},
-    {"policy", "metrics"},
-    {"evidence"},
+    {"gate.policy", "metrics"},
+    {"gate.evidence"},
+    {"policy", "evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
     {"results.manifest", "results.jsonl", "results.parquet", "results.latest"},
     {"results.run"},
@@ -52,8 +53,13 @@ LAYERS: list[set[str]] = [
     {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
-    {"flips", "baselines", "comparability"},
+    {"compare.protocol"},
+    {"compare.flips", "baselines"},
+    {"compare.runs"},
+    {"compare.ledger"},
     {"compare"},
+    {"flips", "comparability"},
+    {"gate.evaluate"},
     {"gate", "alignment", "pairwise", "ranking"},
     # every run at once: the index, SQL over all outcomes, trends
     {"history.index"},

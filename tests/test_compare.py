@@ -139,8 +139,19 @@ def test_row_set_and_rule_must_agree() -> None:
     b, c = worked_example()
     base = FakeRun(manifest("base"), b)
     fewer = FakeRun(manifest("cand"), c[~c["row_id"].isin(["other-0100", "refunds-0003"])])
-    with pytest.raises(ComparisonInvalid, match=r"row set differs: 2 only in base \(other-0100, refunds-0003\)"):
-        compare_runs(base, fewer)
+    # the same protocol with rows the candidate lost: they are MISSING in the ledger, never dropped
+    cmp = compare_runs(base, fewer)
+    led = cmp.ledger.rows.set_index("row_id")
+    assert list(led.loc[["other-0100", "refunds-0003"], "cand_status"]) == ["MISSING", "MISSING"]
+    assert not led.loc[["other-0100", "refunds-0003"], "paired"].any()
+    assert cmp.status_counts()["MISSING"] == 2 and int(cmp.overall["missing"]) == 2
+    refunds = cmp.ledger.account("refunds")
+    assert refunds.rows - refunds.paired >= 1 and refunds.causes["absent"] >= 1
+    assert "MISSING on the candidate" in refunds.line()
+    more = FakeRun(manifest("cand"), c)
+    assert compare_runs(FakeRun(manifest("base"), b[b["row_id"] != "other-0100"]), more).ledger.out_of_scope == [
+        "other-0100"
+    ]
 
     class Saved(FakeRun):
         rule = "all"
@@ -206,10 +217,10 @@ def test_row_set_differences_between_run_folders(tmp_path: pytest.TempPathFactor
     bad = c.assign(verdict=c["verdict"].where(c["row_id"] != "other-0107", "MAYBE"))
     write_run(tmp_path, manifest("bad"), bad, parquet=False)
     base = read_run(tmp_path / "base")
-    with pytest.raises(ComparisonInvalid, match=r"1 only in base \(other-0100\)"):
-        compare_runs(base, read_run(tmp_path / "fewer"))
-    with pytest.raises(ComparisonInvalid, match=r"1 only in candidate \(new-row\)"):
-        compare_runs(base, read_run(tmp_path / "more"))
+    fewer = compare_runs(base, read_run(tmp_path / "fewer")).ledger
+    assert fewer.rows.set_index("row_id").at["other-0100", "why"] == "MISSING on the candidate"
+    more = compare_runs(base, read_run(tmp_path / "more"))
+    assert more.ledger.out_of_scope == ["new-row"] and any("1 row(s) only in the candidate" in n for n in more.notes)
     from goldenkit.errors import ResultsError
 
     with pytest.raises(ResultsError, match="unknown verdict 'MAYBE' \\(row other-0107\\)"):
@@ -230,8 +241,8 @@ def test_shuffled_parquet_runs_give_the_in_memory_answer(tmp_path: pytest.TempPa
     write_run(tmp_path, manifest("cand"), c.iloc[rng.permutation(len(c))].reset_index(drop=True))
     write_run(tmp_path, manifest("fewer"), c[c["row_id"] != "refunds-0002"])
     got = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "cand"))
-    with pytest.raises(ComparisonInvalid, match=r"1 only in base \(refunds-0002\)"):
-        compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer"))
+    lost = compare_runs(read_run(tmp_path / "base"), read_run(tmp_path / "fewer")).ledger.rows
+    assert lost.loc[lost["cand_status"] == "MISSING", "row_id"].tolist() == ["refunds-0002"]
     ref = compare_runs(*runs())
     cols = ["slice", "rows", "b", "c", "p_val", "p_adj", "k_base", "n_base", "k_cand", "n_cand", "diff"]
     pd.testing.assert_frame_equal(got.table[cols], ref.table[cols])

@@ -466,7 +466,11 @@ def run_command(args: argparse.Namespace) -> int:
         record_dir=opts.get("record"),
         retry_errors=args.retry_errors,
         progress=False if args.quiet else None,
-        config={"config_file": cfg.get("_path"), **({"artifacts": opts["artifacts"]} if opts.get("artifacts") else {})},
+        config={
+            "config_file": cfg.get("_path"),
+            "config_sha256": cfg.get("_sha256"),
+            **({"artifacts": opts["artifacts"]} if opts.get("artifacts") else {}),
+        },
         include_red=bool(opts.get("red")),
         shard=shard,
         max_ungradable=opts["max_ungradable"],

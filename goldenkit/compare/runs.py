@@ -74,9 +74,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from goldenkit.comparability import comparability_differences, manifest_get
+from goldenkit.compare.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.compare.ledger import Ledger, evidence_ledger
+from goldenkit.compare.protocol import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
-from goldenkit.flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.protocols import RunLike
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
@@ -92,6 +93,7 @@ from goldenkit.schema import (
     UNCHANGED_SKIPPED,
     VERDICTS,
 )
+from goldenkit.schema import MISSING_ROW as MISSING
 from goldenkit.stats import (
     OVERALL,
     collapse_repeats,
@@ -114,6 +116,7 @@ STATUSES = (
     ERROR_CLEARED,
     SKIPPED_TO_ERROR,
     ERROR_TO_SKIPPED,
+    MISSING,
     UNCHANGED_PASS,
     UNCHANGED_FAIL,
     UNCHANGED_ERROR,
@@ -124,14 +127,18 @@ FLIP_STATUSES = (NEW_FAILURE, RECOVERED, NEW_ERROR, ERROR_CLEARED, SKIPPED_TO_ER
 #: What the table's ``p_adj`` is adjusted over (the gate's families are stated by the gate).
 HOLM_FAMILY = "all slices"
 
-# status code by (base verdict code, cand verdict code); verdict codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3
+# status code by (base verdict code, cand verdict code); verdict codes PASS 0, FAIL 1, ERROR 2, SKIPPED 3,
+# and 4 for a row the candidate has no outcome for (MISSING; the base side is never missing: its rows are the scope)
 _S = {s: i for i, s in enumerate(STATUSES)}
+_MISSING_CODE = 4
+_SIDE_VERDICTS = [*VERDICTS, MISSING]
 _STATUS_LUT = np.array(
     [
-        [_S[UNCHANGED_PASS], _S[NEW_FAILURE], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED]],
-        [_S[RECOVERED], _S[UNCHANGED_FAIL], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED]],
-        [_S[ERROR_CLEARED], _S[ERROR_CLEARED], _S[UNCHANGED_ERROR], _S[ERROR_TO_SKIPPED]],
-        [_S[UNCHANGED_SKIPPED], _S[UNCHANGED_SKIPPED], _S[SKIPPED_TO_ERROR], _S[UNCHANGED_SKIPPED]],
+        [_S[UNCHANGED_PASS], _S[NEW_FAILURE], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
+        [_S[RECOVERED], _S[UNCHANGED_FAIL], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
+        [_S[ERROR_CLEARED], _S[ERROR_CLEARED], _S[UNCHANGED_ERROR], _S[ERROR_TO_SKIPPED], _S[MISSING]],
+        [_S[UNCHANGED_SKIPPED], _S[UNCHANGED_SKIPPED], _S[SKIPPED_TO_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
+        [_S[MISSING]] * 5,
     ],
     dtype=np.int8,
 )
@@ -142,6 +149,7 @@ _LEFT_OUT = (
     (ERROR_TO_SKIPPED, "error_to_skipped", "ERROR in the base, SKIPPED in the candidate"),
     (UNCHANGED_ERROR, "unchanged_error", "ERROR on both sides"),
     (UNCHANGED_SKIPPED, "skipped", "SKIPPED on a side"),
+    (MISSING, "missing", "MISSING on the candidate (no outcome in its run)"),
 )
 
 
@@ -168,6 +176,19 @@ class Comparison:
     cand_collapsed: pd.DataFrame | None = field(default=None, repr=False)
     _flip_loader: Callable[[], pd.DataFrame] | None = field(default=None, repr=False)
     _flips: pd.DataFrame | None = field(default=None, repr=False)
+    _ledger: Ledger | None = field(default=None, repr=False)
+
+    @property
+    def ledger(self) -> Ledger:
+        """The evidence ledger (:mod:`goldenkit.compare.ledger`): every in-scope row, paired or why not."""
+        if self._ledger is None:
+            bc = (
+                self.base_collapsed
+                if self.base_collapsed is not None
+                else self.rows.rename(columns={"base_verdict": "verdict"})
+            )
+            self._ledger = evidence_ledger(bc, self.cand_collapsed)
+        return self._ledger
 
     @property
     def flips(self) -> pd.DataFrame:
@@ -321,28 +342,24 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
         diffs += _imported_sample_differences(base, cand)
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bc, cc = _collapsed(base, b_rule), _collapsed(cand, c_rule)
-    # the join: order[i] is the candidate's line of base row i
+    # the join: order[i] is the candidate's line of base row i (-1: the candidate has no outcome for it)
     order = _positions(bc["row_id"], cc["row_id"])
-    if len(bc) != len(cc) or (order < 0).any():
-        diffs = comparability_differences(
-            bm, cm, base_rule=b_rule, cand_rule=c_rule, base_ids=bc["row_id"], cand_ids=cc["row_id"]
-        )
-        raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
+    have = order >= 0
     vb = verdict_codes(bc["verdict"])
-    vc = verdict_codes(cc["verdict"])[order]
+    vc = np.full(len(bc), _MISSING_CODE, dtype=np.int8)
+    vc[have] = verdict_codes(cc["verdict"])[order[have]]
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
-    perm = cc["n_permanent"].to_numpy()[order] > 0 if "n_permanent" in cc.columns else np.zeros(len(bc), bool)
-    kind = pd.Series(np.where(perm, "permanent", "transient"), dtype=object).where(vc == 2, None)
+    ledger = evidence_ledger(bc, cc)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].astype(object).reset_index(drop=True),
             "slice": pd.Categorical.from_codes(s_codes, categories=s_names),
             "base_verdict": pd.Categorical.from_codes(vb, categories=list(VERDICTS)),
-            "cand_verdict": pd.Categorical.from_codes(vc, categories=list(VERDICTS)),
+            "cand_verdict": pd.Categorical.from_codes(vc, categories=_SIDE_VERDICTS),
             "status": pd.Categorical.from_codes(status, categories=list(STATUSES)),
-            "cand_error_kind": kind,
+            "cand_error_kind": ledger.rows["cand_error_kind"].to_numpy(dtype=object),
         }
     )
     flip_rows = flipped_rows(rows, status, [_S[st] for st in FLIP_STATUSES])
@@ -358,23 +375,35 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
         rows=rows,
         table=_table(s_codes, s_names, vb, vc),
         flip_rows=flip_rows,
-        notes=_notes(bm, cm, status),
+        notes=_notes(bm, cm, status) + _scope_notes(ledger, cm),
         base_manifest=bm,
         cand_manifest=cm,
         base_collapsed=bc,
         cand_collapsed=cc,
         _flip_loader=load_flips,
+        _ledger=ledger,
     )
+
+
+def _scope_notes(ledger: Ledger, cm: dict[str, Any]) -> list[str]:
+    notes = []
+    if ledger.out_of_scope:
+        shown = ", ".join(ledger.out_of_scope[:5]) + (", ..." if len(ledger.out_of_scope) > 5 else "")
+        notes.append(f"{len(ledger.out_of_scope)} row(s) only in the candidate ({shown}): outside the baseline's scope")
+    if cm.get("shard") and not cm.get("merged_from"):
+        notes.append(f"the candidate is shard {cm['shard']} of a sharded run: merge its shards first (goldenkit merge)")
+    return notes
 
 
 def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray) -> pd.DataFrame:
     m = len(names)
     # one contingency count per (slice, base verdict, cand verdict): every count below is a sum of its cells
-    cells = np.bincount(s_codes * 16 + vb.astype(np.int64) * 4 + vc, minlength=m * 16).reshape(m, 4, 4)
+    k = _MISSING_CODE + 1
+    cells = np.bincount(s_codes * k * k + vb.astype(np.int64) * k + vc, minlength=m * k * k).reshape(m, k, k)
     cells = np.concatenate([cells, cells.sum(axis=0, keepdims=True)])  # the overall line
     per_status = np.zeros((m + 1, len(STATUSES)), dtype=np.int64)
-    for i in range(4):
-        for j in range(4):
+    for i in range(k):
+        for j in range(k):
             per_status[:, _STATUS_LUT[i, j]] += cells[:, i, j]
     graded = slice(0, 2)  # verdict codes PASS 0, FAIL 1
     n_side = {"base": cells[:, graded, :].sum(axis=(1, 2)), "cand": cells[:, :, graded].sum(axis=(1, 2))}
@@ -411,6 +440,7 @@ def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray
     out["base_skipped_rows"] = cells[:, 3, :].sum(axis=1)
     out["cand_error_rows"] = cells[:, :, 2].sum(axis=1)
     out["cand_skipped_rows"] = cells[:, :, 3].sum(axis=1)
+    out["cand_missing_rows"] = cells[:, :, _MISSING_CODE].sum(axis=1)
     return out
 
 

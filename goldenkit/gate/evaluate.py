@@ -110,7 +110,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ConfigError
-from goldenkit.evidence import (
+from goldenkit.gate.evidence import (
     baseline_evidence,
     error_rules,
     paired_evidence,
@@ -119,13 +119,13 @@ from goldenkit.evidence import (
     rows_evidence,
     slice_evidence,
 )
-from goldenkit.policy import GateDecision, GatePolicy, GateRule
+from goldenkit.gate.policy import GateDecision, GatePolicy, GateRule
 from goldenkit.protocols import RunLike
 from goldenkit.schema import INVALID
 from goldenkit.stats import collapse_repeats, holm, slice_table
 
 if TYPE_CHECKING:
-    from goldenkit.compare import Comparison
+    from goldenkit.compare.runs import Comparison
 
 __all__ = ["GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]
 

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
+from goldenkit.gate.policy import GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
-from goldenkit.policy import GatePolicy, GateRule
 from goldenkit.schema import ERROR, INVALID, NEW_ERROR, SKIPPED
 from goldenkit.stats import collapse_repeats, verdict_codes
 

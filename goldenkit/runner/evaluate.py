@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from goldenkit.artifacts import artifacts_sha256
+from goldenkit.compare.protocol import protocol_key, protocol_sha256
 from goldenkit.dataset.red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
@@ -144,7 +145,7 @@ def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], visi
 def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
              sample_spec: dict[str, Any], shard: tuple[int, int] | None,
              artifacts: Sequence[str | os.PathLike[str]] | None = None,
-             criteria: EvalCriteria | None = None) -> dict[str, Any]:  # fmt: skip
+             criteria: EvalCriteria | None = None, vision: bool = True) -> dict[str, Any]:  # fmt: skip
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
@@ -161,10 +162,12 @@ def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], ju
         "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
         "judge_version": judge_version,
         "graders": {g.name: str(g.version) for g in graders},
+        "grader_hard": {g.name: bool(g.hard) for g in graders},
         "repeats": int(repeats),
         "sample": sample_spec,
         "mode": provider.mode,
         "criteria": criteria.record() if criteria is not None else None,
+        "vision": bool(vision),
         **spec,
     }
 
@@ -354,8 +357,12 @@ async def arun_eval(
     dataset, sample_spec, shard, cases = _selection(
         dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
     )
-    key = _run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria)
+    key = _run_key(
+        dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria, vision
+    )
     driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
+    key["protocol"] = protocol_key(key)  # the one key of what can change a verdict (goldenkit.compare.protocol)
+    key["protocol_sha256"] = protocol_sha256(key["protocol"])
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
     folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver)

@@ -31,9 +31,10 @@ from typing import Any
 
 import orjson
 
+from goldenkit.compare.protocol import protocol_differences, protocol_key
 from goldenkit.errors import ConfigError, ResultsError
 from goldenkit.results import LATEST, repair_jsonl
-from goldenkit.runner.runkey import RUN_KEY_FIELDS, key_differences
+from goldenkit.runner.runkey import key_differences
 from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE
 
 try:
@@ -169,6 +170,13 @@ def open_run_folder(
     return folder
 
 
+def run_key_differences(old: Mapping[str, Any], new: Mapping[str, Any], *, also: tuple[str, ...] = ()) -> list[str]:
+    """Why two invocations are not one run: their protocol keys (:func:`goldenkit.compare.protocol_key`),
+    the agent's identity (a new git commit alone never differs) and the mode, plus the fields ``also``."""
+    diffs = protocol_differences(protocol_key(old), protocol_key(new))
+    return diffs + key_differences(old, new, fields=("agent_version", "mode", *also))
+
+
 def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
     """The earlier invocation's manifest and outcomes (a resume), after checking its run key."""
     if not folder.run_file.exists():
@@ -181,7 +189,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
         old = json.loads(folder.run_file.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
-    diffs = key_differences(old, key, fields=(*RUN_KEY_FIELDS, "shard", "simulator_version"))
+    diffs = run_key_differences(old, key, also=("shard",))
     if diffs:
         raise ResultsError(
             f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); use a new --run-id"

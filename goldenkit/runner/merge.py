@@ -43,12 +43,15 @@ from goldenkit.results import (
     write_json_atomic,
     write_parquet_batches,
 )
-from goldenkit.runner.folder import check_run_id, utc_now
+from goldenkit.runner.folder import check_run_id, run_key_differences, utc_now
 from goldenkit.runner.run import count_outcomes
-from goldenkit.runner.runkey import RUN_KEY_FIELDS, key_differences, validity
+from goldenkit.runner.runkey import RUN_KEY_FIELDS, validity
 from goldenkit.runner.shard import shard_of
 from goldenkit.runner.summary import RunSummary
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
+
+#: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).
+_PROTOCOL_EXTRAS = ("simulator_version", "grader_hard", "vision", "protocol", "protocol_sha256")
 
 
 def _shard_spec(run: Run) -> tuple[int, int]:
@@ -68,7 +71,7 @@ def check_shards(runs: Sequence[Run]) -> list[tuple[int, Run]]:
     for (k, n_i), run in specs:
         if n_i != n:
             raise ResultsError(f"shard run {run.run_id} is shard {k}/{n_i}, of another N than {first.run_id} (of {n})")
-        diffs = key_differences(first.manifest, run.manifest, fields=(*RUN_KEY_FIELDS, "simulator_version"))
+        diffs = run_key_differences(first.manifest, run.manifest)
         if diffs:
             raise ResultsError(f"shard run {run.run_id} has another run key than {first.run_id}: {'; '.join(diffs)}")
         if k in by_k:
@@ -142,7 +145,7 @@ def _manifest(run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int]
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         **{k: first.get(k) for k in RUN_KEY_FIELDS},
-        **({"simulator_version": first["simulator_version"]} if first.get("simulator_version") is not None else {}),
+        **{k: first[k] for k in _PROTOCOL_EXTRAS if first.get(k) is not None},
         "provider": first.get("provider"),
         "config": first.get("config"),
         "started_at": min(starts) if starts else None,

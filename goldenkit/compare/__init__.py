@@ -1,0 +1,57 @@
+"""The comparison of two runs: one protocol key, one evidence ledger, pairing and flips.
+
+* :mod:`goldenkit.compare.protocol`: :func:`protocol_key`, everything in a run's
+  manifest that can change a verdict, and :func:`protocol_differences`, the
+  one rule for "these two runs are the same protocol" (comparability, history,
+  alignment, resume and regrade all call it).
+* :mod:`goldenkit.compare.runs`: :func:`compare_runs` (the paired comparison).
+* :mod:`goldenkit.compare.ledger`: :func:`evidence_ledger`, every in-scope row
+  with its status on each side and whether it is paired evidence; every gate
+  rule reads it.
+* :mod:`goldenkit.compare.flips`: the flip list's texts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from goldenkit.registry import lazy_attributes
+
+if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.compare.ledger import LEDGER_STATUSES, Ledger, evidence_ledger
+    from goldenkit.compare.protocol import (
+        comparability_differences,
+        protocol_differences,
+        protocol_key,
+        protocol_sha256,
+    )
+    from goldenkit.compare.runs import FLIP_STATUSES, HOLM_FAMILY, STATUSES, Comparison, compare_runs
+
+# the protocol key is read by the runner before its first call: importing it loads no pandas
+_LAZY = {
+    **dict.fromkeys(("LEDGER_STATUSES", "Ledger", "evidence_ledger"), "goldenkit.compare.ledger"),
+    **dict.fromkeys(
+        ("comparability_differences", "protocol_differences", "protocol_key", "protocol_sha256"),
+        "goldenkit.compare.protocol",
+    ),
+    **dict.fromkeys(
+        ("FLIP_STATUSES", "HOLM_FAMILY", "STATUSES", "Comparison", "compare_runs"), "goldenkit.compare.runs"
+    ),
+}
+
+__all__ = [
+    "FLIP_STATUSES",
+    "HOLM_FAMILY",
+    "LEDGER_STATUSES",
+    "STATUSES",
+    "Comparison",
+    "Ledger",
+    "comparability_differences",
+    "compare_runs",
+    "evidence_ledger",
+    "protocol_differences",
+    "protocol_key",
+    "protocol_sha256",
+]
+
+__getattr__ = lazy_attributes(__name__, _LAZY)

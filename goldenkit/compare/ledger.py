@@ -1,0 +1,205 @@
+"""One evidence ledger: every in-scope row, its status on each side, and whether it is paired evidence.
+
+A comparison's ledger is built once (:func:`evidence_ledger`, called by
+:func:`goldenkit.compare.compare_runs`); every gate rule reads it, and the
+decision prints its account per slice ("refunds: 58 of 60 rows paired; 1 ERROR
+infrastructure, 1 SKIPPED on the candidate").
+
+The rows in scope are the baseline's. Each side's status of a row is one of
+
+==========  ==================================================================
+PASS, FAIL  the row's collapsed verdict (:func:`goldenkit.stats.collapse_repeats`)
+UNDECIDED   graded repeats and errored ones, and the errored ones could decide it
+ERROR       every graded attempt errored; ``*_error_kind`` says whose error
+SKIPPED     nothing graded it (a soft grader only, a judge that left it PENDING)
+MISSING     the side has no outcome for the row (an incomplete run, a shard)
+==========  ==================================================================
+
+A row is **paired** evidence when it is PASS or FAIL on both sides; ``why``
+names what kept any other row out, side by side. ``cause`` sorts that reason
+for the exit code: ``outage`` (an error nobody's answer caused: transient,
+infrastructure, grader, simulator, on either side: exit 3 when it takes a
+slice's evidence), ``candidate`` (the candidate's own refused request or
+agent error: counted against it) and ``absent`` (skipped or missing rows,
+exit 2). Rows only the candidate has are outside the scope and counted apart
+(:attr:`Ledger.out_of_scope`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit.schema import ERROR, FAIL, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
+from goldenkit.stats import OVERALL
+
+__all__ = ["LEDGER_COLUMNS", "LEDGER_STATUSES", "UNDECIDED", "Ledger", "SliceAccount", "evidence_ledger"]
+
+UNDECIDED = "UNDECIDED"
+MISSING = MISSING_ROW
+#: Every status a side's row can have in the ledger.
+LEDGER_STATUSES = (PASS, FAIL, UNDECIDED, ERROR, SKIPPED, MISSING)
+#: Columns of :attr:`Ledger.rows`.
+LEDGER_COLUMNS = (
+    "row_id",
+    "slice",
+    "base_status",
+    "base_error_kind",
+    "cand_status",
+    "cand_error_kind",
+    "paired",
+    "cause",
+    "why",
+)
+_CAUSES = ("outage", "candidate", "absent")
+
+
+@dataclass(frozen=True)
+class SliceAccount:
+    """How many of a slice's in-scope rows are paired, and what kept the others out, by cause."""
+
+    slice: str
+    rows: int
+    paired: int
+    causes: dict[str, int]
+    reasons: dict[str, int]
+
+    @property
+    def share(self) -> float:
+        """Paired rows over in-scope rows (0.0 for an empty slice)."""
+        return self.paired / self.rows if self.rows else 0.0
+
+    def line(self) -> str:
+        """``refunds: 58 of 60 rows paired; 1 ERROR infrastructure on the candidate, 1 SKIPPED on the base``."""
+        out = f"{self.slice}: {self.paired} of {self.rows} rows paired"
+        if self.reasons:
+            out += "; " + ", ".join(
+                f"{n} {why}" for why, n in sorted(self.reasons.items(), key=lambda x: (-x[1], x[0]))
+            )
+        return out
+
+
+@dataclass
+class Ledger:
+    """Every in-scope row of a comparison (:data:`LEDGER_COLUMNS`), and the rows outside the scope."""
+
+    rows: pd.DataFrame
+    #: row ids only the candidate has (outside the baseline's scope)
+    out_of_scope: list[str] = field(default_factory=list)
+
+    def account(self, slice_name: str | None = None) -> SliceAccount:
+        """The account of one slice, or of every row (``None`` or ``"(overall)"``)."""
+        r = self.rows
+        name = OVERALL if slice_name in (None, OVERALL) else str(slice_name)
+        if name != OVERALL:
+            r = r[(r["slice"].astype(str) == name).to_numpy()]
+        out = r[~r["paired"].to_numpy(dtype=bool)]
+        causes = {c: int((out["cause"] == c).sum()) for c in _CAUSES}
+        reasons = {str(k): int(v) for k, v in out["why"].value_counts().items() if int(v)}
+        return SliceAccount(name, len(r), int(r["paired"].sum()), causes, reasons)
+
+    def slices(self) -> list[str]:
+        """The slices of the in-scope rows, sorted."""
+        return sorted({str(s) for s in self.rows["slice"].tolist()})
+
+    def accounts(self) -> list[SliceAccount]:
+        """Every slice's account, then the overall one."""
+        return [self.account(s) for s in self.slices()] + [self.account(None)]
+
+    def format(self) -> str:
+        """One line per slice and overall."""
+        return "\n".join(a.line() for a in self.accounts())
+
+    def __repr__(self) -> str:
+        a = self.account(None)
+        return f"Ledger({a.paired} of {a.rows} rows paired, {len(self.out_of_scope)} out of scope)"
+
+
+def _side_status(collapsed: pd.DataFrame | None, order: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(status, error kind) per in-scope row of one side; ``order[i]``: the side's line of row i (-1: missing)."""
+    status = np.full(n, MISSING, dtype=object)
+    kinds = np.full(n, None, dtype=object)
+    if collapsed is None or order is None:
+        return status, kinds
+    have = order >= 0
+    at = order[have]
+    verdict = collapsed["verdict"].astype(str).to_numpy()[at]
+    undecided = collapsed["undecided"].to_numpy(dtype=bool)[at] if "undecided" in collapsed.columns else False
+    status[have] = np.where((verdict == ERROR) & undecided, UNDECIDED, verdict)
+    if "error_kind" in collapsed.columns:
+        raw = collapsed["error_kind"].to_numpy(dtype=object)[at]
+    elif "n_permanent" in collapsed.columns:  # a table from before the taxonomy
+        raw = np.where(collapsed["n_permanent"].to_numpy()[at] > 0, "refused", "transient").astype(object)
+    else:
+        raw = np.full(len(at), None, dtype=object)
+    is_err = verdict == ERROR
+    kinds[np.flatnonzero(have)[is_err]] = [error_kind(k) for k in raw[is_err]]
+    return status, kinds
+
+
+def _why(side: str, status: str, kind: Any) -> tuple[str, str]:
+    """(cause, reason) of one side's unpaired row."""
+    if status in (ERROR, UNDECIDED):
+        cause = "candidate" if side == "candidate" and counts_against_candidate(kind) else "outage"
+        return cause, f"{status} {kind} on the {side}"
+    return "absent", f"{status} on the {side}"
+
+
+def _reasons(base: np.ndarray, bk: np.ndarray, cand: np.ndarray, ck: np.ndarray) -> tuple[list[str], list[str]]:
+    causes, whys = [], []
+    rank = {"outage": 0, "candidate": 1, "absent": 2}
+    for b, k1, c, k2 in zip(base.tolist(), bk.tolist(), cand.tolist(), ck.tolist(), strict=True):
+        parts = [_why("base", b, k1)] if b not in (PASS, FAIL) else []
+        parts += [_why("candidate", c, k2)] if c not in (PASS, FAIL) else []
+        if not parts:
+            causes.append("")
+            whys.append("")
+            continue
+        causes.append(min((p[0] for p in parts), key=rank.__getitem__))  # an outage on either side wins
+        whys.append(" and ".join(p[1] for p in parts))
+    return causes, whys
+
+
+def evidence_ledger(base: pd.DataFrame, cand: pd.DataFrame | None, *, scope: Sequence[str] | None = None) -> Ledger:
+    """The ledger of two collapsed tables (``row_id, slice, verdict, undecided, error_kind``).
+
+    The in-scope rows are the baseline's (``scope`` narrows them to those ids);
+    ``cand`` None means the candidate has no outcome at all (every row MISSING).
+    """
+    b = base if scope is None else base[base["row_id"].astype(str).isin(set(map(str, scope))).to_numpy()]
+    ids = b["row_id"].astype(str).reset_index(drop=True)
+    n = len(ids)
+    b_status, b_kind = _side_status(b, np.arange(n, dtype=np.int64), n)
+    out_of_scope: list[str] = []
+    order = None
+    if cand is not None:
+        c_ids = cand["row_id"].astype(str)
+        pos = pd.Index(c_ids).get_indexer(ids)
+        order = np.asarray(pos, dtype=np.int64)
+        out_of_scope = sorted(set(c_ids) - set(ids))
+    c_status, c_kind = _side_status(cand, order, n)
+    paired = np.isin(b_status, (PASS, FAIL)) & np.isin(c_status, (PASS, FAIL))
+    causes = np.full(n, "", dtype=object)
+    whys = np.full(n, "", dtype=object)
+    out = np.flatnonzero(~paired)  # the reasons are written for the unpaired rows only (few, as a rule)
+    causes[out], whys[out] = _reasons(b_status[out], b_kind[out], c_status[out], c_kind[out])
+    slices = b["slice"].astype(str).reset_index(drop=True) if "slice" in b.columns else pd.Series([""] * n)
+    rows = pd.DataFrame(
+        {
+            "row_id": ids,
+            "slice": slices,
+            "base_status": b_status,
+            "base_error_kind": b_kind,
+            "cand_status": c_status,
+            "cand_error_kind": c_kind,
+            "paired": paired,
+            "cause": causes,
+            "why": whys,
+        },
+        columns=list(LEDGER_COLUMNS),
+    )
+    return Ledger(rows=rows, out_of_scope=out_of_scope)
