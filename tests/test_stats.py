@@ -501,7 +501,8 @@ CASES = [
     [
         # pef: the graded repeats tie only because a repeat errored -> undecided (ERROR), never FAIL
         ("majority", ["PASS", "PASS", "FAIL", "FAIL", "ERROR", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
-        ("all", ["PASS", "FAIL", "FAIL", "FAIL", "FAIL", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
+        # all, pep: the errored repeat could have been a FAIL -> undecided; pef: the FAIL decides
+        ("all", ["PASS", "FAIL", "FAIL", "FAIL", "FAIL", "ERROR", "ERROR", "SKIPPED", "ERROR", "PASS"]),
         ("any", ["PASS", "PASS", "PASS", "FAIL", "PASS", "PASS", "ERROR", "SKIPPED", "ERROR", "PASS"]),
         # at_least:2, pef: 1 pass, and the errored repeat could have been the second -> undecided
         ("at_least:2", ["PASS", "PASS", "FAIL", "FAIL", "ERROR", "PASS", "ERROR", "SKIPPED", "ERROR", "FAIL"]),
@@ -546,11 +547,73 @@ def test_an_error_repeat_never_decides_a_row() -> None:
     assert (t["n"], t["k"], t["error_rows"]) == (3, 1, 2)
 
 
-def test_collapse_counts_permanent_errors_per_row() -> None:
-    df = frame([("x", "a", ["ERROR", "ERROR", "PASS"]), ("y", "a", ["ERROR", "FAIL", "FAIL"])])
-    df["error_kind"] = ["permanent", "transient", None, "transient", None, None]
+def _short(code: str) -> list[str]:
+    return [{"P": "PASS", "F": "FAIL", "E": "ERROR", "S": "SKIPPED"}[ch] for ch in code]
+
+
+@pytest.mark.parametrize(
+    ("rule", "repeats", "expected"),
+    [
+        # the rule's examples, as the docs give them (majority over 3 repeats, then all and any)
+        pytest.param("majority", "PPE", "PASS", id="majority-P,P,E-is-PASS"),
+        pytest.param("majority", "PEE", "UNDECIDED", id="majority-P,E,E-is-UNDECIDED"),
+        pytest.param("majority", "PFE", "UNDECIDED", id="majority-P,F,E-is-UNDECIDED"),
+        pytest.param("majority", "FFE", "FAIL", id="majority-F,F,E-is-FAIL"),
+        pytest.param("all", "PPE", "UNDECIDED", id="all-P,P,E-is-UNDECIDED"),
+        pytest.param("any", "FEE", "UNDECIDED", id="any-F,E,E-is-UNDECIDED"),
+        # and around them
+        pytest.param("majority", "FEE", "UNDECIDED", id="majority-F,E,E-is-UNDECIDED"),
+        pytest.param("majority", "PE", "UNDECIDED", id="majority-P,E-is-UNDECIDED"),
+        pytest.param("majority", "PF", "FAIL", id="majority-P,F-tie-is-FAIL"),
+        pytest.param("majority", "PPFE", "UNDECIDED", id="majority-P,P,F,E-is-UNDECIDED"),
+        pytest.param("majority", "PPPFE", "PASS", id="majority-P,P,P,F,E-is-PASS"),
+        pytest.param("majority", "PSE", "UNDECIDED", id="majority-P,S,E-skipped-not-in-the-vote"),
+        pytest.param("majority", "PSS", "PASS", id="majority-P,S,S-is-PASS"),
+        pytest.param("all", "PFE", "FAIL", id="all-P,F,E-is-FAIL"),
+        pytest.param("all", "PPS", "PASS", id="all-P,P,S-is-PASS"),
+        pytest.param("any", "PEE", "PASS", id="any-P,E,E-is-PASS"),
+        pytest.param("any", "FFF", "FAIL", id="any-F,F,F-is-FAIL"),
+        pytest.param("at_least:2", "PEE", "UNDECIDED", id="at_least:2-P,E,E-is-UNDECIDED"),
+        pytest.param("at_least:2", "PPE", "PASS", id="at_least:2-P,P,E-is-PASS"),
+        pytest.param("at_least:4", "PPE", "FAIL", id="at_least:4-P,P,E-cannot-reach-4"),
+        pytest.param("majority", "EEE", "ERROR", id="majority-E,E,E-is-ERROR"),
+        pytest.param("at_least:4", "EEE", "ERROR", id="at_least:4-E,E,E-is-ERROR"),
+        pytest.param("majority", "ESS", "ERROR", id="majority-E,S,S-is-ERROR"),
+        pytest.param("all", "SSS", "SKIPPED", id="all-S,S,S-is-SKIPPED"),
+    ],
+)
+def test_an_errored_repeat_never_decides_by_example(rule: str, repeats: str, expected: str) -> None:
+    c = collapse_repeats(frame([("r", "a", _short(repeats))]), rule).iloc[0]
+    verdict = "ERROR" if expected == "UNDECIDED" else expected  # an undecided row is an error row
+    assert (str(c["verdict"]), bool(c["undecided"])) == (verdict, expected == "UNDECIDED")
+
+
+def test_collapse_counts_the_candidates_errors_and_names_the_kind() -> None:
+    # row: (repeats, recorded error_kind of each repeat, n_candidate_errors, error_kind of the row)
+    cases: dict[str, tuple[str, list[str | None], int, str | None]] = {
+        # undecided: a refused repeat (recorded under the old name) names the row, not the transient one
+        "x": ("EEP", ["permanent", "transient", None], 1, "refused"),
+        # FAIL: not an error row, so no kind, whatever errored
+        "y": ("EFF", ["transient", None, None], 0, None),
+        # agent against two graders: the candidate's own kind first
+        "z": ("EEE", ["grader", "agent", "grader"], 1, "agent"),
+        # grader 1, simulator 1: equal counts go to the first in ERROR_KINDS
+        "w": ("EES", ["simulator", "grader", None], 0, "grader"),
+        # a missing and an unknown kind read as infrastructure: 2 against 1 transient
+        "v": ("EEE", [None, "transient", "weird"], 0, "infrastructure"),
+        # refused 1, agent 2: the more frequent of the candidate's kinds
+        "u": ("EEE", ["refused", "agent", "agent"], 3, "agent"),
+    }
+    df = frame([(rid, "a", _short(reps)) for rid, (reps, _, _, _) in cases.items()])
+    df["error_kind"] = [k for _, kinds, _, _ in cases.values() for k in kinds]
     c = collapse_repeats(df).set_index("row_id")
-    assert c["n_permanent"].to_dict() == {"x": 1, "y": 0}
+    assert c["n_candidate_errors"].to_dict() == {rid: want[2] for rid, want in cases.items()}
+    assert c["n_permanent"].to_dict() == c["n_candidate_errors"].to_dict()  # the old name, for one release
+    assert c["error_kind"].to_dict() == {rid: want[3] for rid, want in cases.items()}
+    assert c["error_kind"].dtype == object
+    same = collapse_repeats(df.astype({"error_kind": "category"})).set_index("row_id")
+    assert same["error_kind"].to_dict() == c["error_kind"].to_dict()
+    assert "error_kind" not in collapse_repeats(df.drop(columns="error_kind")).columns
 
 
 def test_collapse_refuses_bad_input() -> None:

@@ -54,22 +54,38 @@ Methods
 
 Collapsing repeats
 ------------------
-Rules for :func:`collapse_repeats` (``rule=``):
+Rules for :func:`collapse_repeats` (``rule=``), each over a row whose repeats
+were all graded:
 
-* ``"majority"`` (default): PASS when more graded repeats passed than failed,
-  i.e. a strict majority (2 of 3, 3 of 5). **A tie among fully graded
-  repeats is FAIL** (1 of 2 with two repeats): a pass must be earned.
-* ``"all"``: every graded repeat passed. ``"any"``: at least one passed.
-* ``"at_least:K"``: at least K graded repeats passed (fewer than K graded
-  repeats cannot pass).
+* ``"majority"`` (default): PASS when a strict majority of the row's repeats
+  passed (2 of 3, 3 of 5). **A tie is FAIL** (1 of 2): a pass must be earned.
+* ``"all"``: every repeat passed. ``"any"``: at least one passed.
+* ``"at_least:K"``: at least K repeats passed (fewer than K repeats cannot pass).
 
-ERROR and SKIPPED repeats are left out of the vote, and **an ERROR repeat
-never decides a row**: when the graded repeats tie only because a repeat
-errored (majority: PASS, FAIL, ERROR; at_least:K: fewer than K passed, but K
-could have with the errored repeats), the row is **undecided**: its verdict
-is ERROR (an error row, outside every pass rate, ``b`` and ``c``) and its
-``undecided`` column is True. A row with no graded repeat is ERROR when any
-repeat errored, otherwise SKIPPED.
+**An ERROR repeat never decides.** A row is PASS or FAIL only when every value
+its errored repeats could have had (PASS or FAIL each) gives the same verdict
+under the rule; otherwise it is UNDECIDED (an error row, out of b, c and pass
+rates). Under ``majority`` over 3: P,P,E is PASS; P,E,E and P,F,E are
+UNDECIDED; F,F,E is FAIL. Under ``all``: P,P,E is UNDECIDED. Under ``any``:
+F,E,E is UNDECIDED. Under ``at_least:2``: P,E,E is UNDECIDED. The vote counts
+the errored repeats in the row's repeats (P,E is UNDECIDED under majority: the
+E could have made it 1 of 2). An UNDECIDED row's collapsed ``verdict`` is
+ERROR, so every table counts it as an error row (outside ``n``, ``b``, ``c``
+and the paired difference), and its ``undecided`` column is True.
+
+A row with every repeat ERROR is ERROR (``undecided`` False). SKIPPED repeats
+are not graded and not errors: they are left out of the vote, as if the
+repeat had not been asked for (P,S,S is PASS under every rule but
+``at_least:K`` with K > 1; P,S,E is UNDECIDED under majority). A row with no
+PASS, FAIL or ERROR repeat is SKIPPED, one with no graded repeat but an
+ERROR is ERROR. Rows passing some but not all of their graded repeats
+(>= 2) are flaky, whatever their verdict.
+
+When the outcomes have an ``error_kind`` column the collapsed table also
+carries ``n_candidate_errors`` (ERROR repeats whose kind counts against the
+candidate, :func:`goldenkit.schema.counts_against_candidate`), ``n_permanent``
+(the same count under its name before the error taxonomy, kept for one
+release) and ``error_kind`` (an ERROR row's kind: see :func:`collapse_arrays`).
 
 Modules
 -------
@@ -88,6 +104,7 @@ from goldenkit.stats.collapse import (
     collapse_arrays,
     collapse_repeats,
     collapse_with_codes,
+    error_kind_codes,
     first_positions,
     flaky_rows,
     parse_rule,
@@ -105,6 +122,7 @@ __all__ = [
     "collapse_arrays",
     "collapse_repeats",
     "collapse_with_codes",
+    "error_kind_codes",
     "first_positions",
     "clustered_se",
     "flaky_rows",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import InputError, ResultsError
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, VERDICTS
+from goldenkit.schema import ERROR, ERROR_KINDS, FAIL, PASS, SKIPPED, VERDICTS, counts_against_candidate, error_kind
 from goldenkit.stats.intervals import wilson_ci
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "collapse_arrays",
     "collapse_repeats",
     "collapse_with_codes",
+    "error_kind_codes",
     "first_positions",
     "flaky_rows",
     "parse_rule",
@@ -49,6 +50,9 @@ COLLAPSED_COLUMNS = (
 )
 
 _CODE = {v: i for i, v in enumerate(VERDICTS)}  # PASS 0, FAIL 1, ERROR 2, SKIPPED 3
+_KIND = {kind: i for i, kind in enumerate(ERROR_KINDS)}
+_CANDIDATE_KIND = np.array([counts_against_candidate(kind) for kind in ERROR_KINDS], dtype=bool)
+_KIND_NAMES = np.array([*ERROR_KINDS, None], dtype=object)  # the trailing None: a row that is not ERROR
 _RULE_RE = re.compile(r"^at_least:(\d+)$")
 
 
@@ -82,22 +86,32 @@ def verdict_codes(verdicts: pd.Series | pd.Categorical | np.ndarray, row_ids: An
     return codes
 
 
-def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
-    """Verdict codes of rows and which of them are undecided (a tie that only an errored repeat made)."""
-    kind, k = parse_rule(rule)
-    graded = n_pass + n_fail
-    undecided = np.zeros(len(graded), dtype=bool)
+def _passes(n_pass: np.ndarray, n_votes: np.ndarray, kind: str, k: int) -> np.ndarray:
+    """Whether the rule passes a row whose ``n_votes`` repeats were all graded, ``n_pass`` of them PASS."""
     if kind == "majority":
-        passed = 2 * n_pass > graded
-        undecided = (graded > 0) & (2 * n_pass == graded) & (n_error > 0)
-    elif kind == "all":
-        passed = n_pass == graded
-    elif kind == "any":
-        passed = n_pass >= 1
-    else:
-        passed = n_pass >= k
-        undecided = (graded > 0) & (n_pass < k) & (n_pass + n_error >= k)
-    out = np.where(passed, _CODE[PASS], _CODE[FAIL]).astype(np.int8)
+        return np.asarray(2 * n_pass > n_votes)  # a strict majority: a tie is FAIL
+    if kind == "all":
+        return np.asarray(n_pass == n_votes)
+    if kind == "any":
+        return np.asarray(n_pass >= 1)
+    return np.asarray(n_pass >= k)
+
+
+def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """Verdict codes of rows and which of them are undecided (see :mod:`goldenkit.stats`).
+
+    Every errored repeat is counted as PASS or FAIL in turn: a row is PASS or FAIL only when
+    each assignment gives the same verdict. Each rule passes more rows the more repeats pass
+    (at a fixed repeat count), so the two extremes decide: all errored repeats FAIL (the
+    fewest passes) and all of them PASS (the most). SKIPPED repeats are not in the vote.
+    """
+    kind, k = parse_rule(rule)
+    votes = n_pass + n_fail + n_error
+    surely = _passes(n_pass, votes, kind, k)
+    maybe = _passes(n_pass + n_error, votes, kind, k)
+    graded = n_pass + n_fail
+    undecided = (graded > 0) & maybe & ~surely
+    out = np.where(surely, _CODE[PASS], _CODE[FAIL]).astype(np.int8)
     out = np.where(undecided, _CODE[ERROR], out)
     out = np.where(graded == 0, np.where(n_error > 0, _CODE[ERROR], _CODE[SKIPPED]), out)
     return out.astype(np.int8), undecided
@@ -130,9 +144,11 @@ def collapse_repeats(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataF
     appearance. Columns: ``row_id, [slice, split, tags,] attempts, n_pass,
     n_fail, n_error, n_skipped, n_graded, verdict`` (categorical PASS/FAIL/
     ERROR/SKIPPED), ``flaky`` (passed some but not all of >= 2 graded repeats),
-    ``undecided`` (ERROR because only an errored repeat made the vote tie) and,
-    when ``outcomes`` has an ``error_kind`` column, ``n_permanent`` (ERROR
-    repeats whose error is permanent: the request itself was refused).
+    ``undecided`` (ERROR because its errored repeats could have made it PASS or
+    FAIL) and, when ``outcomes`` has an ``error_kind`` column, the columns of
+    :func:`collapse_arrays`'s ``error_kinds``: ``n_candidate_errors``,
+    ``n_permanent`` (the same count, its name before the error taxonomy) and
+    ``error_kind``.
     """
     return collapse_with_codes(outcomes, rule)[0]
 
@@ -158,11 +174,41 @@ def collapse_with_codes(outcomes: pd.DataFrame, rule: str = "majority") -> tuple
         for col in ("slice", "split", "tags")
         if col in outcomes.columns
     }
-    perm = None
-    if "error_kind" in outcomes.columns:
-        perm = (outcomes["error_kind"].astype(object) == "permanent").to_numpy(dtype=bool)
-    collapsed = collapse_arrays(uniques, row_codes, v, rule, repeats=rep, row_columns=per_row, permanent=perm)
+    kinds = error_kind_codes(outcomes["error_kind"]) if "error_kind" in outcomes.columns else None
+    collapsed = collapse_arrays(uniques, row_codes, v, rule, repeats=rep, row_columns=per_row, error_kinds=kinds)
     return collapsed, row_codes.astype(np.int64), v
+
+
+def error_kind_codes(kinds: pd.Series | pd.Categorical | np.ndarray) -> np.ndarray:
+    """Recorded ``error_kind`` values as int8 codes into :data:`goldenkit.schema.ERROR_KINDS`.
+
+    Each value is read by :func:`goldenkit.schema.error_kind` (``permanent`` is
+    ``refused``; a missing or unknown kind is ``infrastructure``).
+    """
+    s = kinds if isinstance(kinds, pd.Series) else pd.Series(kinds)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes, uniques = np.asarray(s.cat.codes), list(s.cat.categories)
+    else:
+        codes, found = pd.factorize(s.astype(object), sort=False)
+        uniques = list(found)
+    lut = np.array([_KIND[error_kind(u)] for u in uniques] + [_KIND[error_kind(None)]], dtype=np.int8)
+    return np.asarray(lut[codes], dtype=np.int8)  # code -1 (missing) maps to the trailing entry
+
+
+def _error_kind_columns(
+    row_codes: np.ndarray, verdicts: np.ndarray, kinds: np.ndarray, row_verdicts: np.ndarray
+) -> dict[str, Any]:
+    """``n_candidate_errors``, ``n_permanent`` and ``error_kind`` of each row (see :func:`collapse_arrays`)."""
+    n_rows, width = len(row_verdicts), len(ERROR_KINDS)
+    err = np.asarray(verdicts) == _CODE[ERROR]
+    per = np.bincount(row_codes[err] * width + np.asarray(kinds, dtype=np.int64)[err], minlength=n_rows * width)
+    per = per.reshape(n_rows, width)
+    n_candidate = per[:, _CANDIDATE_KIND].sum(axis=1).astype(np.int64)
+    # the candidate's kinds when the row has one, else every kind; argmax takes the first of equal counts
+    eligible = _CANDIDATE_KIND[None, :] | (n_candidate == 0)[:, None]
+    most = np.where(eligible, per, -1).argmax(axis=1)
+    kind = pd.Series(_KIND_NAMES[np.where(row_verdicts == _CODE[ERROR], most, width)], dtype=object)  # None stays None
+    return {"n_candidate_errors": n_candidate, "n_permanent": n_candidate.copy(), "error_kind": kind}
 
 
 def first_positions(row_codes: np.ndarray, n_rows: int) -> np.ndarray:
@@ -181,16 +227,24 @@ def collapse_arrays(
     *,
     repeats: np.ndarray | None = None,
     row_columns: dict[str, Any] | None = None,
-    permanent: np.ndarray | None = None,
+    error_kinds: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The array core of :func:`collapse_repeats`.
 
     ``row_ids`` names each row (distinct; an array or a pandas array), ``row_codes`` gives each outcome's
     row (index into ``row_ids``), ``verdicts`` each outcome's verdict code
     (see :func:`verdict_codes`), ``repeats`` each outcome's repeat (checked for
-    duplicates); ``row_columns`` are per-row columns put after ``row_id``;
-    ``permanent`` marks each outcome whose error is permanent (adds ``n_permanent``,
-    the row's ERROR repeats with a permanent error).
+    duplicates); ``row_columns`` are per-row columns put after ``row_id``.
+
+    ``error_kinds`` gives each outcome's error kind (see :func:`error_kind_codes`;
+    read only for ERROR outcomes) and adds ``n_candidate_errors`` (the row's
+    ERROR repeats whose kind counts against the candidate:
+    :func:`goldenkit.schema.counts_against_candidate`), ``n_permanent`` (the
+    same count under its name before the error taxonomy; kept for one release)
+    and ``error_kind``: for a row whose verdict is ERROR the kind of its errored
+    repeats -- a kind of the candidate's (refused, agent) when any repeat has
+    one, else the most frequent kind, equal counts going to the first in
+    :data:`goldenkit.schema.ERROR_KINDS` -- and None for every other row.
     """
     parse_rule(rule)
     n_rows = len(row_ids)
@@ -221,9 +275,8 @@ def collapse_arrays(
         flaky=(graded >= 2) & (n_pass > 0) & (n_pass < graded),
         undecided=undecided,
     )
-    if permanent is not None:
-        perm = np.asarray(permanent, dtype=bool) & (np.asarray(verdicts) == _CODE[ERROR])
-        data["n_permanent"] = np.bincount(row_codes[perm], minlength=n_rows).astype(np.int64)
+    if error_kinds is not None:
+        data.update(_error_kind_columns(row_codes, verdicts, error_kinds, codes))
     return pd.DataFrame(data)
 
 
