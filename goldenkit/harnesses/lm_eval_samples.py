@@ -1,6 +1,17 @@
-"""lm-evaluation-harness ``--log_samples`` output: ``samples_<task>_<ts>.jsonl``.
+"""lm-evaluation-harness per-sample output: ``--log_samples`` files and 0.3 ``--write_out`` files.
 
-One JSON object per line, one line per document (per filter, when a task has
+A samples file is recognized by its content, whatever its name or extension: JSON
+lines whose records have ``doc_id`` (``samples_<task>_<ts>.jsonl``; between June
+2024 and v0.4.3 lm-eval wrote the same lines into ``samples_<task>_<ts>.json``). The
+task and timestamp come from that name when it has them (else the task is the file's
+stem). A file that is one JSON array of records with ``doc_id`` is a 0.3
+``--write_out`` file (``<task>_write_out_info.json``): ``{doc_id, prompt_<n>,
+logit_<n>, truth, <metric>...}`` with every metric written as a string (``"True"``,
+``"0"``, ``"0.5"``), read as a boolean or number; a metric whose strings are neither
+(SQuAD's aggregation tuples) gives no per-sample verdict and is refused naming the
+document. Its input is ``{prompts, truth}``, its response the ``logit_<n>`` values.
+
+``--log_samples`` files hold one JSON object per line, one line per document (per filter, when a task has
 several filters): ``doc_id``, ``doc`` (the dataset row), ``target``, ``resps``,
 ``filtered_resps``, ``filter``, ``metrics`` (names of the per-sample metric keys),
 ``doc_hash``, then one key per metric. The 2024 layout has no ``filter`` or
@@ -26,7 +37,9 @@ import orjson
 from goldenkit.errors import InputError
 from goldenkit.harnesses.common import Imported, Sample, grader_version, read_json, read_json_lines, verdict_of
 
-_NAME = re.compile(r"samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.:\-]+)\.jsonl$")
+_NAME = re.compile(r"samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.:\-]+)\.jsonl?$")
+_WRITE_OUT = re.compile(r"(?P<task>.+)_write_out_info\.json$")
+_WRITE_OUT_FIXED = re.compile(r"(prompt|logit)_\d+|truth")
 _FIXED = {
     "doc_id",
     "doc",
@@ -42,21 +55,61 @@ _FIXED = {
 }
 
 
-def _lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    out = read_json_lines(path, "an lm-eval samples file")
-    if not out:
-        raise InputError(f"{path}: empty file; not an lm-eval samples file")
-    return out
+def _records(path: Path) -> tuple[list[tuple[str, dict[str, Any]]], bool]:
+    """The file's records with where each is (``file:line``, or ``file: [i]`` in an array), and whether it is 0.3's."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if data.lstrip()[:1] == b"[":
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}: not a readable lm-eval --write_out file (invalid or truncated JSON: {exc})"
+            ) from None
+        if not doc or not all(isinstance(o, dict) and "doc_id" in o for o in doc):
+            raise InputError(f"{path}: not an lm-eval samples file (a JSON array, but not of records with doc_id)")
+        return [(f"{path}: [{i}]", o) for i, o in enumerate(doc)], True
+    if data.lstrip()[:1] == b"{" and b"\n" in data.strip():
+        try:
+            whole = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict):
+            raise InputError(f"{path}: not an lm-eval samples file (one JSON object, not JSON lines with doc_id)")
+    lines = read_json_lines(path, "an lm-eval samples file")
+    if not lines:
+        raise InputError(f"{path}: no samples: empty file; not an lm-eval samples file")
+    if "doc_id" not in lines[0][1]:
+        raise InputError(f"{path}:{lines[0][0]}: sample without doc_id; not an lm-eval samples file")
+    return [(f"{path}:{i}", o) for i, o in lines], False
+
+
+def _scalar(value: Any) -> bool:
+    """Whether a per-sample value can be a verdict: a boolean or number, or a string of one (0.3 writes strings)."""
+    if isinstance(value, (int, float, bool)):
+        return True
+    if not isinstance(value, str):
+        return False
+    word = value.strip().lower()
+    if word in ("true", "false"):
+        return True
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def _metric_names(obj: dict[str, Any]) -> list[str]:
     listed = obj.get("metrics")
     if isinstance(listed, list):
         return [str(m) for m in listed if m in obj]
-    return [k for k in obj if k not in _FIXED]
+    return [k for k in obj if k not in _FIXED and not _WRITE_OUT_FIXED.fullmatch(k)]
 
 
-def _metrics_present(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[str], list[str]]:
+def _metrics_present(lines: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[str]]:
     """Every ``metric,filter`` present, and the metrics that have a per-sample verdict (scalar values)."""
     present: list[str] = []
     scalar: list[str] = []
@@ -66,12 +119,12 @@ def _metrics_present(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[str]
             key = f"{m},{flt}"
             if key not in present:
                 present.append(key)
-            if isinstance(obj[m], (int, float, bool)) and key not in scalar:
+            if _scalar(obj[m]) and key not in scalar:
                 scalar.append(key)
     return present, scalar
 
 
-def _choose(metric: str | None, lines: list[tuple[int, dict[str, Any]]], path: Path) -> tuple[str, str]:
+def _choose(metric: str | None, lines: list[tuple[str, dict[str, Any]]], path: Path) -> tuple[str, str]:
     """The ``(metric, filter)`` that decides: ``--metric`` (``name`` or ``name,filter``), else the first scalar one."""
     present, scalar = _metrics_present(lines)
     several = len({k.split(",", 1)[1] for k in present}) > 1
@@ -104,8 +157,7 @@ def _results_file(path: Path, ts: str) -> tuple[dict[str, Any], str | None]:
     return data, candidates[0].name
 
 
-def _sample(line: int, obj: dict[str, Any], path: Path, metric: str, threshold: float | None) -> Sample:
-    where = f"{path}:{line}"
+def _sample(where: str, obj: dict[str, Any], metric: str, threshold: float | None, old: bool) -> Sample:
     doc_id = obj.get("doc_id")
     if doc_id is None or isinstance(doc_id, bool) or str(doc_id) == "":
         raise InputError(f"{where}: sample without doc_id")
@@ -118,6 +170,13 @@ def _sample(line: int, obj: dict[str, Any], path: Path, metric: str, threshold: 
     verdict, number = verdict_of(value, threshold, where, metric)
     doc = obj.get("doc")
     resp = obj.get("filtered_resps")
+    if old:  # 0.3 --write_out: the prompts and the truth are the input, the logits the response
+        keys = sorted(
+            (k for k in obj if _WRITE_OUT_FIXED.fullmatch(k)),
+            key=lambda k: (k.split("_")[0], int(k.rsplit("_", 1)[-1]) if "_" in k else 0),
+        )
+        doc = {"prompts": [obj[k] for k in keys if k.startswith("prompt_")], "truth": obj.get("truth")}
+        resp = [obj[k] for k in keys if k.startswith("logit_")]
     return Sample(
         row_id=str(doc_id),
         repeat=0,
@@ -132,15 +191,14 @@ def _sample(line: int, obj: dict[str, Any], path: Path, metric: str, threshold: 
 
 def read_lm_eval(path: Path, *, metric: str | None = None, threshold: float | None = None) -> Imported:
     """Read one lm-eval samples file (one task of one run) as an imported run."""
-    m = _NAME.search(path.name)
-    if m is None:
-        raise InputError(f"{path}: not an lm-eval samples file (expected a name samples_<task>_<timestamp>.jsonl)")
-    task, ts = m.group("task"), m.group("ts")
-    lines = _lines(path)
+    lines, old = _records(path)
+    m, w = _NAME.search(path.name), _WRITE_OUT.search(path.name)
+    task = m.group("task") if m else w.group("task") if w else path.name.split(".")[0]
+    ts = m.group("ts") if m else None
     name, flt = _choose(metric, lines, path)
     chosen = [(i, o) for i, o in lines if str(o.get("filter", "none")) == flt]
-    samples = [_sample(i, o, path, name, threshold) for i, o in chosen]
-    results, results_name = _results_file(path, ts)
+    samples = [_sample(i, o, name, threshold, old) for i, o in chosen]
+    results, results_name = _results_file(path, ts) if ts else ({}, None)
     config = results.get("config") or {}
     model_args = config.get("model_args")
     model = results.get("model_name") or (model_args.get("pretrained") if isinstance(model_args, dict) else None)
@@ -159,6 +217,7 @@ def read_lm_eval(path: Path, *, metric: str | None = None, threshold: float | No
         identifiers={
             "task": task,
             "timestamp": ts,
+            "layout": "0.3 write_out" if old else "log_samples",
             "model": config.get("model"),
             "model_name": model,
             "model_args": model_args,
