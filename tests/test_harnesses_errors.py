@@ -92,20 +92,22 @@ def zstd_zip(path: Path, members: dict[str, bytes]) -> Path:
 # ---------------------------------------------------------------- ERROR mapping
 
 
-def test_inspect_error_and_limit_are_errors_retries_are_not(tmp_path: Path) -> None:
+def test_inspect_error_is_an_error_a_limit_keeps_its_score_retries_are_not(tmp_path: Path) -> None:
     retried = sample(1, "C", error_retries=[{"message": "RateLimitError: 429", "traceback": "", "traceback_ansi": ""}])
     failed = sample(2, "I", error={"message": "RuntimeError: boom\nmore", "traceback": "tb", "traceback_ansi": "tb"})
     limited = sample(3, "I", limit={"type": "token", "limit": 1000})
     log = write_json(tmp_path / "log.json", inspect_log([retried, failed, limited, sample("x-4", "I")]))
     (run,) = import_run(log, format="inspect", run_id="r", results_dir=tmp_path / "results")
     df = outcomes_df(run.path).set_index("row_id")
-    assert df["verdict"].to_dict() == {"1": "PASS", "2": "ERROR", "3": "ERROR", "x-4": "FAIL"}
+    assert df["verdict"].to_dict() == {"1": "PASS", "2": "ERROR", "3": "FAIL", "x-4": "FAIL"}
     assert df.at["2", "detail"] == "inspect error: RuntimeError: boom"
-    assert df.at["3", "detail"] == "inspect limit: token (limit 1000)"
-    assert df.at["2", "error_kind"] == "permanent" and pd.isna(df.at["1", "error_kind"])
+    assert df.at["3", "detail"] == "inspect limit: token (limit 1000)" and df.at["3", "graders"]["match"]["score"] == 0
+    assert df.at["2", "error_kind"] == "infrastructure" and pd.isna(df.at["1", "error_kind"])
     assert df.at["2", "graders"]["match"]["error"] is True and df.at["2", "graders"]["match"]["passed"] is None
     m = run.manifest
-    assert m["counts"]["ERROR"] == 2 and m["error_rate"] == 0.5 and m["validity"] == "INVALID"
+    assert m["counts"]["ERROR"] == 1 and m["error_rate"] == 0.25 and m["validity"] == "INVALID"
+    assert m["source"]["identifiers"]["limits"] == {"token": 1}
+    assert m["notes"] == ["1 sample(s) hit a limit (token 1); each keeps the score inspect gave it"]
 
 
 def test_inspect_values_booleans_numbers_and_threshold(tmp_path: Path) -> None:

@@ -11,11 +11,25 @@ Mapping: sample ``id`` -> row id (as a string), ``input`` (chat messages without
 their per-run random ``id``) -> the input the fingerprint covers, ``epoch`` -> repeat (1-based there,
 0-based here), the scorer's value -> verdict (``--scorer``, default the first scorer
 of ``results.scores``; ``C``/``I``, booleans, numbers against ``--threshold``).
-A sample with ``error`` or ``limit`` set is an ERROR whose detail names the kind
-(``error: <message>`` or ``limit: <type>``); earlier attempts listed in
-``error_retries`` are not errors. A log whose ``status`` is not ``success`` is a
-run that did not finish (INVALID, not evidence). Expected outcomes: the ids in
-``eval.dataset.sample_ids`` (else those present) x ``eval.config.epochs``.
+A sample with ``error`` set is an ERROR whose detail is ``inspect error: <message>``;
+its kind is ``refused`` when the message names a context length or a content filter,
+else ``infrastructure`` (a provider outage; inspect does not say whose code raised).
+Earlier attempts listed in ``error_retries`` are not errors. A sample that hit a
+limit (``limit``: tokens, messages, time; a string in ``summaries.json``) is scored by
+inspect, nearly always as incorrect, and keeps that score and verdict: a candidate
+that loops until its limit stays in the denominator. Its detail names the limit
+(``inspect limit: message (limit 34)``), the run's ``notes`` count the limited samples
+by type and ``source.identifiers.limits`` holds the counts. A limited sample without a
+score is an ERROR (kind ``agent`` for a token or message limit the candidate used up,
+else ``infrastructure``).
+
+A log run with ``--no-score`` has no scorer: every sample is SKIPPED (not graded, so
+not evidence until ``goldenkit regrade`` grades the stored answers with goldenkit's
+graders, reading each row's input and target as a contract case). A log written
+without samples (``--no-log-samples``) is refused: it holds no per-sample evidence.
+A log whose ``status`` is not ``success`` is a run that did not finish (INVALID, not
+evidence). Expected outcomes: the ids in ``eval.dataset.sample_ids`` (else those
+present) x ``eval.config.epochs``.
 """
 
 from __future__ import annotations
@@ -27,9 +41,13 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from goldenkit.errors import InputError
-from goldenkit.harnesses.common import Imported, Sample, grader_version, pick, read_json, verdict_of
-from goldenkit.schema import ERROR
+from goldenkit.errors import DatasetError, InputError
+from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
+from goldenkit.harnesses.common import Imported, Sample, error_kind_of, grader_version, pick, read_json, verdict_of
+from goldenkit.schema import AGENT, ERROR, INFRASTRUCTURE, SKIPPED
+
+#: The grader an unscored log (``--no-score``) is recorded with.
+UNSCORED = "unscored"
 
 _ZSTD = 93  # zip compression method of Zstandard
 
@@ -133,16 +151,41 @@ def _response(sample: dict[str, Any]) -> str | None:
 
 
 def _error(sample: dict[str, Any]) -> str | None:
-    """The ERROR detail of a sample attempt with ``error`` or ``limit`` set (None otherwise)."""
-    err, limit = sample.get("error"), sample.get("limit")
+    """The ERROR detail of a sample attempt with ``error`` set (None otherwise)."""
+    err = sample.get("error")
     if err:
         message = err.get("message") if isinstance(err, dict) else err
         return f"inspect error: {str(message).strip().splitlines()[0] if str(message).strip() else 'error'}"
-    if limit:
-        if isinstance(limit, dict):
-            return f"inspect limit: {limit.get('type')} (limit {limit.get('limit')})"
-        return f"inspect limit: {limit}"
     return None
+
+
+def _limit(sample: dict[str, Any]) -> tuple[str, str] | None:
+    """The limit a sample hit, as ``(type, detail)`` (None: it hit none)."""
+    limit = sample.get("limit")
+    if not limit:
+        return None
+    if isinstance(limit, dict):
+        number = limit.get("limit")
+        shown = f"{number:g}" if isinstance(number, (int, float)) and not isinstance(number, bool) else number
+        kind = str(limit.get("type") or "limit")
+        return kind, f"inspect limit: {kind}" + (f" (limit {shown})" if shown is not None else "")
+    return str(limit), f"inspect limit: {limit}"
+
+
+def _answers(target: Any) -> list[str]:
+    if target is None:
+        return []
+    return [str(t) for t in target] if isinstance(target, list) else [str(target)]
+
+
+def _case(raw: dict[str, Any], short: bool) -> dict[str, Any] | None:
+    """The sample's input and target as a contract case, for a regrade (None: goldenkit cannot read the input)."""
+    try:
+        case = input_to_contract(identity_input(raw.get("input")), row_id=str(raw.get("id")))
+    except DatasetError:
+        return None
+    case.update(answers_to_contract(_answers(raw.get("target")), short=short))
+    return case
 
 
 def identity_input(value: Any) -> Any:
@@ -156,7 +199,7 @@ def identity_input(value: Any) -> Any:
     return value
 
 
-def _sample(raw: Any, i: int, path: Path, scorer: str, threshold: float | None) -> Sample:
+def _sample(raw: Any, i: int, path: Path, scorer: str | None, threshold: float | None, short: bool) -> Sample:
     if not isinstance(raw, dict) or raw.get("id") is None or str(raw.get("id")) == "":
         raise InputError(f"{path}: sample #{i + 1} has no id")
     rid, epoch = str(raw["id"]), raw.get("epoch", 1)
@@ -176,27 +219,71 @@ def _sample(raw: Any, i: int, path: Path, scorer: str, threshold: float | None) 
         "tokens_in": tokens_in,
         "tokens_out": tokens_out,
         "started_at": raw.get("started_at") if isinstance(raw.get("started_at"), str) else None,
+        "case": _case(raw, short),
     }
     failed = _error(raw)
     if failed is not None:
-        return Sample(verdict=ERROR, detail=failed, error_kind="permanent", **common)
+        return Sample(verdict=ERROR, detail=failed, error_kind=error_kind_of(failed), **common)
+    limit = _limit(raw)
+    if scorer is None:
+        detail = "inspect: not scored (a log run with --no-score)" + (f"; {limit[1]}" if limit else "")
+        return Sample(verdict=SKIPPED, detail=detail, **common)
     score = (raw.get("scores") or {}).get(scorer)
+    if limit is not None and not (isinstance(score, dict) and "value" in score):
+        kind = AGENT if limit[0] in ("token", "message") else INFRASTRUCTURE
+        return Sample(verdict=ERROR, detail=f"{limit[1]}, not scored", error_kind=kind, **common)
     if not isinstance(score, dict) or "value" not in score:
         raise InputError(f"{where}: no score from scorer {scorer!r}")
     verdict, number = verdict_of(score["value"], threshold, where, scorer)
     reason = score.get("explanation")
-    return Sample(verdict=verdict, score=number, reason=None if reason is None else str(reason), **common)
+    return Sample(
+        verdict=verdict,
+        score=number,
+        reason=None if reason is None else str(reason),
+        detail=None if limit is None else limit[1],
+        **common,
+    )
+
+
+def _limits(raw_samples: list[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for raw in raw_samples:
+        limit = _limit(raw) if isinstance(raw, dict) and not raw.get("error") else None
+        if limit is not None:
+            counts[limit[0]] = counts.get(limit[0], 0) + 1
+    return counts
+
+
+def _notes(limits: dict[str, int], scorer: str | None) -> list[str]:
+    notes = []
+    if limits:
+        by_type = ", ".join(f"{kind} {n}" for kind, n in sorted(limits.items()))
+        notes.append(f"{sum(limits.values())} sample(s) hit a limit ({by_type}); each keeps the score inspect gave it")
+    if scorer is None:
+        notes.append("the log has no scores (--no-score): every sample is SKIPPED until goldenkit regrade grades it")
+    return notes
 
 
 def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | None = None) -> Imported:
     """Read an inspect ``.json`` or ``.eval`` log as one imported run."""
     log = read_log(path)
     ev = log["eval"]
-    name = pick(scorer, _scorers(log), "scorer", str(path), "--scorer")
     raw_samples = log.get("samples") or []
     if not isinstance(raw_samples, list):
         raise InputError(f"{path}: 'samples' is not a list")
-    samples = [_sample(raw, i, path, name, threshold) for i, raw in enumerate(raw_samples)]
+    if not raw_samples:
+        status = log.get("status")
+        raise InputError(f"{path}: no samples: the inspect log (status {status!r}) was written without samples")
+    scored = (log.get("results") or {}).get("scores") or any(
+        isinstance(r, dict) and r.get("scores") for r in raw_samples
+    )
+    if not scored and scorer is not None:
+        raise InputError(f"{path}: no scores in the log (run with --no-score?); leave out --scorer, or regrade it")
+    name = pick(scorer, _scorers(log), "scorer", str(path), "--scorer") if scored else None
+    answers = [_answers(raw.get("target")) for raw in raw_samples if isinstance(raw, dict)]
+    short = short_answers(answers)
+    samples = [_sample(raw, i, path, name, threshold, short) for i, raw in enumerate(raw_samples)]
+    limits = _limits(raw_samples)
     config = ev.get("config") or {}
     epochs = config.get("epochs") or max((s.repeat + 1 for s in samples), default=1)
     ids = (ev.get("dataset") or {}).get("sample_ids")
@@ -210,8 +297,9 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
         task=str(ev.get("task") or "inspect"),
         task_version=None if ev.get("task_version") is None else str(ev.get("task_version")),
         samples=samples,
-        grader=name,
+        grader=name or UNSCORED,
         grader_version=grader_version("inspect", threshold),
+        notes=_notes(limits, name),
         repeats=int(epochs),
         expected_rows=len(ids) if isinstance(ids, list) else None,
         model_id=ev.get("model"),
@@ -230,6 +318,7 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
             "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"),
             "epochs": epochs,
             "limit": config.get("limit"),
+            "limits": limits,
         },
         not_finished=None if status == "success" else f"the inspect log's status is {status!r}",
     )
