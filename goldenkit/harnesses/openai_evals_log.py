@@ -12,7 +12,8 @@ several is a PASS only when every one is correct), else (``--metric metrics``, o
 when the log has no ``match`` event) from ``metrics.score``: 0/1, or a number against
 ``--threshold``. A ``metrics`` event whose score is null (no ``choice_scores`` in the
 spec: only the ``choice`` is known) and a sample with ``sampling`` events but no
-verdict event are ERRORs (nothing was graded). A log without ``final_report`` is a
+verdict event are ERRORs of kind ``grader`` (an answer nothing graded: not the
+candidate's fault, and not evidence). A log without ``final_report`` is a
 run that did not finish: the import says so and the run is INVALID (not evidence).
 """
 
@@ -23,7 +24,7 @@ from typing import Any
 
 from goldenkit.errors import InputError
 from goldenkit.harnesses.common import Imported, Sample, grader_version, pick, read_json_lines, verdict_of
-from goldenkit.schema import ERROR, FAIL, PASS
+from goldenkit.schema import ERROR, FAIL, GRADER, PASS
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, list[tuple[int, dict[str, Any]]]]:
@@ -59,11 +60,10 @@ def _sample(
         verdict=ERROR,
         where=f"{path}: sample {rid}",
         response=None if response is None else str(response),
-        error_kind="permanent",
+        error_kind=GRADER,
     )
     if not graded:
         s.detail = "openai-evals: sampled but never graded (no match or metrics event)"
-        s.error_kind = "transient"
         return s
     line, last = graded[-1]
     s.where = f"{path}:{line}: sample {rid}"
