@@ -277,7 +277,7 @@ def test_undecided_rows_and_permanent_errors_in_the_comparison() -> None:
     cmp = compare_runs(FakeRun(manifest("b"), outcomes(rows_b)), FakeRun(manifest("c"), cand_frame))
     r = cmp.rows.set_index("row_id")
     assert r.loc["u", "status"] == "NEW_ERROR" and r.loc["u", "cand_error_kind"] == "transient"
-    assert r.loc["q", "status"] == "NEW_ERROR" and r.loc["q", "cand_error_kind"] == "permanent"
+    assert r.loc["q", "status"] == "NEW_ERROR" and r.loc["q", "cand_error_kind"] == "refused"
     assert (cmp.b, cmp.c, int(cmp.overall["n_paired"])) == (0, 0, 0)
     assert bool(cmp.cand_collapsed.set_index("row_id").loc["u", "undecided"])
 

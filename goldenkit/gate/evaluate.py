@@ -211,7 +211,7 @@ def evaluate_gate(
     review: list[str] = []
     warnings: list[str] = []
     if policy.regression:
-        base_rule = baseline_evidence(comparison, baseline, policy.rule)
+        base_rule = baseline_evidence(comparison, baseline, policy.rule, policy.max_error_rate)
         if base_rule is not None:
             rules.append(base_rule)
         if comparison_invalid is not None:

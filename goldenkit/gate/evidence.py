@@ -20,11 +20,12 @@ import pandas as pd
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
 from goldenkit.gate.policy import GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
-from goldenkit.schema import ERROR, INVALID, NEW_ERROR, SKIPPED
+from goldenkit.schema import ERROR, INVALID, NEW_ERROR, SKIPPED, counts_against_candidate
 from goldenkit.stats import collapse_repeats, verdict_codes
 
 __all__ = [
     "baseline_evidence",
+    "ledger_evidence",
     "error_rules",
     "evidence_gaps",
     "paired_evidence",
@@ -114,8 +115,18 @@ def _collapsed_of(obj: Any, rule: str) -> pd.DataFrame:
     return collapse_repeats(obj.outcomes(columns=["row_id", "slice", "repeat", "verdict"]), rule)
 
 
-def baseline_evidence(comparison: Any, baseline: Any, rule: str) -> GateRule | None:
-    """``baseline.evidence`` (exit 3): the baseline is INVALID, incomplete or has no graded row."""
+def _error_share(collapsed: pd.DataFrame) -> tuple[int, int]:
+    """(ERROR attempts, attempts) of a collapsed table."""
+    if "attempts" not in collapsed.columns or "n_error" not in collapsed.columns:
+        return 0, 0
+    return int(collapsed["n_error"].sum()), int(collapsed["attempts"].sum())
+
+
+def baseline_evidence(
+    comparison: Any, baseline: Any, rule: str, max_error_rate: float | None = None
+) -> GateRule | None:
+    """``baseline.evidence`` (exit 3): the baseline is INVALID, incomplete, has no graded row, or more
+    ERROR attempts than ``max_error_rate`` (the bound the candidate is held to)."""
     if comparison is not None:
         man, label, collapsed = comparison.base_manifest, comparison.base_id, comparison.base_collapsed
     elif baseline is not None:
@@ -134,6 +145,9 @@ def baseline_evidence(comparison: Any, baseline: Any, rule: str) -> GateRule | N
     err, skip = int((codes == 2).sum()), int((codes == 3).sum())
     if n_graded == 0:
         problems.append("empty (no rows)" if rows == 0 else f"no graded row ({err} ERROR, {skip} SKIPPED of {rows})")
+    errors, attempts = _error_share(collapsed)
+    if max_error_rate is not None and attempts and errors / attempts > max_error_rate:
+        problems.append(f"error rate {errors / attempts:.2%} ({errors}/{attempts} attempts) > {max_error_rate:.2%}")
     evidence = f"{n_graded} graded row(s) of {rows}; {err} ERROR, {skip} SKIPPED"
     if problems:
         detail = f"baseline {label} is not evidence: {'; '.join(problems)}"
@@ -142,15 +156,43 @@ def baseline_evidence(comparison: Any, baseline: Any, rule: str) -> GateRule | N
                     "evidence", 3, evidence)  # fmt: skip
 
 
+def _share_rule(name: str, account: Any, policy: GatePolicy, what: str) -> GateRule:
+    """One ledger account against ``min_paired_share`` and ``min_paired_rows``: exit 3 when an outage
+    (an error nobody's answer caused, on either side) is among the unpaired rows, else 2."""
+    share, need = account.share, policy.min_paired_share
+    ok = account.rows > 0 and share >= need and account.paired >= policy.min_paired_rows
+    code = EXIT_INFRASTRUCTURE if account.causes.get("outage") else EXIT_GATE_FAILED
+    detail = f"{what}: {account.paired} of {account.rows} rows paired ({share:.1%}; needs {need:.0%}"
+    detail += f" and {policy.min_paired_rows} row(s))" if policy.min_paired_rows > 1 else ")"
+    if not ok:
+        why = "errors nobody's answer caused took them" if code == EXIT_INFRASTRUCTURE else "rows skipped or missing"
+        detail += f": not evidence ({why})" if account.rows else ": not evidence (no rows on either side)"
+    return GateRule(name, ok, share, need, detail, "evidence", code, account.line())
+
+
+def ledger_evidence(policy: GatePolicy, comparison: Any, warnings: list[str]) -> list[GateRule]:
+    """``evidence.paired`` (overall) and ``evidence.critical[SLICE]`` from the comparison's ledger;
+    a non-critical slice under ``min_paired_share`` is a warning."""
+    ledger = comparison.ledger
+    rules = [_share_rule("evidence.paired", ledger.account(None), policy, "overall")]
+    for s in policy.critical:
+        rules.append(_share_rule(f"evidence.critical[{s}]", ledger.account(s), policy, f"critical slice {s}"))
+    for s in ledger.slices():
+        if s not in policy.critical:
+            r = _share_rule("", ledger.account(s), policy, f"slice {s}")
+            if not r.passed:
+                warnings.append(f"{r.detail}; {r.evidence}")
+    if comparison.cand_manifest.get("shard") and not comparison.cand_manifest.get("merged_from"):
+        warnings.append(f"the candidate is shard {comparison.cand_manifest['shard']}: merge its shards first")
+    return rules
+
+
 def slice_evidence(policy: GatePolicy, comparison: Any, table: pd.DataFrame, warnings: list[str]) -> list[GateRule]:
-    """``evidence.critical[SLICE]``: each critical slice has ``min_paired_rows`` graded on both sides
-    (on the candidate alone without a comparison); other slices short of that are warnings."""
+    """The evidence rules: from the comparison's ledger (:func:`ledger_evidence`), or without a
+    comparison, ``evidence.critical[SLICE]`` on the candidate alone (``min_paired_rows`` graded rows)."""
     m = policy.min_paired_rows
     if comparison is not None:
-        t = comparison.slices.set_index(comparison.slices["slice"].astype(str))
-        gaps = evidence_gaps(comparison, m, slices=sorted(set(t.index) | set(policy.critical)))
-        gap_of = {g["slice"]: g for g in gaps.to_dict(orient="records")}
-        got = {s: paired_evidence(t.loc[s]) for s in t.index}
+        return ledger_evidence(policy, comparison, warnings)
     else:
         t = table.iloc[:-1].set_index(table.iloc[:-1]["slice"].astype(str))
         gap_of = {}
@@ -186,11 +228,17 @@ def _new_error_rows(comparison: Any, collapsed: pd.DataFrame) -> pd.DataFrame:
     if comparison is not None:
         r = comparison.rows
         new = r[(r["status"].astype(str) == NEW_ERROR).to_numpy()]
-        out = pd.DataFrame({"row_id": new["row_id"], "slice": new["slice"].astype(str), "kind": new["cand_error_kind"]})
+        kinds = ["permanent" if counts_against_candidate(k) else "transient" for k in new["cand_error_kind"]]
+        out = pd.DataFrame({"row_id": new["row_id"], "slice": new["slice"].astype(str), "kind": kinds})
         sizes = r["slice"].astype(str).value_counts()
     else:
         err = collapsed[(collapsed["verdict"].astype(str) == ERROR).to_numpy()]
-        perm = err["n_permanent"].to_numpy() > 0 if "n_permanent" in err.columns else np.zeros(len(err), bool)
+        if "n_candidate_errors" in err.columns:
+            perm = err["n_candidate_errors"].to_numpy() > 0
+        elif "n_permanent" in err.columns:
+            perm = err["n_permanent"].to_numpy() > 0
+        else:
+            perm = np.zeros(len(err), bool)
         slices = err["slice"].astype(str) if "slice" in err.columns else pd.Series([""] * len(err))
         out = pd.DataFrame({"row_id": err["row_id"].to_numpy(), "slice": slices.to_numpy(),
                             "kind": np.where(perm, "permanent", "transient")})  # fmt: skip
@@ -240,7 +288,10 @@ def _permanent_rule(perm: pd.DataFrame, limit: int, sizes: dict[str, int], whose
     detail = f"{len(perm)} new permanent ERROR row(s) {'<=' if ok else '>'} {limit}"
     if len(perm):
         detail += f": {names}{more}"
-    ev = f"{sum(sizes.values())} {whose}; permanent = the candidate's own request refused (400/422, context, filter)"
+    ev = (
+        f"{sum(sizes.values())} {whose}; counted: the candidate's own errors (refused: its request refused,"
+        " 400/422, context length, a content filter; agent: its own code raised)"
+    )
     return GateRule(
         "errors.new_permanent", ok, float(len(perm)), float(limit), detail, "evidence", EXIT_GATE_FAILED, ev
     )

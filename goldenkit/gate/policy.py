@@ -58,6 +58,7 @@ class GatePolicy:
     critical: tuple[str, ...] = ()
     non_inferiority_margin: float | None = None
     min_paired_rows: int = 1
+    min_paired_share: float = 0.9
     max_new_permanent_errors: int | None = 0
     max_slice_error_rate: float | None = 0.05
 
@@ -80,6 +81,7 @@ class GatePolicy:
             "max_error_rate",
             "non_inferiority_margin",
             "max_slice_error_rate",
+            "min_paired_share",
         ):
             if key in cfg and cfg[key] is not None:
                 kw[key] = _rate(where, key, cfg[key])
