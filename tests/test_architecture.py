@@ -111,6 +111,7 @@ LAYERS: list[set[str]] = [
     # the commands: peers (one imports another's helpers; the cycle check keeps them apart)
     {
         "commands",
+        "commands._args",
         "commands.audit",
         "commands.baseline",
         "commands.benchmark",

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit.commands._args import SECONDS, SHARE, TEMPERATURE, integer, number
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
@@ -55,35 +56,35 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "callable": str,
     "agent": str,
     "system": str,
-    "temperature": float,
-    "seed": int,
-    "max_tokens": int,
+    "temperature": TEMPERATURE,
+    "seed": integer(),
+    "max_tokens": integer(),
     "tool_choice": str,
     "history": str,
-    "max_tool_steps": int,
+    "max_tool_steps": integer(at_least=0),
     "tool_responses": str,
-    "repeats": int,
-    "max_in_flight": int,
-    "rpm": float,
-    "timeout": float,
-    "max_retries": int,
-    "max_retry_after": float,
-    "max_error_rate": float,
+    "repeats": integer(),
+    "max_in_flight": integer(),
+    "rpm": number(above=0),
+    "timeout": SECONDS,
+    "max_retries": integer(),
+    "max_retry_after": number(at_least=0),
+    "max_error_rate": SHARE,
     "split": str,
-    "per_slice": int,
-    "sample_seed": int,
+    "per_slice": integer(),
+    "sample_seed": integer(),
     "results_dir": str,
     "record": str,
     "ca_bundle": str,
     "no_proxy": bool,
     "stream": bool,
-    "max_reply_bytes": int,
+    "max_reply_bytes": integer(at_least=1),
     "red": bool,
-    "max_ungradable": float,
+    "max_ungradable": SHARE,
     "artifacts": _str_list,
     "executor": str,
     "ray_address": str,
-    "ray_workers": int,
+    "ray_workers": integer(),
     "vision": bool,
     "criteria": str,
     "ignore_criteria": str,
@@ -92,9 +93,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_model": str,
     "user_base_url": str,
     "user_api_key_env": str,
-    "user_temperature": float,
-    "user_seed": int,
-    "max_turns": int,
+    "user_temperature": TEMPERATURE,
+    "user_seed": integer(),
+    "max_turns": integer(),
 }
 # Transport options: handed to providers that take them, silently left out for those that
 # make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
@@ -162,7 +163,7 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--callable", metavar="MOD:FN", help="callable provider: module:function taking a Case")
     g.add_argument("--agent", metavar="MOD:ATTR", help="adk provider: module.path:root_agent")
     g.add_argument("--system", help="system prompt that replaces the cases' system instruction")
-    g.add_argument("--temperature", type=float)
+    g.add_argument("--temperature", type=RUN_KEYS["temperature"])
     g.add_argument("--seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)")
     g.add_argument("--max-tokens", type=int)
     g.add_argument(
@@ -175,7 +176,11 @@ def _system_under_test(g: Any) -> None:
         choices=("actual", "expected"),
         help="multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
     )
-    g.add_argument("--max-tool-steps", type=int, help="tool-call rounds per turn before it is cut off (default 8)")
+    g.add_argument(
+        "--max-tool-steps",
+        type=RUN_KEYS["max_tool_steps"],
+        help="tool-call rounds per turn before it is cut off (default 8)",
+    )
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
     )
@@ -199,16 +204,20 @@ def _system_under_test(g: Any) -> None:
 def _execution(r: Any) -> None:
     r.add_argument("--repeats", type=int, help="calls per row (default 1)")
     r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")
-    r.add_argument("--rpm", type=float, help="requests per minute at most (default: no limit)")
-    r.add_argument("--timeout", type=float, help="seconds per request (default 60)")
+    r.add_argument("--rpm", type=RUN_KEYS["rpm"], help="requests per minute at most (default: no limit)")
+    r.add_argument("--timeout", type=RUN_KEYS["timeout"], help="seconds per request (default 60)")
     r.add_argument("--max-retries", type=int, help="retries of a transient failure (default 3)")
     r.add_argument(
         "--max-retry-after",
-        type=float,
+        type=RUN_KEYS["max_retry_after"],
         metavar="SECONDS",
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
-    r.add_argument("--max-error-rate", type=float, help="above this ERROR share the run is INVALID (default 0.02)")
+    r.add_argument(
+        "--max-error-rate",
+        type=RUN_KEYS["max_error_rate"],
+        help="above this ERROR share the run is INVALID (default 0.02)",
+    )
     r.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -237,7 +246,11 @@ def _transport(h: Any) -> None:
         default=None,
         help="ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
     )
-    h.add_argument("--max-reply-bytes", type=int, help="a larger reply is a permanent ERROR (default 32 MiB)")
+    h.add_argument(
+        "--max-reply-bytes",
+        type=RUN_KEYS["max_reply_bytes"],
+        help="a larger reply is a permanent ERROR (default 32 MiB)",
+    )
 
 
 def _rows(s: Any) -> None:
@@ -258,7 +271,7 @@ def _rows(s: Any) -> None:
     )
     s.add_argument(
         "--max-ungradable",
-        type=float,
+        type=RUN_KEYS["max_ungradable"],
         metavar="SHARE",
         help="largest share of the selected rows allowed to have nothing any configured grader checks "
         "(default 0: refuse, naming them, before the first call)",
@@ -292,7 +305,9 @@ def _simulated_user(u: Any) -> None:
     u.add_argument("--user-model", help="openai/ollama simulator: the model id")
     u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
     u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
-    u.add_argument("--user-temperature", type=float, help="openai/ollama simulator: sampling temperature")
+    u.add_argument(
+        "--user-temperature", type=RUN_KEYS["user_temperature"], help="openai/ollama simulator: sampling temperature"
+    )
     u.add_argument("--user-seed", type=int, help="openai/ollama simulator: seed (repeat r uses seed + r)")
     u.add_argument("--max-turns", type=int, help="agent turns per conversation at most (default 5; a case's own wins)")
 
