@@ -1,4 +1,4 @@
-"""Write goldenkit/notebooks/*.ipynb (package data, without outputs) from the cell sources below.
+"""Write notebooks/*.ipynb (shipped in the wheel as package data, without outputs) from the cell sources below.
 
 The notebooks are thin: a ``parameters`` cell of literals (papermill injects
 the real values after it), then one goldenkit call per cell. Edit the cells
@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "goldenkit" / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 

@@ -19,7 +19,7 @@ from report_fixtures import DATA, rendered
 from goldenkit.cli import main as cli_main
 from goldenkit.notebooks import NOTEBOOK_NAMES, export_html, notebook_path, remote_references
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "goldenkit" / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
 
 EXPECTED_PARAMETERS = {

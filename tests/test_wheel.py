@@ -7,7 +7,8 @@ line (a plain path line does not run the editable install's finder, so the
 checkout stays invisible; nbconvert's data files are reached through
 ``JUPYTER_PATH``), and the report of a committed fixture run is
 rendered from a working directory outside the checkout. This proves the
-notebooks and templates ship as package data.
+notebooks (the top-level notebooks/ folder, which the build configuration maps
+into the package) and templates ship as package data.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from goldenkit.notebooks import NOTEBOOK_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "tests" / "data" / "runs" / "cand"
 
@@ -35,9 +38,10 @@ def _run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None) -
 def _build_wheel(tmp_path: Path) -> Path:
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "goldenkit", src / "goldenkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("goldenkit", "notebooks"):
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, src], tmp_path)
     (wheel,) = dist.glob("goldenkit-*.whl")
@@ -58,8 +62,11 @@ def _fresh_venv(tmp_path: Path) -> Path:
 def test_report_from_a_wheel_installed_in_a_fresh_venv(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
-    for nb in ("report", "compare", "audit", "coverage"):
-        assert f"goldenkit/notebooks/{nb}.ipynb" in names
+    shipped = sorted(n for n in names if n.endswith(".ipynb"))
+    assert shipped == [f"goldenkit/notebooks/bundled/{nb}.ipynb" for nb in sorted(NOTEBOOK_NAMES)]
+    assert {n.removeprefix("goldenkit/notebooks/bundled/") for n in shipped} == {
+        p.name for p in (ROOT / "notebooks").glob("*.ipynb")
+    }
     assert "goldenkit/templates/goldenkit_report.html.j2" in names
 
     python = _fresh_venv(tmp_path)

@@ -14,9 +14,13 @@ page with nbconvert:
   through :func:`html.escape`), so a response containing ``<script>`` shows as
   text.
 
-The notebooks are package data of this package (``goldenkit/notebooks/*.ipynb``,
-read through :mod:`importlib.resources`, so they ship in the wheel); a name
-such as ``"report"`` is looked up there, a path is used as given.
+The notebooks live in the checkout's top-level ``notebooks/`` folder, one copy.
+The build configuration maps that folder into this package as package data
+(``goldenkit/notebooks/bundled/*.ipynb`` in the wheel: ``setup.py`` lists the
+package, ``pyproject.toml`` maps it to ``notebooks/``). A name such as
+``"report"`` is looked up there, read through :mod:`importlib.resources`, and
+in a checkout (an editable install) in ``notebooks/`` beside the package; a
+path is used as given.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
 NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage", "leaderboard")
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 TEMPLATE_FILE = "goldenkit_report.html.j2"
+#: The notebooks of a checkout (an editable install): the top-level folder beside the package.
+_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "notebooks"
 
 # src/href attributes that point at the network (what an offline page must not have).
 _REMOTE_REF = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
@@ -61,10 +67,13 @@ def notebook_path(name_or_path: str | Path) -> Path:
         raise InputError(
             f"unknown notebook {str(name_or_path)!r}: expected one of {', '.join(NOTEBOOK_NAMES)} or a path"
         )
-    bundled = resources.files(__name__) / f"{name_or_path}.ipynb"
-    if not isinstance(bundled, Path) or not bundled.is_file():
-        raise InfrastructureError(f"goldenkit's {name_or_path}.ipynb is missing from the installed package")
-    return bundled
+    for bundled in (
+        resources.files(__name__) / "bundled" / f"{name_or_path}.ipynb",
+        _CHECKOUT / f"{name_or_path}.ipynb",
+    ):
+        if isinstance(bundled, Path) and bundled.is_file():
+            return bundled
+    raise InfrastructureError(f"goldenkit's {name_or_path}.ipynb is missing from the installed package")
 
 
 def _kernel_manager_class() -> type:
