@@ -23,6 +23,7 @@ import pandas as pd
 
 from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
+from goldenkit.commands._args import ALPHA
 from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs
 from goldenkit.errors import UsageError
 
@@ -37,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("base", help="base: run folder, run id, baseline name or baseline .json")
     p.add_argument("cand", help="candidate: run folder, run id, baseline name or baseline .json")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--rule", default="majority", help="collapse rule: majority, all, any, at_least:K")
     p.add_argument("--max-flips", type=int, default=50, help="flips to print (default 50; --json prints all)")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")

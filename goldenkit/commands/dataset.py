@@ -27,6 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from goldenkit.commands._args import SECONDS, TEMPERATURE
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.dataset.red import red_row_ids
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
@@ -107,9 +108,9 @@ def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--generator-callable", metavar="MOD:FN", help="with --provider callable: fn(config, count, seed)")
     p.add_argument("--slice", metavar="S", help="every scenario in this slice (default: the model chooses)")
     p.add_argument("--seed", type=_int, metavar="S", help="seed sent to the model (attempt k sends S + k)")
-    p.add_argument("--temperature", type=float, help="sampling temperature")
+    p.add_argument("--temperature", type=TEMPERATURE, help="sampling temperature")
     p.add_argument("--max-tokens", type=_positive_int, metavar="N", help="cap on the reply's tokens")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per model call (default 300)")
+    p.add_argument("--timeout", type=SECONDS, default=300.0, help="seconds per model call (default 300)")
     p.add_argument(
         "--attempts", type=_positive_int, default=3, metavar="N", help="asks before malformed output fails (default 3)"
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from goldenkit.commands._args import number
 from goldenkit.harnesses import FORMATS, import_run
 
 
@@ -33,7 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--dataset", metavar="DIR", help="the goldenkit dataset the samples came from (its ids and hash)")
     p.add_argument("--scorer", help="inspect: the scorer that decides (default: the first)")
     p.add_argument("--metric", help="lm-eval / deepeval / openai-evals: the metric that decides (e.g. acc)")
-    p.add_argument("--threshold", type=float, help="PASS when a numeric score is >= X (needed for non-0/1 scores)")
+    p.add_argument("--threshold", type=number(), help="PASS when a numeric score is >= X (needed for non-0/1 scores)")
     p.add_argument("--provider", help="promptfoo: import this provider only")
     p.add_argument("--slice", metavar="FIELD", help="take each row's slice from this metadata / vars / doc field")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")

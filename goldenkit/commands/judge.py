@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from goldenkit.commands._args import number
 from goldenkit.config import load_config
 from goldenkit.errors import GateFailed, UsageError
 from goldenkit.graders.build import build_graders
@@ -46,7 +47,12 @@ def register(sub: Any) -> None:
     )
     cal.add_argument("--judge-version", help="label replayed decisions with this judge version")
     cal.add_argument("--min-n", type=int, default=30, help="minimum decided pairs for a hard judge (default 30)")
-    cal.add_argument("--kappa-floor", type=float, default=0.6, help="floor on kappa's 95%% lower bound (default 0.6)")
+    cal.add_argument(
+        "--kappa-floor",
+        type=number(at_least=-1, at_most=1),
+        default=0.6,
+        help="floor on kappa's 95%% lower bound (default 0.6)",
+    )
     cal.add_argument("--max-in-flight", type=int, default=8, help="judge calls in flight (default 8)")
     cal.add_argument("--out", help="write the report as JSON to this file")
     cal.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -18,6 +18,7 @@ import json
 import math
 from typing import Any
 
+from goldenkit.commands._args import ALPHA
 from goldenkit.errors import InputError, UsageError
 
 
@@ -37,7 +38,7 @@ def add_options(p: Any, *, results_dir: bool = True) -> None:
     """The options `goldenkit leaderboard` and `goldenkit benchmark` share."""
     p.add_argument("--json", action="store_true", help='print {"table": [...], "pairs": [...]} as JSON')
     p.add_argument("--slice", metavar="S", help="rank on the rows of slice S only")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--rule", default="majority", help="collapse rule: majority, all, any, at_least:K")
     p.add_argument("--k", type=int, dest="at_k", help="k of pass@k and pass^k (default: the runs' repeats)")
     if results_dir:

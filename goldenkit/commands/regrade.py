@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from goldenkit.commands._args import SHARE
 from goldenkit.config import load_config
 
 
@@ -32,7 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", help="where RUN is looked up and NEW written (default: RUN's folder's parent)")
     p.add_argument("--dataset", help="the dataset RUN used (default: the path in its run.json; same sha256)")
     p.add_argument(
-        "--max-ungradable", type=float, metavar="SHARE", help="as goldenkit run (default 0, or [run] max_ungradable)"
+        "--max-ungradable", type=SHARE, metavar="SHARE", help="as goldenkit run (default 0, or [run] max_ungradable)"
     )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=regrade_command)

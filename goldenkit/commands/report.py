@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit.commands._args import ALPHA, SECONDS
 from goldenkit.notebooks import NotebookRun, execute_notebooks
 from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
@@ -38,8 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--baselines-dir", default="baselines", help="where baseline names are looked up")
     p.add_argument("--config", metavar="TOML", help="goldenkit.toml with the [gate] policy shown in compare.html")
     p.add_argument("--rule", default="majority", help="repeat collapse rule (majority, all, any, at_least:K)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the comparison")
-    p.add_argument("--timeout", type=float, default=600, help="seconds a notebook cell may run (default 600)")
+    p.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level of the comparison")
+    p.add_argument("--timeout", type=SECONDS, default=600, help="seconds a notebook cell may run (default 600)")
     p.set_defaults(func=cmd_report)
 
 

@@ -15,6 +15,7 @@ import argparse
 import json
 from typing import Any
 
+from goldenkit.commands._args import ALPHA, number
 from goldenkit.errors import UsageError
 from goldenkit.stats import mcnemar_power, min_detectable_effect, rows_needed
 
@@ -27,10 +28,15 @@ def register(sub: Any) -> None:
     )
     ssub = p.add_subparsers(dest="stats_command", metavar="SUBCOMMAND", parser_class=type(p))
     plan = ssub.add_parser("plan", help="rows needed to detect a change in pass rate", description=__doc__)
-    plan.add_argument("--delta", type=float, required=True, help="change in pass rate to detect, e.g. 0.02")
-    plan.add_argument("--discordance", type=float, required=True, help="expected share of rows that flip, e.g. 0.06")
-    plan.add_argument("--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)")
-    plan.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
+    plan.add_argument("--delta", type=number(), required=True, help="change in pass rate to detect, e.g. 0.02")
+    plan.add_argument(
+        "--discordance",
+        type=number(above=0, at_most=1),
+        required=True,
+        help="expected share of rows that flip, e.g. 0.06",
+    )
+    plan.add_argument("--alpha", type=ALPHA, default=0.05, help="two-sided significance level (default 0.05)")
+    plan.add_argument("--power", type=number(above=0, below=1), default=0.8, help="power (default 0.8)")
     plan.add_argument("--json", action="store_true", help="print JSON")
     plan.set_defaults(func=plan_command)
 
