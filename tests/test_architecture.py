@@ -22,7 +22,7 @@ PACKAGE = Path(goldenkit.__file__).resolve().parent
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
-    {"_text", "display", "schema", "records", "config"},
+    {"_text", "display", "schema", "records", "config", "scrub"},
     {"artifacts", "registry"},
     {"cases", "protocols"},
     # dataset -> sampling
@@ -50,7 +50,7 @@ LAYERS: list[set[str]] = [
     {"harnesses.common"},
     {"harnesses.runfolder"},
     {"harnesses.deepeval_testrun", "harnesses.inspect_log", "harnesses.lm_eval_samples"},
-    {"harnesses.openai_evals_log", "harnesses.promptfoo_output"},
+    {"harnesses.openai_evals_log", "harnesses.promptfoo_output", "harnesses.adk_history"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
     {"compare.protocol"},
@@ -66,7 +66,7 @@ LAYERS: list[set[str]] = [
     {"history.sql", "history.trend"},
     {"history"},
     # the system under test, its graders, the runner
-    {"providers.base", "providers.http", "providers.client", "providers.streaming"},
+    {"providers.base", "providers.http", "providers.client", "providers.streaming", "providers.failures"},
     {"providers.adk_events", "providers.images"},
     {"providers.conversation", "providers.callable", "providers.fixtures", "providers.chat", "providers.adk"},
     {"providers.ollama", "providers.openai"},

@@ -12,16 +12,8 @@ A run graded with ``--criteria FILE`` has ``criteria`` (the file's name, SHA-256
 and ignored criteria) in its key; null (or absent, in older runs) means the
 cases' own criteria.
 
-Redaction (:func:`redact_settings`) runs everywhere settings are recorded
-(run.json, fixture recordings). A key is secret when its last word, after
-normalizing its spelling (case, ``-``/``_``, camelCase), is one of
-:data:`SECRET_WORDS`; string values keep their text but lose URL userinfo and
-the values of secret-looking query parameters.
-
->>> redact_settings({"X-Api-Key": "k", "accessToken": "t", "max_tokens": 5, "api_key_env": "OPENAI_API_KEY"})
-{'X-Api-Key': '***', 'accessToken': '***', 'max_tokens': 5, 'api_key_env': 'OPENAI_API_KEY'}
->>> redact_settings({"base_url": "https://u:pw@host/v1?api-key=abc&x=1"})
-{'base_url': 'https://***@host/v1?api-key=***&x=1'}
+Redaction (:func:`redact_settings`, :func:`redact_text`, :func:`is_secret_key`) lives in
+:mod:`goldenkit.scrub`, the one scrubber; the names are re-exported here.
 """
 
 from __future__ import annotations
@@ -33,88 +25,15 @@ import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from goldenkit.providers.base import Provider
 from goldenkit.schema import ERROR, INVALID, TRANSPORT_SETTINGS, VALID
+from goldenkit.scrub import SECRET_WORDS, is_secret_key, key_words, redact_settings, redact_text
 
 #: Run-key fields that must agree to resume a run.
 RUN_KEY_FIELDS = ("dataset", "agent_version", "judge_version", "graders", "repeats", "sample", "mode", "criteria")
 #: Agent-version fields recorded but not compared on resume.
 RESUME_IGNORES = frozenset({"git_commit"})
-#: The last word of a secret key, spelling normalized (``X-Api-Key`` -> ``x api key`` -> ``key``).
-SECRET_WORDS = frozenset(
-    {
-        "apikey",
-        "key",
-        "keys",
-        "token",
-        "accesstoken",
-        "secret",
-        "secrets",
-        "password",
-        "passwd",
-        "passphrase",
-        "pwd",
-        "authorization",
-        "auth",
-        "bearer",
-        "credential",
-        "credentials",
-        "cookie",
-        "signature",
-        "sig",
-    }
-)
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
-
-
-def key_words(key: str) -> list[str]:
-    """A setting name as lowercase words: ``"X-Api-Key"`` and ``"xApiKey"`` -> ``["x", "api", "key"]``."""
-    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", key).lower()) if w]
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a setting called ``key`` holds a secret (see the module doc)."""
-    words = key_words(key)
-    return bool(words) and words[-1] in SECRET_WORDS
-
-
-def _redact_url(match: re.Match[str]) -> str:
-    url = match.group(0)
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(is_secret_key(k) for k, _ in pairs):
-            query = "&".join(f"{k}=***" if is_secret_key(k) else f"{k}={v}" for k, v in pairs)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def redact_text(text: str) -> str:
-    """``text`` with URL userinfo and secret query-parameter values replaced by ``***``."""
-    return _URL.sub(_redact_url, text) if "://" in text else text
-
-
-def redact_settings(value: Any) -> Any:
-    """Settings with every secret key's value replaced by ``"***"`` and URLs in strings scrubbed (recursively)."""
-    if isinstance(value, Mapping):
-        return {
-            str(k): ("***" if is_secret_key(str(k)) and v not in (None, "") else redact_settings(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redact_settings(v) for v in value]
-    if isinstance(value, str):
-        return redact_text(value)
-    return value
 
 
 def canonical(obj: Any) -> bytes:

@@ -1,0 +1,432 @@
+"""The one secret scrubber: every string goldenkit writes to a file or a screen passes :func:`scrub`.
+
+It is called where text leaves goldenkit, never at the call sites that build
+it: the outcome writer (``outcomes.jsonl``), the Parquet writer, ``run.json``
+and every other JSON file written atomically, the executed notebooks and their
+HTML, the static pages, and the CLI's stdout and stderr. What it replaces with
+``***``:
+
+1. **The secret values in use.** A scope (:func:`secrets_in_use`, a context
+   manager) holds the values goldenkit read: the API key an ``api_key_env``
+   names, a URL's or ``OLLAMA_PASSWORD``'s password, every secret header value
+   (:func:`header_secrets`). A run opens one for its duration with its
+   provider's, its judges' and its simulator's secrets; the CLI opens one for
+   the whole command, and a scope opened inside another adds its values to the
+   outer one (so what the CLI prints after a run still knows the run's keys).
+   A provider that reads a key while a scope is open notes it there
+   (:func:`note_secrets`). The scope is a :class:`contextvars.ContextVar`: no
+   process-wide state changes, two runs in one process keep their own, and
+   outside every scope only the shapes below apply. Each value is also masked
+   in its JSON-escaped and URL-encoded spellings, and an excerpt cut inside a
+   key loses what is left of it (any run of its first :data:`HEAD` characters
+   or more). Values shorter than :data:`MIN_SECRET` are not registered (masking
+   them would mask ordinary words).
+2. **URL userinfo and secret query parameters** (``https://u:pw@host/?api_key=...``,
+   :func:`redact_text`).
+3. **Credential shapes**: ``Bearer <token>``; the key formats of the common
+   providers (``sk-...``, ``AIza...``, ``ghp_...``, ``github_pat_...``, ``hf_...``,
+   ``xox?-...``, ``AKIA...``); and ``NAME=VALUE`` / ``NAME: VALUE`` (quoted or not,
+   as in a header, a query string or JSON) where NAME is a secret key
+   (:func:`is_secret_key`: ``api_key``, ``Authorization``, ``X-Api-Key``, ``token``,
+   ...) and VALUE looks like a credential (8 or more token characters, a digit
+   among them). A model's answer that quotes a credential-shaped string is
+   therefore stored with it masked.
+
+Speed: a string without any trigger (``://``, a secret word, a key prefix)
+costs a lowercase copy and a few substring searches, about 5 microseconds a
+kilobyte; Python's regular expressions run only where a trigger was found.
+
+Settings (:func:`redact_settings`, recorded in run.json and hashed into the
+agent version) are redacted by key, deterministically, whatever the scope holds:
+a key is secret when its last word, after normalizing its spelling (case,
+``-``/``_``, camelCase), is one of :data:`SECRET_WORDS`; string values keep their
+text but lose URL userinfo and the values of secret-looking query parameters.
+
+>>> redact_settings({"X-Api-Key": "k", "accessToken": "t", "max_tokens": 5, "api_key_env": "OPENAI_API_KEY"})
+{'X-Api-Key': '***', 'accessToken': '***', 'max_tokens': 5, 'api_key_env': 'OPENAI_API_KEY'}
+>>> redact_settings({"base_url": "https://u:pw@host/v1?api-key=abc&x=1"})
+{'base_url': 'https://***@host/v1?api-key=***&x=1'}
+>>> with secrets_in_use("k-3f9a7c21e8"):
+...     scrub("HTTP 401: bad key k-3f9a7c21e8; Authorization: Bearer abc123def456")
+'HTTP 401: bad key ***; Authorization: Bearer ***'
+>>> scrub("k-3f9a7c21e8 is not known outside the scope; api_key=zz81aa92bb")
+'k-3f9a7c21e8 is not known outside the scope; api_key=***'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextvars
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from goldenkit.errors import ConfigError, GoldenkitError
+
+MASK = "***"
+#: Shorter values are not registered as secrets.
+MIN_SECRET = 6
+#: A run of a secret's first HEAD characters (or more) is masked too: an excerpt cut inside the key.
+HEAD = 8
+#: The last word of a secret key, spelling normalized (``X-Api-Key`` -> ``x api key`` -> ``key``).
+SECRET_WORDS = frozenset(
+    {
+        "apikey",
+        "key",
+        "keys",
+        "token",
+        "accesstoken",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "authorization",
+        "auth",
+        "bearer",
+        "credential",
+        "credentials",
+        "cookie",
+        "signature",
+        "sig",
+    }
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def key_words(key: str) -> list[str]:
+    """A setting name as lowercase words: ``"X-Api-Key"`` and ``"xApiKey"`` -> ``["x", "api", "key"]``."""
+    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", key).lower()) if w]
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a setting called ``key`` holds a secret (see the module doc)."""
+    words = key_words(key)
+    return bool(words) and words[-1] in SECRET_WORDS
+
+
+def _redact_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(is_secret_key(k) for k, _ in pairs):
+            query = "&".join(f"{k}=***" if is_secret_key(k) else f"{k}={v}" for k, v in pairs)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with URL userinfo and secret query-parameter values replaced by ``***``."""
+    return _URL.sub(_redact_url, text) if "://" in text else text
+
+
+def redact_settings(value: Any) -> Any:
+    """Settings with every secret key's value replaced by ``"***"`` and URLs in strings scrubbed (recursively)."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): ("***" if is_secret_key(str(k)) and v not in (None, "") else redact_settings(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_settings(v) for v in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value
+
+
+# ------------------------------------------------------------------ the secret values in use
+
+
+def _spellings(value: str) -> set[str]:
+    """``value`` as written raw, JSON-escaped and URL-encoded."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped)
+    return {value, escaped, quote(value, safe="")}
+
+
+class SecretScope:
+    """The secret values known while a scope is open (see :func:`secrets_in_use`).
+
+    ``values``: every spelling, longest first; ``heads``: ``(first HEAD characters,
+    value)`` of the long ones, for an excerpt cut inside a key. Thread-safe: a value
+    is added under a lock and the tuples are swapped whole.
+    """
+
+    def __init__(self) -> None:
+        self.values: tuple[str, ...] = ()
+        self.heads: tuple[tuple[str, str], ...] = ()
+        self._lock = threading.Lock()
+
+    def add(self, values: Iterable[str | None]) -> None:
+        """Register ``values`` (None, empty and short values are ignored)."""
+        new = {s for v in values if v and len(v) >= MIN_SECRET for s in _spellings(v)}
+        with self._lock:
+            if new <= set(self.values):
+                return
+            every = sorted(new | set(self.values), key=lambda s: (-len(s), s))
+            self.values = tuple(every)
+            self.heads = tuple((s[:HEAD], s) for s in every if len(s) > HEAD + 3)
+
+
+_SCOPE: contextvars.ContextVar[SecretScope | None] = contextvars.ContextVar("goldenkit_secrets", default=None)
+
+
+@contextmanager
+def secrets_in_use(*values: str | None) -> Iterator[SecretScope]:
+    """Mask ``values`` in everything written until the block ends (see the module doc).
+
+    Inside an open scope the values join it, and stay until that outer scope ends.
+    """
+    outer = _SCOPE.get()
+    if outer is not None:
+        outer.add(values)
+        yield outer
+        return
+    scope = SecretScope()
+    scope.add(values)
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)
+
+
+def note_secrets(*values: str | None) -> None:
+    """Add ``values`` to the open scope, if any (a provider reading its key calls this); else nothing."""
+    scope = _SCOPE.get()
+    if scope is not None:
+        scope.add(values)
+
+
+def current_scope() -> SecretScope | None:
+    """The open scope (None outside every scope)."""
+    return _SCOPE.get()
+
+
+def header_secrets(headers: Mapping[str, str]) -> list[str]:
+    """The secret parts of request headers: each secret header's value, its token without the
+    scheme (``Bearer``), and a Basic credential's ``user:password`` and password."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if not is_secret_key(name) or not value:
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        if not token:
+            continue
+        found.append(token.strip())
+        if scheme.lower() == "basic":
+            try:
+                pair = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                continue
+            found += [pair, pair.partition(":")[2]]
+    return found
+
+
+# ------------------------------------------------------------------ shapes
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*")
+# after a secret-looking name: = or : (quoted, or JSON-escaped quotes), an optional scheme, the value
+_SEP_VALUE = re.compile(
+    r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""
+    r"((?:[Bb]earer|[Bb]asic|[Tt]oken)[ \t]+)?([A-Za-z0-9._~+/=!@#$%^-]{8,})"
+)
+_BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]{8,}=*)")
+# the key formats of common providers (lowercase trigger -> the key, matched where the trigger starts)
+_PREFIXED = re.compile(
+    r"sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|hf_[A-Za-z0-9]{30,}"
+)
+# Each trigger is one substring search of the lowercase text (about 0.6 us a kilobyte): the names of
+# the key-value shape (a name ending in pwd, cookie, sig or credentials is masked in URLs, not here),
+# then the key formats.
+_KEY_TRIGGERS = ("key", "token", "secret", "pass", "auth", "bearer")
+_PREFIX_TRIGGERS = ("sk-", "aiza", "gh", "hf_")
+_B64ISH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-")
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+def _occurrences(low: str, word: str) -> Iterator[int]:
+    i = low.find(word)
+    while i >= 0:
+        yield i
+        i = low.find(word, i + len(word))
+
+
+def _key_value_spans(text: str, low: str, spans: list[tuple[int, int]]) -> None:
+    """Add the span of each secret value after a secret-looking name (and of each Bearer token)."""
+    seen: set[int] = set()
+    for word in _KEY_TRIGGERS:
+        for i in _occurrences(low, word):
+            if word == "bearer":
+                m = _BEARER.match(text, i)
+                if m is not None and _has_digit(m.group(1)):
+                    spans.append(m.span(1))
+            tail = _NAME_TAIL.match(text, i)
+            end = tail.end() if tail is not None else i
+            m = _SEP_VALUE.match(text, end)  # most names are not followed by a credential: ends here
+            if m is None or end in seen or not _has_digit(m.group(2)):
+                continue
+            seen.add(end)
+            start = i
+            while start > 0 and text[start - 1] in _NAME_CHARS:
+                start -= 1
+            if is_secret_key(text[start:end]):
+                spans.append(m.span(2))
+
+
+def _shape_spans(text: str, low: str) -> list[tuple[int, int]]:
+    """The spans of every credential shape of ``text`` (``low``: its lowercase copy)."""
+    spans: list[tuple[int, int]] = []
+    _key_value_spans(text, low, spans)
+    for trigger in _PREFIX_TRIGGERS:
+        for i in _occurrences(low, trigger):
+            if i > 0 and text[i - 1] in _B64ISH:  # inside a longer token (a base64 image, an id)
+                continue
+            m = _PREFIXED.match(text, i)
+            if m is not None and _has_digit(m.group(0)):
+                spans.append(m.span())
+    return spans
+
+
+def _apply(text: str, spans: list[tuple[int, int]]) -> str:
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        if start < pos:  # overlaps the span masked last: the mask covers both
+            pos = max(pos, end)
+            continue
+        out += [text[pos:start], MASK]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _mask_known(text: str, scope: SecretScope) -> str:
+    for value in scope.values:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def _mask_heads(text: str, scope: SecretScope) -> str:
+    """What is left of a known key cut short (an excerpt that ends inside it)."""
+    for head, value in scope.heads:
+        i = text.find(head)
+        while i >= 0:
+            end, k = i + len(head), len(head)
+            while k < len(value) and end < len(text) and text[end] == value[k]:
+                end, k = end + 1, k + 1
+            text = text[:i] + MASK + text[end:]
+            i = text.find(head, i + len(MASK))
+    return text
+
+
+def scrub(text: str, scope: SecretScope | None = None) -> str:
+    """``text`` with every secret masked (see the module doc); the same object when nothing was.
+
+    ``scope``: the secrets to mask (default: the open scope's, if any).
+    """
+    if not text:
+        return text
+    scope = scope if scope is not None else _SCOPE.get()
+    out = _mask_known(text, scope) if scope is not None and scope.values else text
+    if "://" in out:
+        out = redact_text(out)
+    low = out.lower()
+    if len(low) != len(out):  # a character whose lowercase is longer: search an ASCII-lowered copy
+        low = "".join(c.lower() if c.isascii() else "?" for c in out)
+    spans = _shape_spans(out, low)
+    if spans:
+        out = _apply(out, spans)
+    if scope is not None and scope.heads:
+        out = _mask_heads(out, scope)
+    return text if out == text else out
+
+
+def scrub_value(value: Any, scope: SecretScope | None = None) -> Any:
+    """Every string inside ``value`` (dicts, lists, tuples) scrubbed; other values as they are."""
+    if isinstance(value, str):
+        return scrub(value, scope)
+    if isinstance(value, Mapping):
+        return {k: scrub_value(v, scope) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v, scope) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ variable names, not keys
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy of ``text``'s characters, in bits per character."""
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
+
+
+def looks_like_key(name: str) -> bool:
+    """Whether ``name``, given where the *name* of an environment variable belongs, looks like a key:
+    not of the shape ``[A-Za-z_][A-Za-z0-9_]*``, or a known key format, or long and high-entropy
+    (20+ characters at 4.2 bits a character or more, or 32+ hexadecimal digits).
+
+    >>> [looks_like_key(n) for n in ("OPENAI_API_KEY", "sk-proj-abc", "AIzaSyD4f8Gk2LmN0pQr5StUvWxYz1234567")]
+    [False, True, True]
+    """
+    if not _ENV_NAME.fullmatch(name) or _PREFIXED.match(name) or name.lower().startswith("sk-"):
+        return True
+    if len(name) >= 32 and all(c in "0123456789abcdefABCDEF" for c in name):
+        return True
+    return len(name) >= 20 and _entropy(name) >= 4.2
+
+
+def check_env_name(name: str, what: str, error: type[GoldenkitError] = ConfigError) -> str:
+    """``name`` if it can be the name of an environment variable, else an ``error`` (exit 1) naming
+    ``what`` (the option or setting) and never echoing ``name`` (it may be the key itself)."""
+    if looks_like_key(name):
+        raise error(
+            f"{what} takes the NAME of an environment variable (like OPENAI_API_KEY), and what was given "
+            "looks like a key itself (not shown); put the key in a variable and give its name"
+        )
+    return name
+
+
+__all__ = [
+    "HEAD",
+    "MASK",
+    "MIN_SECRET",
+    "SECRET_WORDS",
+    "SecretScope",
+    "check_env_name",
+    "current_scope",
+    "header_secrets",
+    "is_secret_key",
+    "key_words",
+    "looks_like_key",
+    "note_secrets",
+    "redact_settings",
+    "redact_text",
+    "scrub",
+    "scrub_value",
+    "secrets_in_use",
+]
