@@ -2,11 +2,15 @@
 
 SRC is one result file (or a folder holding one) written by inspect_ai
 (``--format inspect``: ``.eval`` or ``.json`` logs), lm-evaluation-harness
-(``lm-eval``: ``samples_<task>_<ts>.jsonl``), promptfoo (``promptfoo``: JSON or CSV
-from ``promptfoo eval -o``), deepeval (``deepeval``: TestRun JSON) or openai/evals
-(``openai-evals``: JSONL logs). The run folder is written under ``--results-dir``
-with ``mode: "imported"``; then ``goldenkit compare``, ``gate`` and ``report`` take
-it like any run. Prints one line per run written.
+(``lm-eval``: ``--log_samples`` JSON lines, ``.jsonl`` or ``.json``, and 0.3
+``--write_out`` files), promptfoo (``promptfoo``: JSON or CSV from ``promptfoo eval
+-o``), deepeval (``deepeval``: TestRun JSON, ``.deepeval/.latest_test_run.json``),
+openai/evals (``openai-evals``: JSONL logs) or Google ADK (``adk``: an
+``*.evalset_result.json`` of ``adk eval``, or the ``.adk/eval_history`` folder with
+``--eval-set``). The run folder is written under ``--results-dir`` with ``mode:
+"imported"``; then ``goldenkit compare``, ``gate``, ``report`` and ``regrade`` take it
+like any run. Prints one line per run written (a run that is not evidence, INVALID
+or every row SKIPPED, is written too, and the line says so; the gate refuses it).
 
 Exit codes: 0 imported · 1 usage or bad input (one line naming the file and the
 sample; nothing is written).
@@ -24,7 +28,7 @@ from goldenkit.harnesses import FORMATS, import_run
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "import-run",
-        help="import another harness's result file (inspect, lm-eval, promptfoo, deepeval, openai-evals) as a run",
+        help="import another harness's result file (inspect, lm-eval, promptfoo, deepeval, openai-evals, adk) as a run",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 imported, 1 usage or bad input",
     )
@@ -36,6 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", help="lm-eval / deepeval / openai-evals: the metric that decides (e.g. acc)")
     p.add_argument("--threshold", type=number(), help="PASS when a numeric score is >= X (needed for non-0/1 scores)")
     p.add_argument("--provider", help="promptfoo: import this provider only")
+    p.add_argument("--eval-set", metavar="ID", help="adk: the eval set to read from an .adk/eval_history folder")
     p.add_argument("--slice", metavar="FIELD", help="take each row's slice from this metadata / vars / doc field")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.set_defaults(func=import_command)
@@ -53,6 +58,7 @@ def import_command(args: argparse.Namespace) -> int:
         provider=args.provider,
         slice_field=args.slice,
         results_dir=args.results_dir,
+        eval_set=args.eval_set,
     )
     for run in runs:
         m = run.manifest
@@ -62,5 +68,7 @@ def import_command(args: argparse.Namespace) -> int:
         line = f"{run.run_id}: {counts.get('total', 0)} outcomes ({verdicts}), model {model}, {m.get('validity')}"
         if m.get("invalid_reason"):
             line += f": {m['invalid_reason']}"
+        elif counts.get("total") and counts.get("SKIPPED") == counts.get("total"):
+            line += ", every row SKIPPED (not graded: not evidence)"
         print(f"{line} -> {run.path}")
     return 0

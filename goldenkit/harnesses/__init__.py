@@ -1,7 +1,8 @@
 """Import the per-sample results of other evaluation harnesses as goldenkit runs.
 
 :func:`import_run` reads one result file (or a folder holding one) written by
-inspect_ai, lm-evaluation-harness, promptfoo, deepeval or openai/evals and writes
+inspect_ai, lm-evaluation-harness, promptfoo, deepeval, openai/evals or Google ADK
+(``adk eval``'s history: one file, or the ``.adk/eval_history`` folder) and writes
 an ordinary run folder (``run.json`` + ``outcomes.jsonl`` + ``outcomes.parquet``)
 with ``mode: "imported"``, the source format, file and the tool's own identifiers
 in ``run.json["source"]``. Compare, gate and report then work on it as on any run.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError, UsageError
+from goldenkit.harnesses.adk_history import read_adk_history
 from goldenkit.harnesses.common import Imported
 from goldenkit.harnesses.deepeval_testrun import read_deepeval
 from goldenkit.harnesses.inspect_log import read_inspect
@@ -34,16 +36,20 @@ from goldenkit.results import Run, read_run
 #: Format name -> the file names a folder is searched for.
 FORMATS: dict[str, tuple[str, ...]] = {
     "inspect": ("*.eval", "*.json"),
-    "lm-eval": ("*samples_*.jsonl",),
+    "lm-eval": ("*samples_*.jsonl", "*samples_*.json", "*_write_out_info.json"),
     "promptfoo": ("*.json", "*.csv"),
     "deepeval": ("*.json",),
     "openai-evals": ("*.jsonl",),
+    "adk": ("*.evalset_result.json",),
 }
+#: Where a folder holds several files of the format, the one the tool itself reads back first.
+_PREFERRED = {"deepeval": ".latest_test_run.json"}
 _OPTIONS = {
     "scorer": ("inspect",),
     "metric": ("lm-eval", "deepeval", "openai-evals"),
     "threshold": ("inspect", "lm-eval", "deepeval", "openai-evals"),
     "provider": ("promptfoo",),
+    "eval_set": ("adk",),
 }
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -54,7 +60,11 @@ def _source_file(src: Path, fmt: str) -> Path:
         return src
     if not src.exists():
         raise InputError(f"{src}: no such file or folder")
+    if fmt == "adk":  # a folder of eval history: every file of the eval set (see harnesses.adk_history)
+        return src
     found = sorted({p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()})
+    preferred = [p for p in found if p.name == _PREFERRED.get(fmt)]
+    found = preferred or found
     if len(found) != 1:
         listed = ", ".join(p.name for p in found[:10]) or "none"
         raise InputError(f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file")
@@ -76,6 +86,9 @@ def _read(path: Path, fmt: str, options: dict[str, object]) -> list[Imported]:
         return read_promptfoo(path, provider=None if provider is None else str(provider))
     if fmt == "deepeval":
         return [read_deepeval(path, metric=name, threshold=thr)]
+    if fmt == "adk":
+        eval_set = options.get("eval_set")
+        return read_adk_history(path, eval_set=None if eval_set is None else str(eval_set))
     return [read_openai_evals(path, metric=name, threshold=thr)]
 
 
@@ -91,16 +104,19 @@ def import_run(
     provider: str | None = None,
     slice_field: str | None = None,
     results_dir: str | os.PathLike[str] = "results",
+    eval_set: str | None = None,
 ) -> list[Run]:
     """Import one result file of another harness as goldenkit run folder(s) under ``results_dir``.
 
     ``format`` is one of :data:`FORMATS`; ``scorer`` (inspect), ``metric`` (lm-eval,
     deepeval, openai-evals) and ``threshold`` (PASS when a numeric score >= it) choose
     the verdict; ``provider`` picks one promptfoo provider (without it, one run per
-    provider, ``RUN_ID-<provider>``); ``slice_field`` takes each row's slice from the
+    provider, ``RUN_ID-<provider>``); ``eval_set`` (adk) picks the eval set of an
+    ``.adk/eval_history`` folder (one run per ``adk eval`` run in it); ``slice_field`` takes each row's slice from the
     sample's metadata / vars / doc (else the slice is ``all``, or the dataset's);
     ``dataset`` (a goldenkit dataset the samples came from) matches the rows to its ids
-    and lends its hash. Returns the written runs (one, or one per promptfoo provider).
+    and lends its hash. Returns the written runs (one, or one per promptfoo provider and
+    template, or per ADK run).
 
     Bad input is an :class:`~goldenkit.errors.InputError` naming the file (and sample);
     nothing is written then, and an existing run folder is never replaced.
@@ -110,12 +126,17 @@ def import_run(
     if not _RUN_ID.fullmatch(run_id):
         raise UsageError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
     options: dict[str, object] = {"scorer": scorer, "metric": metric, "threshold": threshold, "provider": provider}
+    options["eval_set"] = eval_set
     for key, value in options.items():
         if value is not None and format not in _OPTIONS[key]:
-            raise UsageError(f"--{key} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})")
+            flag = key.replace("_", "-")
+            raise UsageError(f"--{flag} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})")
     path = _source_file(Path(src), format)
     ds = None if dataset is None else read_dataset(Path(dataset))
     imported = _read(path, format, options)
+    for imp in imported:
+        if not imp.samples:
+            raise InputError(f"{path}: no samples in the file; nothing to import")
     recorded = {k: v for k, v in options.items() if v is not None}
     recorded.update(slice=slice_field, dataset=None if dataset is None else str(dataset))
     prepared = []
