@@ -3,6 +3,7 @@ outcome files cut short. Each is refused with one line naming where, and the rig
 
 from __future__ import annotations
 
+import argparse
 import json
 import unicodedata
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from goldenkit.cli import build_parser, main
+from goldenkit.commands._args import BadNumber
 from goldenkit.dataset import read_dataset
 from goldenkit.dataset.rows import _may_repeat_a_key, duplicate_key, fold_id
 from goldenkit.errors import DatasetError
@@ -174,3 +177,109 @@ def test_the_cheap_check_never_misses_a_key_written_twice(tree: Any, ascii_only:
     text = _write(("obj", [("case", tree)]), ascii_only, esc, sp).encode()
     if duplicate_key(text) is not None:
         assert _may_repeat_a_key(text, orjson.loads(text))
+
+
+# --------------------------------------------------------------------------- numbers that are not numbers
+
+
+def _actions(parser: argparse.ArgumentParser, prog: str = "goldenkit") -> list[tuple[str, argparse.Action]]:
+    """Every option of every command (subcommands too), with the command's name."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _actions(sub, f"{prog} {name}")
+        else:
+            found.append((prog, action))
+    return found
+
+
+def test_no_option_takes_a_bare_float() -> None:
+    bare = [f"{prog} {a.option_strings}" for prog, a in _actions(build_parser()) if a.type is float]
+    assert bare == []
+
+
+def test_every_number_option_refuses_nan_and_inf() -> None:
+    checked = 0
+    for _, action in _actions(build_parser()):
+        if callable(action.type) and str(getattr(action.type, "__name__", "")).startswith("finite number"):
+            for text in ("nan", "inf", "-inf", "NaN", "1e999", "twelve"):
+                with pytest.raises(BadNumber, match="must be a finite number"):
+                    action.type(text)
+            checked += 1
+    assert checked >= 20  # run's eight, generate's two, compare, report, leaderboard, stats, judge, import-run, regrade
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "why"),
+    [
+        (["run", "ds", "--timeout", "nan"], "--timeout", "finite number > 0, got 'nan'"),
+        (["run", "ds", "--timeout", "0"], "--timeout", "finite number > 0, got '0'"),
+        (["run", "ds", "--rpm", "nan"], "--rpm", "finite number > 0"),
+        (["run", "ds", "--rpm", "-60"], "--rpm", "finite number > 0"),
+        (["run", "ds", "--max-retry-after", "nan"], "--max-retry-after", "finite number >= 0"),
+        (["run", "ds", "--max-retry-after", "inf"], "--max-retry-after", "finite number >= 0"),
+        (["run", "ds", "--max-error-rate", "1.5"], "--max-error-rate", "finite number in [0, 1]"),
+        (["run", "ds", "--max-ungradable", "nan"], "--max-ungradable", "finite number in [0, 1]"),
+        (["run", "ds", "--temperature", "-0.5"], "--temperature", "finite number >= 0"),
+        (["run", "ds", "--user-temperature", "inf"], "--user-temperature", "finite number >= 0"),
+        (["run", "ds", "--max-reply-bytes", "0"], "--max-reply-bytes", "integer >= 1, got '0'"),
+        (["run", "ds", "--max-reply-bytes", "-5"], "--max-reply-bytes", "integer >= 1"),
+        (["run", "ds", "--max-tool-steps", "-1"], "--max-tool-steps", "integer >= 0, got '-1'"),
+        (["benchmark", "ds", "--timeout", "nan"], "--timeout", "finite number > 0"),
+        (["compare", "a", "b", "--alpha", "nan"], "--alpha", "finite number in (0, 1)"),
+        (["compare", "a", "b", "--alpha", "1"], "--alpha", "finite number in (0, 1)"),
+        (["leaderboard", "a", "b", "--alpha", "inf"], "--alpha", "finite number in (0, 1)"),
+        (["report", "r", "--timeout", "-1"], "--timeout", "finite number > 0"),
+        (["stats", "plan", "--delta", "nan", "--discordance", "0.1"], "--delta", "finite number"),
+        (["stats", "plan", "--delta", "0.01", "--discordance", "inf"], "--discordance", "finite number in (0, 1]"),
+        (["stats", "plan", "--delta", "0.01", "--discordance", "0.1", "--power", "nan"], "--power", "in (0, 1)"),
+        (["judge", "calibrate", "x", "--kappa-floor", "nan"], "--kappa-floor", "finite number in [-1, 1]"),
+        (["import-run", "x", "--format", "inspect", "--run-id", "r", "--threshold", "nan"], "--threshold", "finite"),
+        (["regrade", "--run-id", "r", "--max-ungradable", "2"], "--max-ungradable", "finite number in [0, 1]"),
+        (["dataset", "generate", "d", "--agent-config", "a", "--count", "1", "--timeout", "nan"], "--timeout", "> 0"),
+        (["dataset", "generate", "d", "--agent-config", "a", "--count", "1", "--temperature", "nan"], "--temp", ">= 0"),
+    ],
+)
+def test_a_number_outside_its_option_is_a_usage_error_naming_it(
+    argv: list[str], option: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"argument {option}" in err and why in err
+
+
+def test_good_numbers_still_pass() -> None:
+    parser = build_parser("run")
+    numbers = {"--timeout": "0.5", "--rpm": "90", "--max-retry-after": "0", "--max-error-rate": "1"}
+    numbers |= {"--max-reply-bytes": "1", "--max-tool-steps": "0", "--temperature": "0", "--max-ungradable": "0.25"}
+    args = parser.parse_args(["run", "ds", *[part for pair in numbers.items() for part in pair]])
+    assert (args.timeout, args.rpm, args.max_retry_after, args.max_error_rate) == (0.5, 90.0, 0.0, 1.0)
+    assert (args.max_reply_bytes, args.max_tool_steps, args.temperature, args.max_ungradable) == (1, 0, 0.0, 0.25)
+
+
+@pytest.mark.parametrize(
+    ("setting", "why"),
+    [
+        ("timeout = nan", "[run] timeout = nan is not a valid finite number > 0"),
+        ("rpm = inf", "[run] rpm = inf is not a valid finite number > 0"),
+        ("max_retry_after = -1.0", "[run] max_retry_after = -1.0 is not a valid finite number >= 0"),
+        ("max_error_rate = nan", "[run] max_error_rate = nan is not a valid finite number in [0, 1]"),
+        ("temperature = -inf", "[run] temperature = -inf is not a valid finite number >= 0"),
+        ("max_reply_bytes = 0", "[run] max_reply_bytes = 0 is not a valid integer >= 1"),
+        ("max_tool_steps = -1", "[run] max_tool_steps = -1 is not a valid integer >= 0"),
+        ("repeats = inf", "[run] repeats = inf is not a valid integer"),
+        ("max_in_flight = 2.5", "[run] max_in_flight = 2.5 is not a valid integer"),
+        ("timeout = true", "[run] timeout = True is not a valid finite number > 0"),
+    ],
+)
+def test_the_same_numbers_in_goldenkit_toml_are_refused_naming_the_key(
+    tmp_path: Path, setting: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "goldenkit.toml"
+    config.write_text(f"[run]\n{setting}\n", encoding="utf-8")
+    ds = write(tmp_path, [line("r1")])
+    assert main(["run", str(ds), "--config", str(config), "--provider", "fixtures", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"goldenkit: {config}: {why}\n"
