@@ -3,8 +3,8 @@
 ::
 
     baselines/
-        NAME.json        the run key (dataset, agent, graders, judge, repeats, ...),
-                         the collapse rule and a summary (overall and per slice)
+        NAME.json        the run's manifest whole (run.json), its protocol key under the
+                         collapse rule (goldenkit.compare.protocol_key) and a summary
         NAME.parquet     one line per row, collapsed: verdict, repeat counts, flaky,
                          and a representative response with its grader reasons
                          (what a paired comparison and its flip list need)
@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from goldenkit._text import one_line
+from goldenkit.compare.protocol import protocol_key, protocol_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, slice_table, verdict_codes
@@ -53,24 +54,6 @@ __all__ = [
 HISTORY_FILE = "history.jsonl"
 _KIND = "goldenkit.baseline"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_RUN_KEY = (
-    "schema_version",
-    "run_id",
-    "dataset",
-    "agent_version",
-    "judge_version",
-    "graders",
-    "repeats",
-    "sample",
-    "mode",
-    "started_at",
-    "ended_at",
-    "counts",
-    "error_rate",
-    "validity",
-    "invalid_reason",
-    "complete",
-)
 _COLLAPSED = ["row_id", "slice", "split", "tags", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded"]
 
 
@@ -197,9 +180,11 @@ def save_baseline(
         "saved_at": saved_at,
         "rule": rule,
         "note": note,
-        "run": {k: man.get(k) for k in _RUN_KEY if k in man},
+        "run": dict(man),  # the run's manifest whole: the protocol key is built from it, never from a field list
+        "protocol": protocol_key(man, rule=rule),
         "summary": summary,
     }
+    info["protocol_sha256"] = protocol_sha256(info["protocol"])
     d.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(rows, preserve_index=False)
     _atomic_bytes(pq_path, lambda p: pq.write_table(arrow, p, compression="zstd"))

@@ -1,7 +1,9 @@
 """``goldenkit gate RUN [--baseline REF]``: the quality gate, with exit codes for CI.
 
-The policy is the ``[gate]`` table of goldenkit.toml (``--config``, else the
-current folder; see :mod:`goldenkit.gate` for every key). The baseline is
+The policy is the ``[gate]`` table of goldenkit.toml, found as every command
+finds it (:func:`goldenkit.config.config_for_run`: ``--config``, else the file
+the run recorded, else the one beside its dataset); the output names the file
+and its SHA-256. A baseline that is the candidate itself is a usage error. The baseline is
 ``--baseline`` or ``[gate] baseline``: a run folder, a run id or a baseline
 name. Regression rules are on unless ``[gate] regression = false``; with them
 on, no baseline given fails the gate, a baseline that does not resolve is a
@@ -21,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from goldenkit.baselines import resolve_run_or_baseline
-from goldenkit.compare import compare_runs
-from goldenkit.config import load_config, section
-from goldenkit.errors import ComparisonInvalid
+from goldenkit.config import config_for_run, describe_config, section
+from goldenkit.errors import UsageError
 from goldenkit.gate import GatePolicy, evaluate_gate
 
 
@@ -40,52 +42,58 @@ def register(sub: Any) -> None:
     )
     p.add_argument("run", help="run folder, run id or baseline name")
     p.add_argument("--baseline", help="baseline: name, run folder or run id (default: [gate] baseline)")
-    p.add_argument("--config", help="goldenkit.toml (default: the one in the current folder)")
+    p.add_argument("--config", help="goldenkit.toml (default: the one the run recorded, else beside its dataset)")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
     p.set_defaults(func=gate_command)
 
 
+def _same_run(run: Any, base: Any) -> str | None:
+    """Why ``base`` is the candidate itself (the same folder, or the same run identity), else None."""
+    paths = [getattr(x, "path", None) for x in (run, base)]
+    if all(p is not None for p in paths) and Path(paths[0]).resolve() == Path(paths[1]).resolve():
+        return f"the same folder ({paths[0]})"
+    rm, bm = (dict(getattr(x, "manifest", None) or {}) for x in (run, base))
+    ident = ("run_id", "started_at")
+    if rm.get("run_id") and all(rm.get(k) == bm.get(k) for k in ident):
+        return f"the same run (run id {rm['run_id']}, started {rm.get('started_at')})"
+    return None
+
+
 def gate_command(args: argparse.Namespace) -> int:
-    cfg = load_config(args.config)
+    run = resolve_run_or_baseline(args.run, args.results_dir, args.baselines_dir)
+    cfg = config_for_run(args.config, getattr(run, "manifest", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where=where)
-    run = resolve_run_or_baseline(args.run, args.results_dir, args.baselines_dir)
     ref = args.baseline or policy.baseline
-    base = comparison = missing = invalid = None
+    base = missing = None
     if policy.regression:
         if ref is None:
             missing = "no baseline given (pass --baseline or set [gate] baseline)"
         else:
             # a name that resolves to nothing is a usage error (exit 1), raised here
             base = resolve_run_or_baseline(ref, args.results_dir, args.baselines_dir)
-            try:
-                comparison = compare_runs(base, run, rule=policy.rule, alpha=policy.alpha)
-            except ComparisonInvalid as exc:
-                invalid = str(exc)
-    subject: Any = run
-    if callable(getattr(run, "outcomes", None)) and not callable(getattr(run, "collapsed", None)):
-        cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
-        if policy.max_hallucination_rate is not None:
-            cols.append("graders")
-        if policy.max_hallucination_rate is not None or policy.min_negative_case_pass_rate is not None:
-            cols.append("tags")  # the red rows and the hallucination rows
-        subject = run.outcomes(columns=cols)
+            same = _same_run(run, base)
+            if same is not None:
+                raise UsageError(f"goldenkit gate: the baseline {ref!r} is the candidate itself: {same}")
     decision = evaluate_gate(
-        subject,
+        run,
         policy=policy,
-        comparison=comparison,
         baseline=base,
         baseline_missing_reason=missing,
-        comparison_invalid=invalid,
         manifest=getattr(run, "manifest", None),
     )
+    comparison = decision.comparison
     if args.json:
-        print(json.dumps(decision.to_dict(), indent=2))
+        print(json.dumps({**decision.to_dict(), "config": describe_config(cfg)}, indent=2))
     else:
         label = getattr(run, "run_id", None) or args.run
         against = f" against {comparison.base_id}" if comparison is not None else ""
         print(f"gate for {label}{against}")
+        print(describe_config(cfg))
+        if comparison is not None:
+            print("evidence ledger (rows paired on both sides, per slice):")
+            print("\n".join(f"  {line}" for line in comparison.ledger.format().splitlines()))
         print(decision.format())
     return decision.exit_code

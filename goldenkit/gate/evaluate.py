@@ -109,7 +109,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from goldenkit.errors import EXIT_COMPARISON_INVALID, ConfigError
+from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError
 from goldenkit.gate.evidence import (
     baseline_evidence,
     error_rules,
@@ -127,7 +127,7 @@ from goldenkit.stats import collapse_repeats, holm, slice_table
 if TYPE_CHECKING:
     from goldenkit.compare.runs import Comparison
 
-__all__ = ["GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]
+__all__ = ["GateDecision", "GatePolicy", "GateRule", "evaluate_gate", "own_comparison"]
 
 # --------------------------------------------------------------------------- evaluation
 
@@ -163,9 +163,10 @@ def _hallucination_rate(outcomes: pd.DataFrame, grader: str) -> tuple[float, int
 
 
 def _inputs(
-    run: pd.DataFrame | RunLike, manifest: Mapping[str, Any] | None, rule: str
+    run: pd.DataFrame | RunLike, manifest: Mapping[str, Any] | None, policy: GatePolicy
 ) -> tuple[pd.DataFrame | None, pd.DataFrame, dict[str, Any]]:
     """(outcomes or None, collapsed rows, manifest) from a DataFrame, a run or a baseline."""
+    rule = policy.rule
     man = dict(manifest) if manifest is not None else dict(getattr(run, "manifest", None) or {})
     if isinstance(run, pd.DataFrame):
         if "n_pass" in run.columns and "repeat" not in run.columns:
@@ -176,10 +177,27 @@ def _inputs(
         return None, collapsed_fn(), man
     outcomes_fn = getattr(run, "outcomes", None)
     if callable(outcomes_fn):
-        cols = ["row_id", "slice", "repeat", "verdict", "error_kind", "graders", "tags"]
+        cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
+        if policy.max_hallucination_rate is not None:
+            cols.append("graders")
+        if policy.max_hallucination_rate is not None or policy.min_negative_case_pass_rate is not None:
+            cols.append("tags")  # the red rows and the hallucination rows
         df = outcomes_fn(columns=cols)
         return df, collapse_repeats(df, rule), man
     raise ConfigError("evaluate_gate needs outcomes (a DataFrame), a run or a baseline")
+
+
+def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Comparison | None, str | None]:
+    """``(comparison, None)`` of ``run`` against ``baseline`` under the policy's rule and alpha, or
+    ``(None, why)`` when they are not comparable: the one comparison every gate reads."""
+    from goldenkit.compare.runs import compare_runs
+
+    if isinstance(run, pd.DataFrame) or getattr(run, "manifest", None) is None:
+        return None, None
+    try:
+        return compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha), None
+    except ComparisonInvalid as exc:
+        return None, str(exc)
 
 
 def evaluate_gate(
@@ -196,15 +214,26 @@ def evaluate_gate(
 
     ``run`` is an outcome DataFrame (row x repeat), a collapsed table, a run
     (``.manifest`` + ``.outcomes()``) or a baseline (``.collapsed()``).
-    ``comparison`` is ``compare_runs(baseline, run)``; when regression is on
-    and it is None, the ``baseline`` rule fails with ``baseline_missing_reason``.
+    The gate owns its comparison: given ``baseline`` (and no ``comparison``) it
+    compares ``run`` against it under the policy's rule and alpha
+    (:func:`own_comparison`), so every caller reads the same ledger; a
+    ``comparison`` made under another rule or alpha is refused. When regression
+    is on and there is no baseline, the ``baseline`` rule fails with
+    ``baseline_missing_reason``.
     ``baseline`` is the baseline itself (a run or a snapshot), read for its
     evidence when there is no comparison (the comparison carries it otherwise).
     ``comparison_invalid`` is the message of the ComparisonInvalid raised when
     the baseline was compared (exit 4). ``manifest`` (the run.json dict)
     supplies validity when ``run`` is a bare DataFrame.
     """
-    outcomes, collapsed, man = _inputs(run, manifest, policy.rule)
+    if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:
+        comparison, comparison_invalid = own_comparison(baseline, run, policy)
+    elif comparison is not None and comparison.rule != policy.rule:  # alpha is the gate's own: read from the policy
+        raise ConfigError(
+            f"evaluate_gate: the comparison collapsed repeats under rule {comparison.rule}, the policy says "
+            f"{policy.rule}: pass the baseline and let the gate compare"
+        )
+    outcomes, collapsed, man = _inputs(run, manifest, policy)
     table = slice_table(collapsed, rule=policy.rule)
     rules = _run_rules(man, table.iloc[-1], policy)
     rules += _absolute_rules(table, outcomes, policy) + red_rules(outcomes, policy)
