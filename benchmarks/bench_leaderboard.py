@@ -12,7 +12,8 @@ probability by a few points. Then, timed end to end in one process:
   Holm, Newcombe intervals, rank intervals and groups. **Target: <= 5 s.**
 
   naive: the same table from a straightforward per-pair loop (records from
-  Parquet, dict-based collapse, a Python loop over the rows of every pair,
+  Parquet, dict-based collapse trying every PASS/FAIL an errored repeat could
+  have had (``bench_stats.naive_majority``), a Python loop over the rows of every pair,
   scipy's binomial test per pair, statsmodels' Holm), checked to give the
   same b, c and p for every pair.
 
@@ -36,7 +37,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_stats import make_run, timed  # noqa: E402
+from bench_stats import make_run, naive_majority, timed  # noqa: E402
 
 from goldenkit import leaderboard  # noqa: E402
 
@@ -61,17 +62,13 @@ def naive(paths: list[Path]) -> dict[tuple[str, str], tuple[int, int, float]]:
     collapsed: dict[str, dict[str, str]] = {}
     for path in paths:
         t = pq.read_table(path / "outcomes.parquet", columns=["row_id", "verdict"])
-        votes: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        votes: dict[str, list[str]] = defaultdict(list)
         for rid, v in zip(t.column("row_id").to_pylist(), t.column("verdict").to_pylist(), strict=True):
-            if v == "PASS":
-                votes[rid][0] += 1
-            elif v == "FAIL":
-                votes[rid][1] += 1
-        collapsed[path.name] = {
-            rid: ("PASS" if p > f else "FAIL") if p + f else "ERROR" for rid, (p, f) in votes.items()
-        }
+            votes[rid].append(v)
+        collapsed[path.name] = {rid: naive_majority(vs) for rid, vs in votes.items()}
     rates = {
-        r: sum(v == "PASS" for v in c.values()) / sum(v != "ERROR" for v in c.values()) for r, c in collapsed.items()
+        r: sum(v == "PASS" for v in c.values()) / sum(v in ("PASS", "FAIL") for v in c.values())
+        for r, c in collapsed.items()
     }
     order = sorted(collapsed, key=lambda r: (-rates[r], r))
     counts = {}

@@ -23,6 +23,7 @@ schema, with responses and grader results). Then, timed end to end:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -172,6 +173,19 @@ def side_by_side(results: Path, path: Path, repeat: int) -> list[tuple[list[floa
     return times
 
 
+def naive_majority(verdicts: list[str]) -> str:
+    """A row's verdict under majority, by trying every PASS/FAIL its errored repeats could have had."""
+    graded = [v for v in verdicts if v in ("PASS", "FAIL")]
+    errors = verdicts.count("ERROR")
+    if not graded:
+        return "ERROR" if errors else "SKIPPED"
+    seen = set()
+    for fill in itertools.product(("PASS", "FAIL"), repeat=errors):
+        every = graded + list(fill)
+        seen.add("PASS" if every.count("PASS") > len(every) / 2 else "FAIL")
+    return seen.pop() if len(seen) == 1 else "ERROR"  # undecided: an error row
+
+
 def naive_pipeline(results: Path) -> dict[str, Any]:
     """Per-row Python: records, dicts and loops (what one writes without vectorizing)."""
     sides = {}
@@ -182,16 +196,10 @@ def naive_pipeline(results: Path) -> dict[str, Any]:
         for r in recs:
             votes[r["row_id"]].append(r["verdict"])
             slice_of[r["row_id"]] = r["slice"]
-        collapsed = {}
-        for rid, vs in votes.items():
-            p = vs.count("PASS")
-            f = vs.count("FAIL")
-            e = vs.count("ERROR")
-            undecided = p + f == 0 or (2 * p == p + f and e > 0)  # a tie only an errored repeat made
-            collapsed[rid] = "ERROR" if undecided else ("PASS" if 2 * p > p + f else "FAIL")
+        collapsed = {rid: naive_majority(vs) for rid, vs in votes.items()}
         per_slice: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for rid, v in collapsed.items():
-            if v != "ERROR":
+            if v in ("PASS", "FAIL"):
                 per_slice[slice_of[rid]][0] += 1
                 per_slice[slice_of[rid]][1] += v == "PASS"
         table = {s: (n, k, *wilson_ci(k, n)) for s, (n, k) in per_slice.items()}

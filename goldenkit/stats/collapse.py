@@ -52,7 +52,7 @@ COLLAPSED_COLUMNS = (
 _CODE = {v: i for i, v in enumerate(VERDICTS)}  # PASS 0, FAIL 1, ERROR 2, SKIPPED 3
 _KIND = {kind: i for i, kind in enumerate(ERROR_KINDS)}
 _CANDIDATE_KIND = np.array([counts_against_candidate(kind) for kind in ERROR_KINDS], dtype=bool)
-_KIND_NAMES = np.array([*ERROR_KINDS, None], dtype=object)  # the trailing None: a row that is not ERROR
+_KIND_NAMES = np.array(ERROR_KINDS, dtype=object)
 _RULE_RE = re.compile(r"^at_least:(\d+)$")
 
 
@@ -201,14 +201,25 @@ def _error_kind_columns(
     """``n_candidate_errors``, ``n_permanent`` and ``error_kind`` of each row (see :func:`collapse_arrays`)."""
     n_rows, width = len(row_verdicts), len(ERROR_KINDS)
     err = np.asarray(verdicts) == _CODE[ERROR]
-    per = np.bincount(row_codes[err] * width + np.asarray(kinds, dtype=np.int64)[err], minlength=n_rows * width)
-    per = per.reshape(n_rows, width)
-    n_candidate = per[:, _CANDIDATE_KIND].sum(axis=1).astype(np.int64)
-    # the candidate's kinds when the row has one, else every kind; argmax takes the first of equal counts
-    eligible = _CANDIDATE_KIND[None, :] | (n_candidate == 0)[:, None]
-    most = np.where(eligible, per, -1).argmax(axis=1)
-    kind = pd.Series(_KIND_NAMES[np.where(row_verdicts == _CODE[ERROR], most, width)], dtype=object)  # None stays None
-    return {"n_candidate_errors": n_candidate, "n_permanent": n_candidate.copy(), "error_kind": kind}
+    err_rows, err_kinds = row_codes[err], np.asarray(kinds, dtype=np.int64)[err]
+    n_candidate = np.bincount(err_rows[_CANDIDATE_KIND[err_kinds]], minlength=n_rows).astype(np.int64)
+    kind = np.full(n_rows, None, dtype=object)
+    error_rows = np.flatnonzero(row_verdicts == _CODE[ERROR])  # few: only their repeats are counted by kind
+    if error_rows.size:
+        line = np.full(n_rows, -1, dtype=np.int64)
+        line[error_rows] = np.arange(error_rows.size)
+        at = line[err_rows]
+        keep = at >= 0
+        per = np.bincount(at[keep] * width + err_kinds[keep], minlength=error_rows.size * width)
+        per = per.reshape(error_rows.size, width)
+        # the candidate's kinds when the row has one, else every kind; argmax takes the first of equal counts
+        eligible = _CANDIDATE_KIND[None, :] | (n_candidate[error_rows] == 0)[:, None]
+        kind[error_rows] = _KIND_NAMES[np.where(eligible, per, -1).argmax(axis=1)]
+    return {
+        "n_candidate_errors": n_candidate,
+        "n_permanent": n_candidate.copy(),
+        "error_kind": pd.Series(kind, dtype=object),  # None stays None
+    }
 
 
 def first_positions(row_codes: np.ndarray, n_rows: int) -> np.ndarray:
