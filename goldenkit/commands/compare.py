@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import Any
 
 import pandas as pd
@@ -25,7 +26,8 @@ from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.commands._args import ALPHA
 from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs
-from goldenkit.errors import UsageError
+from goldenkit.compare.ledger import side_problems
+from goldenkit.errors import EXIT_INFRASTRUCTURE, UsageError
 
 
 def register(sub: Any) -> None:
@@ -33,7 +35,8 @@ def register(sub: Any) -> None:
         "compare",
         help="compare a candidate run with a base run or baseline, row by row",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="exit codes: 0 compared, 1 usage or bad input, 4 comparison invalid",
+        epilog="exit codes: 0 compared, 1 usage or bad input, 3 a side is not evidence (INVALID, incomplete, "
+        "rows missing), 4 comparison invalid",
     )
     p.add_argument("base", help="base: run folder, run id, baseline name or baseline .json")
     p.add_argument("cand", help="candidate: run folder, run id, baseline name or baseline .json")
@@ -125,4 +128,22 @@ def compare_command(args: argparse.Namespace) -> int:
             print(format_comparison(cmp, args.max_flips))
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
-    return 0
+    return _evidence_exit(cmp)
+
+
+def _evidence_exit(cmp: Comparison) -> int:
+    """3 (naming the side, on stderr) when a side is INVALID or incomplete or the candidate lost rows, else 0."""
+    problems = [
+        f"{label} {cmp_id}: {why}"
+        for label, cmp_id, man in (
+            ("base", cmp.base_id, cmp.base_manifest),
+            ("candidate", cmp.cand_id, cmp.cand_manifest),
+        )
+        for why in side_problems(man)
+    ]
+    missing = int((cmp.ledger.rows["cand_status"] == "MISSING").sum())
+    if missing:
+        problems.append(f"candidate {cmp.cand_id}: {missing} of the baseline's rows have no outcome (MISSING)")
+    for p in problems:
+        print(f"goldenkit compare: not evidence: {p}", file=sys.stderr)
+    return EXIT_INFRASTRUCTURE if problems else 0

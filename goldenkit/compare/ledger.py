@@ -27,17 +27,25 @@ exit 2). Rows only the candidate has are outside the scope and counted apart
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from goldenkit.schema import ERROR, FAIL, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
+from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
 from goldenkit.stats import OVERALL
 
-__all__ = ["LEDGER_COLUMNS", "LEDGER_STATUSES", "UNDECIDED", "Ledger", "SliceAccount", "evidence_ledger"]
+__all__ = [
+    "LEDGER_COLUMNS",
+    "LEDGER_STATUSES",
+    "UNDECIDED",
+    "Ledger",
+    "SliceAccount",
+    "evidence_ledger",
+    "side_problems",
+]
 
 UNDECIDED = "UNDECIDED"
 MISSING = MISSING_ROW
@@ -117,6 +125,16 @@ class Ledger:
     def __repr__(self) -> str:
         a = self.account(None)
         return f"Ledger({a.paired} of {a.rows} rows paired, {len(self.out_of_scope)} out of scope)"
+
+
+def side_problems(manifest: Mapping[str, Any]) -> list[str]:
+    """Why one side's run is not evidence from its manifest alone: INVALID, or it did not finish."""
+    out = []
+    if manifest.get("validity") == INVALID:
+        out.append(f"INVALID ({manifest.get('invalid_reason') or 'run.json says so'})")
+    if manifest.get("complete") is False:
+        out.append("incomplete (its run did not finish; resume it)")
+    return out
 
 
 def _side_status(collapsed: pd.DataFrame | None, order: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
