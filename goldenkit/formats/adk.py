@@ -31,12 +31,19 @@ ADK's ``EvalSet`` requires; ``evalCases`` is accepted too), legacy format A (a
 list of turn dicts that is ONE case, whose id is the file's name where ADK uses
 its path) and legacy format B (a list of ``{name, data, initial_session}``, one
 case each, id = name). Legacy cases are converted to EvalCase dicts the way ADK converts them,
-and the original record is kept under ``original``. The custom
-``security_agent`` schema (``test_cases``) is refused.
+and the original record is kept under ``original``. A conversation-scenarios file
+(``{"scenarios": [{starting_prompt, conversation_plan, user_persona?}]}``, the input of
+``adk eval_set add_eval_case --scenarios_file``) gives one ``conversation_scenario``
+case per scenario, stored as written; its id is ``scenario-`` + 12 hex digits of the
+SHA-256 of the canonical JSON of the scenario's ``{starting_prompt, conversation_plan,
+user_persona}`` (keys other tools add, such as ``id`` or ``name``, are kept on the case
+but are not its identity; ADK itself refuses them). The custom ``security_agent``
+schema (``test_cases``) is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -247,7 +254,7 @@ def _snake(key: str) -> str:
 def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], str]], str, dict[str, Any]]:
     """The eval cases of an ADK file as ``(eval_id, case, where)``, the kind of file, and the set's header.
 
-    The kind is ``"evalset"``, ``"legacy-a"`` or ``"legacy-b"``. Cases are
+    The kind is ``"evalset"``, ``"scenarios"``, ``"legacy-a"`` or ``"legacy-b"``. Cases are
     returned as dicts: EvalSet cases exactly as written; legacy ones converted
     to EvalCase dicts with the legacy record under ``original``. The header is
     the EvalSet object without its cases (``eval_set_id``, ``name``, ...), empty
@@ -264,6 +271,12 @@ def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], s
                 "not an ADK EvalSet: this file uses a custom schema (test_cases[{id, input, expected_output}]), "
                 "like ADK's security_agent samples; convert it to an EvalSet or to contract cases",
                 path=path.name,
+            )
+        if "scenarios" in doc and "eval_cases" not in doc and "evalCases" not in doc:
+            return (
+                _scenario_cases(doc["scenarios"], path),
+                "scenarios",
+                {k: v for k, v in doc.items() if k != "scenarios"},
             )
         cases = doc.get("eval_cases")
         if cases is None and "evalCases" in doc:
@@ -300,6 +313,27 @@ def read_adk(path: Path, data: bytes) -> tuple[list[tuple[str, dict[str, Any], s
             return [(eval_id, _legacy_case(eval_id, doc, None, doc, path, ""), "")], "legacy-a", {}
         raise DatasetError("a legacy ADK test file must be a list of objects", path=path.name)
     raise DatasetError(f"not an ADK eval file: top level is {type(doc).__name__}", path=path.name)
+
+
+def scenario_id(scenario: Mapping[str, Any]) -> str:
+    """A scenario's id: ``scenario-`` + 12 hex digits of the hash of its ADK fields (see the module docstring)."""
+    fields = {key: get(scenario, key) for key in ("starting_prompt", "conversation_plan", "user_persona")}
+    text = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "scenario-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _scenario_cases(scenarios: Any, path: Path) -> list[tuple[str, dict[str, Any], str]]:
+    """The cases of a conversation-scenarios file: one ``conversation_scenario`` EvalCase per scenario."""
+    if not isinstance(scenarios, list) or not scenarios:
+        raise DatasetError("not an ADK conversation-scenarios file: scenarios must be a non-empty list", path=path.name)
+    out = []
+    for i, scenario in enumerate(scenarios):
+        where = f"scenarios[{i}]"
+        if not isinstance(scenario, dict):
+            raise DatasetError(f"{where} must be an object", path=path.name)
+        eval_id = scenario_id(scenario)
+        out.append((eval_id, {"eval_id": eval_id, "conversation_scenario": scenario}, where))
+    return out
 
 
 def _legacy_case(eval_id: str, turns: Any, session: Any, original: Any, path: Path, where: str) -> dict[str, Any]:
@@ -373,4 +407,12 @@ def read_test_config(path: Path) -> tuple[dict[str, Any], str]:
     return criteria, "test_config.json"
 
 
-__all__ = ["DEFAULT_CRITERIA", "SIMULATED_USER_NOTE", "is_adk", "normalize_adk", "read_adk", "read_test_config"]
+__all__ = [
+    "DEFAULT_CRITERIA",
+    "SIMULATED_USER_NOTE",
+    "is_adk",
+    "normalize_adk",
+    "read_adk",
+    "read_test_config",
+    "scenario_id",
+]

@@ -10,7 +10,8 @@ Formats and what lands in each row's ``case``:
 format         source files                                                           case shape
 =============  =====================================================================  ===========
 adk            ``*.evalset.json`` / ``*.test.json`` (EvalSet, legacy A, legacy B),    adk
-               or a folder of them (searched recursively)
+               or a folder of them (searched recursively); a conversation-
+               scenarios file (``{"scenarios": [...]}``): one scenario case each
 vertex         eval ``.json`` (records, one record, ``eval_cases``, column frame),     vertex
                ``.jsonl``, ``.csv``
 golden         java-ai-golden JSONL (``#`` comments skipped; manifest beside it)      contract
