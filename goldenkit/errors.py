@@ -13,7 +13,8 @@ raises, and callers decide.
     │   └── ResultsError                exit 1  a run folder or outcome file is malformed
     ├── GateFailed                      exit 2  the quality gate failed (also an empty run)
     ├── InfrastructureError             exit 3  the run is not evidence (INVALID run)
-    │   └── ProviderError               exit 3  one model call failed (carries transient/permanent)
+    │   └── ProviderError               exit 3  one model call failed; ``kind``: transient, infrastructure,
+    │                                           refused, agent, grader or simulator (whose fault it is)
     └── ComparisonInvalid               exit 4  two runs cannot be compared
 
 Exit codes: 0 ok · 1 usage or bad input · 2 quality gate failed · 3 infrastructure
@@ -86,35 +87,86 @@ class InfrastructureError(GoldenkitError):
     exit_code = EXIT_INFRASTRUCTURE
 
 
-class ProviderError(InfrastructureError):
-    """One model call failed.
+#: The error taxonomy's kinds (an outcome's ``error_kind``), spelled as :mod:`goldenkit.schema` spells
+#: them (``schema.ERROR_KINDS``; this module is below every other and imports none of them).
+ERROR_KINDS = ("transient", "infrastructure", "refused", "agent", "grader", "simulator")
 
-    ``transient`` errors (429, 408, 5xx, timeouts, dropped connections) are retried
-    by the runner; permanent ones (401, 403, 404, malformed reply, a 429 saying the
-    quota is exhausted or asking to wait longer than the run's ``max_retry_after``)
-    are not.
+
+class ProviderError(InfrastructureError):
+    """One model call failed; ``kind`` says whose fault it is (the outcome's ``error_kind``).
+
+    Kinds (:data:`ERROR_KINDS`, defined in :mod:`goldenkit.schema`):
+
+    * ``transient``: might succeed if tried again (429 with a short wait, 408, 5xx,
+      a dropped connection, a deadline hit); the runner retries these;
+    * ``infrastructure``: an answer nobody gave (401/403, quota exhausted, a
+      Retry-After over the cap, TLS and proxy failures, an HTML page or another
+      content type where JSON was due, a gateway's 404, a stream cut before its end
+      marker, a deadline still hit on the last attempt; a network or OS error raised
+      inside an agent); not retried;
+    * ``refused``: the candidate's own request refused by the model (context length,
+      content filter, an invalid tool schema); not retried;
+    * ``agent``: an in-process agent's or callable's own code raised; not retried;
+    * ``simulator`` (:class:`goldenkit.providers.simulator.SimulatorError`) and ``grader``.
+
+    ``transient`` (derived) says whether the runner retries the call: ``kind ==
+    "transient"``, or an error of another kind that wraps a transient failure (a
+    simulator's 503). Built without ``kind``, ``transient=True`` means ``transient``
+    and anything else ``infrastructure`` (never the candidate's fault by default).
+    ``final_kind`` is the kind recorded when the runner gives up on a retried error
+    (a deadline hit on the last attempt is ``infrastructure``); default ``kind``.
     ``retry_after`` is the server's Retry-After in seconds, when it sent one.
+    ``attempts`` is set by the runner: how many times the failing call was tried.
+    ``partial`` is what the call produced before it failed (a conversation's
+    earlier turns, a :class:`goldenkit.records.Response`), kept in the outcome's trajectory.
     The message never contains a secret: URLs are given without userinfo or keys.
     """
+
+    default_kind: str | None = None  # a subclass's fixed kind (SimulatorError: "simulator")
 
     def __init__(
         self,
         message: str,
         *,
-        transient: bool,
+        kind: str | None = None,
+        transient: bool | None = None,
         status: int | None = None,
         url: str | None = None,
         retry_after: float | None = None,
+        final_kind: str | None = None,
     ) -> None:
-        self.transient = transient
+        if kind is None:
+            kind = self.default_kind or ("transient" if transient else "infrastructure")
+        if kind not in ERROR_KINDS or (final_kind is not None and final_kind not in ERROR_KINDS):
+            raise ValueError(f"unknown error kind {kind!r} (known: {', '.join(ERROR_KINDS)})")
+        self.kind = kind
+        self._retryable = kind == "transient" if transient is None else bool(transient)
+        self.final_kind = final_kind or kind
         self.status = status
         self.url = url
         self.retry_after = retry_after
+        self.attempts: int | None = None
+        self.partial: object | None = None
         super().__init__(message)
 
     @property
-    def kind(self) -> str:
-        return "transient" if self.transient else "permanent"
+    def transient(self) -> bool:
+        """Whether a retry may help (the runner retries only these)."""
+        return self._retryable
+
+    def with_message(self, message: str) -> ProviderError:
+        """The same error (class, kind, status, ...) with another message."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        Exception.__init__(out, message)
+        return out
+
+    def given_up(self, attempts: int) -> ProviderError:
+        """The error as the runner records it when it stops after ``attempts`` tries: of ``final_kind``."""
+        out = self.with_message(str(self))
+        out.kind = self.final_kind
+        out.attempts = attempts
+        return out
 
 
 class ComparisonInvalid(GoldenkitError):
@@ -128,6 +180,7 @@ class ComparisonInvalid(GoldenkitError):
 
 
 __all__ = [
+    "ERROR_KINDS",
     "EXIT_BAD_INPUT",
     "EXIT_COMPARISON_INVALID",
     "EXIT_GATE_FAILED",

@@ -367,6 +367,6 @@ def test_a_run_records_a_conversation_turn_it_could_not_retry_as_an_error(tmp_pa
     summary = run_eval(read_dataset(tmp_path / "ds.jsonl"), AdkProvider(agent), ["contract"], progress=False,
                        results_dir=tmp_path / "results", user_simulator=simulator, backoff_base=0.01)  # fmt: skip
     outcome = read_run(summary.path).outcomes().iloc[0]
-    assert outcome["verdict"] == "ERROR" and outcome["error_kind"] == "permanent"
+    assert outcome["verdict"] == "ERROR" and outcome["error_kind"] == "infrastructure"
     assert outcome["detail"].startswith("turn 2: not retried after")
     assert outcome["attempts"] == 4  # turn 1, the simulator, turn 2 and the one attempt that was refused

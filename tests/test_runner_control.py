@@ -204,7 +204,7 @@ def test_a_429_asking_to_wait_longer_than_the_cap_is_a_permanent_error(tmp_path:
                      max_retry_after=120, max_error_rate=1.0, **FAST)  # fmt: skip
         assert time.monotonic() - t0 < 10 and srv.count() == 1
     row = outcomes_df(s.path).iloc[0]
-    assert row["verdict"] == "ERROR" and row["error_kind"] == "permanent" and row["attempts"] == 1
+    assert row["verdict"] == "ERROR" and row["error_kind"] == "infrastructure" and row["attempts"] == 1
     assert "Retry-After 3600s exceeds the cap of 120s (--max-retry-after)" in row["detail"]
     assert s.manifest["config"]["max_retry_after"] == 120
 
@@ -240,7 +240,7 @@ def test_quota_exhausted_is_permanent_and_named(tmp_path: Path) -> None:
                      max_error_rate=1.0, **FAST)  # fmt: skip
         assert srv.count() == 1  # not retried
     row = outcomes_df(s.path).iloc[0]
-    assert row["error_kind"] == "permanent" and "quota or credit exhausted" in row["detail"]
+    assert row["error_kind"] == "infrastructure" and "quota or credit exhausted" in row["detail"]
 
 
 # ------------------------------------------------------------------ the judge inside a run (items 6, 19)

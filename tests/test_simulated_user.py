@@ -212,7 +212,7 @@ def test_an_agent_failure_names_its_turn(tmp_path):
     _, out = run(tmp_path, [scenario_row("a", expect={"must_contain": ["x"]})],
                  provider=CallableProvider(agent, threads=0))  # fmt: skip
     row = out.iloc[0]
-    assert row["verdict"] == "ERROR" and row["error_kind"] == "permanent"
+    assert row["verdict"] == "ERROR" and row["error_kind"] == "agent"  # its own code raised
     assert row["detail"].startswith("turn 2: callable")
 
 
@@ -296,7 +296,7 @@ def test_a_replay_that_departs_from_its_recording_is_an_error_naming_the_turn(tm
     rows[0]["case"]["scenario"]["starting_prompt"] = "an edited opening"  # type: ignore[index]
     summary, out = run(tmp_path, rows, None, run_id="replay", provider=FixturesProvider(fixtures=rec))
     row = out.iloc[0]
-    assert row["verdict"] == "ERROR" and row["error_kind"] == "replay_divergence"
+    assert row["verdict"] == "ERROR" and row["error_kind"] == "infrastructure"  # the recording has no answer
     assert "row a repeat 0 turn 1: the user message differs from the recording" in row["detail"]
     assert summary.exit_code == 3
 

@@ -32,10 +32,13 @@ reports usage.
 
 Errors: a model error (an event with ``error_code``, or an exception from the
 model such as ``google.genai.errors.APIError``) and a tool exception become a
-:class:`~goldenkit.errors.ProviderError` with the reason. 408, 429 and 5xx
-codes (and their gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED,
-INTERNAL), timeouts and connection errors are transient and retried by the
-runner; everything else is permanent.
+:class:`~goldenkit.errors.ProviderError` with the reason, of the kind
+:mod:`goldenkit.providers.adk_events` gives it: 408, 429 and 5xx codes (and their
+gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL), timeouts
+and connection errors are ``transient`` and retried by the runner; 401/403, other
+HTTP statuses and network or OS errors raised inside the agent are ``infrastructure``;
+a safety block or a context length is ``refused``; an exception from the agent's own
+code (a tool's ``KeyError``) or a malformed function call is ``agent``.
 
 A turn's images (:class:`goldenkit.cases.ImagePart`) go with its text in the same
 message: bytes as an ``inline_data`` Part, a URL as a ``file_data`` Part.
@@ -260,7 +263,7 @@ class AdkProvider(Provider):
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         if not case.turns:
-            raise ProviderError(f"case {case.id}: no user turn to send", transient=False)
+            raise ProviderError(f"case {case.id}: no user turn to send", kind="infrastructure")
         target = await self._resolve_target()
         model = self.model_of(target)
         if self._history == "expected" and len(case.turns) > 1:
@@ -357,7 +360,7 @@ class AdkProvider(Provider):
             raise
         except TimeoutError:
             raise ProviderError(
-                f"adk agent made no progress for {self._timeout:g} s (turn {n})", transient=True
+                f"adk agent made no progress for {self._timeout:g} s (turn {n})", kind="transient"
             ) from None
         except Exception as exc:  # the agent's model or one of its tools raised
             where = "tool" if col.pending_calls else ("model" if getattr(exc, "code", None) is not None else "agent")
@@ -376,7 +379,7 @@ class AdkConversation:
 
     A turn whose attempt failed after the session recorded its message (ADK appends the user's
     message before the agent runs) is not sent again into that session: the first turn starts
-    over on a new runner and session, a later turn is a permanent error (a retry would give the
+    over on a new runner and session, a later turn is an ``infrastructure`` error (a retry would give the
     agent the message twice). A failed attempt the session did not record is retried in it.
     """
 
@@ -430,7 +433,7 @@ class AdkConversation:
         raise ProviderError(
             f"not retried after {failed}: the agent's session already holds the message of turn {turn}, "
             "and a retry would send it twice",
-            transient=False,
+            kind="infrastructure",  # a transient failure that cannot be retried: nobody's answer
         )
 
     def recorded_user(self, turn: int) -> str | None:

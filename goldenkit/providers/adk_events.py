@@ -2,8 +2,12 @@
 
 Per turn it keeps what ADK's own evaluator reads (the final response, the tool
 calls and responses, the intermediate texts, the token counts; see
-:mod:`goldenkit.providers.adk`), and it tells a transient error (408, 429,
-5xx and their gRPC names, timeouts, dropped connections) from a permanent one.
+:mod:`goldenkit.providers.adk`), and it gives each failure its kind (:func:`code_kind`,
+:func:`error_from_exception`): ``transient`` (408, 429, 5xx and their gRPC names,
+timeouts, dropped connections), ``infrastructure`` (401/403 and their gRPC names, other
+4xx, a network or OS error inside the agent), ``refused`` (a safety block, a context
+length), and ``agent`` (the agent's own code or model output: an exception in a tool,
+a malformed function call).
 """
 
 from __future__ import annotations
@@ -16,12 +20,16 @@ from typing import Any
 from goldenkit.cases import ImagePart, ToolCall
 from goldenkit.errors import ProviderError
 from goldenkit.providers.base import TurnOutput
+from goldenkit.providers.failures import exception_error, refusal
 
-__all__ = ["TurnCollector", "error_from_exception", "as_content", "status_transient", "text_of"]
+__all__ = ["TurnCollector", "as_content", "code_kind", "error_from_exception", "status_transient", "text_of"]
 
 # HTTP status codes and their gRPC / google.genai status names that are worth a retry.
 _TRANSIENT_CODES = {"408", "429", "500", "502", "503", "504"}
 _TRANSIENT_NAMES = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"}
+_AUTH_NAMES = {"401", "403", "UNAUTHENTICATED", "PERMISSION_DENIED"}
+# Gemini's finish reasons (ADK's error codes) for an answer a safety filter blocked.
+_SAFETY_NAMES = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"}
 
 
 def as_content(role: str, text: str, images: Sequence[ImagePart] = ()) -> Any:
@@ -57,32 +65,33 @@ def status_transient(code: Any) -> bool:
     return s in _TRANSIENT_CODES or s in _TRANSIENT_NAMES or (s.isdigit() and len(s) == 3 and s.startswith("5"))
 
 
+def code_kind(code: Any, reason: str = "") -> str:
+    """The kind of a model error an agent reported by code (an HTTP status or a gRPC / finish-reason name)."""
+    s = str(code).strip().upper()
+    if status_transient(s):
+        return "transient"
+    if s in _AUTH_NAMES:
+        return "infrastructure"
+    if s in _SAFETY_NAMES or refusal(reason) is not None:
+        return "refused"
+    if s.isdigit():
+        return "infrastructure"  # another HTTP status: not the agent's own code
+    return "agent"  # MALFORMED_FUNCTION_CALL, MAX_TOKENS, OTHER: the agent's model run
+
+
 def error_from_exception(exc: BaseException, where: str) -> ProviderError:
-    """Classify an exception raised while the agent ran."""
+    """Classify an exception raised while the agent ran (``where``: tool, model or agent)."""
     if isinstance(exc, ProviderError):
         return exc
     code = getattr(exc, "code", None)
+    if code is None or isinstance(exc, OSError | TimeoutError | asyncio.TimeoutError):
+        return exception_error(exc, f"adk {where} error:")
     status = code if isinstance(code, int) else None
     name = type(exc).__name__
     msg = str(exc).splitlines()[0] if str(exc) else name
     if len(msg) > 300:
         msg = msg[:297] + "..."
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError):
-        transient = True
-    elif code is not None:
-        transient = status_transient(code)
-    else:
-        transient = name in {
-            "ReadError",
-            "ConnectError",
-            "RemoteProtocolError",
-            "ReadTimeout",
-            "ConnectTimeout",
-            "PoolTimeout",
-            "ServerDisconnectedError",
-            "ClientConnectionError",
-        }
-    return ProviderError(f"adk {where} error: {name}: {msg}", transient=transient, status=status)
+    return ProviderError(f"adk {where} error: {name}: {msg}", kind=code_kind(code, msg), status=status)
 
 
 class TurnCollector:
@@ -121,9 +130,10 @@ class TurnCollector:
                 int(code) if code.isdigit() else (int(lead) if lead.isdigit() and reason[3:4] in ("", " ") else None)
             )
             where = "tool" if self.pending_calls else "model"
+            kind = "transient" if status is not None and status_transient(status) else code_kind(code, reason)
             self.error = ProviderError(
                 f"adk {where} error: {event.error_code}: {reason}".rstrip(": ").splitlines()[0][:400],
-                transient=status_transient(code) or (status is not None and status_transient(status)),
+                kind=kind,
                 status=status,
             )
             return

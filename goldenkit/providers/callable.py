@@ -13,8 +13,13 @@ keyword it receives the 0-based repeat index.
 From the command line: ``--provider callable --callable package.module:function``
 (the current directory is importable).
 
-An exception from ``fn`` is a permanent ERROR naming the exception, except a
-:class:`goldenkit.errors.ProviderError`, which keeps its own transient/permanent kind.
+An exception from ``fn`` is an ERROR naming the exception, of the kind
+:func:`goldenkit.providers.failures.exception_error` gives it: ``agent`` when the
+function's own code raised (a ``KeyError`` in a tool); the network and OS family
+(``ConnectionError``, ``TimeoutError``, ``OSError``, httpx's transport and status
+errors) is never the agent's fault: ``transient`` (retried) or ``infrastructure``.
+A :class:`goldenkit.errors.ProviderError` keeps its own kind. A return value of the
+wrong type is ``agent``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response
+from goldenkit.providers.failures import exception_error
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -127,8 +133,7 @@ class CallableProvider(Provider):
         except ProviderError:
             raise
         except Exception as exc:  # the agent under test failed: data, not a crash
-            msg = " ".join(str(exc).split())[:200]
-            raise ProviderError(f"callable {self.spec} raised {type(exc).__name__}: {msg}", transient=False) from exc
+            raise exception_error(exc, f"callable {self.spec} raised") from exc
         if isinstance(out, Response):
             return out
         if isinstance(out, str):
@@ -138,7 +143,7 @@ class CallableProvider(Provider):
         raise ProviderError(
             f"callable {self.spec} returned {type(out).__name__}, expected Response, str or "
             '{"text": ..., "retrieved"?: [...]}',
-            transient=False,
+            kind="agent",
         )
 
     def _from_dict(self, out: dict[str, Any]) -> Response:
@@ -148,10 +153,10 @@ class CallableProvider(Provider):
             not isinstance(retrieved, list)
             or not all(isinstance(r, str | int) and not isinstance(r, bool) for r in retrieved)
         ):
-            raise ProviderError(f"callable {self.spec}: 'retrieved' must be a list of ids", transient=False)
+            raise ProviderError(f"callable {self.spec}: 'retrieved' must be a list of ids", kind="agent")
         state = out.get("final_state")
         if state is not None and not isinstance(state, dict):
-            raise ProviderError(f"callable {self.spec}: 'final_state' must be an object", transient=False)
+            raise ProviderError(f"callable {self.spec}: 'final_state' must be an object", kind="agent")
         return Response.from_text(
             out["text"],
             model=self.model,

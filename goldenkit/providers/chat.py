@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from goldenkit.cases import Case, ImagePart, Message, ToolCall
-from goldenkit.errors import ConfigError
+from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response
 from goldenkit.providers.client import ClientHolder, basic_auth_header, check_header_value
 from goldenkit.providers.conversation import ConversationOptions, initial_messages, run_conversation
@@ -48,7 +48,11 @@ class ChatReply:
 
 
 class StreamCollector(Protocol):
-    """Collects one streamed reply: ``feed`` each line (True when it carried output), then ``result``."""
+    """Collects one streamed reply: ``feed`` each line (True when it carried output), then ``result``;
+    ``finished`` says whether the stream carried its end marker."""
+
+    @property
+    def finished(self) -> bool: ...
 
     def feed(self, line: bytes) -> bool: ...
 
@@ -89,7 +93,7 @@ class ChatProvider(Provider):
     conversation: ConversationOptions
     stream: bool
     _http: ClientHolder
-    bounds_calls = True  # every request has the client's connect, read, write and pool timeouts
+    bounds_calls = True  # every request has a deadline of ``timeout``, connect to last byte
 
     def _init_http(
         self,
@@ -156,19 +160,30 @@ class ChatProvider(Provider):
         self._http.set_transport(ca_bundle=ca_bundle, no_proxy=no_proxy)
 
     async def send(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> ChatReply:
+        """One request; ``timeout`` is its whole deadline, connect to last byte, streamed or not.
+
+        A streamed reply that ends without its end marker (:attr:`StreamCollector.finished`)
+        is an ``infrastructure`` error: a cut answer is never graded."""
         body = self.payload(messages, tools)
+        deadline = self._http.timeout
         if not self.stream:
-            obj = await post_json(self._http.get(), self.url, body, max_reply_bytes=self.max_reply_bytes)
+            obj = await post_json(
+                self._http.get(), self.url, body, deadline=deadline, max_reply_bytes=self.max_reply_bytes
+            )
             return self.decode(obj)
         collected = self.collector()
         ttft = await post_stream(
-            self._http.get(),
-            self.url,
-            body,
-            collected.feed,
-            max_reply_bytes=self.max_reply_bytes,
+            self._http.get(), self.url, body, collected.feed, deadline=deadline, max_reply_bytes=self.max_reply_bytes
         )
-        reply = self.decode(collected.result())
+        obj = collected.result()
+        if "error" not in obj and not collected.finished:
+            raise ProviderError(
+                f"the stream from {self.safe_url} ended before its end marker (cut by a proxy, gateway or "
+                "server?); a cut answer is not graded",
+                kind="infrastructure",
+                url=self.safe_url,
+            )
+        reply = self.decode(obj)
         reply.ttft_ms = ttft
         return reply
 

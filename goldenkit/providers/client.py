@@ -14,6 +14,13 @@ request sent by aiohttp through that proxy (CONNECT for https); ``no_proxy=True`
 (``--ca-bundle FILE``), else ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, else certifi's
 bundle. Proxy URLs (and their credentials) are never recorded or printed.
 
+Stale keep-alive connections: the client's aiohttp session reports (through
+aiohttp's public tracing signals) when a request went out on a pooled connection
+(:func:`watch_reuse`), so :mod:`goldenkit.providers.http` can send a request once
+more at once when a reused connection turns out to have been closed by the server
+or a proxy while it was idle (tinyproxy closes every connection after its reply
+without saying so), and never re-sends one that failed on a fresh connection.
+
 Header values (API keys, basic-auth credentials) are checked by
 :func:`check_header_value` when a provider is built, before anything is sent.
 The headers every request of a provider carries (JSON content type, the key) are
@@ -24,10 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
+import functools
 import os
 import ssl
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -89,6 +99,78 @@ def _load_context(*, cafile: str | None = None, capath: str | None = None, what:
         raise ConfigError(f"{what}: cannot load CA certificates: {reason}") from None
 
 
+_DEFAULT_LIMITS = httpx.Limits()
+_REUSED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("goldenkit_reused", default=None)
+
+
+def watch_reuse() -> tuple[list[bool], contextvars.Token[list[bool] | None]]:
+    """A list that gets an item when the next request of this task goes out on a pooled connection,
+    and the token to ``reset`` the watch with (``token.var.reset(token)``) once it has been sent."""
+    box: list[bool] = []
+    return box, _REUSED.set(box)
+
+
+async def _on_reuse(session: object, context: object, params: object) -> None:
+    box = _REUSED.get()
+    if box is not None:
+        box.append(True)
+
+
+@functools.cache
+def _client_class() -> type[httpx.AsyncClient]:
+    """``HttpxAiohttpClient`` whose transports' aiohttp sessions report connection reuse (see the module doc).
+
+    The transports are httpx-aiohttp's own, built the way it builds them; only the aiohttp
+    session they create gets a ``TraceConfig`` (and the same connector settings).
+    """
+    import aiohttp
+    from httpx_aiohttp import HttpxAiohttpClient
+    from httpx_aiohttp.transport import AiohttpTransport
+
+    class Transport(AiohttpTransport):
+        def get_client(self) -> aiohttp.ClientSession:
+            limit = self.limits.max_connections
+            connector = aiohttp.TCPConnector(
+                keepalive_timeout=self.limits.keepalive_expiry, ssl=self.ssl_context, limit=limit or 0
+            )
+            trace = aiohttp.TraceConfig()
+            trace.on_connection_reuseconn.append(_on_reuse)
+            return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
+
+    class Client(HttpxAiohttpClient):
+        def _init_transport(
+            self,
+            verify: ssl.SSLContext | str | bool = True,
+            cert: Any = None,
+            trust_env: bool = True,
+            http1: bool = True,
+            http2: bool = False,
+            limits: httpx.Limits = _DEFAULT_LIMITS,
+            transport: httpx.AsyncBaseTransport | None = None,
+            **kwargs: Any,
+        ) -> httpx.AsyncBaseTransport:
+            if transport is not None:
+                return transport
+            return Transport(verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, limits=limits)
+
+        def _init_proxy_transport(
+            self,
+            proxy: httpx.Proxy,
+            verify: ssl.SSLContext | str | bool = True,
+            cert: Any = None,
+            trust_env: bool = True,
+            http1: bool = True,
+            http2: bool = False,
+            limits: httpx.Limits = _DEFAULT_LIMITS,
+            **kwargs: Any,
+        ) -> httpx.AsyncBaseTransport:
+            return Transport(
+                verify=verify, cert=cert, trust_env=trust_env, http1=http1, http2=http2, limits=limits, proxy=proxy
+            )
+
+    return Client
+
+
 def make_client(
     *,
     max_connections: int = 64,
@@ -100,16 +182,15 @@ def make_client(
     """The ``httpx.AsyncClient`` goldenkit's HTTP providers use (see the module doc).
 
     ``max_connections`` sizes aiohttp's pool (the run's in-flight limit); ``timeout``
-    bounds connect, each read, each write and the wait for a pooled connection.
+    bounds connect, each read, each write and the wait for a pooled connection (the
+    whole request's deadline is :func:`goldenkit.providers.http.post_json`'s).
     Every request carries :data:`JSON_HEADERS` and ``headers`` (already checked
     with :func:`check_header_value`; an ``authorization`` one is dropped by
     :func:`goldenkit.providers.http.post_json` on a redirect to another origin).
     Redirects are not followed by the client: :func:`post_json` decides per status.
     """
-    from httpx_aiohttp import HttpxAiohttpClient
-
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return HttpxAiohttpClient(
+    return _client_class()(
         timeout=httpx.Timeout(timeout),
         limits=limits,
         verify=ssl_context(ca_bundle),
@@ -187,4 +268,12 @@ class ClientHolder:
             await client.aclose()
 
 
-__all__ = ["JSON_HEADERS", "ClientHolder", "basic_auth_header", "check_header_value", "make_client", "ssl_context"]
+__all__ = [
+    "JSON_HEADERS",
+    "ClientHolder",
+    "basic_auth_header",
+    "check_header_value",
+    "make_client",
+    "ssl_context",
+    "watch_reuse",
+]

@@ -22,6 +22,11 @@
 * Every call, tool answer and intermediate text is kept in the turn's
   :class:`~goldenkit.providers.base.TurnOutput` (the whole trajectory goes into
   the outcome); token counts are summed over every request.
+* A request that fails (a :class:`~goldenkit.errors.ProviderError`) ends the
+  conversation; the error carries what came before it (``partial``: a Response
+  of the turns that completed, and of the failing turn its tool calls and results
+  so far, with a note naming the failure), so the ERROR outcome's trajectory shows
+  where it broke.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse
-from goldenkit.errors import ConfigError
+from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Response, TurnOutput
 
 HISTORY_MODES = ("actual", "expected")
@@ -267,7 +272,10 @@ async def run_conversation(
         out = TurnOutput(text="")
         steps = 0
         while True:
-            reply = await backend.send(prior + current, case.tools)
+            try:
+                reply = await backend.send(prior + current, case.tools)
+            except ProviderError as err:
+                raise _broken(err, turns, out, i) from None
             if not raws:
                 ttft_ms = getattr(reply, "ttft_ms", None)
             raws.append(reply.raw)
@@ -289,14 +297,7 @@ async def run_conversation(
             current.append(Message(role="assistant", content=reply.text, tool_calls=tuple(calls)))
             if recorded is None:
                 recorded = RecordedTools(case, tool_responses)
-            for c in calls:
-                ans = recorded.answer(c, i)
-                out.tool_calls.append(c)
-                entry: dict[str, Any] = {"name": c.name, "args": dict(c.args or {}), "response": ans.response}
-                if ans.error is not None:
-                    entry["error"] = ans.error
-                out.tool_responses.append(entry)
-                current.append(Message(role="tool", content=ans.content(), name=c.name, tool_call_id=c.id))
+            current += _answer_calls(recorded, calls, i, out)
             steps += 1
             if steps >= max_tool_steps:
                 out.intermediate.append(
@@ -313,6 +314,31 @@ async def run_conversation(
         raw=raws[0] if len(raws) == 1 else raws,
         ttft_ms=ttft_ms,
     )
+
+
+def _answer_calls(recorded: RecordedTools, calls: list[ToolCall], turn: int, out: TurnOutput) -> list[Message]:
+    """Answer each call from the recorded tool responses: the tool messages, each call and answer kept in ``out``."""
+    messages = []
+    for c in calls:
+        ans = recorded.answer(c, turn)
+        out.tool_calls.append(c)
+        entry: dict[str, Any] = {"name": c.name, "args": dict(c.args or {}), "response": ans.response}
+        if ans.error is not None:
+            entry["error"] = ans.error
+        out.tool_responses.append(entry)
+        messages.append(Message(role="tool", content=ans.content(), name=c.name, tool_call_id=c.id))
+    return messages
+
+
+def _broken(err: ProviderError, turns: list[TurnOutput], current: TurnOutput, index: int) -> ProviderError:
+    """``err`` carrying the conversation up to it (see the module doc); named by its turn when there were several."""
+    done = list(turns)
+    if current.tool_calls or current.intermediate:
+        current.intermediate.append((LOOP_AUTHOR, f"the turn failed: {err}"))
+        done.append(current)
+    out = err.with_message(f"turn {index + 1}: {err}") if index > 0 else err
+    out.partial = Response(turns=done) if done else None
+    return out
 
 
 __all__ = [

@@ -9,7 +9,7 @@ A fixture set is a folder::
                     {"row_id": "...", "repeat": 0,
                      "turns": [{"text": "...", "tool_calls": [{"name": "...", "args": {...}}]}],
                      "tokens_in": 812, "tokens_out": 95, "latency_ms": 1234.0, "model": "...",
-                     "error": null | {"kind": "transient"|"permanent", "message": "...", "status": 503}}
+                     "error": null | {"kind": "transient", "message": "...", "status": 503}}
 
 A simulated conversation (a scenario row run with ``--user-simulator``) is recorded
 the same way, each turn also carrying ``"user"`` (the message it answers: the
@@ -20,12 +20,14 @@ back and answers each with the recorded agent turn, so the whole conversation
 replays without any model; a user message that differs from the recorded one
 (the scenario was edited, or a live simulator wrote something else) is a
 :class:`ReplayDivergence` naming the turn, an ERROR with ``error_kind``
-``replay_divergence``. A line recorded before conversations were simulated (its
+``infrastructure`` (the recording holds no answer to it). A line recorded before conversations were simulated (its
 one turn has no ``user``) replays as that one turn.
 
 When a pair appears more than once, the last line wins (a re-recorded answer
-supersedes the earlier one). A missing pair is a permanent error ("no recorded
-answer for row X repeat K"); a recorded error is replayed as that error. The
+supersedes the earlier one). A missing pair is an ``infrastructure`` error ("no recorded
+answer for row X repeat K"); a recorded error is replayed as that error, of its recorded
+``kind`` (one of the taxonomy's, :data:`goldenkit.schema.ERROR_KINDS`; an older recording's
+``permanent`` reads as ``refused``, see :func:`goldenkit.schema.error_kind`). The
 agent version of a replay is the one recorded in meta.json, so a recording and
 its replay have the same run key except for ``mode``.
 
@@ -41,6 +43,7 @@ from typing import IO, Any
 from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, TurnOutput
+from goldenkit.schema import error_kind
 
 META_FILE = "meta.json"
 FIXTURES_FILE = "fixtures.jsonl"
@@ -117,14 +120,16 @@ class FixturesProvider(Provider):
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         rec = self.records.get((case.id, repeat))
         if rec is None:
-            raise ProviderError(f"no recorded answer for row {case.id} repeat {repeat} in {self.path}", transient=False)
+            raise ProviderError(
+                f"no recorded answer for row {case.id} repeat {repeat} in {self.path}", kind="infrastructure"
+            )
         err = rec.get("error")
         if err:
             if not isinstance(err, dict):
                 err = {"message": str(err)}
             raise ProviderError(
                 f"recorded error: {err.get('message') or 'error'}",
-                transient=err.get("kind") == "transient",
+                kind=error_kind(err.get("kind")),
                 status=err.get("status"),
             )
         return Response(
@@ -151,11 +156,10 @@ class FixturesProvider(Provider):
 
 
 class ReplayDivergence(ProviderError):
-    """A replayed conversation departed from its recording; ``kind`` is ``"replay_divergence"``."""
+    """A replayed conversation departed from its recording: an ``infrastructure`` error (the
+    recording holds no answer to what was asked; nobody's answer), its message saying so."""
 
-    @property
-    def kind(self) -> str:
-        return "replay_divergence"
+    default_kind = "infrastructure"
 
 
 class FixtureConversation:
@@ -265,7 +269,7 @@ class FixtureRecorder:
                 turns=[],
                 latency_ms=latency_ms,
                 error={
-                    "kind": error.kind if error else "permanent",
+                    "kind": error.kind if error else "infrastructure",
                     "message": str(error) if error else "error",
                     "status": error.status if error else None,
                 },

@@ -8,38 +8,36 @@ and redacted once (:func:`call_target`), the static headers are the client's.
 
 Requests (:func:`post_json`, :func:`post_stream`):
 
+* ``deadline`` (the run's ``--timeout``) bounds the whole request, from the connection
+  to the last byte of the reply, streamed or not: a server that drips a byte a second
+  is a ``transient`` error at the deadline (retried; ``infrastructure`` when the runner
+  gives up on it). httpx's connect, read, write and pool timeouts stay inside it;
+* a pooled keep-alive connection that the server or a proxy closed while it was idle
+  (the request fails before any reply on a *reused* connection) is retried once, at
+  once, on a new connection, as HTTP clients do; it is not an attempt of its own. A
+  request that fails on a fresh connection is an error as it was;
+* every reply is read to its end, or its connection is closed, before the connection
+  goes back to the pool (a stream left early, an error, a cancel);
 * a 307/308 is followed (at most :data:`MAX_REDIRECTS` hops, method and body
   kept; the ``Authorization`` header is dropped when the origin changes); a
-  301/302/303 to a POST is a permanent error naming the Location (without
+  301/302/303 to a POST is an ``infrastructure`` error naming the Location (without
   secrets), since re-sending it as a GET would not be the same call;
-* a reply larger than ``max_reply_bytes`` (default 32 MiB) is a permanent error,
-  read no further.
+* a reply larger than ``max_reply_bytes`` (default 32 MiB) is an ``infrastructure``
+  error, read no further; so is a 2xx that is not JSON where JSON was due (an HTML
+  page of a proxy, a captive portal or a gateway), named by its content type.
 
 Errors. Every failure becomes a :class:`goldenkit.errors.ProviderError` with a
 one-line message that names the status and the URL *without secrets* (userinfo
-and query strings removed):
-
-* transient (retried): 408, 409, 425, 429, 5xx, timeouts, connection refused or
-  reset, ``ReadError`` / ``RemoteProtocolError`` (a server closing an idle
-  keep-alive connection), any other ``httpx.TransportError``;
-* permanent (ERROR at once): 400, 401, 403, 404, 422 and other 4xx, a TLS
-  certificate that does not verify (named: expired, unknown issuer, wrong host),
-  and a reply that is not the JSON object expected. A 400 whose body says the
-  prompt is longer than the context (``context_length_exceeded``) names context length;
-  a 429 (or 402/403) whose body says the quota or credit is exhausted
-  (OpenAI ``insufficient_quota`` and the like) is permanent and says so.
-
-``Retry-After`` (seconds or an HTTP date) is parsed into ``retry_after``.
+and query strings removed), of the kind :mod:`goldenkit.providers.failures` decides
+(transient, infrastructure or refused). ``Retry-After`` (seconds or an HTTP date) is
+parsed into ``retry_after``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
-import json
-import re
-import ssl
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -49,29 +47,14 @@ import httpx
 import orjson
 
 from goldenkit.errors import ProviderError
-
-TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",
-    "context length",
-    "maximum context",
-    "context window",
-    "exceeds the context",
-    "too many tokens",
-    "n_ctx",
-)
-
-# A 429 (or 402/403) whose body says the account's quota or credit is used up: permanent, not a rate limit.
-_QUOTA_MARKERS = (
-    "insufficient_quota",
-    "exceeded your current quota",
-    "billing_hard_limit",
-    "credit balance is too low",
-    "insufficient credit",
-    "insufficient_credit",
-    "out of credits",
-    "quota exhausted",
-    "quota has been exhausted",
+from goldenkit.providers.client import watch_reuse
+from goldenkit.providers.failures import (
+    TRANSIENT_STATUSES,
+    classify_status,
+    error_text,
+    is_json_body,
+    parse_retry_after,
+    transport_error,
 )
 
 
@@ -108,122 +91,45 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (user, pw)
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _error_text(body: bytes, limit: int = 200) -> str:
-    """A short one-line excerpt of an error body (the server's message when JSON)."""
-    text = body.decode("utf-8", "replace")
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        obj = None
-    if isinstance(obj, dict):
-        err = obj.get("error", obj)
-        if isinstance(err, dict):
-            # OpenAI-style {"error": {"message"}}; FastAPI servers (llama.cpp's Python server) {"detail"}
-            text = str(err.get("message") or err.get("detail") or err.get("code") or err)
-        else:
-            text = str(err)
-    text = " ".join(text.split())
-    return text[:limit] + ("..." if len(text) > limit else "")
-
-
-def _describe(exc: BaseException) -> str:
-    """``ExceptionName: message`` on one line, without the URL (it may carry userinfo)."""
-    detail = " ".join(str(exc).split())
-    detail = re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<url>", detail)[:160]
-    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-
-
-def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers | None = None) -> ProviderError:
-    """The ProviderError for a non-2xx reply."""
-    excerpt = _error_text(body)
-    retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
-    lowered = body[:4000].decode("utf-8", "replace").lower()
-    if status == 400 or status == 413:
-        if any(m in lowered for m in _CONTEXT_MARKERS):
-            return ProviderError(
-                f"HTTP {status} from {url}: prompt exceeds the model's context length ({excerpt})",
-                transient=False,
-                status=status,
-                url=url,
-            )
-    if status in (402, 403, 429) and any(m in lowered for m in _QUOTA_MARKERS):
-        return ProviderError(
-            f"HTTP {status} from {url}: quota or credit exhausted, retrying cannot help ({excerpt})",
-            transient=False,
-            status=status,
-            url=url,
-            retry_after=retry_after,
-        )
-    transient = status in TRANSIENT_STATUSES or status >= 500
-    msg = f"HTTP {status} from {url}"
-    if excerpt:
-        msg += f": {excerpt}"
-    return ProviderError(msg, transient=transient, status=status, url=url, retry_after=retry_after)
-
-
 MAX_REDIRECTS = 3
 DEFAULT_MAX_REPLY_BYTES = 32 * 1024 * 1024
 _ERROR_BODY_BYTES = 64 * 1024  # what an error reply is read for its message
 
 
-def _certificate_problem(exc: BaseException) -> str | None:
-    """The certificate check's verdict when ``exc`` (or what caused it) is a failed TLS verification."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        inner = getattr(cur, "certificate_error", None)  # aiohttp's ClientConnectorCertificateError
-        found = inner if isinstance(inner, ssl.SSLCertVerificationError) else cur
-        if isinstance(found, ssl.SSLCertVerificationError):
-            why = getattr(found, "verify_message", None) or getattr(found, "reason", None)
-            return str(why or "certificate verify failed")
-        cur = cur.__cause__ or cur.__context__
-    return None
-
-
-def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
-    """The ProviderError for a request that got no HTTP reply (``url`` already redacted)."""
-    problem = _certificate_problem(exc)
-    if problem is not None:
-        return ProviderError(
-            f"TLS certificate verification failed calling {url}: {problem} "
-            "(give the CA with --ca-bundle FILE or SSL_CERT_FILE)",
-            transient=False,
-            url=url,
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        cause = exc.__cause__
-        if cause is not None and not isinstance(cause, TimeoutError | asyncio.TimeoutError):
-            # A "timeout" caused by something else (a dropped connection): name the real cause.
-            return ProviderError(f"{_describe(cause)} calling {url}", transient=True, url=url)
-        return ProviderError(f"timed out calling {url}", transient=True, url=url)
-    if isinstance(exc, httpx.UnsupportedProtocol):
-        return ProviderError(f"unsupported URL {url}: {_describe(exc)}", transient=False, url=url)
-    if isinstance(exc, httpx.ProxyError):
-        return ProviderError(f"proxy refused the call to {url}: {_describe(exc)}", transient=True, url=url)
-    return ProviderError(f"{_describe(exc.__cause__ or exc)} calling {url}", transient=True, url=url)
-
-
 def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     return (a.scheme, a.host, a.port) == (b.scheme, b.host, b.port)
+
+
+def _closed_by_peer(exc: BaseException) -> bool:
+    """Whether ``exc`` says the connection was closed under the request (not a timeout, not TLS)."""
+    aiohttp = sys.modules.get("aiohttp")
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and all(cur is not e for e in seen):
+        seen.append(cur)
+        if isinstance(cur, TimeoutError | asyncio.TimeoutError | httpx.TimeoutException):
+            if cur is not exc:  # httpx-aiohttp maps a disconnect to ConnectTimeout: look at its cause
+                return False
+        elif isinstance(cur, ConnectionResetError | BrokenPipeError | httpx.RemoteProtocolError):
+            return True
+        elif aiohttp is not None and isinstance(cur, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+            return not isinstance(cur, aiohttp.ClientConnectorError)
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request, url: str) -> httpx.Response:
+    """``client.send`` (streamed), once more at once when a reused keep-alive connection was found closed."""
+    for last in (False, True):
+        reused, token = watch_reuse()
+        try:
+            return await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            if last or not reused or not _closed_by_peer(exc):
+                raise transport_error(exc, url) from None
+        finally:
+            token.var.reset(token)
+    raise ProviderError(f"no reply calling {url}", kind="transient", url=url)  # not reached: the loop returns
 
 
 async def _open(
@@ -231,7 +137,6 @@ async def _open(
     url: str,
     body: bytes,
     headers: dict[str, str] | None,
-    timeout: float | None,
     max_reply_bytes: int,
 ) -> httpx.Response:
     """Send the POST (following 307/308) and return the open 2xx reply; raise ProviderError otherwise.
@@ -240,16 +145,12 @@ async def _open(
     origin no ``authorization`` header is sent, whichever of the two it came from.
     """
     target, safe = call_target(url)
-    extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
     foreign = False  # a redirect left the original origin
     for _hop in range(MAX_REDIRECTS + 1):
-        request = client.build_request("POST", target, content=body, headers=headers, **extra)
+        request = client.build_request("POST", target, content=body, headers=headers)
         if foreign:
             request.headers.pop("authorization", None)
-        try:
-            resp = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise transport_error(exc, safe) from None
+        resp = await _send(client, request, safe)
         status = resp.status_code
         if status < 300:
             length = resp.headers.get("content-length")
@@ -272,18 +173,18 @@ async def _open(
             raise ProviderError(
                 f"HTTP {status} from {safe}: redirected to {redact_url(target.join(location))}; a POST is not "
                 "re-sent as a GET (point the base URL at the new address)",
-                transient=False,
+                kind="infrastructure",
                 status=status,
                 url=safe,
             )
         raise classify_status(status, excerpt, safe, resp.headers)
-    raise ProviderError(f"more than {MAX_REDIRECTS} redirects calling {safe}", transient=False, url=safe)
+    raise ProviderError(f"more than {MAX_REDIRECTS} redirects calling {safe}", kind="infrastructure", url=safe)
 
 
 def _too_large(url: str, limit: int) -> ProviderError:
     return ProviderError(
         f"reply from {url} is larger than max_reply_bytes ({limit:,} bytes); not read further",
-        transient=False,
+        kind="infrastructure",
         url=url,
     )
 
@@ -318,24 +219,48 @@ def _encode(payload: dict[str, Any]) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS, default=str)
 
 
-def _json_object(data: bytes, url: str, status: int) -> dict[str, Any]:
+def _not_json(data: bytes, url: str, status: int, content_type: str | None) -> ProviderError:
+    """A 2xx reply that is not the JSON due: a proxy's, portal's or gateway's page (``infrastructure``)."""
+    what = f"is {content_type.split(';', 1)[0].strip()}" if content_type else "has no content type"
+    return ProviderError(
+        f"HTTP {status} from {url} {what}, not the JSON a model server sends "
+        f"(a proxy's or gateway's page?): {error_text(data, 80)!r}",
+        kind="infrastructure",
+        status=status,
+        url=url,
+    )
+
+
+def _json_object(data: bytes, url: str, status: int, content_type: str | None = None) -> dict[str, Any]:
+    if content_type is not None and not is_json_body(data, content_type) and not is_json_body(data, None):
+        raise _not_json(data, url, status, content_type)
     try:
         obj = orjson.loads(data)
     except ValueError:  # orjson.JSONDecodeError is a ValueError
         raise ProviderError(
-            f"malformed reply from {url}: HTTP {status} body is not JSON ({_error_text(data, 80)!r})",
-            transient=False,
+            f"malformed reply from {url}: HTTP {status} body is not JSON ({error_text(data, 80)!r})",
+            kind="infrastructure",
             status=status,
             url=url,
         ) from None
     if not isinstance(obj, dict):
         raise ProviderError(
             f"malformed reply from {url}: expected a JSON object, got {type(obj).__name__}",
-            transient=False,
+            kind="infrastructure",
             status=status,
             url=url,
         )
     return obj
+
+
+def _deadline_error(deadline: float, url: str) -> ProviderError:
+    return ProviderError(
+        f"timed out: no complete reply within the {deadline:g}s deadline calling {url} (--timeout bounds "
+        "the whole request, connect to last byte)",
+        kind="transient",
+        final_kind="infrastructure",
+        url=url,
+    )
 
 
 async def post_json(
@@ -344,23 +269,31 @@ async def post_json(
     payload: dict[str, Any],
     *,
     headers: dict[str, str] | None = None,
-    timeout: float | None = None,
+    deadline: float | None = None,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON to ``url`` and return the reply's JSON object.
 
     ``client`` is one from :func:`goldenkit.providers.client.make_client`, whose
-    own headers say JSON; ``headers`` are more for this call only. Every failure
-    is raised as :class:`ProviderError` (see the module docstring).
+    own headers say JSON; ``headers`` are more for this call only; ``deadline``
+    (seconds) bounds the whole request. Every failure is raised as
+    :class:`ProviderError` (see the module doc).
     """
     body = _encode(payload)
     safe = call_target(url)[1]
-    resp = await _open(client, url, body, headers, timeout, max_reply_bytes)
+    timer = asyncio.timeout(deadline)
     try:
-        data = await _read_capped(resp, max_reply_bytes, safe)
-    finally:
-        await resp.aclose()
-    return _json_object(data, safe, resp.status_code)
+        async with timer:
+            resp = await _open(client, url, body, headers, max_reply_bytes)
+            try:
+                data = await _read_capped(resp, max_reply_bytes, safe)
+            finally:
+                await resp.aclose()
+    except TimeoutError:
+        if deadline is not None and timer.expired():
+            raise _deadline_error(deadline, safe) from None
+        raise
+    return _json_object(data, safe, resp.status_code, resp.headers.get("content-type"))
 
 
 async def post_stream(
@@ -370,7 +303,7 @@ async def post_stream(
     on_line: Callable[[bytes], bool],
     *,
     headers: dict[str, str] | None = None,
-    timeout: float | None = None,
+    deadline: float | None = None,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> float | None:
     """POST ``payload`` and hand each line of the streamed reply to ``on_line``.
@@ -378,17 +311,41 @@ async def post_stream(
     ``on_line(line)`` (without the line end) returns True when the line carried
     the first output (a token or a tool call). Returns the time to that first
     output in milliseconds from the moment the request was sent (None if none came).
-    The same client, headers and errors as :func:`post_json`; ``max_reply_bytes``
-    caps the whole stream.
+    The same client, headers, deadline and errors as :func:`post_json`;
+    ``max_reply_bytes`` caps the whole stream. The stream is read to its end
+    (whether it carried its end marker is the collector's to say).
     """
     body = _encode(payload)
     safe = call_target(url)[1]
+    timer = asyncio.timeout(deadline)
+    try:
+        async with timer:
+            return await _stream(client, url, safe, body, headers, on_line, max_reply_bytes)
+    except TimeoutError:
+        if deadline is not None and timer.expired():
+            raise _deadline_error(deadline, safe) from None
+        raise
+
+
+async def _stream(
+    client: httpx.AsyncClient,
+    url: str,
+    safe: str,
+    body: bytes,
+    headers: dict[str, str] | None,
+    on_line: Callable[[bytes], bool],
+    max_reply_bytes: int,
+) -> float | None:
     t0 = time.perf_counter()
-    resp = await _open(client, url, body, headers, timeout, max_reply_bytes)
+    resp = await _open(client, url, body, headers, max_reply_bytes)
     ttft: float | None = None
     size = 0
     pending = b""
     try:
+        content_type = resp.headers.get("content-type", "")
+        if content_type.split(";", 1)[0].strip().lower() == "text/html":
+            page = await _read_capped(resp, _ERROR_BODY_BYTES, safe, truncate=True)
+            raise _not_json(page, safe, resp.status_code, content_type)
         async for chunk in _chunks(resp, safe):
             size += len(chunk)
             if size > max_reply_bytes:

@@ -22,6 +22,7 @@ from goldenkit.cases import ImagePart, Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers.failures import reply_error
 from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers.streaming import OllamaStream
 
@@ -37,9 +38,11 @@ def normalize_host(host: str) -> str:
 
 
 def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral messages in Ollama's chat format (an assistant's tool calls with ``"content": ""``
+    when it said nothing, as Ollama itself sends them: its ``content`` is a string, never null)."""
     out: list[dict[str, Any]] = []
     for m in messages:
-        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        d: dict[str, Any] = {"role": m.role, "content": m.content or ""}
         if m.role == "assistant" and m.tool_calls:
             d["tool_calls"] = [{"function": {"name": tc.name, "arguments": tc.args}} for tc in m.tool_calls]
         if m.role == "tool" and m.name:
@@ -52,7 +55,7 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def _base64(image: ImagePart) -> str:
     if image.data is None:  # a run refuses such rows before the first call (image_refusal)
-        raise ProviderError(f"ollama takes images as base64 data only, not a URL ({image.url})", transient=False)
+        raise ProviderError(f"ollama takes images as base64 data only, not a URL ({image.url})", kind="infrastructure")
     return image.base64()
 
 
@@ -60,14 +63,14 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     msg = obj.get("message")
     if not isinstance(msg, dict):
         if "error" in obj:
-            raise ProviderError(f"error reply from {url}: {obj['error']}", transient=False, url=url)
-        raise ProviderError(f"malformed reply from {url}: no message", transient=False, url=url)
+            raise reply_error(obj["error"], url)
+        raise ProviderError(f"malformed reply from {url}: no message", kind="infrastructure", url=url)
     calls: list[ToolCall] = []
     for tc in msg.get("tool_calls") or []:
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ProviderError(
-                f"malformed reply from {url}: tool call without a function name", transient=False, url=url
+                f"malformed reply from {url}: tool call without a function name", kind="infrastructure", url=url
             )
         calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments"))))
     return ChatReply(

@@ -19,6 +19,7 @@ from goldenkit.cases import Message, ToolCall
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
 from goldenkit.providers.conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers.failures import reply_error
 from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers.streaming import OpenAIStream
 
@@ -40,10 +41,13 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "assistant" and m.tool_calls:
+            # No "content" key when the message has no text: OpenAI's API takes it so, and servers that
+            # validate "content" as a string (llama.cpp's) refuse a null with a 500.
+            text: dict[str, Any] = {"content": m.content} if m.content else {}
             out.append(
                 {
                     "role": "assistant",
-                    "content": m.content or None,
+                    **text,
                     "tool_calls": [
                         {
                             "id": tc.id or f"call_{i}",
@@ -75,24 +79,27 @@ def content_parts(m: Message) -> list[dict[str, Any]]:
 
 
 def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
-    """One chat.completions reply as a ChatReply; anything unexpected is a permanent ProviderError."""
+    """One chat.completions reply as a ChatReply. An ``error`` object is the server's error
+    (:func:`goldenkit.providers.failures.reply_error`: ``refused`` for a context length or a content
+    filter, else ``infrastructure``); anything else unexpected is an ``infrastructure`` ProviderError."""
     choices = obj.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         if "error" in obj:
             err = obj["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise ProviderError(f"error reply from {url}: {msg}", transient=False, url=url)
-        raise ProviderError(f"malformed reply from {url}: no choices[0]", transient=False, url=url)
+            code = err.get("code") if isinstance(err, dict) else None
+            raise reply_error(f"{msg} ({code})" if isinstance(code, str) else msg, url)
+        raise ProviderError(f"malformed reply from {url}: no choices[0]", kind="infrastructure", url=url)
     choice = choices[0]
     msg = choice.get("message")
     if not isinstance(msg, dict):
-        raise ProviderError(f"malformed reply from {url}: choices[0] has no message", transient=False, url=url)
+        raise ProviderError(f"malformed reply from {url}: choices[0] has no message", kind="infrastructure", url=url)
     calls: list[ToolCall] = []
     for tc in msg.get("tool_calls") or []:
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ProviderError(
-                f"malformed reply from {url}: tool call without a function name", transient=False, url=url
+                f"malformed reply from {url}: tool call without a function name", kind="infrastructure", url=url
             )
         calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments")), id=tc.get("id")))
     usage_obj = obj.get("usage")

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import Any, ClassVar, Protocol
 
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers.failures import exception_error
 from goldenkit.records import Case, Message, Response, Scenario, ToolCall, Turn, TurnOutput
 
 SIMULATOR_NAMES = ("callable", "openai", "ollama")
@@ -54,11 +55,17 @@ PROMPT_SHA256 = hashlib.sha256(f"{SIMULATOR_SYSTEM_PROMPT}\n\n{SIMULATOR_USER_PR
 
 
 class SimulatorError(ProviderError):
-    """The user simulator failed (an ERROR of the row, never a FAIL); ``kind`` is ``"simulator"``."""
+    """The user simulator failed (an ERROR of the row, never a FAIL); ``kind`` is ``"simulator"``.
 
-    @property
-    def kind(self) -> str:
-        return "simulator"
+    ``transient`` says whether the runner retries it (a simulator's 503 is retried, and the
+    outcome still says ``simulator`` when it keeps failing)."""
+
+    default_kind = "simulator"
+
+    def __init__(self, message: str, *, transient: bool = False, **kw: Any) -> None:
+        kw.pop("kind", None)
+        kw.pop("final_kind", None)
+        super().__init__(message, kind="simulator", transient=transient, **kw)
 
 
 def transcript_messages(turns: Sequence[TurnOutput]) -> list[Message]:
@@ -144,9 +151,9 @@ class CallableSimulator(UserSimulator):
                 out = await out
         except ProviderError as exc:
             raise SimulatorError(str(exc), transient=exc.transient, status=exc.status) from exc
-        except Exception as exc:  # the scripted user failed: data about this row
-            msg = " ".join(str(exc).split())[:200]
-            raise SimulatorError(f"callable {self.spec} raised {type(exc).__name__}: {msg}", transient=False) from exc
+        except Exception as exc:  # the scripted user failed: data about this row (retried when it may pass)
+            inner = exception_error(exc, f"callable {self.spec} raised")
+            raise SimulatorError(str(inner), transient=inner.transient) from exc
         if out is not None and not isinstance(out, str):
             raise SimulatorError(
                 f"callable {self.spec} returned {type(out).__name__}, expected str or None", transient=False
@@ -213,14 +220,14 @@ class ChatSimulator(UserSimulator):
         try:
             reply = await chat.send(messages, [])
         except ProviderError as exc:
-            raise SimulatorError(str(exc), transient=exc.transient, status=exc.status, url=exc.url,
-                                 retry_after=exc.retry_after) from exc  # fmt: skip
+            raise SimulatorError(
+                str(exc), transient=exc.transient, status=exc.status, url=exc.url, retry_after=exc.retry_after
+            ) from exc
         text = (reply.text or "").strip()
         if STOP_TOKEN in text:
             return None
         if not text:
-            raise SimulatorError(f"simulator {self.name} ({self.options['model']}) sent an empty message",
-                                 transient=False)  # fmt: skip
+            raise SimulatorError(f"simulator {self.name} ({self.options['model']}) sent an empty message")
         return text
 
     async def aclose(self) -> None:

@@ -15,6 +15,11 @@ verdicts are the same either way; only the time to the first token
 * :class:`OllamaStream`: one JSON object per line, ``message.content`` pieces,
   ``message.tool_calls`` lists, and the last (``done: true``) object's counts.
 
+``finished`` says whether the stream carried its end marker (OpenAI: ``data: [DONE]``
+or a chunk with a ``finish_reason``; Ollama: ``done: true``). A stream that ends
+without one was cut (by a proxy, a gateway, a crashed server): its text is not an
+answer, and the provider raises an ``infrastructure`` error instead of grading it.
+
     >>> s = OpenAIStream("http://h/v1/chat/completions")
     >>> s.feed(b'data: {"model": "m", "choices": [{"delta": {"content": "he"}}]}')
     True
@@ -22,8 +27,8 @@ verdicts are the same either way; only the time to the first token
     True
     >>> s.feed(b"data: [DONE]")
     False
-    >>> s.result()["choices"][0]["message"]["content"]
-    'hey'
+    >>> s.result()["choices"][0]["message"]["content"], s.finished
+    ('hey', True)
 """
 
 from __future__ import annotations
@@ -40,11 +45,11 @@ def _parse(data: bytes, url: str) -> dict[str, Any]:
         obj = orjson.loads(data)
     except ValueError:
         raise ProviderError(
-            f"malformed reply from {url}: a streamed chunk is not JSON ({data[:80]!r})", transient=False, url=url
+            f"malformed reply from {url}: a streamed chunk is not JSON ({data[:80]!r})", kind="infrastructure", url=url
         ) from None
     if not isinstance(obj, dict):
         raise ProviderError(
-            f"malformed reply from {url}: a streamed chunk is not a JSON object", transient=False, url=url
+            f"malformed reply from {url}: a streamed chunk is not a JSON object", kind="infrastructure", url=url
         )
     return obj
 
@@ -61,12 +66,21 @@ class OpenAIStream:
         self.usage: dict[str, Any] | None = None
         self.error: Any = None
         self.chunks = 0
+        self.done = False  # data: [DONE] came
+
+    @property
+    def finished(self) -> bool:
+        """The stream carried its end: ``[DONE]`` or a ``finish_reason``."""
+        return self.done or self.finish_reason is not None
 
     def feed(self, line: bytes) -> bool:
         if not line.startswith(b"data:"):
             return False  # blank separators, comments, event:/id: fields
         data = line[5:].strip()
-        if not data or data == b"[DONE]":
+        if data == b"[DONE]":
+            self.done = True
+            return False
+        if not data:
             return False
         obj = _parse(data, self.url)
         self.chunks += 1
@@ -133,6 +147,11 @@ class OllamaStream:
         self.calls: list[Any] = []
         self.last: dict[str, Any] | None = None
         self.error: Any = None
+
+    @property
+    def finished(self) -> bool:
+        """The stream carried its end: a ``done: true`` line."""
+        return self.last is not None and self.last.get("done") is True
 
     def feed(self, line: bytes) -> bool:
         if not line.strip():

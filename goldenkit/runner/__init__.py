@@ -17,10 +17,11 @@ do, in order:
    last record per pair wins);
 3. call the provider for each pending pair, each an independent call: at most
    ``max_in_flight`` at once, optionally at most ``rpm`` starts per minute
-   (:mod:`goldenkit.runner.limits`). Transient failures are retried up to
+   (:mod:`goldenkit.runner.limits`). Only ``transient`` failures are retried, up to
    ``max_retries`` times with exponential backoff and full jitter, waiting at
    least the server's Retry-After, never more than ``max_retry_after`` (a 429
-   asking for longer, or saying the quota is exhausted, is a permanent ERROR).
+   asking for longer, or saying the quota is exhausted, is an ``infrastructure``
+   ERROR at once; so are refused requests, ``refused``, and an agent's own errors, ``agent``).
    Repeated 429s halve the concurrency (at most once per second); a run of
    successes raises it by one again, up to ``max_in_flight``. The judge's calls
    go through the same limiter, retries and backoff;
@@ -28,8 +29,10 @@ do, in order:
    grader error, never a crash) and :func:`goldenkit.graders.base.combine` the
    results into PASS / FAIL / SKIPPED, or ERROR when a hard grader could not
    grade and none failed; a call that produced nothing is ERROR with a one-line
-   reason (status and URL without secrets), ``error_kind`` transient / permanent
-   and the attempts made;
+   reason (status and URL without secrets), its ``error_kind`` (the taxonomy of
+   :mod:`goldenkit.schema`: transient, infrastructure, refused, agent, grader,
+   simulator; :class:`goldenkit.errors.ProviderError` says which), the attempts made,
+   and as its trajectory what came before the failure (a conversation's earlier turns);
 5. append each outcome to ``outcomes.jsonl`` as it completes (see
    :class:`goldenkit.results.OutcomeWriter`), keeping in memory only where each
    pair's last line is and its verdict (:mod:`goldenkit.runner.index`: memory

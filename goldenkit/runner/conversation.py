@@ -14,10 +14,13 @@ conversation (:class:`ConversationDriver`):
    scenario's ``stop`` phrase, when a recording ends, or at ``max_turns``.
 
 Every agent turn and every simulator call goes through the run's limiter and is
-retried like any call (transient errors, with backoff; a 429 asking too long a
-wait is permanent). What still fails ends the conversation as an ERROR of the
-row: the agent's error names its turn; a simulator failure has ``error_kind``
-``simulator``; a replay that departs from its recording, ``replay_divergence``.
+retried like any call (only ``transient`` errors, with backoff; a 429 asking too long
+a wait is ``infrastructure``; a refused request, a context length or a content filter,
+is never retried). What still fails ends the conversation as an ERROR of the row, of
+the error's kind: the agent's error names its turn and how often that turn was tried;
+a simulator failure has ``error_kind`` ``simulator``; a replay that departs from its
+recording is ``infrastructure``. The ERROR keeps the transcript up to the failure (the
+turns that completed, and the failing turn's tool calls so far) as its trajectory.
 Each repeat is its own conversation (the simulator gets the repeat, so a seeded
 model simulator uses ``seed + repeat``).
 
@@ -34,8 +37,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from goldenkit.errors import ProviderError
+from goldenkit.providers.failures import exception_error
 from goldenkit.providers.fixtures import RECORDING_ENDS
-from goldenkit.providers.simulator import UserSimulator, open_session, transcript_messages
+from goldenkit.providers.simulator import SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner.limits import backoff_delay, throttle_error
 
@@ -78,7 +82,7 @@ class ConversationDriver:
         """One conversation: ``(response, error, attempts, latency ms)`` as :meth:`Run.call` returns."""
         scenario = case.scenario
         if scenario is None:
-            raise ProviderError(f"row {case.id} has no scenario", transient=False)
+            raise ProviderError(f"row {case.id} has no scenario", kind="infrastructure")
         t0 = time.perf_counter()
         calls = [0]  # attempts of this conversation (agent turns and simulator calls)
         session = open_session(provider, case, repeat)
@@ -106,11 +110,11 @@ class ConversationDriver:
                 if isinstance(resp.raw, dict) and "final_state" in resp.raw:
                     raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
         except ProviderError as err:
-            return None, err, max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
+            return None, _with_transcript(err, done, user), max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
         finally:
             await session.aclose()
-        response = Response(turns=done, tokens_in=tokens[0], tokens_out=tokens[1], model=model,
-                            raw={**raw, "conversation": {"turns": len(done), "stopped": stopped}})  # fmt: skip
+        raw["conversation"] = {"turns": len(done), "stopped": stopped}
+        response = Response(turns=done, tokens_in=tokens[0], tokens_out=tokens[1], model=model, raw=raw)
         return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
 
     async def _next_user(
@@ -123,9 +127,7 @@ class ConversationDriver:
         if recorded is not None:
             return recorded, ""
         if self.simulator is None:
-            from goldenkit.providers.simulator import SimulatorError
-
-            raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)", transient=False)
+            raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)")
         sim = self.simulator
         transcript = transcript_messages(done)
         text = await self._retrying(
@@ -159,7 +161,9 @@ class ConversationDriver:
                 run.limiter.on_throttled(err.retry_after)
             replay = getattr(target, "mode", "live") == "fixtures"
             if not err.transient or replay or tries > opts.max_retries:
-                raise _named(err, where, cls)
+                final = err.given_up(tries) if err.transient else err
+                final.attempts = tries
+                raise _named(final, where, cls)
             await asyncio.sleep(backoff_delay(tries, err.retry_after, opts.backoff_base, opts.backoff_cap))
 
     async def _attempt(self, run: Any, target: Any, make: Callable[[], Awaitable[T]]) -> T | ProviderError:
@@ -172,10 +176,14 @@ class ConversationDriver:
         except ProviderError as exc:
             return exc
         except TimeoutError:
-            return ProviderError(f"timed out after {run.opts.timeout:g}s", transient=True)
+            if isinstance(target, UserSimulator):
+                return SimulatorError(f"timed out after {run.opts.timeout:g}s", transient=True)
+            return ProviderError(
+                f"timed out after {run.opts.timeout:g}s", kind="transient", final_kind="infrastructure"
+            )
         except Exception as exc:  # a provider's or simulator's bug: data about this row
-            return ProviderError(f"{getattr(target, 'name', target)} raised {type(exc).__name__}: {exc}"[:300],
-                                 transient=False)  # fmt: skip
+            err = exception_error(exc, f"{getattr(target, 'name', target)} raised", default="infrastructure")
+            return SimulatorError(str(err), transient=err.transient) if isinstance(target, UserSimulator) else err
         finally:
             run.limiter.release()
             run.calls += 1
@@ -187,9 +195,26 @@ def _sender(session: Any, user: str, done: list[TurnOutput]) -> Callable[[], Awa
 
 
 def _named(err: ProviderError, where: str, cls: type[ProviderError]) -> ProviderError:
-    """``err`` as a ``cls`` with ``where`` in front of its message (the class decides its kind)."""
-    out = cls(f"{where}: {err}", transient=err.transient, status=err.status, url=err.url,
-                    retry_after=err.retry_after)  # fmt: skip
+    """``err`` (its kind, status, attempts, partial transcript) with ``where`` in front of its message;
+    of class ``cls`` (a simulator's error stays a :class:`SimulatorError`)."""
+    out = err.with_message(f"{where}: {err}")
+    if not isinstance(out, cls):
+        wrapped = cls(str(out), status=err.status, url=err.url, retry_after=err.retry_after)
+        wrapped.attempts, wrapped.partial = err.attempts, err.partial
+        return wrapped
+    return out
+
+
+def _with_transcript(err: ProviderError, done: list[TurnOutput], user: str | None) -> ProviderError:
+    """``err`` carrying the conversation's transcript up to it: the turns ``done``, then what the
+    failing turn (answering ``user``) produced before it failed (its tool calls and results)."""
+    failing = list(err.partial.turns) if isinstance(err.partial, Response) else []
+    if not done and not failing:
+        return err
+    for turn in failing:
+        turn.user = user if turn.user is None else turn.user
+    out = err.with_message(str(err))
+    out.partial = Response(turns=[*done, *failing])
     return out
 
 

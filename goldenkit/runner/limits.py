@@ -5,8 +5,8 @@ per minute, pauses new starts for a server's Retry-After (never longer than the
 run's cap) and adapts ``limit`` on 429s (AIMD: halve at most once per second, add
 one back after a streak of successes). :func:`backoff_delay` is the wait before a
 retry: full-jitter exponential backoff, never less than Retry-After.
-:func:`throttle_error` turns a 429 whose Retry-After exceeds the cap into a
-permanent error, so one throttled call never holds a run longer than the cap.
+:func:`throttle_error` turns a 429 whose Retry-After exceeds the cap into an
+``infrastructure`` error (not retried), so one throttled call never holds a run longer than the cap.
 """
 
 from __future__ import annotations
@@ -147,7 +147,8 @@ def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: flo
 
 
 def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
-    """``err`` itself, or a permanent error when it is a 429 asking to wait longer than ``max_retry_after``.
+    """``err`` itself, or an ``infrastructure`` error (not retried) when it is a 429 asking to wait
+    longer than ``max_retry_after``.
 
     >>> e = ProviderError("HTTP 429 from http://h/v1", transient=True, status=429, retry_after=3600)
     >>> str(throttle_error(e, 120.0))
@@ -160,7 +161,7 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     head = str(err).split(": ", 1)[0] if str(err).startswith("HTTP ") else str(err)
     return ProviderError(
         f"{head}: Retry-After {err.retry_after:g}s exceeds the cap of {max_retry_after:g}s (--max-retry-after)",
-        transient=False,
+        kind="infrastructure",
         status=err.status,
         url=err.url,
         retry_after=err.retry_after,

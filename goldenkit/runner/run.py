@@ -28,6 +28,7 @@ from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders.base import Grader, GradeResult, agrade_case, combine, grade_case
 from goldenkit.graders.judge import JudgeGrader
 from goldenkit.providers.base import Provider
+from goldenkit.providers.failures import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner.folder import RunFolder, utc_now
@@ -36,7 +37,7 @@ from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner.progress import Progress
 from goldenkit.runner.runkey import validity
 from goldenkit.runner.summary import RunSummary
-from goldenkit.schema import ERROR, FAIL, OUTCOMES_PARQUET, PASS, SKIPPED
+from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
 
 Pair = tuple[str, int]
 CallResult = tuple[Response | None, ProviderError | None, int, float]
@@ -148,9 +149,12 @@ class Run:
     async def call(self, provider: Provider, case: Case, repeat: int) -> CallResult:
         """Call ``provider`` on ``case`` with retries: ``(response, error, attempts, latency of the last, ms)``.
 
-        Transient errors are retried up to ``max_retries`` times with backoff, waiting
-        at least Retry-After; a 429 asking to wait longer than ``max_retry_after`` is a
-        permanent error (:func:`~goldenkit.runner.limits.throttle_error`).
+        Only ``transient`` errors are retried, up to ``max_retries`` times with backoff,
+        waiting at least Retry-After; a 429 asking to wait longer than ``max_retry_after``
+        is ``infrastructure`` (:func:`~goldenkit.runner.limits.throttle_error`); a refused,
+        agent or infrastructure error is final at once. The error returned is as recorded
+        (:meth:`~goldenkit.errors.ProviderError.given_up`: a deadline still hit on the last
+        attempt is ``infrastructure``), with the attempts it took.
         """
         attempts = 0
         while True:
@@ -163,7 +167,7 @@ class Run:
             if err.status == 429 and err.transient:
                 self.limiter.on_throttled(err.retry_after)
             if not err.transient or provider.mode == "fixtures" or attempts > self.opts.max_retries:
-                return None, err, attempts, latency
+                return None, err.given_up(attempts) if err.transient else err, attempts, latency
             await asyncio.sleep(backoff_delay(attempts, err.retry_after, self.opts.backoff_base, self.opts.backoff_cap))
 
     async def _attempt(
@@ -183,11 +187,10 @@ class Run:
         except TimeoutError:
             url = getattr(provider, "safe_url", None)
             where = f" calling {url}" if url else ""
-            err = ProviderError(f"timed out after {self.opts.timeout:g}s{where}", transient=True, url=url)
+            msg = f"timed out after {self.opts.timeout:g}s{where}"
+            err = ProviderError(msg, kind="transient", final_kind="infrastructure", url=url)
         except Exception as exc:  # a provider bug: data about this row, not a crash of the run
-            err = ProviderError(
-                f"provider {provider.name} raised {type(exc).__name__}: {one_line(str(exc), 200)}", transient=False
-            )
+            err = exception_error(exc, f"provider {provider.name} raised", default="infrastructure")
         finally:
             self.limiter.release()
             self.calls += 1
@@ -198,10 +201,8 @@ class Run:
         resp, err, attempts, _ = await self.call(provider, case, 0)
         if resp is None:
             if err is None:
-                raise ProviderError(f"provider {provider.name} returned nothing", transient=False)
-            if attempts > 1:
-                raise ProviderError(f"{err} (after {attempts} attempts)", transient=err.transient, status=err.status)
-            raise err
+                raise ProviderError(f"provider {provider.name} returned nothing", kind="infrastructure")
+            raise err.with_message(f"{err}{attempts_note(err, attempts)}")
         return resp
 
     # ------------------------------------------------------------ one outcome
@@ -236,17 +237,20 @@ class Run:
         self.write_graded(rec, results, resp, latency, attempts)
 
     def write_error(self, rec: dict[str, Any], err: ProviderError | None, attempts: int, latency: float | None) -> None:
-        """Write an ERROR outcome for a call that produced nothing; trip the circuit breaker if due."""
-        reason = one_line(str(err)) if err is not None else "no response"
-        if attempts > 1:
-            reason += f" (after {attempts} attempts)"
+        """Write an ERROR outcome for a call that produced nothing to grade; trip the circuit breaker if due.
+
+        ``error_kind`` is the error's kind (one of :data:`goldenkit.schema.ERROR_KINDS`); the
+        trajectory is what the call produced before it failed (``err.partial``: a conversation's
+        earlier turns), and the detail says how often the failing call itself was tried."""
+        reason = one_line(str(err)) + attempts_note(err, attempts) if err is not None else "no response"
+        partial = err.partial if err is not None else None
         rec.update(
             verdict=ERROR,
             detail=reason,
-            error_kind=err.kind if err is not None else "permanent",
+            error_kind=err.kind if err is not None else INFRASTRUCTURE,
             graders={},
             response=None,
-            trajectory=[],
+            trajectory=partial.trajectory() if isinstance(partial, Response) else [],
             latency_ms=latency,
             ttft_ms=None,
             attempts=attempts,
@@ -375,6 +379,12 @@ class Run:
         )
 
 
+def attempts_note(err: ProviderError, attempts: int) -> str:
+    """`` (after N attempts)`` when the failing call was tried more than once (``err.attempts``, else ``attempts``)."""
+    n = err.attempts if err.attempts is not None else attempts
+    return f" (after {n} attempts)" if n > 1 else ""
+
+
 def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[str, int]:
     """Verdict counts, ``total``, ``expected`` and ``grader_errors`` (outcomes not ERROR whose
     graders include one that could not grade, e.g. a soft judge whose call failed)."""
@@ -385,4 +395,4 @@ def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[
     return counts
 
 
-__all__ = ["Run", "RunOptions", "RunPlan", "count_outcomes"]
+__all__ = ["Run", "RunOptions", "RunPlan", "attempts_note", "count_outcomes"]
