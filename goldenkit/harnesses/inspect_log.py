@@ -173,9 +173,11 @@ def _limit(sample: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _answers(target: Any) -> list[str]:
+    """The target's answers, stripped (inspect's scorers compare them stripped: a target " Yes" answers "Yes")."""
     if target is None:
         return []
-    return [str(t) for t in target] if isinstance(target, list) else [str(target)]
+    values = target if isinstance(target, list) else [target]
+    return [str(t).strip() for t in values if str(t).strip()]
 
 
 def _case(raw: dict[str, Any], short: bool) -> dict[str, Any] | None:

@@ -68,6 +68,9 @@ INPUTS_FILE = "inputs.jsonl"
 #: The goldenkit dataset beside run.json that holds the rows as contract cases (see the module docstring).
 CASES_FILE = "cases.jsonl"
 
+#: The mode of an imported run (run.json ``mode``).
+IMPORTED = "imported"
+
 #: The error rate above which an imported run is INVALID, as for a run goldenkit made.
 MAX_ERROR_RATE = 0.02
 
@@ -257,7 +260,7 @@ def prepare(
         "graders": dict(imp.graders) if imp.graders is not None else {imp.grader: imp.grader_version},
         "repeats": imp.repeats,
         "sample": None,
-        "mode": "imported",
+        "mode": IMPORTED,
         "provider": {"name": imp.format, "settings": {}},
         "source": _source(imp, rows, cases),
         "config": {"import": options},

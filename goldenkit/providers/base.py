@@ -70,6 +70,11 @@ class Provider(ABC):
         (HTTP providers size their connection pool with it). Default: nothing to do."""
         return None
 
+    def secret_values(self) -> tuple[str, ...]:
+        """The secret values this provider holds (an API key, a password), which a run masks in
+        everything it writes (:mod:`goldenkit.scrub`); never written anywhere. Default: none."""
+        return ()
+
     def recorded_agent_version(self) -> dict[str, Any] | None:
         """The agent version recorded with replayed answers (fixtures), else None so the
         runner derives it (git commit, model id, sha256 of system prompt + settings)."""

@@ -31,6 +31,7 @@ from goldenkit.providers.base import Provider, Response
 from goldenkit.providers.client import ClientHolder, basic_auth_header, check_header_value
 from goldenkit.providers.conversation import ConversationOptions, initial_messages, run_conversation
 from goldenkit.providers.http import DEFAULT_MAX_REPLY_BYTES, post_json, post_stream
+from goldenkit.scrub import check_env_name, header_secrets, note_secrets
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ChatProvider(Provider):
         headers are the client's own (sent with every request, encoded once)."""
         headers: dict[str, str] = {}
         if api_key_env:
+            check_env_name(api_key_env, f"provider {self.name}: api_key_env")
             key = os.environ.get(api_key_env)
             if not key:
                 raise ConfigError(
@@ -130,6 +132,7 @@ class ChatProvider(Provider):
             raise ConfigError(
                 f"provider {self.name}: max_reply_bytes must be a positive integer, not {max_reply_bytes!r}"
             )
+        note_secrets(*header_secrets(headers))  # a scope open now (the CLI's, a run's) masks them
         self.stream = bool(stream)
         self.max_reply_bytes = max_reply_bytes
         self._http = ClientHolder(
@@ -139,6 +142,10 @@ class ChatProvider(Provider):
             no_proxy=no_proxy,
             headers=headers,
         )
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The key or password in this provider's request headers (:func:`goldenkit.scrub.header_secrets`)."""
+        return tuple(header_secrets(self._http.headers))
 
     @abstractmethod
     def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:

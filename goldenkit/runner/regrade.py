@@ -21,6 +21,16 @@ combined into a verdict exactly as in a run. What is copied and what is new:
   ``max_retries``; ``max_error_rate`` too), and a judge ERROR counts toward the
   error rate as in a run.
 
+A run imported from another harness (``mode: "imported"``, see
+:mod:`goldenkit.harnesses`) is regraded the same way: its stored responses (an inspect
+log run with ``--no-score``, whose samples are SKIPPED; a promptfoo output; ...) are
+graded by goldenkit's graders against the goldenkit dataset it was imported with
+(``--dataset``), else against the cases the import wrote beside it (``cases.jsonl``,
+checked against ``source.cases_sha256``). Its ERRORs are the tool's and are copied,
+answer or not. The new run's manifest keeps the import's ``source`` block (format,
+identifiers, ``inputs_sha256``) beside ``regraded_from``, so its protocol names both
+the source and the new graders.
+
 Refused with a :class:`~goldenkit.errors.ResultsError` (exit 1) before anything
 is written: RUN is not complete or not VALID; an outcome of RUN that is neither
 ERROR nor SKIPPED has no stored response (named); the dataset (RUN's
@@ -50,6 +60,7 @@ from goldenkit.graders.base import Grader, agrade_case, grade_case
 from goldenkit.graders.gradable import check_gradable, gradability, shown_ids
 from goldenkit.graders.retrieval import RetrievalGrader
 from goldenkit.graders.state import StateGrader
+from goldenkit.harnesses.runfolder import IMPORTED
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
@@ -85,8 +96,11 @@ class StoredAnswers(Provider):
         return {}
 
 
-def _unanswered(rec: dict[str, Any]) -> bool:
-    """An ERROR or SKIPPED outcome with no answer stored: nothing to grade again, copied as it was."""
+def _unanswered(rec: dict[str, Any], imported: bool = False) -> bool:
+    """An ERROR or SKIPPED outcome with no answer stored: nothing to grade again, copied as it was
+    (an imported ERROR is copied even with an answer: the tool's error, a partial answer perhaps)."""
+    if imported and rec.get("verdict") == ERROR:
+        return True
     return rec.get("verdict") in _KEPT and rec.get("response") is None and not rec.get("trajectory")
 
 
@@ -118,18 +132,41 @@ class _Source:
     def jsonl(self) -> Path:
         return self.path / OUTCOMES_JSONL
 
+    @property
+    def imported(self) -> bool:
+        return self.manifest.get("mode") == IMPORTED
+
     def records(self) -> Iterator[dict[str, Any]]:
         """The final outcome of every pair, in pair order, a row group at a time."""
         for batch in self.index.batches(self.jsonl, RECORD_BATCH):
             yield from batch
 
 
-def _read_source(run: StoredRun, dataset: DatasetLike) -> _Source:
+def _dataset_of(run: StoredRun) -> tuple[DatasetLike, str | None]:
+    """The dataset ``run``'s rows are graded against (see the module doc), and the sha256 it must have."""
+    from goldenkit.dataset import read_dataset
+
+    man = run.manifest
+    path = (man.get("dataset") or {}).get("path")
+    if path:
+        return read_dataset(path), (man.get("dataset") or {}).get("sha256")
+    source = man.get("source") or {}
+    if man.get("mode") == IMPORTED and source.get("cases"):
+        return read_dataset(run.path / str(source["cases"])), source.get("cases_sha256")
+    if man.get("mode") == IMPORTED:
+        raise ResultsError(
+            f"regrade: run {run.run_id} was imported from {source.get('format')} without the cases a goldenkit grader "
+            "reads (a prompt and what is expected); import it with --dataset (the goldenkit dataset of its samples)"
+        )
+    raise ResultsError(f"regrade: run {run.run_id} does not say where its dataset is; pass the dataset")
+
+
+def _read_source(run: StoredRun, dataset: DatasetLike, want: str | None = None) -> _Source:
     man = run.manifest
     if not man.get("complete") or man.get("validity") != VALID:
         why = man.get("invalid_reason") or ("incomplete" if not man.get("complete") else man.get("validity"))
         raise ResultsError(f"regrade: run {run.run_id} is not a complete VALID run ({why}); finish or fix it first")
-    want = (man.get("dataset") or {}).get("sha256")
+    want = want if want is not None else (man.get("dataset") or {}).get("sha256")
     if dataset.sha256 != want:
         raise ResultsError(
             f"regrade: the dataset {getattr(dataset, 'path', '')} has sha256 {dataset.sha256}, run {run.run_id} "
@@ -181,6 +218,7 @@ def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
         "sample": man.get("sample"),
         "mode": REGRADE,
         "criteria": man.get("criteria"),
+        **({"source": man.get("source")} if src.imported else {}),
         **({"shard": man["shard"]} if man.get("shard") is not None else {}),
         **({"simulator_version": man["simulator_version"]} if man.get("simulator_version") is not None else {}),
     }
@@ -240,7 +278,7 @@ class Regrade(Run):
         rec = dict(self.plan.base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=src.get("started_at"))
         attempts = int(src.get("attempts") or 1)
-        if _unanswered(src):
+        if _unanswered(src, self.source.imported):
             rec.update({k: src.get(k) for k in _COPIED})
             self._write(rec, attempts)
             return
@@ -267,17 +305,14 @@ async def aregrade(
     ``graders``: Grader objects or registered names (default ``["contract"]``, as a run).
     ``results_dir``: where ``run_id`` is written and a run id ``source`` is looked up
     (default: the source's folder). ``dataset``: the dataset the run used (default:
-    read from the path in its run.json; its sha256 must match). See the module doc.
+    read from the path in its run.json, or an import's own cases; its sha256 must match).
+    See the module doc.
     """
-    from goldenkit.dataset import read_dataset
-
     first = read_run(source, results_dir if results_dir is not None else "results")
+    want = None
     if dataset is None:
-        path = (first.manifest.get("dataset") or {}).get("path")
-        if not path:
-            raise ResultsError(f"regrade: run {first.run_id} does not say where its dataset is; pass the dataset")
-        dataset = read_dataset(path)
-    src = _read_source(first, dataset)
+        dataset, want = _dataset_of(first)
+    src = _read_source(first, dataset, want)
     if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
         raise ResultsError(f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
                            "regrading a run with an ADK eval config is not supported")  # fmt: skip
