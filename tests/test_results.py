@@ -217,3 +217,72 @@ def test_parquet_schema_has_every_outcome_field_in_order():
     from goldenkit.schema import OUTCOME_FIELDS
 
     assert tuple(OUTCOME_SCHEMA.names) == OUTCOME_FIELDS
+
+
+@pytest.mark.parametrize("cut", ["half", "footer", "empty", "pages"])
+def test_a_cut_or_corrupt_parquet_is_one_error_naming_the_file(tmp_path, cut):
+    done = _run_folder(
+        tmp_path, "done", [outcome(f"r{i}", verdict="PASS" if i % 3 else "FAIL") for i in range(50)], True
+    )
+    path = done / "outcomes.parquet"
+    data = path.read_bytes()
+    if cut == "half":
+        path.write_bytes(data[: len(data) // 2])
+    elif cut == "footer":
+        path.write_bytes(data[:-3])
+    elif cut == "empty":
+        path.write_bytes(b"")
+    else:  # the footer intact, every byte before it changed
+        import pyarrow.parquet as pq
+
+        footer = pq.read_metadata(path).serialized_size + 8
+        path.write_bytes(b"PAR1" + bytes(b ^ 0x5A for b in data[4:-footer]) + data[-footer:])
+    run = read_run(done)
+    for read in (lambda: run.table(), lambda: outcomes_df(done), lambda: light_outcomes(run), run.outcomes):
+        with pytest.raises(ResultsError) as info:
+            read()
+        assert str(info.value).startswith(f"{path}: unreadable (cut short or corrupt): ")
+        assert "\n" not in str(info.value)
+
+
+def test_a_torn_last_outcome_line_is_still_skipped_by_every_reader(tmp_path):
+    partial = _run_folder(tmp_path, "partial", [outcome("a"), outcome("b", verdict="FAIL")], complete=False)
+    with (partial / "outcomes.jsonl").open("ab") as fh:
+        fh.write(b'{"row_id": "c", "repeat": 0, "verd')  # a writer killed mid-line
+    assert outcomes_df(partial)["row_id"].tolist() == ["a", "b"]
+    assert light_outcomes(read_run(partial))["verdict"].tolist() == ["PASS", "FAIL"]
+
+
+@pytest.mark.parametrize(
+    ("patch", "why"),
+    [
+        ({"repeat": "second"}, "invalid literal for int()"),
+        ({"verdict": 5}, "Expected bytes, got a 'int' object"),
+        ({"graders": ["contract"]}, "has no attribute 'items'"),
+        ({"latency_ms": "fast"}, "Could not convert 'fast'"),
+        ({"tokens_in": 10**30}, "too large"),
+    ],
+)
+def test_an_outcome_line_that_is_no_outcome_is_named_by_line_and_row(tmp_path, patch, why):
+    records = [outcome(f"r{i}") for i in range(5)]
+    partial = _run_folder(tmp_path, "partial", records, complete=False)
+    path = partial / "outcomes.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[3] = json.dumps({**json.loads(lines[3]), **patch})
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for read in (lambda: outcomes_df(partial), lambda: light_outcomes(read_run(partial))):
+        with pytest.raises(ResultsError) as info:
+            read()
+        message = str(info.value)
+        assert message.startswith(f'{path}:4: the outcome of row "r3" does not fit the outcome schema: ')
+        assert why in message and "\n" not in message
+
+
+def test_a_corrupt_middle_outcome_line_names_its_line(tmp_path):
+    partial = _run_folder(tmp_path, "partial", [outcome("a"), outcome("b"), outcome("c")], complete=False)
+    path = partial / "outcomes.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1][:40] + b"\x00\xff" + lines[1][60:]
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ResultsError, match=r"outcomes\.jsonl:2: invalid JSON in outcome line"):
+        outcomes_df(partial)

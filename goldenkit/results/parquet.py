@@ -17,6 +17,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from goldenkit._text import one_line
+from goldenkit.errors import ResultsError
 from goldenkit.schema import OUTCOME_FIELDS
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -149,10 +151,14 @@ def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
 
 def read_parquet(path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
     """The ``cols`` of an outcomes.parquet (those in ``dictionary`` dictionary-encoded); a column added
-    since it was written (``ttft_ms``) comes back null."""
-    present = set(pq.read_schema(path).names)
-    wanted = [c for c in cols if c in present]
-    table = pq.read_table(path, columns=wanted, read_dictionary=[c for c in dictionary if c in present])
+    since it was written (``ttft_ms``) comes back null. A file that cannot be read (cut short, bytes
+    changed, not Parquet) is a :class:`ResultsError` naming it."""
+    try:
+        present = set(pq.read_schema(path).names)
+        wanted = [c for c in cols if c in present]
+        table = pq.read_table(path, columns=wanted, read_dictionary=[c for c in dictionary if c in present])
+    except (pa.ArrowException, OSError) as exc:  # a bad footer, page or compressed block; ArrowIOError is OSError
+        raise ResultsError(f"{path}: unreadable (cut short or corrupt): {one_line(exc, 160)}") from None
     for c in cols:
         if c not in present:
             table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))

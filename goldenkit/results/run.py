@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
 from goldenkit.results.jsonl import iter_jsonl, latest_per_pair
 from goldenkit.results.latest import follow_latest
@@ -43,18 +44,27 @@ class Run:
         jsonl = self.path / OUTCOMES_JSONL
         if not jsonl.exists():
             return []
-        return latest_per_pair(iter_jsonl(jsonl))
+        try:
+            return latest_per_pair(iter_jsonl(jsonl))
+        except (TypeError, ValueError):  # a repeat that is not a number
+            raise ResultsError(_misfit_line(jsonl)) from None
 
     def table(self, columns: Sequence[str] | None = None, dictionary: Sequence[str] = ()) -> pa.Table:
         """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise); the ``dictionary``
-        columns of a Parquet file are read dictionary-encoded."""
+        columns of a Parquet file are read dictionary-encoded. A file cut short or corrupt, or an outcome
+        line that is not an outcome, is a :class:`ResultsError` naming the file (and the line)."""
         cols = list(columns) if columns is not None else list(OUTCOME_FIELDS)
         unknown = [c for c in cols if c not in OUTCOME_FIELDS]
         if unknown:
             raise ResultsError(f"unknown outcome column(s): {', '.join(unknown)}")
         if self.complete:
             return read_parquet(self.path / OUTCOMES_PARQUET, cols, dictionary)
-        return outcomes_table(self.records()).select(cols)
+        records = self.records()
+        try:
+            table = outcomes_table(records)
+        except _MISFITS:
+            raise ResultsError(_misfit_line(self.path / OUTCOMES_JSONL)) from None
+        return table.select(cols)
 
     def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The outcomes as a DataFrame, one row per row x repeat."""
@@ -63,6 +73,48 @@ class Run:
     def __repr__(self) -> str:
         counts = self.manifest.get("counts", {})
         return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
+
+
+# What a record whose values do not fit the outcome schema raises while it becomes a table.
+_MISFITS = (pa.ArrowException, TypeError, ValueError, AttributeError, OverflowError)
+
+
+def _misfit_line(path: Path, chunk: int = 10_000) -> str:
+    """The first line of the outcomes.jsonl ``path`` whose record does not fit the outcome schema, as a problem.
+
+    Called once reading the file as a table failed: chunks of ``chunk`` records
+    are tried, then the records of the failing chunk one by one (a line that is
+    not JSON was already refused, or is the torn last line the readers skip).
+    """
+    numbered = []
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        try:
+            rec = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            numbered.append((number, rec))
+    for start in range(0, len(numbered), chunk):
+        part = numbered[start : start + chunk]
+        if _misfit([rec for _, rec in part]) is None:
+            continue
+        for number, rec in part:
+            why = _misfit([rec])
+            if why is not None:
+                row = json.dumps(rec.get("row_id"))
+                return f"{path}:{number}: the outcome of row {row} does not fit the outcome schema: {why}"
+    return f"{path}: the outcomes do not fit the outcome schema"
+
+
+def _misfit(records: list[dict[str, Any]]) -> str | None:
+    """Why ``records`` cannot become an outcomes table (None when they can)."""
+    try:
+        for rec in records:
+            int(rec.get("repeat") or 0)
+        outcomes_table(records)
+    except _MISFITS as exc:
+        return one_line(exc, 160)
+    return None
 
 
 def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:
