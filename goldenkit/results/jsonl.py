@@ -1,7 +1,8 @@
 """outcomes.jsonl: the crash-safe writer of outcome lines, its repair after a kill, its reader.
 
 Lines are written with ``os.write()`` on an unbuffered file descriptor
-(:class:`OutcomeWriter`); a torn last line left by a kill is cut by
+(:class:`OutcomeWriter`), each through the secret scrubber
+(:func:`goldenkit.scrub.scrub`); a torn last line left by a kill is cut by
 :func:`repair_jsonl` and skipped by :func:`iter_jsonl`. The last record per
 (row_id, repeat) wins (:func:`latest_per_pair`).
 """
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from goldenkit.errors import ResultsError
+from goldenkit.scrub import scrub
 
 
 def repair_jsonl(path: str | Path) -> int:
@@ -108,7 +110,7 @@ class OutcomeWriter:
         return self._fd is None
 
     def write(self, record: dict[str, Any]) -> tuple[int, int]:
-        """Append ``record`` as one UTF-8 JSON line (see the class for when it reaches the file).
+        """Append ``record`` as one UTF-8 JSON line, secrets masked (see the class for when it reaches the file).
 
         Returns ``(offset, length)`` of the line in the file (newline included), so
         a caller can read the record back later instead of keeping it in memory.
@@ -118,6 +120,10 @@ class OutcomeWriter:
         if self._error is not None:
             raise self._error
         line = orjson.dumps(record, default=str, option=_ORJSON_LINE)
+        text = line.decode("utf-8")
+        clean = scrub(text)  # the whole line: details, error excerpts, the response, tool results
+        if clean is not text:
+            line = clean.encode("utf-8")
         span = (self._size, len(line))
         self._size += len(line)
         if not self._coalesce:

@@ -9,14 +9,17 @@ from typing import Any
 
 from goldenkit.errors import ResultsError
 from goldenkit.schema import RUN_FILE
+from goldenkit.scrub import scrub
 
 
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``."""
+    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``,
+    secrets masked (:func:`goldenkit.scrub.scrub`)."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
+    text = scrub(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str))
     with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False, ensure_ascii=False, default=str)
+        fh.write(text)
         fh.write("\n")
         fh.flush()
         os.fsync(fh.fileno())

@@ -2,7 +2,8 @@
 
 Free-form nested JSON columns (``trajectory``) are kept as JSON text, so every
 run has the same schema; Parquet is written one row group per batch of records,
-so a run of millions of outcomes is written in flat memory.
+so a run of millions of outcomes is written in flat memory. Every string written
+passes the secret scrubber (:func:`scrub_table`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
 from goldenkit.schema import OUTCOME_FIELDS
+from goldenkit.scrub import SHAPE_REGEX, current_scope, scrub_value
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -95,6 +98,48 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.table(arrays)
 
 
+def _strings(arr: pa.Array) -> list[pa.Array]:
+    """The string arrays inside ``arr`` (itself, or the children of a list, struct or map)."""
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return [arr]
+    if pa.types.is_map(t):
+        return _strings(arr.keys) + _strings(arr.items)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _strings(arr.flatten())
+    if pa.types.is_struct(t):
+        return [s for i in range(t.num_fields) for s in _strings(arr.field(i))]
+    return []
+
+
+def _may_hold_secret(arr: pa.Array, known: tuple[str, ...]) -> bool:
+    """Whether any string in ``arr`` holds a scrubber trigger or a known secret (vectorized)."""
+    for strings in _strings(arr):
+        if len(strings) == 0 or strings.null_count == len(strings):
+            continue
+        if pc.any(pc.match_substring_regex(strings, SHAPE_REGEX, ignore_case=True)).as_py():
+            return True
+        if any(pc.any(pc.match_substring(strings, v)).as_py() for v in known):
+            return True
+    return False
+
+
+def scrub_table(table: pa.Table) -> pa.Table:
+    """``table`` with every secret in its strings masked (:mod:`goldenkit.scrub`).
+
+    A column is searched for the scrubber's triggers in Arrow (a few nanoseconds a
+    byte); only a column where one occurs is converted to Python and scrubbed.
+    """
+    scope = current_scope()
+    known = tuple(scope.values) + tuple(h for h, _ in scope.heads) if scope is not None else ()
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        if any(_may_hold_secret(chunk, known) for chunk in column.chunks):
+            clean = pa.array(scrub_value(column.to_pylist()), type=column.type)
+            table = table.set_column(i, name, clean)
+    return table
+
+
 #: Outcomes per Parquet row group.
 ROW_GROUP = 10_000
 
@@ -113,7 +158,7 @@ def write_parquet_batches(
     batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROW_GROUP
 ) -> int:
     """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
-    (batches are gathered until at least that many wait; the last group holds the rest).
+    (batches are gathered until at least that many wait; the last group holds the rest), secrets masked.
 
     Only one batch of records is in memory at a time, beside the Arrow tables of
     the row group being gathered, so a run of millions of outcomes is written in
@@ -129,7 +174,7 @@ def write_parquet_batches(
             gathered: list[pa.Table] = []
             for batch in batches:
                 if batch:
-                    gathered.append(outcomes_table(batch))
+                    gathered.append(scrub_table(outcomes_table(batch)))
                     written += len(batch)
                 if sum(t.num_rows for t in gathered) >= row_group:
                     _write_group(pw, gathered)
@@ -171,6 +216,7 @@ __all__ = [
     "ROW_GROUP",
     "outcomes_table",
     "read_parquet",
+    "scrub_table",
     "write_parquet",
     "write_parquet_batches",
 ]

@@ -13,6 +13,7 @@ waits until what finished is written, and is re-raised.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
@@ -41,6 +42,7 @@ from goldenkit.runner.runkey import agent_version, git_commit, redact_settings
 from goldenkit.runner.shard import check_shard, shard_record, shard_rows
 from goldenkit.runner.summary import RunSummary
 from goldenkit.schema import SCHEMA_VERSION
+from goldenkit.scrub import scrub, scrub_value, secrets_in_use
 
 
 def _check(repeats: int, opts: RunOptions) -> None:
@@ -373,9 +375,26 @@ async def arun_eval(
         recorder = _recorder(record_dir, provider, key, folder.run_id)
         provider.configure(timeout=timeout, max_in_flight=max_in_flight)
         run = _make_run(pool, plan, provider, grader_objs, folder, manifest, opts, progress, recorder, driver)
-        return await run.execute()
+        return await _execute(run)
     finally:
         await _release(folder, pool)
+
+
+def _secret_values(obj: Any) -> tuple[str, ...]:
+    get = getattr(obj, "secret_values", None)
+    return tuple(get()) if callable(get) else ()
+
+
+async def _execute(run: Run) -> RunSummary:
+    """``run`` inside a secret scope (:func:`goldenkit.scrub.secrets_in_use`) holding the secrets of its
+    provider, its graders' providers (the judge's) and its simulator: every outcome, run.json, the
+    Parquet file and the summary returned have them masked."""
+    holders = [run.provider, *(getattr(g, "provider", None) for g in run.graders)]
+    holders.append(getattr(run.conversations, "simulator", None))
+    with secrets_in_use(*(v for h in holders for v in _secret_values(h))):
+        summary = await run.execute()
+        reason = scrub(summary.invalid_reason) if summary.invalid_reason else summary.invalid_reason
+        return dataclasses.replace(summary, invalid_reason=reason, manifest=scrub_value(summary.manifest))
 
 
 async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], opts: RunOptions,
