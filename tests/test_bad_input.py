@@ -283,3 +283,42 @@ def test_the_same_numbers_in_goldenkit_toml_are_refused_naming_the_key(
     assert main(["run", str(ds), "--config", str(config), "--provider", "fixtures", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert err == f"goldenkit: {config}: {why}\n"
+
+
+# --------------------------------------------------------------------------- outcome files cut short
+
+
+@pytest.fixture
+def cut_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """results/base (whole) and results/cand, whose outcomes.parquet is cut in half as a crash or a full disk would."""
+    from run_factory import manifest, worked_example, write_run
+
+    base, cand = worked_example()
+    write_run(tmp_path / "results", manifest("base"), base)
+    folder = write_run(tmp_path / "results", manifest("cand", model_id="model-b"), cand)
+    parquet = folder / "outcomes.parquet"
+    parquet.write_bytes(parquet.read_bytes()[: parquet.stat().st_size // 2])
+    monkeypatch.chdir(tmp_path)
+    return parquet
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["compare", "base", "cand"], ["compare", "cand", "base", "--json"], ["gate", "cand", "--baseline", "base"]],
+)
+def test_compare_and_gate_on_a_cut_parquet_exit_1_naming_the_file(
+    cut_run: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "goldenkit: results/cand/outcomes.parquet: unreadable (cut short or corrupt): Parquet magic bytes not found "
+        "in footer. Either the file is corrupted or this is not a parquet file.\n"
+    )
+    assert "PASS" not in captured.out  # no verdict printed from half a run
+
+
+def test_the_report_of_a_cut_parquet_exits_1_naming_the_file(cut_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "cand"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "outcomes.parquet: unreadable (cut short or corrupt)" in err
