@@ -322,3 +322,19 @@ def test_the_report_of_a_cut_parquet_exits_1_naming_the_file(cut_run: Path, caps
     assert main(["report", "cand"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "outcomes.parquet: unreadable (cut short or corrupt)" in err
+
+
+def test_dataset_validate_lists_look_alikes_and_repeated_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    twice = '{"id": "k", "slice": "s", "split": "dev", "case": {"prompt": "a", "prompt": "b"}}'
+    path = write(tmp_path, [line("refund-1"), line("Refund-1"), twice, line("refund-1 ")])
+    assert main(["dataset", "validate", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f'goldenkit: {path}:2: id "Refund-1" looks like id "refund-1" of line 1 (differs only in case)',
+        f'goldenkit: {path}:3: duplicate key "prompt" in case',
+        f'goldenkit: {path}:4: id "refund-1 " looks like id "refund-1" of line 1 '
+        "(differs only in surrounding whitespace)",
+        "goldenkit: 3 problems found",
+    ]
