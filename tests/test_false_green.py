@@ -186,7 +186,11 @@ def s_skipped_critical_slice(w: Path) -> tuple[list[str], int, str]:
 
 def s_too_few_paired_critical_rows(w: Path) -> tuple[list[str], int, str]:
     (w / "m.toml").write_text(CONFIG + "min_paired_rows = 5\n", encoding="utf-8")
-    return ["good", "--baseline", "base", "--config", "m.toml"], 2, "4 of 4 rows paired (100.0%; needs 90% and 5 row(s))"
+    return (
+        ["good", "--baseline", "base", "--config", "m.toml"],
+        2,
+        "4 of 4 rows paired (100.0%; needs 90% and 5 row(s))",
+    )
 
 
 def s_missing_critical_slice(w: Path) -> tuple[list[str], int, str]:
@@ -297,6 +301,40 @@ def s_all_red_rows_error_hallucination(w: Path) -> tuple[list[str], int, str]:
 def s_red_run_against_plain_baseline(w: Path) -> tuple[list[str], int, str]:
     put_red(w, "redcand", good_rows(), RED)
     return ["redcand", "--baseline", "base"], 4, "red rows (include_red) differ: false vs true"
+
+
+def put_with(root: Path, run_id: str, rows: Rows, **fields: object) -> None:
+    """A run whose manifest carries ``fields`` beside the documented keys (grader_hard, criteria, ...)."""
+    man = {**manifest(run_id), **fields}
+    write_run(root / "results", man, frame(rows, run_id, frozenset()), parquet=True)
+
+
+def s_softened_grader(w: Path) -> tuple[list[str], int, str]:
+    # hard = false on the candidate's grader keeps its version; the protocol key still tells them apart
+    put_with(w, "cand", good_rows(), grader_hard={"contract": False})
+    return ["cand", "--baseline", "base"], 4, "grader settings differ: contract hard true vs false"
+
+
+def s_criteria_dropped_against_snapshot(w: Path) -> tuple[list[str], int, str]:
+    crit = {"file": "criteria.json", "sha256": "c" * 64, "ignored": []}
+    put_with(w, "critbase", good_rows(), criteria=crit)
+    assert main(["baseline", "save", "critbase", "--name", "crit"]) == 0
+    return ["good", "--baseline", "crit"], 4, "criteria files differ"
+
+
+def s_baseline_is_the_candidate(w: Path) -> tuple[list[str], int, str]:
+    return ["good", "--baseline", "good"], 1, "is the candidate itself: the same folder"
+
+
+def s_baseline_snapshot_of_the_candidate(w: Path) -> tuple[list[str], int, str]:
+    assert main(["baseline", "save", "good", "--name", "mine"]) == 0
+    return ["good", "--baseline", "mine"], 1, "is the candidate itself: the same run"
+
+
+def s_baseline_errors_take_a_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    # the baseline's errors are bounded as the candidate's: 3 of 4 critical rows ERROR in the baseline
+    put(w, "errbase3", with_slice(good_rows(), "refunds", ["ERROR"] * 3, count=3))
+    return ["good", "--baseline", "errbase3"], 3, "refunds: 1 of 4 rows paired; 3 ERROR transient on the base"
 
 
 SCENARIOS: dict[str, Callable[[Path], tuple[list[str], int, str]]] = {
@@ -518,3 +556,40 @@ def test_a_replay_that_diverges_is_no_evidence(work: Path, capsys: pytest.Captur
     (ds / "dataset.jsonl").write_text(lines, encoding="utf-8")
     replay = ["run", str(ds), "--provider", "fixtures", "--fixtures", "recording", "--results-dir", "results"]
     assert main([*replay, "--run-id", "replay", "--quiet"]) == 3
+
+
+def test_a_simulated_user_run_gates_against_its_own_snapshot(work: Path) -> None:
+    sim = {"name": "scripted", "version": "1", "max_turns": 5}
+    put_with(work, "simbase", good_rows(), simulator_version=sim)
+    put_with(work, "simcand", good_rows(), simulator_version=sim, started_at="2026-11-30T11:00:00Z")
+    assert main(["baseline", "save", "simbase", "--name", "sim"]) == 0
+    assert gate("simcand", "--baseline", "sim") == 0
+    put_with(work, "nosim", good_rows(), started_at="2026-11-30T12:00:00Z")
+    assert gate("nosim", "--baseline", "sim") == 4
+
+
+def test_compare_with_an_invalid_side_exits_3_naming_it(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    put_with(work, "broken", good_rows(), validity="INVALID", invalid_reason="error rate 40%")
+    assert main(["compare", "base", "broken"]) == 3
+    err = capsys.readouterr().err
+    assert "not evidence: candidate broken: INVALID (error rate 40%)" in err
+    assert main(["compare", "base", "good"]) == 0
+
+
+def test_the_gate_finds_the_config_the_run_recorded(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the README's regression, gated from a folder without goldenkit.toml and without --config:
+    # the runs recorded the dataset's goldenkit.toml (critical refunds), so the refunds regression fails
+    ds = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
+    monkeypatch.chdir(tmp_path)
+    for run_id, fx in (("base-1", "baseline"), ("cand-1", "candidate")):
+        argv = ["run", str(ds), "--provider", "fixtures", "--fixtures", str(ds / "fixtures" / fx)]
+        assert main([*argv, "--split", "holdout", "--run-id", run_id, "--quiet"]) in (0, 2)
+    capsys.readouterr()
+    assert gate("cand-1", "--baseline", "base-1") == 2
+    out = capsys.readouterr().out
+    assert f"config: {ds / 'goldenkit.toml'} (sha256 " in out and "recorded by the run" in out
+    assert "[FAIL] regression.critical[refunds]" in out
