@@ -333,7 +333,10 @@ def _slug(text: str) -> str:
 
 
 def _units(results: list[_Result], provider: str | None, csv_file: bool, path: Path) -> list[tuple[str | None, int]]:
-    units = list(dict.fromkeys((r.provider, r.prompt_idx) for r in results))
+    providers = list(dict.fromkeys(r.provider for r in results))  # in the file's order; prompts by index
+    units = sorted(
+        dict.fromkeys((r.provider, r.prompt_idx) for r in results), key=lambda u: (providers.index(u[0]), u[1])
+    )
     if provider is not None and not csv_file:
         present = list(dict.fromkeys(str(p) for p, _ in units))
         units = [u for u in units if u[0] == provider]
