@@ -4,22 +4,41 @@ Each command group lives in ``goldenkit/commands/<group>.py`` and exposes
 ``register(subparsers)``; its handlers take the parsed arguments and return an
 exit code, or raise a :class:`goldenkit.errors.GoldenkitError`, which is
 printed here as one line on stderr (``goldenkit: <message>``) and mapped to
-its exit code. A traceback is printed only with ``--debug``.
+its exit code. A traceback is printed only with ``--debug`` (or for a bug: an
+exception that is not a goldenkit error, exit 1).
 
 Exit codes: 0 ok · 1 usage or bad input · 2 quality gate failed · 3
 infrastructure failure · 4 comparison invalid.
+
+While a command runs, stdout and stderr are :class:`GuardedStream` wrappers:
+
+* every string printed passes the secret scrubber (:func:`goldenkit.scrub.scrub`),
+  with a scope (:func:`goldenkit.scrub.secrets_in_use`) open for the whole
+  command: the keys its ``--*api-key-env`` variables hold, and every key a
+  provider or a run reads meanwhile. An ``--*api-key-env`` given something that
+  looks like a key rather than a variable name is refused (exit 1) without
+  echoing it.
+* a closed output (``goldenkit gate ... | head -1``, a reader that exits early)
+  never turns a decision into 0, nor prints a traceback: at the first
+  ``BrokenPipeError`` the stream's file descriptor is pointed at ``os.devnull``
+  (Python's documented recipe for SIGPIPE), the rest of the output is dropped,
+  and the command goes on to exit with its own code.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn, TextIO, cast
 
-from goldenkit.errors import EXIT_BAD_INPUT, GoldenkitError, UsageError
+from goldenkit.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, GoldenkitError, UsageError
+from goldenkit.scrub import SecretScope, check_env_name, scrub, secrets_in_use
 
 # Command groups, in the order `goldenkit --help` lists them.
 # (`import_run` is the module of `goldenkit import-run`.)
@@ -53,15 +72,97 @@ def build_parser(only: str | None = None) -> ArgumentParser:
     return parser
 
 
+class GuardedStream:
+    """A text stream that scrubs what is written to it and survives its reader going away (see the
+    module doc). ``broken`` is True once a write or flush met a closed pipe."""
+
+    def __init__(self, inner: TextIO, scope: SecretScope) -> None:
+        self.inner = inner
+        self.scope = scope
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self.inner.write(scrub(text, self.scope))
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self.inner.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        """The reader is gone: point the descriptor at devnull, so nothing later (the interpreter's
+        own flush at exit) meets the closed pipe again."""
+        self.broken = True
+        try:
+            fd = self.inner.fileno()
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return  # not a file (a test's capture): nothing to redirect
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+
+    def isatty(self) -> bool:
+        return bool(self.inner.isatty())
+
+    def writable(self) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@contextmanager
+def guarded_output(scope: SecretScope) -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`GuardedStream` until the block ends, then flushed
+    (a closed pipe met here is handled the same way) and put back."""
+    saved = sys.stdout, sys.stderr
+    guards = [GuardedStream(s, scope) if s is not None else None for s in saved]
+    sys.stdout, sys.stderr = (cast(TextIO, g) if g is not None else s for g, s in zip(guards, saved, strict=True))
+    try:
+        yield
+    finally:
+        for guard in guards:
+            if guard is not None:
+                guard.flush()
+        sys.stdout, sys.stderr = saved
+
+
+def _register_keys(args: argparse.Namespace, scope: SecretScope) -> None:
+    """Refuse an ``--*api-key-env`` that looks like a key; hold the value of each variable named."""
+    for name, value in sorted(vars(args).items()):
+        if name.endswith("api_key_env") and isinstance(value, str):
+            try:
+                check_env_name(value, "--" + name.replace("_", "-"), UsageError)
+            except UsageError:
+                scope.add([value])  # a key given where its variable's name belongs: masked wherever echoed
+                raise
+            scope.add([os.environ.get(value)])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (``console_main`` exits with it)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    with secrets_in_use() as scope, guarded_output(scope):
+        return _run(args_list, scope)
+
+
+def _run(args_list: list[str], scope: SecretScope) -> int:
     debug = "--debug" in args_list
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
         group = first.replace("-", "_") if first else None
         parser = build_parser(group if group in COMMANDS else None)
         args = parser.parse_args(args_list)
+        _register_keys(args, scope)
         func = getattr(args, "func", None)
         if func is None:
             parser.print_help(sys.stderr)
@@ -75,8 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("goldenkit: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # an output that is not a guarded stream closed: the command did not finish
+        print("goldenkit: an output was closed before the command finished", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
+    except Exception:  # a bug: its traceback, scrubbed like everything else printed
+        traceback.print_exc()
+        return EXIT_BAD_INPUT
 
 
 def console_main() -> NoReturn:

@@ -44,6 +44,7 @@ from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response, TurnOutput
 from goldenkit.schema import error_kind
+from goldenkit.scrub import scrub
 
 META_FILE = "meta.json"
 FIXTURES_FILE = "fixtures.jsonl"
@@ -236,7 +237,7 @@ class FixtureRecorder:
                 raise ConfigError(
                     f"{meta_path}: recorded for another agent (model_id/system prompt differ); record into a new folder"
                 )
-        meta_path.write_text(json.dumps(full, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        meta_path.write_text(scrub(json.dumps(full, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
         # The caller repairs a torn last line (goldenkit.results.repair_jsonl) before appending.
         data_path = self.path / FIXTURES_FILE
         self._fh: IO[str] = data_path.open("a", encoding="utf-8")
@@ -274,7 +275,7 @@ class FixtureRecorder:
                     "status": error.status if error else None,
                 },
             )
-        self._fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        self._fh.write(scrub(json.dumps(rec, ensure_ascii=False, default=str)) + "\n")  # secrets masked
         self._fh.flush()
 
     def close(self) -> None:
