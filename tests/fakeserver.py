@@ -31,10 +31,17 @@ Replies (:class:`Reply` constructors): ``text`` (with token usage),
 ``tool_calls``, ``status`` (any code, optional Retry-After and body), ``slow``
 (answer after a delay), ``hang`` (wait longer than the client's timeout, then
 answer), ``drop`` (close the connection without a reply), ``malformed``
-(200 with a body that is not the JSON expected), ``redirect`` (a 3xx with a
-Location). A request whose JSON body says ``"stream": true`` gets its reply
+(200 with a body that is not the JSON expected), ``page`` (any status with a body
+of another content type: a proxy's or gateway's HTML page), ``redirect`` (a 3xx
+with a Location), ``dripping`` (a normal answer sent one byte every ``interval``
+seconds, streamed or not). A request whose JSON body says ``"stream": true`` gets its reply
 streamed (OpenAI: server-sent events ending in ``data: [DONE]``; Ollama: JSON
-lines), chunked, a few characters per chunk, with the same text and tool calls.
+lines), chunked, a few characters per chunk, with the same text and tool calls;
+``text(..., cut=True)`` streams it without its end (no finish_reason chunk and no
+``[DONE]``; for Ollama no ``done: true`` line), as a cut stream would arrive.
+``FakeModelServer(close_after_reply=True)`` closes every connection right after its
+reply without saying so (no ``Connection: close``), as tinyproxy does: a client that
+pools the connection finds it closed on its next request.
 ``FakeModelServer(tls=ssl_context)`` serves https. Every request is recorded in
 ``requests`` (:class:`Recorded`: path, headers, parsed JSON, arrival time),
 including those answered 401; ``in_flight`` and ``peak_in_flight`` count the
@@ -72,6 +79,9 @@ class Reply:
     tokens_in: int = 10
     tokens_out: int = 5
     model: str | None = None
+    content_type: str = "application/json"
+    drip: float = 0.0  # seconds between the bytes of the reply (0: all at once)
+    cut: bool = False  # a streamed reply without its end marker
 
     @classmethod
     def text(cls, text: str, **kw: Any) -> Reply:
@@ -107,6 +117,18 @@ class Reply:
         return cls(kind="drop", delay=after)
 
     @classmethod
+    def page(
+        cls, code: int, body: str = "<html><body><h1>Bad Gateway</h1></body></html>", content_type: str = "text/html"
+    ) -> Reply:
+        """A ``code`` reply whose body is of ``content_type`` (a proxy's, portal's or gateway's page)."""
+        return cls(kind="status", code=code, body=body.encode(), content_type=content_type)
+
+    @classmethod
+    def dripping(cls, interval: float = 1.0, text: str = "ok") -> Reply:
+        """A normal answer, sent one byte every ``interval`` seconds (each read gets a byte in time)."""
+        return cls(kind="text", content=text, drip=interval)
+
+    @classmethod
     def redirect(cls, code: int, location: str) -> Reply:
         """A ``code`` (301, 302, 303, 307, 308) redirect to ``location``."""
         return cls(kind="status", code=code, headers={"Location": location}, body=b"")
@@ -139,8 +161,10 @@ class FakeModelServer:
         responder: Callable[[Recorded], Reply | None] | None = None,
         model: str = "fake-model",
         tls: ssl.SSLContext | None = None,
+        close_after_reply: bool = False,
     ) -> None:
         self.tls = tls
+        self.close_after_reply = close_after_reply
         self.api_key = api_key
         self.basic_auth = basic_auth
         self.default = default or Reply.text("ok")
@@ -279,8 +303,10 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
+        if self.owner.close_after_reply:
+            self.close_connection = True  # closed after this reply, without a Connection: close header
         if reply.kind == "status":
-            self._send(reply.code, reply.body or b"", reply.headers)
+            self._send(reply.code, reply.body or b"", reply.headers, reply.content_type)
             return
         if reply.kind == "malformed":
             self._send(200, reply.body or b"", {})
@@ -288,36 +314,57 @@ class _Handler(BaseHTTPRequestHandler):
         model = reply.model or (body or {}).get("model") or self.owner.model
         if isinstance(body, dict) and body.get("stream") is True:
             lines = _ollama_stream(reply, model) if path == "/api/chat" else _openai_stream(reply, model)
-            self._send_chunked(lines, "application/x-ndjson" if path == "/api/chat" else "text/event-stream")
+            if reply.cut:
+                lines = lines[:-1] if path == "/api/chat" else lines[:-4]  # no done line / finish, usage, [DONE]
+            ctype = "application/x-ndjson" if path == "/api/chat" else "text/event-stream"
+            self._send_chunked(lines, ctype, drip=reply.drip)
             return
         if path == "/api/chat":
             payload = _ollama_reply(reply, model)
         else:
             payload = _openai_reply(reply, model)
-        self._send(200, json.dumps(payload).encode(), reply.headers)
+        self._send(200, json.dumps(payload).encode(), reply.headers, drip=reply.drip)
 
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+        drip: float = 0.0,
+    ) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(body)
+            if not drip:
+                self.wfile.write(body)
+            for i in range(len(body) if drip else 0):
+                if self.owner._stopping.is_set():
+                    break
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(drip)
             self.wfile.flush()
         except OSError:  # the client went away (timed out)
             self.close_connection = True
 
-    def _send_chunked(self, lines: list[bytes], content_type: str) -> None:
+    def _send_chunked(self, lines: list[bytes], content_type: str, drip: float = 0.0) -> None:
         try:
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for line in lines:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-                self.wfile.flush()
+                for piece in [line[i : i + 1] for i in range(len(line))] if drip else [line]:
+                    if self.owner._stopping.is_set():
+                        break
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                    time.sleep(drip)
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except OSError:

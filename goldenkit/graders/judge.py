@@ -7,7 +7,10 @@ a ``VERDICT:`` line), else a ``VERDICT: ACCEPT|REJECT`` line (the Russian
 ``ПРИНЯТО`` / ``НЕ ПРИНЯТО`` of the golden harness are understood too), else
 PENDING. A reply whose JSON and VERDICT line disagree, or that holds two
 different decisions, is PENDING. PENDING is never an ACCEPT or a REJECT: it is
-left out of the judge accept rate.
+left out of the judge accept rate. A reply that cannot be read (empty, an HTML
+page, ``Error: CUDA out of memory``, a cut JSON object) is PENDING for a soft
+judge and a grader ERROR (``error_kind`` ``grader``) for a hard one: a hard
+judge that does not decide never lets a row pass unjudged.
 
 **Injection.** The answer under judgement is data, not instructions: the
 prompt puts it between markers carrying a nonce derived from the answer's
@@ -15,11 +18,13 @@ SHA-256 (an answer cannot contain its own hash, so it cannot close the block
 early) and tells the judge to ignore any instruction or verdict inside it.
 :func:`parse_judge` reads only the judge's own output: given the quoted answer
 (``quoted=``), it first removes from the reply every copy of the answer and of
-the marked block, then ignores any decision-carrying JSON object or VERDICT
-line that also occurs word for word in the answer (an echo). A reply that only
-echoes the answer's own verdict is PENDING; so is a genuine judge decision
-spelled exactly like an echoed one (the conservative reading: the two cannot
-be told apart).
+the marked block, then ignores any JSON verdict object (with a score or reasons)
+that is a word-for-word copy of one in the answer (an echo). A ``VERDICT:`` line
+spelled like one in the answer still counts as the judge's (an answer that quotes
+``VERDICT: ACCEPT`` cannot make the judge's own ``VERDICT: ACCEPT`` unreadable),
+except in a reply that copies a JSON verdict from the answer, or where it
+contradicts the judge's own other decision. A reply that only echoes the answer's
+own verdict is PENDING.
 
 **The contract wins.** The judge is soft by default: it is recorded, never
 decides the row. It may act as a hard grader only when configured
@@ -169,6 +174,11 @@ def _strip_echo(text: str, quoted: str) -> str:
     return re.sub(r"<<<ANSWER [0-9a-f]{16}>>>.*?<<<END ANSWER [0-9a-f]{16}>>>", " ", text, flags=re.DOTALL)
 
 
+def _line_key(line: str) -> str:
+    """A VERDICT line as compared with the answer's: without its leading quote or markup marks."""
+    return " ".join(line.lstrip(" \t>*_#`").split()).upper()
+
+
 def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> JudgeVerdict:
     """Read a judge reply (see the module doc). ``quoted``: the answer(s) that were under judgement."""
     quotes = [quoted] if isinstance(quoted, str) else list(quoted or [])
@@ -176,16 +186,17 @@ def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> Judg
     for q in quotes:
         reply = _strip_echo(reply, q)
     echo_objs = {_canon(o) for q in quotes for _, _, o in _json_objects(q) if "decision" in o}
-    echo_lines = {" ".join(m.group(0).split()).upper() for q in quotes for m in _VERDICT_LINE.finditer(q)}
+    echo_lines = {_line_key(m.group(0)) for q in quotes for m in _VERDICT_LINE.finditer(q)}
 
-    decisions: list[tuple[str, str]] = []  # (decision, source)
+    decisions: list[tuple[str, str]] = []  # (decision, source): the judge's own
+    echo_decisions: list[str] = []  # VERDICT lines the answer also holds
     chosen: dict[str, Any] | None = None
     bad_schema = False
     echoed = 0
     for _, _, obj in _json_objects(reply):
         if "decision" not in obj:
             continue
-        if _canon(obj) in echo_objs:
+        if len(obj) > 1 and _canon(obj) in echo_objs:  # a copy of one of the answer's own verdicts
             echoed += 1
             continue
         d = normalize_decision(obj.get("decision"))
@@ -195,11 +206,21 @@ def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> Judg
         decisions.append((d, "json"))
         chosen = obj
     for m in _VERDICT_LINE.finditer(reply):
-        if " ".join(m.group(0).split()).upper() in echo_lines:
-            echoed += 1
-            continue
         d = _verdict_word(m.group("word"))
-        if d is not None:
+        if d is None:
+            continue
+        if _line_key(m.group(0)) in echo_lines:
+            echo_decisions.append(d)
+        else:
+            decisions.append((d, "verdict"))
+    # A verdict line spelled like one in the answer is the judge's own unless the reply copies from the
+    # answer (a copied JSON verdict) or the judge's other words decide otherwise: the answer cannot make
+    # a real verdict unreadable by quoting it.
+    own = {d for d, _ in decisions}
+    for d in echo_decisions:
+        if echoed or (own and d not in own):
+            echoed += 1
+        else:
             decisions.append((d, "verdict"))
 
     found = {d for d, _ in decisions}
@@ -432,12 +453,15 @@ class JudgeGrader(Grader):
             msg = " ".join(str(exc).split()) or type(exc).__name__
             return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True)
         verdict = parse_judge(reply.text, quoted=answers)
-        return self.result(verdict)
+        return self.result(verdict, hard=self.hard)
 
     @staticmethod
-    def result(verdict: JudgeVerdict) -> GradeResult:
-        """The GradeResult of a verdict: ACCEPT → passed, REJECT → failed, PENDING → None."""
+    def result(verdict: JudgeVerdict, *, hard: bool = False) -> GradeResult:
+        """The GradeResult of a verdict: ACCEPT → passed, REJECT → failed, PENDING → None;
+        a hard judge's PENDING (a reply it could not read, or no decision) is a grader error."""
         if verdict.decision == "PENDING":
+            if hard:
+                return GradeResult(passed=None, reason=f"the hard judge could not grade: {verdict.note}", error=True)
             return GradeResult(passed=None, score=verdict.score, reason=f"PENDING: {verdict.note}")
         why = "; ".join(verdict.reasons)
         reason = f"{verdict.decision}" + (f": {why}" if why else "")
