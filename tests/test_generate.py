@@ -425,7 +425,7 @@ def test_cli_end_to_end_through_an_openai_compatible_server(
     monkeypatch.setenv("GK_GENERATE_KEY", "k-123")
     with FakeModelServer(api_key="k-123") as srv:
         srv.script(Reply.text("I cannot do that."), Reply.text("```json\n" + json.dumps(SCENARIOS) + "\n```"))
-        code = main([*cli_args(ds, agent, srv.url, "--seed", "7", "--api-key-env", "GK_GENERATE_KEY",
+        code = main([*cli_args(ds, agent, srv.url, "--model-seed", "7", "--api-key-env", "GK_GENERATE_KEY",
                                 "--temperature", "0", "--max-tokens", "500")])  # fmt: skip
         requests = list(srv.requests)
     out = capsys.readouterr()
@@ -455,7 +455,7 @@ def test_cli_end_to_end_through_an_openai_compatible_server(
 def test_cli_ollama(ds: Path, agent: Path) -> None:
     with FakeModelServer() as srv:
         srv.script(Reply.text(json.dumps(SCENARIOS)))
-        args = cli_args(ds, agent, srv.url, "--provider", "ollama", "--seed", "2")
+        args = cli_args(ds, agent, srv.url, "--provider", "ollama", "--model-seed", "2")
         args[args.index("--base-url") + 1] = srv.url  # an Ollama host, without /v1
         assert main(args) == 0
         (request,) = srv.requests
@@ -525,7 +525,7 @@ def test_cli_callable_generator(
 ) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parent)
     args = ["dataset", "generate", str(ds), "--agent-config", str(agent), "--count", "2", "--provider", "callable",
-            "--generator-callable", "test_generate:callable_scenarios", "--seed", "3",
+            "--generator-callable", "test_generate:callable_scenarios", "--model-seed", "3",
             "--out", str(ds.parent / "v2")]  # fmt: skip
     assert main(args) == 0, capsys.readouterr().err
     rows = new_rows(ds.parent / "v2", ds)

@@ -151,11 +151,51 @@ def test_report_command_refuses_a_missing_run(capsys: pytest.CaptureFixture[str]
 def test_a_failing_cell_is_one_error_naming_the_notebook(tmp_path: Path) -> None:
     from goldenkit.errors import ResultsError
 
-    with pytest.raises(ResultsError, match=r"report.ipynb: ResultsError: .*no run found") as exc:
+    with pytest.raises(ResultsError, match=r"report.ipynb: cell \d+ \(.+\) raised ResultsError: .*no run found") as exc:
         from goldenkit.notebooks import execute_notebook
 
         execute_notebook("report", {"run": str(tmp_path / "missing")}, tmp_path / "out", html=False)
-    assert "executed notebook:" in str(exc.value)
+    assert "executed notebook:" in str(exc.value) and exc.value.exit_code == 1
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    cells = [new_code_cell("x = 1", metadata={"tags": ["parameters"]}), *map(new_code_cell, sources)]
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def test_a_cell_that_raises_is_exit_1_naming_the_cell_not_an_outage(tmp_path: Path) -> None:
+    from goldenkit.errors import GoldenkitError, InfrastructureError
+    from goldenkit.notebooks import execute_notebook
+
+    nb = _notebook(tmp_path / "n.ipynb", "y = x + 1", "rows = {}\nrows['missing']")
+    with pytest.raises(GoldenkitError) as exc:
+        execute_notebook(nb, {"x": 2}, tmp_path / "out", html=False)
+    assert not isinstance(exc.value, InfrastructureError) and exc.value.exit_code == 1
+    # cell 1 is the parameters cell, 2 the one papermill injects, 3 "y = x + 1"
+    assert str(exc.value).startswith("n.ipynb: cell 4 (rows = {}) raised KeyError: 'missing' (executed notebook: ")
+
+
+def test_only_a_failing_kernel_is_exit_3(tmp_path: Path) -> None:
+    from goldenkit.errors import InfrastructureError
+    from goldenkit.notebooks import execute_notebook
+
+    nb = _notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(60)")
+    with pytest.raises(
+        InfrastructureError, match=r"^slow.ipynb: the notebook's kernel failed: CellTimeoutError"
+    ) as exc:
+        execute_notebook(nb, {}, tmp_path / "out", html=False, timeout=1)
+    assert exc.value.exit_code == 3
+
+
+def test_report_command_names_the_cell_of_a_notebook_that_raises(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert cli_main(["report", str(DATA / "cand"), "-o", str(tmp_path), "--rule", "at_least:x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("goldenkit: report.ipynb: cell ") and " raised " in err and err.count("\n") == 1
 
 
 def test_export_refuses_a_page_that_would_load_from_the_network(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
 
 
@@ -117,4 +118,26 @@ SHARE = number(at_least=0, at_most=1)
 ALPHA = number(above=0, below=1)
 TEMPERATURE = number(at_least=0)
 
-__all__ = ["ALPHA", "SECONDS", "SHARE", "TEMPERATURE", "BadNumber", "integer", "number"]
+
+def renamed(new: str) -> type[argparse.Action]:
+    """The action of an option's old spelling: stores its value as ``new`` does, with one line on stderr.
+
+    ``p.add_argument("--seed", dest="seed", action=renamed("--model-seed"), help=argparse.SUPPRESS)``
+    keeps an old command line working while its help shows only the new name.
+    """
+
+    class Renamed(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: object,
+            option_string: str | None = None,
+        ) -> None:
+            print(f"{parser.prog}: {option_string} is deprecated, use {new} (same meaning)", file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    return Renamed
+
+
+__all__ = ["ALPHA", "SECONDS", "SHARE", "TEMPERATURE", "BadNumber", "integer", "number", "renamed"]

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from goldenkit.commands._args import SECONDS, TEMPERATURE
+from goldenkit.commands._args import SECONDS, TEMPERATURE, renamed
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.dataset.red import red_row_ids
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
@@ -107,7 +107,10 @@ def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
     p.add_argument("--generator-callable", metavar="MOD:FN", help="with --provider callable: fn(config, count, seed)")
     p.add_argument("--slice", metavar="S", help="every scenario in this slice (default: the model chooses)")
-    p.add_argument("--seed", type=_int, metavar="S", help="seed sent to the model (attempt k sends S + k)")
+    p.add_argument(
+        "--model-seed", dest="seed", type=_int, metavar="S", help="seed sent to the model (attempt k sends S + k)"
+    )
+    p.add_argument("--seed", dest="seed", type=_int, action=renamed("--model-seed"), help=argparse.SUPPRESS)
     p.add_argument("--temperature", type=TEMPERATURE, help="sampling temperature")
     p.add_argument("--max-tokens", type=_positive_int, metavar="N", help="cap on the reply's tokens")
     p.add_argument("--timeout", type=SECONDS, default=300.0, help="seconds per model call (default 300)")
@@ -115,7 +118,14 @@ def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--attempts", type=_positive_int, default=3, metavar="N", help="asks before malformed output fails (default 3)"
     )
     p.add_argument("--version", metavar="V", help="the new version (default: the next one)")
-    p.add_argument("--out", metavar="DIR", help="folder of the new version (default: DATASET-VERSION beside it)")
+    p.add_argument(
+        "-o",
+        "--output",
+        "--out",
+        dest="out",
+        metavar="DIR",
+        help="folder of the new version (default: DATASET-VERSION beside it)",
+    )
     p.set_defaults(func=cmd_generate)
 
 

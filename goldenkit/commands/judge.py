@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
         help="floor on kappa's 95%% lower bound (default 0.6)",
     )
     cal.add_argument("--max-in-flight", type=int, default=8, help="judge calls in flight (default 8)")
-    cal.add_argument("--out", help="write the report as JSON to this file")
+    cal.add_argument("-o", "--output", "--out", dest="out", metavar="FILE", help="write the report as JSON here")
     cal.add_argument("--json", action="store_true", help="print the report as JSON")
     cal.add_argument("--check", action="store_true", help="exit 2 when the judge may not act as a hard grader")
     cal.set_defaults(func=calibrate_command)

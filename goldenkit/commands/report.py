@@ -9,9 +9,10 @@ executed notebook is rendered as self-contained HTML with code hidden:
 Exit 0 once the pages are written -- including when the comparison is
 invalid: compare.html then states why, and ``goldenkit gate`` is the command
 whose exit code decides. A missing RUN or baseline is exit 1 before any
-notebook starts; bad input found inside a notebook (an unknown ``--rule``, a
-malformed outcome file) is exit 1 naming the notebook; any other failure in a
-notebook is exit 3.
+notebook starts; a notebook cell that raises (an unknown ``--rule``, a
+malformed outcome file, a bug) is exit 1 naming the notebook and the cell;
+exit 3 is only for an infrastructure failure: the notebook's kernel does not
+start, dies, or a cell runs past ``--timeout``.
 """
 
 from __future__ import annotations

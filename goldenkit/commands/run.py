@@ -5,10 +5,11 @@ goldenkit.toml (same names with underscores: ``max_in_flight = 16``), else the
 defaults below. The graders are ``[graders] use = [...]`` (or ``--graders a,b``),
 built by :func:`goldenkit.graders.build_graders` with their options.
 
-Seeds: ``--seed`` is the *model's* sampling seed (sent to the provider, like
-``--temperature``); ``--sample-seed`` seeds the stratified row sample drawn by
-``--per-slice``. They are separate so a fixed sample can be run with several
-model seeds and vice versa.
+Seeds: ``--model-seed`` is the *model's* sampling seed (sent to the provider,
+like ``--temperature``; ``[run] seed`` in goldenkit.toml; the old spelling
+``--seed`` still works and says it is deprecated); ``--sample-seed`` seeds the
+stratified row sample drawn by ``--per-slice``. They are separate so a fixed
+sample can be run with several model seeds and vice versa.
 
 Prints the run summary on stdout and returns 0 for a VALID run, 3 for an
 INVALID one (error rate above ``--max-error-rate``, every call errored, or the
@@ -29,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldenkit.commands._args import SECONDS, SHARE, TEMPERATURE, integer, number
+from goldenkit.commands._args import SECONDS, SHARE, TEMPERATURE, integer, number, renamed
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
@@ -164,7 +165,10 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--agent", metavar="MOD:ATTR", help="adk provider: module.path:root_agent")
     g.add_argument("--system", help="system prompt that replaces the cases' system instruction")
     g.add_argument("--temperature", type=RUN_KEYS["temperature"])
-    g.add_argument("--seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)")
+    g.add_argument(
+        "--model-seed", dest="seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)"
+    )
+    g.add_argument("--seed", dest="seed", type=int, action=renamed("--model-seed"), help=argparse.SUPPRESS)
     g.add_argument("--max-tokens", type=int)
     g.add_argument(
         "--tool-choice",

@@ -136,23 +136,30 @@ def export_html(notebook: str | Path, html_path: str | Path, *, title: str | Non
     return out
 
 
-# Errors a notebook cell may raise that keep their meaning (and exit code) outside it.
-_PASSTHROUGH = {
+# goldenkit's errors that keep their meaning (and exit code) outside the cell that raised them;
+# any other exception a cell raises is exit 1 naming the cell (a notebook that raises is no outage).
+_PASSTHROUGH: dict[str, type[GoldenkitError]] = {
     "ResultsError": errors.ResultsError,
     "InputError": errors.InputError,
     "ConfigError": errors.ConfigError,
     "DatasetError": errors.InputError,
     "ComparisonInvalid": errors.ComparisonInvalid,
+    "InfrastructureError": errors.InfrastructureError,
+    "ProviderError": errors.InfrastructureError,
 }
 
 
 def _raise_execution_error(exc: Exception, name: str, executed: Path) -> NoReturn:
-    """Turn a failed cell into one goldenkit error naming the notebook and the exception."""
+    """Turn a failed cell into one goldenkit error naming the notebook, the cell and the exception."""
     ename = str(getattr(exc, "ename", type(exc).__name__))
     lines = str(getattr(exc, "evalue", exc)).strip().splitlines()
-    message = f"{name}: {ename}: {lines[0] if lines else ''} (executed notebook: {executed})"
-    cls: type[GoldenkitError] = _PASSTHROUGH.get(ename, InfrastructureError)
-    raise cls(message) from None
+    cell = getattr(exc, "cell_index", None)
+    code = next((line.strip() for line in str(getattr(exc, "source", "")).splitlines() if line.strip()), "")
+    where = f"cell {cell + 1}" if isinstance(cell, int) else "a cell"
+    if code:
+        where += f" ({code[:60]}{'...' if len(code) > 60 else ''})"
+    message = f"{name}: {where} raised {ename}: {lines[0] if lines else ''} (executed notebook: {executed})"
+    raise _PASSTHROUGH.get(ename, GoldenkitError)(message) from None
 
 
 def execute_notebook(
@@ -169,10 +176,12 @@ def execute_notebook(
     Returns a :class:`NotebookRun` with the executed notebook, the HTML page and
     the seconds spent in ``kernel_start``, ``execute`` and ``html_export``;
     ``title`` is the HTML page's title (default: the notebook's name).
-    A cell that raises becomes a goldenkit error naming the notebook and the
-    exception: bad input (``ResultsError``, ``InputError``, ``ConfigError``,
-    ``DatasetError``) keeps exit 1 and ``ComparisonInvalid`` exit 4; anything
-    else is exit 3.
+    A cell that raises becomes a goldenkit error naming the notebook, the cell
+    (its number in the executed notebook and its first line) and the exception:
+    exit 1, except that goldenkit's own ``ComparisonInvalid`` keeps exit 4 and
+    its ``InfrastructureError`` exit 3. Exit 3 is otherwise only for the
+    kernel itself failing (it does not start, dies, or a cell runs past
+    ``timeout``).
     """
     import papermill as pm
 
@@ -200,6 +209,8 @@ def execute_notebook(
         )
     except pm.PapermillExecutionError as exc:
         _raise_execution_error(exc, source.name, executed)
+    except (TimeoutError, RuntimeError, OSError) as exc:  # the kernel did not start, died or timed out
+        raise InfrastructureError(f"{source.name}: the notebook's kernel failed: {type(exc).__name__}: {exc}") from None
     total = time.time() - t0
     # Kernel start = from the call until the first cell began (papermill stamps each cell).
     starts = [c.metadata.get("papermill", {}).get("start_time") for c in nb.cells]

@@ -41,7 +41,7 @@ def test_live_generate(live: LiveConfig, tmp_path: Path, capsys: pytest.CaptureF
     agent.write_text(AGENT_TOML, encoding="utf-8")
     before = sorted(p.name for p in tmp_path.iterdir())
     args = ["dataset", "generate", str(ds), "--agent-config", str(agent), "--count", "2", *live.cli_args()]
-    args += ["--seed", "17", "--temperature", "0", "--max-tokens", "48", "--attempts", "2", "--timeout", "120"]
+    args += ["--model-seed", "17", "--temperature", "0", "--max-tokens", "48", "--attempts", "2", "--timeout", "120"]
     code = main(args)
     out = capsys.readouterr()
     show("dataset generate", code=code, stdout=out.out.strip(), stderr=out.err.strip()[:300])

@@ -1,0 +1,130 @@
+"""One meaning per flag, across every command's parser.
+
+``--seed`` is the row sample's seed in ``dataset sample``; the model's seed is
+``--model-seed`` in ``run`` and ``dataset generate``, where the old ``--seed``
+still works with one deprecation line on stderr and lands in the same setting
+(so a run's agent version, and the prompt hashes of recorded fixtures, do not
+change). A folder or file a command writes is ``-o/--output`` everywhere, with
+``--out`` kept as an alias where it was the spelling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakeserver import FakeModelServer, Reply
+
+from goldenkit.cli import build_parser, main
+from goldenkit.results import read_run
+
+DEPRECATED = "--seed is deprecated, use --model-seed (same meaning)"
+
+
+def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.Action]]:
+    """``("dataset generate", action)`` for every option of every (sub)command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, (*path, name))
+        elif action.option_strings:
+            yield " ".join(path), action
+
+
+def test_every_output_option_is_dash_o_and_dash_dash_output() -> None:
+    outputs = {
+        command: set(action.option_strings)
+        for command, action in commands(build_parser())
+        if any(s.startswith("--out") for s in action.option_strings) or action.dest in {"out", "output"}
+    }
+    assert {"dataset generate", "dataset sample", "dataset import", "report", "judge calibrate"} <= set(outputs)
+    wrong = {command: spelled for command, spelled in outputs.items() if not {"-o", "--output"} <= spelled}
+    assert wrong == {}
+    # --out survives only as an alias of -o/--output, where it was the spelling
+    assert {command for command, spelled in outputs.items() if "--out" in spelled} == {
+        "dataset generate",
+        "judge calibrate",
+    }
+
+
+def test_seed_is_the_sample_seed_only_in_dataset_sample() -> None:
+    seeds = {command: action for command, action in commands(build_parser()) if "--seed" in action.option_strings}
+    assert {"dataset sample", "run", "benchmark", "dataset generate"} <= set(seeds)
+    assert seeds["dataset sample"].required and seeds["dataset sample"].help == "sampling seed (e.g. a weekly seed)"
+    model_seeds = {
+        command: action for command, action in commands(build_parser()) if "--model-seed" in action.option_strings
+    }
+    assert set(model_seeds) == {"run", "benchmark", "dataset generate"}  # benchmark takes run's options
+    for command in model_seeds:
+        assert seeds[command].dest == model_seeds[command].dest == "seed"
+        assert seeds[command].help == argparse.SUPPRESS  # the old spelling is not offered any more
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "ds", "--provider", "openai"],
+        ["dataset", "generate", "ds", "--agent-config", "a.toml", "--count", "2"],
+    ],
+    ids=["run", "dataset generate"],
+)
+def test_the_old_seed_spelling_works_with_one_deprecation_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    parser = build_parser()
+    assert parser.parse_args([*argv, "--model-seed", "7"]).seed == 7
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args([*argv, "--seed", "7"]).seed == 7
+    err = capsys.readouterr().err
+    assert err == f"goldenkit {' '.join(argv[:2]) if argv[0] == 'dataset' else 'run'}: {DEPRECATED}\n"
+    with pytest.raises(Exception, match="argument --model-seed: "):
+        parser.parse_args([*argv, "--model-seed", "seven"])
+
+
+@pytest.mark.parametrize("spelling", ["-o", "--output", "--out"])
+def test_generate_and_calibrate_write_where_any_spelling_says(spelling: str) -> None:
+    parser = build_parser()
+    generate = parser.parse_args(["dataset", "generate", "ds", "--agent-config", "a", "--count", "1", spelling, "D"])
+    assert generate.out == "D"
+    assert parser.parse_args(["judge", "calibrate", "labels.jsonl", spelling, "r.json"]).out == "r.json"
+
+
+def _dataset(root: Path) -> Path:
+    ds = root / "ds"
+    ds.mkdir()
+    manifest = {
+        "name": "tiny",
+        "version": "1.0.0",
+        "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}],
+    }
+    (ds / "dataset.json").write_text(json.dumps(manifest))
+    rows = [
+        {"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}", "expect": {"must_contain": ["yes"]}}}
+        for i in (1, 2)
+    ]
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return ds
+
+
+def test_a_run_with_either_spelling_is_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--seed 7 and --model-seed 7 send seed 7 and record the same agent version; another seed does not."""
+    monkeypatch.chdir(tmp_path)
+    ds = _dataset(tmp_path)
+    versions = {}
+    with FakeModelServer(default=Reply.text("yes")) as srv:
+        for run_id, seed in [
+            ("new", ["--model-seed", "7"]),
+            ("old", ["--seed", "7"]),
+            ("other", ["--model-seed", "8"]),
+        ]:
+            argv = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--run-id", run_id]
+            assert main([*argv, *seed, "--results-dir", str(tmp_path / "results")]) == 0
+            versions[run_id] = read_run(tmp_path / "results" / run_id).manifest["agent_version"]["prompt_sha256"]
+            assert {r.json["seed"] for r in srv.requests[-2:]} == {int(seed[1])}
+    assert DEPRECATED in capsys.readouterr().err
+    assert versions["new"] == versions["old"] != versions["other"]
