@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 
 from goldenkit import errors
 from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
+from goldenkit.scrub import scrub
 
 NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage", "leaderboard")
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -110,6 +111,17 @@ def remote_references(html_text: str) -> list[str]:
     return [m.group(0) for m in _REMOTE_REF.finditer(html_text)]
 
 
+def _scrub_file(path: Path) -> None:
+    """Mask the secrets in a text file written by another library (papermill's executed notebook)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # not written (the kernel did not start)
+    clean = scrub(text)
+    if clean is not text:
+        path.write_text(clean, encoding="utf-8")
+
+
 def export_html(notebook: str | Path, html_path: str | Path, *, title: str | None = None) -> Path:
     """Render an executed notebook as offline HTML with code cells hidden (``title``: the page title)."""
     import nbformat
@@ -132,7 +144,7 @@ def export_html(notebook: str | Path, html_path: str | Path, *, title: str | Non
     if remote:  # the template is ours: a remote reference is a bug, never shipped silently
         raise InfrastructureError(f"{html_path}: HTML would load from the network: {remote[0]}")
     out = Path(html_path)
-    out.write_text(body, encoding="utf-8")
+    out.write_text(scrub(body), encoding="utf-8")  # secrets masked (goldenkit.scrub)
     return out
 
 
@@ -208,10 +220,12 @@ def execute_notebook(
             kernel_manager_class=_kernel_manager_class(),
         )
     except pm.PapermillExecutionError as exc:
+        _scrub_file(executed)  # a traceback in an output may quote a key
         _raise_execution_error(exc, source.name, executed)
     except (TimeoutError, RuntimeError, OSError) as exc:  # the kernel did not start, died or timed out
         raise InfrastructureError(f"{source.name}: the notebook's kernel failed: {type(exc).__name__}: {exc}") from None
     total = time.time() - t0
+    _scrub_file(executed)
     # Kernel start = from the call until the first cell began (papermill stamps each cell).
     starts = [c.metadata.get("papermill", {}).get("start_time") for c in nb.cells]
     first = next((s for s in starts if s), None)
