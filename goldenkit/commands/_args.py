@@ -117,6 +117,8 @@ SECONDS = number(above=0)
 SHARE = number(at_least=0, at_most=1)
 ALPHA = number(above=0, below=1)
 TEMPERATURE = number(at_least=0)
+NATURAL = integer(at_least=0)
+POSITIVE = integer(at_least=1)
 
 
 def renamed(new: str) -> type[argparse.Action]:
@@ -140,4 +142,15 @@ def renamed(new: str) -> type[argparse.Action]:
     return Renamed
 
 
-__all__ = ["ALPHA", "SECONDS", "SHARE", "TEMPERATURE", "BadNumber", "integer", "number", "renamed"]
+__all__ = [
+    "ALPHA",
+    "NATURAL",
+    "POSITIVE",
+    "SECONDS",
+    "SHARE",
+    "TEMPERATURE",
+    "BadNumber",
+    "integer",
+    "number",
+    "renamed",
+]

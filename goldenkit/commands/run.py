@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldenkit.commands._args import SECONDS, SHARE, TEMPERATURE, integer, number, renamed
+from goldenkit.commands._args import NATURAL, POSITIVE, SECONDS, SHARE, TEMPERATURE, integer, number, renamed
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
@@ -62,7 +62,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "max_tokens": integer(),
     "tool_choice": str,
     "history": str,
-    "max_tool_steps": integer(at_least=0),
+    "max_tool_steps": NATURAL,
     "tool_responses": str,
     "repeats": integer(),
     "max_in_flight": integer(),
@@ -79,7 +79,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "ca_bundle": str,
     "no_proxy": bool,
     "stream": bool,
-    "max_reply_bytes": integer(at_least=1),
+    "max_reply_bytes": POSITIVE,
     "red": bool,
     "max_ungradable": SHARE,
     "artifacts": _str_list,
@@ -164,7 +164,7 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--callable", metavar="MOD:FN", help="callable provider: module:function taking a Case")
     g.add_argument("--agent", metavar="MOD:ATTR", help="adk provider: module.path:root_agent")
     g.add_argument("--system", help="system prompt that replaces the cases' system instruction")
-    g.add_argument("--temperature", type=RUN_KEYS["temperature"])
+    g.add_argument("--temperature", type=TEMPERATURE)
     g.add_argument(
         "--model-seed", dest="seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)"
     )
@@ -180,11 +180,7 @@ def _system_under_test(g: Any) -> None:
         choices=("actual", "expected"),
         help="multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
     )
-    g.add_argument(
-        "--max-tool-steps",
-        type=RUN_KEYS["max_tool_steps"],
-        help="tool-call rounds per turn before it is cut off (default 8)",
-    )
+    g.add_argument("--max-tool-steps", type=NATURAL, help="tool-call rounds per turn before it is cut off (default 8)")
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
     )
@@ -208,20 +204,16 @@ def _system_under_test(g: Any) -> None:
 def _execution(r: Any) -> None:
     r.add_argument("--repeats", type=int, help="calls per row (default 1)")
     r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")
-    r.add_argument("--rpm", type=RUN_KEYS["rpm"], help="requests per minute at most (default: no limit)")
-    r.add_argument("--timeout", type=RUN_KEYS["timeout"], help="seconds per request (default 60)")
+    r.add_argument("--rpm", type=number(above=0), help="requests per minute at most (default: no limit)")
+    r.add_argument("--timeout", type=SECONDS, help="seconds per request (default 60)")
     r.add_argument("--max-retries", type=int, help="retries of a transient failure (default 3)")
     r.add_argument(
         "--max-retry-after",
-        type=RUN_KEYS["max_retry_after"],
+        type=number(at_least=0),
         metavar="SECONDS",
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
-    r.add_argument(
-        "--max-error-rate",
-        type=RUN_KEYS["max_error_rate"],
-        help="above this ERROR share the run is INVALID (default 0.02)",
-    )
+    r.add_argument("--max-error-rate", type=SHARE, help="above this ERROR share the run is INVALID (default 0.02)")
     r.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -250,11 +242,7 @@ def _transport(h: Any) -> None:
         default=None,
         help="ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
     )
-    h.add_argument(
-        "--max-reply-bytes",
-        type=RUN_KEYS["max_reply_bytes"],
-        help="a larger reply is a permanent ERROR (default 32 MiB)",
-    )
+    h.add_argument("--max-reply-bytes", type=POSITIVE, help="a larger reply is a permanent ERROR (default 32 MiB)")
 
 
 def _rows(s: Any) -> None:
@@ -275,7 +263,7 @@ def _rows(s: Any) -> None:
     )
     s.add_argument(
         "--max-ungradable",
-        type=RUN_KEYS["max_ungradable"],
+        type=SHARE,
         metavar="SHARE",
         help="largest share of the selected rows allowed to have nothing any configured grader checks "
         "(default 0: refuse, naming them, before the first call)",
@@ -309,9 +297,7 @@ def _simulated_user(u: Any) -> None:
     u.add_argument("--user-model", help="openai/ollama simulator: the model id")
     u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
     u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
-    u.add_argument(
-        "--user-temperature", type=RUN_KEYS["user_temperature"], help="openai/ollama simulator: sampling temperature"
-    )
+    u.add_argument("--user-temperature", type=TEMPERATURE, help="openai/ollama simulator: sampling temperature")
     u.add_argument("--user-seed", type=int, help="openai/ollama simulator: seed (repeat r uses seed + r)")
     u.add_argument("--max-turns", type=int, help="agent turns per conversation at most (default 5; a case's own wins)")
 
