@@ -13,11 +13,15 @@ import hashlib
 import html
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-__all__ = ["CSP", "esc", "href", "page", "pct", "slug", "table"]
+from goldenkit.scrub import scrub
+
+__all__ = ["CSP", "esc", "href", "page", "pct", "slug", "table", "write_page"]
 
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
@@ -36,6 +40,15 @@ tr.state-invalid td{background:#fff8e6}tr.state-incomplete td{background:#f6f8fa
 pre{white-space:pre-wrap;max-width:60em;margin:0;font-size:12px}.muted{color:#57606a}
 figure{display:inline-block;margin:0 16px 16px 0}figcaption{font-size:12px;color:#57606a}
 """
+
+
+def write_page(path: Path, text: str) -> None:
+    """Write one file of the site atomically (a temporary file, then ``os.replace``), secrets masked
+    (:func:`goldenkit.scrub.scrub`): every page the site builds, and its state file, go through here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(scrub(text), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def esc(value: Any) -> str:

@@ -39,7 +39,7 @@ import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
 from goldenkit.history.index import fingerprint
-from goldenkit.pages.html import esc, href, page, pct, slug, table
+from goldenkit.pages.html import esc, href, page, pct, slug, table, write_page
 from goldenkit.pages.views import Section
 
 __all__ = ["ALPHA", "LeaderboardPages", "leaderboard_sections"]
@@ -169,13 +169,6 @@ def not_comparable_page(prefix: str, why: str, runs: pd.DataFrame, *, site_title
     return page(f"{site_title}: leaderboard {prefix}", body, site_title=site_title, root="../")
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _make(prefix: str, group: pd.DataFrame, rule: str, site_title: str) -> tuple[str, str]:
     """(HTML, the index note) of one group: its leaderboard, or the page saying why there is none."""
     from goldenkit.ranking import leaderboard
@@ -238,7 +231,7 @@ def leaderboard_sections(
             done.reused.append(rel)
         else:
             html, note = _make(prefix, group, rule, site_title)
-            _write(site_dir / rel, html)
+            write_page(site_dir / rel, html)
             done.rendered.append(rel)
         count = int((group["state"] == "ok").sum())
         done.sections.append(Section(f"{prefix}: {count} runs", rel, note))

@@ -39,7 +39,7 @@ import pandas as pd
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failing_rows, scan, trend
 from goldenkit.history.index import PROTOCOL_KEYS, fingerprint
-from goldenkit.pages.html import slug
+from goldenkit.pages.html import slug, write_page
 from goldenkit.pages.leaderboards import leaderboard_sections
 from goldenkit.pages.plots import trend_svg_uri
 from goldenkit.pages.views import (
@@ -87,13 +87,6 @@ class _Build:
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _newest_input(folder: Path) -> int:
@@ -249,7 +242,7 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str
         html = dataset_page(
             name, _versions(part), sections, failing, metric="pass_rate", site_title=b.title, note=note, reports=reports
         )
-        _write(b.out / rel, html)
+        write_page(b.out / rel, html)
         b.result.rendered.append(rel)
     return hrefs
 
@@ -260,7 +253,7 @@ def _baselines(b: _Build, runs: pd.DataFrame) -> None:
     except GoldenkitError as exc:
         history, problem = None, str(exc)
     current = runs[runs["kind"] == "baseline"]
-    _write(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title))
+    write_page(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title))
 
 
 def _load_state(out: Path) -> dict[str, Any]:
@@ -296,13 +289,14 @@ def build_site(
     links = _run_pages(b, runs)
     hrefs = _dataset_pages(b, runs, links)
     counts = runs[runs["kind"] == "run"].groupby("dataset_name").size().to_dict()
-    _write(out / "datasets.html", datasets_page(hrefs, {str(k): int(v) for k, v in counts.items()}, site_title=title))
+    by_dataset = {str(k): int(v) for k, v in counts.items()}
+    write_page(out / "datasets.html", datasets_page(hrefs, by_dataset, site_title=title))
     _baselines(b, runs)
     boards = leaderboard_sections(runs, out, site_title=title, rule=rule, previous=b.old.get("leaderboards"))
     b.new["leaderboards"] = boards.state
     result.rendered.extend(boards.rendered)
     result.reused.extend(boards.reused)
-    _write(result.index, index_page(runs, links, hrefs, boards.sections, site_title=title))
+    write_page(result.index, index_page(runs, links, hrefs, boards.sections, site_title=title))
     shutil.rmtree(out / ".render", ignore_errors=True)
-    _write(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
+    write_page(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
     return result
