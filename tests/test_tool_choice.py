@@ -92,3 +92,33 @@ def test_tool_choice_does_not_apply_to_ollama(tmp_path, monkeypatch, capsys):
     rc = main(["run", str(dataset(tmp_path)), "--provider", "ollama", "--model", "m", "--tool-choice", "x"])
     assert rc == 1
     assert "--tool-choice does not apply to provider ollama" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("choice", ["lookup_order", "required"])
+def test_a_forcing_choice_forces_the_first_request_and_the_tool_loop_ends(choice):
+    import asyncio
+
+    from goldenkit.cases import Case, Turn
+
+    case = Case(id="t", shape="contract", turns=(Turn(user="where is A-1?"),), tools=(TOOL,))
+    with FakeModelServer() as srv:
+        srv.script(Reply.tool_calls([{"name": "lookup_order", "args": {"order_id": "A-1"}}]), Reply.text("shipped"))
+        resp = asyncio.run(OpenAIProvider(model="m", base_url=srv.url, tool_choice=choice).complete(case))
+        first, second = (r.json for r in srv.requests)
+    assert first["tool_choice"] == tool_choice_field(choice)
+    # the tool's result goes back with "auto": the model may answer in text, and the loop ends
+    assert second["messages"][-1]["role"] == "tool" and second["tool_choice"] == "auto"
+    assert resp.text == "shipped" and [c.name for c in resp.turns[0].tool_calls] == ["lookup_order"]
+
+
+def test_a_named_choice_is_not_sent_with_requests_that_do_not_offer_the_tool():
+    import asyncio
+
+    from goldenkit.cases import Case, Turn
+
+    other = {"name": "track_parcel", "parameters": {"type": "object"}}
+    case = Case(id="t", shape="contract", turns=(Turn(user="where?"),), tools=(other,))
+    with FakeModelServer() as srv:
+        asyncio.run(OpenAIProvider(model="m", base_url=srv.url, tool_choice="lookup_order").complete(case))
+        body = srv.requests[0].json
+    assert body["tools"][0]["function"]["name"] == "track_parcel" and "tool_choice" not in body

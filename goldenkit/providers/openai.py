@@ -226,10 +226,30 @@ class OpenAIProvider(ChatProvider):
             body["max_tokens"] = self.max_tokens
         if tools:
             body["tools"] = function_tools(tools)
-            if self.tool_choice is not None:
-                body["tool_choice"] = tool_choice_field(self.tool_choice)
+            choice = self.choice_for(messages, body["tools"])
+            if choice is not None:
+                body["tool_choice"] = choice
         body.update(self.extra)
         return body
+
+    def choice_for(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str | dict[str, Any] | None:
+        """The ``tool_choice`` of one request (None: not sent).
+
+        A forcing choice (``"required"`` or a tool's name) forces the turn's first request
+        only: once tool results are being sent back (the last message is a tool's) the
+        request says ``"auto"``, so the model can answer in text and the tool loop ends
+        (forced on every request, it would call tools until ``max_tool_steps``). A named
+        choice is sent only with requests that offer that tool (a server refuses a
+        choice naming a tool it was not given)."""
+        choice = self.tool_choice
+        if choice is None or (isinstance(choice, str) and choice in ("auto", "none")):
+            return choice
+        if messages and messages[-1].role == "tool":
+            return "auto"
+        if isinstance(choice, str) and choice != "required":
+            if not any(t.get("function", {}).get("name") == choice for t in tools):
+                return None
+        return tool_choice_field(choice)
 
     def decode(self, obj: Any) -> ChatReply:
         return decode_reply(obj, self.safe_url)
