@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
-from goldenkit.stats import OVERALL
+from goldenkit.stats import OVERALL, verdict_codes
 
 __all__ = [
     "LEDGER_COLUMNS",
@@ -137,25 +137,33 @@ def side_problems(manifest: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _side_status(collapsed: pd.DataFrame | None, order: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(status, error kind) per in-scope row of one side; ``order[i]``: the side's line of row i (-1: missing)."""
-    status = np.full(n, MISSING, dtype=object)
+_CODE = {s: i for i, s in enumerate(LEDGER_STATUSES)}  # PASS 0, FAIL 1, UNDECIDED 2, ERROR 3, SKIPPED 4, MISSING 5
+_FROM_VERDICT = np.array([_CODE[PASS], _CODE[FAIL], _CODE[ERROR], _CODE[SKIPPED]], dtype=np.int8)
+
+
+def _side_status(collapsed: pd.DataFrame, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(status code, error kind) per in-scope row of one side; ``order[i]``: the side's line of row i (-1: none)."""
+    n = len(order)
+    status = np.full(n, _CODE[MISSING], dtype=np.int8)
     kinds = np.full(n, None, dtype=object)
-    if collapsed is None or order is None:
-        return status, kinds
     have = order >= 0
     at = order[have]
-    verdict = collapsed["verdict"].astype(str).to_numpy()[at]
-    undecided = collapsed["undecided"].to_numpy(dtype=bool)[at] if "undecided" in collapsed.columns else False
-    status[have] = np.where((verdict == ERROR) & undecided, UNDECIDED, verdict)
-    if "error_kind" in collapsed.columns:
-        raw = collapsed["error_kind"].to_numpy(dtype=object)[at]
-    elif "n_permanent" in collapsed.columns:  # a table from before the taxonomy
-        raw = np.where(collapsed["n_permanent"].to_numpy()[at] > 0, "refused", "transient").astype(object)
-    else:
-        raw = np.full(len(at), None, dtype=object)
-    is_err = verdict == ERROR
-    kinds[np.flatnonzero(have)[is_err]] = [error_kind(k) for k in raw[is_err]]
+    codes = _FROM_VERDICT[verdict_codes(collapsed["verdict"])][at]
+    if "undecided" in collapsed.columns:
+        codes = np.where(
+            (codes == _CODE[ERROR]) & collapsed["undecided"].to_numpy(dtype=bool)[at], _CODE[UNDECIDED], codes
+        )
+    status[have] = codes
+    err = np.flatnonzero(have)[(codes == _CODE[ERROR]) | (codes == _CODE[UNDECIDED])]
+    if len(err):
+        lines = order[err]
+        if "error_kind" in collapsed.columns:
+            raw = collapsed["error_kind"].to_numpy(dtype=object)[lines]
+        elif "n_permanent" in collapsed.columns:  # a table from before the taxonomy
+            raw = np.where(collapsed["n_permanent"].to_numpy()[lines] > 0, "refused", "transient").astype(object)
+        else:
+            raw = np.full(len(lines), None, dtype=object)
+        kinds[err] = [error_kind(k) for k in raw]
     return status, kinds
 
 
@@ -182,37 +190,48 @@ def _reasons(base: np.ndarray, bk: np.ndarray, cand: np.ndarray, ck: np.ndarray)
     return causes, whys
 
 
-def evidence_ledger(base: pd.DataFrame, cand: pd.DataFrame | None, *, scope: Sequence[str] | None = None) -> Ledger:
+def evidence_ledger(
+    base: pd.DataFrame,
+    cand: pd.DataFrame | None,
+    *,
+    order: np.ndarray | None = None,
+    scope: Sequence[str] | None = None,
+) -> Ledger:
     """The ledger of two collapsed tables (``row_id, slice, verdict, undecided, error_kind``).
 
     The in-scope rows are the baseline's (``scope`` narrows them to those ids);
     ``cand`` None means the candidate has no outcome at all (every row MISSING).
+    ``order[i]`` (optional) is the candidate's line of base row i, -1 where it has none.
     """
-    b = base if scope is None else base[base["row_id"].astype(str).isin(set(map(str, scope))).to_numpy()]
-    ids = b["row_id"].astype(str).reset_index(drop=True)
-    n = len(ids)
-    b_status, b_kind = _side_status(b, np.arange(n, dtype=np.int64), n)
+    if scope is not None:
+        base = base[base["row_id"].astype(str).isin(set(map(str, scope))).to_numpy()]
+        order = None
+    n = len(base)
+    b_status, b_kind = _side_status(base, np.arange(n, dtype=np.int64))
     out_of_scope: list[str] = []
-    order = None
-    if cand is not None:
-        c_ids = cand["row_id"].astype(str)
-        pos = pd.Index(c_ids).get_indexer(ids)
-        order = np.asarray(pos, dtype=np.int64)
-        out_of_scope = sorted(set(c_ids) - set(ids))
-    c_status, c_kind = _side_status(cand, order, n)
-    paired = np.isin(b_status, (PASS, FAIL)) & np.isin(c_status, (PASS, FAIL))
+    if cand is None:
+        c_status, c_kind = np.full(n, _CODE[MISSING], dtype=np.int8), np.full(n, None, dtype=object)
+    else:
+        if order is None:
+            order = np.asarray(pd.Index(cand["row_id"].astype(str)).get_indexer(base["row_id"].astype(str)), np.int64)
+        c_status, c_kind = _side_status(cand, order)
+        extra = np.ones(len(cand), dtype=bool)
+        extra[order[order >= 0]] = False
+        out_of_scope = sorted(str(x) for x in cand["row_id"].to_numpy()[extra])
+    paired = (b_status <= _CODE[FAIL]) & (c_status <= _CODE[FAIL])
     causes = np.full(n, "", dtype=object)
     whys = np.full(n, "", dtype=object)
     out = np.flatnonzero(~paired)  # the reasons are written for the unpaired rows only (few, as a rule)
-    causes[out], whys[out] = _reasons(b_status[out], b_kind[out], c_status[out], c_kind[out])
-    slices = b["slice"].astype(str).reset_index(drop=True) if "slice" in b.columns else pd.Series([""] * n)
+    names = np.array(LEDGER_STATUSES, dtype=object)
+    causes[out], whys[out] = _reasons(names[b_status[out]], b_kind[out], names[c_status[out]], c_kind[out])
+    cats = list(LEDGER_STATUSES)
     rows = pd.DataFrame(
         {
-            "row_id": ids,
-            "slice": slices,
-            "base_status": b_status,
+            "row_id": base["row_id"].astype(object).to_numpy(),
+            "slice": base["slice"].astype(str).to_numpy() if "slice" in base.columns else np.full(n, ""),
+            "base_status": pd.Categorical.from_codes(b_status, categories=cats),
             "base_error_kind": b_kind,
-            "cand_status": c_status,
+            "cand_status": pd.Categorical.from_codes(c_status, categories=cats),
             "cand_error_kind": c_kind,
             "paired": paired,
             "cause": causes,

@@ -17,7 +17,8 @@ graders           every grader: ``{version, hard}``; a version changes with
                   every verdict-changing option (thresholds, match types), and
                   ``hard`` is recorded per grader (older runs: the built-in
                   default, every grader hard but ``judge`` and ``rubrics``)
-criteria          the ``--criteria`` file's sha256 and what it ignored
+criteria          the ``--criteria`` file's sha256 and what it ignored (its
+                  name is kept for messages, never compared)
 judge             ``judge_version`` (model, rubric, parameters)
 simulator         ``simulator_version`` (the user simulator and its turn limit)
 vision            whether rows with images were sent (absent means true)
@@ -110,7 +111,8 @@ def _criteria(m: Mapping[str, Any]) -> dict[str, Any] | None:
     rec = m.get("criteria")
     if not isinstance(rec, Mapping):
         return None
-    return {"sha256": rec.get("sha256"), "ignored": sorted(str(x) for x in rec.get("ignored") or [])}
+    ignored = sorted(str(x) for x in rec.get("ignored") or [])
+    return {"sha256": rec.get("sha256"), "ignored": ignored, "file": rec.get("file")}
 
 
 def protocol_key(manifest: Mapping[str, Any], *, rule: str | None = None) -> dict[str, Any]:
@@ -188,6 +190,10 @@ def _sample_differences(b: Mapping[str, Any], c: Mapping[str, Any]) -> list[str]
     return out
 
 
+def _unnamed(criteria: Mapping[str, Any] | None) -> Any:
+    return None if criteria is None else {k: v for k, v in criteria.items() if k != "file"}
+
+
 def protocol_differences(base: Mapping[str, Any], cand: Mapping[str, Any]) -> list[str]:
     """Every reason two protocol keys differ, one line each (empty: the same protocol)."""
     diffs = _dataset_differences(base["dataset"], cand["dataset"])
@@ -197,7 +203,8 @@ def protocol_differences(base: Mapping[str, Any], cand: Mapping[str, Any]) -> li
     if base["rule"] != cand["rule"]:
         diffs.append(f"collapse rule differs: {base['rule']} vs {cand['rule']}")
     diffs += _grader_differences(base["graders"], cand["graders"])
-    diffs += criteria_differences(base["criteria"], cand["criteria"])
+    if _unnamed(base["criteria"]) != _unnamed(cand["criteria"]):  # the file's name alone changes no verdict
+        diffs += criteria_differences(base["criteria"], cand["criteria"])
     if base["judge"] != cand["judge"]:
         diffs.append(f"judge version differs: {base['judge']} vs {cand['judge']}")
     if base["simulator"] != cand["simulator"]:

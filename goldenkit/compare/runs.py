@@ -351,7 +351,7 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
-    ledger = evidence_ledger(bc, cc)
+    ledger = evidence_ledger(bc, cc, order=order)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].astype(object).reset_index(drop=True),

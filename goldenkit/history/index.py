@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from goldenkit.compare.protocol import protocol_key, protocol_sha256
 from goldenkit.errors import GoldenkitError, ResultsError
 from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
 from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
@@ -42,8 +43,8 @@ __all__ = ["CACHE_FILE", "PROTOCOL_KEYS", "RUN_COLUMNS", "Index", "fingerprint",
 
 CACHE_FILE = ".goldenkit-index.json"
 
-#: Run-key fields that must agree for two runs of one dataset hash to be comparable
-#: (the row set follows from the dataset hash and ``sample``). Absent keys count as None.
+#: Kept for one release: the fields the history's protocol id was once built from. The id is now the
+#: protocol key's (:func:`goldenkit.compare.protocol_key`), plus the shard (a shard's rows are a part).
 PROTOCOL_KEYS = ("repeats", "graders", "judge_version", "simulator_version", "include_red", "sample", "shard")
 
 #: Columns of :func:`runs_df`, in order.
@@ -100,14 +101,12 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def protocol_id(manifest: dict[str, Any]) -> str:
-    """A short id of a run's protocol (:data:`PROTOCOL_KEYS`): equal ids, comparable runs of one dataset hash."""
-    key = {k: manifest.get(k) for k in PROTOCOL_KEYS}
-    if arts := _dict(manifest.get("agent_version")).get("artifacts_sha256"):  # only when named: old ids stay
-        key["artifacts_sha256"] = arts
-    if manifest.get("criteria") is not None:  # an ADK eval config's criteria (only when given: old ids stay)
-        key["criteria"] = manifest["criteria"]
-    return hashlib.sha256(_json_text(key).encode()).hexdigest()[:12]  # type: ignore[union-attr]
+def protocol_id(manifest: dict[str, Any], rule: str | None = None) -> str:
+    """A short id of a run's protocol key (:func:`goldenkit.compare.protocol_key` under ``rule``) without
+    its dataset, and its shard: equal ids and an equal dataset hash, comparable runs (a trend follows one
+    protocol across dataset versions)."""
+    key = {k: v for k, v in protocol_key(manifest, rule=rule).items() if k != "dataset"}
+    return protocol_sha256({"protocol": key, "shard": manifest.get("shard")})[:12]
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -404,7 +403,8 @@ def _baseline_rows(baselines_dir: Path) -> list[dict[str, Any]]:
         if not isinstance(info, dict) or info.get("kind") != "goldenkit.baseline":
             continue  # another JSON file beside the baselines
         man, s = _dict(info.get("run")), _dict(info.get("summary"))
-        row.update(_key_columns(man), name=str(info.get("name", p.stem)), saved_at=info.get("saved_at"))
+        keyed = {**man, "rule": info.get("rule")}  # its rows were collapsed under the rule it was saved with
+        row.update(_key_columns(keyed), name=str(info.get("name", p.stem)), saved_at=info.get("saved_at"))
         n, k = s.get("n"), s.get("k")
         counts = _dict(man.get("counts"))
         row.update({c.lower(): counts.get(c) for c in _CODES}, outcomes=counts.get("total"), rows=s.get("rows"))

@@ -36,9 +36,10 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit.compare.protocol import protocol_key
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failing_rows, scan, trend
-from goldenkit.history.index import PROTOCOL_KEYS, fingerprint
+from goldenkit.history.index import fingerprint
 from goldenkit.pages.html import slug, write_page
 from goldenkit.pages.leaderboards import leaderboard_sections
 from goldenkit.pages.plots import trend_svg_uri
@@ -196,7 +197,7 @@ def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame) -> list[DatasetS
         plots = [(", ".join(groups), trend_svg_uri(lines, "pass_rate", groups))]
         sample = ok[ok["protocol"] == protocol].iloc[0]
         man = read_run(sample["path"]).manifest
-        key = {k: man.get(k) for k in PROTOCOL_KEYS if man.get(k) is not None}
+        key = {k: v for k, v in protocol_key(man, rule=b.rule).items() if v is not None}
         sections.append(DatasetSection(protocol=str(protocol), key=key, lines=lines, plots=plots, by="slice"))
     return sections
 
