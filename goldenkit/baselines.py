@@ -181,10 +181,10 @@ def save_baseline(
         "rule": rule,
         "note": note,
         "run": dict(man),  # the run's manifest whole: the protocol key is built from it, never from a field list
-        "protocol": protocol_key(man, rule=rule),
+        "protocol": (protocol := protocol_key(man, rule=rule)),
+        "protocol_sha256": protocol_sha256(protocol),
         "summary": summary,
     }
-    info["protocol_sha256"] = protocol_sha256(info["protocol"])
     d.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(rows, preserve_index=False)
     _atomic_bytes(pq_path, lambda p: pq.write_table(arrow, p, compression="zstd"))

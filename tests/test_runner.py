@@ -472,7 +472,7 @@ def test_resume_runs_only_missing_pairs_and_refuses_another_key(tmp_path):
     recs = list(iter_jsonl(jsonl))
     assert len(recs) == 10 and len({(r["row_id"], r["repeat"]) for r in recs}) == 10
     assert s.complete and s.validity == "VALID" and len(outcomes_df(s.path)) == 10
-    with pytest.raises(ResultsError, match=r"cannot resume run x: its run key differs \(repeats: 2 != 3"):
+    with pytest.raises(ResultsError, match=r"cannot resume run x: its run key differs \(repeats differ: 2 vs 3"):
         run_eval(
             ds,
             CallableProvider(agent, model="m"),

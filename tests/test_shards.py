@@ -162,7 +162,7 @@ def test_merge_refusals_name_the_culprit_and_write_nothing(tmp_path: Path) -> No
         (["a1", "a2"], "missing shard(s) 3 of 3"),
         (["a1", "a2", "a2"], "shard 2/3 given twice: runs a2 and a2"),
         (["a1", "a2", "a3", "b1"], "shard run b1 is shard 1/2, of another N than a1 (of 3)"),
-        (["a1", "a2", "c3"], "shard run c3 has another run key than a1: repeats: 1 != 2"),
+        (["a1", "a2", "c3"], "shard run c3 has another run key than a1: repeats differ: 1 vs 2"),
         (["a1", "a2", "plain"], "run plain is not a shard"),
         (["a1", "a2", "ghost"], "ghost: no run found"),
     ]
@@ -181,7 +181,7 @@ def test_shards_of_other_user_simulators_are_not_merged(tmp_path: Path) -> None:
     shard = res / "a2" / "run.json"  # as a shard run with another simulator records it
     manifest = json.loads(shard.read_text())
     shard.write_text(json.dumps({**manifest, "simulator_version": {"provider": "callable", "fn": "m:other"}}))
-    with pytest.raises(ResultsError, match="shard run a2 has another run key than a1: simulator_version"):
+    with pytest.raises(ResultsError, match="shard run a2 has another run key than a1: user simulator differs"):
         merge_shards("m", ["a1", "a2"], results_dir=res)
 
 

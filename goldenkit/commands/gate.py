@@ -51,9 +51,9 @@ def register(sub: Any) -> None:
 
 def _same_run(run: Any, base: Any) -> str | None:
     """Why ``base`` is the candidate itself (the same folder, or the same run identity), else None."""
-    paths = [getattr(x, "path", None) for x in (run, base)]
-    if all(p is not None for p in paths) and Path(paths[0]).resolve() == Path(paths[1]).resolve():
-        return f"the same folder ({paths[0]})"
+    rp, bp = (getattr(x, "path", None) for x in (run, base))
+    if rp is not None and bp is not None and Path(rp).resolve() == Path(bp).resolve():
+        return f"the same folder ({rp})"
     rm, bm = (dict(getattr(x, "manifest", None) or {}) for x in (run, base))
     ident = ("run_id", "started_at")
     if rm.get("run_id") and all(rm.get(k) == bm.get(k) for k in ident):

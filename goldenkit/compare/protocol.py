@@ -26,6 +26,8 @@ artifacts         ``agent_version.artifacts_sha256`` (prompts, corpora, tools)
 grading           who graded: ``goldenkit`` (live, fixtures and regrade runs,
                   which differ only in where the answers came from) or
                   ``imported`` (another tool's own scorers)
+inputs            an imported run's per-row input fingerprint
+                  (``source.inputs_sha256``; also when ``--dataset`` named a dataset)
 ================  ==========================================================
 
 The agent's identity (model id, prompt hash, git commit) stays outside the
@@ -73,6 +75,7 @@ PROTOCOL_FIELDS = (
     "vision",
     "artifacts",
     "grading",
+    "inputs",
 )
 #: Built-in graders that are soft unless configured hard (what a manifest without ``grader_hard`` meant).
 SOFT_BY_DEFAULT = frozenset({"judge", "rubrics"})
@@ -134,6 +137,7 @@ def protocol_key(manifest: Mapping[str, Any], *, rule: str | None = None) -> dic
         "vision": m.get("vision") is not False,
         "artifacts": manifest_get(m, "agent_version", "artifacts_sha256"),
         "grading": "imported" if m.get("mode") == "imported" else "goldenkit",
+        "inputs": manifest_get(m, "source", "inputs_sha256"),
     }
 
 
@@ -214,6 +218,8 @@ def protocol_differences(base: Mapping[str, Any], cand: Mapping[str, Any]) -> li
     arts = [k["artifacts"] or "(none)" for k in (base, cand)]
     if arts[0] != arts[1]:
         diffs.append(f"agent_version.artifacts_sha256 differs: {' vs '.join(map(_short, arts))}")
+    if base.get("inputs") != cand.get("inputs"):
+        diffs.append(f"imported inputs differ: {_short(base.get('inputs'))} vs {_short(cand.get('inputs'))}")
     if base["grading"] != cand["grading"]:
         diffs.append(f"grading differs: {base['grading']} vs {cand['grading']} (another tool's scorers)")
     return diffs

@@ -20,8 +20,6 @@ from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from goldenkit.artifacts import artifacts_sha256
-from goldenkit.compare.protocol import protocol_key, protocol_sha256
 from goldenkit.dataset.red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
@@ -34,12 +32,13 @@ from goldenkit.providers.simulator import UserSimulator
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
-from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes, utc_now
+from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
+from goldenkit.runner.manifest import run_key, run_manifest
 from goldenkit.runner.run import Run, RunOptions, RunPlan
-from goldenkit.runner.runkey import agent_version, git_commit, redact_settings
-from goldenkit.runner.shard import check_shard, shard_record, shard_rows
+from goldenkit.runner.runkey import git_commit, redact_settings
+from goldenkit.runner.shard import check_shard, shard_rows
 from goldenkit.runner.summary import RunSummary
 from goldenkit.schema import SCHEMA_VERSION
 from goldenkit.scrub import scrub, scrub_value, secrets_in_use
@@ -144,36 +143,6 @@ def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], visi
     return apply_criteria(cases, criteria)
 
 
-def _run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
-             sample_spec: dict[str, Any], shard: tuple[int, int] | None,
-             artifacts: Sequence[str | os.PathLike[str]] | None = None,
-             criteria: EvalCriteria | None = None, vision: bool = True) -> dict[str, Any]:  # fmt: skip
-    if judge_version is None:
-        jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
-        judge_version = ",".join(jv) or None
-    # a shard's spec is recorded beside the run key (a resume compares it), never inside it:
-    # the merged run of the shards has exactly the run key of the unsharded run
-    spec = {"shard": shard_record(shard)} if shard is not None else {}
-    return {
-        "dataset": {
-            "name": dataset.name,
-            "version": dataset.version,
-            "sha256": dataset.sha256,
-            "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
-        },
-        "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
-        "judge_version": judge_version,
-        "graders": {g.name: str(g.version) for g in graders},
-        "grader_hard": {g.name: bool(g.hard) for g in graders},
-        "repeats": int(repeats),
-        "sample": sample_spec,
-        "mode": provider.mode,
-        "criteria": criteria.record() if criteria is not None else None,
-        "vision": bool(vision),
-        **spec,
-    }
-
-
 def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
           retry_errors: bool) -> RunPlan:  # fmt: skip
     if folder.old_manifest is not None:  # a resume keeps the commit the run started at
@@ -196,42 +165,6 @@ def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: d
         "judge_version": key["judge_version"],
     }
     return RunPlan(index=index, todo=todo, row_info=row_info, cases=cases, base_record=base)
-
-
-def _manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: RunOptions, todo: int,
-              retry_errors: bool, config: Mapping[str, Any] | None, commit: str | None) -> dict[str, Any]:  # fmt: skip
-    old = folder.old_manifest or {}
-    invocation: dict[str, Any] = {
-        "started_at": utc_now(),
-        "pending": todo,
-        "retry_errors": bool(retry_errors),
-        "git_commit": commit,
-    }
-    if folder.took_over_from is not None:
-        invocation["lock_taken_over_from_pid"] = folder.took_over_from
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": folder.run_id,
-        **key,
-        "provider": {"name": provider.name, "settings": redact_settings(provider.settings())},
-        "config": {
-            "max_in_flight": opts.max_in_flight,
-            "rpm": opts.rpm,
-            "timeout": opts.timeout,
-            "max_retries": opts.max_retries,
-            "max_retry_after": opts.max_retry_after,
-            **({"extra": redact_settings(dict(config))} if config else {}),
-        },
-        "started_at": old.get("started_at") or utc_now(),
-        "ended_at": None,
-        "counts": None,
-        "error_rate": None,
-        "max_error_rate": opts.max_error_rate,
-        "validity": None,
-        "invalid_reason": None,
-        "complete": False,
-        "timings": {"invocations": [*((old.get("timings") or {}).get("invocations") or []), invocation]},
-    }
 
 
 def _conversations(
@@ -359,18 +292,15 @@ async def arun_eval(
     dataset, sample_spec, shard, cases = _selection(
         dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
     )
-    key = _run_key(
-        dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria, vision
-    )
+    key = run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria,
+                  vision)  # fmt: skip
     driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
-    key["protocol"] = protocol_key(key)  # the one key of what can change a verdict (goldenkit.compare.protocol)
-    key["protocol_sha256"] = protocol_sha256(key["protocol"])
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
     folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver)
     try:
         plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
-        manifest = _manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
+        manifest = run_manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
         write_json_atomic(folder.run_file, manifest)
         recorder = _recorder(record_dir, provider, key, folder.run_id)
         provider.configure(timeout=timeout, max_in_flight=max_in_flight)

@@ -66,9 +66,10 @@ from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
 from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
 from goldenkit.results import Run as StoredRun
-from goldenkit.runner.evaluate import _manifest, normalize_cases, resolve_graders, run_to_summary
+from goldenkit.runner.evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
+from goldenkit.runner.manifest import run_manifest
 from goldenkit.runner.run import Run, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit
 from goldenkit.runner.summary import RunSummary
@@ -214,9 +215,11 @@ def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
         "agent_version": man.get("agent_version"),
         "judge_version": jv,
         "graders": {g.name: str(g.version) for g in graders},
+        "grader_hard": {g.name: bool(g.hard) for g in graders},
         "repeats": int(man.get("repeats") or 1),
         "sample": man.get("sample"),
         "mode": REGRADE,
+        **({"vision": man["vision"]} if man.get("vision") is not None else {}),
         "criteria": man.get("criteria"),
         **({"source": man.get("source")} if src.imported else {}),
         **({"shard": man["shard"]} if man.get("shard") is not None else {}),
@@ -350,7 +353,7 @@ async def _regrade_into(folder: Any, key: dict[str, Any], src: _Source, graders:
     plan = RunPlan(index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base)
     opts = _options(man)
     provider = StoredAnswers()
-    manifest = _manifest(key, provider, folder, opts, len(todo), False, None, git_commit())
+    manifest = run_manifest(key, provider, folder, opts, len(todo), False, None, git_commit())
     manifest.update(provider=man.get("provider"), regraded_from={"run_id": src.run_id, "path": str(src.path)})
     write_json_atomic(folder.run_file, manifest)
     return await Regrade(plan, graders, folder, manifest, opts, src, progress).execute()
