@@ -155,16 +155,10 @@ def _repeats(cfg: dict[str, Any]) -> int:
 
 def _gate(policy: GatePolicy, base: Run, cand: Run) -> tuple[Comparison, GateDecision]:
     """Compare and gate as ``goldenkit gate CAND --baseline BASE`` does (same inputs, same decision)."""
-    comparison = compare_runs(base, cand, rule=policy.rule, alpha=policy.alpha)
-    cols = ["row_id", "slice", "repeat", "verdict"]
-    if policy.max_hallucination_rate is not None:
-        cols.append("graders")
-    decision = evaluate_gate(
-        cand.outcomes(columns=cols),
-        policy=policy,
-        comparison=comparison if policy.regression else None,
-        manifest=cand.manifest,
-    )
+    decision = evaluate_gate(cand, policy=policy, baseline=base)  # the gate owns its comparison
+    comparison = decision.comparison
+    if comparison is None:  # regression off: the story still shows the paired comparison
+        comparison = compare_runs(base, cand, rule=policy.rule, alpha=policy.alpha)
     return comparison, decision
 
 

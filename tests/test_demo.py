@@ -150,9 +150,9 @@ def test_the_cli_exit_codes(demo: tuple[Path, int, str]) -> None:
     code, text = cli("compare", BASE, CAND, "--results-dir", results)
     assert code == 0
     assert "flips (24)" in text
-    # the baseline gated against itself passes: nothing broke and its absolute thresholds hold
-    code, _ = cli("gate", BASE, "--baseline", BASE, "--results-dir", results, "--config", str(CONFIG))
-    assert code == 0
+    # the baseline gated against itself is not a comparison: a usage error (exit 1), never a green
+    code, text = cli("gate", BASE, "--baseline", BASE, "--results-dir", results, "--config", str(CONFIG))
+    assert code == 1  # stderr names it: the baseline ... is the candidate itself
 
 
 def test_the_story_prints_the_computed_numbers(demo: tuple[Path, int, str]) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs
-from goldenkit.config import load_config, section
+from goldenkit.config import config_for_run, section
 from goldenkit.errors import ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.protocols import RunLike
@@ -203,16 +203,20 @@ def gate_decision(
 ) -> GateDecision:
     """The quality gate for ``run`` against the compared baseline, with the ``[gate]`` policy of ``config``.
 
-    ``config`` is a goldenkit.toml path or None (the file in the current
-    directory, else defaults). An invalid comparison is passed on as such
+    ``config`` is a goldenkit.toml path or None (found as every command finds it:
+    :func:`goldenkit.config.config_for_run`). An invalid comparison is passed on as such
     (the gate fails with exit 4), never as a missing baseline; ``baseline``
     (the base run or snapshot) lets the gate check that it is evidence even then.
     """
-    cfg = load_config(config)
+    cfg = config_for_run(config, getattr(run, "manifest", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where)
+    if baseline is not None:  # the gate owns its comparison (its rule and alpha), as goldenkit gate does
+        return evaluate_gate(run, policy=policy, baseline=baseline)
     invalid = "; ".join(differences) if comparison is None and differences else None
-    return evaluate_gate(run, policy=policy, comparison=comparison, baseline=baseline, comparison_invalid=invalid)
+    if comparison is not None and comparison.rule != policy.rule:
+        comparison = None  # a comparison under another rule is not the gate's
+    return evaluate_gate(run, policy=policy, comparison=comparison, comparison_invalid=invalid)
 
 
 def gate_table(decision: GateDecision) -> pd.DataFrame:
