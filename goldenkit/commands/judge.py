@@ -7,7 +7,7 @@ goldenkit.toml) the judge is asked afresh, seeing the label's prompt, or the
 case of ``--dataset`` the label's ``caseId`` (else its id) names. Prints the confusion matrix,
 accuracy, precision, recall, specificity (Wilson 95% intervals), Cohen's kappa
 with its 95% interval, n, and whether the judge may act as a hard grader
-(kappa's lower bound >= --kappa-floor and n >= --min-n). ``--out`` writes the
+(kappa's lower bound >= --kappa-floor and n >= --min-n). ``-o/--output`` writes the
 report as JSON: point ``[judge] calibration`` at it to allow ``hard = true``.
 ``--check`` exits 2 when the judge may not act as a hard grader.
 """
