@@ -251,7 +251,7 @@ def test_kernel_is_this_interpreter_whatever_kernels_are_registered(
 def test_report_command_unknown_rule_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert cli_main(["report", str(DATA / "cand"), "--rule", "most", "-o", str(tmp_path)]) == 1
     err = capsys.readouterr().err
-    assert "report.ipynb: InputError: unknown collapse rule 'most'" in err
+    assert err.startswith("goldenkit: report.ipynb: cell ") and "raised InputError: unknown collapse rule 'most'" in err
 
 
 def test_report_command_resolves_a_run_folder_or_a_saved_baseline(tmp_path: Path) -> None:
