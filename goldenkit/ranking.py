@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 import os
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,8 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.alignment import Aligned, RunInput, align_runs, run_inputs
-from goldenkit.errors import InputError
+from goldenkit.compare.ledger import side_problems
+from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.passk import pass_at_k
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
@@ -88,6 +89,8 @@ class Leaderboard:
     by_slice: bool = False
     notes: list[str] = field(default_factory=list)
     pairwise: pd.DataFrame | None = None  # per pair, with pairwise_judge (goldenkit.pairwise.pairwise_leaderboard)
+    #: runs left out of ranks and groups because they are not evidence: ``{"run_id", "why"}`` each
+    left_out: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def run_ids(self) -> list[str]:
@@ -102,6 +105,7 @@ class Leaderboard:
             "rule": self.rule,
             "at_k": self.at_k,
             "notes": list(self.notes),
+            "left_out": [dict(x) for x in self.left_out],
         }
         if isinstance(self.pairwise, pd.DataFrame):
             out["pairwise"] = _records(self.pairwise)
@@ -241,14 +245,23 @@ def _block(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.D
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
-def _notes(sides: Sequence[RunInput], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
-    notes = []
-    for s in sides:
-        validity = s.manifest.get("validity")
-        if validity not in (None, "VALID"):
-            notes.append(f"run {s.run_id} is {validity}: no evidence until it is re-run or resumed")
-        if s.manifest.get("complete") is False:
-            notes.append(f"run {s.run_id} is not complete (resume it with the same run id)")
+def _evidence(inputs: Sequence[RunInput]) -> tuple[list[RunInput], list[dict[str, str]]]:
+    """The runs that are evidence, and the others with why (INVALID or incomplete: never ranked)."""
+    keep, out = [], []
+    for s in inputs:
+        why = side_problems(s.manifest)
+        if why:
+            out.append({"run_id": s.run_id, "why": "; ".join(why)})
+        else:
+            keep.append(s)
+    if not keep:
+        shown = "; ".join(f"{x['run_id']}: {x['why']}" for x in out)
+        raise InfrastructureError(f"leaderboard: no run is evidence ({shown})")
+    return keep, out
+
+
+def _notes(left_out: Sequence[Mapping[str, str]], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    notes = [f"run {x['run_id']} is left out of ranks and groups: {x['why']}" for x in left_out]
     excluded = int(pairs["excluded"].max()) if len(pairs) else 0
     if excluded:
         notes.append(f"up to {excluded} rows per pair are left out: ERROR or SKIPPED in at least one run of the pair")
@@ -290,12 +303,13 @@ def leaderboard(
         raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise InputError(f"k must be a positive integer, got {k!r}")
-    al = align_runs(run_inputs(runs, results_dir, rule), rule)
+    evidence, left_out = _evidence(run_inputs(runs, results_dir, rule))
+    al = align_runs(evidence, rule)
     sides = al.runs
     at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
     table, pairs = _block(al, everything, at_k, alpha)
-    notes = _notes(sides, table, pairs)
+    notes = _notes(left_out, table, pairs)
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):
@@ -304,7 +318,7 @@ def leaderboard(
             pair_tables.append(p.assign(slice=name))
         table = _slice_first(pd.concat(tables, ignore_index=True))
         pairs = _slice_first(pd.concat(pair_tables, ignore_index=True))
-    result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes)
+    result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes, left_out=left_out)
     if pairwise_judge is not None:
         from goldenkit.pairwise import pairwise_leaderboard
 

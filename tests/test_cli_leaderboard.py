@@ -136,4 +136,4 @@ def test_benchmark_with_an_invalid_run_exits_3_and_says_so(tmp_path: Path, capsy
         code = main(args)
     out = capsys.readouterr().out
     assert code == 3  # no evidence, no green: the leaderboard is printed, but the exit says a run is INVALID
-    assert "run b2-broken is INVALID" in out
+    assert "run b2-broken is left out of ranks and groups: INVALID" in out
