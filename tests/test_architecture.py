@@ -23,8 +23,9 @@ LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
     {"_text", "display", "schema", "records", "config", "scrub"},
+    {"reprs"},
     {"artifacts", "registry"},
-    {"cases", "protocols"},
+    {"cases", "protocols", "findings"},
     # dataset -> sampling
     {"formats._scenario"},
     {"formats._common", "formats._rubrics", "formats._contract_build", "formats.adk", "formats.contract"},
@@ -55,6 +56,8 @@ LAYERS: list[set[str]] = [
     # analysis of results: never imports providers, graders or the runner
     {"compare.protocol", "compare.ledger"},
     {"compare.flips", "baselines"},
+    {"compare.clusters"},
+    {"compare.groups"},
     {"compare.runs"},
     {"compare"},
     {"flips", "comparability"},

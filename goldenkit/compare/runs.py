@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +76,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from goldenkit.compare.flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.compare.groups import RunRef, grouped_table, resolve_side
 from goldenkit.compare.ledger import Ledger, evidence_ledger
 from goldenkit.compare.protocol import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
@@ -169,6 +171,8 @@ class Comparison:
     #: the flipped rows without texts: row_id, slice, status, base_verdict, cand_verdict (see :attr:`flips`)
     flip_rows: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    #: what the table's lines are (``slice``, a column, or ``tags``: see :func:`goldenkit.stats.slice_table`)
+    by: str = "slice"
     base_manifest: dict[str, Any] = field(default_factory=dict, repr=False)
     cand_manifest: dict[str, Any] = field(default_factory=dict, repr=False)
     #: each side's per-row collapsed table (``slice_table(cmp.base_collapsed)`` gives its slice table)
@@ -221,6 +225,16 @@ class Comparison:
     def p_value(self) -> float:
         """Overall exact McNemar p-value."""
         return float(self.overall["p_val"])
+
+    def __repr__(self) -> str:
+        from goldenkit.reprs import comparison_repr
+
+        return comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        from goldenkit.reprs import comparison_html
+
+        return comparison_html(self)
 
     def status_counts(self) -> dict[str, int]:
         """How many rows have each status (every status listed, zeros included)."""
@@ -320,14 +334,26 @@ def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:
 # --------------------------------------------------------------------------- compare
 
 
-def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha: float = 0.05) -> Comparison:
+def compare_runs(
+    base: RunLike | RunRef,
+    cand: RunLike | RunRef,
+    *,
+    rule: str = "majority",
+    alpha: float = 0.05,
+    by: str = "slice",
+    results_dir: str | os.PathLike[str] = "results",
+    baselines_dir: str | os.PathLike[str] = "baselines",
+) -> Comparison:
     """Compare a candidate against a base, row by row (see the module docstring).
 
     ``base`` and ``cand`` are runs (``goldenkit.results.Run``) or baselines
     (``goldenkit.baselines.Baseline``): anything with a ``.manifest`` dict and
     either ``.collapsed()`` (a per-row table saved under its own ``.rule``) or
-    ``.outcomes(columns=...)``. Raises :class:`ComparisonInvalid` naming each key that differs.
+    ``.outcomes(columns=...)``; or a name of one (:func:`goldenkit.compare.groups.resolve_side`).
+    ``by``: what the table's lines are (:func:`goldenkit.compare.groups.grouped_table`).
+    Raises :class:`ComparisonInvalid` naming each key that differs.
     """
+    base, cand = (resolve_side(x, results_dir, baselines_dir) for x in (base, cand))
     parse_rule(rule)
     if not 0.0 < alpha < 1.0:
         raise ResultsError(f"alpha must be in (0, 1), got {alpha!r}")
@@ -352,6 +378,7 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
     ledger = evidence_ledger(bc, cc, order=order)
+    table = _table(s_codes, s_names, vb, vc) if by == "slice" else grouped_table(_table, base, bc, by, vb, vc)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].astype(object).reset_index(drop=True),
@@ -373,9 +400,10 @@ def compare_runs(base: RunLike, cand: RunLike, *, rule: str = "majority", alpha:
         rule=rule,
         alpha=alpha,
         rows=rows,
-        table=_table(s_codes, s_names, vb, vc),
+        table=table,
         flip_rows=flip_rows,
         notes=_notes(bm, cm, status) + _scope_notes(ledger, cm),
+        by=by,
         base_manifest=bm,
         cand_manifest=cm,
         base_collapsed=bc,

@@ -20,12 +20,14 @@ from goldenkit.stats.intervals import wilson_ci
 __all__ = [
     "COLLAPSED_COLUMNS",
     "OVERALL",
+    "UNTAGGED",
     "collapse_arrays",
     "collapse_repeats",
     "collapse_with_codes",
     "error_kind_codes",
     "first_positions",
     "flaky_rows",
+    "group_codes",
     "parse_rule",
     "slice_table",
     "sorted_codes",
@@ -34,6 +36,8 @@ __all__ = [
 
 #: Label of the all-slices row in :func:`slice_table` and comparison tables.
 OVERALL = "(overall)"
+#: The group of a row without tags in a table grouped by a list column (``by="tags"``).
+UNTAGGED = "(untagged)"
 
 #: Columns of :func:`collapse_repeats` output (plus ``slice``/``split``/``tags`` when given).
 COLLAPSED_COLUMNS = (
@@ -315,14 +319,53 @@ def flaky_rows(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
 # --------------------------------------------------------------------------- slice table
 
 
+def _is_list_column(values: pd.Series) -> bool:
+    """Whether a column holds lists (``tags``): its first non-null value is a list, tuple or array."""
+    if values.dtype != object:
+        return False
+    first = next((v for v in values if v is not None), None)
+    return isinstance(first, (list, tuple, np.ndarray))
+
+
+def group_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The groups of each row of a table grouped by ``values``: ``(rows, codes, names)``.
+
+    ``rows[i]`` is a row's position and ``codes[i]`` one of its groups (into
+    ``names``, sorted by their text). A column of scalars puts each row in one
+    group (``rows`` is every position once). A column of lists (``tags``) puts a
+    row in each of its distinct values once, and a row with none in
+    :data:`UNTAGGED`: group lines then overlap, and their counts do not add up to
+    the overall line, which counts every row once.
+    """
+    if not _is_list_column(values):
+        codes, names = sorted_codes(values)
+        return np.arange(len(values), dtype=np.int64), codes, names
+    lists = [list(dict.fromkeys(str(t) for t in v)) if isinstance(v, (list, tuple, np.ndarray)) else [] for v in values]
+    lists = [tags or [UNTAGGED] for tags in lists]
+    rows = np.repeat(np.arange(len(lists), dtype=np.int64), [len(tags) for tags in lists])
+    codes, names = sorted_codes(pd.Series([t for tags in lists for t in tags], dtype=object))
+    return rows, codes, names
+
+
 def slice_table(
-    outcomes: pd.DataFrame, by: str = "slice", rule: str = "majority", confidence: float = 0.95
+    outcomes: pd.DataFrame,
+    by: str = "slice",
+    rule: str = "majority",
+    confidence: float = 0.95,
+    *,
+    overall: bool = True,
 ) -> pd.DataFrame:
-    """Per-slice and overall pass rates with Wilson intervals.
+    """Per-slice (or per-``by``) and overall pass rates with Wilson intervals.
 
     ``outcomes`` is an outcome DataFrame (row x repeat) or a table from
     :func:`collapse_repeats`. One line per value of ``by`` (sorted) and a last
-    line labelled :data:`OVERALL`. Columns:
+    line labelled :data:`OVERALL`. ``by`` is any per-row column (``slice``,
+    ``split``, ``source``, ...) or a column of lists, ``tags``: a row is then
+    counted once in each of its tags (a row without tags in :data:`UNTAGGED`),
+    so the tag lines overlap and the overall line, which counts each row once, is
+    not their sum. ``overall=False`` leaves the overall line out of the table
+    and keeps it apart, as a dict in ``table.attrs["overall"]``: the table then
+    holds only the groups (ready to plot). Columns:
 
     ``rows`` distinct rows · ``attempts`` outcomes · ``pass, fail, error,
     skipped`` attempt counts · ``n`` rows with a PASS/FAIL after collapsing ·
@@ -334,8 +377,9 @@ def slice_table(
     """
     c = _as_collapsed(outcomes, rule)
     if by not in c.columns:
-        raise InputError(f"cannot group by {by!r}: no such column")
-    g_codes, g_uniques = sorted_codes(c[by])
+        known = ", ".join(str(col) for col in c.columns if col in ("slice", "split", "tags", "source"))
+        raise InputError(f"cannot group by {by!r}: no such column" + (f" (try {known})" if known else ""))
+    rows, g_codes, g_uniques = group_codes(c[by].reset_index(drop=True))
     if g_codes.size and g_codes.min() < 0:
         raise ResultsError(f"a row has no {by!r}")
     m = len(g_uniques)
@@ -353,11 +397,16 @@ def slice_table(
         "error_rows": (vcodes == 2).astype(np.int64),
         "skipped_rows": (vcodes == 3).astype(np.int64),
     }
-    sums = {name: np.bincount(g_codes, weights=arr, minlength=m).astype(np.int64) for name, arr in cols.items()}
+    sums = {name: np.bincount(g_codes, weights=arr[rows], minlength=m).astype(np.int64) for name, arr in cols.items()}
     for name in sums:
         sums[name] = np.append(sums[name], cols[name].sum())
     labels = [*map(str, g_uniques), OVERALL]
-    return _rate_table(by, labels, sums, confidence)
+    table = _rate_table(by, labels, sums, confidence)
+    if overall:
+        return table
+    groups = table.iloc[:-1].reset_index(drop=True)
+    groups.attrs["overall"] = table.iloc[-1].to_dict()
+    return groups
 
 
 def _rate_table(by: str, labels: Sequence[str], sums: dict[str, np.ndarray], confidence: float) -> pd.DataFrame:
