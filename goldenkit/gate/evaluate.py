@@ -109,6 +109,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from goldenkit.compare.groups import RunRef, resolve_side
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError
 from goldenkit.gate.evidence import (
     baseline_evidence,
@@ -201,19 +202,24 @@ def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Compari
 
 
 def evaluate_gate(
-    run: pd.DataFrame | RunLike,
+    run: pd.DataFrame | RunLike | RunRef,
     *,
     policy: GatePolicy,
     comparison: Comparison | None = None,
-    baseline: RunLike | None = None,
+    baseline: RunLike | RunRef | None = None,
     baseline_missing_reason: str | None = None,
     comparison_invalid: str | None = None,
     manifest: Mapping[str, Any] | None = None,
+    results_dir: RunRef = "results",
+    baselines_dir: RunRef = "baselines",
 ) -> GateDecision:
     """Check a run against ``policy`` and return the decision (never raises for a failed gate).
 
     ``run`` is an outcome DataFrame (row x repeat), a collapsed table, a run
-    (``.manifest`` + ``.outcomes()``) or a baseline (``.collapsed()``).
+    (``.manifest`` + ``.outcomes()``) or a baseline (``.collapsed()``); ``run``
+    and ``baseline`` may also be given by name, as ``goldenkit gate`` takes them
+    (a run folder, a run id under ``results_dir``, a baseline name under
+    ``baselines_dir`` or file: :func:`goldenkit.compare.groups.resolve_side`).
     The gate owns its comparison: given ``baseline`` (and no ``comparison``) it
     compares ``run`` against it under the policy's rule and alpha
     (:func:`own_comparison`), so every caller reads the same ledger; a
@@ -226,6 +232,9 @@ def evaluate_gate(
     the baseline was compared (exit 4). ``manifest`` (the run.json dict)
     supplies validity when ``run`` is a bare DataFrame.
     """
+    run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
+    if comparison is not None and comparison.by != "slice":
+        raise ConfigError(f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices")
     if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:
         comparison, comparison_invalid = own_comparison(baseline, run, policy)
     elif comparison is not None and comparison.rule != policy.rule:  # alpha is the gate's own: read from the policy
@@ -262,6 +271,11 @@ def evaluate_gate(
 def _run_rules(man: Mapping[str, Any], overall: Any, policy: GatePolicy) -> list[GateRule]:
     """Is the run evidence at all: validity, completeness, error rate, graded rows."""
     rules: list[GateRule] = []
+    shard = man.get("shard")
+    if shard and not man.get("merged_from"):
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, Mapping) and {"k", "n"} <= set(shard) else shard
+        why = f"the run is shard {part} of a sharded run: merge its shards first (goldenkit merge), then gate the merge"
+        rules.append(GateRule("run.shard", False, None, None, why, "infrastructure", 3))
     if man.get("validity") == INVALID:
         reason = man.get("invalid_reason") or "run.json says INVALID"
         rules.append(GateRule("run.validity", False, None, None, f"run is INVALID: {reason}", "infrastructure", 3))

@@ -220,6 +220,16 @@ class GateDecision:
             "warnings": list(self.warnings),
         }
 
+    def __repr__(self) -> str:
+        from goldenkit.reprs import decision_repr
+
+        return decision_repr(self)
+
+    def _repr_html_(self) -> str:
+        from goldenkit.reprs import decision_html
+
+        return decision_html(self)
+
     def raise_for_failure(self) -> None:
         """Raise InfrastructureError (exit 3), ComparisonInvalid (4) or GateFailed (2); None when passed."""
         code = self.exit_code

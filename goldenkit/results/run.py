@@ -71,8 +71,14 @@ class Run:
         return _to_pandas(self.table(columns))
 
     def __repr__(self) -> str:
-        counts = self.manifest.get("counts", {})
-        return f"Run({self.run_id!r}, validity={self.validity!r}, counts={counts})"
+        from goldenkit.reprs import run_repr
+
+        return run_repr(self)
+
+    def _repr_html_(self) -> str:
+        from goldenkit.reprs import run_html
+
+        return run_html(self)
 
 
 # What a record whose values do not fit the outcome schema raises while it becomes a table.
@@ -137,28 +143,92 @@ def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os
 
 
 def outcomes_df(
-    *runs: str | os.PathLike[str] | Run,
+    *runs: str | os.PathLike[str] | Run | Sequence[str | os.PathLike[str] | Run],
     columns: Sequence[str] | None = None,
     results_dir: str | os.PathLike[str] = "results",
     categorical: bool = False,
+    flat: bool = False,
 ) -> pd.DataFrame:
     """The outcomes of one or many runs as one DataFrame.
 
-    Each run is a :class:`Run`, a run folder or a run id under ``results_dir``.
-    ``columns`` limits what is read (Parquet reads only those columns).
-    ``categorical=True`` returns ``slice``, ``split`` and ``verdict`` as pandas
-    categoricals (smaller and faster to group on).
+    Each run is a :class:`Run`, a run folder or a run id under ``results_dir``,
+    given one by one or as a list (``outcomes_df(["a", "b"])``); several runs are
+    stacked, each line keeping its run's ``run_id`` (added first when ``columns``
+    leaves it out). ``columns`` limits what is read (Parquet reads only those
+    columns). ``categorical=True`` returns ``slice``, ``split`` and ``verdict``
+    as pandas categoricals (smaller and faster to group on). ``flat=True`` gives
+    one column per grader field instead of the ``graders`` dicts
+    (``graders.contract.passed``, ``graders.contract.score``,
+    ``graders.contract.reason``, ``graders.contract.error``; null where an
+    outcome has no such grader) and one per ``agent_version`` field
+    (``agent_version.model_id``, ...).
     """
-    if not runs:
+    opened = [read_run(r, results_dir) for r in _each_run(runs)]
+    if not opened:
         raise ResultsError("outcomes_df: no run given")
-    tables = [read_run(r, results_dir).table(columns) for r in runs]
+    cols = list(columns) if columns is not None else None
+    if cols is not None and len(opened) > 1 and "run_id" not in cols:
+        cols.insert(0, "run_id")
+    tables = [_with_run_id(r.table(cols), r.run_id) if len(opened) > 1 else r.table(cols) for r in opened]
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     df = _to_pandas(table)
     if categorical:
         for c in ("slice", "split", "verdict"):
             if c in df.columns:
                 df[c] = df[c].astype("category")
+    return _flat(df) if flat else df
+
+
+def _each_run(runs: Sequence[Any]) -> list[str | os.PathLike[str] | Run]:
+    """The runs given one by one or in lists (a str or a path is one run, never a sequence of them)."""
+    out: list[str | os.PathLike[str] | Run] = []
+    for r in runs:
+        if isinstance(r, (str, os.PathLike, Run)):
+            out.append(r)
+        elif isinstance(r, Sequence):
+            out.extend(_each_run(r))
+        else:
+            raise ResultsError(f"outcomes_df: {type(r).__name__} is not a run (give a Run, a run folder or a run id)")
+    return out
+
+
+def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:
+    """``table`` whose ``run_id`` column is the run's own id on every line (a line written without one too)."""
+    at = table.column_names.index("run_id")
+    return table.set_column(at, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
+
+
+def _flat(df: pd.DataFrame) -> pd.DataFrame:
+    """``agent_version`` and ``graders`` spread into one column per field (see :func:`outcomes_df`)."""
+    import pandas as pd
+
+    for col in ("agent_version", "graders"):
+        if col not in df.columns:
+            continue
+        values = df[col].tolist()
+        if col == "agent_version":
+            spread = {f"{col}.{f}": [_field({col: v}, col, f) for v in values] for f in _AGENT_FIELDS}
+        else:
+            names = sorted({str(n) for v in values if isinstance(v, dict) for n in v})
+            spread = {f"{col}.{n}.{f}": [_field(v, n, f) for v in values] for n in names for f in _GRADE_FIELDS}
+        flat = pd.DataFrame(spread, index=df.index)
+        for c in flat.columns:
+            kind = _FLAT_TYPES.get(c.rsplit(".", 1)[-1]) if col == "graders" else None
+            if kind is not None:
+                flat[c] = flat[c].astype(kind)
+        at = df.columns.get_loc(col)
+        df = pd.concat([df.iloc[:, :at], flat, df.iloc[:, at + 1 :]], axis=1)
     return df
+
+
+def _field(graders: Any, name: str, field: str) -> Any:
+    grade = graders.get(name) if isinstance(graders, dict) else None
+    return grade.get(field) if isinstance(grade, dict) else None
+
+
+_AGENT_FIELDS = ("git_commit", "model_id", "prompt_sha256", "artifacts_sha256")
+_GRADE_FIELDS = ("passed", "score", "reason", "error")
+_FLAT_TYPES = {"passed": "boolean", "score": "Float64", "error": "boolean"}
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
