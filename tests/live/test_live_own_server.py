@@ -44,7 +44,7 @@ def rows(n: int) -> list[dict]:
     ]
 
 
-def test_wrong_api_key_is_a_permanent_error_and_exit_3(tmp_path, monkeypatch, capsys):
+def test_wrong_api_key_is_an_infrastructure_error_and_exit_3(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     ds = write_dataset(tmp_path, rows(6))
     monkeypatch.setenv("LIVE_TEST_WRONG_KEY", WRONG_KEY)
@@ -58,7 +58,7 @@ def test_wrong_api_key_is_a_permanent_error_and_exit_3(tmp_path, monkeypatch, ca
         df = outcomes_df(tmp_path / "r" / "wrong")
         assert len(df) == 6
         assert (df["verdict"] == ERROR).all()
-        assert (df["error_kind"] == "permanent").all()
+        assert (df["error_kind"] == "infrastructure").all()  # auth: nobody's answer
         assert (df["attempts"] == 1).all()  # a 401 is not retried
         # status, URL without secrets, and the server's own message
         assert (

@@ -366,8 +366,8 @@ def test_prompt_longer_than_the_context_is_an_error_naming_context_length(live, 
     df = outcomes_df(tmp_path / "r" / "ctx")
     rec = df.iloc[0]
     assert rec["verdict"] == ERROR
-    assert rec["error_kind"] == "permanent"
-    assert rec["attempts"] == 1  # a permanent error is not retried
+    assert rec["error_kind"] == "refused"  # the candidate's own request
+    assert rec["attempts"] == 1  # a refused request is not retried
     assert "context length" in rec["detail"]
     assert "context length" in out  # the summary line names it too
     show("prompt longer than the context", prompt_chars=len(words), detail=rec["detail"][:200], exit_code=rc)
