@@ -30,15 +30,12 @@ Token counts are the sums of ``usage_metadata.prompt_token_count`` and
 ``candidates_token_count`` over the model responses; None when no event
 reports usage.
 
-Errors: a model error (an event with ``error_code``, or an exception from the
-model such as ``google.genai.errors.APIError``) and a tool exception become a
-:class:`~goldenkit.errors.ProviderError` with the reason, of the kind
-:mod:`goldenkit.providers.adk_events` gives it: 408, 429 and 5xx codes (and their
-gRPC names RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL), timeouts
-and connection errors are ``transient`` and retried by the runner; 401/403, other
-HTTP statuses and network or OS errors raised inside the agent are ``infrastructure``;
-a safety block or a context length is ``refused``; an exception from the agent's own
-code (a tool's ``KeyError``) or a malformed function call is ``agent``.
+Errors: a model error (an event with ``error_code``, or an exception from the model
+such as ``google.genai.errors.APIError``) and a tool exception become a
+:class:`~goldenkit.errors.ProviderError` of the kind :mod:`goldenkit.providers.adk_events`
+gives it: ``transient`` (408, 429, 5xx and their gRPC names, timeouts, connection errors;
+retried), ``infrastructure`` (401/403, other statuses, network or OS errors inside the
+agent), ``refused`` (a safety block, a context length), ``agent`` (the agent's own code).
 
 A turn's images (:class:`goldenkit.cases.ImagePart`) go with its text in the same
 message: bytes as an ``inline_data`` Part, a URL as a ``file_data`` Part.
@@ -342,8 +339,9 @@ class AdkProvider(Provider):
             )
         return session
 
-    async def _turn(self, runner: Any, user_id: str, session_id: str, text: str, n: int,
-                    images: Sequence[ImagePart] = ()) -> TurnCollector:  # fmt: skip
+    async def _turn(
+        self, runner: Any, user_id: str, session_id: str, text: str, n: int, images: Sequence[ImagePart] = ()
+    ) -> TurnCollector:
         """Run one user turn (the ``n``-th, 1-based) in the session, with its images; its events collected."""
         col = TurnCollector()
         message = as_content("user", text, images)
@@ -413,8 +411,13 @@ class AdkConversation:
         got = await self._stored()
         self._events = len(got.events) if got is not None else self._events
         state = jsonable(dict(got.state)) if got is not None else None
-        return Response(turns=[col.output()], tokens_in=col.tokens_in, tokens_out=col.tokens_out,
-                        model=self._model, raw={"final_state": state})  # fmt: skip
+        return Response(
+            turns=[col.output()],
+            tokens_in=col.tokens_in,
+            tokens_out=col.tokens_out,
+            model=self._model,
+            raw={"final_state": state},
+        )
 
     async def _stored(self) -> Any:
         app_name, user_id, _, _ = self.provider._session_input(self.case)

@@ -203,8 +203,12 @@ class FixtureConversation:
         out = TurnOutput.from_dict(turns[k])
         resp = self._response
         last = k == len(turns) - 1  # the line's token counts are the conversation's: counted once
-        return Response(turns=[out], tokens_in=resp.tokens_in if last else None,
-                        tokens_out=resp.tokens_out if last else None, model=resp.model)  # fmt: skip
+        return Response(
+            turns=[out],
+            tokens_in=resp.tokens_in if last else None,
+            tokens_out=resp.tokens_out if last else None,
+            model=resp.model,
+        )
 
     async def aclose(self) -> None:
         return None

@@ -208,8 +208,12 @@ class ChatSimulator(UserSimulator):
         keep = ("base_url", "host", "temperature", "max_tokens", "api_key_env")
         settings = {k: self._describe.get(k) for k in keep if k in self._describe}
         settings["seed"] = self.seed
-        return {"provider": self.name, "model": self.options["model"], "prompt_sha256": PROMPT_SHA256,
-                "settings": settings}  # fmt: skip
+        return {
+            "provider": self.name,
+            "model": self.options["model"],
+            "prompt_sha256": PROMPT_SHA256,
+            "settings": settings,
+        }
 
     async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
         messages = [
