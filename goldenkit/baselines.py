@@ -11,9 +11,10 @@
         history.jsonl    one line appended per save, never rewritten
 
 :func:`save_baseline` refuses to overwrite an existing baseline unless
-``force=True``, and refuses a run that is INVALID, incomplete, empty, or has
-any ERROR outcome (a baseline with holes would make every later comparison
-drop rows). :func:`read_baseline` returns a :class:`Baseline`, which
+``force=True``, and refuses a run that is INVALID, incomplete, empty, or
+whose ERROR outcomes leave a row without a verdict (a baseline with holes
+would take those rows out of every later comparison; an errored repeat that
+decides nothing, P, P, E under majority, leaves none). :func:`read_baseline` returns a :class:`Baseline`, which
 :func:`goldenkit.compare.compare_runs` accepts wherever a run is (it has a
 ``.manifest``, a ``.rule`` and ``.collapsed()``). :func:`resolve_run_or_baseline`
 turns a command-line reference -- a run folder, a run id, a baseline name or
@@ -168,6 +169,7 @@ def save_baseline(
         raise InputError(f"baseline {name!r} already exists ({json_path}); use --force to overwrite")
     outcomes = _error_free_outcomes(run, name, run_id)
     collapsed = collapse_repeats(outcomes, rule)
+    _check_no_holes(outcomes, collapsed, name, run_id)
     if int((verdict_codes(collapsed["verdict"]) <= 1).sum()) == 0:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} has no graded row")
     rows = _baseline_rows(outcomes, collapsed)
@@ -208,19 +210,26 @@ def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
 
 
 def _error_free_outcomes(run: Any, name: str, run_id: str) -> pd.DataFrame:
-    """The outcome columns a baseline keeps; refuses a run with no outcome or with an ERROR one."""
+    """The outcome columns a baseline keeps; refuses a run with no outcome."""
     cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "detail", "graders", "response"]
     outcomes: pd.DataFrame = run.outcomes(columns=cols)
     if len(outcomes) == 0:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} has no outcomes")
-    is_err = (outcomes["verdict"] == ERROR).to_numpy(dtype=bool)
-    if is_err.any():
-        i = int(np.flatnonzero(is_err)[0])
-        raise InputError(
-            f"cannot save baseline {name!r}: run {run_id} has {int(is_err.sum())} ERROR outcome(s) "
-            f"(first: row {outcomes['row_id'].iloc[i]} repeat {outcomes['repeat'].iloc[i]}); re-run the errors first"
-        )
     return outcomes
+
+
+def _check_no_holes(outcomes: pd.DataFrame, collapsed: pd.DataFrame, name: str, run_id: str) -> None:
+    """Refuses a run whose errors leave a row without a verdict (ERROR or UNDECIDED under the rule): a
+    snapshot with holes would take those rows out of every later comparison. An errored repeat whose
+    row is decided whatever it would have been (P, P, E under majority) leaves no hole."""
+    holes = (verdict_codes(collapsed["verdict"]) == 2).nonzero()[0]
+    if len(holes):
+        first = str(collapsed["row_id"].iloc[int(holes[0])])
+        errors = int((outcomes["verdict"] == ERROR).sum())
+        raise InputError(
+            f"cannot save baseline {name!r}: run {run_id} has {len(holes)} row(s) its {errors} ERROR outcome(s) "
+            f"leave without a verdict (first: row {first}); re-run the errors first (goldenkit run ... --retry-errors)"
+        )
 
 
 def _baseline_rows(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFrame:

@@ -77,9 +77,12 @@ def test_refuses_overwrite_without_force_and_history_only_grows(tmp_path: Path) 
 
 
 def test_refuses_runs_with_errors_invalid_incomplete_or_empty(tmp_path: Path) -> None:
-    b, _ = worked_example()  # has errored repeats
-    with pytest.raises(InputError, match=r"ERROR outcome\(s\) \(first: row refunds-0000 repeat 1\)"):
-        save_baseline(FakeRun(manifest("base"), b), "x", baselines_dir=tmp_path)
+    holes = outcomes([("r0", "s", ["PASS", "PASS", "ERROR"]), ("r1", "s", ["PASS", "ERROR", "FAIL"])])
+    with pytest.raises(InputError, match=r"1 row\(s\) its 2 ERROR outcome\(s\) leave without a verdict \(first: row r1"):
+        save_baseline(FakeRun(manifest("base"), holes), "x", baselines_dir=tmp_path)
+    b, _ = worked_example()  # errored repeats that decide no row (P, P, E is PASS whatever E was): no hole
+    saved = save_baseline(FakeRun(manifest("base"), b), "ok", baselines_dir=tmp_path / "saved")
+    assert int(saved.rows["n_error"].sum()) > 0 and set(saved.rows["verdict"]) <= {"PASS", "FAIL"}
     rows = outcomes([("r1", "s", ["PASS"])])
     with pytest.raises(InputError, match="is INVALID"):
         save_baseline(FakeRun(manifest("r", validity="INVALID"), rows), "x", baselines_dir=tmp_path)
