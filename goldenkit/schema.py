@@ -81,7 +81,7 @@ INVALID = "INVALID"
 
 # The outcome record (outcomes.jsonl / outcomes.parquet), in order.
 #   agent_version: {"git_commit", "model_id", "prompt_sha256"}
-#   graders: {grader name: {"passed", "score", "reason", "error"}}
+#   graders: {grader name: {"passed", "score", "reason", "error", "findings"?}} (goldenkit.findings)
 #   trajectory: [{"text", "tool_calls": [{"name", "args"}], "tool_responses", "intermediate"}] per turn
 #   error_kind: one of ERROR_KINDS (ERROR outcomes and grader errors only), else None
 OUTCOME_FIELDS = (

@@ -77,7 +77,7 @@ def test_flip_list_has_both_sides() -> None:
     f = cmp.flips
     assert list(f.columns) == [
         "row_id", "slice", "tags", "status", "base_verdict", "cand_verdict",
-        "base_response", "cand_response", "base_reasons", "cand_reasons",
+        "base_response", "cand_response", "base_reasons", "cand_reasons", "base_findings", "cand_findings",
     ]  # fmt: skip
     assert f["status"].tolist()[:10] == ["NEW_FAILURE"] * 10
     row = f[f["row_id"] == "refunds-0001"].iloc[0]

@@ -1,9 +1,11 @@
 """The flip list of a comparison: the rows whose status changed, with both sides' texts.
 
 :func:`flipped_rows` picks the rows (cheap columns only); :func:`flip_list`
-adds, per row and side, the representative repeat's response and grader
-reasons -- the first repeat whose verdict equals the row's collapsed verdict,
-else its first repeat -- reading only the flipped rows' outcomes
+adds, per row and side, the representative repeat's response, grader
+reasons and findings (each failing check as a ``{grader, check, subject}``
+dict, :func:`goldenkit.findings.findings_in`: stored, or read from the
+reasons of an older run or a baseline) -- the first repeat whose verdict equals
+the row's collapsed verdict, else its first repeat -- reading only the flipped rows' outcomes
 (:func:`goldenkit.results.light_outcomes` with ``row_ids``). Used by
 :func:`goldenkit.compare.compare_runs`.
 """
@@ -17,10 +19,11 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ResultsError
+from goldenkit.findings import findings_in
 from goldenkit.records import grader_results, transcript_text
 from goldenkit.results import Run, light_outcomes
 
-__all__ = ["flip_list", "flipped_rows", "outcome_columns"]
+__all__ = ["flip_list", "flipped_rows", "outcome_columns", "row_details"]
 
 _DETAIL = ("row_id", "repeat", "verdict", "tags", "response", "detail", "graders")
 
@@ -55,14 +58,26 @@ def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     return out
 
 
-def _details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """row_id -> {tags, response, reasons} of each row's representative repeat: the first repeat whose
-    verdict equals the row's collapsed verdict, else its first repeat."""
+def _findings(graders: Any, verdict: str) -> list[dict[str, str]]:
+    if verdict == "ERROR" or not graders:
+        return []
+    return [f.to_dict() for f in findings_in(graders, failed=verdict == "FAIL")]
+
+
+def row_details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """row_id -> {tags, response, reasons, findings} of each row's representative repeat: the first repeat
+    whose verdict equals the row's collapsed verdict, else its first repeat."""
     if not len(ids):
         return {}
     fn = getattr(obj, "details", None)
-    if callable(fn):
-        return dict(fn(ids))
+    if callable(fn):  # a baseline keeps the reasons: its findings are read from them
+        want = collapsed.set_index("row_id")["verdict"].astype(str).reindex(list(ids)).fillna("").tolist()
+        got = dict(fn(ids))
+        for rid, verdict in zip(ids, want, strict=True):
+            d = got.get(rid)
+            if d is not None and "findings" not in d:
+                got[rid] = {**d, "findings": _findings(d.get("reasons"), verdict)}
+        return got
     if isinstance(obj, Run):
         df = light_outcomes(obj, (*_DETAIL, "trajectory"), row_ids=ids)  # a conversation shows its transcript
     else:
@@ -77,18 +92,20 @@ def _details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str,
     out: dict[str, dict[str, Any]] = {}
     for r in first.to_dict(orient="records"):
         tags, resp, detail = r.get("tags"), r.get("response"), r.get("detail")
+        verdict = str(want[r["row_id"]])
         out[str(r["row_id"])] = {
             "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
             "response": transcript_text(r.get("trajectory")) or (resp if isinstance(resp, str) else None),
-            "reasons": _reasons(r.get("graders"), str(want[r["row_id"]]), detail if isinstance(detail, str) else None),
+            "reasons": _reasons(r.get("graders"), verdict, detail if isinstance(detail, str) else None),
+            "findings": _findings(grader_results(r.get("graders")), verdict),
         }
     return out
 
 
 def flip_list(base: Any, cand: Any, bc: pd.DataFrame, cc: pd.DataFrame, flip_rows: pd.DataFrame) -> pd.DataFrame:
     ids = flip_rows["row_id"].tolist()
-    bd, cd = _details(base, bc, ids), _details(cand, cc, ids)
-    empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}}
+    bd, cd = row_details(base, bc, ids), row_details(cand, cc, ids)
+    empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}, "findings": []}
 
     def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
         return pd.Series([d.get(i, empty)[key] for i in ids], dtype=object)
@@ -108,5 +125,7 @@ def flip_list(base: Any, cand: Any, bc: pd.DataFrame, cc: pd.DataFrame, flip_row
             "cand_response": col(cd, "response"),
             "base_reasons": col(bd, "reasons"),
             "cand_reasons": col(cd, "reasons"),
+            "base_findings": col(bd, "findings"),
+            "cand_findings": col(cd, "findings"),
         }
     )

@@ -22,9 +22,10 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from goldenkit.findings import Finding
 from goldenkit.records import Case, Response
 from goldenkit.registry import Registry
 
@@ -32,15 +33,21 @@ from goldenkit.registry import Registry
 @dataclass(frozen=True)
 class GradeResult:
     """One grader's judgement. ``passed`` is None when the grader did not apply
-    or could not decide (``error`` says why it could not run)."""
+    or could not decide (``error`` says why it could not run). ``findings``: each
+    failing check as data (:mod:`goldenkit.findings`), stored beside the
+    reason when there are any; they never change the verdict."""
 
     passed: bool | None
     score: float | None = None
     reason: str = ""
     error: bool = False
+    findings: tuple[Finding, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "score": self.score, "reason": self.reason, "error": self.error}
+        out: dict[str, Any] = {"passed": self.passed, "score": self.score, "reason": self.reason, "error": self.error}
+        if self.findings:
+            out["findings"] = [f.to_dict() for f in self.findings]
+        return out
 
 
 class Grader(ABC):

@@ -55,6 +55,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from goldenkit.errors import ConfigError
+from goldenkit.findings import reason_findings
 from goldenkit.graders._text import as_list, context, normalize_text, quote
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.records import Case, Response
@@ -479,5 +480,6 @@ class ContractGrader(Grader):
             for i, turn in enumerate(response.turns):
                 fails += [f"turn {i + 1}: {r}" for r in self.check(every, turn.text)]
         if fails:
-            return GradeResult(passed=False, score=0.0, reason="; ".join(fails))
+            reason = "; ".join(fails)
+            return GradeResult(False, 0.0, reason, findings=reason_findings("contract", reason, grader=self.name))
         return GradeResult(passed=True, score=1.0, reason="")

@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import ConfigError
+from goldenkit.findings import reason_findings
 from goldenkit.graders._text import quote
 from goldenkit.graders.base import Grader, GradeResult, final_reference, selected_for
 from goldenkit.providers.base import Provider, get_provider
@@ -467,7 +468,8 @@ class JudgeGrader(Grader):
         reason = f"{verdict.decision}" + (f": {why}" if why else "")
         if len(reason) > 300:
             reason = reason[:299] + "…"
-        return GradeResult(passed=verdict.decision == "ACCEPT", score=verdict.score, reason=reason)
+        found = reason_findings("judge", reason)  # a REJECT's reasons, each a finding
+        return GradeResult(verdict.decision == "ACCEPT", verdict.score, reason, findings=found)
 
     def grade(self, case: Case, response: Response) -> GradeResult:
         """Synchronous grading (outside an event loop; inside one, await :meth:`agrade`)."""

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from rouge_score import tokenize
 
 from goldenkit.errors import ConfigError, InputError
+from goldenkit.findings import reason_findings
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders.base import Grader, GradeResult, final_reference, options_version, selected_for
 from goldenkit.records import Case, Response
@@ -237,4 +238,5 @@ class ReferenceMatchGrader(Grader):
         parts = [f"ROUGE-1 F {score:.3f} < {threshold:g}"]
         if len(pairs) > 1:
             parts.append("low turns: " + ", ".join(f"{i + 1} ({s:.2f})" for i, s in low[:5]))
-        return GradeResult(passed=False, score=score, reason="; ".join(parts))
+        reason = "; ".join(parts)
+        return GradeResult(False, score, reason, findings=reason_findings("reference", reason, grader=self.name))

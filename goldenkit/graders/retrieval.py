@@ -33,6 +33,7 @@ from typing import Any
 
 from goldenkit.cases import Case
 from goldenkit.errors import ConfigError, InputError
+from goldenkit.findings import reason_findings
 from goldenkit.graders.base import Grader, GradeResult, options_version, selected_for
 from goldenkit.records import Response
 
@@ -197,4 +198,5 @@ class RetrievalGrader(Grader):
             score = recall
             at = f"@{k}" if k is not None else ""
             bits.insert(1, f"precision{at} {precision:.3g} (min {min_p:g}), recall{at} {recall:.3g} (min {min_r:g})")
-        return GradeResult(passed=passed, score=score, reason="; ".join(bits))
+        reason = "; ".join(bits)
+        return GradeResult(passed, score, reason, findings=reason_findings("retrieval", reason, grader=self.name))

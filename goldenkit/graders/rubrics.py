@@ -33,11 +33,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from goldenkit.cases import Case, Rubric, Turn
 from goldenkit.errors import ConfigError
+from goldenkit.findings import Finding, value_free
 from goldenkit.graders.base import GradeResult, options_version, selected_for
 from goldenkit.graders.judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers.base import Provider
@@ -172,4 +174,7 @@ class RubricGrader(JudgeGrader):
             return GradeResult(passed=None, reason="no rubrics")
         threshold = self.case_threshold(case)
         verdicts = await asyncio.gather(*(self._judge_one(case, response, r) for r in case.rubrics))
-        return rubric_outcome(list(verdicts), threshold)
+        result = rubric_outcome(list(verdicts), threshold)
+        text = {r.id: r.text for r in case.rubrics}  # a rubric's finding names it by its text
+        found = [Finding(self.name, "rubric", value_free(text.get(rid, rid))) for rid, v, _ in verdicts if v == "FAIL"]
+        return replace(result, findings=tuple(dict.fromkeys(found))) if found else result

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit.cases import Case
+from goldenkit.findings import reason_findings
 from goldenkit.graders.base import Grader, GradeResult, selected_for
 from goldenkit.records import Response
 
@@ -83,4 +84,5 @@ class StateGrader(Grader):
         n = len(case.final_state)
         if not diffs:
             return GradeResult(passed=True, score=1.0, reason="")
-        return GradeResult(passed=False, score=0.0, reason=f"final state ({n} expected keys): " + "; ".join(diffs))
+        reason = f"final state ({n} expected keys): " + "; ".join(diffs)
+        return GradeResult(False, 0.0, reason, findings=reason_findings("state", reason, grader=self.name))

@@ -61,6 +61,7 @@ from dataclasses import replace
 from typing import Any
 
 from goldenkit.errors import ConfigError, InputError
+from goldenkit.findings import reason_findings
 from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._partial import Partial, align_partial, f1_partial, max_matching
@@ -379,7 +380,7 @@ class TrajectoryGrader(Grader):
         passed = score >= threshold
         head = f"{match} score {score:.3g} {'>=' if passed else '<'} {threshold:g}"
         reason = "; ".join([head] + fails + notes) if (fails or notes) else ""
-        return GradeResult(passed=passed, score=score, reason=reason)
+        return GradeResult(passed, score, reason, findings=reason_findings("trajectory", reason, grader=self.name))
 
     def _case_rules(self, case: Case) -> tuple[str, ArgRules]:
         expect = case.expect or {}
@@ -423,7 +424,8 @@ class TrajectoryGrader(Grader):
             return GradeResult(passed=None, reason="no tool expectations")
         score = sum(units) / len(units)
         passed = score >= threshold
-        return GradeResult(passed=passed, score=score, reason="; ".join(fails))
+        reason = "; ".join(fails)
+        return GradeResult(passed, score, reason, findings=reason_findings("trajectory", reason, grader=self.name))
 
 
 def _check_rule(rule: Any, response: Response) -> tuple[bool, str]:

@@ -26,7 +26,17 @@ from goldenkit.scrub import SHAPE_REGEX, current_scope, scrub_value
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
-_GRADE = pa.struct([("passed", pa.bool_()), ("score", pa.float64()), ("reason", pa.string()), ("error", pa.bool_())])
+# findings: each failing check as data (goldenkit.findings), a JSON list of {grader, check, subject} kept as
+# text like the trajectory (a DataFrame cell stays plain Python); null where a result has none stored
+_GRADE = pa.struct(
+    [
+        ("passed", pa.bool_()),
+        ("score", pa.float64()),
+        ("reason", pa.string()),
+        ("error", pa.bool_()),
+        ("findings", pa.string()),
+    ]
+)
 _AGENT = pa.struct(
     [("git_commit", pa.string()), ("model_id", pa.string()), ("prompt_sha256", pa.string()),
      ("artifacts_sha256", pa.string())]
@@ -86,6 +96,18 @@ def _json_cell(value: Any) -> str | None:
     return orjson.dumps(value, default=str, option=_ORJSON_JSON).decode()
 
 
+def _grades(cell: Any) -> list[tuple[str, Any]] | None:
+    """A graders cell as Arrow map items, each result's findings as JSON text."""
+    if cell is None:
+        return None
+    items = list(cell.items())
+    for i, (name, g) in enumerate(items):
+        found = g.get("findings") if isinstance(g, dict) else None
+        if found is not None and not isinstance(found, str):  # only failing results carry findings
+            items[i] = (name, {**g, "findings": _json_cell(found)})
+    return items
+
+
 def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
     """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
     arrays = {}
@@ -93,7 +115,7 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
         if name in JSON_COLUMNS:
             values = [_json_cell(v) for v in values]
         elif name == "graders":
-            values = [None if v is None else list(v.items()) for v in values]
+            values = [_grades(v) for v in values]
         arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)
     return pa.table(arrays)
 
@@ -207,6 +229,9 @@ def read_parquet(path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()
     for c in cols:
         if c not in present:
             table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))
+    graders = OUTCOME_SCHEMA.field("graders")
+    if "graders" in wanted and table.schema.field("graders").type != graders.type:  # written before findings
+        table = table.set_column(table.schema.get_field_index("graders"), graders, table["graders"].cast(graders.type))
     return table.select(list(cols))
 
 
