@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.compare import (
         Comparison,
         compare_runs,
+        why,
     )
     from goldenkit.dataset import (
         Dataset,
@@ -190,6 +191,7 @@ _LAZY: dict[str, str] = {
     "stratified_sample": "goldenkit.sampling",
     "trajectory_score": "goldenkit.graders",
     "weekly_seed": "goldenkit.sampling",
+    "why": "goldenkit.compare",
     "wilson_ci": "goldenkit.stats",
 }
 
@@ -276,5 +278,6 @@ __all__ = [
     "trajectory_score",
     "trend",
     "weekly_seed",
+    "why",
     "wilson_ci",
 ]

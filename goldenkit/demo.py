@@ -40,10 +40,11 @@ from typing import Any
 import pandas as pd
 
 from goldenkit._text import one_line
-from goldenkit.compare import Comparison, compare_runs
+from goldenkit.compare import Comparison, compare_runs, why
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
+from goldenkit.findings import describe, reason_parts
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders.build import build_graders
 from goldenkit.notebooks import execute_notebooks
@@ -57,7 +58,6 @@ __all__ = [
     "AGENTS",
     "DEFAULT_DATASET",
     "DemoResult",
-    "lookup_order_failures",
     "replay_agent",
     "run_demo",
     "run_id_of",
@@ -71,8 +71,6 @@ DEFAULT_DATASET = "datasets/support-agent"
 RUN_ID_PREFIX = "demo-"
 DEFAULT_REPEATS = 3
 DEMO_SPLIT = "holdout"
-#: The tool whose omission the worked example is about; the story counts the flips whose reasons name it.
-KEY_TOOL = "lookup_order"
 
 
 def run_id_of(agent: str) -> str:
@@ -315,22 +313,10 @@ def _reason_text(reasons: Any) -> str:
     return str(reasons or "")
 
 
-def _checks_naming(reasons: Any, word: str) -> list[str]:
-    """The single checks (``grader: check``) of a flip's reasons whose text names ``word``."""
-    out = []
-    items = reasons.items() if isinstance(reasons, dict) else [("", reasons)]
-    for grader, text in items:
-        for check in str(text or "").split("; "):
-            if word in check:
-                out.append(f"{grader}: {check}" if grader else check)
-    return out
-
-
-def lookup_order_failures(comparison: Comparison, slice_name: str, tool: str = KEY_TOOL) -> pd.DataFrame:
-    """The NEW_FAILURE flips of ``slice_name`` whose candidate grader reasons name ``tool``."""
-    f = comparison.flips
-    sub = f[(f["status"] == "NEW_FAILURE") & (f["slice"] == slice_name)]
-    return sub[[tool in _reason_text(r) for r in sub["cand_reasons"]]]
+def _checks_of(reasons: Any, grader: str) -> list[str]:
+    """The single checks (``grader: check``) of one grader's reason in a flip's reasons."""
+    text = reasons.get(grader) if isinstance(reasons, dict) else None
+    return [f"{grader}: {check}" for check in reason_parts(grader, text)] if isinstance(text, str) and text else []
 
 
 def _worst_slice(comparison: Comparison, names: Sequence[str]) -> pd.Series:
@@ -421,22 +407,28 @@ def _story_slice(result: DemoResult) -> tuple[list[str], str]:
 
 
 def _story_flips(cmp: Comparison, name: str, examples: int, width: int) -> list[str]:
-    """4. the slice's flip list: why its rows broke, with the first few examples."""
+    """4. why the slice's rows broke: its largest cluster of findings (:func:`goldenkit.why`), with the first
+    few rows of it, else the first rows of its flip list."""
     lines: list[str] = []
     add = lines.append
     broke = cmp.flips[(cmp.flips["status"] == "NEW_FAILURE") & (cmp.flips["slice"] == name)]
-    named = lookup_order_failures(cmp, name)
-    if len(named):
+    clusters = why(cmp, examples=examples)
+    top = clusters[clusters["slice"] == name].head(1)
+    grader = ""
+    if len(top) and len(broke):
+        c = top.iloc[0]
+        grader, named = str(c["grader"]), broke[broke["row_id"].isin(c["row_ids"])]
         add(
-            f"4. Why: in {len(named)} of the {len(broke)} {name} rows that broke, the grader says {KEY_TOOL} "
-            f"was not called before the answer (first {min(examples, len(named))} NEW_FAILURE rows of the flip list):"
+            f"4. Why: in {int(c['rows'])} of the {len(broke)} {name} rows that broke, the grader says "
+            f"{describe(str(c['check']), str(c['subject']))} (first {min(examples, len(named))} NEW_FAILURE rows "
+            "of the flip list):"
         )
     else:
         named = broke
         add(f"4. The flip list: {len(broke)} {name} rows broke" + (" (first ones below):" if len(broke) else "."))
     for rec in named.head(examples).to_dict("records"):
         add(f"   {rec['row_id']} NEW_FAILURE, the candidate said: {one_line(rec['cand_response'], width - 40)!r}")
-        for check in _checks_naming(rec["cand_reasons"], KEY_TOOL) or [_reason_text(rec["cand_reasons"])]:
+        for check in _checks_of(rec["cand_reasons"], grader) or [_reason_text(rec["cand_reasons"])]:
             add(f"      {one_line(check, 170)}")
     return lines
 

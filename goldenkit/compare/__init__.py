@@ -9,6 +9,8 @@
   with its status on each side and whether it is paired evidence; every gate
   rule reads it.
 * :mod:`goldenkit.compare.flips`: the flip list's texts.
+* :mod:`goldenkit.compare.clusters`: :func:`why`, the flipped (or failing) rows grouped by
+  what the graders found.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from goldenkit.registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.compare.clusters import CLUSTER_COLUMNS, why
     from goldenkit.compare.ledger import LEDGER_STATUSES, Ledger, evidence_ledger
     from goldenkit.compare.protocol import (
         comparability_differences,
@@ -29,6 +32,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
 
 # the protocol key is read by the runner before its first call: importing it loads no pandas
 _LAZY = {
+    **dict.fromkeys(("CLUSTER_COLUMNS", "why"), "goldenkit.compare.clusters"),
     **dict.fromkeys(("LEDGER_STATUSES", "Ledger", "evidence_ledger"), "goldenkit.compare.ledger"),
     **dict.fromkeys(
         ("comparability_differences", "protocol_differences", "protocol_key", "protocol_sha256"),
@@ -40,6 +44,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CLUSTER_COLUMNS",
     "FLIP_STATUSES",
     "HOLM_FAMILY",
     "LEDGER_STATUSES",
@@ -52,6 +57,7 @@ __all__ = [
     "protocol_differences",
     "protocol_key",
     "protocol_sha256",
+    "why",
 ]
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
