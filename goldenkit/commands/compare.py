@@ -5,7 +5,9 @@ baseline name under ``--baselines-dir`` or a baseline's .json file. Prints the
 per-slice table (both pass rates with Wilson intervals, b broke, c fixed,
 exact McNemar p, Holm-adjusted p over all slices (labelled as such: the
 gate's own Holm families are critical and non-critical slices), the paired difference with Newcombe's
-interval) and the flip list; ``--json`` prints the same as one JSON document.
+interval), under it the largest clusters of broken and fixed rows (what the
+graders found, :func:`goldenkit.why`), and the flip list; ``--json`` prints
+the same as one JSON document (the clusters under ``why``).
 
 Exit codes: 0 compared · 1 bad input · 4 not comparable (the message names
 each key that differs: dataset sha256, repeats, collapse rule, grader or judge
@@ -25,9 +27,17 @@ import pandas as pd
 from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.commands._args import ALPHA
-from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs
+from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs, why
 from goldenkit.compare.ledger import side_problems
 from goldenkit.errors import EXIT_INFRASTRUCTURE, UsageError
+from goldenkit.schema import NEW_FAILURE, RECOVERED
+from goldenkit.stats import OVERALL
+
+#: What each cluster table is about, as the text says it: (status, heading, what a row is).
+_CLUSTER_TEXT = (
+    (NEW_FAILURE, "why it broke: the NEW_FAILURE rows by the candidate's findings its base did not have", "broken"),
+    (RECOVERED, "what it fixed: the RECOVERED rows by the base's findings the candidate no longer has", "fixed"),
+)
 
 
 def register(sub: Any) -> None:
@@ -60,8 +70,31 @@ def pval(x: Any) -> str:
     return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
 
 
-def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
-    """The comparison as text: header, notes, slice table, flip list."""
+def format_clusters(cmp: Comparison, top: int = 5, explained: dict[str, str] | None = None) -> list[str]:
+    """The ``top`` largest per-slice clusters of broken rows, then of fixed rows, one line each
+    (``refunds: 7 of 8 broken rows — trajectory: lookup_order was not called before the answer``);
+    ``explained``: a judge's sentence per cluster id, printed under its line, marked as the judge's."""
+    lines: list[str] = []
+    for status, heading, noun in _CLUSTER_TEXT:
+        table = why(cmp, status=status)
+        table = table[table["slice"] != OVERALL].head(top)
+        if table.empty:
+            continue
+        lines += ["", f"{heading} (goldenkit.why):"]
+        for r in table.to_dict(orient="records"):
+            more = ", ..." if r["rows"] > len(r["examples"]) else ""
+            lines.append(
+                f"  {r['slice']}: {r['rows']} of {r['of']} {noun} rows — {one_line(r['what'], 110)} "
+                f"({', '.join(r['examples'])}{more})"
+            )
+            said = (explained or {}).get(r["cluster_id"])
+            if said:
+                lines.append(f"    the judge's words: {one_line(said, 160)}")
+    return lines
+
+
+def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str, str] | None = None) -> str:
+    """The comparison as text: header, notes, slice table, the largest clusters, flip list."""
     lines = [f"base: {cmp.base_id}   candidate: {cmp.cand_id}   rule: {cmp.rule}   alpha: {cmp.alpha}"]
     lines += [f"note: {n}" for n in cmp.notes]
     t = cmp.table
@@ -93,6 +126,7 @@ def format_comparison(cmp: Comparison, max_flips: int = 50) -> str:
         f"p_holm_all = Holm-adjusted over {HOLM_FAMILY} ({len(t) - 1}); the gate adjusts its critical and "
         "non-critical slices as two separate families (see goldenkit gate)"
     )
+    lines += format_clusters(cmp, explained=explained)
     f = cmp.flips
     lines.append("")
     lines.append(f"flips ({len(f)}):" if len(f) else "flips: none")
@@ -121,7 +155,9 @@ def compare_command(args: argparse.Namespace) -> int:
 
         pairwise = pairwise_for_compare(base, cand)
     if args.json:
-        doc = cmp.to_dict() if pairwise is None else {**cmp.to_dict(), "pairwise": pairwise.to_dict()}
+        doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st) for st, _, _ in _CLUSTER_TEXT}}
+        if pairwise is not None:
+            doc["pairwise"] = pairwise.to_dict()
         print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
     else:
         with pd.option_context("display.width", 200):
@@ -129,6 +165,11 @@ def compare_command(args: argparse.Namespace) -> int:
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
     return _evidence_exit(cmp)
+
+
+def _cluster_records(cmp: Comparison, status: str) -> list[dict[str, Any]]:
+    table = why(cmp, status=status)
+    return [{k: (int(v) if k in ("rows", "of") else v) for k, v in r.items()} for r in table.to_dict("records")]
 
 
 def _evidence_exit(cmp: Comparison) -> int:
