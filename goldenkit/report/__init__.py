@@ -12,7 +12,7 @@ module                        what it shows
                                    slice table and plot, errors, flaky rows, latency,
                                    failure reasons
 :mod:`~goldenkit.report.compare`   the comparison (``compare.ipynb``): comparability, the
-                                   paired table, forest plot, flip list, the gate
+                                   paired table, forest plot, clusters, flip list, gate
 :mod:`~goldenkit.report.audit`     the audit (``audit.ipynb``): the label-error share
 :mod:`~goldenkit.report.coverage`  the coverage (``coverage.ipynb``): slices against traffic
 :mod:`~goldenkit.report.html`      what they share: number formatting, banners, figures as
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from goldenkit.report.audit import audit_sample_html, label_error_share
 from goldenkit.report.compare import (
+    clusters_html,
     comparability_banner,
     flip_list_html,
     forest_figure,
@@ -78,6 +79,7 @@ __all__ = [
     "OVERALL",
     "CoverageReport",
     "audit_sample_html",
+    "clusters_html",
     "comparability_banner",
     "coverage_figure",
     "coverage_statement",

@@ -1,11 +1,12 @@
 """What the compare notebook (``compare.ipynb``) shows: comparability, the paired table, the forest plot,
-the flip list and the quality gate's decision.
+why rows broke (clusters of findings), the flip list and the quality gate's decision.
 
 The numbers come from :func:`goldenkit.compare.compare_runs` and :func:`goldenkit.gate.evaluate_gate`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
@@ -14,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs
+from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs, why
 from goldenkit.config import config_for_run, section
 from goldenkit.errors import ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.protocols import RunLike
 from goldenkit.report.html import OVERALL, STYLE, HTMLBlock, banner, interval, p_value, pct, signed_pct
+from goldenkit.schema import NEW_FAILURE, RECOVERED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -154,6 +156,48 @@ def _reasons_text(reasons: Any) -> str:
     return str(reasons)
 
 
+def flip_anchor(row_id: Any) -> str:
+    """The id of a row's line in the flip list (what the clusters link to)."""
+    return "flip-" + re.sub(r"\s", "_", str(row_id))
+
+
+_CLUSTER_HEADS = (
+    (NEW_FAILURE, "broken", "Why it broke: the NEW_FAILURE rows by the candidate's findings its base did not have"),
+    (RECOVERED, "fixed", "What it fixed: the RECOVERED rows by the base's findings the candidate no longer has"),
+)
+
+
+def clusters_html(comparison: Comparison | None, *, top: int = 10, links: int = 20) -> HTMLBlock:
+    """Why rows broke, and what was fixed: the ``top`` largest per-slice clusters of :func:`goldenkit.why`
+    (slice, how many of its broken rows, what the graders found), each linking to its first ``links``
+    rows in the flip list. Every text is escaped. Deterministic: no model is called."""
+    if comparison is None:
+        return _NOT_SHOWN
+    parts = [STYLE]
+    for status, noun, heading in _CLUSTER_HEADS:
+        table = why(comparison, status=status)
+        table = table[table["slice"] != OVERALL].head(top)
+        if table.empty:
+            continue
+        body = []
+        for r in table.to_dict("records"):
+            ids = r["row_ids"]
+            rows = ", ".join(f'<a href="#{escape(flip_anchor(i))}">{escape(str(i))}</a>' for i in ids[:links])
+            more = f", … {len(ids) - links} more" if len(ids) > links else ""
+            body.append(
+                f'<tr id="cluster-{escape(r["cluster_id"])}"><td>{escape(str(r["slice"]))}</td>'
+                f"<td>{r['rows']} of {r['of']} {noun} rows</td><td>{escape(str(r['what']))}</td>"
+                f"<td>{rows}{more}</td></tr>"
+            )
+        parts.append(
+            f"<h3>{escape(heading)}</h3><table><tr><th>slice</th><th>rows</th><th>what the graders found</th>"
+            f"<th>rows in the flip list</th></tr>{''.join(body)}</table>"
+        )
+    if len(parts) == 1:
+        return HTMLBlock("<p>No row broke or was fixed: nothing to explain.</p>")
+    return HTMLBlock("".join(parts))
+
+
 def flip_list_html(comparison: Comparison | None, *, limit: int | None = 200) -> HTMLBlock:
     """The flip list side by side: per row its status, then base and candidate responses and reasons.
 
@@ -189,7 +233,9 @@ def flip_list_html(comparison: Comparison | None, *, limit: int | None = 200) ->
                 f"<pre>{escape(str(rec.get(f'{side}_response') or ''))}</pre>"
                 f"<pre><i>{escape(_reasons_text(rec.get(f'{side}_reasons')))}</i></pre></td>"
             )
-        body.append(f'<tr class="gk-status-{escape(str(rec["status"]))}"><td>{row_cell}</td>{"".join(sides)}</tr>')
+        anchor = escape(flip_anchor(rec["row_id"]))
+        status = escape(str(rec["status"]))
+        body.append(f'<tr id="{anchor}" class="gk-status-{status}"><td>{row_cell}</td>{"".join(sides)}</tr>')
     more = "" if len(shown) == len(flips) else f"<p>… and {len(flips) - len(shown)} more flipped rows not shown.</p>"
     return HTMLBlock(f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
 
@@ -257,6 +303,7 @@ def gate_banner(decision: GateDecision) -> HTMLBlock:
 
 
 __all__ = [
+    "clusters_html",
     "comparability_banner",
     "flip_list_html",
     "forest_figure",
