@@ -108,30 +108,15 @@ def _run_ids(agents: list[dict[str, Any]], prefix: str) -> list[str]:
     return ids
 
 
-def _run_one(dataset: Any, opts: dict[str, Any], graders: list[Any], run_id: str, args: argparse.Namespace) -> Any:
+def _run_one(
+    dataset: Any, opts: dict[str, Any], cfg: dict[str, Any], graders: list[Any], run_id: str, args: argparse.Namespace
+) -> Any:
+    """One agent's run, built by the same function as ``goldenkit run``'s (every option kept)."""
     from goldenkit.runner import run_eval
 
-    sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
-    if sample["per_slice"] is not None:
-        sample["seed"] = opts.get("sample_seed", 0)
-    return run_eval(
-        dataset,
-        run_cmd.build_provider(opts),
-        graders,
-        repeats=opts["repeats"],
-        max_in_flight=opts["max_in_flight"],
-        rpm=opts.get("rpm"),
-        timeout=opts["timeout"],
-        max_retries=opts["max_retries"],
-        run_id=run_id,
-        results_dir=Path(opts["results_dir"]),
-        sample=sample,
-        max_error_rate=opts["max_error_rate"],
-        retry_errors=args.retry_errors,
-        progress=False if args.quiet else None,
-        config={"config_file": opts.get("_config_file"), "benchmark": args.run_prefix},
-        include_red=bool(opts.get("red")),
-    )
+    args.command_name = "benchmark"
+    extra = {"benchmark": args.run_prefix}
+    return run_eval(dataset, **run_cmd.run_arguments(args, opts, cfg, run_id=run_id, graders=graders, extra=extra))
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
@@ -151,8 +136,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
     dataset = read_dataset(args.dataset)
     code = 0
     for agent, run_id in zip(agents, run_ids, strict=True):
-        opts = {**base, **{k: v for k, v in agent.items() if k != "name"}, "_config_file": cfg.get("_path")}
-        summary = _run_one(dataset, opts, run_cmd.grader_list(args, cfg, opts.get("model")), run_id, args)
+        opts = {**base, **{k: v for k, v in agent.items() if k != "name"}}
+        summary = _run_one(dataset, opts, cfg, run_cmd.grader_list(args, cfg, opts.get("model")), run_id, args)
         print(f"{agent['name']}: {summary.line()}", flush=True)
         code = max(code, summary.exit_code)  # 3 wins over 2 (an agent whose run graded nothing)
     args.results_dir = str(base["results_dir"])

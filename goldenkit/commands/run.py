@@ -438,56 +438,49 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
     return config
 
 
-def run_command(args: argparse.Namespace) -> int:
-    from goldenkit.dataset import read_dataset
-    from goldenkit.runner import parse_shard, run_eval
+def run_arguments(
+    args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any], *, run_id: str | None, graders: list[Any],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Every keyword of :func:`goldenkit.runner.run_eval` from the resolved options: the one builder of a run
+    that ``goldenkit run`` and ``goldenkit benchmark`` share (so a benchmark's runs are the protocol asked for)."""
+    from goldenkit.runner import parse_shard
 
-    shard = parse_shard(args.shard) if args.shard is not None else None
-    cfg = load_config(args.config, dataset_dir=args.dataset)
-    opts = resolve_options(args, cfg)
-    dataset = read_dataset(args.dataset)
-    graders = grader_list(args, cfg, opts.get("model"))
-    criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), "run")
-    provider = build_provider(opts)
-    simulator = build_simulator(opts)
+    criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), args.command_name)
+    provider, simulator = build_provider(opts), build_simulator(opts)
     apply_transport_to_judges(graders, opts)
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
         sample["seed"] = opts.get("sample_seed", 0)
-    summary = run_eval(
-        dataset,
-        provider,
-        graders,
-        repeats=opts["repeats"],
-        max_in_flight=opts["max_in_flight"],
-        rpm=opts.get("rpm"),
-        timeout=opts["timeout"],
-        max_retries=opts["max_retries"],
-        max_retry_after=opts["max_retry_after"],
-        run_id=args.run_id,
-        results_dir=Path(opts["results_dir"]),
-        sample=sample,
-        max_error_rate=opts["max_error_rate"],
-        record_dir=opts.get("record"),
-        retry_errors=args.retry_errors,
-        progress=False if args.quiet else None,
-        config={
-            "config_file": cfg.get("_path"),
-            "config_sha256": cfg.get("_sha256"),
-            **({"artifacts": opts["artifacts"]} if opts.get("artifacts") else {}),
-        },
-        include_red=bool(opts.get("red")),
-        shard=shard,
-        max_ungradable=opts["max_ungradable"],
-        artifacts=opts.get("artifacts"),
-        **_executor(args, opts, cfg),
-        vision=opts.get("vision") is not False,
-        criteria=criteria,
-        user_simulator=simulator,
+    config = {"config_file": cfg.get("_path"), "config_sha256": cfg.get("_sha256"), **(extra or {})}
+    if opts.get("artifacts"):
+        config["artifacts"] = opts["artifacts"]
+    return {
+        "provider": provider, "graders": graders, "repeats": opts["repeats"], "max_in_flight": opts["max_in_flight"],
+        "rpm": opts.get("rpm"), "timeout": opts["timeout"], "max_retries": opts["max_retries"],
+        "max_retry_after": opts["max_retry_after"], "run_id": run_id, "results_dir": Path(opts["results_dir"]),
+        "sample": sample, "max_error_rate": opts["max_error_rate"], "record_dir": opts.get("record"),
+        "retry_errors": args.retry_errors, "progress": False if args.quiet else None, "config": config,
+        "include_red": bool(opts.get("red")), "max_ungradable": opts["max_ungradable"],
+        "shard": parse_shard(args.shard) if getattr(args, "shard", None) is not None else None,
+        "artifacts": opts.get("artifacts"), **_executor(args, opts, cfg), "vision": opts.get("vision") is not False,
+        "criteria": criteria, "user_simulator": simulator,
         **({"max_turns": opts["max_turns"]} if opts.get("max_turns") is not None else {}),
-    )
+    }  # fmt: skip
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from goldenkit.dataset import read_dataset
+    from goldenkit.runner import run_eval
+
+    cfg = load_config(args.config, dataset_dir=args.dataset)
+    opts = resolve_options(args, cfg)
+    dataset = read_dataset(args.dataset)
+    graders = grader_list(args, cfg, opts.get("model"))
+    args.command_name = "run"
+    summary = run_eval(dataset, **run_arguments(args, opts, cfg, run_id=args.run_id, graders=graders))
     print(summary.line(), file=sys.stdout)
     return summary.exit_code
 
 
-__all__ = ["register", "resolve_options", "run_command", "worker_setup"]
+__all__ = ["register", "resolve_options", "run_arguments", "run_command", "worker_setup"]
