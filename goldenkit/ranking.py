@@ -25,6 +25,8 @@ all pairs (:func:`goldenkit.stats.holm`), ``diff = (b_count - c_count) /
 n_paired`` (pass rate of ``a`` minus ``b`` on the paired rows) with
 Newcombe's paired interval ``diff_ci_low, diff_ci_high``
 (:func:`goldenkit.stats.paired_diff_ci`), and ``significant`` (``p_adj < alpha``).
+Only ``p_adj`` is adjusted for the number of pairs; ``p_val`` and the interval
+are each pair's own, and every display labels them so (:data:`PAIR_ADJUSTMENT`).
 Rows are paired by id.
 
 Rank intervals. ``a`` is *significantly better* than ``b`` when their pair's
@@ -65,7 +67,7 @@ from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.passk import pass_at_k
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
-__all__ = ["PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
+__all__ = ["PAIR_ADJUSTMENT", "PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
 
 TABLE_COLUMNS = (
     "run_id", "model", "rows", "n", "k", "pass_rate", "ci_low", "ci_high", "pass_at_k", "pass_hat_k", "at_k",
@@ -75,6 +77,13 @@ PAIR_COLUMNS = (
     "a", "b", "n_paired", "excluded", "b_count", "c_count", "p_val", "p_adj", "diff", "diff_ci_low",
     "diff_ci_high", "significant",
 )  # fmt: skip
+
+#: Which of a pair's values are adjusted for the many pairs (``Leaderboard.to_dict()["adjustment"]``).
+PAIR_ADJUSTMENT = {
+    "p_val": "unadjusted: the exact McNemar p of the pair alone",
+    "p_adj": "Holm-adjusted over all pairs of the table (per slice block with by_slice); decides significant",
+    "diff_ci": "unadjusted: Newcombe's 95% interval of the pair alone (not widened for the number of pairs)",
+}
 
 
 @dataclass
@@ -96,6 +105,16 @@ class Leaderboard:
     def run_ids(self) -> list[str]:
         return [str(r) for r in self.table["run_id"].drop_duplicates()]
 
+    def __repr__(self) -> str:
+        from goldenkit.reprs import leaderboard_repr
+
+        return leaderboard_repr(self)
+
+    def _repr_html_(self) -> str:
+        from goldenkit.reprs import leaderboard_html
+
+        return leaderboard_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """``{"table": [...], "pairs": [...]}`` plus the settings; NaN becomes None (JSON null)."""
         out: dict[str, Any] = {
@@ -106,6 +125,7 @@ class Leaderboard:
             "at_k": self.at_k,
             "notes": list(self.notes),
             "left_out": [dict(x) for x in self.left_out],
+            "adjustment": dict(PAIR_ADJUSTMENT),
         }
         if isinstance(self.pairwise, pd.DataFrame):
             out["pairwise"] = _records(self.pairwise)

@@ -91,9 +91,13 @@ def format_leaderboard(lb: Any) -> str:
         for p in lb.pairs.to_dict("records")
     ]  # fmt: skip
     if pair_rows:
-        head = ["a", "b", "paired", "b", "c", "p", "p_holm", "significant", "diff pts [95% CI]"]
+        head = ["a", "b", "paired", "b", "c", "p", "p_holm", "significant", "diff pts [95% CI, unadjusted]"]
         lines += ["", "pairs (b = rows a passed and b failed, c = the reverse; exact McNemar, Holm over all pairs):"]
         lines += _columns(head, pair_rows)
+        lines.append(
+            f"p = exact McNemar of the pair alone (unadjusted); p_holm = Holm-adjusted over the {len(pair_rows)} "
+            "pairs (decides significant); the diff interval is the pair's own, not adjusted for the pairs"
+        )
     lines.append("")
     lines.append("group top = indistinguishable from the leader (rank interval contains 1)")
     lines += [f"note: {n}" for n in lb.notes]

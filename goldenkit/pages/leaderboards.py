@@ -116,12 +116,13 @@ def _pairs_html(lb: Any) -> str:
         for p in lb.pairs.to_dict("records")
     ]  # fmt: skip
     attrs = [f' data-pair="{esc(a)} {esc(b)}"' for a, b in zip(lb.pairs["a"], lb.pairs["b"], strict=True)]
-    head = ["a", "b", "paired rows", "left out", "b", "c", "p (exact McNemar)", "p (Holm)", "significant",
-            "a − b, points [95% Newcombe]"]  # fmt: skip
+    head = ["a", "b", "paired rows", "left out", "b", "c", "p (exact McNemar, unadjusted)", "p (Holm)", "significant",
+            "a − b, points [95% Newcombe, unadjusted]"]  # fmt: skip
     return (
         '<h2>Pairs</h2><p class="muted">b = rows a passed and b failed, c = the reverse, over the rows graded in '
         "both runs (a row that is ERROR or SKIPPED in either run is left out of the pair). "
-        f"Significant: Holm-adjusted p below {esc(lb.alpha)}.</p>"
+        f"Significant: Holm-adjusted p below {esc(lb.alpha)}. Only p (Holm) is adjusted for the number of pairs: "
+        "the exact McNemar p and the interval of the difference are each pair's own (unadjusted).</p>"
         '<section id="pairs">' + table(head, rows, numeric=tuple(range(2, 10)), row_attrs=attrs) + "</section>"
     )
 
