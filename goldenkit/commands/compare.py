@@ -172,16 +172,20 @@ def _cluster_records(cmp: Comparison, status: str) -> list[dict[str, Any]]:
     return [{k: (int(v) if k in ("rows", "of") else v) for k, v in r.items()} for r in table.to_dict("records")]
 
 
+def _shard_problems(man: dict[str, Any]) -> list[str]:
+    """A shard is a part of its run: compared alone it is not the run's evidence (said first)."""
+    shard = man.get("shard")
+    if not shard or man.get("merged_from"):
+        return []
+    part = f"{shard.get('k')}/{shard.get('n')}" if isinstance(shard, dict) else str(shard)
+    return [f"shard {part} of a sharded run: merge its shards first (goldenkit merge RUN_ID SHARD ...), then compare"]
+
+
 def _evidence_exit(cmp: Comparison) -> int:
     """3 (naming the side, on stderr) when a side is INVALID or incomplete or the candidate lost rows, else 0."""
-    problems = [
-        f"{label} {cmp_id}: {why}"
-        for label, cmp_id, man in (
-            ("base", cmp.base_id, cmp.base_manifest),
-            ("candidate", cmp.cand_id, cmp.cand_manifest),
-        )
-        for why in side_problems(man)
-    ]
+    sides = (("base", cmp.base_id, cmp.base_manifest), ("candidate", cmp.cand_id, cmp.cand_manifest))
+    problems = [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in _shard_problems(man)]
+    problems += [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in side_problems(man)]
     missing = int((cmp.ledger.rows["cand_status"] == "MISSING").sum())
     if missing:
         problems.append(f"candidate {cmp.cand_id}: {missing} of the baseline's rows have no outcome (MISSING)")

@@ -419,7 +419,8 @@ def _scope_notes(ledger: Ledger, cm: dict[str, Any]) -> list[str]:
         shown = ", ".join(ledger.out_of_scope[:5]) + (", ..." if len(ledger.out_of_scope) > 5 else "")
         notes.append(f"{len(ledger.out_of_scope)} row(s) only in the candidate ({shown}): outside the baseline's scope")
     if cm.get("shard") and not cm.get("merged_from"):
-        notes.append(f"the candidate is shard {cm['shard']} of a sharded run: merge its shards first (goldenkit merge)")
+        part = "/".join(str(cm["shard"].get(x)) for x in "kn") if isinstance(cm["shard"], dict) else cm["shard"]
+        notes.append(f"the candidate is shard {part} of a sharded run: merge its shards first (goldenkit merge)")
     return notes
 
 
