@@ -46,7 +46,7 @@ from pathlib import Path
 
 from goldenkit.errors import InputError
 
-__all__ = ["artifact_entries", "artifacts_sha256"]
+__all__ = ["artifact_entries", "artifacts_sha256", "source_sha256"]
 
 _BLOCK = 1 << 20
 
@@ -114,3 +114,26 @@ def artifacts_sha256(paths: Iterable[str | os.PathLike[str]]) -> str | None:
     for line in artifact_entries(paths):
         h.update(line.encode("utf-8", "surrogateescape") + b"\n")
     return h.hexdigest()
+
+
+def source_sha256(obj: object) -> str | None:
+    """The SHA-256 of the source file that defines ``obj`` (a function, a class, an agent object's class),
+    or None when it has none (a builtin, code typed at a prompt).
+
+    An in-process agent's version includes it, so its identity follows its code: a resume after the
+    function changed is refused, and two runs of different code never share an agent version.
+
+    >>> source_sha256(len) is None
+    True
+    """
+    import inspect
+
+    kinds = (inspect.isfunction, inspect.isclass, inspect.ismethod, inspect.ismodule)
+    target = obj if any(k(obj) for k in kinds) else type(obj)
+    try:
+        path = inspect.getsourcefile(target)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    if path is None or not Path(path).is_file():
+        return None
+    return _file_sha256(Path(path))

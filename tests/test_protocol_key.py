@@ -222,3 +222,24 @@ def test_benchmark_builds_its_runs_as_run_does(world: Any) -> None:
     assert runs["solo"]["protocol_sha256"] == runs["b-m1"]["protocol_sha256"] == runs["b-m2"]["protocol_sha256"]
     assert _agent(runs["solo"]) == _agent(runs["b-m1"]) != _agent(runs["b-m2"])
     assert runs["b-m1"]["config"]["max_retry_after"] == 5.0 and runs["b-m1"]["vision"] is False
+
+
+def test_a_callable_agent_version_follows_its_code(world: Any, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    ds = world[1]
+    (tmp_path / "my_agent.py").write_text("def answer(case):\n    return 'ok'\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    argv = [sys.executable, "-m", "goldenkit.cli", "run", str(ds), "--provider", "callable", "--callable",
+            "my_agent:answer", "--results-dir", str(tmp_path / "r"), "--run-id", "c", "--quiet",
+            "--config", str(world[0] / "goldenkit.toml")]  # fmt: skip
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert json.loads((tmp_path / "r" / "c" / "run.json").read_text())["provider"]["settings"]["source_sha256"]
+    # the same run id resumes while the code is unchanged, and is refused once the function changed
+    assert subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120).returncode == 0
+    (tmp_path / "my_agent.py").write_text("def answer(case):\n    return 'ok, and more'\n")
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "cannot resume run c: its run key differs (agent_version" in again.stderr

@@ -201,6 +201,8 @@ class AdkProvider(Provider):
             return settings
         root = getattr(target, "root_agent", None) or target
         settings["agent_name"] = getattr(root, "name", None)
+        if (source := _agent_source(self._spec)) is not None:  # the agent's identity follows its code
+            settings["source_sha256"] = source
         model = getattr(root, "model", None)
         if model is not None and not isinstance(model, str):
             model = getattr(model, "model", None) or type(model).__name__
@@ -496,3 +498,13 @@ def adk_provider(
 
 
 __all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "adk_provider", "load_agent"]
+
+
+def _agent_source(spec: str) -> str | None:
+    """The SHA-256 of the module file that ``module:attr`` names (None for an agent object given directly)."""
+    import sys
+
+    from goldenkit.artifacts import source_sha256
+
+    module = sys.modules.get(spec.partition(":")[0]) if ":" in spec else None
+    return source_sha256(module) if module is not None else None

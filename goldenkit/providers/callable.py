@@ -34,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from goldenkit.artifacts import source_sha256
 from goldenkit.cases import Case, ImagePart
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.base import Provider, Response
@@ -99,12 +100,13 @@ class CallableProvider(Provider):
             params = {}  # type: ignore[assignment]
         self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
         self._pool: ThreadPoolExecutor | None = None
+        self._source = source_sha256(self.fn)  # the agent's identity follows its code
 
     def image_refusal(self, image: ImagePart) -> str | None:
         return None  # the callable gets them in the Case
 
     def settings(self) -> dict[str, Any]:
-        return {"callable": self.spec, "model": self.model}
+        return {"callable": self.spec, "model": self.model, **({"source_sha256": self._source} if self._source else {})}
 
     def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         if self.threads is None and max_in_flight:
