@@ -202,6 +202,13 @@ class Comparison:
         return self._flips
 
     @property
+    def clusters(self) -> pd.DataFrame:
+        """Why it broke: the NEW_FAILURE rows grouped by what the graders found (:func:`goldenkit.why`)."""
+        from goldenkit.compare.clusters import why
+
+        return why(self)
+
+    @property
     def overall(self) -> pd.Series:
         """The overall line of :attr:`table`."""
         return self.table.iloc[-1]
