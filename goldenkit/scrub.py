@@ -24,13 +24,16 @@ HTML, the static pages, and the CLI's stdout and stderr. What it replaces with
 2. **URL userinfo and secret query parameters** (``https://u:pw@host/?api_key=...``,
    :func:`redact_text`).
 3. **Credential shapes**: ``Bearer <token>``; the key formats of the common
-   providers (``sk-...``, ``AIza...``, ``ghp_...``, ``github_pat_...``, ``hf_...``,
-   ``xox?-...``, ``AKIA...``); and ``NAME=VALUE`` / ``NAME: VALUE`` (quoted or not,
-   as in a header, a query string or JSON) where NAME is a secret key
-   (:func:`is_secret_key`: ``api_key``, ``Authorization``, ``X-Api-Key``, ``token``,
-   ...) and VALUE looks like a credential (8 or more token characters, a digit
-   among them). A model's answer that quotes a credential-shaped string is
-   therefore stored with it masked.
+   providers (``sk-...``, ``AIza...``, ``ghp_...``, ``github_pat_...``, ``hf_...``);
+   and ``NAME=VALUE`` / ``NAME: VALUE`` (quoted or not, as in a header, a query
+   string or JSON) where NAME is a secret key (:func:`is_secret_key`: ``api_key``,
+   ``Authorization``, ``X-Api-Key``, ``access_token``, ``password``, ...; a name of
+   ``key``, ``keys``, ``sig``, ``signature`` or ``auth`` alone is too ambiguous
+   outside a URL, and a name whose triggering word is not among ``key``, ``token``,
+   ``secret``, ``pass``, ``auth``, ``bearer`` is left to the URL rule) and VALUE
+   looks like a credential (8 or more token characters, a digit among them). Every
+   shape needs a digit, which keeps ordinary prose and code out. A model's answer
+   that quotes a credential-shaped string is stored with it masked.
 
 Speed: a string without any trigger (``://``, a secret word, a key prefix)
 costs a lowercase copy and a few substring searches, about 5 microseconds a
@@ -268,6 +271,7 @@ SHAPE_REGEX = (
     r"|bearer[ \t]+[a-z0-9._~+/-]*[0-9]"
     r"|sk-|aiza|gh[pousr]_|github_pat_|hf_"
 )
+_CUTS = ("...", "\u2026")  # how an excerpt cut short ends (goldenkit._text.one_line: "...")
 _B64ISH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-")
 
 
@@ -280,6 +284,16 @@ def _occurrences(low: str, word: str) -> Iterator[int]:
     while i >= 0:
         yield i
         i = low.find(word, i + len(word))
+
+
+# names too ambiguous alone for the key-value shape ("primary key: ...", a dataset called "keys" in
+# a JSON map); in a URL's query string they still are secret (redact_text)
+_AMBIGUOUS_NAMES = frozenset({"key", "keys", "sig", "signature", "auth"})
+
+
+def _names_a_secret(name: str) -> bool:
+    words = key_words(name)
+    return bool(words) and words[-1] in SECRET_WORDS and not (len(words) == 1 and words[0] in _AMBIGUOUS_NAMES)
 
 
 def _key_value_spans(text: str, low: str, spans: list[tuple[int, int]]) -> None:
@@ -300,7 +314,7 @@ def _key_value_spans(text: str, low: str, spans: list[tuple[int, int]]) -> None:
             start = i
             while start > 0 and text[start - 1] in _NAME_CHARS:
                 start -= 1
-            if is_secret_key(text[start:end]):
+            if _names_a_secret(text[start:end]):
                 spans.append(m.span(2))
 
 
@@ -338,7 +352,8 @@ def _mask_known(text: str, scope: SecretScope) -> str:
 
 
 def _mask_heads(text: str, scope: SecretScope) -> str:
-    """What is left of a known key cut short (an excerpt that ends inside it)."""
+    """What is left of a known key cut short: a run of its first HEAD characters or more anywhere,
+    and its first 4 to HEAD - 1 characters just before a cut (``...``, ``…``, the end of the text)."""
     for head, value in scope.heads:
         i = text.find(head)
         while i >= 0:
@@ -347,6 +362,13 @@ def _mask_heads(text: str, scope: SecretScope) -> str:
                 end, k = end + 1, k + 1
             text = text[:i] + MASK + text[end:]
             i = text.find(head, i + len(MASK))
+    cuts = {len(text), *(j for mark in _CUTS for j in _occurrences(text, mark))}
+    for j in sorted(cuts, reverse=True):  # from the end: the earlier positions stay valid
+        for _, value in scope.heads:
+            k = next((k for k in range(HEAD - 1, 3, -1) if j >= k and text.startswith(value[:k], j - k)), 0)
+            if k:
+                text = text[: j - k] + MASK + text[j:]
+                break
     return text
 
 
@@ -373,13 +395,15 @@ def scrub(text: str, scope: SecretScope | None = None) -> str:
 
 
 def scrub_value(value: Any, scope: SecretScope | None = None) -> Any:
-    """Every string inside ``value`` (dicts, lists, tuples) scrubbed; other values as they are."""
+    """Every string inside ``value`` (dicts, lists and tuples, each kept as it is) scrubbed; the rest unchanged."""
     if isinstance(value, str):
         return scrub(value, scope)
     if isinstance(value, Mapping):
         return {k: scrub_value(v, scope) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return [scrub_value(v, scope) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub_value(v, scope) for v in value)
     return value
 
 
