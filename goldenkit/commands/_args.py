@@ -154,3 +154,21 @@ __all__ = [
     "number",
     "renamed",
 ]
+
+
+def gate_defaults(args: argparse.Namespace, manifest: object = None) -> tuple[str, float]:
+    """``(rule, alpha)``: ``--rule``/``--alpha`` when given, else the ``[gate]`` table's of the goldenkit.toml
+    that applies (:func:`goldenkit.config.config_for_run`: ``--config``, the file the run recorded, the one
+    beside its dataset), else majority and 0.05. Sets ``args.rule`` and ``args.alpha`` to them."""
+    from collections.abc import Mapping
+
+    from goldenkit.config import config_for_run, section
+
+    rule, alpha = getattr(args, "rule", None), getattr(args, "alpha", None)
+    if rule is None or alpha is None:  # the values are checked where they are used (the collapse, the test)
+        man = manifest if isinstance(manifest, Mapping) else None
+        gate = section(config_for_run(getattr(args, "config", None), man), "gate")
+        rule = gate.get("rule", "majority") if rule is None else rule
+        alpha = ALPHA(gate.get("alpha", 0.05)) if alpha is None else alpha
+    args.rule, args.alpha = str(rule), float(alpha)
+    return args.rule, args.alpha

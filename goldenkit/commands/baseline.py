@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.baselines import list_baselines, read_baseline, save_baseline
+from goldenkit.commands._args import gate_defaults
 from goldenkit.errors import UsageError
 from goldenkit.stats import OVERALL, slice_table
 
@@ -32,7 +33,9 @@ def register(sub: Any) -> None:
     s.add_argument("run", help="run folder or run id")
     s.add_argument("--name", required=True, help="baseline name (letters, digits, . _ -)")
     s.add_argument("--force", action="store_true", help="overwrite an existing baseline of that name")
-    s.add_argument("--rule", default="majority", help="collapse rule: majority, all, any, at_least:K")
+    s.add_argument(
+        "--rule", default=None, help="collapse rule (default: [gate] rule of the run's goldenkit.toml, else majority)"
+    )
     s.add_argument("--note", help="why this baseline (kept in history.jsonl)")
     s.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     s.set_defaults(func=save_command)
@@ -54,7 +57,12 @@ def save_command(args: argparse.Namespace) -> int:
 
     run = read_run(args.run, args.results_dir)
     b = save_baseline(
-        run, args.name, baselines_dir=args.baselines_dir, force=args.force, rule=args.rule, note=args.note
+        run,
+        args.name,
+        baselines_dir=args.baselines_dir,
+        force=args.force,
+        note=args.note,
+        rule=gate_defaults(args, getattr(run, "manifest", None))[0],
     )
     s = b.info["summary"]
     print(

@@ -26,10 +26,10 @@ import pandas as pd
 
 from goldenkit._text import one_line
 from goldenkit.baselines import resolve_run_or_baseline
-from goldenkit.commands._args import ALPHA
+from goldenkit.commands._args import ALPHA, gate_defaults
 from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs, why
 from goldenkit.compare.ledger import side_problems
-from goldenkit.errors import EXIT_INFRASTRUCTURE, UsageError
+from goldenkit.errors import EXIT_INFRASTRUCTURE
 from goldenkit.schema import NEW_FAILURE, RECOVERED
 from goldenkit.stats import OVERALL
 
@@ -51,8 +51,13 @@ def register(sub: Any) -> None:
     p.add_argument("base", help="base: run folder, run id, baseline name or baseline .json")
     p.add_argument("cand", help="candidate: run folder, run id, baseline name or baseline .json")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    p.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--rule", default="majority", help="collapse rule: majority, all, any, at_least:K")
+    p.add_argument("--alpha", type=ALPHA, default=None, help="significance level (default: [gate] alpha, else 0.05)")
+    p.add_argument(
+        "--rule",
+        default=None,
+        help="collapse rule: majority, all, any, at_least:K (default: [gate] rule, else majority)",
+    )
+    p.add_argument("--config", help="goldenkit.toml whose [gate] gives --rule and --alpha (default: the run's)")
     p.add_argument("--max-flips", type=int, default=50, help="flips to print (default 50; --json prints all)")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
@@ -144,10 +149,9 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    if not 0.0 < args.alpha < 1.0:
-        raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
+    gate_defaults(args, getattr(cand, "manifest", None))
     cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha)
     pairwise = None
     if getattr(args, "pairwise_judge", False):

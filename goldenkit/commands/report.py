@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.commands._args import ALPHA, SECONDS
+from goldenkit.commands._args import ALPHA, SECONDS, gate_defaults
 from goldenkit.notebooks import NotebookRun, execute_notebooks
 from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
@@ -39,8 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--results-dir", default="results", help="where run ids are looked up (default: results)")
     p.add_argument("--baselines-dir", default="baselines", help="where baseline names are looked up")
     p.add_argument("--config", metavar="TOML", help="goldenkit.toml with the [gate] policy shown in compare.html")
-    p.add_argument("--rule", default="majority", help="repeat collapse rule (majority, all, any, at_least:K)")
-    p.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level of the comparison")
+    p.add_argument("--rule", default=None, help="repeat collapse rule (default: [gate] rule, else majority)")
+    p.add_argument("--alpha", type=ALPHA, default=None, help="significance level (default: [gate] alpha, else 0.05)")
     p.add_argument("--timeout", type=SECONDS, default=600, help="seconds a notebook cell may run (default 600)")
     p.set_defaults(func=cmd_report)
 
@@ -78,6 +78,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         return report_leaderboard(args)
     run = read_run(args.run, args.results_dir)
+    gate_defaults(args, run.manifest)
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (
