@@ -338,3 +338,16 @@ def test_dataset_validate_lists_look_alikes_and_repeated_keys(
         "(differs only in surrounding whitespace)",
         "goldenkit: 3 problems found",
     ]
+
+
+@pytest.mark.parametrize("option", ["timeout", "rpm", "max_retry_after"])
+def test_the_library_refuses_nan_options_too(option: str, tmp_path: Path) -> None:
+    from goldenkit.dataset import read_dataset
+    from goldenkit.errors import ConfigError
+    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.runner import run_eval
+
+    ds = read_dataset(Path(__file__).resolve().parents[1] / "datasets" / "support-agent")
+    with pytest.raises(ConfigError, match=option):
+        run_eval(ds, CallableProvider(lambda case: "x"), ["contract"], results_dir=tmp_path, **{option: float("nan")})
+    assert not any(tmp_path.iterdir())  # refused before anything was written

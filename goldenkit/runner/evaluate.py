@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import os
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
@@ -32,14 +33,14 @@ from goldenkit.providers.simulator import UserSimulator
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
-from goldenkit.runner.folder import RunFolder, open_run_folder, scan_outcomes
+from goldenkit.runner.folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.manifest import run_key, run_manifest
 from goldenkit.runner.run import Run, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit, redact_settings
 from goldenkit.runner.shard import check_shard, shard_rows
-from goldenkit.runner.summary import RunSummary
+from goldenkit.runner.summary import RunInterrupted, RunSummary
 from goldenkit.schema import SCHEMA_VERSION
 from goldenkit.scrub import scrub, scrub_value, secrets_in_use
 
@@ -49,12 +50,14 @@ def _check(repeats: int, opts: RunOptions) -> None:
         raise ConfigError(f"repeats must be >= 1 (got {repeats})")
     if opts.max_retries < 0:
         raise ConfigError(f"max_retries must be >= 0 (got {opts.max_retries})")
-    if opts.timeout <= 0:
-        raise ConfigError(f"timeout must be > 0 (got {opts.timeout})")
+    if not opts.timeout > 0 or math.isinf(opts.timeout):  # NaN fails every comparison: refuse it too
+        raise ConfigError(f"timeout must be a finite number > 0 (got {opts.timeout})")
+    if opts.rpm is not None and not (opts.rpm > 0 and math.isfinite(opts.rpm)):
+        raise ConfigError(f"rpm must be a finite number > 0 (got {opts.rpm})")
     if not 0 <= opts.max_error_rate <= 1:
         raise ConfigError(f"max_error_rate must be between 0 and 1 (got {opts.max_error_rate})")
-    if opts.max_retry_after < 0:
-        raise ConfigError(f"max_retry_after must be >= 0 (got {opts.max_retry_after})")
+    if not opts.max_retry_after >= 0:
+        raise ConfigError(f"max_retry_after must be a number >= 0 (got {opts.max_retry_after})")
 
 
 def select_rows(
@@ -297,7 +300,7 @@ async def arun_eval(
     driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
-    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver)
+    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver, provider)
     try:
         plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
         manifest = run_manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
@@ -346,10 +349,12 @@ async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], op
 
 
 async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, key: dict[str, Any],
-                       retry_errors: bool, pool: Any, driver: ConversationDriver | None) -> RunFolder:  # fmt: skip
+                       retry_errors: bool, pool: Any, driver: ConversationDriver | None,
+                       provider: Provider) -> RunFolder:  # fmt: skip
     """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
-        return open_run_folder(results_dir, run_id, key, retry_errors=retry_errors)
+        settings = redact_settings(provider.settings())
+        return open_run_folder(results_dir, run_id, key, retry_errors=retry_errors, settings=settings)
     except BaseException:
         await _release(None, pool)
         if driver is not None:  # the user simulator's clients
@@ -381,8 +386,16 @@ def run_eval(
 ) -> RunSummary:
     """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
     event loop too: the run then gets its own loop in a helper thread, and interrupting
-    the cell cancels the run (what finished is written; the run id resumes)."""
-    return run_to_summary(arun_eval(dataset, provider, graders, **kwargs))
+    the cell cancels the run (what finished is written; the run id resumes). Interrupted
+    (Ctrl-C, an interrupted cell), it raises :class:`~goldenkit.runner.summary.RunInterrupted`
+    (a KeyboardInterrupt) saying how many outcomes were kept and the run id that resumes."""
+    kwargs["run_id"] = kwargs.get("run_id") or new_run_id()  # known here, to say what resumes it
+    try:
+        return run_to_summary(arun_eval(dataset, provider, graders, **kwargs))
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted.read(kwargs.get("results_dir") or "results", kwargs["run_id"]) from None
 
 
 def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
