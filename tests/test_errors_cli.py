@@ -1,9 +1,12 @@
 """How the CLI reports errors: one line on stderr, exit 1 for usage and bad input
-(never argparse's 2, which means "gate failed"), a traceback only with --debug."""
+(never argparse's 2, which means "gate failed"), a traceback only with --debug; and a
+stdout closed early (``goldenkit gate ... | head -1``) never turns a decision into 0."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -136,3 +139,66 @@ def test_console_script_exit_codes(tmp_path):
     assert proc.returncode == 0 and len(proc.stdout.strip()) == 64
     proc = subprocess.run([*_console_script(), "dataset", "sample", str(good)], capture_output=True, text=True)
     assert proc.returncode == 1 and "--per-slice" in proc.stderr
+
+
+# ------------------------------------------------------------------ a closed stdout never turns a decision into 0
+
+
+@pytest.fixture
+def gate_runs(tmp_path: Path) -> Path:
+    """results/base and results/cand (the worked example); g2.toml fails the gate, g0.toml passes it."""
+    from run_factory import manifest, worked_example, write_run
+
+    base, cand = worked_example()
+    write_run(tmp_path / "results", manifest("base"), base)
+    write_run(tmp_path / "results", manifest("cand", model_id="model-b"), cand)
+    (tmp_path / "g2.toml").write_text('[gate]\ncritical = ["refunds"]\nmin_pass_rate = 0.85\n')
+    (tmp_path / "g0.toml").write_text("[gate]\nalpha = 0.01\n")
+    return tmp_path
+
+
+def _gate(config: str) -> list[str]:
+    return [sys.executable, "-m", "goldenkit.cli", "gate", "cand", "--baseline", "base", "--config", config]
+
+
+def _clean_exit(stderr: str) -> bool:
+    return not any(s in stderr for s in ("Traceback", "Exception ignored", "BrokenPipeError"))
+
+
+@pytest.mark.parametrize(("config", "code"), [("g2.toml", 2), ("g0.toml", 0)])
+def test_a_reader_that_closes_early_keeps_the_exit_code_under_pipefail(gate_runs, config, code):
+    script = " ".join(f"'{a}'" for a in _gate(config)) + " | true"  # true exits without reading a byte
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", script], cwd=gate_runs, capture_output=True, text=True)
+    assert proc.returncode == code, proc.stderr
+    assert _clean_exit(proc.stderr), proc.stderr
+
+
+@pytest.mark.parametrize(("config", "code"), [("g2.toml", 2), ("g0.toml", 0)])
+def test_a_stdout_pipe_closed_before_the_first_write_keeps_the_exit_code(gate_runs, config, code):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read: every write meets EPIPE
+    try:
+        proc = subprocess.run(_gate(config), cwd=gate_runs, stdout=write_end, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == code, proc.stderr
+    assert _clean_exit(proc.stderr), proc.stderr
+    full = subprocess.run(_gate(config), cwd=gate_runs, capture_output=True, text=True)
+    assert full.returncode == code and "gate" in full.stdout  # the same command, read to the end
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_in_process_a_broken_stdout_still_returns_the_decision(gate_runs, monkeypatch, capsys):
+    monkeypatch.chdir(gate_runs)
+    closed = _ClosedPipe()
+    monkeypatch.setattr(sys, "stdout", closed)
+    assert main(["gate", "cand", "--baseline", "base", "--config", "g2.toml"]) == 2
+    assert sys.stdout is closed  # put back as it was
+    assert "Traceback" not in capsys.readouterr().err
