@@ -50,8 +50,11 @@ SLICES = [f"slice_{i:02d}" for i in range(12)]
 SHA = "ab" * 32
 
 
-def make_run(folder: Path, run_id: str, rows: int, pass_prob: np.ndarray, seed: int) -> None:
-    """Write results/<run_id>/ with run.json and a 3-repeat outcomes.parquet."""
+def make_run(
+    folder: Path, run_id: str, rows: int, pass_prob: np.ndarray, seed: int, fail_reasons: np.ndarray | None = None
+) -> None:
+    """Write results/<run_id>/ with run.json and a 3-repeat outcomes.parquet (``fail_reasons``: the
+    contract reason of each row's failing repeats, default one text for all; no findings stored)."""
     rng = np.random.default_rng(seed)
     reps = 3
     n = rows * reps
@@ -61,13 +64,15 @@ def make_run(folder: Path, run_id: str, rows: int, pass_prob: np.ndarray, seed: 
     passed = rng.random(n) < pass_prob[row_idx]
     err = rng.random(n) < 0.002
     verdict = np.where(err, "ERROR", np.where(passed, "PASS", "FAIL"))
+    failing = "missing required phrase" if fail_reasons is None else fail_reasons[row_idx]
     resp = [f"{run_id} answer for row {r} repeat {k}" for r, k in zip(row_idx.tolist(), [0, 1, 2] * rows, strict=True)]
     grade = pa.StructArray.from_arrays(
         [
             pa.array(passed),
             pa.array(passed.astype(float)),
-            pa.array(np.where(passed, "all checks passed", "missing required phrase").tolist()),
+            pa.array(np.where(passed, "all checks passed", failing).tolist()),
             pa.array(np.zeros(n, dtype=bool)),
+            pa.nulls(n, pa.string()),  # findings: none stored, as in a run written before them
         ],
         fields=list(OUTCOME_SCHEMA.field("graders").type.item_type),
     )
