@@ -173,8 +173,9 @@ def _run(args_list: list[str], scope: SecretScope) -> int:
             traceback.print_exc()
         print(f"goldenkit: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("goldenkit: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a run says what it kept and the command that resumes it
+        line = getattr(exc, "line", None)
+        print(f"goldenkit: {line(args_list) if callable(line) else 'interrupted'}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # an output that is not a guarded stream closed: the command did not finish
         print("goldenkit: an output was closed before the command finished", file=sys.stderr)

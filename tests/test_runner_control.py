@@ -484,7 +484,10 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
             kc.stop_channels()
         finally:
             km.shutdown_kernel(now=True)
-        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+        # a KeyboardInterrupt that says what was kept and what resumes it
+        assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "RunInterrupted"
+        assert "interrupted: 10 of 30 outcomes kept in" in reply["content"]["evalue"]
+        assert "run_id='jk'" in reply["content"]["evalue"]
         time.sleep(0.3)
         assert srv.count() == 14  # nothing called after the interrupt
     manifest = read_run(res / "jk").manifest

@@ -31,11 +31,12 @@ from typing import Any
 
 import orjson
 
+from goldenkit._text import one_line
 from goldenkit.compare.protocol import protocol_differences, protocol_key
 from goldenkit.errors import ConfigError, ResultsError
 from goldenkit.results import LATEST, repair_jsonl
-from goldenkit.runner.runkey import key_differences
-from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE
+from goldenkit.runner.runkey import RESUME_IGNORES, key_differences
+from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
 
 try:
     import fcntl
@@ -146,9 +147,16 @@ def check_run_id(run_id: str) -> str:
 
 
 def open_run_folder(
-    results_dir: str | os.PathLike[str], run_id: str | None, key: Mapping[str, Any], *, retry_errors: bool
+    results_dir: str | os.PathLike[str],
+    run_id: str | None,
+    key: Mapping[str, Any],
+    *,
+    retry_errors: bool,
+    settings: Mapping[str, Any] | None = None,
 ) -> RunFolder:
-    """Create, or lock and check for a resume, the folder of run ``run_id`` (a new id when None)."""
+    """Create, or lock and check for a resume, the folder of run ``run_id`` (a new id when None).
+
+    ``settings``: the provider's (redacted) settings, which a refused resume names when they changed."""
     run_id = check_run_id(run_id or new_run_id())
     run_dir = Path(results_dir) / run_id
     if retry_errors and not (run_dir / RUN_FILE).exists():
@@ -157,7 +165,7 @@ def open_run_folder(
     folder = RunFolder(run_id, run_dir, RunLock(run_dir, run_id))
     folder.took_over_from = folder.lock.acquire()
     try:
-        _read_earlier(folder, key)
+        _read_earlier(folder, key if settings is None else {**key, "provider": {"settings": dict(settings)}})
     except BaseException:
         folder.lock.release()
         raise
@@ -172,9 +180,50 @@ def open_run_folder(
 
 def run_key_differences(old: Mapping[str, Any], new: Mapping[str, Any], *, also: tuple[str, ...] = ()) -> list[str]:
     """Why two invocations are not one run: their protocol keys (:func:`goldenkit.compare.protocol_key`),
-    the agent's identity (a new git commit alone never differs) and the mode, plus the fields ``also``."""
+    the agent's identity (a new git commit alone never differs; a changed prompt hash is said as the
+    provider settings that changed, :func:`agent_differences`) and the mode, plus the fields ``also``."""
     diffs = protocol_differences(protocol_key(old), protocol_key(new))
-    return diffs + key_differences(old, new, fields=("agent_version", "mode", *also))
+    return diffs + agent_differences(old, new) + key_differences(old, new, fields=("mode", *also))
+
+
+def agent_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``agent_version: max_tokens 256 -> 512, model_id a -> b``: each agent-version field that differs,
+    a prompt hash as the ``provider.settings`` (of run.json) that changed, when both sides recorded them."""
+    if not key_differences(old, new, fields=("agent_version",)):
+        return []
+    a, b = old.get("agent_version"), new.get("agent_version")
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return key_differences(old, new, fields=("agent_version",))
+    parts: list[str] = []
+    for name in sorted((set(a) | set(b)) - RESUME_IGNORES):
+        if a.get(name) == b.get(name):
+            continue
+        named = _setting_changes(old, new) if name == "prompt_sha256" else []
+        parts += named or [f"{name} {_shown(a.get(name))} -> {_shown(b.get(name))}"]
+    return [f"agent_version: {', '.join(parts)}"]
+
+
+def _setting_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``name old -> new`` for each answer-shaping provider setting that differs (none when a side has none)."""
+    sa, sb = _settings(old), _settings(new)
+    if not isinstance(sa, Mapping) or not isinstance(sb, Mapping):
+        return []
+    names = sorted((set(sa) | set(sb)) - set(TRANSPORT_SETTINGS))
+    return [f"{k} {_shown(sa.get(k))} -> {_shown(sb.get(k))}" for k in names if sa.get(k) != sb.get(k)]
+
+
+def _settings(manifest: Mapping[str, Any]) -> Any:
+    provider = manifest.get("provider")
+    return provider.get("settings") if isinstance(provider, Mapping) else None
+
+
+def _shown(value: Any) -> str:
+    """A setting's value in a message: ``unset``, a hash's first 12 digits, a text quoted and cut short."""
+    if value is None:
+        return "unset"
+    if isinstance(value, str):
+        return value[:12] if re.fullmatch(r"[0-9a-f]{32,}", value) else json.dumps(one_line(value, 40))
+    return one_line(json.dumps(value, sort_keys=True, default=str), 60)
 
 
 def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:

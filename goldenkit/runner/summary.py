@@ -1,7 +1,11 @@
-"""What a run produced: :class:`RunSummary`, the object ``run_eval`` returns."""
+"""What a run produced: :class:`RunSummary`, the object ``run_eval`` returns, or :class:`RunInterrupted`."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,4 +88,54 @@ class RunSummary:
         )
 
 
-__all__ = ["RunSummary"]
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or an interrupted notebook cell) stopped run ``run_id``: what it kept, and how to resume.
+
+    A :class:`KeyboardInterrupt`, so whatever catches that still does. ``kept``
+    and ``expected`` are the run's outcome counts as it wrote them on stopping
+    (None when it stopped before writing any count); ``path`` is its folder.
+    """
+
+    def __init__(self, run_id: str, path: Path, kept: int | None = None, expected: int | None = None) -> None:
+        self.run_id, self.path, self.kept, self.expected = run_id, path, kept, expected
+        super().__init__(self.line())
+
+    @classmethod
+    def read(cls, results_dir: str | os.PathLike[str], run_id: str) -> RunInterrupted:
+        """What the run folder ``results_dir/run_id`` says it kept (its run.json counts)."""
+        path = Path(results_dir) / run_id
+        try:
+            counts = json.loads((path / "run.json").read_text(encoding="utf-8")).get("counts")
+        except (OSError, ValueError, AttributeError):
+            counts = None
+        if not isinstance(counts, dict):
+            return cls(run_id, path)
+        return cls(run_id, path, int(counts.get("total") or 0), int(counts.get("expected") or 0))
+
+    def line(self, argv: Sequence[str] | None = None) -> str:
+        """``interrupted: 144 of 300 outcomes kept in results/slow-2; resume with: ...``: the command
+        ``goldenkit`` + ``argv`` with ``--run-id`` set to this run's, or without ``argv`` the run id to reuse."""
+        if self.kept is None:
+            kept = f"interrupted before run {self.run_id} counted its outcomes (those written are kept in {self.path})"
+        else:
+            kept = f"interrupted: {self.kept} of {self.expected} outcomes kept in {self.path}"
+        if argv is None:
+            return f"{kept}; resume with the same call and run_id={self.run_id!r}"
+        return f"{kept}; resume with: {resume_command(argv, self.run_id)}"
+
+
+def resume_command(argv: Sequence[str], run_id: str) -> str:
+    """``goldenkit`` + ``argv`` (the command's arguments) with ``--run-id run_id``, quoted for a shell."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip or arg.startswith("--run-id="):
+            skip = False
+            continue
+        skip = arg == "--run-id"
+        if not skip:
+            out.append(arg)
+    return shlex.join(["goldenkit", *out, "--run-id", run_id])
+
+
+__all__ = ["RunInterrupted", "RunSummary", "resume_command"]
