@@ -103,6 +103,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         read_run,
     )
     from goldenkit.runner import (
+        RunInterrupted,
         RunSummary,
         arun_eval,
         merge_shards,
@@ -144,6 +145,7 @@ _LAZY: dict[str, str] = {
     "Provider": "goldenkit.providers.base",
     "Response": "goldenkit.providers.base",
     "Run": "goldenkit.results",
+    "RunInterrupted": "goldenkit.runner",
     "RunSummary": "goldenkit.runner",
     "TurnOutput": "goldenkit.providers.base",
     "apply_audit": "goldenkit.audit",
@@ -227,6 +229,7 @@ __all__ = [
     "Response",
     "ResultsError",
     "Run",
+    "RunInterrupted",
     "RunSummary",
     "ToolCall",
     "ToolResponse",

@@ -72,12 +72,13 @@ from goldenkit.runner.runkey import (
     redact_settings,
 )
 from goldenkit.runner.shard import parse_shard, shard_of
-from goldenkit.runner.summary import RunSummary
+from goldenkit.runner.summary import RunInterrupted, RunSummary
 
 __all__ = [
     "RUN_KEY_FIELDS",
     "TRANSPORT_SETTINGS",
     "Limiter",
+    "RunInterrupted",
     "RunSummary",
     "agent_version",
     "arun_eval",
