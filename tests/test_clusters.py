@@ -311,3 +311,17 @@ def test_imported_runs_cluster_by_their_scorers_explanations(tmp_path: Path, mon
     got = keyed(why(run))
     # inspect's match scorer explains each failing sample: 4 of the 10 rows fail, every one explained "No"
     assert got[("all", "match", "explanation", "No")] == (4, 4)
+
+
+def test_the_audit_filters_failing_rows_by_cluster(planted: Path) -> None:
+    from goldenkit.audit import AuditBrowser, failing_rows
+
+    browser = AuditBrowser(failing_rows(outcomes_df(planted / "cand")))
+    clusters = browser.options("cluster")
+    assert clusters[0] == "trajectory: lookup_order(order_id) was not called"  # largest first
+    browser.set_filter(cluster=clusters[0])
+    assert set(browser.view["row_id"]) == TOOL_ROWS
+    browser.set_filter(cluster='contract: the answer lacks "<value>"', slice="refunds")
+    assert set(browser.view["row_id"]) == ID_ROWS
+    # the same lines as goldenkit.why of the run
+    assert set(clusters) == set(why(read_run(planted / "cand"))["what"])

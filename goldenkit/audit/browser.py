@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
@@ -22,9 +23,11 @@ ALL = "(all)"
 class AuditBrowser:
     """Filtering, paging and marking over :func:`failing_rows` output (no widgets).
 
-    Filters (``slice``, ``tag``, ``grader``, ``source``, ``run``) are exact
-    values; ``None`` or ``"(all)"`` means no filter. ``tag`` matches rows that
-    carry the tag, ``grader`` rows where that grader failed. Pages hold
+    Filters (``slice``, ``tag``, ``grader``, ``cluster``, ``source``, ``run``) are
+    exact values; ``None`` or ``"(all)"`` means no filter. ``tag`` matches rows that
+    carry the tag, ``grader`` rows where that grader failed, ``cluster`` rows with
+    that finding (``trajectory: lookup_order was not called before the answer``, the
+    ``what`` of :func:`goldenkit.why`; its options come largest first). Pages hold
     ``page_size`` rows; changing a filter returns to the first page.
     """
 
@@ -36,7 +39,7 @@ class AuditBrowser:
     page: int = 0
     marks: dict[str, str] = field(default_factory=dict)
 
-    FILTERS = ("slice", "tag", "grader", "source", "run")
+    FILTERS = ("slice", "tag", "grader", "cluster", "source", "run")
 
     def __post_init__(self) -> None:
         if self.page_size < 1:
@@ -51,6 +54,9 @@ class AuditBrowser:
             return sorted({t for tags in f["tags"] for t in tags})
         if name == "grader":
             return sorted({g for gs in f["graders_failed"] for g in gs})
+        if name == "cluster":  # largest first: what most failing rows share
+            counts = Counter(x for found in f.get("findings", pd.Series(dtype=object)) for x in dict.fromkeys(found))
+            return [x for x, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         col = {"run": "run_id"}.get(name, name)
         if name not in self.FILTERS:
             raise InputError(f"unknown filter {name!r}: use one of {', '.join(self.FILTERS)}")
@@ -75,6 +81,8 @@ class AuditBrowser:
                 keep &= f["tags"].map(lambda tags, v=value: v in tags)
             elif name == "grader":
                 keep &= f["graders_failed"].map(lambda gs, v=value: v in gs)
+            elif name == "cluster":
+                keep &= f["findings"].map(lambda found, v=value: v in found)
             else:
                 keep &= f[{"run": "run_id"}.get(name, name)].astype(str) == value
         return f[keep]

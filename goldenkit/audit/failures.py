@@ -14,6 +14,7 @@ from goldenkit import stats
 from goldenkit.dataset import Dataset
 from goldenkit.display import STYLE, HTMLBlock
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.findings import findings_in
 from goldenkit.records import grader_results, transcript_text
 from goldenkit.schema import FAIL
 
@@ -32,6 +33,7 @@ FAILURE_COLUMNS = (
     "expected",
     "response",
     "reasons",
+    "findings",
 )
 
 
@@ -72,7 +74,8 @@ def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: s
     """One line per (run, row) whose repeats collapse to FAIL under ``rule``.
 
     Shows the first failing repeat's response and its failed graders' reasons
-    (``grader: reason`` lines), the graders that failed in any repeat, how many
+    (``grader: reason`` lines) and findings (each as ``grader: what it found``, the
+    line of :func:`goldenkit.why` it is in), the graders that failed in any repeat, how many
     graded repeats passed, and -- when ``dataset`` is given -- the row's prompt,
     expectation and source. Ordered by slice, then row id, then run.
     """
@@ -123,6 +126,7 @@ def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: s
                     "response": transcript_text(first.get("trajectory"))  # a conversation: turn by turn
                     or ("" if first.get("response") is None else str(first["response"])),
                     "reasons": "\n".join(reasons),
+                    "findings": [f.label for f in findings_in(grader_results(first["graders"]))],
                 }
             )
     out = pd.DataFrame(records, columns=list(FAILURE_COLUMNS))
