@@ -68,6 +68,8 @@ __all__ = [
 #: The two recorded agent versions, in the order they are run: base, then candidate.
 AGENTS = ("baseline", "candidate")
 DEFAULT_DATASET = "datasets/support-agent"
+#: The committed snapshot of the bundled dataset's baseline fixtures (holdout, 3 repeats) under baselines/
+COMMITTED_BASELINE = "support-agent-holdout"
 RUN_ID_PREFIX = "demo-"
 DEFAULT_REPEATS = 3
 DEMO_SPLIT = "holdout"
@@ -93,6 +95,8 @@ class DemoResult:
     decision: GateDecision
     html: list[Path] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    #: the candidate gated against the committed snapshot (baselines/COMMITTED_BASELINE.json), when there is one
+    committed: GateDecision | None = None
 
     @property
     def gate_exit_code(self) -> int:
@@ -267,6 +271,7 @@ def run_demo(
     comparison, decision = _gate(policy, base, cand)
     timings["compare_gate"] = time.perf_counter() - t
     say(f"compared {cand.run_id} with {base.run_id} and applied the gate of {config_path or 'the defaults'}")
+    committed = _gate_committed(policy, cand, say)
 
     pages: list[Path] = []
     if html:
@@ -286,7 +291,24 @@ def run_demo(
         decision=decision,
         html=pages,
         timings=timings,
+        committed=committed,
     )
+
+
+def _gate_committed(policy: GatePolicy, cand: Run, say: Callable[[str], None]) -> GateDecision | None:
+    """The candidate gated against the committed baseline snapshot of the bundled dataset, when it is there
+    (``baselines/`` of the checkout): the same decision as against the baseline run made a minute earlier."""
+    from goldenkit.baselines import read_baseline
+
+    path = Path("baselines") / f"{COMMITTED_BASELINE}.json"
+    if not path.is_file():
+        return None
+    snapshot = read_baseline(path)
+    if (snapshot.manifest.get("dataset") or {}).get("sha256") != (cand.manifest.get("dataset") or {}).get("sha256"):
+        return None  # a snapshot of another dataset (the demo was given its own)
+    decision = evaluate_gate(cand, policy=policy, baseline=snapshot)
+    say(f"gated {cand.run_id} against the committed baseline {path}: exit {decision.exit_code}, {decision.summary()}")
+    return decision
 
 
 # --------------------------------------------------------------------------- the story
@@ -447,6 +469,10 @@ def _story_gate(result: DemoResult) -> list[str]:
         f"   goldenkit gate {result.candidate.run_id} --baseline {result.baseline.run_id} "
         f"--results-dir {result.results_dir} --config {cfg}"
     )
+    if result.committed is not None:  # the committed snapshot gives the same decision
+        code, cand = result.committed.exit_code, result.candidate.run_id
+        add(f"   Against the committed baseline baselines/{COMMITTED_BASELINE}.json: exit {code}.")
+        add(f"   goldenkit gate {cand} --baseline {COMMITTED_BASELINE} --results-dir {result.results_dir}")
     # 6. the pages
     if result.html:
         add("6. The reports (open in a browser; offline, self-contained):")
