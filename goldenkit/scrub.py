@@ -245,10 +245,8 @@ def header_secrets(headers: Mapping[str, str]) -> list[str]:
 # ------------------------------------------------------------------ shapes
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*")
-# after a secret-looking name: = or : (quoted, or JSON-escaped quotes), an optional scheme, the value
-_SEP_VALUE = re.compile(
-    r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""
+_AFTER_NAME = re.compile(  # from inside a name: its rest, = or : (quoted or JSON-escaped), a scheme, the value
+    r"""[A-Za-z0-9_.-]*((?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?)"""
     r"((?:[Bb]earer|[Bb]asic|[Tt]oken)[ \t]+)?([A-Za-z0-9._~+/=!@#$%^-]{8,})"
 )
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]{8,}=*)")
@@ -296,39 +294,41 @@ def _names_a_secret(name: str) -> bool:
     return bool(words) and words[-1] in SECRET_WORDS and not (len(words) == 1 and words[0] in _AMBIGUOUS_NAMES)
 
 
-def _key_value_spans(text: str, low: str, spans: list[tuple[int, int]]) -> None:
-    """Add the span of each secret value after a secret-looking name (and of each Bearer token)."""
-    seen: set[int] = set()
-    for word in _KEY_TRIGGERS:
-        for i in _occurrences(low, word):
-            if word == "bearer":
-                m = _BEARER.match(text, i)
-                if m is not None and _has_digit(m.group(1)):
-                    spans.append(m.span(1))
-            tail = _NAME_TAIL.match(text, i)
-            end = tail.end() if tail is not None else i
-            m = _SEP_VALUE.match(text, end)  # most names are not followed by a credential: ends here
-            if m is None or end in seen or not _has_digit(m.group(2)):
-                continue
+def _key_value_spans(text: str, low: str, word: str, seen: set[int], spans: list[tuple[int, int]]) -> None:
+    """Add the span of each secret value after a name holding ``word`` (and of each Bearer token)."""
+    i = low.find(word)
+    while i >= 0:
+        if word == "bearer":
+            m = _BEARER.match(text, i)
+            if m is not None and _has_digit(m.group(1)):
+                spans.append(m.span(1))
+        m = _AFTER_NAME.match(text, i)  # most names are not followed by a credential: ends here
+        if m is not None and m.start(1) not in seen and _has_digit(m.group(3)):
+            end = m.start(1)
             seen.add(end)
             start = i
             while start > 0 and text[start - 1] in _NAME_CHARS:
                 start -= 1
             if _names_a_secret(text[start:end]):
-                spans.append(m.span(2))
+                spans.append(m.span(3))
+        i = low.find(word, i + len(word))
 
 
 def _shape_spans(text: str, low: str) -> list[tuple[int, int]]:
     """The spans of every credential shape of ``text`` (``low``: its lowercase copy)."""
     spans: list[tuple[int, int]] = []
-    _key_value_spans(text, low, spans)
+    seen: set[int] = set()
+    for word in _KEY_TRIGGERS:
+        if word in low:
+            _key_value_spans(text, low, word, seen, spans)
     for trigger in _PREFIX_TRIGGERS:
-        for i in _occurrences(low, trigger):
-            if i > 0 and text[i - 1] in _B64ISH:  # inside a longer token (a base64 image, an id)
-                continue
-            m = _PREFIXED.match(text, i)
-            if m is not None and _has_digit(m.group(0)):
-                spans.append(m.span())
+        i = low.find(trigger)
+        while i >= 0:
+            if i == 0 or text[i - 1] not in _B64ISH:  # else inside a longer token (a base64 image, an id)
+                m = _PREFIXED.match(text, i)
+                if m is not None and _has_digit(m.group(0)):
+                    spans.append(m.span())
+            i = low.find(trigger, i + len(trigger))
     return spans
 
 
@@ -362,9 +362,12 @@ def _mask_heads(text: str, scope: SecretScope) -> str:
                 end, k = end + 1, k + 1
             text = text[:i] + MASK + text[end:]
             i = text.find(head, i + len(MASK))
-    cuts = {len(text), *(j for mark in _CUTS for j in _occurrences(text, mark))}
+    cuts = {len(text), *(j for mark in _CUTS if mark in text for j in _occurrences(text, mark))}
     for j in sorted(cuts, reverse=True):  # from the end: the earlier positions stay valid
+        window = text[max(0, j - HEAD + 1) : j]
         for _, value in scope.heads:
+            if value[:4] not in window:
+                continue
             k = next((k for k in range(HEAD - 1, 3, -1) if j >= k and text.startswith(value[:k], j - k)), 0)
             if k:
                 text = text[: j - k] + MASK + text[j:]
