@@ -46,7 +46,7 @@ from pathlib import Path
 
 from goldenkit.errors import InputError
 
-__all__ = ["artifact_entries", "artifacts_sha256", "source_sha256"]
+__all__ = ["artifact_entries", "artifacts_sha256", "module_source_sha256", "source_sha256"]
 
 _BLOCK = 1 << 20
 
@@ -137,3 +137,11 @@ def source_sha256(obj: object) -> str | None:
     if path is None or not Path(path).is_file():
         return None
     return _file_sha256(Path(path))
+
+
+def module_source_sha256(spec: str) -> str | None:
+    """:func:`source_sha256` of the imported module that ``module:attr`` names (None when it is not imported)."""
+    import sys
+
+    module = sys.modules.get(spec.partition(":")[0]) if ":" in spec else None
+    return source_sha256(module) if module is not None else None

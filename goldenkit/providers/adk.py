@@ -64,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -74,6 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._text import one_line
+from goldenkit.artifacts import module_source_sha256
 from goldenkit.cases import Case, ImagePart, Message
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers.adk_events import TurnCollector, as_content, error_from_exception, jsonable
@@ -201,7 +203,7 @@ class AdkProvider(Provider):
             return settings
         root = getattr(target, "root_agent", None) or target
         settings["agent_name"] = getattr(root, "name", None)
-        if (source := _agent_source(self._spec)) is not None:  # the agent's identity follows its code
+        if (source := module_source_sha256(self._spec)) is not None:  # the agent's identity follows its code
             settings["source_sha256"] = source
         model = getattr(root, "model", None)
         if model is not None and not isinstance(model, str):
@@ -476,10 +478,7 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 
 def _sum(values: Sequence[int | None]) -> int | None:
-    out: int | None = None
-    for v in values:
-        out = _add(out, v)
-    return out
+    return functools.reduce(_add, values, None)  # None when every value is None
 
 
 def adk_provider(
@@ -498,13 +497,3 @@ def adk_provider(
 
 
 __all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "adk_provider", "load_agent"]
-
-
-def _agent_source(spec: str) -> str | None:
-    """The SHA-256 of the module file that ``module:attr`` names (None for an agent object given directly)."""
-    import sys
-
-    from goldenkit.artifacts import source_sha256
-
-    module = sys.modules.get(spec.partition(":")[0]) if ":" in spec else None
-    return source_sha256(module) if module is not None else None
