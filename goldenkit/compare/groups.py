@@ -78,7 +78,7 @@ def _row_values(base: Any, bc: pd.DataFrame, by: str) -> pd.Series:
             raise InputError(f"cannot group by {by!r}: not a column of the outcomes of {_label(base)}") from None
     per_row = got.drop_duplicates("row_id").set_index("row_id")[by]
     values = per_row.reindex(bc["row_id"].astype(object)).reset_index(drop=True)
-    lists = values.map(lambda v: isinstance(v, (list, tuple, np.ndarray)))
-    if not lists.any() and values.isna().any():
+    lists = any(isinstance(v, (list, tuple, np.ndarray)) for v in values)
+    if not lists and values.isna().any():
         raise InputError(f"cannot group by {by!r}: {int(values.isna().sum())} row(s) of {_label(base)} have no value")
     return values
