@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from goldenkit.commands._args import SHARE
-from goldenkit.config import load_config
+from goldenkit.config import config_for_run, describe_config
 
 
 def register(sub: Any) -> None:
@@ -46,8 +46,11 @@ def regrade_command(args: argparse.Namespace) -> int:
     from goldenkit.runner.regrade import regrade
 
     source = read_run(args.run, args.results_dir or "results")
-    dataset_path = args.dataset or (source.manifest.get("dataset") or {}).get("path")
-    cfg = load_config(args.config, dataset_dir=dataset_path)
+    man = dict(source.manifest)
+    if args.dataset:
+        man["dataset"] = {**(man.get("dataset") or {}), "path": args.dataset}
+    cfg = config_for_run(args.config, man)  # --config, the file the run recorded, else beside its dataset
+    print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
     opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
     model = (source.manifest.get("agent_version") or {}).get("model_id")
     graders = grader_list(args, cfg, model)
