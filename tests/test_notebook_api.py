@@ -150,6 +150,18 @@ def test_slice_table_keeps_the_overall_line_apart_on_request(results: Path) -> N
     pd.testing.assert_frame_equal(groups, whole.iloc[:-1])
 
 
+def test_slice_table_reads_a_run_or_a_baseline_itself(results: Path, tmp_path: Path) -> None:
+    run = goldenkit.read_run(results / "base")
+    expected = goldenkit.slice_table(goldenkit.outcomes_df(run), by="tags")
+    pd.testing.assert_frame_equal(goldenkit.slice_table(run, by="tags"), expected)
+    snap = goldenkit.save_baseline(run, "main", baselines_dir=tmp_path / "b")
+    assert goldenkit.slice_table(snap, by="tags")[["tags", "rows", "n", "k"]].equals(
+        expected[["tags", "rows", "n", "k"]]
+    )
+    with pytest.raises(InputError, match=r"not str 'base' \(a run id or folder: slice_table\(goldenkit.outcomes_df"):
+        goldenkit.slice_table("base")
+
+
 def test_slice_table_by_an_unknown_column_is_one_line(results: Path) -> None:
     with pytest.raises(InputError, match=r"cannot group by 'tag': no such column \(try slice, split, tags\)"):
         goldenkit.slice_table(goldenkit.outcomes_df("base", results_dir=results), by="tag")

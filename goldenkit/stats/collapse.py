@@ -347,8 +347,23 @@ def group_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return rows, codes, names
 
 
+def _outcomes_of(source: Any, by: str) -> pd.DataFrame:
+    """What :func:`slice_table` counts, from a run (``.outcomes(columns=...)``) or a baseline (``.collapsed()``)."""
+    collapsed = getattr(source, "collapsed", None)
+    if callable(collapsed):
+        return pd.DataFrame(collapsed())
+    read = getattr(source, "outcomes", None)
+    if callable(read):
+        cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "error_kind"]
+        return pd.DataFrame(read(columns=cols if by in cols else [*cols, by]))
+    raise InputError(
+        f"slice_table takes outcomes, a run or a baseline, not {type(source).__name__} {str(source)[:60]!r}"
+        " (a run id or folder: slice_table(goldenkit.outcomes_df(...)))"
+    )
+
+
 def slice_table(
-    outcomes: pd.DataFrame,
+    outcomes: pd.DataFrame | Any,
     by: str = "slice",
     rule: str = "majority",
     confidence: float = 0.95,
@@ -357,8 +372,8 @@ def slice_table(
 ) -> pd.DataFrame:
     """Per-slice (or per-``by``) and overall pass rates with Wilson intervals.
 
-    ``outcomes`` is an outcome DataFrame (row x repeat) or a table from
-    :func:`collapse_repeats`. One line per value of ``by`` (sorted) and a last
+    ``outcomes`` is an outcome DataFrame (row x repeat), a table from
+    :func:`collapse_repeats`, a run or a baseline. One line per value of ``by`` (sorted) and a last
     line labelled :data:`OVERALL`. ``by`` is any per-row column (``slice``,
     ``split``, ``source``, ...) or a column of lists, ``tags``: a row is then
     counted once in each of its tags (a row without tags in :data:`UNTAGGED`),
@@ -375,7 +390,7 @@ def slice_table(
     ``error_rows`` and ``skipped_rows`` (rows whose collapsed verdict is
     ERROR / SKIPPED; they are outside ``n``).
     """
-    c = _as_collapsed(outcomes, rule)
+    c = _as_collapsed(outcomes if isinstance(outcomes, pd.DataFrame) else _outcomes_of(outcomes, by), rule)
     if by not in c.columns:
         known = ", ".join(str(col) for col in c.columns if col in ("slice", "split", "tags", "source"))
         raise InputError(f"cannot group by {by!r}: no such column" + (f" (try {known})" if known else ""))
