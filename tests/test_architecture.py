@@ -19,6 +19,15 @@ PACKAGE = Path(goldenkit.__file__).resolve().parent
 # from the bottom up. A module imports only modules of its own layer or a lower one (top level or inside a
 # function), and the imports never form a cycle. A new module must be placed here: add its name to the set
 # of its layer (a new package: its submodules' line, then the package itself one line above).
+#: Deprecated import locations (a module that only re-exports its new place, with a DeprecationWarning).
+DEPRECATED = {
+    "comparability": "compare.protocol",
+    "flips": "compare.flips",
+    "policy": "gate.policy",
+    "evidence": "gate.evidence",
+    "dataset.generate": "scenarios.generate",
+    "dataset.agent_config": "scenarios.agent_config",
+}
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
@@ -42,7 +51,6 @@ LAYERS: list[set[str]] = [
     {"stats", "passk"},
     {"gate.policy", "metrics"},
     {"gate.evidence"},
-    {"policy", "evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
     {"results.manifest", "results.jsonl", "results.parquet", "results.latest"},
     {"results.run"},
@@ -60,7 +68,6 @@ LAYERS: list[set[str]] = [
     {"compare.groups"},
     {"compare.runs"},
     {"compare"},
-    {"flips", "comparability"},
     {"gate.evaluate"},
     {"gate", "alignment", "pairwise", "ranking"},
     # every run at once: the index, SQL over all outcomes, trends
@@ -74,9 +81,11 @@ LAYERS: list[set[str]] = [
     {"providers.ollama", "providers.openai"},
     {"providers.simulator"},
     {"providers"},
-    # scenarios a model generates from an agent's config, written as a new dataset version
-    {"dataset.agent_config"},
-    {"dataset.generate"},
+    # scenarios a model generates from an agent's config, written as a new dataset version: a layer above
+    # the providers (the dataset layer knows nothing of running)
+    {"scenarios.agent_config"},
+    {"scenarios.generate"},
+    {"scenarios"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders.base"},
     {"graders.contract", "graders.match", "graders.trajectory", "graders.judge", "graders.retrieval"},
     {"graders.state", "graders.rubrics"},
@@ -134,6 +143,8 @@ LAYERS: list[set[str]] = [
         "commands.stats",
     },
     {"cli"},
+    # deprecated import locations, kept for one release: each only re-exports its new module
+    set(DEPRECATED),
 ]
 
 
@@ -317,3 +328,25 @@ def test_only_the_judge_among_graders_calls_providers() -> None:
     for module, imported in _graph().items():
         if _layer_of(module) == "graders" and module not in {"graders", "graders.judge", "graders.rubrics"}:
             assert "providers" not in {_layer_of(i) for i in imported if i != "graders.judge"}, module
+
+
+def test_the_dataset_layer_imports_no_provider() -> None:
+    # reading, validating and hashing files knows nothing of running (scenario generation is scenarios/)
+    graph = _graph()
+    calls = sorted(
+        f"goldenkit.{m} imports goldenkit.{t}"
+        for m, targets in graph.items()
+        if (m == "dataset" or m.startswith(("dataset.", "formats"))) and m not in DEPRECATED
+        for t in targets
+        if t == "providers" or t.startswith(("providers.", "runner", "graders"))
+    )
+    assert calls == []
+
+
+def test_a_deprecated_location_only_re_exports_its_new_module() -> None:
+    for old, new in DEPRECATED.items():
+        path = PACKAGE.joinpath(*old.split(".")).with_suffix(".py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)]
+        assert defined == [] and _graph()[old] == {new}, old
+        assert "DeprecationWarning" in path.read_text(encoding="utf-8"), old

@@ -22,8 +22,8 @@ from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
 from goldenkit.dataset import canonical_sha256, read_dataset
-from goldenkit.dataset.agent_config import read_agent_config
-from goldenkit.dataset.generate import (
+from goldenkit.scenarios.agent_config import read_agent_config
+from goldenkit.scenarios.generate import (
     GENERATION_PROMPT,
     PROMPT_SHA256,
     ModelGenerator,

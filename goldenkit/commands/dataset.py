@@ -13,7 +13,7 @@
   ``--criteria FILE`` (adk) reads an ADK eval config in place of test_config.json.
 * ``generate DATASET --agent-config FILE --count N --model M [--provider openai|ollama|callable]``:
   ask a model for N conversation scenarios from an agent's config and write the new
-  ones as a new dataset version in a new folder (see goldenkit.dataset.generate).
+  ones as a new dataset version in a new folder (see goldenkit.scenarios.generate).
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from goldenkit.dataset.generate import Generator, ModelGenerator, generate_scenarios
+    from goldenkit.scenarios.generate import Generator, ModelGenerator, generate_scenarios
 
     generator: Generator
     if args.provider == "callable":
