@@ -32,14 +32,14 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from goldenkit._sync import run_sync
 from goldenkit.alignment import run_inputs
 from goldenkit.cases import Case, Turn
 from goldenkit.dataset import read_dataset
@@ -131,21 +131,6 @@ async def _ask_all(provider: Any, jobs: list[tuple[Case, list[str]]], max_in_fli
         return parse_preference(reply.text, job[1])
 
     return list(await asyncio.gather(*(one(j) for j in jobs)))
-
-
-def _run_sync(coro: Coroutine[Any, Any, list[str | None]]) -> list[str | None]:
-    """``asyncio.run`` here, or in a helper thread when a loop is already running (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: box.update(value=asyncio.run(coro)), name="goldenkit-pairwise")
-    t.start()
-    t.join()
-    if "value" not in box:
-        raise RuntimeError("pairwise judge calls failed")
-    return list(box["value"])
 
 
 def _answers(run: Run) -> pd.DataFrame:
@@ -261,7 +246,7 @@ def pairwise_compare(
             case = ds.case(rid)
             jobs += [_prompt(case, a, b, judge.rubric), _prompt(case, b, a, judge.rubric)]
             have.append(rid)
-    prefs = _run_sync(_ask_all(judge.provider, jobs, max_in_flight))
+    prefs = run_sync(_ask_all(judge.provider, jobs, max_in_flight))
     first = {"A": "base", "B": "cand", "TIE": "tie"}
     second = {"A": "cand", "B": "base", "TIE": "tie"}
     got = {rid: (first.get(prefs[2 * i] or ""), second.get(prefs[2 * i + 1] or "")) for i, rid in enumerate(have)}

@@ -12,15 +12,14 @@ waits until what finished is written, and is re-raised.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import math
 import os
-import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from goldenkit._sync import run_sync
 from goldenkit.dataset.red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats.eval_config import EvalCriteria, apply_criteria, check_graders
@@ -399,51 +398,9 @@ def run_eval(
 
 
 def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
-    """Run ``coro`` to its summary: on a new loop, or inside a running one (Jupyter) on a helper thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    return _run_in_thread(coro)
-
-
-def _run_in_thread(coro: Any) -> RunSummary:
-    """Run ``coro`` on a new loop in a helper thread; a KeyboardInterrupt here cancels it there."""
-    box: dict[str, Any] = {}
-    started, done = threading.Event(), threading.Event()
-
-    async def main() -> RunSummary:
-        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
-        started.set()
-        result: RunSummary = await coro
-        return result
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(main())
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-        finally:
-            started.set()
-            done.set()
-
-    # An Event, not Thread.join: a join cut short by KeyboardInterrupt may not wait again.
-    threading.Thread(target=target, name="goldenkit-run").start()
-    try:
-        done.wait()
-    except KeyboardInterrupt:  # an interrupted cell: cancel the run, wait until it has written what finished
-        started.wait()
-        if "task" in box:
-            try:
-                box["loop"].call_soon_threadsafe(box["task"].cancel)
-            except RuntimeError:  # the loop is closed: the run had ended
-                pass
-        done.wait()
-        raise
-    if "error" in box:
-        raise box["error"]
-    value: RunSummary = box["value"]
-    return value
+    """Run ``coro`` to its summary: on a new loop, or inside a running one (Jupyter) on a helper thread
+    (:func:`goldenkit._sync.run_sync`: a KeyboardInterrupt cancels the run, which keeps what finished)."""
+    return run_sync(coro)
 
 
 __all__ = ["arun_eval", "normalize_cases", "resolve_graders", "run_eval", "select_rows"]

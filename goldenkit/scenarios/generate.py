@@ -45,23 +45,22 @@ simulated user follows afterwards (``plan``), a ``slice`` and ``tags``. Steps:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from goldenkit.scenarios.agent_config import config_sha256, read_agent_config
+from goldenkit._sync import run_sync
 from goldenkit.dataset.reader import Dataset, read_dataset, rows_to_jsonl
 from goldenkit.dataset.versions import new_version_target, with_changelog_entry, write_version
 from goldenkit.errors import DatasetError, GoldenkitError, InfrastructureError, InputError, ProviderError
 from goldenkit.providers.base import get_provider
 from goldenkit.records import Case, Turn
+from goldenkit.scenarios.agent_config import config_sha256, read_agent_config
 
 #: ``fn(agent_config, count, seed) -> str | list[dict]``: the model's raw text, or the scenarios themselves.
 Generator = Callable[[dict[str, Any], int, int | None], str | list[dict[str, Any]]]
@@ -312,13 +311,7 @@ class ModelGenerator:
             finally:
                 await provider.aclose()
 
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(ask())
-        # called from inside an event loop (a notebook cell): run the call on a loop of its own thread
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, ask()).result()
+        return run_sync(ask())  # also from inside an event loop (a notebook cell)
 
 
 # --------------------------------------------------------------------------- the new version
