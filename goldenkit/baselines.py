@@ -42,6 +42,7 @@ from goldenkit.compare.protocol import protocol_key, protocol_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, slice_table, verdict_codes
+from goldenkit.stats.representative import representative_repeats
 
 __all__ = [
     "HISTORY_FILE",
@@ -110,20 +111,6 @@ def _now() -> str:
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not _NAME_RE.match(name) or name.endswith((".json", ".parquet")):
         raise InputError(f"invalid baseline name {name!r}: use letters, digits, '.', '_' and '-' (no extension)")
-
-
-def _representatives(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFrame:
-    """Per row, the first repeat whose verdict equals the row's collapsed verdict."""
-    codes, _ = pd.factorize(outcomes["row_id"], sort=False)
-    row_verdict = verdict_codes(collapsed["verdict"])
-    own = verdict_codes(outcomes["verdict"])
-    mismatch = (own != row_verdict[codes]).astype(np.int64)
-    rep = (
-        outcomes["repeat"].to_numpy(dtype=np.int64) if "repeat" in outcomes.columns else np.zeros(len(codes), np.int64)
-    )
-    order = np.lexsort((rep, mismatch, codes))
-    first = order[np.r_[True, codes[order][1:] != codes[order][:-1]]] if len(order) else order
-    return outcomes.iloc[first].reset_index(drop=True)
 
 
 def _reasons_json(graders: Any) -> str:
@@ -234,7 +221,7 @@ def _check_no_holes(outcomes: pd.DataFrame, collapsed: pd.DataFrame, name: str, 
 
 def _baseline_rows(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFrame:
     """The collapsed rows with each row's representative response and grader reasons."""
-    reps = _representatives(outcomes, collapsed)
+    reps = representative_repeats(outcomes, collapsed)
     rows = collapsed.copy()
     rows["verdict"] = rows["verdict"].astype(str)
     rows["response"] = reps["response"].to_numpy(dtype=object)

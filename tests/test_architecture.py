@@ -47,7 +47,7 @@ LAYERS: list[set[str]] = [
     {"sampling"},
     # statistics over tables (they never read a run folder)
     {"stats.intervals", "stats.clustered"},
-    {"stats.collapse", "stats.mcnemar"},
+    {"stats.collapse", "stats.mcnemar", "stats.representative"},
     {"stats", "passk"},
     {"gate.policy", "metrics"},
     {"gate.evidence"},

@@ -22,6 +22,7 @@ from goldenkit.errors import ResultsError
 from goldenkit.findings import findings_in
 from goldenkit.records import grader_results, transcript_text
 from goldenkit.results import Run, light_outcomes
+from goldenkit.stats.representative import representative_repeats
 
 __all__ = ["flip_list", "flipped_rows", "outcome_columns", "row_details"]
 
@@ -84,11 +85,7 @@ def row_details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[s
         df = outcome_columns(obj, _DETAIL)
         df = df[df["row_id"].isin(set(ids))]
     want = collapsed.set_index("row_id")["verdict"].astype(str)
-    df = df.assign(
-        _miss=(df["verdict"].astype(str).to_numpy() != want.reindex(df["row_id"]).to_numpy()),
-        _rep=df["repeat"].fillna(0).astype("int64"),
-    )
-    first = df.sort_values(["row_id", "_miss", "_rep"], kind="stable").drop_duplicates("row_id")
+    first = representative_repeats(df, collapsed)
     out: dict[str, dict[str, Any]] = {}
     for r in first.to_dict(orient="records"):
         tags, resp, detail = r.get("tags"), r.get("response"), r.get("detail")
