@@ -268,3 +268,31 @@ def test_report_command_resolves_a_run_folder_or_a_saved_baseline(tmp_path: Path
     assert _resolve(str(run_dir), str(tmp_path / "results"), str(tmp_path / "baselines")).run_id == "base"
     saved = _resolve("main", str(tmp_path / "results"), str(tmp_path / "baselines"))
     assert saved.name == "main" and saved.path == tmp_path / "baselines" / "main.json"
+
+
+def test_a_finished_kernel_is_shut_down_never_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """jupyter_client sends SIGINT before a shutdown request; the kernel then may log
+    ``KeyboardInterrupt caught in kernel``. goldenkit's kernels get the shutdown request alone."""
+    import signal
+
+    from jupyter_client.manager import KernelManager
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from goldenkit.notebooks import execute_notebook
+
+    sent: list[int] = []
+    original = KernelManager._async_signal_kernel
+
+    async def record(self: KernelManager, signum: int) -> None:
+        sent.append(signum)
+        await original(self, signum)
+
+    monkeypatch.setattr(KernelManager, "_async_signal_kernel", record)
+    nb = new_notebook(cells=[new_code_cell("x = 1", metadata={"tags": ["parameters"]}), new_code_cell("x + 1")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    result = execute_notebook(path, {"x": 41}, tmp_path / "out", html=False)
+    executed = nbformat.read(result.notebook, as_version=4)
+    assert executed.cells[-1].outputs[0]["data"]["text/plain"] == "42"
+    assert signal.SIGINT not in sent

@@ -103,6 +103,15 @@ def _kernel_manager_class() -> type:
                 metadata={"debugger": False},
             )
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts a kernel (SIGINT) before it asks it to shut down; the kernel
+            # then logs "KeyboardInterrupt caught in kernel" when the signal lands between two
+            # messages. A notebook that finished has nothing to interrupt: it is shut down, not
+            # interrupted (shutdown_request, then SIGTERM/SIGKILL only if it does not exit).
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
     return CurrentInterpreterKernelManager
 
 
