@@ -102,7 +102,11 @@ SECRET_WORDS = frozenset(
     }
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# A URL is `[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+` (leftmost, as re.sub finds it), found from each "://"
+# (redact_text): the regular expression run over a page tried every letter of every CSS name and
+# took 0.45 s on a 260 KB page; found from the separators it is linear (about 1 ms).
+_SCHEME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_URL_REST = re.compile(r"[^\s\"'<>]+")
 
 
 def key_words(key: str) -> list[str]:
@@ -116,8 +120,7 @@ def is_secret_key(key: str) -> bool:
     return bool(words) and words[-1] in SECRET_WORDS
 
 
-def _redact_url(match: re.Match[str]) -> str:
-    url = match.group(0)
+def _redact_url(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -135,7 +138,23 @@ def _redact_url(match: re.Match[str]) -> str:
 
 def redact_text(text: str) -> str:
     """``text`` with URL userinfo and secret query-parameter values replaced by ``***``."""
-    return _URL.sub(_redact_url, text) if "://" in text else text
+    parts: list[str] = []
+    done = 0  # the end of the last URL: where the next one may start
+    sep = text.find("://")
+    while sep != -1:
+        start = sep
+        while start > done and text[start - 1] in _SCHEME:
+            start -= 1
+        while start < sep and not text[start].isalpha():  # a scheme starts with a letter
+            start += 1
+        rest = _URL_REST.match(text, sep + 3)
+        if start == sep or rest is None:
+            sep = text.find("://", sep + 1)
+            continue
+        parts += [text[done:start], _redact_url(text[start : rest.end()])]
+        done = rest.end()
+        sep = text.find("://", done)
+    return "".join(parts) + text[done:] if parts else text
 
 
 def redact_settings(value: Any) -> Any:
