@@ -42,8 +42,11 @@ How it maps onto :class:`goldenkit.cases.Case`:
 * ``expect`` is normalized: the java-ai-golden aliases ``contains`` ->
   ``must_contain`` and ``refuse`` -> ``refusal`` are folded in, ``adversarial``
   -> ``red``, and a top-level ``must_not`` is merged into ``expect.must_not``
-  (order kept, duplicates dropped). Unknown expect keys (``layer``, ``class``,
-  ``status``, ``rag``, ...) are kept as they are.
+  (order kept, duplicates dropped). java-ai-golden's labels (``layer``, ``class``,
+  ``status``) are kept as they are.
+* A key of ``expect`` (``expect.turns[i]``, ``expect.every_turn``, a turn object's checks) outside
+  :data:`EXPECT_KEYS` is a case error naming the closest known key (``expect.nubmer: unknown key (did
+  you mean number?)``). Data for a grader of your own goes beside ``expect`` (``Case.raw``).
 
 java-ai-golden rows (``{id, prompt, expect{layer, class, status, rag, contains,
 refuse, red|adversarial}, must_not}``) are contract cases as they stand, so
@@ -58,6 +61,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit._text import did_you_mean
 from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
@@ -77,6 +81,14 @@ _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_no
 _MAPPING = (dict, Mapping)
 _ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
 _TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER", "F1", "ALIGN")
+#: Every key an ``expect`` object may hold: what the graders read (contract, trajectory, reference,
+#: retrieval, rubrics, state), the case's grader selection and red flag, the golden aliases, and
+#: java-ai-golden's own labels (kept as they are).
+EXPECT_KEYS = frozenset(
+    "must_contain must_contain_any must_not regex regex_not refusal exact normalized json number ignore_case turns"
+    " every_turn tools tool_match tool_args tool_threshold tool_before_text reference retrieval rag rubrics"
+    " rubric_threshold final_state graders red layer class status".split()
+).union(_ALIASES)
 _TOOL_ARGS = ("exact", "subset", "ignore")
 
 
@@ -85,15 +97,22 @@ def is_contract(raw: Mapping[str, Any]) -> bool:
     return any(k in raw for k in ("expect", "must_not", "turns", "tool_responses", "system", "original", "scenario"))
 
 
-def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str, Any]:
-    """The case's ``expect`` with aliases folded in and top-level ``must_not`` merged."""
+def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: list[str] | None = None) -> dict[str, Any]:
+    """The case's ``expect`` with aliases folded in and top-level ``must_not`` merged.
+
+    A key outside :data:`EXPECT_KEYS` is a case error naming it; given an ``unknown`` list, each such
+    problem is appended to it instead and the key left out (``goldenkit dataset validate`` lists them all).
+    """
     expect_in = raw.get("expect")
     if expect_in is None:
         expect_in = {}
     if not isinstance(expect_in, _MAPPING):
         raise case_error(row_id, f"expect must be an object, got {type(expect_in).__name__}")
     expect: dict[str, Any] = {}
+    _check_keys(expect_in, "expect", row_id, unknown)
     for key, value in expect_in.items():
+        if str(key) not in EXPECT_KEYS:
+            continue
         target: str = _ALIASES.get(str(key), str(key))
         if target in _LIST_KEYS:
             items = _str_list(value, row_id=row_id, field=f"expect.{key}")
@@ -121,23 +140,9 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
             except re.error as exc:
                 raise case_error(row_id, f"expect.{key} pattern {pattern!r} does not compile: {exc}") from None
     if expect.get("turns") is not None:
-        per_turn = expect["turns"]
-        if not isinstance(per_turn, list):
-            raise case_error(row_id, "expect.turns must be a list of per-turn expectations")
-        normalized: list[dict[str, Any]] = []
-        for i, entry in enumerate(per_turn):
-            if entry is None:
-                normalized.append({})
-                continue
-            if not isinstance(entry, _MAPPING):
-                raise case_error(row_id, f"expect.turns[{i}] must be an object")
-            if "turns" in entry:
-                raise case_error(row_id, f"expect.turns[{i}] cannot hold turns of its own")
-            try:
-                normalized.append(normalize_expect({"expect": entry}, row_id=None))
-            except DatasetError as exc:
-                raise case_error(row_id, f"expect.turns[{i}]: {exc.detail}") from None
-        expect["turns"] = normalized
+        expect["turns"] = _per_turn_expect_list(expect["turns"], row_id, unknown)
+    if isinstance(expect.get("every_turn"), _MAPPING):
+        _check_keys(expect["every_turn"], "expect.every_turn", row_id, unknown)
     if "tools" in expect:
         calls = _tool_list(expect["tools"], row_id=row_id, field="expect.tools")
         expect["tools"] = [c.to_dict() for c in calls]
@@ -163,11 +168,51 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None) -> dict[str,
     return expect
 
 
-def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
-    """Normalize a contract case (see the module docstring for the mapping)."""
+def _check_keys(obj: Mapping[str, Any], where: str, row_id: str | None, unknown: list[str] | None) -> None:
+    """Each key of an expect object ``obj`` that no grader reads is a problem naming it and the closest
+    known key: raised, or appended to ``unknown``."""
+    for key in obj:
+        if str(key) not in EXPECT_KEYS:
+            hint = did_you_mean(str(key), EXPECT_KEYS) or f" (known: {', '.join(sorted(EXPECT_KEYS))})"
+            if unknown is None:
+                raise case_error(row_id, f"{where}.{key}: unknown key{hint}")
+            unknown.append(f"{where}.{key}: unknown key{hint}")
+
+
+def _per_turn_expect_list(per_turn: Any, row_id: str | None, unknown: list[str] | None) -> list[dict[str, Any]]:
+    """``expect.turns``: one expect object (or null) per user turn, each normalized."""
+    if not isinstance(per_turn, list):
+        raise case_error(row_id, "expect.turns must be a list of per-turn expectations")
+    normalized: list[dict[str, Any]] = []
+    for i, entry in enumerate(per_turn):
+        if entry is not None and not isinstance(entry, _MAPPING):
+            raise case_error(row_id, f"expect.turns[{i}] must be an object")
+        if entry is not None and "turns" in entry:
+            raise case_error(row_id, f"expect.turns[{i}] cannot hold turns of its own")
+        normalized.append({} if entry is None else _nested_expect(entry, f"expect.turns[{i}]", row_id, unknown))
+    return normalized
+
+
+def _nested_expect(
+    entry: Mapping[str, Any], where: str, row_id: str | None, unknown: list[str] | None
+) -> dict[str, Any]:
+    """An expect object inside the case (``expect.turns[i]``, a turn object's checks), normalized;
+    its problems are prefixed with ``where``."""
+    own: list[str] | None = None if unknown is None else []
+    try:
+        checks = normalize_expect({"expect": entry}, row_id=None, unknown=own)
+    except DatasetError as exc:
+        raise case_error(row_id, f"{where}: {exc.detail}") from None
+    if unknown is not None and own:
+        unknown.extend(f"{where}: {p}" for p in own)
+    return checks
+
+
+def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None, *, unknown: list[str] | None = None) -> Case:
+    """Normalize a contract case (see the module docstring; ``unknown`` as in :func:`normalize_expect`)."""
     case_id = row_id or _opt_str(raw, "id", row_id) or ""
     rid = case_id or None
-    expect = normalize_expect(raw, row_id=rid)
+    expect = normalize_expect(raw, row_id=rid, unknown=unknown)
 
     reference = _opt_str(raw, "reference", rid)
     if reference is None and isinstance(expect.get("reference"), str):
@@ -201,7 +246,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None) -> Cas
             raise case_error(rid, f"prompt must be a string, got {type(prompt).__name__}")
         turns.append(Turn(user=prompt, tool_responses=responses, images=contract_images(raw.get("images"), row_id=rid)))
 
-    _turn_object_checks(raw.get("turns"), expect, rid)
+    _turn_object_checks(raw.get("turns"), expect, rid, unknown)
     _per_turn_expect(expect, turns, rid)
     if len(turns) == 1 and case_tools and not turns[0].expected_tools:
         turns[0] = _replace(turns[0], expected_tools=tuple(case_tools))
@@ -298,7 +343,7 @@ _TURN_KEYS = {
 }  # fmt: skip
 
 
-def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None) -> None:
+def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None, unknown: list[str] | None) -> None:
     """Checks written on a turn object (``{"user", "must_contain", ...}`` or its ``expect``)
     merged into ``expect.turns[i]``, so they are graded for that turn; a check given in
     both places with different values is a case error."""
@@ -312,10 +357,7 @@ def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None) -> 
         own.update({k: v for k, v in item.items() if k not in _TURN_KEYS})
         if not own:
             continue
-        try:
-            checks = normalize_expect({"expect": own}, row_id=None)
-        except DatasetError as exc:
-            raise case_error(rid, f"turns[{i}]: {exc.detail}") from None
+        checks = _nested_expect(own, f"turns[{i}]", rid, unknown)
         while len(per_turn) <= i:
             per_turn.append({})
         entry = dict(per_turn[i] or {})
@@ -447,4 +489,11 @@ def _replace(turn: Turn, **changes: Any) -> Turn:
     return replace(turn, **changes)
 
 
-__all__ = ["is_contract", "normalize_contract", "normalize_expect", "read_golden", "read_golden_manifest"]
+__all__ = [
+    "EXPECT_KEYS",
+    "is_contract",
+    "normalize_contract",
+    "normalize_expect",
+    "read_golden",
+    "read_golden_manifest",
+]

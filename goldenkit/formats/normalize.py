@@ -53,14 +53,18 @@ def detect_shape(raw: Mapping[str, Any], row_id: str | None = None) -> str:
     )
 
 
-def normalize_case(raw: Mapping[str, Any], shape: str | None = None, row_id: str | None = None) -> Case:
+def normalize_case(
+    raw: Mapping[str, Any], shape: str | None = None, row_id: str | None = None, *, unknown: list[str] | None = None
+) -> Case:
     """Normalize a raw case dict of any supported shape to a :class:`~goldenkit.cases.Case`.
 
     ``shape`` is the declared shape (``"adk"``, ``"vertex"``, ``"contract"``), or
     None to detect it. ``row_id`` becomes ``Case.id`` (otherwise the case's own
     id: ``eval_id``, ``eval_case_id``, ``id``) and is named in error messages.
     Malformed cases raise :class:`~goldenkit.errors.DatasetError`; the dataset
-    layer adds file:line. ``Case.raw`` keeps the dict whole.
+    layer adds file:line. ``Case.raw`` keeps the dict whole. A contract case's unknown ``expect`` keys
+    are such an error too, unless ``unknown`` is a list: then each is appended to it
+    (:func:`goldenkit.formats.contract.normalize_expect`).
     """
     if not isinstance(raw, Mapping):
         raise case_error(row_id, f"a case must be a JSON object, got {type(raw).__name__}")
@@ -68,6 +72,8 @@ def normalize_case(raw: Mapping[str, Any], shape: str | None = None, row_id: str
         shape = detect_shape(raw, row_id)
     elif shape not in _NORMALIZERS:
         raise case_error(row_id, f"unknown case shape {shape!r} (expected one of {', '.join(CASE_SHAPES)})")
+    if shape == "contract":
+        return normalize_contract(raw, row_id, unknown=unknown)
     return _NORMALIZERS[shape](raw, row_id)
 
 
