@@ -333,7 +333,7 @@ def test_dataset_validate_lists_look_alikes_and_repeated_keys(
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f'goldenkit: {path}:2: id "Refund-1" looks like id "refund-1" of line 1 (differs only in case)',
-        f'goldenkit: {path}:3: duplicate key "prompt" in case',
+        f'goldenkit: {path}:3: row "k": duplicate key "prompt" in case',
         f'goldenkit: {path}:4: id "refund-1 " looks like id "refund-1" of line 1 '
         "(differs only in surrounding whitespace)",
         "goldenkit: 3 problems found",

@@ -72,7 +72,7 @@ def test_validate_lists_every_problem(tmp_path, capsys):
     assert code == 1 and out == ""
     lines = err.splitlines()
     assert lines[:2] == [
-        f'goldenkit: {path}:3: "split" must be "dev" or "holdout", got "test"',
+        f'goldenkit: {path}:3: row "refunds-002": "split" must be "dev" or "holdout", got "test"',
         f'goldenkit: {path}:7: duplicate id "refunds-000" (first on line 1)',
     ]
     assert lines[2].startswith(f"goldenkit: {path}:10: invalid JSON: unexpected character")
@@ -214,4 +214,8 @@ def test_every_command_exits_1_on_a_bad_dataset(tmp_path, capsys, command):
     extra = ["--per-slice", "1", "--seed", "1"] if command == "sample" else []
     code, out, err = run(capsys, "dataset", command, str(path), *extra)
     assert code == 1 and out == ""
-    assert err == f'goldenkit: {path}:2: duplicate id "a" (first on line 1)\n'
+    if command == "validate":  # it lists every problem of every row: the two empty cases too
+        assert err.splitlines()[1] == f'goldenkit: {path}:2: duplicate id "a" (first on line 1)'
+        assert err.endswith("goldenkit: 3 problems found\n") and err.count("unrecognized case shape") == 2
+    else:
+        assert err == f'goldenkit: {path}:2: duplicate id "a" (first on line 1)\n'

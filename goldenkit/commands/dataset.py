@@ -1,7 +1,8 @@
 """``goldenkit dataset ...``: validate, hash, describe, sample and import datasets.
 
-* ``validate PATH``: read and validate every row, then normalize every case;
-  prints a one-line summary, or every problem found (up to 50) and exits 1;
+* ``validate PATH``: check every row and normalize every case in one pass;
+  prints a one-line summary, or every problem of every row (up to 50; row and
+  case problems together, each naming file:line and the row id) and exits 1;
   a second line counts and names the rows that carry images.
 * ``hash PATH``: the canonical SHA-256 alone.
 * ``info PATH [--json]``: name, version, hash, rows by slice x split, tags, sources.
@@ -29,6 +30,7 @@ import pandas as pd
 
 from goldenkit.commands._args import SECONDS, TEMPERATURE, renamed
 from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.dataset.reader import validate_dataset
 from goldenkit.dataset.red import red_row_ids
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
 from goldenkit.records import Case
@@ -160,36 +162,22 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Validate rows, then normalize every case; print every problem found."""
-    try:
-        ds = read_dataset(args.path)
-    except DatasetError as exc:
-        problems = getattr(exc, "problems", None)
-        if not problems or len(problems) < 2 or getattr(args, "debug", False):
-            raise
-        _print_problems(problems, getattr(exc, "problem_count", len(problems)))
-        return 1
-    errors: list[DatasetError] = []
-    cases: dict[str, Case] = {}
-    with_images: dict[str, int] = {}
-    for row_id in ds.ids:
+    """Check every row and case in one pass; print every problem found (a single one as one line)."""
+    found = validate_dataset(args.path)
+    ds, problems, red = found.dataset, list(found.problems), 0
+    if ds is not None:
         try:
-            case = cases[row_id] = ds.case(row_id)
+            red = len(red_row_ids(ds))  # dataset.json red_rows naming no row is a problem too
         except DatasetError as exc:
-            errors.append(exc)
-            continue
-        if case.images:
-            with_images[row_id] = len(case.images)
-    try:
-        red = len(red_row_ids(ds))  # dataset.json red_rows naming no row is a problem too
-    except DatasetError as exc:
-        errors.append(exc)
-        red = 0
-    if len(errors) == 1 or (errors and getattr(args, "debug", False)):
-        raise errors[0]
-    if errors:
-        _print_problems([str(e) for e in errors[:50]], len(errors))
+            problems.append(str(exc))
+    if len(problems) == 1:
+        print(f"goldenkit: {problems[0]}", file=sys.stderr)
         return 1
+    if problems or ds is None:
+        _print_problems(problems[:50], len(problems))
+        return 1
+    cases = found.cases
+    with_images = {rid: len(case.images) for rid, case in cases.items() if case.images}
     version = f" {ds.version}" if ds.version else ""
     reds = f", {red} red row{'s' if red != 1 else ''} (run only with --red)" if red else ""
     print(f"ok: {ds.name}{version}: {len(ds)} rows, {ds.rows['slice'].nunique()} slices{reds}, sha256 {ds.sha256}")

@@ -71,29 +71,44 @@ def diagnose_line(line: bytes) -> str:
 
 
 class Problems:
-    """Problems found in a file (at most one per row), reported in line order."""
+    """Problems found in a file (every problem of every row), reported in line order."""
 
     def __init__(self, where: str, numbers: list[int]) -> None:
         self.where = where
         self.numbers = numbers
-        self.items: list[tuple[int, str]] = []
+        self.items: list[tuple[int, str, str | None]] = []  # (line, message, the row's id or None)
 
-    def add(self, index: int, message: str) -> None:
-        """Record a problem of the row at ``index`` (its line number comes from ``numbers``)."""
-        self.items.append((self.numbers[index], message))
+    def add(self, index: int, message: str, row_id: str | None = None) -> None:
+        """Record a problem of the row at ``index`` (its line number comes from ``numbers``); ``row_id``
+        names the row in :meth:`listed` (None when the message names it, or the row has no usable id)."""
+        self.items.append((self.numbers[index], message, row_id))
+
+    def listed(self) -> list[str]:
+        """Every problem as ``file:line: row "ID": message`` (``row "ID": `` when known), in line order.
+
+        >>> p = Problems("d.jsonl", [1, 3])
+        >>> p.add(1, 'missing "slice"', "r2"); p.add(0, "invalid JSON")
+        >>> p.listed()
+        ['d.jsonl:1: invalid JSON', 'd.jsonl:3: row "r2": missing "slice"']
+        """
+        self.items.sort(key=lambda t: t[0])
+        return [
+            f"{self.where}:{line}: " + (f"row {json.dumps(rid, ensure_ascii=False)}: " if rid is not None else "") + msg
+            for line, msg, rid in self.items
+        ]
 
     def raise_if_any(self) -> None:
         """Raise one DatasetError: the first problem by line in the message, up to 50 in ``problems``."""
         if not self.items:
             return
         self.items.sort(key=lambda t: t[0])
-        line, message = self.items[0]
+        line, message, _ = self.items[0]
         more = len(self.items) - 1
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''}; `goldenkit dataset validate` lists them)"
         err = DatasetError(message, path=self.where, line=line)
         err.problems = [  # type: ignore[attr-defined]
-            f"{self.where}:{ln}: {msg}" for ln, msg in self.items[:MAX_PROBLEMS]
+            f"{self.where}:{ln}: {msg}" for ln, msg, _ in self.items[:MAX_PROBLEMS]
         ]
         err.problem_count = len(self.items)  # type: ignore[attr-defined]
         raise err

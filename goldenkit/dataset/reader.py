@@ -1,4 +1,5 @@
-"""The :class:`Dataset` record and :func:`read_dataset`, which reads, checks and hashes a dataset."""
+"""The :class:`Dataset` record and :func:`read_dataset`, which reads, checks and hashes a dataset;
+:func:`validate_dataset`, which lists every problem of its rows and cases in one pass."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import orjson
 
-from goldenkit.dataset.lines import sha256_of_lines, split_lines
+from goldenkit.dataset.lines import Lines, sha256_of_lines, split_lines
 from goldenkit.dataset.manifest import read_manifest
 from goldenkit.dataset.problems import BOM, BOM_MESSAGE, Problems
 from goldenkit.dataset.rows import FRAME_COLUMNS, check_rows, rows_frame
@@ -124,16 +125,12 @@ class Dataset:
         cached = self._cases.get(row_id)
         if cached is not None:
             return cached
-        from goldenkit.formats import normalize_case  # lazy: formats sits beside this package
-
         try:
-            case = normalize_case(self.raw_case(row_id), self.case_format, row_id=row_id)
+            case = normalized_case(self.raw_case(row_id), self.case_format, row_id)
         except DatasetError as exc:
             if exc.path is not None:
                 raise
             raise self._case_error(row_id, exc.detail) from exc
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise self._case_error(row_id, f"cannot read case: {exc!r}") from exc
         self._cases[row_id] = case
         return case
 
@@ -171,6 +168,23 @@ class Dataset:
         )
 
 
+def normalized_case(
+    raw: dict[str, Any], case_format: str | None, row_id: str, unknown: list[str] | None = None
+) -> Case:
+    """A row's case normalized (``unknown`` as in :func:`goldenkit.formats.normalize_case`); a problem is a
+    DatasetError whose detail does not name the row (the caller names it with its file and line)."""
+    from goldenkit.formats import normalize_case  # lazy: formats sits beside this package
+
+    try:
+        return normalize_case(raw, case_format, row_id=row_id, unknown=unknown)
+    except DatasetError as exc:
+        if exc.path is not None:
+            raise
+        raise DatasetError(exc.detail.removeprefix(f'case "{row_id}": ')) from exc
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise DatasetError(f"cannot read case: {exc!r}") from exc
+
+
 def _is_frame(obj: object) -> TypeGuard[pd.DataFrame]:
     """Whether ``obj`` is a pandas DataFrame (there can be one only once pandas is imported)."""
     pandas = sys.modules.get("pandas")
@@ -194,13 +208,38 @@ def _dataset_files(p: Path) -> tuple[Path, Path | None]:
     raise DatasetError("not a dataset file or folder", path=str(p))
 
 
-def read_dataset(path: str | Path) -> Dataset:
-    """Read, validate and hash a dataset folder (dataset.jsonl + dataset.json) or a .jsonl file.
+@dataclass(frozen=True)
+class _Source:
+    """A dataset's files, read and split into lines, before its rows are checked."""
 
-    Every problem is a :class:`~goldenkit.errors.DatasetError` whose message names
-    ``file:line``; when a file has several, the first (by line) is in the message
-    and up to 50 are in the exception's ``problems`` list.
-    """
+    path: Path
+    data_path: Path
+    manifest: dict[str, Any]
+    lines: Lines
+
+    def check_rows(self) -> tuple[dict[str, list[Any]], Problems]:
+        """The checked columns, and every problem of every row."""
+        problems = Problems(str(self.data_path), self.lines.numbers)
+        return check_rows(self.lines, problems, self.manifest.get("default_split")), problems
+
+    def dataset(self, columns: dict[str, list[Any]]) -> Dataset:
+        p, manifest = self.path, self.manifest
+        return Dataset(
+            name=manifest.get("name") or (p.name if p.is_dir() else p.stem),
+            version=manifest.get("version"),
+            sha256=sha256_of_lines(self.lines.texts),
+            path=p,
+            manifest=manifest,
+            case_format=manifest.get("case_format"),
+            _columns=columns,
+            data_path=self.data_path,
+            _line_numbers=self.lines.numbers,
+            _lines=self.lines.texts,
+        )
+
+
+def _read_source(path: str | Path) -> _Source:
+    """The files of a dataset; a problem of the files themselves (none, a bad manifest, a BOM, no rows) raises."""
     p = Path(path)
     data_path, manifest_path = _dataset_files(p)
     manifest = read_manifest(manifest_path) if manifest_path is not None else {}
@@ -208,27 +247,67 @@ def read_dataset(path: str | Path) -> Dataset:
         data = data_path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(data_path)) from None
-    where = str(data_path)
     if data.startswith(BOM):
-        raise DatasetError(BOM_MESSAGE, path=where, line=1)
+        raise DatasetError(BOM_MESSAGE, path=str(data_path), line=1)
     lines = split_lines(data)
     if not lines.texts:
-        raise DatasetError("empty dataset: no rows", path=where)
-    problems = Problems(where, lines.numbers)
-    columns = check_rows(lines, problems, manifest.get("default_split"))
+        raise DatasetError("empty dataset: no rows", path=str(data_path))
+    return _Source(p, data_path, manifest, lines)
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read, validate and hash a dataset folder (dataset.jsonl + dataset.json) or a .jsonl file.
+
+    Every problem is a :class:`~goldenkit.errors.DatasetError` whose message names
+    ``file:line``; when a file has several, the first (by line) is in the message
+    and up to 50 are in the exception's ``problems`` list. Cases are normalized
+    when asked for (:meth:`Dataset.case`); :func:`validate_dataset` checks them all.
+    """
+    source = _read_source(path)
+    columns, problems = source.check_rows()
     problems.raise_if_any()
-    return Dataset(
-        name=manifest.get("name") or (p.name if p.is_dir() else p.stem),
-        version=manifest.get("version"),
-        sha256=sha256_of_lines(lines.texts),
-        path=p,
-        manifest=manifest,
-        case_format=manifest.get("case_format"),
-        _columns=columns,
-        data_path=data_path,
-        _line_numbers=lines.numbers,
-        _lines=lines.texts,
-    )
+    return source.dataset(columns)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What :func:`validate_dataset` found: ``problems`` (``file:line: row "ID": ...``, in line order), the
+    ``dataset`` (None when a row has a problem) and every case that normalized, by row id."""
+
+    problems: list[str]
+    dataset: Dataset | None
+    cases: dict[str, Case]
+
+
+def validate_dataset(path: str | Path) -> Validation:
+    """Every problem of every row in one pass: the row's own (every field, ids, keys written twice) and
+    its case's (each unknown ``expect`` key, then what keeps the case from normalizing), each naming
+    ``file:line`` and the row's id. A problem of the files themselves raises, as in :func:`read_dataset`.
+
+    A row whose fields have problems still has its case checked, when the case is an object and the
+    row has an id. (:func:`read_dataset` stays the fast path: it normalizes no case.)
+    """
+    source = _read_source(path)
+    columns, problems = source.check_rows()
+    dataset = None if problems.items else source.dataset(columns)
+    case_format = source.manifest.get("case_format")
+    cases: dict[str, Case] = {}
+    for i, line in enumerate(source.lines.texts):
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # already a problem of its row
+        row_id, raw = (obj.get("id"), obj.get("case")) if type(obj) is dict else (None, None)
+        if type(row_id) is not str or not row_id.strip() or type(raw) is not dict:
+            continue
+        found: list[str] = []
+        try:
+            cases[row_id] = normalized_case(raw, case_format, row_id, found)
+        except DatasetError as exc:
+            found.append(exc.detail if exc.path is None else str(exc))
+        for problem in found:
+            problems.add(i, problem, row_id)
+    return Validation(problems.listed(), dataset, cases)
 
 
 def rows_to_jsonl(rows: Sequence[dict[str, Any]]) -> bytes:

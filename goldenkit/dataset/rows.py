@@ -2,9 +2,10 @@
 
 Each row is checked in a fixed order (valid JSON, no key twice in one object,
 a JSON object, no unknown key, ``id``, ``slice``, ``split``, ``tags``,
-``source``, ``added``, ``case``, then duplicate and look-alike ids) and its
-first problem is recorded; no row is skipped, and the file's problems are
-raised together, first by line in the message.
+``source``, ``added``, ``case``, then duplicate and look-alike ids). A good row
+costs one pass of :func:`check_row`; a row with a problem is checked again by
+:func:`row_problems`, which records every problem it has. No row is skipped,
+and the file's problems are raised together, first by line in the message.
 
 Two ids are look-alikes when they differ only in case, in Unicode
 normalization (NFC vs NFD) or in surrounding whitespace: the same after
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from goldenkit._text import did_you_mean
 from goldenkit.dataset.lines import Lines
 from goldenkit.dataset.problems import Problems, diagnose_line, json_repr, json_type
 from goldenkit.schema import ROW_COLUMNS, SPLITS
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 
 _ROW_KEYS = frozenset(ROW_COLUMNS)
 _SPLIT_SET = frozenset(SPLITS)
-_UNKNOWN_KEY = 'unknown key "{}" (a row has ' + ", ".join(ROW_COLUMNS) + '; put other data inside "case")'
+_ROW_HOLDS = "a row has " + ", ".join(ROW_COLUMNS) + '; put other data inside "case"'
 _MISSING_SPLIT = 'missing "split" (must be "dev" or "holdout"; or set "default_split" in dataset.json)'
 
 FRAME_COLUMNS = tuple(c for c in ROW_COLUMNS if c != "case")
@@ -95,6 +98,12 @@ def _check_case(obj: dict[str, Any]) -> None:
         raise ValueError('missing "case"' if value is None else f'"case" must be a JSON object, got {json_type(value)}')
 
 
+def _unknown_key(key: str) -> str:
+    """``unknown key "slcie" (did you mean slice? a row has id, ...)``."""
+    hint = did_you_mean(key, ROW_COLUMNS)
+    return f'unknown key "{key}" ({hint[2:-1] + " " if hint else ""}{_ROW_HOLDS})'
+
+
 def check_row(obj: Any, default_split: str | None) -> Row:
     """One parsed row's values in FRAME_COLUMNS order (its case checked, not kept); a ValueError has its problem.
 
@@ -112,7 +121,7 @@ def check_row(obj: Any, default_split: str | None) -> Row:
     if type(obj) is not dict:
         raise ValueError(f"a row must be a JSON object, got {json_type(obj)}")
     if not _ROW_KEYS.issuperset(obj):
-        raise ValueError(_UNKNOWN_KEY.format(next(key for key in obj if key not in _ROW_KEYS)))
+        raise ValueError(_unknown_key(next(key for key in obj if key not in _ROW_KEYS)))
     row_id, slice_ = _text(obj, "id"), _text(obj, "slice")
     split = _split(obj, default_split)
     tags = _tags(obj)
@@ -121,13 +130,39 @@ def check_row(obj: Any, default_split: str | None) -> Row:
     return row_id, slice_, tags, split, source, added
 
 
+def row_problems(obj: Any, default_split: str | None) -> list[str]:
+    """Every problem of one parsed row, in :func:`check_row`'s order (which raises only the first).
+
+    >>> row_problems({"id": "r1", "slcie": "s", "split": "test", "case": {}}, None)  # doctest: +NORMALIZE_WHITESPACE
+    ['unknown key "slcie" (did you mean slice? a row has id, slice, tags, split, source, added, case;
+      put other data inside "case")', 'missing "slice"', '"split" must be "dev" or "holdout", got "test"']
+    """
+    if type(obj) is not dict:
+        return [f"a row must be a JSON object, got {json_type(obj)}"]
+    found = [_unknown_key(key) for key in obj if key not in _ROW_KEYS]
+    for check in (
+        partial(_text, obj, "id"),
+        partial(_text, obj, "slice"),
+        partial(_split, obj, default_split),
+        partial(_tags, obj),
+        partial(_optional_text, obj, "source"),
+        partial(_optional_text, obj, "added"),
+        partial(_check_case, obj),
+    ):
+        try:
+            check()
+        except ValueError as exc:
+            found.append(str(exc))
+    return found
+
+
 def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> dict[str, list[Any]]:
-    """Parse and check every line into columns (FRAME_COLUMNS -> values); each row's first problem to ``problems``.
+    """Parse and check every line into columns (FRAME_COLUMNS -> values); every problem of every row to
+    ``problems`` (each naming the row's id when it has a usable one).
 
     A duplicate or look-alike id is a problem of the later row (naming the first
-    one's line), unless that row already has a problem of its own. The values go
-    straight into one list per column: no object per row is kept besides its
-    values, and the parsed row is dropped as soon as it is checked.
+    one's line). The values go straight into one list per column: no object per
+    row is kept besides its values, and the parsed row is dropped as soon as it is checked.
     """
     columns: list[list[Any]] = [[] for _ in FRAME_COLUMNS]
     ids = _SeenIds(lines.numbers)
@@ -137,19 +172,22 @@ def check_rows(lines: Lines, problems: Problems, default_split: str | None) -> d
         except orjson.JSONDecodeError:
             problems.add(i, diagnose_line(line))
             continue
-        problem = duplicate_key(line) if _may_repeat_a_key(line, obj) else None
-        if problem is None:
-            try:
-                for column, value in zip(columns, check_row(obj, default_split), strict=True):
+        twice = duplicate_key(line) if _may_repeat_a_key(line, obj) else None
+        found = [] if twice is None else [twice]
+        try:
+            values = check_row(obj, default_split)
+        except ValueError:
+            found += row_problems(obj, default_split)  # every problem of a bad row, not only the first
+        else:
+            if not found:
+                for column, value in zip(columns, values, strict=True):
                     column.append(value)
-            except ValueError as exc:
-                problem = str(exc)
         row_id = obj.get("id") if type(obj) is dict else None
-        if type(row_id) is str:
-            seen = ids.problem(i, row_id)
-            problem = problem or seen
-        if problem is not None:
-            problems.add(i, problem)
+        named = row_id if type(row_id) is str and row_id.strip() else None
+        for problem in found:
+            problems.add(i, problem, named)
+        if type(row_id) is str and (seen := ids.problem(i, row_id)) is not None:
+            problems.add(i, seen)  # it names the id itself
     return dict(zip(FRAME_COLUMNS, columns, strict=True))
 
 
