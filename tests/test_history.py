@@ -183,6 +183,17 @@ def test_trend_segments_by_dataset_version_and_keeps_one_protocol(dirs: tuple[Pa
     assert "five-reps" in set(both["run_id"]) and set(both["group"]) == {"(overall)"}
 
 
+def test_trend_names_the_agent_of_each_run(dirs: tuple[Path, Path]) -> None:
+    results, _ = dirs
+    t = trend("support", runs=["night-4", "night-5", "live-1"], results_dir=results, by=None)
+    agents = dict(zip(t["run_id"], t["agent"], strict=True))
+    model_a = "model-a · prompt pppppppp"
+    assert agents == {"night-4": model_a, "night-5": model_a, "live-1": "gpt-x · prompt pppppppp"}
+    assert set(t["prompt_sha256"]) == {"p" * 64}
+    frame = runs_df(*dirs).drop(columns=["prompt_sha256"])  # a frame without the prompt column: the model alone
+    assert set(trend("support", runs=frame, by=None)["agent"]) == {"model-a", "gpt-x"}
+
+
 def test_trend_error_rate_and_bad_metric(dirs: tuple[Path, Path]) -> None:
     t = trend("support", metric="error_rate", runs=["night-1"], results_dir=dirs[0])
     ship = t[t["slice"] == "shipping"].iloc[0]

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from history_runs import HOSTILE, build
 from pages_site import rendered_site
+from run_factory import manifest, outcomes, write_run
 
 from goldenkit.cli import main as cli_main
 from goldenkit.errors import InfrastructureError
+from goldenkit.history import trend
 from goldenkit.notebooks import remote_references
 from goldenkit.pages import STATE_FILE, build_site
 from goldenkit.pages import site as site_mod
 from goldenkit.pages.leaderboards import LeaderboardPages
+from goldenkit.pages.plots import trend_svg, x_axis
 from goldenkit.pages.views import Section
 
 
@@ -67,7 +73,7 @@ def test_model_output_and_notes_are_escaped(full: tuple[Path, Path, Path]) -> No
     escaped = "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; done"
     assert escaped in history
     assert HOSTILE not in history and "<img src=x" not in history
-    assert history.count("data:image/svg+xml;base64,") == 2  # one figure per protocol (3 and 5 repeats)
+    assert history.count('<figure class="trend"><svg ') == 2  # one figure per protocol (3 and 5 repeats)
     baselines = (site / "baselines.html").read_text(encoding="utf-8")
     assert "release &lt;b&gt;1&lt;/b&gt;" in baselines and "<b>1</b>" not in baselines
 
@@ -184,3 +190,109 @@ def test_reports_are_rendered_once_and_reused() -> None:
     assert '<script>alert("pwned")</script>' not in report5
     again = build_site(site, results, baselines, title="Support <agent> history")
     assert again.rendered == [] and again.copied == [] and len(again.reused) == 4
+
+
+# --------------------------------------------------------------------------- history that reads
+
+ROWS = [("r1", "refunds", ["PASS"]), ("r2", "refunds", ["FAIL"]), ("s1", "shipping", ["PASS"])]
+
+
+def _runs(results: Path, starts: dict[str, str], models: dict[str, str] | None = None) -> None:
+    """One-repeat runs of `support` started at the given times (run id -> ISO time), of the given models."""
+    for rid, started in starts.items():
+        man = manifest(rid, repeats=1, model_id=(models or {}).get(rid, "model-a"))
+        man["started_at"] = started
+        if rid.endswith("-b"):  # another prompt too
+            man["agent_version"]["prompt_sha256"] = "b" * 64
+        write_run(results, man, outcomes(ROWS, run_id=rid))
+
+
+def test_runs_minutes_apart_get_a_time_axis_of_minutes(tmp_path: Path) -> None:
+    _runs(tmp_path, {f"m-{i}": f"2026-11-30T10:0{3 * i}:00Z" for i in range(4)})
+    axis = x_axis(trend("support", results_dir=tmp_path))
+    assert axis.mode == "time"
+    xs = sorted(axis.x.values())
+    assert xs[-1] - xs[0] == pytest.approx(9 / (24 * 60))  # the span of the runs, not a day around them
+    assert [round((b - a) * 24 * 60) for a, b in zip(xs, xs[1:], strict=False)] == [3, 3, 3]
+
+
+def test_runs_close_together_among_far_ones_are_plotted_in_order_with_dates(tmp_path: Path) -> None:
+    _runs(
+        tmp_path,
+        {
+            "n-1": "2026-11-01T02:00:00Z",
+            "n-2": "2026-11-02T02:00:00Z",
+            "n-3": "2026-11-03T02:00:00Z",
+            "rerun": "2026-11-03T02:04:00Z",
+        },
+    )
+    axis = x_axis(trend("support", results_dir=tmp_path))
+    assert axis.mode == "order"
+    assert axis.x == {"n-1": 0.0, "n-2": 1.0, "n-3": 2.0, "rerun": 3.0}
+    assert axis.labels == ["11-01 02:00", "11-02 02:00", "11-03 02:00", "11-03 02:04"]
+    assert x_axis(trend("support", runs=["n-1"], results_dir=tmp_path)).mode == "order"  # one run
+
+
+def _svg_runs(tmp_path: Path) -> pd.DataFrame:
+    starts = {
+        "a-1": "2026-11-01T02:00:00Z",
+        "x-b": "2026-11-01T02:30:00Z",
+        "a-2": "2026-11-02T02:00:00Z",
+        "x2-b": "2026-11-02T02:30:00Z",
+    }
+    _runs(tmp_path, starts, models={"x-b": "model-<x>", "x2-b": "model-<x>"})
+    return trend("support", results_dir=tmp_path)
+
+
+def test_the_trend_plot_has_a_series_per_agent_and_links_each_point(tmp_path: Path) -> None:
+    lines = _svg_runs(tmp_path)
+    assert set(lines["agent"]) == {"model-a · prompt pppppppp", "model-<x> · prompt bbbbbbbb"}
+    groups = ["(overall)", "refunds", "shipping"]
+    links = {"a-1": "../runs/a-1/report.html", "x-b": "../runs/x-b/report.html"}
+    svg = trend_svg(lines, "pass_rate", groups, links=links)
+    assert svg.startswith("<svg ") and "<?xml" not in svg and "<metadata>" not in svg
+    # the legend names both agents (matplotlib escapes its texts)
+    assert "model-a · prompt pppppppp" in svg and "model-&lt;x&gt; · prompt bbbbbbbb" in svg and "<x>" not in svg
+    for rid, href in links.items():  # one linked point per panel
+        assert svg.count(f'<a xlink:href="{href}">') == len(groups), rid
+    assert "a-2/report" not in svg  # a run without a report has no link
+    assert "<title>a-1 · 2026-11-01 02:00 · model-a · prompt pppppppp · dataset 1.0.0</title>" in svg
+    ids = re.findall(r'\bid="([^"]+)"', svg)
+    prefix = ids[0].split("-")[0]
+    assert len(ids) == len(set(ids)) and all(i.startswith(prefix + "-") for i in ids)
+    refs = re.findall(r'(?:url\(#|xlink:href="#)([^)"]+)', svg)
+    assert refs and set(refs) <= set(ids)  # every reference resolves inside this figure
+    other = trend_svg(lines[lines["agent"] == "model-a · prompt pppppppp"], "pass_rate", groups)
+    assert not set(ids) & set(re.findall(r'\bid="([^"]+)"', other))  # two figures on a page share no id
+    assert trend_svg(lines, "pass_rate", groups, links=links) == svg  # the same figure, byte for byte
+
+
+def test_the_history_page_links_points_to_reports_and_names_agents(dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    results, baselines = dirs
+    (results / "night-1" / "report.html").write_text("<html><body>night-1</body></html>", encoding="utf-8")
+    site = tmp_path / "site"
+    build_site(site, results, baselines, render=False)
+    history = (site / "datasets" / "support.html").read_text(encoding="utf-8")
+    assert history.count('<a xlink:href="../runs/night-1/report.html">') == 3  # overall, refunds, shipping
+    assert "<th>agent</th>" in history and "model-a · prompt pppppppp" in history
+    assert "One series per agent" in history
+
+
+def test_the_empty_baselines_page_says_how_to_save_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results, baselines = build(tmp_path / "in")
+    shutil.rmtree(baselines)
+    build_site(tmp_path / "site", results, baselines, render=False)
+    page = (tmp_path / "site" / "baselines.html").read_text(encoding="utf-8")
+    assert "No baseline saved yet." in page
+    command = re.search(r"<pre><code>(.*?)</code></pre>", page, re.S)
+    assert command is not None
+    import html
+
+    args = shlex.split(html.unescape(command.group(1)))
+    # the newest run that can be a baseline: VALID, complete, no ERROR (the night-* runs have some)
+    assert args[:2] == ["goldenkit", "baseline"] and args[args.index("save") + 1] == "clean-4"
+    assert cli_main(args[1:]) == 0  # the command as shown saves it
+    assert "saved baseline main from run clean-4" in capsys.readouterr().out
+    build_site(tmp_path / "site", results, baselines, render=False)
+    page = (tmp_path / "site" / "baselines.html").read_text(encoding="utf-8")
+    assert "No baseline saved yet." not in page and 'id="baseline-main"' in page

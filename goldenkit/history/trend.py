@@ -6,6 +6,10 @@ complete; an INVALID or incomplete run is not evidence and is left out), of one
 judge and simulator versions, red rows, sample and shard), by default the
 protocol of the most recent run. They are ordered by ``started_at``.
 
+Agents: each line carries the run's ``agent``, the label of its agent version
+(:func:`agent_label`: the model and the prompt's hash; a new commit of the same
+model and prompt is the same series), so a plot draws one series per agent.
+
 Segments: consecutive runs on the same dataset hash form a segment; a run on
 another hash (a new dataset version) starts a new one, and ``version_change``
 is True on its lines. Two points are comparable only within a segment: a plot
@@ -40,19 +44,33 @@ from goldenkit.stats import (
     wilson_ci,
 )
 
-__all__ = ["FAILING_COLUMNS", "METRICS", "TREND_COLUMNS", "failing_rows", "trend"]
+__all__ = ["FAILING_COLUMNS", "METRICS", "TREND_COLUMNS", "agent_label", "failing_rows", "trend"]
 
 METRICS = ("pass_rate", "error_rate")
 TREND_COLUMNS = (
     "run_id",
     "started_at",
     "model_id",
+    "prompt_sha256",
+    "agent",
     "dataset_version",
     "dataset_sha256",
     "protocol",
     "segment",
     "version_change",
 )
+
+
+def agent_label(model_id: Any, prompt_sha256: Any) -> str:
+    """The series name of an agent version: its model and the first 8 hex digits of its prompt's hash.
+
+    >>> agent_label("gpt-4o-mini", "3f2a9c01b7de55aa"), agent_label("gpt-4o-mini", None), agent_label(None, None)
+    ('gpt-4o-mini · prompt 3f2a9c01', 'gpt-4o-mini', '(no model)')
+    """
+    model = "(no model)" if model_id is None or pd.isna(model_id) or str(model_id) == "" else str(model_id)
+    if prompt_sha256 is None or pd.isna(prompt_sha256) or str(prompt_sha256) == "":
+        return model
+    return f"{model} · prompt {str(prompt_sha256)[:8]}"
 
 
 def _candidates(dataset: str, runs: Any, results_dir: str | os.PathLike[str], rule: str) -> pd.DataFrame:
@@ -67,8 +85,11 @@ def _candidates(dataset: str, runs: Any, results_dir: str | os.PathLike[str], ru
     missing = [c for c in ("kind", "run_id", "dataset_name", "state", "protocol", "path") if c not in df.columns]
     if missing:
         raise InputError(f"trend: runs has no column {missing[0]!r} (pass a frame from runs_df)")
-    df = df[(df["kind"] == "run") & (df["dataset_name"] == dataset)]
-    return df[df["state"] == "ok"]
+    df = df[(df["kind"] == "run") & (df["dataset_name"] == dataset) & (df["state"] == "ok")]
+    prompts = df["prompt_sha256"] if "prompt_sha256" in df.columns else pd.Series(None, index=df.index, dtype=object)
+    model = df["model_id"] if "model_id" in df.columns else pd.Series(None, index=df.index, dtype=object)
+    agents = [agent_label(m, p) for m, p in zip(model, prompts, strict=True)]
+    return df.assign(model_id=model, prompt_sha256=prompts, agent=pd.Series(agents, index=df.index, dtype=object))
 
 
 def _segments(df: pd.DataFrame) -> pd.DataFrame:
@@ -159,8 +180,8 @@ def trend(
     to keep every protocol (each change then starts a segment), or None for
     the protocol of the most recent run.
 
-    Columns: ``run_id, started_at, model_id, dataset_version, dataset_sha256,
-    protocol, segment, version_change``, the ``by`` column, ``n, k``, the
+    Columns: ``run_id, started_at, model_id, prompt_sha256, agent,
+    dataset_version, dataset_sha256, protocol, segment, version_change``, the ``by`` column, ``n, k``, the
     metric, ``ci_low, ci_high``. ``df.attrs["excluded"]`` counts the runs of
     the dataset left out for another protocol.
 

@@ -39,6 +39,8 @@ tr.state-invalid td{background:#fff8e6}tr.state-incomplete td{background:#f6f8fa
 .controls{margin:8px 0}.controls input,.controls select{font:inherit;padding:3px 6px;margin-right:10px}
 pre{white-space:pre-wrap;max-width:60em;margin:0;font-size:12px}.muted{color:#57606a}
 figure{display:inline-block;margin:0 16px 16px 0}figcaption{font-size:12px;color:#57606a}
+figure.trend{display:block;margin:0 0 16px}.empty{background:#f6f8fa;border:1px solid #d0d7de;padding:4px 14px}
+.long{overflow-wrap:anywhere;display:inline-block;min-width:6em}.long.problem{display:block;min-width:12em}
 """
 
 

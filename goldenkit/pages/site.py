@@ -42,9 +42,10 @@ from goldenkit.history import baseline_history_df, failing_rows, scan, trend
 from goldenkit.history.index import fingerprint
 from goldenkit.pages.html import slug, write_page
 from goldenkit.pages.leaderboards import leaderboard_sections
-from goldenkit.pages.plots import trend_svg_uri
+from goldenkit.pages.plots import trend_svg
 from goldenkit.pages.views import (
     DatasetSection,
+    baseline_save_hint,
     baselines_page,
     dataset_href,
     dataset_page,
@@ -187,14 +188,15 @@ def _slug(name: str) -> str:
     return slug(name)
 
 
-def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame) -> list[DatasetSection]:
-    """A trend section per protocol of the dataset's ok runs (most recent protocol first)."""
+def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame, reports: dict[str, str]) -> list[DatasetSection]:
+    """A trend section per protocol of the dataset's ok runs (most recent protocol first); points link to reports."""
     ok = runs[runs["state"] == "ok"].sort_values("started_at", ascending=False, kind="stable")
     sections = []
     for protocol in list(dict.fromkeys(ok["protocol"]))[:_MAX_PROTOCOLS]:
         lines = trend(name, runs=ok, rule=b.rule, protocol=str(protocol))
         groups = [OVERALL, *sorted(g for g in lines["slice"].unique() if g != OVERALL)]
-        plots = [(", ".join(groups), trend_svg_uri(lines, "pass_rate", groups))]
+        links = {rid: f"../{rel}" for rid, rel in reports.items()}
+        plots = [(", ".join(groups), trend_svg(lines, "pass_rate", groups, links=links))]
         sample = ok[ok["protocol"] == protocol].iloc[0]
         man = read_run(sample["path"]).manifest
         key = {k: v for k, v in protocol_key(man, rule=b.rule).items() if v is not None}
@@ -227,7 +229,7 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str
         if (b.old.get("datasets") or {}).get(name) == key and (b.out / rel).is_file():
             b.result.reused.append(rel)
             continue
-        sections = _dataset_sections(b, name, part)
+        sections = _dataset_sections(b, name, part, reports)
         latest = sections[0].lines if sections else None
         failing = pd.DataFrame(
             columns=["row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response"]
@@ -254,7 +256,8 @@ def _baselines(b: _Build, runs: pd.DataFrame) -> None:
     except GoldenkitError as exc:
         history, problem = None, str(exc)
     current = runs[runs["kind"] == "baseline"]
-    write_page(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title))
+    hint = baseline_save_hint(runs, str(b.results_dir), str(b.baselines_dir))
+    write_page(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title, save_hint=hint))
 
 
 def _load_state(out: Path) -> dict[str, Any]:

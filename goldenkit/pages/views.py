@@ -6,6 +6,7 @@ Every cell goes through :func:`goldenkit.pages.html.esc`; links are relative.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,16 @@ import pandas as pd
 from goldenkit.pages.html import INDEX_SCRIPT, esc, href, page, pct, table
 from goldenkit.stats import OVERALL
 
-__all__ = ["DatasetSection", "Section", "baselines_page", "dataset_href", "dataset_page", "datasets_page", "index_page"]
+__all__ = [
+    "DatasetSection",
+    "Section",
+    "baseline_save_hint",
+    "baselines_page",
+    "dataset_href",
+    "dataset_page",
+    "datasets_page",
+    "index_page",
+]
 
 
 @dataclass
@@ -29,7 +39,7 @@ class Section:
 
 @dataclass
 class DatasetSection:
-    """One protocol's part of a dataset page: its key, trend lines and plots (``(groups shown, data URI)``)."""
+    """One protocol's part of a dataset page: its key, trend lines and plots (``(groups shown, inline SVG)``)."""
 
     protocol: str
     key: Mapping[str, Any]
@@ -57,16 +67,16 @@ def _run_cells(r: Mapping[str, Any], links: Mapping[str, str], dataset_href: str
     )
     if "report" in links:
         label = f'<a href="{esc(links["report"])}">{label}</a>'
-    ds = f"{esc(r['dataset_name'])}@{esc(r['dataset_version'])}" if pd.notna(r["dataset_name"]) else ""
+    ds = f"{esc(r['dataset_name'])}@<wbr>{esc(r['dataset_version'])}" if pd.notna(r["dataset_name"]) else ""
     if dataset_href and ds:
         ds = f'<a href="{esc(dataset_href)}">{ds}</a>'
     pages = " · ".join(f'<a href="{esc(links[k])}">{k}</a>' for k in ("report", "compare") if k in links)
     started = r["started_at"] if r["kind"] == "run" else r["saved_at"]
-    return [
-        label,
+    return [  # free text may break anywhere (a long id or path never widens the page); words stay whole
+        _long(label),
         esc(r["kind"]),
-        ds,
-        esc(r["model_id"]),
+        _long(ds),
+        _long(esc(r["model_id"])),
         esc(r["mode"]),
         f"<span{_sortable(started)}>{esc(started.strftime('%Y-%m-%d %H:%M') if pd.notna(started) else '')}</span>",
         f'<span class="tag {esc(r["state"])}">{esc(r["state"])}</span>',
@@ -76,8 +86,12 @@ def _run_cells(r: Mapping[str, Any], links: Mapping[str, str], dataset_href: str
         esc(r["outcomes"]),
         f"<code>{esc(r['protocol'])}</code>",
         pages,
-        esc(r["problem"]),
+        f'<span class="long problem">{esc(r["problem"])}</span>' if pd.notna(r["problem"]) else "",
     ]
+
+
+def _long(cell: str) -> str:
+    return f'<span class="long">{cell}</span>' if cell else ""
 
 
 def index_page(
@@ -135,19 +149,22 @@ def _run_link(run_id: Any, reports: Mapping[str, str]) -> str:
 
 def _protocol_html(section: DatasetSection, metric: str, reports: Mapping[str, str]) -> str:
     key = ", ".join(f"{esc(k)}={esc(json.dumps(v, sort_keys=True, default=str))}" for k, v in section.key.items())
-    figs = "".join(
-        f'<figure><img alt="{esc(metric)} per run of {esc(g)}" src="{uri}"></figure>' for g, uri in section.plots
-    )
+    # the SVG is matplotlib's (its texts escaped by its writer), each point a link to its run's report
+    figs = "".join(f'<figure class="trend">{svg}</figure>' for _groups, svg in section.plots)
     overall = section.lines[section.lines[section.by] == OVERALL]
     rows = [
         [_run_link(r["run_id"], reports), esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")),
-         esc(r["model_id"]),
+         esc(r["agent"]),
          esc(r["dataset_version"]) + (" <strong>(new version)</strong>" if r["version_change"] else ""),
          _interval(r[metric], r["ci_low"], r["ci_high"]), f"{esc(r['k'])}/{esc(r['n'])}"]
         for r in overall.to_dict(orient="records")
     ]  # fmt: skip
-    return f'<h2>Protocol <code>{esc(section.protocol)}</code></h2><p class="muted">{key}</p>{figs}' + table(
-        ["run", "started", "model", "dataset version", f"{metric} (overall)", "k/n"], rows, numeric=(4, 5)
+    note = (
+        '<p class="muted">One series per agent (model and prompt hash); each point links to its run\'s report '
+        "where there is one.</p>"
+    )
+    return f'<h2>Protocol <code>{esc(section.protocol)}</code></h2><p class="muted">{key}</p>{note}{figs}' + table(
+        ["run", "started", "agent", "dataset version", f"{metric} (overall)", "k/n"], rows, numeric=(4, 5)
     )
 
 
@@ -193,8 +210,42 @@ def datasets_page(hrefs: Mapping[str, str], counts: Mapping[str, int], *, site_t
     return page(f"{site_title}: datasets", body, site_title=site_title)
 
 
-def baselines_page(current: pd.DataFrame, history: pd.DataFrame | None, problem: str | None, *, site_title: str) -> str:
-    """The committed baselines and their append-only history (newest save first)."""
+def baseline_save_hint(runs: pd.DataFrame, results_dir: str = "results", baselines_dir: str = "baselines") -> str:
+    """The command that saves a baseline, for a page that has none: from the newest run that can be one.
+
+    Saving takes a VALID, complete run without ERROR outcomes (state ok, no error);
+    without such a run the command names ``RUN``. The folders are named when they are not the defaults.
+    """
+    ok = runs[(runs["kind"] == "run") & (runs["state"] == "ok") & (runs["error"].fillna(0) == 0)]
+    newest = ok.sort_values(["started_at", "run_id"], kind="stable").tail(1)["run_id"].tolist()
+    parts = ["goldenkit", "baseline"]
+    if str(baselines_dir) != "baselines":
+        parts += ["--baselines-dir", str(baselines_dir)]
+    parts += ["save", str(newest[0]) if newest else "RUN", "--name", "main"]
+    if str(results_dir) != "results":
+        parts += ["--results-dir", str(results_dir)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def _no_baseline(hint: str) -> str:
+    return (
+        '<div class="empty"><p><strong>No baseline saved yet.</strong> A baseline is a committed snapshot of a run '
+        "that every later run is compared and gated against. Save one from a VALID, complete run without ERROR "
+        f'outcomes:</p><pre><code>{esc(hint)}</code></pre><p class="muted">It writes baselines/main.json and '
+        "appends to baselines/history.jsonl; commit both. <code>--force</code> replaces a baseline of the same "
+        "name.</p></div>"
+    )
+
+
+def baselines_page(
+    current: pd.DataFrame,
+    history: pd.DataFrame | None,
+    problem: str | None,
+    *,
+    site_title: str,
+    save_hint: str = "goldenkit baseline save RUN --name main",
+) -> str:
+    """The committed baselines and their append-only history (newest save first); how to save one when there is none."""
     cur = [
         [f'<span id="baseline-{esc(b["name"])}">{esc(b["name"])}</span>', esc(b["run_id"]),
          f"{esc(b['dataset_name'])}@{esc(b['dataset_version'])}", esc(b["model_id"]),
@@ -210,6 +261,7 @@ def baselines_page(current: pd.DataFrame, history: pd.DataFrame | None, problem:
                          "yes" if h["replaced"] is True else "", esc(h["note"])])  # fmt: skip
     body = (
         "<h1>Baselines</h1>"
+        + (_no_baseline(save_hint) if not cur else "")
         + table(["name", "run", "dataset", "model", "pass rate [95% Wilson]", "saved", "problem"], cur, numeric=(4,))
         + "<h2>History</h2>"
         + (f'<p class="tag corrupt">{esc(problem)}</p>' if problem else "")
