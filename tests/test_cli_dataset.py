@@ -11,6 +11,7 @@ from _shared import shared_path
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
+from goldenkit.errors import DatasetError
 from goldenkit.sampling import stratified_sample
 
 MANIFEST = {
@@ -219,3 +220,46 @@ def test_every_command_exits_1_on_a_bad_dataset(tmp_path, capsys, command):
         assert err.endswith("goldenkit: 3 problems found\n") and err.count("unrecognized case shape") == 2
     else:
         assert err == f'goldenkit: {path}:2: duplicate id "a" (first on line 1)\n'
+
+
+def test_validate_lists_every_problem_of_every_row_in_one_pass(tmp_path, capsys):
+    folder = make_dataset(tmp_path)
+    path = folder / "dataset.jsonl"
+    rows = [json.loads(text) for text in path.read_text().splitlines()]
+    rows[1]["split"], rows[1]["tags"] = "test", "multi_turn"  # two problems of the row itself
+    rows[1]["case"]["expect"] = {"nubmer": {"value": 3}}  # and one of its case
+    rows[3]["case"]["expect"] = {"must_contian": ["x"], "regex": ["("]}  # an unknown key, and a bad pattern
+    rows[4]["case"] = {"prompt": "hi", "expect": {"turns": [{"refusal": True, "tool_mach": "EXACT"}]}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run(capsys, "dataset", "validate", str(folder))
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f'goldenkit: {path}:2: row "refunds-001": "split" must be "dev" or "holdout", got "test"',
+        f'goldenkit: {path}:2: row "refunds-001": "tags" must be a list of strings, got a string "multi_turn"',
+        f'goldenkit: {path}:2: row "refunds-001": expect.nubmer: unknown key (did you mean number?)',
+        f'goldenkit: {path}:4: row "refunds-003": expect.must_contian: unknown key (did you mean must_contain?)',
+        f"goldenkit: {path}:4: row \"refunds-003\": expect.regex pattern '(' does not compile: "
+        "missing ), unterminated subpattern at position 0",
+        f'goldenkit: {path}:5: row "refunds-004": expect.turns[0]: expect.tool_mach: unknown key '
+        "(did you mean tool_match?)",
+        "goldenkit: 6 problems found",
+    ]
+
+
+def test_an_unknown_expect_key_is_bad_input_at_run_time_naming_file_line_row_and_key(tmp_path, capsys):
+    folder = make_dataset(tmp_path)
+    path = folder / "dataset.jsonl"
+    rows = [json.loads(text) for text in path.read_text().splitlines()]
+    rows[2]["case"]["expect"] = {"must_contain": ["order"], "nubmer": {"value": 3}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = read_dataset(folder)  # the rows themselves are sound
+    with pytest.raises(DatasetError) as info:
+        ds.case("refunds-002")
+    assert str(info.value) == f'{path}:3: row "refunds-002": expect.nubmer: unknown key (did you mean number?)'
+    code, _, err = run(capsys, "dataset", "validate", str(folder))  # one problem: one line
+    assert (code, err) == (1, f"goldenkit: {info.value}\n")
+    # with nothing close, the message lists the keys an expect may hold
+    rows[2]["case"]["expect"] = {"zzz": 1}
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DatasetError, match=r"expect\.zzz: unknown key \(known: adversarial, class, contains, "):
+        read_dataset(folder).case("refunds-002")

@@ -206,3 +206,44 @@ def test_decision_to_dict_and_format() -> None:
     assert {r["name"] for r in doc["rules"]} >= {"error_rate", "run.graded", "regression.overall"}
     text = d.format()
     assert "[FAIL] regression.critical[refunds]" in text and text.splitlines()[-1].startswith("gate FAILED")
+
+
+def test_a_misspelled_critical_or_threshold_slice_names_the_slice_it_meant() -> None:
+    base, cand = example()
+    policy = GatePolicy.from_config({"critical": ["refnuds"], "slices": {"refudns": {"min_pass_rate": 0.9}}})
+    d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=policy)
+    crit = rule(d, "evidence.critical[refnuds]")
+    assert not crit.passed and crit.detail.startswith("critical slice refnuds: 0 of 0 rows paired")
+    assert crit.detail.endswith("(no rows on either side) (did you mean refunds?)")
+    assert rule(d, "pass_rate[refudns]").detail == "slice refudns has no rows in this run (did you mean refunds?)"
+    # without a baseline, the candidate's slices are the ones it may have meant
+    alone = evaluate_gate(cand, policy=GatePolicy(critical=("refnuds",), regression=False))
+    assert rule(alone, "evidence.critical[refnuds]").detail.endswith("(did you mean refunds?)")
+    # a name like none of them gets no guess
+    far = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy(critical=("payments",)))
+    assert "did you mean" not in rule(far, "evidence.critical[payments]").detail
+
+
+def test_a_critical_slice_too_small_for_its_margin_is_a_warning_with_the_rows_it_needs() -> None:
+    from goldenkit.stats import rows_needed
+
+    base, cand = example()
+    cmp = compare_runs(base, cand)  # 24 of the 400 paired rows flipped: 0.06
+    d = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(critical=("refunds", "other")))
+    need = rows_needed(0.05, 0.06, 0.05, 0.8)  # no margin: a change of 0.05
+    assert need == 191
+    assert [w for w in d.warnings if w.startswith("critical slice")] == [
+        "critical slice refunds: 60 paired row(s) are too few to detect a change of 0.05 (no non_inferiority_margin) "
+        "at alpha 0.05 with 80% power; it needs 191 paired rows (exact McNemar test, 0.06 of the rows flipping "
+        "(as in this comparison): goldenkit stats plan --delta 0.05 --discordance 0.06 --alpha 0.05)"
+    ]  # other has 340 paired rows: enough
+    assert "[WARN] critical slice refunds: 60 paired row(s)" in d.format()
+    # a margin of 0.03 at alpha 0.01 asks more of both slices
+    strict = GatePolicy(critical=("refunds", "other"), non_inferiority_margin=0.03, alpha=0.01)
+    d = evaluate_gate(cand, comparison=cmp, policy=strict)
+    need = rows_needed(0.03, 0.06, 0.01, 0.8)
+    power = [w for w in d.warnings if w.startswith("critical slice")]
+    assert [w.split(":")[0] for w in power] == ["critical slice refunds", "critical slice other"]
+    assert all(
+        f"the non-inferiority margin 0.03 at alpha 0.01 with 80% power; it needs {need} paired" in w for w in power
+    )
