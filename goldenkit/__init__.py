@@ -83,7 +83,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.pages import (
         build_site,
     )
-    from goldenkit.passk import (
+    from goldenkit.leaderboards.passk import (
         pass_at_k,
     )
     from goldenkit.providers.base import (
@@ -93,7 +93,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         get_provider,
         register_provider,
     )
-    from goldenkit.ranking import (
+    from goldenkit.leaderboards.ranking import (
         Leaderboard,
         leaderboard,
     )
@@ -141,7 +141,7 @@ _LAZY: dict[str, str] = {
     "GradeResult": "goldenkit.graders.base",
     "Grader": "goldenkit.graders.base",
     "JudgeVerdict": "goldenkit.graders",
-    "Leaderboard": "goldenkit.ranking",
+    "Leaderboard": "goldenkit.leaderboards.ranking",
     "Provider": "goldenkit.providers.base",
     "Response": "goldenkit.providers.base",
     "Run": "goldenkit.results",
@@ -166,7 +166,7 @@ _LAZY: dict[str, str] = {
     "mcnemar_exact": "goldenkit.stats",
     "merge_shards": "goldenkit.runner",
     "min_detectable_effect": "goldenkit.stats",
-    "leaderboard": "goldenkit.ranking",
+    "leaderboard": "goldenkit.leaderboards.ranking",
     "normalize_case": "goldenkit.formats",
     "outcomes_df": "goldenkit.results",
     "query": "goldenkit.history",
@@ -175,7 +175,7 @@ _LAZY: dict[str, str] = {
     "build_site": "goldenkit.pages",
     "paired_diff_ci": "goldenkit.stats",
     "parse_judge": "goldenkit.graders",
-    "pass_at_k": "goldenkit.passk",
+    "pass_at_k": "goldenkit.leaderboards.passk",
     "read_baseline": "goldenkit.baselines",
     "read_dataset": "goldenkit.dataset",
     "read_run": "goldenkit.results",

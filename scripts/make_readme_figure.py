@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from goldenkit.demo import DEFAULT_DATASET, run_demo
+from goldenkit.demo.story import DEFAULT_DATASET, run_demo
 from goldenkit.report import figure_png, forest_figure
 
 

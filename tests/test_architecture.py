@@ -27,6 +27,12 @@ DEPRECATED = {
     "evidence": "gate.evidence",
     "dataset.generate": "scenarios.generate",
     "dataset.agent_config": "scenarios.agent_config",
+    "alignment": "leaderboards.alignment",
+    "ranking": "leaderboards.ranking",
+    "passk": "leaderboards.passk",
+    "pairwise": "leaderboards.pairwise",
+    "leaderboard_report": "leaderboards.report",
+    "demo_benchmark": "demo.benchmark",
 }
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
@@ -48,7 +54,7 @@ LAYERS: list[set[str]] = [
     # statistics over tables (they never read a run folder)
     {"stats.intervals", "stats.clustered"},
     {"stats.collapse", "stats.mcnemar", "stats.representative"},
-    {"stats", "passk"},
+    {"stats", "leaderboards.passk"},
     {"gate.policy", "metrics"},
     {"gate.evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
@@ -69,7 +75,8 @@ LAYERS: list[set[str]] = [
     {"compare.runs"},
     {"compare"},
     {"gate.evaluate"},
-    {"gate", "alignment", "pairwise", "ranking"},
+    {"gate", "leaderboards.alignment", "leaderboards.pairwise"},
+    {"leaderboards.ranking"},
     # every run at once: the index, SQL over all outcomes, trends
     {"history.index"},
     {"history.sql", "history.trend"},
@@ -109,8 +116,10 @@ LAYERS: list[set[str]] = [
     {"audit"},
     {"report.html"},
     {"report.run", "report.compare", "report.audit", "report.coverage"},
-    {"report", "leaderboard_report"},
+    {"report", "leaderboards.report"},
+    {"leaderboards"},
     {"notebooks"},
+    {"notebooks.inprocess"},  # notebooks executed without a kernel (the site renders many)
     # the static site over every run
     {"pages.html", "pages.plots"},
     {"pages.views"},
@@ -119,7 +128,9 @@ LAYERS: list[set[str]] = [
     {"pages"},
     # the public API, the demo, then the CLI and its commands
     {"__init__"},
-    {"demo", "demo_benchmark"},
+    {"demo.story"},
+    {"demo.benchmark"},
+    {"demo"},
     # the commands: peers (one imports another's helpers; the cycle check keeps them apart)
     {
         "commands",

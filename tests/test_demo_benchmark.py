@@ -11,7 +11,7 @@ import pytest
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.demo_benchmark import run_benchmark
+from goldenkit.demo.benchmark import run_benchmark
 from goldenkit.graders.base import combine, get_grader, grade_case
 from goldenkit.providers.base import Response, TurnOutput
 from goldenkit.stats import collapse_repeats

@@ -18,7 +18,7 @@ from statsmodels.stats.multitest import multipletests
 
 from goldenkit import leaderboard
 from goldenkit.errors import ComparisonInvalid, InputError
-from goldenkit.ranking import PAIR_COLUMNS, TABLE_COLUMNS
+from goldenkit.leaderboards.ranking import PAIR_COLUMNS, TABLE_COLUMNS
 from goldenkit.stats import OVERALL
 
 

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from goldenkit import leaderboard
 from goldenkit.cli import main
-from goldenkit.leaderboard_report import (
+from goldenkit.leaderboards.report import (
     difference_matrix,
     format_leaderboard_table,
     interval_figure,

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from goldenkit.errors import InputError
-from goldenkit.passk import pass_at_k, row_pass_at_k, row_pass_hat_k
+from goldenkit.leaderboards.passk import pass_at_k, row_pass_at_k, row_pass_hat_k
 
 
 def _enumerate(n: int, c: int, k: int) -> tuple[float, float]:

@@ -22,7 +22,7 @@ import argparse
 import sys
 from typing import Any
 
-from goldenkit.demo import DEFAULT_DATASET, run_demo, story
+from goldenkit.demo.story import DEFAULT_DATASET, run_demo, story
 
 
 def register(sub: Any) -> None:
@@ -49,7 +49,7 @@ def _log(line: str) -> None:
 def benchmark_demo(args: argparse.Namespace) -> int:
     """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
     from goldenkit.commands.leaderboard import format_leaderboard
-    from goldenkit.demo_benchmark import benchmark_story, run_benchmark
+    from goldenkit.demo.benchmark import benchmark_story, run_benchmark
 
     lb = run_benchmark(args.dataset, args.results_dir, log=_log)
     print()

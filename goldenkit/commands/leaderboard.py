@@ -5,7 +5,7 @@ rate with its Wilson interval, pass@k and pass^k, the rank interval and group)
 and every pair (b, c, exact McNemar p, Holm-adjusted p, paired difference with
 Newcombe's interval); ``--json`` prints ``{"table": [...], "pairs": [...]}``
 (numbers as JSON numbers, NaN as null). ``--slice S`` ranks on the rows of one
-slice. See :mod:`goldenkit.ranking` for the definitions.
+slice. See :mod:`goldenkit.leaderboards.ranking` for the definitions.
 
 Exit codes: 0 ranked · 1 bad input (unknown run or slice) · 4 the runs are not
 comparable (the message names the odd run and each key that differs).
@@ -106,7 +106,7 @@ def format_leaderboard(lb: Any) -> str:
 
 def compute(runs: Any, args: argparse.Namespace) -> Any:
     """The leaderboard the options ask for (one slice with ``--slice``)."""
-    from goldenkit.ranking import Leaderboard, leaderboard
+    from goldenkit.leaderboards.ranking import Leaderboard, leaderboard
 
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
@@ -138,7 +138,7 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from goldenkit.alignment import run_inputs
+    from goldenkit.leaderboards.alignment import run_inputs
     from goldenkit.notebooks import execute_notebook, notebook_path
     from goldenkit.results import read_run
 
@@ -158,10 +158,10 @@ def report_leaderboard(args: argparse.Namespace) -> int:
 
 def pairwise_for_compare(base: Any, cand: Any) -> Any:
     """``goldenkit compare --pairwise-judge``: the [judge] of the dataset's goldenkit.toml (else ./goldenkit.toml)
-    asked which answer is better, both orders (see :mod:`goldenkit.pairwise`)."""
+    asked which answer is better, both orders (see :mod:`goldenkit.leaderboards.pairwise`)."""
     from goldenkit.config import load_config, section
     from goldenkit.graders.build import build_graders
-    from goldenkit.pairwise import pairwise_compare
+    from goldenkit.leaderboards.pairwise import pairwise_compare
     from goldenkit.results import Run
 
     if not isinstance(base, Run) or not isinstance(cand, Run):

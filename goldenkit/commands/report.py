@@ -76,6 +76,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.leaderboard or args.run is None:
         from goldenkit.commands.leaderboard import report_leaderboard
 
+        gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
+
         return report_leaderboard(args)
     run = read_run(args.run, args.results_dir)
     gate_defaults(args, run.manifest)

@@ -172,7 +172,7 @@ def not_comparable_page(prefix: str, why: str, runs: pd.DataFrame, *, site_title
 
 def _make(prefix: str, group: pd.DataFrame, rule: str, site_title: str) -> tuple[str, str]:
     """(HTML, the index note) of one group: its leaderboard, or the page saying why there is none."""
-    from goldenkit.ranking import leaderboard
+    from goldenkit.leaderboards.ranking import leaderboard
 
     ok = group[group["state"] == "ok"].sort_values("run_id", kind="stable")
     try:
