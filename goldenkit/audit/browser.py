@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -120,12 +120,18 @@ class AuditBrowser:
 
 
 class AuditWidget:
-    """An ipywidgets front end over :class:`AuditBrowser` (display ``.widget`` in Jupyter)."""
+    """An ipywidgets front end over :class:`AuditBrowser` (display ``.widget`` in Jupyter).
 
-    def __init__(self, browser: AuditBrowser) -> None:
+    ``apply``: what the "apply" button calls to write the confirmed label errors as a
+    new dataset version (:meth:`goldenkit.audit.AuditSession.apply_summary`); it returns
+    the line the status shows. Without one (no dataset folder at hand) the button is disabled.
+    """
+
+    def __init__(self, browser: AuditBrowser, apply: Callable[[], str] | None = None) -> None:
         import ipywidgets as w
 
         self.browser = browser
+        self._apply = apply
         self.dropdowns = {
             name: w.Dropdown(options=[ALL, *browser.options(name)], value=ALL, description=name)
             for name in AuditBrowser.FILTERS
@@ -138,12 +144,22 @@ class AuditWidget:
         self.note = w.Text(placeholder="note (why)", layout=w.Layout(width="60%"))
         self.correction = w.Textarea(placeholder='correction as JSON merge patch, e.g. {"case": {"expect": {...}}}')
         self.save = w.Button(description="save mark", button_style="primary")
+        self.apply_button = w.Button(
+            description="apply as new version",
+            button_style="warning",
+            disabled=apply is None,
+            tooltip="write the rows marked label_error, corrected or dropped, as a new dataset version"
+            if apply is not None
+            else "the dataset folder is not at hand: use goldenkit audit apply",
+            layout=w.Layout(width="auto"),
+        )
         self.status = w.Label()
         for dd in self.dropdowns.values():
             dd.observe(self._on_filter, names="value")
         self.prev_button.on_click(lambda _b: self._move(-1))
         self.next_button.on_click(lambda _b: self._move(1))
         self.save.on_click(self._on_save)
+        self.apply_button.on_click(self._on_apply)
         self.widget = w.VBox(
             [
                 w.HBox(list(self.dropdowns.values())[:3]),
@@ -152,7 +168,7 @@ class AuditWidget:
                 self.card,
                 w.HBox([self.label, self.note]),
                 self.correction,
-                w.HBox([self.save, self.status]),
+                w.HBox([self.save, self.apply_button, self.status]),
             ]
         )
         self.refresh()
@@ -182,6 +198,14 @@ class AuditWidget:
         self.note.value = ""
         self.correction.value = ""
         self.refresh()
+
+    def _on_apply(self, _b: Any) -> None:
+        if self._apply is None:
+            return
+        try:
+            self.status.value = self._apply()
+        except InputError as exc:
+            self.status.value = f"not applied: {exc}"
 
     def refresh(self) -> None:
         b = self.browser

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit.audit.apply import AuditApplied, apply_audit
 from goldenkit.audit.browser import AuditBrowser, AuditWidget
 from goldenkit.audit.failures import audit_sample, failing_rows, sample_cards_html
 from goldenkit.audit.marks import AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
@@ -50,8 +51,8 @@ class AuditSession:
         return AuditBrowser(self.failures, log=self.log, dataset=self.dataset_key, page_size=page_size)
 
     def widget(self, page_size: int = 1) -> AuditWidget:
-        """The ipywidgets browser (display ``.widget``)."""
-        return AuditWidget(self.browser(page_size))
+        """The ipywidgets browser (display ``.widget``); its apply button calls :meth:`apply_summary`."""
+        return AuditWidget(self.browser(page_size), apply=self.apply_summary if self.dataset is not None else None)
 
     def failures_view(self, *, interactive: bool, n_per_slice: int = 3, seed: int = 0, page_size: int = 1) -> Any:
         """What the notebook shows of the failing rows: the widget browser, or a fixed sample.
@@ -64,12 +65,41 @@ class AuditSession:
             return self.widget(page_size).widget
         return sample_cards_html(audit_sample(self.failures, n_per_slice, seed))
 
+    def _files(self) -> list[Path]:
+        name = self.log.path.name.rsplit("-", 3)[0]
+        return sorted(self.audits_dir.glob(f"{name}-*.jsonl"))
+
+    def _on_this_version(self, mark: dict[str, Any]) -> bool:
+        return not mark.get("dataset_sha256") or mark.get("dataset_sha256") == self.dataset_key.get("sha256")
+
     def all_marks(self) -> list[dict[str, Any]]:
         """Every mark on this dataset version, from all ``audits/<dataset>-*.jsonl`` files (oldest file first)."""
-        name = self.log.path.name.rsplit("-", 3)[0]
-        files = sorted(self.audits_dir.glob(f"{name}-*.jsonl"))
-        sha = self.dataset_key.get("sha256")
-        return [m for m in read_marks(files) if not m.get("dataset_sha256") or m.get("dataset_sha256") == sha]
+        return [m for m in read_marks(self._files()) if self._on_this_version(m)]
+
+    def mark_files(self) -> list[Path]:
+        """The ``audits/<dataset>-*.jsonl`` files holding a mark on this dataset version (oldest first)."""
+        return [p for p in self._files() if any(self._on_this_version(m) for m in read_marks(p))]
+
+    def apply(self, out: str | Path | None = None, *, version: str | None = None) -> AuditApplied:
+        """:func:`goldenkit.audit.apply_audit` of :meth:`mark_files` to the dataset's folder: a new version."""
+        if self.dataset is None:
+            raise InputError("the runs' dataset is not at hand: give open_audit the dataset folder")
+        folder = self.dataset.path if self.dataset.path.is_dir() else self.dataset.path.parent
+        files = self.mark_files()
+        if not files:
+            raise InputError(f"no marks on this dataset version under {self.audits_dir}: mark a row first")
+        return apply_audit(files, folder, out, version=version)
+
+    def apply_summary(self) -> str:
+        """:meth:`apply`, said in one line (what the widget's apply button shows)."""
+        done = self.apply()
+        parts = [f"wrote {self.dataset_key.get('name')} {done.version} to {done.path} (sha256 {done.sha256[:12]})"]
+        if done.relabelled:
+            parts.append(f"relabelled {', '.join(done.relabelled)}")
+        if done.dropped:
+            parts.append(f"dropped {', '.join(done.dropped)}")
+        kept = ", ".join(f"{n} {label}" for label, n in done.ignored.items() if n)
+        return "; ".join(parts) + (f"; left as they are: {kept}" if kept else "")
 
     def summary(self) -> Any:
         """Runs, dataset, where marks go, and failing / already-marked rows per slice."""
