@@ -333,3 +333,67 @@ def test_an_assistant_tool_call_without_text_is_sent_without_content_and_text_re
         '[{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}, '
         '{"role": "assistant", "content": ""}]'
     )
+
+
+class _APIError(Exception):
+    """An SDK's base error class (the openai and google-genai SDKs name theirs APIError)."""
+
+
+class AuthenticationError(_APIError):
+    status_code = 401
+
+
+class RateLimitError(_APIError):
+    status_code = 429
+
+    def __str__(self) -> str:
+        return "Error code: 429 - {'error': {'code': 'insufficient_quota'}}"
+
+
+class GenaiClientError(_APIError):
+    def __init__(self, code: int) -> None:
+        self.code = code
+        super().__init__(f"{code} UNAUTHENTICATED")
+
+
+def _caused() -> BaseException:
+    try:
+        try:
+            raise ConnectionRefusedError("connect")
+        except ConnectionRefusedError as inner:
+            raise RuntimeError("tool lookup_order failed") from inner
+    except RuntimeError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (AuthenticationError("bad key"), "infrastructure"),
+        (RateLimitError(), "infrastructure"),
+        (GenaiClientError(401), "infrastructure"),
+        (GenaiClientError(503), "transient"),
+        (__import__("http.client").client.IncompleteRead(b"partial"), "transient"),
+        (ExceptionGroup("tasks", [ConnectionResetError("reset")]), "transient"),
+        (_caused(), "transient"),
+        (KeyError("order_id"), "agent"),
+        (ExceptionGroup("tasks", [KeyError("order_id")]), "agent"),
+    ],
+    ids=["sdk-401", "sdk-quota", "genai-401", "genai-503", "cut-reply", "group", "raised-from", "own", "own-group"],
+)
+def test_an_outage_inside_an_agent_is_never_its_fault(exc: BaseException, kind: str) -> None:
+    from goldenkit.providers.failures import exception_error
+
+    assert exception_error(exc, "callable m:f raised").kind == kind
+
+
+def test_a_proxy_page_that_mentions_a_content_filter_is_not_the_candidates_refusal() -> None:
+    import httpx
+
+    from goldenkit.providers.failures import classify_status
+
+    page = b"<html><body>Blocked by web application firewall (content filter)</body></html>"
+    got = classify_status(400, page, "http://gw/v1", httpx.Headers({"content-type": "text/html"}))
+    assert got.kind == "infrastructure"
+    own = b'{"error": {"message": "This request exceeds the model\'s maximum context length"}}'
+    assert classify_status(400, own, "http://m/v1", httpx.Headers({"content-type": "application/json"})).kind == "refused"

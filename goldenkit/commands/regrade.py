@@ -50,7 +50,8 @@ def regrade_command(args: argparse.Namespace) -> int:
     if args.dataset:
         man["dataset"] = {**(man.get("dataset") or {}), "path": args.dataset}
     cfg = config_for_run(args.config, man)  # --config, the file the run recorded, else beside its dataset
-    print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
+    if cfg.get("_path"):
+        print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
     opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
     model = (source.manifest.get("agent_version") or {}).get("model_id")
     graders = grader_list(args, cfg, model)

@@ -35,10 +35,12 @@ import re
 import ssl
 import sys
 import time
-
-import httpx
+from typing import TYPE_CHECKING
 
 from goldenkit.errors import ProviderError
+
+if TYPE_CHECKING:  # httpx is imported by the HTTP providers; an in-process agent's run never needs it
+    import httpx
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 TRANSIENT, INFRASTRUCTURE, REFUSED, AGENT = "transient", "infrastructure", "refused", "agent"
@@ -161,8 +163,8 @@ def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers |
     lowered = body[:4000].decode("utf-8", "replace").lower()
     content_type = headers.get("content-type") if headers is not None else None
     where = f"HTTP {status} from {url}"
-    if status in (400, 413, 422):
-        why = refusal(lowered)
+    if status in (400, 413, 422) and (is_json_body(body, content_type) or not body.strip()):
+        why = refusal(lowered)  # only the model server's own JSON refuses a request (a proxy's page never does)
         if why is not None:
             return ProviderError(f"{where}: {why} ({excerpt})", kind=REFUSED, status=status, url=url)
     if status in (402, 403, 429) and any(m in lowered for m in _QUOTA_MARKERS):
@@ -226,6 +228,8 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
     """The ProviderError for a request that got no HTTP reply (``url`` already redacted)."""
+    import httpx  # loaded already: ``exc`` is one of its errors
+
     problem = _certificate_problem(exc)
     if problem is not None:
         return ProviderError(
@@ -287,31 +291,59 @@ def exception_error(exc: BaseException, where: str, *, default: str = AGENT) -> 
     """The ProviderError for an exception raised inside an in-process agent or callable.
 
     ``where`` opens the message (``"callable pkg:fn raised"``). The network and OS family
-    is never the agent's own fault: timeouts and connection errors (and HTTP libraries'
-    transport errors) are ``transient``; an HTTP status error is classified by its status
-    (:func:`classify_status`); any other ``OSError`` is ``infrastructure``. Everything
-    else is ``default`` (``agent``: the agent's own code raised).
+    is never the agent's own fault, found in the exception, what caused it (``raise ...
+    from``) and the members of an exception group: timeouts, connection errors and cut
+    HTTP replies (and HTTP libraries' transport errors) are ``transient``; an exception
+    that carries an HTTP status (an SDK's status error: ``status_code``, ``status`` or an
+    integer ``code``) is classified by its status (:func:`classify_status`); any other
+    ``OSError`` is ``infrastructure``. Everything else is ``default`` (``agent``: the
+    agent's own code raised).
     """
     if isinstance(exc, ProviderError):
         return exc
     msg = f"{where} {describe(exc)}"
-    aiohttp = sys.modules.get("aiohttp")  # its errors are only possible once it is imported
-    if isinstance(exc, httpx.TransportError):
-        return transport_error(exc, "the agent's endpoint").with_message(msg)
-    if isinstance(exc, httpx.HTTPStatusError) or (aiohttp is not None and isinstance(exc, aiohttp.ClientResponseError)):
-        status = _status_of(exc)
-        if status is not None:
-            return classify_status(status, str(exc).encode(), "the agent's endpoint").with_message(msg)
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError) or type(exc).__name__ in _NETWORK_NAMES:
-        return ProviderError(msg, kind=TRANSIENT)
-    if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectionError):
-        return ProviderError(msg, kind=TRANSIENT)
-    status = _status_of(exc) if type(exc).__name__.endswith(("StatusError", "APIError", "HTTPError")) else None
-    if status is not None:
-        return classify_status(status, str(exc).encode(), "the agent's endpoint").with_message(msg)
-    if isinstance(exc, OSError):
-        return ProviderError(msg, kind=INFRASTRUCTURE)
+    for cur in _causes(exc):
+        found = _outage(cur)
+        if found is not None:
+            return found.with_message(msg)
     return ProviderError(msg, kind=default)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc``, what caused it, and the members of exception groups among them (each once, outermost first)."""
+    out: list[BaseException] = []
+    todo = [exc]
+    while todo and len(out) < 50:
+        for cur in _chain(todo.pop(0)):
+            if all(cur is not seen for seen in out):
+                out.append(cur)
+                todo.extend(getattr(cur, "exceptions", None) or ())  # an ExceptionGroup's members
+    return out
+
+
+_STATUS_FAMILY = ("StatusError", "APIError", "HTTPError", "ClientError", "ServerError", "ResponseError")
+
+
+def _outage(exc: BaseException) -> ProviderError | None:
+    """The ProviderError when ``exc`` itself is an outage (see :func:`exception_error`), else None."""
+    import http.client
+
+    aiohttp = sys.modules.get("aiohttp")  # its errors are only possible once it is imported
+    httpx = sys.modules.get("httpx")  # the same for httpx (a callable's run loads no HTTP stack)
+    if httpx is not None and isinstance(exc, httpx.TransportError):
+        return transport_error(exc, "the agent's endpoint")
+    names = {c.__name__ for c in type(exc).__mro__}
+    status = _status_of(exc) if any(n.endswith(_STATUS_FAMILY) for n in names) else None
+    if status is not None:
+        return classify_status(status, str(exc).encode(), "the agent's endpoint")
+    network = isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError | http.client.HTTPException)
+    if network or names & _NETWORK_NAMES:
+        return ProviderError(describe(exc), kind=TRANSIENT)
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectionError):
+        return ProviderError(describe(exc), kind=TRANSIENT)
+    if isinstance(exc, OSError):
+        return ProviderError(describe(exc), kind=INFRASTRUCTURE)
+    return None
 
 
 __all__ = [
