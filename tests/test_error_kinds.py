@@ -396,4 +396,6 @@ def test_a_proxy_page_that_mentions_a_content_filter_is_not_the_candidates_refus
     got = classify_status(400, page, "http://gw/v1", httpx.Headers({"content-type": "text/html"}))
     assert got.kind == "infrastructure"
     own = b'{"error": {"message": "This request exceeds the model\'s maximum context length"}}'
-    assert classify_status(400, own, "http://m/v1", httpx.Headers({"content-type": "application/json"})).kind == "refused"
+    assert (
+        classify_status(400, own, "http://m/v1", httpx.Headers({"content-type": "application/json"})).kind == "refused"
+    )
