@@ -343,7 +343,8 @@ def _shape_spans(text: str, low: str) -> list[tuple[int, int]]:
     for trigger in _PREFIX_TRIGGERS:
         i = low.find(trigger)
         while i >= 0:
-            if i == 0 or text[i - 1] not in _B64ISH:  # else inside a longer token (a base64 image, an id)
+            # else inside a longer token (a base64 image, an id); after "=" it is a value (key=sk-...)
+            if i == 0 or text[i - 1] not in _B64ISH or text[i - 1] == "=":
                 m = _PREFIXED.match(text, i)
                 if m is not None and _has_digit(m.group(0)):
                     spans.append(m.span())

@@ -423,3 +423,11 @@ def test_a_key_given_as_api_key_env_in_goldenkit_toml_is_refused_unechoed(
     out, err = capsys.readouterr()
     assert "api_key_env takes the NAME of an environment variable" in err and err.count("\n") == 1
     assert AGENT_KEY not in out + err and AGENT_KEY[:8] not in out + err
+
+
+def test_a_provider_key_after_an_equals_sign_is_masked() -> None:
+    from goldenkit.scrub import scrub
+
+    for text in ("API key not valid. key=sk-live-SECRETSECRET1234567890", "auth=sk-proj-abcdef0123456789abcdefXYZ",
+                 "key=AIzaSyA1234567890abcdefghijklmnopqrstuv"):  # fmt: skip
+        assert "SECRET" not in scrub(text) and "abcdef0123456789" not in scrub(text) and "AIzaSy" not in scrub(text)
