@@ -74,6 +74,13 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         runs_df,
         trend,
     )
+    from goldenkit.leaderboards.passk import (
+        pass_at_k,
+    )
+    from goldenkit.leaderboards.ranking import (
+        Leaderboard,
+        leaderboard,
+    )
     from goldenkit.metrics import (
         run_metrics,
     )
@@ -83,9 +90,6 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.pages import (
         build_site,
     )
-    from goldenkit.leaderboards.passk import (
-        pass_at_k,
-    )
     from goldenkit.providers.base import (
         Provider,
         Response,
@@ -93,10 +97,7 @@ if _typing.TYPE_CHECKING:  # the real imports, for type checkers and IDEs
         get_provider,
         register_provider,
     )
-    from goldenkit.leaderboards.ranking import (
-        Leaderboard,
-        leaderboard,
-    )
+    from goldenkit.report.explore import explore
     from goldenkit.results import (
         Run,
         outcomes_df,
@@ -157,6 +158,7 @@ _LAZY: dict[str, str] = {
     "collapse_repeats": "goldenkit.stats",
     "compare_runs": "goldenkit.compare",
     "evaluate_gate": "goldenkit.gate",
+    "explore": "goldenkit.report.explore",
     "flaky_rows": "goldenkit.stats",
     "get_grader": "goldenkit.graders.base",
     "get_provider": "goldenkit.providers.base",
@@ -246,6 +248,7 @@ __all__ = [
     "collapse_repeats",
     "compare_runs",
     "evaluate_gate",
+    "explore",
     "flaky_rows",
     "get_grader",
     "get_provider",

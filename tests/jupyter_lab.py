@@ -40,7 +40,7 @@ class Lab:
 
     def tree(self, notebook: str) -> str:
         """The URL that opens ``notebook`` (relative to the root) in JupyterLab."""
-        return f"{self.url}/lab/tree/{notebook}?token={self.token}"
+        return f"{self.url}/lab/tree/{notebook}?reset&token={self.token}"  # reset: no tabs of an earlier page
 
     def api(self, method: str, path: str) -> Any:
         r = httpx.request(method, f"{self.url}{path}", headers={"Authorization": f"token {self.token}"}, timeout=10)

@@ -151,7 +151,7 @@ class AuditWidget:
             tooltip="write the rows marked label_error, corrected or dropped, as a new dataset version"
             if apply is not None
             else "the dataset folder is not at hand: use goldenkit audit apply",
-            layout=w.Layout(width="auto"),
+            layout=w.Layout(width="auto", min_width="13em"),
         )
         self.status = w.Label()
         for dd in self.dropdowns.values():
