@@ -56,7 +56,6 @@ LAYERS: list[set[str]] = [
     {"stats.collapse", "stats.mcnemar", "stats.representative"},
     {"stats", "leaderboards.passk"},
     {"gate.policy", "metrics"},
-    {"gate.evidence"},
     # results: what a run wrote; other harnesses' results imported as runs
     {"results.manifest", "results.jsonl", "results.parquet", "results.latest"},
     {"results.run"},
@@ -74,6 +73,7 @@ LAYERS: list[set[str]] = [
     {"compare.groups"},
     {"compare.runs"},
     {"compare"},
+    {"gate.evidence"},
     {"gate.evaluate"},
     {"gate", "leaderboards.alignment", "leaderboards.pairwise"},
     {"leaderboards.ranking"},

@@ -215,7 +215,7 @@ def s_other_dataset(w: Path) -> tuple[list[str], int, str]:
 
 
 def s_other_repeats(w: Path) -> tuple[list[str], int, str]:
-    put(w, "cand", good_rows(), repeats=5)
+    put(w, "cand", [(r, s, (v * 2)[:5]) for r, s, v in good_rows()], repeats=5)
     return ["cand", "--baseline", "base"], 4, "repeats differ"
 
 
@@ -593,3 +593,15 @@ def test_the_gate_finds_the_config_the_run_recorded(
     out = capsys.readouterr().out
     assert f"config: {ds / 'goldenkit.toml'} (sha256 " in out and "recorded by the run" in out
     assert "[FAIL] regression.critical[refunds]" in out
+
+
+def test_missing_repeats_are_not_evidence_on_either_side(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a run.json that says 3 repeats and complete, with only the first repeat of the refunds rows
+    cut = [(r, s, v[:1] if s == "refunds" else v) for r, s, v in good_rows()]
+    put(work, "cut", cut, model_id="model-b")
+    assert gate("cut", "--baseline", "base") == 3
+    assert "run.repeats: the run is incomplete: 4 row(s) have fewer than its 3 repeats" in capsys.readouterr().out
+    assert gate("good", "--baseline", "cut") == 3
+    assert "baseline cut is not evidence: incomplete: 4 row(s)" in capsys.readouterr().out
+    assert main(["compare", "base", "cut"]) == 3
+    assert "candidate cut: incomplete" in capsys.readouterr().err

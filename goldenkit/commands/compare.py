@@ -189,7 +189,10 @@ def _evidence_exit(cmp: Comparison) -> int:
     """3 (naming the side, on stderr) when a side is INVALID or incomplete or the candidate lost rows, else 0."""
     sides = (("base", cmp.base_id, cmp.base_manifest), ("candidate", cmp.cand_id, cmp.cand_manifest))
     problems = [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in _shard_problems(man)]
-    problems += [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in side_problems(man)]
+    tables = {"base": cmp.base_collapsed, "candidate": cmp.cand_collapsed}
+    problems += [
+        f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in side_problems(man, tables[label])
+    ]
     missing = int((cmp.ledger.rows["cand_status"] == "MISSING").sum())
     if missing:
         problems.append(f"candidate {cmp.cand_id}: {missing} of the baseline's rows have no outcome (MISSING)")

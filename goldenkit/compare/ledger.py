@@ -44,6 +44,7 @@ __all__ = [
     "Ledger",
     "SliceAccount",
     "evidence_ledger",
+    "missing_repeats",
     "side_problems",
 ]
 
@@ -127,13 +128,32 @@ class Ledger:
         return f"Ledger({a.paired} of {a.rows} rows paired, {len(self.out_of_scope)} out of scope)"
 
 
-def side_problems(manifest: Mapping[str, Any]) -> list[str]:
-    """Why one side's run is not evidence from its manifest alone: INVALID, or it did not finish."""
+def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None) -> str | None:
+    """Why a side lacks outcomes its own run key promises (rows with fewer than ``repeats`` attempts), or
+    None: a repeat that is not there is no evidence, whatever run.json's ``complete`` says."""
+    repeats = manifest.get("repeats")
+    if collapsed is None or "attempts" not in collapsed.columns or not isinstance(repeats, int) or repeats < 1:
+        return None
+    attempts = collapsed["attempts"].to_numpy()
+    short = int((attempts < repeats).sum())
+    if not short:
+        return None
+    return (
+        f"incomplete: {short} row(s) have fewer than its {repeats} repeats "
+        f"({int(attempts.sum())} of {len(attempts) * repeats} outcomes)"
+    )
+
+
+def side_problems(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None = None) -> list[str]:
+    """Why one side's run is not evidence: INVALID, it did not finish, or (given its collapsed rows)
+    outcomes its repeats promise are missing (:func:`missing_repeats`)."""
     out = []
     if manifest.get("validity") == INVALID:
         out.append(f"INVALID ({manifest.get('invalid_reason') or 'run.json says so'})")
     if manifest.get("complete") is False:
         out.append("incomplete (its run did not finish; resume it)")
+    if (short := missing_repeats(manifest, collapsed)) is not None:
+        out.append(short)
     return out
 
 

@@ -124,6 +124,7 @@ import pandas as pd
 
 from goldenkit._text import did_you_mean
 from goldenkit.compare.groups import RunRef, resolve_side
+from goldenkit.compare.ledger import missing_repeats
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError, InputError
 from goldenkit.gate.evidence import (
     baseline_evidence,
@@ -263,7 +264,7 @@ def evaluate_gate(
         )
     outcomes, collapsed, man = _inputs(run, manifest, policy)
     table = slice_table(collapsed, rule=policy.rule)
-    rules = _run_rules(man, table.iloc[-1], policy)
+    rules = _run_rules(man, collapsed, table.iloc[-1], policy)
     rules += _absolute_rules(table, outcomes, policy) + red_rules(outcomes, policy)
     review: list[str] = []
     warnings: list[str] = []
@@ -289,9 +290,11 @@ def evaluate_gate(
     return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
 
 
-def _run_rules(man: Mapping[str, Any], overall: Any, policy: GatePolicy) -> list[GateRule]:
-    """Is the run evidence at all: validity, completeness, error rate, graded rows."""
+def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:
+    """Is the run evidence at all: validity, completeness (also of its repeats), error rate, graded rows."""
     rules: list[GateRule] = []
+    if (short := missing_repeats(man, collapsed)) is not None:
+        rules.append(GateRule("run.repeats", False, None, None, f"the run is {short}", "infrastructure", 3))
     shard = man.get("shard")
     if shard and not man.get("merged_from"):
         part = f"{shard['k']}/{shard['n']}" if isinstance(shard, Mapping) and {"k", "n"} <= set(shard) else shard

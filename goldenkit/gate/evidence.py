@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit.compare.ledger import missing_repeats
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
 from goldenkit.gate.policy import GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
@@ -145,6 +146,8 @@ def baseline_evidence(
     err, skip = int((codes == 2).sum()), int((codes == 3).sum())
     if n_graded == 0:
         problems.append("empty (no rows)" if rows == 0 else f"no graded row ({err} ERROR, {skip} SKIPPED of {rows})")
+    if (short := missing_repeats(man, collapsed)) is not None:
+        problems.append(short)
     errors, attempts = _error_share(collapsed)
     if max_error_rate is not None and attempts and errors / attempts > max_error_rate:
         problems.append(f"error rate {errors / attempts:.2%} ({errors}/{attempts} attempts) > {max_error_rate:.2%}")
