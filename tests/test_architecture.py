@@ -116,6 +116,7 @@ LAYERS: list[set[str]] = [
     {"audit"},
     {"report.html"},
     {"report.run", "report.compare", "report.audit", "report.coverage"},
+    {"report.explore"},  # goldenkit.explore: the comparison widget over report.compare
     {"report", "leaderboards.report"},
     {"leaderboards"},
     {"notebooks"},
