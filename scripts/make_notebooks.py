@@ -17,7 +17,6 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-
 def setup(imports: str) -> str:
     """The setup cell: the notebook's imports, then the display settings."""
     return f"{imports}\n\nreport.setup_notebook()"
@@ -36,20 +35,43 @@ top_reasons = 5  # failure reasons shown per grader""",
     ("code", setup("from goldenkit import report, stats\nfrom goldenkit.results import read_run")),
     ("code", "r = read_run(run, results_dir)\noutcomes = r.outcomes()\nreport.validity_banner(r)"),
     ("md", "## Run key"),
-    ("code", "report.run_key_table(r)"),
+    ("code", "report.table_html(report.run_key_table(r), header=False)"),
     (
         "md",
         "## Pass rate per slice\nOne verdict per row after collapsing repeats; 95% Wilson intervals. "
         "ERROR and SKIPPED rows are outside the rate.",
     ),
-    ("code", "table = stats.slice_table(outcomes, rule=rule)\nreport.format_slice_table(table)"),
+    (
+        "code",
+        "table = stats.slice_table(outcomes, rule=rule)\n"
+        'report.table_html(report.format_slice_table(table), "The run has no outcome: no slice to show.")',
+    ),
     ("code", "report.pass_rate_figure(table)"),
     ("md", "## ERROR and SKIPPED outcomes\nNothing was graded for these; they are not failures."),
-    ("code", 'report.shown_or_note(report.errors_and_skips(outcomes), "No ERROR or SKIPPED outcome.")'),
+    (
+        "code",
+        "report.table_html(\n"
+        "    report.errors_and_skips(outcomes),\n"
+        '    "No ERROR or SKIPPED outcome: every attempt was answered and graded. Timeouts, refused or failed "\n'
+        '    "calls and rows no grader applies to would be listed here, by kind and reason.",\n'
+        ")",
+    ),
     ("md", "## Flaky rows\nRows that passed some but not all of their graded repeats."),
-    ("code", 'report.shown_or_note(report.flaky_table(outcomes, rule), "No flaky row.")'),
+    (
+        "code",
+        "report.table_html(\n"
+        "    report.flaky_table(outcomes, rule),\n"
+        '    "No flaky row: every row gave the same verdict on each of its graded repeats (with one repeat, "\n'
+        '    "no row can be flaky; run with --repeats 3 to see them).",\n'
+        ")",
+    ),
     ("md", "## Latency and tokens\nOver answered outcomes (ERROR excluded)."),
-    ("code", "report.latency_summary(outcomes)"),
+    (
+        "code",
+        "report.table_html(\n"
+        '    report.latency_summary(outcomes), "No answered outcome: every attempt errored, so no latency to show."\n'
+        ")",
+    ),
     (
         "md",
         "## Red rows\nExpected failures (tag `red`), apart from the rest: negative-case pass rate and "
@@ -59,7 +81,10 @@ top_reasons = 5  # failure reasons shown per grader""",
     ("md", "## Most common failure reasons per grader"),
     (
         "code",
-        'report.shown_or_note(report.failure_reasons(outcomes, top=top_reasons), "No failed outcome.")',
+        "report.table_html(\n"
+        "    report.failure_reasons(outcomes, top=top_reasons),\n"
+        '    "No failed outcome: no grader failed a graded attempt, so there is no failure reason to count.",\n'
+        ")",
     ),
 ]
 
@@ -82,26 +107,27 @@ flip_limit = 200  # flipped rows shown side by side""",
         "code",
         "base_run = resolve_run_or_baseline(base, results_dir, baselines_dir)\n"
         "cand_run = resolve_run_or_baseline(cand, results_dir, baselines_dir)\n"
-        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha)\n"
-        "report.comparability_banner(comparison, differences)",
+        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha)",
     ),
-    (
-        "md",
-        "## Per slice and overall\nb = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; "
-        "Holm-adjusted across slices; paired difference (candidate − base) with Newcombe's interval.",
-    ),
-    ("code", "report.format_compare_table(comparison)"),
-    ("code", "report.forest_figure(comparison)"),
-    ("code", "report.clusters_html(comparison)"),
-    ("md", "## Flip list\nNEW_FAILURE first; both responses and grader reasons side by side."),
-    ("code", "report.flip_list_html(comparison, limit=flip_limit)"),
-    ("md", "## Gate decision"),
     (
         "code",
         "decision = report.gate_decision(cand_run, comparison, differences, config, baseline=base_run)\n"
         "report.gate_banner(decision)",
     ),
-    ("code", "report.gate_table(decision)"),
+    ("md", "## Comparability\nWhat the two runs share, or each reason they cannot be compared."),
+    ("code", "report.comparability_banner(comparison, differences)"),
+    ("md", "## Gate rules\nEvery rule the gate checked, with the evidence each one saw."),
+    ("code", "report.table_html(report.gate_table(decision))"),
+    (
+        "md",
+        "## Per slice and overall\nb = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; "
+        "Holm-adjusted across slices; paired difference (candidate − base) with Newcombe's interval.",
+    ),
+    ("code", "report.table_html(report.format_compare_table(comparison))"),
+    ("code", "report.forest_figure(comparison)"),
+    ("code", "report.clusters_html(comparison)"),
+    ("md", "## Flip list\nNEW_FAILURE first; both responses and grader reasons side by side."),
+    ("code", "report.flip_list_html(comparison, limit=flip_limit)"),
 ]
 
 AUDIT = [
@@ -138,7 +164,7 @@ audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
         "md",
         "## Label-error share per slice\nFrom every marks file of this dataset; unclear rows stay in the denominator.",
     ),
-    ("code", "report.label_error_share(session.all_marks())"),
+    ("code", "report.label_error_table(session.all_marks())"),
 ]
 
 COVERAGE = [
@@ -168,7 +194,7 @@ min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""
         ")\n"
         "coverage",
     ),
-    ("code", "report.format_coverage_table(coverage.table)"),
+    ("code", "report.table_html(report.format_coverage_table(coverage.table))"),
     ("code", "report.coverage_figure(coverage.table)"),
 ]
 
@@ -185,7 +211,13 @@ results_dir = "results"  # where run ids are looked up
 alpha = 0.05  # significance level of the pairwise tests (Holm over all pairs)
 rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
     ),
-    ("code", setup("import goldenkit\nfrom goldenkit import leaderboard_report, report")),
+    (
+        "code",
+        setup(
+            "import goldenkit\nfrom goldenkit import report\n"
+            "from goldenkit.leaderboards import report as leaderboard_report"
+        ),
+    ),
     ("code", "board = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, results_dir=results_dir)"),
     ("code", "leaderboard_report.notes_block(board)"),
     (
@@ -193,15 +225,18 @@ rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
         "## The table\nBest first. `rank` is every place the paired tests cannot rule out; `top` marks the runs "
         "indistinguishable from the leader.",
     ),
-    ("code", "leaderboard_report.format_leaderboard_table(board)"),
-    ("md", "## Pairwise differences\nRow minus column, in points, over rows graded in both; `*`: Holm-adjusted "
-           "exact McNemar p < alpha."),  # fmt: skip
-    ("code", "leaderboard_report.difference_matrix(board)"),
+    ("code", "report.table_html(leaderboard_report.format_leaderboard_table(board))"),
+    (
+        "md",
+        "## Pairwise differences\nRow minus column, in points, over rows graded in both; `*`: Holm-adjusted "
+        "exact McNemar p < alpha.",
+    ),
+    ("code", "report.table_html(leaderboard_report.difference_matrix(board))"),
     ("md", "## Pass rates with their intervals"),
     ("code", "leaderboard_report.interval_figure(board)"),
     ("md", "## Per slice\nEach slice ranked on its own rows (Holm over that slice's pairs)."),
     ("code", "by_slice = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, by_slice=True, results_dir=results_dir)"),
-    ("code", "leaderboard_report.slice_leaderboards(by_slice)"),
+    ("code", "report.table_html(leaderboard_report.slice_leaderboards(by_slice))"),
 ]
 
 SPECS = {"report": REPORT, "compare": COMPARE, "audit": AUDIT, "coverage": COVERAGE, "leaderboard": LEADERBOARD}

@@ -7,6 +7,7 @@ ones R gives for ``prop.test(k, n, correct=FALSE)$conf.int``).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,8 +115,9 @@ def test_number_formatting() -> None:
     assert report.interval(0.8446, 0.90833) == "[84.5%, 90.8%]"
     assert report.signed_pct(-0.0125) == "-1.2 pp"
     assert report.signed_pct(0.01) == "+1.0 pp"
-    assert report.p_value(0.5413) == "0.5413"
-    assert report.p_value(0.00739) == "0.00739"
+    assert report.p_value(0.5413) == "0.541"  # 3 significant digits
+    assert report.p_value(0.007385) == "0.00739"
+    assert report.p_value(1.0) == "1"
     assert report.p_value(3.2e-7) == "3.20e-07"
     assert report.p_value(float("nan")) == "–"
 
@@ -138,8 +140,8 @@ def test_validity_statement_valid_and_invalid() -> None:
     assert text.endswith("this run is not evidence")
     partial = run_manifest("r3", complete=False)
     assert report.validity_statement(partial).endswith("the run is incomplete")
-    assert "gk-banner-bad" in report.validity_banner(bad)
-    assert "gk-banner-ok" in report.validity_banner(m)
+    assert 'class="gk-banner gk-banner-bad"' in report.validity_banner(bad)
+    assert 'class="gk-banner gk-banner-ok"' in report.validity_banner(m)
 
 
 def test_run_key_table_shows_the_key_and_no_provider_settings() -> None:
@@ -365,12 +367,12 @@ def test_worked_example_numbers_in_the_compare_table() -> None:
     o = t.loc["(overall)"]
     assert o["base pass rate"] == "88.0% (352/400)" and o["base 95% Wilson"] == "[84.4%, 90.8%]"
     assert o["candidate pass rate"] == "89.0% (356/400)" and o["candidate 95% Wilson"] == "[85.6%, 91.7%]"
-    assert (o["b (broke)"], o["c (fixed)"], o["McNemar p"]) == (10, 14, "0.5413")
+    assert (o["b (broke)"], o["c (fixed)"], o["McNemar p"]) == (10, 14, "0.541")
     # refunds 8 broke 1 fixed p = 0.0391; others 2 broke 13 fixed p = 0.00739; Holm 0.0391 and 0.0148
     r = t.loc["refunds"]
-    assert (r["b (broke)"], r["c (fixed)"], r["McNemar p"], r["Holm p (all slices, 2)"]) == (8, 1, "0.03906", "0.03906")
+    assert (r["b (broke)"], r["c (fixed)"], r["McNemar p"], r["Holm p (all slices, 2)"]) == (8, 1, "0.0391", "0.0391")
     x = t.loc["other"]
-    expected = (2, 13, "0.007385", "0.01477")
+    expected = (2, 13, "0.00739", "0.0148")
     assert (x["b (broke)"], x["c (fixed)"], x["McNemar p"], x["Holm p (all slices, 2)"]) == expected
 
 
@@ -382,9 +384,83 @@ def test_gate_table_and_banner(tmp_path: Path) -> None:
     decision = report.gate_decision(cand, comparison, [], str(cfg))
     t = report.gate_table(decision)
     assert t.loc["pass_rate", "result"] == "FAIL"
-    assert t.loc["pass_rate", "threshold"] == 0.9
+    assert t.loc["pass_rate", "threshold"] == "90.0%" and t.loc["pass_rate", "actual"] == "50.0%"
     assert t.loc["regression.overall", "result"] == "PASS"
-    assert "gate FAILED" in report.gate_banner(decision)
+    assert t.loc["regression.overall", "actual"] == "1" and t.loc["regression.overall", "threshold"] == "0.05"
+    assert t.loc["run.graded", "actual"] == "4" and t.loc["run.graded", "threshold"] == "–"
+    assert not any(isinstance(v, float) for v in t.to_numpy().ravel())  # every cell is text for people
+    shown = report.table_html(t)
+    assert "NaN" not in shown and "None" not in shown and ".000000" not in shown
+    banner = report.gate_banner(decision)
+    assert "gate FAILED: 1 rule failed; exit code 2" in banner and 'class="gk-banner gk-banner-bad"' in banner
+    assert "<li>pass_rate: " in banner  # the failing rule, named under the decision
+
+
+def test_gate_banner_colour_is_the_decision(tmp_path: Path) -> None:
+    base, cand = _pair()
+    comparison = compare_runs(base, cand)
+    cfg = tmp_path / "goldenkit.toml"
+    cfg.write_text("[gate]\n", encoding="utf-8")
+    passed = report.gate_decision(cand, comparison, [], str(cfg))
+    assert passed.passed
+    shown = report.gate_banner(passed)
+    assert "gate PASSED" in shown and "exit code 0" in shown and 'class="gk-banner gk-banner-ok"' in shown
+    other = MemRun(run_manifest("cand", sha="cd" * 32), cand.frame)
+    comparison2, diffs = report.try_compare(base, other)
+    invalid = report.gate_banner(report.gate_decision(other, comparison2, diffs))
+    assert 'class="gk-banner gk-banner-warn"' in invalid and "gate NOT EVIDENCE: the comparison is invalid" in invalid
+    assert "exit code 4" in invalid and "<li>baseline.comparable: " in invalid
+    # comparability is a statement beside the decision, never a second green verdict
+    assert 'class="gk-banner gk-banner-info"' in report.comparability_banner(comparison)
+    assert 'class="gk-banner gk-banner-ok"' not in report.comparability_banner(comparison)
+
+
+# --------------------------------------------------------------------------- tables for people
+
+
+def test_table_html_formats_for_people() -> None:
+    frame = pd.DataFrame(
+        {
+            "slice": ["a", "b <script>"],
+            "outcomes": [1200, 3],
+            "latency p50 ms": [700.25, 558.0],
+            "tokens in (mean)": pd.array([None, 12], dtype="Int64"),
+            "cost": [float("nan"), 0.0125],
+            "kind": ["transient", None],
+        }
+    )
+    shown = report.table_html(frame)  # a numbered index: no index column
+    cells = re.findall(r"<t[dh](?: [^>]*)?>(.*?)</t[dh]>", shown)
+    assert cells[:6] == ["slice", "outcomes", "latency p50 ms", "tokens in (mean)", "cost", "kind"]
+    assert cells[6:12] == ["a", "1,200", "700.2", "–", "–", "transient"]
+    assert cells[12:] == ["b &lt;script&gt;", "3", "558.0", "12", "0.0125", "–"]
+    assert '<th class="gk-num">outcomes</th>' in shown and "<th>slice</th>" in shown  # numbers right, text left
+    for token in ("NaN", "&lt;NA&gt;", "None", ".000000", "<script>"):
+        assert token not in shown
+    indexed = report.table_html(frame.set_index("slice"))  # a named index is the first column
+    assert re.findall(r"<th(?: [^>]*)?>(.*?)</th>", indexed)[0] == "slice"
+    assert report.table_html(frame.iloc[:0], "No row: what would fill it.") == (
+        '<p class="gk-empty">No row: what would fill it.</p>'
+    )
+    key = report.table_html(report.run_key_table(run_manifest("r1")), header=False)
+    assert "<thead>" not in key and "<td>run id</td><td>r1</td>" in key  # no stray field/value header
+
+
+def test_latency_of_a_run_without_tokens_shows_dashes() -> None:
+    df = outcome_frame([("a", "A", ["PASS", "PASS"]), ("b", "A", ["FAIL", "PASS"])])
+    df["tokens_in"] = pd.array([None] * len(df), dtype="Int64")  # a callable agent counts no tokens
+    df["tokens_out"] = pd.array([None] * len(df), dtype="Int64")
+    df["latency_ms"] = 400.0
+    shown = report.table_html(report.latency_summary(df))
+    assert "&lt;NA&gt;" not in shown and "NaN" not in shown and ".000000" not in shown
+    assert '<td class="gk-num">400</td>' in shown and "<td>–</td>" in shown  # no token count: a dash
+
+
+def test_label_error_table_says_what_fills_it() -> None:
+    assert report.label_error_table([]) == f'<p class="gk-empty">{report.NO_MARKS}</p>'
+    marks = [{"row_id": "a1", "slice": "A", "label": "label_error"}, {"row_id": "a2", "slice": "A", "label": "unclear"}]
+    shown = report.label_error_table(marks)
+    assert "ci_low" not in shown and "50.0%" in shown and "NaN" not in shown
 
 
 # --------------------------------------------------------------------------- audit summaries and coverage

@@ -11,12 +11,13 @@ module                        what it shows
 :mod:`~goldenkit.report.run`       the run report (``report.ipynb``): run key, validity,
                                    slice table and plot, errors, flaky rows, latency,
                                    failure reasons
-:mod:`~goldenkit.report.compare`   the comparison (``compare.ipynb``): comparability, the
-                                   paired table, forest plot, clusters, flip list, gate
+:mod:`~goldenkit.report.compare`   the comparison (``compare.ipynb``): the gate's decision
+                                   first, comparability, the gate rules, the paired table,
+                                   forest plot, clusters, flip list
 :mod:`~goldenkit.report.audit`     the audit (``audit.ipynb``): the label-error share
 :mod:`~goldenkit.report.coverage`  the coverage (``coverage.ipynb``): slices against traffic
-:mod:`~goldenkit.report.html`      what they share: number formatting, banners, figures as
-                                   PNG, notebook setup
+:mod:`~goldenkit.report.html`      what they share: number formatting, tables for people
+                                   (``table_html``), banners, figures as PNG, notebook setup
 ============================  ===========================================================
 
 Every name stays importable from ``goldenkit.report``.
@@ -24,7 +25,7 @@ Every name stays importable from ``goldenkit.report``.
 
 from __future__ import annotations
 
-from goldenkit.report.audit import audit_sample_html, label_error_share
+from goldenkit.report.audit import NO_MARKS, audit_sample_html, label_error_share, label_error_table
 from goldenkit.report.compare import (
     clusters_html,
     comparability_banner,
@@ -51,6 +52,7 @@ from goldenkit.report.html import (
     OVERALL,
     STYLE,
     HTMLBlock,
+    cell_text,
     figure_png,
     interval,
     p_value,
@@ -58,6 +60,7 @@ from goldenkit.report.html import (
     setup_notebook,
     shown_or_note,
     signed_pct,
+    table_html,
 )
 from goldenkit.report.run import (
     errors_and_skips,
@@ -76,9 +79,11 @@ from goldenkit.report.run import (
 __all__ = [
     "STYLE",
     "HTMLBlock",
+    "NO_MARKS",
     "OVERALL",
     "CoverageReport",
     "audit_sample_html",
+    "cell_text",
     "clusters_html",
     "comparability_banner",
     "coverage_figure",
@@ -100,6 +105,7 @@ __all__ = [
     "gate_table",
     "interval",
     "label_error_share",
+    "label_error_table",
     "latency_summary",
     "p_value",
     "pass_rate_figure",
@@ -111,6 +117,7 @@ __all__ = [
     "shown_or_note",
     "signed_pct",
     "split_rows",
+    "table_html",
     "try_compare",
     "validity_banner",
     "validity_statement",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from goldenkit import stats
 from goldenkit.audit import AUDIT_LABELS, marks_frame, sample_cards_html
-from goldenkit.report.html import OVERALL, HTMLBlock, interval, pct
+from goldenkit.report.html import OVERALL, HTMLBlock, interval, pct, table_html
 
 # ---------------------------------------------------------------- audit summaries
 
@@ -47,9 +47,23 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
     return out
 
 
+#: what fills the label-error table (an audit page with no marks yet says so instead of showing headers)
+NO_MARKS = (
+    "No row marked yet: mark failing rows above as label error, agent error or unclear "
+    "(goldenkit audit, or the browser in Jupyter) and the share of label errors per slice appears here."
+)
+
+
+def label_error_table(marks: Any, confidence: float = 0.95) -> HTMLBlock:
+    """:func:`label_error_share` for people: counts, the share and its interval as percentages (the raw
+    interval bounds left out), or a sentence saying what fills it while nothing is marked."""
+    share = label_error_share(marks, confidence)
+    return table_html(share.drop(columns=["ci_low", "ci_high"]), NO_MARKS)
+
+
 def audit_sample_html(sample: pd.DataFrame) -> HTMLBlock:
     """The papermill view of the audit: each sampled failing row as an escaped side-by-side card."""
     return sample_cards_html(sample)
 
 
-__all__ = ["audit_sample_html", "label_error_share"]
+__all__ = ["NO_MARKS", "audit_sample_html", "label_error_share", "label_error_table"]

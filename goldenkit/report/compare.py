@@ -17,10 +17,20 @@ import pandas as pd
 
 from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs, why
 from goldenkit.config import config_for_run, section
-from goldenkit.errors import ComparisonInvalid
+from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED, ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.protocols import RunLike
-from goldenkit.report.html import OVERALL, STYLE, HTMLBlock, banner, interval, p_value, pct, signed_pct
+from goldenkit.report.html import (
+    OVERALL,
+    STYLE,
+    HTMLBlock,
+    banner,
+    cell_text,
+    interval,
+    p_value,
+    pct,
+    signed_pct,
+)
 from goldenkit.schema import NEW_FAILURE, RECOVERED
 
 if TYPE_CHECKING:
@@ -65,10 +75,8 @@ def comparability_banner(comparison: Comparison | None, differences: Sequence[st
     artifacts = (bm.get("agent_version") or {}).get("artifacts_sha256")
     if artifacts:  # the agent's artifacts, the same on both sides (goldenkit.artifacts)
         text = text[:-1] + f"; agent artifacts sha256 {str(artifacts)[:12]}."
-    notes = "".join(f"<li>{escape(str(n))}</li>" for n in comparison.notes)
-    return HTMLBlock(
-        f'{STYLE}<div class="gk-banner gk-banner-ok">{escape(text)}</div>' + (f"<ul>{notes}</ul>" if notes else "")
-    )
+    # a statement, not a verdict: neutral, so that the gate's decision above is the only colour
+    return banner(text, tone="info", items=[str(n) for n in comparison.notes])
 
 
 # what a table, plot or list of an invalid comparison shows instead
@@ -186,12 +194,13 @@ def clusters_html(comparison: Comparison | None, *, top: int = 10, links: int = 
             more = f", … {len(ids) - links} more" if len(ids) > links else ""
             body.append(
                 f'<tr id="cluster-{escape(r["cluster_id"])}"><td>{escape(str(r["slice"]))}</td>'
-                f"<td>{r['rows']} of {r['of']} {noun} rows</td><td>{escape(str(r['what']))}</td>"
+                f'<td class="gk-num">{r["rows"]} of {r["of"]} {noun} rows</td><td>{escape(str(r["what"]))}</td>'
                 f"<td>{rows}{more}</td></tr>"
             )
         parts.append(
-            f"<h3>{escape(heading)}</h3><table><tr><th>slice</th><th>rows</th><th>what the graders found</th>"
-            f"<th>rows in the flip list</th></tr>{''.join(body)}</table>"
+            f'<h3>{escape(heading)}</h3><div class="gk-table-wrap"><table class="gk-table"><thead><tr><th>slice</th>'
+            '<th class="gk-num">rows</th><th>what the graders found</th><th>rows in the flip list</th></tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>"
         )
     if len(parts) == 1:
         return HTMLBlock("<p>No row broke or was fixed: nothing to explain.</p>")
@@ -265,41 +274,62 @@ def gate_decision(
     return evaluate_gate(run, policy=policy, comparison=comparison, comparison_invalid=invalid)
 
 
+#: gate rules whose actual value and threshold are counts (the rest: shares or p-values)
+_COUNT_RULES = ("run.graded", "baseline.evidence", "errors.new_permanent")
+
+
+def _rule_value(name: str, x: float | None) -> str:
+    """A rule's actual value or threshold as people read it: a p-value, points, a count or a percentage."""
+    if x is None or pd.isna(x):
+        return "–"
+    if name.startswith("regression."):
+        return p_value(x)
+    if name == "non_inferiority":
+        return f"{100 * float(x):.1f} pp"
+    if name in _COUNT_RULES:
+        return cell_text(float(x))
+    return pct(x)
+
+
 def gate_table(decision: GateDecision) -> pd.DataFrame:
-    """Every gate rule: result, actual, threshold, why and the evidence it saw; then review slices and
-    warnings (slices that are not evidence but not critical)."""
+    """Every gate rule: result, actual, threshold (formatted: p-values, percentages, counts), why and the
+    evidence it saw; then review slices and warnings (slices that are not evidence but not critical)."""
     rows = [
         {
             "rule": r.name,
             "result": "PASS" if r.passed else "FAIL",
-            "actual": r.actual,
-            "threshold": r.threshold,
+            "actual": _rule_value(r.name, r.actual),
+            "threshold": _rule_value(r.name, r.threshold),
             "why": r.detail,
-            "evidence": r.evidence,
+            "evidence": r.evidence or "–",
         }
         for r in decision.rules
     ]
-    for s in decision.review:
-        rows.append(
-            {
-                "rule": f"review[{s}]",
-                "result": "REVIEW",
-                "actual": None,
-                "threshold": None,
-                "why": "raw p below alpha, not significant after Holm",
-                "evidence": "",
-            }
-        )
-    for i, w in enumerate(getattr(decision, "warnings", [])):
-        rows.append({"rule": f"warning[{i + 1}]", "result": "WARN", "actual": None, "threshold": None, "why": w,
-                     "evidence": ""})  # fmt: skip
+    why = "raw p below alpha, not significant after Holm"
+    rows += [{"rule": f"review[{s}]", "result": "REVIEW", "actual": "–", "threshold": "–", "why": why,
+              "evidence": "–"} for s in decision.review]  # fmt: skip
+    rows += [{"rule": f"warning[{i + 1}]", "result": "WARN", "actual": "–", "threshold": "–", "why": w,
+              "evidence": "–"} for i, w in enumerate(getattr(decision, "warnings", []))]  # fmt: skip
     cols = ["rule", "result", "actual", "threshold", "why", "evidence"]
     return pd.DataFrame(rows, columns=cols).set_index("rule")
 
 
 def gate_banner(decision: GateDecision) -> HTMLBlock:
-    """The gate decision in one line: PASSED or FAILED (exit code) and why."""
-    return banner(f"{decision.summary()} (exit code {decision.exit_code})", ok=decision.passed)
+    """The gate's decision first, coloured by it: PASSED (green), FAILED (red: the candidate's quality) or
+    NOT EVIDENCE (amber: exit 3 or 4, nothing to decide on), with the exit code and each failing rule
+    (or, when it passed, the warnings and the slices flagged for review)."""
+    code = decision.exit_code
+    failed = [f"{r.name}: {r.detail}" for r in decision.failed_rules]
+    if decision.passed:
+        notes = [*decision.warnings, *(f"review[{s}]: raw p below alpha, not significant after Holm"
+                                       for s in decision.review)]  # fmt: skip
+        return banner(f"{decision.summary()}; exit code {code}", tone="ok", items=notes)
+    n = f"{len(failed)} rule{'s' if len(failed) != 1 else ''}"
+    if code == EXIT_GATE_FAILED:
+        return banner(f"gate FAILED: {n} failed; exit code {code}", tone="bad", items=failed)
+    what = "the comparison is invalid" if code == EXIT_COMPARISON_INVALID else "these runs are not evidence"
+    return banner(f"gate NOT EVIDENCE: {what}, nothing was decided ({n}); exit code {code}", tone="warn",
+                  items=failed)  # fmt: skip
 
 
 __all__ = [

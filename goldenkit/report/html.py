@@ -6,21 +6,28 @@ sample, banners) it is built with :func:`html.escape` on every piece of model
 output or dataset text and returned as :class:`HTMLBlock`, a ``str`` that
 Jupyter renders as HTML (defined in :mod:`goldenkit.display`, which the audit shares).
 
->>> pct(0.875), interval(0.8445, 0.9083), signed_pct(0.01), p_value(3e-6)
-('87.5%', '[84.5%, 90.8%]', '+1.0 pp', '3.00e-06')
+Tables are shown to people through :func:`goldenkit.display.table_html` (re-exported here):
+no numbered index column, counts and measures formatted, no ``NaN``/``<NA>``, text
+left-aligned, and an empty table replaced by a sentence saying what would fill it. The
+``format_*`` functions keep returning DataFrames (the data, for code); the notebooks show
+them through it.
+
+>>> pct(0.875), interval(0.8445, 0.9083), signed_pct(0.01), p_value(0.5413), p_value(3e-6)
+('87.5%', '[84.5%, 90.8%]', '+1.0 pp', '0.541', '3.00e-06')
 >>> banner("VALID", ok=True).endswith('<div class="gk-banner gk-banner-ok">VALID</div>')
 True
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from goldenkit import stats
-from goldenkit.display import STYLE, HTMLBlock
+from goldenkit.display import STYLE, HTMLBlock, cell_text, table_html
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -86,19 +93,28 @@ def signed_pct(x: float | None, digits: int = 1) -> str:
 
 
 def p_value(p: float | None) -> str:
-    """Exact-enough p-value text: 4 significant digits, ``<1e-4`` in scientific notation."""
+    """A p-value to 3 significant digits; below 1e-4 in scientific notation (``3.00e-06``)."""
     if p is None or pd.isna(p):
         return "–"
     p = float(p)
     if p >= 1e-4:
-        return f"{p:.4g}"
+        return f"{p:.3g}"
     return f"{p:.2e}"
 
 
-def banner(text: str, *, ok: bool) -> HTMLBlock:
-    """``text`` (escaped) as a green (``ok``) or red banner carrying the stylesheet."""
-    cls = "gk-banner gk-banner-ok" if ok else "gk-banner gk-banner-bad"
-    return HTMLBlock(f'{STYLE}<div class="{cls}">{escape(text)}</div>')
+#: banner tones: ok (green), bad (red), warn (amber: not evidence), info (neutral: a statement, no verdict)
+TONES = ("ok", "bad", "warn", "info")
+
+
+def banner(text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()) -> HTMLBlock:
+    """``text`` (escaped) as a banner carrying the stylesheet: green when ``ok``, else red, unless ``tone``
+    (one of :data:`TONES`) says otherwise; ``items`` (escaped) are listed under it."""
+    tone = tone if tone in TONES else ("ok" if ok else "bad")
+    listed = "".join(f"<li>{escape(str(i))}</li>" for i in items)
+    return HTMLBlock(
+        f'{STYLE}<div class="gk-banner gk-banner-{tone}">{escape(text)}</div>'
+        + (f'<ul class="gk-banner-items">{listed}</ul>' if listed else "")
+    )
 
 
 def shown_or_note(table: pd.DataFrame, note: str) -> pd.DataFrame | HTMLBlock:
@@ -110,7 +126,9 @@ __all__ = [
     "OVERALL",
     "STYLE",
     "HTMLBlock",
+    "TONES",
     "banner",
+    "cell_text",
     "figure_png",
     "interval",
     "p_value",
@@ -118,4 +136,5 @@ __all__ = [
     "setup_notebook",
     "shown_or_note",
     "signed_pct",
+    "table_html",
 ]
