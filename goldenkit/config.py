@@ -13,8 +13,10 @@ Every command that applies a policy to a run it did not start (gate, compare,
 report, regrade, judge, leaderboard) finds the file with :func:`config_for_run`:
 ``--config``; else the file the run recorded (run.json ``config.extra.config_file``
 with its ``config_sha256``); else the one beside the run's dataset; else the
-current folder's. :func:`describe_config` is the line that names the file, its
-SHA-256 and how it was found, and says when a recorded file changed since the run.
+current folder's. A recorded file whose SHA-256 is no longer the one the run
+recorded (edited since, or another file at that path) is refused unless named
+with ``--config``. :func:`describe_config` is the line that names the file, its
+SHA-256 and how it was found.
 """
 
 from __future__ import annotations
@@ -82,15 +84,18 @@ def _recorded(manifest: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 def config_for_run(explicit: str | Path | None, manifest: Mapping[str, Any] | None) -> dict[str, Any]:
     """The goldenkit.toml that applies to a run (see the module doc), with ``_path``, ``_sha256``,
-    ``_how`` (how it was found) and ``_changed`` (a recorded file that changed since the run)."""
+    ``_how`` (how it was found); a recorded file that changed since the run is a ConfigError."""
     man = manifest or {}
     if explicit is not None:
         return {**load_config(explicit), "_how": "--config"}
     path, sha = _recorded(man)
     if path is not None and Path(path).is_file():
         cfg = {**load_config(path), "_how": "recorded by the run"}
-        if sha is not None and cfg.get("_sha256") != sha:
-            cfg["_changed"] = f"{path} changed since the run (sha256 {sha[:12]} then, {cfg['_sha256'][:12]} now)"
+        if sha is not None and cfg.get("_sha256") != sha:  # another file at that path, or an edit since the run
+            raise ConfigError(
+                f"{path}: the goldenkit.toml the run recorded changed since the run (sha256 {sha[:12]} then, "
+                f"{cfg['_sha256'][:12]} now); pass --config {path} to apply it as it is now"
+            )
         return cfg
     ds = (man.get("dataset") or {}).get("path") if isinstance(man.get("dataset"), Mapping) else None
     found = find_config(None, ds if ds and Path(ds).exists() else None)
@@ -109,7 +114,7 @@ def describe_config(cfg: Mapping[str, Any]) -> str:
     if not cfg.get("_path"):
         return f"config: {cfg.get('_how') or 'none found: built-in defaults'}"
     line = f"config: {cfg['_path']} (sha256 {str(cfg.get('_sha256'))[:12]}, {cfg.get('_how') or 'given'})"
-    return line + (f"; WARNING: {cfg['_changed']}" if cfg.get("_changed") else "")
+    return line
 
 
 def section(cfg: dict[str, Any], name: str) -> dict[str, Any]:

@@ -605,3 +605,22 @@ def test_missing_repeats_are_not_evidence_on_either_side(work: Path, capsys: pyt
     assert "baseline cut is not evidence: incomplete: 4 row(s)" in capsys.readouterr().out
     assert main(["compare", "base", "cut"]) == 3
     assert "candidate cut: incomplete" in capsys.readouterr().err
+
+
+def test_a_recorded_config_that_changed_since_the_run_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run recorded cfg/g.toml (critical refunds); later the file at that path says regression = false
+    ds = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "g.toml").write_text((ds / "goldenkit.toml").read_text())
+    for run_id, fx in (("b", "baseline"), ("c", "candidate")):
+        argv = ["run", str(ds), "--provider", "fixtures", "--fixtures", str(ds / "fixtures" / fx), "--quiet"]
+        assert main([*argv, "--split", "holdout", "--run-id", run_id, "--config", "cfg/g.toml"]) in (0, 2)
+    assert gate("c", "--baseline", "b") == 2
+    (tmp_path / "cfg" / "g.toml").write_text("[gate]\nregression = false\n")
+    capsys.readouterr()
+    assert gate("c", "--baseline", "b") == 1
+    assert "the goldenkit.toml the run recorded changed since the run" in capsys.readouterr().err
+    assert gate("c", "--baseline", "b", "--config", "cfg/g.toml") == 0  # named explicitly: applied as it is
