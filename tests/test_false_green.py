@@ -624,3 +624,10 @@ def test_a_recorded_config_that_changed_since_the_run_is_refused(
     assert gate("c", "--baseline", "b") == 1
     assert "the goldenkit.toml the run recorded changed since the run" in capsys.readouterr().err
     assert gate("c", "--baseline", "b", "--config", "cfg/g.toml") == 0  # named explicitly: applied as it is
+
+
+def test_a_regrade_of_the_baseline_is_not_a_candidate(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # goldenkit regrade base --run-id rg, with the same graders: the same answers, the same verdicts
+    put_with(work, "rg", good_rows(), mode="regrade", regraded_from={"run_id": "base", "path": "results/base"})
+    assert gate("rg", "--baseline", "base") == 1
+    assert "a regrade of the baseline's own answers" in capsys.readouterr().err

@@ -58,6 +58,9 @@ def _same_run(run: Any, base: Any) -> str | None:
     ident = ("run_id", "started_at")
     if rm.get("run_id") and all(rm.get(k) == bm.get(k) for k in ident):
         return f"the same run (run id {rm['run_id']}, started {rm.get('started_at')})"
+    source = rm.get("regraded_from")
+    if isinstance(source, dict) and source.get("run_id") and source.get("run_id") == bm.get("run_id"):
+        return f"a regrade of the baseline's own answers (regraded from {source['run_id']})"
     return None
 
 
