@@ -155,7 +155,12 @@ audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
         "session = audit.open_audit(run, results_dir=results_dir, dataset=dataset, rule=rule, audits_dir=audits_dir)\n"
         "session.summary()",
     ),
-    ("md", "## Failing rows"),
+    (
+        "md",
+        "## Failing rows\nIn Jupyter: filter by slice, tag, grader or cluster, page through the rows, mark each one; "
+        "**apply as new version** writes the label errors (corrected, or dropped without a correction) as a new "
+        "dataset version in a new folder, as `goldenkit audit apply` does.",
+    ),
     (
         "code",
         "session.failures_view(interactive=interactive, n_per_slice=n_per_slice, seed=seed)",
