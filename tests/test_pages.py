@@ -146,12 +146,12 @@ def test_a_report_that_cannot_be_rendered_is_exit_3_and_the_rest_is_written(
         if name not in ("night-1", "bad-json"):
             shutil.rmtree(results / name)
     shutil.rmtree(baselines)
-    import goldenkit.notebooks
+    import goldenkit.notebooks.inprocess
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise InfrastructureError("report.ipynb: kernel died")
 
-    monkeypatch.setattr(goldenkit.notebooks, "run_notebook", broken)
+    monkeypatch.setattr(goldenkit.notebooks.inprocess, "render_notebook", broken)
     code = cli_main(["pages", "-o", str(tmp_path / "site"), "--results-dir", str(results), "--baselines-dir",
                      str(baselines)])  # fmt: skip
     out = capsys.readouterr().out

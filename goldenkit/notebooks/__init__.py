@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,24 +132,40 @@ def _scrub_file(path: Path) -> None:
         path.write_text(clean, encoding="utf-8")
 
 
-def export_html(notebook: str | Path, html_path: str | Path, *, title: str | None = None) -> Path:
-    """Render an executed notebook as offline HTML with code cells hidden (``title``: the page title)."""
-    import nbformat
-    from nbconvert import HTMLExporter
+_EXPORTERS = threading.local()  # one HTMLExporter per thread: its template compiles once (0.5 s), not per page
 
-    nb = nbformat.read(str(notebook), as_version=4)
+
+def _exporter() -> Any:
+    exporter = getattr(_EXPORTERS, "html", None)
+    if exporter is None:
+        from nbconvert import HTMLExporter
+
+        exporter = HTMLExporter(
+            template_name="lab",
+            template_file=TEMPLATE_FILE,
+            extra_template_paths=[str(TEMPLATE_DIR)],
+            exclude_input=True,
+            exclude_input_prompt=True,
+            exclude_output_prompt=True,
+            embed_images=True,
+        )
+        _EXPORTERS.html = exporter
+    return exporter
+
+
+def export_html(notebook: Any, html_path: str | Path, *, title: str | None = None, name: str | None = None) -> Path:
+    """Render an executed notebook (a path, or a notebook node) as offline HTML with code cells hidden
+    (``title``: the page title, else ``name``, else the notebook file's name); the page is scrubbed of
+    secrets and written to ``html_path``."""
+    import nbformat
+
+    if isinstance(notebook, str | Path):
+        nb, name = nbformat.read(str(notebook), as_version=4), name or Path(notebook).stem
+    else:
+        nb, name = notebook, name or Path(html_path).stem
     if title:
         nb.metadata["title"] = title
-    exporter = HTMLExporter(
-        template_name="lab",
-        template_file=TEMPLATE_FILE,
-        extra_template_paths=[str(TEMPLATE_DIR)],
-        exclude_input=True,
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        embed_images=True,
-    )
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": Path(notebook).stem}})
+    body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": name}})
     remote = remote_references(body)
     if remote:  # the template is ours: a remote reference is a bug, never shipped silently
         raise InfrastructureError(f"{html_path}: HTML would load from the network: {remote[0]}")
@@ -170,8 +187,11 @@ _PASSTHROUGH: dict[str, type[GoldenkitError]] = {
 }
 
 
-def _raise_execution_error(exc: Exception, name: str, executed: Path) -> NoReturn:
-    """Turn a failed cell into one goldenkit error naming the notebook, the cell and the exception."""
+def _raise_execution_error(exc: Any, name: str, executed: Path | str) -> NoReturn:
+    """Turn a failed cell into one goldenkit error naming the notebook, the cell and the exception.
+
+    ``exc`` carries papermill's ``ename``, ``evalue``, ``cell_index`` and ``source`` (or is the exception);
+    ``executed`` is where the executed notebook is (or what was rendered instead)."""
     ename = str(getattr(exc, "ename", type(exc).__name__))
     lines = str(getattr(exc, "evalue", exc)).strip().splitlines()
     cell = getattr(exc, "cell_index", None)
