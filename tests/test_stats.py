@@ -670,3 +670,14 @@ def test_slice_table_of_empty_and_by_other_column() -> None:
     assert empty["n"].tolist() == [0, 0] and empty["p_hat"].isna().all() and empty["ci_low"].isna().all()
     with pytest.raises(InputError):
         slice_table(frame(CASES), by="nope")
+
+
+def test_rows_needed_stays_finite_for_a_tiny_alpha() -> None:
+    from goldenkit.stats import rows_needed
+
+    # z_{1 - alpha/2} for alpha = 1e-20 is 9.336045 (qnorm(1e-20 / 2, lower.tail = FALSE) in R; the normal
+    # tail phi(z) / z * (1 - 1 / z^2) at that z is 5.0e-21, as it must be)
+    n = rows_needed(0.02, 0.06, alpha=1e-20, method="connor")
+    z, zb = 9.336045, 0.841621
+    expected = math.ceil((z * math.sqrt(0.06) + zb * math.sqrt(0.06 - 0.0004)) ** 2 / 0.0004)
+    assert abs(n - expected) <= 2 and n > rows_needed(0.02, 0.06, alpha=1e-12, method="connor")

@@ -91,7 +91,7 @@ def _check_plan(delta: float, discordance: float, alpha: float, power: float | N
 
 
 def _connor_n(delta: float, psi: float, alpha: float, power: float) -> float:
-    za = _sps.norm.ppf(1 - alpha / 2)
+    za = _sps.norm.isf(alpha / 2)  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
     zb = _sps.norm.ppf(power)
     return float((za * math.sqrt(psi) + zb * math.sqrt(psi - delta * delta)) ** 2 / (delta * delta))
 
@@ -124,7 +124,7 @@ def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05,
         raise InputError(f"n must be >= 1, got {n!r}")
     d = abs(delta)
     if method == "connor":
-        za = _sps.norm.ppf(1 - alpha / 2)
+        za = _sps.norm.isf(alpha / 2)  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
         if d >= discordance:
             return 1.0
         zb = (math.sqrt(n) * d - za * math.sqrt(discordance)) / math.sqrt(discordance - d * d)
