@@ -80,6 +80,8 @@ class GuardedStream:
         self.inner = inner
         self.scope = scope
         self.broken = False
+        #: a write that failed for another reason than a closed pipe (a full disk): said once at the end
+        self.failed: OSError | None = None
 
     def write(self, text: str) -> int:
         if not self.broken:
@@ -87,6 +89,8 @@ class GuardedStream:
                 self.inner.write(scrub(text, self.scope))
             except BrokenPipeError:
                 self._lost()
+            except OSError as exc:  # the output is lost, never the command's exit code
+                self.broken, self.failed = True, exc
         return len(text)
 
     def flush(self) -> None:
@@ -95,6 +99,8 @@ class GuardedStream:
                 self.inner.flush()
             except BrokenPipeError:
                 self._lost()
+            except OSError as exc:
+                self.broken, self.failed = True, exc
 
     def _lost(self) -> None:
         """The reader is gone: point the descriptor at devnull, so nothing later (the interpreter's
@@ -134,6 +140,12 @@ def guarded_output(scope: SecretScope) -> Iterator[None]:
             if guard is not None:
                 guard.flush()
         sys.stdout, sys.stderr = saved
+        out = guards[0]
+        if out is not None and out.failed is not None and saved[1] is not None:
+            try:  # one line on the real stderr; the exit code stays the command's own
+                print(f"goldenkit: could not write the output: {out.failed.strerror or out.failed}", file=saved[1])
+            except OSError:
+                pass
 
 
 def _register_keys(args: argparse.Namespace, scope: SecretScope) -> None:
