@@ -81,7 +81,7 @@ def test_an_exact_duplicate_keeps_its_message_after_a_look_alike(tmp_path: Path)
 
 
 def test_ids_that_only_look_close_are_kept_and_the_hash_is_unchanged(tmp_path: Path) -> None:
-    ids = ["refund-1", "refund_1", "refund-1a", "refund-l", "r\u00e9fund-1", "refund-\uff11"]
+    ids = ["refund-1", "refund_1", "refund-1a", "refund-l", "r\u00e9fund-1", "r\u0435fund-1"]  # a Cyrillic e: kept
     path = write(tmp_path, [line(i) for i in ids])
     ds = read_dataset(path)
     assert ds.ids == ids
@@ -351,3 +351,12 @@ def test_the_library_refuses_nan_options_too(option: str, tmp_path: Path) -> Non
     with pytest.raises(ConfigError, match=option):
         run_eval(ds, CallableProvider(lambda case: "x"), ["contract"], results_dir=tmp_path, **{option: float("nan")})
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "twin", ["refund-\uff11", "refund-1\u200b", "refund\u20101"], ids=["fullwidth", "zwsp", "dash"]
+)
+def test_width_invisible_characters_and_dashes_are_look_alikes(twin: str, tmp_path: Path) -> None:
+    path = write(tmp_path, [line("refund-1"), line(twin)])
+    with pytest.raises(DatasetError, match=r"looks like id \"refund-1\" of line 1 \(differs only in look-alike"):
+        read_dataset(path)

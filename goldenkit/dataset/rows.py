@@ -249,14 +249,20 @@ def _first_repeated_key(node: Any, where: str) -> str | None:
 
 
 def fold_id(row_id: str) -> str:
-    """What look-alike ids have in common: the id stripped of surrounding whitespace, in NFC, case-folded.
+    """What look-alike ids have in common: the id stripped of surrounding whitespace, in NFKC (a fullwidth
+    digit is the digit), without invisible format characters (a zero-width space), every dash a hyphen,
+    case-folded. Letters of other scripts that only look alike (a Cyrillic "е") stay distinct.
 
-    >>> fold_id(" Refund-1") == fold_id("refund-1") == fold_id("REFUND-1\\t")
+    >>> fold_id(" Refund-1") == fold_id("refund-1") == fold_id("REFUND-1\\t") == fold_id("refund\\u20101\\u200b")
     True
-    >>> fold_id("caf\\u00e9") == fold_id("cafe\\u0301"), fold_id("a-1") == fold_id("a_1")
-    (True, False)
+    >>> fold_id("caf\\u00e9") == fold_id("cafe\\u0301"), fold_id("r-\\uff11") == fold_id("r-1")
+    (True, True)
+    >>> fold_id("a-1") == fold_id("a_1")
+    False
     """
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", row_id.strip()).casefold())
+    text = unicodedata.normalize("NFKC", row_id.strip())
+    text = "".join("-" if unicodedata.category(c) == "Pd" else c for c in text if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", text.casefold())
 
 
 def _edges(text: str) -> tuple[str, str]:
@@ -270,11 +276,15 @@ def how_alike(first: str, later: str) -> str:
     ('case', 'Unicode normalization and surrounding whitespace')
     """
     a, b = first.strip(), later.strip()
+    nfc_a, nfc_b = unicodedata.normalize("NFC", a), unicodedata.normalize("NFC", b)
+    folded_a, folded_b = (unicodedata.normalize("NFC", x.casefold()) for x in (nfc_a, nfc_b))
     parts = []
-    if unicodedata.normalize("NFC", a) != unicodedata.normalize("NFC", b):
+    if nfc_a != nfc_b and folded_a == folded_b:
         parts.append("case")
-    if a != b and (a.casefold() != b.casefold() or not parts):
+    if (a != b and nfc_a == nfc_b) or (a.casefold() != b.casefold() and folded_a == folded_b):
         parts.append("Unicode normalization")
+    if folded_a != folded_b:
+        parts.append("look-alike characters (width, invisible characters, dashes)")
     if _edges(first) != _edges(later):
         parts.append("surrounding whitespace")
     return " and ".join(parts) if len(parts) < 3 else f"{parts[0]}, {parts[1]} and {parts[2]}"
