@@ -3,17 +3,20 @@
 :func:`compare_runs` answers "did the candidate get better or worse than the
 base, on which slices, and how sure are we?" -- or refuses to answer.
 
-Comparability first. Two sides are compared only when they agree on the
-dataset sha256, the number of repeats, the collapse rule, every grader's
-version, the judge version, the red-row setting (``include_red``), the agent's
-artifacts (``agent_version.artifacts_sha256``) and the set of row ids. Otherwise
+Comparability first. Two sides are compared only when their protocol keys
+(:func:`goldenkit.compare.protocol_key`: dataset, sample, repeats, collapse
+rule, graders with their hard flags, criteria, judge, user simulator, vision,
+artifacts, who graded, imported inputs) are equal. Otherwise
 :class:`goldenkit.errors.ComparisonInvalid` is raised naming **each** key that
-differs (``dataset sha256 differs: 3f2a9c01b7de... vs 9b1c44e0a2f3...``);
-no number is computed. The mode (live / fixtures) and the agent version may
-differ -- that is what is being compared -- and are stated in ``notes``.
+differs (``dataset sha256 differs: 3f2a9c01b7de... vs 9b1c44e0a2f3...``); no
+number is computed. The mode (live / fixtures / regrade) and the agent version
+may differ -- that is what is being compared -- and are stated in ``notes``.
+Baseline rows the candidate has no outcome for are MISSING (in the ledger,
+:attr:`Comparison.ledger`, and the table's ``missing`` column); rows only the
+candidate has are outside the baseline's scope (noted).
 
 Per row (after :func:`goldenkit.stats.collapse_repeats` on each side; a row
-whose repeats tie only because one errored is ERROR there), the status from
+its errored repeats could have decided either way is UNDECIDED, an ERROR there), the status from
 base to candidate is one of
 
 =================  ==================================  =========================
