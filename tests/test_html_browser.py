@@ -109,3 +109,42 @@ def test_model_output_shows_as_text_not_markup(tmp_path: Path) -> None:
     # the response is text inside a <pre>: serialized back escaped, never as an element
     assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in dom
     assert "<script>alert(1)</script>" not in dom
+
+
+# --------------------------------------------------------------------------- what people see
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+#: per table of the page: [header texts, [text-align of each cell of its first body row]]
+TABLES = """Array.from(document.querySelectorAll('table.gk-table')).map(t => [
+  Array.from(t.querySelectorAll('thead th')).map(h => h.textContent),
+  Array.from((t.querySelector('tbody tr') || {children: []}).children).map(c => getComputedStyle(c).textAlign)])"""
+FIRST_BANNER = (
+    "(() => { const b = document.querySelector('.gk-banner'); return b ? [b.className, b.textContent] : null; })()"
+)
+
+
+@pytest.mark.parametrize("key", ["report", "compare", "compare_invalid", "audit", "coverage"])
+def test_pages_read_as_made_for_people(key: str) -> None:
+    """Each page in Chromium at 1280 px, kept as tests/artifacts/report-<key>.png: it leads with its verdict,
+    text cells are left-aligned and numbers right-aligned, and no table widens the page."""
+    from headless import VIEWPORT, chromium, require_chromium
+
+    require_chromium()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(rendered()[key].as_uri())
+        page.screenshot(path=str(ARTIFACTS / f"report-{key}.png"), full_page=True)
+        tables = page.evaluate(TABLES)
+        banner = page.evaluate(FIRST_BANNER)
+        wide = page.evaluate("document.scrollingElement.scrollWidth > window.innerWidth")
+    assert not wide  # a wide table scrolls inside its own box
+    first = {"report": "gk-banner-ok", "compare": "gk-banner-ok", "compare_invalid": "gk-banner-warn"}
+    if key in first:
+        assert banner is not None and first[key] in banner[0]
+        assert banner[1].startswith("gate ") == key.startswith("compare")  # compare.html: the gate's decision first
+    assert tables or key == "audit"
+    assert key == "audit" or any("right" in aligns for _, aligns in tables)  # numbers are right-aligned
+    for heads, aligns in tables:
+        assert "" not in heads[1:] and "field" not in heads  # no numbered index, no stray header
+        assert set(aligns) <= {"left", "right"} and (not aligns or aligns[0] == "left")  # a row starts with text
