@@ -76,6 +76,21 @@ def test_reader_skips_a_torn_last_line_but_names_a_bad_middle_line(tmp_path):
         list(iter_jsonl(p))
 
 
+def test_every_outcome_reader_refuses_nan_as_a_bad_line(tmp_path):
+    from goldenkit.runner.folder import scan_outcomes
+
+    p = tmp_path / "o.jsonl"
+    nan_line = '{"row_id": "b", "repeat": 0, "score": NaN}'
+    p.write_text(json.dumps(outcome("a")) + "\n" + nan_line + "\n" + json.dumps(outcome("c")) + "\n")
+    for read in (lambda: list(iter_jsonl(p)), lambda: list(scan_outcomes(p))):
+        with pytest.raises(ResultsError, match=r"o\.jsonl:2: invalid JSON in outcome line$"):
+            read()
+    p.write_text(json.dumps(outcome("a")) + "\n" + nan_line)  # unterminated last line: torn, skipped and cut
+    assert [r["row_id"] for r in iter_jsonl(p)] == ["a"]
+    assert [r["row_id"] for r, _, _ in scan_outcomes(p)] == ["a"]
+    assert repair_jsonl(p) == len(nan_line)
+
+
 def test_writer_appends_after_repairing(tmp_path):
     p = tmp_path / "o.jsonl"
     p.write_text(json.dumps(outcome("a")) + "\n" + '{"torn', encoding="utf-8")

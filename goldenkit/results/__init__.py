@@ -14,7 +14,9 @@ anything again (:class:`OutcomeWriter`). A process killed with SIGKILL therefore
 loses at most the calls in flight and the outcomes of the pass it was killed in,
 which a resume calls again; the operating system keeps what was written. A torn
 last line (a write cut by the kill) is tolerated: :func:`repair_jsonl` truncates
-the file after its last complete line, and readers skip it.
+the file after its last complete line, and readers skip it. Every reader of
+``outcomes.jsonl`` goes through :func:`scan_jsonl` (one rule: strict JSON, NaN
+refused, a bad line other than the torn last one is an error naming ``file:line``).
 
 Superseded outcomes: ``--retry-errors`` appends a new outcome for a row x repeat
 that already has an ERROR line. The **last record per (row_id, repeat) wins**, in
@@ -41,7 +43,16 @@ importable from ``goldenkit.results``.
 
 from __future__ import annotations
 
-from goldenkit.results.jsonl import MAX_PENDING_LINES, OutcomeWriter, iter_jsonl, latest_per_pair, repair_jsonl
+from goldenkit.results.jsonl import (
+    MAX_PENDING_LINES,
+    OutcomeLine,
+    OutcomeWriter,
+    iter_jsonl,
+    latest_per_pair,
+    loads_line,
+    repair_jsonl,
+    scan_jsonl,
+)
 from goldenkit.results.latest import LATEST, update_latest
 from goldenkit.results.light import LIGHT_COLUMNS, light_outcomes
 from goldenkit.results.manifest import write_json_atomic
@@ -62,15 +73,18 @@ __all__ = [
     "OUTCOME_SCHEMA",
     "RECORD_BATCH",
     "ROW_GROUP",
+    "OutcomeLine",
     "OutcomeWriter",
     "Run",
     "iter_jsonl",
     "latest_per_pair",
     "light_outcomes",
+    "loads_line",
     "outcomes_df",
     "outcomes_table",
     "read_run",
     "repair_jsonl",
+    "scan_jsonl",
     "update_latest",
     "write_json_atomic",
     "write_parquet",

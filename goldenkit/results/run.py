@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
-from goldenkit.results.jsonl import iter_jsonl, latest_per_pair
+from goldenkit.results.jsonl import iter_jsonl, latest_per_pair, scan_jsonl
 from goldenkit.results.latest import follow_latest
 from goldenkit.results.manifest import read_manifest
 from goldenkit.results.parquet import JSON_COLUMNS, outcomes_table, read_parquet
@@ -89,17 +89,11 @@ def _misfit_line(path: Path, chunk: int = 10_000) -> str:
     """The first line of the outcomes.jsonl ``path`` whose record does not fit the outcome schema, as a problem.
 
     Called once reading the file as a table failed: chunks of ``chunk`` records
-    are tried, then the records of the failing chunk one by one (a line that is
-    not JSON was already refused, or is the torn last line the readers skip).
+    are tried, then the records of the failing chunk one by one, read by the one
+    reader (:func:`~goldenkit.results.jsonl.scan_jsonl`: a line that is not JSON was
+    already refused, or is the torn last line it skips).
     """
-    numbered = []
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
-        try:
-            rec = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            numbered.append((number, rec))
+    numbered = [(line.number, line.record) for line in scan_jsonl(path)]
     for start in range(0, len(numbered), chunk):
         part = numbered[start : start + chunk]
         if _misfit([rec for _, rec in part]) is None:

@@ -29,12 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from goldenkit._text import one_line
 from goldenkit.compare.protocol import protocol_differences, protocol_key
 from goldenkit.errors import ConfigError, ResultsError
-from goldenkit.results import LATEST, repair_jsonl
+from goldenkit.results import LATEST, repair_jsonl, scan_jsonl
 from goldenkit.runner.runkey import RESUME_IGNORES, key_differences
 from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
 
@@ -251,24 +249,14 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
 def scan_outcomes(path: Path) -> Iterator[tuple[dict[str, Any], int, int]]:
     """``(record, offset, length)`` of every outcome line of ``path``, in file order (none if it is absent).
 
-    A malformed line is a ResultsError naming ``file:line`` (run :func:`repair_jsonl`
-    first: a torn last line is cut there). One line is in memory at a time.
+    Read by the one outcome reader (:func:`goldenkit.results.scan_jsonl`): a malformed
+    line is a ResultsError naming ``file:line``, a torn last line is skipped (and
+    :func:`repair_jsonl` cuts it). One line is in memory at a time.
     """
     if not path.exists():
         return
-    offset = 0
-    with path.open("rb") as fh:
-        for lineno, line in enumerate(fh, 1):
-            length = len(line)
-            if line.strip():
-                try:
-                    rec = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    raise ResultsError(f"{path}:{lineno}: invalid JSON in outcome line") from None
-                if not isinstance(rec, dict):
-                    raise ResultsError(f"{path}:{lineno}: outcome line is not a JSON object")
-                yield rec, offset, length
-            offset += length
+    for line in scan_jsonl(path):
+        yield line.record, line.offset, line.length
 
 
 __all__ = [

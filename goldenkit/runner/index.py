@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import orjson
 
 from goldenkit.errors import ResultsError
+from goldenkit.results import loads_line
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 #: The verdict codes of :attr:`OutcomeIndex.status` (0: no outcome yet).
@@ -125,8 +125,8 @@ class _Reader:
         offset, length = int(index.offset[i]), int(index.length[i])
         data = os.pread(self.fd, length, offset)
         try:
-            rec = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            rec = loads_line(data)
+        except ValueError:
             rec = None
         row_id, repeat = index.pair(i)
         if not isinstance(rec, dict) or rec.get("row_id") != row_id or int(rec.get("repeat") or 0) != repeat:
