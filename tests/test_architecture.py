@@ -109,6 +109,8 @@ LAYERS: list[set[str]] = [
     {"runner.evaluate", "runner.merge"},
     {"runner.regrade"},
     {"runner"},
+    # a judge's optional words on a comparison's clusters (goldenkit compare --explain)
+    {"explain"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit.marks", "audit.failures"},
     {"audit.apply", "audit.browser"},

@@ -7,7 +7,9 @@ exact McNemar p, Holm-adjusted p over all slices (labelled as such: the
 gate's own Holm families are critical and non-critical slices), the paired difference with Newcombe's
 interval), under it the largest clusters of broken and fixed rows (what the
 graders found, :func:`goldenkit.why`), and the flip list; ``--json`` prints
-the same as one JSON document (the clusters under ``why``).
+the same as one JSON document (the clusters under ``why``). ``--explain`` asks
+the ``[judge]`` for one sentence on each large cluster (:mod:`goldenkit.explain`),
+printed under it as the judge's words.
 
 Exit codes: 0 compared · 1 bad input · 4 not comparable (the message names
 each key that differs: dataset sha256, repeats, collapse rule, grader or judge
@@ -62,6 +64,12 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
     p.add_argument("--pairwise-judge", action="store_true", help="also ask the [judge] which answer is better")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="ask the [judge] for one sentence on each cluster of at least 3 rows (marked as the judge's words; "
+        "cached in the candidate's run folder)",
+    )
     p.set_defaults(func=compare_command)
 
 
@@ -153,27 +161,47 @@ def compare_command(args: argparse.Namespace) -> int:
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
     gate_defaults(args, getattr(cand, "manifest", None))
     cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha)
+    explained = _explained(args, cmp, cand) if getattr(args, "explain", False) else None
     pairwise = None
     if getattr(args, "pairwise_judge", False):
         from goldenkit.commands.leaderboard import format_pairwise, pairwise_for_compare
 
         pairwise = pairwise_for_compare(base, cand)
     if args.json:
-        doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st) for st, _, _ in _CLUSTER_TEXT}}
+        doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
         if pairwise is not None:
             doc["pairwise"] = pairwise.to_dict()
         print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
     else:
         with pd.option_context("display.width", 200):
-            print(format_comparison(cmp, args.max_flips))
+            print(format_comparison(cmp, args.max_flips, explained=explained))
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
     return _evidence_exit(cmp)
 
 
-def _cluster_records(cmp: Comparison, status: str) -> list[dict[str, Any]]:
+def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str, str]:
+    """``--explain``: the [judge]'s sentence per large cluster (:mod:`goldenkit.explain`); a cluster the judge
+    left without words is said on stderr and changes nothing else."""
+    from goldenkit.config import config_for_run
+    from goldenkit.explain import explain_clusters
+
+    manifest = getattr(cand, "manifest", None)
+    cfg = config_for_run(getattr(args, "config", None), manifest if isinstance(manifest, dict) else None)
+    got = explain_clusters(cmp, cand, cfg)
+    for note in got.notes:
+        print(f"goldenkit compare --explain: {note}", file=sys.stderr)
+    return got.words
+
+
+def _cluster_records(cmp: Comparison, status: str, explained: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The cluster table as records; with ``explained``, a cluster the judge summarised has ``judge_words``."""
     table = why(cmp, status=status)
-    return [{k: (int(v) if k in ("rows", "of") else v) for k, v in r.items()} for r in table.to_dict("records")]
+    out = [{k: (int(v) if k in ("rows", "of") else v) for k, v in r.items()} for r in table.to_dict("records")]
+    for rec in out:
+        if explained and rec["cluster_id"] in explained:
+            rec["judge_words"] = explained[rec["cluster_id"]]
+    return out
 
 
 def _shard_problems(man: dict[str, Any]) -> list[str]:
