@@ -62,14 +62,13 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
 
 from goldenkit.records import expects_refusal, grader_results
 from goldenkit.schema import RED_TAG
-from goldenkit.stats import clustered_se
+from goldenkit.stats import clustered_se, wilson_ci_effective
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -109,11 +108,8 @@ def clustered_interval(row_ids: Sequence[str], hits: Sequence[bool], confidence:
         se = clustered_se([float(h) for h in hits], list(row_ids)).se
         if se > 0:
             n_eff = min(float(n), p * (1.0 - p) / (se * se))
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
-    centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
-    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / (1 + z * z / n_eff)
-    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
-    return (0.0 if p == 0.0 else lo), (1.0 if p == 1.0 else hi)
+    lo, hi = wilson_ci_effective(p, n_eff, confidence)
+    return float(lo), float(hi)
 
 
 def _row(

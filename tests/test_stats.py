@@ -188,6 +188,18 @@ def test_wilson_vectorized() -> None:
     assert np.isnan(lo[3]) and np.isnan(hi[3])
 
 
+def test_wilson_at_an_effective_sample_size_is_wilson_at_a_whole_one() -> None:
+    from goldenkit.stats import wilson_ci_effective
+
+    for k, n in ((0, 25), (7, 10), (25, 25), (352, 400)):
+        assert wilson_ci_effective(k / n, float(n)) == pytest.approx(wilson_ci(k, n), rel=1e-12)
+    assert wilson_ci_effective(0.0, 2.5)[0] == 0.0 and wilson_ci_effective(1.0, 2.5)[1] == 1.0
+    assert all(math.isnan(b) for b in wilson_ci_effective(0.5, 0.0))
+    for p_hat, n_eff in ((1.5, 3.0), (-0.1, 3.0), (0.5, -1.0), (math.nan, 3.0), (0.5, math.inf)):
+        with pytest.raises(InputError):
+            wilson_ci_effective(p_hat, n_eff)
+
+
 def test_wilson_rejects_bad_counts() -> None:
     with pytest.raises(InputError):
         wilson_ci(5, 3)

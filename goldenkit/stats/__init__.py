@@ -15,6 +15,8 @@ Methods
   ``prop.test(k, n, correct=FALSE)$conf.int``). ``k = 0`` gives a lower bound
   of exactly 0, ``k = n`` an upper bound of exactly 1. **n = 0** gives
   ``(nan, nan)``: no rows is no evidence, and a gate reading NaN fails.
+  :func:`wilson_ci_effective` is the same interval at an effective sample size
+  that need not be whole (a rate clustered by row, :mod:`goldenkit.metrics`).
 * :func:`mcnemar_exact` -- exact conditional McNemar test,
   ``p = min(1, 2 P[X <= min(b, c)])`` with ``X ~ Binomial(b + c, 1/2)``,
   ``p = 1`` when ``b + c = 0``. The binomial CDF comes from
@@ -114,7 +116,7 @@ from goldenkit.stats.collapse import (
     sorted_codes,
     verdict_codes,
 )
-from goldenkit.stats.intervals import paired_diff_ci, wilson_ci
+from goldenkit.stats.intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
 from goldenkit.stats.mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
 
 __all__ = [
@@ -141,4 +143,5 @@ __all__ = [
     "sorted_codes",
     "verdict_codes",
     "wilson_ci",
+    "wilson_ci_effective",
 ]

@@ -1,8 +1,10 @@
 """Confidence intervals of proportions: Wilson's score interval and Newcombe's paired difference.
 
-Both are vectorized (scalars in, floats out; arrays in, arrays out) and
-explained in :mod:`goldenkit.stats`. The small input checks shared by the
-vectorized functions of the package live here too.
+Wilson's interval comes at a count of trials (:func:`wilson_ci`) or at an
+effective sample size (:func:`wilson_ci_effective`), through one formula. All
+are vectorized (scalars in, floats out; arrays in, arrays out) and explained in
+:mod:`goldenkit.stats`. The small input checks shared by the vectorized
+functions of the package live here too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from goldenkit.errors import InputError
 
-__all__ = ["paired_diff_ci", "wilson_ci"]
+__all__ = ["paired_diff_ci", "wilson_ci", "wilson_ci_effective"]
 
 # --------------------------------------------------------------------------- helpers (mcnemar.py uses them too)
 
@@ -60,16 +62,46 @@ def wilson_ci(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
     k_arr, n_arr = np.broadcast_arrays(_counts(k, "k"), _counts(n, "n"))
     if np.any(k_arr > n_arr):
         raise InputError(f"k must not exceed n (k={k!r}, n={n!r})")
-    empty = n_arr == 0
-    safe_n = np.where(empty, 1.0, n_arr)
-    lo, hi = proportion_confint(k_arr, safe_n, alpha=1.0 - confidence, method="wilson")
+    lo, hi = _wilson(k_arr, n_arr, confidence)
+    return _ret(lo, scalar), _ret(hi, scalar)
+
+
+def wilson_ci_effective(p_hat: Any, n_eff: Any, confidence: float = 0.95) -> tuple[Any, Any]:
+    """Wilson score interval of a proportion ``p_hat`` at an effective sample size ``n_eff``, vectorized.
+
+    The interval of :func:`wilson_ci` with ``k / n = p_hat`` and ``n = n_eff``, where
+    ``n_eff`` need not be whole: the sample size a clustered standard error implies
+    (``n_eff = p (1 - p) / SE^2``, as :func:`goldenkit.metrics.clustered_interval` uses).
+    ``p_hat = 0`` gives a lower bound of exactly 0.0, ``p_hat = 1`` an upper bound of
+    exactly 1.0, ``n_eff = 0`` gives ``(nan, nan)``.
+
+    >>> lo, hi = wilson_ci_effective(0.5, 1.0)
+    >>> round(lo, 4), round(hi, 4)
+    (0.0546, 0.9454)
+    """
+    _z(confidence)  # validates
+    scalar = _is_scalar(p_hat, n_eff)
+    p_arr, n_arr = np.broadcast_arrays(np.asarray(p_hat, dtype=float), np.asarray(n_eff, dtype=float))
+    if np.any(~np.isfinite(p_arr)) or np.any(p_arr < 0) or np.any(p_arr > 1):
+        raise InputError(f"p_hat must be a proportion in [0, 1], got {p_hat!r}")
+    if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 0):
+        raise InputError(f"n_eff must be a finite number >= 0, got {n_eff!r}")
+    lo, hi = _wilson(p_arr * n_arr, n_arr, confidence)
+    return _ret(lo, scalar), _ret(hi, scalar)
+
+
+def _wilson(k: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson bounds of ``k`` successes in ``n`` trials (``n`` may be fractional), exact at the ends."""
+    empty = n == 0
+    safe_n = np.where(empty, 1.0, n)
+    lo, hi = proportion_confint(k, safe_n, alpha=1.0 - confidence, method="wilson")
     lo = np.clip(np.asarray(lo, dtype=float), 0.0, 1.0)
     hi = np.clip(np.asarray(hi, dtype=float), 0.0, 1.0)
-    lo = np.where(k_arr == 0, 0.0, lo)
-    hi = np.where(k_arr == n_arr, 1.0, hi)
+    lo = np.where(k == 0, 0.0, lo)
+    hi = np.where(k == n, 1.0, hi)
     lo = np.where(empty, np.nan, lo)
     hi = np.where(empty, np.nan, hi)
-    return _ret(lo, scalar), _ret(hi, scalar)
+    return lo, hi
 
 
 # --------------------------------------------------------------------------- paired difference
