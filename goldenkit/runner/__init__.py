@@ -60,10 +60,13 @@ graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner.regrade`).
 
 from __future__ import annotations
 
+import warnings
+
 from goldenkit.runner.evaluate import arun_eval, run_eval
 from goldenkit.runner.folder import new_run_id, utc_now
 from goldenkit.runner.limits import Limiter, backoff_delay
 from goldenkit.runner.merge import merge_shards
+from goldenkit.runner.run import RunExecution
 from goldenkit.runner.runkey import (
     RUN_KEY_FIELDS,
     TRANSPORT_SETTINGS,
@@ -74,10 +77,23 @@ from goldenkit.runner.runkey import (
 from goldenkit.runner.shard import parse_shard, shard_of
 from goldenkit.runner.summary import RunInterrupted, RunSummary
 
+
+def __getattr__(name: str) -> object:
+    if name == "Run":  # the runner's old name for RunExecution, kept for one release
+        warnings.warn(
+            "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunExecution
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "RUN_KEY_FIELDS",
     "TRANSPORT_SETTINGS",
     "Limiter",
+    "RunExecution",
     "RunInterrupted",
     "RunSummary",
     "agent_version",

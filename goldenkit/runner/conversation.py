@@ -79,7 +79,7 @@ class ConversationDriver:
         return scenario.max_turns if scenario.max_turns is not None else self.max_turns
 
     async def run(self, run: Any, provider: Any, case: Case, repeat: int) -> CallResult:
-        """One conversation: ``(response, error, attempts, latency ms)`` as :meth:`Run.call` returns."""
+        """One conversation: ``(response, error, attempts, latency ms)`` as :meth:`RunExecution.call` returns."""
         scenario = case.scenario
         if scenario is None:
             raise ProviderError(f"row {case.id} has no scenario", kind="infrastructure")

@@ -1,4 +1,4 @@
-"""``arun_eval`` / ``run_eval``: plan a run, open its folder, hand it to a :class:`~goldenkit.runner.run.Run`.
+"""``arun_eval`` / ``run_eval``: plan a run, open its folder, hand it to a :class:`~goldenkit.runner.run.RunExecution`.
 
 Before the first call: the options are checked, the rows picked, every case
 normalized (a case that cannot be is bad input: a DatasetError naming
@@ -36,7 +36,7 @@ from goldenkit.runner.folder import RunFolder, new_run_id, open_run_folder, scan
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.manifest import run_key, run_manifest
-from goldenkit.runner.run import Run, RunOptions, RunPlan
+from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit, redact_settings
 from goldenkit.runner.shard import check_shard, shard_rows
 from goldenkit.runner.summary import RunInterrupted, RunSummary
@@ -317,7 +317,7 @@ def _secret_values(obj: Any) -> tuple[str, ...]:
     return tuple(get()) if callable(get) else ()
 
 
-async def _execute(run: Run) -> RunSummary:
+async def _execute(run: RunExecution) -> RunSummary:
     """``run`` inside a secret scope (:func:`goldenkit.scrub.secrets_in_use`) holding the secrets of its
     provider, its graders' providers (the judge's) and its simulator: every outcome, run.json, the
     Parquet file and the summary returned have them masked."""
@@ -363,9 +363,9 @@ async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, 
 
 def _make_run(pool: Any, plan: RunPlan, provider: Provider, graders: list[Grader], folder: RunFolder,
               manifest: dict[str, Any], opts: RunOptions, progress: bool | IO[str] | None,
-              recorder: Any, driver: ConversationDriver | None) -> Run:  # fmt: skip
+              recorder: Any, driver: ConversationDriver | None) -> RunExecution:  # fmt: skip
     if pool is None:
-        return Run(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder,
+        return RunExecution(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder,
                    conversations=driver)  # fmt: skip
     from goldenkit.runner.ray_executor import RayRun
 

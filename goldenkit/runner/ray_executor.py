@@ -7,7 +7,7 @@ arrives (crash-safe; a killed driver's run resumes by run id from any machine
 that sees the folder), the same counts, validity, run.json and Parquet. Only
 the calls move: the driver hands small batches of (row, repeat) items to W
 worker actors (:class:`RayWorker`), each of which runs the items of a batch
-concurrently through the run's own code (:meth:`goldenkit.runner.run.Run.run_one`:
+concurrently through the run's own code (:meth:`goldenkit.runner.run.RunExecution.run_one`:
 retries, backoff, Retry-After, grading) and sends the batch's outcome records
 back. The limits hold for the whole cluster: every worker asks one limiter actor
 (:mod:`goldenkit.runner.ray_limits`).
@@ -67,7 +67,7 @@ from goldenkit.records import Case
 from goldenkit.runner.folder import RunFolder, RunLock
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.ray_limits import ClusterLimiter, LimiterActor
-from goldenkit.runner.run import Run, RunOptions, RunPlan
+from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.schema import ERROR
 
 #: Restarts Ray grants one worker actor after its process died.
@@ -133,8 +133,8 @@ def pickle_setup(provider: Provider, graders: Sequence[Grader], settings: RaySet
     return blob
 
 
-class WorkerRun(Run):
-    """A worker's :class:`Run`: the same calls and grading; records are kept for the batch, not written."""
+class WorkerRun(RunExecution):
+    """A worker's :class:`RunExecution`: the same calls and grading; records are kept for the batch, not written."""
 
     def __init__(self, provider: Provider, graders: Sequence[Grader], opts: RunOptions, limiter: ClusterLimiter):
         scratch = Path(tempfile.mkdtemp(prefix="goldenkit-ray-"))
@@ -304,8 +304,8 @@ class _FixedStats:
         return dict(self._stats)
 
 
-class RayRun(Run):
-    """The driver of a Ray run: a :class:`Run` whose calls are made by the pool's workers."""
+class RayRun(RunExecution):
+    """The driver of a Ray run: a :class:`RunExecution` whose calls are made by the pool's workers."""
 
     def __init__(self, *args: Any, pool: RayPool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

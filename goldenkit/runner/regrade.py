@@ -70,7 +70,7 @@ from goldenkit.runner.evaluate import normalize_cases, resolve_graders, run_to_s
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.manifest import run_manifest
-from goldenkit.runner.run import Run, RunOptions, RunPlan
+from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit
 from goldenkit.runner.summary import RunSummary
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
@@ -257,8 +257,8 @@ def _options(man: dict[str, Any]) -> RunOptions:
     )
 
 
-class Regrade(Run):
-    """A :class:`~goldenkit.runner.run.Run` whose answers are the source run's stored outcomes."""
+class Regrade(RunExecution):
+    """A :class:`~goldenkit.runner.run.RunExecution` whose answers are the source run's stored outcomes."""
 
     def __init__(self, plan: RunPlan, graders: list[Grader], folder: Any, manifest: dict[str, Any],
                  opts: RunOptions, source: _Source, progress: bool | IO[str] | None) -> None:  # fmt: skip

@@ -1,11 +1,11 @@
 """One invocation of a run as an object: workers under a TaskGroup, each pair called, graded, written.
 
-:class:`Run` holds what the workers share (the limiter, the outcome writer, the
+:class:`RunExecution` holds what the workers share (the limiter, the outcome writer, the
 progress, the counters) and its methods are the steps of one row x repeat:
-:meth:`Run.call` (one call with retries, backoff and Retry-After, under the
-limiter; the judge's calls go through it too), :meth:`Run.run_one` (call,
-grade, write) and :meth:`Run.finish` (counts, validity, run.json, Parquet,
-``results/latest``). :meth:`Run.execute` starts the workers in an
+:meth:`RunExecution.call` (one call with retries, backoff and Retry-After, under the
+limiter; the judge's calls go through it too), :meth:`RunExecution.run_one` (call,
+grade, write) and :meth:`RunExecution.finish` (counts, validity, run.json, Parquet,
+``results/latest``). :meth:`RunExecution.execute` starts the workers in an
 ``asyncio.TaskGroup``: a worker that fails, or a cancel (Ctrl-C, an interrupted
 notebook cell), stops every sibling; no call outlives the run, and what
 finished is written either way.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ class RunPlan:
     base_record: dict[str, Any]  # the fields every outcome of the run shares
 
 
-class Run:
+class RunExecution:
     """One invocation of a run (see the module doc)."""
 
     def __init__(
@@ -395,4 +396,15 @@ def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[
     return counts
 
 
-__all__ = ["Run", "RunOptions", "RunPlan", "attempts_note", "count_outcomes"]
+def __getattr__(name: str) -> Any:
+    if name == "Run":  # the old name, kept for one release
+        warnings.warn(
+            "goldenkit.runner.run.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunExecution
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["RunExecution", "RunOptions", "RunPlan", "attempts_note", "count_outcomes"]
