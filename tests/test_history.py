@@ -19,7 +19,7 @@ from run_factory import SHA_A, SHA_B
 import goldenkit
 from goldenkit.cli import main as cli_main
 from goldenkit.errors import InputError
-from goldenkit.history import CACHE_FILE, connect, failing_rows, query, runs_df, trend
+from goldenkit.history import CACHE_FILE, connect, failure_counts, query, runs_df, trend
 from goldenkit.history import index as index_mod
 
 
@@ -204,7 +204,7 @@ def test_trend_error_rate_and_bad_metric(dirs: tuple[Path, Path]) -> None:
 
 def test_failing_rows_counts_runs_where_a_row_failed(dirs: tuple[Path, Path]) -> None:
     runs = runs_df(*dirs).query("kind == 'run' and run_id.str.startswith('night-')", engine="python")
-    f = failing_rows(runs, min_share=0.5).set_index("row_id")
+    f = failure_counts(runs, min_share=0.5).set_index("row_id")
     assert f.index.tolist() == ["r3"] and (f.loc["r3", "failed"], f.loc["r3", "runs"]) == (5, 5)
     assert f.loc["r3", "last_failed_run"] == "night-5" and "<script>" in f.loc["r3", "last_response"]
 
@@ -240,7 +240,7 @@ def test_the_documented_failing_rows_query_agrees_with_failing_rows(dirs: tuple[
     got = query(sql, *dirs)
     runs = runs_df(*dirs)
     ok = runs[(runs["kind"] == "run") & (runs["state"] == "ok") & (runs["dataset_name"] == "support")]
-    expected = failing_rows(ok, min_share=0.5)
+    expected = failure_counts(ok, min_share=0.5)
     assert got["row_id"].tolist() == expected["row_id"].tolist() == ["r3"]
     assert got[["failed_runs", "runs"]].values.tolist() == expected[["failed", "runs"]].values.tolist()
 

@@ -77,7 +77,8 @@ def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: s
     (``grader: reason`` lines) and findings (each as ``grader: what it found``, the
     line of :func:`goldenkit.why` it is in), the graders that failed in any repeat, how many
     graded repeats passed, and -- when ``dataset`` is given -- the row's prompt,
-    expectation and source. Ordered by slice, then row id, then run.
+    expectation and source. Ordered by slice, then row id, then run. (In how many runs each
+    row failed is :func:`goldenkit.history.failure_counts`.)
     """
     if outcomes.empty:
         return pd.DataFrame(columns=list(FAILURE_COLUMNS))

@@ -5,6 +5,8 @@
   ``baseline_history`` over the run folders, Parquet read in place (``sql``).
 * :func:`trend` -- pass rate per slice with Wilson intervals over comparable runs,
   segmented by dataset version (``trend``).
+* :func:`failure_counts` -- in how many runs each row failed (``trend``; the old
+  name ``failing_rows`` still works for one release).
 
 Reads only what runs and baselines wrote (results -> history), never a model.
 The views and their columns are documented in docs/history.md.
@@ -12,9 +14,25 @@ The views and their columns are documented in docs/history.md.
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from goldenkit.history.index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
 from goldenkit.history.sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
-from goldenkit.history.trend import METRICS, failing_rows, trend
+from goldenkit.history.trend import METRICS, failure_counts, trend
+
+
+def __getattr__(name: str) -> Any:
+    if name == "failing_rows":  # the old name of failure_counts, kept for one release
+        warnings.warn(
+            "goldenkit.history.failing_rows is deprecated: it is failure_counts "
+            "(goldenkit.audit.failing_rows is the audit's)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return failure_counts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CACHE_FILE",
@@ -25,7 +43,7 @@ __all__ = [
     "VIEWS",
     "baseline_history_df",
     "connect",
-    "failing_rows",
+    "failure_counts",
     "protocol_id",
     "query",
     "runs_df",

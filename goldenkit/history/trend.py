@@ -25,6 +25,7 @@ each with its Wilson interval ``ci_low, ci_high``.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,7 +45,7 @@ from goldenkit.stats import (
     wilson_ci,
 )
 
-__all__ = ["FAILING_COLUMNS", "METRICS", "TREND_COLUMNS", "agent_label", "failing_rows", "trend"]
+__all__ = ["FAILURE_COUNT_COLUMNS", "METRICS", "TREND_COLUMNS", "agent_label", "failure_counts", "trend"]
 
 METRICS = ("pass_rate", "error_rate")
 TREND_COLUMNS = (
@@ -208,17 +209,19 @@ def trend(
     return out
 
 
-FAILING_COLUMNS = ("row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response")
+FAILURE_COUNT_COLUMNS = ("row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response")
 
 
-def failing_rows(runs: pd.DataFrame, *, rule: str = "majority", min_share: float = 0.0) -> pd.DataFrame:
-    """The rows that failed in the given runs (a frame from :func:`runs_df`), most often first.
+def failure_counts(runs: pd.DataFrame, *, rule: str = "majority", min_share: float = 0.0) -> pd.DataFrame:
+    """In how many of the given runs (a frame from :func:`runs_df`) each row failed, most often first.
 
     Per row: ``runs`` in which it was graded (collapsed PASS or FAIL), ``failed``
     how many of those it FAILed, ``share = failed / runs``, and the response of a
     FAIL repeat in the latest run it failed in (``last_failed_run``,
     ``last_response``). ``min_share`` keeps rows whose share exceeds it (0.5:
     "failed in more than half of the runs"). Rows that never failed are left out.
+    (One line per failing row of one run, with its reasons, is
+    :func:`goldenkit.audit.failing_rows`.)
     """
     graded: dict[str, int] = {}
     failed: dict[str, int] = {}
@@ -239,7 +242,23 @@ def failing_rows(runs: pd.DataFrame, *, rule: str = "majority", min_share: float
         for rid, f in failed.items()
         if f / graded[rid] > min_share
     ]
-    df = pd.DataFrame(recs, columns=list(FAILING_COLUMNS))
+    df = pd.DataFrame(recs, columns=list(FAILURE_COUNT_COLUMNS))
     return df.sort_values(["failed", "share", "row_id"], ascending=[False, False, True], kind="stable").reset_index(
         drop=True
     )
+
+
+#: Old names (``failing_rows`` read as the audit's one), kept for one release.
+_RENAMED = {"failing_rows": "failure_counts", "FAILING_COLUMNS": "FAILURE_COUNT_COLUMNS"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"goldenkit.history.{name} is deprecated: it is {new} (goldenkit.audit.failing_rows is the audit's)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

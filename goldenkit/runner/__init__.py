@@ -61,6 +61,7 @@ graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner.regrade`).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from goldenkit.runner.evaluate import arun_eval, run_eval
 from goldenkit.runner.folder import new_run_id, utc_now
@@ -78,7 +79,7 @@ from goldenkit.runner.shard import parse_shard, shard_of
 from goldenkit.runner.summary import RunInterrupted, RunSummary
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     if name == "Run":  # the runner's old name for RunExecution, kept for one release
         warnings.warn(
             "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",

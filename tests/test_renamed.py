@@ -1,0 +1,31 @@
+"""Names that changed keep working for one release: the old name is the new object, with a DeprecationWarning."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+
+def test_the_runners_run_is_run_execution() -> None:
+    from goldenkit.runner import RunExecution
+
+    with pytest.warns(DeprecationWarning, match="RunExecution"):
+        from goldenkit.runner import Run
+    assert Run is RunExecution
+    with pytest.warns(DeprecationWarning, match="RunExecution"):
+        from goldenkit.runner.run import Run as Old
+    assert Old is RunExecution
+
+
+def test_the_histories_failing_rows_is_failure_counts() -> None:
+    from goldenkit.history import failure_counts
+
+    with pytest.warns(DeprecationWarning, match="failure_counts"):
+        from goldenkit.history import failing_rows
+    assert failing_rows is failure_counts
+    trend = sys.modules["goldenkit.history.trend"]
+    with pytest.warns(DeprecationWarning, match="FAILURE_COUNT_COLUMNS"):
+        assert trend.FAILING_COLUMNS == trend.FAILURE_COUNT_COLUMNS
+    assert importlib.import_module("goldenkit.audit").failing_rows is not failure_counts
