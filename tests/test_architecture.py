@@ -33,6 +33,7 @@ DEPRECATED = {
     "pairwise": "leaderboards.pairwise",
     "leaderboard_report": "leaderboards.report",
     "demo_benchmark": "demo.benchmark",
+    "runner.index": "runner.outcome_index",
 }
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
@@ -78,7 +79,8 @@ LAYERS: list[set[str]] = [
     {"gate", "leaderboards.alignment", "leaderboards.pairwise"},
     {"leaderboards.ranking"},
     # every run at once: the index, SQL over all outcomes, trends
-    {"history.index"},
+    {"history.run_index"},
+    {"history.index"},  # the old path of history.run_index (re-exports it; deprecated once pages.site moves)
     {"history.sql", "history.trend"},
     {"history"},
     # the system under test, its graders, the runner
@@ -99,7 +101,7 @@ LAYERS: list[set[str]] = [
     {"graders.build", "graders.calibration"},
     {"graders.gradable"},
     {"graders"},
-    {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.index"},
+    {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.outcome_index"},
     {"runner.folder"},
     {"runner.ray_limits"},
     {"runner.run"},

@@ -182,7 +182,7 @@ def test_run_table_artifacts_are_relative_to_the_config_file(
 
 
 def test_the_history_protocol_tells_artifacts_apart_and_keeps_old_ids() -> None:
-    from goldenkit.history.index import protocol_id
+    from goldenkit.history.run_index import protocol_id
 
     old = {"repeats": 3, "graders": {"contract": "1"}, "agent_version": {"model_id": "m"}}
     with_a = {**old, "agent_version": {"model_id": "m", "artifacts_sha256": "a" * 64}}

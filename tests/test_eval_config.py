@@ -281,7 +281,7 @@ def test_run_refuses_criteria_without_their_grader_or_ungradable(tmp_path, monke
 
 def test_the_history_protocol_tells_criteria_apart_and_keeps_old_ids() -> None:
     """Runs graded with another ADK eval config are not trended together; runs without one keep their id."""
-    from goldenkit.history.index import protocol_id
+    from goldenkit.history.run_index import protocol_id
 
     old = {"repeats": 1, "graders": {"reference": "1"}}
     a = {**old, "criteria": {"file": "a.json", "sha256": "a" * 64, "ignored": []}}

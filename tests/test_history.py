@@ -20,7 +20,7 @@ import goldenkit
 from goldenkit.cli import main as cli_main
 from goldenkit.errors import InputError
 from goldenkit.history import CACHE_FILE, connect, failure_counts, query, runs_df, trend
-from goldenkit.history import index as index_mod
+from goldenkit.history import run_index as index_mod
 
 
 @pytest.fixture(scope="module")

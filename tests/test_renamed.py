@@ -29,3 +29,13 @@ def test_the_histories_failing_rows_is_failure_counts() -> None:
     with pytest.warns(DeprecationWarning, match="FAILURE_COUNT_COLUMNS"):
         assert trend.FAILING_COLUMNS == trend.FAILURE_COUNT_COLUMNS
     assert importlib.import_module("goldenkit.audit").failing_rows is not failure_counts
+
+
+def test_the_old_index_modules_re_export_the_new_ones() -> None:
+    sys.modules.pop("goldenkit.runner.index", None)
+    with pytest.warns(DeprecationWarning, match="outcome_index"):
+        old = importlib.import_module("goldenkit.runner.index")
+    assert old.OutcomeIndex is importlib.import_module("goldenkit.runner.outcome_index").OutcomeIndex
+    history_index = importlib.import_module("goldenkit.history.index")
+    run_index = importlib.import_module("goldenkit.history.run_index")
+    assert history_index.runs_df is run_index.runs_df and history_index.fingerprint is run_index.fingerprint

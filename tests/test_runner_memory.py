@@ -14,7 +14,7 @@ from goldenkit.providers.callable import CallableProvider
 from goldenkit.results import OutcomeWriter, outcomes_df, outcomes_table, write_parquet, write_parquet_batches
 from goldenkit.runner import run_eval
 from goldenkit.runner.folder import scan_outcomes
-from goldenkit.runner.index import OutcomeIndex
+from goldenkit.runner.outcome_index import OutcomeIndex
 
 QUIET = {"progress": False}
 

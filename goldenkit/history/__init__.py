@@ -1,6 +1,6 @@
 """The history of quality: every run in one table, SQL over every outcome, trends per slice.
 
-* :func:`runs_df` -- one row per run folder and committed baseline (``index``).
+* :func:`runs_df` -- one row per run folder and committed baseline (``run_index``).
 * :func:`query` / :func:`connect` -- DuckDB views ``runs``, ``outcomes``,
   ``baseline_history`` over the run folders, Parquet read in place (``sql``).
 * :func:`trend` -- pass rate per slice with Wilson intervals over comparable runs,
@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from goldenkit.history.index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
+from goldenkit.history.run_index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
 from goldenkit.history.sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
 from goldenkit.history.trend import METRICS, failure_counts, trend
 

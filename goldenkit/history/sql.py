@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 
 from goldenkit.errors import GoldenkitError, InputError
-from goldenkit.history.index import Index, scan
+from goldenkit.history.run_index import Index, scan
 from goldenkit.results import OUTCOME_SCHEMA, iter_jsonl, read_run
 
 if TYPE_CHECKING:

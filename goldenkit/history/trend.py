@@ -2,7 +2,7 @@
 
 Which runs: the runs of the dataset (by name) whose ``state`` is ok (VALID and
 complete; an INVALID or incomplete run is not evidence and is left out), of one
-**protocol** (:func:`goldenkit.history.index.protocol_id`: repeats, graders,
+**protocol** (:func:`goldenkit.history.run_index.protocol_id`: repeats, graders,
 judge and simulator versions, red rows, sample and shard), by default the
 protocol of the most recent run. They are ordered by ``started_at``.
 
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import InputError, ResultsError
-from goldenkit.history.index import scan
+from goldenkit.history.run_index import scan
 from goldenkit.results import Run, read_run
 from goldenkit.stats import (
     OVERALL,

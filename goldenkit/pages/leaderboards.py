@@ -20,7 +20,7 @@ that differs); it never shows a ranking. Groups with fewer than two ok runs
 get no page.
 
 Incremental like the rest of the site: a page is kept when the fingerprint of
-its runs' files (:func:`goldenkit.history.index.fingerprint`), the rule and the
+its runs' files (:func:`goldenkit.history.run_index.fingerprint`), the rule and the
 title are the ones recorded by the last build.
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
-from goldenkit.history.index import fingerprint
+from goldenkit.history.run_index import fingerprint
 from goldenkit.pages.html import esc, href, page, pct, slug, table, write_page
 from goldenkit.pages.views import Section
 

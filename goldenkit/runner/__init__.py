@@ -35,7 +35,7 @@ do, in order:
    and as its trajectory what came before the failure (a conversation's earlier turns);
 5. append each outcome to ``outcomes.jsonl`` as it completes (see
    :class:`goldenkit.results.OutcomeWriter`), keeping in memory only where each
-   pair's last line is and its verdict (:mod:`goldenkit.runner.index`: memory
+   pair's last line is and its verdict (:mod:`goldenkit.runner.outcome_index`: memory
    flat in the number of outcomes), and at the end write ``outcomes.parquet``
    (read back from the JSONL a row group at a time), the final run.json (counts, error rate, validity) and
    point ``results/latest`` at the run. INVALID when the error rate (ERROR

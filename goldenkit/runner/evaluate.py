@@ -33,9 +33,9 @@ from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner.folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
-from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.manifest import run_key, run_manifest
+from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit, redact_settings
 from goldenkit.runner.shard import check_shard, shard_rows

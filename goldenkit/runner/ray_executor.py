@@ -65,7 +65,7 @@ from goldenkit.graders.base import Grader
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case
 from goldenkit.runner.folder import RunFolder, RunLock
-from goldenkit.runner.index import OutcomeIndex
+from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.ray_limits import ClusterLimiter, LimiterActor
 from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.schema import ERROR

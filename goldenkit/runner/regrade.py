@@ -68,8 +68,8 @@ from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
 from goldenkit.results import Run as StoredRun
 from goldenkit.runner.evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
-from goldenkit.runner.index import OutcomeIndex
 from goldenkit.runner.manifest import run_manifest
+from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
 from goldenkit.runner.runkey import git_commit
 from goldenkit.runner.summary import RunSummary

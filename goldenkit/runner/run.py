@@ -33,8 +33,8 @@ from goldenkit.providers.failures import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner.folder import RunFolder, utc_now
-from goldenkit.runner.index import OutcomeIndex, has_grader_error
 from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
+from goldenkit.runner.outcome_index import OutcomeIndex, has_grader_error
 from goldenkit.runner.progress import Progress
 from goldenkit.runner.runkey import validity
 from goldenkit.runner.summary import RunSummary
