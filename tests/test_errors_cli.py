@@ -112,7 +112,7 @@ def test_no_subcommand_prints_help_and_exits_1(capsys):
 
 def test_debug_shows_a_traceback(tmp_path, capsys):
     path = write(tmp_path, line() + line())
-    assert main(["--debug", "dataset", "validate", str(path)]) == 1
+    assert main(["--debug", "dataset", "info", str(path)]) == 1
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "DatasetError" in err
     assert err.rstrip().endswith(f'goldenkit: {path}:2: duplicate id "a" (first on line 1)')

@@ -287,7 +287,7 @@ def test_gate_red_rules_without_evidence() -> None:
     d = evaluate_gate(red_run(verdicts, {"r0", "r1"}), policy=GatePolicy(regression=False,
                                                                        min_negative_case_pass_rate=0.5))  # fmt: skip
     assert d.exit_code == 3 and "no attempt on the 2 red row(s) was graded (3 ERROR)" in d.summary()
-    refusing = FakeRun(plain.manifest, outcomes([("r0", "s", ["PASS"])], tags={"r0": ["red", "refusal"]}))
+    refusing = FakeRun(plain.manifest, outcomes([("r0", "s", ["PASS"] * 3)], tags={"r0": ["red", "refusal"]}))
     d = evaluate_gate(refusing, policy=GatePolicy(regression=False, max_hallucination_rate=0.1))
     assert d.exit_code == 2 and "no hallucination row among the red rows" in d.summary()
 

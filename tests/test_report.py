@@ -352,7 +352,10 @@ def test_invalid_comparison_is_stated_never_a_number() -> None:
     assert "COMPARISON INVALID" in banner and "dataset sha256 differs" in banner
     for shown in (report.format_compare_table(None), report.forest_figure(None), report.flip_list_html(None)):
         assert "comparison is invalid" in shown
-    decision = report.gate_decision(other, None, diffs)
+    # (other claims 3 repeats over 1-repeat outcomes: it is also incomplete, exit 3 would win; the gate's
+    # exit 4 is shown on a run whose only difference is the dataset)
+    elsewhere = MemRun(run_manifest("cand", sha="cd" * 32), cand.frame)
+    decision = report.gate_decision(elsewhere, None, report.try_compare(base, elsewhere)[1])
     assert decision.exit_code == 4
     assert "exit code 4" in report.gate_banner(decision)
 

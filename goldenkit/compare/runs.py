@@ -67,7 +67,6 @@ run); the two collapsed tables are joined on ``row_id`` with a pandas index.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from goldenkit._jsonable import json_records
 from goldenkit.compare.flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare.groups import RunRef, grouped_table, resolve_side
 from goldenkit.compare.ledger import Ledger, evidence_ledger
@@ -261,31 +261,9 @@ class Comparison:
             "holm_family": HOLM_FAMILY,
             "notes": list(self.notes),
             "status_counts": self.status_counts(),
-            "table": _records(self.table),
-            "flips": _records(self.flips),
+            "table": json_records(self.table),
+            "flips": json_records(self.flips),
         }
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        return None if math.isnan(float(v)) else float(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, np.ndarray):
-        return [_clean(x) for x in v.tolist()]
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
-    if v is pd.NA:
-        return None
-    return v
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: _clean(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
 
 
 # --------------------------------------------------------------------------- reading a side

@@ -51,7 +51,6 @@ each ranked on its own rows with Holm over that block's pairs.
 
 from __future__ import annotations
 
-import math
 import os
 import string
 from collections.abc import Mapping, Sequence
@@ -61,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit._jsonable import json_records
 from goldenkit.compare.ledger import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards.alignment import Aligned, RunInput, align_runs, run_inputs
@@ -120,8 +120,8 @@ class Leaderboard:
     def to_dict(self) -> dict[str, Any]:
         """``{"table": [...], "pairs": [...]}`` plus the settings; NaN becomes None (JSON null)."""
         out: dict[str, Any] = {
-            "table": _records(self.table),
-            "pairs": _records(self.pairs),
+            "table": json_records(self.table),
+            "pairs": json_records(self.pairs),
             "alpha": self.alpha,
             "rule": self.rule,
             "at_k": self.at_k,
@@ -130,22 +130,8 @@ class Leaderboard:
             "adjustment": dict(PAIR_ADJUSTMENT),
         }
         if isinstance(self.pairwise, pd.DataFrame):
-            out["pairwise"] = _records(self.pairwise)
+            out["pairwise"] = json_records(self.pairwise)
         return out
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return None if math.isnan(float(v)) else float(v)
-    return v
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _plain(v) for k, v in rec.items()} for rec in df.to_dict(orient="records")]
 
 
 # --------------------------------------------------------------------------- the statistics
