@@ -38,7 +38,7 @@ DEPRECATED = {
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
-    {"_text", "_sync", "display", "schema", "records", "config", "scrub"},
+    {"_text", "_sync", "_jsonable", "display", "schema", "records", "config", "scrub"},
     {"reprs"},
     {"artifacts", "registry"},
     {"cases", "protocols", "findings"},
