@@ -101,6 +101,7 @@ LAYERS: list[set[str]] = [
     {"graders.build", "graders.calibration"},
     {"graders.gradable"},
     {"graders"},
+    {"runner.versions", "runner.validity"},
     {"runner.limits", "runner.runkey", "runner.summary", "runner.progress", "runner.shard", "runner.outcome_index"},
     {"runner.folder"},
     {"runner.ray_limits"},

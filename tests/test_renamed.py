@@ -39,3 +39,13 @@ def test_the_old_index_modules_re_export_the_new_ones() -> None:
     history_index = importlib.import_module("goldenkit.history.index")
     run_index = importlib.import_module("goldenkit.history.run_index")
     assert history_index.runs_df is run_index.runs_df and history_index.fingerprint is run_index.fingerprint
+
+
+def test_runkey_still_names_what_moved_out_of_it() -> None:
+    from goldenkit import scrub
+    from goldenkit.runner import runkey, validity, versions
+
+    for name in ("agent_version", "canonical", "git_commit"):
+        assert getattr(runkey, name) is getattr(versions, name)
+    assert runkey.validity is validity.validity
+    assert runkey.redact_settings is scrub.redact_settings and runkey.key_differences.__module__ == runkey.__name__

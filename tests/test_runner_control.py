@@ -19,7 +19,7 @@ import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 
 import goldenkit.runner.evaluate as evaluate_mod
-import goldenkit.runner.runkey as runkey_mod
+import goldenkit.runner.versions as versions_mod
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError, ResultsError
@@ -335,7 +335,7 @@ def test_a_new_git_commit_does_not_refuse_a_resume_and_is_recorded(
 ) -> None:
     ds = read_dataset(make_dataset(tmp_path, 3))
     commits = iter(["a" * 40, "b" * 40, "c" * 40])
-    monkeypatch.setattr(runkey_mod, "git_commit", lambda cwd=None: next(commits))
+    monkeypatch.setattr(versions_mod, "git_commit", lambda cwd=None: next(commits))
     fail = {"r01"}
 
     def agent(case: object) -> str:

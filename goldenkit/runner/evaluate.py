@@ -37,11 +37,11 @@ from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.manifest import run_key, run_manifest
 from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
-from goldenkit.runner.runkey import git_commit, redact_settings
 from goldenkit.runner.shard import check_shard, shard_rows
 from goldenkit.runner.summary import RunInterrupted, RunSummary
+from goldenkit.runner.versions import git_commit
 from goldenkit.schema import SCHEMA_VERSION
-from goldenkit.scrub import scrub, scrub_value, secrets_in_use
+from goldenkit.scrub import redact_settings, scrub, scrub_value, secrets_in_use
 
 
 def _check(repeats: int, opts: RunOptions) -> None:

@@ -22,9 +22,10 @@ from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.runner.folder import RunFolder, utc_now
 from goldenkit.runner.run import RunOptions
-from goldenkit.runner.runkey import agent_version, redact_settings
 from goldenkit.runner.shard import shard_record
+from goldenkit.runner.versions import agent_version
 from goldenkit.schema import SCHEMA_VERSION
+from goldenkit.scrub import redact_settings
 
 __all__ = ["run_key", "run_manifest"]
 

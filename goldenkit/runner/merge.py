@@ -6,7 +6,7 @@ unsharded run (dataset, agent version, judge, graders, repeats, sample, mode;
 no shard spec), the outcomes of every shard (one per row x repeat, the
 shards' final ones, with the merged run's id), and counts, error rate and
 validity computed over the whole by the runner's own code
-(:func:`goldenkit.runner.runkey.validity`): a shard's own validity does not
+(:func:`goldenkit.runner.validity.validity`): a shard's own validity does not
 carry over, the whole decides. After a merge, ``compare``, ``gate`` and
 ``report`` treat the run like any other.
 
@@ -45,9 +45,10 @@ from goldenkit.results import (
 )
 from goldenkit.runner.folder import check_run_id, run_key_differences, utc_now
 from goldenkit.runner.run import count_outcomes
-from goldenkit.runner.runkey import RUN_KEY_FIELDS, validity
+from goldenkit.runner.runkey import RUN_KEY_FIELDS
 from goldenkit.runner.shard import shard_of
 from goldenkit.runner.summary import RunSummary
+from goldenkit.runner.validity import validity
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 #: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).

@@ -71,8 +71,8 @@ from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.manifest import run_manifest
 from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
-from goldenkit.runner.runkey import git_commit
 from goldenkit.runner.summary import RunSummary
+from goldenkit.runner.versions import git_commit
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
 __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]

@@ -36,8 +36,8 @@ from goldenkit.runner.folder import RunFolder, utc_now
 from goldenkit.runner.limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner.outcome_index import OutcomeIndex, has_grader_error
 from goldenkit.runner.progress import Progress
-from goldenkit.runner.runkey import validity
 from goldenkit.runner.summary import RunSummary
+from goldenkit.runner.validity import validity
 from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
 
 Pair = tuple[str, int]
