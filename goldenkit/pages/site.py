@@ -40,8 +40,8 @@ import pandas as pd
 
 from goldenkit.compare.protocol import protocol_key
 from goldenkit.errors import GoldenkitError, InputError
-from goldenkit.history import baseline_history_df, failing_rows, scan, trend
-from goldenkit.history.index import fingerprint
+from goldenkit.history import baseline_history_df, failure_counts, scan, trend
+from goldenkit.history.run_index import fingerprint
 from goldenkit.pages.html import slug, write_page
 from goldenkit.pages.leaderboards import leaderboard_sections
 from goldenkit.pages.plots import trend_svg
@@ -255,7 +255,7 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str
         if latest is not None and len(latest):
             last_segment = latest[latest["segment"] == latest["segment"].max()]["run_id"].unique()
             ok = part[part["run_id"].isin(last_segment) & (part["state"] == "ok")]
-            failing = failing_rows(ok, rule=b.rule)
+            failing = failure_counts(ok, rule=b.rule)
         left_out = int((part["state"] != "ok").sum())
         note = (
             f"{len(part)} runs; {left_out} left out of the trends (INVALID, incomplete or corrupt)." if left_out else ""
