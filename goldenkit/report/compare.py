@@ -267,6 +267,12 @@ def gate_decision(
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where)
     if baseline is not None:  # the gate owns its comparison (its rule and alpha), as goldenkit gate does
+        if comparison is not None and (comparison.rule, comparison.alpha, comparison.by) == (
+            policy.rule,
+            policy.alpha,
+            "slice",
+        ):  # the notebook's comparison is the one the gate makes (compare_runs, same runs, rule and alpha)
+            return evaluate_gate(run, policy=policy, comparison=comparison, baseline=baseline)
         return evaluate_gate(run, policy=policy, baseline=baseline)
     invalid = "; ".join(differences) if comparison is None and differences else None
     if comparison is not None and comparison.rule != policy.rule:
