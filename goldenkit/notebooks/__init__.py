@@ -14,6 +14,12 @@ page with nbconvert:
   through :func:`html.escape`), so a response containing ``<script>`` shows as
   text.
 
+A kernel is shut down when its notebook has run, never interrupted first (the
+SIGINT jupyter_client sends before a shutdown request made the kernel log
+``KeyboardInterrupt caught in kernel`` now and then). :mod:`goldenkit.notebooks.inprocess`
+makes the same pages without a kernel, in this process or on one worker per
+core: what ``goldenkit pages`` uses for hundreds of reports.
+
 The notebooks live in the checkout's top-level ``notebooks/`` folder, one copy.
 The build configuration maps that folder into this package as package data
 (``goldenkit/notebooks/bundled/*.ipynb`` in the wheel: ``setup.py`` lists the

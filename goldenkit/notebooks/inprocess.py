@@ -25,7 +25,9 @@ A cell that raises is the same goldenkit error naming the notebook and the cell.
 :func:`render_notebooks` renders a batch: in this process when it is small, else
 on one worker process per core (started once, each importing the stack once and
 keeping its exporter), in job order. The secrets the caller's scope knows are
-masked in the workers' pages too.
+masked in the workers' pages too. The workers are spawned, so a script that
+renders at its top level needs the usual ``if __name__ == "__main__":`` guard
+(without it a worker dies, and the batch is rendered in this process instead).
 """
 
 from __future__ import annotations
@@ -210,9 +212,13 @@ def render_notebooks(jobs: Sequence[RenderJob], *, workers: int | None = None) -
         return [_render_job(job, secrets) for job in jobs]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn: a fresh interpreter per worker, which inherits no thread or lock of this process
     context = multiprocessing.get_context("spawn")
     chunk = max(1, len(jobs) // (count * 8))
-    with ProcessPoolExecutor(count, mp_context=context) as pool:
-        return list(pool.map(_render_job, jobs, [secrets] * len(jobs), chunksize=chunk))
+    try:
+        with ProcessPoolExecutor(count, mp_context=context) as pool:
+            return list(pool.map(_render_job, jobs, [secrets] * len(jobs), chunksize=chunk))
+    except BrokenProcessPool:  # a worker died (e.g. a script without its __main__ guard): render here
+        return [_render_job(job, secrets) for job in jobs]
