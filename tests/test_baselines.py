@@ -78,7 +78,8 @@ def test_refuses_overwrite_without_force_and_history_only_grows(tmp_path: Path) 
 
 def test_refuses_runs_with_errors_invalid_incomplete_or_empty(tmp_path: Path) -> None:
     holes = outcomes([("r0", "s", ["PASS", "PASS", "ERROR"]), ("r1", "s", ["PASS", "ERROR", "FAIL"])])
-    with pytest.raises(InputError, match=r"1 row\(s\) its 2 ERROR outcome\(s\) leave without a verdict \(first: row r1"):
+    hole = r"1 row\(s\) its 2 ERROR outcome\(s\) leave without a verdict \(first: row r1"
+    with pytest.raises(InputError, match=hole):
         save_baseline(FakeRun(manifest("base"), holes), "x", baselines_dir=tmp_path)
     b, _ = worked_example()  # errored repeats that decide no row (P, P, E is PASS whatever E was): no hole
     saved = save_baseline(FakeRun(manifest("base"), b), "ok", baselines_dir=tmp_path / "saved")

@@ -22,6 +22,7 @@ from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
 from goldenkit.dataset import canonical_sha256, read_dataset
+from goldenkit.errors import ConfigError, InputError, ProviderError
 from goldenkit.scenarios.agent_config import read_agent_config
 from goldenkit.scenarios.generate import (
     GENERATION_PROMPT,
@@ -31,7 +32,6 @@ from goldenkit.scenarios.generate import (
     generate_scenarios,
     parse_scenarios,
 )
-from goldenkit.errors import ConfigError, InputError, ProviderError
 
 TODAY = date(2026, 12, 1)
 TOOLS = [

@@ -11,5 +11,7 @@ from goldenkit.scenarios.agent_config import *  # noqa: F403
 from goldenkit.scenarios.agent_config import __all__ as __all__
 
 warnings.warn(
-    "goldenkit.dataset.agent_config is deprecated: import from goldenkit.scenarios.agent_config", DeprecationWarning, stacklevel=2
+    "goldenkit.dataset.agent_config is deprecated: import from goldenkit.scenarios.agent_config",
+    DeprecationWarning,
+    stacklevel=2,
 )

@@ -11,5 +11,7 @@ from goldenkit.scenarios.generate import *  # noqa: F403
 from goldenkit.scenarios.generate import __all__ as __all__
 
 warnings.warn(
-    "goldenkit.dataset.generate is deprecated: import from goldenkit.scenarios.generate", DeprecationWarning, stacklevel=2
+    "goldenkit.dataset.generate is deprecated: import from goldenkit.scenarios.generate",
+    DeprecationWarning,
+    stacklevel=2,
 )
