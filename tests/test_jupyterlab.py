@@ -71,6 +71,8 @@ def _open_and_run_all(browser: Any, lab: Lab, notebook: str) -> tuple[Any, Any, 
     """A page with ``notebook`` open in JupyterLab, every cell run from the Run menu: (page, its panel, requests)."""
     from playwright.sync_api import expect
 
+    expect.set_options(timeout=TIMEOUT)  # a busy machine: the kernel and widgets take their time
+
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_timeout(TIMEOUT)
     requested = record_requests(page)
@@ -91,6 +93,8 @@ def _choose(panel: Any, name: str, value: str) -> None:
 
 def test_the_audit_notebook_pages_filters_marks_and_applies(browser: Any, lab: Lab) -> None:
     from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT)  # a busy machine: the kernel and widgets take their time
 
     reference = audit.open_audit(
         lab.root / "results" / "cand", dataset=lab.root / "dataset", audits_dir=lab.root / "scratch"
@@ -148,6 +152,8 @@ def test_the_audit_notebook_pages_filters_marks_and_applies(browser: Any, lab: L
 
 def test_explore_follows_the_filters(browser: Any, lab: Lab) -> None:
     from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT)  # a busy machine: the kernel and widgets take their time
 
     reference = Explorer(read_run(lab.root / "results" / "base"), read_run(lab.root / "results" / "cand"))
     page, panel, requested = _open_and_run_all(browser, lab, "explore.ipynb")
