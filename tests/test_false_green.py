@@ -630,4 +630,7 @@ def test_a_regrade_of_the_baseline_is_not_a_candidate(work: Path, capsys: pytest
     # goldenkit regrade base --run-id rg, with the same graders: the same answers, the same verdicts
     put_with(work, "rg", good_rows(), mode="regrade", regraded_from={"run_id": "base", "path": "results/base"})
     assert gate("rg", "--baseline", "base") == 1
-    assert "a regrade of the baseline's own answers" in capsys.readouterr().err
+    assert gate("base", "--baseline", "rg") == 1  # the other way round
+    put_with(work, "rg2", good_rows(), mode="regrade", regraded_from={"run_id": "rg", "answers_from": "base"})
+    assert gate("rg2", "--baseline", "rg") == 1 and gate("rg2", "--baseline", "base") == 1  # a regrade of a regrade
+    assert "a regrade of the same answers" in capsys.readouterr().err

@@ -58,10 +58,18 @@ def _same_run(run: Any, base: Any) -> str | None:
     ident = ("run_id", "started_at")
     if rm.get("run_id") and all(rm.get(k) == bm.get(k) for k in ident):
         return f"the same run (run id {rm['run_id']}, started {rm.get('started_at')})"
-    source = rm.get("regraded_from")
-    if isinstance(source, dict) and source.get("run_id") and source.get("run_id") == bm.get("run_id"):
-        return f"a regrade of the baseline's own answers (regraded from {source['run_id']})"
+    answers = [_answers_of(m) for m in (rm, bm)]
+    if answers[0] and answers[0] == answers[1] and (rm.get("regraded_from") or bm.get("regraded_from")):
+        return f"a regrade of the same answers (both are the answers of run {answers[0]})"
     return None
+
+
+def _answers_of(man: dict[str, Any]) -> str | None:
+    """The run whose answers a run holds: its own, or (a regrade, of a regrade...) the run first regraded."""
+    source = man.get("regraded_from")
+    if isinstance(source, dict):
+        return str(source.get("answers_from") or source.get("run_id") or "") or None
+    return str(man["run_id"]) if man.get("run_id") else None
 
 
 def gate_command(args: argparse.Namespace) -> int:

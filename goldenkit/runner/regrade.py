@@ -354,7 +354,9 @@ async def _regrade_into(folder: Any, key: dict[str, Any], src: _Source, graders:
     opts = _options(man)
     provider = StoredAnswers()
     manifest = run_manifest(key, provider, folder, opts, len(todo), False, None, git_commit())
-    manifest.update(provider=man.get("provider"), regraded_from={"run_id": src.run_id, "path": str(src.path)})
+    origin = (man.get("regraded_from") or {}).get("answers_from") or (man.get("regraded_from") or {}).get("run_id")
+    source = {"run_id": src.run_id, "path": str(src.path), "answers_from": origin or src.run_id}  # the answers' run
+    manifest.update(provider=man.get("provider"), regraded_from=source)
     write_json_atomic(folder.run_file, manifest)
     return await Regrade(plan, graders, folder, manifest, opts, src, progress).execute()
 
