@@ -89,6 +89,11 @@ def config_for_run(explicit: str | Path | None, manifest: Mapping[str, Any] | No
     if explicit is not None:
         return {**load_config(explicit), "_how": "--config"}
     path, sha = _recorded(man)
+    if path is not None and sha is not None and not Path(path).is_file():  # never another file in its place
+        raise ConfigError(
+            f"{path}: the goldenkit.toml the run recorded (sha256 {sha[:12]}) is not there; "
+            "pass --config FILE to apply a policy to this run"
+        )
     if path is not None and Path(path).is_file():
         cfg = {**load_config(path), "_how": "recorded by the run"}
         if sha is not None and cfg.get("_sha256") != sha:  # another file at that path, or an edit since the run

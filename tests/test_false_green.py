@@ -634,3 +634,16 @@ def test_a_regrade_of_the_baseline_is_not_a_candidate(work: Path, capsys: pytest
     put_with(work, "rg2", good_rows(), mode="regrade", regraded_from={"run_id": "rg", "answers_from": "base"})
     assert gate("rg2", "--baseline", "rg") == 1 and gate("rg2", "--baseline", "base") == 1  # a regrade of a regrade
     assert "a regrade of the same answers" in capsys.readouterr().err
+
+
+def test_a_recorded_config_that_is_gone_is_not_replaced_by_another(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run recorded a goldenkit.toml (path and sha256) that is not there now: the current folder's is not it
+    put_with(
+        work, "moved", good_rows(), config={"extra": {"config_file": "/nowhere/g.toml", "config_sha256": "ab" * 32}}
+    )
+    capsys.readouterr()
+    assert gate("moved", "--baseline", "base") == 1
+    assert "the goldenkit.toml the run recorded (sha256 abababababab) is not there" in capsys.readouterr().err
+    assert gate("moved", "--baseline", "base", "--config", "goldenkit.toml") == 0

@@ -163,11 +163,18 @@ def gate_defaults(args: argparse.Namespace, manifest: object = None) -> tuple[st
     from collections.abc import Mapping
 
     from goldenkit.config import config_for_run, section
+    from goldenkit.errors import ConfigError
 
     rule, alpha = getattr(args, "rule", None), getattr(args, "alpha", None)
     if rule is None or alpha is None:  # the values are checked where they are used (the collapse, the test)
         man = manifest if isinstance(manifest, Mapping) else None
-        gate = section(config_for_run(getattr(args, "config", None), man), "gate")
+        try:
+            gate = section(config_for_run(getattr(args, "config", None), man), "gate")
+        except ConfigError as exc:  # no policy is applied here: say why the defaults are used
+            if getattr(args, "config", None) is not None:
+                raise
+            print(f"goldenkit: note: --rule and --alpha from the defaults: {exc}", file=sys.stderr)
+            gate = {}
         rule = gate.get("rule", "majority") if rule is None else rule
         alpha = ALPHA(gate.get("alpha", 0.05)) if alpha is None else alpha
     args.rule, args.alpha = str(rule), float(alpha)
