@@ -647,3 +647,12 @@ def test_a_recorded_config_that_is_gone_is_not_replaced_by_another(
     assert gate("moved", "--baseline", "base") == 1
     assert "the goldenkit.toml the run recorded (sha256 abababababab) is not there" in capsys.readouterr().err
     assert gate("moved", "--baseline", "base", "--config", "goldenkit.toml") == 0
+
+
+def test_rows_gone_from_a_run_that_counts_them_are_not_evidence(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the baseline lost the rows the candidate broke, while its run.json still counts them
+    rows = [r for r in good_rows() if r[1] != "refunds"]
+    put_with(work, "holes", rows, counts={"total": 912, "expected": 912})
+    capsys.readouterr()
+    assert gate("good", "--baseline", "holes") == 3
+    assert "incomplete: 900 of the 912 outcomes its run.json counts" in capsys.readouterr().out

@@ -132,10 +132,15 @@ def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None)
     """Why a side lacks outcomes its own run key promises (rows with fewer than ``repeats`` attempts), or
     None: a repeat that is not there is no evidence, whatever run.json's ``complete`` says."""
     repeats = manifest.get("repeats")
+    if isinstance(repeats, float) and repeats.is_integer():  # 3.0 is 3 repeats
+        repeats = int(repeats)
     if collapsed is None or "attempts" not in collapsed.columns or not isinstance(repeats, int) or repeats < 1:
         return None
     attempts = collapsed["attempts"].to_numpy()
     short = int((attempts < repeats).sum())
+    total = (manifest.get("counts") or {}).get("total") if isinstance(manifest.get("counts"), Mapping) else None
+    if not short and isinstance(total, int) and total > int(attempts.sum()):  # whole rows gone from the outcomes
+        return f"incomplete: {int(attempts.sum())} of the {total} outcomes its run.json counts"
     if not short:
         return None
     return (
