@@ -399,3 +399,58 @@ def test_a_proxy_page_that_mentions_a_content_filter_is_not_the_candidates_refus
     assert (
         classify_status(400, own, "http://m/v1", httpx.Headers({"content-type": "application/json"})).kind == "refused"
     )
+
+
+class ApiError(Exception):  # Cohere's spelling
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+        super().__init__(f"status {status_code}")
+
+
+class SDKError(Exception):  # Mistral's
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+        super().__init__("API error occurred")
+
+
+class BotoClientError(Exception):
+    def __init__(self, status: int) -> None:
+        self.response = {"Error": {"Code": "ThrottlingException"}, "ResponseMetadata": {"HTTPStatusCode": status}}
+        super().__init__("An error occurred (ThrottlingException)")
+
+
+BotoClientError.__name__ = "ClientError"
+
+
+class _Status:
+    name = "UNAVAILABLE"
+
+
+class AioRpcError(Exception):
+    def code(self) -> _Status:
+        return _Status()
+
+
+class StrServerError(Exception):
+    code = "503"
+
+
+StrServerError.__name__ = "ServerError"
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (ApiError(429), "transient"),
+        (ApiError(401), "infrastructure"),
+        (SDKError(503), "transient"),
+        (BotoClientError(429), "transient"),
+        (AioRpcError(), "transient"),
+        (StrServerError(), "transient"),
+    ],
+    ids=["cohere-429", "cohere-401", "mistral-503", "botocore-429", "grpc-unavailable", "string-code"],
+)
+def test_other_sdks_outages_inside_an_agent_are_not_its_fault(exc: BaseException, kind: str) -> None:
+    from goldenkit.providers.failures import exception_error
+
+    assert exception_error(exc, "callable m:f raised").kind == kind

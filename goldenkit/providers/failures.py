@@ -256,17 +256,46 @@ def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
 
 
 def _status_of(exc: BaseException) -> int | None:
-    """The HTTP status an HTTP library's exception carries (httpx, aiohttp, the openai SDK, requests)."""
+    """The HTTP status an HTTP library's exception carries (httpx, aiohttp, the openai, google-genai,
+    Cohere and Mistral SDKs, requests, botocore's ``response["ResponseMetadata"]["HTTPStatusCode"]``),
+    an integer or a string of digits."""
     response = getattr(exc, "response", None)
+    meta = response.get("ResponseMetadata") if isinstance(response, dict) else None
     for value in (
         getattr(exc, "status_code", None),
         getattr(exc, "status", None),
         getattr(response, "status_code", None),
+        meta.get("HTTPStatusCode") if isinstance(meta, dict) else None,
         getattr(exc, "code", None),
     ):
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
         if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
             return value
     return None
+
+
+#: gRPC status names that are nobody's answer (``exc.code().name`` of a grpc RpcError)
+_GRPC_OUTAGES = {
+    "UNAVAILABLE": TRANSIENT,
+    "DEADLINE_EXCEEDED": TRANSIENT,
+    "RESOURCE_EXHAUSTED": INFRASTRUCTURE,
+    "UNAUTHENTICATED": INFRASTRUCTURE,
+    "PERMISSION_DENIED": INFRASTRUCTURE,
+    "INTERNAL": TRANSIENT,
+    "ABORTED": TRANSIENT,
+}
+
+
+def _grpc_kind(exc: BaseException) -> str | None:
+    code = getattr(exc, "code", None)
+    if not callable(code):
+        return None
+    try:
+        name = getattr(code(), "name", None)
+    except Exception:  # noqa: BLE001 - an object whose code() is something else
+        return None
+    return _GRPC_OUTAGES.get(str(name)) if name else None
 
 
 # Network errors of libraries an agent may use (the openai SDK, aiohttp, requests), by name: an agent's
@@ -321,7 +350,7 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return out
 
 
-_STATUS_FAMILY = ("StatusError", "APIError", "HTTPError", "ClientError", "ServerError", "ResponseError")
+_STATUS_FAMILY = ("statuserror", "apierror", "httperror", "clienterror", "servererror", "responseerror", "sdkerror")
 
 
 def _outage(exc: BaseException) -> ProviderError | None:
@@ -333,9 +362,11 @@ def _outage(exc: BaseException) -> ProviderError | None:
     if httpx is not None and isinstance(exc, httpx.TransportError):
         return transport_error(exc, "the agent's endpoint")
     names = {c.__name__ for c in type(exc).__mro__}
-    status = _status_of(exc) if any(n.endswith(_STATUS_FAMILY) for n in names) else None
+    status = _status_of(exc) if any(n.lower().endswith(_STATUS_FAMILY) for n in names) else None
     if status is not None:
         return classify_status(status, str(exc).encode(), "the agent's endpoint")
+    if (grpc := _grpc_kind(exc)) is not None:
+        return ProviderError(describe(exc), kind=grpc)
     network = isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError | http.client.HTTPException)
     if network or names & _NETWORK_NAMES:
         return ProviderError(describe(exc), kind=TRANSIENT)
