@@ -272,13 +272,13 @@ _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]{8,}=*)")
 # the key formats of common providers (lowercase trigger -> the key, matched where the trigger starts)
 _PREFIXED = re.compile(
     r"sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
-    r"|hf_[A-Za-z0-9]{30,}"
+    r"|hf_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}"
 )
 # Each trigger is one substring search of the lowercase text (about 0.6 us a kilobyte): the names of
 # the key-value shape (a name ending in pwd, cookie, sig or credentials is masked in URLs, not here),
 # then the key formats.
 _KEY_TRIGGERS = ("key", "token", "secret", "pass", "auth", "bearer")
-_PREFIX_TRIGGERS = ("sk-", "aiza", "gh", "hf_")
+_PREFIX_TRIGGERS = ("sk-", "aiza", "gh", "hf_", "gsk_", "xai-")
 #: A case-insensitive regular expression (RE2 syntax too) that matches wherever :func:`scrub`'s
 #: shapes could mask something (a superset of them): the prefilter of a vectorized search (Arrow).
 SHAPE_REGEX = (
@@ -286,7 +286,7 @@ SHAPE_REGEX = (
     r"|(?:key|token|secret|pass|auth|bearer)[a-z0-9_.-]*(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
     r"(?:(?:bearer|basic|token)[ \t]+)?[a-z0-9._~+/=!@#$%^-]*[0-9]"
     r"|bearer[ \t]+[a-z0-9._~+/-]*[0-9]"
-    r"|sk-|aiza|gh[pousr]_|github_pat_|hf_"
+    r"|sk-|aiza|gh[pousr]_|github_pat_|hf_|gsk_|xai-"
 )
 _CUTS = ("...", "\u2026")  # how an excerpt cut short ends (goldenkit._text.one_line: "...")
 _B64ISH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-")
@@ -343,8 +343,17 @@ def _shape_spans(text: str, low: str) -> list[tuple[int, int]]:
     for trigger in _PREFIX_TRIGGERS:
         i = low.find(trigger)
         while i >= 0:
-            # else inside a longer token (a base64 image, an id); after "=" it is a value (key=sk-...)
-            if i == 0 or text[i - 1] not in _B64ISH or text[i - 1] == "=":
+            # else inside a longer token (a base64 image, an id); after "=" it is a value (key=sk-...), after
+            # "/" a path segment (/v1/keys/sk-...), after "%3D" an encoded "=" (token%3Dsk-...)
+            if (
+                i == 0
+                or text[i - 1] not in _B64ISH
+                or text[i - 1] == "="
+                or low[max(0, i - 3) : i] == "%3d"
+                or (
+                    text[i - 1] == "/" and "base64," not in low[low.rfind(" ", 0, i) + 1 : i]  # not in a data URI
+                )
+            ):
                 m = _PREFIXED.match(text, i)
                 if m is not None and _has_digit(m.group(0)):
                     spans.append(m.span())

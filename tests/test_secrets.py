@@ -431,3 +431,20 @@ def test_a_provider_key_after_an_equals_sign_is_masked() -> None:
     for text in ("API key not valid. key=sk-live-SECRETSECRET1234567890", "auth=sk-proj-abcdef0123456789abcdefXYZ",
                  "key=AIzaSyA1234567890abcdefghijklmnopqrstuv"):  # fmt: skip
         assert "SECRET" not in scrub(text) and "abcdef0123456789" not in scrub(text) and "AIzaSy" not in scrub(text)
+
+
+def test_more_key_shapes_are_masked_and_an_image_is_not() -> None:
+    from goldenkit.providers.failures import describe
+    from goldenkit.scrub import scrub
+
+    for text, key in (
+        ("Invalid API Key: gsk_AbCdEf1234567890abcdefGH", "gsk_AbCdEf"),
+        ("Incorrect API key provided: xai-AbCdEf1234567890abcdefGH", "xai-AbCdEf"),
+        ("POST /v1/keys/sk-proj-abcdefghijkl0123456789xyz", "sk-proj"),
+        ("token%3Dsk-proj-abcdefghijkl0123456789xyz", "sk-proj"),
+    ):
+        assert key not in scrub(text), text
+    image = '<img src="data:image/png;base64,iVBO/sk-abcdef1234567890abcdefg">'
+    assert scrub(image) == image  # a data URI's bytes are not a key
+    long = describe(RuntimeError("x" * 140 + " key AIzaSyD4f8Gk2LmN0pQr5StUvWxYz1234567"))
+    assert "AIzaSy" not in long  # masked before the message is cut short

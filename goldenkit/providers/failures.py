@@ -38,6 +38,7 @@ import time
 from typing import TYPE_CHECKING
 
 from goldenkit.errors import ProviderError
+from goldenkit.scrub import scrub
 
 if TYPE_CHECKING:  # httpx is imported by the HTTP providers; an in-process agent's run never needs it
     import httpx
@@ -144,7 +145,8 @@ def error_text(body: bytes, limit: int = 200) -> str:
 def describe(exc: BaseException) -> str:
     """``ExceptionName: message`` on one line, without the URL (it may carry userinfo)."""
     detail = " ".join(str(exc).split())
-    detail = re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<url>", detail)[:160]
+    # masked before it is cut: a key cut short is too short to be known by its shape
+    detail = scrub(re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<url>", detail))[:160]
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 
