@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldenkit.compare.ledger import missing_repeats
+from goldenkit.compare.ledger import side_problems
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
 from goldenkit.gate.policy import GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
-from goldenkit.schema import ERROR, INVALID, NEW_ERROR, SKIPPED, counts_against_candidate
+from goldenkit.schema import ERROR, NEW_ERROR, SKIPPED, counts_against_candidate
 from goldenkit.stats import collapse_repeats, verdict_codes
 
 __all__ = [
@@ -134,20 +134,14 @@ def baseline_evidence(
         man, label, collapsed = dict(getattr(baseline, "manifest", None) or {}), _label(baseline), None
     else:
         return None
-    problems = []
-    if man.get("validity") == INVALID:
-        problems.append(f"INVALID ({man.get('invalid_reason') or 'its run key says so'})")
-    if man.get("complete") is False:
-        problems.append("incomplete (its run did not finish)")
     if collapsed is None:
         collapsed = _collapsed_of(baseline, rule)
+    problems = side_problems(man, collapsed)  # INVALID, unfinished, missing repeats: the rule compare applies too
     codes = verdict_codes(collapsed["verdict"]) if len(collapsed) else np.zeros(0, np.int8)
     n_graded, rows = int((codes <= 1).sum()), len(codes)
     err, skip = int((codes == 2).sum()), int((codes == 3).sum())
     if n_graded == 0:
         problems.append("empty (no rows)" if rows == 0 else f"no graded row ({err} ERROR, {skip} SKIPPED of {rows})")
-    if (short := missing_repeats(man, collapsed)) is not None:
-        problems.append(short)
     errors, attempts = _error_share(collapsed)
     if max_error_rate is not None and attempts and errors / attempts > max_error_rate:
         problems.append(f"error rate {errors / attempts:.2%} ({errors}/{attempts} attempts) > {max_error_rate:.2%}")
