@@ -49,16 +49,38 @@ VERSIONS = [("1.0.0", "a" * 64), ("1.1.0", "b" * 64), ("1.2.0", "c" * 64), ("2.0
 
 def _outcome(run_id: str, row: int, rep: int, verdict: str, version: tuple[str, str]) -> dict[str, Any]:
     return {
-        "schema_version": 1, "run_id": run_id, "dataset_name": "support", "dataset_version": version[0],
-        "dataset_sha256": version[1], "agent_version": {"git_commit": "c0ffee", "model_id": "m", "prompt_sha256": "p"},
-        "judge_version": None, "row_id": f"row-{row:05d}", "slice": SLICES[row % len(SLICES)], "split": "holdout",
-        "tags": ["multi_turn"] if row % 3 == 0 else [], "repeat": rep, "verdict": verdict,
-        "detail": "timeout" if verdict == "ERROR" else None, "error_kind": "transient" if verdict == "ERROR" else None,
-        "graders": {"contract": {"passed": verdict == "PASS", "score": float(verdict == "PASS"),
-                                 "reason": "ok" if verdict == "PASS" else "missing phrase", "error": False}},
-        "response": f"Answer to row {row}: your refund is on its way.", "trajectory": [], "latency_ms": 120.0,
-        "attempts": 1, "tokens_in": 50, "tokens_out": 20, "cost": None, "started_at": "2026-11-01T00:00:00Z",
-    }  # fmt: skip
+        "schema_version": 1,
+        "run_id": run_id,
+        "dataset_name": "support",
+        "dataset_version": version[0],
+        "dataset_sha256": version[1],
+        "agent_version": {"git_commit": "c0ffee", "model_id": "m", "prompt_sha256": "p"},
+        "judge_version": None,
+        "row_id": f"row-{row:05d}",
+        "slice": SLICES[row % len(SLICES)],
+        "split": "holdout",
+        "tags": ["multi_turn"] if row % 3 == 0 else [],
+        "repeat": rep,
+        "verdict": verdict,
+        "detail": "timeout" if verdict == "ERROR" else None,
+        "error_kind": "transient" if verdict == "ERROR" else None,
+        "graders": {
+            "contract": {
+                "passed": verdict == "PASS",
+                "score": float(verdict == "PASS"),
+                "reason": "ok" if verdict == "PASS" else "missing phrase",
+                "error": False,
+            }
+        },
+        "response": f"Answer to row {row}: your refund is on its way.",
+        "trajectory": [],
+        "latency_ms": 120.0,
+        "attempts": 1,
+        "tokens_in": 50,
+        "tokens_out": 20,
+        "cost": None,
+        "started_at": "2026-11-01T00:00:00Z",
+    }
 
 
 def _started(i: int) -> str:
@@ -88,14 +110,23 @@ def generate(results: Path, runs: int, rows: int, seed: int = 0) -> int:
             write_parquet(recs, d / "outcomes.parquet")
         day = _started(i)
         manifest = {
-            "schema_version": 1, "run_id": run_id,
+            "schema_version": 1,
+            "run_id": run_id,
             "dataset": {"name": "support", "version": version[0], "sha256": version[1], "path": "datasets/support"},
-            "agent_version": {"git_commit": "c0ffee", "model_id": "m", "prompt_sha256": "p"}, "judge_version": None,
-            "graders": {"contract": "1"}, "repeats": 3, "sample": {"split": "holdout", "per_slice": None, "seed": 0},
-            "mode": "fixtures", "started_at": day, "ended_at": day, "validity": "VALID" if complete else "INVALID",
-            "invalid_reason": None if complete else "interrupted", "complete": complete,
-            "counts": {"expected": rows * 3, "total": len(recs)}, "timings": {"invocations": [{}]},
-        }  # fmt: skip
+            "agent_version": {"git_commit": "c0ffee", "model_id": "m", "prompt_sha256": "p"},
+            "judge_version": None,
+            "graders": {"contract": "1"},
+            "repeats": 3,
+            "sample": {"split": "holdout", "per_slice": None, "seed": 0},
+            "mode": "fixtures",
+            "started_at": day,
+            "ended_at": day,
+            "validity": "VALID" if complete else "INVALID",
+            "invalid_reason": None if complete else "interrupted",
+            "complete": complete,
+            "counts": {"expected": rows * 3, "total": len(recs)},
+            "timings": {"invocations": [{}]},
+        }
         (d / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
         total += len(recs)
     return total
@@ -143,12 +174,16 @@ def main() -> None:
 
         one, _ = _median(lambda: runs_df(results, baselines), args.repeat, append)
         rows.append(("index, one run changed", one, ""))
-        sql = ("SELECT slice, count(*) FILTER (WHERE verdict = 'FAIL') AS fails, count(*) AS outcomes "
-               "FROM outcomes GROUP BY slice ORDER BY slice")  # fmt: skip
+        sql = (
+            "SELECT slice, count(*) FILTER (WHERE verdict = 'FAIL') AS fails, count(*) AS outcomes "
+            "FROM outcomes GROUP BY slice ORDER BY slice"
+        )
         q, res = _median(lambda: query(sql, results, baselines), args.repeat)
         rows.append((f"query: fails per slice over all {n_out:,} outcomes", q, "<= 1 s"))
-        sql2 = ("SELECT row_id, count(*) AS fails FROM outcomes WHERE verdict = 'FAIL' GROUP BY row_id "
-                "ORDER BY fails DESC LIMIT 10")  # fmt: skip
+        sql2 = (
+            "SELECT row_id, count(*) AS fails FROM outcomes WHERE verdict = 'FAIL' GROUP BY row_id "
+            "ORDER BY fails DESC LIMIT 10"
+        )
         q2, _ = _median(lambda: query(sql2, results, baselines), args.repeat)
         rows.append(("query: the 10 rows failing most often", q2, "<= 1 s"))
         site = root / "site"

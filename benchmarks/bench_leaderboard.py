@@ -101,8 +101,10 @@ def main() -> int:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-leaderboard-"))
     try:
         paths = write_runs(folder, args.runs, args.rows)
-        print(f"{args.runs} runs x {args.rows:,} rows x 3 repeats = {args.runs * args.rows * 3:,} outcomes; "
-              f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+        print(
+            f"{args.runs} runs x {args.rows:,} rows x 3 repeats = {args.runs * args.rows * 3:,} outcomes; "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         walls, cpus, lb = timed(goldenkit_board, paths, repeat=args.repeat)
         n_walls, n_cpus, ref = timed(naive, paths, repeat=1)
         for rec in lb.pairs.to_dict("records"):
@@ -114,8 +116,10 @@ def main() -> int:
         print("| --- | --- | --- |")
         print(f"| goldenkit.leaderboard | {statistics.median(walls):.2f} s | {statistics.median(cpus):.2f} s |")
         print(f"| naive per-pair loop | {n_walls[0]:.2f} s | {n_cpus[0]:.2f} s |")
-        print(f"ratio naive / goldenkit (wall): {n_walls[0] / statistics.median(walls):.1f}x; "
-              f"{len(lb.pairs)} pairs agree on b, c, Holm p; groups: {' '.join(lb.table['group'])}")  # fmt: skip
+        print(
+            f"ratio naive / goldenkit (wall): {n_walls[0] / statistics.median(walls):.1f}x; "
+            f"{len(lb.pairs)} pairs agree on b, c, Holm p; groups: {' '.join(lb.table['group'])}"
+        )
         print(lb.table[["run_id", "pass_rate", "rank_low", "rank_high", "group"]].to_string(index=False))
     finally:
         if args.keep is None:

@@ -51,9 +51,26 @@ def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[flo
     env = dict(os.environ)
     paths = [str(work)] + ([str(src)] if src is not None else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    cmd = [sys.executable, "-m", "goldenkit.cli", "run", str(dataset), "--provider", "callable",
-           "--callable", "benchagent:answer", "--graders", "contract", "--repeats", str(repeats),
-           "--max-in-flight", "64", "--quiet", "--results-dir", str(work / "results")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "goldenkit.cli",
+        "run",
+        str(dataset),
+        "--provider",
+        "callable",
+        "--callable",
+        "benchagent:answer",
+        "--graders",
+        "contract",
+        "--repeats",
+        str(repeats),
+        "--max-in-flight",
+        "64",
+        "--quiet",
+        "--results-dir",
+        str(work / "results"),
+    ]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out_fh, err_fh = proc.stdout, proc.stderr

@@ -130,8 +130,14 @@ def main() -> None:
             for i in range(args.rounds):
                 ceilings.append(machine_ceiling(work, n // 4))
                 _, le, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", f"cpu-local-{i}", max_in_flight=8)
-                rw, re_, _ = timed(cpu, CallableProvider(fn=cpu_agent), root / "r", f"cpu-ray-{i}", max_in_flight=8,
-                                   executor=RaySettings(workers=2))  # fmt: skip
+                rw, re_, _ = timed(
+                    cpu,
+                    CallableProvider(fn=cpu_agent),
+                    root / "r",
+                    f"cpu-ray-{i}",
+                    max_in_flight=8,
+                    executor=RaySettings(workers=2),
+                )
                 local_s.append(le)
                 ray_s.append(re_)
                 starts.append(rw - re_)
@@ -142,18 +148,30 @@ def main() -> None:
             rows.append(("  Ray workers' start (in the Ray run's wall time)", f"{statistics.median(starts):.1f} s", ""))
             rows.append(("  ratio Ray / local, medians (target >= 1.7)", f"{le / re_:.2f}x", ""))
             rows.append(("  ratio of each round", pairs, ""))
-            rows.append(("  the machine's ceiling: 2 bare processes / 1, each round",
-                         ", ".join(f"{c:.2f}" for c in ceilings), ""))  # fmt: skip
+            rows.append(
+                (
+                    "  the machine's ceiling: 2 bare processes / 1, each round",
+                    ", ".join(f"{c:.2f}" for c in ceilings),
+                    "",
+                )
+            )
             proc, urls = start_servers([0.2])
             try:
                 base = urls[0].rsplit("/chat/completions", 1)[0]
                 api = dataset(root / "api", args.api_calls, {"prompt": "q", "expect": {"must_contain": ["done"]}})
                 api_local, api_ray = [], []
                 for i in range(args.rounds):
-                    _, la, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", f"api-local-{i}",
-                                     max_in_flight=16)  # fmt: skip
-                    _, ra, _ = timed(api, OpenAIProvider(model="m", base_url=base), root / "r", f"api-ray-{i}",
-                                     max_in_flight=16, executor=RaySettings(workers=2))  # fmt: skip
+                    _, la, _ = timed(
+                        api, OpenAIProvider(model="m", base_url=base), root / "r", f"api-local-{i}", max_in_flight=16
+                    )
+                    _, ra, _ = timed(
+                        api,
+                        OpenAIProvider(model="m", base_url=base),
+                        root / "r",
+                        f"api-ray-{i}",
+                        max_in_flight=16,
+                        executor=RaySettings(workers=2),
+                    )
                     api_local.append(la)
                     api_ray.append(ra)
             finally:
@@ -168,8 +186,10 @@ def main() -> None:
         finally:
             ray.shutdown()
     load = os.getloadavg()
-    print(f"bench_ray: {args.calls} CPU-bound calls, {args.api_calls} API calls; "
-          f"load average before the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs")  # fmt: skip
+    print(
+        f"bench_ray: {args.calls} CPU-bound calls, {args.api_calls} API calls; "
+        f"load average before the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} CPUs"
+    )
     width = max(len(r[0]) for r in rows)
     for name, value, extra in rows:
         print(f"{name:<{width}}  {value:>14}  {extra:>8}")

@@ -251,8 +251,9 @@ def goldenkit_runner_alone(url: str, n: int, inflight: int, tmp: Path) -> tuple[
     ds = read_dataset(write_dataset(tmp, n))
     gc.collect()
     c0, t0 = time.process_time(), time.perf_counter()
-    s = run_eval(ds, CallableProvider(answer), ["contract"], max_in_flight=inflight, results_dir=tmp / "results",
-                 progress=False)  # fmt: skip
+    s = run_eval(
+        ds, CallableProvider(answer), ["contract"], max_in_flight=inflight, results_dir=tmp / "results", progress=False
+    )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     if s.counts["PASS"] != n:
         raise RuntimeError(f"run_eval on an in-process provider: expected {n} PASS, got {s.counts}")
@@ -374,8 +375,19 @@ def run_inspect(venv: Path, tmp: Path, n: int) -> tuple[float, float]:
     task = tmp / "inspect_task.py"
     task.write_text(INSPECT_TASK)
     marker = tmp / f"first-call-{n}"
-    cmd = [str(venv / "bin" / "inspect"), "eval", task.name, "--model", "mockllm/model", "-T", f"n={n}",
-           "--log-dir", str(tmp / f"inspect-logs-{n}"), "--display", "none"]  # fmt: skip
+    cmd = [
+        str(venv / "bin" / "inspect"),
+        "eval",
+        task.name,
+        "--model",
+        "mockllm/model",
+        "-T",
+        f"n={n}",
+        "--log-dir",
+        str(tmp / f"inspect-logs-{n}"),
+        "--display",
+        "none",
+    ]
     t_start = time.time()
     t0 = time.perf_counter()
     env = {**os.environ, "BENCH_FIRST_CALL": str(marker)}

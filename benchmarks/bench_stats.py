@@ -230,8 +230,13 @@ def naive_pipeline(results: Path) -> dict[str, Any]:
         for r in t.to_pylist():
             if r["row_id"] in flip_ids and r["repeat"] == 0:
                 details[(name, r["row_id"])] = (r["response"], r["graders"])
-    return {"bc": {s: tuple(bc[s]) for s in names}, "p": dict(zip(names, p, strict=True)),
-            "p_adj": dict(zip(names, p_adj, strict=True)), "flips": len(flips), "details": len(details)}  # fmt: skip
+    return {
+        "bc": {s: tuple(bc[s]) for s in names},
+        "p": dict(zip(names, p, strict=True)),
+        "p_adj": dict(zip(names, p_adj, strict=True)),
+        "flips": len(flips),
+        "details": len(details),
+    }
 
 
 def timed(fn: Any, *args: Any, repeat: int = 5) -> tuple[list[float], list[float], Any]:

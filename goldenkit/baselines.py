@@ -248,11 +248,19 @@ def _summary(table: pd.DataFrame) -> dict[str, Any]:
         "ci_high": _num(ov["ci_high"]),
         "flaky": int(ov["flaky"]),
         "slices": [
-            {k: (_num(v) if isinstance(v, (float, np.floating)) else int(v) if isinstance(v, (int, np.integer)) else v)
-             for k, v in rec.items()}
+            {
+                k: (
+                    _num(v)
+                    if isinstance(v, (float, np.floating))
+                    else int(v)
+                    if isinstance(v, (int, np.integer))
+                    else v
+                )
+                for k, v in rec.items()
+            }
             for rec in table.iloc[:-1].to_dict(orient="records")
         ],
-    }  # fmt: skip
+    }
 
 
 def _history_line(man: dict[str, Any], info: dict[str, Any], *, replaced: bool) -> dict[str, Any]:

@@ -43,10 +43,24 @@ from goldenkit.scrub import SecretScope, check_env_name, scrub, secrets_in_use
 # Command groups, in the order `goldenkit --help` lists them.
 # (`import_run` is the module of `goldenkit import-run`.)
 COMMANDS: tuple[str, ...] = (
-    "dataset", "run", "compare", "gate", "baseline", "stats", "report", "audit", "judge", "demo",
-    "benchmark", "leaderboard", "import_run", "query", "pages", "merge",
+    "dataset",
+    "run",
+    "compare",
+    "gate",
+    "baseline",
+    "stats",
+    "report",
+    "audit",
+    "judge",
+    "demo",
+    "benchmark",
+    "leaderboard",
+    "import_run",
+    "query",
+    "pages",
+    "merge",
     "regrade",
-)  # fmt: skip
+)
 
 
 class ArgumentParser(argparse.ArgumentParser):

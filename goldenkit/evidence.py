@@ -7,6 +7,4 @@ import warnings
 from goldenkit.gate.evidence import *  # noqa: F403
 from goldenkit.gate.evidence import __all__ as __all__
 
-warnings.warn(
-    "goldenkit.evidence is deprecated: import from goldenkit.gate.evidence", DeprecationWarning, stacklevel=2
-)
+warnings.warn("goldenkit.evidence is deprecated: import from goldenkit.gate.evidence", DeprecationWarning, stacklevel=2)

@@ -7,6 +7,4 @@ import warnings
 from goldenkit.compare.flips import *  # noqa: F403
 from goldenkit.compare.flips import __all__ as __all__
 
-warnings.warn(
-    "goldenkit.flips is deprecated: import from goldenkit.compare.flips", DeprecationWarning, stacklevel=2
-)
+warnings.warn("goldenkit.flips is deprecated: import from goldenkit.compare.flips", DeprecationWarning, stacklevel=2)

@@ -160,9 +160,13 @@ def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_
 
 
 def _hallucination_ids(
-    ids: list[str], tags: list[list[str]], rows: Iterable[str] | None, patterns: Iterable[str], red: set[str],
+    ids: list[str],
+    tags: list[list[str]],
+    rows: Iterable[str] | None,
+    patterns: Iterable[str],
+    red: set[str],
     refusing: set[str],
-) -> set[str]:  # fmt: skip
+) -> set[str]:
     if rows is not None:
         return set(rows)
     pats = list(patterns)

@@ -7,6 +7,4 @@ import warnings
 from goldenkit.gate.policy import *  # noqa: F403
 from goldenkit.gate.policy import __all__ as __all__
 
-warnings.warn(
-    "goldenkit.policy is deprecated: import from goldenkit.gate.policy", DeprecationWarning, stacklevel=2
-)
+warnings.warn("goldenkit.policy is deprecated: import from goldenkit.gate.policy", DeprecationWarning, stacklevel=2)

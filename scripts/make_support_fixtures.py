@@ -718,9 +718,12 @@ def plan_budget(plan: dict[str, dict[str, Any]], holdout: pd.DataFrame) -> None:
     pool = sorted(
         rid
         for rid, p in plan.items()
-        if p["target"]["baseline"] and not p.get("flaky") and "ERROR" not in p["baseline"]
-        and not expects[rid].get("refusal") and expects[rid].get("must_contain")
-    )  # fmt: skip
+        if p["target"]["baseline"]
+        and not p.get("flaky")
+        and "ERROR" not in p["baseline"]
+        and not expects[rid].get("refusal")
+        and expects[rid].get("must_contain")
+    )
     for rid in sorted(rng.sample(pool, BUDGET_REFUSALS)):
         plan[rid][THIRD] = ["over_refusal"] * REPEATS
         plan[rid]["target"][THIRD] = False

@@ -35,10 +35,23 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "datasets" / "support-agent" / "dataset.jsonl"
 TARGET = ROOT / "datasets" / "support-scenarios"
 ROWS = [
-    "refund-0003", "refund-0007", "order-0003", "order-0005", "ship-0005", "ship-0017", "return-0001",
-    "bill-0005", "bill-0006", "acct-0003", "cancel-0010", "product-0001", "warranty-0006",
-    "complaint-0006", "esc-0002", "safety-0001",
-]  # fmt: skip
+    "refund-0003",
+    "refund-0007",
+    "order-0003",
+    "order-0005",
+    "ship-0005",
+    "ship-0017",
+    "return-0001",
+    "bill-0005",
+    "bill-0006",
+    "acct-0003",
+    "cancel-0010",
+    "product-0001",
+    "warranty-0006",
+    "complaint-0006",
+    "esc-0002",
+    "safety-0001",
+]
 OPENERS = {
     "refunds": "Hi, I have a question about getting my money back.",
     "order_status": "Hello, I need some help with an order.",
@@ -137,9 +150,17 @@ def main(argv: list[str]) -> int:
     fixtures = target / "fixtures" / "scripted"
     shutil.rmtree(fixtures, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
-        summary = run_eval(read_dataset(target), CallableProvider(scripted_agent, model="scripted", threads=0),
-                           ["contract", "trajectory"], results_dir=tmp, run_id="scripted", record_dir=fixtures,
-                           user_simulator=CallableSimulator(scripted_user), max_turns=4, progress=False)  # fmt: skip
+        summary = run_eval(
+            read_dataset(target),
+            CallableProvider(scripted_agent, model="scripted", threads=0),
+            ["contract", "trajectory"],
+            results_dir=tmp,
+            run_id="scripted",
+            record_dir=fixtures,
+            user_simulator=CallableSimulator(scripted_user),
+            max_turns=4,
+            progress=False,
+        )
         print(summary.line())
     return 0
 

@@ -384,8 +384,18 @@ def _openai_stream(reply: Reply, model: str) -> list[bytes]:
     deltas += [{"content": p} for p in _pieces(message["content"] or "")]
     for i, call in enumerate(message.get("tool_calls") or []):
         fn = call["function"]
-        deltas.append({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                       "function": {"name": fn["name"], "arguments": ""}}]})  # fmt: skip
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": fn["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
         deltas += [{"tool_calls": [{"index": i, "function": {"arguments": p}}]} for p in _pieces(fn["arguments"], 5)]
     events = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
     events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})

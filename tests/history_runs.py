@@ -107,8 +107,9 @@ def _resumed(results: Path) -> None:
     """A run resumed with --retry-errors: the JSONL has ERROR lines superseded by later PASS lines."""
     man = manifest("resumed-1")
     man["timings"] = {"invocations": [{"started_at": "a"}, {"started_at": "b"}]}
-    frame = outcomes([("r1", "refunds", ["PASS", "PASS", "PASS"]), ("r2", "refunds", ["FAIL", "PASS", "PASS"])],
-                     run_id="resumed-1")  # fmt: skip
+    frame = outcomes(
+        [("r1", "refunds", ["PASS", "PASS", "PASS"]), ("r2", "refunds", ["FAIL", "PASS", "PASS"])], run_id="resumed-1"
+    )
     d = write_run(results, man, frame, parquet=False)  # resumed and still going: read from its JSONL
     first = outcomes([("r1", "refunds", ["ERROR", "ERROR", "ERROR"])], run_id="resumed-1")
     lines = [json.dumps(r, default=str) for r in first.astype(object).where(first.notna(), None).to_dict("records")]

@@ -17,9 +17,14 @@ def three_runs(root: Path) -> list[Path]:
     """``strong`` passes every row, ``close`` fails 3 (tied with strong), ``weak`` fails 25 of 60."""
     paths = []
     for run_id, model, failing in (("strong", "m-<b>strong</b>", 0), ("close", "m-close", 3), ("weak", "m-weak", 25)):
-        rows = [(f"r{i:02d}", "refunds" if i % 2 else "billing",
-                 ("FAIL", "FAIL", "PASS") if i < failing else ("PASS", "PASS", "FAIL" if i % 7 == 0 else "PASS"))
-                for i in range(60)]  # fmt: skip
+        rows = [
+            (
+                f"r{i:02d}",
+                "refunds" if i % 2 else "billing",
+                ("FAIL", "FAIL", "PASS") if i < failing else ("PASS", "PASS", "FAIL" if i % 7 == 0 else "PASS"),
+            )
+            for i in range(60)
+        ]
         paths.append(write_run(root, manifest(run_id, model_id=model), outcomes(rows, run_id=run_id)))
     return paths
 

@@ -21,13 +21,23 @@ HOSTILE_RUN = "h<img src=x onerror=alert(1)>"
 HOSTILE_MODEL = "m<script>alert(1)</script>"
 
 
-def benchmark_run(root: Path, run_id: str, prefix: str, passed: int, rows: int = 10, *, repeats: int = 1,
-                  model: str = "m-plain", **kw: Any) -> Path:  # fmt: skip
+def benchmark_run(
+    root: Path,
+    run_id: str,
+    prefix: str,
+    passed: int,
+    rows: int = 10,
+    *,
+    repeats: int = 1,
+    model: str = "m-plain",
+    **kw: Any,
+) -> Path:
     """A run recorded by ``goldenkit benchmark --run-prefix PREFIX``: rows r0.. pass while i < ``passed``."""
     man = manifest(run_id, model_id=model, repeats=repeats, **kw)
     man["config"] = {"max_in_flight": 8, "extra": {"config_file": None, "benchmark": prefix}}
-    data = [(f"r{i}", "refunds" if i % 2 else "billing", ("PASS" if i < passed else "FAIL",) * repeats)
-            for i in range(rows)]  # fmt: skip
+    data = [
+        (f"r{i}", "refunds" if i % 2 else "billing", ("PASS" if i < passed else "FAIL",) * repeats) for i in range(rows)
+    ]
     return write_run(root, man, outcomes(data, run_id=run_id))
 
 

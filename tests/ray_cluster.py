@@ -50,10 +50,26 @@ def head_node(log: Path) -> Iterator[tuple[str, dict[str, str]]]:
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [str(ray_cli), "start", "--head", "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
-             "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-        )  # fmt: skip
+            [
+                str(ray_cli),
+                "start",
+                "--head",
+                "--block",
+                "--port",
+                str(port),
+                "--node-ip-address",
+                "127.0.0.1",
+                "--num-cpus",
+                "2",
+                "--include-dashboard",
+                "false",
+                "--disable-usage-stats",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 90
         while b"will now block" not in log.read_bytes():

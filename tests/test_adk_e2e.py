@@ -54,9 +54,23 @@ def imported(tmp_path, monkeypatch):
 
 def run(*extra: str) -> int:
     return main(
-        ["run", "ds", "--provider", "adk", "--agent", "adk_scripted", "--repeats", str(REPEATS),
-         "--graders", "trajectory,reference", "--results-dir", "results", "--quiet", *extra]
-    )  # fmt: skip
+        [
+            "run",
+            "ds",
+            "--provider",
+            "adk",
+            "--agent",
+            "adk_scripted",
+            "--repeats",
+            str(REPEATS),
+            "--graders",
+            "trajectory,reference",
+            "--results-dir",
+            "results",
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def test_adk_agent_over_imported_eval_set_with_repeats(imported, capsys):
@@ -149,9 +163,22 @@ def test_an_agent_error_is_an_error_outcome_not_a_failure(imported, tmp_path):
     )
     assert main(["dataset", "import", str(bad.parent), "-o", "ds2", "--format", "adk"]) == 0
     code = main(
-        ["run", "ds2", "--provider", "adk", "--agent", f"{agent}:root_agent", "--results-dir", "results",
-         "--run-id", "quota", "--max-retries", "1", "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            "ds2",
+            "--provider",
+            "adk",
+            "--agent",
+            f"{agent}:root_agent",
+            "--results-dir",
+            "results",
+            "--run-id",
+            "quota",
+            "--max-retries",
+            "1",
+            "--quiet",
+        ]
+    )
     assert code == 3  # every attempt errored: an infrastructure failure, never 0% quality
     out = read_run("quota", results_dir="results").outcomes()
     rec = out.to_dict("records")[0]

@@ -364,8 +364,15 @@ def test_a_run_records_a_conversation_turn_it_could_not_retry_as_an_error(tmp_pa
     agent = LlmAgent(name="echo", model=FailsOnceLlm(model="echo"), instruction="e")
     users = iter(["flaky"])
     simulator = CallableSimulator(lambda scenario, transcript: next(users, None))
-    summary = run_eval(read_dataset(tmp_path / "ds.jsonl"), AdkProvider(agent), ["contract"], progress=False,
-                       results_dir=tmp_path / "results", user_simulator=simulator, backoff_base=0.01)  # fmt: skip
+    summary = run_eval(
+        read_dataset(tmp_path / "ds.jsonl"),
+        AdkProvider(agent),
+        ["contract"],
+        progress=False,
+        results_dir=tmp_path / "results",
+        user_simulator=simulator,
+        backoff_base=0.01,
+    )
     outcome = read_run(summary.path).outcomes().iloc[0]
     assert outcome["verdict"] == "ERROR" and outcome["error_kind"] == "infrastructure"
     assert outcome["detail"].startswith("turn 2: not retried after")

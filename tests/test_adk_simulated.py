@@ -47,8 +47,17 @@ def test_an_adk_agent_keeps_one_session_per_conversation_and_a_fresh_one_per_rep
     (ds / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
     user = CallableSimulator(count_twice)
     # the row has no expectation (max_ungradable=None lets it run): only its sessions are checked here
-    summary = run_eval(read_dataset(ds), AdkProvider(AGENT), ["contract"], results_dir=tmp_path / "res",
-                       run_id="r", repeats=2, progress=False, user_simulator=user, max_ungradable=None)  # fmt: skip
+    summary = run_eval(
+        read_dataset(ds),
+        AdkProvider(AGENT),
+        ["contract"],
+        results_dir=tmp_path / "res",
+        run_id="r",
+        repeats=2,
+        progress=False,
+        user_simulator=user,
+        max_ungradable=None,
+    )
     out = read_run(summary.path).outcomes().sort_values("repeat")
     for traj in out["trajectory"]:
         assert [t["user"] for t in traj] == ["hello", "count", "count"]

@@ -217,8 +217,15 @@ VERTEX_CASE = {
                         "author": "support",
                         "content": {
                             "role": "user",
-                            "parts": [{"function_response": {"id": "f1", "name": "lookup_order",
-                                                             "response": {"status": "delayed"}}}],
+                            "parts": [
+                                {
+                                    "function_response": {
+                                        "id": "f1",
+                                        "name": "lookup_order",
+                                        "response": {"status": "delayed"},
+                                    }
+                                }
+                            ],
                         },
                     },
                     {"author": "support", "content": {"role": "model", "parts": [{"text": "A-1 is delayed."}]}},
@@ -233,7 +240,7 @@ VERTEX_CASE = {
             },
         ],
     },
-}  # fmt: skip
+}
 
 
 def test_vertex_agent_data_tools_and_recorded_events_drive_the_loop():
@@ -281,9 +288,26 @@ def test_goldenkit_run_grades_a_multi_turn_tool_case_served_over_http(tmp_path, 
 
     with FakeModelServer(responder=respond) as srv:
         code = main(
-            ["run", "ds", "--provider", "openai", "--base-url", srv.url, "--model", "tool-model", "--repeats", "2",
-             "--graders", "trajectory", "--run-id", "http-tools", "--max-tool-steps", "4", "--quiet"]
-        )  # fmt: skip
+            [
+                "run",
+                "ds",
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "tool-model",
+                "--repeats",
+                "2",
+                "--graders",
+                "trajectory",
+                "--run-id",
+                "http-tools",
+                "--max-tool-steps",
+                "4",
+                "--quiet",
+            ]
+        )
     assert code == 0
     run = read_run("http-tools")
     assert run.manifest["provider"]["settings"]["max_tool_steps"] == 4

@@ -78,8 +78,22 @@ def test_benchmark_models_on_a_real_server(tmp_path: Path, capsys: pytest.Captur
         return Reply.text("yes" if good else "no")
 
     with FakeModelServer(responder=responder) as srv:
-        args = ["benchmark", str(ds), "--provider", "openai", "--base-url", srv.url, "--models", "big,small",
-                "--run-prefix", "b1", "--results-dir", str(tmp_path / "res"), "--quiet", "--json"]  # fmt: skip
+        args = [
+            "benchmark",
+            str(ds),
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.url,
+            "--models",
+            "big,small",
+            "--run-prefix",
+            "b1",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--quiet",
+            "--json",
+        ]
         assert main(args) == 0
         calls = srv.count()
         out = capsys.readouterr().out
@@ -102,8 +116,19 @@ def test_benchmark_agents_from_toml(tmp_path: Path, capsys: pytest.CaptureFixtur
             for a in ("baseline", "candidate")
         )
     )
-    code = main(["benchmark", str(SUPPORT), "--config", str(toml), "--results-dir", str(tmp_path / "r"),
-                 "--run-prefix", "demo", "--quiet"])  # fmt: skip
+    code = main(
+        [
+            "benchmark",
+            str(SUPPORT),
+            "--config",
+            str(toml),
+            "--results-dir",
+            str(tmp_path / "r"),
+            "--run-prefix",
+            "demo",
+            "--quiet",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "demo-candidate  support-sim-1  356/400" in out and "demo-baseline   support-sim-1  352/400" in out
@@ -130,9 +155,23 @@ def test_benchmark_with_an_invalid_run_exits_3_and_says_so(tmp_path: Path, capsy
         return Reply.text("yes") if body["model"] == "ok" else Reply.status(400, body="bad request")
 
     with FakeModelServer(responder=responder) as srv:
-        args = ["benchmark", str(ds), "--provider", "openai", "--base-url", srv.url, "--models", "ok,broken",
-                "--run-prefix", "b2", "--results-dir", str(tmp_path / "res"), "--quiet",
-                "--max-retries", "0"]  # fmt: skip
+        args = [
+            "benchmark",
+            str(ds),
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.url,
+            "--models",
+            "ok,broken",
+            "--run-prefix",
+            "b2",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--quiet",
+            "--max-retries",
+            "0",
+        ]
         code = main(args)
     out = capsys.readouterr().out
     assert code == 3  # no evidence, no green: the leaderboard is printed, but the exit says a run is INVALID

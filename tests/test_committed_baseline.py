@@ -33,9 +33,21 @@ NAME = "support-agent-holdout"
 def test_the_committed_snapshot_matches_its_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the paths the snapshot records are the checkout's, relative
     snapshot = read_baseline(ROOT / "baselines" / f"{NAME}.json")
-    argv = ["run", "datasets/support-agent", "--provider", "fixtures", "--fixtures",
-            "datasets/support-agent/fixtures/baseline", "--split", "holdout", "--run-id", NAME,
-            "--results-dir", str(tmp_path), "--quiet"]  # fmt: skip
+    argv = [
+        "run",
+        "datasets/support-agent",
+        "--provider",
+        "fixtures",
+        "--fixtures",
+        "datasets/support-agent/fixtures/baseline",
+        "--split",
+        "holdout",
+        "--run-id",
+        NAME,
+        "--results-dir",
+        str(tmp_path),
+        "--quiet",
+    ]
     assert main(argv) == 0
     run = read_run(tmp_path / NAME)
     assert snapshot.manifest["repeats"] == 3 and snapshot.manifest["sample"]["split"] == "holdout"

@@ -76,9 +76,19 @@ def test_flip_list_has_both_sides() -> None:
     cmp = compare_runs(*runs())
     f = cmp.flips
     assert list(f.columns) == [
-        "row_id", "slice", "tags", "status", "base_verdict", "cand_verdict",
-        "base_response", "cand_response", "base_reasons", "cand_reasons", "base_findings", "cand_findings",
-    ]  # fmt: skip
+        "row_id",
+        "slice",
+        "tags",
+        "status",
+        "base_verdict",
+        "cand_verdict",
+        "base_response",
+        "cand_response",
+        "base_reasons",
+        "cand_reasons",
+        "base_findings",
+        "cand_findings",
+    ]
     assert f["status"].tolist()[:10] == ["NEW_FAILURE"] * 10
     row = f[f["row_id"] == "refunds-0001"].iloc[0]
     assert row["status"] == "NEW_FAILURE" and row["slice"] == "refunds" and row["tags"] == ["multi_turn"]
@@ -99,11 +109,15 @@ def test_swap_swaps_b_and_c_and_keeps_p() -> None:
 
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["PASS", "FAIL", "ERROR"]),
-                  st.sampled_from(["PASS", "FAIL", "ERROR"])),
-        min_size=1, max_size=60,
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(["PASS", "FAIL", "ERROR"]),
+            st.sampled_from(["PASS", "FAIL", "ERROR"]),
+        ),
+        min_size=1,
+        max_size=60,
     )
-)  # fmt: skip
+)
 @settings(max_examples=25, deadline=None)
 def test_swap_property(rows: list[tuple[str, str, str]]) -> None:
     b = outcomes([(f"r{i}", s, [v]) for i, (s, v, _) in enumerate(rows)], run_id="x")
@@ -161,18 +175,34 @@ def test_row_set_and_rule_must_agree() -> None:
 
 
 def test_error_rows_are_out_of_b_and_c_and_stated() -> None:
-    rows_b = [("x1", "s", ["PASS"]), ("x2", "s", ["FAIL"]), ("x3", "s", ["ERROR"]), ("x4", "s", ["PASS"]),
-              ("x5", "s", ["ERROR"]), ("x6", "s", ["SKIPPED"])]  # fmt: skip
-    rows_c = [("x1", "s", ["ERROR"]), ("x2", "s", ["PASS"]), ("x3", "s", ["FAIL"]), ("x4", "s", ["FAIL"]),
-              ("x5", "s", ["ERROR"]), ("x6", "s", ["PASS"])]  # fmt: skip
+    rows_b = [
+        ("x1", "s", ["PASS"]),
+        ("x2", "s", ["FAIL"]),
+        ("x3", "s", ["ERROR"]),
+        ("x4", "s", ["PASS"]),
+        ("x5", "s", ["ERROR"]),
+        ("x6", "s", ["SKIPPED"]),
+    ]
+    rows_c = [
+        ("x1", "s", ["ERROR"]),
+        ("x2", "s", ["PASS"]),
+        ("x3", "s", ["FAIL"]),
+        ("x4", "s", ["FAIL"]),
+        ("x5", "s", ["ERROR"]),
+        ("x6", "s", ["PASS"]),
+    ]
     base = FakeRun(manifest("b", repeats=1), outcomes(rows_b))
     cand = FakeRun(manifest("c", repeats=1), outcomes(rows_c))
     cmp = compare_runs(base, cand)
     st_ = dict(zip(cmp.rows["row_id"], cmp.rows["status"].astype(str), strict=True))
     assert st_ == {
-        "x1": "NEW_ERROR", "x2": "RECOVERED", "x3": "ERROR_CLEARED", "x4": "NEW_FAILURE",
-        "x5": "UNCHANGED_ERROR", "x6": "SKIPPED",
-    }  # fmt: skip
+        "x1": "NEW_ERROR",
+        "x2": "RECOVERED",
+        "x3": "ERROR_CLEARED",
+        "x4": "NEW_FAILURE",
+        "x5": "UNCHANGED_ERROR",
+        "x6": "SKIPPED",
+    }
     ov = cmp.overall
     assert (ov["b"], ov["c"], ov["n_paired"], ov["new_error"], ov["error_cleared"]) == (1, 1, 2, 1, 1)
     assert (ov["n_base"], ov["n_cand"]) == (3, 4)  # each side over its own graded rows

@@ -272,8 +272,10 @@ def test_columns_rows_and_retagging(tmp_path):
     with pytest.raises(KeyError, match="no row column 'case' \\(columns: id, slice, tags, split, source, added\\)"):
         ds.column("case")
     assert ds.rows is ds.rows  # built once, on first access
-    frame = {name: [None if v is not None and not isinstance(v, list) and pd.isna(v) else v for v in values]
-             for name, values in ds.rows.to_dict("list").items()}  # fmt: skip
+    frame = {
+        name: [None if v is not None and not isinstance(v, list) and pd.isna(v) else v for v in values]
+        for name, values in ds.rows.to_dict("list").items()
+    }
     assert frame == {name: ds.column(name) for name in ds.rows.columns}  # missing: NaN in the frame, None here
     retagged = ds.with_tags([["red"], ["x", "y"]])
     assert retagged.rows["tags"].tolist() == [["red"], ["x", "y"]] and retagged.sha256 == ds.sha256

@@ -212,11 +212,30 @@ def test_a_full_disk_on_stdout_keeps_the_decisions_exit_code(tmp_path: Path) -> 
     ds = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
     gk = [sys.executable, "-m", "goldenkit.cli"]
     for run_id, fx in (("b", "baseline"), ("c", "candidate")):
-        argv = [*gk, "run", str(ds), "--provider", "fixtures", "--fixtures", str(ds / "fixtures" / fx), "--quiet",
-                "--split", "holdout", "--run-id", run_id, "--results-dir", str(tmp_path)]  # fmt: skip
+        argv = [
+            *gk,
+            "run",
+            str(ds),
+            "--provider",
+            "fixtures",
+            "--fixtures",
+            str(ds / "fixtures" / fx),
+            "--quiet",
+            "--split",
+            "holdout",
+            "--run-id",
+            run_id,
+            "--results-dir",
+            str(tmp_path),
+        ]
         subprocess.run(argv, capture_output=True, timeout=120, check=False)
     with open("/dev/full", "w") as full:
-        done = subprocess.run([*gk, "gate", "c", "--baseline", "b", "--results-dir", str(tmp_path)],
-                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [*gk, "gate", "c", "--baseline", "b", "--results-dir", str(tmp_path)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 2  # the refunds regression, though nothing of the decision could be written
     assert "could not write the output: No space left on device" in done.stderr and "Traceback" not in done.stderr

@@ -104,7 +104,7 @@ def test_criteria_goldenkit_cannot_grade_are_an_error_naming_each(tmp_path):
             {"criteria": {"rubric_based_final_response_quality_v1": {"threshold": 1, "rubrics": [{"rubric_id": "x"}]}}},
             [],
             "has no rubric_content.text_property",
-        ),  # fmt: skip
+        ),
         (
             {
                 "criteria": {"my_custom_metric": 0.5},
@@ -112,7 +112,7 @@ def test_criteria_goldenkit_cannot_grade_are_an_error_naming_each(tmp_path):
             },
             [],
             "cannot grade criteria my_custom_metric",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bad_criteria_files(tmp_path, doc, ignore, message):
@@ -145,9 +145,11 @@ def test_apply_criteria_replaces_adk_metrics_and_rubrics_but_keeps_the_rest(tmp_
         "adk",
         (Turn("hi"),),
         criteria={"tool_trajectory_avg_score": 0.2, "simulated_user": {"note": "x"}},
-        rubrics=(Rubric("old", "old criterion", source="adk:rubric_based_final_response_quality_v1"),
-                 Rubric("own", "on the case", source="adk")),
-    )  # fmt: skip
+        rubrics=(
+            Rubric("old", "old criterion", source="adk:rubric_based_final_response_quality_v1"),
+            Rubric("own", "on the case", source="adk"),
+        ),
+    )
     new = apply_criteria({"c1": case}, config)["c1"]
     assert new.criteria["tool_trajectory_avg_score"] == {"threshold": 1.0, "match_type": "IN_ORDER"}
     assert new.criteria["simulated_user"] == {"note": "x"}
@@ -201,15 +203,41 @@ def test_import_refuses_ungradable_criteria_and_other_formats(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1 and "hallucinations_v1" in err and "Traceback" not in err
     assert not (tmp_path / "a").exists()
-    code = main(["dataset", "import", str(ROLL_DIE), "-o", str(tmp_path / "b"), "--format", "adk", "--criteria", str(f),
-                 "--ignore-criteria", ",".join(UNGRADED)])  # fmt: skip
+    code = main(
+        [
+            "dataset",
+            "import",
+            str(ROLL_DIE),
+            "-o",
+            str(tmp_path / "b"),
+            "--format",
+            "adk",
+            "--criteria",
+            str(f),
+            "--ignore-criteria",
+            ",".join(UNGRADED),
+        ]
+    )
     assert code == 0
     assert "warning: eval_config.json: criterion safety_v1 is not graded" in capsys.readouterr().err
     src = shared_path(
         "interop", "qa-guru__java-ai-golden", "src__main__resources__eval__generation__golden-generation.jsonl"
     )
-    code = main(["dataset", "import", str(src), "-o", str(tmp_path / "c"), "--format", "golden", "--criteria", str(f),
-                 "--ignore-criteria", ",".join(UNGRADED)])  # fmt: skip
+    code = main(
+        [
+            "dataset",
+            "import",
+            str(src),
+            "-o",
+            str(tmp_path / "c"),
+            "--format",
+            "golden",
+            "--criteria",
+            str(f),
+            "--ignore-criteria",
+            ",".join(UNGRADED),
+        ]
+    )
     assert code == 1 and "applies to --format adk" in capsys.readouterr().err
 
 
@@ -233,8 +261,17 @@ def test_run_with_criteria_grades_what_the_file_asks(tmp_path, monkeypatch, caps
     (tmp_path / "perfect_agent.py").write_text(AGENT)
     monkeypatch.syspath_prepend(str(tmp_path))
     ds = import_dataset(ROLL_DIE, tmp_path / "ds", "adk")  # ADK's default criteria: trajectory and response
-    base = ["run", str(ds), "--provider", "callable", "--callable", "perfect_agent:perfect", "--quiet",
-            "--graders", "trajectory,reference"]  # fmt: skip
+    base = [
+        "run",
+        str(ds),
+        "--provider",
+        "callable",
+        "--callable",
+        "perfect_agent:perfect",
+        "--quiet",
+        "--graders",
+        "trajectory,reference",
+    ]
     assert main([*base, "--run-id", "default"]) == 0
     default = _graders_of(tmp_path / "results" / "default")
     # one invocation's expected text is empty, so ROUGE-1 is 2/3: below ADK's default 0.8 ...
@@ -271,8 +308,22 @@ def test_run_refuses_criteria_without_their_grader_or_ungradable(tmp_path, monke
     assert main([*base, "--graders", "trajectory", "--criteria", str(f), "--run-id", "b"]) == 1
     assert "cannot grade criteria hallucinations_v1" in capsys.readouterr().err
     assert not (tmp_path / "results" / "a").exists() and not (tmp_path / "results" / "b").exists()
-    assert main([*base, "--graders", "trajectory", "--criteria", str(f), "--ignore-criteria", "hallucinations_v1",
-                 "--run-id", "c"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                *base,
+                "--graders",
+                "trajectory",
+                "--criteria",
+                str(f),
+                "--ignore-criteria",
+                "hallucinations_v1",
+                "--run-id",
+                "c",
+            ]
+        )
+        == 0
+    )
     assert "criterion hallucinations_v1 is not graded" in capsys.readouterr().err
     run = json.loads((tmp_path / "results" / "c" / "run.json").read_text())
     assert run["criteria"]["ignored"] == ["hallucinations_v1"]

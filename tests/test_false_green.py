@@ -431,8 +431,26 @@ def test_rows_allowed_to_run_with_nothing_to_grade_never_pass_the_gate(
     ds = _rows_without_expectations(tmp_path)
     with FakeModelServer(default=Reply.text("anything")) as srv:
         for run_id in ("base", "cand"):
-            assert main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--quiet",
-                         "--max-ungradable", "1", "--run-id", run_id]) == 2  # fmt: skip
+            assert (
+                main(
+                    [
+                        "run",
+                        str(ds),
+                        "--provider",
+                        "openai",
+                        "--base-url",
+                        srv.url,
+                        "--model",
+                        "m",
+                        "--quiet",
+                        "--max-ungradable",
+                        "1",
+                        "--run-id",
+                        run_id,
+                    ]
+                )
+                == 2
+            )
     out = capsys.readouterr().out
     assert "VALID but not evidence (no outcome is PASS or FAIL: exit 2)" in out and "SKIPPED 3" in out
     code = main(["gate", "cand", "--baseline", "base"])
@@ -483,9 +501,27 @@ def test_a_ray_run_whose_workers_all_die_is_invalid(
     rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": "q"}} for i in range(6)]
     (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     res = str(tmp_path / "r")
-    code = main(["run", str(ds), "--provider", "callable", "--callable", "test_false_green:die", "--quiet",
-                 "--executor", "ray", "--ray-workers", "1", "--run-id", "dead", "--results-dir", res,
-                 "--max-ungradable", "1"])  # fmt: skip
+    code = main(
+        [
+            "run",
+            str(ds),
+            "--provider",
+            "callable",
+            "--callable",
+            "test_false_green:die",
+            "--quiet",
+            "--executor",
+            "ray",
+            "--ray-workers",
+            "1",
+            "--run-id",
+            "dead",
+            "--results-dir",
+            res,
+            "--max-ungradable",
+            "1",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 3, out.err
     assert "INVALID" in out.out and "all 1 Ray workers died" in out.out + out.err
@@ -502,10 +538,17 @@ def _scenario_dataset(root: Path, n: int = 4) -> Path:
     ds = root / "scn"
     ds.mkdir()
     rows = [
-        {"id": f"c{i}", "slice": "s", "split": "dev",
-         "case": {"scenario": {"starting_prompt": f"hello {i}", "plan": "ask"}, "expect": {"must_contain": ["reply"]}}}
+        {
+            "id": f"c{i}",
+            "slice": "s",
+            "split": "dev",
+            "case": {
+                "scenario": {"starting_prompt": f"hello {i}", "plan": "ask"},
+                "expect": {"must_contain": ["reply"]},
+            },
+        }
         for i in range(n)
-    ]  # fmt: skip
+    ]
     (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     meta = {"name": "scn", "version": "1", "changelog": [{"version": "1", "date": "2026-12-01", "why": "t"}]}
     (ds / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")

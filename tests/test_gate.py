@@ -147,8 +147,9 @@ def test_hallucination_rate() -> None:
     assert h.passed and h.actual == pytest.approx(0.25) and "(1/4 judged attempts)" in h.detail
     d = evaluate_gate(run, policy=GatePolicy(regression=False, max_hallucination_rate=0.1))
     assert not rule(d, "hallucination_rate").passed
-    none = evaluate_gate(run, policy=GatePolicy(regression=False, max_hallucination_rate=0.1,
-                                                hallucination_grader="nope"))  # fmt: skip
+    none = evaluate_gate(
+        run, policy=GatePolicy(regression=False, max_hallucination_rate=0.1, hallucination_grader="nope")
+    )
     assert not rule(none, "hallucination_rate").passed
     assert "no attempt was judged" in rule(none, "hallucination_rate").detail
 

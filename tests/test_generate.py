@@ -415,8 +415,20 @@ def test_an_adk_agent_module(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def cli_args(ds: Path, agent: Path, url: str, *extra: str) -> list[str]:
-    return ["dataset", "generate", str(ds), "--agent-config", str(agent), "--count", "2", "--model", "fake-model",
-            "--base-url", url + "/v1", *extra]  # fmt: skip
+    return [
+        "dataset",
+        "generate",
+        str(ds),
+        "--agent-config",
+        str(agent),
+        "--count",
+        "2",
+        "--model",
+        "fake-model",
+        "--base-url",
+        url + "/v1",
+        *extra,
+    ]
 
 
 def test_cli_end_to_end_through_an_openai_compatible_server(
@@ -425,8 +437,23 @@ def test_cli_end_to_end_through_an_openai_compatible_server(
     monkeypatch.setenv("GK_GENERATE_KEY", "k-123")
     with FakeModelServer(api_key="k-123") as srv:
         srv.script(Reply.text("I cannot do that."), Reply.text("```json\n" + json.dumps(SCENARIOS) + "\n```"))
-        code = main([*cli_args(ds, agent, srv.url, "--model-seed", "7", "--api-key-env", "GK_GENERATE_KEY",
-                                "--temperature", "0", "--max-tokens", "500")])  # fmt: skip
+        code = main(
+            [
+                *cli_args(
+                    ds,
+                    agent,
+                    srv.url,
+                    "--model-seed",
+                    "7",
+                    "--api-key-env",
+                    "GK_GENERATE_KEY",
+                    "--temperature",
+                    "0",
+                    "--max-tokens",
+                    "500",
+                )
+            ]
+        )
         requests = list(srv.requests)
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -524,9 +551,23 @@ def test_cli_callable_generator(
     ds: Path, agent: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parent)
-    args = ["dataset", "generate", str(ds), "--agent-config", str(agent), "--count", "2", "--provider", "callable",
-            "--generator-callable", "test_generate:callable_scenarios", "--model-seed", "3",
-            "--out", str(ds.parent / "v2")]  # fmt: skip
+    args = [
+        "dataset",
+        "generate",
+        str(ds),
+        "--agent-config",
+        str(agent),
+        "--count",
+        "2",
+        "--provider",
+        "callable",
+        "--generator-callable",
+        "test_generate:callable_scenarios",
+        "--model-seed",
+        "3",
+        "--out",
+        str(ds.parent / "v2"),
+    ]
     assert main(args) == 0, capsys.readouterr().err
     rows = new_rows(ds.parent / "v2", ds)
     assert [r["id"] for r in rows] == [gen_id("shop-agent question 3-0"), gen_id("shop-agent question 3-1")]

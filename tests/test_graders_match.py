@@ -214,8 +214,15 @@ def test_grader_not_applicable() -> None:
         ReferenceMatchGrader(tokenizer="nltk")
 
 
-@pytest.mark.parametrize("metric", ["rubric_based_multi_turn_trajectory_quality_v1", "tool_call_count_v1",
-                                    "multi_turn_task_success_v1", "hallucinations_v1"])  # fmt: skip
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "rubric_based_multi_turn_trajectory_quality_v1",
+        "tool_call_count_v1",
+        "multi_turn_task_success_v1",
+        "hallucinations_v1",
+    ],
+)
 def test_criteria_naming_only_other_adk_metrics_leave_rouge_and_trajectory_out(metric: str) -> None:
     """ADK grades only the metrics a config names: one naming none of theirs is no trajectory or ROUGE check."""
     from goldenkit.graders.trajectory import TrajectoryGrader

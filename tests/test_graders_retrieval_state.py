@@ -100,9 +100,15 @@ def test_golden_rag_oracle_through_a_run(tmp_path: Path) -> None:
 
     graders = build_graders({"graders": {"use": ["retrieval"]}})
     s = run_eval(
-        ds, CallableProvider(agent), graders, run_id="r", results_dir=tmp_path / "res", progress=False,
-        include_red=True, max_ungradable=0.5,  # refusal rows: nothing for retrieval to check (SKIPPED)
-    )  # fmt: skip
+        ds,
+        CallableProvider(agent),
+        graders,
+        run_id="r",
+        results_dir=tmp_path / "res",
+        progress=False,
+        include_red=True,
+        max_ungradable=0.5,  # refusal rows: nothing for retrieval to check (SKIPPED)
+    )
     df = outcomes_df(s.path).set_index("row_id")
     for rid, rag in oracle.items():
         got = df.loc[rid, "graders"]["retrieval"]
@@ -148,8 +154,12 @@ def test_final_state_subset_and_not_applicable() -> None:
     r = g.grade(case, Response.from_text(""))
     assert r.passed is None and not r.error and r.reason.startswith("not applicable")
     # ADK's default {} expects nothing
-    assert normalize_case({"eval_id": "e", "conversation": [{"user_content": {"parts": [{"text": "x"}]}}],
-                           "final_session_state": {}}).final_state is None  # fmt: skip
+    assert (
+        normalize_case(
+            {"eval_id": "e", "conversation": [{"user_content": {"parts": [{"text": "x"}]}}], "final_session_state": {}}
+        ).final_state
+        is None
+    )
 
 
 def test_adk_provider_reports_state_and_tool_responses() -> None:

@@ -221,8 +221,15 @@ def test_in_a_run_the_calls_share_the_limiter_and_retries(tmp_path: Path, judge_
     }
     graders = build_graders(cfg)
     judge_server.script(Reply.status(503))  # the first judge call fails once: the run retries it
-    s = run_eval(ds, CallableProvider(lambda case: "Booked."), graders, run_id="r", results_dir=tmp_path / "res",
-                 max_in_flight=1, **FAST)  # fmt: skip
+    s = run_eval(
+        ds,
+        CallableProvider(lambda case: "Booked."),
+        graders,
+        run_id="r",
+        results_dir=tmp_path / "res",
+        max_in_flight=1,
+        **FAST,
+    )
     df = outcomes_df(s.path).set_index("row_id")
     assert judge_server.count() == 3  # one call per rubric, plus the retried one
     assert df.loc["ok", "graders"]["rubrics"]["passed"] is True

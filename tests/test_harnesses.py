@@ -78,8 +78,18 @@ def test_inspect_eval_logs_of_the_eval_set(tmp_path: Path) -> None:
     assert sonnet.manifest["agent_version"]["model_id"] == "anthropic/claude-sonnet-4-20250514"
     # hand-check values (per sample id, epochs 1..5)
     g = verdicts_by_row(gpt5.path)
-    assert g == {"1": "FFFFF", "2": "PPPPP", "3": "FFFFF", "4": "PPPPP", "5": "FFFFF", "6": "PPPPP", "7": "FFFFF",
-                 "8": "PPPPP", "9": "PPPPP", "10": "PPPPP"}  # fmt: skip
+    assert g == {
+        "1": "FFFFF",
+        "2": "PPPPP",
+        "3": "FFFFF",
+        "4": "PPPPP",
+        "5": "FFFFF",
+        "6": "PPPPP",
+        "7": "FFFFF",
+        "8": "PPPPP",
+        "9": "PPPPP",
+        "10": "PPPPP",
+    }
     s = verdicts_by_row(sonnet.path)
     assert s["5"] == "PPFFP" and s["1"] == "FFFFF" and s["10"] == "PPPPP"
     # the same 10 samples: the same fingerprint
@@ -172,14 +182,24 @@ def test_promptfoo_export_one_run_per_provider(tmp_path: Path) -> None:
     assert five["agent_version"]["model_id"] == "openai:gpt-5"
     assert five["source"]["identifiers"]["promptfooVersion"] == "0.118.10"
     assert five["dataset"]["sha256"] == by_id["pf-openai-gpt-5-mini"].manifest["dataset"]["sha256"]
-    (one,) = import_run(PF / "test____fixtures____sample-export.json", format="promptfoo", run_id="only",
-                        provider="openai:gpt-5", results_dir=tmp_path)  # fmt: skip
+    (one,) = import_run(
+        PF / "test____fixtures____sample-export.json",
+        format="promptfoo",
+        run_id="only",
+        provider="openai:gpt-5",
+        results_dir=tmp_path,
+    )
     assert one.run_id == "only" and one.manifest["agent_version"]["model_id"] == "openai:gpt-5"
 
 
 def test_promptfoo_two_prompts_are_two_runs_that_pair_by_test(tmp_path: Path) -> None:
-    runs = import_run(PF / "examples__simple-cli__output.json", format="promptfoo", run_id="cli",
-                      slice_field="language", results_dir=tmp_path)  # fmt: skip
+    runs = import_run(
+        PF / "examples__simple-cli__output.json",
+        format="promptfoo",
+        run_id="cli",
+        slice_field="language",
+        results_dir=tmp_path,
+    )
     assert [r.run_id for r in runs] == ["cli-openai-gpt-4o-mini-prompt0", "cli-openai-gpt-4o-mini-prompt1"]
     for r in runs:
         assert r.manifest["counts"]["PASS"] == 4 and r.manifest["counts"]["total"] == 4
@@ -224,8 +244,9 @@ def test_deepeval_test_runs(tmp_path: Path) -> None:
     df = outcomes_df(lang.path)
     assert [g["deepeval"]["score"] for g in df["graders"]] == [0.2, 0.6]  # Task Completion, from the trace span
     # the span metric decides by the tool's own threshold, or by ours
-    (own,) = import_run(LANGGRAPH, format="deepeval", run_id="tc", metric="Task Completion", threshold=0.1,
-                        results_dir=tmp_path)  # fmt: skip
+    (own,) = import_run(
+        LANGGRAPH, format="deepeval", run_id="tc", metric="Task Completion", threshold=0.1, results_dir=tmp_path
+    )
     assert verdicts_by_row(own.path) == {"test_case_0": "P", "test_case_1": "P"}
     assert own.manifest["graders"] == {"Task Completion": "deepeval threshold 0.1"}
 

@@ -80,9 +80,25 @@ def zstd_zip(path: Path, members: dict[str, bytes]) -> Path:
         out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, 93, 0, 0x21, crc, len(comp), len(data), len(raw_name), 0)
         out += raw_name + comp
         central += struct.pack(
-            "<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, 93, 0, 0x21, crc, len(comp), len(data), len(raw_name), 0, 0,
-            0, 0, 0, offset,
-        )  # fmt: skip
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50,
+            63,
+            63,
+            0,
+            93,
+            0,
+            0x21,
+            crc,
+            len(comp),
+            len(data),
+            len(raw_name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offset,
+        )
         central += raw_name
     eocd = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), len(out), 0)
     path.write_bytes(bytes(out + central + eocd))
@@ -154,12 +170,23 @@ def test_zstd_eval_log_reads_like_the_deflate_one(tmp_path: Path) -> None:
 def test_promptfoo_failure_reason_2_and_v2_response_error_are_errors(tmp_path: Path) -> None:
     def result(test_idx: int, success: bool, reason: int, error: str | None = None) -> dict[str, Any]:
         return {
-            "id": f"u{test_idx}", "promptIdx": 0, "testIdx": test_idx, "promptId": "p",
-            "provider": {"id": "echo", "label": ""}, "prompt": {"raw": "Say {{x}}", "label": "Say {{x}}"},
-            "vars": {"x": str(test_idx)}, "testCase": {"vars": {"x": str(test_idx)}, "assert": []},
-            "response": {"output": "hi"}, "success": success, "score": 1 if success else 0, "namedScores": {},
-            "latencyMs": 5, "cost": 0, "error": error, "failureReason": reason,
-        }  # fmt: skip
+            "id": f"u{test_idx}",
+            "promptIdx": 0,
+            "testIdx": test_idx,
+            "promptId": "p",
+            "provider": {"id": "echo", "label": ""},
+            "prompt": {"raw": "Say {{x}}", "label": "Say {{x}}"},
+            "vars": {"x": str(test_idx)},
+            "testCase": {"vars": {"x": str(test_idx)}, "assert": []},
+            "response": {"output": "hi"},
+            "success": success,
+            "score": 1 if success else 0,
+            "namedScores": {},
+            "latencyMs": 5,
+            "cost": 0,
+            "error": error,
+            "failureReason": reason,
+        }
 
     v3 = {"version": 3, "timestamp": "2026-11-30T10:00:00Z", "prompts": [], "stats": {}}
     v3["results"] = [result(0, True, 0), result(1, False, 1, "Expected hi"), result(2, False, 2, "API error 500")]
@@ -170,44 +197,93 @@ def test_promptfoo_failure_reason_2_and_v2_response_error_are_errors(tmp_path: P
     assert df.at["2", "detail"] == "promptfoo error: API error 500"
     v2 = {"version": 2, "timestamp": "t", "results": [], "stats": {}}
     v2["results"] = [
-        {"provider": {"id": "echo"}, "prompt": {"raw": "Say {{x}}", "display": "Say"}, "vars": {"x": "1"},
-         "response": {"output": "hi"}, "success": True, "score": 1},
-        {"provider": {"id": "echo"}, "prompt": {"raw": "Say {{x}}", "display": "Say"}, "vars": {"x": "2"},
-         "response": {"error": "connection refused"}, "success": False, "score": 0, "error": "connection refused"},
-    ]  # fmt: skip
-    (old,) = import_run(write_json(tmp_path / "v2.json", {"results": v2}), format="promptfoo", run_id="v2",
-                        results_dir=tmp_path / "results")  # fmt: skip
+        {
+            "provider": {"id": "echo"},
+            "prompt": {"raw": "Say {{x}}", "display": "Say"},
+            "vars": {"x": "1"},
+            "response": {"output": "hi"},
+            "success": True,
+            "score": 1,
+        },
+        {
+            "provider": {"id": "echo"},
+            "prompt": {"raw": "Say {{x}}", "display": "Say"},
+            "vars": {"x": "2"},
+            "response": {"error": "connection refused"},
+            "success": False,
+            "score": 0,
+            "error": "connection refused",
+        },
+    ]
+    (old,) = import_run(
+        write_json(tmp_path / "v2.json", {"results": v2}),
+        format="promptfoo",
+        run_id="v2",
+        results_dir=tmp_path / "results",
+    )
     assert sorted(outcomes_df(old.path)["verdict"]) == ["ERROR", "PASS"]
 
 
 def test_promptfoo_repeats_are_repeats_of_one_row(tmp_path: Path) -> None:
     rows = []
     for idx, (x, ok) in enumerate([("a", True), ("b", True), ("a", False), ("b", True)]):
-        rows.append({"promptIdx": 0, "testIdx": idx, "provider": {"id": "echo"}, "prompt": {"raw": "p"},
-                     "vars": {"x": x}, "testCase": {"vars": {"x": x}, "assert": []}, "success": ok, "score": int(ok),
-                     "failureReason": 0 if ok else 1})  # fmt: skip
+        rows.append(
+            {
+                "promptIdx": 0,
+                "testIdx": idx,
+                "provider": {"id": "echo"},
+                "prompt": {"raw": "p"},
+                "vars": {"x": x},
+                "testCase": {"vars": {"x": x}, "assert": []},
+                "success": ok,
+                "score": int(ok),
+                "failureReason": 0 if ok else 1,
+            }
+        )
     path = write_json(tmp_path / "rep.json", {"results": {"version": 3, "results": rows}})
     (run,) = import_run(path, format="promptfoo", run_id="rep", results_dir=tmp_path / "results")
     df = outcomes_df(run.path)
     assert run.manifest["repeats"] == 2 and run.manifest["counts"]["expected"] == 4
     assert sorted(zip(df["row_id"], df["repeat"], df["verdict"], strict=True)) == [
-        ("0", 0, "PASS"), ("0", 1, "FAIL"), ("1", 0, "PASS"), ("1", 1, "PASS")
-    ]  # fmt: skip
+        ("0", 0, "PASS"),
+        ("0", 1, "FAIL"),
+        ("1", 0, "PASS"),
+        ("1", 1, "PASS"),
+    ]
 
 
 def test_deepeval_metric_error_is_an_error(tmp_path: Path) -> None:
     def case(name: str, success: bool, error: str | None) -> dict[str, Any]:
-        metric = {"name": "Answer Relevancy", "threshold": 0.5, "success": success, "score": 0.9 if success else 0.1,
-                  "reason": "r", "strictMode": False, "evaluationModel": "gpt-4.1", "error": error}  # fmt: skip
-        return {"name": name, "input": f"q {name}", "actualOutput": "a", "success": success, "metricsData": [metric],
-                "order": 0}  # fmt: skip
+        metric = {
+            "name": "Answer Relevancy",
+            "threshold": 0.5,
+            "success": success,
+            "score": 0.9 if success else 0.1,
+            "reason": "r",
+            "strictMode": False,
+            "evaluationModel": "gpt-4.1",
+            "error": error,
+        }
+        return {
+            "name": name,
+            "input": f"q {name}",
+            "actualOutput": "a",
+            "success": success,
+            "metricsData": [metric],
+            "order": 0,
+        }
 
     unnamed = {**case("x", True, None), "name": None, "input": "what is 2+2?"}
-    run_doc = {"testCases": [case("ok", True, None), case("bad", False, None), case("err", False, "judge timed out"),
-                             unnamed],
-               "conversationalTestCases": [], "metricsScores": [], "testPassed": 1, "testFailed": 2}  # fmt: skip
-    (run,) = import_run(write_json(tmp_path / "tr.json", run_doc), format="deepeval", run_id="de",
-                        results_dir=tmp_path / "results")  # fmt: skip
+    run_doc = {
+        "testCases": [case("ok", True, None), case("bad", False, None), case("err", False, "judge timed out"), unnamed],
+        "conversationalTestCases": [],
+        "metricsScores": [],
+        "testPassed": 1,
+        "testFailed": 2,
+    }
+    (run,) = import_run(
+        write_json(tmp_path / "tr.json", run_doc), format="deepeval", run_id="de", results_dir=tmp_path / "results"
+    )
     df = outcomes_df(run.path).set_index("row_id")
     digest = hashlib.sha256(json.dumps("what is 2+2?").encode()).hexdigest()[:16]  # "h" + hash of the canonical input
     assert df["verdict"].to_dict() == {"ok": "PASS", "bad": "FAIL", "err": "ERROR", f"h{digest}": "PASS"}
@@ -215,15 +291,37 @@ def test_deepeval_metric_error_is_an_error(tmp_path: Path) -> None:
 
 
 def test_openai_evals_finished_log_with_match_events(tmp_path: Path) -> None:
-    spec = {"spec": {"completion_fns": ["gpt-x"], "eval_name": "toy.dev.v0", "base_eval": "toy", "split": "dev",
-                     "run_config": {"eval_spec": {"cls": "evals.elsuite.basic.match:Match"}}, "run_id": "RID",
-                     "created_at": "2026-11-30 10:00:00"}}  # fmt: skip
+    spec = {
+        "spec": {
+            "completion_fns": ["gpt-x"],
+            "eval_name": "toy.dev.v0",
+            "base_eval": "toy",
+            "split": "dev",
+            "run_config": {"eval_spec": {"cls": "evals.elsuite.basic.match:Match"}},
+            "run_id": "RID",
+            "created_at": "2026-11-30 10:00:00",
+        }
+    }
     events = [{"spec": spec["spec"]}, {"final_report": {"accuracy": 0.5}}]
     for i, (sid, correct) in enumerate([("toy.dev.0", True), ("toy.dev.1", False)]):
-        events.append({"run_id": "RID", "event_id": 2 * i, "sample_id": sid, "type": "sampling",
-                       "data": {"prompt": f"q{i}", "sampled": ["a"]}})  # fmt: skip
-        events.append({"run_id": "RID", "event_id": 2 * i + 1, "sample_id": sid, "type": "match",
-                       "data": {"correct": correct, "expected": "a", "picked": "a" if correct else None}})  # fmt: skip
+        events.append(
+            {
+                "run_id": "RID",
+                "event_id": 2 * i,
+                "sample_id": sid,
+                "type": "sampling",
+                "data": {"prompt": f"q{i}", "sampled": ["a"]},
+            }
+        )
+        events.append(
+            {
+                "run_id": "RID",
+                "event_id": 2 * i + 1,
+                "sample_id": sid,
+                "type": "match",
+                "data": {"correct": correct, "expected": "a", "picked": "a" if correct else None},
+            }
+        )
     path = tmp_path / "log.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     (run,) = import_run(path, format="openai-evals", run_id="oe", results_dir=tmp_path / "results")
@@ -242,8 +340,15 @@ def test_openai_evals_finished_log_with_match_events(tmp_path: Path) -> None:
 
 def write_dataset(folder: Path, ids: list[str]) -> Path:
     folder.mkdir()
-    rows = [{"id": i, "slice": "even" if int(i) % 2 == 0 else "odd", "split": "holdout",
-             "case": {"prompt": f"q{i}", "expect": {"must_contain": ["No"]}}} for i in ids]  # fmt: skip
+    rows = [
+        {
+            "id": i,
+            "slice": "even" if int(i) % 2 == 0 else "odd",
+            "split": "holdout",
+            "case": {"prompt": f"q{i}", "expect": {"must_contain": ["No"]}},
+        }
+        for i in ids
+    ]
     (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     (folder / "dataset.json").write_text(
         json.dumps(
@@ -285,12 +390,24 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
         tmp / "noid.json", inspect_log([{"epoch": 1, "input": "q", "scores": {"match": {"value": "C"}}}])
     )
     cases.append(([str(no_id), "--format", "inspect"], "noid.json: sample #1 has no id"))
-    cases.append(([str(write_json(tmp / "p.json", inspect_log([sample(1, "P")]))), "--format", "inspect"],
-                  "p.json: sample 1 epoch 1: match score 0.5 is not 0/1"))  # fmt: skip
-    cases.append(([str(write_json(tmp / "s.json", inspect_log([sample(1)]))), "--format", "inspect", "--scorer", "f1"],
-                  "s.json: unknown scorer 'f1' (--scorer); present: match"))  # fmt: skip
-    cases.append(([str(write_json(tmp / "d.json", inspect_log([sample(1, {"a": 1})]))), "--format", "inspect"],
-                  'd.json: sample 1 epoch 1: match score {"a":1} is neither pass/fail nor a number'))  # fmt: skip
+    cases.append(
+        (
+            [str(write_json(tmp / "p.json", inspect_log([sample(1, "P")]))), "--format", "inspect"],
+            "p.json: sample 1 epoch 1: match score 0.5 is not 0/1",
+        )
+    )
+    cases.append(
+        (
+            [str(write_json(tmp / "s.json", inspect_log([sample(1)]))), "--format", "inspect", "--scorer", "f1"],
+            "s.json: unknown scorer 'f1' (--scorer); present: match",
+        )
+    )
+    cases.append(
+        (
+            [str(write_json(tmp / "d.json", inspect_log([sample(1, {"a": 1})]))), "--format", "inspect"],
+            'd.json: sample 1 epoch 1: match score {"a":1} is neither pass/fail nor a number',
+        )
+    )
     truncated = tmp / "trunc.json"
     truncated.write_text(json.dumps(inspect_log([sample(1)]))[:-40], encoding="utf-8")
     cases.append(([str(truncated), "--format", "inspect"], "trunc.json: not a readable inspect JSON log"))
@@ -312,11 +429,19 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
     v3 = {
         "results": {"version": 3, "results": [{"provider": {"id": "a"}, "promptIdx": 0, "testIdx": 0, "success": True}]}
     }
-    cases.append(([str(write_json(tmp / "pf3.json", v3)), "--format", "promptfoo", "--provider", "b"],
-                  "pf3.json: unknown provider 'b' (--provider); present: a"))  # fmt: skip
+    cases.append(
+        (
+            [str(write_json(tmp / "pf3.json", v3)), "--format", "promptfoo", "--provider", "b"],
+            "pf3.json: unknown provider 'b' (--provider); present: a",
+        )
+    )
     de = {"testCases": [{"name": "c", "input": "q", "success": True, "metricsData": [{"name": "GEval", "score": 1}]}]}
-    cases.append(([str(write_json(tmp / "de.json", de)), "--format", "deepeval", "--metric", "Bias"],
-                  "de.json: unknown metric 'Bias' (--metric); present: GEval"))  # fmt: skip
+    cases.append(
+        (
+            [str(write_json(tmp / "de.json", de)), "--format", "deepeval", "--metric", "Bias"],
+            "de.json: unknown metric 'Bias' (--metric); present: GEval",
+        )
+    )
     cases.append(([str(lm), "--format", "lm-eval", "--scorer", "x"], "--scorer does not apply to --format lm-eval"))
     return cases
 
@@ -358,9 +483,20 @@ def test_lm_eval_2024_layout_and_a_folder_source(tmp_path: Path) -> None:
     # 2024: no "filter" / "metrics" keys, integer metric values; no results file beside it
     folder = tmp_path / "out"
     folder.mkdir()
-    lines = [{"doc_id": i, "doc": {"q": f"q{i}", "level": "easy" if i < 2 else "hard"}, "target": "a",
-              "arguments": [["p", "a"]], "resps": [["a"]], "filtered_resps": ["a"], "doc_hash": f"h{i}",
-              "acc": int(i % 2 == 0), "acc_norm": 1} for i in range(4)]  # fmt: skip
+    lines = [
+        {
+            "doc_id": i,
+            "doc": {"q": f"q{i}", "level": "easy" if i < 2 else "hard"},
+            "target": "a",
+            "arguments": [["p", "a"]],
+            "resps": [["a"]],
+            "filtered_resps": ["a"],
+            "doc_hash": f"h{i}",
+            "acc": int(i % 2 == 0),
+            "acc_norm": 1,
+        }
+        for i in range(4)
+    ]
     (folder / "samples_toy_2024-05-01T10-00-00.000001.jsonl").write_text(
         "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
     )
@@ -390,18 +526,25 @@ def test_inspect_eval_zip_with_summaries_only(tmp_path: Path) -> None:
 
 
 def test_promptfoo_v1_results_without_wrapper_and_csv_provider(tmp_path: Path) -> None:
-    doc = {"results": [{"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "1"}, "success": True},
-                       {"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "2"}, "success": False}],
-           "stats": {"successes": 1, "failures": 1}, "table": {}}  # fmt: skip
-    (run,) = import_run(write_json(tmp_path / "v1.json", doc), format="promptfoo", run_id="v1",
-                        results_dir=tmp_path / "results")  # fmt: skip
+    doc = {
+        "results": [
+            {"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "1"}, "success": True},
+            {"prompt": {"raw": "p {{x}}", "display": "p"}, "vars": {"x": "2"}, "success": False},
+        ],
+        "stats": {"successes": 1, "failures": 1},
+        "table": {},
+    }
+    (run,) = import_run(
+        write_json(tmp_path / "v1.json", doc), format="promptfoo", run_id="v1", results_dir=tmp_path / "results"
+    )
     assert sorted(outcomes_df(run.path)["verdict"]) == ["FAIL", "PASS"] and run.manifest["repeats"] == 1
     csv_text = (
         '"{""raw"":""say {{x}}"",""display"":""say""}",x\n"[PASS] (1.00) hi",1\n"[FAIL] (0.00) nope\n---\nho",2\n'
     )
     (tmp_path / "o.csv").write_text(csv_text, encoding="utf-8")
-    (one,) = import_run(tmp_path / "o.csv", format="promptfoo", run_id="c", provider="openai:gpt-4",
-                        results_dir=tmp_path / "results")  # fmt: skip
+    (one,) = import_run(
+        tmp_path / "o.csv", format="promptfoo", run_id="c", provider="openai:gpt-4", results_dir=tmp_path / "results"
+    )
     df = outcomes_df(one.path)
     assert one.run_id == "c" and one.manifest["agent_version"]["model_id"] == "openai:gpt-4"
     assert sorted(zip(df["verdict"], df["response"], strict=True)) == [("FAIL", "ho"), ("PASS", "hi")]
@@ -417,10 +560,18 @@ def test_inspect_chat_message_ids_do_not_change_the_fingerprint(tmp_path: Path) 
         ]
         return inspect_log([sample(1, "C", input=msgs[0])])
 
-    (a,) = import_run(write_json(tmp_path / "a.json", log(("m1", "m2"))), format="inspect", run_id="a",
-                      results_dir=tmp_path / "results")  # fmt: skip
-    (b,) = import_run(write_json(tmp_path / "b.json", log(("x7", "y9"))), format="inspect", run_id="b",
-                      results_dir=tmp_path / "results")  # fmt: skip
+    (a,) = import_run(
+        write_json(tmp_path / "a.json", log(("m1", "m2"))),
+        format="inspect",
+        run_id="a",
+        results_dir=tmp_path / "results",
+    )
+    (b,) = import_run(
+        write_json(tmp_path / "b.json", log(("x7", "y9"))),
+        format="inspect",
+        run_id="b",
+        results_dir=tmp_path / "results",
+    )
     assert a.manifest["dataset"]["sha256"] == b.manifest["dataset"]["sha256"]
     other = inspect_log([sample(1, "C", input=[{"id": "m1", "role": "user", "content": "3+3?"}])])
     (c,) = import_run(

@@ -113,8 +113,11 @@ def test_an_unwritable_cache_is_no_error(tmp_path: Path) -> None:
 
 
 def test_query_reads_every_outcome_with_the_last_record_winning(dirs: tuple[Path, Path]) -> None:
-    df = query("SELECT run_id, count(*) AS n, count(*) FILTER (WHERE verdict = 'ERROR') AS errors "
-               "FROM outcomes GROUP BY run_id ORDER BY run_id", *dirs).set_index("run_id")  # fmt: skip
+    df = query(
+        "SELECT run_id, count(*) AS n, count(*) FILTER (WHERE verdict = 'ERROR') AS errors "
+        "FROM outcomes GROUP BY run_id ORDER BY run_id",
+        *dirs,
+    ).set_index("run_id")
     assert df.loc["night-3", "n"] == 15 and df.loc["night-3", "errors"] == 3
     assert df.loc["resumed-1", "n"] == 6 and df.loc["resumed-1", "errors"] == 0  # from its JSONL
     assert df.loc["partial-1", "n"] == 6
@@ -123,16 +126,22 @@ def test_query_reads_every_outcome_with_the_last_record_winning(dirs: tuple[Path
 
 
 def test_query_joins_runs_outcomes_and_history(dirs: tuple[Path, Path]) -> None:
-    df = query("SELECT r.dataset_version, count(*) AS fails FROM outcomes o JOIN runs r USING (run_id) "
-               "WHERE r.state = 'ok' AND r.kind = 'run' AND o.verdict = 'FAIL' AND r.run_id LIKE 'night-%' "
-               "GROUP BY 1 ORDER BY 1", *dirs)  # fmt: skip
+    df = query(
+        "SELECT r.dataset_version, count(*) AS fails FROM outcomes o JOIN runs r USING (run_id) "
+        "WHERE r.state = 'ok' AND r.kind = 'run' AND o.verdict = 'FAIL' AND r.run_id LIKE 'night-%' "
+        "GROUP BY 1 ORDER BY 1",
+        *dirs,
+    )
     assert df.to_dict("list") == {"dataset_version": ["1.0.0", "1.1.0", "2.0.0"], "fails": [8, 8, 4]}
     hist = query("SELECT name, run_id, n, k, note FROM baseline_history", *dirs)
     assert hist.to_dict("records") == [
         {"name": "main", "run_id": "clean-4", "n": 5, "k": 4, "note": "release <b>1</b>"}
     ]
-    nested = query("SELECT graders['contract'].passed AS ok, agent_version.model_id AS m FROM outcomes "
-                   "WHERE run_id = 'night-1' AND row_id = 'r1' AND repeat = 0", *dirs)  # fmt: skip
+    nested = query(
+        "SELECT graders['contract'].passed AS ok, agent_version.model_id AS m FROM outcomes "
+        "WHERE run_id = 'night-1' AND row_id = 'r1' AND repeat = 0",
+        *dirs,
+    )
     assert nested.to_dict("records") == [{"ok": True, "m": "m"}]
 
 
@@ -216,8 +225,10 @@ def test_cli_query_prints_a_table_json_and_csv(dirs: tuple[Path, Path], capsys: 
     text = capsys.readouterr().out
     assert "night-1" in text and "0.75" in text
     assert cli_main(["query", sql, "--json", *base]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"run_id": "night-1", "pass_rate": 0.75},
-                                                   {"run_id": "resumed-1", "pass_rate": 1.0}]  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == [
+        {"run_id": "night-1", "pass_rate": 0.75},
+        {"run_id": "resumed-1", "pass_rate": 1.0},
+    ]
     assert cli_main(["query", sql, "--csv", *base]) == 0
     assert capsys.readouterr().out.splitlines() == ["run_id,pass_rate", "night-1,0.75", "resumed-1,1.0"]
     assert cli_main(["query", "SELECT nope FROM runs", *base]) == 1

@@ -82,13 +82,21 @@ def test_inspect_url_and_data_uri_images_and_history_images(tmp_path):
     f = tmp_path / "s.jsonl"
     rec = {
         "input": [
-            {"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "image", "image": "https://example.org/a.jpg"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "first"}, {"type": "image", "image": "https://example.org/a.jpg"}],
+            },
             {"role": "assistant", "content": "ok"},
-            {"role": "user", "content": [{"type": "image", "image": f"data:image/png;base64,{PNG_B64}"},
-                                         {"type": "text", "text": "and this?"}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "image": f"data:image/png;base64,{PNG_B64}"},
+                    {"type": "text", "text": "and this?"},
+                ],
+            },
         ],
         "target": "cat",
-    }  # fmt: skip
+    }
     f.write_text(json.dumps(rec) + "\n")
     ds = read_dataset(import_dataset(f, tmp_path / "ds", "inspect"))
     case = ds.case(ds.ids[0])
@@ -138,7 +146,7 @@ def test_adk_user_content_inline_and_file_data_both_casings():
                 "final_response": {"role": "model", "parts": [{"text": "a cat"}]},
             }
         ],
-    }  # fmt: skip
+    }
     case = normalize_case(raw)
     assert case.prompt == "what is in the picture?"
     assert case.turns[0].images == (
@@ -166,8 +174,17 @@ def test_vertex_prompt_agent_data_and_request_images():
     }
     agent_case = normalize_case({"agent_data": agent})
     assert agent_case.turns[0].images == (ImagePart("image/png", data=PNG),)
-    request = {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"},
-               {"type": "image_url", "image_url": {"url": "https://example.org/x.webp"}}]}]}  # fmt: skip
+    request = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "q"},
+                    {"type": "image_url", "image_url": {"url": "https://example.org/x.webp"}},
+                ],
+            }
+        ]
+    }
     req_case = normalize_case({"request": request})
     assert req_case.turns[0].images == (ImagePart("image/webp", url="https://example.org/x.webp"),)
 
@@ -262,9 +279,12 @@ def _dataset(root: Path, cases: dict[str, dict]) -> Path:
 
 IMAGE_ROWS = {
     "text": {"prompt": "plain question", "expect": {"must_contain": ["ok"]}},
-    "bytes": {"prompt": "how many pixels?", "images": [{"mime_type": "image/png", "data": PNG_B64}],
-              "expect": {"must_contain": ["ok"]}},
-}  # fmt: skip
+    "bytes": {
+        "prompt": "how many pixels?",
+        "images": [{"mime_type": "image/png", "data": PNG_B64}],
+        "expect": {"must_contain": ["ok"]},
+    },
+}
 
 
 def test_openai_run_sends_image_url_parts_on_the_wire(tmp_path, monkeypatch, capsys):
@@ -273,10 +293,31 @@ def test_openai_run_sends_image_url_parts_on_the_wire(tmp_path, monkeypatch, cap
     ds = _dataset(tmp_path, rows)
     with FakeModelServer() as srv:
         srv.default = Reply.text("ok")
-        code = main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "r", "--max-in-flight", "1", "--quiet", "--max-ungradable", "0.5"])  # fmt: skip
-        bodies = {r.json["messages"][-1]["content"] if isinstance(r.json["messages"][-1]["content"], str)
-                  else r.json["messages"][-1]["content"][0]["text"]: r.json for r in srv.requests}  # fmt: skip
+        code = main(
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                srv.url,
+                "--run-id",
+                "r",
+                "--max-in-flight",
+                "1",
+                "--quiet",
+                "--max-ungradable",
+                "0.5",
+            ]
+        )
+        bodies = {
+            r.json["messages"][-1]["content"]
+            if isinstance(r.json["messages"][-1]["content"], str)
+            else r.json["messages"][-1]["content"][0]["text"]: r.json
+            for r in srv.requests
+        }
     assert code == 0, capsys.readouterr().err
     assert bodies["plain question"]["messages"] == [{"role": "user", "content": "plain question"}]
     assert bodies["how many pixels?"]["messages"][0]["content"] == [
@@ -294,8 +335,9 @@ def test_ollama_run_sends_base64_images_on_the_wire(tmp_path, monkeypatch, capsy
     ds = _dataset(tmp_path, IMAGE_ROWS)
     with FakeModelServer() as srv:
         srv.default = Reply.text("ok")
-        code = main(["run", str(ds), "--provider", "ollama", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "r", "--quiet"])  # fmt: skip
+        code = main(
+            ["run", str(ds), "--provider", "ollama", "--model", "m", "--base-url", srv.url, "--run-id", "r", "--quiet"]
+        )
         sent = [r.json["messages"][0] for r in srv.requests]
     assert code == 0, capsys.readouterr().err
     by_text = {m["content"]: m for m in sent}
@@ -313,8 +355,21 @@ def test_run_refuses_before_the_first_call_and_writes_nothing(tmp_path, monkeypa
     assert code == 1 and '"url"' in err and "does not fetch" in err and "Traceback" not in err
     assert not (tmp_path / "results" / "r1").exists()
     with FakeModelServer() as srv:
-        code = main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "r2", "--no-vision"])  # fmt: skip
+        code = main(
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                srv.url,
+                "--run-id",
+                "r2",
+                "--no-vision",
+            ]
+        )
         assert srv.count() == 0
     err = capsys.readouterr().err
     assert code == 1 and '"bytes", "url"' in err and "without vision" in err
@@ -326,11 +381,43 @@ def test_vision_false_in_the_config_and_the_agent_version_unchanged(tmp_path, mo
     (ds / "goldenkit.toml").write_text("[run]\nvision = false\n")
     with FakeModelServer() as srv:
         srv.default = Reply.text("ok")
-        assert main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "a", "--quiet"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "run",
+                    str(ds),
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    srv.url,
+                    "--run-id",
+                    "a",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
         (ds / "goldenkit.toml").unlink()
-        assert main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", srv.url,
-                     "--run-id", "b", "--quiet"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "run",
+                    str(ds),
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    srv.url,
+                    "--run-id",
+                    "b",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     a = json.loads((tmp_path / "results" / "a" / "run.json").read_text())
     b = json.loads((tmp_path / "results" / "b" / "run.json").read_text())
     assert a["agent_version"]["prompt_sha256"] == b["agent_version"]["prompt_sha256"]
@@ -339,10 +426,25 @@ def test_vision_false_in_the_config_and_the_agent_version_unchanged(tmp_path, mo
         (ds / "dataset.jsonl").read_text()
         + json.dumps({"id": "img", "slice": "s", "split": "dev", "case": IMAGE_ROWS["bytes"]})
         + "\n"
-    )  # fmt: skip
+    )
     (ds / "goldenkit.toml").write_text("[run]\nvision = false\n")
-    assert main(["run", str(ds), "--provider", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9",
-                 "--run-id", "c"]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9",
+                "--run-id",
+                "c",
+            ]
+        )
+        == 1
+    )
     assert '"img"' in capsys.readouterr().err
 
 
@@ -354,8 +456,9 @@ def test_callable_gets_the_images_in_the_case(tmp_path, monkeypatch, capsys):
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     ds = _dataset(tmp_path, IMAGE_ROWS)
-    code = main(["run", str(ds), "--provider", "callable", "--callable", "vision_agent:answer", "--run-id", "c",
-                 "--quiet"])  # fmt: skip
+    code = main(
+        ["run", str(ds), "--provider", "callable", "--callable", "vision_agent:answer", "--run-id", "c", "--quiet"]
+    )
     assert code == 0, capsys.readouterr().err
     lines = [json.loads(x) for x in (tmp_path / "results" / "c" / "outcomes.jsonl").read_text().splitlines()]
     answers = {rec["row_id"]: json.dumps(rec["response"]) for rec in lines}

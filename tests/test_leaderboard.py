@@ -28,8 +28,14 @@ def run(verdicts: list[str] | list[tuple[str, ...]], slices: list[str] | None = 
     for i, v in enumerate(verdicts):
         reps = (v,) if isinstance(v, str) else v
         for rep, verdict in enumerate(reps):
-            recs.append({"row_id": f"r{i:03d}", "slice": (slices or ["s"] * len(verdicts))[i], "repeat": rep,
-                         "verdict": verdict})  # fmt: skip
+            recs.append(
+                {
+                    "row_id": f"r{i:03d}",
+                    "slice": (slices or ["s"] * len(verdicts))[i],
+                    "repeat": rep,
+                    "verdict": verdict,
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -38,8 +44,9 @@ def fails_on(n: int, failing: range) -> list[str]:
 
 
 def test_columns_and_order_ties_by_run_id() -> None:
-    lb = leaderboard({"zeta": run(fails_on(10, range(2))), "alpha": run(fails_on(10, range(2))),
-                      "mid": run(fails_on(10, range(5)))})  # fmt: skip
+    lb = leaderboard(
+        {"zeta": run(fails_on(10, range(2))), "alpha": run(fails_on(10, range(2))), "mid": run(fails_on(10, range(5)))}
+    )
     assert list(lb.table.columns) == list(TABLE_COLUMNS)
     assert list(lb.pairs.columns) == list(PAIR_COLUMNS)
     assert list(lb.table["run_id"]) == ["alpha", "zeta", "mid"]  # 80%, 80% (ties by id), 50%
@@ -56,8 +63,9 @@ def test_rank_intervals_hand_computed() -> None:
     # A-B: 4 vs 0, p = 0.125; A-C: 8 vs 0, p = 0.0078; B-C: 4 vs 0, p = 0.125.
     # Holm: 0.0078 * 3 = 0.0234 < 0.05 (A better than C); 0.125 * 2 = 0.25; 0.25. So
     # A: 1 + 0 better, 3 - 1 worse -> [1, 2]; B: [1, 3]; C: 1 + 1 better -> [2, 3].
-    lb = leaderboard({"A": run(fails_on(100, range(0))), "B": run(fails_on(100, range(4))),
-                      "C": run(fails_on(100, range(8)))})  # fmt: skip
+    lb = leaderboard(
+        {"A": run(fails_on(100, range(0))), "B": run(fails_on(100, range(4))), "C": run(fails_on(100, range(8)))}
+    )
     t = lb.table.set_index("run_id")
     assert (t.loc["A", "rank_low"], t.loc["A", "rank_high"]) == (1, 2)
     assert (t.loc["B", "rank_low"], t.loc["B", "rank_high"]) == (1, 3)
@@ -70,8 +78,9 @@ def test_rank_intervals_hand_computed() -> None:
 
 def test_separated_runs_get_one_letter_each() -> None:
     # A-B 10 vs 0, A-C 20 vs 0, B-C 10 vs 0: all significant after Holm -> ranks 1, 2, 3
-    lb = leaderboard({"A": run(fails_on(100, range(0))), "B": run(fails_on(100, range(10))),
-                      "C": run(fails_on(100, range(20)))})  # fmt: skip
+    lb = leaderboard(
+        {"A": run(fails_on(100, range(0))), "B": run(fails_on(100, range(10))), "C": run(fails_on(100, range(20)))}
+    )
     assert list(lb.table["rank_low"]) == [1, 2, 3]
     assert list(lb.table["rank_high"]) == [1, 2, 3]
     assert list(lb.table["group"]) == ["top", "A", "B"]
@@ -79,8 +88,10 @@ def test_separated_runs_get_one_letter_each() -> None:
 
 def test_pairs_against_scipy_and_statsmodels() -> None:
     rng = np.random.default_rng(7)
-    runs = {name: run(list(rng.choice(["PASS", "FAIL"], size=60, p=[p, 1 - p]))) for name, p in
-            [("m1", 0.9), ("m2", 0.7), ("m3", 0.5), ("m4", 0.45)]}  # fmt: skip
+    runs = {
+        name: run(list(rng.choice(["PASS", "FAIL"], size=60, p=[p, 1 - p])))
+        for name, p in [("m1", 0.9), ("m2", 0.7), ("m3", 0.5), ("m4", 0.45)]
+    }
     lb = leaderboard(runs)
     for rec in lb.pairs.to_dict("records"):
         b, c = rec["b_count"], rec["c_count"]

@@ -152,8 +152,9 @@ def test_a_report_that_cannot_be_rendered_is_exit_3_and_the_rest_is_written(
         raise InfrastructureError("report.ipynb: kernel died")
 
     monkeypatch.setattr(goldenkit.notebooks.inprocess, "render_notebook", broken)
-    code = cli_main(["pages", "-o", str(tmp_path / "site"), "--results-dir", str(results), "--baselines-dir",
-                     str(baselines)])  # fmt: skip
+    code = cli_main(
+        ["pages", "-o", str(tmp_path / "site"), "--results-dir", str(results), "--baselines-dir", str(baselines)]
+    )
     out = capsys.readouterr().out
     assert code == 3
     assert "could not render runs/night-1/report.html: report.ipynb: kernel died" in out

@@ -72,8 +72,19 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         '[graders]\nuse = ["contract", "trajectory"]\n[run]\nrepeats = 3\nsplit = "holdout"\nprovider = "fixtures"\n'
         + "".join(f'[[benchmark.agents]]\nname = "{a}"\nfixtures = "{SUPPORT / "fixtures" / a}"\n' for a in AGENTS)
     )
-    code = cli_main(["benchmark", str(SUPPORT), "--config", str(toml), "--results-dir", str(results),
-                     "--run-prefix", "demo", "--quiet"])  # fmt: skip
+    code = cli_main(
+        [
+            "benchmark",
+            str(SUPPORT),
+            "--config",
+            str(toml),
+            "--results-dir",
+            str(results),
+            "--run-prefix",
+            "demo",
+            "--quiet",
+        ]
+    )
     assert code == 0
     hostile_group(results)
     mismatched_group(results)
@@ -114,8 +125,11 @@ def test_the_page_shows_the_numbers_goldenkit_leaderboard_prints(
     assert cli_main(["leaderboard", *paths, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     table = cells(html, "leaderboard")
-    assert [r[2] for r in table] == [r["run_id"] for r in doc["table"]] == ["demo-candidate", "demo-baseline",
-                                                                            "demo-budget"]  # fmt: skip
+    assert (
+        [r[2] for r in table]
+        == [r["run_id"] for r in doc["table"]]
+        == ["demo-candidate", "demo-baseline", "demo-budget"]
+    )
     for row, want in zip(table, doc["table"], strict=True):
         lo, hi = want["rank_low"], want["rank_high"]
         rank = str(lo) if lo == hi else f"{lo}–{hi}"
@@ -157,8 +171,10 @@ def test_hostile_names_are_escaped_and_the_hand_numbers_shown(bench: tuple[Path,
     assert "h&lt;img src=x onerror=alert(1)&gt;" in html and "m&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "Leaderboard x&lt;i&gt;&quot;&amp;" in html
     table = cells(html, "leaderboard")
-    assert [r[:5] for r in table] == [["top", "1", "ok", "m-plain", "20/20"], ["A", "2", HOSTILE_RUN, HOSTILE_MODEL,
-                                                                                "12/20"]]  # fmt: skip
+    assert [r[:5] for r in table] == [
+        ["top", "1", "ok", "m-plain", "20/20"],
+        ["A", "2", HOSTILE_RUN, HOSTILE_MODEL, "12/20"],
+    ]
     assert [r[5] for r in table] == ["100.0% [83.9%, 100.0%]", "60.0% [38.7%, 78.1%]"]  # Wilson, by hand
     assert [r[6] for r in table] == ["100.0%", "60.0%"]  # pass@1 is the pass rate with one repeat
     (pair,) = cells(html, "pairs")

@@ -62,8 +62,19 @@ def _runs(tmp_path: Path) -> tuple[Path, Path, Path]:
             {"row_id": f"r{i:03d}", "repeat": 0, "turns": [{"text": text(i), "tool_calls": []}]} for i in range(12)
         ]
         (fx / "fixtures.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-        args = ["run", str(ds), "--provider", "fixtures", "--fixtures", str(fx), "--run-id", run_id,
-                "--results-dir", str(results), "--quiet"]  # fmt: skip
+        args = [
+            "run",
+            str(ds),
+            "--provider",
+            "fixtures",
+            "--fixtures",
+            str(fx),
+            "--run-id",
+            run_id,
+            "--results-dir",
+            str(results),
+            "--quiet",
+        ]
         assert main(args) == 0
     return ds, results / "base", results / "cand"
 

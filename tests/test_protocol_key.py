@@ -86,12 +86,29 @@ OPTIONS: dict[str, tuple[str, list[str] | str]] = {
 #: ``[run]`` keys given as goldenkit.toml values (the same dest; a value the flag above would give; model,
 #: provider and base_url are given on the command line below, which wins over the file)
 RUN_VALUES: dict[str, Any] = {
-    "system": "Be brief.", "temperature": 0.5, "seed": 3, "max_tokens": 9, "tool_choice": "none",
-    "history": "expected", "max_tool_steps": 2, "repeats": 2, "max_in_flight": 2, "rpm": 60000.0, "timeout": 30.0,
-    "max_retries": 1, "max_retry_after": 5.0, "max_error_rate": 0.5, "no_proxy": True, "stream": True,
-    "max_reply_bytes": 100000, "split": "holdout", "per_slice": 1, "red": True, "max_ungradable": 0.5,
+    "system": "Be brief.",
+    "temperature": 0.5,
+    "seed": 3,
+    "max_tokens": 9,
+    "tool_choice": "none",
+    "history": "expected",
+    "max_tool_steps": 2,
+    "repeats": 2,
+    "max_in_flight": 2,
+    "rpm": 60000.0,
+    "timeout": 30.0,
+    "max_retries": 1,
+    "max_retry_after": 5.0,
+    "max_error_rate": 0.5,
+    "no_proxy": True,
+    "stream": True,
+    "max_reply_bytes": 100000,
+    "split": "holdout",
+    "per_slice": 1,
+    "red": True,
+    "max_ungradable": 0.5,
     "vision": False,
-}  # fmt: skip
+}
 
 
 def _run_parser() -> argparse.ArgumentParser:
@@ -114,11 +131,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
     man = {"name": "tiny", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
     (ds / "dataset.json").write_text(json.dumps(man))
     rows = [
-        {"id": f"r{i}", "slice": "a" if i % 2 else "b", "split": "holdout" if i < 4 else "dev",
-         "tags": ["red"] if i == 5 else [], "case": {"prompt": f"q{i}", "expect": {"must_contain": ["ok"],
-                                                                                   "reference": "ok"}}}
+        {
+            "id": f"r{i}",
+            "slice": "a" if i % 2 else "b",
+            "split": "holdout" if i < 4 else "dev",
+            "tags": ["red"] if i == 5 else [],
+            "case": {"prompt": f"q{i}", "expect": {"must_contain": ["ok"], "reference": "ok"}},
+        }
         for i in range(6)
-    ]  # fmt: skip
+    ]
     (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (root / "goldenkit.toml").write_text('[graders]\nuse = ["contract"]\n')
     (root / "gate.toml").write_text('[graders]\nuse = ["contract"]\n[gate]\nmin_pass_rate = 0.5\n')
@@ -131,10 +152,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def _run(world: Any, extra: list[str], run_id: str, config: str | None = None) -> dict[str, Any]:
     root, ds, srv = world
     fill = {
-        "url": srv.url, "tools": str(root / "tools.json"), "artifact": str(root / "prompt.md"),
-        "other_results": str(root / "other"), "record": str(root / "rec" / run_id),
+        "url": srv.url,
+        "tools": str(root / "tools.json"),
+        "artifact": str(root / "prompt.md"),
+        "other_results": str(root / "other"),
+        "record": str(root / "rec" / run_id),
         "gate_only_config": str(root / "gate.toml"),
-    }  # fmt: skip
+    }
     argv = [a.format(**fill) for a in extra]
     results = fill["other_results"] if "--results-dir" in argv else str(root / "results")
     base = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m1", "--quiet"]
@@ -212,9 +236,27 @@ def test_grader_options_and_manifest_only_settings_change_the_key(world: Any) ->
 
 def test_benchmark_builds_its_runs_as_run_does(world: Any) -> None:
     root, ds, srv = world
-    opts = ["--provider", "openai", "--base-url", srv.url, "--per-slice", "1", "--red", "--no-vision",
-            "--artifact", str(root / "prompt.md"), "--max-retry-after", "5", "--max-ungradable", "0.5",
-            "--config", str(root / "goldenkit.toml"), "--quiet", "--results-dir", str(root / "bench")]  # fmt: skip
+    opts = [
+        "--provider",
+        "openai",
+        "--base-url",
+        srv.url,
+        "--per-slice",
+        "1",
+        "--red",
+        "--no-vision",
+        "--artifact",
+        str(root / "prompt.md"),
+        "--max-retry-after",
+        "5",
+        "--max-ungradable",
+        "0.5",
+        "--config",
+        str(root / "goldenkit.toml"),
+        "--quiet",
+        "--results-dir",
+        str(root / "bench"),
+    ]
     assert main(["run", str(ds), *opts, "--model", "m1", "--run-id", "solo"]) in (0, 2)
     assert main(["benchmark", str(ds), *opts, "--models", "m1,m2", "--run-prefix", "b"]) in (0, 2)
     runs = {p.parent.name: json.loads(p.read_text()) for p in (root / "bench").glob("*/run.json")}
@@ -232,9 +274,24 @@ def test_a_callable_agent_version_follows_its_code(world: Any, tmp_path: Path) -
     ds = world[1]
     (tmp_path / "my_agent.py").write_text("def answer(case):\n    return 'ok'\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    argv = [sys.executable, "-m", "goldenkit.cli", "run", str(ds), "--provider", "callable", "--callable",
-            "my_agent:answer", "--results-dir", str(tmp_path / "r"), "--run-id", "c", "--quiet",
-            "--config", str(world[0] / "goldenkit.toml")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "goldenkit.cli",
+        "run",
+        str(ds),
+        "--provider",
+        "callable",
+        "--callable",
+        "my_agent:answer",
+        "--results-dir",
+        str(tmp_path / "r"),
+        "--run-id",
+        "c",
+        "--quiet",
+        "--config",
+        str(world[0] / "goldenkit.toml"),
+    ]
     first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     assert json.loads((tmp_path / "r" / "c" / "run.json").read_text())["provider"]["settings"]["source_sha256"]

@@ -128,10 +128,27 @@ def write_dataset(root: Path, n: int = 2) -> Path:
 
 def run(tmp_path: Path, url: str, *extra: str, run_id: str = "r") -> int:
     return main(
-        ["run", str(write_dataset(tmp_path / run_id)), "--provider", "openai", "--base-url", url, "--model", "m",
-         "--graders", "contract", "--results-dir", str(tmp_path / "res"), "--run-id", run_id, "--quiet",
-         "--max-retries", "0", *extra]
-    )  # fmt: skip
+        [
+            "run",
+            str(write_dataset(tmp_path / run_id)),
+            "--provider",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            "m",
+            "--graders",
+            "contract",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--run-id",
+            run_id,
+            "--quiet",
+            "--max-retries",
+            "0",
+            *extra,
+        ]
+    )
 
 
 def outcomes(tmp_path: Path, run_id: str = "r") -> list[dict]:
@@ -182,9 +199,22 @@ def test_ca_bundle_in_goldenkit_toml(tmp_path, clean_env, proxy, ca):
     (ds / "goldenkit.toml").write_text(f'[run]\nca_bundle = "{ca.ca_pem}"\n')
     with FakeModelServer(tls=ca.server_context()) as srv:
         code = main(
-            ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--graders", "contract",
-             "--results-dir", str(tmp_path / "res"), "--quiet"]
-        )  # fmt: skip
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--graders",
+                "contract",
+                "--results-dir",
+                str(tmp_path / "res"),
+                "--quiet",
+            ]
+        )
         assert code == 0 and srv.count() == 2
     assert f"CONNECT {srv.url.removeprefix('https://')}" in proxy.log()
 
@@ -196,10 +226,26 @@ def test_a_wrong_ca_through_the_proxy_is_a_permanent_error_naming_the_certificat
     clean_env.setenv("HTTPS_PROXY", proxy.url())
     with FakeModelServer(tls=ca.server_context()) as srv:
         code = main(
-            ["run", str(write_dataset(tmp_path)), "--provider", "openai", "--base-url", srv.url, "--model", "m",
-             "--graders", "contract", "--results-dir", str(tmp_path / "res"), "--run-id", "r", "--quiet",
-             "--ca-bundle", str(other.ca_pem)]
-        )  # fmt: skip
+            [
+                "run",
+                str(write_dataset(tmp_path)),
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--graders",
+                "contract",
+                "--results-dir",
+                str(tmp_path / "res"),
+                "--run-id",
+                "r",
+                "--quiet",
+                "--ca-bundle",
+                str(other.ca_pem),
+            ]
+        )
         assert srv.count() == 0
     assert code == 3
     recs = outcomes(tmp_path)

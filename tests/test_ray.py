@@ -83,8 +83,15 @@ def test_ray_run_equals_local_and_merged_shards_and_loses_nothing_to_a_killed_wo
     marker.unlink()  # the Ray run's worker that runs r007 repeat 1 kills itself, once
     scratch = set(Path(tempfile.gettempdir()).glob("goldenkit-ray-*"))
 
-    ray_run = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="ray", results_dir=res,
-                       executor=RaySettings(workers=2), **QUIET)  # fmt: skip
+    ray_run = run_eval(
+        ds,
+        CallableProvider(fn=answer),
+        repeats=2,
+        run_id="ray",
+        results_dir=res,
+        executor=RaySettings(workers=2),
+        **QUIET,
+    )
 
     assert set(Path(tempfile.gettempdir()).glob("goldenkit-ray-*")) == scratch  # workers leave no folder behind
 
@@ -109,8 +116,16 @@ def test_limits_hold_for_the_whole_cluster(tmp_path: Path) -> None:
     with FakeModelServer(default=Reply.slow(0.6, "done")) as srv:
         srv.script(Reply.status(429, retry_after=1))
         provider = OpenAIProvider(model="m", base_url=srv.url)
-        run = run_eval(ds, provider, run_id="limits", results_dir=tmp_path / "r", executor=RaySettings(workers=2),
-                       max_in_flight=2, rpm=240, **QUIET)  # fmt: skip
+        run = run_eval(
+            ds,
+            provider,
+            run_id="limits",
+            results_dir=tmp_path / "r",
+            executor=RaySettings(workers=2),
+            max_in_flight=2,
+            rpm=240,
+            **QUIET,
+        )
         arrivals = sorted(r.at for r in srv.requests)
         peak = srv.peak_in_flight
     assert run.validity == "VALID" and run.counts["PASS"] == 14 and len(arrivals) == 15
@@ -138,8 +153,15 @@ def test_a_run_whose_driver_was_killed_resumes_on_ray_with_only_the_missing_outc
     manifest = json.loads((first.path / "run.json").read_text())
     (first.path / "run.json").write_text(json.dumps({**manifest, "complete": False, "validity": None}))
 
-    again = run_eval(ds, CallableProvider(fn=answer), repeats=2, run_id="cut", results_dir=res,
-                     executor=RaySettings(workers=2), **QUIET)  # fmt: skip
+    again = run_eval(
+        ds,
+        CallableProvider(fn=answer),
+        repeats=2,
+        run_id="cut",
+        results_dir=res,
+        executor=RaySettings(workers=2),
+        **QUIET,
+    )
     assert again.calls == 60 - 25 and again.resumed == 25 and again.validity == "VALID" and again.complete
     assert facts(again.path) == facts(whole.path)
     pairs = jsonl_pairs(again.path)
@@ -188,8 +210,13 @@ def test_a_worker_that_cannot_build_the_provider_says_so_up_front(tmp_path: Path
     shutil.rmtree(local_only)
     setup = functools.partial(worker_setup, {"provider": "fixtures", "fixtures": str(local_only)}, {}, None)
     with pytest.raises(ConfigError, match=r"Ray worker on .* cannot build the provider and graders: .*fixtures folder"):
-        run_eval(read_dataset(SUPPORT), provider, results_dir=tmp_path / "r",
-                 executor=RaySettings(workers=1, setup=setup), **QUIET)  # fmt: skip
+        run_eval(
+            read_dataset(SUPPORT),
+            provider,
+            results_dir=tmp_path / "r",
+            executor=RaySettings(workers=1, setup=setup),
+            **QUIET,
+        )
     assert not (tmp_path / "r").exists()
 
 
@@ -200,16 +227,32 @@ def test_cli_run_on_a_cluster_by_address(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "agent_ray.py").write_text(
         "def answer(case, repeat=0):\n    return ('done' if case.raw['n'] % 2 == 0 else 'nope') + f' {repeat}'\n"
     )
-    common = ["run", str(ds), "--provider", "callable", "--callable", "agent_ray:answer", "--repeats", "2",
-              "--results-dir", str(tmp_path / "r"), "--quiet"]  # fmt: skip
+    common = [
+        "run",
+        str(ds),
+        "--provider",
+        "callable",
+        "--callable",
+        "agent_ray:answer",
+        "--repeats",
+        "2",
+        "--results-dir",
+        str(tmp_path / "r"),
+        "--quiet",
+    ]
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main([*common, "--run-id", "local"]) == 0
     cli = [sys.executable, "-c", "from goldenkit.cli import console_main; console_main()"]
     with head_node(tmp_path / "head.log") as (address, env):
-        remote = subprocess.run([*cli, *common, "--run-id", "ray", "--executor", "ray", "--ray-address", address,
-                                 "--ray-workers", "1"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                                timeout=240)  # fmt: skip
+        remote = subprocess.run(
+            [*cli, *common, "--run-id", "ray", "--executor", "ray", "--ray-address", address, "--ray-workers", "1"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     assert remote.returncode == 0, remote.stderr[-3000:]
     assert "run ray: VALID; 24/24 outcomes" in remote.stdout
     assert facts(tmp_path / "r" / "ray") == facts(tmp_path / "r" / "local")

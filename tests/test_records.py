@@ -48,9 +48,17 @@ def test_an_empty_graders_cell_is_no_result(cell: object) -> None:
 
 @pytest.mark.parametrize(
     "expect",
-    [{}, {"refusal": True}, {"refuse": True}, {"refusal": False}, {"refuse": "yes"},
-     {"refusal": True, "refuse": False}, {"refuse": False, "refusal": True}, {"must_contain": ["x"]}],
-)  # fmt: skip
+    [
+        {},
+        {"refusal": True},
+        {"refuse": True},
+        {"refusal": False},
+        {"refuse": "yes"},
+        {"refusal": True, "refuse": False},
+        {"refuse": False, "refusal": True},
+        {"must_contain": ["x"]},
+    ],
+)
 def test_the_refusal_flag_agrees_with_the_contract_grader(expect: dict[str, object]) -> None:
     case = records.Case(id="r", shape="contract", turns=(records.Turn("hi"),), expect=dict(expect))
     assert records.expects_refusal(case.expect) == (contract_expectations(case).get("refusal") is True)

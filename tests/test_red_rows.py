@@ -202,8 +202,10 @@ def test_negative_case_pass_rate_and_hallucination_rate_by_hand() -> None:
 def test_red_intervals_match_the_golden_harness() -> None:
     # baselines__generation-v1.json: hallucinationRate 0/2, upper 0.6576197724933469;
     # negativeCasePassRate 5/5, lower 0.5655175352168252 (Wilson, one attempt per row)
-    df = frame([("h-1", ["red"], "PASS"), ("h-2", ["red"], "PASS")] + [(f"n-{i}", ["red", "refusal"], "PASS")
-                                                                    for i in range(3)])  # fmt: skip
+    df = frame(
+        [("h-1", ["red"], "PASS"), ("h-2", ["red"], "PASS")]
+        + [(f"n-{i}", ["red", "refusal"], "PASS") for i in range(3)]
+    )
     m = run_metrics(df).set_index("metric")
     assert (m.at["hallucination_rate", "hits"], m.at["hallucination_rate", "total"]) == (0, 2)
     assert m.at["hallucination_rate", "ci_high"] == pytest.approx(0.6576197724933469, abs=1e-12)
@@ -278,14 +280,17 @@ def test_gate_red_rules_without_evidence() -> None:
     assert d.exit_code == 2 and "no red row in the run" in rule(d, "negative_case_pass_rate").detail
     verdicts["r0"] = ["ERROR"] * 3
     errored = red_run(verdicts, {"r0"})
-    for policy in (GatePolicy(regression=False, min_negative_case_pass_rate=0.5),
-                   GatePolicy(regression=False, max_hallucination_rate=0.1)):  # fmt: skip
+    for policy in (
+        GatePolicy(regression=False, min_negative_case_pass_rate=0.5),
+        GatePolicy(regression=False, max_hallucination_rate=0.1),
+    ):
         d = evaluate_gate(errored, policy=policy)
         assert d.exit_code == 3, d.format()
         assert "errored: not evidence" in d.summary()
     verdicts["r1"] = ["SKIPPED"] * 3  # the other red row skipped: still nothing graded, and errors took some
-    d = evaluate_gate(red_run(verdicts, {"r0", "r1"}), policy=GatePolicy(regression=False,
-                                                                       min_negative_case_pass_rate=0.5))  # fmt: skip
+    d = evaluate_gate(
+        red_run(verdicts, {"r0", "r1"}), policy=GatePolicy(regression=False, min_negative_case_pass_rate=0.5)
+    )
     assert d.exit_code == 3 and "no attempt on the 2 red row(s) was graded (3 ERROR)" in d.summary()
     refusing = FakeRun(plain.manifest, outcomes([("r0", "s", ["PASS"] * 3)], tags={"r0": ["red", "refusal"]}))
     d = evaluate_gate(refusing, policy=GatePolicy(regression=False, max_hallucination_rate=0.1))

@@ -75,8 +75,11 @@ def test_a_builtin_replaced_before_it_was_loaded_stays_replaced() -> None:
 def test_asking_for_a_grader_loads_that_one_and_a_builtin_grader_name_clashes() -> None:
     graders = ["goldenkit.graders.contract", "goldenkit.graders.trajectory", "goldenkit.graders.rubrics"]
     loaded = _fresh("import goldenkit\ngoldenkit.get_grader('contract')", graders)
-    assert loaded == {"goldenkit.graders.contract": True, "goldenkit.graders.trajectory": False,
-                      "goldenkit.graders.rubrics": False}  # fmt: skip
+    assert loaded == {
+        "goldenkit.graders.contract": True,
+        "goldenkit.graders.trajectory": False,
+        "goldenkit.graders.rubrics": False,
+    }
     with pytest.raises(ConfigError, match="grader 'trajectory' is already registered"):
         register_grader("trajectory", lambda **kw: None)
     with pytest.raises(ConfigError, match=r"unknown grader 'nope' \(known: ") as err:

@@ -217,8 +217,16 @@ def test_stored_answers_no_grader_checked_are_graded_by_the_new_graders(tmp_path
         return "yes"
 
     res = tmp_path / "res"
-    first = goldenkit.run_eval(read_dataset(ds), CallableProvider(agent), ["contract"], run_id="old",
-                               results_dir=res, progress=False, max_ungradable=None, max_error_rate=1.0)  # fmt: skip
+    first = goldenkit.run_eval(
+        read_dataset(ds),
+        CallableProvider(agent),
+        ["contract"],
+        run_id="old",
+        results_dir=res,
+        progress=False,
+        max_ungradable=None,
+        max_error_rate=1.0,
+    )
     old = {r["row_id"]: r for r in read_run(first.path).outcomes().to_dict("records")}
     assert (old["c"]["verdict"], old["r"]["verdict"], old["e"]["verdict"]) == ("PASS", "SKIPPED", "ERROR")
     new = goldenkit.regrade("old", "new", ["contract", "reference"], results_dir=res, progress=False)

@@ -115,9 +115,13 @@ def test_interrupting_a_thread_mode_run_cancels_it_writes_what_finished_and_resu
         srv.responder = lambda r: Reply.text("ok")
         before = srv.count()
         s = run_eval(
-            read_dataset(ds), OpenAIProvider(model="m1", base_url=srv.url), ["contract"], run_id="nb", results_dir=res,
+            read_dataset(ds),
+            OpenAIProvider(model="m1", base_url=srv.url),
+            ["contract"],
+            run_id="nb",
+            results_dir=res,
             **FAST,
-        )  # fmt: skip
+        )
         assert s.complete and s.validity == "VALID" and s.resumed == 10 and srv.count() - before == 20
         assert "lock_taken_over_from_pid" not in s.manifest["timings"]["invocations"][-1]
     assert len(outcomes_df(s.path)) == 30
@@ -136,8 +140,23 @@ def test_a_second_process_on_a_live_run_is_refused_and_a_dead_holders_lock_is_ta
     ds = make_dataset(tmp_path, 20)
     res = tmp_path / "results"
     with FakeModelServer(default=Reply.slow(0.5, "ok")) as srv:
-        args = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--max-in-flight", "1",
-                "--run-id", "w1", "--results-dir", str(res), "--quiet"]  # fmt: skip
+        args = [
+            "run",
+            str(ds),
+            "--provider",
+            "openai",
+            "--base-url",
+            srv.url,
+            "--model",
+            "m",
+            "--max-in-flight",
+            "1",
+            "--run-id",
+            "w1",
+            "--results-dir",
+            str(res),
+            "--quiet",
+        ]
         proc = subprocess.Popen([sys.executable, "-m", "goldenkit.cli", *args], cwd=ROOT, stdout=subprocess.DEVNULL)
         try:
             lock = res / "w1" / ".lock"
@@ -172,8 +191,9 @@ def test_a_second_run_in_the_same_process_is_refused(tmp_path: Path) -> None:
             run_eval(ds, CallableProvider(lambda c: "ok"), ["contract"], run_id="same", results_dir=tmp_path / "r")
     finally:
         held.release()
-    assert run_eval(ds, CallableProvider(lambda c: "ok"), ["contract"], run_id="same", results_dir=tmp_path / "r",
-                    **FAST).complete  # fmt: skip
+    assert run_eval(
+        ds, CallableProvider(lambda c: "ok"), ["contract"], run_id="same", results_dir=tmp_path / "r", **FAST
+    ).complete
 
 
 # ------------------------------------------------------------------ bad cases (item 8)
@@ -184,8 +204,21 @@ def test_goldenkit_run_refuses_a_case_that_cannot_be_normalized_before_the_first
 ) -> None:
     ds = make_dataset(tmp_path, 5, bad={3})
     with FakeModelServer() as srv:
-        code = main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m",
-                     "--results-dir", str(tmp_path / "res"), "--quiet"])  # fmt: skip
+        code = main(
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--results-dir",
+                str(tmp_path / "res"),
+                "--quiet",
+            ]
+        )
         assert srv.count() == 0
     err = capsys.readouterr().err
     assert code == 1 and "dataset.jsonl:4:" in err and 'row "r03"' in err and "Traceback" not in err
@@ -200,8 +233,15 @@ def test_a_429_asking_to_wait_longer_than_the_cap_is_a_permanent_error(tmp_path:
     with FakeModelServer() as srv:
         srv.script(Reply.status(429, retry_after=3600))
         t0 = time.monotonic()
-        s = run_eval(ds, OpenAIProvider(model="m1", base_url=srv.url), ["contract"], results_dir=tmp_path / "r",
-                     max_retry_after=120, max_error_rate=1.0, **FAST)  # fmt: skip
+        s = run_eval(
+            ds,
+            OpenAIProvider(model="m1", base_url=srv.url),
+            ["contract"],
+            results_dir=tmp_path / "r",
+            max_retry_after=120,
+            max_error_rate=1.0,
+            **FAST,
+        )
         assert time.monotonic() - t0 < 10 and srv.count() == 1
     row = outcomes_df(s.path).iloc[0]
     assert row["verdict"] == "ERROR" and row["error_kind"] == "infrastructure" and row["attempts"] == 1
@@ -213,8 +253,14 @@ def test_a_retry_after_under_the_cap_is_honoured(tmp_path: Path) -> None:
     ds = read_dataset(make_dataset(tmp_path, 1))
     with FakeModelServer() as srv:
         srv.script(Reply.status(429, retry_after=0.4), Reply.text("ok"))
-        s = run_eval(ds, OpenAIProvider(model="m1", base_url=srv.url), ["contract"], results_dir=tmp_path / "r",
-                     max_retry_after=1, **FAST)  # fmt: skip
+        s = run_eval(
+            ds,
+            OpenAIProvider(model="m1", base_url=srv.url),
+            ["contract"],
+            results_dir=tmp_path / "r",
+            max_retry_after=1,
+            **FAST,
+        )
         assert srv.requests[1].at - srv.requests[0].at >= 0.4
     assert s.counts["PASS"] == 1
 
@@ -236,8 +282,14 @@ def test_quota_exhausted_is_permanent_and_named(tmp_path: Path) -> None:
     assert classify_status(429, b'{"error": {"message": "Rate limit reached"}}', "http://h").transient
     ds = read_dataset(make_dataset(tmp_path, 1))
     with FakeModelServer(default=Reply.status(429, body=QUOTA)) as srv:
-        s = run_eval(ds, OpenAIProvider(model="m1", base_url=srv.url), ["contract"], results_dir=tmp_path / "r",
-                     max_error_rate=1.0, **FAST)  # fmt: skip
+        s = run_eval(
+            ds,
+            OpenAIProvider(model="m1", base_url=srv.url),
+            ["contract"],
+            results_dir=tmp_path / "r",
+            max_error_rate=1.0,
+            **FAST,
+        )
         assert srv.count() == 1  # not retried
     row = outcomes_df(s.path).iloc[0]
     assert row["error_kind"] == "infrastructure" and "quota or credit exhausted" in row["detail"]
@@ -292,8 +344,9 @@ def test_judge_calls_share_the_limiter_and_retries_and_the_judge_is_closed(tmp_p
 
     ds = read_dataset(make_dataset(tmp_path, 6))
     judge_provider = _Counted('{"decision": "ACCEPT", "score": 1, "reasons": ["fine"]}', S, fail_first=2, model="j")
-    s = run_eval(ds, _Counted("ok", S), ["contract", _judge(judge_provider)], results_dir=tmp_path / "r",
-                 max_in_flight=2, **FAST)  # fmt: skip
+    s = run_eval(
+        ds, _Counted("ok", S), ["contract", _judge(judge_provider)], results_dir=tmp_path / "r", max_in_flight=2, **FAST
+    )
     assert S.peak <= 2  # the model's and the judge's calls together never exceed max_in_flight
     assert judge_provider.calls == 6 + 2 and judge_provider.closed  # two 429s retried; closed at the end
     graders = outcomes_df(s.path)["graders"]
@@ -306,8 +359,9 @@ def test_a_failed_judge_call_counts_toward_the_error_rate(tmp_path: Path) -> Non
 
     ds = read_dataset(make_dataset(tmp_path, 4))
     judge_provider = _Counted("{}", S, fail_first=10**6, model="j")
-    s = run_eval(ds, _Counted("ok", S), ["contract", _judge(judge_provider)], results_dir=tmp_path / "r",
-                 max_retries=1, **FAST)  # fmt: skip
+    s = run_eval(
+        ds, _Counted("ok", S), ["contract", _judge(judge_provider)], results_dir=tmp_path / "r", max_retries=1, **FAST
+    )
     assert s.counts["PASS"] == 4 and s.counts["grader_errors"] == 4  # a soft judge does not decide the row
     assert s.validity == "INVALID" and "soft grader that could not grade" in (s.invalid_reason or "")
     reason = outcomes_df(s.path)["graders"][0]["judge"]["reason"]
@@ -360,12 +414,21 @@ def test_a_new_git_commit_does_not_refuse_a_resume_and_is_recorded(
 
 def test_redaction_normalizes_key_spellings_and_scrubs_urls_in_values(tmp_path: Path) -> None:
     settings = {
-        "X-Api-Key": "k1", "api-key": "k2", "accessToken": "k3", "bearer": "k4", "pwd": "k5", "secrets": ["k6"],
-        "APIKEY": "k7", "client_secret": "k8", "headers": {"Authorization": "Bearer k9"},
-        "max_tokens": 5, "api_key_env": "OPENAI_API_KEY", "keep": "",
+        "X-Api-Key": "k1",
+        "api-key": "k2",
+        "accessToken": "k3",
+        "bearer": "k4",
+        "pwd": "k5",
+        "secrets": ["k6"],
+        "APIKEY": "k7",
+        "client_secret": "k8",
+        "headers": {"Authorization": "Bearer k9"},
+        "max_tokens": 5,
+        "api_key_env": "OPENAI_API_KEY",
+        "keep": "",
         "base_url": "https://user:k10@example.com/v1?api-key=k11&model=x&sig=k12",
         "notes": ["see http://u:k13@host:8080/path?accessToken=k14 for details"],
-    }  # fmt: skip
+    }
     out = redact_settings(settings)
     blob = json.dumps(out)
     assert not any(f"k{i}" in blob.replace("keep", "") for i in range(1, 15)), blob
@@ -373,8 +436,14 @@ def test_redaction_normalizes_key_spellings_and_scrubs_urls_in_values(tmp_path: 
     assert out["base_url"] == "https://***@example.com/v1?api-key=***&model=x&sig=***"
     assert out["notes"] == ["see http://***@host:8080/path?accessToken=*** for details"]
     ds = read_dataset(make_dataset(tmp_path, 1))
-    s = run_eval(ds, CallableProvider(lambda c: "ok"), ["contract"], results_dir=tmp_path / "r",
-                 config={"proxy": "http://me:hunter2@proxy:3128", "X-Auth-Token": "hunter3"}, **FAST)  # fmt: skip
+    s = run_eval(
+        ds,
+        CallableProvider(lambda c: "ok"),
+        ["contract"],
+        results_dir=tmp_path / "r",
+        config={"proxy": "http://me:hunter2@proxy:3128", "X-Auth-Token": "hunter3"},
+        **FAST,
+    )
     text = (s.path / "run.json").read_text()
     assert "hunter2" not in text and "hunter3" not in text and "proxy:3128" in text
 
@@ -404,8 +473,13 @@ def test_every_run_points_results_latest_at_itself(tmp_path: Path, monkeypatch: 
 
 def test_ttft_ms_is_written_from_the_response_and_null_when_not_streamed(tmp_path: Path) -> None:
     ds = read_dataset(make_dataset(tmp_path, 2))
-    s = run_eval(ds, CallableProvider(lambda c: Response.from_text("ok", ttft_ms=12.5) if c.id == "r00" else "ok"),
-                 ["contract"], results_dir=tmp_path / "r", **FAST)  # fmt: skip
+    s = run_eval(
+        ds,
+        CallableProvider(lambda c: Response.from_text("ok", ttft_ms=12.5) if c.id == "r00" else "ok"),
+        ["contract"],
+        results_dir=tmp_path / "r",
+        **FAST,
+    )
     df = outcomes_df(s.path).set_index("row_id")
     assert df.loc["r00", "ttft_ms"] == 12.5 and pd.isna(df.loc["r01", "ttft_ms"])
     old = outcomes_df(ROOT / "tests" / "data" / "runs" / "base")  # written before the column existed
@@ -509,8 +583,14 @@ def test_in_a_run_a_hard_grader_error_makes_the_row_error_unless_another_hard_gr
         return True
 
     answers = {"r00": "ok", "r01": "ok", "r02": "no"}  # r02 fails the contract (must_contain "ok")
-    s = run_eval(ds, CallableProvider(lambda c: answers[c.id]), ["contract", FunctionGrader(flaky_checker, name="cls")],
-                 results_dir=tmp_path / "r", max_error_rate=1.0, **FAST)  # fmt: skip
+    s = run_eval(
+        ds,
+        CallableProvider(lambda c: answers[c.id]),
+        ["contract", FunctionGrader(flaky_checker, name="cls")],
+        results_dir=tmp_path / "r",
+        max_error_rate=1.0,
+        **FAST,
+    )
     df = outcomes_df(s.path).set_index("row_id")
     assert list(df["verdict"]) == ["PASS", "ERROR", "FAIL"]
     assert (
@@ -526,8 +606,23 @@ def test_max_retry_after_from_the_run_table_of_goldenkit_toml(
     ds = make_dataset(tmp_path, 1)
     (ds / "goldenkit.toml").write_text("[run]\nmax_retry_after = 5\n", encoding="utf-8")
     with FakeModelServer(default=Reply.status(429, retry_after=30)) as srv:
-        code = main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m",
-                     "--results-dir", str(tmp_path / "res"), "--run-id", "cap", "--quiet"])  # fmt: skip
+        code = main(
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--results-dir",
+                str(tmp_path / "res"),
+                "--run-id",
+                "cap",
+                "--quiet",
+            ]
+        )
         assert srv.count() == 1
     assert code == 3 and "Retry-After 30s exceeds the cap of 5s" in capsys.readouterr().out
     assert read_run(tmp_path / "res" / "cap").manifest["config"]["max_retry_after"] == 5

@@ -43,20 +43,38 @@ def test_the_index_keeps_the_last_line_per_pair_and_counts(tmp_path: Path) -> No
     with OutcomeWriter(p) as w:
         for rec in recs:
             index.note(rec, *w.write(rec))
-    assert index.counts() == {"PASS": 1, "FAIL": 1, "ERROR": 0, "SKIPPED": 0, "total": 2, "expected": 4,
-                              "grader_errors": 1}  # fmt: skip
+    assert index.counts() == {
+        "PASS": 1,
+        "FAIL": 1,
+        "ERROR": 0,
+        "SKIPPED": 0,
+        "total": 2,
+        "expected": 4,
+        "grader_errors": 1,
+    }
     assert [index.pair(int(i)) for i in index.pending(False)] == [("a", 1), ("b", 0)]
     batches = list(index.batches(p, 1))
-    assert [[(r["row_id"], r["repeat"], r["verdict"]) for r in b] for b in batches] == [[("a", 0, "FAIL")],
-                                                                                       [("b", 1, "PASS")]]  # fmt: skip
+    assert [[(r["row_id"], r["repeat"], r["verdict"]) for r in b] for b in batches] == [
+        [("a", 0, "FAIL")],
+        [("b", 1, "PASS")],
+    ]
     p.write_bytes(b"{}\n" + p.read_bytes())  # the file changed under the run: refused, never a wrong outcome
     with pytest.raises(ResultsError, match="row 'a' repeat 0 is no longer at byte"):
         list(index.batches(p, 10))
 
 
 def _records(n: int) -> list[dict[str, object]]:
-    return [{"row_id": f"r{i}", "repeat": 0, "verdict": "PASS", "graders": {"g": {"passed": True}},
-             "trajectory": [{"tool": "t", "args": {"x": i}}], "tags": ["a"]} for i in range(n)]  # fmt: skip
+    return [
+        {
+            "row_id": f"r{i}",
+            "repeat": 0,
+            "verdict": "PASS",
+            "graders": {"g": {"passed": True}},
+            "trajectory": [{"tool": "t", "args": {"x": i}}],
+            "tags": ["a"],
+        }
+        for i in range(n)
+    ]
 
 
 def test_parquet_written_in_row_groups_reads_back_whole(tmp_path: Path) -> None:

@@ -372,8 +372,12 @@ def test_no_key_reaches_any_file_or_output_of_run_report_and_pages(tmp_path: Pat
         outputs.append(proc)
         assert proc.returncode == 0, proc.stderr
         assert all(r.headers.get("authorization") == f"Bearer {SERVER_KEY}" for r in srv.requests)
-    proc = _cli(["run", str(ds), "--provider", "callable", "--callable", "gk_secret_agent:agent"]
-                + ["--run-id", "agent", *common], work, env)  # fmt: skip
+    proc = _cli(
+        ["run", str(ds), "--provider", "callable", "--callable", "gk_secret_agent:agent"]
+        + ["--run-id", "agent", *common],
+        work,
+        env,
+    )
     outputs.append(proc)
     assert proc.returncode == 0, proc.stderr
     outputs.append(_cli(["report", "live", "--results-dir", "results"], work, env))
@@ -428,8 +432,11 @@ def test_a_key_given_as_api_key_env_in_goldenkit_toml_is_refused_unechoed(
 def test_a_provider_key_after_an_equals_sign_is_masked() -> None:
     from goldenkit.scrub import scrub
 
-    for text in ("API key not valid. key=sk-live-SECRETSECRET1234567890", "auth=sk-proj-abcdef0123456789abcdefXYZ",
-                 "key=AIzaSyA1234567890abcdefghijklmnopqrstuv"):  # fmt: skip
+    for text in (
+        "API key not valid. key=sk-live-SECRETSECRET1234567890",
+        "auth=sk-proj-abcdef0123456789abcdefXYZ",
+        "key=AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    ):
         assert "SECRET" not in scrub(text) and "abcdef0123456789" not in scrub(text) and "AIzaSy" not in scrub(text)
 
 

@@ -64,8 +64,20 @@ def test_bad_shard_specs_are_usage_errors(text: str) -> None:
 
 
 def test_run_with_a_bad_shard_spec_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", str(SUPPORT), "--provider", "fixtures", "--fixtures", str(SUPPORT / "fixtures" / "baseline"),
-                 "--shard", "4/3", "--results-dir", str(tmp_path)])  # fmt: skip
+    code = main(
+        [
+            "run",
+            str(SUPPORT),
+            "--provider",
+            "fixtures",
+            "--fixtures",
+            str(SUPPORT / "fixtures" / "baseline"),
+            "--shard",
+            "4/3",
+            "--results-dir",
+            str(tmp_path),
+        ]
+    )
     assert code == 1
     assert "--shard 4/3: need 1 <= K <= N" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
@@ -86,10 +98,16 @@ def dataset(root: Path, rows: int = 40) -> object:
     log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
     (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": log}))
     lines = [
-        json.dumps({"id": f"r{i:03d}", "slice": f"s{i % 3}", "split": "dev" if i % 4 else "holdout",
-                    "case": {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}}})
+        json.dumps(
+            {
+                "id": f"r{i:03d}",
+                "slice": f"s{i % 3}",
+                "split": "dev" if i % 4 else "holdout",
+                "case": {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}},
+            }
+        )
         for i in range(rows)
-    ]  # fmt: skip
+    ]
     (d / "dataset.jsonl").write_text("\n".join(lines) + "\n")
     return read_dataset(d)
 
@@ -211,8 +229,9 @@ def test_merge_computes_validity_over_the_whole(tmp_path: Path) -> None:
         return answer(case, repeat)
 
     for k, rate in ((1, 0.02), (2, 0.05)):
-        run_eval(ds, CallableProvider(fn=flaky), run_id=f"e{k}", results_dir=res, shard=(k, 2), max_error_rate=rate,
-                 **QUIET)  # fmt: skip
+        run_eval(
+            ds, CallableProvider(fn=flaky), run_id=f"e{k}", results_dir=res, shard=(k, 2), max_error_rate=rate, **QUIET
+        )
     assert read_run(res / "e1").validity == "INVALID" and read_run(res / "e2").validity == "VALID"
     merged = merge_shards("m", ["e1", "e2"], results_dir=res)
     assert merged.counts["ERROR"] == 2 and merged.counts["total"] == 100 and merged.error_rate == 0.02
@@ -223,11 +242,21 @@ def test_merge_computes_validity_over_the_whole(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- through the CLI, fixtures of the bundled dataset
 
 
-def test_cli_shards_merge_then_compare_and_gate_accept_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_cli_shards_merge_then_compare_and_gate_accept_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
-    base = ["run", str(SUPPORT), "--provider", "fixtures", "--fixtures", str(SUPPORT / "fixtures" / "baseline"),
-            "--split", "holdout", "--quiet"]  # fmt: skip
+    base = [
+        "run",
+        str(SUPPORT),
+        "--provider",
+        "fixtures",
+        "--fixtures",
+        str(SUPPORT / "fixtures" / "baseline"),
+        "--split",
+        "holdout",
+        "--quiet",
+    ]
     assert main([*base, "--run-id", "whole"]) == 0
     for k in (1, 2, 3):
         assert main([*base, "--run-id", f"part{k}", "--shard", f"{k}/3"]) == 0
@@ -246,8 +275,19 @@ def test_cli_shards_merge_then_compare_and_gate_accept_it(tmp_path: Path, monkey
     assert main(["gate", "merged", "--baseline", "whole", "--config", config]) == 0
     assert "gate PASSED" in capsys.readouterr().out
     # the merged run as the baseline of a candidate decides as the unsharded one does
-    cand = ["run", str(SUPPORT), "--provider", "fixtures", "--fixtures", str(SUPPORT / "fixtures" / "candidate"),
-            "--split", "holdout", "--quiet", "--run-id", "cand"]  # fmt: skip
+    cand = [
+        "run",
+        str(SUPPORT),
+        "--provider",
+        "fixtures",
+        "--fixtures",
+        str(SUPPORT / "fixtures" / "candidate"),
+        "--split",
+        "holdout",
+        "--quiet",
+        "--run-id",
+        "cand",
+    ]
     assert main(cand) == 0
     capsys.readouterr()
     codes = [main(["gate", "cand", "--baseline", b, "--config", config]) for b in ("whole", "merged")]

@@ -49,8 +49,16 @@ def run(tmp_path: Path, rows, user=sim_scripts.user_three, *, run_id="r", provid
     sim = CallableSimulator(user) if user is not None else None
     agent = provider if provider is not None else CallableProvider(sim_scripts.agent, threads=0)
     kw.setdefault("max_ungradable", None)  # most rows here test the conversation, not its grading
-    summary = run_eval(ds, agent, kw.pop("graders", ["contract"]), results_dir=tmp_path / "results", run_id=run_id,
-                       progress=False, user_simulator=sim, **kw)  # fmt: skip
+    summary = run_eval(
+        ds,
+        agent,
+        kw.pop("graders", ["contract"]),
+        results_dir=tmp_path / "results",
+        run_id=run_id,
+        progress=False,
+        user_simulator=sim,
+        **kw,
+    )
     out = read_run(summary.path).outcomes().sort_values(["row_id", "repeat"]).reset_index(drop=True)
     return summary, out
 
@@ -141,11 +149,15 @@ def test_turn_order_transcript_and_stop(tmp_path):
     plan, last = sim_scripts.SEEN[-1]
     assert plan == "ask twice"
     assert [(m.role, m.content) for m in last] == [
-        ("user", "hello from a"), ("assistant", "reply 1 to: hello from a"),
-        ("user", "and then?"), ("assistant", "reply 2 to: and then?"),
-        ("user", "where is my order?"), ("assistant", ""), ("tool", '{"status": "shipped"}'),
+        ("user", "hello from a"),
+        ("assistant", "reply 1 to: hello from a"),
+        ("user", "and then?"),
+        ("assistant", "reply 2 to: and then?"),
+        ("user", "where is my order?"),
+        ("assistant", ""),
+        ("tool", '{"status": "shipped"}'),
         ("assistant", "reply 3 to: where is my order? (status shipped)"),
-    ]  # fmt: skip
+    ]
     assert last[5].tool_calls[0].name == "lookup_order" and last[6].name == "lookup_order"
     assert "ASSISTANT CALLS TOOL lookup_order" in render_transcript(last)
     assert row["tokens_in"] == 9  # three agent turns of 3
@@ -175,8 +187,10 @@ def test_the_stop_phrase_ends_the_conversation(tmp_path):
 
 def test_each_repeat_is_its_own_conversation(tmp_path):
     _, out = run(tmp_path, [scenario_row("a")], sim_scripts.user_chatty, repeats=2, max_turns=2)
-    assert [users_of(r)[1] for _, r in out.iterrows()] == ["more please (repeat 0, turn 2)",
-                                                           "more please (repeat 1, turn 2)"]  # fmt: skip
+    assert [users_of(r)[1] for _, r in out.iterrows()] == [
+        "more please (repeat 0, turn 2)",
+        "more please (repeat 1, turn 2)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -196,8 +210,9 @@ def test_a_simulator_failure_is_an_error_of_its_own_kind(tmp_path, user, why):
 
 def test_a_transient_simulator_failure_is_retried(tmp_path):
     sim_scripts.FLAKY["calls"] = 0
-    _, out = run(tmp_path, [scenario_row("a", expect={"must_contain": ["reply"]})], sim_scripts.user_flaky,
-                 backoff_base=0.0)  # fmt: skip
+    _, out = run(
+        tmp_path, [scenario_row("a", expect={"must_contain": ["reply"]})], sim_scripts.user_flaky, backoff_base=0.0
+    )
     row = out.iloc[0]
     assert row["verdict"] == "PASS" and sim_scripts.FLAKY["calls"] == 2
     assert row["attempts"] == 3  # turn 1, the failed simulator call, its retry
@@ -209,8 +224,9 @@ def test_an_agent_failure_names_its_turn(tmp_path):
             raise ValueError("agent down")
         return "first"
 
-    _, out = run(tmp_path, [scenario_row("a", expect={"must_contain": ["x"]})],
-                 provider=CallableProvider(agent, threads=0))  # fmt: skip
+    _, out = run(
+        tmp_path, [scenario_row("a", expect={"must_contain": ["x"]})], provider=CallableProvider(agent, threads=0)
+    )
     row = out.iloc[0]
     assert row["verdict"] == "ERROR" and row["error_kind"] == "agent"  # its own code raised
     assert row["detail"].startswith("turn 2: callable")
@@ -231,8 +247,9 @@ def test_every_turn_and_trajectory_over_the_whole_conversation(tmp_path):
         "every_turn": {"must_contain": ["reply"], "must_not": ["then"]},
         "tools": [{"name": "lookup_order", "args": {"order_id": "A-1"}}],
     }
-    _, out = run(tmp_path, [scenario_row("a", tool_responses=[ORDER], expect=expect)],
-                 graders=["contract", "trajectory"])  # fmt: skip
+    _, out = run(
+        tmp_path, [scenario_row("a", tool_responses=[ORDER], expect=expect)], graders=["contract", "trajectory"]
+    )
     row = out.iloc[0]
     assert row["verdict"] == "FAIL"
     assert "turn 2: must_not" in grader_results(row["graders"])["contract"]["reason"]
@@ -247,8 +264,13 @@ def test_simulator_version_is_in_the_run_key_and_different_simulators_do_not_com
     s1, _ = run(tmp_path, rows, sim_scripts.user_three, run_id="one")
     s2, _ = run(tmp_path, rows, sim_scripts.user_chatty, run_id="two")
     v1 = s1.manifest["simulator_version"]
-    assert v1 == {"provider": "callable", "model": None, "prompt_sha256": None,
-                  "settings": {"callable": "sim_scripts:user_three"}, "max_turns": 5}  # fmt: skip
+    assert v1 == {
+        "provider": "callable",
+        "model": None,
+        "prompt_sha256": None,
+        "settings": {"callable": "sim_scripts:user_three"},
+        "max_turns": 5,
+    }
     code = main(["compare", str(s1.path), str(s2.path)])
     assert code == 4
     said = capsys.readouterr().err
@@ -314,10 +336,33 @@ def test_a_recorded_error_replays_as_that_error(tmp_path):
 
 def test_cli_runs_a_scripted_user_and_refuses_stray_user_options(tmp_path, capsys):
     ds = write_dataset(tmp_path / "ds", [scenario_row("a", expect={"must_contain": ["reply"]})])
-    base = ["run", str(ds), "--provider", "callable", "--callable", "sim_scripts:agent",
-            "--results-dir", str(tmp_path / "res"), "--quiet"]  # fmt: skip
-    assert main([*base, "--run-id", "x", "--user-simulator", "callable", "--user-callable",
-                 "sim_scripts:user_chatty", "--max-turns", "2"]) == 0  # fmt: skip
+    base = [
+        "run",
+        str(ds),
+        "--provider",
+        "callable",
+        "--callable",
+        "sim_scripts:agent",
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--quiet",
+    ]
+    assert (
+        main(
+            [
+                *base,
+                "--run-id",
+                "x",
+                "--user-simulator",
+                "callable",
+                "--user-callable",
+                "sim_scripts:user_chatty",
+                "--max-turns",
+                "2",
+            ]
+        )
+        == 0
+    )
     man = json.loads((tmp_path / "res" / "x" / "run.json").read_text())
     assert man["simulator_version"]["max_turns"] == 2
     assert main([*base, "--run-id", "y", "--user-model", "m"]) == 1
@@ -371,9 +416,18 @@ def test_a_model_simulator_gets_the_pinned_prompt_a_seed_per_repeat_and_its_retr
         srv.script(Reply.status(503))  # the first simulator call fails once: retried
         ds = read_dataset(write_dataset(tmp_path / "ds", [scenario_row("a", expect={"must_contain": ["reply"]})]))
         sim = get_simulator("openai", model="sim-m", base_url=srv.url, temperature=0.5, seed=7)
-        summary = run_eval(ds, CallableProvider(sim_scripts.agent, threads=0), ["contract"], repeats=2,
-                           results_dir=tmp_path / "res", run_id="m", progress=False, user_simulator=sim,
-                           backoff_base=0.0, max_in_flight=1)  # fmt: skip
+        summary = run_eval(
+            ds,
+            CallableProvider(sim_scripts.agent, threads=0),
+            ["contract"],
+            repeats=2,
+            results_dir=tmp_path / "res",
+            run_id="m",
+            progress=False,
+            user_simulator=sim,
+            backoff_base=0.0,
+            max_in_flight=1,
+        )
         bodies = [r.json for r in srv.requests]
     out = read_run(summary.path).outcomes().sort_values("repeat")
     assert [users_of(r) for _, r in out.iterrows()] == [["hello from a", "more please"]] * 2
@@ -403,8 +457,17 @@ def test_the_simulator_is_closed_when_the_run_folder_cannot_be_opened(tmp_path):
     ds = read_dataset(tmp_path / "ds")
     agent = CallableProvider(sim_scripts.agent, threads=0)
     with pytest.raises(Exception, match="repeats"):
-        run_eval(ds, agent, ["contract"], results_dir=tmp_path / "results", run_id="r", repeats=2, progress=False,
-                 user_simulator=Tracked(sim_scripts.user_three), max_ungradable=None)  # fmt: skip
+        run_eval(
+            ds,
+            agent,
+            ["contract"],
+            results_dir=tmp_path / "results",
+            run_id="r",
+            repeats=2,
+            progress=False,
+            user_simulator=Tracked(sim_scripts.user_three),
+            max_ungradable=None,
+        )
     assert Tracked.closed == 1
 
 

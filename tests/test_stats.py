@@ -529,17 +529,38 @@ def test_collapse_rules(rule: str, expected: list[str]) -> None:
 def test_collapse_counts_and_flaky() -> None:
     c = collapse_repeats(frame(CASES)).set_index("row_id")
     assert c.loc["pef", ["n_pass", "n_fail", "n_error", "n_skipped", "n_graded", "attempts"]].tolist() == [
-        1, 1, 1, 0, 2, 3
-    ]  # fmt: skip
+        1,
+        1,
+        1,
+        0,
+        2,
+        3,
+    ]
     assert c["flaky"].to_dict() == {
-        "ppp": False, "ppf": True, "pff": True, "fff": False, "pef": True,
-        "pep": False, "eee": False, "sss": False, "ses": False, "psf": False,
-    }  # fmt: skip
+        "ppp": False,
+        "ppf": True,
+        "pff": True,
+        "fff": False,
+        "pef": True,
+        "pep": False,
+        "eee": False,
+        "sss": False,
+        "ses": False,
+        "psf": False,
+    }
     assert c.loc["ppf", "slice"] == "a" and c.loc["ppf", "tags"] == ["t"]
     assert c["undecided"].to_dict() == {
-        "ppp": False, "ppf": False, "pff": False, "fff": False, "pef": True,
-        "pep": False, "eee": False, "sss": False, "ses": False, "psf": False,
-    }  # fmt: skip
+        "ppp": False,
+        "ppf": False,
+        "pff": False,
+        "fff": False,
+        "pef": True,
+        "pep": False,
+        "eee": False,
+        "sss": False,
+        "ses": False,
+        "psf": False,
+    }
 
 
 def test_an_error_repeat_never_decides_a_row() -> None:
@@ -552,8 +573,12 @@ def test_an_error_repeat_never_decides_a_row() -> None:
     ]
     c = collapse_repeats(frame(rows)).set_index("row_id")
     assert c["verdict"].astype(str).to_dict() == {
-        "tie-by-error": "ERROR", "tie-no-error": "FAIL", "ppe": "PASS", "ffe": "FAIL", "pfe-e": "ERROR",
-    }  # fmt: skip
+        "tie-by-error": "ERROR",
+        "tie-no-error": "FAIL",
+        "ppe": "PASS",
+        "ffe": "FAIL",
+        "pfe-e": "ERROR",
+    }
     t = slice_table(c.reset_index()).set_index("slice").loc["a"]
     # the undecided rows are error rows, outside the pass rate's n
     assert (t["n"], t["k"], t["error_rows"]) == (3, 1, 2)

@@ -30,8 +30,14 @@ def test_every_row_is_a_scenario_over_the_support_tools():
 
 
 def test_the_recorded_run_replays_with_the_recorded_conversations(tmp_path):
-    summary = run_eval(read_dataset(DATASET), FixturesProvider(fixtures=FIXTURES), ["contract", "trajectory"],
-                       results_dir=tmp_path, run_id="replay", progress=False)  # fmt: skip
+    summary = run_eval(
+        read_dataset(DATASET),
+        FixturesProvider(fixtures=FIXTURES),
+        ["contract", "trajectory"],
+        results_dir=tmp_path,
+        run_id="replay",
+        progress=False,
+    )
     assert summary.validity == "VALID" and summary.counts["ERROR"] == 0
     assert summary.counts["PASS"] == 13 and summary.counts["FAIL"] == 3
     out = read_run(summary.path).outcomes().set_index("row_id")

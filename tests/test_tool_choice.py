@@ -69,10 +69,26 @@ def test_named_tool_choice_from_the_command_line(tmp_path, monkeypatch, capsys):
 
     with FakeModelServer(responder=answer) as srv:
         rc = main(
-            ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--tool-choice",
-             "lookup_order", "--max-tool-steps", "1", "--graders", "contract,trajectory", "--quiet",
-             "--run-id", "tc"]
-        )  # fmt: skip
+            [
+                "run",
+                str(ds),
+                "--provider",
+                "openai",
+                "--base-url",
+                srv.url,
+                "--model",
+                "m",
+                "--tool-choice",
+                "lookup_order",
+                "--max-tool-steps",
+                "1",
+                "--graders",
+                "contract,trajectory",
+                "--quiet",
+                "--run-id",
+                "tc",
+            ]
+        )
         assert rc == 0, capsys.readouterr()
         bodies = {r.json["messages"][-1]["content"]: r.json for r in srv.requests}
     # sent only with requests that offer tools

@@ -96,9 +96,24 @@ def write_dataset(root: Path, n: int = 2) -> Path:
 def test_cli_refuses_a_key_with_crlf_before_any_request(tmp_path, server, monkeypatch, capsys):
     monkeypatch.setenv("GK_TEST_KEY", "sk-secret-value\r\n")
     code = main(
-        ["run", str(write_dataset(tmp_path)), "--provider", "openai", "--base-url", server.url, "--model", "m",
-         "--api-key-env", "GK_TEST_KEY", "--graders", "contract", "--results-dir", str(tmp_path / "res"), "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            str(write_dataset(tmp_path)),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "GK_TEST_KEY",
+            "--graders",
+            "contract",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "GK_TEST_KEY" in err and "carriage return" in err and "sk-secret-value" not in err
@@ -235,9 +250,25 @@ def test_streamed_http_errors_are_classified_as_unstreamed(server):
 
 def test_run_stream_records_ttft_beside_latency(tmp_path, server):
     code = main(
-        ["run", str(write_dataset(tmp_path)), "--provider", "openai", "--base-url", server.url, "--model", "m",
-         "--graders", "contract", "--results-dir", str(tmp_path / "res"), "--run-id", "s", "--stream", "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            str(write_dataset(tmp_path)),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--graders",
+            "contract",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--run-id",
+            "s",
+            "--stream",
+            "--quiet",
+        ]
+    )
     assert code == 0
     recs = list(iter_jsonl(tmp_path / "res" / "s" / "outcomes.jsonl"))
     assert len(recs) == 2 and all(r["ttft_ms"] is not None and r["ttft_ms"] <= r["latency_ms"] for r in recs)
@@ -248,9 +279,22 @@ def test_run_stream_from_goldenkit_toml(tmp_path, server):
     ds = write_dataset(tmp_path)
     (ds / "goldenkit.toml").write_text("[run]\nstream = true\nmax_reply_bytes = 100000\nno_proxy = true\n")
     code = main(
-        ["run", str(ds), "--provider", "openai", "--base-url", server.url, "--model", "m",
-         "--graders", "contract", "--results-dir", str(tmp_path / "res"), "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            str(ds),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--graders",
+            "contract",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--quiet",
+        ]
+    )
     assert code == 0 and all(r.json["stream"] is True for r in server.requests)
 
 
@@ -297,9 +341,22 @@ def test_ssl_cert_file_is_honoured(tmp_path, monkeypatch):
 
 def test_cli_ca_bundle_that_does_not_exist_exits_1(tmp_path, capsys):
     code = main(
-        ["run", str(write_dataset(tmp_path)), "--provider", "openai", "--base-url", "https://127.0.0.1:9",
-         "--model", "m", "--graders", "contract", "--ca-bundle", str(tmp_path / "nope.pem"), "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            str(write_dataset(tmp_path)),
+            "--provider",
+            "openai",
+            "--base-url",
+            "https://127.0.0.1:9",
+            "--model",
+            "m",
+            "--graders",
+            "contract",
+            "--ca-bundle",
+            str(tmp_path / "nope.pem"),
+            "--quiet",
+        ]
+    )
     assert code == 1 and "nope.pem" in capsys.readouterr().err
 
 
@@ -362,8 +419,21 @@ def test_the_runs_ca_bundle_also_applies_to_the_judge(tmp_path):
             f'[graders]\nuse = ["judge"]\n[judge]\nprovider = "openai"\nmodel = "judge-m"\n'
             f'rubric = "{tmp_path / "rubric.md"}"\n[judge.options]\nbase_url = "{judge.url}"\n'
         )
-        args = ["run", str(ds), "--provider", "openai", "--base-url", model.url, "--model", "m",
-                "--results-dir", str(tmp_path / "res"), "--quiet", "--max-retries", "0"]  # fmt: skip
+        args = [
+            "run",
+            str(ds),
+            "--provider",
+            "openai",
+            "--base-url",
+            model.url,
+            "--model",
+            "m",
+            "--results-dir",
+            str(tmp_path / "res"),
+            "--quiet",
+            "--max-retries",
+            "0",
+        ]
         main([*args, "--run-id", "without"])  # the judge's certificate is not trusted: no judge call lands
         assert judge.count() == 0
         # an uncalibrated judge is soft: its grades are recorded, no row is PASS or FAIL, so the run exits 2

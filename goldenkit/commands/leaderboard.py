@@ -72,24 +72,36 @@ def format_leaderboard(lb: Any) -> str:
     k = int(lb.at_k)
     rows = [
         [
-            str(r["group"]), _rank(r["rank_low"], r["rank_high"]),
-            str(r["run_id"]), str(r["model"]), f"{r['k']}/{r['n']}",
+            str(r["group"]),
+            _rank(r["rank_low"], r["rank_high"]),
+            str(r["run_id"]),
+            str(r["model"]),
+            f"{r['k']}/{r['n']}",
             f"{_num(r['pass_rate'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-            _num(r["pass_at_k"]), _num(r["pass_hat_k"]), str(r["errors"]),
+            _num(r["pass_at_k"]),
+            _num(r["pass_hat_k"]),
+            str(r["errors"]),
         ]
         for r in t.to_dict("records")
-    ]  # fmt: skip
+    ]
     head = ["group", "rank", "run", "model", "passed", "pass % [95% CI]", f"pass@{k} %", f"pass^{k} %", "error rows"]
     lines = [f"leaderboard: {len(t)} runs, rule {lb.rule}, alpha {lb.alpha}", "", *_columns(head, rows)]
     pair_rows = [
         [
-            str(p["a"]), str(p["b"]), str(p["n_paired"]), str(p["b_count"]), str(p["c_count"]), _p(p["p_val"]),
-            _p(p["p_adj"]), "yes" if p["significant"] else "no",
+            str(p["a"]),
+            str(p["b"]),
+            str(p["n_paired"]),
+            str(p["b_count"]),
+            str(p["c_count"]),
+            _p(p["p_val"]),
+            _p(p["p_adj"]),
+            "yes" if p["significant"] else "no",
             f"{100 * p['diff']:+.1f} [{_num(p['diff_ci_low'])}, {_num(p['diff_ci_high'])}]"
-            if not math.isnan(p["diff"]) else "n/a",
+            if not math.isnan(p["diff"])
+            else "n/a",
         ]
         for p in lb.pairs.to_dict("records")
-    ]  # fmt: skip
+    ]
     if pair_rows:
         head = ["a", "b", "paired", "b", "c", "p", "p_holm", "significant", "diff pts [95% CI, unadjusted]"]
         lines += ["", "pairs (b = rows a passed and b failed, c = the reverse; exact McNemar, Holm over all pairs):"]
@@ -110,8 +122,9 @@ def compute(runs: Any, args: argparse.Namespace) -> Any:
 
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
-    lb = leaderboard(runs, args.alpha, args.rule, k=args.at_k, by_slice=args.slice is not None,
-                     results_dir=args.results_dir)  # fmt: skip
+    lb = leaderboard(
+        runs, args.alpha, args.rule, k=args.at_k, by_slice=args.slice is not None, results_dir=args.results_dir
+    )
     if args.slice is None:
         return lb
     known = [str(s) for s in lb.table["slice"].unique()]
@@ -148,8 +161,12 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     opened = [read_run(r, args.results_dir) for r in runs]
     run_inputs(opened, args.results_dir, args.rule)  # the protocol keys: exit 4 before the kernel starts
     out_dir = Path(args.output) if args.output else opened[0].path
-    params = {"runs": [str(r.path.resolve()) for r in opened], "results_dir": str(args.results_dir),
-              "alpha": args.alpha, "rule": args.rule}  # fmt: skip
+    params = {
+        "runs": [str(r.path.resolve()) for r in opened],
+        "results_dir": str(args.results_dir),
+        "alpha": args.alpha,
+        "rule": args.rule,
+    }
     title = "goldenkit leaderboard: " + ", ".join(r.run_id for r in opened)
     result = execute_notebook(notebook_path("leaderboard"), params, out_dir, timeout=args.timeout, title=title)
     print(f"wrote {result.html}")
@@ -175,11 +192,18 @@ def format_pairwise(res: Any) -> str:
     """The pairwise preferences as text: one line per slice, overall first."""
     rows = [
         [
-            str(r["slice"]), str(r["rows"]), str(r["wins"]), str(r["losses"]), str(r["ties"]), str(r["undecided"]),
-            _num(r["position_bias_rate"]), _p(r["p_val"]), _p(r["p_adj"]),
+            str(r["slice"]),
+            str(r["rows"]),
+            str(r["wins"]),
+            str(r["losses"]),
+            str(r["ties"]),
+            str(r["undecided"]),
+            _num(r["position_bias_rate"]),
+            _p(r["p_val"]),
+            _p(r["p_adj"]),
         ]
         for r in res.table.to_dict("records")
-    ]  # fmt: skip
+    ]
     head = ["slice", "rows", "cand wins", "base wins", "ties", "undecided", "position bias %", "p (sign)", "p_holm"]
     lines = [f"pairwise judge {res.judge_version}: which answer is better, asked in both orders", ""]
     lines += _columns(head, rows)

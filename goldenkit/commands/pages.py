@@ -21,8 +21,12 @@ from goldenkit.errors import EXIT_INFRASTRUCTURE
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("pages", help="write the static site: runs index, reports, history per dataset",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "pages",
+        help="write the static site: runs index, reports, history per dataset",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("-o", "--output", default="site", metavar="DIR", help="the site folder (default: site)")
     p.add_argument("--results-dir", default="results", help="where the run folders are (default: results)")
     p.add_argument("--baselines-dir", default="baselines", help="where the baselines are (default: baselines)")
@@ -35,8 +39,9 @@ def register(sub: Any) -> None:
 def cmd_pages(args: argparse.Namespace) -> int:
     from goldenkit.pages import build_site
 
-    result = build_site(args.output, args.results_dir, args.baselines_dir, title=args.title, render=args.render,
-                        rule=args.rule)  # fmt: skip
+    result = build_site(
+        args.output, args.results_dir, args.baselines_dir, title=args.title, render=args.render, rule=args.rule
+    )
     print(
         f"wrote {result.index}: {len(result.rendered)} pages rendered, {len(result.copied)} copied, "
         f"{len(result.reused)} reused"

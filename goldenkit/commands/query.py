@@ -20,8 +20,12 @@ import pandas as pd
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("query", help="run SQL over every run (views runs, outcomes, baseline_history)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = sub.add_parser(
+        "query",
+        help="run SQL over every run (views runs, outcomes, baseline_history)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("sql", metavar="SQL", help="one SQL statement (DuckDB dialect)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print a JSON array of objects")

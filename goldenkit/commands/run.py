@@ -291,8 +291,11 @@ def _results(o: Any) -> None:
 
 
 def _simulated_user(u: Any) -> None:
-    u.add_argument("--user-simulator", choices=("callable", "openai", "ollama"),
-                   help="who writes the user's turns of scenario rows (required for them in a live run)")  # fmt: skip
+    u.add_argument(
+        "--user-simulator",
+        choices=("callable", "openai", "ollama"),
+        help="who writes the user's turns of scenario rows (required for them in a live run)",
+    )
     u.add_argument("--user-callable", metavar="MOD:FN", help="callable simulator: fn(scenario, transcript) -> str|None")
     u.add_argument("--user-model", help="openai/ollama simulator: the model id")
     u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
@@ -439,9 +442,14 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
 
 
 def run_arguments(
-    args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any], *, run_id: str | None, graders: list[Any],
+    args: argparse.Namespace,
+    opts: dict[str, Any],
+    cfg: dict[str, Any],
+    *,
+    run_id: str | None,
+    graders: list[Any],
     extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Every keyword of :func:`goldenkit.runner.run_eval` from the resolved options: the one builder of a run
     that ``goldenkit run`` and ``goldenkit benchmark`` share (so a benchmark's runs are the protocol asked for)."""
     from goldenkit.runner import parse_shard
@@ -456,17 +464,32 @@ def run_arguments(
     if opts.get("artifacts"):
         config["artifacts"] = opts["artifacts"]
     return {
-        "provider": provider, "graders": graders, "repeats": opts["repeats"], "max_in_flight": opts["max_in_flight"],
-        "rpm": opts.get("rpm"), "timeout": opts["timeout"], "max_retries": opts["max_retries"],
-        "max_retry_after": opts["max_retry_after"], "run_id": run_id, "results_dir": Path(opts["results_dir"]),
-        "sample": sample, "max_error_rate": opts["max_error_rate"], "record_dir": opts.get("record"),
-        "retry_errors": args.retry_errors, "progress": False if args.quiet else None, "config": config,
-        "include_red": bool(opts.get("red")), "max_ungradable": opts["max_ungradable"],
+        "provider": provider,
+        "graders": graders,
+        "repeats": opts["repeats"],
+        "max_in_flight": opts["max_in_flight"],
+        "rpm": opts.get("rpm"),
+        "timeout": opts["timeout"],
+        "max_retries": opts["max_retries"],
+        "max_retry_after": opts["max_retry_after"],
+        "run_id": run_id,
+        "results_dir": Path(opts["results_dir"]),
+        "sample": sample,
+        "max_error_rate": opts["max_error_rate"],
+        "record_dir": opts.get("record"),
+        "retry_errors": args.retry_errors,
+        "progress": False if args.quiet else None,
+        "config": config,
+        "include_red": bool(opts.get("red")),
+        "max_ungradable": opts["max_ungradable"],
         "shard": parse_shard(args.shard) if getattr(args, "shard", None) is not None else None,
-        "artifacts": opts.get("artifacts"), **_executor(args, opts, cfg), "vision": opts.get("vision") is not False,
-        "criteria": criteria, "user_simulator": simulator,
+        "artifacts": opts.get("artifacts"),
+        **_executor(args, opts, cfg),
+        "vision": opts.get("vision") is not False,
+        "criteria": criteria,
+        "user_simulator": simulator,
         **({"max_turns": opts["max_turns"]} if opts.get("max_turns") is not None else {}),
-    }  # fmt: skip
+    }
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -50,8 +50,9 @@ def mark_red(dataset: DatasetLike) -> DatasetLike:
     """
     red = set(red_row_ids(dataset))
     tags = [list(t) if t is not None else [] for t in dataset.column("tags")]
-    todo = [i for i, (rid, t) in enumerate(zip(dataset.column("id"), tags, strict=True))
-            if rid in red and RED_TAG not in t]  # fmt: skip
+    todo = [
+        i for i, (rid, t) in enumerate(zip(dataset.column("id"), tags, strict=True)) if rid in red and RED_TAG not in t
+    ]
     if not todo:
         return dataset
     for i in todo:

@@ -83,6 +83,8 @@ def benchmark_story(lb: Any) -> str:
         )
     tops = [str(r) for r in t[t["group"] == "top"]["run_id"]]
     if len(tops) > 1:
-        lines.append(f"Sorted by pass rate alone, {first['run_id']} would be first; the paired tests say "
-                     f"{len(tops)} runs share first place ({', '.join(tops)}).")  # fmt: skip
+        lines.append(
+            f"Sorted by pass rate alone, {first['run_id']} would be first; the paired tests say "
+            f"{len(tops)} runs share first place ({', '.join(tops)})."
+        )
     return "\n".join(lines)

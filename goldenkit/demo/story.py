@@ -413,8 +413,10 @@ def _story_slice(result: DemoResult) -> tuple[list[str], str]:
     others = sl[sl["slice"].astype(str) != name]
     crit = " (declared critical)" if name in result.policy.critical else ""
     if int(worst["b"]) <= int(worst["c"]):
-        add(f"3. By slice: no slice has more rows broken than fixed (largest: {name}, "
-            f"{int(worst['b'])} broke vs {int(worst['c'])} fixed).")  # fmt: skip
+        add(
+            f"3. By slice: no slice has more rows broken than fixed (largest: {name}, "
+            f"{int(worst['b'])} broke vs {int(worst['c'])} fixed)."
+        )
     else:
         add(
             f"3. By slice: {name}{crit} regressed, {int(worst['rows'])} rows, "
@@ -478,6 +480,8 @@ def _story_gate(result: DemoResult) -> list[str]:
         add("6. The reports (open in a browser; offline, self-contained):")
         lines.extend(f"   {p}" for p in result.html)
     else:
-        add(f"6. No HTML (--no-html). Render it with: goldenkit report {result.candidate.run_id} "
-            f"--baseline {result.baseline.run_id} --results-dir {result.results_dir} --config {cfg}")  # fmt: skip
+        add(
+            f"6. No HTML (--no-html). Render it with: goldenkit report {result.candidate.run_id} "
+            f"--baseline {result.baseline.run_id} --results-dir {result.results_dir} --config {cfg}"
+        )
     return lines

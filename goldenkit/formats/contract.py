@@ -339,8 +339,16 @@ def read_golden_manifest(path: Path) -> dict[str, Any] | None:
 
 #: keys of a turn object that are not checks of that turn's answer
 _TURN_KEYS = {
-    "user", "prompt", "content", "reference", "expected_response", "tools", "tool_responses", "expect", "images"
-}  # fmt: skip
+    "user",
+    "prompt",
+    "content",
+    "reference",
+    "expected_response",
+    "tools",
+    "tool_responses",
+    "expect",
+    "images",
+}
 
 
 def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None, unknown: list[str] | None) -> None:

@@ -317,8 +317,10 @@ def _read_adk(
     path: Path, shown: Path, rel: str, data: bytes, default: str, criteria: EvalCriteria | None = None
 ) -> tuple[list[_Record], dict[str, Any]]:
     cases, kind, header = read_adk(shown, data)
-    out = [_Record(eval_id, dict(case), rel, None, where, case.get("original", case), default)
-           for eval_id, case, where in cases]  # fmt: skip
+    out = [
+        _Record(eval_id, dict(case), rel, None, where, case.get("original", case), default)
+        for eval_id, case, where in cases
+    ]
     if criteria is not None:  # an eval config in place of test_config.json, which is then not read
         notes: dict[str, Any] = {"kind": kind, **criteria.stamp([rec.case for rec in out])}
     else:

@@ -274,9 +274,16 @@ def evaluate_gate(
             rules.append(base_rule)
         if comparison_invalid is not None:
             rules.append(
-                GateRule("baseline.comparable", False, None, None, f"baseline not comparable: {comparison_invalid}",
-                         "protocol", EXIT_COMPARISON_INVALID)
-            )  # fmt: skip
+                GateRule(
+                    "baseline.comparable",
+                    False,
+                    None,
+                    None,
+                    f"baseline not comparable: {comparison_invalid}",
+                    "protocol",
+                    EXIT_COMPARISON_INVALID,
+                )
+            )
         elif comparison is None:
             reason = baseline_missing_reason or "no baseline given (set [gate] baseline or pass --baseline)"
             rules.append(GateRule("baseline", False, None, None, f"no baseline: {reason}", "regression"))
@@ -305,9 +312,16 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
         rules.append(GateRule("run.validity", False, None, None, f"run is INVALID: {reason}", "infrastructure", 3))
     if man.get("complete") is False:
         rules.append(
-            GateRule("run.complete", False, None, None, "the run did not finish (run.json: complete = false); "
-                     "resume it", "infrastructure", 3)
-        )  # fmt: skip
+            GateRule(
+                "run.complete",
+                False,
+                None,
+                None,
+                "the run did not finish (run.json: complete = false); resume it",
+                "infrastructure",
+                3,
+            )
+        )
     attempts, errors = int(overall["attempts"]), int(overall["error"])
     err_rate = errors / attempts if attempts else float("nan")
     if policy.max_error_rate is not None:
@@ -319,8 +333,18 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
         if attempts == 0:
             detail = "no attempts: nothing was run"
             ok = True  # an empty run is a quality failure (run.graded), not an infrastructure one
-        rules.append(GateRule("error_rate", ok, err_rate, policy.max_error_rate, detail, "infrastructure", 3,
-                              evidence=f"{attempts} attempt(s), {errors} ERROR"))  # fmt: skip
+        rules.append(
+            GateRule(
+                "error_rate",
+                ok,
+                err_rate,
+                policy.max_error_rate,
+                detail,
+                "infrastructure",
+                3,
+                evidence=f"{attempts} attempt(s), {errors} ERROR",
+            )
+        )
     n_graded = int(overall["n"])
     what = f"{n_graded} rows graded"
     if n_graded == 0:
@@ -409,8 +433,13 @@ def power_warnings(comparison: Comparison, policy: GatePolicy) -> list[str]:
 def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> GateRule:
     limit = policy.max_hallucination_rate
     if outcomes is None:
-        return GateRule("hallucination_rate", False, None, limit,
-                        "hallucination rate needs per-attempt grader results (not in a baseline)")  # fmt: skip
+        return GateRule(
+            "hallucination_rate",
+            False,
+            None,
+            limit,
+            "hallucination rate needs per-attempt grader results (not in a baseline)",
+        )
     rate, bad, judged = _hallucination_rate(outcomes, policy.hallucination_grader)
     ok = not math.isnan(rate) and limit is not None and rate <= limit
     if judged == 0 and limit is not None and "tags" in outcomes.columns:  # the hallucination rows decide
@@ -431,10 +460,17 @@ def _regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) ->
     b, c, p = int(ov["b"]), int(ov["c"]), float(ov["p_val"])
     fail = b > c and p < alpha
     out.append(
-        GateRule("regression.overall", not fail, p, alpha,
-                 f"overall b={b} broke, c={c} fixed, exact McNemar p={_fmt(p)}"
-                 + (f" < {alpha}: significant regression" if fail else ""), "regression", evidence=paired_evidence(ov))
-    )  # fmt: skip
+        GateRule(
+            "regression.overall",
+            not fail,
+            p,
+            alpha,
+            f"overall b={b} broke, c={c} fixed, exact McNemar p={_fmt(p)}"
+            + (f" < {alpha}: significant regression" if fail else ""),
+            "regression",
+            evidence=paired_evidence(ov),
+        )
+    )
     sl = t.iloc[:-1]
     names = [str(s) for s in sl["slice"]]
     crit = [s for s in policy.critical if s in names]
@@ -456,15 +492,30 @@ def _regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) ->
             elif bb > cc and pr < alpha:
                 detail += ": raw p below alpha, flagged for review"
                 review.append(s)
-            out.append(GateRule(f"regression.{label}[{s}]", not failed, float(pa), alpha, detail, "regression",
-                                evidence=paired_evidence(by_name.loc[s])))  # fmt: skip
+            out.append(
+                GateRule(
+                    f"regression.{label}[{s}]",
+                    not failed,
+                    float(pa),
+                    alpha,
+                    detail,
+                    "regression",
+                    evidence=paired_evidence(by_name.loc[s]),
+                )
+            )
     if policy.non_inferiority_margin is not None:
         m = policy.non_inferiority_margin
         drop_hi = -float(ov["diff_ci_low"])
         ok = not np.isnan(drop_hi) and drop_hi <= m
         out.append(
-            GateRule("non_inferiority", ok, drop_hi, m,
-                     f"upper bound of the paired drop {_fmt(drop_hi)} {'<=' if ok else '>'} margin {m:.4f}",
-                     "regression", evidence=paired_evidence(ov))
-        )  # fmt: skip
+            GateRule(
+                "non_inferiority",
+                ok,
+                drop_hi,
+                m,
+                f"upper bound of the paired drop {_fmt(drop_hi)} {'<=' if ok else '>'} margin {m:.4f}",
+                "regression",
+                evidence=paired_evidence(ov),
+            )
+        )
     return out

@@ -149,8 +149,16 @@ def baseline_evidence(
     if problems:
         detail = f"baseline {label} is not evidence: {'; '.join(problems)}"
         return GateRule("baseline.evidence", False, float(n_graded), None, detail, "evidence", 3, evidence)
-    return GateRule("baseline.evidence", True, float(n_graded), None, f"baseline {label}: VALID, complete, graded",
-                    "evidence", 3, evidence)  # fmt: skip
+    return GateRule(
+        "baseline.evidence",
+        True,
+        float(n_graded),
+        None,
+        f"baseline {label}: VALID, complete, graded",
+        "evidence",
+        3,
+        evidence,
+    )
 
 
 def _share_rule(name: str, account: Any, policy: GatePolicy, what: str) -> GateRule:
@@ -214,8 +222,11 @@ def slice_evidence(policy: GatePolicy, comparison: Any, table: pd.DataFrame, war
         code = EXIT_INFRASTRUCTURE if g["errored"] else EXIT_GATE_FAILED
         detail = f"critical slice {s} is not evidence ({g['side']} side): {g['why']}"
         rules.append(GateRule(f"evidence.critical[{s}]", False, None, float(m), detail, "evidence", code, ev))
-    warnings.extend(f"slice {s} is not evidence ({g['side']} side): {g['why']}" for s, g in gap_of.items()
-                    if s not in policy.critical)  # fmt: skip
+    warnings.extend(
+        f"slice {s} is not evidence ({g['side']} side): {g['why']}"
+        for s, g in gap_of.items()
+        if s not in policy.critical
+    )
     return rules
 
 
@@ -237,8 +248,13 @@ def _new_error_rows(comparison: Any, collapsed: pd.DataFrame) -> pd.DataFrame:
         else:
             perm = np.zeros(len(err), bool)
         slices = err["slice"].astype(str) if "slice" in err.columns else pd.Series([""] * len(err))
-        out = pd.DataFrame({"row_id": err["row_id"].to_numpy(), "slice": slices.to_numpy(),
-                            "kind": np.where(perm, "permanent", "transient")})  # fmt: skip
+        out = pd.DataFrame(
+            {
+                "row_id": err["row_id"].to_numpy(),
+                "slice": slices.to_numpy(),
+                "kind": np.where(perm, "permanent", "transient"),
+            }
+        )
         all_slices = (
             collapsed["slice"].astype(str) if "slice" in collapsed.columns else pd.Series([""] * len(collapsed))
         )
@@ -344,12 +360,28 @@ def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) 
             why = "no hallucination row among the red rows (each must refuse)" if red_ids(ids, tags) else _NO_RED
             return GateRule(metric, False, None, threshold, why, evidence=evidence)
         if errors and not skipped:
-            return GateRule(metric, False, None, threshold, f"every attempt on the {len(members)} {rows_word} "
-                            f"errored: not evidence", "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
+            return GateRule(
+                metric,
+                False,
+                None,
+                threshold,
+                f"every attempt on the {len(members)} {rows_word} errored: not evidence",
+                "infrastructure",
+                EXIT_INFRASTRUCTURE,
+                evidence,
+            )
         why = f"no attempt on the {len(members)} {rows_word} was graded"
         if errors:  # some errored, the rest were skipped: the errors took evidence there was to see
-            return GateRule(metric, False, None, threshold, f"{why} ({errors} ERROR): not evidence",
-                            "infrastructure", EXIT_INFRASTRUCTURE, evidence)  # fmt: skip
+            return GateRule(
+                metric,
+                False,
+                None,
+                threshold,
+                f"{why} ({errors} ERROR): not evidence",
+                "infrastructure",
+                EXIT_INFRASTRUCTURE,
+                evidence,
+            )
         return GateRule(metric, False, None, threshold, why, evidence=evidence)
     ok = rate <= threshold if lower else rate >= threshold
     sign = ("<=" if ok else ">") if lower else (">=" if ok else "<")

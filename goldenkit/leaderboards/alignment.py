@@ -149,8 +149,11 @@ def _repeats(manifest: Mapping[str, Any]) -> int:
 
 def _named(line: str, ref: str, other: str) -> str:
     """A comparability line with "base"/"candidate" replaced by the two run ids."""
-    for old, new in (("base and candidate", f"{ref} and {other}"), ("in base", f"in {ref}"),
-                     ("in candidate", f"in {other}")):  # fmt: skip
+    for old, new in (
+        ("base and candidate", f"{ref} and {other}"),
+        ("in base", f"in {ref}"),
+        ("in candidate", f"in {other}"),
+    ):
         line = line.replace(old, new)
     return line
 
@@ -170,8 +173,14 @@ def check_protocol(runs: Sequence[RunInput], rule: str = "majority") -> None:
         return
     agree = [sum(not diffs(a, b) for b in runs if b is not a) for a in runs]
     ref = runs[int(np.argmax(agree))]
-    _raise([f"run {r.run_id} vs {ref.run_id}: {_named(d, ref.run_id, r.run_id)}"
-            for r in runs if r is not ref for d in diffs(ref, r)])  # fmt: skip
+    _raise(
+        [
+            f"run {r.run_id} vs {ref.run_id}: {_named(d, ref.run_id, r.run_id)}"
+            for r in runs
+            if r is not ref
+            for d in diffs(ref, r)
+        ]
+    )
 
 
 def _row_set(runs: Sequence[RunInput], names: np.ndarray, present: np.ndarray, rule: str) -> None:
@@ -182,8 +191,14 @@ def _row_set(runs: Sequence[RunInput], names: np.ndarray, present: np.ndarray, r
     problems = []
     for i, r in enumerate(runs):
         if keys[i] != keys[ref_i]:
-            ds = comparability_differences(ref.manifest, r.manifest, base_rule=rule, cand_rule=rule,
-                                           base_ids=names[present[ref_i]], cand_ids=names[present[i]])  # fmt: skip
+            ds = comparability_differences(
+                ref.manifest,
+                r.manifest,
+                base_rule=rule,
+                cand_rule=rule,
+                base_ids=names[present[ref_i]],
+                cand_ids=names[present[i]],
+            )
             problems += [f"run {r.run_id} vs {ref.run_id}: {_named(d, ref.run_id, r.run_id)}" for d in ds]
     _raise(problems)
 

@@ -174,8 +174,13 @@ class PairwiseResult:
 
         recs = [{k: clean(v) for k, v in r.items()} for r in self.table.to_dict("records")]
         rows = [{k: clean(v) for k, v in r.items()} for r in self.rows.to_dict("records")]
-        return {"base": self.base_id, "cand": self.cand_id, "judge_version": self.judge_version, "table": recs,
-                "rows": rows}  # fmt: skip
+        return {
+            "base": self.base_id,
+            "cand": self.cand_id,
+            "judge_version": self.judge_version,
+            "table": recs,
+            "rows": rows,
+        }
 
 
 def _outcome(first: str | None, second: str | None) -> tuple[str, bool]:
@@ -194,10 +199,19 @@ def _table(rows: pd.DataFrame) -> pd.DataFrame:
         both = int((g["outcome"] != "undecided").sum())
         dis = int(g["disagree"].sum())
         wins, losses = int((g["outcome"] == "win").sum()), int((g["outcome"] == "loss").sum())
-        out.append({"slice": name, "rows": len(g), "wins": wins, "losses": losses,
-                    "ties": int((g["outcome"] == "tie").sum()), "undecided": len(g) - both,
-                    "position_disagreements": dis, "position_bias_rate": dis / both if both else float("nan"),
-                    "p_val": float(mcnemar_exact(wins, losses))})  # fmt: skip
+        out.append(
+            {
+                "slice": name,
+                "rows": len(g),
+                "wins": wins,
+                "losses": losses,
+                "ties": int((g["outcome"] == "tie").sum()),
+                "undecided": len(g) - both,
+                "position_disagreements": dis,
+                "position_bias_rate": dis / both if both else float("nan"),
+                "p_val": float(mcnemar_exact(wins, losses)),
+            }
+        )
     t = pd.DataFrame(out)
     t["p_adj"] = np.nan
     if len(t) > 1:
@@ -231,8 +245,10 @@ def pairwise_compare(
     for run in (b_run, c_run):
         model = (run.manifest.get("agent_version") or {}).get("model_id")
         if _same_model(judge.model, model) and not allow_self_judge:
-            raise ConfigError(f"pairwise judge model {judge.model!r} is also the model of run {run.run_id}: "
-                              "self-preference; use another judge model or allow_self_judge")  # fmt: skip
+            raise ConfigError(
+                f"pairwise judge model {judge.model!r} is also the model of run {run.run_id}: "
+                "self-preference; use another judge model or allow_self_judge"
+            )
     ds = dataset if dataset is not None else (b_run.manifest.get("dataset") or {}).get("path")
     if ds is None:
         raise InputError(f"run {b_run.run_id}: no dataset path in run.json; pass dataset=")
@@ -254,8 +270,16 @@ def pairwise_compare(
     for rid in ids:
         f, s = got.get(rid, (None, None))
         outcome, disagree = _outcome(f, s)
-        recs.append({"row_id": rid, "slice": str(ba.at[rid, "slice"]), "base_first": f, "cand_first": s,
-                     "outcome": outcome, "disagree": disagree})  # fmt: skip
+        recs.append(
+            {
+                "row_id": rid,
+                "slice": str(ba.at[rid, "slice"]),
+                "base_first": f,
+                "cand_first": s,
+                "outcome": outcome,
+                "disagree": disagree,
+            }
+        )
     rows = pd.DataFrame(recs, columns=["row_id", "slice", "base_first", "cand_first", "outcome", "disagree"])
     return PairwiseResult(b_run.run_id, c_run.run_id, pairwise_version(judge), rows, _table(rows))
 
@@ -272,10 +296,19 @@ def pairwise_leaderboard(runs: Sequence[Any], judge: Any, *, results_dir: str = 
         for b in opened[i + 1 :]:
             res = pairwise_compare(a, b, judge, results_dir=results_dir, **kw)
             ov = res.overall
-            out.append({"a": a.run_id, "b": b.run_id, "wins_b": int(ov["wins"]), "wins_a": int(ov["losses"]),
-                        "ties": int(ov["ties"]), "undecided": int(ov["undecided"]),
-                        "position_bias_rate": ov["position_bias_rate"], "p_val": ov["p_val"],
-                        "judge_version": res.judge_version})  # fmt: skip
+            out.append(
+                {
+                    "a": a.run_id,
+                    "b": b.run_id,
+                    "wins_b": int(ov["wins"]),
+                    "wins_a": int(ov["losses"]),
+                    "ties": int(ov["ties"]),
+                    "undecided": int(ov["undecided"]),
+                    "position_bias_rate": ov["position_bias_rate"],
+                    "p_val": ov["p_val"],
+                    "judge_version": res.judge_version,
+                }
+            )
     t = pd.DataFrame(out)
     if len(t):
         t.insert(len(t.columns) - 1, "p_adj", holm(t["p_val"].to_numpy()))

@@ -70,13 +70,38 @@ from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_
 __all__ = ["PAIR_ADJUSTMENT", "PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
 
 TABLE_COLUMNS = (
-    "run_id", "model", "rows", "n", "k", "pass_rate", "ci_low", "ci_high", "pass_at_k", "pass_hat_k", "at_k",
-    "passk_left_out", "rank_low", "rank_high", "group", "errors", "skipped",
-)  # fmt: skip
+    "run_id",
+    "model",
+    "rows",
+    "n",
+    "k",
+    "pass_rate",
+    "ci_low",
+    "ci_high",
+    "pass_at_k",
+    "pass_hat_k",
+    "at_k",
+    "passk_left_out",
+    "rank_low",
+    "rank_high",
+    "group",
+    "errors",
+    "skipped",
+)
 PAIR_COLUMNS = (
-    "a", "b", "n_paired", "excluded", "b_count", "c_count", "p_val", "p_adj", "diff", "diff_ci_low",
-    "diff_ci_high", "significant",
-)  # fmt: skip
+    "a",
+    "b",
+    "n_paired",
+    "excluded",
+    "b_count",
+    "c_count",
+    "p_val",
+    "p_adj",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "significant",
+)
 
 #: Which of a pair's values are adjusted for the many pairs (``Leaderboard.to_dict()["adjustment"]``).
 PAIR_ADJUSTMENT = {
@@ -275,8 +300,10 @@ def _notes(left_out: Sequence[Mapping[str, str]], table: pd.DataFrame, pairs: pd
         notes.append(f"up to {excluded} rows per pair are left out: ERROR or SKIPPED in at least one run of the pair")
     left = int(table["passk_left_out"].max()) if len(table) else 0
     if left:
-        notes.append(f"up to {left} rows per run have fewer than {int(table['at_k'].iloc[0])} graded repeats "
-                     "and are outside pass@k and pass^k")  # fmt: skip
+        notes.append(
+            f"up to {left} rows per run have fewer than {int(table['at_k'].iloc[0])} graded repeats "
+            "and are outside pass@k and pass^k"
+        )
     return notes
 
 

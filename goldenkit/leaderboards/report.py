@@ -80,8 +80,10 @@ def interval_figure(lb: Any) -> Figure:
     for mask, color, label in ((top, "black", "top group"), (~top, "tab:grey", "significantly behind the leader")):
         if mask.any():
             ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
-    labels = [f"{r} [{g}, rank {_rank_text(a, b)}]" for r, g, a, b in
-              zip(t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)]  # fmt: skip
+    labels = [
+        f"{r} [{g}, rank {_rank_text(a, b)}]"
+        for r, g, a, b in zip(t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)
+    ]
     ax.set_yticks(y, labels)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
     ax.set_xlabel(f"pass rate over rows (repeats collapsed by {lb.rule}), 95% Wilson interval")

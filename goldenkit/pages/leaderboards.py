@@ -95,29 +95,64 @@ def _points(x: Any, sign: str = "+") -> str:
 def _table_html(lb: Any) -> str:
     k = int(lb.at_k)
     rows = [
-        [f'<span class="tag{" ok" if r["group"] == "top" else ""}">{esc(r["group"])}</span>',
-         esc(_rank(r["rank_low"], r["rank_high"])), esc(r["run_id"]), esc(r["model"]),
-         f"{esc(r['k'])}/{esc(r['n'])}", _interval(r["pass_rate"], r["ci_low"], r["ci_high"]),
-         pct(r["pass_at_k"]) or "n/a", pct(r["pass_hat_k"]) or "n/a", esc(r["errors"])]
+        [
+            f'<span class="tag{" ok" if r["group"] == "top" else ""}">{esc(r["group"])}</span>',
+            esc(_rank(r["rank_low"], r["rank_high"])),
+            esc(r["run_id"]),
+            esc(r["model"]),
+            f"{esc(r['k'])}/{esc(r['n'])}",
+            _interval(r["pass_rate"], r["ci_low"], r["ci_high"]),
+            pct(r["pass_at_k"]) or "n/a",
+            pct(r["pass_hat_k"]) or "n/a",
+            esc(r["errors"]),
+        ]
         for r in lb.table.to_dict("records")
-    ]  # fmt: skip
+    ]
     attrs = [f' data-run="{esc(r)}"' for r in lb.table["run_id"]]
-    head = ["group", "rank", "run", "model", "passed/graded rows", "pass rate [95% Wilson]", f"pass@{k}",
-            f"pass^{k}", "error rows"]  # fmt: skip
+    head = [
+        "group",
+        "rank",
+        "run",
+        "model",
+        "passed/graded rows",
+        "pass rate [95% Wilson]",
+        f"pass@{k}",
+        f"pass^{k}",
+        "error rows",
+    ]
     return '<section id="leaderboard">' + table(head, rows, numeric=(4, 5, 6, 7, 8), row_attrs=attrs) + "</section>"
 
 
 def _pairs_html(lb: Any) -> str:
     rows = [
-        [esc(p["a"]), esc(p["b"]), esc(p["n_paired"]), esc(p["excluded"]), esc(p["b_count"]), esc(p["c_count"]),
-         esc(_p(p["p_val"])), esc(_p(p["p_adj"])), "yes" if p["significant"] else "no",
-         f'{esc(_points(p["diff"]))} <span class="muted">[{esc(_points(p["diff_ci_low"], "-"))}, '
-         f'{esc(_points(p["diff_ci_high"], "-"))}]</span>']
+        [
+            esc(p["a"]),
+            esc(p["b"]),
+            esc(p["n_paired"]),
+            esc(p["excluded"]),
+            esc(p["b_count"]),
+            esc(p["c_count"]),
+            esc(_p(p["p_val"])),
+            esc(_p(p["p_adj"])),
+            "yes" if p["significant"] else "no",
+            f'{esc(_points(p["diff"]))} <span class="muted">[{esc(_points(p["diff_ci_low"], "-"))}, '
+            f"{esc(_points(p['diff_ci_high'], '-'))}]</span>",
+        ]
         for p in lb.pairs.to_dict("records")
-    ]  # fmt: skip
+    ]
     attrs = [f' data-pair="{esc(a)} {esc(b)}"' for a, b in zip(lb.pairs["a"], lb.pairs["b"], strict=True)]
-    head = ["a", "b", "paired rows", "left out", "b", "c", "p (exact McNemar, unadjusted)", "p (Holm)", "significant",
-            "a − b, points [95% Newcombe, unadjusted]"]  # fmt: skip
+    head = [
+        "a",
+        "b",
+        "paired rows",
+        "left out",
+        "b",
+        "c",
+        "p (exact McNemar, unadjusted)",
+        "p (Holm)",
+        "significant",
+        "a − b, points [95% Newcombe, unadjusted]",
+    ]
     return (
         '<h2>Pairs</h2><p class="muted">b = rows a passed and b failed, c = the reverse, over the rows graded in '
         "both runs (a row that is ERROR or SKIPPED in either run is left out of the pair). "
@@ -224,8 +259,15 @@ def leaderboard_sections(
     for prefix, group in _groups(runs):
         rel = href("leaderboards", f"{slug(prefix)}.html")
         paths = sorted(str(p) for p in group["path"])
-        key = _digest([site_title, rule, ALPHA, [[p, fingerprint(Path(p))] for p in paths],
-                       list(group.sort_values("path")["state"])])  # fmt: skip
+        key = _digest(
+            [
+                site_title,
+                rule,
+                ALPHA,
+                [[p, fingerprint(Path(p))] for p in paths],
+                list(group.sort_values("path")["state"]),
+            ]
+        )
         hit = old.get(prefix)
         if isinstance(hit, dict) and hit.get("key") == key and (site_dir / rel).is_file():
             note = str(hit.get("note", ""))

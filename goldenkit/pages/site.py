@@ -225,10 +225,15 @@ def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame, reports: dict[st
 def _versions(runs: pd.DataFrame) -> pd.DataFrame:
     g = runs.groupby(["dataset_version", "dataset_sha256"], dropna=False, sort=False)["started_at"]
     v = g.agg(["count", "min", "max"]).reset_index().sort_values("min", kind="stable")
-    return pd.DataFrame({
-        "dataset_version": v["dataset_version"], "dataset_sha256": v["dataset_sha256"], "runs": v["count"],
-        "first": v["min"].dt.strftime("%Y-%m-%d %H:%M"), "last": v["max"].dt.strftime("%Y-%m-%d %H:%M"),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "dataset_version": v["dataset_version"],
+            "dataset_sha256": v["dataset_sha256"],
+            "runs": v["count"],
+            "first": v["min"].dt.strftime("%Y-%m-%d %H:%M"),
+            "last": v["max"].dt.strftime("%Y-%m-%d %H:%M"),
+        }
+    )
 
 
 def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -239,8 +244,11 @@ def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str
         name = str(name)
         rel = dataset_href(_slug(name))
         hrefs[name] = rel
-        reports = {str(r): links[p]["report"] for r, p in zip(part["run_id"], part["path"], strict=True)
-                   if "report" in links.get(p, {})}  # fmt: skip
+        reports = {
+            str(r): links[p]["report"]
+            for r, p in zip(part["run_id"], part["path"], strict=True)
+            if "report" in links.get(p, {})
+        }
         fps = sorted(b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"])
         key = _digest([b.title, b.rule, fps, reports])
         b.new["datasets"][name] = key

@@ -109,9 +109,22 @@ def index_page(
     rows, attrs = [], []
     for r in order.to_dict(orient="records"):
         cells = _run_cells(r, links.get(str(r["path"]), {}), dataset_hrefs.get(str(r["dataset_name"])))
-        sort_keys = [r["run_id"], r["kind"], r["dataset_name"], r["model_id"], r["mode"], None, r["state"],
-                     r["pass_rate"], r["n"], r["error_rate"], r["outcomes"], r["protocol"], None,
-                     r["problem"]]  # fmt: skip
+        sort_keys = [
+            r["run_id"],
+            r["kind"],
+            r["dataset_name"],
+            r["model_id"],
+            r["mode"],
+            None,
+            r["state"],
+            r["pass_rate"],
+            r["n"],
+            r["error_rate"],
+            r["outcomes"],
+            r["protocol"],
+            None,
+            r["problem"],
+        ]
         rows.append(
             [c if k is None else f"<span{_sortable(k)}>{c}</span>" for c, k in zip(cells, sort_keys, strict=True)]
         )
@@ -127,8 +140,22 @@ def index_page(
         f'<select id="dataset" aria-label="dataset"><option value="">every dataset</option>{options}</select>'
         f'<span class="muted"><span id="shown">{len(rows)}</span> of {len(rows)} shown</span></div>'
     )
-    headers = ["run", "kind", "dataset", "model", "mode", "started", "state", "pass rate [95% Wilson]", "k/n",
-               "error rate", "outcomes", "protocol", "pages", "problem"]  # fmt: skip
+    headers = [
+        "run",
+        "kind",
+        "dataset",
+        "model",
+        "mode",
+        "started",
+        "state",
+        "pass rate [95% Wilson]",
+        "k/n",
+        "error rate",
+        "outcomes",
+        "protocol",
+        "pages",
+        "problem",
+    ]
     extra = ""
     if sections:
         items = "".join(f'<li><a href="{esc(s.href)}">{esc(s.title)}</a> {esc(s.note)}</li>' for s in sections)
@@ -153,12 +180,16 @@ def _protocol_html(section: DatasetSection, metric: str, reports: Mapping[str, s
     figs = "".join(f'<figure class="trend">{svg}</figure>' for _groups, svg in section.plots)
     overall = section.lines[section.lines[section.by] == OVERALL]
     rows = [
-        [_run_link(r["run_id"], reports), esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")),
-         esc(r["agent"]),
-         esc(r["dataset_version"]) + (" <strong>(new version)</strong>" if r["version_change"] else ""),
-         _interval(r[metric], r["ci_low"], r["ci_high"]), f"{esc(r['k'])}/{esc(r['n'])}"]
+        [
+            _run_link(r["run_id"], reports),
+            esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")),
+            esc(r["agent"]),
+            esc(r["dataset_version"]) + (" <strong>(new version)</strong>" if r["version_change"] else ""),
+            _interval(r[metric], r["ci_low"], r["ci_high"]),
+            f"{esc(r['k'])}/{esc(r['n'])}",
+        ]
         for r in overall.to_dict(orient="records")
-    ]  # fmt: skip
+    ]
     note = (
         '<p class="muted">One series per agent (model and prompt hash); each point links to its run\'s report '
         "where there is one.</p>"
@@ -181,15 +212,26 @@ def dataset_page(
 ) -> str:
     """A dataset's history: its versions, a trend section per protocol, and the rows failing most often."""
     vrows = [
-        [esc(v["dataset_version"]), f"<code>{esc(str(v['dataset_sha256'])[:12])}</code>", esc(v["runs"]),
-         esc(v["first"]), esc(v["last"])]
+        [
+            esc(v["dataset_version"]),
+            f"<code>{esc(str(v['dataset_sha256'])[:12])}</code>",
+            esc(v["runs"]),
+            esc(v["first"]),
+            esc(v["last"]),
+        ]
         for v in versions.to_dict(orient="records")
-    ]  # fmt: skip
+    ]
     frows = [
-        [esc(f["row_id"]), esc(f["slice"]), f"{esc(f['failed'])}/{esc(f['runs'])}", pct(f["share"], 0),
-         _run_link(f["last_failed_run"], reports or {}), f"<pre>{esc(f['last_response'])}</pre>"]
+        [
+            esc(f["row_id"]),
+            esc(f["slice"]),
+            f"{esc(f['failed'])}/{esc(f['runs'])}",
+            pct(f["share"], 0),
+            _run_link(f["last_failed_run"], reports or {}),
+            f"<pre>{esc(f['last_response'])}</pre>",
+        ]
         for f in failing.head(50).to_dict(orient="records")
-    ]  # fmt: skip
+    ]
     body = (
         f'<h1>History of {esc(name)}</h1><p class="muted">{esc(note)}</p><h2>Versions</h2>'
         + table(["version", "sha256", "runs", "first run", "last run"], vrows, numeric=(2,))
@@ -247,18 +289,32 @@ def baselines_page(
 ) -> str:
     """The committed baselines and their append-only history (newest save first); how to save one when there is none."""
     cur = [
-        [f'<span id="baseline-{esc(b["name"])}">{esc(b["name"])}</span>', esc(b["run_id"]),
-         f"{esc(b['dataset_name'])}@{esc(b['dataset_version'])}", esc(b["model_id"]),
-         _interval(b["pass_rate"], b["ci_low"], b["ci_high"]), esc(b["saved_at"]), esc(b["problem"])]
+        [
+            f'<span id="baseline-{esc(b["name"])}">{esc(b["name"])}</span>',
+            esc(b["run_id"]),
+            f"{esc(b['dataset_name'])}@{esc(b['dataset_version'])}",
+            esc(b["model_id"]),
+            _interval(b["pass_rate"], b["ci_low"], b["ci_high"]),
+            esc(b["saved_at"]),
+            esc(b["problem"]),
+        ]
         for b in current.to_dict(orient="records")
-    ]  # fmt: skip
+    ]
     hist = []
     if history is not None:
         for h in history.sort_values("saved_at", ascending=False, kind="stable").to_dict(orient="records"):
-            hist.append([esc(h["saved_at"]), esc(h["name"]), esc(h["run_id"]),
-                         f"{esc(h['dataset_name'])}@{esc(h['dataset_version'])}",
-                         esc(h["model_id"]), _interval(h["p_hat"], h["ci_low"], h["ci_high"]),
-                         "yes" if h["replaced"] is True else "", esc(h["note"])])  # fmt: skip
+            hist.append(
+                [
+                    esc(h["saved_at"]),
+                    esc(h["name"]),
+                    esc(h["run_id"]),
+                    f"{esc(h['dataset_name'])}@{esc(h['dataset_version'])}",
+                    esc(h["model_id"]),
+                    _interval(h["p_hat"], h["ci_low"], h["ci_high"]),
+                    "yes" if h["replaced"] is True else "",
+                    esc(h["note"]),
+                ]
+            )
     body = (
         "<h1>Baselines</h1>"
         + (_no_baseline(save_hint) if not cur else "")

@@ -312,10 +312,14 @@ def gate_table(decision: GateDecision) -> pd.DataFrame:
         for r in decision.rules
     ]
     why = "raw p below alpha, not significant after Holm"
-    rows += [{"rule": f"review[{s}]", "result": "REVIEW", "actual": "–", "threshold": "–", "why": why,
-              "evidence": "–"} for s in decision.review]  # fmt: skip
-    rows += [{"rule": f"warning[{i + 1}]", "result": "WARN", "actual": "–", "threshold": "–", "why": w,
-              "evidence": "–"} for i, w in enumerate(getattr(decision, "warnings", []))]  # fmt: skip
+    rows += [
+        {"rule": f"review[{s}]", "result": "REVIEW", "actual": "–", "threshold": "–", "why": why, "evidence": "–"}
+        for s in decision.review
+    ]
+    rows += [
+        {"rule": f"warning[{i + 1}]", "result": "WARN", "actual": "–", "threshold": "–", "why": w, "evidence": "–"}
+        for i, w in enumerate(getattr(decision, "warnings", []))
+    ]
     cols = ["rule", "result", "actual", "threshold", "why", "evidence"]
     return pd.DataFrame(rows, columns=cols).set_index("rule")
 
@@ -327,15 +331,16 @@ def gate_banner(decision: GateDecision) -> HTMLBlock:
     code = decision.exit_code
     failed = [f"{r.name}: {r.detail}" for r in decision.failed_rules]
     if decision.passed:
-        notes = [*decision.warnings, *(f"review[{s}]: raw p below alpha, not significant after Holm"
-                                       for s in decision.review)]  # fmt: skip
+        notes = [
+            *decision.warnings,
+            *(f"review[{s}]: raw p below alpha, not significant after Holm" for s in decision.review),
+        ]
         return banner(f"{decision.summary()}; exit code {code}", tone="ok", items=notes)
     n = f"{len(failed)} rule{'s' if len(failed) != 1 else ''}"
     if code == EXIT_GATE_FAILED:
         return banner(f"gate FAILED: {n} failed; exit code {code}", tone="bad", items=failed)
     what = "the comparison is invalid" if code == EXIT_COMPARISON_INVALID else "these runs are not evidence"
-    return banner(f"gate NOT EVIDENCE: {what}, nothing was decided ({n}); exit code {code}", tone="warn",
-                  items=failed)  # fmt: skip
+    return banner(f"gate NOT EVIDENCE: {what}, nothing was decided ({n}); exit code {code}", tone="warn", items=failed)
 
 
 __all__ = [

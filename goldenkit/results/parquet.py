@@ -38,9 +38,13 @@ _GRADE = pa.struct(
     ]
 )
 _AGENT = pa.struct(
-    [("git_commit", pa.string()), ("model_id", pa.string()), ("prompt_sha256", pa.string()),
-     ("artifacts_sha256", pa.string())]
-)  # fmt: skip
+    [
+        ("git_commit", pa.string()),
+        ("model_id", pa.string()),
+        ("prompt_sha256", pa.string()),
+        ("artifacts_sha256", pa.string()),
+    ]
+)
 
 # Columns whose values are free-form nested JSON (tool args of any shape): kept as
 # JSON text in Parquet and decoded on read, so every run has the same schema.

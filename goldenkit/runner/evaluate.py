@@ -115,10 +115,17 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
     return out
 
 
-def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_red: bool,
-               shard: tuple[int, int] | None, provider: Provider, graders: list[Grader], max_ungradable: float | None,
-               vision: bool, criteria: EvalCriteria | None,
-               ) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:  # fmt: skip
+def _selection(
+    dataset: DatasetLike,
+    sample: Mapping[str, Any] | None,
+    include_red: bool,
+    shard: tuple[int, int] | None,
+    provider: Provider,
+    graders: list[Grader],
+    max_ungradable: float | None,
+    vision: bool,
+    criteria: EvalCriteria | None,
+) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:
     """The run's rows (sample, red rows, shard) and their cases (:func:`_cases`), checked for something to grade."""
     dataset, sample_spec = select_rows(dataset, sample, include_red)
     if shard is not None:
@@ -130,8 +137,9 @@ def _selection(dataset: DatasetLike, sample: Mapping[str, Any] | None, include_r
     return dataset, sample_spec, shard, cases
 
 
-def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], vision: bool,
-           criteria: EvalCriteria | None) -> dict[str, Case]:  # fmt: skip
+def _cases(
+    dataset: DatasetLike, provider: Provider, graders: list[Grader], vision: bool, criteria: EvalCriteria | None
+) -> dict[str, Case]:
     """The run's cases, normalized (a DatasetError names file:line and row); rows carrying images the
     provider cannot send, or any image when ``vision`` is False, refused naming them
     (:func:`goldenkit.providers.images.check_images`); the criteria of an ADK eval config
@@ -145,8 +153,14 @@ def _cases(dataset: DatasetLike, provider: Provider, graders: list[Grader], visi
     return apply_criteria(cases, criteria)
 
 
-def _plan(dataset: DatasetLike, key: dict[str, Any], folder: RunFolder, cases: dict[str, Case], repeats: int,
-          retry_errors: bool) -> RunPlan:  # fmt: skip
+def _plan(
+    dataset: DatasetLike,
+    key: dict[str, Any],
+    folder: RunFolder,
+    cases: dict[str, Case],
+    repeats: int,
+    retry_errors: bool,
+) -> RunPlan:
     if folder.old_manifest is not None:  # a resume keeps the commit the run started at
         first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
         key["agent_version"] = {**key["agent_version"], "git_commit": first}
@@ -286,16 +300,25 @@ async def arun_eval(
     the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
     ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario rows' conversations.
     """
-    opts = RunOptions(max_in_flight=max_in_flight, rpm=rpm, timeout=timeout, max_retries=max_retries,
-                      max_error_rate=max_error_rate, backoff_base=backoff_base, backoff_cap=backoff_cap,
-                      abort_after_errors=abort_after_errors, max_retry_after=max_retry_after)  # fmt: skip
+    opts = RunOptions(
+        max_in_flight=max_in_flight,
+        rpm=rpm,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_error_rate=max_error_rate,
+        backoff_base=backoff_base,
+        backoff_cap=backoff_cap,
+        abort_after_errors=abort_after_errors,
+        max_retry_after=max_retry_after,
+    )
     _check(repeats, opts)
     grader_objs = resolve_graders(graders)
     dataset, sample_spec, shard, cases = _selection(
         dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
     )
-    key = run_key(dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria,
-                  vision)  # fmt: skip
+    key = run_key(
+        dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria, vision
+    )
     driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
@@ -329,8 +352,13 @@ async def _execute(run: RunExecution) -> RunSummary:
         return dataclasses.replace(summary, invalid_reason=reason, manifest=scrub_value(summary.manifest))
 
 
-async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], opts: RunOptions,
-                    record_dir: str | os.PathLike[str] | None) -> Any:  # fmt: skip
+async def _ray_pool(
+    executor: Any,
+    provider: Provider,
+    graders: list[Grader],
+    opts: RunOptions,
+    record_dir: str | os.PathLike[str] | None,
+) -> Any:
     """For ``executor="ray"`` (or a RaySettings): the started cluster workers, before anything is
     written (a provider that cannot be shipped, or built on a worker, fails here); None for a local run."""
     if executor == "local":
@@ -347,9 +375,15 @@ async def _ray_pool(executor: Any, provider: Provider, graders: list[Grader], op
     return await start_pool(executor, opts, blob)
 
 
-async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, key: dict[str, Any],
-                       retry_errors: bool, pool: Any, driver: ConversationDriver | None,
-                       provider: Provider) -> RunFolder:  # fmt: skip
+async def _open_folder(
+    results_dir: str | os.PathLike[str],
+    run_id: str | None,
+    key: dict[str, Any],
+    retry_errors: bool,
+    pool: Any,
+    driver: ConversationDriver | None,
+    provider: Provider,
+) -> RunFolder:
     """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
         settings = redact_settings(provider.settings())
@@ -361,12 +395,22 @@ async def _open_folder(results_dir: str | os.PathLike[str], run_id: str | None, 
         raise
 
 
-def _make_run(pool: Any, plan: RunPlan, provider: Provider, graders: list[Grader], folder: RunFolder,
-              manifest: dict[str, Any], opts: RunOptions, progress: bool | IO[str] | None,
-              recorder: Any, driver: ConversationDriver | None) -> RunExecution:  # fmt: skip
+def _make_run(
+    pool: Any,
+    plan: RunPlan,
+    provider: Provider,
+    graders: list[Grader],
+    folder: RunFolder,
+    manifest: dict[str, Any],
+    opts: RunOptions,
+    progress: bool | IO[str] | None,
+    recorder: Any,
+    driver: ConversationDriver | None,
+) -> RunExecution:
     if pool is None:
-        return RunExecution(plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder,
-                   conversations=driver)  # fmt: skip
+        return RunExecution(
+            plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder, conversations=driver
+        )
     from goldenkit.runner.ray_executor import RayRun
 
     return RayRun(plan, provider, graders, folder, manifest, opts, progress=progress, pool=pool)

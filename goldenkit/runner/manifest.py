@@ -30,10 +30,18 @@ from goldenkit.scrub import redact_settings
 __all__ = ["run_key", "run_manifest"]
 
 
-def run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], judge_version: str | None, repeats: int,
-             sample_spec: dict[str, Any], shard: tuple[int, int] | None,
-             artifacts: Sequence[str | os.PathLike[str]] | None = None,
-             criteria: EvalCriteria | None = None, vision: bool = True) -> dict[str, Any]:  # fmt: skip
+def run_key(
+    dataset: DatasetLike,
+    provider: Provider,
+    graders: list[Grader],
+    judge_version: str | None,
+    repeats: int,
+    sample_spec: dict[str, Any],
+    shard: tuple[int, int] | None,
+    artifacts: Sequence[str | os.PathLike[str]] | None = None,
+    criteria: EvalCriteria | None = None,
+    vision: bool = True,
+) -> dict[str, Any]:
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
@@ -60,8 +68,16 @@ def run_key(dataset: DatasetLike, provider: Provider, graders: list[Grader], jud
     }
 
 
-def run_manifest(key: dict[str, Any], provider: Provider, folder: RunFolder, opts: RunOptions, todo: int,
-              retry_errors: bool, config: Mapping[str, Any] | None, commit: str | None) -> dict[str, Any]:  # fmt: skip
+def run_manifest(
+    key: dict[str, Any],
+    provider: Provider,
+    folder: RunFolder,
+    opts: RunOptions,
+    todo: int,
+    retry_errors: bool,
+    config: Mapping[str, Any] | None,
+    commit: str | None,
+) -> dict[str, Any]:
     old = folder.old_manifest or {}
     invocation: dict[str, Any] = {
         "started_at": utc_now(),

@@ -131,8 +131,9 @@ class _Union:
                 yield recs
 
 
-def _manifest(run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int], first_error: str | None,
-              elapsed: float) -> dict[str, Any]:  # fmt: skip
+def _manifest(
+    run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int], first_error: str | None, elapsed: float
+) -> dict[str, Any]:
     first = shards[0][1].manifest
     max_error_rate = min(float(r.manifest.get("max_error_rate", 0.02)) for _, r in shards)
     valid, why, rate = validity(counts, counts["expected"], max_error_rate, None, first_error)

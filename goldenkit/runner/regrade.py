@@ -80,8 +80,20 @@ __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
 #: The mode of a regraded run.
 REGRADE = "regrade"
 _KEPT = (ERROR, SKIPPED)  # copied as they were
-_COPIED = ("verdict", "detail", "error_kind", "graders", "response", "trajectory", "latency_ms", "ttft_ms",
-           "attempts", "tokens_in", "tokens_out", "cost")  # fmt: skip
+_COPIED = (
+    "verdict",
+    "detail",
+    "error_kind",
+    "graders",
+    "response",
+    "trajectory",
+    "latency_ms",
+    "ttft_ms",
+    "attempts",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+)
 
 
 class StoredAnswers(Provider):
@@ -185,8 +197,11 @@ def _read_source(run: StoredRun, dataset: DatasetLike, want: str | None = None) 
     for rec, offset, length in scan_outcomes(run.path / OUTCOMES_JSONL):
         index.note(rec, offset, length)
     src = _Source(run.run_id, run.path, man, index, {rid: row_info[rid] for rid in order})
-    unanswered = [f"{r['row_id']}#{r.get('repeat') or 0}" for r in src.records()
-                  if r.get("verdict") not in _KEPT and r.get("response") is None]  # fmt: skip
+    unanswered = [
+        f"{r['row_id']}#{r.get('repeat') or 0}"
+        for r in src.records()
+        if r.get("verdict") not in _KEPT and r.get("response") is None
+    ]
     if unanswered:
         raise ResultsError(
             f"regrade: run {run.run_id} has no stored response for {len(unanswered)} graded outcome(s): "
@@ -260,8 +275,16 @@ def _options(man: dict[str, Any]) -> RunOptions:
 class Regrade(RunExecution):
     """A :class:`~goldenkit.runner.run.RunExecution` whose answers are the source run's stored outcomes."""
 
-    def __init__(self, plan: RunPlan, graders: list[Grader], folder: Any, manifest: dict[str, Any],
-                 opts: RunOptions, source: _Source, progress: bool | IO[str] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        plan: RunPlan,
+        graders: list[Grader],
+        folder: Any,
+        manifest: dict[str, Any],
+        opts: RunOptions,
+        source: _Source,
+        progress: bool | IO[str] | None,
+    ) -> None:
         super().__init__(plan, StoredAnswers(), graders, folder, manifest, opts, progress=progress)
         self.source = source
 
@@ -317,8 +340,10 @@ async def aregrade(
         dataset, want = _dataset_of(first)
     src = _read_source(first, dataset, want)
     if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
-        raise ResultsError(f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
-                           "regrading a run with an ADK eval config is not supported")  # fmt: skip
+        raise ResultsError(
+            f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
+            "regrading a run with an ADK eval config is not supported"
+        )
     out_dir = Path(results_dir) if results_dir is not None else src.path.parent
     grader_objs = resolve_graders(graders)
     cases = normalize_cases(dataset, src.index.row_ids)
@@ -334,8 +359,14 @@ async def aregrade(
         folder.lock.release()
 
 
-async def _regrade_into(folder: Any, key: dict[str, Any], src: _Source, graders: list[Grader],
-                        cases: dict[str, Case], progress: bool | IO[str] | None) -> RunSummary:  # fmt: skip
+async def _regrade_into(
+    folder: Any,
+    key: dict[str, Any],
+    src: _Source,
+    graders: list[Grader],
+    cases: dict[str, Case],
+    progress: bool | IO[str] | None,
+) -> RunSummary:
     index = OutcomeIndex(src.index.row_ids, src.index.repeats)
     for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
         index.note(rec, offset, length)

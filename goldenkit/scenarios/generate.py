@@ -355,9 +355,16 @@ def _new_rows(
         taken.add(row_id)
         case = {"scenario": {"starting_prompt": s.starting_prompt, "plan": s.plan}, **case_extra}
         rows.append(
-            {"id": row_id, "slice": s.slice, "tags": list(s.tags), "split": "dev", "source": source, "added": day,
-             "case": case}
-        )  # fmt: skip
+            {
+                "id": row_id,
+                "slice": s.slice,
+                "tags": list(s.tags),
+                "split": "dev",
+                "source": source,
+                "added": day,
+                "case": case,
+            }
+        )
     return rows, duplicates
 
 

@@ -22,8 +22,10 @@ require_live()
 
 def test_regrade_a_live_run_with_the_live_judge(live: LiveConfig, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    rows = [{"id": f"q{i}", "case": {"prompt": f"Say something about {w}.", "expect": {"must_contain": ["a"]}}}
-            for i, w in enumerate(["cats", "rain", "maps"])]  # fmt: skip
+    rows = [
+        {"id": f"q{i}", "case": {"prompt": f"Say something about {w}.", "expect": {"must_contain": ["a"]}}}
+        for i, w in enumerate(["cats", "rain", "maps"])
+    ]
     ds = write_dataset(tmp_path, rows)
     args = [*live.cli_args(), "--temperature", "0.8", "--max-tokens", "24", "--quiet"]
     assert main(["run", str(ds), *args, "--run-id", "live", "--repeats", "2"]) == 0

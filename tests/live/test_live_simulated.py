@@ -40,16 +40,32 @@ ROWS = [
 
 
 def simulator(live, seed: int = 11) -> ChatSimulator:
-    return ChatSimulator(live.provider, model=live.model, base_url=live.base_url, api_key_env=live.api_key_env,
-                         temperature=0.7, seed=seed)  # fmt: skip
+    return ChatSimulator(
+        live.provider,
+        model=live.model,
+        base_url=live.base_url,
+        api_key_env=live.api_key_env,
+        temperature=0.7,
+        seed=seed,
+    )
 
 
 def test_conversations_run_to_max_turns_are_recorded_and_replay_identically(live, tmp_path):
     ds = read_dataset(write_dataset(tmp_path, ROWS))
     rec = tmp_path / "recording"
     agent = make_provider(live, temperature=0.7, seed=3, max_tokens=48)
-    summary = run_eval(ds, agent, ["contract"], results_dir=tmp_path / "res", run_id="live", record_dir=rec,
-                       user_simulator=simulator(live), max_turns=3, repeats=2, progress=False)  # fmt: skip
+    summary = run_eval(
+        ds,
+        agent,
+        ["contract"],
+        results_dir=tmp_path / "res",
+        run_id="live",
+        record_dir=rec,
+        user_simulator=simulator(live),
+        max_turns=3,
+        repeats=2,
+        progress=False,
+    )
     out = read_run(summary.path).outcomes().sort_values(["row_id", "repeat"]).reset_index(drop=True)
     show("simulated conversations", outcomes=len(out), verdicts=dict(out["verdict"].value_counts()))
     assert summary.validity == "VALID", summary.invalid_reason
@@ -63,8 +79,15 @@ def test_conversations_run_to_max_turns_are_recorded_and_replay_identically(live
     sim = summary.manifest["simulator_version"]
     assert sim["provider"] == live.provider and sim["model"] == live.model and sim["settings"]["seed"] == 11
 
-    replay = run_eval(ds, FixturesProvider(fixtures=rec), ["contract"], results_dir=tmp_path / "res",
-                      run_id="replay", repeats=2, progress=False)  # fmt: skip
+    replay = run_eval(
+        ds,
+        FixturesProvider(fixtures=rec),
+        ["contract"],
+        results_dir=tmp_path / "res",
+        run_id="replay",
+        repeats=2,
+        progress=False,
+    )
     again = read_run(replay.path).outcomes().sort_values(["row_id", "repeat"]).reset_index(drop=True)
     cols = ["row_id", "repeat", "verdict", "response", "trajectory"]
     assert again[cols].to_dict("records") == out[cols].to_dict("records")
@@ -73,10 +96,29 @@ def test_conversations_run_to_max_turns_are_recorded_and_replay_identically(live
 
 def test_the_cli_runs_a_live_simulator_and_another_seed_is_not_comparable(live, tmp_path, capsys):
     ds = write_dataset(tmp_path, ROWS[:1])
-    args = ["run", str(ds), "--provider", live.provider, "--base-url", live.base_url, "--model", live.model,
-            "--max-tokens", "32", "--user-simulator", live.provider, "--user-model", live.model,
-            "--user-base-url", live.base_url, "--max-turns", "2",
-            "--results-dir", str(tmp_path / "res"), "--quiet"]  # fmt: skip
+    args = [
+        "run",
+        str(ds),
+        "--provider",
+        live.provider,
+        "--base-url",
+        live.base_url,
+        "--model",
+        live.model,
+        "--max-tokens",
+        "32",
+        "--user-simulator",
+        live.provider,
+        "--user-model",
+        live.model,
+        "--user-base-url",
+        live.base_url,
+        "--max-turns",
+        "2",
+        "--results-dir",
+        str(tmp_path / "res"),
+        "--quiet",
+    ]
     if live.api_key_env:
         args += ["--api-key-env", live.api_key_env, "--user-api-key-env", live.api_key_env]
     assert main([*args, "--run-id", "a", "--user-seed", "1"]) == 0

@@ -68,9 +68,26 @@ def test_streamed_and_unstreamed_runs_are_identical(live, tmp_path):
 def test_run_stream_flag_against_the_real_server(live, tmp_path):
     ds = write_dataset(tmp_path, rows(4))
     code = main(
-        ["run", str(ds), *live.cli_args(), "--temperature", "0", "--model-seed", "7", "--max-tokens", "16", "--stream",
-         "--graders", "contract", "--results-dir", str(tmp_path / "r"), "--run-id", "s", "--quiet"]
-    )  # fmt: skip
+        [
+            "run",
+            str(ds),
+            *live.cli_args(),
+            "--temperature",
+            "0",
+            "--model-seed",
+            "7",
+            "--max-tokens",
+            "16",
+            "--stream",
+            "--graders",
+            "contract",
+            "--results-dir",
+            str(tmp_path / "r"),
+            "--run-id",
+            "s",
+            "--quiet",
+        ]
+    )
     assert code == 0
     out = read_run(tmp_path / "r" / "s").outcomes()
     assert out["ttft_ms"].notna().all() and (out["response"].str.len() > 0).all()
