@@ -1,7 +1,7 @@
 """The runner: every row x repeat of a dataset through a provider and the graders, into a run folder.
 
 :func:`run_eval` (sync; safe to call from Jupyter) and :func:`arun_eval` (async)
-do, in order:
+take the options of a run as one :class:`RunOptions` (or its fields by keyword) and do, in order:
 
 1. pick the rows (``sample``: split filter and/or stratified sample), resolve the
    graders, normalize every case (a case that cannot be normalized is bad input:
@@ -63,6 +63,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from goldenkit.runner._options import RunOptions
 from goldenkit.runner.evaluate import arun_eval, run_eval
 from goldenkit.runner.folder import new_run_id, utc_now
 from goldenkit.runner.limits import Limiter, backoff_delay
@@ -96,6 +97,7 @@ __all__ = [
     "Limiter",
     "RunExecution",
     "RunInterrupted",
+    "RunOptions",
     "RunSummary",
     "agent_version",
     "arun_eval",

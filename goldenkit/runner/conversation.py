@@ -95,7 +95,7 @@ class ConversationDriver:
         try:
             for k in range(self.turns_for(scenario)):
                 if k > 0:
-                    user, why = await self._next_user(run, session, scenario, done, repeat, k, calls)
+                    user, why = await self._next_user(run, session, scenario, done, repeat=repeat, k=k, calls=calls)
                     if user is None:
                         stopped = why
                         break
@@ -118,7 +118,15 @@ class ConversationDriver:
         return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
 
     async def _next_user(
-        self, run: Any, session: Any, scenario: Scenario, done: list[TurnOutput], repeat: int, k: int, calls: list[int]
+        self,
+        run: Any,
+        session: Any,
+        scenario: Scenario,
+        done: list[TurnOutput],
+        *,
+        repeat: int,
+        k: int,
+        calls: list[int],
     ) -> tuple[str | None, str]:
         """The user message of turn ``k`` (0-based) and, when there is none, why the conversation stops."""
         recorded = session.recorded_user(k)

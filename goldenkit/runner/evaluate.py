@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,15 +28,14 @@ from goldenkit.graders.gradable import check_gradable, gradability
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.providers.images import check_images
-from goldenkit.providers.simulator import UserSimulator
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, write_json_atomic
+from goldenkit.runner._options import RunOptions
 from goldenkit.runner.conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner.folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
-from goldenkit.runner.limits import MAX_RETRY_AFTER
 from goldenkit.runner.manifest import run_key, run_manifest
 from goldenkit.runner.outcome_index import OutcomeIndex
-from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
+from goldenkit.runner.run import CallLimits, RunExecution, RunPlan
 from goldenkit.runner.shard import check_shard, shard_rows
 from goldenkit.runner.summary import RunInterrupted, RunSummary
 from goldenkit.runner.versions import git_commit
@@ -44,7 +43,7 @@ from goldenkit.schema import SCHEMA_VERSION
 from goldenkit.scrub import redact_settings, scrub, scrub_value, secrets_in_use
 
 
-def _check(repeats: int, opts: RunOptions) -> None:
+def _check(repeats: int, opts: CallLimits) -> None:
     if repeats < 1:
         raise ConfigError(f"repeats must be >= 1 (got {repeats})")
     if opts.max_retries < 0:
@@ -116,24 +115,17 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
 
 
 def _selection(
-    dataset: DatasetLike,
-    sample: Mapping[str, Any] | None,
-    include_red: bool,
-    shard: tuple[int, int] | None,
-    provider: Provider,
-    graders: list[Grader],
-    max_ungradable: float | None,
-    vision: bool,
-    criteria: EvalCriteria | None,
+    dataset: DatasetLike, provider: Provider, graders: list[Grader], o: RunOptions
 ) -> tuple[DatasetLike, dict[str, Any], tuple[int, int] | None, dict[str, Case]]:
     """The run's rows (sample, red rows, shard) and their cases (:func:`_cases`), checked for something to grade."""
-    dataset, sample_spec = select_rows(dataset, sample, include_red)
+    dataset, sample_spec = select_rows(dataset, o.sample, o.include_red)
+    shard = o.shard
     if shard is not None:
         shard = check_shard(shard)
         dataset = shard_rows(dataset, shard)
-    cases = _cases(dataset, provider, graders, vision, criteria)
-    if max_ungradable is not None:
-        check_gradable(gradability(graders, cases), max_ungradable)
+    cases = _cases(dataset, provider, graders, o.vision, o.criteria)
+    if o.max_ungradable is not None:
+        check_gradable(gradability(graders, cases), o.max_ungradable)
     return dataset, sample_spec, shard, cases
 
 
@@ -184,13 +176,7 @@ def _plan(
 
 
 def _conversations(
-    key: dict[str, Any],
-    cases: dict[str, Case],
-    provider: Provider,
-    simulator: Any,
-    max_turns: int | None,
-    opts: RunOptions,
-    executor: Any = "local",
+    key: dict[str, Any], cases: dict[str, Case], provider: Provider, o: RunOptions
 ) -> ConversationDriver | None:
     """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
 
@@ -198,11 +184,11 @@ def _conversations(
     sending the starting prompt alone and grading that would be a green without the
     conversation. A fixtures replay needs none (the recording holds the user turns).
     """
-    rows = scenario_rows(cases)
-    if executor != "local" and (rows or simulator is not None):
+    rows, simulator, max_turns = scenario_rows(cases), o.user_simulator, o.max_turns
+    if o.executor != "local" and (rows or simulator is not None):
         raise ConfigError("simulated-user conversations run locally only: leave out --executor ray")
     if simulator is not None:  # the driver owns it: the run closes it at its end
-        simulator.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
+        simulator.configure(timeout=o.timeout, max_in_flight=o.max_in_flight)
     if not rows:
         return None if simulator is None else ConversationDriver(simulator, max_turns or DEFAULT_MAX_TURNS)
     if simulator is None and provider.mode != "fixtures":
@@ -248,88 +234,63 @@ async def arun_eval(
     dataset: DatasetLike,
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
-    *,
-    repeats: int = 1,
-    max_in_flight: int = 8,
-    rpm: float | None = None,
-    timeout: float = 60.0,
-    max_retries: int = 3,
-    run_id: str | None = None,
-    results_dir: str | os.PathLike[str] = "results",
-    sample: Mapping[str, Any] | None = None,
-    max_error_rate: float = 0.02,
-    record_dir: str | os.PathLike[str] | None = None,
-    retry_errors: bool = False,
-    progress: bool | IO[str] | None = None,
-    judge_version: str | None = None,
-    backoff_base: float = 0.5,
-    backoff_cap: float = 30.0,
-    abort_after_errors: int | None = 50,
-    config: Mapping[str, Any] | None = None,
-    max_retry_after: float = MAX_RETRY_AFTER,
-    include_red: bool = False,
-    shard: tuple[int, int] | None = None,
-    max_ungradable: float | None = 0.0,
-    artifacts: Sequence[str | os.PathLike[str]] | None = None,
-    executor: Any = "local",
-    vision: bool = True,
-    criteria: EvalCriteria | None = None,
-    user_simulator: UserSimulator | None = None,
-    max_turns: int | None = None,
+    options: RunOptions | None = None,
+    **overrides: Any,
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
-    ``graders``: Grader objects or registered names (default ``["contract"]``).
-    ``sample``: ``{"split": "dev"|"holdout"|None, "per_slice": N|None, "seed": S}``.
-    ``progress``: None/True = a ``tqdm.auto`` bar on stderr (quiet when it is not a
-    terminal; a widget in Jupyter), False = silent, or a text stream.
-    ``config``: extra settings recorded in run.json (secrets redacted).
-    ``max_retry_after``: the longest Retry-After honoured, in seconds; a 429 asking
-    for more is a permanent ERROR.
-    ``include_red``: also run the red rows (expected failures, left out by default);
-    part of the run key.
-    ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
-    split and the sample (:mod:`goldenkit.runner.shard`); recorded in run.json, and
-    ``goldenkit merge`` unites the n shard runs into one run.
-    ``max_ungradable``: the largest share of the selected rows with nothing a configured grader
-    can check (:mod:`goldenkit.graders.gradable`), else a DatasetError naming them; None: no check.
-    ``artifacts``: files and folders that define the agent, hashed into ``agent_version.artifacts_sha256``
-    (:mod:`goldenkit.artifacts`); a missing path is an InputError naming it.
-    ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings``: on a Ray cluster (:mod:`~.ray_executor`).
-    ``vision=False``: the model takes no images; ``criteria``: an ADK eval config that replaces
-    the cases' criteria and enters the run key (both checked before the first call: :func:`_cases`).
-    ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario rows' conversations.
+    ``graders``: Grader objects or registered names (default ``["contract"]``). ``options``: a
+    :class:`~goldenkit.runner.RunOptions` (None: the defaults); ``overrides``: its fields by keyword
+    (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
-    opts = RunOptions(
-        max_in_flight=max_in_flight,
-        rpm=rpm,
-        timeout=timeout,
-        max_retries=max_retries,
-        max_error_rate=max_error_rate,
-        backoff_base=backoff_base,
-        backoff_cap=backoff_cap,
-        abort_after_errors=abort_after_errors,
-        max_retry_after=max_retry_after,
-    )
-    _check(repeats, opts)
+    o = RunOptions.merged(options, overrides)
+    opts = o.limits()
+    _check(o.repeats, opts)
     grader_objs = resolve_graders(graders)
-    dataset, sample_spec, shard, cases = _selection(
-        dataset, sample, include_red, shard, provider, grader_objs, max_ungradable, vision, criteria
-    )
+    dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(
-        dataset, provider, grader_objs, judge_version, repeats, sample_spec, shard, artifacts, criteria, vision
+        dataset,
+        provider,
+        grader_objs,
+        judge_version=o.judge_version,
+        repeats=o.repeats,
+        sample_spec=sample_spec,
+        shard=shard,
+        artifacts=o.artifacts,
+        criteria=o.criteria,
+        vision=o.vision,
     )
-    driver = _conversations(key, cases, provider, user_simulator, max_turns, opts, executor)
+    driver = _conversations(key, cases, provider, o)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
-    pool = await _ray_pool(executor, provider, grader_objs, opts, record_dir)  # None: a local run
-    folder = await _open_folder(results_dir, run_id, key, retry_errors, pool, driver, provider)
+    pool = await _ray_pool(o.executor, provider, grader_objs, opts, o.record_dir)  # None: a local run
+    folder = await _open_folder(o, key, pool, driver, provider)
     try:
-        plan = _plan(dataset, key, folder, cases, repeats, retry_errors)
-        manifest = run_manifest(key, provider, folder, opts, len(plan.todo), retry_errors, config, commit)
+        plan = _plan(dataset, key, folder, cases, o.repeats, o.retry_errors)
+        manifest = run_manifest(
+            key,
+            provider,
+            folder,
+            opts,
+            todo=len(plan.todo),
+            retry_errors=o.retry_errors,
+            config=o.config,
+            commit=commit,
+        )
         write_json_atomic(folder.run_file, manifest)
-        recorder = _recorder(record_dir, provider, key, folder.run_id)
-        provider.configure(timeout=timeout, max_in_flight=max_in_flight)
-        run = _make_run(pool, plan, provider, grader_objs, folder, manifest, opts, progress, recorder, driver)
+        recorder = _recorder(o.record_dir, provider, key, folder.run_id)
+        provider.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
+        run = _make_run(
+            pool,
+            plan,
+            provider,
+            grader_objs,
+            folder,
+            manifest,
+            opts=opts,
+            progress=o.progress,
+            recorder=recorder,
+            driver=driver,
+        )
         return await _execute(run)
     finally:
         await _release(folder, pool)
@@ -356,7 +317,7 @@ async def _ray_pool(
     executor: Any,
     provider: Provider,
     graders: list[Grader],
-    opts: RunOptions,
+    opts: CallLimits,
     record_dir: str | os.PathLike[str] | None,
 ) -> Any:
     """For ``executor="ray"`` (or a RaySettings): the started cluster workers, before anything is
@@ -376,18 +337,12 @@ async def _ray_pool(
 
 
 async def _open_folder(
-    results_dir: str | os.PathLike[str],
-    run_id: str | None,
-    key: dict[str, Any],
-    retry_errors: bool,
-    pool: Any,
-    driver: ConversationDriver | None,
-    provider: Provider,
+    o: RunOptions, key: dict[str, Any], pool: Any, driver: ConversationDriver | None, provider: Provider
 ) -> RunFolder:
     """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
         settings = redact_settings(provider.settings())
-        return open_run_folder(results_dir, run_id, key, retry_errors=retry_errors, settings=settings)
+        return open_run_folder(o.results_dir, o.run_id, key, retry_errors=o.retry_errors, settings=settings)
     except BaseException:
         await _release(None, pool)
         if driver is not None:  # the user simulator's clients
@@ -402,7 +357,8 @@ def _make_run(
     graders: list[Grader],
     folder: RunFolder,
     manifest: dict[str, Any],
-    opts: RunOptions,
+    *,
+    opts: CallLimits,
     progress: bool | IO[str] | None,
     recorder: Any,
     driver: ConversationDriver | None,
@@ -425,20 +381,25 @@ async def _release(folder: RunFolder | None, pool: Any) -> None:
 
 
 def run_eval(
-    dataset: DatasetLike, provider: Provider, graders: Iterable[Grader | str] | None = None, **kwargs: Any
+    dataset: DatasetLike,
+    provider: Provider,
+    graders: Iterable[Grader | str] | None = None,
+    options: RunOptions | None = None,
+    **overrides: Any,
 ) -> RunSummary:
     """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
     event loop too: the run then gets its own loop in a helper thread, and interrupting
     the cell cancels the run (what finished is written; the run id resumes). Interrupted
     (Ctrl-C, an interrupted cell), it raises :class:`~goldenkit.runner.summary.RunInterrupted`
     (a KeyboardInterrupt) saying how many outcomes were kept and the run id that resumes."""
-    kwargs["run_id"] = kwargs.get("run_id") or new_run_id()  # known here, to say what resumes it
+    o = RunOptions.merged(options, overrides)
+    o = dataclasses.replace(o, run_id=o.run_id or new_run_id())  # known here, to say what resumes it
     try:
-        return run_to_summary(arun_eval(dataset, provider, graders, **kwargs))
+        return run_to_summary(arun_eval(dataset, provider, graders, o))
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
-        raise RunInterrupted.read(kwargs.get("results_dir") or "results", kwargs["run_id"]) from None
+        raise RunInterrupted.read(o.results_dir or "results", str(o.run_id)) from None
 
 
 def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
@@ -447,4 +408,4 @@ def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
     return run_sync(coro)
 
 
-__all__ = ["arun_eval", "normalize_cases", "resolve_graders", "run_eval", "select_rows"]
+__all__ = ["RunOptions", "arun_eval", "normalize_cases", "resolve_graders", "run_eval", "select_rows"]

@@ -21,7 +21,7 @@ from goldenkit.graders.base import Grader
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.runner.folder import RunFolder, utc_now
-from goldenkit.runner.run import RunOptions
+from goldenkit.runner.run import CallLimits
 from goldenkit.runner.shard import shard_record
 from goldenkit.runner.versions import agent_version
 from goldenkit.schema import SCHEMA_VERSION
@@ -34,6 +34,7 @@ def run_key(
     dataset: DatasetLike,
     provider: Provider,
     graders: list[Grader],
+    *,
     judge_version: str | None,
     repeats: int,
     sample_spec: dict[str, Any],
@@ -72,7 +73,8 @@ def run_manifest(
     key: dict[str, Any],
     provider: Provider,
     folder: RunFolder,
-    opts: RunOptions,
+    opts: CallLimits,
+    *,
     todo: int,
     retry_errors: bool,
     config: Mapping[str, Any] | None,

@@ -67,7 +67,7 @@ from goldenkit.records import Case
 from goldenkit.runner.folder import RunFolder, RunLock
 from goldenkit.runner.outcome_index import OutcomeIndex
 from goldenkit.runner.ray_limits import ClusterLimiter, LimiterActor
-from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
+from goldenkit.runner.run import CallLimits, RunExecution, RunPlan
 from goldenkit.schema import ERROR
 
 #: Restarts Ray grants one worker actor after its process died.
@@ -136,7 +136,7 @@ def pickle_setup(provider: Provider, graders: Sequence[Grader], settings: RaySet
 class WorkerRun(RunExecution):
     """A worker's :class:`RunExecution`: the same calls and grading; records are kept for the batch, not written."""
 
-    def __init__(self, provider: Provider, graders: Sequence[Grader], opts: RunOptions, limiter: ClusterLimiter):
+    def __init__(self, provider: Provider, graders: Sequence[Grader], opts: CallLimits, limiter: ClusterLimiter):
         scratch = Path(tempfile.mkdtemp(prefix="goldenkit-ray-"))
         folder = RunFolder("worker", scratch, RunLock(scratch, "worker"))
         index = OutcomeIndex([], 1)
@@ -156,7 +156,7 @@ class WorkerRun(RunExecution):
 class RayWorker:
     """One worker actor (wrapped with ``ray.remote`` by :func:`start_pool`): builds its run, runs batches."""
 
-    def __init__(self, blob: bytes, opts: RunOptions, limiter: Any, number: int, cwd: str, paths: list[str]) -> None:
+    def __init__(self, blob: bytes, opts: CallLimits, limiter: Any, number: int, cwd: str, paths: list[str]) -> None:
         self.where = f"{socket.gethostname()} pid {os.getpid()}"
         self.error: str | None = None
         self.uses: Counter[str] = Counter()
@@ -256,7 +256,7 @@ def _connect(ray: Any, settings: RaySettings) -> bool:
     return True
 
 
-async def start_pool(settings: RaySettings, opts: RunOptions, blob: bytes) -> RayPool:
+async def start_pool(settings: RaySettings, opts: CallLimits, blob: bytes) -> RayPool:
     """Connect, start the limiter and the workers, and wait until every worker has built its run."""
     ray = import_ray()
     started = _connect(ray, settings)

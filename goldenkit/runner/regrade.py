@@ -70,7 +70,7 @@ from goldenkit.runner.evaluate import normalize_cases, resolve_graders, run_to_s
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.manifest import run_manifest
 from goldenkit.runner.outcome_index import OutcomeIndex
-from goldenkit.runner.run import RunExecution, RunOptions, RunPlan
+from goldenkit.runner.run import CallLimits, RunExecution, RunPlan
 from goldenkit.runner.summary import RunSummary
 from goldenkit.runner.versions import git_commit
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
@@ -259,10 +259,10 @@ def _check_target(results_dir: Path, run_id: str, src: _Source) -> None:
         )
 
 
-def _options(man: dict[str, Any]) -> RunOptions:
+def _options(man: dict[str, Any]) -> CallLimits:
     cfg = man.get("config") or {}
-    base = RunOptions()
-    return RunOptions(
+    base = CallLimits()
+    return CallLimits(
         max_in_flight=int(cfg.get("max_in_flight") or base.max_in_flight),
         rpm=cfg.get("rpm"),
         timeout=float(cfg.get("timeout") or base.timeout),
@@ -281,7 +281,8 @@ class Regrade(RunExecution):
         graders: list[Grader],
         folder: Any,
         manifest: dict[str, Any],
-        opts: RunOptions,
+        opts: CallLimits,
+        *,
         source: _Source,
         progress: bool | IO[str] | None,
     ) -> None:
@@ -384,12 +385,14 @@ async def _regrade_into(
     plan = RunPlan(index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base)
     opts = _options(man)
     provider = StoredAnswers()
-    manifest = run_manifest(key, provider, folder, opts, len(todo), False, None, git_commit())
+    manifest = run_manifest(
+        key, provider, folder, opts, todo=len(todo), retry_errors=False, config=None, commit=git_commit()
+    )
     origin = (man.get("regraded_from") or {}).get("answers_from") or (man.get("regraded_from") or {}).get("run_id")
     source = {"run_id": src.run_id, "path": str(src.path), "answers_from": origin or src.run_id}  # the answers' run
     manifest.update(provider=man.get("provider"), regraded_from=source)
     write_json_atomic(folder.run_file, manifest)
-    return await Regrade(plan, graders, folder, manifest, opts, src, progress).execute()
+    return await Regrade(plan, graders, folder, manifest, opts, source=src, progress=progress).execute()
 
 
 def regrade(source: Any, run_id: str, graders: Iterable[Grader | str] | None = None, **kwargs: Any) -> RunSummary:

@@ -46,8 +46,8 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """How one invocation calls and when it stops (the keyword arguments of ``arun_eval``)."""
+class CallLimits:
+    """How one invocation calls and when it stops: what every worker of a run shares of its RunOptions."""
 
     max_in_flight: int = 8
     rpm: float | None = None
@@ -81,7 +81,7 @@ class RunExecution:
         graders: Sequence[Grader],
         folder: RunFolder,
         manifest: dict[str, Any],
-        opts: RunOptions,
+        opts: CallLimits,
         *,
         progress: bool | IO[str] | None,
         recorder: Any = None,
@@ -407,4 +407,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["RunExecution", "RunOptions", "RunPlan", "attempts_note", "count_outcomes"]
+__all__ = ["RunExecution", "CallLimits", "RunPlan", "attempts_note", "count_outcomes"]

@@ -1,0 +1,110 @@
+"""What a run is asked to do: :class:`RunOptions`, every option of :func:`goldenkit.runner.arun_eval`.
+
+``arun_eval(dataset, agent, graders, options)`` takes one :class:`RunOptions`; the same
+options given by keyword (``run_eval(ds, agent, repeats=3)``) replace the fields of
+``options`` (or of the defaults), checked by name: an unknown name is a TypeError
+naming the closest option. :meth:`RunOptions.limits` is the part the workers share
+(how one invocation calls and when it stops), :class:`goldenkit.runner.run.CallLimits`.
+
+>>> RunOptions.merged(None, {"repeats": 3}).repeats
+3
+>>> RunOptions.merged(RunOptions(repeats=3), {"timeout": 5.0}).limits().timeout
+5.0
+>>> RunOptions.merged(None, {"repeat": 3})
+Traceback (most recent call last):
+...
+TypeError: arun_eval() got an unexpected keyword argument 'repeat' (did you mean repeats?)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from goldenkit._text import did_you_mean
+from goldenkit.formats.eval_config import EvalCriteria
+from goldenkit.providers.simulator import UserSimulator
+from goldenkit.runner.limits import MAX_RETRY_AFTER
+from goldenkit.runner.run import CallLimits
+
+__all__ = ["RunOptions"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """Every option of a run; the defaults are ``arun_eval``'s.
+
+    What is run and how often:
+      ``repeats``; ``sample``: ``{"split": "dev"|"holdout"|None, "per_slice": N|None, "seed": S}``;
+      ``include_red``: also run the red rows (expected failures, left out by default; part of the
+      run key); ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
+      split and the sample (:mod:`goldenkit.runner.shard`), recorded in run.json (``goldenkit
+      merge`` unites the n shard runs); ``criteria``: an ADK eval config that replaces the cases'
+      criteria and enters the run key; ``vision=False``: the model takes no images (both checked
+      before the first call); ``max_ungradable``: the largest share of the selected rows with
+      nothing a configured grader can check (:mod:`goldenkit.graders.gradable`), else a
+      DatasetError naming them (None: no check).
+    How it calls and when it stops (:meth:`limits`):
+      ``max_in_flight``, ``rpm``, ``timeout``, ``max_retries``, ``backoff_base``, ``backoff_cap``,
+      ``max_retry_after`` (the longest Retry-After honoured, in seconds; a 429 asking for more is
+      a permanent ERROR), ``max_error_rate``, ``abort_after_errors``.
+    Where it writes and what it records:
+      ``run_id``, ``results_dir``, ``retry_errors`` (call again the pairs whose last outcome is an
+      ERROR), ``record_dir`` (record fixtures), ``config`` (extra settings recorded in run.json,
+      secrets redacted), ``judge_version``, ``artifacts`` (files and folders that define the agent,
+      hashed into ``agent_version.artifacts_sha256``, :mod:`goldenkit.artifacts`; a missing path is
+      an InputError naming it), ``progress`` (None/True: a ``tqdm.auto`` bar on stderr, quiet when
+      it is not a terminal, a widget in Jupyter; False: silent; or a text stream).
+    Where it runs and who talks to the agent:
+      ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings`` (:mod:`goldenkit.runner.ray_executor`);
+      ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario
+      rows' conversations.
+    """
+
+    repeats: int = 1
+    sample: Mapping[str, Any] | None = None
+    include_red: bool = False
+    shard: tuple[int, int] | None = None
+    criteria: EvalCriteria | None = None
+    vision: bool = True
+    max_ungradable: float | None = 0.0
+    max_in_flight: int = 8
+    rpm: float | None = None
+    timeout: float = 60.0
+    max_retries: int = 3
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    max_retry_after: float = MAX_RETRY_AFTER
+    max_error_rate: float = 0.02
+    abort_after_errors: int | None = 50
+    run_id: str | None = None
+    results_dir: str | os.PathLike[str] = "results"
+    retry_errors: bool = False
+    record_dir: str | os.PathLike[str] | None = None
+    config: Mapping[str, Any] | None = None
+    judge_version: str | None = None
+    artifacts: Sequence[str | os.PathLike[str]] | None = None
+    progress: bool | IO[str] | None = None
+    executor: Any = "local"
+    user_simulator: UserSimulator | None = None
+    max_turns: int | None = None
+
+    @classmethod
+    def merged(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
+        """``options`` (None: the defaults) with ``overrides`` in place of its fields, checked by name."""
+        known = [f.name for f in dataclasses.fields(cls)]
+        for name in overrides:
+            if name not in known:
+                raise TypeError(f"arun_eval() got an unexpected keyword argument {name!r}{did_you_mean(name, known)}")
+        base = options if options is not None else cls()
+        if not isinstance(base, cls):
+            raise TypeError(f"options must be a RunOptions (got {type(base).__name__})")
+        return dataclasses.replace(base, **overrides) if overrides else base
+
+    def limits(self) -> CallLimits:
+        """How one invocation calls and when it stops: what every worker (local or on Ray) shares."""
+        names = [f.name for f in dataclasses.fields(CallLimits)]
+        return CallLimits(**{name: getattr(self, name) for name in names})
