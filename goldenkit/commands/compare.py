@@ -164,7 +164,7 @@ def compare_command(args: argparse.Namespace) -> int:
     explained = _explained(args, cmp, cand) if getattr(args, "explain", False) else None
     pairwise = None
     if getattr(args, "pairwise_judge", False):
-        from goldenkit.commands.leaderboard import format_pairwise, pairwise_for_compare
+        from goldenkit.commands._pairwise_judge import format_pairwise, pairwise_for_compare
 
         pairwise = pairwise_for_compare(base, cand)
     if args.json:

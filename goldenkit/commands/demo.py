@@ -48,7 +48,7 @@ def _log(line: str) -> None:
 
 def benchmark_demo(args: argparse.Namespace) -> int:
     """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
-    from goldenkit.commands.leaderboard import format_leaderboard
+    from goldenkit.commands._leaderboard_text import format_leaderboard
     from goldenkit.demo.benchmark import benchmark_story, run_benchmark
 
     lb = run_benchmark(args.dataset, args.results_dir, log=_log)

@@ -14,11 +14,15 @@ comparable (the message names the odd run and each key that differs).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from typing import Any
 
 from goldenkit.commands._args import ALPHA
+
+# the leaderboard text, report --leaderboard and compare --pairwise-judge live in their own modules;
+# their names stay importable from here
+from goldenkit.commands._leaderboard_text import format_leaderboard, show
+from goldenkit.commands._pairwise_judge import format_pairwise, pairwise_for_compare
+from goldenkit.commands._report_leaderboard import report_leaderboard
 from goldenkit.errors import InputError, UsageError
 
 
@@ -45,77 +49,6 @@ def add_options(p: Any, *, results_dir: bool = True) -> None:
         p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
 
 
-def _num(x: Any, pct: bool = True) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{100 * float(x):.1f}" if pct else f"{float(x):.3f}"
-
-
-def _p(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
-
-
-def _columns(head: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    return ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in [head, *rows]]
-
-
-def _rank(lo: int, hi: int) -> str:
-    return str(lo) if lo == hi else f"{lo}-{hi}"
-
-
-def format_leaderboard(lb: Any) -> str:
-    """The leaderboard as text: the table, the pairs, the notes."""
-    t = lb.table
-    k = int(lb.at_k)
-    rows = [
-        [
-            str(r["group"]),
-            _rank(r["rank_low"], r["rank_high"]),
-            str(r["run_id"]),
-            str(r["model"]),
-            f"{r['k']}/{r['n']}",
-            f"{_num(r['pass_rate'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]",
-            _num(r["pass_at_k"]),
-            _num(r["pass_hat_k"]),
-            str(r["errors"]),
-        ]
-        for r in t.to_dict("records")
-    ]
-    head = ["group", "rank", "run", "model", "passed", "pass % [95% CI]", f"pass@{k} %", f"pass^{k} %", "error rows"]
-    lines = [f"leaderboard: {len(t)} runs, rule {lb.rule}, alpha {lb.alpha}", "", *_columns(head, rows)]
-    pair_rows = [
-        [
-            str(p["a"]),
-            str(p["b"]),
-            str(p["n_paired"]),
-            str(p["b_count"]),
-            str(p["c_count"]),
-            _p(p["p_val"]),
-            _p(p["p_adj"]),
-            "yes" if p["significant"] else "no",
-            f"{100 * p['diff']:+.1f} [{_num(p['diff_ci_low'])}, {_num(p['diff_ci_high'])}]"
-            if not math.isnan(p["diff"])
-            else "n/a",
-        ]
-        for p in lb.pairs.to_dict("records")
-    ]
-    if pair_rows:
-        head = ["a", "b", "paired", "b", "c", "p", "p_holm", "significant", "diff pts [95% CI, unadjusted]"]
-        lines += ["", "pairs (b = rows a passed and b failed, c = the reverse; exact McNemar, Holm over all pairs):"]
-        lines += _columns(head, pair_rows)
-        lines.append(
-            f"p = exact McNemar of the pair alone (unadjusted); p_holm = Holm-adjusted over the {len(pair_rows)} "
-            "pairs (decides significant); the diff interval is the pair's own, not adjusted for the pairs"
-        )
-    lines.append("")
-    lines.append("group top = indistinguishable from the leader (rank interval contains 1)")
-    lines += [f"note: {n}" for n in lb.notes]
-    return "\n".join(lines)
-
-
 def compute(runs: Any, args: argparse.Namespace) -> Any:
     """The leaderboard the options ask for (one slice with ``--slice``)."""
     from goldenkit.leaderboards.ranking import Leaderboard, leaderboard
@@ -133,82 +66,6 @@ def compute(runs: Any, args: argparse.Namespace) -> Any:
     t = lb.table[lb.table["slice"] == args.slice].drop(columns="slice").reset_index(drop=True)
     p = lb.pairs[lb.pairs["slice"] == args.slice].drop(columns="slice").reset_index(drop=True)
     return Leaderboard(t, p, lb.alpha, lb.rule, lb.at_k, False, [*lb.notes, f"slice {args.slice} only"])
-
-
-def show(lb: Any, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(lb.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
-    else:
-        print(format_leaderboard(lb))
-
-
-def report_leaderboard(args: argparse.Namespace) -> int:
-    """``goldenkit report --leaderboard RUN ...``: notebooks/leaderboard.ipynb executed and rendered to HTML.
-
-    Written to ``-o DIR``, else into the first run's folder, as ``leaderboard.html``
-    (beside the executed ``leaderboard.ipynb``). Runs that are not comparable
-    are exit 4 before any notebook starts.
-    """
-    from pathlib import Path
-
-    from goldenkit.leaderboards.alignment import run_inputs
-    from goldenkit.notebooks import execute_notebook, notebook_path
-    from goldenkit.results import read_run
-
-    runs = ([args.run] if args.run else []) + list(args.leaderboard or [])
-    if not runs:
-        raise UsageError("goldenkit report: give RUN, or --leaderboard RUN [RUN ...]")
-    opened = [read_run(r, args.results_dir) for r in runs]
-    run_inputs(opened, args.results_dir, args.rule)  # the protocol keys: exit 4 before the kernel starts
-    out_dir = Path(args.output) if args.output else opened[0].path
-    params = {
-        "runs": [str(r.path.resolve()) for r in opened],
-        "results_dir": str(args.results_dir),
-        "alpha": args.alpha,
-        "rule": args.rule,
-    }
-    title = "goldenkit leaderboard: " + ", ".join(r.run_id for r in opened)
-    result = execute_notebook(notebook_path("leaderboard"), params, out_dir, timeout=args.timeout, title=title)
-    print(f"wrote {result.html}")
-    return 0
-
-
-def pairwise_for_compare(base: Any, cand: Any) -> Any:
-    """``goldenkit compare --pairwise-judge``: the [judge] of the dataset's goldenkit.toml (else ./goldenkit.toml)
-    asked which answer is better, both orders (see :mod:`goldenkit.leaderboards.pairwise`)."""
-    from goldenkit.config import load_config, section
-    from goldenkit.graders.build import build_graders
-    from goldenkit.leaderboards.pairwise import pairwise_compare
-    from goldenkit.results import Run
-
-    if not isinstance(base, Run) or not isinstance(cand, Run):
-        raise UsageError("goldenkit compare --pairwise-judge: BASE and CAND must be runs (a baseline keeps no answers)")
-    cfg = load_config(None, dataset_dir=(base.manifest.get("dataset") or {}).get("path"))
-    judge = build_graders({**cfg, "graders": {**section(cfg, "graders"), "use": ["judge"]}})[0]
-    return pairwise_compare(base, cand, judge)
-
-
-def format_pairwise(res: Any) -> str:
-    """The pairwise preferences as text: one line per slice, overall first."""
-    rows = [
-        [
-            str(r["slice"]),
-            str(r["rows"]),
-            str(r["wins"]),
-            str(r["losses"]),
-            str(r["ties"]),
-            str(r["undecided"]),
-            _num(r["position_bias_rate"]),
-            _p(r["p_val"]),
-            _p(r["p_adj"]),
-        ]
-        for r in res.table.to_dict("records")
-    ]
-    head = ["slice", "rows", "cand wins", "base wins", "ties", "undecided", "position bias %", "p (sign)", "p_holm"]
-    lines = [f"pairwise judge {res.judge_version}: which answer is better, asked in both orders", ""]
-    lines += _columns(head, rows)
-    lines.append("a preference counts only when both orders agree; exact sign test on wins vs losses, ties excluded")
-    return "\n".join(lines)
 
 
 def leaderboard_command(args: argparse.Namespace) -> int:

@@ -74,7 +74,7 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
 
 def cmd_report(args: argparse.Namespace) -> int:
     if args.leaderboard or args.run is None:
-        from goldenkit.commands.leaderboard import report_leaderboard
+        from goldenkit.commands._report_leaderboard import report_leaderboard
 
         gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
 

@@ -26,21 +26,12 @@ trajectory_accuracy       trajectory grader passed / trajectory grader decided
 negative_case_pass_rate   on red rows: PASS / (PASS + FAIL) (only when the run has red rows)
 ========================  =================================================================
 
-Which rows must refuse: ``refusal_rows`` if given, else the cases (``cases``:
-a Dataset, or a mapping row id -> Case or raw case dict) whose contract says
-``refusal: true`` (alias ``refuse``), else rows tagged ``refusal``,
-``refuse`` or ``must_refuse``. Hallucination rows: ``hallucination_rows`` if
-given, else rows with a tag matching one of ``hallucination_tags`` (default
-``hallucinate-*``) or an id starting with ``hallucinate-``, and the red rows
-that need not refuse. A metric with no attempts has total 0 and NaN rate and
-interval.
+The rows that must refuse, the hallucination rows and the red rows are chosen
+as :mod:`goldenkit.metrics._red_rows` says. A metric with no attempts has total
+0 and NaN rate and interval.
 
-**Red rows** are negative cases (expected failures; see
-:func:`goldenkit.dataset.red.red_row_ids`): ``red_rows`` if given, else rows
-tagged ``red`` (a run that includes them tags every red row ``red``, also
-those only dataset.json lists). A run without ``--red`` has none, and then
-``negative_case_pass_rate`` is not reported. Precisely, over the red rows' PASS
-and FAIL attempts (ERROR and SKIPPED excluded, as everywhere):
+The red rows' two metrics, precisely, over their PASS and FAIL attempts (ERROR
+and SKIPPED excluded, as everywhere):
 
 * ``negative_case_pass_rate = PASS / (PASS + FAIL)``: the share of attempts in
   which the model did what the negative case demands (refused, or answered
@@ -59,38 +50,20 @@ hallucinations in 2 rows gives 0 (0, 0.6576).
 
 from __future__ import annotations
 
-import fnmatch
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
 
-from goldenkit.records import expects_refusal, grader_results
-from goldenkit.schema import RED_TAG
+from goldenkit.metrics._red_rows import hallucination_ids, red_ids, refusal_ids, tag_list
+from goldenkit.records import grader_results
 from goldenkit.stats import clustered_se, wilson_ci_effective
 
-__all__ = [
-    "METRIC_COLUMNS",
-    "clustered_interval",
-    "grader_results",
-    "hallucination_row_ids",
-    "red_ids",
-    "red_metrics_text",
-    "run_metrics",
-]
+__all__ = ["METRIC_COLUMNS", "clustered_interval", "run_metrics"]
 
 METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
-_REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
-
-
-def _tags(value: Any) -> list[str]:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return []
-    if isinstance(value, str):
-        return [value]
-    return [str(t) for t in value]
 
 
 def clustered_interval(row_ids: Sequence[str], hits: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
@@ -132,52 +105,6 @@ def _row(
     }
 
 
-def _refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_rows: Iterable[str] | None) -> set[str]:
-    ids = list(ids)
-    if refusal_rows is not None:
-        return set(refusal_rows)
-    if cases is not None:
-        lookup: Callable[[str], Any] = cases.case if hasattr(cases, "case") else cases.__getitem__
-        # a Dataset raises DatasetError, not KeyError, for a row it lacks: ask it which rows it holds
-        held = set(cases.ids) if hasattr(cases, "ids") else None
-        out = set()
-        for rid in set(ids):
-            if held is not None and rid not in held:
-                continue
-            try:
-                case = lookup(rid)
-            except LookupError:
-                continue
-            if isinstance(case, Mapping):
-                expect = case.get("expect") or {}
-                flag = expect.get("refusal", expect.get("refuse")) is True
-            else:
-                flag = expects_refusal(case.expect)
-            if flag:
-                out.add(rid)
-        return out
-    return {rid for rid, t in zip(ids, tags, strict=True) if any(x in _REFUSAL_TAGS for x in t)}
-
-
-def _hallucination_ids(
-    ids: list[str],
-    tags: list[list[str]],
-    rows: Iterable[str] | None,
-    patterns: Iterable[str],
-    red: set[str],
-    refusing: set[str],
-) -> set[str]:
-    if rows is not None:
-        return set(rows)
-    pats = list(patterns)
-    tagged = {
-        rid
-        for rid, t in zip(ids, tags, strict=True)
-        if rid.startswith("hallucinate-") or any(fnmatch.fnmatchcase(x, p) for x in t for p in pats)
-    }
-    return tagged | (red - refusing)
-
-
 def run_metrics(
     outcomes: pd.DataFrame,
     *,
@@ -203,7 +130,7 @@ def run_metrics(
     ids = [str(x) for x in outcomes["row_id"].tolist()]
     verdicts = [str(v) for v in outcomes["verdict"].tolist()]
     graders = [grader_results(v) for v in outcomes["graders"].tolist()] if "graders" in outcomes.columns else [{}] * n
-    tags = [_tags(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
+    tags = [tag_list(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
     decided = [v in _DECIDED for v in verdicts]
 
     def on(rows: set[str], hit: str) -> list[tuple[str, bool]]:
@@ -224,7 +151,7 @@ def run_metrics(
         rows.append(_row(f"pass_rate:{name}", grader_attempts(name), grader=name))
     rows.append(_row("judge_accept_rate", grader_attempts(judge), grader=judge))
 
-    refusing = _refusal_ids(ids, tags, cases, refusal_rows)
+    refusing = refusal_ids(ids, tags, cases, refusal_rows)
     refusal = []
     for rid, ok, verdict, g in zip(ids, decided, verdicts, graders, strict=True):
         if not ok or rid not in refusing:
@@ -235,7 +162,7 @@ def run_metrics(
     rows.append(_row("refusal_accuracy", refusal))
 
     red = red_ids(ids, tags, red_rows)
-    halluc = _hallucination_ids(ids, tags, hallucination_rows, hallucination_tags, red, refusing)
+    halluc = hallucination_ids(ids, tags, hallucination_rows, hallucination_tags, red, refusing)
     rows.append(_row("hallucination_rate", on(halluc, "FAIL"), lower=True))
     rows.append(_row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory))
     if red:
@@ -243,55 +170,3 @@ def run_metrics(
     out = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
     types = {"hits": "int64", "total": "int64", "rows": "int64", "rate": "float64", "ci_low": "float64"}
     return out.astype({**types, "ci_high": "float64"})
-
-
-def red_ids(ids: Sequence[str], tags: Sequence[Sequence[str]], red_rows: Iterable[str] | None = None) -> set[str]:
-    """The red rows among ``ids``: those in ``red_rows`` if given, else those tagged ``red``."""
-    if red_rows is not None:
-        wanted = set(red_rows)
-        return {rid for rid in ids if rid in wanted}
-    return {rid for rid, t in zip(ids, tags, strict=True) if RED_TAG in t}
-
-
-def hallucination_row_ids(
-    ids: Sequence[str], tags: Sequence[Sequence[str]], hallucination_tags: Iterable[str] = ("hallucinate-*",)
-) -> set[str]:
-    """The hallucination rows :func:`run_metrics` uses when given outcomes alone (refusal rows by tag)."""
-    tag_lists = [list(t) for t in tags]
-    refusing = _refusal_ids(ids, tag_lists, None, None)
-    return _hallucination_ids(list(ids), tag_lists, None, hallucination_tags, red_ids(ids, tags), refusing)
-
-
-def red_metrics_text(metrics: pd.DataFrame) -> list[str]:
-    """The report's red-row lines: negative-case pass rate and hallucination rate with their intervals.
-
-    Empty when the run has no red rows (a run without ``--red``), so a report of
-    such a run shows nothing new.
-
-    >>> m = pd.DataFrame([
-    ...     {"metric": "negative_case_pass_rate", "hits": 2, "total": 3, "rows": 3, "rate": 2 / 3,
-    ...      "ci_low": 0.20766, "ci_high": 0.93851},
-    ...     {"metric": "hallucination_rate", "hits": 0, "total": 2, "rows": 2, "rate": 0.0,
-    ...      "ci_low": 0.0, "ci_high": 0.6576}])
-    >>> print("\\n".join(red_metrics_text(m)))
-    red rows (expected failures), apart from the rest:
-      negative-case pass rate  66.7%  (2/3 attempts, 3 rows; 95% CI 20.8%-93.9%)
-      hallucination rate        0.0%  (0/2 attempts, 2 rows; 95% CI 0.0%-65.8%; lower is better)
-    """
-    by = {str(r["metric"]): r for r in metrics.to_dict(orient="records")}
-    if "negative_case_pass_rate" not in by:
-        return []
-    out = ["red rows (expected failures), apart from the rest:"]
-    for key, label, note in (
-        ("negative_case_pass_rate", "negative-case pass rate", ""),
-        ("hallucination_rate", "hallucination rate", "; lower is better"),
-    ):
-        r = by.get(key)
-        if r is None:
-            continue
-        if not r["total"]:
-            out.append(f"  {label:<23}    n/a  (no graded attempt)")
-            continue
-        counts = f"{r['hits']}/{r['total']} attempts, {r['rows']} rows"
-        out.append(f"  {label:<23}  {r['rate']:>5.1%}  ({counts}; 95% CI {r['ci_low']:.1%}-{r['ci_high']:.1%}{note})")
-    return out
