@@ -52,7 +52,7 @@ LAYERS: list[set[str]] = [
         "formats.adk",
         "formats.contract",
     },
-    {"formats.vertex", "formats.eval_config"},
+    {"formats.vertex", "formats.eval_config", "formats._import_manifest"},
     {"formats.inspect", "formats.openai_evals", "formats.normalize", "formats.importer"},
     {"formats"},
     {"dataset.lines", "dataset.problems", "dataset.rows", "dataset.manifest", "dataset.reader"},

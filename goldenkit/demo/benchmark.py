@@ -49,7 +49,8 @@ def run_benchmark(
     cfg = load_config(config_path) if config_path is not None else {}
     policy = GatePolicy.from_config(section(cfg, "gate"), where=f"{cfg.get('_path', 'goldenkit.toml')} [gate]")
     paths = [
-        replay_agent(ds, cfg, policy, dataset_dir, out, agent, say, benchmark="demo").path for agent in BENCHMARK_AGENTS
+        replay_agent(ds, cfg, policy, dataset_dir, out, agent, say=say, benchmark="demo").path
+        for agent in BENCHMARK_AGENTS
     ]
     return leaderboard(paths, alpha=policy.alpha, rule=policy.rule)
 

@@ -193,7 +193,7 @@ def _run_agents(
     """Run both demo agents from their fixture folders; an INVALID run stops the demo."""
     summaries: dict[str, RunSummary] = {}
     for agent in AGENTS:
-        summaries[agent] = replay_agent(ds, cfg, policy, dataset_dir, out, agent, say)
+        summaries[agent] = replay_agent(ds, cfg, policy, dataset_dir, out, agent, say=say)
     return summaries
 
 
@@ -204,6 +204,7 @@ def replay_agent(
     dataset_dir: Path,
     out: Path,
     agent: str,
+    *,
     say: Callable[[str], None],
     **config: Any,
 ) -> RunSummary:

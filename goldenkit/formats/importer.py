@@ -64,6 +64,8 @@ from typing import Any
 from goldenkit.cases import Case
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
+from goldenkit.formats._import_manifest import import_manifest
+from goldenkit.formats._import_manifest import stem as file_stem
 from goldenkit.formats.adk import read_adk, read_test_config
 from goldenkit.formats.contract import read_golden, read_golden_manifest
 from goldenkit.formats.eval_config import EvalCriteria, read_eval_config
@@ -148,7 +150,9 @@ def import_dataset(
     rows = _rows(records, shape, slice, slice_field, split=split, source=source, added=added)
     imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
 
-    manifest = _manifest(src, fmt_key, shape, name, added, golden_manifest, imported_from)
+    manifest = import_manifest(
+        src, fmt_key, shape, name, added=added, golden=golden_manifest, imported_from=imported_from
+    )
     out.mkdir(parents=True, exist_ok=True)
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
@@ -277,16 +281,8 @@ def _refuse_lfs_pointer(data: bytes, rel: str) -> None:
         )
 
 
-def _stem(name: str) -> str:
-    base = name.rsplit("/", 1)[-1]
-    for suffix in (".test.json", ".evalset.json", ".jsonl.gz", ".jsonl", ".json", ".csv", ".gz"):
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
-
-
 def _default_slice(path: Path, rel: str) -> str:
-    stem = _stem(rel)
+    stem = file_stem(rel)
     if stem == "samples" and path.parent.name:
         return path.parent.name
     return stem
@@ -448,53 +444,6 @@ def _tags(case: Case) -> list[str]:
     if "simulated_user" in case.criteria:
         tags.append("simulated_user")
     return tags
-
-
-# --- manifest ------------------------------------------------------------------------------------
-
-
-def _manifest(
-    src: Path,
-    fmt: str,
-    shape: str,
-    name: str | None,
-    added: str,
-    golden: dict[str, Any] | None,
-    imported_from: dict[str, Any],
-) -> dict[str, Any]:
-    why = f"imported from {src.name} ({fmt})"
-    version = "1"
-    changelog = [{"version": version, "date": added, "why": why}]
-    if golden is not None and isinstance(golden.get("version"), str) and golden["version"].strip():
-        version = golden["version"]
-        changelog = _golden_changelog(golden, version, added, why)
-        imported_from["changelog_dates"] = "import date (the source changelog has no dates)"
-    ds_name = name or (golden or {}).get("name") or _stem(src.name) or "imported"
-    if not isinstance(ds_name, str) or not ds_name.strip():
-        ds_name = _stem(src.name)
-    manifest: dict[str, Any] = {"name": ds_name, "version": version, "changelog": changelog, "case_format": shape}
-    if golden is not None and isinstance(golden.get("description"), str):
-        manifest["description"] = golden["description"]
-    manifest["imported_from"] = imported_from
-    return manifest
-
-
-def _golden_changelog(golden: dict[str, Any], version: str, added: str, why: str) -> list[dict[str, str]]:
-    """java-ai-golden changelog strings (``"generation-v1: 8 cases ..."``) as {version, date, why} entries."""
-    entries: list[dict[str, str]] = []
-    for item in golden.get("changelog") or []:
-        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
-        m = re.match(r"\s*([^\s:]+):\s*(.+)", text, re.S)
-        ver, reason = (m.group(1), m.group(2).strip()) if m else (version, text.strip())
-        existing = next((e for e in entries if e["version"] == ver), None)
-        if existing is not None:
-            existing["why"] += f"; {reason}"
-            continue
-        entries.append({"version": ver, "date": added, "why": reason or why})
-    if not entries or entries[-1]["version"] != version:
-        entries = [e for e in entries if e["version"] != version]
-        entries.append({"version": version, "date": added, "why": why})
-    return entries
 
 
 __all__ = ["IMPORT_FORMATS", "import_dataset"]

@@ -320,7 +320,7 @@ async def post_stream(
     timer = asyncio.timeout(deadline)
     try:
         async with timer:
-            return await _stream(client, url, safe, body, headers, on_line, max_reply_bytes)
+            return await _stream(client, url, safe, body, headers, on_line=on_line, max_reply_bytes=max_reply_bytes)
     except TimeoutError:
         if deadline is not None and timer.expired():
             raise _deadline_error(deadline, safe) from None
@@ -333,6 +333,7 @@ async def _stream(
     safe: str,
     body: bytes,
     headers: dict[str, str] | None,
+    *,
     on_line: Callable[[bytes], bool],
     max_reply_bytes: int,
 ) -> float | None:
