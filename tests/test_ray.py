@@ -22,7 +22,7 @@ from fakeserver import FakeModelServer, Reply
 from ray_cluster import head_node, ray_cluster  # noqa: F401 - the session's cluster fixture
 
 from goldenkit.cli import main
-from goldenkit.commands.run import worker_setup
+from goldenkit.commands._agent import worker_setup
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError
 from goldenkit.providers.callable import CallableProvider

@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.commands import run as run_cmd
+from goldenkit.commands._agent import PROVIDER_OPTIONS, grader_list
 from goldenkit.commands.leaderboard import add_options, compute, show
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
 # keys an agent table may set: the provider options of [run]
-AGENT_KEYS = ("name", "provider", *run_cmd.PROVIDER_OPTIONS)
+AGENT_KEYS = ("name", "provider", *PROVIDER_OPTIONS)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -137,7 +138,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
     code = 0
     for agent, run_id in zip(agents, run_ids, strict=True):
         opts = {**base, **{k: v for k, v in agent.items() if k != "name"}}
-        summary = _run_one(dataset, opts, cfg, run_cmd.grader_list(args, cfg, opts.get("model")), run_id, args)
+        summary = _run_one(dataset, opts, cfg, grader_list(args, cfg, opts.get("model")), run_id, args)
         print(f"{agent['name']}: {summary.line()}", flush=True)
         code = max(code, summary.exit_code)  # 3 wins over 2 (an agent whose run graded nothing)
     args.results_dir = str(base["results_dir"])

@@ -194,7 +194,7 @@ def _report_gradable(args: argparse.Namespace, ds: Dataset, cases: dict[str, Cas
     exit code stays 0 (``goldenkit run`` is what refuses them).
     Graders that cannot be built here (a judge whose key is not set) are said on stderr.
     """
-    from goldenkit.commands.run import grader_list
+    from goldenkit.commands._agent import grader_list
     from goldenkit.config import load_config
     from goldenkit.graders.gradable import describe, describe_soft_only, gradability
 

@@ -40,7 +40,8 @@ def register(sub: Any) -> None:
 
 
 def regrade_command(args: argparse.Namespace) -> int:
-    from goldenkit.commands.run import apply_transport_to_judges, grader_list, resolve_options
+    from goldenkit.commands._agent import apply_transport_to_judges, grader_list
+    from goldenkit.commands.run import resolve_options
     from goldenkit.dataset import read_dataset
     from goldenkit.results import read_run
     from goldenkit.runner.regrade import regrade

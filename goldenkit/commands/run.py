@@ -24,12 +24,20 @@ configured grader can check (named; see :mod:`goldenkit.graders.gradable`).
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit.commands._agent import (
+    PROVIDER_OPTIONS,
+    TRANSPORT_OPTIONS,
+    apply_transport_to_judges,
+    build_provider,
+    build_simulator,
+    grader_list,
+    worker_setup,
+)
 from goldenkit.commands._args import NATURAL, POSITIVE, SECONDS, SHARE, TEMPERATURE, integer, number, renamed
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
@@ -98,9 +106,6 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_seed": integer(),
     "max_turns": integer(),
 }
-# Transport options: handed to providers that take them, silently left out for those that
-# make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
-TRANSPORT_OPTIONS = ("timeout", "ca_bundle", "no_proxy", "stream", "max_reply_bytes")
 DEFAULTS: dict[str, Any] = {
     "repeats": 1,
     "max_in_flight": 8,
@@ -112,28 +117,6 @@ DEFAULTS: dict[str, Any] = {
     "sample_seed": 0,
     "max_ungradable": 0.0,
 }
-# Options handed to the provider factory (those it accepts by name).
-PROVIDER_OPTIONS = (
-    "model",
-    "base_url",
-    "api_key_env",
-    "fixtures",
-    "callable",
-    "agent",
-    "system",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "tool_choice",
-    "history",
-    "max_tool_steps",
-    "tool_responses",
-    "timeout",
-    "ca_bundle",
-    "no_proxy",
-    "stream",
-    "max_reply_bytes",
-)
 
 
 def register(sub: Any) -> None:
@@ -305,27 +288,6 @@ def _simulated_user(u: Any) -> None:
     u.add_argument("--max-turns", type=int, help="agent turns per conversation at most (default 5; a case's own wins)")
 
 
-def build_simulator(opts: dict[str, Any]) -> Any:
-    """The ``--user-simulator`` (None when not given); ``--user-*`` options without it are a usage error."""
-    from goldenkit.providers.simulator import get_simulator
-
-    name = opts.get("user_simulator")
-    if name is None:
-        stray = [k for k in RUN_KEYS if k.startswith("user_") and opts.get(k) is not None]
-        if stray:
-            raise UsageError(f"goldenkit run: --{stray[0].replace('_', '-')} needs --user-simulator")
-        return None
-    return get_simulator(
-        name,
-        callable_spec=opts.get("user_callable"),
-        model=opts.get("user_model"),
-        base_url=opts.get("user_base_url"),
-        api_key_env=opts.get("user_api_key_env"),
-        temperature=opts.get("user_temperature"),
-        seed=opts.get("user_seed"),
-    )
-
-
 def _coerce(name: str, value: Any, where: str) -> Any:
     if RUN_KEYS[name] is bool:
         if isinstance(value, bool):
@@ -353,60 +315,6 @@ def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, 
         if v is not None:
             opts[k] = v
     return opts
-
-
-def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
-    """The graders of ``[graders] use`` (or ``--graders``), built with their options."""
-    from goldenkit.graders import build_graders
-
-    if args.graders:
-        names = [n.strip() for n in args.graders.split(",") if n.strip()]
-        cfg = {**cfg, "graders": {**section(cfg, "graders"), "use": names}}
-    return build_graders(cfg, generator_model=model)
-
-
-def build_provider(opts: dict[str, Any]) -> Any:
-    from goldenkit.providers.base import get_provider, provider_factory, provider_names
-
-    name = opts.get("provider")
-    if not name:
-        raise UsageError(f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})")
-    given = {k: opts[k] for k in PROVIDER_OPTIONS if opts.get(k) is not None}
-    try:
-        factory = provider_factory(name)
-    except ConfigError:
-        factory = None  # get_provider below says which names there are
-    if factory is not None:
-        try:
-            params = inspect.signature(factory).parameters
-        except (TypeError, ValueError):
-            params = {}  # type: ignore[assignment]
-        if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            dropped = sorted(k for k in given if k not in params and k not in TRANSPORT_OPTIONS)
-            if dropped:
-                flags = ", ".join("--" + k.replace("_", "-") for k in dropped)
-                raise UsageError(f"goldenkit run: {flags} does not apply to provider {name}")
-            given = {k: v for k, v in given.items() if k in params}
-    return get_provider(name, **given)
-
-
-def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
-    """The run's ``--ca-bundle`` / ``--no-proxy`` also apply to a judge's HTTP provider."""
-    if opts.get("ca_bundle") is None and not opts.get("no_proxy"):
-        return
-    for grader in graders:
-        set_transport = getattr(getattr(grader, "provider", None), "set_transport", None)
-        if callable(set_transport):
-            set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
-
-
-def worker_setup(opts: dict[str, Any], cfg: dict[str, Any], grader_names: str | None) -> tuple[Any, list[Any]]:
-    """What each Ray worker of ``--executor ray`` calls: the provider and graders built from the
-    command's options there (API keys are read from the worker's own environment)."""
-    graders = grader_list(argparse.Namespace(graders=grader_names), cfg, opts.get("model"))
-    provider = build_provider(opts)
-    apply_transport_to_judges(graders, opts)
-    return provider, graders
 
 
 def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
@@ -506,4 +414,16 @@ def run_command(args: argparse.Namespace) -> int:
     return summary.exit_code
 
 
-__all__ = ["register", "resolve_options", "run_arguments", "run_command", "worker_setup"]
+__all__ = [
+    "PROVIDER_OPTIONS",
+    "TRANSPORT_OPTIONS",
+    "apply_transport_to_judges",
+    "build_provider",
+    "build_simulator",
+    "grader_list",
+    "register",
+    "resolve_options",
+    "run_arguments",
+    "run_command",
+    "worker_setup",
+]

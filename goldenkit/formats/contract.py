@@ -62,23 +62,30 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._text import did_you_mean
-from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
+from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import (
     case_error,
-    chat_message,
     contract_images,
     decode_text,
     json_object_line,
-    tool_call,
+)
+from goldenkit.formats._contract_fields import (
+    MAPPING,
+    history_messages,
+    merge_new,
+    opt_str,
+    read_turn,
+    replace_turn,
+    str_list,
+    tool_list,
+    tool_responses,
 )
 from goldenkit.formats._rubrics import contract_rubrics
 from goldenkit.formats._scenario import read_scenario
 
 #: expect keys holding a list of strings (a single string is accepted as a one-item list).
 _LIST_KEYS = ("must_contain", "must_contain_any", "must_not", "regex", "regex_not")
-#: ``isinstance(x, _MAPPING)`` answers for a dict (every JSON object) without the Mapping ABC's slower check.
-_MAPPING = (dict, Mapping)
 _ALIASES = {"contains": "must_contain", "refuse": "refusal", "adversarial": "red"}
 _TOOL_MATCH = ("EXACT", "IN_ORDER", "ANY_ORDER", "F1", "ALIGN")
 #: Every key an ``expect`` object may hold: what the graders read (contract, trajectory, reference,
@@ -106,7 +113,7 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: lis
     expect_in = raw.get("expect")
     if expect_in is None:
         expect_in = {}
-    if not isinstance(expect_in, _MAPPING):
+    if not isinstance(expect_in, MAPPING):
         raise case_error(row_id, f"expect must be an object, got {type(expect_in).__name__}")
     expect: dict[str, Any] = {}
     _check_keys(expect_in, "expect", row_id, unknown)
@@ -115,8 +122,8 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: lis
             continue
         target: str = _ALIASES.get(str(key), str(key))
         if target in _LIST_KEYS:
-            items = _str_list(value, row_id=row_id, field=f"expect.{key}")
-            expect[target] = _merge(expect[target], items) if target in expect else list(dict.fromkeys(items))
+            items = str_list(value, row_id=row_id, field=f"expect.{key}")
+            expect[target] = merge_new(expect[target], items) if target in expect else list(dict.fromkeys(items))
         elif target in ("refusal", "red"):
             if value is None:
                 continue
@@ -128,8 +135,8 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: lis
         else:
             expect[target] = value
     if "must_not" in raw and raw["must_not"] is not None:
-        top = _str_list(raw["must_not"], row_id=row_id, field="must_not")
-        expect["must_not"] = _merge(expect.get("must_not", []), top)
+        top = str_list(raw["must_not"], row_id=row_id, field="must_not")
+        expect["must_not"] = merge_new(expect.get("must_not", []), top)
     for key in ("must_contain", "must_contain_any", "must_not", "regex", "regex_not"):
         if key in expect and not expect[key]:
             del expect[key]
@@ -141,10 +148,10 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: lis
                 raise case_error(row_id, f"expect.{key} pattern {pattern!r} does not compile: {exc}") from None
     if expect.get("turns") is not None:
         expect["turns"] = _per_turn_expect_list(expect["turns"], row_id, unknown)
-    if isinstance(expect.get("every_turn"), _MAPPING):
+    if isinstance(expect.get("every_turn"), MAPPING):
         _check_keys(expect["every_turn"], "expect.every_turn", row_id, unknown)
     if "tools" in expect:
-        calls = _tool_list(expect["tools"], row_id=row_id, field="expect.tools")
+        calls = tool_list(expect["tools"], row_id=row_id, field="expect.tools")
         expect["tools"] = [c.to_dict() for c in calls]
     if "tool_match" in expect:
         tm = expect["tool_match"]
@@ -152,11 +159,7 @@ def normalize_expect(raw: Mapping[str, Any], *, row_id: str | None, unknown: lis
         if norm not in _TOOL_MATCH:
             raise case_error(row_id, f"expect.tool_match must be one of {', '.join(_TOOL_MATCH)}, got {tm!r}")
         expect["tool_match"] = norm
-    if (
-        "tool_args" in expect
-        and not isinstance(expect["tool_args"], _MAPPING)
-        and expect["tool_args"] not in _TOOL_ARGS
-    ):
+    if "tool_args" in expect and not isinstance(expect["tool_args"], MAPPING) and expect["tool_args"] not in _TOOL_ARGS:
         raise case_error(
             row_id,
             f"expect.tool_args must be one of {', '.join(_TOOL_ARGS)} or a table of argument policies, "
@@ -185,7 +188,7 @@ def _per_turn_expect_list(per_turn: Any, row_id: str | None, unknown: list[str] 
         raise case_error(row_id, "expect.turns must be a list of per-turn expectations")
     normalized: list[dict[str, Any]] = []
     for i, entry in enumerate(per_turn):
-        if entry is not None and not isinstance(entry, _MAPPING):
+        if entry is not None and not isinstance(entry, MAPPING):
             raise case_error(row_id, f"expect.turns[{i}] must be an object")
         if entry is not None and "turns" in entry:
             raise case_error(row_id, f"expect.turns[{i}] cannot hold turns of its own")
@@ -210,15 +213,15 @@ def _nested_expect(
 
 def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None, *, unknown: list[str] | None = None) -> Case:
     """Normalize a contract case (see the module docstring; ``unknown`` as in :func:`normalize_expect`)."""
-    case_id = row_id or _opt_str(raw, "id", row_id) or ""
+    case_id = row_id or opt_str(raw, "id", row_id) or ""
     rid = case_id or None
     expect = normalize_expect(raw, row_id=rid, unknown=unknown)
 
-    reference = _opt_str(raw, "reference", rid)
+    reference = opt_str(raw, "reference", rid)
     if reference is None and isinstance(expect.get("reference"), str):
         reference = expect["reference"]
 
-    responses = tuple(_tool_responses(raw.get("tool_responses"), row_id=rid))
+    responses = tuple(tool_responses(raw.get("tool_responses"), row_id=rid))
     case_tools = [ToolCall(name=t["name"], args=t["args"]) for t in expect.get("tools", [])]
 
     turns: list[Turn] = []
@@ -233,7 +236,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None, *, unk
         if not isinstance(items, list) or not items:
             raise case_error(rid, "turns must be a non-empty list of user messages")
         for i, item in enumerate(items):
-            turns.append(_turn(item, i, rid, responses))
+            turns.append(read_turn(item, i, rid, responses))
         if raw.get("prompt") is not None:
             raise case_error(rid, "give either prompt or turns, not both")
         if raw.get("images") is not None:
@@ -249,29 +252,27 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None, *, unk
     _turn_object_checks(raw.get("turns"), expect, rid, unknown)
     _per_turn_expect(expect, turns, rid)
     if len(turns) == 1 and case_tools and not turns[0].expected_tools:
-        turns[0] = _replace(turns[0], expected_tools=tuple(case_tools))
+        turns[0] = replace_turn(turns[0], expected_tools=tuple(case_tools))
     if reference is not None and turns[-1].expected_response is None:
-        turns[-1] = _replace(turns[-1], expected_response=reference)
+        turns[-1] = replace_turn(turns[-1], expected_response=reference)
     if reference is None:
         reference = turns[-1].expected_response
 
-    history = _history(raw.get("history"), row_id=rid)
+    history = history_messages(raw.get("history"), row_id=rid)
     tools = raw.get("tools") or []
-    if not isinstance(tools, list) or not all(
-        isinstance(t, _MAPPING) and isinstance(t.get("name"), str) for t in tools
-    ):
+    if not isinstance(tools, list) or not all(isinstance(t, MAPPING) and isinstance(t.get("name"), str) for t in tools):
         raise case_error(rid, "tools must be a list of objects with a name")
     criteria = raw.get("criteria") or {}
-    if not isinstance(criteria, _MAPPING):
+    if not isinstance(criteria, MAPPING):
         raise case_error(rid, "criteria must be an object")
     session = raw.get("session")
-    if session is not None and not isinstance(session, _MAPPING):
+    if session is not None and not isinstance(session, MAPPING):
         raise case_error(rid, "session must be an object")
     return Case(
         id=case_id,
         shape="contract",
         turns=tuple(turns),
-        system=_opt_str(raw, "system", rid),
+        system=opt_str(raw, "system", rid),
         history=tuple(history),
         tools=tuple(dict(t) for t in tools),
         reference=reference,
@@ -287,7 +288,7 @@ def normalize_contract(raw: Mapping[str, Any], row_id: str | None = None, *, unk
 
 def _final_state(expect: Mapping[str, Any], rid: str | None) -> dict[str, Any] | None:
     state = expect.get("final_state")
-    if state is not None and not isinstance(state, _MAPPING):
+    if state is not None and not isinstance(state, MAPPING):
         raise case_error(rid, "expect.final_state must be an object")
     return dict(state) if state else None
 
@@ -359,9 +360,9 @@ def _turn_object_checks(items: Any, expect: dict[str, Any], rid: str | None, unk
         return
     per_turn: list[Any] = list(expect.get("turns") or [])
     for i, item in enumerate(items):
-        if not isinstance(item, _MAPPING):
+        if not isinstance(item, MAPPING):
             continue
-        own = dict(item["expect"]) if isinstance(item.get("expect"), _MAPPING) else {}
+        own = dict(item["expect"]) if isinstance(item.get("expect"), MAPPING) else {}
         own.update({k: v for k, v in item.items() if k not in _TURN_KEYS})
         if not own:
             continue
@@ -394,10 +395,10 @@ def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None)
         if entry is not None:
             if entry.get("tools") and not turn.expected_tools:
                 calls = tuple(ToolCall(name=t["name"], args=t["args"]) for t in entry["tools"])
-                turn = _replace(turn, expected_tools=calls)
+                turn = replace_turn(turn, expected_tools=calls)
             ref = entry.get("reference")
             if isinstance(ref, str) and turn.expected_response is None:
-                turn = _replace(turn, expected_response=ref)
+                turn = replace_turn(turn, expected_response=ref)
             turns[i] = turn
         if turn.expected_tools and not (entry or {}).get("tools"):
             while len(mirrored) <= i:
@@ -405,96 +406,6 @@ def _per_turn_expect(expect: dict[str, Any], turns: list[Turn], rid: str | None)
             mirrored[i]["tools"] = [c.to_dict() for c in turn.expected_tools]
     if mirrored:
         expect["turns"] = mirrored
-
-
-def _turn(item: Any, i: int, rid: str | None, responses: tuple[ToolResponse, ...]) -> Turn:
-    if isinstance(item, str):
-        return Turn(user=item, tool_responses=responses)
-    if isinstance(item, _MAPPING):
-        user = item.get("user", item.get("prompt", item.get("content")))
-        if not isinstance(user, str):
-            raise case_error(rid, f"turns[{i}] has no user text (user/prompt/content)")
-        ref = item.get("reference", item.get("expected_response"))
-        if ref is not None and not isinstance(ref, str):
-            raise case_error(rid, f"turns[{i}].reference must be a string")
-        calls = _tool_list(item.get("tools") or [], row_id=rid, field=f"turns[{i}].tools")
-        own = tuple(_tool_responses(item.get("tool_responses"), row_id=rid, field=f"turns[{i}].tool_responses"))
-        images = contract_images(item.get("images"), row_id=rid, field=f"turns[{i}].images")
-        return Turn(
-            user=user,
-            expected_response=ref,
-            expected_tools=tuple(calls),
-            tool_responses=own or responses,
-            images=images,
-        )
-    raise case_error(rid, f"turns[{i}] must be a string or an object")
-
-
-def _tool_list(value: Any, *, row_id: str | None, field: str) -> list[ToolCall]:
-    if not isinstance(value, list):
-        raise case_error(row_id, f"{field} must be a list of {{name, args}} objects")
-    return [tool_call(v, row_id=row_id, field=f"{field}[{i}]") for i, v in enumerate(value)]
-
-
-def _tool_responses(value: Any, *, row_id: str | None, field: str = "tool_responses") -> list[ToolResponse]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise case_error(row_id, f"{field} must be a list")
-    out = []
-    for i, v in enumerate(value):
-        if not isinstance(v, _MAPPING) or not isinstance(v.get("name"), str) or "response" not in v:
-            raise case_error(row_id, f"{field}[{i}] needs a name and a response")
-        args = v.get("args")
-        if args is not None and not isinstance(args, _MAPPING):
-            raise case_error(row_id, f"{field}[{i}].args must be an object")
-        out.append(ToolResponse(name=v["name"], args=dict(args) if args is not None else None, response=v["response"]))
-    return out
-
-
-def _history(value: Any, *, row_id: str | None) -> list[Message]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise case_error(row_id, "history must be a list of {role, content} messages")
-    return [chat_message(m, row_id=row_id, field=f"history[{i}]") for i, m in enumerate(value)]
-
-
-def _str_list(value: Any, *, row_id: str | None, field: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        for v in value:
-            if not isinstance(v, str):
-                break
-        else:
-            return list(value)
-    raise case_error(row_id, f"{field} must be a list of strings")
-
-
-def _merge(first: list[str], second: list[str]) -> list[str]:
-    out = list(first)
-    for item in second:
-        if item not in out:
-            out.append(item)
-    return out
-
-
-def _opt_str(raw: Mapping[str, Any], key: str, row_id: str | None) -> str | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise case_error(row_id, f"{key} must be a string, got {type(value).__name__}")
-    return value
-
-
-def _replace(turn: Turn, **changes: Any) -> Turn:
-    from dataclasses import replace
-
-    return replace(turn, **changes)
 
 
 __all__ = [

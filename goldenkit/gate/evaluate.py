@@ -103,13 +103,9 @@ named with the closest slice that exists (``critical slice refnuds: ... (did
 you mean refunds?)``).
 
 Warnings (``decision.warnings``, printed as ``[WARN]`` lines; they never change
-the exit code): besides the slices short of evidence, each critical slice whose
-paired rows are too few for the exact McNemar test to detect the policy's
-``non_inferiority_margin`` (without a margin, or a margin of 0: a change of
-0.05, :data:`POWER_DELTA`) at the policy's ``alpha`` with 80% power
-(:func:`power_warnings`, from :func:`goldenkit.stats.rows_needed`, the numbers
-of ``goldenkit stats plan``). The share of rows that flip is the comparison's
-own, ``(b + c) / paired`` overall, and at least the change itself.
+the exit code): the slices short of evidence, and the power warning of each
+critical slice whose paired rows are too few to detect the margin
+(:func:`power_warnings`; :mod:`goldenkit.gate._power` documents it).
 """
 
 from __future__ import annotations
@@ -125,7 +121,8 @@ import pandas as pd
 from goldenkit._text import did_you_mean
 from goldenkit.compare.groups import RunRef, resolve_side
 from goldenkit.compare.ledger import missing_repeats
-from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError, InputError
+from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError
+from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate.evidence import (
     baseline_evidence,
     error_rules,
@@ -138,17 +135,12 @@ from goldenkit.gate.evidence import (
 from goldenkit.gate.policy import GateDecision, GatePolicy, GateRule
 from goldenkit.protocols import RunLike
 from goldenkit.schema import INVALID
-from goldenkit.stats import collapse_repeats, holm, rows_needed, slice_table
+from goldenkit.stats import collapse_repeats, holm, slice_table
 
 if TYPE_CHECKING:
     from goldenkit.compare.runs import Comparison
 
 __all__ = ["POWER_DELTA", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate", "own_comparison", "power_warnings"]
-
-#: The change in pass rate a critical slice should be able to detect when the policy sets no margin.
-POWER_DELTA = 0.05
-#: The power :func:`power_warnings` asks of a critical slice's paired rows.
-POWER = 0.8
 
 # --------------------------------------------------------------------------- evaluation
 
@@ -391,43 +383,6 @@ def _with_slice_meant(rules: list[GateRule], policy: GatePolicy, known: set[str]
     """The evidence rules, a critical slice that no side has named with the closest slice that exists."""
     meant = {f"evidence.critical[{s}]": did_you_mean(s, known) for s in policy.critical if s not in known}
     return [replace(r, detail=r.detail + meant[r.name]) if meant.get(r.name) else r for r in rules]
-
-
-def power_warnings(comparison: Comparison, policy: GatePolicy) -> list[str]:
-    """One line for each critical slice whose paired rows are too few to detect the policy's margin.
-
-    The change to detect is ``non_inferiority_margin`` (:data:`POWER_DELTA` without one, or with 0), at
-    the policy's ``alpha`` with :data:`POWER`, by the exact McNemar test (:func:`goldenkit.stats.rows_needed`);
-    the share of rows that flip is the comparison's, overall, and at least the change. A critical slice
-    without rows is left to its evidence rule.
-    """
-    margin = policy.non_inferiority_margin
-    delta = margin if margin else POWER_DELTA
-    what = f"the non-inferiority margin {delta:g}" if margin else f"a change of {delta:g} (no non_inferiority_margin)"
-    ledger, overall = comparison.ledger, comparison.table.iloc[-1]
-    paired = ledger.account(None).paired
-    flips = (int(overall["b"]) + int(overall["c"])) / paired if paired else 0.0
-    psi = min(1.0, max(flips, delta))
-    share = f"{psi:.3g} of the rows flipping ({'as in this comparison' if flips >= delta else 'at least the change'})"
-    plan = f"goldenkit stats plan --delta {delta:g} --discordance {psi:.3g} --alpha {policy.alpha:g}"
-    need: int | str | None = None
-    out = []
-    for s in policy.critical:
-        account = ledger.account(s)
-        if account.rows == 0:
-            continue
-        if need is None:
-            try:
-                need = rows_needed(delta, float(f"{psi:.3g}"), policy.alpha, POWER)
-            except InputError:
-                need = "more than 50,000,000"
-        if isinstance(need, str) or account.paired < need:
-            out.append(
-                f"critical slice {s}: {account.paired} paired row(s) are too few to detect {what} at alpha "
-                f"{policy.alpha:g} with {POWER:.0%} power; it needs {need} paired rows "
-                f"(exact McNemar test, {share}: {plan})"
-            )
-    return out
 
 
 def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> GateRule:
