@@ -27,9 +27,11 @@ A package's public names are imported on first use the same way
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from goldenkit.errors import ConfigError
@@ -98,3 +100,26 @@ def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str],
         return value
 
     return __getattr__
+
+
+def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """``__getattr__``, ``__dir__`` and ``__all__`` for ``package`` from the ``.pyi`` stub beside ``init_file``.
+
+    The stub is where the package lists its public API, once: each ``from MODULE import NAME as NAME``
+    line names a public name and the module it lives in (type checkers read the same lines).
+    ``__all__`` is those names, sorted; each is imported from its module on first use
+    (:func:`lazy_attributes`). A stub line in another form is a TypeError naming it.
+    """
+    stub = Path(init_file).with_suffix(".pyi")
+    modules: dict[str, str] = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8"), str(stub)).body:
+        if isinstance(node, ast.ImportFrom):
+            if node.module is None or node.level or any(a.asname != a.name for a in node.names):
+                raise TypeError(f"{stub}:{node.lineno}: write public names as 'from goldenkit.x import name as name'")
+            modules.update((alias.name, node.module) for alias in node.names)
+    names = sorted(modules)
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(names))
+
+    return lazy_attributes(package, modules), __dir__, names

@@ -13,8 +13,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit import leaderboard

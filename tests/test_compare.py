@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from run_factory import SHA_B, FakeRun, manifest, outcomes, worked_example, write_run
 
 from goldenkit.compare import STATUSES, compare_runs

@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit.cases import Case
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset

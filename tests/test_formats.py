@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from _shared import needs_shared, shared_dir
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from goldenkit import DatasetError, normalize_case
 from goldenkit.cases import Case

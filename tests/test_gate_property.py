@@ -16,8 +16,7 @@ import itertools
 from typing import Any
 
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.compare import protocol_key

@@ -6,8 +6,7 @@ import json
 
 import pytest
 from _shared import shared_dir, shared_path
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import ConfigError, InputError

@@ -106,8 +106,7 @@ def test_rubrics_written_by_adk_itself_are_imported(tmp_path: Path) -> None:
     """An eval set serialized by the installed ADK's own models (no interop file carries rubrics)."""
     es = pytest.importorskip("google.adk.evaluation.eval_set")
     from google.adk.evaluation.eval_case import EvalCase, Invocation
-    from google.adk.evaluation.eval_rubrics import Rubric as AdkRubric
-    from google.adk.evaluation.eval_rubrics import RubricContent
+    from google.adk.evaluation.eval_rubrics import Rubric as AdkRubric, RubricContent
     from google.genai import types
 
     inv = Invocation(

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from _shared import shared_dir, shared_fixture
 
-from goldenkit import compare_runs, outcomes_df, read_run
-from goldenkit import report as report_lib
+from goldenkit import compare_runs, outcomes_df, read_run, report as report_lib
 from goldenkit.cli import main
 
 RESULTS = shared_dir("interop", "results")

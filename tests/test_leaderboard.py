@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from run_factory import manifest, outcomes, write_run
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests

@@ -19,8 +19,7 @@ from goldenkit.cli import main as cli_main
 from goldenkit.errors import InfrastructureError
 from goldenkit.history import trend
 from goldenkit.notebooks import remote_references
-from goldenkit.pages import STATE_FILE, build_site
-from goldenkit.pages import site as site_mod
+from goldenkit.pages import STATE_FILE, build_site, site as site_mod
 from goldenkit.pages.leaderboards import LeaderboardPages
 from goldenkit.pages.plots import trend_svg, x_axis
 from goldenkit.pages.views import Section

@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from goldenkit.errors import InputError
 from goldenkit.leaderboards.passk import pass_at_k, row_pass_at_k, row_pass_hat_k

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit import scrub as scrub_mod
 from goldenkit.scrub import redact_text

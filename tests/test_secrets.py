@@ -22,8 +22,7 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit import scrub as scrubber
 from goldenkit.cli import main

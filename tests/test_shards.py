@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset

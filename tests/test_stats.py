@@ -16,8 +16,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.stats import (

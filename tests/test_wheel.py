@@ -68,6 +68,7 @@ def test_report_from_a_wheel_installed_in_a_fresh_venv(tmp_path: Path) -> None:
         p.name for p in (ROOT / "notebooks").glob("*.ipynb")
     }
     assert "goldenkit/templates/goldenkit_report.html.j2" in names
+    assert {"goldenkit/__init__.pyi", "goldenkit/py.typed"} <= set(names)  # the public API's one list
 
     python = _fresh_venv(tmp_path)
     _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], tmp_path)

@@ -11,8 +11,12 @@ from typing import Any
 
 from goldenkit.audit.marks import latest_marks, read_marks
 from goldenkit.dataset import Dataset, read_dataset, rows_to_jsonl
-from goldenkit.dataset.versions import new_version_target, with_changelog_entry, write_version
-from goldenkit.dataset.versions import next_version as next_version  # re-exported by goldenkit.audit
+from goldenkit.dataset.versions import (
+    new_version_target,
+    next_version as next_version,  # re-exported by goldenkit.audit
+    with_changelog_entry,
+    write_version,
+)
 from goldenkit.errors import InputError
 
 

@@ -88,6 +88,7 @@ from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
     ERROR_CLEARED,
     ERROR_TO_SKIPPED,
+    MISSING_ROW as MISSING,
     NEW_ERROR,
     NEW_FAILURE,
     RECOVERED,
@@ -98,7 +99,6 @@ from goldenkit.schema import (
     UNCHANGED_SKIPPED,
     VERDICTS,
 )
-from goldenkit.schema import MISSING_ROW as MISSING
 from goldenkit.stats import (
     OVERALL,
     collapse_repeats,

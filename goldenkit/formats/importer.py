@@ -64,8 +64,7 @@ from typing import Any
 from goldenkit.cases import Case
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
-from goldenkit.formats._import_manifest import import_manifest
-from goldenkit.formats._import_manifest import stem as file_stem
+from goldenkit.formats._import_manifest import import_manifest, stem as file_stem
 from goldenkit.formats.adk import read_adk, read_test_config
 from goldenkit.formats.contract import read_golden, read_golden_manifest
 from goldenkit.formats.eval_config import EvalCriteria, read_eval_config

@@ -64,8 +64,7 @@ from goldenkit.harnesses.runfolder import IMPORTED
 from goldenkit.protocols import DatasetLike
 from goldenkit.providers.base import Provider
 from goldenkit.records import Case, Response, TurnOutput
-from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
-from goldenkit.results import Run as StoredRun
+from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_json_atomic
 from goldenkit.runner.evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner.folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner.manifest import run_manifest

@@ -1,0 +1,65 @@
+"""The public API is listed once, in goldenkit/__init__.pyi; the package reads its lines at run time."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import goldenkit
+from goldenkit.registry import attach_stub
+
+STUB = Path(goldenkit.__file__).with_suffix(".pyi")
+
+
+def _stub_table() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for node in ast.parse(STUB.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                assert alias.name not in table, f"{alias.name} listed twice"
+                table[alias.name] = str(node.module)
+    return table
+
+
+def test_all_is_the_stubs_names_and_each_is_the_object_of_its_module() -> None:
+    table = _stub_table()
+    assert goldenkit.__all__ == sorted(table)
+    for name, module in table.items():
+        assert getattr(goldenkit, name) is getattr(importlib.import_module(module), name), name
+    assert set(goldenkit.__all__) <= set(dir(goldenkit))
+
+
+def test_the_init_module_names_no_public_name_itself() -> None:
+    """__init__.py holds no list of its own: no import of a public name, no table, no __all__ literal."""
+    tree = ast.parse(Path(goldenkit.__file__).read_text(encoding="utf-8"))
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert imported & set(goldenkit.__all__) == set()
+    assert not any(isinstance(n, ast.Dict | ast.List) for n in ast.walk(tree))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'read_runs'"):
+        goldenkit.read_runs  # noqa: B018
+
+
+def test_a_stub_line_in_another_form_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "__init__.pyi").write_text("from json import dumps as encode\n")
+    with pytest.raises(TypeError, match=r"__init__.pyi:1: write public names as"):
+        attach_stub("pkg", str(tmp_path / "__init__.py"))
+    (tmp_path / "__init__.pyi").write_text("from json import (\n    dumps as dumps,\n    loads as loads,\n)\n")
+    getattr_, dir_, names = attach_stub("json", str(tmp_path / "__init__.py"))
+    assert names == ["dumps", "loads"] and getattr_("dumps")([1]) == "[1]"
+
+
+def test_import_goldenkit_loads_none_of_the_heavy_libraries() -> None:
+    code = (
+        "import sys, goldenkit; goldenkit.__all__; "
+        "print(sorted(m for m in ('pandas', 'numpy', 'scipy', 'statsmodels', 'pyarrow') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
