@@ -11,7 +11,7 @@ value that varies per row (an order id):
 No findings are stored (the worst case: every finding is read from its reason
 text, as for a run written before findings). Timed: reading both sides'
 findings of every flip from their reasons (what the flip list does for such a
-run, :func:`goldenkit.findings.findings_in`), plus ``why(comparison)``
+run, :func:`goldenkit._findings.findings_in`), plus ``why(comparison)``
 grouping them per slice and overall. Target: <= 2 s. The flip list's texts
 (Comparison.flips, the second line of bench_stats, findings included) are read
 once before, and timed on their own line.
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_stats import SLICES, make_run  # noqa: E402
 
 from goldenkit import compare_runs, read_run, why  # noqa: E402
-from goldenkit.findings import findings_in  # noqa: E402
+from goldenkit._findings import findings_in  # noqa: E402
 
 CAUSES = ("must_contain", "must_not", "must_contain_any")
 

@@ -35,9 +35,9 @@ from functools import partial
 from pathlib import Path
 
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
-from goldenkit.dataset.lines import sha256_of_lines, split_lines
-from goldenkit.dataset.problems import Problems
-from goldenkit.dataset.rows import check_rows, rows_frame
+from goldenkit.dataset._lines import sha256_of_lines, split_lines
+from goldenkit.dataset._problems import Problems
+from goldenkit.dataset._rows import check_rows, rows_frame
 
 SLICES = [
     "refunds",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from goldenkit.dataset import read_dataset
 from goldenkit.graders import build_graders, grade_case
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.providers._base import Response, TurnOutput
 
 
 def main() -> None:

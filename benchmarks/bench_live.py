@@ -102,8 +102,8 @@ def stop_server(pidfile: Path) -> None:
 
 def bodies(base_url: str, n: int, offset: int) -> list[bytes]:
     """The exact request bodies goldenkit's OpenAI provider sends for these prompts."""
-    from goldenkit.cases import Message
-    from goldenkit.providers.openai import OpenAIProvider
+    from goldenkit.providers._openai import OpenAIProvider
+    from goldenkit.records import Message
 
     prov = OpenAIProvider(base_url=base_url, **SETTINGS)
     return [
@@ -145,7 +145,7 @@ def write_dataset(root: Path, n: int, offset: int) -> Path:
 
 def goldenkit_run(base_url: str, ds_dir: Path, inflight: int, results: Path) -> dict[str, float]:
     from goldenkit.dataset import read_dataset
-    from goldenkit.providers.openai import OpenAIProvider
+    from goldenkit.providers._openai import OpenAIProvider
     from goldenkit.results import outcomes_df
     from goldenkit.runner import run_eval
 
@@ -181,7 +181,7 @@ def main() -> None:
         base_url = a.base_url
         if not base_url:
             base_url, pidfile = start_server(tmp / "server")
-        from goldenkit.providers.openai import chat_completions_url
+        from goldenkit.providers._openai import chat_completions_url
 
         url = chat_completions_url(base_url)
         try:

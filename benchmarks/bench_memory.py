@@ -90,7 +90,7 @@ import sys
 from goldenkit.commands._agent import build_provider, grader_list
 from goldenkit.dataset import read_dataset
 from goldenkit.runner import run_eval
-from goldenkit.runner.evaluate import normalize_cases
+from goldenkit.runner._evaluate import normalize_cases
 ds = read_dataset(sys.argv[1])
 cases = normalize_cases(ds, ds.ids)
 """

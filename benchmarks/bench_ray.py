@@ -41,10 +41,10 @@ import benchdata  # beside this script
 from bench_runner import start_servers
 
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.runner import run_eval
-from goldenkit.runner.ray_executor import RaySettings
+from goldenkit.runner._ray_executor import RaySettings
 
 WORK = {"n": 20_000}  # loop length of one call; calibrated to about 5 ms below
 

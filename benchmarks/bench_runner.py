@@ -241,7 +241,7 @@ def goldenkit_runner_alone(url: str, n: int, inflight: int, tmp: Path) -> tuple[
     """(wall, client CPU) of a whole run_eval on an in-process provider that answers at once
     (one await, no HTTP): the runner's own work per call (normalize, grade, write) and its fixed costs."""
     from goldenkit.dataset import read_dataset
-    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.providers._callable import CallableProvider
     from goldenkit.runner import run_eval
 
     async def answer(case: Any) -> str:
@@ -273,8 +273,8 @@ def candidates() -> list[tuple[str, Any]]:
 
 
 async def goldenkit_provider(url: str, n: int, inflight: int) -> None:
-    from goldenkit.cases import Case, Turn
-    from goldenkit.providers.openai import OpenAIProvider
+    from goldenkit.providers._openai import OpenAIProvider
+    from goldenkit.records import Case, Turn
 
     prov = OpenAIProvider(model="bench", base_url=url.removesuffix("/chat/completions"))
     prov.configure(timeout=120, max_in_flight=inflight)
@@ -300,7 +300,7 @@ def write_dataset(root: Path, n: int) -> Path:
 def goldenkit_run(url: str, n: int, inflight: int, tmp: Path) -> tuple[float, float]:
     """(wall, client CPU) of a whole run_eval; every call must have been answered and graded PASS."""
     from goldenkit.dataset import read_dataset
-    from goldenkit.providers.openai import OpenAIProvider
+    from goldenkit.providers._openai import OpenAIProvider
     from goldenkit.runner import run_eval
 
     ds = read_dataset(write_dataset(tmp, n))

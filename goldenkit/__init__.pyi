@@ -1,12 +1,15 @@
 """goldenkit's public API, listed once: each public name and the module it lives in.
 
 Type checkers and editors read this stub; at run time ``goldenkit/__init__.py`` reads the same
-lines (:func:`goldenkit.registry.attach_stub`) and imports each name from its module on first
+lines (:func:`goldenkit._registry.attach_stub`) and imports each name from its module on first
 use, so ``import goldenkit`` stays cheap. A new public name is one line here.
 """
 
 __version__: str
 
+from goldenkit._explain import (
+    explain_clusters as explain_clusters,
+)
 from goldenkit.audit import (
     apply_audit as apply_audit,
 )
@@ -52,7 +55,7 @@ from goldenkit.graders import (
     rouge1_f as rouge1_f,
     trajectory_score as trajectory_score,
 )
-from goldenkit.graders.base import (
+from goldenkit.graders._base import (
     Grader as Grader,
     GradeResult as GradeResult,
     get_grader as get_grader,
@@ -66,10 +69,10 @@ from goldenkit.history import (
     runs_df as runs_df,
     trend as trend,
 )
-from goldenkit.leaderboards.passk import (
+from goldenkit.leaderboards._passk import (
     pass_at_k as pass_at_k,
 )
-from goldenkit.leaderboards.ranking import (
+from goldenkit.leaderboards._ranking import (
     Leaderboard as Leaderboard,
     leaderboard as leaderboard,
 )
@@ -82,7 +85,7 @@ from goldenkit.notebooks import (
 from goldenkit.pages import (
     build_site as build_site,
 )
-from goldenkit.providers.base import (
+from goldenkit.providers._base import (
     Provider as Provider,
     Response as Response,
     TurnOutput as TurnOutput,
@@ -97,7 +100,7 @@ from goldenkit.records import (
     ToolResponse as ToolResponse,
     Turn as Turn,
 )
-from goldenkit.report.explore import (
+from goldenkit.report._explore import (
     explore as explore,
 )
 from goldenkit.results import (
@@ -114,7 +117,7 @@ from goldenkit.runner import (
     run_eval as run_eval,
     shard_of as shard_of,
 )
-from goldenkit.runner.regrade import (
+from goldenkit.runner._regrade import (
     regrade as regrade,
 )
 from goldenkit.sampling import (

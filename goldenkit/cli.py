@@ -12,8 +12,8 @@ infrastructure failure · 4 comparison invalid.
 
 While a command runs, stdout and stderr are :class:`GuardedStream` wrappers:
 
-* every string printed passes the secret scrubber (:func:`goldenkit.scrub.scrub`),
-  with a scope (:func:`goldenkit.scrub.secrets_in_use`) open for the whole
+* every string printed passes the secret scrubber (:func:`goldenkit._scrub.scrub`),
+  with a scope (:func:`goldenkit._scrub.secrets_in_use`) open for the whole
   command: the keys its ``--*api-key-env`` variables hold, and every key a
   provider or a run reads meanwhile. An ``--*api-key-env`` given something that
   looks like a key rather than a variable name is refused (exit 1) without
@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO, cast
 
+from goldenkit._scrub import SecretScope, check_env_name, scrub, secrets_in_use
 from goldenkit.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, GoldenkitError, UsageError
-from goldenkit.scrub import SecretScope, check_env_name, scrub, secrets_in_use
 
 # Command groups, in the order `goldenkit --help` lists them.
 # (`import_run` is the module of `goldenkit import-run`.)

@@ -107,7 +107,7 @@ class ProviderError(InfrastructureError):
     * ``refused``: the candidate's own request refused by the model (context length,
       content filter, an invalid tool schema); not retried;
     * ``agent``: an in-process agent's or callable's own code raised; not retried;
-    * ``simulator`` (:class:`goldenkit.providers.simulator.SimulatorError`) and ``grader``.
+    * ``simulator`` (:class:`goldenkit.providers._simulator.SimulatorError`) and ``grader``.
 
     ``transient`` (derived) says whether the runner retries the call: ``kind ==
     "transient"``, or an error of another kind that wraps a transient failure (a

@@ -16,7 +16,7 @@ MANIFEST_FILE = "dataset.json"
 # Dataset rows (DataFrame columns of Dataset.rows), in order.
 ROW_COLUMNS = ("id", "slice", "tags", "split", "source", "added", "case")
 SPLITS = ("dev", "holdout")
-RED_TAG = "red"  # the tag of a red row: an expected failure (goldenkit.dataset.red)
+RED_TAG = "red"  # the tag of a red row: an expected failure (goldenkit.dataset._red)
 
 # Verdicts of one outcome (row x repeat).
 PASS = "PASS"
@@ -81,7 +81,7 @@ INVALID = "INVALID"
 
 # The outcome record (outcomes.jsonl / outcomes.parquet), in order.
 #   agent_version: {"git_commit", "model_id", "prompt_sha256"}
-#   graders: {grader name: {"passed", "score", "reason", "error", "findings"?}} (goldenkit.findings)
+#   graders: {grader name: {"passed", "score", "reason", "error", "findings"?}} (goldenkit._findings)
 #   trajectory: [{"text", "tool_calls": [{"name", "args"}], "tool_responses", "intermediate"}] per turn
 #   error_kind: one of ERROR_KINDS (ERROR outcomes and grader errors only), else None
 OUTCOME_FIELDS = (

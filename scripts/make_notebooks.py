@@ -193,16 +193,8 @@ min_ratio = 0.5  # under-tested: dataset share below min_ratio x traffic share""
     ("code", setup("from goldenkit import report")),
     (
         "code",
-        """coverage = report.dataset_coverage(
-    dataset,
-    split=split,
-    traffic=traffic,
-    min_ratio=min_ratio,
-    delta=delta,
-    discordance=discordance,
-    alpha=alpha,
-    power=power,
-)
+        """plan = dict(delta=delta, discordance=discordance, alpha=alpha, power=power)
+coverage = report.dataset_coverage(dataset, split=split, traffic=traffic, min_ratio=min_ratio, **plan)
 coverage""",
     ),
     ("code", "report.table_html(report.format_coverage_table(coverage.table))"),

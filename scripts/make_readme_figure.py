@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from goldenkit.demo.story import DEFAULT_DATASET, run_demo
+from goldenkit.demo._story import DEFAULT_DATASET, run_demo
 from goldenkit.report import figure_png, forest_figure
 
 

@@ -105,12 +105,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_support_dataset import scenario_of  # noqa: E402
 
-from goldenkit.cases import Case  # noqa: E402
 from goldenkit.config import read_config  # noqa: E402
 from goldenkit.dataset import read_dataset  # noqa: E402
-from goldenkit.graders.base import combine, grade_case  # noqa: E402
-from goldenkit.graders.build import build_graders  # noqa: E402
-from goldenkit.providers.base import Response, TurnOutput  # noqa: E402
+from goldenkit.graders._base import combine, grade_case  # noqa: E402
+from goldenkit.graders._build import build_graders  # noqa: E402
+from goldenkit.providers._base import Response, TurnOutput  # noqa: E402
+from goldenkit.records import Case  # noqa: E402
 from goldenkit.stats import collapse_repeats  # noqa: E402
 
 SEED = 20261130

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.simulator import CallableSimulator
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._simulator import CallableSimulator
 from goldenkit.records import Case, Message, Response, Scenario, ToolCall, TurnOutput
 from goldenkit.runner import run_eval
 

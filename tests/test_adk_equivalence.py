@@ -87,8 +87,8 @@ from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator  # no
 
 from goldenkit.dataset import read_dataset  # noqa: E402
 from goldenkit.formats import import_dataset  # noqa: E402
-from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f  # noqa: E402
-from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score  # noqa: E402
+from goldenkit.graders._match import ReferenceMatchGrader, rouge1_f  # noqa: E402
+from goldenkit.graders._trajectory import TrajectoryGrader, trajectory_score  # noqa: E402
 from goldenkit.providers import get_provider  # noqa: E402
 from goldenkit.results import outcomes_df  # noqa: E402
 from goldenkit.runner import run_eval  # noqa: E402

@@ -22,10 +22,10 @@ from google.adk.agents import LlmAgent  # noqa: E402
 from google.adk.tools.tool_context import ToolContext  # noqa: E402
 from google.genai import errors as genai_errors  # noqa: E402
 
-from goldenkit.cases import Case, Message, Turn  # noqa: E402
 from goldenkit.errors import ConfigError, ProviderError  # noqa: E402
 from goldenkit.providers import get_provider, provider_names  # noqa: E402
-from goldenkit.providers.adk import DEFAULT_APP_NAME, DEFAULT_USER_ID, AdkProvider, load_agent  # noqa: E402
+from goldenkit.providers._adk import DEFAULT_APP_NAME, DEFAULT_USER_ID, AdkProvider, load_agent  # noqa: E402
+from goldenkit.records import Case, Message, Turn  # noqa: E402
 
 
 def bump(tool_context: ToolContext) -> dict[str, Any]:
@@ -355,7 +355,7 @@ def test_a_run_records_a_conversation_turn_it_could_not_retry_as_an_error(tmp_pa
     import json
 
     from goldenkit.dataset import read_dataset
-    from goldenkit.providers.simulator import CallableSimulator
+    from goldenkit.providers._simulator import CallableSimulator
     from goldenkit.results import read_run
     from goldenkit.runner import run_eval
 

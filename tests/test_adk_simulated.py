@@ -15,8 +15,8 @@ from google.adk.agents import LlmAgent  # noqa: E402
 from google.adk.tools.tool_context import ToolContext  # noqa: E402
 
 from goldenkit.dataset import read_dataset  # noqa: E402
-from goldenkit.providers.adk import AdkProvider  # noqa: E402
-from goldenkit.providers.simulator import CallableSimulator  # noqa: E402
+from goldenkit.providers._adk import AdkProvider  # noqa: E402
+from goldenkit.providers._simulator import CallableSimulator  # noqa: E402
 from goldenkit.records import Message, Scenario  # noqa: E402
 from goldenkit.results import read_run  # noqa: E402
 from goldenkit.runner import run_eval  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenkit.artifacts import artifact_entries, artifacts_sha256
+from goldenkit._artifacts import artifact_entries, artifacts_sha256
 from goldenkit.cli import main
 from goldenkit.errors import InputError
 from goldenkit.report import run_key_table
@@ -182,7 +182,7 @@ def test_run_table_artifacts_are_relative_to_the_config_file(
 
 
 def test_the_history_protocol_tells_artifacts_apart_and_keeps_old_ids() -> None:
-    from goldenkit.history.run_index import protocol_id
+    from goldenkit.history._run_index import protocol_id
 
     old = {"repeats": 3, "graders": {"contract": "1"}, "agent_version": {"model_id": "m"}}
     with_a = {**old, "agent_version": {"model_id": "m", "artifacts_sha256": "a" * 64}}

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from goldenkit.cli import build_parser, main
 from goldenkit.commands._args import BadNumber
 from goldenkit.dataset import read_dataset
-from goldenkit.dataset.rows import _may_repeat_a_key, duplicate_key, fold_id
+from goldenkit.dataset._rows import _may_repeat_a_key, duplicate_key, fold_id
 from goldenkit.errors import DatasetError
 
 
@@ -343,7 +343,7 @@ def test_dataset_validate_lists_look_alikes_and_repeated_keys(
 def test_the_library_refuses_nan_options_too(option: str, tmp_path: Path) -> None:
     from goldenkit.dataset import read_dataset
     from goldenkit.errors import ConfigError
-    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.providers._callable import CallableProvider
     from goldenkit.runner import run_eval
 
     ds = read_dataset(Path(__file__).resolve().parents[1] / "datasets" / "support-agent")

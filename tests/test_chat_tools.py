@@ -17,7 +17,7 @@ import pytest
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.formats import normalize_case
-from goldenkit.graders.trajectory import TrajectoryGrader
+from goldenkit.graders._trajectory import TrajectoryGrader
 from goldenkit.providers import get_provider
 
 LOOKUP = {

@@ -17,17 +17,16 @@ import pytest
 from _shared import needs_shared, shared_dir
 
 from goldenkit import compare_runs, outcomes_df, read_dataset, read_run, run_eval, why
-from goldenkit.cases import Case, Turn
+from goldenkit._findings import Finding, findings_in, reason_findings, value_free
 from goldenkit.cli import main
-from goldenkit.findings import Finding, findings_in, reason_findings, value_free
-from goldenkit.graders.contract import ContractGrader
-from goldenkit.graders.judge import JudgeGrader, JudgeVerdict
-from goldenkit.graders.retrieval import RetrievalGrader
-from goldenkit.graders.rubrics import rubric_outcome
-from goldenkit.graders.state import StateGrader
-from goldenkit.graders.trajectory import TrajectoryGrader
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.records import Response, ToolCall, TurnOutput
+from goldenkit.graders._contract import ContractGrader
+from goldenkit.graders._judge import JudgeGrader, JudgeVerdict
+from goldenkit.graders._retrieval import RetrievalGrader
+from goldenkit.graders._rubrics import rubric_outcome
+from goldenkit.graders._state import StateGrader
+from goldenkit.graders._trajectory import TrajectoryGrader
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.records import Case, Response, ToolCall, Turn, TurnOutput
 from goldenkit.report import clusters_html
 
 QUIET = {"progress": False}
@@ -283,7 +282,7 @@ def test_compare_prints_the_clusters_and_the_report_links_them(
 
 
 def test_model_text_in_a_subject_is_escaped_in_the_report() -> None:
-    from goldenkit.report.compare import clusters_html as render
+    from goldenkit.report._compare import clusters_html as render
 
     class Fake:
         flip_rows = pd.DataFrame()

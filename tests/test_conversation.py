@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from goldenkit.cases import Case, Message, ToolCall, ToolResponse, Turn
 from goldenkit.errors import ConfigError
-from goldenkit.providers.conversation import (
+from goldenkit.providers._conversation import (
     LOOP_AUTHOR,
     RecordedTools,
     read_tool_responses,
     run_conversation,
 )
+from goldenkit.records import Case, Message, ToolCall, ToolResponse, Turn
 
 TOOLS = ({"name": "lookup_order", "description": "Find an order", "parameters": {"type": "object"}},)
 

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from goldenkit.cases import Case
 from goldenkit.dataset import Dataset, canonical_sha256, read_dataset
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.records import Case
 
 
 def row(i: int | str, slice_: str = "refunds", split: str = "dev", **extra: object) -> dict:

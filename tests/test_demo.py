@@ -23,7 +23,7 @@ import pytest
 from goldenkit import GatePolicy, compare_runs, evaluate_gate, outcomes_df, read_run, why
 from goldenkit.cli import main
 from goldenkit.config import load_config, section
-from goldenkit.demo.story import run_id_of
+from goldenkit.demo._story import run_id_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "datasets" / "support-agent"

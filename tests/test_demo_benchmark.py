@@ -11,9 +11,9 @@ import pytest
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.demo.benchmark import run_benchmark
-from goldenkit.graders.base import combine, get_grader, grade_case
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.demo._benchmark import run_benchmark
+from goldenkit.graders._base import combine, get_grader, grade_case
+from goldenkit.providers._base import Response, TurnOutput
 from goldenkit.stats import collapse_repeats
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,13 +21,13 @@ from fakeserver import FakeModelServer, Recorded, Reply
 from testca import make_ca
 
 from goldenkit import errors, schema
-from goldenkit.cases import Case, Turn
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError
-from goldenkit.providers.adk_events import error_from_exception
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.ollama import OllamaProvider
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.providers._adk_events import error_from_exception
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._ollama import OllamaProvider
+from goldenkit.providers._openai import OpenAIProvider
+from goldenkit.records import Case, Turn
 from goldenkit.results import outcomes_df
 from goldenkit.runner import run_eval
 
@@ -287,7 +287,7 @@ def test_a_failure_inside_a_tool_loop_keeps_the_calls_made_before_it(tmp_path, s
 
 
 def test_a_simulated_conversation_keeps_its_turns_and_says_how_often_the_failing_turn_was_tried(tmp_path, server):
-    from goldenkit.providers.simulator import CallableSimulator
+    from goldenkit.providers._simulator import CallableSimulator
 
     def responder(rec: Recorded) -> Reply:
         users = [m for m in rec.json["messages"] if m["role"] == "user"]
@@ -325,7 +325,7 @@ def test_an_assistant_tool_call_without_text_is_sent_without_content_and_text_re
         asyncio.run(OllamaProvider(model="m", host=server.url, stream=stream).complete(case))
         sent = server.requests[1].json["messages"][1]
         assert sent["role"] == "assistant" and sent["content"] == "" and sent["tool_calls"]
-    from goldenkit.providers.openai import encode_messages
+    from goldenkit.providers._openai import encode_messages
     from goldenkit.records import Message
 
     text_only = encode_messages([Message("system", "be brief"), Message("user", "hi"), Message("assistant", "")])
@@ -382,7 +382,7 @@ def _caused() -> BaseException:
     ids=["sdk-401", "sdk-quota", "genai-401", "genai-503", "cut-reply", "group", "raised-from", "own", "own-group"],
 )
 def test_an_outage_inside_an_agent_is_never_its_fault(exc: BaseException, kind: str) -> None:
-    from goldenkit.providers.failures import exception_error
+    from goldenkit.providers._failures import exception_error
 
     assert exception_error(exc, "callable m:f raised").kind == kind
 
@@ -390,7 +390,7 @@ def test_an_outage_inside_an_agent_is_never_its_fault(exc: BaseException, kind: 
 def test_a_proxy_page_that_mentions_a_content_filter_is_not_the_candidates_refusal() -> None:
     import httpx
 
-    from goldenkit.providers.failures import classify_status
+    from goldenkit.providers._failures import classify_status
 
     page = b"<html><body>Blocked by web application firewall (content filter)</body></html>"
     got = classify_status(400, page, "http://gw/v1", httpx.Headers({"content-type": "text/html"}))
@@ -451,6 +451,6 @@ StrServerError.__name__ = "ServerError"
     ids=["cohere-429", "cohere-401", "mistral-503", "botocore-429", "grpc-unavailable", "string-code"],
 )
 def test_other_sdks_outages_inside_an_agent_are_not_its_fault(exc: BaseException, kind: str) -> None:
-    from goldenkit.providers.failures import exception_error
+    from goldenkit.providers._failures import exception_error
 
     assert exception_error(exc, "callable m:f raised").kind == kind

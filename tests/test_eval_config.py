@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from _shared import needs_shared, shared_dir, shared_path
 
-from goldenkit.cases import Case, Rubric, Turn
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.formats import import_dataset
-from goldenkit.formats.eval_config import GRADED_BY, apply_criteria, check_graders, read_eval_config
+from goldenkit.formats._eval_config import GRADED_BY, apply_criteria, check_graders, read_eval_config
+from goldenkit.records import Case, Rubric, Turn
 
 ADK = shared_dir("interop", "google__adk-python")
 needs_adk = needs_shared("interop", "google__adk-python")
@@ -332,7 +332,7 @@ def test_run_refuses_criteria_without_their_grader_or_ungradable(tmp_path, monke
 
 def test_the_history_protocol_tells_criteria_apart_and_keeps_old_ids() -> None:
     """Runs graded with another ADK eval config are not trended together; runs without one keep their id."""
-    from goldenkit.history.run_index import protocol_id
+    from goldenkit.history._run_index import protocol_id
 
     old = {"repeats": 1, "graders": {"reference": "1"}}
     a = {**old, "criteria": {"file": "a.json", "sha256": "a" * 64, "ignored": []}}

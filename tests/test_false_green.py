@@ -491,7 +491,7 @@ def test_a_ray_run_whose_workers_all_die_is_invalid(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Every worker dies (no restarts left): no outcomes to grade, so exit 3 and INVALID, never green."""
-    import goldenkit.runner.ray_executor as rx
+    import goldenkit.runner._ray_executor as rx
 
     monkeypatch.setattr(rx, "MAX_RESTARTS", 0)
     ds = tmp_path / "ds"

@@ -16,10 +16,10 @@ from _shared import needs_shared, shared_dir
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from goldenkit import DatasetError, normalize_case
-from goldenkit.cases import Case
 from goldenkit.formats import detect_shape
 from goldenkit.formats._common import camel
-from goldenkit.formats.vertex import read_vertex
+from goldenkit.formats._vertex import read_vertex
+from goldenkit.records import Case
 
 INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"

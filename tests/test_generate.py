@@ -23,8 +23,8 @@ from fakeserver import FakeModelServer, Reply
 from goldenkit.cli import main
 from goldenkit.dataset import canonical_sha256, read_dataset
 from goldenkit.errors import ConfigError, InputError, ProviderError
-from goldenkit.scenarios.agent_config import read_agent_config
-from goldenkit.scenarios.generate import (
+from goldenkit.scenarios._agent_config import read_agent_config
+from goldenkit.scenarios._generate import (
     GENERATION_PROMPT,
     PROMPT_SHA256,
     ModelGenerator,

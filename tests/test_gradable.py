@@ -12,7 +12,7 @@ from goldenkit.cli import main
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats import normalize_case
 from goldenkit.graders import build_graders
-from goldenkit.graders.gradable import Gradability, check_gradable, checkers, describe, gradability
+from goldenkit.graders._gradable import Gradability, check_gradable, checkers, describe, gradability
 
 RUBRIC_JUDGE = '[judge]\nprovider = "openai"\nmodel = "judge-m"\n[judge.options]\nbase_url = "http://127.0.0.1:9"\n'
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from _shared import shared_dir, shared_path
 
-from goldenkit.cases import Case, ToolCall
 from goldenkit.graders import ReferenceMatchGrader, TrajectoryGrader
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.records import Case, ToolCall
 
 INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from goldenkit.cases import Case, Turn
 from goldenkit.config import read_config
 from goldenkit.errors import ConfigError
 from goldenkit.graders import (
@@ -24,7 +23,8 @@ from goldenkit.graders import (
     register_function,
     register_grader,
 )
-from goldenkit.providers.base import Response
+from goldenkit.providers._base import Response
+from goldenkit.records import Case, Turn
 
 
 def judge_reply(case, repeat=0) -> str:

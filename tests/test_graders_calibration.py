@@ -11,9 +11,9 @@ from _shared import shared_dir, shared_path
 
 from goldenkit.cli import main
 from goldenkit.errors import DatasetError
-from goldenkit.graders.calibration import calibration_report, judge_labels, read_labels
-from goldenkit.graders.judge import JudgeGrader
-from goldenkit.providers.base import Provider, Response
+from goldenkit.graders._calibration import calibration_report, judge_labels, read_labels
+from goldenkit.graders._judge import JudgeGrader
+from goldenkit.providers._base import Provider, Response
 
 INTEROP = shared_dir("interop")
 REAL = INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__calibration__judge-calibration.jsonl"
@@ -210,7 +210,7 @@ class LoopRecorder(Echo):
 
 
 def test_cli_live_mode_closes_the_judge_on_the_loop_it_ran_on(tmp_path: Path, capsys) -> None:
-    from goldenkit.providers.base import register_provider
+    from goldenkit.providers._base import register_provider
 
     register_provider("loop-recorder", lambda **options: LoopRecorder(), replace=True)
     labels = tmp_path / "labels.jsonl"

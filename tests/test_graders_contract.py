@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError
 from goldenkit.graders import ContractGrader, GradeResult, get_grader
-from goldenkit.graders.contract import contract_expectations
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.graders._contract import contract_expectations
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.records import Case, Turn
 
 
 def case(expect: dict, raw: dict | None = None, turns: int = 1) -> Case:
@@ -256,7 +256,7 @@ def test_registry_builds_the_grader() -> None:
     )
 )
 def test_refusal_prefilter_never_changes_the_answer(words: list[str]) -> None:
-    from goldenkit.graders.contract import _DEFAULT_ANCHORS, is_refusal
+    from goldenkit.graders._contract import _DEFAULT_ANCHORS, is_refusal
 
     text = " ".join(words)
     patterns = ContractGrader().refusal_patterns

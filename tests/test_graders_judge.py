@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from _shared import shared_dir, shared_path
 
-from goldenkit.cases import Case, Turn
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.graders import GradeResult, JudgeGrader, combine, grade_case, parse_judge
-from goldenkit.graders.judge import build_judge_prompt
-from goldenkit.providers.base import Provider, Response
+from goldenkit.graders._judge import build_judge_prompt
+from goldenkit.providers._base import Provider, Response
+from goldenkit.records import Case, Turn
 
 INTEROP = shared_dir("interop")
 CALIBRATION = (

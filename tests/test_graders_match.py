@@ -8,10 +8,10 @@ import pytest
 from _shared import shared_dir, shared_path
 from hypothesis import given, settings, strategies as st
 
-from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders.match import ReferenceMatchGrader, UnicodeTokenizer, rouge1_f
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.graders._match import ReferenceMatchGrader, UnicodeTokenizer, rouge1_f
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.records import Case, ToolCall, Turn
 
 INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"
@@ -224,7 +224,7 @@ def test_grader_not_applicable() -> None:
 )
 def test_criteria_naming_only_other_adk_metrics_leave_rouge_and_trajectory_out(metric: str) -> None:
     """ADK grades only the metrics a config names: one naming none of theirs is no trajectory or ROUGE check."""
-    from goldenkit.graders.trajectory import TrajectoryGrader
+    from goldenkit.graders._trajectory import TrajectoryGrader
 
     turn = Turn(user="q", expected_response="x", expected_tools=(ToolCall(name="lookup", args={}),))
     case = Case(id="a", shape="adk", turns=(turn,), criteria={metric: {"threshold": 0.5}})

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders import TrajectoryGrader, build_graders, trajectory_score
 from goldenkit.graders._args import args_match, parse_arg_rules
 from goldenkit.graders._partial import align_partial, f1_partial
-from goldenkit.graders.trajectory import calls_match, unit_score
-from goldenkit.providers.base import Response, TurnOutput
-from goldenkit.providers.chat import parse_arguments
+from goldenkit.graders._trajectory import calls_match, unit_score
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.providers._chat import parse_arguments
+from goldenkit.records import Case, ToolCall, Turn
 
 
 def c(name: str, **args: Any) -> dict[str, Any]:

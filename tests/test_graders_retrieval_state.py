@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from _shared import shared_dir, shared_path
 
-from goldenkit.cases import Case, Turn
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats import import_dataset
-from goldenkit.formats.normalize import normalize_case
+from goldenkit.formats._normalize import normalize_case
 from goldenkit.graders import ContractGrader, RetrievalGrader, StateGrader, TrajectoryGrader, build_graders
-from goldenkit.graders.base import grade_case
-from goldenkit.providers.base import Response, TurnOutput
-from goldenkit.providers.callable import CallableProvider
+from goldenkit.graders._base import grade_case
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.records import Case, Turn
 
 INTEROP = shared_dir("interop")
 GOLDEN = INTEROP / "qa-guru__java-ai-golden" / "src__test__java__eval__generation__golden-generation.jsonl"
@@ -168,7 +168,7 @@ def test_adk_provider_reports_state_and_tool_responses() -> None:
     from google.adk.agents import LlmAgent
     from google.adk.tools.tool_context import ToolContext
 
-    from goldenkit.providers.adk import AdkProvider
+    from goldenkit.providers._adk import AdkProvider
 
     def search_docs(query: str) -> dict[str, Any]:
         """Search the docs."""
@@ -252,7 +252,7 @@ def test_checks_on_turn_objects_are_graded_turn_by_turn() -> None:
 
 
 def _call(name: str) -> Any:
-    from goldenkit.cases import ToolCall
+    from goldenkit.records import ToolCall
 
     return ToolCall(name, {})
 

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 
-from goldenkit.cases import Case, Rubric, Turn
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats import import_dataset
-from goldenkit.formats.normalize import normalize_case
+from goldenkit.formats._normalize import normalize_case
 from goldenkit.graders import RubricGrader, build_graders
-from goldenkit.graders.rubrics import rubric_outcome
-from goldenkit.providers.base import Response
+from goldenkit.graders._rubrics import rubric_outcome
+from goldenkit.providers._base import Response
+from goldenkit.records import Case, Rubric, Turn
 from goldenkit.results import outcomes_df
 from goldenkit.runner import run_eval
 
@@ -203,7 +203,7 @@ def _dataset(root: Path, cases: dict[str, dict[str, Any]]) -> Path:
 
 
 def test_in_a_run_the_calls_share_the_limiter_and_retries(tmp_path: Path, judge_server: FakeModelServer) -> None:
-    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.providers._callable import CallableProvider
 
     cases = {
         "ok": {"prompt": "hi", "expect": {"must_contain": ["Booked"], "rubrics": [{"id": "p", "text": "Polite."}]}},

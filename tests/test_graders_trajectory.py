@@ -10,11 +10,11 @@ import pytest
 from _shared import shared_dir, shared_path
 from hypothesis import given, settings, strategies as st
 
-from goldenkit.cases import Case, ToolCall, Turn
 from goldenkit.errors import InputError
 from goldenkit.graders import TrajectoryGrader, trajectory_score
-from goldenkit.graders.trajectory import normalize_match, turn_matches
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.graders._trajectory import normalize_match, turn_matches
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.records import Case, ToolCall, Turn
 
 INTEROP = shared_dir("interop")
 ADK_DIR = INTEROP / "google__adk-python"

@@ -19,7 +19,7 @@ from run_factory import SHA_A, SHA_B
 import goldenkit
 from goldenkit.cli import main as cli_main
 from goldenkit.errors import InputError
-from goldenkit.history import CACHE_FILE, connect, failure_counts, query, run_index as index_mod, runs_df, trend
+from goldenkit.history import CACHE_FILE, _run_index as index_mod, connect, failure_counts, query, runs_df, trend
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,16 @@ import pytest
 from _shared import shared_path
 from fakeserver import FakeModelServer, Reply
 
-from goldenkit.cases import Case, ImagePart, Message, Turn
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats import import_dataset, normalize_case
-from goldenkit.providers.adk_events import as_content
-from goldenkit.providers.base import get_provider
-from goldenkit.providers.images import check_images, image_rows
-from goldenkit.providers.ollama import encode_messages as ollama_messages
-from goldenkit.providers.openai import encode_messages as openai_messages
+from goldenkit.providers._adk_events import as_content
+from goldenkit.providers._base import get_provider
+from goldenkit.providers._images import check_images, image_rows
+from goldenkit.providers._ollama import encode_messages as ollama_messages
+from goldenkit.providers._openai import encode_messages as openai_messages
+from goldenkit.records import Case, ImagePart, Message, Turn
 
 
 def png(width: int = 1, height: int = 1) -> bytes:
@@ -486,7 +486,7 @@ def test_adk_agent_receives_the_images_as_parts():
     from google.adk.models.llm_response import LlmResponse
     from google.genai import types
 
-    from goldenkit.providers.adk import AdkProvider
+    from goldenkit.providers._adk import AdkProvider
 
     class SeeingLlm(ScriptedLlm):
         """Answers with what it was sent: the user texts, inline bytes and file URIs."""

@@ -19,8 +19,8 @@ from _shared import needs_shared, shared_dir, shared_path
 from test_formats import to_camel
 
 from goldenkit import DatasetError, InputError, import_dataset, normalize_case, read_dataset
-from goldenkit.formats.adk import DEFAULT_CRITERIA
-from goldenkit.formats.inspect import MCQ_INSTRUCTION
+from goldenkit.formats._adk import DEFAULT_CRITERIA
+from goldenkit.formats._inspect import MCQ_INSTRUCTION
 
 INTEROP = shared_dir("interop")
 needs_interop = needs_shared("interop")

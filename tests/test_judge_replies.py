@@ -15,10 +15,10 @@ import pytest
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.dataset import read_dataset
-from goldenkit.graders.contract import ContractGrader
-from goldenkit.graders.judge import JudgeGrader, parse_judge
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.graders._contract import ContractGrader
+from goldenkit.graders._judge import JudgeGrader, parse_judge
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df
 from goldenkit.runner import run_eval
 

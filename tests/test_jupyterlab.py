@@ -11,7 +11,7 @@ a note and a correction and an agent error, and applies the marks. The marks fil
 and the new dataset version are then read back from disk. A second notebook of one
 cell, ``gk.explore("results/base", "results/cand")``, is filtered by slice, tag and
 grader, and the paired table, the forest plot and the flip list must follow
-(checked against :class:`goldenkit.report.explore.Explorer`). No request may leave
+(checked against :class:`goldenkit.report._explore.Explorer`). No request may leave
 the local server.
 """
 
@@ -32,9 +32,9 @@ from jupyter_lab import Lab, jupyter_lab
 
 from goldenkit import audit
 from goldenkit.dataset import read_dataset
-from goldenkit.report.explore import Explorer
+from goldenkit.report._explore import Explorer
 from goldenkit.results import read_run
-from goldenkit.results.latest import update_latest
+from goldenkit.results._latest import update_latest
 
 require_chromium()
 

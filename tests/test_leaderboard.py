@@ -17,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from goldenkit import leaderboard
 from goldenkit.errors import ComparisonInvalid, InputError
-from goldenkit.leaderboards.ranking import PAIR_COLUMNS, TABLE_COLUMNS
+from goldenkit.leaderboards._ranking import PAIR_COLUMNS, TABLE_COLUMNS
 from goldenkit.stats import OVERALL
 
 

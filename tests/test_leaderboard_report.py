@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from goldenkit import leaderboard
 from goldenkit.cli import main
-from goldenkit.leaderboards.report import (
+from goldenkit.leaderboards._report import (
     difference_matrix,
     format_leaderboard_table,
     interval_figure,

@@ -27,8 +27,8 @@ from leaderboard_site import benchmark_run
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.history import runs_df
-from goldenkit.pages.leaderboards import leaderboard_sections
-from goldenkit.providers.callable import CallableProvider
+from goldenkit.pages._leaderboards import leaderboard_sections
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.runner import merge_shards, run_eval
 
 # Runs `goldenkit` with Ctrl-C wired to KeyboardInterrupt even when this test was started with SIGINT ignored

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from _shared import shared_path
 
-from goldenkit.cases import Case, Turn
 from goldenkit.metrics import METRIC_COLUMNS, run_metrics
+from goldenkit.records import Case, Turn
 
 Z = 1.959963984540054
 

@@ -258,7 +258,7 @@ def test_report_command_resolves_a_run_folder_or_a_saved_baseline(tmp_path: Path
     from run_factory import manifest, outcomes, write_run
 
     from goldenkit.baselines import save_baseline
-    from goldenkit.commands.report import _resolve
+    from goldenkit.commands._report import _resolve
 
     rows = [(f"r{i}", "A", ["PASS", "PASS", "FAIL"] if i % 3 else ["FAIL", "FAIL", "PASS"]) for i in range(6)]
     run_dir = write_run(tmp_path / "results", manifest("base"), outcomes(rows, run_id="base"))

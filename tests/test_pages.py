@@ -19,10 +19,10 @@ from goldenkit.cli import main as cli_main
 from goldenkit.errors import InfrastructureError
 from goldenkit.history import trend
 from goldenkit.notebooks import remote_references
-from goldenkit.pages import STATE_FILE, build_site, site as site_mod
-from goldenkit.pages.leaderboards import LeaderboardPages
-from goldenkit.pages.plots import trend_svg, x_axis
-from goldenkit.pages.views import Section
+from goldenkit.pages import STATE_FILE, _site as site_mod, build_site
+from goldenkit.pages._leaderboards import LeaderboardPages
+from goldenkit.pages._plots import trend_svg, x_axis
+from goldenkit.pages._views import Section
 
 
 @pytest.fixture(scope="module")
@@ -145,12 +145,12 @@ def test_a_report_that_cannot_be_rendered_is_exit_3_and_the_rest_is_written(
         if name not in ("night-1", "bad-json"):
             shutil.rmtree(results / name)
     shutil.rmtree(baselines)
-    import goldenkit.notebooks.inprocess
+    import goldenkit.notebooks._inprocess
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise InfrastructureError("report.ipynb: kernel died")
 
-    monkeypatch.setattr(goldenkit.notebooks.inprocess, "render_notebook", broken)
+    monkeypatch.setattr(goldenkit.notebooks._inprocess, "render_notebook", broken)
     code = cli_main(
         ["pages", "-o", str(tmp_path / "site"), "--results-dir", str(results), "--baselines-dir", str(baselines)]
     )

@@ -110,7 +110,7 @@ def test_index_links_to_a_leaderboard_page_and_baselines_says_how_to_save_one(pa
     from leaderboard_site import HOSTILE_MODEL, HOSTILE_PREFIX, HOSTILE_RUN, hostile_group
 
     from goldenkit.pages import build_site
-    from goldenkit.pages.html import slug
+    from goldenkit.pages._html import slug
 
     hostile_group(tmp_path / "results")
     long = tmp_path / "results" / ("a-run-folder-whose-name-goes-on-" * 5)  # its problem names this path

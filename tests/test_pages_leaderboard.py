@@ -16,7 +16,7 @@ from goldenkit.cli import main as cli_main
 from goldenkit.history import CACHE_FILE, runs_df
 from goldenkit.notebooks import remote_references
 from goldenkit.pages import build_site
-from goldenkit.pages.html import slug
+from goldenkit.pages._html import slug
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORT = ROOT / "datasets" / "support-agent"

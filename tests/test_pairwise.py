@@ -15,9 +15,9 @@ from test_run_cli import make_dataset
 
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError
-from goldenkit.graders.judge import JudgeGrader
-from goldenkit.leaderboards.pairwise import _outcome, pairwise_compare, parse_preference
-from goldenkit.leaderboards.ranking import leaderboard
+from goldenkit.graders._judge import JudgeGrader
+from goldenkit.leaderboards._pairwise import _outcome, pairwise_compare, parse_preference
+from goldenkit.leaderboards._ranking import leaderboard
 from goldenkit.results import read_run
 
 RUBRIC = "Prefer the answer that explains more.\n"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from goldenkit.errors import InputError
-from goldenkit.leaderboards.passk import pass_at_k, row_pass_at_k, row_pass_hat_k
+from goldenkit.leaderboards._passk import pass_at_k, row_pass_at_k, row_pass_hat_k
 
 
 def _enumerate(n: int, c: int, k: int) -> tuple[float, float]:

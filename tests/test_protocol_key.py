@@ -21,7 +21,7 @@ import pytest
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import build_parser, main
-from goldenkit.commands.run import RUN_KEYS
+from goldenkit.commands._run import RUN_KEYS
 from goldenkit.compare import protocol_differences, protocol_key
 
 PROTOCOL, AGENT, NONE = "protocol", "agent", "none"

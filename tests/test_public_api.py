@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import goldenkit
-from goldenkit.registry import attach_stub
+from goldenkit._registry import attach_stub
 
 STUB = Path(goldenkit.__file__).with_suffix(".pyi")
 

@@ -25,13 +25,13 @@ from goldenkit.cli import main
 from goldenkit.commands._agent import worker_setup
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.fixtures import FixturesProvider
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._fixtures import FixturesProvider
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import merge_shards, run_eval
-from goldenkit.runner.ray_executor import RaySettings
-from goldenkit.runner.runkey import key_differences
+from goldenkit.runner._ray_executor import RaySettings
+from goldenkit.runner._runkey import key_differences
 
 QUIET = {"progress": False}
 SUPPORT = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"

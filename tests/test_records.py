@@ -8,8 +8,8 @@ import math
 import pytest
 
 from goldenkit import cases, metrics, records
-from goldenkit.graders.contract import contract_expectations
-from goldenkit.providers import base
+from goldenkit.graders._contract import contract_expectations
+from goldenkit.providers import _base as base
 
 
 def test_the_old_import_locations_are_the_same_classes() -> None:

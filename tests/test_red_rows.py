@@ -17,7 +17,7 @@ from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.dataset.red import mark_red, red_row_ids, without_red
+from goldenkit.dataset._red import mark_red, red_row_ids, without_red
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.gate import GatePolicy, evaluate_gate
 from goldenkit.metrics import red_metrics_text, run_metrics

@@ -10,10 +10,10 @@ import pytest
 
 from goldenkit.errors import ConfigError
 from goldenkit.graders import get_grader, register_grader
-from goldenkit.graders.base import BUILTINS as GRADERS
+from goldenkit.graders._base import BUILTINS as GRADERS
 from goldenkit.providers import BUILTINS, get_provider, provider_names, register_provider
 
-WATCH = ["httpx", "goldenkit.providers.openai", "goldenkit.providers.ollama", "goldenkit.providers.adk"]
+WATCH = ["httpx", "goldenkit.providers._openai", "goldenkit.providers._ollama", "goldenkit.providers._adk"]
 
 
 def _fresh(code: str, watch: list[str] = WATCH) -> dict[str, bool]:
@@ -33,8 +33,8 @@ def test_a_callable_provider_loads_neither_the_http_stack_nor_adk() -> None:
 
 def test_asking_for_a_builtin_loads_that_one() -> None:
     loaded = _fresh("import goldenkit\ngoldenkit.get_provider('openai', model='m', base_url='http://127.0.0.1:9')")
-    assert loaded["goldenkit.providers.openai"] and loaded["httpx"]
-    assert not loaded["goldenkit.providers.adk"]
+    assert loaded["goldenkit.providers._openai"] and loaded["httpx"]
+    assert not loaded["goldenkit.providers._adk"]
 
 
 def test_names_list_every_builtin_and_an_unknown_name_names_them() -> None:
@@ -53,7 +53,7 @@ def test_a_builtin_name_cannot_be_taken_without_replace() -> None:
         "except Exception as exc:\n"
         "    print(type(exc).__name__, exc)\n"
     )
-    assert loaded["goldenkit.providers.ollama"]  # loaded first, so the clash is seen at once
+    assert loaded["goldenkit.providers._ollama"]  # loaded first, so the clash is seen at once
     with pytest.raises(ConfigError, match="provider 'ollama' is already registered"):
         register_provider("ollama", lambda **kw: None)
 
@@ -73,12 +73,12 @@ def test_a_builtin_replaced_before_it_was_loaded_stays_replaced() -> None:
 
 
 def test_asking_for_a_grader_loads_that_one_and_a_builtin_grader_name_clashes() -> None:
-    graders = ["goldenkit.graders.contract", "goldenkit.graders.trajectory", "goldenkit.graders.rubrics"]
+    graders = ["goldenkit.graders._contract", "goldenkit.graders._trajectory", "goldenkit.graders._rubrics"]
     loaded = _fresh("import goldenkit\ngoldenkit.get_grader('contract')", graders)
     assert loaded == {
-        "goldenkit.graders.contract": True,
-        "goldenkit.graders.trajectory": False,
-        "goldenkit.graders.rubrics": False,
+        "goldenkit.graders._contract": True,
+        "goldenkit.graders._trajectory": False,
+        "goldenkit.graders._rubrics": False,
     }
     with pytest.raises(ConfigError, match="grader 'trajectory' is already registered"):
         register_grader("trajectory", lambda **kw: None)

@@ -147,7 +147,7 @@ def test_graders_needing_what_outcomes_do_not_keep_are_refused() -> None:
     from goldenkit.errors import ResultsError
     from goldenkit.graders import RetrievalGrader, StateGrader
     from goldenkit.records import Case, Turn
-    from goldenkit.runner.regrade import _check_graders
+    from goldenkit.runner._regrade import _check_graders
 
     plain = Case(id="a", shape="contract", turns=(Turn("hi"),))
     stateful = Case(id="b", shape="contract", turns=(Turn("hi"),), final_state={"k": 1})
@@ -198,7 +198,7 @@ def test_stored_answers_no_grader_checked_are_graded_by_the_new_graders(tmp_path
     """A SKIPPED row with an answer (no old grader applied) is graded by the new graders; one
     whose call failed stays the copied ERROR."""
     from goldenkit.dataset import read_dataset
-    from goldenkit.providers.callable import CallableProvider
+    from goldenkit.providers._callable import CallableProvider
 
     ds = tmp_path / "ds"
     ds.mkdir()

@@ -15,7 +15,7 @@ def test_the_runners_run_is_run_execution() -> None:
         from goldenkit.runner import Run
     assert Run is RunExecution
     with pytest.warns(DeprecationWarning, match="RunExecution"):
-        from goldenkit.runner.run import Run as Old
+        from goldenkit.runner._run import Run as Old
     assert Old is RunExecution
 
 
@@ -25,7 +25,7 @@ def test_the_histories_failing_rows_is_failure_counts() -> None:
     with pytest.warns(DeprecationWarning, match="failure_counts"):
         from goldenkit.history import failing_rows
     assert failing_rows is failure_counts
-    trend = sys.modules["goldenkit.history.trend"]
+    trend = sys.modules["goldenkit.history._trend"]
     with pytest.warns(DeprecationWarning, match="FAILURE_COUNT_COLUMNS"):
         assert trend.FAILING_COLUMNS == trend.FAILURE_COUNT_COLUMNS
     assert importlib.import_module("goldenkit.audit").failing_rows is not failure_counts
@@ -35,15 +35,15 @@ def test_the_old_index_modules_re_export_the_new_ones() -> None:
     sys.modules.pop("goldenkit.runner.index", None)
     with pytest.warns(DeprecationWarning, match="outcome_index"):
         old = importlib.import_module("goldenkit.runner.index")
-    assert old.OutcomeIndex is importlib.import_module("goldenkit.runner.outcome_index").OutcomeIndex
+    assert old.OutcomeIndex is importlib.import_module("goldenkit.runner._outcome_index").OutcomeIndex
     history_index = importlib.import_module("goldenkit.history.index")
-    run_index = importlib.import_module("goldenkit.history.run_index")
+    run_index = importlib.import_module("goldenkit.history._run_index")
     assert history_index.runs_df is run_index.runs_df and history_index.fingerprint is run_index.fingerprint
 
 
 def test_runkey_still_names_what_moved_out_of_it() -> None:
-    from goldenkit import scrub
-    from goldenkit.runner import runkey, validity, versions
+    from goldenkit import _scrub as scrub
+    from goldenkit.runner import _runkey as runkey, _validity as validity, _versions as versions
 
     for name in ("agent_version", "canonical", "git_commit"):
         assert getattr(runkey, name) is getattr(versions, name)

@@ -19,9 +19,9 @@ from pages_site import rendered_site
 from report_fixtures import rendered
 from run_factory import manifest, outcomes, write_run
 
-from goldenkit.notebooks import inprocess
-from goldenkit.notebooks.inprocess import RenderJob, render_notebook, render_notebooks
-from goldenkit.scrub import secrets_in_use
+from goldenkit._scrub import secrets_in_use
+from goldenkit.notebooks import _inprocess as inprocess
+from goldenkit.notebooks._inprocess import RenderJob, render_notebook, render_notebooks
 
 #: what raw pandas output leaves in a page: a missing float, a missing integer, a float printed with 6 decimals
 RAW = ("NaN", "<NA>", ".000000")

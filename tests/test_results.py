@@ -77,7 +77,7 @@ def test_reader_skips_a_torn_last_line_but_names_a_bad_middle_line(tmp_path):
 
 
 def test_every_outcome_reader_refuses_nan_as_a_bad_line(tmp_path):
-    from goldenkit.runner.folder import scan_outcomes
+    from goldenkit.runner._folder import scan_outcomes
 
     p = tmp_path / "o.jsonl"
     nan_line = '{"row_id": "b", "repeat": 0, "score": NaN}'

@@ -1,9 +1,9 @@
-"""The option lists of goldenkit.commands._agent name [run] keys of goldenkit.commands.run."""
+"""The option lists of goldenkit.commands._agent name [run] keys of goldenkit.commands._run."""
 
 from __future__ import annotations
 
 from goldenkit.commands._agent import PROVIDER_OPTIONS, SIMULATOR_OPTIONS, TRANSPORT_OPTIONS
-from goldenkit.commands.run import RUN_KEYS
+from goldenkit.commands._run import RUN_KEYS
 
 
 def test_the_simulator_options_are_the_user_keys_of_run_in_their_order() -> None:
@@ -16,7 +16,7 @@ def test_the_provider_and_transport_options_are_run_keys() -> None:
 
 
 def test_the_old_import_path_still_works() -> None:
-    from goldenkit.commands import _agent, run
+    from goldenkit.commands import _agent, _run as run
 
     for name in ("PROVIDER_OPTIONS", "TRANSPORT_OPTIONS", "build_provider", "build_simulator", "worker_setup"):
         assert getattr(run, name) is getattr(_agent, name)

@@ -18,11 +18,11 @@ from fakeserver import FakeModelServer, Reply
 
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, DatasetError, ResultsError
-from goldenkit.graders.base import FunctionGrader, Grader, GradeResult
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.fixtures import FixturesProvider
-from goldenkit.providers.ollama import OllamaProvider
-from goldenkit.providers.openai import OpenAIProvider, chat_completions_url
+from goldenkit.graders._base import FunctionGrader, Grader, GradeResult
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._fixtures import FixturesProvider
+from goldenkit.providers._ollama import OllamaProvider
+from goldenkit.providers._openai import OpenAIProvider, chat_completions_url
 from goldenkit.results import iter_jsonl, outcomes_df, read_run
 from goldenkit.runner import Limiter, redact_settings, run_eval
 
@@ -590,7 +590,7 @@ def test_fixture_missing_pair_and_recorded_error(tmp_path):
 
 
 def test_async_callable_and_str_or_response(tmp_path):
-    from goldenkit.providers.base import Response
+    from goldenkit.providers._base import Response
 
     ds = read_dataset(make_dataset(tmp_path, {"a": contains("ok"), "b": contains("ok")}))
 
@@ -708,7 +708,7 @@ WRITE_LIMITED_RUN = """
 import resource, sys
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ResultsError
-from goldenkit.providers.callable import CallableProvider
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.runner import run_eval
 
 sys.path.insert(0, sys.argv[3])

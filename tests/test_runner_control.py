@@ -18,19 +18,19 @@ import pandas as pd
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 
-import goldenkit.runner.evaluate as evaluate_mod
-import goldenkit.runner.versions as versions_mod
+import goldenkit.runner._evaluate as evaluate_mod
+import goldenkit.runner._versions as versions_mod
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError, ResultsError
-from goldenkit.graders.judge import JudgeGrader
-from goldenkit.providers.base import Provider, Response
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.http import classify_status
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.graders._judge import JudgeGrader
+from goldenkit.providers._base import Provider, Response
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._http import classify_status
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import iter_jsonl, outcomes_df, read_run
 from goldenkit.runner import Limiter, redact_settings, run_eval
-from goldenkit.runner.folder import RunLock
+from goldenkit.runner._folder import RunLock
 
 FAST = {"backoff_base": 0.01, "backoff_cap": 0.05, "progress": False}
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def _row(rec: Recorded) -> int:
 CELL = """
 import asyncio, sys
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.openai import OpenAIProvider
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.runner import run_eval
 
 async def cell():  # a notebook cell: a loop is running in this thread, so run_eval uses a helper thread
@@ -534,7 +534,7 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
             kc.wait_for_ready(timeout=120)
             cell = (
                 "from goldenkit.dataset import read_dataset\n"
-                "from goldenkit.providers.openai import OpenAIProvider\n"
+                "from goldenkit.providers._openai import OpenAIProvider\n"
                 "from goldenkit.runner import run_eval\n"
                 f"run_eval(read_dataset({str(ds)!r}), OpenAIProvider(model='m1', base_url={srv.url!r}), "
                 f"['contract'], run_id='jk', results_dir={str(res)!r}, max_in_flight=4)\n"
@@ -573,7 +573,7 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
 
 
 def test_in_a_run_a_hard_grader_error_makes_the_row_error_unless_another_hard_grader_failed(tmp_path: Path) -> None:
-    from goldenkit.graders.base import FunctionGrader
+    from goldenkit.graders._base import FunctionGrader
 
     ds = read_dataset(make_dataset(tmp_path, 3))
 

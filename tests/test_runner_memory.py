@@ -10,11 +10,11 @@ import pytest
 from test_shards import answer, dataset
 
 from goldenkit.errors import ResultsError
-from goldenkit.providers.callable import CallableProvider
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.results import OutcomeWriter, outcomes_df, outcomes_table, write_parquet, write_parquet_batches
 from goldenkit.runner import run_eval
-from goldenkit.runner.folder import scan_outcomes
-from goldenkit.runner.outcome_index import OutcomeIndex
+from goldenkit.runner._folder import scan_outcomes
+from goldenkit.runner._outcome_index import OutcomeIndex
 
 QUIET = {"progress": False}
 

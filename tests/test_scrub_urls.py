@@ -7,8 +7,8 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from goldenkit import scrub as scrub_mod
-from goldenkit.scrub import redact_text
+from goldenkit import _scrub as scrub_mod
+from goldenkit._scrub import redact_text
 
 # the rule, as it was written: every leftmost match of this pattern is a URL (re.sub's order)
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")

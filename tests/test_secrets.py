@@ -1,4 +1,4 @@
-"""No secret reaches a file or a screen: the one scrubber (goldenkit.scrub) at every write boundary.
+"""No secret reaches a file or a screen: the one scrubber (goldenkit._scrub) at every write boundary.
 
 The end-to-end tests run ``goldenkit run``, ``goldenkit report`` and ``goldenkit pages`` as
 processes against a model server on 127.0.0.1 that echoes the key it was sent (in a 401's
@@ -24,13 +24,8 @@ import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 from hypothesis import given, settings, strategies as st
 
-from goldenkit import scrub as scrubber
-from goldenkit.cli import main
-from goldenkit.dataset import read_dataset
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.results import OutcomeWriter, write_json_atomic, write_parquet
-from goldenkit.runner import run_eval, runkey
-from goldenkit.scrub import (
+from goldenkit import _scrub as scrubber
+from goldenkit._scrub import (
     MASK,
     SHAPE_REGEX,
     check_env_name,
@@ -41,6 +36,11 @@ from goldenkit.scrub import (
     scrub,
     secrets_in_use,
 )
+from goldenkit.cli import main
+from goldenkit.dataset import read_dataset
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.results import OutcomeWriter, write_json_atomic, write_parquet
+from goldenkit.runner import _runkey as runkey, run_eval
 
 # The keys of the end-to-end tests: one only the scope knows (no shape matches it), one in
 # OpenAI's format, one in a URL's query string.
@@ -429,7 +429,7 @@ def test_a_key_given_as_api_key_env_in_goldenkit_toml_is_refused_unechoed(
 
 
 def test_a_provider_key_after_an_equals_sign_is_masked() -> None:
-    from goldenkit.scrub import scrub
+    from goldenkit._scrub import scrub
 
     for text in (
         "API key not valid. key=sk-live-SECRETSECRET1234567890",
@@ -440,8 +440,8 @@ def test_a_provider_key_after_an_equals_sign_is_masked() -> None:
 
 
 def test_more_key_shapes_are_masked_and_an_image_is_not() -> None:
-    from goldenkit.providers.failures import describe
-    from goldenkit.scrub import scrub
+    from goldenkit._scrub import scrub
+    from goldenkit.providers._failures import describe
 
     for text, key in (
         ("Invalid API Key: gsk_AbCdEf1234567890abcdefGH", "gsk_AbCdEf"),

@@ -12,10 +12,10 @@ from hypothesis import given, settings, strategies as st
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, ResultsError, UsageError
-from goldenkit.providers.callable import CallableProvider
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import RUN_KEY_FIELDS, merge_shards, parse_shard, run_eval, shard_of
-from goldenkit.runner.runkey import key_differences
+from goldenkit.runner._runkey import key_differences
 
 SUPPORT = Path(__file__).resolve().parents[1] / "datasets" / "support-agent"
 QUIET = {"progress": False}

@@ -14,9 +14,9 @@ from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats import normalize_case
-from goldenkit.providers.callable import CallableProvider
-from goldenkit.providers.fixtures import FixturesProvider
-from goldenkit.providers.simulator import CallableSimulator, get_simulator, render_transcript
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.providers._fixtures import FixturesProvider
+from goldenkit.providers._simulator import CallableSimulator, get_simulator, render_transcript
 from goldenkit.records import Scenario, grader_results
 from goldenkit.results import read_run
 from goldenkit.runner import run_eval
@@ -375,7 +375,7 @@ def test_cli_runs_a_scripted_user_and_refuses_stray_user_options(tmp_path, capsy
 
 
 def test_the_flip_list_and_the_audit_show_the_transcript_turn_by_turn(tmp_path):
-    from goldenkit.audit.failures import failing_rows
+    from goldenkit.audit._failures import failing_rows
     from goldenkit.compare import compare_runs
 
     rows = [scenario_row("a", tool_responses=[ORDER], expect={"every_turn": {"must_not": ["then"]}})]
@@ -406,7 +406,7 @@ def test_the_flip_list_and_the_audit_show_the_transcript_turn_by_turn(tmp_path):
 def test_a_model_simulator_gets_the_pinned_prompt_a_seed_per_repeat_and_its_retries(tmp_path):
     from fakeserver import FakeModelServer, Reply
 
-    from goldenkit.providers.simulator import PROMPT_SHA256, SIMULATOR_SYSTEM_PROMPT
+    from goldenkit.providers._simulator import PROMPT_SHA256, SIMULATOR_SYSTEM_PROMPT
 
     def responder(rec):
         return Reply.text("<STOP>" if "USER: more" in rec.json["messages"][1]["content"] else "more please")

@@ -15,8 +15,8 @@ EXPECT = '{"must_contain": ["done"]}'
 
 CHILD = """
 import json, sys
-WATCH = ["pandas", "goldenkit.formats.importer", "goldenkit.graders.trajectory", "goldenkit.graders.match",
-         "goldenkit.graders.rubrics", "goldenkit.providers.openai", "statsmodels"]
+WATCH = ["pandas", "goldenkit.formats._importer", "goldenkit.graders._trajectory", "goldenkit.graders._match",
+         "goldenkit.graders._rubrics", "goldenkit.providers._openai", "statsmodels"]
 seen = {}
 def answer(case):
     if not seen:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from goldenkit.cases import ToolCall
 from goldenkit.dataset import read_dataset
-from goldenkit.graders.contract import ContractGrader
-from goldenkit.graders.trajectory import TrajectoryGrader
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.graders._contract import ContractGrader
+from goldenkit.graders._trajectory import TrajectoryGrader
+from goldenkit.providers._base import Response, TurnOutput
+from goldenkit.records import ToolCall
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "datasets" / "support-agent"

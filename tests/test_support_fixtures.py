@@ -22,8 +22,8 @@ import pytest
 from goldenkit.cli import main as cli_main
 from goldenkit.compare import compare_runs
 from goldenkit.dataset import read_dataset
-from goldenkit.graders.base import combine, get_grader, grade_case
-from goldenkit.providers.base import Response, TurnOutput
+from goldenkit.graders._base import combine, get_grader, grade_case
+from goldenkit.providers._base import Response, TurnOutput
 from goldenkit.results import read_run
 from goldenkit.stats import collapse_repeats
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.fixtures import FixturesProvider
+from goldenkit.providers._fixtures import FixturesProvider
 from goldenkit.results import read_run
 from goldenkit.runner import run_eval
 

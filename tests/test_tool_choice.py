@@ -10,7 +10,7 @@ from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError
-from goldenkit.providers.openai import OpenAIProvider, tool_choice_field
+from goldenkit.providers._openai import OpenAIProvider, tool_choice_field
 from goldenkit.results import outcomes_df, read_run
 
 TOOL = {"name": "lookup_order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
@@ -114,7 +114,7 @@ def test_tool_choice_does_not_apply_to_ollama(tmp_path, monkeypatch, capsys):
 def test_a_forcing_choice_forces_the_first_request_and_the_tool_loop_ends(choice):
     import asyncio
 
-    from goldenkit.cases import Case, Turn
+    from goldenkit.records import Case, Turn
 
     case = Case(id="t", shape="contract", turns=(Turn(user="where is A-1?"),), tools=(TOOL,))
     with FakeModelServer() as srv:
@@ -130,7 +130,7 @@ def test_a_forcing_choice_forces_the_first_request_and_the_tool_loop_ends(choice
 def test_a_named_choice_is_not_sent_with_requests_that_do_not_offer_the_tool():
     import asyncio
 
-    from goldenkit.cases import Case, Turn
+    from goldenkit.records import Case, Turn
 
     other = {"name": "track_parcel", "parameters": {"type": "object"}}
     case = Case(id="t", shape="contract", turns=(Turn(user="where?"),), tools=(other,))

@@ -19,13 +19,13 @@ import pytest
 from fakeserver import FakeModelServer, Reply
 from testca import make_ca
 
-from goldenkit.cases import Case, Turn
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers.client import check_header_value, make_client, ssl_context
-from goldenkit.providers.ollama import OllamaProvider
-from goldenkit.providers.openai import OpenAIProvider
-from goldenkit.providers.streaming import OpenAIStream
+from goldenkit.providers._client import check_header_value, make_client, ssl_context
+from goldenkit.providers._ollama import OllamaProvider
+from goldenkit.providers._openai import OpenAIProvider
+from goldenkit.providers._streaming import OpenAIStream
+from goldenkit.records import Case, Turn
 from goldenkit.results import iter_jsonl
 
 CASE = Case(id="q", shape="contract", turns=(Turn(user="question"),))

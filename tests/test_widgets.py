@@ -18,7 +18,7 @@ from goldenkit.baselines import save_baseline
 from goldenkit.compare import compare_runs
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError
-from goldenkit.report.explore import ALL, Explorer, ExploreWidget, explore
+from goldenkit.report._explore import ALL, Explorer, ExploreWidget, explore
 from goldenkit.results import read_run
 
 DATA = Path(__file__).resolve().parent / "data" / "runs"

@@ -45,9 +45,9 @@ cards), ``browser`` (browser and widget), ``apply`` (the new dataset version),
 
 from __future__ import annotations
 
-from goldenkit.audit.apply import AuditApplied, apply_audit, merge_patch, next_version
-from goldenkit.audit.browser import ALL, AuditBrowser, AuditWidget
-from goldenkit.audit.failures import (
+from goldenkit.audit._apply import AuditApplied, apply_audit, merge_patch, next_version
+from goldenkit.audit._browser import ALL, AuditBrowser, AuditWidget
+from goldenkit.audit._failures import (
     FAILURE_COLUMNS,
     audit_sample,
     case_texts,
@@ -55,7 +55,7 @@ from goldenkit.audit.failures import (
     failure_card_html,
     sample_cards_html,
 )
-from goldenkit.audit.marks import (
+from goldenkit.audit._marks import (
     AUDIT_LABELS,
     AUDITS_DIR,
     AuditLog,
@@ -65,7 +65,7 @@ from goldenkit.audit.marks import (
     marks_frame,
     read_marks,
 )
-from goldenkit.audit.session import AuditSession, open_audit
+from goldenkit.audit._session import AuditSession, open_audit
 
 __all__ = [
     "ALL",

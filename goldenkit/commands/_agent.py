@@ -5,7 +5,7 @@ of scenario rows (:func:`build_simulator`), the graders (:func:`grader_list`),
 the run's transport applied to the judges (:func:`apply_transport_to_judges`),
 and what each Ray worker of ``--executor ray`` builds there (:func:`worker_setup`).
 The options themselves (``[run]`` of goldenkit.toml, the command line, the
-defaults) are resolved by :func:`goldenkit.commands.run.resolve_options`.
+defaults) are resolved by :func:`goldenkit.commands._run.resolve_options`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ SIMULATOR_OPTIONS = (
 
 def build_simulator(opts: dict[str, Any]) -> Any:
     """The ``--user-simulator`` (None when not given); ``--user-*`` options without it are a usage error."""
-    from goldenkit.providers.simulator import get_simulator
+    from goldenkit.providers._simulator import get_simulator
 
     name = opts.get("user_simulator")
     if name is None:
@@ -85,7 +85,7 @@ def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None
 
 
 def build_provider(opts: dict[str, Any]) -> Any:
-    from goldenkit.providers.base import get_provider, provider_factory, provider_names
+    from goldenkit.providers._base import get_provider, provider_factory, provider_names
 
     name = opts.get("provider")
     if not name:

@@ -8,7 +8,7 @@ it is a usage error that argparse prints after the option's name (exit 1)::
     goldenkit run: argument --timeout: must be a finite number > 0, got 'nan'
 
 The same checkers read the ``[run]`` keys of goldenkit.toml (``RUN_KEYS`` of
-:mod:`goldenkit.commands.run`): called with the TOML value, they raise a
+:mod:`goldenkit.commands._run`): called with the TOML value, they raise a
 ValueError there, and their ``__name__`` says what the key takes.
 """
 

@@ -12,10 +12,10 @@ __all__ = ["format_pairwise", "pairwise_for_compare"]
 
 def pairwise_for_compare(base: Any, cand: Any) -> Any:
     """``goldenkit compare --pairwise-judge``: the [judge] of the dataset's goldenkit.toml (else ./goldenkit.toml)
-    asked which answer is better, both orders (see :mod:`goldenkit.leaderboards.pairwise`)."""
+    asked which answer is better, both orders (see :mod:`goldenkit.leaderboards._pairwise`)."""
     from goldenkit.config import load_config, section
-    from goldenkit.graders.build import build_graders
-    from goldenkit.leaderboards.pairwise import pairwise_compare
+    from goldenkit.graders._build import build_graders
+    from goldenkit.leaderboards._pairwise import pairwise_compare
     from goldenkit.results import Run
 
     if not isinstance(base, Run) or not isinstance(cand, Run):

@@ -1,15 +1,15 @@
 """The comparison of two runs: one protocol key, one evidence ledger, pairing and flips.
 
-* :mod:`goldenkit.compare.protocol`: :func:`protocol_key`, everything in a run's
+* :mod:`goldenkit.compare._protocol`: :func:`protocol_key`, everything in a run's
   manifest that can change a verdict, and :func:`protocol_differences`, the
   one rule for "these two runs are the same protocol" (comparability, history,
   alignment, resume and regrade all call it).
-* :mod:`goldenkit.compare.runs`: :func:`compare_runs` (the paired comparison).
-* :mod:`goldenkit.compare.ledger`: :func:`evidence_ledger`, every in-scope row
+* :mod:`goldenkit.compare._runs`: :func:`compare_runs` (the paired comparison).
+* :mod:`goldenkit.compare._ledger`: :func:`evidence_ledger`, every in-scope row
   with its status on each side and whether it is paired evidence; every gate
   rule reads it.
-* :mod:`goldenkit.compare.flips`: the flip list's texts.
-* :mod:`goldenkit.compare.clusters`: :func:`why`, the flipped (or failing) rows grouped by
+* :mod:`goldenkit.compare._flips`: the flip list's texts.
+* :mod:`goldenkit.compare._clusters`: :func:`why`, the flipped (or failing) rows grouped by
   what the graders found.
 """
 
@@ -17,29 +17,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from goldenkit.registry import lazy_attributes
+from goldenkit._registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit.compare.clusters import CLUSTER_COLUMNS, why
-    from goldenkit.compare.ledger import LEDGER_STATUSES, Ledger, evidence_ledger
-    from goldenkit.compare.protocol import (
+    from goldenkit.compare._clusters import CLUSTER_COLUMNS, why
+    from goldenkit.compare._ledger import LEDGER_STATUSES, Ledger, evidence_ledger
+    from goldenkit.compare._protocol import (
         comparability_differences,
         protocol_differences,
         protocol_key,
         protocol_sha256,
     )
-    from goldenkit.compare.runs import FLIP_STATUSES, HOLM_FAMILY, STATUSES, Comparison, compare_runs
+    from goldenkit.compare._runs import FLIP_STATUSES, HOLM_FAMILY, STATUSES, Comparison, compare_runs
 
 # the protocol key is read by the runner before its first call: importing it loads no pandas
 _LAZY = {
-    **dict.fromkeys(("CLUSTER_COLUMNS", "why"), "goldenkit.compare.clusters"),
-    **dict.fromkeys(("LEDGER_STATUSES", "Ledger", "evidence_ledger"), "goldenkit.compare.ledger"),
+    **dict.fromkeys(("CLUSTER_COLUMNS", "why"), "goldenkit.compare._clusters"),
+    **dict.fromkeys(("LEDGER_STATUSES", "Ledger", "evidence_ledger"), "goldenkit.compare._ledger"),
     **dict.fromkeys(
         ("comparability_differences", "protocol_differences", "protocol_key", "protocol_sha256"),
-        "goldenkit.compare.protocol",
+        "goldenkit.compare._protocol",
     ),
     **dict.fromkeys(
-        ("FLIP_STATUSES", "HOLM_FAMILY", "STATUSES", "Comparison", "compare_runs"), "goldenkit.compare.runs"
+        ("FLIP_STATUSES", "HOLM_FAMILY", "STATUSES", "Comparison", "compare_runs"), "goldenkit.compare._runs"
     ),
 }
 

@@ -45,7 +45,7 @@ tab, CR, LF, VT, FF) from both ends of each line; drop empty lines; sort the
 lines by their bytes; feed each line followed by ``\\n`` to SHA-256.
 Reordering rows or switching CRLF/LF keeps the hash; editing any row changes it.
 
-**Shard rule** (:func:`goldenkit.runner.shard.shard_of`, beside the hash and the
+**Shard rule** (:func:`goldenkit.runner._shard.shard_of`, beside the hash and the
 sample rule of :mod:`goldenkit.sampling`): a row's shard, 1-based of N, is
 ``int(sha256(utf8(id)).hexdigest(), 16) mod N + 1``, applied after the split
 filter and the sample, so ``goldenkit run --shard K/N`` for K = 1..N partitions
@@ -54,8 +54,8 @@ exactly the rows of the unsharded run (see docs/scale.md).
 
 from __future__ import annotations
 
-from goldenkit.dataset.lines import canonical_sha256
-from goldenkit.dataset.reader import Dataset, read_dataset, rows_to_jsonl
+from goldenkit.dataset._lines import canonical_sha256
+from goldenkit.dataset._reader import Dataset, read_dataset, rows_to_jsonl
 from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 __all__ = ["DATA_FILE", "MANIFEST_FILE", "Dataset", "canonical_sha256", "read_dataset", "rows_to_jsonl"]

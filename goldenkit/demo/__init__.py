@@ -1,9 +1,9 @@
-"""The guided demo: ``goldenkit demo`` (:mod:`goldenkit.demo.story`) and ``goldenkit demo --benchmark``
-(:mod:`goldenkit.demo.benchmark`), on the bundled dataset's recorded answers."""
+"""The guided demo: ``goldenkit demo`` (:mod:`goldenkit.demo._story`) and ``goldenkit demo --benchmark``
+(:mod:`goldenkit.demo._benchmark`), on the bundled dataset's recorded answers."""
 
 from __future__ import annotations
 
-from goldenkit.demo.story import *  # noqa: F403
-from goldenkit.demo.story import __all__ as _story_all
+from goldenkit.demo._story import *  # noqa: F403
+from goldenkit.demo._story import __all__ as _story_all
 
 __all__ = list(_story_all)

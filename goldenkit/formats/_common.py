@@ -16,8 +16,8 @@ import mimetypes
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from goldenkit.cases import ImagePart, Message, ToolCall, ToolResponse
 from goldenkit.errors import DatasetError
+from goldenkit.records import ImagePart, Message, ToolCall, ToolResponse
 
 #: The first bytes of a Git LFS pointer file (the real data lives elsewhere).
 LFS_POINTER_PREFIX = b"version https://git-lfs"

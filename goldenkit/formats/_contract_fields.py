@@ -1,4 +1,4 @@
-"""The field readers of a contract case (:mod:`goldenkit.formats.contract`).
+"""The field readers of a contract case (:mod:`goldenkit.formats._contract`).
 
 Each reads one field of a contract case (a turn, its tool calls, the recorded
 tool responses, the history, a list of strings, an optional string) and raises
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldenkit.cases import Message, ToolCall, ToolResponse, Turn
 from goldenkit.formats._common import case_error, chat_message, contract_images, tool_call
+from goldenkit.records import Message, ToolCall, ToolResponse, Turn
 
 #: ``isinstance(x, MAPPING)`` answers for a dict (every JSON object) without the Mapping ABC's slower check.
 MAPPING = (dict, Mapping)

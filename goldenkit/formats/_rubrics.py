@@ -1,4 +1,4 @@
-"""Rubrics in the three shapes they come in, normalized to :class:`goldenkit.cases.Rubric`.
+"""Rubrics in the three shapes they come in, normalized to :class:`goldenkit.records.Rubric`.
 
 * ADK (``google.adk.evaluation.eval_rubrics.Rubric``): ``{"rubric_id", "rubric_content":
   {"text_property"}, "description"?, "type"?}`` (camelCase accepted), in an eval case's
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from goldenkit.cases import Rubric
 from goldenkit.formats._common import case_error, get
+from goldenkit.records import Rubric
 
 __all__ = ["RUBRIC_METRICS", "adk_rubrics", "contract_rubrics", "criteria_rubrics", "vertex_rubrics"]
 

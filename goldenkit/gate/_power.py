@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from goldenkit.errors import InputError
-from goldenkit.gate.policy import GatePolicy
+from goldenkit.gate._policy import GatePolicy
 from goldenkit.stats import rows_needed
 
 if TYPE_CHECKING:
-    from goldenkit.compare.runs import Comparison
+    from goldenkit.compare._runs import Comparison
 
 __all__ = ["POWER", "POWER_DELTA", "power_warnings"]
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from goldenkit.graders.base import (
+from goldenkit._registry import lazy_attributes
+from goldenkit.graders._base import (
     FunctionGrader,
     Grader,
     GradeResult,
@@ -28,45 +29,46 @@ from goldenkit.graders.base import (
     grader_names,
     register_grader,
 )
-from goldenkit.registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit.graders.build import DEFAULT_USE, build_graders, judge_version_of, register_function
-    from goldenkit.graders.calibration import CalibrationReport, calibration_report, read_labels
-    from goldenkit.graders.contract import ContractGrader, contract_expectations
-    from goldenkit.graders.judge import JudgeGrader, JudgeVerdict, parse_judge
-    from goldenkit.graders.match import ReferenceMatchGrader, rouge1_f
-    from goldenkit.graders.retrieval import RetrievalGrader
-    from goldenkit.graders.rubrics import RubricGrader
-    from goldenkit.graders.state import StateGrader
-    from goldenkit.graders.trajectory import TrajectoryGrader, trajectory_score
+    from goldenkit.graders._build import DEFAULT_USE, build_graders, judge_version_of, register_function
+    from goldenkit.graders._calibration import CalibrationReport, calibration_report, read_labels
+    from goldenkit.graders._contract import ContractGrader, contract_expectations
+    from goldenkit.graders._judge import JudgeGrader, JudgeVerdict, parse_judge
+    from goldenkit.graders._match import ReferenceMatchGrader, rouge1_f
+    from goldenkit.graders._retrieval import RetrievalGrader
+    from goldenkit.graders._rubrics import RubricGrader
+    from goldenkit.graders._state import StateGrader
+    from goldenkit.graders._trajectory import TrajectoryGrader, trajectory_score
 
 # The graders themselves load on first use (a run imports only those it grades with;
 # calibration, which needs statsmodels, only when asked for).
 _LAZY: dict[str, str] = {
-    "DEFAULT_USE": ".build",
-    "build_graders": ".build",
-    "judge_version_of": ".build",
-    "register_function": ".build",
-    "CalibrationReport": ".calibration",
-    "calibration_report": ".calibration",
-    "read_labels": ".calibration",
-    "ContractGrader": ".contract",
-    "contract_expectations": ".contract",
-    "JudgeGrader": ".judge",
-    "JudgeVerdict": ".judge",
-    "parse_judge": ".judge",
-    "ReferenceMatchGrader": ".match",
-    "rouge1_f": ".match",
-    "RetrievalGrader": ".retrieval",
-    "RubricGrader": ".rubrics",
-    "StateGrader": ".state",
-    "TrajectoryGrader": ".trajectory",
-    "trajectory_score": ".trajectory",
+    "DEFAULT_USE": "._build",
+    "build_graders": "._build",
+    "judge_version_of": "._build",
+    "register_function": "._build",
+    "CalibrationReport": "._calibration",
+    "calibration_report": "._calibration",
+    "read_labels": "._calibration",
+    "ContractGrader": "._contract",
+    "contract_expectations": "._contract",
+    "JudgeGrader": "._judge",
+    "JudgeVerdict": "._judge",
+    "parse_judge": "._judge",
+    "ReferenceMatchGrader": "._match",
+    "rouge1_f": "._match",
+    "RetrievalGrader": "._retrieval",
+    "RubricGrader": "._rubrics",
+    "RUBRIC_INSTRUCTIONS": "._rubrics",
+    "StateGrader": "._state",
+    "TrajectoryGrader": "._trajectory",
+    "trajectory_score": "._trajectory",
 }
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
+    "RUBRIC_INSTRUCTIONS",
     "CalibrationReport",
     "ContractGrader",
     "DEFAULT_USE",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit.errors import InputError
-from goldenkit.formats.eval_config import ADK_METRICS
+from goldenkit.formats._eval_config import ADK_METRICS
 
 __all__ = ["criterion", "has_criteria", "is_simulated"]
 

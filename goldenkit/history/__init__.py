@@ -17,9 +17,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from goldenkit.history.run_index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
-from goldenkit.history.sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
-from goldenkit.history.trend import METRICS, failure_counts, trend
+from goldenkit.history._run_index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
+from goldenkit.history._sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
+from goldenkit.history._trend import METRICS, failure_counts, trend
 
 
 def __getattr__(name: str) -> Any:

@@ -1,27 +1,27 @@
 """Many runs at once: which differences between models or prompts are evidence.
 
-* :mod:`goldenkit.leaderboards.alignment`: the runs' rows aligned, their protocol keys checked.
-* :mod:`goldenkit.leaderboards.ranking`: :func:`leaderboard` (Wilson intervals, paired exact McNemar
+* :mod:`goldenkit.leaderboards._alignment`: the runs' rows aligned, their protocol keys checked.
+* :mod:`goldenkit.leaderboards._ranking`: :func:`leaderboard` (Wilson intervals, paired exact McNemar
   with Holm, rank intervals and groups).
-* :mod:`goldenkit.leaderboards.passk`: pass@k and pass^k.
-* :mod:`goldenkit.leaderboards.pairwise`: a judge's pairwise preference for open-ended rows.
-* :mod:`goldenkit.leaderboards.report`: what the leaderboard notebook and pages display.
+* :mod:`goldenkit.leaderboards._passk`: pass@k and pass^k.
+* :mod:`goldenkit.leaderboards._pairwise`: a judge's pairwise preference for open-ended rows.
+* :mod:`goldenkit.leaderboards._report`: what the leaderboard notebook and pages display.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from goldenkit.registry import lazy_attributes
+from goldenkit._registry import lazy_attributes
 
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit.leaderboards.passk import pass_at_k
-    from goldenkit.leaderboards.ranking import Leaderboard, leaderboard
+    from goldenkit.leaderboards._passk import pass_at_k
+    from goldenkit.leaderboards._ranking import Leaderboard, leaderboard
 
 _LAZY = {
-    "Leaderboard": "goldenkit.leaderboards.ranking",
-    "leaderboard": "goldenkit.leaderboards.ranking",
-    "pass_at_k": "goldenkit.leaderboards.passk",
+    "Leaderboard": "goldenkit.leaderboards._ranking",
+    "leaderboard": "goldenkit.leaderboards._ranking",
+    "pass_at_k": "goldenkit.leaderboards._passk",
 }
 
 __all__ = ["Leaderboard", "leaderboard", "pass_at_k"]

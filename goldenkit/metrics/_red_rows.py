@@ -9,7 +9,7 @@ given, else rows with a tag matching one of ``hallucination_tags`` (default
 that need not refuse.
 
 **Red rows** are negative cases (expected failures; see
-:func:`goldenkit.dataset.red.red_row_ids`): ``red_rows`` if given, else rows
+:func:`goldenkit.dataset._red.red_row_ids`): ``red_rows`` if given, else rows
 tagged ``red`` (a run that includes them tags every red row ``red``, also
 those only dataset.json lists). A run without ``--red`` has none, and then
 ``negative_case_pass_rate`` is not reported.

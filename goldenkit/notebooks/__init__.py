@@ -16,7 +16,7 @@ page with nbconvert:
 
 A kernel is shut down when its notebook has run, never interrupted first (the
 SIGINT jupyter_client sends before a shutdown request made the kernel log
-``KeyboardInterrupt caught in kernel`` now and then). :mod:`goldenkit.notebooks.inprocess`
+``KeyboardInterrupt caught in kernel`` now and then). :mod:`goldenkit.notebooks._inprocess`
 makes the same pages without a kernel, in this process or on one worker per
 core: what ``goldenkit pages`` uses for hundreds of reports.
 
@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from goldenkit import errors
+from goldenkit._scrub import scrub
 from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
-from goldenkit.scrub import scrub
 
 NOTEBOOK_NAMES = ("report", "compare", "audit", "coverage", "leaderboard")
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -176,7 +176,7 @@ def export_html(notebook: Any, html_path: str | Path, *, title: str | None = Non
     if remote:  # the template is ours: a remote reference is a bug, never shipped silently
         raise InfrastructureError(f"{html_path}: HTML would load from the network: {remote[0]}")
     out = Path(html_path)
-    out.write_text(scrub(body), encoding="utf-8")  # secrets masked (goldenkit.scrub)
+    out.write_text(scrub(body), encoding="utf-8")  # secrets masked (goldenkit._scrub)
     return out
 
 

@@ -4,11 +4,11 @@
 self-contained file that loads nothing from the network and works from
 ``file://`` and from any static host (GitHub Pages, an S3 bucket, a CI artifact).
 The leaderboards (a page per group of ``goldenkit benchmark`` runs) are made by
-:func:`goldenkit.pages.leaderboards.leaderboard_sections`.
+:func:`goldenkit.pages._leaderboards.leaderboard_sections`.
 """
 
 from __future__ import annotations
 
-from goldenkit.pages.site import STATE_FILE, SiteResult, build_site
+from goldenkit.pages._site import STATE_FILE, SiteResult, build_site
 
 __all__ = ["STATE_FILE", "SiteResult", "build_site"]

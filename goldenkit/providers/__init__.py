@@ -7,7 +7,8 @@ stack or ADK's adapter; :func:`provider_names` imports them all.
 
 from __future__ import annotations
 
-from goldenkit.providers.base import (
+from goldenkit._registry import lazy_attributes
+from goldenkit.providers._base import (
     BUILTINS,
     Provider,
     Response,
@@ -18,7 +19,18 @@ from goldenkit.providers.base import (
     register_provider,
 )
 
+#: Imported on first use (the simulator's module loads the HTTP clients of its providers).
+_LAZY = {
+    "SIMULATOR_SYSTEM_PROMPT": "goldenkit.providers._simulator",
+    "SIMULATOR_USER_PROMPT": "goldenkit.providers._simulator",
+    "UserSimulator": "goldenkit.providers._simulator",
+}
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
 __all__ = [
+    "SIMULATOR_SYSTEM_PROMPT",
+    "SIMULATOR_USER_PROMPT",
+    "UserSimulator",
     "BUILTINS",
     "Provider",
     "Response",

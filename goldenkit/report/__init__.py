@@ -8,15 +8,15 @@ of its own beyond counting and formatting).
 ============================  ===========================================================
 module                        what it shows
 ============================  ===========================================================
-:mod:`~goldenkit.report.run`       the run report (``report.ipynb``): run key, validity,
+:mod:`~goldenkit.report._run`       the run report (``report.ipynb``): run key, validity,
                                    slice table and plot, errors, flaky rows, latency,
                                    failure reasons
-:mod:`~goldenkit.report.compare`   the comparison (``compare.ipynb``): the gate's decision
+:mod:`~goldenkit.report._compare`   the comparison (``compare.ipynb``): the gate's decision
                                    first, comparability, the gate rules, the paired table,
                                    forest plot, clusters, flip list
-:mod:`~goldenkit.report.audit`     the audit (``audit.ipynb``): the label-error share
-:mod:`~goldenkit.report.coverage`  the coverage (``coverage.ipynb``): slices against traffic
-:mod:`~goldenkit.report.html`      what they share: number formatting, tables for people
+:mod:`~goldenkit.report._audit`     the audit (``audit.ipynb``): the label-error share
+:mod:`~goldenkit.report._coverage`  the coverage (``coverage.ipynb``): slices against traffic
+:mod:`~goldenkit.report._html`      what they share: number formatting, tables for people
                                    (``table_html``), banners, figures as PNG, notebook setup
 ============================  ===========================================================
 
@@ -25,8 +25,8 @@ Every name stays importable from ``goldenkit.report``.
 
 from __future__ import annotations
 
-from goldenkit.report.audit import NO_MARKS, audit_sample_html, label_error_share, label_error_table
-from goldenkit.report.compare import (
+from goldenkit.report._audit import NO_MARKS, audit_sample_html, label_error_share, label_error_table
+from goldenkit.report._compare import (
     clusters_html,
     comparability_banner,
     flip_list_html,
@@ -37,7 +37,7 @@ from goldenkit.report.compare import (
     gate_table,
     try_compare,
 )
-from goldenkit.report.coverage import (
+from goldenkit.report._coverage import (
     CoverageReport,
     coverage_figure,
     coverage_statement,
@@ -48,7 +48,8 @@ from goldenkit.report.coverage import (
     read_traffic,
     split_rows,
 )
-from goldenkit.report.html import (
+from goldenkit.report._explore import Explorer
+from goldenkit.report._html import (
     OVERALL,
     STYLE,
     HTMLBlock,
@@ -62,7 +63,7 @@ from goldenkit.report.html import (
     signed_pct,
     table_html,
 )
-from goldenkit.report.run import (
+from goldenkit.report._run import (
     errors_and_skips,
     failure_reasons,
     flaky_table,
@@ -77,6 +78,7 @@ from goldenkit.report.run import (
 )
 
 __all__ = [
+    "Explorer",
     "STYLE",
     "HTMLBlock",
     "NO_MARKS",

@@ -32,18 +32,18 @@ string columns as categoricals. Nested columns come back as Python objects: ``ta
 ``graders`` a dict name -> {passed, score, reason, error}, ``trajectory`` a list of
 per-turn dicts, ``agent_version`` a dict.
 
-One module per thing the store owns: :mod:`~goldenkit.results.manifest` (run.json),
-:mod:`~goldenkit.results.jsonl` (outcomes.jsonl: writer, repair, reader),
-:mod:`~goldenkit.results.parquet` (the Arrow schema, outcomes.parquet),
-:mod:`~goldenkit.results.latest` (the ``latest`` pointer),
-:mod:`~goldenkit.results.run` (:class:`Run`, :func:`read_run`, :func:`outcomes_df`),
-:mod:`~goldenkit.results.light` (:func:`light_outcomes`). Every public name is
+One module per thing the store owns: :mod:`~goldenkit.results._manifest` (run.json),
+:mod:`~goldenkit.results._jsonl` (outcomes.jsonl: writer, repair, reader),
+:mod:`~goldenkit.results._parquet` (the Arrow schema, outcomes.parquet),
+:mod:`~goldenkit.results._latest` (the ``latest`` pointer),
+:mod:`~goldenkit.results._run` (:class:`Run`, :func:`read_run`, :func:`outcomes_df`),
+:mod:`~goldenkit.results._light` (:func:`light_outcomes`). Every public name is
 importable from ``goldenkit.results``.
 """
 
 from __future__ import annotations
 
-from goldenkit.results.jsonl import (
+from goldenkit.results._jsonl import (
     MAX_PENDING_LINES,
     OutcomeLine,
     OutcomeWriter,
@@ -53,10 +53,10 @@ from goldenkit.results.jsonl import (
     repair_jsonl,
     scan_jsonl,
 )
-from goldenkit.results.latest import LATEST, update_latest
-from goldenkit.results.light import LIGHT_COLUMNS, light_outcomes
-from goldenkit.results.manifest import write_json_atomic
-from goldenkit.results.parquet import (
+from goldenkit.results._latest import LATEST, update_latest
+from goldenkit.results._light import LIGHT_COLUMNS, light_outcomes
+from goldenkit.results._manifest import write_json_atomic
+from goldenkit.results._parquet import (
     OUTCOME_SCHEMA,
     RECORD_BATCH,
     ROW_GROUP,
@@ -64,7 +64,7 @@ from goldenkit.results.parquet import (
     write_parquet,
     write_parquet_batches,
 )
-from goldenkit.results.run import Run, outcomes_df, read_run
+from goldenkit.results._run import Run, outcomes_df, read_run
 
 __all__ = [
     "LATEST",

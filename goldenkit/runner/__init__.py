@@ -9,7 +9,7 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    before any call), derive the run key (dataset sha256 and version, agent
    version, judge version, graders and versions, repeats, sample spec, mode);
 2. create ``results/<run_id>/`` or **resume** it, as its one writer (a lock; see
-   :mod:`goldenkit.runner.folder`): a folder with the same run id must have the
+   :mod:`goldenkit.runner._folder`): a folder with the same run id must have the
    same run key (else :class:`~goldenkit.errors.ResultsError`; a new git commit
    alone is allowed and recorded per invocation), and only the row x repeat
    pairs with no outcome yet are called (with ``retry_errors=True`` the pairs
@@ -17,7 +17,7 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    last record per pair wins);
 3. call the provider for each pending pair, each an independent call: at most
    ``max_in_flight`` at once, optionally at most ``rpm`` starts per minute
-   (:mod:`goldenkit.runner.limits`). Only ``transient`` failures are retried, up to
+   (:mod:`goldenkit.runner._limits`). Only ``transient`` failures are retried, up to
    ``max_retries`` times with exponential backoff and full jitter, waiting at
    least the server's Retry-After, never more than ``max_retry_after`` (a 429
    asking for longer, or saying the quota is exhausted, is an ``infrastructure``
@@ -26,7 +26,7 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    successes raises it by one again, up to ``max_in_flight``. The judge's calls
    go through the same limiter, retries and backoff;
 4. grade each response with every grader (a grader that raises is recorded as a
-   grader error, never a crash) and :func:`goldenkit.graders.base.combine` the
+   grader error, never a crash) and :func:`goldenkit.graders._base.combine` the
    results into PASS / FAIL / SKIPPED, or ERROR when a hard grader could not
    grade and none failed; a call that produced nothing is ERROR with a one-line
    reason (status and URL without secrets), its ``error_kind`` (the taxonomy of
@@ -35,7 +35,7 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    and as its trajectory what came before the failure (a conversation's earlier turns);
 5. append each outcome to ``outcomes.jsonl`` as it completes (see
    :class:`goldenkit.results.OutcomeWriter`), keeping in memory only where each
-   pair's last line is and its verdict (:mod:`goldenkit.runner.outcome_index`: memory
+   pair's last line is and its verdict (:mod:`goldenkit.runner._outcome_index`: memory
    flat in the number of outcomes), and at the end write ``outcomes.parquet``
    (read back from the JSONL a row group at a time), the final run.json (counts, error rate, validity) and
    point ``results/latest`` at the run. INVALID when the error rate (ERROR
@@ -43,19 +43,19 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    ``max_error_rate``, when every outcome is ERROR (an infrastructure failure,
    never "0% quality"), or when the run stopped early.
 
-The workers of a run live in an ``asyncio.TaskGroup`` (:mod:`goldenkit.runner.run`):
+The workers of a run live in an ``asyncio.TaskGroup`` (:mod:`goldenkit.runner._run`):
 a failure or a cancel (Ctrl-C, an interrupted notebook cell) stops them all, and
 what finished is written. A circuit breaker stops launching new calls after
 ``abort_after_errors`` consecutive provider ERRORs (a server that went away); the
 run is then incomplete and INVALID, and resuming it with ``retry_errors=True``
-finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner.progress`).
+finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner._progress`).
 
-``shard=(k, n)`` runs only the rows of hash shard k of n (:mod:`goldenkit.runner.shard`,
+``shard=(k, n)`` runs only the rows of hash shard k of n (:mod:`goldenkit.runner._shard`,
 picked after the split and the sample), and :func:`merge_shards` unites the n
-shard runs into one ordinary run (:mod:`goldenkit.runner.merge`).
+shard runs into one ordinary run (:mod:`goldenkit.runner._merge`).
 
-:func:`goldenkit.runner.regrade.regrade` grades the stored answers of a finished run again with new
-graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner.regrade`).
+:func:`goldenkit.runner._regrade.regrade` grades the stored answers of a finished run again with new
+graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner._regrade`).
 """
 
 from __future__ import annotations
@@ -63,24 +63,28 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from goldenkit.runner._evaluate import arun_eval, run_eval
+from goldenkit.runner._folder import new_run_id, utc_now
+from goldenkit.runner._limits import Limiter, backoff_delay
+from goldenkit.runner._merge import merge_shards
 from goldenkit.runner._options import RunOptions
-from goldenkit.runner.evaluate import arun_eval, run_eval
-from goldenkit.runner.folder import new_run_id, utc_now
-from goldenkit.runner.limits import Limiter, backoff_delay
-from goldenkit.runner.merge import merge_shards
-from goldenkit.runner.run import RunExecution
-from goldenkit.runner.runkey import (
+from goldenkit.runner._run import RunExecution
+from goldenkit.runner._runkey import (
     RUN_KEY_FIELDS,
     TRANSPORT_SETTINGS,
     agent_version,
     git_commit,
     redact_settings,
 )
-from goldenkit.runner.shard import parse_shard, shard_of
-from goldenkit.runner.summary import RunInterrupted, RunSummary
+from goldenkit.runner._shard import parse_shard, shard_of
+from goldenkit.runner._summary import RunInterrupted, RunSummary
 
 
 def __getattr__(name: str) -> Any:
+    if name == "RaySettings":  # the Ray executor's settings: its module is imported when asked for
+        from goldenkit.runner._ray_executor import RaySettings
+
+        return RaySettings
     if name == "Run":  # the runner's old name for RunExecution, kept for one release
         warnings.warn(
             "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
@@ -95,6 +99,7 @@ __all__ = [
     "RUN_KEY_FIELDS",
     "TRANSPORT_SETTINGS",
     "Limiter",
+    "RaySettings",
     "RunExecution",
     "RunInterrupted",
     "RunOptions",

@@ -4,7 +4,7 @@
 options given by keyword (``run_eval(ds, agent, repeats=3)``) replace the fields of
 ``options`` (or of the defaults), checked by name: an unknown name is a TypeError
 naming the closest option. :meth:`RunOptions.limits` is the part the workers share
-(how one invocation calls and when it stops), :class:`goldenkit.runner.run.CallLimits`.
+(how one invocation calls and when it stops), :class:`goldenkit.runner._run.CallLimits`.
 
 >>> RunOptions.merged(None, {"repeats": 3}).repeats
 3
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from goldenkit._text import did_you_mean
-from goldenkit.formats.eval_config import EvalCriteria
-from goldenkit.providers.simulator import UserSimulator
-from goldenkit.runner.limits import MAX_RETRY_AFTER
-from goldenkit.runner.run import CallLimits
+from goldenkit.formats._eval_config import EvalCriteria
+from goldenkit.providers._simulator import UserSimulator
+from goldenkit.runner._limits import MAX_RETRY_AFTER
+from goldenkit.runner._run import CallLimits
 
 __all__ = ["RunOptions"]
 
@@ -41,11 +41,11 @@ class RunOptions:
       ``repeats``; ``sample``: ``{"split": "dev"|"holdout"|None, "per_slice": N|None, "seed": S}``;
       ``include_red``: also run the red rows (expected failures, left out by default; part of the
       run key); ``shard``: ``(k, n)`` runs only the rows of hash shard k of n, chosen after the
-      split and the sample (:mod:`goldenkit.runner.shard`), recorded in run.json (``goldenkit
+      split and the sample (:mod:`goldenkit.runner._shard`), recorded in run.json (``goldenkit
       merge`` unites the n shard runs); ``criteria``: an ADK eval config that replaces the cases'
       criteria and enters the run key; ``vision=False``: the model takes no images (both checked
       before the first call); ``max_ungradable``: the largest share of the selected rows with
-      nothing a configured grader can check (:mod:`goldenkit.graders.gradable`), else a
+      nothing a configured grader can check (:mod:`goldenkit.graders._gradable`), else a
       DatasetError naming them (None: no check).
     How it calls and when it stops (:meth:`limits`):
       ``max_in_flight``, ``rpm``, ``timeout``, ``max_retries``, ``backoff_base``, ``backoff_cap``,
@@ -55,11 +55,11 @@ class RunOptions:
       ``run_id``, ``results_dir``, ``retry_errors`` (call again the pairs whose last outcome is an
       ERROR), ``record_dir`` (record fixtures), ``config`` (extra settings recorded in run.json,
       secrets redacted), ``judge_version``, ``artifacts`` (files and folders that define the agent,
-      hashed into ``agent_version.artifacts_sha256``, :mod:`goldenkit.artifacts`; a missing path is
+      hashed into ``agent_version.artifacts_sha256``, :mod:`goldenkit._artifacts`; a missing path is
       an InputError naming it), ``progress`` (None/True: a ``tqdm.auto`` bar on stderr, quiet when
       it is not a terminal, a widget in Jupyter; False: silent; or a text stream).
     Where it runs and who talks to the agent:
-      ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings`` (:mod:`goldenkit.runner.ray_executor`);
+      ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings`` (:mod:`goldenkit.runner._ray_executor`);
       ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario
       rows' conversations.
     """

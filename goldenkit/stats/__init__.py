@@ -99,8 +99,8 @@ slice tables), ``mcnemar`` (exact McNemar, Holm, power and planning) and
 
 from __future__ import annotations
 
-from goldenkit.stats.clustered import ClusteredMean, clustered_se
-from goldenkit.stats.collapse import (
+from goldenkit.stats._clustered import ClusteredMean, clustered_se
+from goldenkit.stats._collapse import (
     COLLAPSED_COLUMNS,
     OVERALL,
     UNTAGGED,
@@ -116,8 +116,8 @@ from goldenkit.stats.collapse import (
     sorted_codes,
     verdict_codes,
 )
-from goldenkit.stats.intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
-from goldenkit.stats.mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
+from goldenkit.stats._intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
+from goldenkit.stats._mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
 
 __all__ = [
     "COLLAPSED_COLUMNS",

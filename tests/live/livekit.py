@@ -15,7 +15,7 @@ from typing import Any
 
 from _shared import shared_dir
 
-from goldenkit.providers.base import Provider, get_provider
+from goldenkit.providers._base import Provider, get_provider
 
 BASE_URL_ENV = "GOLDENKIT_LIVE_BASE_URL"
 PROVIDER_ENV = "GOLDENKIT_LIVE_PROVIDER"

@@ -22,8 +22,8 @@ from fakeserver import FakeModelServer, Recorded, Reply
 from livekit import LiveConfig, require_live, show, write_dataset
 
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.ollama import OllamaProvider
-from goldenkit.providers.openai import chat_completions_url
+from goldenkit.providers._ollama import OllamaProvider
+from goldenkit.providers._openai import chat_completions_url
 from goldenkit.results import outcomes_df
 from goldenkit.runner import run_eval
 from goldenkit.schema import FAIL, PASS

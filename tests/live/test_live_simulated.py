@@ -13,8 +13,8 @@ from livekit import make_provider, require_live, show, write_dataset
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.fixtures import FixturesProvider
-from goldenkit.providers.simulator import ChatSimulator
+from goldenkit.providers._fixtures import FixturesProvider
+from goldenkit.providers._simulator import ChatSimulator
 from goldenkit.results import read_run
 from goldenkit.runner import run_eval
 

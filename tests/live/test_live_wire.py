@@ -19,8 +19,8 @@ from wiretap import Wiretap
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.providers.openai import OpenAIProvider
-from goldenkit.providers.simulator import ChatSimulator
+from goldenkit.providers._openai import OpenAIProvider
+from goldenkit.providers._simulator import ChatSimulator
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import run_eval
 

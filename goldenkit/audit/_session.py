@@ -1,0 +1,176 @@
+"""The audit notebook's session: the runs, their dataset, the failing rows and where marks go."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from goldenkit._display import HTMLBlock
+from goldenkit.audit._apply import AuditApplied, apply_audit
+from goldenkit.audit._browser import AuditBrowser, AuditWidget
+from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_html
+from goldenkit.audit._marks import AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
+from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.errors import InputError
+
+
+def _resolve_dataset(recorded: str | None, run_path: Path) -> Path | None:
+    """Where the dataset recorded in run.json is now: as given, or relative to the run's folder or its parent."""
+    if not recorded:
+        return None
+    p = Path(recorded)
+    for cand in (p, run_path / p, run_path.parent / p):
+        if cand.exists():
+            return cand
+    return None
+
+
+@dataclass
+class AuditSession:
+    """What the audit notebook works on: the runs, their dataset, the failing rows and the marks file."""
+
+    runs: list[Any]
+    dataset: Dataset | None
+    failures: pd.DataFrame
+    log: AuditLog
+    audits_dir: Path
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def dataset_key(self) -> dict[str, Any]:
+        m = self.runs[0].manifest.get("dataset") or {}
+        return {"name": m.get("name"), "version": m.get("version"), "sha256": m.get("sha256")}
+
+    def browser(self, page_size: int = 1) -> AuditBrowser:
+        return AuditBrowser(self.failures, log=self.log, dataset=self.dataset_key, page_size=page_size)
+
+    def widget(self, page_size: int = 1) -> AuditWidget:
+        """The ipywidgets browser (display ``.widget``); its apply button calls :meth:`apply_summary`."""
+        return AuditWidget(self.browser(page_size), apply=self.apply_summary if self.dataset is not None else None)
+
+    def failures_view(self, *, interactive: bool, n_per_slice: int = 3, seed: int = 0, page_size: int = 1) -> Any:
+        """What the notebook shows of the failing rows: the widget browser, or a fixed sample.
+
+        ``interactive`` (Jupyter): the ipywidgets browser, ``page_size`` rows a page.
+        Otherwise (papermill, CI): :func:`audit_sample` of ``n_per_slice`` rows per
+        slice drawn with ``seed``, as escaped cards.
+        """
+        if interactive:
+            return self.widget(page_size).widget
+        return sample_cards_html(audit_sample(self.failures, n_per_slice, seed))
+
+    def _files(self) -> list[Path]:
+        name = self.log.path.name.rsplit("-", 3)[0]
+        return sorted(self.audits_dir.glob(f"{name}-*.jsonl"))
+
+    def _on_this_version(self, mark: dict[str, Any]) -> bool:
+        return not mark.get("dataset_sha256") or mark.get("dataset_sha256") == self.dataset_key.get("sha256")
+
+    def all_marks(self) -> list[dict[str, Any]]:
+        """Every mark on this dataset version, from all ``audits/<dataset>-*.jsonl`` files (oldest file first)."""
+        return [m for m in read_marks(self._files()) if self._on_this_version(m)]
+
+    def mark_files(self) -> list[Path]:
+        """The ``audits/<dataset>-*.jsonl`` files holding a mark on this dataset version (oldest first)."""
+        return [p for p in self._files() if any(self._on_this_version(m) for m in read_marks(p))]
+
+    def apply(self, out: str | Path | None = None, *, version: str | None = None) -> AuditApplied:
+        """:func:`goldenkit.audit.apply_audit` of :meth:`mark_files` to the dataset's folder: a new version."""
+        if self.dataset is None:
+            raise InputError("the runs' dataset is not at hand: give open_audit the dataset folder")
+        folder = self.dataset.path if self.dataset.path.is_dir() else self.dataset.path.parent
+        files = self.mark_files()
+        if not files:
+            raise InputError(f"no marks on this dataset version under {self.audits_dir}: mark a row first")
+        return apply_audit(files, folder, out, version=version)
+
+    def apply_summary(self) -> str:
+        """:meth:`apply`, said in one line (what the widget's apply button shows)."""
+        done = self.apply()
+        parts = [f"wrote {self.dataset_key.get('name')} {done.version} to {done.path} (sha256 {done.sha256[:12]})"]
+        if done.relabelled:
+            parts.append(f"relabelled {', '.join(done.relabelled)}")
+        if done.dropped:
+            parts.append(f"dropped {', '.join(done.dropped)}")
+        kept = ", ".join(f"{n} {label}" for label, n in done.ignored.items() if n)
+        return "; ".join(parts) + (f"; left as they are: {kept}" if kept else "")
+
+    def summary(self) -> Any:
+        """Runs, dataset, where marks go, and failing / already-marked rows per slice."""
+        marked = latest_marks(self.all_marks())
+        f = self.failures
+        per = pd.DataFrame(
+            {
+                "failing rows": f.groupby("slice")["row_id"].nunique(),
+                "marked": f.assign(m=f["row_id"].isin(set(marked)))[lambda d: d["m"]]
+                .groupby("slice")["row_id"]
+                .nunique(),
+            }
+        ).fillna(0)
+        per = per.astype("int64")
+        key = self.dataset_key
+        ids = ", ".join(str(r.run_id) for r in self.runs)
+        lines = [
+            f"runs: {ids}; dataset {key.get('name')} {key.get('version') or ''} (sha256 {str(key.get('sha256'))[:12]})",
+            f"marks are appended to {self.log.path}",
+            *self.notes,
+        ]
+        return HTMLBlock("<ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines) + "</ul>" + per.to_html(escape=True))
+
+
+def open_audit(
+    run: str | Path | Sequence[str | Path],
+    *,
+    results_dir: str | Path = "results",
+    dataset: str | Path | None = None,
+    rule: str = "majority",
+    audits_dir: str | Path = AUDITS_DIR,
+    day: date | str | None = None,
+) -> AuditSession:
+    """Open one or more runs of the same dataset for auditing.
+
+    ``dataset`` defaults to the path recorded in the first run; an explicit
+    dataset with another content hash than the runs' is an InputError, a
+    recorded one that changed since is left out (prompts are then not shown)
+    with a note saying so.
+    """
+    from goldenkit.results import read_run
+
+    refs = [run] if isinstance(run, (str, Path)) else list(run)
+    if not refs:
+        raise InputError("open_audit: no run given")
+    runs = [read_run(r, results_dir) for r in refs]
+    shas = {(r.manifest.get("dataset") or {}).get("sha256") for r in runs}
+    if len(shas) > 1:
+        raise InputError("the runs audited together must share one dataset (their dataset sha256 differ)")
+    sha = shas.pop()
+    notes: list[str] = []
+    ds: Dataset | None = None
+    if dataset is not None:
+        ds = read_dataset(dataset)
+        if sha and ds.sha256 != sha:
+            raise InputError(f"{dataset}: dataset sha256 {ds.sha256[:12]}… is not the runs' {str(sha)[:12]}…")
+    else:
+        recorded = (runs[0].manifest.get("dataset") or {}).get("path")
+        found = _resolve_dataset(recorded, runs[0].path)
+        if found is None:
+            notes.append(f"dataset {recorded!r} not found: prompts and expectations are not shown")
+        else:
+            cand = read_dataset(found)
+            if sha and cand.sha256 != sha:
+                notes.append(f"dataset at {found} changed since the run (sha256 differs): prompts are not shown")
+            else:
+                ds = cand
+    from goldenkit.results import outcomes_df
+
+    outcomes = outcomes_df(*runs)
+    failures = failing_rows(outcomes, ds, rule)
+    name = (runs[0].manifest.get("dataset") or {}).get("name") or "dataset"
+    log = AuditLog(audit_file(str(name), day, audits_dir))
+    return AuditSession(runs=runs, dataset=ds, failures=failures, log=log, audits_dir=Path(audits_dir), notes=notes)

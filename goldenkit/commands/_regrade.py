@@ -1,0 +1,73 @@
+"""``goldenkit regrade RUN --run-id NEW``: grade the stored answers of run RUN again, into run NEW.
+
+No model is called for the answers (a judge grader does call its judge model).
+The graders are ``[graders] use`` of the goldenkit.toml that applies (``--config``,
+else beside RUN's dataset, else the current folder) or ``--graders a,b``. ERROR
+and SKIPPED outcomes are copied; the new run has RUN's run key with the new
+graders and ``mode: regrade``, and names RUN in run.json (see
+:mod:`goldenkit.runner._regrade`). Exit codes as ``goldenkit run``: 0 VALID,
+1 bad input (RUN incomplete or INVALID, answers not stored, NEW taken), 3 INVALID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from goldenkit.commands._args import SHARE
+from goldenkit.config import config_for_run, describe_config
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "regrade",
+        help="grade a finished run's stored answers again with the (new) graders, into a new run",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="exit codes: 0 VALID run, 1 usage or bad input, 3 INVALID run (e.g. the judge failed too often)",
+    )
+    p.add_argument("run", metavar="RUN", help="the run to regrade: a run folder or a run id under --results-dir")
+    p.add_argument("--run-id", required=True, help="the new run's id (an existing regrade of RUN is resumed)")
+    p.add_argument("--config", help="goldenkit.toml to use (default: beside RUN's dataset, then the current folder)")
+    p.add_argument("--graders", help="comma-separated grader names (overrides [graders] use)")
+    p.add_argument("--results-dir", help="where RUN is looked up and NEW written (default: RUN's folder's parent)")
+    p.add_argument("--dataset", help="the dataset RUN used (default: the path in its run.json; same sha256)")
+    p.add_argument(
+        "--max-ungradable", type=SHARE, metavar="SHARE", help="as goldenkit run (default 0, or [run] max_ungradable)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=regrade_command)
+
+
+def regrade_command(args: argparse.Namespace) -> int:
+    from goldenkit.commands._agent import apply_transport_to_judges, grader_list
+    from goldenkit.commands._run import resolve_options
+    from goldenkit.dataset import read_dataset
+    from goldenkit.results import read_run
+    from goldenkit.runner._regrade import regrade
+
+    source = read_run(args.run, args.results_dir or "results")
+    man = dict(source.manifest)
+    if args.dataset:
+        man["dataset"] = {**(man.get("dataset") or {}), "path": args.dataset}
+    cfg = config_for_run(args.config, man)  # --config, the file the run recorded, else beside its dataset
+    if cfg.get("_path"):
+        print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
+    opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
+    model = (source.manifest.get("agent_version") or {}).get("model_id")
+    graders = grader_list(args, cfg, model)
+    apply_transport_to_judges(graders, opts)
+    summary = regrade(
+        source,
+        args.run_id,
+        graders,
+        results_dir=args.results_dir,
+        dataset=read_dataset(args.dataset) if args.dataset else None,
+        progress=False if args.quiet else None,
+        max_ungradable=opts["max_ungradable"],
+    )
+    print(summary.line(), file=sys.stdout)
+    return summary.exit_code
+
+
+__all__ = ["register", "regrade_command"]

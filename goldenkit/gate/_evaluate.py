@@ -1,0 +1,369 @@
+"""evaluate_gate and its rules; the rules, the [gate] table and the exit codes are documented in
+:mod:`goldenkit.gate` (``help(goldenkit.gate)``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit._protocols import RunLike
+from goldenkit._text import did_you_mean
+from goldenkit.compare._groups import RunRef, resolve_side
+from goldenkit.compare._ledger import missing_repeats
+from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError
+from goldenkit.gate._evidence import (
+    baseline_evidence,
+    error_rules,
+    paired_evidence,
+    red_rate_rule,
+    red_rules,
+    rows_evidence,
+    slice_evidence,
+)
+from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
+from goldenkit.gate._power import POWER_DELTA, power_warnings
+from goldenkit.schema import INVALID
+from goldenkit.stats import collapse_repeats, holm, slice_table
+
+if TYPE_CHECKING:
+    from goldenkit.compare._runs import Comparison
+
+__all__ = ["POWER_DELTA", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate", "own_comparison", "power_warnings"]
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def _fmt(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.4f}"
+
+
+def _min_rule(name: str, actual: float, threshold: float, what: str, evidence: str = "") -> GateRule:
+    ok = not math.isnan(actual) and actual >= threshold
+    detail = f"{what} {_fmt(actual)} {'>=' if ok else '<'} {threshold:.4f}"
+    return GateRule(name, ok, actual, threshold, detail, evidence=evidence)
+
+
+def _hallucination_rate(outcomes: pd.DataFrame, grader: str) -> tuple[float, int, int]:
+    """(rate, failed, graded) over attempts the grader judged."""
+    if "graders" not in outcomes.columns:
+        return float("nan"), 0, 0
+    bad = judged = 0
+    for g in outcomes["graders"].tolist():
+        if isinstance(g, list):
+            g = dict(g)
+        if not isinstance(g, dict):
+            continue
+        r = g.get(grader)
+        if not isinstance(r, dict) or r.get("passed") is None or r.get("error"):
+            continue
+        judged += 1
+        bad += not r["passed"]
+    return (bad / judged if judged else float("nan")), bad, judged
+
+
+def _inputs(
+    run: pd.DataFrame | RunLike, manifest: Mapping[str, Any] | None, policy: GatePolicy
+) -> tuple[pd.DataFrame | None, pd.DataFrame, dict[str, Any]]:
+    """(outcomes or None, collapsed rows, manifest) from a DataFrame, a run or a baseline."""
+    rule = policy.rule
+    man = dict(manifest) if manifest is not None else dict(getattr(run, "manifest", None) or {})
+    if isinstance(run, pd.DataFrame):
+        if "n_pass" in run.columns and "repeat" not in run.columns:
+            return None, run, man
+        return run, collapse_repeats(run, rule), man
+    collapsed_fn = getattr(run, "collapsed", None)
+    if callable(collapsed_fn):
+        return None, collapsed_fn(), man
+    outcomes_fn = getattr(run, "outcomes", None)
+    if callable(outcomes_fn):
+        cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
+        if policy.max_hallucination_rate is not None:
+            cols.append("graders")
+        if policy.max_hallucination_rate is not None or policy.min_negative_case_pass_rate is not None:
+            cols.append("tags")  # the red rows and the hallucination rows
+        df = outcomes_fn(columns=cols)
+        return df, collapse_repeats(df, rule), man
+    raise ConfigError("evaluate_gate needs outcomes (a DataFrame), a run or a baseline")
+
+
+def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Comparison | None, str | None]:
+    """``(comparison, None)`` of ``run`` against ``baseline`` under the policy's rule and alpha, or
+    ``(None, why)`` when they are not comparable: the one comparison every gate reads."""
+    from goldenkit.compare._runs import compare_runs
+
+    if isinstance(run, pd.DataFrame) or getattr(run, "manifest", None) is None:
+        return None, None
+    try:
+        return compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha), None
+    except ComparisonInvalid as exc:
+        return None, str(exc)
+
+
+def evaluate_gate(
+    run: pd.DataFrame | RunLike | RunRef,
+    *,
+    policy: GatePolicy,
+    comparison: Comparison | None = None,
+    baseline: RunLike | RunRef | None = None,
+    baseline_missing_reason: str | None = None,
+    comparison_invalid: str | None = None,
+    manifest: Mapping[str, Any] | None = None,
+    results_dir: RunRef = "results",
+    baselines_dir: RunRef = "baselines",
+) -> GateDecision:
+    """Check a run against ``policy`` and return the decision (never raises for a failed gate).
+
+    ``run`` is an outcome DataFrame (row x repeat), a collapsed table, a run
+    (``.manifest`` + ``.outcomes()``) or a baseline (``.collapsed()``); ``run``
+    and ``baseline`` may also be given by name, as ``goldenkit gate`` takes them
+    (a run folder, a run id under ``results_dir``, a baseline name under
+    ``baselines_dir`` or file: :func:`goldenkit.compare._groups.resolve_side`).
+    The gate owns its comparison: given ``baseline`` (and no ``comparison``) it
+    compares ``run`` against it under the policy's rule and alpha
+    (:func:`own_comparison`), so every caller reads the same ledger; a
+    ``comparison`` made under another rule or alpha is refused. When regression
+    is on and there is no baseline, the ``baseline`` rule fails with
+    ``baseline_missing_reason``.
+    ``baseline`` is the baseline itself (a run or a snapshot), read for its
+    evidence when there is no comparison (the comparison carries it otherwise).
+    ``comparison_invalid`` is the message of the ComparisonInvalid raised when
+    the baseline was compared (exit 4). ``manifest`` (the run.json dict)
+    supplies validity when ``run`` is a bare DataFrame.
+    """
+    run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
+    if comparison is not None and comparison.by != "slice":
+        raise ConfigError(f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices")
+    if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:
+        comparison, comparison_invalid = own_comparison(baseline, run, policy)
+    elif comparison is not None and comparison.rule != policy.rule:  # alpha is the gate's own: read from the policy
+        raise ConfigError(
+            f"evaluate_gate: the comparison collapsed repeats under rule {comparison.rule}, the policy says "
+            f"{policy.rule}: pass the baseline and let the gate compare"
+        )
+    outcomes, collapsed, man = _inputs(run, manifest, policy)
+    table = slice_table(collapsed, rule=policy.rule)
+    rules = _run_rules(man, collapsed, table.iloc[-1], policy)
+    rules += _absolute_rules(table, outcomes, policy) + red_rules(outcomes, policy)
+    review: list[str] = []
+    warnings: list[str] = []
+    if policy.regression:
+        base_rule = baseline_evidence(comparison, baseline, policy.rule, policy.max_error_rate)
+        if base_rule is not None:
+            rules.append(base_rule)
+        if comparison_invalid is not None:
+            rules.append(
+                GateRule(
+                    "baseline.comparable",
+                    False,
+                    None,
+                    None,
+                    f"baseline not comparable: {comparison_invalid}",
+                    "protocol",
+                    EXIT_COMPARISON_INVALID,
+                )
+            )
+        elif comparison is None:
+            reason = baseline_missing_reason or "no baseline given (set [gate] baseline or pass --baseline)"
+            rules.append(GateRule("baseline", False, None, None, f"no baseline: {reason}", "regression"))
+    paired = comparison if policy.regression else None
+    known = {str(s) for s in table["slice"].iloc[:-1]} | set(paired.ledger.slices() if paired is not None else ())
+    rules += _with_slice_meant(slice_evidence(policy, paired, table, warnings), policy, known)
+    rules += error_rules(policy, paired, collapsed)
+    if paired is not None:
+        rules += _regression_rules(paired, policy, review)
+        warnings += power_warnings(paired, policy)
+    return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
+
+
+def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:
+    """Is the run evidence at all: validity, completeness (also of its repeats), error rate, graded rows."""
+    rules: list[GateRule] = []
+    if (short := missing_repeats(man, collapsed)) is not None:
+        rules.append(GateRule("run.repeats", False, None, None, f"the run is {short}", "infrastructure", 3))
+    shard = man.get("shard")
+    if shard and not man.get("merged_from"):
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, Mapping) and {"k", "n"} <= set(shard) else shard
+        why = f"the run is shard {part} of a sharded run: merge its shards first (goldenkit merge), then gate the merge"
+        rules.append(GateRule("run.shard", False, None, None, why, "infrastructure", 3))
+    if man.get("validity") == INVALID:
+        reason = man.get("invalid_reason") or "run.json says INVALID"
+        rules.append(GateRule("run.validity", False, None, None, f"run is INVALID: {reason}", "infrastructure", 3))
+    if man.get("complete") is False:
+        rules.append(
+            GateRule(
+                "run.complete",
+                False,
+                None,
+                None,
+                "the run did not finish (run.json: complete = false); resume it",
+                "infrastructure",
+                3,
+            )
+        )
+    attempts, errors = int(overall["attempts"]), int(overall["error"])
+    err_rate = errors / attempts if attempts else float("nan")
+    if policy.max_error_rate is not None:
+        ok = attempts > 0 and err_rate <= policy.max_error_rate
+        detail = (
+            f"error rate {_fmt(err_rate)} ({errors}/{attempts} attempts) "
+            f"{'<=' if ok else '>'} {policy.max_error_rate:.4f}" + ("" if ok else ": the run is not evidence")
+        )
+        if attempts == 0:
+            detail = "no attempts: nothing was run"
+            ok = True  # an empty run is a quality failure (run.graded), not an infrastructure one
+        rules.append(
+            GateRule(
+                "error_rate",
+                ok,
+                err_rate,
+                policy.max_error_rate,
+                detail,
+                "infrastructure",
+                3,
+                evidence=f"{attempts} attempt(s), {errors} ERROR",
+            )
+        )
+    n_graded = int(overall["n"])
+    what = f"{n_graded} rows graded"
+    if n_graded == 0:
+        what = "empty run" if int(overall["rows"]) == 0 else "no row was graded (all skipped or errored)"
+    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, evidence=rows_evidence(overall)))
+    return rules
+
+
+def _absolute_rules(table: pd.DataFrame, outcomes: pd.DataFrame | None, policy: GatePolicy) -> list[GateRule]:
+    rules: list[GateRule] = []
+    overall = table.iloc[-1]
+    ev = rows_evidence(overall)
+    if policy.min_pass_rate is not None:
+        rules.append(_min_rule("pass_rate", float(overall["p_hat"]), policy.min_pass_rate, "pass rate", ev))
+    if policy.min_wilson_lower is not None:
+        rules.append(
+            _min_rule("wilson_lower", float(overall["ci_low"]), policy.min_wilson_lower, "Wilson lower bound", ev)
+        )
+    per_slice = table.iloc[:-1].set_index("slice")
+    for name in per_slice.index:
+        own = policy.slices.get(str(name), {})
+        line = per_slice.loc[name]
+        for key, col, what in (
+            ("min_pass_rate", "p_hat", "pass rate"),
+            ("min_wilson_lower", "ci_low", "Wilson lower bound"),
+        ):
+            thr = own.get(key, getattr(policy, f"per_slice_{key}"))
+            if thr is not None:
+                rules.append(
+                    _min_rule(f"{key[4:]}[{name}]", float(line[col]), thr, f"{name} {what}", rows_evidence(line))
+                )
+    for name in policy.slices:
+        if name not in per_slice.index:
+            meant = did_you_mean(name, [str(s) for s in per_slice.index])
+            rules.append(
+                GateRule(f"pass_rate[{name}]", False, None, None, f"slice {name} has no rows in this run{meant}")
+            )
+    if policy.max_hallucination_rate is not None:
+        rules.append(_hallucination_rule(outcomes, policy))
+    return rules
+
+
+def _with_slice_meant(rules: list[GateRule], policy: GatePolicy, known: set[str]) -> list[GateRule]:
+    """The evidence rules, a critical slice that no side has named with the closest slice that exists."""
+    meant = {f"evidence.critical[{s}]": did_you_mean(s, known) for s in policy.critical if s not in known}
+    return [replace(r, detail=r.detail + meant[r.name]) if meant.get(r.name) else r for r in rules]
+
+
+def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> GateRule:
+    limit = policy.max_hallucination_rate
+    if outcomes is None:
+        return GateRule(
+            "hallucination_rate",
+            False,
+            None,
+            limit,
+            "hallucination rate needs per-attempt grader results (not in a baseline)",
+        )
+    rate, bad, judged = _hallucination_rate(outcomes, policy.hallucination_grader)
+    ok = not math.isnan(rate) and limit is not None and rate <= limit
+    if judged == 0 and limit is not None and "tags" in outcomes.columns:  # the hallucination rows decide
+        rule = red_rate_rule(outcomes, "hallucination_rate", limit)
+        return replace(rule, detail=f"no attempt was judged by grader {policy.hallucination_grader!r}; {rule.detail}")
+    if judged == 0:
+        detail = f"no attempt was judged by grader {policy.hallucination_grader!r}"
+    else:
+        detail = f"hallucination rate {_fmt(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {_fmt(limit)}"
+    return GateRule("hallucination_rate", ok, rate, limit, detail, evidence=f"{judged} judged attempt(s)")
+
+
+def _regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) -> list[GateRule]:
+    out: list[GateRule] = []
+    alpha = policy.alpha
+    t = comparison.table
+    ov = t.iloc[-1]
+    b, c, p = int(ov["b"]), int(ov["c"]), float(ov["p_val"])
+    fail = b > c and p < alpha
+    out.append(
+        GateRule(
+            "regression.overall",
+            not fail,
+            p,
+            alpha,
+            f"overall b={b} broke, c={c} fixed, exact McNemar p={_fmt(p)}"
+            + (f" < {alpha}: significant regression" if fail else ""),
+            "regression",
+            evidence=paired_evidence(ov),
+        )
+    )
+    sl = t.iloc[:-1]
+    names = [str(s) for s in sl["slice"]]
+    crit = [s for s in policy.critical if s in names]
+    other = [s for s in names if s not in policy.critical]
+    by_name = sl.set_index(sl["slice"].astype(str))
+    for family, label in ((crit, "critical"), (other, "slice")):
+        if not family:
+            continue
+        rows = by_name.loc[family]
+        p_raw = rows["p_val"].to_numpy(dtype=float)
+        p_adj = holm(p_raw)
+        fam = f"Holm p in the {'critical' if label == 'critical' else 'non-critical'} family of {len(family)}"
+        for s, pr, pa in zip(family, p_raw, p_adj, strict=True):
+            bb, cc = int(by_name.at[s, "b"]), int(by_name.at[s, "c"])
+            failed = bb > cc and pa < alpha
+            detail = f"{s}: b={bb} broke, c={cc} fixed, p={_fmt(pr)}, {fam}={_fmt(pa)}"
+            if failed:
+                detail += f" < {alpha}: significant regression"
+            elif bb > cc and pr < alpha:
+                detail += ": raw p below alpha, flagged for review"
+                review.append(s)
+            out.append(
+                GateRule(
+                    f"regression.{label}[{s}]",
+                    not failed,
+                    float(pa),
+                    alpha,
+                    detail,
+                    "regression",
+                    evidence=paired_evidence(by_name.loc[s]),
+                )
+            )
+    if policy.non_inferiority_margin is not None:
+        m = policy.non_inferiority_margin
+        drop_hi = -float(ov["diff_ci_low"])
+        ok = not np.isnan(drop_hi) and drop_hi <= m
+        out.append(
+            GateRule(
+                "non_inferiority",
+                ok,
+                drop_hi,
+                m,
+                f"upper bound of the paired drop {_fmt(drop_hi)} {'<=' if ok else '>'} margin {m:.4f}",
+                "regression",
+                evidence=paired_evidence(ov),
+            )
+        )
+    return out

@@ -1,0 +1,210 @@
+"""Which graders a run uses: built from goldenkit.toml.
+
+::
+
+    [graders]
+    use = ["contract", "trajectory", "reference"]     # the default when absent
+
+    [graders.contract]                                # options of one grader
+    refusal_patterns = ["^Отказ\\\\."]
+
+    [graders.reference]
+    threshold = 0.5
+
+    [judge]                                           # used when "judge" is in use
+    provider = "openai"
+    model = "judge-model-id"
+    rubric = "rubric.md"          # relative to the config file
+    rubric_sha256 = "…"           # optional pin: refuse a rubric that changed
+    hard = false                  # true needs `calibration` that allows it
+    calibration = "judge-calibration.json"
+    allow_self_judge = false
+    max_response_chars = 20000
+    [judge.options]                                   # passed to the provider
+    base_url = "http://127.0.0.1:8080"
+    api_key_env = "JUDGE_API_KEY"
+    temperature = 0
+
+    [graders.rubrics]                                 # when "rubrics" is in use: the [judge]
+    threshold = 1.0                                   # model, share of a case's rubrics to meet
+    hard = false                                      # true needs its own calibration report
+
+A row can narrow the set with ``"graders": [...]`` in its case (see
+:func:`goldenkit.graders._base.case_grader_names`). Users add graders with
+:func:`goldenkit.graders.register_grader` (a class or factory taking the
+options table as keywords) or :func:`register_function` (a plain
+``fn(case, response) -> GradeResult | bool``), then name them in ``use``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from goldenkit.errors import ConfigError
+from goldenkit.graders._base import FunctionGrader, Grader, GradeResult, get_grader, register_grader
+from goldenkit.records import Case, Response
+
+__all__ = ["DEFAULT_USE", "build_graders", "judge_version_of", "register_function"]
+
+DEFAULT_USE = ("contract", "trajectory", "reference")
+_JUDGE_KEYS = {
+    "provider",
+    "model",
+    "rubric",
+    "rubric_sha256",
+    "hard",
+    "calibration",
+    "allow_self_judge",
+    "max_response_chars",
+    "options",
+}
+
+
+def register_function(
+    name: str,
+    fn: Callable[[Case, Response], GradeResult | bool],
+    *,
+    version: str = "1",
+    hard: bool = True,
+    replace: bool = False,
+) -> None:
+    """Register a plain function ``fn(case, response) -> GradeResult | bool`` as grader ``name``."""
+    register_grader(name, lambda **_: FunctionGrader(fn, name=name, version=version, hard=hard), replace=replace)
+
+
+def _table(cfg: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = cfg.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: [{key}] must be a table")
+    return dict(value)
+
+
+def _resolve(path: Any, base: Path | None) -> Any:
+    if isinstance(path, str) and base is not None and not Path(path).is_absolute():
+        return str(base / path)
+    return path
+
+
+def build_graders(
+    config: Mapping[str, Any] | None = None,
+    *,
+    generator_model: str | None = None,
+    base_dir: str | Path | None = None,
+) -> list[Grader]:
+    """The graders named in ``[graders] use`` (default contract, trajectory, reference), built with their options.
+
+    ``config`` is the whole goldenkit.toml as a dict (``goldenkit.config.load_config``);
+    relative paths in ``[judge]`` are resolved against ``base_dir``, else the
+    config file's folder. ``generator_model`` is the model under test (the
+    judge refuses to be the same model unless ``allow_self_judge``).
+    """
+    cfg = dict(config or {})
+    where = str(cfg.get("_path", "goldenkit.toml"))
+    base = Path(base_dir) if base_dir is not None else (Path(cfg["_path"]).parent if "_path" in cfg else None)
+    section = _table(cfg, "graders", where)
+    use = section.get("use", list(DEFAULT_USE))
+    if isinstance(use, str) or not isinstance(use, Iterable) or not all(isinstance(u, str) for u in use):
+        raise ConfigError(f"{where}: [graders] use must be a list of grader names")
+    use = list(use)
+    dupes = sorted({u for u in use if use.count(u) > 1})
+    if dupes:
+        raise ConfigError(f"{where}: [graders] use names {dupes[0]!r} twice")
+    graders: list[Grader] = []
+    for name in use:
+        if name == "judge":
+            graders.append(_build_judge(cfg, section, where, base, generator_model))
+            continue
+        if name == "rubrics":
+            graders.append(_build_rubrics(cfg, section, where, base, generator_model))
+            continue
+        options = _table(section, name, f"{where}: [graders]")
+        try:
+            g = get_grader(name, **options)
+        except TypeError as exc:
+            raise ConfigError(f"{where}: [graders.{name}]: {exc}") from None
+        if g.name != name:
+            g.name = name
+        graders.append(g)
+    return graders
+
+
+def _build_judge(
+    cfg: Mapping[str, Any], section: Mapping[str, Any], where: str, base: Path | None, generator_model: str | None
+) -> Grader:
+    from goldenkit.graders._judge import JudgeGrader, _sha256_text
+
+    jcfg = {**_table(section, "judge", f"{where}: [graders]"), **_table(cfg, "judge", where)}
+    unknown = sorted(set(jcfg) - _JUDGE_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: [judge]: unknown key {unknown[0]!r} (provider options go in [judge.options])")
+    if not jcfg.get("provider"):
+        raise ConfigError(f'{where}: [judge] provider is required when "judge" is in [graders] use')
+    rubric = _resolve(jcfg.get("rubric"), base)
+    pin = jcfg.get("rubric_sha256")
+    if pin and rubric:
+        try:
+            actual = _sha256_text(Path(rubric).read_bytes())
+        except OSError as exc:
+            raise ConfigError(f"{where}: [judge] rubric {rubric}: {exc.strerror}") from None
+        if actual != str(pin).lower():
+            raise ConfigError(f"{where}: [judge] rubric {rubric} has sha256 {actual}, pinned {pin}")
+    options = jcfg.get("options", {})
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}: [judge.options] must be a table")
+    return JudgeGrader(
+        str(jcfg["provider"]),
+        model=jcfg.get("model"),
+        rubric=rubric,
+        options=dict(options),
+        hard=bool(jcfg.get("hard", False)),
+        calibration=_resolve(jcfg.get("calibration"), base),
+        generator_model=generator_model,
+        allow_self_judge=bool(jcfg.get("allow_self_judge", False)),
+        max_response_chars=int(jcfg.get("max_response_chars", 20000)),
+    )
+
+
+_RUBRIC_KEYS = {"threshold", "prompt", "hard", "calibration"}
+_INHERITED = ("provider", "model", "options", "allow_self_judge", "max_response_chars")
+
+
+def _build_rubrics(
+    cfg: Mapping[str, Any], section: Mapping[str, Any], where: str, base: Path | None, generator_model: str | None
+) -> Grader:
+    """The rubric grader: the judge's model settings from ``[judge]``, its own from ``[graders.rubrics]``."""
+    from goldenkit.graders._rubrics import RubricGrader
+
+    own = _table(section, "rubrics", f"{where}: [graders]")
+    unknown = sorted(set(own) - _RUBRIC_KEYS - set(_INHERITED))
+    if unknown:
+        raise ConfigError(f"{where}: [graders.rubrics]: unknown key {unknown[0]!r}")
+    judge = _table(cfg, "judge", where)
+    merged = {**{k: judge[k] for k in _INHERITED if k in judge}, **own}
+    if not merged.get("provider"):
+        raise ConfigError(f'{where}: [judge] provider is required when "rubrics" is in [graders] use')
+    options = merged.get("options", {})
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}: [judge.options] must be a table")
+    return RubricGrader(
+        str(merged["provider"]),
+        model=merged.get("model"),
+        options=dict(options),
+        prompt=_resolve(merged.get("prompt"), base),
+        threshold=float(merged.get("threshold", 1.0)),
+        hard=bool(merged.get("hard", False)),
+        calibration=_resolve(merged.get("calibration"), base),
+        generator_model=generator_model,
+        allow_self_judge=bool(merged.get("allow_self_judge", False)),
+        max_response_chars=int(merged.get("max_response_chars", 20000)),
+    )
+
+
+def judge_version_of(graders: Iterable[Grader]) -> str | None:
+    """The judge version of the first judge among ``graders`` (for run.json and outcomes), or None."""
+    for g in graders:
+        v = getattr(g, "judge_version", None)
+        if v:
+            return str(v)
+    return None

@@ -1,0 +1,122 @@
+"""What ``notebooks/leaderboard.ipynb`` displays, as functions with tests.
+
+Each takes a :class:`goldenkit.leaderboards._ranking.Leaderboard` and returns a DataFrame,
+a matplotlib Figure or an :class:`goldenkit.report.HTMLBlock` (escaped text
+only), so the notebook makes one call per cell and computes nothing itself:
+
+* :func:`format_leaderboard_table` -- the table with percentages, intervals,
+  rank intervals and groups as text;
+* :func:`difference_matrix` -- runs x runs: the paired difference row minus
+  column in points, marked ``*`` where Holm-adjusted exact McNemar p < alpha;
+* :func:`interval_figure` -- a dot-and-interval plot of the pass rates with
+  their Wilson intervals, the top group drawn apart;
+* :func:`slice_leaderboards` -- per slice, each run's pass rate and group;
+* :func:`notes_block` -- the settings and the notes (excluded rows, invalid runs).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from goldenkit.report import STYLE, HTMLBlock, interval, p_value, pct, signed_pct
+from goldenkit.stats import OVERALL
+
+__all__ = ["difference_matrix", "format_leaderboard_table", "interval_figure", "notes_block", "slice_leaderboards"]
+
+
+def _rank_text(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def format_leaderboard_table(lb: Any) -> pd.DataFrame:
+    """One line per run (the index), best first: group, rank interval, pass rate [Wilson], pass@k, pass^k, counts."""
+    t = lb.table
+    k = int(lb.at_k)
+    return pd.DataFrame(
+        {
+            "run": t["run_id"],
+            "group": t["group"],
+            "rank": [_rank_text(a, b) for a, b in zip(t["rank_low"], t["rank_high"], strict=True)],
+            "model": t["model"],
+            "passed / graded rows": [f"{a} / {b}" for a, b in zip(t["k"], t["n"], strict=True)],
+            "pass rate": [pct(x) for x in t["pass_rate"]],
+            "95% Wilson": [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
+            f"pass@{k}": [pct(x) for x in t["pass_at_k"]],
+            f"pass^{k}": [pct(x) for x in t["pass_hat_k"]],
+            "error rows": t["errors"],
+        }
+    ).set_index("run")
+
+
+def difference_matrix(lb: Any) -> pd.DataFrame:
+    """Paired difference (row run minus column run) in points; ``*`` marks Holm-adjusted p < alpha."""
+    ids = [str(r) for r in lb.table["run_id"]]
+    cells = pd.DataFrame("", index=pd.Index(ids, name="run"), columns=ids)
+    for p in lb.pairs.to_dict("records"):
+        mark = " *" if p["significant"] else ""
+        cells.loc[p["a"], p["b"]] = f"{signed_pct(p['diff'])}{mark} (p_holm {p_value(p['p_adj'])})"
+        cells.loc[p["b"], p["a"]] = f"{signed_pct(-p['diff'] if not np.isnan(p['diff']) else np.nan)}{mark}"
+    for r in ids:
+        cells.loc[r, r] = "·"
+    return cells
+
+
+def interval_figure(lb: Any) -> Figure:
+    """Pass rate and 95% Wilson interval per run, best at the top; the top group in black, the rest grey."""
+    t = lb.table
+    y = np.arange(len(t))[::-1].astype(float)
+    est = t["pass_rate"].to_numpy(dtype=float)
+    err = np.vstack(
+        [np.clip(est - t["ci_low"].to_numpy(float), 0, None), np.clip(t["ci_high"].to_numpy(float) - est, 0, None)]
+    )
+    top = (t["group"] == "top").to_numpy()
+    fig = Figure(figsize=(7.5, 0.45 * len(t) + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    for mask, color, label in ((top, "black", "top group"), (~top, "tab:grey", "significantly behind the leader")):
+        if mask.any():
+            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
+    labels = [
+        f"{r} [{g}, rank {_rank_text(a, b)}]"
+        for r, g, a, b in zip(t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)
+    ]
+    ax.set_yticks(y, labels)
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
+    ax.set_xlabel(f"pass rate over rows (repeats collapsed by {lb.rule}), 95% Wilson interval")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_ylim(-0.6, len(t) - 0.4)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+    return fig
+
+
+def slice_leaderboards(lb: Any) -> pd.DataFrame:
+    """Slices x runs: pass rate and group in each slice (``lb`` from ``leaderboard(..., by_slice=True)``)."""
+    if "slice" not in lb.table.columns:
+        raise ValueError("slice_leaderboards needs a leaderboard computed with by_slice=True")
+    t = lb.table
+    cells = pd.DataFrame(
+        {
+            "slice": t["slice"].astype(str),
+            "run": t["run_id"].astype(str),
+            "cell": [f"{pct(p)} ({g}, n={n})" for p, g, n in zip(t["pass_rate"], t["group"], t["n"], strict=True)],
+        }
+    )
+    order = [s for s in dict.fromkeys(cells["slice"]) if s != OVERALL]
+    out = cells.pivot(index="slice", columns="run", values="cell").reindex([OVERALL, *order])
+    runs = list(t[t["slice"] == OVERALL]["run_id"])
+    return out[runs]
+
+
+def notes_block(lb: Any) -> HTMLBlock:
+    """The settings and every note, as escaped HTML."""
+    head = (
+        f"{len(lb.table[lb.table.get('slice', pd.Series([OVERALL] * len(lb.table))) == OVERALL])} runs, "
+        f"repeats collapsed by {lb.rule}, alpha {lb.alpha} (Holm over all pairs), pass@k and pass^k at k = {lb.at_k}"
+    )
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in lb.notes)
+    body = f"<p>{html.escape(head)}</p>" + (f"<ul>{items}</ul>" if items else "")
+    return HTMLBlock(STYLE + f'<div class="gk-card">{body}</div>')

@@ -1,0 +1,298 @@
+"""``fixtures``: recorded answers replayed by (row id, repeat), so CI grades without a model.
+
+A fixture set is a folder::
+
+    meta.json       {"schema_version": 1, "agent": "baseline", "model_id": "...",
+                     "system_prompt_sha256": "...", "git_commit": "..." (optional),
+                     "settings": {...}}
+    fixtures.jsonl  one line per row x repeat:
+                    {"row_id": "...", "repeat": 0,
+                     "turns": [{"text": "...", "tool_calls": [{"name": "...", "args": {...}}]}],
+                     "tokens_in": 812, "tokens_out": 95, "latency_ms": 1234.0, "model": "...",
+                     "error": null | {"kind": "transient", "message": "...", "status": 503}}
+
+A simulated conversation (a scenario row run with ``--user-simulator``) is recorded
+the same way, each turn also carrying ``"user"`` (the message it answers: the
+starting prompt, then the simulator's), with ``"conversation": {"turns", "stopped"}``
+on the line and the simulator's version in meta.json (``simulator_version``). A
+replay (:meth:`FixturesProvider.open_conversation`) sends the recorded user turns
+back and answers each with the recorded agent turn, so the whole conversation
+replays without any model; a user message that differs from the recorded one
+(the scenario was edited, or a live simulator wrote something else) is a
+:class:`ReplayDivergence` naming the turn, an ERROR with ``error_kind``
+``infrastructure`` (the recording holds no answer to it). A line recorded before conversations were simulated (its
+one turn has no ``user``) replays as that one turn.
+
+When a pair appears more than once, the last line wins (a re-recorded answer
+supersedes the earlier one). A missing pair is an ``infrastructure`` error ("no recorded
+answer for row X repeat K"); a recorded error is replayed as that error, of its recorded
+``kind`` (one of the taxonomy's, :data:`goldenkit.schema.ERROR_KINDS`; an older recording's
+``permanent`` reads as ``refused``, see :func:`goldenkit.schema.error_kind`). The
+agent version of a replay is the one recorded in meta.json, so a recording and
+its replay have the same run key except for ``mode``.
+
+:class:`FixtureRecorder` writes the same format during a live run (``--record DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, Any
+
+from goldenkit._scrub import scrub
+from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers._base import Provider, Response, TurnOutput
+from goldenkit.records import Case, ImagePart
+from goldenkit.schema import error_kind
+
+META_FILE = "meta.json"
+FIXTURES_FILE = "fixtures.jsonl"
+FIXTURES_SCHEMA_VERSION = 1
+#: What :meth:`FixtureConversation.recorded_user` returns after the recording's last turn.
+RECORDING_ENDS = "\x00recording ends"
+
+
+class FixturesProvider(Provider):
+    """Replay a fixture folder (``fixtures=DIR``)."""
+
+    name = "fixtures"
+    mode = "fixtures"
+
+    def __init__(self, *, fixtures: str | Path | None = None, path: str | Path | None = None, **_ignored: Any) -> None:
+        folder = fixtures or path
+        if not folder:
+            raise ConfigError("provider fixtures: --fixtures DIR is required")
+        self.path = Path(folder)
+        meta_path = self.path / META_FILE
+        data_path = self.path / FIXTURES_FILE
+        if not self.path.is_dir():
+            raise ConfigError(f"{self.path}: fixtures folder not found")
+        if not data_path.exists():
+            raise ConfigError(f"{data_path}: fixtures file not found")
+        self.meta: dict[str, Any] = {}
+        if meta_path.exists():
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise ConfigError(f"{meta_path}: invalid JSON: {exc}") from None
+            if not isinstance(meta, dict):
+                raise ConfigError(f"{meta_path}: must be a JSON object")
+            self.meta = meta
+        self.records: dict[tuple[str, int], dict[str, Any]] = {}
+        with data_path.open("rb") as fh:
+            lines = fh.read().split(b"\n")
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                if i == len(lines):  # torn last line of an interrupted recording
+                    break
+                raise ConfigError(f"{data_path}:{i}: invalid JSON") from None
+            if not isinstance(rec, dict) or not isinstance(rec.get("row_id"), str):
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs a string row_id")
+            rep = rec.get("repeat", 0)
+            if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
+                raise ConfigError(f"{data_path}:{i}: repeat must be an integer >= 0")
+            if rec.get("error") is None and not isinstance(rec.get("turns"), list):
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs turns (a list) or an error")
+            self.records[(rec["row_id"], rep)] = rec
+
+    def image_refusal(self, image: ImagePart) -> str | None:
+        return None  # answers recorded earlier: nothing is sent
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "fixtures": str(self.path),
+            "agent": self.meta.get("agent"),
+            "model": self.meta.get("model_id"),
+            "recorded_settings": self.meta.get("settings"),
+        }
+
+    def recorded_agent_version(self) -> dict[str, Any]:
+        return {
+            "git_commit": self.meta.get("git_commit"),
+            "model_id": self.meta.get("model_id"),
+            "prompt_sha256": self.meta.get("system_prompt_sha256"),
+        }
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        rec = self.records.get((case.id, repeat))
+        if rec is None:
+            raise ProviderError(
+                f"no recorded answer for row {case.id} repeat {repeat} in {self.path}", kind="infrastructure"
+            )
+        err = rec.get("error")
+        if err:
+            if not isinstance(err, dict):
+                err = {"message": str(err)}
+            raise ProviderError(
+                f"recorded error: {err.get('message') or 'error'}",
+                kind=error_kind(err.get("kind")),
+                status=err.get("status"),
+            )
+        return Response(
+            turns=[TurnOutput.from_dict(t) for t in rec["turns"]],
+            tokens_in=rec.get("tokens_in"),
+            tokens_out=rec.get("tokens_out"),
+            cost=rec.get("cost"),
+            model=rec.get("model"),
+            raw={"latency_ms": rec.get("latency_ms")},
+        )
+
+    def recorded_simulator_version(self) -> dict[str, Any] | None:
+        """The user simulator the conversations were recorded with (meta.json), if any."""
+        sim = self.meta.get("simulator_version")
+        return sim if isinstance(sim, dict) else None
+
+    def open_conversation(self, case: Case, repeat: int) -> FixtureConversation:
+        """The recorded conversation of ``case`` x ``repeat`` (a missing or error record fails at the first turn)."""
+        return FixtureConversation(self, case, repeat)
+
+    def recorded_latency_ms(self, row_id: str, repeat: int) -> float | None:
+        rec = self.records.get((row_id, repeat))
+        return None if rec is None else rec.get("latency_ms")
+
+
+class ReplayDivergence(ProviderError):
+    """A replayed conversation departed from its recording: an ``infrastructure`` error (the
+    recording holds no answer to what was asked; nobody's answer), its message saying so."""
+
+    default_kind = "infrastructure"
+
+
+class FixtureConversation:
+    """One recorded conversation, replayed turn by turn (see the module doc)."""
+
+    def __init__(self, provider: FixturesProvider, case: Case, repeat: int) -> None:
+        self.provider, self.case, self.repeat = provider, case, repeat
+        self._turns: list[dict[str, Any]] | None = None
+
+    async def _recorded(self) -> list[dict[str, Any]]:
+        if self._turns is None:
+            resp = await self.provider.complete(self.case, repeat=self.repeat)  # a recorded error is raised here
+            rec = self.provider.records[(self.case.id, self.repeat)]
+            self._turns = list(rec["turns"])
+            self._response = resp
+        return self._turns
+
+    def recorded_user(self, turn: int) -> str | None:
+        turns = self._turns or []
+        if turn >= len(turns):
+            return RECORDING_ENDS
+        user = turns[turn].get("user")
+        return user if isinstance(user, str) else RECORDING_ENDS
+
+    async def send(self, user: str, done: Any) -> Response:
+        turns = await self._recorded()
+        k = len(done)
+        where = f"row {self.case.id} repeat {self.repeat} turn {k + 1}"
+        if k >= len(turns):
+            raise ReplayDivergence(f"{where}: the recording ends after {len(turns)} turn(s)", transient=False)
+        recorded = turns[k].get("user")
+        if recorded is None and k == 0:
+            recorded = self.case.prompt  # recorded before conversations were simulated: its one opening turn
+        if recorded != user:
+            raise ReplayDivergence(
+                f"{where}: the user message differs from the recording (recorded {_short(recorded)}, "
+                f"now {_short(user)})",
+                transient=False,
+            )
+        out = TurnOutput.from_dict(turns[k])
+        resp = self._response
+        last = k == len(turns) - 1  # the line's token counts are the conversation's: counted once
+        return Response(
+            turns=[out],
+            tokens_in=resp.tokens_in if last else None,
+            tokens_out=resp.tokens_out if last else None,
+            model=resp.model,
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _short(text: Any) -> str:
+    s = json.dumps(text, ensure_ascii=False)
+    return s if len(s) <= 80 else s[:77] + '..."'
+
+
+class FixtureRecorder:
+    """Append the answers of a live run to a fixture folder, in the replay format.
+
+    ``meta.json`` is written when the recorder opens (an existing one is kept when
+    it describes the same agent); each answer or error is one flushed line.
+    """
+
+    def __init__(self, folder: str | Path, meta: dict[str, Any]) -> None:
+        self.path = Path(folder)
+        self.path.mkdir(parents=True, exist_ok=True)
+        meta_path = self.path / META_FILE
+        full = {"schema_version": FIXTURES_SCHEMA_VERSION, **meta}
+        if meta_path.exists():
+            try:
+                old = json.loads(meta_path.read_text(encoding="utf-8"))
+            except ValueError:
+                old = None
+            keys = ("model_id", "system_prompt_sha256")
+            if isinstance(old, dict) and any(old.get(k) != full.get(k) for k in keys):
+                raise ConfigError(
+                    f"{meta_path}: recorded for another agent (model_id/system prompt differ); record into a new folder"
+                )
+        meta_path.write_text(scrub(json.dumps(full, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
+        # The caller repairs a torn last line (goldenkit.results.repair_jsonl) before appending.
+        data_path = self.path / FIXTURES_FILE
+        self._fh: IO[str] = data_path.open("a", encoding="utf-8")
+
+    def write(
+        self,
+        row_id: str,
+        repeat: int,
+        response: Response | None,
+        *,
+        latency_ms: float | None,
+        error: ProviderError | None = None,
+    ) -> None:
+        rec: dict[str, Any] = {"row_id": row_id, "repeat": repeat}
+        if response is not None:
+            rec.update(
+                turns=response.trajectory(),
+                tokens_in=response.tokens_in,
+                tokens_out=response.tokens_out,
+                latency_ms=latency_ms,
+                model=response.model,
+                error=None,
+            )
+            if response.cost is not None:
+                rec["cost"] = response.cost
+            if isinstance(response.raw, dict) and isinstance(response.raw.get("conversation"), dict):
+                rec["conversation"] = response.raw["conversation"]
+        else:
+            rec.update(
+                turns=[],
+                latency_ms=latency_ms,
+                error={
+                    "kind": error.kind if error else "infrastructure",
+                    "message": str(error) if error else "error",
+                    "status": error.status if error else None,
+                },
+            )
+        self._fh.write(scrub(json.dumps(rec, ensure_ascii=False, default=str)) + "\n")  # secrets masked
+        self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+
+__all__ = [
+    "FIXTURES_FILE",
+    "META_FILE",
+    "RECORDING_ENDS",
+    "FixtureConversation",
+    "FixtureRecorder",
+    "FixturesProvider",
+    "ReplayDivergence",
+]

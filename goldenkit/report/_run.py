@@ -1,0 +1,328 @@
+"""What the run report notebook (``report.ipynb``) shows: one run's key, validity, slices, errors and failures.
+
+Statistics come from :mod:`goldenkit.stats` (this module counts and formats only).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit import stats
+from goldenkit._protocols import RunLike
+from goldenkit.errors import InputError
+from goldenkit.metrics import red_metrics_text, run_metrics
+from goldenkit.records import grader_results
+from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _manifest(run: RunLike | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(run, Mapping):
+        return dict(run)
+    manifest = getattr(run, "manifest", None)
+    if not isinstance(manifest, Mapping):
+        raise InputError(f"not a run: {run!r}")
+    return dict(manifest)
+
+
+# ---------------------------------------------------------------- run key and validity
+
+
+def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
+    """The run key, configuration and validity of one run as a two-column table.
+
+    ``run`` is a :class:`goldenkit.results.Run` or its ``run.json`` dict.
+    """
+    m = _manifest(run)
+    ds = m.get("dataset") or {}
+    agent = m.get("agent_version") or {}
+    sample = m.get("sample") or {}
+    provider = m.get("provider") or {}
+    counts = m.get("counts") or {}
+    graders = m.get("graders") or {}
+    rows: list[tuple[str, str]] = [
+        ("run id", str(m.get("run_id", ""))),
+        ("validity", validity_statement(m)),
+        ("dataset", f"{ds.get('name', '?')} {ds.get('version', '')}".strip()),
+        ("dataset sha256", str(ds.get("sha256", ""))),
+        ("agent git commit", str(agent.get("git_commit") or "–")),
+        ("model", str(agent.get("model_id") or "–")),
+        ("prompt sha256", str(agent.get("prompt_sha256") or "–")),
+        *([("agent artifacts sha256", str(agent["artifacts_sha256"]))] if agent.get("artifacts_sha256") else []),
+        ("judge version", str(m.get("judge_version") or "–")),
+        ("graders", ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or "–"),
+        ("repeats", str(m.get("repeats", "–"))),
+        (
+            "sample",
+            ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None) or "all rows",
+        ),
+        ("mode", str(m.get("mode") or "–")),
+        *([("regraded from", str(src.get("run_id")))] if isinstance(src := m.get("regraded_from"), dict) else []),
+        ("provider", str(provider.get("name") or "–")),
+        (
+            "outcomes",
+            ", ".join(f"{k} {counts.get(k, 0)}" for k in (PASS, FAIL, ERROR, SKIPPED))
+            + f" (total {counts.get('total', '?')} of {counts.get('expected', '?')} expected)",
+        ),
+        ("error rate", f"{pct(m.get('error_rate'), 2)} (max {pct(m.get('max_error_rate'), 2)})"),
+        ("started", str(m.get("started_at") or "–")),
+        ("ended", str(m.get("ended_at") or "–")),
+        ("complete", "yes" if m.get("complete") else "no (partial run)"),
+    ]
+    return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
+
+
+def validity_statement(run: RunLike | Mapping[str, Any]) -> str:
+    """One line: is this run evidence? ``VALID ...`` or ``INVALID: reason ...``."""
+    m = _manifest(run)
+    validity = m.get("validity") or "UNKNOWN"
+    counts = m.get("counts") or {}
+    total = counts.get("total", 0)
+    rate = pct(m.get("error_rate"), 2)
+    limit = pct(m.get("max_error_rate"), 2)
+    if validity == "VALID":
+        partial = "" if m.get("complete") else "; the run is incomplete"
+        return f"VALID: {total} outcomes, error rate {rate} (max {limit}){partial}"
+    reason = m.get("invalid_reason") or "no reason recorded"
+    return f"{validity}: {reason} (error rate {rate}, max {limit}); this run is not evidence"
+
+
+def validity_banner(run: RunLike | Mapping[str, Any]) -> HTMLBlock:
+    """The validity statement as a coloured banner."""
+    m = _manifest(run)
+    return banner(validity_statement(m), ok=m.get("validity") == "VALID")
+
+
+# ---------------------------------------------------------------- slice table and plot
+
+
+def format_slice_table(table: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
+    """A :func:`goldenkit.stats.slice_table` result, formatted for reading.
+
+    One line per slice and the overall line: rows, outcome counts per verdict
+    (ERROR and SKIPPED apart from FAIL), passed rows of graded rows after
+    collapsing repeats, the pass rate with its Wilson interval, the
+    attempt-weighted rate beside it (repeats are not independent: shown for
+    comparison only), flaky rows, and rows whose repeats all errored.
+    """
+    t = table
+    out = pd.DataFrame(index=pd.Index(t[by].astype(str), name=by))
+    out["rows"] = t["rows"].to_numpy()
+    for verdict in (PASS, FAIL, ERROR, SKIPPED):
+        out[verdict] = t[verdict.lower()].to_numpy()
+    out["passed rows"] = [f"{int(k)}/{int(n)}" for k, n in zip(t["k"], t["n"], strict=True)]
+    out["pass rate"] = [pct(x) for x in t["p_hat"]]
+    out["95% Wilson"] = [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)]
+    out["attempt rate"] = [pct(x) for x in t["attempt_p_hat"]]
+    out["flaky rows"] = t["flaky"].to_numpy()
+    out["error rows"] = t["error_rows"].to_numpy()
+    return out
+
+
+def pass_rate_figure(
+    table: pd.DataFrame, by: str = "slice", *, title: str = "Pass rate per slice (95% Wilson interval)"
+) -> Figure:
+    """Pass rate per slice with asymmetric Wilson error bars; the overall line drawn in black.
+
+    ``table`` is a :func:`goldenkit.stats.slice_table` result. A slice with no
+    graded row has no point (its label says n=0). Returns a matplotlib Figure
+    (built without pyplot, so nothing global is touched; Jupyter displays it).
+    """
+    from matplotlib.figure import Figure
+
+    t = table
+    labels = [str(x) for x in t[by]]
+    rate = t["p_hat"].to_numpy(dtype=float)
+    low = t["ci_low"].to_numpy(dtype=float)
+    high = t["ci_high"].to_numpy(dtype=float)
+    n = t["n"].to_numpy()
+    y = np.arange(len(labels))[::-1]
+    fig = Figure(figsize=(7, 0.42 * len(labels) + 1.4), layout="constrained")
+    ax = fig.add_subplot()
+    err = np.vstack([np.clip(rate - low, 0, None), np.clip(high - rate, 0, None)])
+    overall = np.array([lab == OVERALL for lab in labels], dtype=bool)
+    for mask, color in ((~overall, "tab:blue"), (overall, "black")):
+        if mask.any():
+            ax.errorbar(rate[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, markersize=5)
+    ax.set_yticks(y, [f"{lab} (n={int(k)})" for lab, k in zip(labels, n, strict=True)])
+    ax.set_xlim(-0.02, 1.02)
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
+    ax.set_xlabel("pass rate over rows (repeats collapsed)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title)
+    return fig
+
+
+# ---------------------------------------------------------------- errors, skips, flaky, latency
+
+
+def errors_and_skips(outcomes: pd.DataFrame, *, examples: int = 3) -> pd.DataFrame:
+    """ERROR and SKIPPED outcomes, grouped by verdict, kind and reason; never mixed with FAIL.
+
+    Columns: verdict, kind (transient/permanent for errors), reason (the
+    outcome's ``detail``), outcomes, rows, example rows.
+    """
+    cols = ["verdict", "kind", "reason", "outcomes", "rows", "example rows"]
+    df = outcomes[outcomes["verdict"].isin([ERROR, SKIPPED])]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    kind = df["error_kind"] if "error_kind" in df.columns else pd.Series("", index=df.index)
+    work = pd.DataFrame(
+        {
+            "verdict": df["verdict"].astype(str),
+            "kind": kind.fillna("").astype(str),
+            "reason": df["detail"].fillna("").astype(str),
+            "row_id": df["row_id"].astype(str),
+        }
+    )
+    grouped = work.groupby(["verdict", "kind", "reason"], sort=False)["row_id"]
+    out = grouped.agg(
+        outcomes="size",
+        rows="nunique",
+        **{"example rows": lambda s: ", ".join(sorted(s.unique())[:examples])},
+    ).reset_index()
+    out["_v"] = out["verdict"].map({ERROR: 0, SKIPPED: 1})
+    out = out.sort_values(["_v", "outcomes", "reason"], ascending=[True, False, True], kind="stable")
+    return out.drop(columns="_v").reset_index(drop=True)[cols]
+
+
+def verdict_counts(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Outcomes per verdict and slice (PASS, FAIL, ERROR, SKIPPED columns; an overall row)."""
+    ct = pd.crosstab(outcomes["slice"].astype(str), outcomes["verdict"].astype(str))
+    ct = ct.reindex(columns=list((PASS, FAIL, ERROR, SKIPPED)), fill_value=0)
+    ct.loc[OVERALL] = ct.sum()
+    ct.index.name = "slice"
+    ct.columns.name = None
+    return ct.astype("int64")
+
+
+def flaky_table(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
+    """Rows that passed some but not all graded repeats, with each repeat's verdict.
+
+    Rows and order come from :func:`goldenkit.stats.flaky_rows` (most unstable
+    first); columns: slice, passed (of graded repeats), collapsed verdict under
+    ``rule``, and the verdicts in repeat order (e.g. ``PASS FAIL PASS``).
+    """
+    cols = ["row_id", "slice", "passed", "collapsed", "repeats"]
+    flaky = stats.flaky_rows(outcomes, rule=rule)
+    if flaky.empty:
+        return pd.DataFrame(columns=cols).set_index("row_id")
+    ids = flaky["row_id"].astype(str)
+    sub = outcomes[outcomes["row_id"].astype(str).isin(set(ids))].sort_values(["row_id", "repeat"], kind="stable")
+    seq = sub.groupby(sub["row_id"].astype(str), sort=False)["verdict"].agg(lambda v: " ".join(map(str, v)))
+    out = pd.DataFrame(
+        {
+            "row_id": ids.to_numpy(),
+            "slice": flaky["slice"].astype(str).to_numpy() if "slice" in flaky.columns else "",
+            "passed": [f"{int(k)}/{int(n)}" for k, n in zip(flaky["n_pass"], flaky["n_graded"], strict=True)],
+            "collapsed": flaky["verdict"].astype(str).to_numpy(),
+            "repeats": [seq.get(r, "") for r in ids],
+        }
+    )
+    return out.set_index("row_id")
+
+
+def red_rows_block(outcomes: pd.DataFrame) -> HTMLBlock:
+    """The red rows (expected failures) apart from the rest: negative-case pass rate and
+    hallucination rate with their 95% intervals (:func:`goldenkit.metrics.red_metrics_text`),
+    or a note that the run has none (run with ``--red`` to include them).
+
+    >>> print(red_rows_block(pd.DataFrame({"row_id": ["a"], "repeat": [0], "verdict": ["PASS"],
+    ...                                    "slice": ["s"], "tags": [[]], "graders": [None]})))
+    <p class="note">No red row in this run (red rows run only with --red).</p>
+    """
+    lines = red_metrics_text(run_metrics(outcomes))
+    if not lines:
+        return HTMLBlock('<p class="note">No red row in this run (red rows run only with --red).</p>')
+    return HTMLBlock("<pre>" + html.escape("\n".join(lines)) + "</pre>")
+
+
+def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
+    """Latency (ms) and token use per slice and overall, over answered outcomes (not ERROR).
+
+    Columns: outcomes, latency p50/p90/p99/max, mean tokens in and out, total
+    tokens in and out, total cost (left out when no provider returned a price), and
+    the time to first token p50/p90 of streamed calls (left out when none was streamed).
+    """
+    df = outcomes[outcomes["verdict"] != ERROR]
+    parts = [(str(k), g) for k, g in df.groupby(df[by].astype(str), sort=True)] + [(OVERALL, df)]
+    rows = []
+    for name, g in parts:
+        lat = pd.to_numeric(g["latency_ms"], errors="coerce").dropna()
+        tin = pd.to_numeric(g["tokens_in"], errors="coerce")
+        tout = pd.to_numeric(g["tokens_out"], errors="coerce")
+        cost = pd.to_numeric(g["cost"], errors="coerce") if "cost" in g.columns else pd.Series(dtype=float)
+        ttft = pd.to_numeric(g["ttft_ms"], errors="coerce").dropna() if "ttft_ms" in g.columns else lat.iloc[:0]
+        q = lat.quantile([0.5, 0.9, 0.99]) if len(lat) else pd.Series([np.nan] * 3, index=[0.5, 0.9, 0.99])
+        rows.append(
+            {
+                by: name,
+                "outcomes": len(g),
+                "latency p50 ms": q[0.5],
+                "latency p90 ms": q[0.9],
+                "latency p99 ms": q[0.99],
+                "latency max ms": lat.max() if len(lat) else np.nan,
+                "tokens in (mean)": tin.mean(),
+                "tokens out (mean)": tout.mean(),
+                "tokens in (total)": tin.sum(min_count=1),
+                "tokens out (total)": tout.sum(min_count=1),
+                "cost (total)": cost.sum(min_count=1) if len(cost) else np.nan,
+                "ttft p50 ms": ttft.quantile(0.5) if len(ttft) else np.nan,
+                "ttft p90 ms": ttft.quantile(0.9) if len(ttft) else np.nan,
+            }
+        )
+    out = pd.DataFrame(rows).set_index(by).round(1)
+    if out["cost (total)"].isna().all():  # no provider returned a price: no column of blanks
+        out = out.drop(columns="cost (total)")
+    if out["ttft p50 ms"].isna().all():  # nothing streamed: no TTFT columns
+        out = out.drop(columns=["ttft p50 ms", "ttft p90 ms"])
+    return out
+
+
+def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) -> pd.DataFrame:
+    """The most common failure reasons per grader, over FAIL outcomes.
+
+    A reason counts for a grader when that grader's result has ``passed`` false.
+    Columns: grader, reason, outcomes, rows, example rows; ``top`` reasons per
+    grader, most frequent first (ties by reason text).
+    """
+    cols = ["grader", "reason", "outcomes", "rows", "example rows"]
+    df = outcomes[outcomes["verdict"] == FAIL]
+    records = []
+    for rid, graders in zip(df["row_id"].astype(str), df["graders"], strict=True):
+        for name, res in grader_results(graders).items():
+            if res.get("passed") is False:
+                records.append((name, str(res.get("reason") or "(no reason given)"), rid))
+    if not records:
+        return pd.DataFrame(columns=cols)
+    work = pd.DataFrame(records, columns=["grader", "reason", "row_id"])
+    out = (
+        work.groupby(["grader", "reason"], sort=False)["row_id"]
+        .agg(outcomes="size", rows="nunique", **{"example rows": lambda s: ", ".join(sorted(s.unique())[:examples])})
+        .reset_index()
+        .sort_values(["grader", "outcomes", "reason"], ascending=[True, False, True], kind="stable")
+    )
+    out = out.groupby("grader", sort=False).head(top)
+    return out.reset_index(drop=True)[cols]
+
+
+__all__ = [
+    "errors_and_skips",
+    "failure_reasons",
+    "flaky_table",
+    "format_slice_table",
+    "latency_summary",
+    "pass_rate_figure",
+    "run_key_table",
+    "validity_banner",
+    "validity_statement",
+    "verdict_counts",
+]

@@ -1,0 +1,254 @@
+"""outcomes.parquet: the outcome schema in Arrow, records to tables, the Parquet writer and reader.
+
+Free-form nested JSON columns (``trajectory``) are kept as JSON text, so every
+run has the same schema; Parquet is written one row group per batch of records,
+so a run of millions of outcomes is written in flat memory. Every string written
+passes the secret scrubber (:func:`scrub_table`).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from goldenkit._scrub import SHAPE_REGEX, current_scope, scrub_value
+from goldenkit._text import one_line
+from goldenkit.errors import ResultsError
+from goldenkit.schema import OUTCOME_FIELDS
+
+_ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+# findings: each failing check as data (goldenkit._findings), a JSON list of {grader, check, subject} kept as
+# text like the trajectory (a DataFrame cell stays plain Python); null where a result has none stored
+_GRADE = pa.struct(
+    [
+        ("passed", pa.bool_()),
+        ("score", pa.float64()),
+        ("reason", pa.string()),
+        ("error", pa.bool_()),
+        ("findings", pa.string()),
+    ]
+)
+_AGENT = pa.struct(
+    [
+        ("git_commit", pa.string()),
+        ("model_id", pa.string()),
+        ("prompt_sha256", pa.string()),
+        ("artifacts_sha256", pa.string()),
+    ]
+)
+
+# Columns whose values are free-form nested JSON (tool args of any shape): kept as
+# JSON text in Parquet and decoded on read, so every run has the same schema.
+JSON_COLUMNS = ("trajectory",)
+
+OUTCOME_SCHEMA = pa.schema(
+    [
+        ("schema_version", pa.int64()),
+        ("run_id", pa.string()),
+        ("dataset_name", pa.string()),
+        ("dataset_version", pa.string()),
+        ("dataset_sha256", pa.string()),
+        ("agent_version", _AGENT),
+        ("judge_version", pa.string()),
+        ("row_id", pa.string()),
+        ("slice", pa.string()),
+        ("split", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("repeat", pa.int64()),
+        ("verdict", pa.string()),
+        ("detail", pa.string()),
+        ("error_kind", pa.string()),
+        ("graders", pa.map_(pa.string(), _GRADE)),
+        ("response", pa.string()),
+        ("trajectory", pa.string()),
+        ("latency_ms", pa.float64()),
+        ("ttft_ms", pa.float64()),
+        ("attempts", pa.int64()),
+        ("tokens_in", pa.int64()),
+        ("tokens_out", pa.int64()),
+        ("cost", pa.float64()),
+        ("started_at", pa.string()),
+    ]
+)
+
+
+_ALL_FIELDS = operator.itemgetter(*OUTCOME_FIELDS)
+
+
+def _columns(records: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
+    """The records' values column by column, in :data:`OUTCOME_FIELDS` order (a missing field is None)."""
+    try:  # every field present (what the runner writes): one C-level pick per record, then transpose
+        return list(zip(*map(_ALL_FIELDS, records), strict=True)) if records else [() for _ in OUTCOME_FIELDS]
+    except KeyError:  # a record without some field (written by hand or by an older version)
+        return [[rec.get(name) for rec in records] for name in OUTCOME_FIELDS]
+
+
+def _json_cell(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value == []:  # most trajectories: no tool calls
+        return "[]"
+    return orjson.dumps(value, default=str, option=_ORJSON_JSON).decode()
+
+
+def _grades(cell: Any) -> list[tuple[str, Any]] | None:
+    """A graders cell as Arrow map items, each result's findings as JSON text."""
+    if cell is None:
+        return None
+    items = list(cell.items())
+    for i, (name, g) in enumerate(items):
+        found = g.get("findings") if isinstance(g, dict) else None
+        if found is not None and not isinstance(found, str):  # only failing results carry findings
+            items[i] = (name, {**g, "findings": _json_cell(found)})
+    return items
+
+
+def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
+    """Outcome records as an Arrow table with :data:`OUTCOME_SCHEMA` (JSON columns encoded)."""
+    arrays = {}
+    for name, values in zip(OUTCOME_FIELDS, _columns(records), strict=True):
+        if name in JSON_COLUMNS:
+            values = [_json_cell(v) for v in values]
+        elif name == "graders":
+            values = [_grades(v) for v in values]
+        arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)
+    return pa.table(arrays)
+
+
+def _strings(arr: pa.Array) -> list[pa.Array]:
+    """The string arrays inside ``arr`` (itself, or the children of a list, struct or map)."""
+    t = arr.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return [arr]
+    if pa.types.is_map(t):
+        return _strings(arr.keys) + _strings(arr.items)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _strings(arr.flatten())
+    if pa.types.is_struct(t):
+        return [s for i in range(t.num_fields) for s in _strings(arr.field(i))]
+    return []
+
+
+def _may_hold_secret(arrays: list[pa.Array], known: tuple[str, ...]) -> bool:
+    """Whether any string in ``arrays`` holds a shape's trigger or a known secret: one vectorized
+    search over all of them (each search compiles its pattern: one call, not one per column)."""
+    strings = [a.cast(pa.string()) for arr in arrays for a in _strings(arr) if a.null_count < len(a)]
+    if not strings:
+        return False
+    joined = pa.concat_arrays(strings)
+    if pc.any(pc.match_substring_regex(joined, SHAPE_REGEX, ignore_case=True)).as_py():
+        return True
+    return any(pc.any(pc.match_substring(joined, v)).as_py() for v in known)
+
+
+def scrub_table(table: pa.Table) -> pa.Table:
+    """``table`` with every secret in its strings masked (:mod:`goldenkit._scrub`).
+
+    The strings are searched for the scrubber's triggers in Arrow, all columns at once
+    (about 0.2 us an outcome); only when one occurs is each column searched, and a column
+    where one does is converted to Python and scrubbed.
+    """
+    scope = current_scope()
+    known = tuple(scope.values) + tuple(h for h, _ in scope.heads) if scope is not None else ()
+    if not _may_hold_secret([c for col in table.columns for c in col.chunks], known):
+        return table
+    for i, name in enumerate(table.column_names):
+        column = table.column(i)
+        if _may_hold_secret(column.chunks, known):
+            clean = pa.array(scrub_value(column.to_pylist()), type=column.type)
+            table = table.set_column(i, name, clean)
+    return table
+
+
+#: Outcomes per Parquet row group.
+ROW_GROUP = 10_000
+
+#: Outcome records handed to :func:`write_parquet_batches` at a time (the runner reads its
+#: outcomes back this many at a time): about 3 MB of records as Python dicts; their Arrow
+#: tables, a few hundred bytes an outcome, are gathered into row groups of :data:`ROW_GROUP`.
+RECORD_BATCH = 1_000
+
+
+def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """Write the outcome records to ``path`` (atomically) as Parquet."""
+    write_parquet_batches((records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH)), path)
+
+
+def write_parquet_batches(
+    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROW_GROUP
+) -> int:
+    """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
+    (batches are gathered until at least that many wait; the last group holds the rest), secrets masked.
+
+    Only one batch of records is in memory at a time, beside the Arrow tables of
+    the row group being gathered, so a run of millions of outcomes is written in
+    flat memory. The file appears atomically (a temporary file, then
+    ``os.replace``); an exception while writing leaves no file behind. Returns
+    the number of records written.
+    """
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp")
+    written = 0
+    try:
+        with pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
+            gathered: list[pa.Table] = []
+            for batch in batches:
+                if batch:
+                    gathered.append(scrub_table(outcomes_table(batch)))
+                    written += len(batch)
+                if sum(t.num_rows for t in gathered) >= row_group:
+                    _write_group(pw, gathered)
+            _write_group(pw, gathered)
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
+    """Write the gathered tables as one row group and empty the list."""
+    if gathered:
+        table = pa.concat_tables(gathered)
+        pw.write_table(table, row_group_size=max(table.num_rows, 1))
+        gathered.clear()
+
+
+def read_parquet(path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
+    """The ``cols`` of an outcomes.parquet (those in ``dictionary`` dictionary-encoded); a column added
+    since it was written (``ttft_ms``) comes back null. A file that cannot be read (cut short, bytes
+    changed, not Parquet) is a :class:`ResultsError` naming it."""
+    try:
+        present = set(pq.read_schema(path).names)
+        wanted = [c for c in cols if c in present]
+        table = pq.read_table(path, columns=wanted, read_dictionary=[c for c in dictionary if c in present])
+    except (pa.ArrowException, OSError) as exc:  # a bad footer, page or compressed block; ArrowIOError is OSError
+        raise ResultsError(f"{path}: unreadable (cut short or corrupt): {one_line(exc, 160)}") from None
+    for c in cols:
+        if c not in present:
+            table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))
+    graders = OUTCOME_SCHEMA.field("graders")
+    if "graders" in wanted and table.schema.field("graders").type != graders.type:  # written before findings
+        table = table.set_column(table.schema.get_field_index("graders"), graders, table["graders"].cast(graders.type))
+    return table.select(list(cols))
+
+
+__all__ = [
+    "OUTCOME_SCHEMA",
+    "RECORD_BATCH",
+    "ROW_GROUP",
+    "outcomes_table",
+    "read_parquet",
+    "scrub_table",
+    "write_parquet",
+    "write_parquet_batches",
+]

@@ -1,0 +1,233 @@
+"""Simulated conversations: the runner drives a scenario case turn by turn.
+
+For a case with a :class:`~goldenkit.records.Scenario`, one row x repeat is a
+conversation (:class:`ConversationDriver`):
+
+1. the first user turn is the scenario's starting prompt;
+2. the agent answers it (one turn of an :class:`~goldenkit.providers._simulator.AgentSession`:
+   the provider's own session, or the history-carrying default);
+3. unless the conversation has had its last turn (the case's ``max_turns``, else
+   the run's, default 5), the next user message comes from the recording (a
+   replayed conversation: its recorded user turns, while the transcript matches)
+   or else from the user simulator, which sees the plan and the whole transcript;
+4. it ends when the simulator says stop (None), when its message contains the
+   scenario's ``stop`` phrase, when a recording ends, or at ``max_turns``.
+
+Every agent turn and every simulator call goes through the run's limiter and is
+retried like any call (only ``transient`` errors, with backoff; a 429 asking too long
+a wait is ``infrastructure``; a refused request, a context length or a content filter,
+is never retried). What still fails ends the conversation as an ERROR of the row, of
+the error's kind: the agent's error names its turn and how often that turn was tried;
+a simulator failure has ``error_kind`` ``simulator``; a replay that departs from its
+recording is ``infrastructure``. The ERROR keeps the transcript up to the failure (the
+turns that completed, and the failing turn's tool calls so far) as its trajectory.
+Each repeat is its own conversation (the simulator gets the repeat, so a seeded
+model simulator uses ``seed + repeat``).
+
+The Response holds every turn (:class:`~goldenkit.records.TurnOutput` with its
+``user`` message), so the outcome's trajectory is the whole transcript;
+``raw["conversation"]`` says why it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from goldenkit.errors import ProviderError
+from goldenkit.providers._failures import exception_error
+from goldenkit.providers._fixtures import RECORDING_ENDS
+from goldenkit.providers._simulator import SimulatorError, UserSimulator, open_session, transcript_messages
+from goldenkit.records import Case, Response, Scenario, TurnOutput
+from goldenkit.runner._limits import backoff_delay, throttle_error
+
+DEFAULT_MAX_TURNS = 5
+T = TypeVar("T")
+CallResult = tuple[Response | None, ProviderError | None, int, float]
+
+
+def check_max_turns(value: Any) -> int:
+    """Validate ``--max-turns`` (a positive integer)."""
+    from goldenkit.errors import ConfigError
+
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"max_turns must be a positive integer, not {value!r}")
+    return value
+
+
+def scenario_rows(cases: dict[str, Case]) -> list[str]:
+    """The ids of the rows whose case is a simulated conversation."""
+    return [rid for rid, c in cases.items() if c.scenario is not None]
+
+
+class ConversationDriver:
+    """Drives the scenario cases of one run (see the module doc); ``simulator`` None: replay only."""
+
+    def __init__(self, simulator: UserSimulator | None, max_turns: int = DEFAULT_MAX_TURNS) -> None:
+        self.simulator = simulator
+        self.max_turns = check_max_turns(max_turns)
+
+    async def aclose(self) -> None:
+        """Close the simulator (its HTTP clients)."""
+        if self.simulator is not None:
+            await self.simulator.aclose()
+
+    def turns_for(self, scenario: Scenario) -> int:
+        """The case's own limit wins over the run's."""
+        return scenario.max_turns if scenario.max_turns is not None else self.max_turns
+
+    async def run(self, run: Any, provider: Any, case: Case, repeat: int) -> CallResult:
+        """One conversation: ``(response, error, attempts, latency ms)`` as :meth:`RunExecution.call` returns."""
+        scenario = case.scenario
+        if scenario is None:
+            raise ProviderError(f"row {case.id} has no scenario", kind="infrastructure")
+        t0 = time.perf_counter()
+        calls = [0]  # attempts of this conversation (agent turns and simulator calls)
+        session = open_session(provider, case, repeat)
+        done: list[TurnOutput] = []
+        tokens: list[int | None] = [None, None]
+        model: str | None = None
+        raw: dict[str, Any] = {}
+        user: str | None = scenario.starting_prompt
+        stopped = "max_turns"
+        try:
+            for k in range(self.turns_for(scenario)):
+                if k > 0:
+                    user, why = await self._next_user(run, session, scenario, done, repeat=repeat, k=k, calls=calls)
+                    if user is None:
+                        stopped = why
+                        break
+                resp = await self._retrying(
+                    run, provider, _sender(session, str(user), list(done)), f"turn {k + 1}", calls
+                )
+                out = resp.turns[-1] if resp.turns else TurnOutput(text="")
+                out.user = user
+                done.append(out)
+                tokens = [_add(tokens[0], resp.tokens_in), _add(tokens[1], resp.tokens_out)]
+                model = resp.model or model
+                if isinstance(resp.raw, dict) and "final_state" in resp.raw:
+                    raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
+        except ProviderError as err:
+            return None, _with_transcript(err, done, user), max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
+        finally:
+            await session.aclose()
+        raw["conversation"] = {"turns": len(done), "stopped": stopped}
+        response = Response(turns=done, tokens_in=tokens[0], tokens_out=tokens[1], model=model, raw=raw)
+        return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
+
+    async def _next_user(
+        self,
+        run: Any,
+        session: Any,
+        scenario: Scenario,
+        done: list[TurnOutput],
+        *,
+        repeat: int,
+        k: int,
+        calls: list[int],
+    ) -> tuple[str | None, str]:
+        """The user message of turn ``k`` (0-based) and, when there is none, why the conversation stops."""
+        recorded = session.recorded_user(k)
+        if recorded == RECORDING_ENDS:
+            return None, "recording"
+        if recorded is not None:
+            return recorded, ""
+        if self.simulator is None:
+            raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)")
+        sim = self.simulator
+        transcript = transcript_messages(done)
+        text = await self._retrying(
+            run,
+            sim,
+            lambda: sim.next_message(scenario, transcript, repeat=repeat),
+            f"simulator before turn {k + 1}",
+            calls,
+        )
+        if text is None:
+            return None, "simulator"
+        if scenario.stop is not None and scenario.stop in text:
+            return None, "stop"
+        return text, ""
+
+    async def _retrying(
+        self, run: Any, target: Any, make: Callable[[], Awaitable[T]], where: str, calls: list[int]
+    ) -> T:
+        """``make()`` under the run's limiter, deadline and retries; what still fails is raised, naming ``where``."""
+        opts, tries = run.opts, 0
+        while True:
+            tries += 1
+            calls[0] += 1
+            err = await self._attempt(run, target, make)
+            if not isinstance(err, ProviderError):
+                run.limiter.on_success()
+                return err
+            cls = type(err)  # a simulator's error stays one (its kind is the outcome's error_kind)
+            err = throttle_error(err, opts.max_retry_after)
+            if err.status == 429 and err.transient:
+                run.limiter.on_throttled(err.retry_after)
+            replay = getattr(target, "mode", "live") == "fixtures"
+            if not err.transient or replay or tries > opts.max_retries:
+                final = err.given_up(tries) if err.transient else err
+                final.attempts = tries
+                raise _named(final, where, cls)
+            await asyncio.sleep(backoff_delay(tries, err.retry_after, opts.backoff_base, opts.backoff_cap))
+
+    async def _attempt(self, run: Any, target: Any, make: Callable[[], Awaitable[T]]) -> T | ProviderError:
+        await run.limiter.acquire()
+        try:
+            if getattr(target, "bounds_calls", False):
+                return await make()
+            async with asyncio.timeout(run.opts.timeout + 1.0):
+                return await make()
+        except ProviderError as exc:
+            return exc
+        except TimeoutError:
+            if isinstance(target, UserSimulator):
+                return SimulatorError(f"timed out after {run.opts.timeout:g}s", transient=True)
+            return ProviderError(
+                f"timed out after {run.opts.timeout:g}s", kind="transient", final_kind="infrastructure"
+            )
+        except Exception as exc:  # a provider's or simulator's bug: data about this row
+            err = exception_error(exc, f"{getattr(target, 'name', target)} raised", default="infrastructure")
+            return SimulatorError(str(err), transient=err.transient) if isinstance(target, UserSimulator) else err
+        finally:
+            run.limiter.release()
+            run.calls += 1
+
+
+def _sender(session: Any, user: str, done: list[TurnOutput]) -> Callable[[], Awaitable[Response]]:
+    """A fresh call of one agent turn (each retry makes a new one)."""
+    return lambda: session.send(user, done)
+
+
+def _named(err: ProviderError, where: str, cls: type[ProviderError]) -> ProviderError:
+    """``err`` (its kind, status, attempts, partial transcript) with ``where`` in front of its message;
+    of class ``cls`` (a simulator's error stays a :class:`SimulatorError`)."""
+    out = err.with_message(f"{where}: {err}")
+    if not isinstance(out, cls):
+        wrapped = cls(str(out), status=err.status, url=err.url, retry_after=err.retry_after)
+        wrapped.attempts, wrapped.partial = err.attempts, err.partial
+        return wrapped
+    return out
+
+
+def _with_transcript(err: ProviderError, done: list[TurnOutput], user: str | None) -> ProviderError:
+    """``err`` carrying the conversation's transcript up to it: the turns ``done``, then what the
+    failing turn (answering ``user``) produced before it failed (its tool calls and results)."""
+    failing = list(err.partial.turns) if isinstance(err.partial, Response) else []
+    if not done and not failing:
+        return err
+    for turn in failing:
+        turn.user = user if turn.user is None else turn.user
+    out = err.with_message(str(err))
+    out.partial = Response(turns=[*done, *failing])
+    return out
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return b if a is None else (a if b is None else a + b)
+
+
+__all__ = ["DEFAULT_MAX_TURNS", "ConversationDriver", "check_max_turns", "scenario_rows"]

@@ -1,0 +1,117 @@
+"""What run.json records: the run key (what a resume must agree on) and the manifest around it.
+
+:func:`run_key` gathers what identifies a run (the dataset, the agent's
+version, the graders with their hard flags, the judge, repeats, the sample,
+the mode, the criteria file, vision; a shard's spec beside it);
+:func:`run_manifest` adds the protocol key built from it
+(:func:`goldenkit.compare.protocol_key`, stored whole with its SHA-256), the
+redacted provider settings, the configuration, counts and timings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from goldenkit._artifacts import artifacts_sha256
+from goldenkit._protocols import DatasetLike
+from goldenkit._scrub import redact_settings
+from goldenkit.compare._protocol import protocol_key, protocol_sha256
+from goldenkit.formats._eval_config import EvalCriteria
+from goldenkit.graders._base import Grader
+from goldenkit.providers._base import Provider
+from goldenkit.runner._folder import RunFolder, utc_now
+from goldenkit.runner._run import CallLimits
+from goldenkit.runner._shard import shard_record
+from goldenkit.runner._versions import agent_version
+from goldenkit.schema import SCHEMA_VERSION
+
+__all__ = ["run_key", "run_manifest"]
+
+
+def run_key(
+    dataset: DatasetLike,
+    provider: Provider,
+    graders: list[Grader],
+    *,
+    judge_version: str | None,
+    repeats: int,
+    sample_spec: dict[str, Any],
+    shard: tuple[int, int] | None,
+    artifacts: Sequence[str | os.PathLike[str]] | None = None,
+    criteria: EvalCriteria | None = None,
+    vision: bool = True,
+) -> dict[str, Any]:
+    if judge_version is None:
+        jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
+        judge_version = ",".join(jv) or None
+    # a shard's spec is recorded beside the run key (a resume compares it), never inside it:
+    # the merged run of the shards has exactly the run key of the unsharded run
+    spec = {"shard": shard_record(shard)} if shard is not None else {}
+    return {
+        "dataset": {
+            "name": dataset.name,
+            "version": dataset.version,
+            "sha256": dataset.sha256,
+            "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
+        },
+        "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
+        "judge_version": judge_version,
+        "graders": {g.name: str(g.version) for g in graders},
+        "grader_hard": {g.name: bool(g.hard) for g in graders},
+        "repeats": int(repeats),
+        "sample": sample_spec,
+        "mode": provider.mode,
+        "criteria": criteria.record() if criteria is not None else None,
+        "vision": bool(vision),
+        **spec,
+    }
+
+
+def run_manifest(
+    key: dict[str, Any],
+    provider: Provider,
+    folder: RunFolder,
+    opts: CallLimits,
+    *,
+    todo: int,
+    retry_errors: bool,
+    config: Mapping[str, Any] | None,
+    commit: str | None,
+) -> dict[str, Any]:
+    old = folder.old_manifest or {}
+    invocation: dict[str, Any] = {
+        "started_at": utc_now(),
+        "pending": todo,
+        "retry_errors": bool(retry_errors),
+        "git_commit": commit,
+    }
+    if folder.took_over_from is not None:
+        invocation["lock_taken_over_from_pid"] = folder.took_over_from
+    protocol = protocol_key(key)  # the one key of what can change a verdict (goldenkit.compare._protocol)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": folder.run_id,
+        **key,
+        "protocol": protocol,
+        "protocol_sha256": protocol_sha256(protocol),
+        "provider": {"name": provider.name, "settings": redact_settings(provider.settings())},
+        "config": {
+            "max_in_flight": opts.max_in_flight,
+            "rpm": opts.rpm,
+            "timeout": opts.timeout,
+            "max_retries": opts.max_retries,
+            "max_retry_after": opts.max_retry_after,
+            **({"extra": redact_settings(dict(config))} if config else {}),
+        },
+        "started_at": old.get("started_at") or utc_now(),
+        "ended_at": None,
+        "counts": None,
+        "error_rate": None,
+        "max_error_rate": opts.max_error_rate,
+        "validity": None,
+        "invalid_reason": None,
+        "complete": False,
+        "timings": {"invocations": [*((old.get("timings") or {}).get("invocations") or []), invocation]},
+    }

@@ -1,0 +1,410 @@
+"""One invocation of a run as an object: workers under a TaskGroup, each pair called, graded, written.
+
+:class:`RunExecution` holds what the workers share (the limiter, the outcome writer, the
+progress, the counters) and its methods are the steps of one row x repeat:
+:meth:`RunExecution.call` (one call with retries, backoff and Retry-After, under the
+limiter; the judge's calls go through it too), :meth:`RunExecution.run_one` (call,
+grade, write) and :meth:`RunExecution.finish` (counts, validity, run.json, Parquet,
+``results/latest``). :meth:`RunExecution.execute` starts the workers in an
+``asyncio.TaskGroup``: a worker that fails, or a cancel (Ctrl-C, an interrupted
+notebook cell), stops every sibling; no call outlives the run, and what
+finished is written either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from goldenkit._text import one_line
+from goldenkit.errors import ProviderError, ResultsError
+from goldenkit.graders._base import Grader, GradeResult, agrade_case, combine, grade_case
+from goldenkit.graders._judge import JudgeGrader
+from goldenkit.providers._base import Provider
+from goldenkit.providers._failures import exception_error
+from goldenkit.records import Case, Response
+from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
+from goldenkit.runner._folder import RunFolder, utc_now
+from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
+from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error
+from goldenkit.runner._progress import Progress
+from goldenkit.runner._summary import RunSummary
+from goldenkit.runner._validity import validity
+from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
+
+Pair = tuple[str, int]
+CallResult = tuple[Response | None, ProviderError | None, int, float]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """How one invocation calls and when it stops: what every worker of a run shares of its RunOptions."""
+
+    max_in_flight: int = 8
+    rpm: float | None = None
+    timeout: float = 60.0
+    max_retries: int = 3
+    max_error_rate: float = 0.02
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    abort_after_errors: int | None = 50
+    max_retry_after: float = 120.0
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What was decided before the first call: the rows, their cases, the pairs to call."""
+
+    index: OutcomeIndex  # every row x repeat of the run, and where its last outcome is
+    todo: npt.NDArray[np.int64]  # the pairs this invocation calls (their numbers in ``index``), in order
+    row_info: dict[str, tuple[str, str, list[str]]]  # row id -> (slice, split, tags)
+    cases: dict[str, Case]
+    base_record: dict[str, Any]  # the fields every outcome of the run shares
+
+
+class RunExecution:
+    """One invocation of a run (see the module doc)."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        provider: Provider,
+        graders: Sequence[Grader],
+        folder: RunFolder,
+        manifest: dict[str, Any],
+        opts: CallLimits,
+        *,
+        progress: bool | IO[str] | None,
+        recorder: Any = None,
+        conversations: Any = None,
+    ) -> None:
+        self.plan, self.provider, self.graders = plan, provider, list(graders)
+        self.conversations = conversations  # a ConversationDriver for scenario cases (goldenkit.runner._conversation)
+        self.folder, self.manifest, self.opts, self.recorder = folder, manifest, opts, recorder
+        self.hard = {g.name: bool(g.hard) for g in self.graders}
+        self.sync_grading = all(type(g).agrade is Grader.agrade for g in self.graders)
+        self.judges = [g for g in self.graders if isinstance(g, JudgeGrader)]
+        self.replay = provider.mode == "fixtures"
+        self.recorded_latency = getattr(provider, "recorded_latency_ms", None) if self.replay else None
+        self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after)
+        self.progress = Progress(len(plan.todo), progress)
+        self.writer = OutcomeWriter(folder.jsonl, coalesce=True)
+        self.calls = 0
+        self.consecutive_errors = 0
+        self.stopped: str | None = None
+        self.first_error: str | None = None
+        self.t_start = time.monotonic()
+
+    # ------------------------------------------------------------ the workers
+
+    async def execute(self) -> RunSummary:
+        """Call every pending pair and write the run; the summary even when interrupted (then re-raised)."""
+        for judge in self.judges:
+            judge.call_model = self.call_response
+        interrupted = True
+        try:
+            await self._work()
+            interrupted = False
+        finally:
+            summary = await self.finish(interrupted)
+        return summary
+
+    async def _work(self) -> None:
+        index = self.plan.index
+        pairs = (index.pair(int(i)) for i in self.plan.todo)
+        await self.in_workers(pairs, len(self.plan.todo), lambda pair: self.run_one(*pair))
+
+    async def in_workers(self, items: Iterator[T], count: int, handle: Callable[[T], Awaitable[None]]) -> None:
+        """``handle`` each of the ``count`` ``items`` on up to ``max_in_flight`` workers under one TaskGroup
+        (a worker's failure is the run's, and stops its siblings); workers stop early once ``stopped``."""
+        try:
+            async with asyncio.TaskGroup() as tg:
+                # one loop pass apart: the first request leaves at once and the waves are spread from the start
+                for _ in range(min(self.opts.max_in_flight, count)):
+                    tg.create_task(self._worker(items, handle))
+                    await asyncio.sleep(0)
+        except BaseExceptionGroup as group:  # a worker's failure: the first one is the run's
+            raise group.exceptions[0] from None
+
+    async def _worker(self, items: Iterator[T], handle: Callable[[T], Awaitable[None]]) -> None:
+        for item in items:
+            if self.stopped:
+                return
+            await handle(item)
+            # An agent that answers without awaiting would keep this loop from ever yielding: the
+            # whole run in one event-loop pass, the cancelled deadline timers of every call piling
+            # up in the loop (about 200 bytes an outcome) until it ends. One pass per outcome.
+            await asyncio.sleep(0)
+
+    # ------------------------------------------------------------ one call
+
+    async def call(self, provider: Provider, case: Case, repeat: int) -> CallResult:
+        """Call ``provider`` on ``case`` with retries: ``(response, error, attempts, latency of the last, ms)``.
+
+        Only ``transient`` errors are retried, up to ``max_retries`` times with backoff,
+        waiting at least Retry-After; a 429 asking to wait longer than ``max_retry_after``
+        is ``infrastructure`` (:func:`~goldenkit.runner._limits.throttle_error`); a refused,
+        agent or infrastructure error is final at once. The error returned is as recorded
+        (:meth:`~goldenkit.errors.ProviderError.given_up`: a deadline still hit on the last
+        attempt is ``infrastructure``), with the attempts it took.
+        """
+        attempts = 0
+        while True:
+            attempts += 1
+            resp, err, latency = await self._attempt(provider, case, repeat)
+            if err is None:
+                self.limiter.on_success()
+                return resp, None, attempts, latency
+            err = throttle_error(err, self.opts.max_retry_after)
+            if err.status == 429 and err.transient:
+                self.limiter.on_throttled(err.retry_after)
+            if not err.transient or provider.mode == "fixtures" or attempts > self.opts.max_retries:
+                return None, err.given_up(attempts) if err.transient else err, attempts, latency
+            await asyncio.sleep(backoff_delay(attempts, err.retry_after, self.opts.backoff_base, self.opts.backoff_cap))
+
+    async def _attempt(
+        self, provider: Provider, case: Case, repeat: int
+    ) -> tuple[Response | None, ProviderError | None, float]:
+        await self.limiter.acquire()
+        t0 = time.perf_counter()
+        try:
+            if provider.bounds_calls:  # else the call gets a deadline: timeout x turns + 1 s
+                resp = await provider.complete(case, repeat=repeat)
+            else:
+                async with asyncio.timeout(self.opts.timeout * max(1, len(case.turns)) + 1.0):
+                    resp = await provider.complete(case, repeat=repeat)
+            return resp, None, (time.perf_counter() - t0) * 1000.0
+        except ProviderError as exc:
+            err = exc
+        except TimeoutError:
+            url = getattr(provider, "safe_url", None)
+            where = f" calling {url}" if url else ""
+            msg = f"timed out after {self.opts.timeout:g}s{where}"
+            err = ProviderError(msg, kind="transient", final_kind="infrastructure", url=url)
+        except Exception as exc:  # a provider bug: data about this row, not a crash of the run
+            err = exception_error(exc, f"provider {provider.name} raised", default="infrastructure")
+        finally:
+            self.limiter.release()
+            self.calls += 1
+        return None, err, (time.perf_counter() - t0) * 1000.0
+
+    async def call_response(self, provider: Provider, case: Case) -> Response:
+        """A grader's model call (the judge) through :meth:`call`; what still fails is raised."""
+        resp, err, attempts, _ = await self.call(provider, case, 0)
+        if resp is None:
+            if err is None:
+                raise ProviderError(f"provider {provider.name} returned nothing", kind="infrastructure")
+            raise err.with_message(f"{err}{attempts_note(err, attempts)}")
+        return resp
+
+    # ------------------------------------------------------------ one outcome
+
+    def new_record(self, row_id: str, repeat: int) -> dict[str, Any]:
+        """The outcome record of one row x repeat before its call: the run's fields, the row's, the start."""
+        sl, sp, tags = self.plan.row_info[row_id]
+        rec = dict(self.plan.base_record)
+        rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
+        return rec
+
+    async def run_one(self, row_id: str, repeat: int) -> None:
+        """Call, grade and write the outcome of one row x repeat."""
+        rec = self.new_record(row_id, repeat)
+        case = self.plan.cases[row_id]
+        if case.scenario is not None and self.conversations is not None:
+            resp, err, attempts, latency = await self.conversations.run(self, self.provider, case, repeat)
+        else:
+            resp, err, attempts, latency = await self.call(self.provider, case, repeat)
+        if self.recorder is not None:
+            self.recorder.write(row_id, repeat, resp, latency_ms=latency, error=err)
+        if self.recorded_latency is not None:
+            latency = self.recorded_latency(row_id, repeat)
+        if resp is None:
+            self.write_error(rec, err, attempts, latency)
+            return
+        self.consecutive_errors = 0
+        if self.sync_grading:
+            results = grade_case(self.graders, case, resp)
+        else:
+            results = await agrade_case(self.graders, case, resp)
+        self.write_graded(rec, results, resp, latency, attempts)
+
+    def write_error(self, rec: dict[str, Any], err: ProviderError | None, attempts: int, latency: float | None) -> None:
+        """Write an ERROR outcome for a call that produced nothing to grade; trip the circuit breaker if due.
+
+        ``error_kind`` is the error's kind (one of :data:`goldenkit.schema.ERROR_KINDS`); the
+        trajectory is what the call produced before it failed (``err.partial``: a conversation's
+        earlier turns), and the detail says how often the failing call itself was tried."""
+        reason = one_line(str(err)) + attempts_note(err, attempts) if err is not None else "no response"
+        partial = err.partial if err is not None else None
+        rec.update(
+            verdict=ERROR,
+            detail=reason,
+            error_kind=err.kind if err is not None else INFRASTRUCTURE,
+            graders={},
+            response=None,
+            trajectory=partial.trajectory() if isinstance(partial, Response) else [],
+            latency_ms=latency,
+            ttft_ms=None,
+            attempts=attempts,
+            tokens_in=None,
+            tokens_out=None,
+            cost=None,
+        )
+        self.count_error(reason)
+        self._write(rec, attempts)
+
+    def count_error(self, reason: str) -> None:
+        """One more consecutive ERROR: the circuit breaker stops the run after ``abort_after_errors``."""
+        self.consecutive_errors += 1
+        if self.first_error is None:
+            self.first_error = reason
+        limit = self.opts.abort_after_errors
+        if limit and self.consecutive_errors >= limit and self.stopped is None:
+            self.stopped = (
+                f"stopped after {self.consecutive_errors} consecutive errors (last: {reason}); "
+                f"resume with --run-id {self.folder.run_id} --retry-errors"
+            )
+
+    def write_graded(
+        self,
+        rec: dict[str, Any],
+        results: Mapping[str, GradeResult],
+        resp: Response,
+        latency: float | None,
+        attempts: int,
+    ) -> None:
+        """Complete ``rec`` with the verdict, the graders' results and the response; write it."""
+        verdict, detail = combine(results, self.hard)
+        rec.update(
+            verdict=verdict,
+            detail=one_line(detail, 1000) if detail else "",
+            error_kind="grader" if verdict == ERROR else None,
+            graders={n: r.to_dict() for n, r in results.items()},
+            response=resp.text,
+            trajectory=resp.trajectory(),
+            latency_ms=latency,
+            ttft_ms=resp.ttft_ms,
+            attempts=attempts,
+            tokens_in=resp.tokens_in,
+            tokens_out=resp.tokens_out,
+            cost=resp.cost,
+        )
+        self._write(rec, attempts)
+
+    def _write(self, rec: dict[str, Any], attempts: int) -> None:
+        offset, length = self.writer.write(rec)
+        self.plan.index.note(rec, offset, length)  # the record itself is not kept: memory stays flat
+        self.progress.update(rec["verdict"], attempts)
+
+    # ------------------------------------------------------------ the end
+
+    async def _close(self) -> OSError | None:
+        """Close the writer, the recorder, the progress and every provider (the judge's too)."""
+        lost: OSError | None = None
+        try:
+            self.writer.close()  # the lines of the last loop pass go out here
+        except OSError as exc:
+            lost = exc
+        if self.recorder is not None:
+            self.recorder.close()
+        self.progress.close()
+        for judge in self.judges:
+            judge.call_model = None
+        if self.conversations is not None:
+            await self.conversations.aclose()
+        try:
+            await self.provider.aclose()
+        finally:
+            for judge in self.judges:
+                await judge.aclose()
+        return lost
+
+    async def finish(self, interrupted: bool) -> RunSummary:
+        """Counts, validity, run.json, Parquet (when complete) and ``results/latest``."""
+        lost = await self._close()
+        index = self.plan.index
+        counts = index.counts()  # the earlier invocations' outcomes, superseded by this one's
+        total, expected = counts["total"], counts["expected"]
+        stopped = self.stopped if total < expected else None
+        if interrupted or lost is not None:
+            stopped = f"interrupted with {total} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
+        first_error = self.first_error
+        if first_error is None and counts[ERROR] and lost is None:
+            first_error = index.first_error_detail(self.folder.jsonl)
+        valid, why, rate = validity(counts, expected, self.opts.max_error_rate, stopped, first_error)
+        complete = total == expected and lost is None and not interrupted
+        elapsed = time.monotonic() - self.t_start
+        invocation = self.manifest["timings"]["invocations"][-1]
+        invocation.update(ended_at=utc_now(), calls=self.calls, elapsed_s=round(elapsed, 3), **self.limiter.stats())
+        self.manifest.update(
+            ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
+        )
+        if complete:  # read back from outcomes.jsonl a row group at a time
+            write_parquet_batches(index.batches(self.folder.jsonl, RECORD_BATCH), self.folder.path / OUTCOMES_PARQUET)
+        else:
+            (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
+        write_json_atomic(self.folder.run_file, self.manifest)
+        update_latest(self.folder.path.parent, self.folder.run_id)
+        if lost is not None:
+            raise ResultsError(
+                f"{self.folder.jsonl}: outcomes could not be written ({lost}); "
+                f"free space and resume with --run-id {self.folder.run_id}"
+            ) from lost
+        return self.summary(counts, rate, valid, why, elapsed)
+
+    def summary(self, counts: dict[str, int], rate: float, valid: str, why: str | None, elapsed: float) -> RunSummary:
+        commits = [i.get("git_commit") for i in self.manifest["timings"]["invocations"]]
+        return RunSummary(
+            run_id=self.folder.run_id,
+            path=self.folder.path,
+            counts=counts,
+            error_rate=rate,
+            max_error_rate=self.opts.max_error_rate,
+            validity=valid,
+            invalid_reason=why,
+            complete=bool(self.manifest["complete"]),
+            calls=self.calls,
+            resumed=len(self.plan.index) - len(self.plan.todo),
+            elapsed_s=elapsed,
+            manifest=self.manifest,
+            git_commits=list(dict.fromkeys(c for c in commits if c)),
+        )
+
+
+def attempts_note(err: ProviderError, attempts: int) -> str:
+    """`` (after N attempts)`` when the failing call was tried more than once (``err.attempts``, else ``attempts``)."""
+    n = err.attempts if err.attempts is not None else attempts
+    return f" (after {n} attempts)" if n > 1 else ""
+
+
+def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[str, int]:
+    """Verdict counts, ``total``, ``expected`` and ``grader_errors`` (outcomes not ERROR whose
+    graders include one that could not grade, e.g. a soft judge whose call failed)."""
+    verdicts = Counter(r["verdict"] for r in records)
+    counts = {v: verdicts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
+    grader_errors = sum(1 for r in records if has_grader_error(r))
+    counts.update(total=len(records), expected=expected, grader_errors=grader_errors)
+    return counts
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Run":  # the old name, kept for one release
+        warnings.warn(
+            "goldenkit.runner._run.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunExecution
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["RunExecution", "CallLimits", "RunPlan", "attempts_note", "count_outcomes"]
