@@ -112,7 +112,8 @@ Modules
 * :mod:`goldenkit.gate._policy`: :class:`GatePolicy` (``[gate]`` of goldenkit.toml),
   :class:`GateRule`, :class:`GateDecision`.
 * :mod:`goldenkit.gate._evidence`: is each side evidence (the ledger's account).
-* :mod:`goldenkit.gate._evaluate`: :func:`evaluate_gate`, the rules above; :mod:`goldenkit.gate._power`: the power warning.
+* :mod:`goldenkit.gate._evaluate`: :func:`evaluate_gate`, the rules above.
+* :mod:`goldenkit.gate._power`: the power warning.
 """
 
 from __future__ import annotations
