@@ -45,8 +45,191 @@ MOVED: dict[str, tuple[str, str]] = {
     "goldenkit.demo_benchmark": ("goldenkit.demo._benchmark", "goldenkit.demo"),
     "goldenkit.dataset.generate": ("goldenkit.scenarios._generate", "goldenkit.scenarios"),
     "goldenkit.dataset.agent_config": ("goldenkit.scenarios._agent_config", "goldenkit.scenarios"),
-    "goldenkit.runner.index": ("goldenkit.runner._outcome_index", "goldenkit.runner._outcome_index"),
+    "goldenkit.runner.index": ("goldenkit.runner._outcome_index", "goldenkit.runner"),
     "goldenkit.history.index": ("goldenkit.history._run_index", "goldenkit.history"),
+}
+
+#: The old public-looking names of modules that are private now (``goldenkit.runner.evaluate`` is
+#: ``goldenkit.runner._evaluate``), by package. Only these answer: a name that never existed is not found.
+RENAMED_PRIVATE: dict[str, tuple[str, ...]] = {
+    "goldenkit": (
+        "artifacts",
+        "display",
+        "explain",
+        "findings",
+        "protocols",
+        "registry",
+        "reprs",
+        "scrub",
+    ),
+    "goldenkit.audit": (
+        "apply",
+        "browser",
+        "failures",
+        "marks",
+        "session",
+    ),
+    "goldenkit.commands": (
+        "audit",
+        "baseline",
+        "benchmark",
+        "compare",
+        "dataset",
+        "demo",
+        "gate",
+        "import_run",
+        "judge",
+        "leaderboard",
+        "merge",
+        "pages",
+        "query",
+        "regrade",
+        "report",
+        "run",
+        "stats",
+    ),
+    "goldenkit.compare": (
+        "clusters",
+        "flips",
+        "groups",
+        "ledger",
+        "protocol",
+        "runs",
+    ),
+    "goldenkit.dataset": (
+        "lines",
+        "manifest",
+        "problems",
+        "reader",
+        "red",
+        "rows",
+        "versions",
+    ),
+    "goldenkit.demo": (
+        "benchmark",
+        "story",
+    ),
+    "goldenkit.formats": (
+        "adk",
+        "contract",
+        "eval_config",
+        "importer",
+        "inspect",
+        "normalize",
+        "openai_evals",
+        "vertex",
+    ),
+    "goldenkit.gate": (
+        "evaluate",
+        "evidence",
+        "policy",
+    ),
+    "goldenkit.graders": (
+        "base",
+        "build",
+        "calibration",
+        "contract",
+        "gradable",
+        "judge",
+        "match",
+        "retrieval",
+        "rubrics",
+        "state",
+        "trajectory",
+    ),
+    "goldenkit.harnesses": (
+        "adk_history",
+        "common",
+        "deepeval_testrun",
+        "inspect_log",
+        "lm_eval_samples",
+        "openai_evals_log",
+        "promptfoo_output",
+        "runfolder",
+    ),
+    "goldenkit.history": (
+        "run_index",
+        "sql",
+        "trend",
+    ),
+    "goldenkit.leaderboards": (
+        "alignment",
+        "pairwise",
+        "passk",
+        "ranking",
+        "report",
+    ),
+    "goldenkit.notebooks": ("inprocess",),
+    "goldenkit.pages": (
+        "html",
+        "leaderboards",
+        "plots",
+        "site",
+        "views",
+    ),
+    "goldenkit.providers": (
+        "adk",
+        "adk_events",
+        "base",
+        "callable",
+        "chat",
+        "client",
+        "conversation",
+        "failures",
+        "fixtures",
+        "http",
+        "images",
+        "ollama",
+        "openai",
+        "simulator",
+        "streaming",
+    ),
+    "goldenkit.report": (
+        "audit",
+        "compare",
+        "coverage",
+        "explore",
+        "html",
+        "run",
+    ),
+    "goldenkit.results": (
+        "jsonl",
+        "latest",
+        "light",
+        "manifest",
+        "parquet",
+        "run",
+    ),
+    "goldenkit.runner": (
+        "conversation",
+        "evaluate",
+        "folder",
+        "limits",
+        "manifest",
+        "merge",
+        "outcome_index",
+        "progress",
+        "ray_executor",
+        "ray_limits",
+        "regrade",
+        "run",
+        "runkey",
+        "shard",
+        "summary",
+        "validity",
+        "versions",
+    ),
+    "goldenkit.scenarios": (
+        "agent_config",
+        "generate",
+    ),
+    "goldenkit.stats": (
+        "clustered",
+        "collapse",
+        "intervals",
+        "mcnemar",
+        "representative",
+    ),
 }
 
 
@@ -55,21 +238,26 @@ def moved_target(name: str) -> tuple[str, str] | None:
 
     >>> moved_target("goldenkit.runner.evaluate")
     ('goldenkit.runner._evaluate', 'goldenkit.runner')
-    >>> moved_target("goldenkit.scrub"), moved_target("goldenkit.runner.nothing")
-    (('goldenkit._scrub', 'goldenkit'), None)
+    >>> moved_target("goldenkit.scrub"), moved_target("goldenkit.runner.nothing"), moved_target("goldenkit.text")
+    (('goldenkit._scrub', 'goldenkit'), None, None)
     """
     if name in MOVED:
         return MOVED[name]
     package, _, module = name.rpartition(".")
-    if not package.startswith("goldenkit") or module.startswith("_"):
+    if module not in RENAMED_PRIVATE.get(package, ()):
         return None
-    private = f"{package}._{module}"
-    parent = sys.modules.get(package)
-    if parent is None or not isinstance(vars(parent).get(module, parent), ModuleType):
-        return None  # the package's own name (goldenkit.history.trend is a function): importing would replace it
-    if importlib.util.find_spec(private) is None:
-        return None
-    return private, package
+    return f"{package}._{module}", package
+
+
+class _KeepsItsNames(ModuleType):
+    """A package whose own attribute (``goldenkit.history.trend``, a function) an import of the old
+    module name of the same spelling does not replace with the module (the import system sets it)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        current = vars(self).get(name)
+        if isinstance(value, ModuleType) and current is not None and not isinstance(current, ModuleType):
+            return
+        super().__setattr__(name, value)
 
 
 class _Alias(importlib.abc.Loader):
@@ -83,9 +271,19 @@ class _Alias(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         name = module.__name__
-        shown = f"it is the private {self.target}" if self.target != self.public else f"it is {self.target}"
+        private = any(part.startswith("_") for part in self.target.split("."))
+        shown = f"it is the private {self.target}" if private else f"it is {self.target}"
         warnings.warn(f"{name} is deprecated ({shown}): import from {self.public}", DeprecationWarning, stacklevel=2)
+        parent = sys.modules.get(name.rpartition(".")[0])
+        if parent is not None and type(parent) is ModuleType:
+            parent.__class__ = _KeepsItsNames
         sys.modules[name] = importlib.import_module(self.target)
+
+    def get_code(self, fullname: str) -> object:
+        """The code of the module it is now, so that ``python -m OLD.NAME`` runs it."""
+        spec = importlib.util.find_spec(self.target)
+        loader = spec.loader if spec is not None else None
+        return loader.get_code(self.target) if isinstance(loader, importlib.abc.InspectLoader) else None
 
 
 class MovedFinder(importlib.abc.MetaPathFinder):

@@ -111,8 +111,11 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
     (:func:`lazy_attributes`). A stub line in another form is a TypeError naming it.
     """
     stub = Path(init_file).with_suffix(".pyi")
+    spec = getattr(sys.modules.get(package), "__spec__", None)
+    get_data = getattr(getattr(spec, "loader", None), "get_data", None)  # a package inside a zip file too
+    text = (get_data(str(stub)) if callable(get_data) else stub.read_bytes()).decode("utf-8")
     modules: dict[str, str] = {}
-    for node in ast.parse(stub.read_text(encoding="utf-8"), str(stub)).body:
+    for node in ast.parse(text, str(stub)).body:
         if isinstance(node, ast.ImportFrom):
             if node.module is None or node.level or any(a.asname != a.name for a in node.names):
                 raise TypeError(f"{stub}:{node.lineno}: write public names as 'from goldenkit.x import name as name'")

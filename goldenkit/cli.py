@@ -82,7 +82,7 @@ def build_parser(only: str | None = None) -> ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     for name in COMMANDS:
         if only is None or name == only:
-            importlib.import_module(f"goldenkit.commands.{name}").register(sub)
+            importlib.import_module(f"goldenkit.commands._{name}").register(sub)
     return parser
 
 

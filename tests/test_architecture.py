@@ -9,13 +9,14 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import goldenkit
-from goldenkit._moved import MOVED, moved_target
+from goldenkit._moved import MOVED, RENAMED_PRIVATE, moved_target
 
 PACKAGE = Path(goldenkit.__file__).resolve().parent
 
@@ -355,23 +356,24 @@ def test_the_dataset_layer_imports_no_provider() -> None:
 
 
 def test_an_old_location_has_no_file_and_imports_as_its_new_module_with_a_warning() -> None:
-    """One table (goldenkit._moved.MOVED) and one rule (a private module's public-looking name), no shim files."""
-    old_names = [*MOVED, *(f"goldenkit.{m.replace('._', '.')}" for m, _ in _modules() if "._" in m)]
-    old_names += [
-        f"goldenkit.{m[1:]}"
-        for m, _ in _modules()
-        if m.startswith("_") and "." not in m and m not in {"_moved", "__init__"}
-    ]
-    for old in old_names:
-        package, _, name = old.rpartition(".")
-        if not isinstance(vars(importlib.import_module(package)).get(name, sys), type(sys)):
-            assert moved_target(old) is None, old  # the package's own name (goldenkit.history.trend, a function)
-            continue
+    """One table of moved modules and one of renamed ones (goldenkit._moved), no shim files."""
+    renamed = [f"{package}.{name}" for package, names in RENAMED_PRIVATE.items() for name in names]
+    for old in [*MOVED, *renamed]:
         assert not _is_module(old.removeprefix("goldenkit.")), f"{old} is a file: list it in MOVED or delete it"
         target = moved_target(old)
-        assert target is not None, old
+        assert target is not None and _is_module(target[0].removeprefix("goldenkit.")), old
         sys.modules.pop(old, None)
         with pytest.warns(DeprecationWarning, match=f"{old} is deprecated .*import from {target[1]}"):
             module = importlib.import_module(old)
         assert module is importlib.import_module(target[0]), old
-    assert moved_target("goldenkit.runner.no_such_module") is None
+    for never in ("goldenkit.runner.no_such_module", "goldenkit.text", "goldenkit.gate.power", "goldenkit.moved"):
+        assert moved_target(never) is None, never  # only names that existed answer
+    history = importlib.import_module("goldenkit.history")
+    assert callable(history.trend) and callable(importlib.import_module("goldenkit.demo").story)
+
+
+def test_the_cli_loads_no_old_name() -> None:
+    """Every command group's module is imported by its own name (a fresh process: none is loaded yet)."""
+    code = "import warnings; warnings.simplefilter('error'); from goldenkit.cli import build_parser; build_parser()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -63,3 +63,17 @@ def test_import_goldenkit_loads_none_of_the_heavy_libraries() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_package_imports_from_a_zip_file(tmp_path: Path) -> None:
+    """The stub is read through the package's loader, not as a file beside it (zipimport, freezers)."""
+    import zipfile
+
+    package = Path(goldenkit.__file__).parent
+    with zipfile.ZipFile(tmp_path / "gk.zip", "w") as zf:
+        for path in package.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zf.write(path, path.relative_to(package.parent).as_posix())
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import goldenkit; print(goldenkit.__file__, goldenkit.holm)"
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "gk.zip")], capture_output=True, text=True)
+    assert done.returncode == 0 and "gk.zip" in done.stdout, done.stderr[-2000:]

@@ -15,6 +15,7 @@ from goldenkit.dataset import read_dataset
 from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import RunOptions, arun_eval, run_eval
+from goldenkit.runner._options import RunOptionsFields
 from goldenkit.runner._run import CallLimits
 
 
@@ -64,6 +65,8 @@ def test_the_signatures_are_small_and_the_defaults_are_one_table() -> None:
     limits = {f.name: f.default for f in dataclasses.fields(CallLimits)}
     assert limits.items() <= fields.items()  # the workers' part has the same names and defaults
     assert RunOptions().limits() == CallLimits()
+    typed = {name: getattr(t, "__forward_arg__", t) for name, t in RunOptionsFields.__annotations__.items()}
+    assert typed == {f.name: f.type for f in dataclasses.fields(RunOptions)}  # the keywords type checkers see
     assert goldenkit.RunOptions is RunOptions
     with pytest.raises(TypeError):
         RunOptions(2)  # type: ignore[misc]  # keyword-only: a positional option is a mistake

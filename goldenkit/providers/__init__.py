@@ -21,16 +21,22 @@ from goldenkit.providers._base import (
 
 #: Imported on first use (the simulator's module loads the HTTP clients of its providers).
 _LAZY = {
+    "AdkProvider": "goldenkit.providers._adk",
+    "CallableProvider": "goldenkit.providers._callable",
+    "CallableSimulator": "goldenkit.providers._simulator",
+    "ChatSimulator": "goldenkit.providers._simulator",
+    "FixturesProvider": "goldenkit.providers._fixtures",
+    "OllamaProvider": "goldenkit.providers._ollama",
+    "OpenAIProvider": "goldenkit.providers._openai",
     "SIMULATOR_SYSTEM_PROMPT": "goldenkit.providers._simulator",
     "SIMULATOR_USER_PROMPT": "goldenkit.providers._simulator",
+    "SimulatorError": "goldenkit.providers._simulator",
     "UserSimulator": "goldenkit.providers._simulator",
 }
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
-    "SIMULATOR_SYSTEM_PROMPT",
-    "SIMULATOR_USER_PROMPT",
-    "UserSimulator",
+    *_LAZY,
     "BUILTINS",
     "Provider",
     "Response",

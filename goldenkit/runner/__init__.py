@@ -85,6 +85,10 @@ def __getattr__(name: str) -> Any:
         from goldenkit.runner._ray_executor import RaySettings
 
         return RaySettings
+    if name == "aregrade":  # async goldenkit.regrade (the old module name runner.regrade stays the module's)
+        from goldenkit.runner._regrade import aregrade
+
+        return aregrade
     if name == "Run":  # the runner's old name for RunExecution, kept for one release
         warnings.warn(
             "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
@@ -105,6 +109,7 @@ __all__ = [
     "RunOptions",
     "RunSummary",
     "agent_version",
+    "aregrade",
     "arun_eval",
     "backoff_delay",
     "git_commit",

@@ -17,7 +17,7 @@ import math
 import os
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Unpack
 
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings, scrub, scrub_value, secrets_in_use
@@ -34,7 +34,7 @@ from goldenkit.results import repair_jsonl, write_json_atomic
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
-from goldenkit.runner._options import RunOptions
+from goldenkit.runner._options import RunOptions, RunOptionsFields
 from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
@@ -235,7 +235,7 @@ async def arun_eval(
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
-    **overrides: Any,
+    **overrides: Unpack[RunOptionsFields],
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
@@ -385,12 +385,12 @@ def run_eval(
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
-    **overrides: Any,
+    **overrides: Unpack[RunOptionsFields],
 ) -> RunSummary:
     """Synchronous :func:`arun_eval` (same arguments). Works inside Jupyter's running
     event loop too: the run then gets its own loop in a helper thread, and interrupting
     the cell cancels the run (what finished is written; the run id resumes). Interrupted
-    (Ctrl-C, an interrupted cell), it raises :class:`~goldenkit.runner._summary.RunInterrupted`
+    (Ctrl-C, an interrupted cell), it raises :class:`~goldenkit.runner.RunInterrupted`
     (a KeyboardInterrupt) saying how many outcomes were kept and the run id that resumes."""
     o = RunOptions.merged(options, overrides)
     o = dataclasses.replace(o, run_id=o.run_id or new_run_id())  # known here, to say what resumes it

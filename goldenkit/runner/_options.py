@@ -22,7 +22,7 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from goldenkit._text import did_you_mean
 from goldenkit.formats._eval_config import EvalCriteria
@@ -30,7 +30,7 @@ from goldenkit.providers._simulator import UserSimulator
 from goldenkit.runner._limits import MAX_RETRY_AFTER
 from goldenkit.runner._run import CallLimits
 
-__all__ = ["RunOptions"]
+__all__ = ["RunOptions", "RunOptionsFields"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +93,7 @@ class RunOptions:
     max_turns: int | None = None
 
     @classmethod
-    def merged(cls, options: RunOptions | None, overrides: Mapping[str, Any]) -> RunOptions:
+    def merged(cls, options: RunOptions | None, overrides: Mapping[str, object]) -> RunOptions:
         """``options`` (None: the defaults) with ``overrides`` in place of its fields, checked by name."""
         known = [f.name for f in dataclasses.fields(cls)]
         for name in overrides:
@@ -102,9 +102,42 @@ class RunOptions:
         base = options if options is not None else cls()
         if not isinstance(base, cls):
             raise TypeError(f"options must be a RunOptions (got {type(base).__name__})")
-        return dataclasses.replace(base, **overrides) if overrides else base
+        changes: dict[str, Any] = dict(overrides)
+        return dataclasses.replace(base, **changes) if changes else base
 
     def limits(self) -> CallLimits:
         """How one invocation calls and when it stops: what every worker (local or on Ray) shares."""
         names = [f.name for f in dataclasses.fields(CallLimits)]
         return CallLimits(**{name: getattr(self, name) for name in names})
+
+
+class RunOptionsFields(TypedDict, total=False):
+    """The fields of :class:`RunOptions`, as the keywords of ``arun_eval`` (type checkers check each one)."""
+
+    repeats: int
+    sample: Mapping[str, Any] | None
+    include_red: bool
+    shard: tuple[int, int] | None
+    criteria: EvalCriteria | None
+    vision: bool
+    max_ungradable: float | None
+    max_in_flight: int
+    rpm: float | None
+    timeout: float
+    max_retries: int
+    backoff_base: float
+    backoff_cap: float
+    max_retry_after: float
+    max_error_rate: float
+    abort_after_errors: int | None
+    run_id: str | None
+    results_dir: str | os.PathLike[str]
+    retry_errors: bool
+    record_dir: str | os.PathLike[str] | None
+    config: Mapping[str, Any] | None
+    judge_version: str | None
+    artifacts: Sequence[str | os.PathLike[str]] | None
+    progress: bool | IO[str] | None
+    executor: Any
+    user_simulator: UserSimulator | None
+    max_turns: int | None

@@ -396,5 +396,5 @@ async def _regrade_into(
 
 def regrade(source: Any, run_id: str, graders: Iterable[Grader | str] | None = None, **kwargs: Any) -> RunSummary:
     """Synchronous :func:`aregrade` (same arguments); inside Jupyter's running loop, on a helper thread
-    as :func:`~goldenkit.runner._evaluate.run_eval` does."""
+    as :func:`~goldenkit.runner.run_eval` does."""
     return run_to_summary(aregrade(source, run_id, graders, **kwargs))
