@@ -274,9 +274,11 @@ class _Alias(importlib.abc.Loader):
         private = any(part.startswith("_") for part in self.target.split("."))
         shown = f"it is the private {self.target}" if private else f"it is {self.target}"
         warnings.warn(f"{name} is deprecated ({shown}): import from {self.public}", DeprecationWarning, stacklevel=2)
-        parent = sys.modules.get(name.rpartition(".")[0])
-        if parent is not None and type(parent) is ModuleType:
-            parent.__class__ = _KeepsItsNames
+        package, _, child = name.rpartition(".")
+        parent = sys.modules.get(package)
+        own = vars(parent).get(child) if parent is not None else None
+        if parent is not None and own is not None and not isinstance(own, ModuleType) and type(parent) is ModuleType:
+            parent.__class__ = _KeepsItsNames  # only a package with a name of its own spelled like the old module
         sys.modules[name] = importlib.import_module(self.target)
 
     def get_code(self, fullname: str) -> object:
