@@ -63,6 +63,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from goldenkit._registry import lazy_attributes
 from goldenkit.runner._evaluate import arun_eval, run_eval
 from goldenkit.runner._folder import new_run_id, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay
@@ -79,16 +80,13 @@ from goldenkit.runner._runkey import (
 from goldenkit.runner._shard import parse_shard, shard_of
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 
+#: Imported when asked for: the Ray executor's settings, async goldenkit.regrade (the old module name
+#: goldenkit.runner.regrade stays the module's).
+_LAZY = {"RaySettings": "goldenkit.runner._ray_executor", "aregrade": "goldenkit.runner._regrade"}
+_lazy = lazy_attributes(__name__, _LAZY)
+
 
 def __getattr__(name: str) -> Any:
-    if name == "RaySettings":  # the Ray executor's settings: its module is imported when asked for
-        from goldenkit.runner._ray_executor import RaySettings
-
-        return RaySettings
-    if name == "aregrade":  # async goldenkit.regrade (the old module name runner.regrade stays the module's)
-        from goldenkit.runner._regrade import aregrade
-
-        return aregrade
     if name == "Run":  # the runner's old name for RunExecution, kept for one release
         warnings.warn(
             "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
@@ -96,7 +94,7 @@ def __getattr__(name: str) -> Any:
             stacklevel=2,
         )
         return RunExecution
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _lazy(name)
 
 
 __all__ = [
