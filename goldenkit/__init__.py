@@ -5,15 +5,13 @@ the module it lives in. Type checkers and editors read it as the package's stub;
 same lines become ``__all__`` and a PEP 562 ``__getattr__`` that imports each name on first
 use, so ``import goldenkit`` stays cheap (`goldenkit run` reaches its first model call
 without loading pandas, statsmodels or scipy). Modules that are not public API have
-private names; their old names still import, with a DeprecationWarning (:mod:`goldenkit._moved`).
+private names.
 """
 
 from __future__ import annotations
 
-from goldenkit._moved import install as _install_moved
 from goldenkit._registry import attach_stub as _attach_stub
 
 __version__ = "0.1.0"
 
 __getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)
-_install_moved()

@@ -216,30 +216,27 @@ rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
     ),
     (
         "code",
-        setup(
-            "import goldenkit\nfrom goldenkit import report\n"
-            "from goldenkit.leaderboards import report as leaderboard_report"
-        ),
+        setup("import goldenkit\nfrom goldenkit import leaderboards, report"),
     ),
     ("code", "board = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, results_dir=results_dir)"),
-    ("code", "leaderboard_report.notes_block(board)"),
+    ("code", "leaderboards.notes_block(board)"),
     (
         "md",
         "## The table\nBest first. `rank` is every place the paired tests cannot rule out; `top` marks the runs "
         "indistinguishable from the leader.",
     ),
-    ("code", "report.table_html(leaderboard_report.format_leaderboard_table(board))"),
+    ("code", "report.table_html(leaderboards.format_leaderboard_table(board))"),
     (
         "md",
         "## Pairwise differences\nRow minus column, in points, over rows graded in both; `*`: Holm-adjusted "
         "exact McNemar p < alpha.",
     ),
-    ("code", "report.table_html(leaderboard_report.difference_matrix(board))"),
+    ("code", "report.table_html(leaderboards.difference_matrix(board))"),
     ("md", "## Pass rates with their intervals"),
-    ("code", "leaderboard_report.interval_figure(board)"),
+    ("code", "leaderboards.interval_figure(board)"),
     ("md", "## Per slice\nEach slice ranked on its own rows (Holm over that slice's pairs)."),
     ("code", "by_slice = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, by_slice=True, results_dir=results_dir)"),
-    ("code", "report.table_html(leaderboard_report.slice_leaderboards(by_slice))"),
+    ("code", "report.table_html(leaderboards.slice_leaderboards(by_slice))"),
 ]
 
 SPECS = {"report": REPORT, "compare": COMPARE, "audit": AUDIT, "coverage": COVERAGE, "leaderboard": LEADERBOARD}

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 import goldenkit
-from goldenkit._moved import MOVED, RENAMED_PRIVATE, moved_target
 
 PACKAGE = Path(goldenkit.__file__).resolve().parent
 
@@ -26,7 +25,7 @@ PACKAGE = Path(goldenkit.__file__).resolve().parent
 # of its layer (a new package: its submodules' line, then the package itself one line above).
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
-    {"errors", "_moved"},
+    {"errors"},
     {"_text", "_sync", "_jsonable", "_display", "schema", "records", "config", "_scrub"},
     {"_reprs"},
     {"_artifacts", "_registry"},
@@ -355,21 +354,16 @@ def test_the_dataset_layer_imports_no_provider() -> None:
     assert calls == []
 
 
-def test_an_old_location_has_no_file_and_imports_as_its_new_module_with_a_warning() -> None:
-    """One table of moved modules and one of renamed ones (goldenkit._moved), no shim files."""
-    renamed = [f"{package}.{name}" for package, names in RENAMED_PRIVATE.items() for name in names]
-    for old in [*MOVED, *renamed]:
-        assert not _is_module(old.removeprefix("goldenkit.")), f"{old} is a file: list it in MOVED or delete it"
-        target = moved_target(old)
-        assert target is not None and _is_module(target[0].removeprefix("goldenkit.")), old
+def test_no_old_location_answers() -> None:
+    """Nothing was released, so no module keeps an old name alive: each name has one home."""
+    for old in ("goldenkit.cases", "goldenkit.comparability", "goldenkit.policy", "goldenkit.runner.run"):
         sys.modules.pop(old, None)
-        with pytest.warns(DeprecationWarning, match=f"{old} is deprecated .*import from {target[1]}"):
-            module = importlib.import_module(old)
-        assert module is importlib.import_module(target[0]), old
-    for never in ("goldenkit.runner.no_such_module", "goldenkit.text", "goldenkit.gate.power", "goldenkit.moved"):
-        assert moved_target(never) is None, never  # only names that existed answer
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
     history = importlib.import_module("goldenkit.history")
     assert callable(history.trend) and callable(importlib.import_module("goldenkit.demo").story)
+    assert not hasattr(importlib.import_module("goldenkit.runner"), "Run")
+    assert not hasattr(history, "failing_rows")
 
 
 def test_the_cli_loads_no_old_name() -> None:

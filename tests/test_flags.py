@@ -1,10 +1,8 @@
 """One meaning per flag, across every command's parser.
 
 ``--seed`` is the row sample's seed in ``dataset sample``; the model's seed is
-``--model-seed`` in ``run`` and ``dataset generate``, where the old ``--seed``
-still works with one deprecation line on stderr and lands in the same setting
-(so a run's agent version, and the prompt hashes of recorded fixtures, do not
-change). A folder or file a command writes is ``-o/--output`` everywhere, with
+``--model-seed`` in ``run`` and ``dataset generate`` (nothing was released, so no old
+spelling is kept). A folder or file a command writes is ``-o/--output`` everywhere, with
 ``--out`` kept as an alias where it was the spelling.
 """
 
@@ -20,8 +18,6 @@ from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import build_parser, main
 from goldenkit.results import read_run
-
-DEPRECATED = "--seed is deprecated, use --model-seed (same meaning)"
 
 
 def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, argparse.Action]]:
@@ -52,36 +48,13 @@ def test_every_output_option_is_dash_o_and_dash_dash_output() -> None:
 
 def test_seed_is_the_sample_seed_only_in_dataset_sample() -> None:
     seeds = {command: action for command, action in commands(build_parser()) if "--seed" in action.option_strings}
-    assert {"dataset sample", "run", "benchmark", "dataset generate"} <= set(seeds)
+    assert set(seeds) == {"dataset sample"}
     assert seeds["dataset sample"].required and seeds["dataset sample"].help == "sampling seed (e.g. a weekly seed)"
     model_seeds = {
         command: action for command, action in commands(build_parser()) if "--model-seed" in action.option_strings
     }
     assert set(model_seeds) == {"run", "benchmark", "dataset generate"}  # benchmark takes run's options
-    for command in model_seeds:
-        assert seeds[command].dest == model_seeds[command].dest == "seed"
-        assert seeds[command].help == argparse.SUPPRESS  # the old spelling is not offered any more
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["run", "ds", "--provider", "openai"],
-        ["dataset", "generate", "ds", "--agent-config", "a.toml", "--count", "2"],
-    ],
-    ids=["run", "dataset generate"],
-)
-def test_the_old_seed_spelling_works_with_one_deprecation_line(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    parser = build_parser()
-    assert parser.parse_args([*argv, "--model-seed", "7"]).seed == 7
-    assert capsys.readouterr().err == ""
-    assert parser.parse_args([*argv, "--seed", "7"]).seed == 7
-    err = capsys.readouterr().err
-    assert err == f"goldenkit {' '.join(argv[:2]) if argv[0] == 'dataset' else 'run'}: {DEPRECATED}\n"
-    with pytest.raises(Exception, match="argument --model-seed: "):
-        parser.parse_args([*argv, "--model-seed", "seven"])
+    assert {action.dest for action in model_seeds.values()} == {"seed"}
 
 
 @pytest.mark.parametrize("spelling", ["-o", "--output", "--out"])
@@ -109,22 +82,21 @@ def _dataset(root: Path) -> Path:
     return ds
 
 
-def test_a_run_with_either_spelling_is_the_same_run(
+def test_the_model_seed_is_sent_and_part_of_the_agent_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--seed 7 and --model-seed 7 send seed 7 and record the same agent version; another seed does not."""
+    """--model-seed 7 sends seed 7 and records it in the agent version; another seed does not; --seed is no
+    option of run (exit 1)."""
     monkeypatch.chdir(tmp_path)
     ds = _dataset(tmp_path)
     versions = {}
     with FakeModelServer(default=Reply.text("yes")) as srv:
-        for run_id, seed in [
-            ("new", ["--model-seed", "7"]),
-            ("old", ["--seed", "7"]),
-            ("other", ["--model-seed", "8"]),
-        ]:
+        for run_id, seed in [("a", "7"), ("b", "7"), ("other", "8")]:
             argv = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--run-id", run_id]
-            assert main([*argv, *seed, "--results-dir", str(tmp_path / "results")]) == 0
+            assert main([*argv, "--model-seed", seed, "--results-dir", str(tmp_path / "results")]) == 0
             versions[run_id] = read_run(tmp_path / "results" / run_id).manifest["agent_version"]["prompt_sha256"]
-            assert {r.json["seed"] for r in srv.requests[-2:]} == {int(seed[1])}
-    assert DEPRECATED in capsys.readouterr().err
-    assert versions["new"] == versions["old"] != versions["other"]
+            assert {r.json["seed"] for r in srv.requests[-2:]} == {int(seed)}
+        capsys.readouterr()
+        assert main(["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--seed", "7"]) == 1
+    assert "--seed" in capsys.readouterr().err
+    assert versions["a"] == versions["b"] != versions["other"]

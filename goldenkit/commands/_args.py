@@ -121,27 +121,6 @@ NATURAL = integer(at_least=0)
 POSITIVE = integer(at_least=1)
 
 
-def renamed(new: str) -> type[argparse.Action]:
-    """The action of an option's old spelling: stores its value as ``new`` does, with one line on stderr.
-
-    ``p.add_argument("--seed", dest="seed", action=renamed("--model-seed"), help=argparse.SUPPRESS)``
-    keeps an old command line working while its help shows only the new name.
-    """
-
-    class Renamed(argparse.Action):
-        def __call__(
-            self,
-            parser: argparse.ArgumentParser,
-            namespace: argparse.Namespace,
-            values: object,
-            option_string: str | None = None,
-        ) -> None:
-            print(f"{parser.prog}: {option_string} is deprecated, use {new} (same meaning)", file=sys.stderr)
-            setattr(namespace, self.dest, values)
-
-    return Renamed
-
-
 __all__ = [
     "ALPHA",
     "NATURAL",
@@ -152,7 +131,6 @@ __all__ = [
     "BadNumber",
     "integer",
     "number",
-    "renamed",
 ]
 
 

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from goldenkit.commands._args import SECONDS, TEMPERATURE, renamed
+from goldenkit.commands._args import SECONDS, TEMPERATURE
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.dataset._reader import validate_dataset
 from goldenkit.dataset._red import red_row_ids
@@ -112,7 +112,6 @@ def _register_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument(
         "--model-seed", dest="seed", type=_int, metavar="S", help="seed sent to the model (attempt k sends S + k)"
     )
-    p.add_argument("--seed", dest="seed", type=_int, action=renamed("--model-seed"), help=argparse.SUPPRESS)
     p.add_argument("--temperature", type=TEMPERATURE, help="sampling temperature")
     p.add_argument("--max-tokens", type=_positive_int, metavar="N", help="cap on the reply's tokens")
     p.add_argument("--timeout", type=SECONDS, default=300.0, help="seconds per model call (default 300)")

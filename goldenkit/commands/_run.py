@@ -6,8 +6,7 @@ defaults below. The graders are ``[graders] use = [...]`` (or ``--graders a,b``)
 built by :func:`goldenkit.graders.build_graders` with their options.
 
 Seeds: ``--model-seed`` is the *model's* sampling seed (sent to the provider,
-like ``--temperature``; ``[run] seed`` in goldenkit.toml; the old spelling
-``--seed`` still works and says it is deprecated); ``--sample-seed`` seeds the
+like ``--temperature``; ``[run] seed`` in goldenkit.toml); ``--sample-seed`` seeds the
 stratified row sample drawn by ``--per-slice``. They are separate so a fixed
 sample can be run with several model seeds and vice versa.
 
@@ -38,7 +37,7 @@ from goldenkit.commands._agent import (
     grader_list,
     worker_setup,
 )
-from goldenkit.commands._args import NATURAL, POSITIVE, SECONDS, SHARE, TEMPERATURE, integer, number, renamed
+from goldenkit.commands._args import NATURAL, POSITIVE, SECONDS, SHARE, TEMPERATURE, integer, number
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, UsageError
 
@@ -151,7 +150,6 @@ def _system_under_test(g: Any) -> None:
     g.add_argument(
         "--model-seed", dest="seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)"
     )
-    g.add_argument("--seed", dest="seed", type=int, action=renamed("--model-seed"), help=argparse.SUPPRESS)
     g.add_argument("--max-tokens", type=int)
     g.add_argument(
         "--tool-choice",

@@ -14,25 +14,9 @@ The views and their columns are documented in docs/history.md.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 from goldenkit.history._run_index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
 from goldenkit.history._sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
 from goldenkit.history._trend import METRICS, failure_counts, trend
-
-
-def __getattr__(name: str) -> Any:
-    if name == "failing_rows":  # the old name of failure_counts, kept for one release
-        warnings.warn(
-            "goldenkit.history.failing_rows is deprecated: it is failure_counts "
-            "(goldenkit.audit.failing_rows is the audit's)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return failure_counts
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "CACHE_FILE",

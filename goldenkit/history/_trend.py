@@ -25,7 +25,6 @@ each with its Wilson interval ``ci_low, ci_high``.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -248,17 +247,3 @@ def failure_counts(runs: pd.DataFrame, *, rule: str = "majority", min_share: flo
     )
 
 
-#: Old names (``failing_rows`` read as the audit's one), kept for one release.
-_RENAMED = {"failing_rows": "failure_counts", "FAILING_COLUMNS": "FAILURE_COUNT_COLUMNS"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RENAMED:
-        new = _RENAMED[name]
-        warnings.warn(
-            f"goldenkit.history.{name} is deprecated: it is {new} (goldenkit.audit.failing_rows is the audit's)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return globals()[new]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

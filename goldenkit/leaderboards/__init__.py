@@ -17,13 +17,34 @@ from goldenkit._registry import lazy_attributes
 if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.leaderboards._passk import pass_at_k
     from goldenkit.leaderboards._ranking import Leaderboard, leaderboard
+    from goldenkit.leaderboards._report import (
+        difference_matrix,
+        format_leaderboard_table,
+        interval_figure,
+        notes_block,
+        slice_leaderboards,
+    )
 
 _LAZY = {
     "Leaderboard": "goldenkit.leaderboards._ranking",
     "leaderboard": "goldenkit.leaderboards._ranking",
     "pass_at_k": "goldenkit.leaderboards._passk",
+    **{
+        name: "goldenkit.leaderboards._report"
+        for name in ("difference_matrix", "format_leaderboard_table", "interval_figure", "notes_block")
+    },
+    "slice_leaderboards": "goldenkit.leaderboards._report",
 }
 
-__all__ = ["Leaderboard", "leaderboard", "pass_at_k"]
+__all__ = [
+    "Leaderboard",
+    "difference_matrix",
+    "format_leaderboard_table",
+    "interval_figure",
+    "leaderboard",
+    "notes_block",
+    "pass_at_k",
+    "slice_leaderboards",
+]
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

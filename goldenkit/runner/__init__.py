@@ -60,7 +60,6 @@ graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner._regrade`).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from goldenkit._registry import lazy_attributes
@@ -87,13 +86,6 @@ _lazy = lazy_attributes(__name__, _LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Run":  # the runner's old name for RunExecution, kept for one release
-        warnings.warn(
-            "goldenkit.runner.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return RunExecution
     return _lazy(name)
 
 

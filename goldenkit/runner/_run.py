@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import warnings
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -394,17 +393,6 @@ def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[
     grader_errors = sum(1 for r in records if has_grader_error(r))
     counts.update(total=len(records), expected=expected, grader_errors=grader_errors)
     return counts
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Run":  # the old name, kept for one release
-        warnings.warn(
-            "goldenkit.runner._run.Run is deprecated: it is RunExecution (goldenkit.results.Run is a stored run)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return RunExecution
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["RunExecution", "CallLimits", "RunPlan", "attempts_note", "count_outcomes"]
