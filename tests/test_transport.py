@@ -443,3 +443,37 @@ def test_the_runs_ca_bundle_also_applies_to_the_judge(tmp_path):
     assert not any("TLS" in json.dumps(r["graders"]) for r in graded)
     without = list(iter_jsonl(tmp_path / "res" / "without" / "outcomes.jsonl"))
     assert all("TLS certificate verification failed" in json.dumps(r["graders"]) for r in without), without[0]
+
+
+def _stream_of(deltas: list[dict]) -> dict:
+    s = OpenAIStream("http://h/v1/chat/completions")
+    for delta in deltas:
+        chunk = {"model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        s.feed(b"data: " + json.dumps(chunk).encode())
+    s.feed(b'data: {"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}')
+    s.feed(b"data: [DONE]")
+    return s.result()["choices"][0]["message"]["tool_calls"]
+
+
+def test_a_streamed_tool_call_is_the_same_whether_the_server_repeats_its_name_or_sends_it_once():
+    """llama.cpp's server repeats id, type and function.name in every delta; OpenAI sends them once."""
+    pieces = ['{"order', '_id": ', '"A-1"}']
+    head = {"index": 0, "id": "call_1", "type": "function"}
+    once = [{"tool_calls": [{**head, "function": {"name": "lookup_order", "arguments": ""}}]}] + [
+        {"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces
+    ]
+    repeated = [{"tool_calls": [{**head, "function": {"name": "lookup_order", "arguments": p}}]} for p in pieces]
+    expected = [
+        {"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": '{"order_id": "A-1"}'}}
+    ]
+    assert _stream_of(once) == _stream_of(repeated) == expected
+    # two calls, interleaved by index, each keeps its own name
+    two = [
+        {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}}]},
+        {"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": "{"}}]},
+        {"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": "}"}}]},
+    ]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in _stream_of(two)] == [
+        ("a", "f", "{}"),
+        ("b", "g", "{}"),
+    ]

@@ -109,13 +109,19 @@ class OpenAIStream:
         return out
 
     def _add_call(self, piece: dict[str, Any]) -> None:
+        """One streamed piece of a tool call, as OpenAI's streaming format means it: the call's ``id``,
+        ``type`` and ``function.name`` are set by the first delta that carries them and kept (OpenAI sends
+        them once; llama.cpp's server repeats them in every delta: the same call either way);
+        ``function.arguments`` are appended."""
         index = piece.get("index", len(self.calls))
-        call = self.calls.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": ""})
-        call["id"] = piece.get("id") or call["id"]
+        call = self.calls.setdefault(index, {"id": None, "type": None, "name": None, "arguments": ""})
         fn = piece.get("function")
-        if isinstance(fn, dict):
-            call["name"] += fn.get("name") or ""
-            call["arguments"] += fn.get("arguments") or ""
+        fn = fn if isinstance(fn, dict) else {}
+        for key, value in (("id", piece.get("id")), ("type", piece.get("type")), ("name", fn.get("name"))):
+            if call[key] is None and isinstance(value, str) and value:
+                call[key] = value
+        if isinstance(fn.get("arguments"), str):
+            call["arguments"] += fn["arguments"]
 
     def result(self) -> dict[str, Any]:
         """The reply as an unstreamed server would have sent it."""
@@ -126,7 +132,11 @@ class OpenAIStream:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text)}
         if self.calls:
             message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                {
+                    "id": c["id"],
+                    "type": c["type"] or "function",
+                    "function": {"name": c["name"] or "", "arguments": c["arguments"]},
+                }
                 for _, c in sorted(self.calls.items())
             ]
         obj: dict[str, Any] = {

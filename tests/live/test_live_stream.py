@@ -9,6 +9,8 @@ call's latency.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from livekit import make_provider, require_live, show, write_dataset
 
@@ -91,3 +93,48 @@ def test_run_stream_flag_against_the_real_server(live, tmp_path):
     assert code == 0
     out = read_run(tmp_path / "r" / "s").outcomes()
     assert out["ttft_ms"].notna().all() and (out["response"].str.len() > 0).all()
+
+
+def _trajectories(run_dir) -> dict[str, list[tuple[str, str]]]:
+    out = read_run(run_dir).outcomes()
+    return {
+        row: [
+            (c["name"], json.dumps(c.get("args"), sort_keys=True, default=str))
+            for turn in traj
+            for c in turn["tool_calls"]
+        ]
+        for row, traj in zip(out["row_id"], out["trajectory"], strict=True)
+    }
+
+
+def test_a_streamed_tool_loop_records_the_unstreamed_trajectory(live, tmp_path):
+    """A named tool choice over two turns (the call, then the tool's result): llama.cpp's server repeats
+    the tool's name in every streamed delta; the streamed run must record the same calls as the unstreamed
+    one, each named once, and stay VALID."""
+    if live.provider != "openai":
+        pytest.skip("tool choice is an OpenAI protocol setting")
+    tool = {"name": "lookup_order", "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    cases = [
+        {
+            "id": f"order-{i}",
+            "case": {
+                "prompt": f"Where is order A-{i}?",
+                "tools": [tool],
+                "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
+                "expect": {"tools": [{"name": "lookup_order"}], "tool_args": "ignore"},
+            },
+        }
+        for i in range(6)
+    ]
+    ds = write_dataset(tmp_path, cases)
+    base = ["run", str(ds), *live.cli_args(), "--temperature", "0", "--model-seed", "11", "--max-tokens", "48"]
+    base += ["--tool-choice", "lookup_order", "--results-dir", str(tmp_path / "r"), "--quiet"]
+    for run_id, extra in (("plain", []), ("streamed", ["--stream"])):
+        assert main([*base, "--run-id", run_id, *extra]) in (0, 2)
+        man = read_run(tmp_path / "r" / run_id).manifest
+        assert man["validity"] == "VALID" and man["counts"]["ERROR"] == 0, man.get("invalid_reason")
+    plain, streamed = (_trajectories(tmp_path / "r" / run_id) for run_id in ("plain", "streamed"))
+    assert streamed == plain
+    names = {name for calls in streamed.values() for name, _ in calls}
+    assert names == {"lookup_order"}
+    show("streamed tool loop", rows=len(streamed), calls=sum(len(c) for c in streamed.values()))
