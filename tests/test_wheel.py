@@ -69,6 +69,7 @@ def test_report_from_a_wheel_installed_in_a_fresh_venv(tmp_path: Path) -> None:
     }
     assert "goldenkit/templates/goldenkit_report.html.j2" in names
     assert {"goldenkit/__init__.pyi", "goldenkit/py.typed"} <= set(names)  # the public API's one list
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text ships
 
     python = _fresh_venv(tmp_path)
     _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], tmp_path)
