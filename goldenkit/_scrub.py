@@ -1,39 +1,58 @@
-"""The one secret scrubber: every string goldenkit writes to a file or a screen passes :func:`scrub`.
+"""The one secret scrubber: what goldenkit masks with ``***``, and where.
 
-It is called where text leaves goldenkit, never at the call sites that build
-it: the outcome writer (``outcomes.jsonl``), the Parquet writer, ``run.json``
-and every other JSON file written atomically, the executed notebooks and their
-HTML, the static pages, and the CLI's stdout and stderr. What it replaces with
-``***``:
+Two rules, one per kind of text. **Data of record** (what was graded) is stored
+exactly as received except for the secret values in use (:func:`mask_secrets`);
+**text for people** (what is printed or rendered, and every error excerpt) also
+loses anything shaped like a credential (:func:`scrub`):
 
-1. **The secret values in use.** A scope (:func:`secrets_in_use`, a context
-   manager) holds the values goldenkit read: the API key an ``api_key_env``
-   names, a URL's or ``OLLAMA_PASSWORD``'s password, every secret header value
-   (:func:`header_secrets`). A run opens one for its duration with its
-   provider's, its judges' and its simulator's secrets; the CLI opens one for
+=================================================  ===============  ========================================
+where                                              kind             masked
+=================================================  ===============  ========================================
+an outcome's ``response`` (the answer)             data of record   secret values in use
+tool calls, their arguments, tool results          data of record   secret values in use
+the ``trajectory``; graders' reasons and findings  data of record   secret values in use
+recorded fixtures (answers, meta.json)             data of record   secret values in use
+run.json (its settings also by key)                data of record   secret values in use
+outcomes.parquet                                   its outcomes     as in outcomes.jsonl
+an outcome's ``detail``; a grader's ``error``      text for people  in use, URL credentials, shapes
+a recorded error's ``message``                     text for people  in use, URL credentials, shapes
+run.json's ``invalid_reason``                      text for people  in use, URL credentials, shapes
+every error excerpt (scrubbed, then cut)           text for people  in use, URL credentials, shapes
+stdout, stderr, HTML, pages, notebooks             text for people  in use, URL credentials, shapes
+=================================================  ===============  ========================================
+
+So an answer "The factory default password: admin1234" or a tool argument
+``{"session_token": "S-99887766"}`` is graded, stored, replayed from fixtures
+and regraded as it was received, and shown masked on a screen or a page.
+
+1. **The secret values in use** (both rules). A scope (:func:`secrets_in_use`,
+   a context manager) holds the values goldenkit read: the API key an
+   ``api_key_env`` names, a URL's or ``OLLAMA_PASSWORD``'s password, every secret
+   header value (:func:`header_secrets`). A run opens one for its duration with
+   its provider's, its judges' and its simulator's secrets; the CLI opens one for
    the whole command, and a scope opened inside another adds its values to the
-   outer one (so what the CLI prints after a run still knows the run's keys).
-   A provider that reads a key while a scope is open notes it there
+   outer one (so what the CLI prints after a run still knows the run's keys). A
+   provider that reads a key while a scope is open notes it there
    (:func:`note_secrets`). The scope is a :class:`contextvars.ContextVar`: no
    process-wide state changes, two runs in one process keep their own, and
-   outside every scope only the shapes below apply. Each value is also masked
-   in its JSON-escaped and URL-encoded spellings, and an excerpt cut inside a
-   key loses what is left of it (any run of its first :data:`HEAD` characters
-   or more). Values shorter than :data:`MIN_SECRET` are not registered (masking
-   them would mask ordinary words).
-2. **URL userinfo and secret query parameters** (``https://u:pw@host/?api_key=...``,
-   :func:`redact_text`).
-3. **Credential shapes**: ``Bearer <token>``; the key formats of the common
-   providers (``sk-...``, ``AIza...``, ``ghp_...``, ``github_pat_...``, ``hf_...``);
-   and ``NAME=VALUE`` / ``NAME: VALUE`` (quoted or not, as in a header, a query
-   string or JSON) where NAME is a secret key (:func:`is_secret_key`: ``api_key``,
-   ``Authorization``, ``X-Api-Key``, ``access_token``, ``password``, ...; a name of
-   ``key``, ``keys``, ``sig``, ``signature`` or ``auth`` alone is too ambiguous
-   outside a URL, and a name whose triggering word is not among ``key``, ``token``,
-   ``secret``, ``pass``, ``auth``, ``bearer`` is left to the URL rule) and VALUE
-   looks like a credential (8 or more token characters, a digit among them). Every
-   shape needs a digit, which keeps ordinary prose and code out. A model's answer
-   that quotes a credential-shaped string is stored with it masked.
+   outside every scope nothing is known. Each value is also masked in its
+   JSON-escaped and URL-encoded spellings. Values shorter than
+   :data:`MIN_SECRET` are not registered (masking them would mask ordinary
+   words). Only whole values are masked: an excerpt is scrubbed before it is
+   cut, so no cut key is left to find by its first characters.
+2. **URL userinfo and secret query parameters** (text for people:
+   ``https://u:pw@host/?api_key=...``, :func:`redact_text`).
+3. **Credential shapes** (text for people): ``Bearer <token>``; the key formats
+   of the common providers (``sk-...``, ``AIza...``, ``ghp_...``,
+   ``github_pat_...``, ``hf_...``); and ``NAME=VALUE`` / ``NAME: VALUE`` (quoted or
+   not, as in a header, a query string or JSON) where NAME is a secret key
+   (:func:`is_secret_key`: ``api_key``, ``Authorization``, ``X-Api-Key``,
+   ``access_token``, ``password``, ...; a name of ``key``, ``keys``, ``sig``,
+   ``signature`` or ``auth`` alone is too ambiguous outside a URL, and a name
+   whose triggering word is not among ``key``, ``token``, ``secret``, ``pass``,
+   ``auth``, ``bearer`` is left to the URL rule) and VALUE looks like a
+   credential (8 or more token characters, a digit among them). Every shape
+   needs a digit, which keeps ordinary prose and code out.
 
 Speed: a string without any trigger (``://``, a secret word, a key prefix)
 costs a lowercase copy and a few substring searches, about 5 microseconds a
@@ -52,6 +71,9 @@ text but lose URL userinfo and the values of secret-looking query parameters.
 >>> with secrets_in_use("k-3f9a7c21e8"):
 ...     scrub("HTTP 401: bad key k-3f9a7c21e8; Authorization: Bearer abc123def456")
 'HTTP 401: bad key ***; Authorization: Bearer ***'
+>>> with secrets_in_use("k-3f9a7c21e8"):
+...     mask_secrets("answer: k-3f9a7c21e8; Authorization: Bearer abc123def456")
+'answer: ***; Authorization: Bearer abc123def456'
 >>> scrub("k-3f9a7c21e8 is not known outside the scope; api_key=zz81aa92bb")
 'k-3f9a7c21e8 is not known outside the scope; api_key=***'
 """
@@ -65,7 +87,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
@@ -75,8 +97,6 @@ from goldenkit.errors import ConfigError, GoldenkitError
 MASK = "***"
 #: Shorter values are not registered as secrets.
 MIN_SECRET = 6
-#: A run of a secret's first HEAD characters (or more) is masked too: an excerpt cut inside the key.
-HEAD = 8
 #: The last word of a secret key, spelling normalized (``X-Api-Key`` -> ``x api key`` -> ``key``).
 SECRET_WORDS = frozenset(
     {
@@ -184,14 +204,12 @@ def _spellings(value: str) -> set[str]:
 class SecretScope:
     """The secret values known while a scope is open (see :func:`secrets_in_use`).
 
-    ``values``: every spelling, longest first; ``heads``: ``(first HEAD characters,
-    value)`` of the long ones, for an excerpt cut inside a key. Thread-safe: a value
-    is added under a lock and the tuples are swapped whole.
+    ``values``: every spelling, longest first. Thread-safe: a value is added under a
+    lock and the tuple is swapped whole.
     """
 
     def __init__(self) -> None:
         self.values: tuple[str, ...] = ()
-        self.heads: tuple[tuple[str, str], ...] = ()
         self._lock = threading.Lock()
 
     def add(self, values: Iterable[str | None]) -> None:
@@ -202,7 +220,6 @@ class SecretScope:
                 return
             every = sorted(new | set(self.values), key=lambda s: (-len(s), s))
             self.values = tuple(every)
-            self.heads = tuple((s[:HEAD], s) for s in every if len(s) > HEAD + 3)
 
 
 _SCOPE: contextvars.ContextVar[SecretScope | None] = contextvars.ContextVar("goldenkit_secrets", default=None)
@@ -279,28 +296,11 @@ _PREFIXED = re.compile(
 # then the key formats.
 _KEY_TRIGGERS = ("key", "token", "secret", "pass", "auth", "bearer")
 _PREFIX_TRIGGERS = ("sk-", "aiza", "gh", "hf_", "gsk_", "xai-")
-#: A case-insensitive regular expression (RE2 syntax too) that matches wherever :func:`scrub`'s
-#: shapes could mask something (a superset of them): the prefilter of a vectorized search (Arrow).
-SHAPE_REGEX = (
-    r"://"
-    r"|(?:key|token|secret|pass|auth|bearer)[a-z0-9_.-]*(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
-    r"(?:(?:bearer|basic|token)[ \t]+)?[a-z0-9._~+/=!@#$%^-]*[0-9]"
-    r"|bearer[ \t]+[a-z0-9._~+/-]*[0-9]"
-    r"|sk-|aiza|gh[pousr]_|github_pat_|hf_|gsk_|xai-"
-)
-_CUTS = ("...", "\u2026")  # how an excerpt cut short ends (goldenkit._text.one_line: "...")
 _B64ISH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-")
 
 
 def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
-
-
-def _occurrences(low: str, word: str) -> Iterator[int]:
-    i = low.find(word)
-    while i >= 0:
-        yield i
-        i = low.find(word, i + len(word))
 
 
 # names too ambiguous alone for the key-value shape ("primary key: ...", a dataset called "keys" in
@@ -373,46 +373,31 @@ def _apply(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _mask_known(text: str, scope: SecretScope) -> str:
+def mask_secrets(text: str, scope: SecretScope | None = None) -> str:
+    """``text`` with the secret values in use masked, in every spelling, and nothing else: the rule for
+    data of record (see the module doc); the same object when nothing was masked.
+
+    ``scope``: the secrets to mask (default: the open scope's, if any; outside every scope, none).
+    """
+    scope = scope if scope is not None else _SCOPE.get()
+    if not text or scope is None:
+        return text
+    out = text
     for value in scope.values:
-        if value in text:
-            text = text.replace(value, MASK)
-    return text
-
-
-def _mask_heads(text: str, scope: SecretScope) -> str:
-    """What is left of a known key cut short: a run of its first HEAD characters or more anywhere,
-    and its first 4 to HEAD - 1 characters just before a cut (``...``, ``…``, the end of the text)."""
-    for head, value in scope.heads:
-        i = text.find(head)
-        while i >= 0:
-            end, k = i + len(head), len(head)
-            while k < len(value) and end < len(text) and text[end] == value[k]:
-                end, k = end + 1, k + 1
-            text = text[:i] + MASK + text[end:]
-            i = text.find(head, i + len(MASK))
-    cuts = {len(text), *(j for mark in _CUTS if mark in text for j in _occurrences(text, mark))}
-    for j in sorted(cuts, reverse=True):  # from the end: the earlier positions stay valid
-        window = text[max(0, j - HEAD + 1) : j]
-        for _, value in scope.heads:
-            if value[:4] not in window:
-                continue
-            k = next((k for k in range(HEAD - 1, 3, -1) if j >= k and text.startswith(value[:k], j - k)), 0)
-            if k:
-                text = text[: j - k] + MASK + text[j:]
-                break
-    return text
+        if value in out:
+            out = out.replace(value, MASK)
+    return out
 
 
 def scrub(text: str, scope: SecretScope | None = None) -> str:
-    """``text`` with every secret masked (see the module doc); the same object when nothing was.
+    """``text`` with every secret masked (the secret values in use, URL credentials, credential shapes):
+    the rule for text for people (see the module doc); the same object when nothing was masked.
 
     ``scope``: the secrets to mask (default: the open scope's, if any).
     """
     if not text:
         return text
-    scope = scope if scope is not None else _SCOPE.get()
-    out = _mask_known(text, scope) if scope is not None and scope.values else text
+    out = mask_secrets(text, scope)
     if "://" in out:
         out = redact_text(out)
     low = out.lower()
@@ -421,22 +406,34 @@ def scrub(text: str, scope: SecretScope | None = None) -> str:
     spans = _shape_spans(out, low)
     if spans:
         out = _apply(out, spans)
-    if scope is not None and scope.heads:
-        out = _mask_heads(out, scope)
     return text if out == text else out
 
 
-def scrub_value(value: Any, scope: SecretScope | None = None) -> Any:
-    """Every string inside ``value`` (dicts, lists and tuples, each kept as it is) scrubbed; the rest unchanged."""
+def _each_string(value: Any, clean: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return scrub(value, scope)
+        return clean(value)
     if isinstance(value, Mapping):
-        return {k: scrub_value(v, scope) for k, v in value.items()}
+        return {k: _each_string(v, clean) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub_value(v, scope) for v in value]
+        return [_each_string(v, clean) for v in value]
     if isinstance(value, tuple):
-        return tuple(scrub_value(v, scope) for v in value)
+        return tuple(_each_string(v, clean) for v in value)
     return value
+
+
+def scrub_value(value: Any, scope: SecretScope | None = None) -> Any:
+    """Every string inside ``value`` (dicts, lists and tuples, each kept as it is) :func:`scrub`-bed;
+    the rest unchanged."""
+    return _each_string(value, lambda text: scrub(text, scope))
+
+
+def mask_secrets_value(value: Any, scope: SecretScope | None = None) -> Any:
+    """Every string inside ``value`` (dicts, lists and tuples, each kept as it is) with the secret values
+    in use masked (:func:`mask_secrets`); the rest unchanged. The same object when no secret is known."""
+    scope = scope if scope is not None else _SCOPE.get()
+    if scope is None or not scope.values:
+        return value
+    return _each_string(value, lambda text: mask_secrets(text, scope))
 
 
 # ------------------------------------------------------------------ variable names, not keys
@@ -477,11 +474,9 @@ def check_env_name(name: str, what: str, error: type[GoldenkitError] = ConfigErr
 
 
 __all__ = [
-    "HEAD",
     "MASK",
     "MIN_SECRET",
     "SECRET_WORDS",
-    "SHAPE_REGEX",
     "SecretScope",
     "check_env_name",
     "current_scope",
@@ -489,6 +484,8 @@ __all__ = [
     "is_secret_key",
     "key_words",
     "looks_like_key",
+    "mask_secrets",
+    "mask_secrets_value",
     "note_secrets",
     "redact_settings",
     "redact_text",

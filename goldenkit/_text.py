@@ -6,11 +6,14 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
+from goldenkit._scrub import scrub
+
 
 def one_line(text: Any, limit: int = 300) -> str:
-    """``text`` with its whitespace collapsed to single spaces, cut to ``limit`` characters
-    (ending in ``...`` when cut); None is the empty string."""
-    flat = "" if text is None else " ".join(str(text).split())
+    """``text`` with its whitespace collapsed to single spaces, secrets masked (an excerpt is text for
+    people: :func:`goldenkit._scrub.scrub`, before it is cut), cut to ``limit`` characters (ending in
+    ``...`` when cut); None is the empty string."""
+    flat = "" if text is None else scrub(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

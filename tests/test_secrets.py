@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +26,12 @@ from hypothesis import given, settings, strategies as st
 from goldenkit import _scrub as scrubber
 from goldenkit._scrub import (
     MASK,
-    SHAPE_REGEX,
     check_env_name,
     current_scope,
     header_secrets,
     looks_like_key,
+    mask_secrets,
+    mask_secrets_value,
     note_secrets,
     scrub,
     secrets_in_use,
@@ -75,12 +75,30 @@ def test_nested_scopes_join_the_outer_one_until_it_ends() -> None:
     assert current_scope() is None
 
 
-def test_an_excerpt_cut_inside_a_key_loses_what_is_left_of_it() -> None:
+def test_only_whole_values_are_masked_and_excerpts_are_scrubbed_before_they_are_cut() -> None:
+    from goldenkit._text import one_line
+    from goldenkit.providers._failures import error_text
+
     with secrets_in_use(SERVER_KEY):
-        assert scrub(f"body: {SERVER_KEY[:15]}...") == "body: ***..."
-        assert scrub(f"body: {SERVER_KEY[:5]}...") == "body: ***..."
-        assert scrub(f"ends {SERVER_KEY[:9]}") == "ends ***"
-        assert scrub(f"{SERVER_KEY[:12]} and more text") == "*** and more text"
+        # a key's first characters in ordinary text are ordinary text (no prefix rule)
+        assert scrub(f"order id {SERVER_KEY[:9]}xyz") == f"order id {SERVER_KEY[:9]}xyz"
+        assert mask_secrets(f"{SERVER_KEY[:12]} and more text") == f"{SERVER_KEY[:12]} and more text"
+        # an excerpt cut inside the key: masked whole first, then cut
+        cut = one_line(f"body: {SERVER_KEY} trailing", 15)
+        assert cut == "body: *** tr..." and SERVER_KEY[:5] not in cut
+        body = json.dumps({"error": {"message": "x" * 190 + f" {SERVER_KEY}"}}).encode()
+        assert SERVER_KEY[:5] not in error_text(body) and error_text(body).endswith("***")
+
+
+def test_data_of_record_keeps_credential_shapes_and_loses_the_values_in_use() -> None:
+    text = f"password: admin1234, Bearer abc123def456, key {AGENT_KEY}, https://u:pw@h/?api_key=z9z9z9z9z9"
+    with secrets_in_use(SERVER_KEY):
+        assert mask_secrets(text) is text
+        assert mask_secrets(f"{text} {SERVER_KEY}") == f"{text} ***"
+        value = {"args": [{"session_token": "S-99887766", "key": SERVER_KEY}], "n": 3}
+        assert mask_secrets_value(value) == {"args": [{"session_token": "S-99887766", "key": "***"}], "n": 3}
+    assert mask_secrets(SERVER_KEY) == SERVER_KEY  # outside every scope nothing is known
+    assert scrub(text) == "password: ***, Bearer ***, key ***, https://***@h/?api_key=***"
 
 
 @pytest.mark.parametrize(
@@ -102,7 +120,6 @@ def test_an_excerpt_cut_inside_a_key_loses_what_is_left_of_it() -> None:
 )
 def test_credential_shapes_are_masked(text: str, expected: str) -> None:
     assert scrub(text) == expected
-    assert re.search(SHAPE_REGEX, text, re.IGNORECASE)
 
 
 @pytest.mark.parametrize(
@@ -158,14 +175,6 @@ _FRAGMENTS = st.sampled_from(
         "monkey",
     ]
 )
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(_FRAGMENTS, max_size=12).map("".join))
-def test_the_vectorized_prefilter_matches_wherever_scrub_masks(text: str) -> None:
-    """SHAPE_REGEX (what the Parquet writer searches in Arrow) is a superset of the shapes."""
-    if scrub(text) != text:
-        assert re.search(SHAPE_REGEX, text, re.IGNORECASE), text
 
 
 @settings(max_examples=300, deadline=None)
@@ -241,15 +250,17 @@ def test_outcome_writer_masks_each_line_and_its_span_is_the_written_line(tmp_pat
     path = tmp_path / "outcomes.jsonl"
     with secrets_in_use(SERVER_KEY, TOOL_KEY), OutcomeWriter(path) as writer:
         first = writer.write(_record(f"HTTP 401: {SERVER_KEY}", "fine"))
-        second = writer.write(_record("x", f"Authorization: Bearer {AGENT_KEY}"))
+        second = writer.write(_record(f"Authorization: Bearer {AGENT_KEY}", f"Authorization: Bearer {AGENT_KEY}"))
     data = path.read_bytes()
-    assert all(k.encode() not in data for k in KEYS)
+    assert SERVER_KEY.encode() not in data and TOOL_KEY.encode() not in data
     offset, length = second
     assert first == (0, offset) and offset + length == len(data)
     rec = orjson.loads(data[offset : offset + length])
-    assert (
-        rec["response"] == "Authorization: Bearer ***" and rec["trajectory"][0]["tool_calls"][0]["args"]["key"] == MASK
-    )
+    # the detail and the failed grader's reason are text for people: every shape masked
+    assert rec["detail"] == "Authorization: Bearer ***" and rec["graders"]["judge"]["reason"] == "judge said ***"
+    # the answer and the tool arguments are data of record: only the values in use are masked
+    assert rec["response"] == f"Authorization: Bearer {AGENT_KEY}"
+    assert rec["trajectory"][0]["tool_calls"][0]["args"]["key"] == MASK and rec["tags"] == ["t-***"]
 
 
 def test_run_json_and_parquet_are_masked(tmp_path: Path) -> None:

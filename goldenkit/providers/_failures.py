@@ -138,7 +138,7 @@ def error_text(body: bytes, limit: int = 200) -> str:
             text = str(err.get("message") or err.get("detail") or err.get("code") or err)
         else:
             text = str(err)
-    text = " ".join(text.split())
+    text = scrub(" ".join(text.split()))  # masked before it is cut (goldenkit._scrub)
     return text[:limit] + ("..." if len(text) > limit else "")
 
 

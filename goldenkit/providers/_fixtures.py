@@ -40,7 +40,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from goldenkit._scrub import scrub
+from goldenkit._scrub import mask_secrets, scrub
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Provider, Response, TurnOutput
 from goldenkit.records import Case, ImagePart
@@ -220,7 +220,9 @@ def _short(text: Any) -> str:
 
 
 class FixtureRecorder:
-    """Append the answers of a live run to a fixture folder, in the replay format.
+    """Append the answers of a live run to a fixture folder, in the replay format, as received: only
+    the secret values in use are masked, and a recorded error's message is scrubbed as text for
+    people (:mod:`goldenkit._scrub`), so a replay grades what the live run graded.
 
     ``meta.json`` is written when the recorder opens (an existing one is kept when
     it describes the same agent); each answer or error is one flushed line.
@@ -241,7 +243,8 @@ class FixtureRecorder:
                 raise ConfigError(
                     f"{meta_path}: recorded for another agent (model_id/system prompt differ); record into a new folder"
                 )
-        meta_path.write_text(scrub(json.dumps(full, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
+        text = json.dumps(full, indent=2, ensure_ascii=False)  # its settings were redacted by key
+        meta_path.write_text(mask_secrets(text) + "\n", encoding="utf-8")
         # The caller repairs a torn last line (goldenkit.results.repair_jsonl) before appending.
         data_path = self.path / FIXTURES_FILE
         self._fh: IO[str] = data_path.open("a", encoding="utf-8")
@@ -275,11 +278,12 @@ class FixtureRecorder:
                 latency_ms=latency_ms,
                 error={
                     "kind": error.kind if error else "infrastructure",
-                    "message": str(error) if error else "error",
+                    "message": scrub(str(error)) if error else "error",  # an error excerpt: text for people
                     "status": error.status if error else None,
                 },
             )
-        self._fh.write(scrub(json.dumps(rec, ensure_ascii=False, default=str)) + "\n")  # secrets masked
+        # the answer as received (data of record): only the secret values in use are masked
+        self._fh.write(mask_secrets(json.dumps(rec, ensure_ascii=False, default=str)) + "\n")
         self._fh.flush()
 
     def close(self) -> None:

@@ -55,7 +55,7 @@ from goldenkit.results._jsonl import (
 )
 from goldenkit.results._latest import LATEST, update_latest
 from goldenkit.results._light import LIGHT_COLUMNS, light_outcomes
-from goldenkit.results._manifest import write_json_atomic
+from goldenkit.results._manifest import stored_json, write_json_atomic
 from goldenkit.results._parquet import (
     OUTCOME_SCHEMA,
     RECORD_BATCH,
@@ -85,6 +85,7 @@ __all__ = [
     "read_run",
     "repair_jsonl",
     "scan_jsonl",
+    "stored_json",
     "update_latest",
     "write_json_atomic",
     "write_parquet",

@@ -1,8 +1,9 @@
 """outcomes.jsonl: the crash-safe writer of outcome lines, its repair after a kill, its reader.
 
 Lines are written with ``os.write()`` on an unbuffered file descriptor
-(:class:`OutcomeWriter`), each through the secret scrubber
-(:func:`goldenkit._scrub.scrub`); a torn last line left by a kill is cut by
+(:class:`OutcomeWriter`), each as :func:`stored_outcome` makes it (the data of
+record as received, the secret values in use masked; the text for people
+scrubbed: :mod:`goldenkit._scrub`); a torn last line left by a kill is cut by
 :func:`repair_jsonl` and skipped by the reader. The last record per
 (row_id, repeat) wins (:func:`latest_per_pair`).
 
@@ -31,7 +32,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from goldenkit._scrub import scrub
+from goldenkit._scrub import mask_secrets, scrub
 from goldenkit.errors import ResultsError
 
 
@@ -76,6 +77,28 @@ def repair_jsonl(path: str | Path) -> int:
             return 0
         fh.truncate(last_nl + 1)
         return size - (last_nl + 1)
+
+
+def _stored_grades(graders: dict[str, Any]) -> dict[str, Any]:
+    out = dict(graders)
+    for name, result in graders.items():
+        if isinstance(result, dict) and result.get("error") and isinstance(result.get("reason"), str):
+            out[name] = {**result, "reason": scrub(result["reason"])}  # why the grader could not run
+    return out
+
+
+def stored_outcome(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its text for people scrubbed (:func:`goldenkit._scrub.scrub`): the ``detail`` and
+    the reason of each grader that could not run (an error excerpt). The rest (the answer, the
+    trajectory with its tool calls and arguments, the graders' reasons and findings) is data of
+    record, stored as received; the writers mask the secret values in use in the whole line
+    (:func:`goldenkit._scrub.mask_secrets`). A new dict when anything changed, else ``record``."""
+    detail, graders = record.get("detail"), record.get("graders")
+    clean_detail = scrub(detail) if isinstance(detail, str) else detail
+    out = record if clean_detail is detail else {**record, "detail": clean_detail}
+    if isinstance(graders, dict) and any(isinstance(g, dict) and g.get("error") for g in graders.values()):
+        out = {**out, "graders": _stored_grades(graders)}
+    return out
 
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -123,7 +146,8 @@ class OutcomeWriter:
         return self._fd is None
 
     def write(self, record: dict[str, Any]) -> tuple[int, int]:
-        """Append ``record`` as one UTF-8 JSON line, secrets masked (see the class for when it reaches the file).
+        """Append ``record`` as one UTF-8 JSON line as :func:`stored_outcome` makes it, the secret values in
+        use masked (see the class for when it reaches the file).
 
         Returns ``(offset, length)`` of the line in the file (newline included), so
         a caller can read the record back later instead of keeping it in memory.
@@ -132,9 +156,9 @@ class OutcomeWriter:
             raise ValueError(f"{self.path}: outcome writer is closed")
         if self._error is not None:
             raise self._error
-        line = orjson.dumps(record, default=str, option=_ORJSON_LINE)
+        line = orjson.dumps(stored_outcome(record), default=str, option=_ORJSON_LINE)
         text = line.decode("utf-8")
-        clean = scrub(text)  # the whole line: details, error excerpts, the response, tool results
+        clean = mask_secrets(text)  # the whole line, in its JSON spelling: nothing shape-based
         if clean is not text:
             line = clean.encode("utf-8")
         span = (self._size, len(line))
@@ -291,4 +315,5 @@ __all__ = [
     "loads_line",
     "repair_jsonl",
     "scan_jsonl",
+    "stored_outcome",
 ]

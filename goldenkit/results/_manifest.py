@@ -7,17 +7,35 @@ import os
 from pathlib import Path
 from typing import Any
 
-from goldenkit._scrub import scrub
+from goldenkit._scrub import mask_secrets, mask_secrets_value, scrub_value
 from goldenkit.errors import ResultsError
 from goldenkit.schema import RUN_FILE
 
+#: The top-level keys of goldenkit's JSON files that hold text for people, fully scrubbed
+#: (:func:`goldenkit._scrub.scrub`): run.json's ``invalid_reason`` (an error excerpt), the explanation
+#: cache's ``explanations``. The rest is data of record (:mod:`goldenkit._scrub`'s table).
+TEXT_FOR_PEOPLE = frozenset({"invalid_reason", "explanations"})
+
+
+def _people_scrubbed(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: scrub_value(v) if k in TEXT_FOR_PEOPLE else v for k, v in data.items()}
+
+
+def stored_json(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` as :func:`write_json_atomic` stores it: its text for people (:data:`TEXT_FOR_PEOPLE`)
+    scrubbed, and the secret values in use masked everywhere else (the data of record is not
+    otherwise rewritten: settings are redacted by key where they are recorded)."""
+    out: dict[str, Any] = mask_secrets_value(_people_scrubbed(data))
+    return out
+
 
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``,
-    secrets masked (:func:`goldenkit._scrub.scrub`)."""
+    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``, as
+    :func:`stored_json` makes it."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp")
-    text = scrub(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False, default=str))
+    text = json.dumps(_people_scrubbed(data), indent=2, sort_keys=False, ensure_ascii=False, default=str)
+    text = mask_secrets(text)  # in its JSON spelling, like an outcome line
     with tmp.open("w", encoding="utf-8") as fh:
         fh.write(text)
         fh.write("\n")
@@ -37,4 +55,4 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-__all__ = ["read_manifest", "write_json_atomic"]
+__all__ = ["TEXT_FOR_PEOPLE", "read_manifest", "stored_json", "write_json_atomic"]

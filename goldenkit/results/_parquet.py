@@ -2,8 +2,10 @@
 
 Free-form nested JSON columns (``trajectory``) are kept as JSON text, so every
 run has the same schema; Parquet is written one row group per batch of records,
-so a run of millions of outcomes is written in flat memory. Every string written
-passes the secret scrubber (:func:`scrub_table`).
+so a run of millions of outcomes is written in flat memory. Every outcome is stored as
+in ``outcomes.jsonl`` (:func:`goldenkit.results.stored_outcome`: the text for people
+scrubbed), and every string written has the secret values in use masked
+(:func:`mask_table`): the data of record is never rewritten otherwise.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from goldenkit._scrub import SHAPE_REGEX, current_scope, scrub_value
+from goldenkit._scrub import current_scope, mask_secrets_value
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
+from goldenkit.results._jsonl import stored_outcome
 from goldenkit.schema import OUTCOME_FIELDS
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -138,33 +141,30 @@ def _strings(arr: pa.Array) -> list[pa.Array]:
     return []
 
 
-def _may_hold_secret(arrays: list[pa.Array], known: tuple[str, ...]) -> bool:
-    """Whether any string in ``arrays`` holds a shape's trigger or a known secret: one vectorized
-    search over all of them (each search compiles its pattern: one call, not one per column)."""
+def _holds_one(arrays: list[pa.Array], known: tuple[str, ...]) -> bool:
+    """Whether any string in ``arrays`` holds one of the ``known`` secrets: a vectorized search
+    over all of them at once."""
     strings = [a.cast(pa.string()) for arr in arrays for a in _strings(arr) if a.null_count < len(a)]
     if not strings:
         return False
     joined = pa.concat_arrays(strings)
-    if pc.any(pc.match_substring_regex(joined, SHAPE_REGEX, ignore_case=True)).as_py():
-        return True
     return any(pc.any(pc.match_substring(joined, v)).as_py() for v in known)
 
 
-def scrub_table(table: pa.Table) -> pa.Table:
-    """``table`` with every secret in its strings masked (:mod:`goldenkit._scrub`).
+def mask_table(table: pa.Table) -> pa.Table:
+    """``table`` with the secret values in use masked in its strings (:func:`goldenkit._scrub.mask_secrets`).
 
-    The strings are searched for the scrubber's triggers in Arrow, all columns at once
-    (about 0.2 us an outcome); only when one occurs is each column searched, and a column
-    where one does is converted to Python and scrubbed.
+    The strings are searched for the known values in Arrow, all columns at once; only when one
+    occurs is each column searched, and a column where one does is converted to Python and masked.
     """
     scope = current_scope()
-    known = tuple(scope.values) + tuple(h for h, _ in scope.heads) if scope is not None else ()
-    if not _may_hold_secret([c for col in table.columns for c in col.chunks], known):
+    known = tuple(scope.values) if scope is not None else ()
+    if not known or not _holds_one([c for col in table.columns for c in col.chunks], known):
         return table
     for i, name in enumerate(table.column_names):
         column = table.column(i)
-        if _may_hold_secret(column.chunks, known):
-            clean = pa.array(scrub_value(column.to_pylist()), type=column.type)
+        if _holds_one(column.chunks, known):
+            clean = pa.array(mask_secrets_value(column.to_pylist(), scope), type=column.type)
             table = table.set_column(i, name, clean)
     return table
 
@@ -203,7 +203,7 @@ def write_parquet_batches(
             gathered: list[pa.Table] = []
             for batch in batches:
                 if batch:
-                    gathered.append(scrub_table(outcomes_table(batch)))
+                    gathered.append(mask_table(outcomes_table([stored_outcome(r) for r in batch])))
                     written += len(batch)
                 if sum(t.num_rows for t in gathered) >= row_group:
                     _write_group(pw, gathered)
@@ -247,9 +247,9 @@ __all__ = [
     "OUTCOME_SCHEMA",
     "RECORD_BATCH",
     "ROW_GROUP",
+    "mask_table",
     "outcomes_table",
     "read_parquet",
-    "scrub_table",
     "write_parquet",
     "write_parquet_batches",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Unpack
 
 from goldenkit._protocols import DatasetLike
-from goldenkit._scrub import redact_settings, scrub, scrub_value, secrets_in_use
+from goldenkit._scrub import redact_settings, scrub, secrets_in_use
 from goldenkit._sync import run_sync
 from goldenkit.dataset._red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
@@ -30,7 +30,7 @@ from goldenkit.graders._gradable import check_gradable, gradability
 from goldenkit.providers._base import Provider
 from goldenkit.providers._images import check_images
 from goldenkit.records import Case
-from goldenkit.results import repair_jsonl, write_json_atomic
+from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
@@ -310,7 +310,7 @@ async def _execute(run: RunExecution) -> RunSummary:
     with secrets_in_use(*(v for h in holders for v in _secret_values(h))):
         summary = await run.execute()
         reason = scrub(summary.invalid_reason) if summary.invalid_reason else summary.invalid_reason
-        return dataclasses.replace(summary, invalid_reason=reason, manifest=scrub_value(summary.manifest))
+        return dataclasses.replace(summary, invalid_reason=reason, manifest=stored_json(summary.manifest))
 
 
 async def _ray_pool(
