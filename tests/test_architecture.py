@@ -48,7 +48,7 @@ LAYERS: list[set[str]] = [
     {"dataset"},
     {"sampling._rules", "sampling"},
     # statistics over tables (they never read a run folder)
-    {"stats._intervals", "stats._clustered"},
+    {"stats._intervals", "stats._clustered", "stats._sequential"},
     {"stats._collapse", "stats._mcnemar", "stats._representative"},
     {"stats", "leaderboards._passk"},
     {"metrics._red_rows", "metrics._text"},
