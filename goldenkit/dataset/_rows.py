@@ -60,6 +60,20 @@ def _text(obj: dict[str, Any], key: str) -> str:
     return value
 
 
+def _slice(obj: dict[str, Any]) -> str:
+    """The row's slice: a non-empty string not spelled like a row goldenkit adds to its tables.
+
+    goldenkit names its own rows in parentheses (``(overall)``, ``(all)``, ``(none)``,
+    ``(untagged)``); a slice named that way would be read as one of them, so every name in
+    parentheses is reserved.
+    """
+    value = _text(obj, "slice")
+    name = value.strip()
+    if name.startswith("(") and name.endswith(")"):
+        raise ValueError(f'"slice" {json_repr(value)} is reserved: goldenkit names its own rows in parentheses')
+    return value
+
+
 def _split(obj: dict[str, Any], default_split: str | None) -> str:
     value = obj.get("split")
     if value is None:
@@ -122,7 +136,7 @@ def check_row(obj: Any, default_split: str | None) -> Row:
         raise ValueError(f"a row must be a JSON object, got {json_type(obj)}")
     if not _ROW_KEYS.issuperset(obj):
         raise ValueError(_unknown_key(next(key for key in obj if key not in _ROW_KEYS)))
-    row_id, slice_ = _text(obj, "id"), _text(obj, "slice")
+    row_id, slice_ = _text(obj, "id"), _slice(obj)
     split = _split(obj, default_split)
     tags = _tags(obj)
     source, added = _optional_text(obj, "source"), _optional_text(obj, "added")
@@ -142,7 +156,7 @@ def row_problems(obj: Any, default_split: str | None) -> list[str]:
     found = [_unknown_key(key) for key in obj if key not in _ROW_KEYS]
     for check in (
         partial(_text, obj, "id"),
-        partial(_text, obj, "slice"),
+        partial(_slice, obj),
         partial(_split, obj, default_split),
         partial(_tags, obj),
         partial(_optional_text, obj, "source"),

@@ -49,7 +49,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.errors import DatasetError
+from goldenkit._checks import unit_threshold
+from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._common import (
     camel,
     case_error,
@@ -100,6 +101,14 @@ def normalize_adk(raw: Mapping[str, Any], row_id: str | None = None) -> Case:
     if not isinstance(criteria, Mapping):
         raise case_error(rid, "criteria must be an object")
     criteria = dict(criteria)
+    metrics = criteria["criteria"] if isinstance(criteria.get("criteria"), Mapping) else criteria
+    for metric, value in metrics.items():  # a threshold outside [0, 1] makes the metric's verdict fixed
+        threshold = value.get("threshold") if isinstance(value, Mapping) else value
+        if threshold is not None:
+            try:
+                unit_threshold(threshold, f"criteria.{metric}")
+            except InputError as exc:
+                raise case_error(rid, str(exc)) from None
 
     turns: list[Turn] = []
     simulated: Scenario | None = None

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from goldenkit._checks import unit_threshold
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats._common import get
 from goldenkit.formats._rubrics import RUBRIC_METRICS, adk_rubrics, criteria_rubrics
@@ -184,6 +185,10 @@ def _check_criterion(file: str, name: str, value: Any) -> None:
         return  # ADK's own defaults apply (goldenkit's graders use theirs)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
         raise ConfigError(f"{file}: criteria.{name} must be a threshold (a number) or an object with one")
+    try:
+        unit_threshold(threshold, f"criteria.{name}")
+    except ConfigError as exc:
+        raise ConfigError(f"{file}: {exc}") from None
 
 
 def apply_criteria(cases: Mapping[str, Case], config: EvalCriteria) -> dict[str, Case]:

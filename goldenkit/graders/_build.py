@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit.errors import ConfigError
+from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response
 
@@ -124,6 +124,8 @@ def build_graders(
             g = get_grader(name, **options)
         except TypeError as exc:
             raise ConfigError(f"{where}: [graders.{name}]: {exc}") from None
+        except InputError as exc:  # an option's own check names the option
+            raise ConfigError(f"{where}: {exc}") from None
         if g.name != name:
             g.name = name
         graders.append(g)
@@ -192,7 +194,7 @@ def _build_rubrics(
         model=merged.get("model"),
         options=dict(options),
         prompt=_resolve(merged.get("prompt"), base),
-        threshold=float(merged.get("threshold", 1.0)),
+        threshold=merged.get("threshold", 1.0),
         hard=bool(merged.get("hard", False)),
         calibration=_resolve(merged.get("calibration"), base),
         generator_model=generator_model,

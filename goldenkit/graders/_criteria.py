@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldenkit._checks import unit_threshold
 from goldenkit.errors import InputError
 from goldenkit.formats._eval_config import ADK_METRICS
 
@@ -16,7 +17,18 @@ __all__ = ["criterion", "has_criteria", "is_simulated"]
 
 
 def criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, Any]]:
-    """(named?, settings) for one metric of ADK-style criteria (``{metric: float | {...}}``)."""
+    """(named?, settings) for one metric of ADK-style criteria (``{metric: float | {...}}``).
+
+    A threshold, given or in ``settings["threshold"]``, is checked by
+    :func:`goldenkit._checks.unit_threshold` (finite, in [0, 1]): NaN, Infinity, 5 or -1 is an error.
+
+    >>> criterion({"response_match_score": 0.7}, "response_match_score")
+    (True, {'threshold': 0.7})
+    >>> criterion({"response_match_score": {"threshold": 5}}, "response_match_score")
+    Traceback (most recent call last):
+    ...
+    goldenkit.errors.ConfigError: criteria.response_match_score.threshold must be a finite number in [0, 1], got 5
+    """
     if not isinstance(criteria, Mapping):
         return False, {}
     if "criteria" in criteria and isinstance(criteria["criteria"], Mapping):
@@ -25,9 +37,12 @@ def criterion(criteria: Mapping[str, Any], name: str) -> tuple[bool, dict[str, A
         return False, {}
     value = criteria[name]
     if isinstance(value, Mapping):
-        return True, dict(value)
+        settings = dict(value)
+        if settings.get("threshold") is not None:
+            settings["threshold"] = unit_threshold(settings["threshold"], f"criteria.{name}.threshold")
+        return True, settings
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return True, {"threshold": float(value)}
+        return True, {"threshold": unit_threshold(value, f"criteria.{name}")}
     raise InputError(f"criteria.{name} must be a number or an object, got {value!r}")
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from rouge_score import tokenize
 
+from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import Grader, GradeResult, final_reference, options_version, selected_for
@@ -178,7 +179,7 @@ class ReferenceMatchGrader(Grader):
     def __init__(self, *, threshold: float = DEFAULT_THRESHOLD, tokenizer: str = "adk", hard: bool = True) -> None:
         if tokenizer not in TOKENIZERS:
             raise ConfigError(f"graders.reference.tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
-        self.threshold = float(threshold)
+        self.threshold = unit_threshold(threshold, "graders.reference.threshold")
         self.tokenizer = tokenizer
         self.hard = hard
         self.version = options_version(

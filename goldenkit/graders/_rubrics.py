@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from goldenkit._checks import unit_threshold
 from goldenkit._findings import Finding, value_free
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import GradeResult, options_version, selected_for
@@ -119,9 +120,7 @@ class RubricGrader(JudgeGrader):
                 text = Path(prompt).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"rubrics: cannot read prompt {prompt}: {exc}") from None
-        self.threshold = float(threshold)
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ConfigError(f"rubrics: threshold must be between 0 and 1, got {threshold!r}")
+        self.threshold = unit_threshold(threshold, "graders.rubrics.threshold")
         super().__init__(provider, rubric_text=text, **judge)
         self.version = options_version(
             self.judge_version, {"threshold": None if self.threshold == 1.0 else self.threshold}
@@ -139,9 +138,7 @@ class RubricGrader(JudgeGrader):
                 own = crit["threshold"]
         if own is None:
             return self.threshold
-        if isinstance(own, bool) or not isinstance(own, (int, float)) or not 0.0 <= float(own) <= 1.0:
-            raise ConfigError(f"case {case.id}: rubric threshold must be a number in [0, 1], got {own!r}")
-        return float(own)
+        return unit_threshold(own, f"case {case.id}: rubric threshold")
 
     def rubric_prompt(self, case: Case, response: Response, rubric: Rubric) -> tuple[Case, list[str]]:
         """The case sent to the judge for one rubric, and the quoted answers."""

@@ -60,6 +60,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
@@ -298,7 +299,7 @@ class TrajectoryGrader(Grader):
         except InputError as exc:
             raise ConfigError(f"graders.trajectory: {exc}") from None
         self.args = self.rules.mode
-        self.threshold = float(threshold)
+        self.threshold = unit_threshold(threshold, "graders.trajectory.threshold")
         self.hard = hard
         spec = self.rules.spec()
         self.version = options_version(
@@ -358,7 +359,7 @@ class TrajectoryGrader(Grader):
         except InputError as exc:
             raise InputError(f"case {case.id}: criteria.{_METRIC}: {exc}") from None
         rules = ArgRules(mode="ignore") if settings.get("ignore_args") else self.rules
-        threshold = float(settings.get("threshold", self.threshold))
+        threshold = unit_threshold(settings.get("threshold", self.threshold), f"criteria.{_METRIC}.threshold")
         expected = [list(t.expected_tools) for t in case.turns]
         actual = response.tool_calls
         fails = []
@@ -394,7 +395,7 @@ class TrajectoryGrader(Grader):
 
     def _grade_contract(self, case: Case, spec: Mapping[str, Any], response: Response) -> GradeResult:
         match, rules = self._case_rules(case)
-        threshold = float((case.expect or {}).get("tool_threshold", self.threshold))
+        threshold = unit_threshold((case.expect or {}).get("tool_threshold", self.threshold), "expect.tool_threshold")
         actual = response.tool_calls
         units: list[float] = []
         fails: list[str] = []

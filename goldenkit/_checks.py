@@ -1,0 +1,107 @@
+"""Checks every layer applies to a value before it is used, each rule in one function.
+
+=====================  ===================================================================
+:func:`unit_threshold`  a probability-like threshold (a grader's ``threshold``, a criterion's):
+                        a number, finite, in [0, 1]; a boolean, a string, NaN, Infinity, 5 or
+                        -1 is refused (it would make a verdict impossible or automatic)
+:func:`check_name`      a name that becomes one file or folder name (a dataset version, a
+                        baseline name, a run id): one path component that stays in its folder
+:func:`check_output`    a path a command writes to: no control character, and every folder
+                        above it is a folder (not a file)
+=====================  ===================================================================
+
+Each raises a one-line :class:`~goldenkit.errors.InputError` (or ``ConfigError`` for settings)
+naming where the value came from, before anything touches the file system.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from goldenkit.errors import ConfigError, InputError
+
+__all__ = ["check_name", "check_output", "unit_threshold"]
+
+#: The longest name most file systems take (bytes of UTF-8).
+NAME_BYTES = 255
+_SEPARATORS = ("/", "\\")
+
+
+def unit_threshold(value: Any, where: str) -> float:
+    """``value`` as a float when it is a finite number in [0, 1]; else a ConfigError naming ``where``.
+
+    >>> unit_threshold(0.8, "graders.reference.threshold"), unit_threshold(1, "t")
+    (0.8, 1.0)
+    >>> unit_threshold(float("nan"), "graders.reference.threshold")
+    Traceback (most recent call last):
+    ...
+    goldenkit.errors.ConfigError: graders.reference.threshold must be a finite number in [0, 1], got nan
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where} must be a finite number in [0, 1], got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise ConfigError(f"{where} must be a finite number in [0, 1], got {value!r}")
+    return number
+
+
+def _unprintable(text: str) -> str | None:
+    """The first control or invisible formatting character of ``text`` (as ``U+XXXX``), or None."""
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"U+{ord(ch):04X}"
+    return None
+
+
+def check_name(value: Any, what: str) -> str:
+    """``value`` when it can be one file or folder name inside its folder; else an InputError naming ``what``.
+
+    A name is a non-empty string without a path separator (``/``, ``\\``), not ``.`` or ``..``,
+    without control or invisible formatting characters (``main\\n``), without leading or trailing
+    spaces, and at most 255 bytes of UTF-8.
+
+    >>> check_name("v2.1", "dataset version")
+    'v2.1'
+    >>> check_name("../main", "baseline name")
+    Traceback (most recent call last):
+    ...
+    goldenkit.errors.InputError: baseline name '../main' contains a path separator ('/'); a name is one file name
+    """
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{what} must be a non-empty string, got {value!r}")
+    sep = next((s for s in _SEPARATORS if s in value), None)
+    if sep is not None:
+        raise InputError(f"{what} {value!r} contains a path separator ({sep!r}); a name is one file name")
+    if value in (".", ".."):
+        raise InputError(f"{what} {value!r} names a folder, not a name inside it")
+    bad = _unprintable(value)
+    if bad is not None:
+        raise InputError(f"{what} {value!r} contains a control character ({bad})")
+    if value != value.strip():
+        raise InputError(f"{what} {value!r} starts or ends with a space")
+    if len(value.encode("utf-8")) > NAME_BYTES:
+        raise InputError(f"{what} is longer than {NAME_BYTES} bytes ({value[:40]!r}...)")
+    return value
+
+
+def check_output(path: str | Path, what: str, *, folder: bool = False) -> Path:
+    """``path`` when a command can write there: no control character in it, every existing
+    ancestor a folder, and (``folder``) the path itself not an existing file. Else an
+    InputError naming ``what`` (the option)."""
+    p = Path(path)
+    bad = _unprintable(str(path))
+    if bad is not None:
+        raise InputError(f"{what} {str(path)!r} contains a control character ({bad})")
+    if not str(path).strip():
+        raise InputError(f"{what} must not be empty")
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise InputError(f"{what} {path}: {parent} is a file, not a folder")
+    if folder and p.exists() and not p.is_dir():
+        raise InputError(f"{what} {path} is a file; a folder is needed")
+    if not folder and p.is_dir():
+        raise InputError(f"{what} {path} is a folder; a file name is needed")
+    return p
