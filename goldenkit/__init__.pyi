@@ -134,6 +134,7 @@ from goldenkit.stats import (
     min_detectable_effect as min_detectable_effect,
     paired_diff_ci as paired_diff_ci,
     rows_needed as rows_needed,
+    sequential_paired_test as sequential_paired_test,
     slice_table as slice_table,
     wilson_ci as wilson_ci,
 )

@@ -92,8 +92,11 @@ release) and ``error_kind`` (an ERROR row's kind: see :func:`collapse_arrays`).
 Modules
 -------
 ``intervals`` (Wilson, paired difference), ``collapse`` (repeats, flaky rows,
-slice tables), ``mcnemar`` (exact McNemar, Holm, power and planning) and
-``clustered`` (clustered standard error); every public name is importable from
+slice tables), ``mcnemar`` (exact McNemar, Holm, power and planning),
+``clustered`` (clustered standard error) and ``sequential`` (the sequential paired
+gate: :func:`sequential_paired_test`, an e-process for regression and a
+confidence sequence for the drop over a finite set of rows; its guarantees are
+in its module's docstring); every public name is importable from
 :mod:`goldenkit.stats`.
 """
 
@@ -118,12 +121,14 @@ from goldenkit.stats._collapse import (
 )
 from goldenkit.stats._intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
 from goldenkit.stats._mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
+from goldenkit.stats._sequential import SequentialTest, sequential_paired_test, sequential_path
 
 __all__ = [
     "COLLAPSED_COLUMNS",
     "OVERALL",
     "UNTAGGED",
     "ClusteredMean",
+    "SequentialTest",
     "collapse_arrays",
     "collapse_repeats",
     "collapse_with_codes",
@@ -139,6 +144,8 @@ __all__ = [
     "paired_diff_ci",
     "parse_rule",
     "rows_needed",
+    "sequential_paired_test",
+    "sequential_path",
     "slice_table",
     "sorted_codes",
     "verdict_codes",
