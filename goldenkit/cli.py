@@ -40,27 +40,30 @@ from typing import Any, NoReturn, TextIO, cast
 from goldenkit._scrub import SecretScope, check_env_name, scrub, secrets_in_use
 from goldenkit.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, GoldenkitError, UsageError
 
-# Command groups, in the order `goldenkit --help` lists them.
+# Command groups, in the order `goldenkit --help` lists them, each with its one-line help (declared here
+# only: `goldenkit --help` lists them without importing a command's module, so it answers at once).
 # (`import_run` is the module of `goldenkit import-run`.)
-COMMANDS: tuple[str, ...] = (
-    "dataset",
-    "run",
-    "compare",
-    "gate",
-    "baseline",
-    "stats",
-    "report",
-    "audit",
-    "judge",
-    "demo",
-    "benchmark",
-    "leaderboard",
-    "import_run",
-    "query",
-    "pages",
-    "merge",
-    "regrade",
-)
+COMMANDS: dict[str, str] = {
+    "dataset": "validate, hash, describe, sample and import datasets",
+    "run": "run a dataset through a model or agent and grade every outcome",
+    "compare": "compare a candidate run with a base run or baseline, row by row",
+    "gate": "decide whether a run may ship: exit 0 not worse (shown), 2 worse (shown), 3 not enough evidence, "
+    "4 not comparable",
+    "baseline": "save, list and show baselines",
+    "stats": "statistics helpers (plan: rows needed for a paired comparison)",
+    "report": "render the run report (and the comparison) as offline HTML",
+    "audit": "apply failure-audit marks to a dataset",
+    "judge": "LLM judge tools (calibrate: agreement with human labels)",
+    "demo": "run the guided demo: two recorded agent versions, compared and gated, with HTML reports",
+    "benchmark": "run several models or agents on one dataset and print their leaderboard",
+    "leaderboard": "rank comparable runs with paired tests and rank intervals",
+    "import_run": "import another harness's result file (inspect, lm-eval, promptfoo, deepeval, openai-evals, adk) "
+    "as a run",
+    "query": "run SQL over every run (views runs, outcomes, baseline_history)",
+    "pages": "write the static site: runs index, reports, history per dataset",
+    "merge": "unite the shard runs (goldenkit run --shard K/N) of one run into one run folder",
+    "regrade": "grade a finished run's stored answers again with the (new) graders, into a new run",
+}
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -70,19 +73,35 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser(only: str | None = None) -> ArgumentParser:
+class _Commands:
+    """The subparsers action a command module registers on: each command's help comes from
+    :data:`COMMANDS`, so a module declares its options, never its line in ``goldenkit --help``."""
+
+    def __init__(self, action: argparse._SubParsersAction[ArgumentParser]) -> None:
+        self.action = action
+
+    def add_parser(self, name: str, **kw: Any) -> ArgumentParser:
+        kw["help"] = COMMANDS[name.replace("-", "_")]
+        return self.action.add_parser(name, **kw)
+
+
+def build_parser(only: str | None = None, *, overview: bool = False) -> ArgumentParser:
     """The full parser, or with ``only`` one command group (its module alone is imported,
-    which keeps e.g. ``goldenkit run`` from loading the statistics stack)."""
+    which keeps e.g. ``goldenkit run`` from loading the statistics stack); with ``overview``
+    the commands and their help alone, no module imported (``goldenkit --help``)."""
     parser = ArgumentParser(
         prog="goldenkit",
         description="Evaluate LLM models and agents on versioned golden datasets.",
-        epilog="exit codes: 0 ok, 1 usage or bad input, 2 gate failed, 3 infrastructure failure, 4 comparison invalid",
+        epilog="exit codes: 0 ok (not worse, shown), 1 usage or bad input, 2 gate failed (worse, shown), "
+        "3 infrastructure failure or not enough evidence, 4 comparison invalid",
     )
     parser.add_argument("--debug", action="store_true", help="print a traceback on error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for name in COMMANDS:
-        if only is None or name == only:
-            importlib.import_module(f"goldenkit.commands._{name}").register(sub)
+    for name, line in COMMANDS.items():
+        if overview:
+            sub.add_parser(name.replace("_", "-"), help=line, add_help=False)
+        elif only is None or name == only:
+            importlib.import_module(f"goldenkit.commands._{name}").register(_Commands(sub))
     return parser
 
 
@@ -186,7 +205,7 @@ def _run(args_list: list[str], scope: SecretScope) -> int:
     try:
         first = next((a for a in args_list if not a.startswith("-")), None)
         group = first.replace("-", "_") if first else None
-        parser = build_parser(group if group in COMMANDS else None)
+        parser = build_parser(group if group in COMMANDS else None, overview=group not in COMMANDS)
         args = parser.parse_args(args_list)
         _register_keys(args, scope)
         func = getattr(args, "func", None)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from goldenkit.audit import apply_audit
 
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Any) -> None:
     """Add the ``audit`` command group."""
-    group = subparsers.add_parser("audit", help="apply failure-audit marks to a dataset")
+    group = subparsers.add_parser("audit")
     group.set_defaults(func=lambda args: _help(group))
     sub = group.add_subparsers(dest="audit_command", metavar="SUBCOMMAND", parser_class=type(group))
     p = sub.add_parser("apply", help="write a new dataset version with confirmed label errors fixed or dropped")
@@ -34,6 +33,8 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    from goldenkit.audit import apply_audit
+
     result = apply_audit(args.audits, args.dataset, args.output, version=args.version)
     print(
         f"wrote {result.path}: version {result.version} (sha256 {result.sha256}), "

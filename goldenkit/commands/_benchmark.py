@@ -58,7 +58,6 @@ def register(sub: Any) -> None:
     run_parser = run_sub.choices["run"]
     p = sub.add_parser(
         "benchmark",
-        help="run several models or agents on one dataset and print their leaderboard",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 ok, 1 usage or bad input, 3 a run is INVALID, 4 the runs are not comparable",
         parents=[run_parser],

@@ -26,8 +26,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, cast
 
-import pandas as pd
-
 from goldenkit.commands._args import SECONDS, TEMPERATURE
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.dataset._reader import validate_dataset
@@ -39,9 +37,9 @@ from goldenkit.schema import SPLITS
 IMPORT_FORMATS = ("adk", "vertex", "golden", "openai-evals", "inspect")
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Any) -> None:
     """Add the ``dataset`` command group."""
-    group = subparsers.add_parser("dataset", help="validate, hash, describe, sample and import datasets")
+    group = subparsers.add_parser("dataset")
     group.set_defaults(func=lambda args: _help(group))
     sub = group.add_subparsers(dest="dataset_command", metavar="SUBCOMMAND", parser_class=type(group))
 
@@ -236,6 +234,8 @@ def cmd_hash(args: argparse.Namespace) -> int:
 
 def dataset_info(ds: Dataset) -> dict[str, Any]:
     """The summary ``goldenkit dataset info`` prints, as a JSON-ready dict."""
+    import pandas as pd
+
     rows = ds.rows
     table = pd.crosstab(rows["slice"], rows["split"]).reindex(columns=list(SPLITS), fill_value=0)
     slices = {

@@ -22,19 +22,14 @@ import argparse
 import sys
 from typing import Any
 
-from goldenkit.demo._story import DEFAULT_DATASET, run_demo, story
-
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
-        help="run the guided demo: two recorded agent versions, compared and gated, with HTML reports",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 story printed (with --strict: the gate's code), 1 bad input, 3 a run or notebook failed",
     )
-    p.add_argument(
-        "--dataset", default=DEFAULT_DATASET, metavar="DIR", help=f"dataset folder (default {DEFAULT_DATASET})"
-    )
+    p.add_argument("--dataset", metavar="DIR", help="dataset folder (default: the bundled support-agent dataset)")
     p.add_argument("--results-dir", default="results", metavar="DIR", help="where the demo runs go (default results)")
     p.add_argument("--no-html", action="store_true", help="skip report.html and compare.html (faster)")
     p.add_argument("--strict", action="store_true", help="exit with the gate's code instead of 0")
@@ -50,8 +45,9 @@ def benchmark_demo(args: argparse.Namespace) -> int:
     """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
     from goldenkit.commands._leaderboard_text import format_leaderboard
     from goldenkit.demo._benchmark import benchmark_story, run_benchmark
+    from goldenkit.demo._story import DEFAULT_DATASET
 
-    lb = run_benchmark(args.dataset, args.results_dir, log=_log)
+    lb = run_benchmark(args.dataset or DEFAULT_DATASET, args.results_dir, log=_log)
     print()
     print(format_leaderboard(lb))
     print()
@@ -61,9 +57,11 @@ def benchmark_demo(args: argparse.Namespace) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> int:
+    from goldenkit.demo._story import DEFAULT_DATASET, run_demo, story
+
     if args.benchmark:
         return benchmark_demo(args)
-    result = run_demo(args.dataset, args.results_dir, html=not args.no_html, log=_log)
+    result = run_demo(args.dataset or DEFAULT_DATASET, args.results_dir, html=not args.no_html, log=_log)
     print()
     print(story(result))
     code = result.gate_exit_code

@@ -23,15 +23,11 @@ from typing import Any
 from goldenkit.commands._args import number
 from goldenkit.config import load_config
 from goldenkit.errors import GateFailed, UsageError
-from goldenkit.graders._build import build_graders
-from goldenkit.graders._calibration import calibration_report, judge_labels, read_labels
-from goldenkit.results import write_json_atomic
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "judge",
-        help="LLM judge tools (calibrate: agreement with human labels)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND", parser_class=type(p))
@@ -66,6 +62,8 @@ def register(sub: Any) -> None:
 
 
 def _judge_from_args(args: argparse.Namespace) -> Any:
+    from goldenkit.graders._build import build_graders
+
     cfg = load_config(args.config) if (args.config or args.live) else {}
     judge_cfg = dict(cfg.get("judge", {})) if isinstance(cfg.get("judge"), dict) else {}
     if args.judge:
@@ -95,6 +93,8 @@ def _case_lookup(path: str) -> Any:
 
 async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -> list[str]:
     """The judge's decisions, its client closed on the event loop that opened it."""
+    from goldenkit.graders._calibration import judge_labels
+
     try:
         return await judge_labels(rows, judge, max_in_flight=max_in_flight, case_for=case_for)
     finally:
@@ -102,6 +102,9 @@ async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
+    from goldenkit.graders._calibration import calibration_report, read_labels
+    from goldenkit.results import write_json_atomic
+
     if args.min_n < 1:
         raise UsageError("--min-n must be at least 1")
     rows = read_labels(args.labels)

@@ -29,7 +29,6 @@ from goldenkit.errors import InputError, UsageError
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "leaderboard",
-        help="rank comparable runs with paired tests and rank intervals",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 ranked, 1 usage or bad input, 4 comparison invalid",
     )

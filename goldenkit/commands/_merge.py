@@ -19,7 +19,6 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "merge",
-        help="unite the shard runs (goldenkit run --shard K/N) of one run into one run folder",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 VALID merged run, 1 refused (the message names the shard), 3 INVALID merged run",
     )

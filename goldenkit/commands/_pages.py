@@ -23,7 +23,6 @@ from goldenkit.errors import EXIT_INFRASTRUCTURE
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "pages",
-        help="write the static site: runs index, reports, history per dataset",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

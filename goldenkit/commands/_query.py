@@ -14,15 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "query",
-        help="run SQL over every run (views runs, outcomes, baseline_history)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -42,6 +42,8 @@ def _jsonable(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from goldenkit.history import query
 
     df = query(args.sql, args.results_dir, args.baselines_dir, rule=args.rule)

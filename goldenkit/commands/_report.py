@@ -21,17 +21,18 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldenkit.commands._args import ALPHA, SECONDS, gate_defaults
-from goldenkit.notebooks import NotebookRun, execute_notebooks
-from goldenkit.results import read_run
 from goldenkit.schema import RUN_FILE
 
+if TYPE_CHECKING:
+    from goldenkit.notebooks import NotebookRun
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+
+def register(subparsers: Any) -> None:
     """Add the ``report`` command."""
-    p = subparsers.add_parser("report", help="render the run report (and the comparison) as offline HTML")
+    p = subparsers.add_parser("report")
     p.add_argument("run", metavar="RUN", nargs="?", help="run folder, or run id under --results-dir")
     p.add_argument("--leaderboard", nargs="+", metavar="RUN", help="render leaderboard.html of these runs instead")
     p.add_argument("--baseline", metavar="B", help="compare against this run or baseline (writes compare.html)")
@@ -65,6 +66,8 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
     The command process stays free of the statistics stack (the notebooks load
     it in their kernels), which saves its import time before the kernels start.
     """
+    from goldenkit.results import read_run
+
     if (Path(ref) / RUN_FILE).is_file():
         return read_run(ref, results_dir)
     from goldenkit.baselines import resolve_run_or_baseline
@@ -79,8 +82,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
 
         return report_leaderboard(args)
+    from goldenkit.notebooks import execute_notebooks
+    from goldenkit.results import read_run
+
     run = read_run(args.run, args.results_dir)
-    gate_defaults(args, run.manifest)
+    gate_defaults(args, run)
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (
