@@ -72,9 +72,12 @@ def test_critical_refunds_fails_the_worked_example_though_pass_rate_rose() -> No
     assert rule(d, "regression.overall").passed  # 10 broke vs 14 fixed: noise
     crit = rule(d, "regression.critical[refunds]")
     assert not crit.passed and round(crit.actual, 4) == 0.0391 and crit.threshold == 0.05
-    assert "b=8 broke, c=1 fixed" in crit.detail
-    other = rule(d, "regression.slice[other]")
-    assert other.passed  # improved: c > b
+    assert "b=8 broke, c=1 fixed" in crit.detail and "one-sided exact McNemar p=0.0195" in crit.detail
+    assert "Holm family of 2: overall + 1 critical slice(s)" in crit.detail  # one family, not two
+    assert not any(r.name.startswith("regression.slice") for r in d.rules)  # other slices: review only
+    every = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(critical=("refunds",), fail_on_slices=True))
+    assert rule(every, "regression.slice[other]").passed  # improved: c > b; it joined the family of 3
+    assert round(rule(every, "regression.critical[refunds]").actual, 4) == round(3 * 10 / 512, 4)
     with pytest.raises(GateFailed) as err:
         d.raise_for_failure()
     assert err.value.decision is d and "refunds" in str(err.value)
@@ -89,7 +92,7 @@ def test_same_candidate_passes_without_critical_slices_at_lower_alpha() -> None:
 
 
 def test_review_when_only_raw_p_is_below_alpha() -> None:
-    # three slices, one broke 8 vs 1 (p=0.039): Holm over 3 gives 0.117 -> review, not fail
+    # three slices, one broke 8 vs 1 (one-sided p=10/512): not critical -> review, never a rule
     rows_b, rows_c = [], []
     for s in ("a", "b", "c"):
         for i in range(30):
@@ -100,23 +103,40 @@ def test_review_when_only_raw_p_is_below_alpha() -> None:
             rows_c.append((rid, s, ["FAIL"] if broke else ["PASS"]))
     base = FakeRun(manifest("b", repeats=1), outcomes(rows_b))
     cand = FakeRun(manifest("c", repeats=1), outcomes(rows_c))
-    d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy())
-    a = rule(d, "regression.slice[a]")
-    assert a.passed and d.review == ["a"] and "flagged for review" in a.detail
-    assert a.actual == pytest.approx(min(1.0, 3 * 20 / 512))
-    assert not rule(d, "regression.overall").passed  # overall 8 vs 1 is p=0.039 < 0.05 with b > c
+    cmp = compare_runs(base, cand)
+    d = evaluate_gate(cand, comparison=cmp, policy=GatePolicy())
+    assert d.review == ["a"] and not any(r.name == "regression.slice[a]" for r in d.rules)
+    ov = rule(d, "regression.overall")  # overall 8 vs 1: one-sided p=10/512 alone in its family
+    assert not ov.passed and ov.actual == pytest.approx(10 / 512)
     assert d.exit_code == 2
     assert "[REVIEW] slice a" in d.format()
+    # fail_on_slices: the slices join the overall's family of 4; Holm 4 * 10/512 = 0.078: nothing shown
+    every = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(fail_on_slices=True))
+    a = rule(every, "regression.slice[a]")
+    assert a.passed and every.review == ["a"] and "flagged for review" in a.detail
+    assert a.actual == pytest.approx(4 * 10 / 512) and rule(every, "regression.overall").passed
+    # and a drop of 7 in 90 rows is not shown to be within the margin either: not enough evidence
+    assert not rule(every, "non_inferiority").passed and every.exit_code == 3
+    assert every.summary().startswith("gate NOT EVIDENCE: non_inferiority: ")
 
 
 def test_non_inferiority_margin() -> None:
+    from goldenkit.stats import paired_diff_ci
+
     base, cand = example()
     cmp = compare_runs(base, cand)
-    drop_upper = -cmp.overall["diff_ci_low"]
-    ok = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.02))
+    both_pass = int(cmp.overall["k_cand"]) - cmp.c  # 356 - 14
+    both_fail = 400 - both_pass - cmp.b - cmp.c
+    # the one-sided 99% bound: the upper limit of the two-sided 98% Newcombe interval of the drop
+    _, low98, _ = paired_diff_ci(both_pass, cmp.c, cmp.b, both_fail, 0.98)
+    drop_upper = -low98
+    assert -cmp.overall["diff_ci_low"] < drop_upper < 0.03  # wider than the compare table's 95% interval
+    ok = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.03))
     assert rule(ok, "non_inferiority").passed and rule(ok, "non_inferiority").actual == pytest.approx(drop_upper)
     bad = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.01))
-    assert not rule(bad, "non_inferiority").passed and bad.exit_code == 2
+    ni = rule(bad, "non_inferiority")
+    assert not ni.passed and ni.exit_code == 3 and bad.exit_code == 3  # not shown: no evidence either way
+    assert "non-inferiority not shown (400 paired rows); about " in ni.detail
 
 
 def test_absolute_rules_overall_and_per_slice() -> None:
@@ -162,7 +182,11 @@ def test_error_rate_over_maximum_is_exit_3() -> None:
     assert not e.passed and e.actual == pytest.approx(0.05) and d.exit_code == 3
     with pytest.raises(InfrastructureError):
         d.raise_for_failure()
-    assert evaluate_gate(run, policy=GatePolicy(regression=False, max_error_rate=0.05)).passed
+    assert evaluate_gate(run, policy=GatePolicy(regression=False, max_error_rate=0.05, min_pass_rate=0.9)).passed
+    # without a threshold and without regression the policy checks no quality: never green
+    d = evaluate_gate(run, policy=GatePolicy(regression=False, max_error_rate=0.05))
+    assert rule(d, "error_rate").passed and d.exit_code == 3
+    assert rule(d, "quality").detail.startswith("the policy checks no quality: regression = false")
 
 
 def test_invalid_run_is_exit_3_even_when_quality_fails() -> None:
@@ -231,18 +255,18 @@ def test_a_critical_slice_too_small_for_its_margin_is_a_warning_with_the_rows_it
     base, cand = example()
     cmp = compare_runs(base, cand)  # 24 of the 400 paired rows flipped: 0.06
     d = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(critical=("refunds", "other")))
-    need = rows_needed(0.05, 0.06, 0.05, 0.8)  # no margin: a change of 0.05
-    assert need == 191
+    need = rows_needed(0.05, 0.06, 0.1, 0.8)  # the margin 0.05, one-sided at 0.05 = two-sided at 0.1
+    assert need == 162
     assert [w for w in d.warnings if w.startswith("critical slice")] == [
-        "critical slice refunds: 60 paired row(s) are too few to detect a change of 0.05 (no non_inferiority_margin) "
-        "at alpha 0.05 with 80% power; it needs 191 paired rows (exact McNemar test, 0.06 of the rows flipping "
-        "(as in this comparison): goldenkit stats plan --delta 0.05 --discordance 0.06 --alpha 0.05)"
+        "critical slice refunds: 60 paired row(s) are too few to detect the non-inferiority margin 0.05 "
+        "at alpha 0.05 with 80% power; it needs 162 paired rows (one-sided exact McNemar test, 0.06 of the rows "
+        "flipping (as in this comparison): goldenkit stats plan --delta 0.05 --discordance 0.06 --alpha 0.1)"
     ]  # other has 340 paired rows: enough
     assert "[WARN] critical slice refunds: 60 paired row(s)" in d.format()
     # a margin of 0.03 at alpha 0.01 asks more of both slices
     strict = GatePolicy(critical=("refunds", "other"), non_inferiority_margin=0.03, alpha=0.01)
     d = evaluate_gate(cand, comparison=cmp, policy=strict)
-    need = rows_needed(0.03, 0.06, 0.01, 0.8)
+    need = rows_needed(0.03, 0.06, 0.02, 0.8)
     power = [w for w in d.warnings if w.startswith("critical slice")]
     assert [w.split(":")[0] for w in power] == ["critical slice refunds", "critical slice other"]
     assert all(

@@ -12,11 +12,15 @@ graders, judge, rows) exits 4.
 
 Prints every rule with its actual value, threshold and the evidence it saw
 (rows graded, paired, left out and why), the slices flagged for review, the
-slices that are not evidence (warnings), and a summary line. Exit codes:
-0 passed · 1 bad input · 2 gate failed (also an empty or fully skipped run, a
-critical slice with no graded rows, a new permanent error) · 3 a side is not
-evidence (the run or the baseline INVALID, incomplete or ungraded; an error
-rate over its maximum, overall or in one slice) · 4 the baseline is not comparable.
+slices that are not evidence (warnings), and a last line naming the decision
+its exit code means: "gate PASSED" (0), "gate FAILED" (2), "gate NOT
+EVIDENCE" (3), "gate COMPARISON INVALID" (4). Exit codes: 0 passed
+(non-inferiority shown, no rule failed) · 1 bad input · 2 a failure shown (a
+regression, a new error of the candidate's own, a threshold; also an empty or
+fully skipped run, a critical slice with no graded rows) · 3 not enough
+evidence (a side INVALID, incomplete or ungraded; an error rate over its
+maximum; non-inferiority not shown, with the paired rows it would need) · 4
+the baseline is not comparable. ``--json`` gives each rule its exit code.
 """
 
 from __future__ import annotations
@@ -35,10 +39,9 @@ from goldenkit.gate import GatePolicy, evaluate_gate
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "gate",
-        help="apply the quality gate to a run (exit 0 pass, 2 fail, 3 invalid run, 4 baseline not comparable)",
+        help="apply the quality gate to a run (exit 0 pass, 2 fail, 3 not enough evidence, 4 baseline not comparable)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="exit codes: 0 passed, 1 usage or bad input, 2 gate failed, 3 infrastructure failure, "
-        "4 comparison invalid",
+        epilog="exit codes: 0 passed, 1 usage or bad input, 2 gate failed, 3 not enough evidence, 4 comparison invalid",
     )
     p.add_argument("run", help="run folder, run id or baseline name")
     p.add_argument("--baseline", help="baseline: name, run folder or run id (default: [gate] baseline)")
@@ -74,7 +77,7 @@ def _answers_of(man: dict[str, Any]) -> str | None:
 
 def gate_command(args: argparse.Namespace) -> int:
     run = resolve_run_or_baseline(args.run, args.results_dir, args.baselines_dir)
-    cfg = config_for_run(args.config, getattr(run, "manifest", None))
+    cfg = config_for_run(args.config, getattr(run, "manifest", None), getattr(run, "path", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where=where)
     ref = args.baseline or policy.baseline

@@ -7,13 +7,33 @@ what to do with it (``decision.raise_for_failure()``, or the CLI's exit code).
 Every rule states the evidence it saw (rows graded and paired, rows left out
 and why), so "no regression" can be told from "nothing to compare".
 
-Exit codes of a decision: 0 passed · 2 a quality rule failed (also an empty or
-fully skipped run, a missing baseline, a critical slice with no graded rows,
-a new permanent error) · 3 a side is not evidence (the run or the baseline
-INVALID, incomplete or without a graded row; an error rate over its maximum,
-overall or in one slice; a critical slice whose rows errored) · 4 the
+Three outcomes. Exit 2 when a failure is shown: a regression shown (the Holm
+family below), a candidate's own error shown (new ``agent`` or ``refused``
+errors beyond ``max_new_permanent_errors``), an absolute threshold failed
+(also an empty or fully skipped run, a missing baseline, a critical slice with
+no graded rows). Exit 0 only when non-inferiority is shown overall and on
+every critical slice (the upper confidence bound of the paired drop is below
+the margin) and no other rule fails. Everything else is exit 3, "not enough
+evidence", naming what is missing and the paired rows it would need: a side
+that is not evidence (the run or the baseline INVALID, incomplete or without a
+graded row; an error rate over its maximum, overall or in one slice; a
+critical slice whose rows errored), or a decision not shown either way
+(non-inferiority not shown, a policy that checks no quality). Exit 4: the
 baseline cannot be compared with the run (another protocol). When several
-rules fail, 3 wins over 4, and 4 over 2.
+rules fail, a side that is not evidence (3) wins over 4, 4 over 2, and 2 over
+"not shown either way" (3).
+
+Error rates (with ``alpha`` of the policy, 0.05 by default):
+
+* False fail: when the candidate behaves like the baseline, the gate fails on a
+  regression (exit 2) with probability at most ``alpha``, because every
+  regression rule that can fail is one Holm family of one-sided exact tests.
+* False pass: when the candidate's true drop equals ``non_inferiority_margin``
+  (overall or on a critical slice), the gate passes (exit 0) with probability
+  at most ``alpha``, because each non-inferiority bound is a one-sided
+  ``1 - alpha`` bound and all of them must hold (an intersection-union test).
+
+Both are checked by simulation in tests/test_gate_three_way.py.
 
 Configuration: the ``[gate]`` table of goldenkit.toml
 ------------------------------------------------------
@@ -33,11 +53,15 @@ Configuration: the ``[gate]`` table of goldenkit.toml
     max_slice_error_rate = 0.05      # new transient ERROR rows / rows, per slice; over it: exit 3 (default 0.05)
     max_new_permanent_errors = 0     # rows the baseline graded that the candidate made a permanent ERROR (default 0)
     min_paired_rows = 1              # rows graded on both sides each critical slice needs (default 1)
+    min_paired_share = 0.9           # share of rows paired, overall and per critical slice (default 0.9)
     regression = true                # compare against a baseline (default true; a missing one fails)
     baseline = "main"                # default baseline (name or run); --baseline overrides
-    alpha = 0.05                     # significance level of the regression rules
-    critical = ["refunds"]           # slices forming their own Holm family
-    non_inferiority_margin = 0.03    # fail when the upper bound of the paired drop exceeds this
+    alpha = 0.05                     # family-wise false-fail rate of the regression rules (default 0.05)
+    critical = ["refunds"]           # slices in the gate's Holm family, beside the overall table
+    fail_on_slices = false           # true: the other slices join the family and can fail (default false)
+    non_inferiority_margin = 0.05    # largest drop tolerated; green needs it shown (default 0.05; false: off)
+    allowed_regression = 0.0         # point rule for deterministic runs: largest drop of a pass rate (default off)
+    allow_noisy = false              # true: allowed_regression also on runs whose repeats disagree (default false)
 
     [gate.slices.refunds]            # per-slice absolute thresholds (override the per_slice_ ones)
     min_pass_rate = 0.90
@@ -52,7 +76,10 @@ Is each side evidence?
 
 * ``run.validity`` (3): the run's manifest says INVALID. ``run.complete`` (3):
   the run did not finish (resume it).
-* ``error_rate`` (3): ERROR attempts over all attempts exceed ``max_error_rate``.
+* ``error_rate`` (3): ERROR attempts nobody's answer caused (``transient``,
+  ``infrastructure``, the judge's or simulator's) over all attempts exceed
+  ``max_error_rate``; the candidate's own ``agent`` and ``refused`` errors
+  count against it (``errors.new_permanent``), not against its validity.
 * ``run.graded`` (2): no row has a PASS/FAIL (empty or fully skipped run).
 * ``baseline.evidence`` (3): the baseline (a run, or a committed snapshot
   whose saved run key says so) is INVALID, incomplete or has no graded row.
@@ -86,17 +113,35 @@ Quality:
   when every attempt on them errored.
 * ``baseline`` (2): regression is on and there is no baseline.
   ``baseline.comparable`` (4): the baseline is from another protocol.
-* ``regression.overall`` (2): fails when ``b > c`` and the overall exact
-  McNemar ``p < alpha``.
-* ``regression.critical[SLICE]`` (2): the critical slices are one Holm
-  family; a slice fails when ``b > c`` and its adjusted ``p < alpha``.
-* ``regression.slice[SLICE]`` (2): all other slices are another Holm
-  family, same test (the comparison table's ``p_adj`` is a third family,
-  all slices together; every adjusted p says which family it belongs to). A
-  slice with ``b > c`` whose raw p is below alpha but whose adjusted p is not
-  is listed in ``decision.review``, not failed.
-* ``non_inferiority`` (2): the upper bound of the paired drop
-  (base minus candidate, Newcombe interval) must not exceed the margin.
+* ``regression.overall``, ``regression.critical[SLICE]`` (2): ONE Holm family
+  at ``alpha``: the overall table and every critical slice, each by the
+  one-sided exact McNemar test (:func:`goldenkit.stats.mcnemar_one_sided`:
+  ``b`` broke out of ``b + c`` flips, binomial at 1/2, alternative "more broke
+  than fixed"); a line fails when ``b > c`` and its Holm-adjusted ``p < alpha``.
+* ``regression.slice[SLICE]`` (2): only with ``fail_on_slices = true``: the
+  other slices join the same family. Without it, a non-critical slice with
+  ``b > c`` and a one-sided p below ``alpha`` (unadjusted) is listed in
+  ``decision.review``, never failed. (The comparison table keeps its
+  two-sided McNemar p and its own Holm ``p_adj`` over all slices, for reading.)
+* ``non_inferiority``, ``non_inferiority[SLICE]`` (3, or 2): overall and on
+  every critical slice, the upper limit of the two-sided ``1 - 2 alpha``
+  Newcombe (method 10) interval of the paired drop (base minus candidate),
+  that is the one-sided ``1 - alpha`` upper bound, must be below
+  ``non_inferiority_margin``. Above it, non-inferiority is not shown: exit 3,
+  naming the paired rows that would show it (:mod:`goldenkit.gate._power`'s
+  calculator); exit 2 only when the drop itself is shown to exceed the margin
+  (the lower limit above the margin, and that line's regression failed).
+  With ``non_inferiority_margin = false`` the rule is off, and the output
+  says which drop the paired rows could not have detected.
+* ``allowed_regression``, ``allowed_regression[SLICE]`` (2): for deterministic
+  runs (recorded fixtures): a pass rate of the candidate below the baseline's
+  by more than ``allowed_regression`` fails, equal passes; a point comparison
+  without an error rate, and it says so. On runs whose repeats disagree (flaky
+  rows, either side) it is refused (3) unless ``allow_noisy = true``. Set
+  ``non_inferiority_margin = false`` beside it when the runs are too small to
+  show non-inferiority.
+* ``quality`` (3): regression off and no absolute threshold: the policy
+  checks no quality, so the gate is never green.
 
 A slice named in ``critical`` or ``[gate.slices.NAME]`` that no side has is
 named with the closest slice that exists (``critical slice refnuds: ... (did
@@ -113,6 +158,7 @@ Modules
   :class:`GateRule`, :class:`GateDecision`.
 * :mod:`goldenkit.gate._evidence`: is each side evidence (the ledger's account).
 * :mod:`goldenkit.gate._evaluate`: :func:`evaluate_gate`, the rules above.
+* :mod:`goldenkit.gate._regression`: the Holm family, non-inferiority and the point rule.
 * :mod:`goldenkit.gate._power`: the power warning.
 """
 

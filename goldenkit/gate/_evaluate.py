@@ -8,27 +8,26 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from goldenkit._protocols import RunLike
 from goldenkit._text import did_you_mean
 from goldenkit.compare._groups import RunRef, resolve_side
 from goldenkit.compare._ledger import missing_repeats
-from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, ConfigError
+from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_INFRASTRUCTURE, ComparisonInvalid, ConfigError
 from goldenkit.gate._evidence import (
     baseline_evidence,
     error_rules,
-    paired_evidence,
     red_rate_rule,
     red_rules,
     rows_evidence,
     slice_evidence,
 )
-from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
+from goldenkit.gate._policy import UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.gate._power import POWER_DELTA, power_warnings
+from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
 from goldenkit.schema import INVALID
-from goldenkit.stats import collapse_repeats, holm, slice_table
+from goldenkit.stats import collapse_repeats, slice_table
 
 if TYPE_CHECKING:
     from goldenkit.compare._runs import Comparison
@@ -177,9 +176,34 @@ def evaluate_gate(
     rules += _with_slice_meant(slice_evidence(policy, paired, table, warnings), policy, known)
     rules += error_rules(policy, paired, collapsed)
     if paired is not None:
-        rules += _regression_rules(paired, policy, review)
-        warnings += power_warnings(paired, policy)
+        family, shown = regression_rules(paired, policy, review)
+        rules += family + non_inferiority_rules(paired, policy, shown) + point_rules(paired, policy)
+        warnings += power_warnings(paired, policy) + detection_notes(paired, policy)
+    rules += _quality_checked(policy)
     return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
+
+
+#: The absolute thresholds of a policy: any of them is a check of quality without a baseline.
+_ABSOLUTE = (
+    "min_pass_rate",
+    "min_wilson_lower",
+    "per_slice_min_pass_rate",
+    "per_slice_min_wilson_lower",
+    "max_hallucination_rate",
+    "min_negative_case_pass_rate",
+)
+
+
+def _quality_checked(policy: GatePolicy) -> list[GateRule]:
+    """``quality`` (exit 3): a policy with regression off and no absolute threshold checks no quality,
+    so it is never green; nothing when it checks some."""
+    if policy.regression or policy.slices or any(getattr(policy, k) is not None for k in _ABSOLUTE):
+        return []
+    detail = (
+        "the policy checks no quality: regression = false and no absolute threshold "
+        f"({', '.join(_ABSOLUTE)}, [gate.slices.NAME]); set one, or gate against a baseline"
+    )
+    return [GateRule("quality", False, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE)]
 
 
 def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:
@@ -208,13 +232,18 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
             )
         )
     attempts, errors = int(overall["attempts"]), int(overall["error"])
+    # the candidate's own errors (agent, refused) count against it (errors.new_permanent), not its validity
+    own = int(collapsed["n_candidate_errors"].sum()) if "n_candidate_errors" in collapsed.columns else 0
+    errors -= own
     err_rate = errors / attempts if attempts else float("nan")
     if policy.max_error_rate is not None:
         ok = attempts > 0 and err_rate <= policy.max_error_rate
         detail = (
-            f"error rate {_fmt(err_rate)} ({errors}/{attempts} attempts) "
+            f"error rate {_fmt(err_rate)} ({errors}/{attempts} attempts, errors nobody's answer caused) "
             f"{'<=' if ok else '>'} {policy.max_error_rate:.4f}" + ("" if ok else ": the run is not evidence")
         )
+        if own:
+            detail += f"; the candidate's own {own} ERROR attempt(s) (agent, refused) count against it instead"
         if attempts == 0:
             detail = "no attempts: nothing was run"
             ok = True  # an empty run is a quality failure (run.graded), not an infrastructure one
@@ -227,7 +256,7 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
                 detail,
                 "infrastructure",
                 3,
-                evidence=f"{attempts} attempt(s), {errors} ERROR",
+                evidence=f"{attempts} attempt(s), {errors + own} ERROR ({own} the candidate's own)",
             )
         )
     n_graded = int(overall["n"])
@@ -298,72 +327,3 @@ def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> Ga
     else:
         detail = f"hallucination rate {_fmt(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {_fmt(limit)}"
     return GateRule("hallucination_rate", ok, rate, limit, detail, evidence=f"{judged} judged attempt(s)")
-
-
-def _regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) -> list[GateRule]:
-    out: list[GateRule] = []
-    alpha = policy.alpha
-    t = comparison.table
-    ov = t.iloc[-1]
-    b, c, p = int(ov["b"]), int(ov["c"]), float(ov["p_val"])
-    fail = b > c and p < alpha
-    out.append(
-        GateRule(
-            "regression.overall",
-            not fail,
-            p,
-            alpha,
-            f"overall b={b} broke, c={c} fixed, exact McNemar p={_fmt(p)}"
-            + (f" < {alpha}: significant regression" if fail else ""),
-            "regression",
-            evidence=paired_evidence(ov),
-        )
-    )
-    sl = t.iloc[:-1]
-    names = [str(s) for s in sl["slice"]]
-    crit = [s for s in policy.critical if s in names]
-    other = [s for s in names if s not in policy.critical]
-    by_name = sl.set_index(sl["slice"].astype(str))
-    for family, label in ((crit, "critical"), (other, "slice")):
-        if not family:
-            continue
-        rows = by_name.loc[family]
-        p_raw = rows["p_val"].to_numpy(dtype=float)
-        p_adj = holm(p_raw)
-        fam = f"Holm p in the {'critical' if label == 'critical' else 'non-critical'} family of {len(family)}"
-        for s, pr, pa in zip(family, p_raw, p_adj, strict=True):
-            bb, cc = int(by_name.at[s, "b"]), int(by_name.at[s, "c"])
-            failed = bb > cc and pa < alpha
-            detail = f"{s}: b={bb} broke, c={cc} fixed, p={_fmt(pr)}, {fam}={_fmt(pa)}"
-            if failed:
-                detail += f" < {alpha}: significant regression"
-            elif bb > cc and pr < alpha:
-                detail += ": raw p below alpha, flagged for review"
-                review.append(s)
-            out.append(
-                GateRule(
-                    f"regression.{label}[{s}]",
-                    not failed,
-                    float(pa),
-                    alpha,
-                    detail,
-                    "regression",
-                    evidence=paired_evidence(by_name.loc[s]),
-                )
-            )
-    if policy.non_inferiority_margin is not None:
-        m = policy.non_inferiority_margin
-        drop_hi = -float(ov["diff_ci_low"])
-        ok = not np.isnan(drop_hi) and drop_hi <= m
-        out.append(
-            GateRule(
-                "non_inferiority",
-                ok,
-                drop_hi,
-                m,
-                f"upper bound of the paired drop {_fmt(drop_hi)} {'<=' if ok else '>'} margin {m:.4f}",
-                "regression",
-                evidence=paired_evidence(ov),
-            )
-        )
-    return out

@@ -117,10 +117,12 @@ def _collapsed_of(obj: Any, rule: str) -> pd.DataFrame:
 
 
 def _error_share(collapsed: pd.DataFrame) -> tuple[int, int]:
-    """(ERROR attempts, attempts) of a collapsed table."""
+    """(ERROR attempts nobody's answer caused, attempts) of a collapsed table: a side's own errors
+    (agent, refused) are not outages."""
     if "attempts" not in collapsed.columns or "n_error" not in collapsed.columns:
         return 0, 0
-    return int(collapsed["n_error"].sum()), int(collapsed["attempts"].sum())
+    own = int(collapsed["n_candidate_errors"].sum()) if "n_candidate_errors" in collapsed.columns else 0
+    return int(collapsed["n_error"].sum()) - own, int(collapsed["attempts"].sum())
 
 
 def baseline_evidence(

@@ -5,7 +5,8 @@
 naming the key for an unknown key or a value of the wrong type; absent keys
 take the documented defaults. :class:`GateRule` is one checked rule with the
 evidence it saw; :class:`GateDecision` is every rule, the exit code they force
-(3 over 4 over 2) and the slices named for review or as warnings.
+(a side not evidence 3, over 4, over 2, over "not enough evidence to decide" 3) and the
+slices named for review or as warnings.
 """
 
 from __future__ import annotations
@@ -27,9 +28,27 @@ from goldenkit.errors import (
 )
 from goldenkit.stats import parse_rule
 
-__all__ = ["GateDecision", "GatePolicy", "GateRule"]
+__all__ = ["DECISION_NAMES", "REVIEW_NOTE", "UNDECIDED", "GateDecision", "GatePolicy", "GateRule"]
+
+#: Why a slice is listed in ``decision.review``.
+REVIEW_NOTE = (
+    "more broke than fixed, one-sided p below alpha before adjustment; listed for review, not failed "
+    "(outside the gate's Holm family unless fail_on_slices = true, or not significant after Holm)"
+)
 
 _SLICE_KEYS = ("min_pass_rate", "min_wilson_lower")
+
+
+#: The ``kind`` of a rule whose failure means "not shown either way" (exit 3, below a shown failure's 2).
+UNDECIDED = "undecided"
+
+#: The last line of a decision, by exit code: the decision named as the exit code means it.
+DECISION_NAMES = {
+    EXIT_OK: "PASSED",
+    EXIT_GATE_FAILED: "FAILED",
+    EXIT_INFRASTRUCTURE: "NOT EVIDENCE",
+    EXIT_COMPARISON_INVALID: "COMPARISON INVALID",
+}
 
 
 def _rate(where: str, key: str, v: Any) -> float:
@@ -56,7 +75,10 @@ class GatePolicy:
     baseline: str | None = None
     alpha: float = 0.05
     critical: tuple[str, ...] = ()
-    non_inferiority_margin: float | None = None
+    non_inferiority_margin: float | None = 0.05
+    fail_on_slices: bool = False
+    allowed_regression: float | None = None
+    allow_noisy: bool = False
     min_paired_rows: int = 1
     min_paired_share: float = 0.9
     max_new_permanent_errors: int | None = 0
@@ -79,9 +101,9 @@ class GatePolicy:
             "max_hallucination_rate",
             "min_negative_case_pass_rate",
             "max_error_rate",
-            "non_inferiority_margin",
             "max_slice_error_rate",
             "min_paired_share",
+            "allowed_regression",
         ):
             if key in cfg and cfg[key] is not None:
                 kw[key] = _rate(where, key, cfg[key])
@@ -109,10 +131,16 @@ class GatePolicy:
                 if not isinstance(cfg[key], str) or not cfg[key]:
                     raise ConfigError(f"{where}: {key} must be a non-empty string, got {cfg[key]!r}")
                 kw[key] = cfg[key]
-        if "regression" in cfg:
-            if not isinstance(cfg["regression"], bool):
-                raise ConfigError(f"{where}: regression must be true or false, got {cfg['regression']!r}")
-            kw["regression"] = cfg["regression"]
+        for key in ("regression", "fail_on_slices", "allow_noisy"):
+            if key in cfg:
+                if not isinstance(cfg[key], bool):
+                    raise ConfigError(f"{where}: {key} must be true or false, got {cfg[key]!r}")
+                kw[key] = cfg[key]
+        if "non_inferiority_margin" in cfg:
+            m = cfg["non_inferiority_margin"]
+            if m is True:
+                raise ConfigError(f"{where}: non_inferiority_margin must be a number in [0, 1] or false, got true")
+            kw["non_inferiority_margin"] = None if m is False else _rate(where, "non_inferiority_margin", m)
         if "critical" in cfg:
             crit = cfg["critical"]
             if not isinstance(crit, list) or not all(isinstance(s, str) and s for s in crit):
@@ -159,6 +187,7 @@ class GateRule:
             "threshold": num(self.threshold),
             "detail": self.detail,
             "kind": self.kind,
+            "exit_code": self.exit_code,
             "evidence": self.evidence,
         }
 
@@ -179,22 +208,29 @@ class GateDecision:
 
     @property
     def exit_code(self) -> int:
-        codes = {r.exit_code for r in self.failed_rules}
+        """3 when a side is not evidence, else 4, else 2 (a failure shown), else 3 (not shown either way), else 0."""
+        failed = self.failed_rules
+        shown = {r.exit_code for r in failed if r.kind != UNDECIDED}
         for code in (EXIT_INFRASTRUCTURE, EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED):
-            if code in codes:
+            if code in shown:
                 return code
-        return EXIT_OK
+        return EXIT_INFRASTRUCTURE if failed else EXIT_OK
 
     @property
     def passed(self) -> bool:
         return self.exit_code == EXIT_OK
 
     def summary(self) -> str:
-        """One line: PASSED, or FAILED naming the failed rules."""
+        """One line naming the decision its exit code means (PASSED, FAILED, NOT EVIDENCE, COMPARISON
+        INVALID) and the failed rules that force that code."""
+        code = self.exit_code
+        name = DECISION_NAMES.get(code, f"exit {code}")
         if self.passed:
             warned = f", {len(self.warnings)} warning(s)" if self.warnings else ""
             return f"gate PASSED ({len(self.rules)} rules{warned})"
-        return "gate FAILED: " + "; ".join(f"{r.name}: {r.detail}" for r in self.failed_rules)
+        forcing = [r for r in self.failed_rules if r.exit_code == code]
+        shown = [r for r in forcing if r.kind != UNDECIDED]
+        return f"gate {name}: " + "; ".join(f"{r.name}: {r.detail}" for r in (shown or forcing))
 
     def format(self) -> str:
         """Every rule with the evidence it saw, then the review list, the warnings and the summary."""
@@ -205,7 +241,7 @@ class GateDecision:
             if r.evidence:
                 lines.append(f"       evidence: {r.evidence}")
         for s in self.review:
-            lines.append(f"[REVIEW] slice {s}: raw p below alpha, not significant after Holm")
+            lines.append(f"[REVIEW] slice {s}: {REVIEW_NOTE}")
         for w in self.warnings:
             lines.append(f"[WARN] {w}")
         lines.append(self.summary())

@@ -2,9 +2,10 @@
 
 Warnings (``decision.warnings``, printed as ``[WARN]`` lines; they never change
 the exit code): besides the slices short of evidence, each critical slice whose
-paired rows are too few for the exact McNemar test to detect the policy's
-``non_inferiority_margin`` (without a margin, or a margin of 0: a change of
-0.05, :data:`POWER_DELTA`) at the policy's ``alpha`` with 80% power
+paired rows are too few for the one-sided exact McNemar test (the gate's) to
+detect the policy's ``non_inferiority_margin`` (without a margin, or a margin of
+0: a change of 0.05, :data:`POWER_DELTA`) at the policy's ``alpha`` with 80% power
+(the two-sided plan at ``2 alpha``)
 (:func:`power_warnings`, from :func:`goldenkit.stats.rows_needed`, the numbers
 of ``goldenkit stats plan``). The share of rows that flip is the comparison's
 own, ``(b + c) / paired`` overall, and at least the change itself.
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from goldenkit.errors import InputError
 from goldenkit.gate._policy import GatePolicy
-from goldenkit.stats import rows_needed
+from goldenkit.stats import MAX_PLAN_ROWS, rows_needed
 
 if TYPE_CHECKING:
     from goldenkit.compare._runs import Comparison
@@ -45,7 +46,8 @@ def power_warnings(comparison: Comparison, policy: GatePolicy) -> list[str]:
     flips = (int(overall["b"]) + int(overall["c"])) / paired if paired else 0.0
     psi = min(1.0, max(flips, delta))
     share = f"{psi:.3g} of the rows flipping ({'as in this comparison' if flips >= delta else 'at least the change'})"
-    plan = f"goldenkit stats plan --delta {delta:g} --discordance {psi:.3g} --alpha {policy.alpha:g}"
+    two_sided = min(0.5, 2 * policy.alpha)  # the one-sided test at alpha, planned as two-sided at 2 alpha
+    plan = f"goldenkit stats plan --delta {delta:g} --discordance {psi:.3g} --alpha {two_sided:g}"
     need: int | str | None = None
     out = []
     for s in policy.critical:
@@ -54,13 +56,13 @@ def power_warnings(comparison: Comparison, policy: GatePolicy) -> list[str]:
             continue
         if need is None:
             try:
-                need = rows_needed(delta, float(f"{psi:.3g}"), policy.alpha, POWER)
+                need = rows_needed(delta, float(f"{psi:.3g}"), two_sided, POWER)
             except InputError:
-                need = "more than 50,000,000"
+                need = f"more than {MAX_PLAN_ROWS:,}"
         if isinstance(need, str) or account.paired < need:
             out.append(
                 f"critical slice {s}: {account.paired} paired row(s) are too few to detect {what} at alpha "
                 f"{policy.alpha:g} with {POWER:.0%} power; it needs {need} paired rows "
-                f"(exact McNemar test, {share}: {plan})"
+                f"(one-sided exact McNemar test, {share}: {plan})"
             )
     return out

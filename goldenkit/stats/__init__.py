@@ -24,6 +24,9 @@ Methods
   uses), which is accurate for any ``b + c``; a naive ``0.5 ** n`` sum
   underflows to 0 at a 5,000 vs 5,000 tie. R's ``mcnemar.test`` is the
   chi-square test, not this one; R's equivalent is ``binom.test(min(b, c), b + c)``.
+* :func:`mcnemar_one_sided` -- the one-sided exact McNemar test the gate's
+  regression rules use (more broke than fixed): ``p = P[X >= b]``, ``X ~
+  Binomial(b + c, 1/2)``; R's ``binom.test(b, b + c, 0.5, alternative = "greater")``.
 * :func:`holm` -- Holm step-down adjusted p-values in input order (the
   values of statsmodels ``multipletests(method="holm")``, computed in NumPy:
   see :func:`holm` for why).
@@ -52,7 +55,9 @@ Methods
   ``n = (z_{1-alpha/2} sqrt(psi) + z_{power} sqrt(psi - delta^2))^2 / delta^2``
   with ``psi`` the discordant proportion ``(b + c)/n`` and ``delta`` the
   difference in pass rate ``(c - b)/n``; wherever it is shown it is labelled
-  approximate.
+  approximate. A plan over :data:`MAX_PLAN_ROWS` rows is refused at once, and
+  the exact power sums only the central range of the discordant count, so
+  any plan answers in seconds in bounded memory.
 
 Collapsing repeats
 ------------------
@@ -120,11 +125,20 @@ from goldenkit.stats._collapse import (
     verdict_codes,
 )
 from goldenkit.stats._intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
-from goldenkit.stats._mcnemar import holm, mcnemar_exact, mcnemar_power, min_detectable_effect, rows_needed
+from goldenkit.stats._mcnemar import (
+    MAX_PLAN_ROWS,
+    holm,
+    mcnemar_exact,
+    mcnemar_one_sided,
+    mcnemar_power,
+    min_detectable_effect,
+    rows_needed,
+)
 from goldenkit.stats._sequential import SequentialTest, sequential_paired_test, sequential_path
 
 __all__ = [
     "COLLAPSED_COLUMNS",
+    "MAX_PLAN_ROWS",
     "OVERALL",
     "UNTAGGED",
     "ClusteredMean",
@@ -139,6 +153,7 @@ __all__ = [
     "group_codes",
     "holm",
     "mcnemar_exact",
+    "mcnemar_one_sided",
     "mcnemar_power",
     "min_detectable_effect",
     "paired_diff_ci",

@@ -14,7 +14,18 @@ from scipy import stats as _sps
 from goldenkit.errors import InputError
 from goldenkit.stats._intervals import _counts, _is_scalar, _ret
 
-__all__ = ["holm", "mcnemar_exact", "mcnemar_power", "min_detectable_effect", "rows_needed"]
+__all__ = [
+    "MAX_PLAN_ROWS",
+    "holm",
+    "mcnemar_exact",
+    "mcnemar_one_sided",
+    "mcnemar_power",
+    "min_detectable_effect",
+    "rows_needed",
+]
+
+#: The largest plan :func:`rows_needed` answers; beyond it the plan is refused at once (not practical).
+MAX_PLAN_ROWS = 10_000_000
 
 # --------------------------------------------------------------------------- McNemar and Holm
 
@@ -38,6 +49,31 @@ def mcnemar_exact(b: Any, c: Any) -> Any:
     tiny = np.flatnonzero((p < 1e-250) & (m > 0))
     for i in tiny:
         p.flat[i] = _tiny_two_sided(int(k.flat[i]), int(m.flat[i]))
+    p = np.where(m == 0, 1.0, p)
+    return _ret(p, scalar)
+
+
+def mcnemar_one_sided(b: Any, c: Any) -> Any:
+    """One-sided exact McNemar p-value (more broke than fixed) from discordant counts, vectorized.
+
+    ``p = P[X >= b]``, ``X ~ Binomial(b + c, 1/2)``: the exact binomial test of
+    ``b`` broken rows out of ``b + c`` discordant ones at 1/2, alternative
+    "greater"; ``p = 1`` when ``b + c = 0``. Same value as R's
+    ``binom.test(b, b + c, 0.5, alternative = "greater")$p.value`` and
+    ``scipy.stats.binomtest(b, b + c, 0.5, alternative="greater").pvalue``.
+    The gate's regression rules use it: the regression question is one-sided.
+
+    >>> round(mcnemar_one_sided(8, 1), 4), round(mcnemar_one_sided(10, 14), 4), mcnemar_one_sided(0, 0)
+    (0.0195, 0.8463, 1.0)
+    """
+    scalar = _is_scalar(b, c)
+    b_arr, c_arr = np.broadcast_arrays(_counts(b, "b"), _counts(c, "c"))
+    m = b_arr + c_arr
+    # P[X >= b] = P[X <= c] by symmetry at 1/2: the lower tail keeps tiny values exact
+    p = np.array(np.minimum(1.0, _sps.binom.cdf(c_arr, m, 0.5)), dtype=float)
+    tiny = np.flatnonzero((p < 1e-250) & (m > 0))
+    for i in tiny:
+        p.flat[i] = _tiny_two_sided(int(c_arr.flat[i]), int(m.flat[i])) / 2.0
     p = np.where(m == 0, 1.0, p)
     return _ret(p, scalar)
 
@@ -132,7 +168,11 @@ def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05,
     if method != "exact":
         raise InputError(f"unknown power method {method!r}: use exact or connor")
     pi_fix = (discordance + d) / (2.0 * discordance)
-    m = np.arange(n + 1)
+    # M ~ Bin(n, discordance): outside its central 1 - 2e-16 the terms add nothing a double holds,
+    # so the sum runs over O(sqrt(n)) values, whatever n (memory and time stay bounded)
+    lo = int(_sps.binom.ppf(1e-16, n, discordance))
+    hi = int(_sps.binom.isf(1e-16, n, discordance))
+    m = np.arange(max(0, lo - 1), min(n, hi + 1) + 1)
     pm = _sps.binom.pmf(m, n, discordance)
     keep = pm > 1e-300
     return float(np.sum(pm[keep] * _exact_reject_prob(m[keep], pi_fix, alpha)))
@@ -155,23 +195,39 @@ def rows_needed(
     """
     _check_plan(delta, discordance, alpha, power)
     n_conn = math.ceil(_connor_n(abs(delta), discordance, alpha, power) - 1e-9)
+    if method not in ("exact", "connor"):
+        raise InputError(f"unknown method {method!r}: use connor or exact")
+    if n_conn > MAX_PLAN_ROWS:
+        raise InputError(
+            f"about {n_conn:,} rows needed (Connor's approximation), more than {MAX_PLAN_ROWS:,}: "
+            "the plan is not practical (a larger change to detect needs fewer rows)"
+        )
     if method == "connor":
         return int(n_conn)
-    if method != "exact":
-        raise InputError(f"unknown method {method!r}: use connor or exact")
     n = max(1, int(n_conn * 0.7))
     while mcnemar_power(n, delta, discordance, alpha) >= power and n > 1:
         n = max(1, n // 2)
     step = max(1, n // 50)
     while mcnemar_power(n, delta, discordance, alpha) < power:
         n += step
-        if n > 50_000_000:
-            raise InputError("more than 50,000,000 rows needed; the plan is not practical")
-    lo = max(1, n - step)
-    for cand in range(lo, n + 1):
-        if mcnemar_power(cand, delta, discordance, alpha) >= power:
+        if n > 2 * MAX_PLAN_ROWS:
+            raise InputError(f"more than {2 * MAX_PLAN_ROWS:,} rows needed; the plan is not practical")
+    return _first_reaching(max(1, n - step), n, lambda k: mcnemar_power(k, delta, discordance, alpha) >= power)
+
+
+def _first_reaching(lo: int, hi: int, reaches: Any) -> int:
+    """The first n in ``[lo, hi]`` that ``reaches`` (``hi`` does): one row at a time over at most 200
+    rows, else in ten finer scans (the exact power is slightly saw-toothed in n, so not a bisection)."""
+    while hi - lo > 200:
+        step = max(1, (hi - lo) // 10)
+        k = lo
+        while k < hi and not reaches(k):
+            k += step
+        lo, hi = max(lo, k - step), min(hi, k)
+    for cand in range(lo, hi + 1):
+        if reaches(cand):
             return cand
-    return n
+    return hi
 
 
 def min_detectable_effect(
