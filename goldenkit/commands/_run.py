@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.commands._agent import (
     PROVIDER_OPTIONS,
     TRANSPORT_OPTIONS,
@@ -37,9 +38,9 @@ from goldenkit.commands._agent import (
     grader_list,
     worker_setup,
 )
-from goldenkit.commands._args import NATURAL, POSITIVE, SECONDS, SHARE, TEMPERATURE, integer, number
+from goldenkit.commands._args import BadNumber
 from goldenkit.config import load_config, section
-from goldenkit.errors import ConfigError, UsageError
+from goldenkit.errors import ConfigError, GoldenkitError, UsageError
 
 if TYPE_CHECKING:
     from goldenkit.formats._eval_config import EvalCriteria
@@ -54,7 +55,23 @@ def _str_list(value: Any) -> list[str]:
 
 _str_list.__name__ = "list of paths"
 
-# [run] keys that may be set in goldenkit.toml, with their types.
+
+def flag(name: str) -> Callable[[str], Any]:
+    """The argparse type of run option ``name``: its text checked against :data:`RUN_OPTIONS`, the one
+    table of what each run option takes (``RunOptions`` and the ``[run]`` table read it too)."""
+    constraint = RUN_OPTIONS[name]
+
+    def parse(text: str) -> Any:
+        try:
+            return constraint.parse(text)
+        except ValueError as exc:
+            raise BadNumber(str(exc)) from None
+
+    parse.__name__ = constraint.what
+    return parse
+
+
+# [run] keys that may be set in goldenkit.toml, with their types; a key of RUN_OPTIONS is checked there.
 RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "provider": str,
     "base_url": str,
@@ -64,35 +81,35 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "callable": str,
     "agent": str,
     "system": str,
-    "temperature": TEMPERATURE,
-    "seed": integer(),
-    "max_tokens": integer(),
+    "temperature": RUN_OPTIONS["temperature"].check,
+    "seed": RUN_OPTIONS["seed"].check,
+    "max_tokens": RUN_OPTIONS["max_tokens"].check,
     "tool_choice": str,
     "history": str,
-    "max_tool_steps": NATURAL,
+    "max_tool_steps": RUN_OPTIONS["max_tool_steps"].check,
     "tool_responses": str,
-    "repeats": integer(),
-    "max_in_flight": integer(),
-    "rpm": number(above=0),
-    "timeout": SECONDS,
-    "max_retries": integer(),
-    "max_retry_after": number(at_least=0),
-    "max_error_rate": SHARE,
+    "repeats": RUN_OPTIONS["repeats"].check,
+    "max_in_flight": RUN_OPTIONS["max_in_flight"].check,
+    "rpm": RUN_OPTIONS["rpm"].check,
+    "timeout": RUN_OPTIONS["timeout"].check,
+    "max_retries": RUN_OPTIONS["max_retries"].check,
+    "max_retry_after": RUN_OPTIONS["max_retry_after"].check,
+    "max_error_rate": RUN_OPTIONS["max_error_rate"].check,
     "split": str,
-    "per_slice": integer(),
-    "sample_seed": integer(),
+    "per_slice": RUN_OPTIONS["per_slice"].check,
+    "sample_seed": RUN_OPTIONS["sample_seed"].check,
     "results_dir": str,
     "record": str,
     "ca_bundle": str,
     "no_proxy": bool,
     "stream": bool,
-    "max_reply_bytes": POSITIVE,
+    "max_reply_bytes": RUN_OPTIONS["max_reply_bytes"].check,
     "red": bool,
-    "max_ungradable": SHARE,
+    "max_ungradable": RUN_OPTIONS["max_ungradable"].check,
     "artifacts": _str_list,
     "executor": str,
     "ray_address": str,
-    "ray_workers": integer(),
+    "ray_workers": RUN_OPTIONS["ray_workers"].check,
     "vision": bool,
     "criteria": str,
     "ignore_criteria": str,
@@ -101,9 +118,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_model": str,
     "user_base_url": str,
     "user_api_key_env": str,
-    "user_temperature": TEMPERATURE,
-    "user_seed": integer(),
-    "max_turns": integer(),
+    "user_temperature": RUN_OPTIONS["user_temperature"].check,
+    "user_seed": RUN_OPTIONS["user_seed"].check,
+    "max_turns": RUN_OPTIONS["max_turns"].check,
 }
 DEFAULTS: dict[str, Any] = {
     "repeats": 1,
@@ -146,11 +163,14 @@ def _system_under_test(g: Any) -> None:
     g.add_argument("--callable", metavar="MOD:FN", help="callable provider: module:function taking a Case")
     g.add_argument("--agent", metavar="MOD:ATTR", help="adk provider: module.path:root_agent")
     g.add_argument("--system", help="system prompt that replaces the cases' system instruction")
-    g.add_argument("--temperature", type=TEMPERATURE)
+    g.add_argument("--temperature", type=flag("temperature"))
     g.add_argument(
-        "--model-seed", dest="seed", type=int, help="the model's sampling seed (see --sample-seed for the row sample)"
+        "--model-seed",
+        dest="seed",
+        type=flag("seed"),
+        help="the model's sampling seed (see --sample-seed for the row sample)",
     )
-    g.add_argument("--max-tokens", type=int)
+    g.add_argument("--max-tokens", type=flag("max_tokens"))
     g.add_argument(
         "--tool-choice",
         metavar="CHOICE",
@@ -161,7 +181,11 @@ def _system_under_test(g: Any) -> None:
         choices=("actual", "expected"),
         help="multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
     )
-    g.add_argument("--max-tool-steps", type=NATURAL, help="tool-call rounds per turn before it is cut off (default 8)")
+    g.add_argument(
+        "--max-tool-steps",
+        type=flag("max_tool_steps"),
+        help="tool-call rounds per turn before it is cut off (default 8)",
+    )
     g.add_argument(
         "--tool-responses", metavar="FILE", help="JSON/JSONL {name, args, response} answering tool calls in every case"
     )
@@ -183,18 +207,20 @@ def _system_under_test(g: Any) -> None:
 
 
 def _execution(r: Any) -> None:
-    r.add_argument("--repeats", type=int, help="calls per row (default 1)")
-    r.add_argument("--max-in-flight", type=int, help="concurrent calls at most (default 8)")
-    r.add_argument("--rpm", type=number(above=0), help="requests per minute at most (default: no limit)")
-    r.add_argument("--timeout", type=SECONDS, help="seconds per request (default 60)")
-    r.add_argument("--max-retries", type=int, help="retries of a transient failure (default 3)")
+    r.add_argument("--repeats", type=flag("repeats"), help="calls per row (default 1)")
+    r.add_argument("--max-in-flight", type=flag("max_in_flight"), help="concurrent calls at most (default 8)")
+    r.add_argument("--rpm", type=flag("rpm"), help="requests per minute at most (default: no limit)")
+    r.add_argument("--timeout", type=flag("timeout"), help="seconds per request (default 60)")
+    r.add_argument("--max-retries", type=flag("max_retries"), help="retries of a transient failure (default 3)")
     r.add_argument(
         "--max-retry-after",
-        type=number(at_least=0),
+        type=flag("max_retry_after"),
         metavar="SECONDS",
         help="longest Retry-After honoured (default 120); a 429 asking for more is a permanent ERROR",
     )
-    r.add_argument("--max-error-rate", type=SHARE, help="above this ERROR share the run is INVALID (default 0.02)")
+    r.add_argument(
+        "--max-error-rate", type=flag("max_error_rate"), help="above this ERROR share the run is INVALID (default 0.02)"
+    )
     r.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -202,7 +228,9 @@ def _execution(r: Any) -> None:
         "writes the run (needs goldenkit[ray])",
     )
     r.add_argument("--ray-address", metavar="ADDR", help="--executor ray: a running cluster (default: a new local one)")
-    r.add_argument("--ray-workers", type=int, metavar="W", help="--executor ray: worker actors (default: its CPUs)")
+    r.add_argument(
+        "--ray-workers", type=flag("ray_workers"), metavar="W", help="--executor ray: worker actors (default: its CPUs)"
+    )
 
 
 def _transport(h: Any) -> None:
@@ -223,13 +251,15 @@ def _transport(h: Any) -> None:
         default=None,
         help="ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
     )
-    h.add_argument("--max-reply-bytes", type=POSITIVE, help="a larger reply is a permanent ERROR (default 32 MiB)")
+    h.add_argument(
+        "--max-reply-bytes", type=flag("max_reply_bytes"), help="a larger reply is a permanent ERROR (default 32 MiB)"
+    )
 
 
 def _rows(s: Any) -> None:
     s.add_argument("--split", choices=("dev", "holdout"), help="only rows of this split")
-    s.add_argument("--per-slice", type=int, help="stratified sample: at most N rows per slice")
-    s.add_argument("--sample-seed", type=int, help="seed of the --per-slice sample (default 0)")
+    s.add_argument("--per-slice", type=flag("per_slice"), help="stratified sample: at most N rows per slice")
+    s.add_argument("--sample-seed", type=flag("sample_seed"), help="seed of the --per-slice sample (default 0)")
     s.add_argument(
         "--red",
         action="store_true",
@@ -244,7 +274,7 @@ def _rows(s: Any) -> None:
     )
     s.add_argument(
         "--max-ungradable",
-        type=SHARE,
+        type=flag("max_ungradable"),
         metavar="SHARE",
         help="largest share of the selected rows allowed to have nothing any configured grader checks "
         "(default 0: refuse, naming them, before the first call)",
@@ -252,7 +282,11 @@ def _rows(s: Any) -> None:
 
 
 def _results(o: Any) -> None:
-    o.add_argument("--run-id", help="run id; an existing run with this id is resumed (only missing outcomes run)")
+    o.add_argument(
+        "--run-id",
+        type=flag("run_id"),
+        help="run id; an existing run with this id is resumed (only missing outcomes run)",
+    )
     o.add_argument("--results-dir", help="folder of run folders (default results)")
     o.add_argument("--retry-errors", action="store_true", help="re-run only the ERROR outcomes of run --run-id")
     o.add_argument("--record", metavar="DIR", help="also write the answers as a fixture folder")
@@ -281,12 +315,23 @@ def _simulated_user(u: Any) -> None:
     u.add_argument("--user-model", help="openai/ollama simulator: the model id")
     u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
     u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
-    u.add_argument("--user-temperature", type=TEMPERATURE, help="openai/ollama simulator: sampling temperature")
-    u.add_argument("--user-seed", type=int, help="openai/ollama simulator: seed (repeat r uses seed + r)")
-    u.add_argument("--max-turns", type=int, help="agent turns per conversation at most (default 5; a case's own wins)")
+    u.add_argument(
+        "--user-temperature", type=flag("user_temperature"), help="openai/ollama simulator: sampling temperature"
+    )
+    u.add_argument("--user-seed", type=flag("user_seed"), help="openai/ollama simulator: seed (repeat r uses seed + r)")
+    u.add_argument(
+        "--max-turns",
+        type=flag("max_turns"),
+        help="agent turns per conversation at most (default 5; a case's own wins)",
+    )
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
+    if name in RUN_OPTIONS:
+        try:
+            return RUN_OPTIONS[name].check(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: [run] {name} {exc}") from None
     if RUN_KEYS[name] is bool:
         if isinstance(value, bool):
             return value
@@ -347,6 +392,26 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
     return config
 
 
+def check_rule_repeats(cfg: dict[str, Any], repeats: int) -> None:
+    """Refuse, before anything is written, a run whose repeats the ``[gate] rule`` that will collapse them
+    cannot decide on (``at_least:5`` over 3 repeats would make every row FAIL, whatever the answers)."""
+    rule = section(cfg, "gate").get("rule")
+    if not isinstance(rule, str) or not rule.startswith("at_least:"):
+        return
+    from goldenkit.stats._collapse import parse_rule
+
+    where = cfg.get("_path", "goldenkit.toml")
+    try:
+        _, needed = parse_rule(rule)
+    except GoldenkitError as exc:
+        raise ConfigError(f"{where}: [gate] rule: {exc}") from None
+    if needed > repeats:
+        raise ConfigError(
+            f"{where}: [gate] rule = {rule!r} needs at least {needed} repeats of a row, and the run has {repeats} "
+            "(--repeats, [run] repeats): every row would FAIL whatever it answered"
+        )
+
+
 def run_arguments(
     args: argparse.Namespace,
     opts: dict[str, Any],
@@ -360,6 +425,7 @@ def run_arguments(
     that ``goldenkit run`` and ``goldenkit benchmark`` share (so a benchmark's runs are the protocol asked for)."""
     from goldenkit.runner import parse_shard
 
+    check_rule_repeats(cfg, opts["repeats"])
     criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), args.command_name)
     provider, simulator = build_provider(opts), build_simulator(opts)
     apply_transport_to_judges(graders, opts)

@@ -13,7 +13,6 @@ waits until what finished is written, and is re-raised.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
@@ -41,21 +40,6 @@ from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit
 from goldenkit.schema import SCHEMA_VERSION
-
-
-def _check(repeats: int, opts: CallLimits) -> None:
-    if repeats < 1:
-        raise ConfigError(f"repeats must be >= 1 (got {repeats})")
-    if opts.max_retries < 0:
-        raise ConfigError(f"max_retries must be >= 0 (got {opts.max_retries})")
-    if not opts.timeout > 0 or math.isinf(opts.timeout):  # NaN fails every comparison: refuse it too
-        raise ConfigError(f"timeout must be a finite number > 0 (got {opts.timeout})")
-    if opts.rpm is not None and not (opts.rpm > 0 and math.isfinite(opts.rpm)):
-        raise ConfigError(f"rpm must be a finite number > 0 (got {opts.rpm})")
-    if not 0 <= opts.max_error_rate <= 1:
-        raise ConfigError(f"max_error_rate must be between 0 and 1 (got {opts.max_error_rate})")
-    if not opts.max_retry_after >= 0:
-        raise ConfigError(f"max_retry_after must be a number >= 0 (got {opts.max_retry_after})")
 
 
 def select_rows(
@@ -243,9 +227,8 @@ async def arun_eval(
     :class:`~goldenkit.runner.RunOptions` (None: the defaults); ``overrides``: its fields by keyword
     (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
-    o = RunOptions.merged(options, overrides)
+    o = RunOptions.merged(options, overrides)  # every option checked (RunOptions.__post_init__)
     opts = o.limits()
-    _check(o.repeats, opts)
     grader_objs = resolve_graders(graders)
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(

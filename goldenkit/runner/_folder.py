@@ -29,10 +29,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._text import one_line
 from goldenkit.compare._protocol import protocol_differences, protocol_key
 from goldenkit.errors import ConfigError, ResultsError
-from goldenkit.results import LATEST, repair_jsonl, scan_jsonl
+from goldenkit.results import repair_jsonl, scan_jsonl
 from goldenkit.runner._runkey import RESUME_IGNORES, key_differences
 from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
 
@@ -43,7 +44,6 @@ except ImportError:  # Windows: no flock; the folder is not locked there
 
 log = logging.getLogger("goldenkit.runner")
 LOCK_FILE = ".lock"
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _SECOND: tuple[int, str] = (-1, "")
 
 
@@ -137,11 +137,17 @@ class RunFolder:
         return self.path / OUTCOMES_JSONL
 
 
-def check_run_id(run_id: str) -> str:
-    """``run_id`` if it is a valid run id (letters, digits, ``.``, ``_``, ``-``; not ``latest``); else a ConfigError."""
-    if not _RUN_ID.fullmatch(run_id) or run_id == LATEST:
-        raise ConfigError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only (and not {LATEST!r})")
-    return run_id
+def check_run_id(run_id: object) -> str:
+    """``run_id`` if it is a valid run id (:data:`goldenkit._constraints.RUN_OPTIONS`: one folder name of
+    letters, digits, ``.``, ``_`` and ``-``, never a separator, ``..``, a control character, empty or
+    ``latest``); else a one-line ConfigError."""
+    try:
+        checked = RUN_OPTIONS["run_id"].check(run_id)
+    except ValueError as exc:
+        raise ConfigError(f"run id {exc}") from None
+    if not isinstance(checked, str):  # None: no run id at all
+        raise ConfigError(f"run id must be a name, got {run_id!r}")
+    return checked
 
 
 def open_run_folder(
@@ -156,6 +162,8 @@ def open_run_folder(
 
     ``settings``: the provider's (redacted) settings, which a refused resume names when they changed."""
     run_id = check_run_id(run_id or new_run_id())
+    if Path(results_dir).exists() and not Path(results_dir).is_dir():
+        raise ResultsError(f"results folder {results_dir} is a file; a folder is needed (--results-dir)")
     run_dir = Path(results_dir) / run_id
     if retry_errors and not (run_dir / RUN_FILE).exists():
         raise ResultsError(f"--retry-errors: no run {run_id} under {results_dir}")

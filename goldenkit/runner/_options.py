@@ -14,6 +14,16 @@ naming the closest option. :meth:`RunOptions.limits` is the part the workers sha
 Traceback (most recent call last):
 ...
 TypeError: arun_eval() got an unexpected keyword argument 'repeat' (did you mean repeats?)
+
+Every field with a range is checked when the options are made, against the one table of
+what each run option takes (:data:`goldenkit._constraints.RUN_OPTIONS`, which the command
+line and goldenkit.toml's ``[run]`` table read too): a value outside it is a ConfigError
+naming the field, before anything is created or written.
+
+>>> RunOptions(max_in_flight=0)
+Traceback (most recent call last):
+...
+goldenkit.errors.ConfigError: RunOptions.max_in_flight must be an integer >= 1, got 0
 """
 
 from __future__ import annotations
@@ -24,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypedDict
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._text import did_you_mean
+from goldenkit.errors import ConfigError
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.providers._simulator import UserSimulator
 from goldenkit.runner._limits import MAX_RETRY_AFTER
@@ -92,6 +104,16 @@ class RunOptions:
     user_simulator: UserSimulator | None = None
     max_turns: int | None = None
 
+    def __post_init__(self) -> None:
+        """Every field (and ``sample``'s ``per_slice`` and ``seed``) checked against :data:`RUN_OPTIONS`."""
+        for f in dataclasses.fields(self):
+            if f.name in RUN_OPTIONS:
+                object.__setattr__(self, f.name, _checked(f"RunOptions.{f.name}", f.name, getattr(self, f.name)))
+        if isinstance(self.sample, Mapping):
+            for key, name in (("per_slice", "per_slice"), ("seed", "sample_seed")):
+                if self.sample.get(key) is not None:
+                    _checked(f"RunOptions.sample[{key!r}]", name, self.sample[key])
+
     @classmethod
     def merged(cls, options: RunOptions | None, overrides: Mapping[str, object]) -> RunOptions:
         """``options`` (None: the defaults) with ``overrides`` in place of its fields, checked by name."""
@@ -109,6 +131,14 @@ class RunOptions:
         """How one invocation calls and when it stops: what every worker (local or on Ray) shares."""
         names = [f.name for f in dataclasses.fields(CallLimits)]
         return CallLimits(**{name: getattr(self, name) for name in names})
+
+
+def _checked(where: str, name: str, value: object) -> Any:
+    """``value`` as run option ``name`` takes it, else a ConfigError naming ``where`` it was given."""
+    try:
+        return RUN_OPTIONS[name].check(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where} {exc}") from None
 
 
 class RunOptionsFields(TypedDict, total=False):

@@ -1,0 +1,210 @@
+"""A run checks before it acts, charges each error to its cause, and an agent cannot stop it.
+
+Through the CLI (``goldenkit.cli.main``) and through ``run_eval``:
+
+* every option of a run (a flag, a ``[run]`` key of goldenkit.toml, a ``RunOptions`` field) out of
+  its range, a run id that would leave its folder, or a ``[gate] rule`` the run's repeats cannot
+  decide is refused with one line naming it, and leaves no run folder, lock or run.json;
+* an agent's own errors (``agent``, ``refused``) never make a run INVALID; a crash of goldenkit
+  itself is recorded as a crash with every worker's exception;
+* ``sys.exit``, ``SystemExit`` or ``KeyboardInterrupt`` raised by an agent is an ``agent`` ERROR on
+  its row, and a call that never returns is abandoned at ``--timeout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goldenkit.cli import main
+from goldenkit.dataset import read_dataset
+from goldenkit.errors import ConfigError
+from goldenkit.providers._callable import CallableProvider
+from goldenkit.runner import RunOptions, run_eval
+
+QUIET = {"progress": False}
+
+
+def write_dataset(root: Path, n: int = 3) -> Path:
+    """A dataset folder of ``n`` rows asking for "done" (row ids r00, r01, ...)."""
+    folder = root / "ds"
+    folder.mkdir(parents=True, exist_ok=True)
+    changelog = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
+    (folder / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": changelog}))
+    rows = [
+        {
+            "id": f"r{i:02d}",
+            "slice": "s",
+            "split": "dev",
+            "case": {"prompt": "done?", "expect": {"must_contain": ["done"]}},
+        }
+        for i in range(n)
+    ]
+    (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def answer(case: Any) -> str:
+    return "done"
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working folder holding a 3-row dataset and an agent module ``agent:answer`` (importable)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "agent.py").write_text("def answer(case):\n    return 'done'\n")
+    write_dataset(tmp_path)
+    return tmp_path
+
+
+def cli_run(*extra: str) -> int:
+    return main(["run", "ds", "--provider", "callable", "--callable", "agent:answer", "--quiet", *extra])
+
+
+def one_line(err: str) -> str:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+# --------------------------------------------------------------------------- validate, then act
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--max-in-flight", "0"], "argument --max-in-flight: must be an integer >= 1, got '0'"),
+        (["--repeats", "0"], "argument --repeats: must be an integer >= 1, got '0'"),
+        (["--max-retries", "-1"], "argument --max-retries: must be an integer >= 0, got '-1'"),
+        (["--per-slice", "0"], "argument --per-slice: must be an integer >= 1, got '0'"),
+        (["--max-tokens", "0"], "argument --max-tokens: must be an integer >= 1, got '0'"),
+        (["--max-turns", "0"], "argument --max-turns: must be an integer >= 1, got '0'"),
+        (["--ray-workers", "0"], "argument --ray-workers: must be an integer >= 1, got '0'"),
+        (["--timeout", "inf"], "argument --timeout: must be a finite number > 0, got 'inf'"),
+        (["--temperature", "2.5"], "argument --temperature: must be a finite number in [0, 2], got '2.5'"),
+        (["--repeats", "2.5"], "argument --repeats: must be an integer >= 1, got '2.5'"),
+        (["--run-id", "../elsewhere"], "argument --run-id: must not contain a path separator, got '../elsewhere'"),
+        (["--run-id", ".."], "argument --run-id: must not start with '.', got '..'"),
+        (["--run-id", "main\n"], "argument --run-id: must not contain a control character, got 'main\\n'"),
+        (["--run-id", ""], "argument --run-id: must not be empty, got ''"),
+        (["--run-id", "latest"], "argument --run-id: must not be a name reserved by goldenkit ('latest')"),
+    ],
+)
+def test_a_flag_out_of_range_is_one_line_and_nothing_is_written(
+    work: Path, argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_run(*argv) == 1
+    assert said in one_line(capsys.readouterr().err)
+    assert not (work / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("max_in_flight = 0", "[run] max_in_flight must be an integer >= 1, got 0"),
+        ("repeats = -2", "[run] repeats must be an integer >= 1, got -2"),
+        ("max_retries = -1", "[run] max_retries must be an integer >= 0, got -1"),
+        ("per_slice = 0", "[run] per_slice must be an integer >= 1, got 0"),
+        ("max_tokens = 0", "[run] max_tokens must be an integer >= 1, got 0"),
+        ("max_turns = 0", "[run] max_turns must be an integer >= 1, got 0"),
+        ("ray_workers = 0", "[run] ray_workers must be an integer >= 1, got 0"),
+        ("temperature = nan", "[run] temperature must be a finite number in [0, 2], got nan"),
+        ("timeout = 0", "[run] timeout must be a finite number > 0, got 0"),
+        ('repeats = "3"', "[run] repeats must be an integer >= 1, got '3'"),
+    ],
+)
+def test_a_run_key_out_of_range_in_goldenkit_toml_names_the_file_and_key(
+    work: Path, setting: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "ds" / "goldenkit.toml").write_text(f"[run]\n{setting}\n")
+    assert cli_run() == 1
+    err = one_line(capsys.readouterr().err)
+    assert err == f"goldenkit: ds/goldenkit.toml: {said}\n"
+    assert not (work / "results").exists()
+
+
+def test_a_collapse_rule_that_needs_more_repeats_than_the_run_has_is_refused(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (work / "ds" / "goldenkit.toml").write_text('[gate]\nrule = "at_least:5"\n')
+    assert cli_run("--repeats", "3") == 1
+    err = one_line(capsys.readouterr().err)
+    assert "[gate] rule = 'at_least:5' needs at least 5 repeats of a row, and the run has 3" in err
+    assert not (work / "results").exists()
+    assert cli_run("--repeats", "5", "--run-id", "five") == 0  # enough repeats: the same rule runs
+    assert (work / "results" / "five" / "run.json").exists()
+
+
+def test_a_results_dir_that_is_a_file_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (work / "results").write_text("not a folder")
+    assert cli_run("--run-id", "r1") == 1
+    assert "results folder results is a file; a folder is needed" in one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"max_in_flight": 0}, "RunOptions.max_in_flight must be an integer >= 1, got 0"),
+        ({"repeats": 0}, "RunOptions.repeats must be an integer >= 1, got 0"),
+        ({"repeats": True}, "RunOptions.repeats must be an integer >= 1, got True"),
+        ({"max_retries": -1}, "RunOptions.max_retries must be an integer >= 0, got -1"),
+        ({"timeout": math.nan}, "RunOptions.timeout must be a finite number > 0, got nan"),
+        ({"rpm": 0}, "RunOptions.rpm must be a finite number > 0, got 0"),
+        ({"backoff_base": -1.0}, "RunOptions.backoff_base must be a finite number >= 0, got -1.0"),
+        ({"max_error_rate": 1.5}, "RunOptions.max_error_rate must be a finite number in [0, 1], got 1.5"),
+        ({"abort_after_errors": 0}, "RunOptions.abort_after_errors must be an integer >= 1, got 0"),
+        ({"max_turns": 0}, "RunOptions.max_turns must be an integer >= 1, got 0"),
+        ({"max_ungradable": math.inf}, "RunOptions.max_ungradable must be a finite number in [0, 1], got inf"),
+        ({"sample": {"per_slice": 0}}, "RunOptions.sample['per_slice'] must be an integer >= 1, got 0"),
+        ({"run_id": "a/b"}, "RunOptions.run_id must not contain a path separator, got 'a/b'"),
+        ({"run_id": "main\n"}, "RunOptions.run_id must not contain a control character, got 'main\\n'"),
+        ({"run_id": ""}, "RunOptions.run_id must not be empty, got ''"),
+    ],
+)
+def test_run_eval_refuses_an_option_before_anything_is_written(
+    tmp_path: Path, options: dict[str, Any], said: str
+) -> None:
+    ds = read_dataset(write_dataset(tmp_path))
+    with pytest.raises(ConfigError) as info:
+        run_eval(ds, CallableProvider(fn=answer), results_dir=tmp_path / "results", **QUIET, **options)
+    assert str(info.value) == said
+    assert not (tmp_path / "results").exists()
+    with pytest.raises(ConfigError, match=said.split(" got ")[0].replace("[", r"\[").replace("(", r"\(")):
+        RunOptions(**options)  # the same check wherever the options are made
+
+
+def test_good_values_at_the_edges_of_their_ranges_run(tmp_path: Path) -> None:
+    ds = read_dataset(write_dataset(tmp_path))
+    summary = run_eval(
+        ds,
+        CallableProvider(fn=answer),
+        results_dir=tmp_path / "results",
+        run_id="edge.1_a-b",
+        max_in_flight=1,
+        max_retries=0,
+        max_error_rate=0.0,
+        abort_after_errors=None,
+        rpm=None,
+        **QUIET,
+    )
+    assert summary.validity == "VALID" and summary.counts["PASS"] == 3
+    assert RunOptions(repeats=2.0).repeats == 2 and isinstance(RunOptions(repeats=2.0).repeats, int)  # type: ignore[arg-type]
+
+
+def test_the_argparse_types_come_from_the_one_table() -> None:
+    from goldenkit._constraints import RUN_OPTIONS
+    from goldenkit.cli import build_parser
+
+    parser = build_parser("run")
+    run = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
+    typed = {a.dest: a.type for a in run._actions if a.type is not None and a.dest in RUN_OPTIONS}
+    assert set(typed) == set(RUN_OPTIONS) - {"backoff_base", "backoff_cap", "abort_after_errors"}  # not flags
+    for dest, parse in typed.items():
+        assert getattr(parse, "__name__", None) == RUN_OPTIONS[dest].what, dest
+    fields = set(RunOptions.__dataclass_fields__)
+    assert {"repeats", "max_in_flight", "timeout", "abort_after_errors", "run_id"} <= fields & set(RUN_OPTIONS)
