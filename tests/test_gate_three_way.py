@@ -149,7 +149,9 @@ def _runs(crit: np.ndarray, other: np.ndarray) -> tuple[FakeRun, FakeRun]:
     base, cand = [], []
     for name, cells in (("refunds", crit), ("other", other)):
         i = 0
-        for (bv, cv), k in zip((("PASS", "PASS"), ("FAIL", "PASS"), ("PASS", "FAIL"), ("FAIL", "FAIL")), cells):
+        for (bv, cv), k in zip(
+            (("PASS", "PASS"), ("FAIL", "PASS"), ("PASS", "FAIL"), ("FAIL", "FAIL")), cells, strict=True
+        ):
             for _ in range(int(k)):
                 base.append((f"{name}-{i}", name, [bv]))
                 cand.append((f"{name}-{i}", name, [cv]))
