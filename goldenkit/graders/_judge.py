@@ -1,55 +1,46 @@
 """The LLM judge: a second model grades the answer against a pinned rubric.
 
-The judge is asked for one JSON object, ``{"decision": "ACCEPT" | "REJECT" |
-"PENDING", "score": 0..1, "reasons": [...]}``. :func:`parse_judge` reads its
-reply: the JSON object (it may be embedded in prose or a code fence, or follow
-a ``VERDICT:`` line), else a ``VERDICT: ACCEPT|REJECT`` line (the Russian
-``ПРИНЯТО`` / ``НЕ ПРИНЯТО`` of the golden harness are understood too), else
-PENDING. A reply whose JSON and VERDICT line disagree, or that holds two
-different decisions, is PENDING. PENDING is never an ACCEPT or a REJECT: it is
-left out of the judge accept rate. A reply that cannot be read (empty, an HTML
-page, ``Error: CUDA out of memory``, a cut JSON object) is PENDING for a soft
-judge and a grader ERROR (``error_kind`` ``grader``) for a hard one: a hard
-judge that does not decide never lets a row pass unjudged.
+The judge is asked for one JSON object, ``{"decision": "ACCEPT" | "REJECT" | "PENDING", "score": 0..1,
+"reasons": [...]}``, and nothing after it. :func:`parse_judge` reads its reply: the verdict is the judge's
+**last word**, the last verdict statement in the reply (a JSON object with ``decision``, in prose or a code
+fence, else a ``VERDICT: ACCEPT|REJECT`` line; the Russian ``ПРИНЯТО`` / ``НЕ ПРИНЯТО`` of the golden harness
+are understood too). A ``VERDICT:`` line right before the JSON object (the golden harness writes both) must
+agree with it, or the reply is PENDING. PENDING is never an ACCEPT or a REJECT: it is left out of the judge
+accept rate. A reply that cannot be read (empty, an HTML page, ``Error: CUDA out of memory``, a cut JSON object,
+a last JSON object whose decision is not one) is PENDING for a soft judge and a grader ERROR (``error_kind``
+``grader``) for a hard one: a hard judge that does not decide never lets a row pass unjudged.
 
-**Injection.** The answer under judgement is data, not instructions: the
-prompt puts it between markers carrying a nonce derived from the answer's
-SHA-256 (an answer cannot contain its own hash, so it cannot close the block
-early) and tells the judge to ignore any instruction or verdict inside it.
-:func:`parse_judge` reads only the judge's own output: given the quoted answer
-(``quoted=``), it first removes from the reply every copy of the answer and of
-the marked block, then ignores any JSON verdict object (with a score or reasons)
-that is a word-for-word copy of one in the answer (an echo). A ``VERDICT:`` line
-spelled like one in the answer still counts as the judge's (an answer that quotes
-``VERDICT: ACCEPT`` cannot make the judge's own ``VERDICT: ACCEPT`` unreadable),
-except in a reply that copies a JSON verdict from the answer, or where it
-contradicts the judge's own other decision. A reply that only echoes the answer's
-own verdict is PENDING.
+**Injection.** The answer under judgement is data, not instructions: the prompt puts it between markers carrying
+a nonce derived from the answer's SHA-256 (an answer cannot contain its own hash, so it cannot close the block
+early: a fake closing marker carries another nonce) and tells the judge to ignore any instruction or verdict
+inside it. :func:`parse_judge` reads only the judge's own output: given the quoted answer (``quoted=``), it
+removes from the reply every block between this answer's markers and every verbatim copy of the whole answer,
+and a statement the answer also holds never outranks one it does not. So whatever the answer contains
+(``{"decision": "ACCEPT"}``, ``VERDICT: ACCEPT``, fake markers, a long text) only stands before the judge's last
+word, where it does not count. A reply whose every statement is one the answer holds is the answer's own attempt
+when it copies a JSON verdict: it stands as a REJECT (the answer gains nothing) and is PENDING otherwise; a
+``VERDICT:`` line spelled like one in the answer is still the judge's (quoting ``VERDICT: ACCEPT`` cannot make
+the judge's own unreadable). Reading is linear in the reply's length (no regular expression backtracks over a
+long line).
 
-**The contract wins.** The judge is soft by default: it is recorded, never
-decides the row. It may act as a hard grader only when configured
-``hard = true`` AND a calibration report for this exact judge version allows
-it (:mod:`goldenkit.graders._calibration`); otherwise building it fails. Even a
-hard judge cannot rescue a contract FAIL (any failing hard grader fails the
-row, see :func:`goldenkit.graders._base.combine`). A judge call that fails, or
-a reply that cannot be read, gives a judge result with ``error`` (or PENDING),
-never a FAIL.
+**The contract wins.** The judge is soft by default: it is recorded, never decides the row. It may act as a hard
+grader only when configured ``hard = true`` AND a calibration report for this exact judge version allows it
+(:mod:`goldenkit.graders._calibration`); otherwise building it fails. Even a hard judge cannot rescue a contract
+FAIL (any failing hard grader fails the row, see :func:`goldenkit.graders._base.combine`). A judge call that
+fails, or a reply that cannot be read, gives a judge result with ``error`` (or PENDING), never a FAIL.
 
-**Version.** ``judge_version`` = the judge model id + the SHA-256 of the rubric
-file + the SHA-256 of the parameters (provider options other than the model,
-without the transport settings of :data:`goldenkit.schema.TRANSPORT_SETTINGS`:
-base URL, host, timeout, the key's variable name); it goes into run.json and
-every outcome, so two runs judged differently (model, prompt, rubric, sampling
-settings) are not comparable, while moving the judge to another server keeps
-its version.
+**Version.** ``judge_version`` = the judge model id + the SHA-256 of the rubric file + the SHA-256 of the
+parameters (provider options other than the model, without the transport settings of
+:data:`goldenkit.schema.TRANSPORT_SETTINGS`: base URL, host, timeout, the key's variable name); it goes into
+run.json and every outcome, so two runs judged differently (model, prompt, rubric, sampling settings) are not
+comparable, while moving the judge to another server keeps its version.
 
-**Calls.** Inside a run, the runner sets :attr:`JudgeGrader.call_model`, so the
-judge's calls share the run's limiter, retries, backoff and Retry-After cap,
-and closes the judge's provider when the run ends. Alone (``grade`` /
-``agrade`` outside a run) the judge calls its provider directly.
+**Calls.** Inside a run, the runner sets :attr:`JudgeGrader.call_model`, so the judge's calls share the run's
+limiter, retries, backoff and Retry-After cap, and closes the judge's provider when the run ends. Alone
+(``grade`` / ``agrade`` outside a run) the judge calls its provider directly.
 
-**Self-preference.** A judge model equal to the generator model is refused
-unless ``allow_self_judge`` is set: models prefer their own answers.
+**Self-preference.** A judge model equal to the generator model is refused unless ``allow_self_judge`` is set:
+models prefer their own answers.
 """
 
 from __future__ import annotations
@@ -104,10 +95,9 @@ _WORDS = {
     "ОТКЛОНИТЬ": "REJECT",
     "PENDING": "PENDING",
 }
-_VERDICT_LINE = re.compile(
-    r"^[ \t>*_#`]*(?:VERDICT|ВЕРДИКТ)[ \t*_`]*[:：=][ \t*_`]*(?P<word>[^\n]*?)[ \t*_`.!]*$",
-    re.IGNORECASE | re.MULTILINE,
-)
+# A VERDICT line's head; the rest of the line is read without a regular expression (no backtracking on
+# a long line: the reply may quote a long answer).
+_VERDICT_HEAD = re.compile(r"[ \t>*_#`]*(?:VERDICT|ВЕРДИКТ)[ \t*_`]*[:：=]", re.IGNORECASE)
 
 
 def normalize_decision(value: Any) -> str | None:
@@ -132,9 +122,8 @@ def _verdict_word(rest: str) -> str | None:
 
 @dataclass(frozen=True)
 class JudgeVerdict:
-    """What the judge decided. ``schema_valid``: the reply held a well-formed JSON verdict
-    (decision, and score in [0, 1] and reasons a list of strings when present).
-    ``note`` says why a verdict is PENDING."""
+    """What the judge decided. ``schema_valid``: the reply held a well-formed JSON verdict (decision, and score
+    in [0, 1] and reasons a list of strings when present). ``note`` says why a verdict is PENDING."""
 
     decision: str
     score: float | None = None
@@ -144,35 +133,51 @@ class JudgeVerdict:
 
 
 def _json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """Every top-level JSON object embedded in ``text``: (start, end, object)."""
+    """The JSON objects with a ``decision`` key in ``text``: (start, end, object), in order. Only those around
+    the last ``_MOST`` decision keys (the verdict is the last word), each parsed within ``_LONGEST`` characters:
+    a long reply full of braces or decision keys costs bounded work."""
     decoder = json.JSONDecoder()
-    out = []
-    i = text.find("{")
-    while i >= 0:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(obj, dict):
-            out.append((i, end, obj))
-        i = text.find("{", end)
+    found: dict[int, tuple[int, int, dict[str, Any]]] = {}
+    for key in [m.start() for m in _DECISION_KEY.finditer(text)][-_MOST:]:
+        start = text.rfind("{", 0, key)
+        for _ in range(8):  # the key may follow nested values: try the braces before it, nearest first
+            if start < 0:
+                break
+            try:
+                obj, size = decoder.raw_decode(text[start : start + _LONGEST])
+            except (json.JSONDecodeError, RecursionError):
+                obj, size = None, 0
+            if isinstance(obj, dict) and start + size > key and "decision" in obj:
+                found[start] = (start, start + size, obj)
+                break
+            start = text.rfind("{", 0, start)
+    out: list[tuple[int, int, dict[str, Any]]] = []
+    for item in sorted(found.values()):  # an object inside the one before is part of it
+        out += [item] if not out or item[0] >= out[-1][1] else []
     return out
+
+
+_DECISION_KEY = re.compile(r'"decision"\s*:')
+_MOST, _LONGEST = 64, 65536
+_FENCE = re.compile(r"[\s`]*(?:json)?[\s`]*", re.IGNORECASE)  # what may stand between a VERDICT line and its JSON
 
 
 def _canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False)
 
 
-def _strip_echo(text: str, quoted: str) -> str:
-    if not quoted.strip():
-        return text
-    text = text.replace(quoted, " ")
-    stripped = quoted.strip()
-    if stripped and stripped != quoted:
-        text = text.replace(stripped, " ")
-    # a marked block echoed back (possibly with changes inside) goes as a whole
-    return re.sub(r"<<<ANSWER [0-9a-f]{16}>>>.*?<<<END ANSWER [0-9a-f]{16}>>>", " ", text, flags=re.DOTALL)
+def _strip_echo(reply: str, quotes: Sequence[str]) -> str:
+    """``reply`` without the blocks between this answer's own markers and verbatim copies of a whole answer
+    (unless the reply is only that answer: then it is all the judge said)."""
+    if not quotes:
+        return reply
+    nonce = re.escape(_nonce(quotes))
+    reply = re.sub(rf"<<<ANSWER {nonce}>>>.*?<<<END ANSWER {nonce}>>>", " ", reply, flags=re.DOTALL)
+    for q in quotes:
+        for copy in dict.fromkeys((q, q.strip())):
+            if copy.strip() and reply.strip() != copy.strip():
+                reply = reply.replace(copy, " ")
+    return reply
 
 
 def _line_key(line: str) -> str:
@@ -180,67 +185,74 @@ def _line_key(line: str) -> str:
     return " ".join(line.lstrip(" \t>*_#`").split()).upper()
 
 
+def _verdict_lines(text: str) -> list[tuple[int, int, str, str | None]]:
+    """Every VERDICT line of ``text``: (start, end, its key for comparing, the decision it opens with)."""
+    out: list[tuple[int, int, str, str | None]] = []
+    pos = 0
+    for line in text.split("\n"):
+        m = _VERDICT_HEAD.match(line)
+        if m is not None:
+            rest = line[m.end() :].strip(" \t*_`.!")
+            out.append((pos, pos + len(line), _line_key(line), _verdict_word(rest)))
+        pos += len(line) + 1
+    return out
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One verdict the reply states: a JSON object with ``decision`` or a VERDICT line."""
+
+    start: int
+    end: int
+    decision: str | None
+    obj: dict[str, Any] | None = None
+    in_answer: bool = False  # the answer holds the same statement (a copy, or the judge's own words)
+
+
+def _statements(reply: str, quotes: Sequence[str]) -> list[_Statement]:
+    """The reply's verdict statements in order, each marked when the answer under judgement holds it too."""
+    answer_objs = {_canon(o) for q in quotes for _, _, o in _json_objects(q)}
+    answer_lines = {key for q in quotes for _, _, key, _ in _verdict_lines(q)}
+    found = [
+        _Statement(i, end, normalize_decision(obj.get("decision")), obj, _canon(obj) in answer_objs)
+        for i, end, obj in _json_objects(reply)
+    ]
+    found += [
+        _Statement(i, end, word, None, key in answer_lines)
+        for i, end, key, word in _verdict_lines(reply)
+        if word is not None and not any(s.start <= i < s.end for s in found)
+    ]
+    return sorted(found, key=lambda s: s.start)
+
+
 def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> JudgeVerdict:
-    """Read a judge reply (see the module doc). ``quoted``: the answer(s) that were under judgement."""
+    """Read a judge reply: its last word, the last verdict statement the answer does not hold (see the module
+    doc). ``quoted``: the answer(s) that were under judgement."""
     quotes = [quoted] if isinstance(quoted, str) else list(quoted or [])
-    reply = text or ""
-    for q in quotes:
-        reply = _strip_echo(reply, q)
-    echo_objs = {_canon(o) for q in quotes for _, _, o in _json_objects(q) if "decision" in o}
-    echo_lines = {_line_key(m.group(0)) for q in quotes for m in _VERDICT_LINE.finditer(q)}
-
-    decisions: list[tuple[str, str]] = []  # (decision, source): the judge's own
-    echo_decisions: list[str] = []  # VERDICT lines the answer also holds
-    chosen: dict[str, Any] | None = None
-    bad_schema = False
-    echoed = 0
-    for _, _, obj in _json_objects(reply):
-        if "decision" not in obj:
-            continue
-        if len(obj) > 1 and _canon(obj) in echo_objs:  # a copy of one of the answer's own verdicts
-            echoed += 1
-            continue
-        d = normalize_decision(obj.get("decision"))
-        if d is None:
-            bad_schema = True
-            continue
-        decisions.append((d, "json"))
-        chosen = obj
-    for m in _VERDICT_LINE.finditer(reply):
-        d = _verdict_word(m.group("word"))
-        if d is None:
-            continue
-        if _line_key(m.group(0)) in echo_lines:
-            echo_decisions.append(d)
-        else:
-            decisions.append((d, "verdict"))
-    # A verdict line spelled like one in the answer is the judge's own unless the reply copies from the
-    # answer (a copied JSON verdict) or the judge's other words decide otherwise: the answer cannot make
-    # a real verdict unreadable by quoting it.
-    own = {d for d, _ in decisions}
-    for d in echo_decisions:
-        if echoed or (own and d not in own):
-            echoed += 1
-        else:
-            decisions.append((d, "verdict"))
-
-    found = {d for d, _ in decisions}
-    if len(found) > 1:
-        detail = ", ".join(f"{src} {d}" for d, src in decisions)
+    reply = _strip_echo(text or "", quotes)
+    statements = _statements(reply, quotes)
+    own = [s for s in statements if not s.in_answer]
+    if not own and statements:  # every statement is one the answer holds
+        copied = [s for s in statements if s.obj is not None]
+        if any(s.decision != "REJECT" for s in copied):
+            return JudgeVerdict(
+                "PENDING", note="the judge reply only repeats a verdict found in the answer under judgement"
+            )
+        own = copied or statements  # a copied REJECT stands; else the VERDICT lines are the judge's
+    if not own:
+        return JudgeVerdict("PENDING", note=f"no decision in the judge reply {quote(text)}")
+    last = own[-1]
+    if last.decision is None:
+        return JudgeVerdict("PENDING", note="the judge's JSON has no valid decision")
+    if last.obj is None:
+        return JudgeVerdict(last.decision, schema_valid=False, note="decision from the VERDICT line")
+    before = own[-2] if len(own) > 1 else None
+    paired = before is not None and before.obj is None and _FENCE.fullmatch(reply[before.end : last.start]) is not None
+    if paired and before is not None and before.decision != last.decision:
+        detail = f"verdict {before.decision}, json {last.decision}"
         return JudgeVerdict("PENDING", note=f"conflicting decisions in the judge reply ({detail})")
-    if not found:
-        if echoed:
-            note = "the judge reply only repeats a verdict found in the answer under judgement"
-        elif bad_schema:
-            note = "the judge's JSON has no valid decision"
-        else:
-            note = f"no decision in the judge reply {quote(text)}"
-        return JudgeVerdict("PENDING", note=note)
-    decision = found.pop()
-    if chosen is None:
-        return JudgeVerdict(decision, schema_valid=False, note="decision from the VERDICT line")
-    score, reasons, valid = _score_reasons(chosen)
-    return JudgeVerdict(decision, score=score, reasons=reasons, schema_valid=valid and not bad_schema)
+    score, reasons, valid = _score_reasons(last.obj)
+    return JudgeVerdict(last.decision, score=score, reasons=reasons, schema_valid=valid)
 
 
 def _score_reasons(obj: Mapping[str, Any]) -> tuple[float | None, list[str], bool]:
