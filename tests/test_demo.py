@@ -167,12 +167,13 @@ def test_the_story_prints_the_computed_numbers(demo: tuple[Path, int, str]) -> N
     for expected in (
         "pass rate 88% -> 89% (352/400 -> 356/400 rows",
         "looks like a small win",
-        "24 rows flipped, 10 broke vs 14 fixed; exact McNemar p = 0.54, indistinguishable from noise",
+        "24 rows flipped, 10 broke vs 14 fixed; two-sided exact McNemar p = 0.54, indistinguishable from noise",
         "refunds (declared critical) regressed, 60 rows",
-        "8 broke vs 1 fixed, p = 0.039",
+        "8 broke vs 1 fixed, two-sided p = 0.039",
         "The other 11 slices: 2 broke vs 13 fixed",
         "in 7 of the 8 refunds rows that broke, the grader says lookup_order was not called",
-        "[FAIL] regression.critical[refunds]",
+        "[FAIL] regression.critical[refunds]: refunds: b=8 broke, c=1 fixed, one-sided exact McNemar p=0.0195, "
+        "Holm p=0.0391 (Holm family of 2: overall + 1 critical slice(s)) < 0.05: significant regression",
         "gate FAILED: `goldenkit gate` would exit 2.",
     ):
         assert expected in text, expected

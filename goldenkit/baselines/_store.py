@@ -172,6 +172,13 @@ def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})")
     if man.get("complete") is False:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} is not complete")
+    shard = man.get("shard")
+    if shard and not man.get("merged_from"):
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, dict) and {"k", "n"} <= set(shard) else shard
+        raise InputError(
+            f"cannot save baseline {name!r}: run {run_id} is shard {part} of a sharded run: "
+            "merge its shards first (goldenkit merge), then save the merge"
+        )
     return man, run_id
 
 

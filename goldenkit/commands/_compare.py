@@ -134,10 +134,10 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     for x in rows:
         lines.append("  ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)))
-    lines.append("b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = exact McNemar")
+    lines.append("b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = two-sided exact McNemar")
     lines.append(
-        f"p_holm_all = Holm-adjusted over {HOLM_FAMILY} ({len(t) - 1}); the gate adjusts its critical and "
-        "non-critical slices as two separate families (see goldenkit gate)"
+        f"p_holm_all = Holm-adjusted over {HOLM_FAMILY} ({len(t) - 1}); the gate tests the overall table and "
+        "its critical slices in one Holm family of one-sided tests (see goldenkit gate)"
     )
     lines += format_clusters(cmp, explained=explained)
     f = cmp.flips

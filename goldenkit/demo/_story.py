@@ -45,7 +45,7 @@ from goldenkit.compare import Comparison, compare_runs, why
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
-from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
+from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders._build import build_graders
 from goldenkit.notebooks import execute_notebooks
 from goldenkit.providers._base import get_provider
@@ -391,7 +391,8 @@ def _story_headline(result: DemoResult) -> list[str]:
     b, c, p = cmp.b, cmp.c, cmp.p_value
     verdict = "indistinguishable from noise" if p >= cmp.alpha else "a significant change"
     add(
-        f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; exact McNemar p = {_p(p)}, {verdict}. "
+        f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; "
+        f"two-sided exact McNemar p = {_p(p)}, {verdict}. "
         f"Difference {diff_pts:+.1f} points [95% CI {100 * float(ov['diff_ci_low']):+.1f}, "
         f"{100 * float(ov['diff_ci_high']):+.1f}]."
     )
@@ -422,7 +423,7 @@ def _story_slice(result: DemoResult) -> tuple[list[str], str]:
         add(
             f"3. By slice: {name}{crit} regressed, {int(worst['rows'])} rows, "
             f"{pct(worst['p_base'])} -> {pct(worst['p_cand'])}: {int(worst['b'])} broke vs {int(worst['c'])} fixed, "
-            f"p = {_p(float(worst['p_val']))}."
+            f"two-sided p = {_p(float(worst['p_val']))}."
         )
         add(
             f"   The other {len(others)} slices: {int(others['b'].sum())} broke vs {int(others['c'].sum())} fixed; "
@@ -466,8 +467,8 @@ def _story_gate(result: DemoResult) -> list[str]:
     cfg = result.config_path or "defaults"
     add(f"5. The gate ({cfg}; critical slices: {', '.join(result.policy.critical) or 'none'}):")
     for r in d.failed_rules:
-        add(f"   [FAIL] {r.name}: {r.detail}")
-    add(f"   gate {'PASSED' if d.passed else 'FAILED'}: `goldenkit gate` would exit {d.exit_code}.")
+        add(f"   [{r.mark}] {r.name}: {r.detail}")
+    add(f"   gate {DECISION_NAMES[d.exit_code]}: `goldenkit gate` would exit {d.exit_code}.")
     add(
         f"   goldenkit gate {result.candidate.run_id} --baseline {result.baseline.run_id} "
         f"--results-dir {result.results_dir} --config {cfg}"

@@ -165,6 +165,6 @@ Modules
 from __future__ import annotations
 
 from goldenkit.gate._evaluate import evaluate_gate
-from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
+from goldenkit.gate._policy import DECISION_NAMES, GateDecision, GatePolicy, GateRule
 
-__all__ = ["GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]
+__all__ = ["DECISION_NAMES", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]

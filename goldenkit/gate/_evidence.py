@@ -139,6 +139,10 @@ def baseline_evidence(
     if collapsed is None:
         collapsed = _collapsed_of(baseline, rule)
     problems = side_problems(man, collapsed)  # INVALID, unfinished, missing repeats: the rule compare applies too
+    shard = man.get("shard")
+    if shard and not man.get("merged_from"):  # the evidence rules hold on both sides
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, dict) and {"k", "n"} <= set(shard) else shard
+        problems.append(f"it is shard {part} of a sharded run: merge its shards first (goldenkit merge)")
     codes = verdict_codes(collapsed["verdict"]) if len(collapsed) else np.zeros(0, np.int8)
     n_graded, rows = int((codes <= 1).sum()), len(codes)
     err, skip = int((codes == 2).sum()), int((codes == 3).sum())

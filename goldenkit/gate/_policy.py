@@ -176,6 +176,14 @@ class GateRule:
     exit_code: int = EXIT_GATE_FAILED  # the exit code this rule forces when it fails
     evidence: str = ""  # rows the rule saw: graded, paired, left out and why
 
+    @property
+    def mark(self) -> str:
+        """``PASS``, ``FAIL`` (a failure shown, or a side not evidence) or ``NOT SHOWN`` (exit 3: the
+        evidence shows neither a failure nor what the rule asks, e.g. non-inferiority)."""
+        if self.passed:
+            return "PASS"
+        return "NOT SHOWN" if self.kind == UNDECIDED else "FAIL"
+
     def to_dict(self) -> dict[str, Any]:
         def num(x: float | None) -> float | None:
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
@@ -236,8 +244,7 @@ class GateDecision:
         """Every rule with the evidence it saw, then the review list, the warnings and the summary."""
         lines = []
         for r in self.rules:
-            mark = "PASS" if r.passed else "FAIL"
-            lines.append(f"[{mark}] {r.name}: {r.detail}")
+            lines.append(f"[{r.mark}] {r.name}: {r.detail}")
             if r.evidence:
                 lines.append(f"       evidence: {r.evidence}")
         for s in self.review:
