@@ -5,7 +5,9 @@ processes against a model server on 127.0.0.1 that echoes the key it was sent (i
 body and in an answer), and against a callable agent whose tool raises
 ``httpx.HTTPStatusError`` for a URL with ``?api_key=...`` and which raises with a key in its
 message; then every byte under the working folder (outcomes.parquet decoded too) and
-everything the commands printed is searched for the keys.
+everything the commands printed is searched for the keys. The one key found is the one goldenkit
+never read (the agent's own, quoted in an answer): data of record, stored as received in that
+run's outcomes (tests/test_record_faithful.py) and masked everywhere else.
 """
 
 from __future__ import annotations
@@ -328,6 +330,15 @@ def agent(case):
 """
 
 
+OUTCOME_FILES = ("outcomes.jsonl", "outcomes.parquet")
+
+
+def _forbidden(query: str) -> str:
+    """The message of the HTTPStatusError the agent's search tool raises."""
+    url = f"https://search.example.test/v1/find?api_key={TOOL_KEY}&q={query}"
+    return f"Client error '403 Forbidden' for url '{url}'"
+
+
 def _echo_key(rec: Recorded) -> Reply:
     """The model server's answer: a 401 that quotes the key sent, an answer that repeats it, or ok."""
     auth = rec.headers.get("authorization", "")
@@ -399,9 +410,16 @@ def test_no_key_reaches_any_file_or_output_of_run_report_and_pages(tmp_path: Pat
     live_lines = (work / "results" / "live" / "outcomes.jsonl").read_text()
     assert "Incorrect API key provided: ***" in live_lines and "ok, your key is ***" in live_lines
     agent_lines = (work / "results" / "agent" / "outcomes.jsonl").read_text()
-    assert "api_key=***" in agent_lines and "upstream rejected the credentials ***" in agent_lines
+    assert "for url '<url>" in agent_lines and "upstream rejected the credentials ***" in agent_lines
     assert (work / "results" / "live" / "report.html").is_file() and (work / "site" / "index.html").is_file()
-    assert _leaks(work) == []
+    # an answer quoting a key goldenkit never read (the agent's own) is data of record: stored as
+    # received in the run's outcomes, and masked in everything for people (report, pages, output)
+    caught = [json.loads(line) for line in agent_lines.splitlines() if '"row_id":"caught"' in line]
+    assert [r["response"] for r in caught] == [f"ok, but the search failed: {_forbidden('refund')}"]
+    answers = {
+        str(work / "results" / "agent" / name) + f": {n}" for name in OUTCOME_FILES for n in (TOOL_KEY, TOOL_KEY[:8])
+    }
+    assert set(_leaks(work)) == answers
     printed = "".join(p.stdout + p.stderr for p in outputs)
     assert not [k for k in KEYS if k in printed or k[:8] in printed], printed
 
