@@ -208,3 +208,87 @@ def test_the_argparse_types_come_from_the_one_table() -> None:
         assert getattr(parse, "__name__", None) == RUN_OPTIONS[dest].what, dest
     fields = set(RunOptions.__dataclass_fields__)
     assert {"repeats", "max_in_flight", "timeout", "abort_after_errors", "run_id"} <= fields & set(RUN_OPTIONS)
+
+
+# --------------------------------------------------------------------------- errors charged to their cause
+
+
+def test_an_agent_raising_on_one_row_of_thirty_is_a_valid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "keyerror_agent.py").write_text(
+        "def answer(case):\n    if case.id == 'r07':\n        return {}['order_id']\n    return 'done'\n"
+    )
+    write_dataset(tmp_path, 30)
+    code = main(
+        ["run", "ds", "--provider", "callable", "--callable", "keyerror_agent:answer", "--quiet", "--run-id", "k"]
+    )
+    assert code == 0  # VALID: the agent's own KeyError is evidence against it, not an outage
+    man = json.loads((tmp_path / "results" / "k" / "run.json").read_text())
+    assert man["validity"] == "VALID" and man["error_rate"] == 0.0 and man["invalid_reason"] is None
+    assert man["counts"]["ERROR"] == 1 and man["counts"]["candidate_errors"] == 1
+    errors = [json.loads(x) for x in (tmp_path / "results" / "k" / "outcomes.jsonl").read_text().splitlines()]
+    errors = [r for r in errors if r["verdict"] == "ERROR"]
+    assert [(r["row_id"], r["error_kind"]) for r in errors] == [("r07", "agent")]
+    assert "KeyError: 'order_id'" in errors[0]["detail"]
+
+
+def test_an_outage_on_one_row_of_thirty_still_makes_the_run_invalid(tmp_path: Path) -> None:
+    def flaky(case: Any) -> str:
+        if case.id == "r07":
+            raise ConnectionResetError("reset by peer")
+        return "done"
+
+    ds = read_dataset(write_dataset(tmp_path, 30))
+    summary = run_eval(ds, CallableProvider(fn=flaky), results_dir=tmp_path / "res", max_retries=0, **QUIET)
+    assert summary.validity == "INVALID" and summary.exit_code == 3
+    assert summary.counts["candidate_errors"] == 0 and "error rate 3.3% (1 of 30)" in str(summary.invalid_reason)
+
+
+def test_an_agent_failing_every_row_is_not_stopped_as_an_outage(tmp_path: Path) -> None:
+    def broken(case: Any) -> str:
+        raise ValueError("my bug")
+
+    ds = read_dataset(write_dataset(tmp_path, 8))
+    summary = run_eval(ds, CallableProvider(fn=broken), results_dir=tmp_path / "res", abort_after_errors=3, **QUIET)
+    assert summary.counts["total"] == 8 and summary.counts["candidate_errors"] == 8  # the breaker did not trip
+    assert summary.validity == "VALID" and summary.complete
+    assert summary.exit_code == 2  # nothing graded: not evidence of quality, and never green
+    assert "ERROR 8 (8 the candidate's own)" in summary.line()
+
+
+def test_a_crash_of_goldenkit_is_recorded_as_a_crash(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldenkit.runner._run import RunExecution
+
+    real = RunExecution.write_graded
+
+    def buggy(self: RunExecution, rec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        if rec["row_id"] == "r01":
+            raise RuntimeError("bug in goldenkit token=hunter2")
+        real(self, rec, *args, **kwargs)
+
+    monkeypatch.setattr(RunExecution, "write_graded", buggy)
+    assert cli_run("--run-id", "c", "--max-in-flight", "1") != 0
+    man = json.loads((work / "results" / "c" / "run.json").read_text())
+    assert man["validity"] == "INVALID" and man["complete"] is False
+    assert man["stopped_because"] == "crash"
+    assert man["crash"] == [{"type": "RuntimeError", "message": man["crash"][0]["message"]}]
+    assert man["crash"][0]["message"].startswith("bug in goldenkit")
+    assert man["invalid_reason"].startswith("goldenkit crashed: RuntimeError: bug in goldenkit")
+    assert "interrupted" not in man["invalid_reason"]
+
+
+def test_every_worker_exception_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldenkit.runner._run import RunExecution
+
+    async def two_failures(self: RunExecution) -> None:
+        raise ExceptionGroup("workers", [RuntimeError("first"), ExceptionGroup("inner", [KeyError("second")])])
+
+    monkeypatch.setattr(RunExecution, "_work", two_failures)
+    ds = read_dataset(write_dataset(tmp_path))
+    with pytest.raises(ExceptionGroup) as info:
+        run_eval(ds, CallableProvider(fn=answer), results_dir=tmp_path / "res", run_id="g", **QUIET)
+    assert len(info.value.exceptions) == 2
+    man = json.loads((tmp_path / "res" / "g" / "run.json").read_text())
+    assert [c["type"] for c in man["crash"]] == ["RuntimeError", "KeyError"]
+    assert "(and 1 more worker exception: run.json crash)" in man["invalid_reason"]

@@ -432,16 +432,19 @@ def test_error_rate_above_threshold_is_invalid(tmp_path):
 
     def agent(case):
         if case.id == "r00":
-            raise ValueError("agent crashed")
+            raise PermissionError("the agent's store is unreadable")  # an OSError: nobody's answer
+        if case.id == "r01":
+            raise ValueError("agent crashed")  # the agent's own error: evidence, not the run's validity
         return "ok"
 
     s = run_eval(
         ds, CallableProvider(agent), [must_contain_grader()], max_error_rate=0.02, results_dir=tmp_path / "r", **FAST
     )
-    assert s.counts["ERROR"] == 1 and s.validity == "INVALID" and s.exit_code == 3
+    assert s.counts["ERROR"] == 2 and s.validity == "INVALID" and s.exit_code == 3
     assert "error rate 5.0% (1 of 20) exceeds max_error_rate 2.0%" in s.invalid_reason
-    err = outcomes_df(s.path).set_index("row_id").loc["r00"]
-    assert err["error_kind"] == "agent" and "raised ValueError: agent crashed" in err["detail"]
+    err = outcomes_df(s.path).set_index("row_id")
+    assert err.loc["r00", "error_kind"] == "infrastructure"
+    assert err.loc["r01", "error_kind"] == "agent" and "raised ValueError: agent crashed" in err.loc["r01", "detail"]
     s2 = run_eval(
         ds, CallableProvider(agent), [must_contain_grader()], max_error_rate=0.1, results_dir=tmp_path / "r2", **FAST
     )
@@ -501,7 +504,7 @@ def test_retry_errors_supersedes_error_lines(tmp_path):
 
     def agent(case):
         if broken["on"] and case.id in ("r1", "r3"):
-            raise RuntimeError("down")
+            raise ConnectionRefusedError("down")  # an outage (an agent's own error would not be INVALID)
         return "ok"
 
     s1 = run_eval(ds, CallableProvider(agent, model="m"), [must_contain_grader()], run_id="x", results_dir=res, **FAST)

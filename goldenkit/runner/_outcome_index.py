@@ -23,11 +23,12 @@ import numpy.typing as npt
 
 from goldenkit.errors import ResultsError
 from goldenkit.results import loads_line
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, counts_against_candidate
 
 #: The verdict codes of :attr:`OutcomeIndex.status` (0: no outcome yet).
 CODES = {PASS: 1, FAIL: 2, ERROR: 3, SKIPPED: 4}
 GRADER_ERROR = 0x10  # flag: not ERROR, but a grader could not grade
+CANDIDATE_ERROR = 0x20  # flag: an ERROR that is the candidate's own (agent, refused): not the run's validity
 _VERDICT_MASK = 0x0F
 
 
@@ -36,6 +37,12 @@ def has_grader_error(rec: Mapping[str, Any]) -> bool:
     if rec.get("verdict") == ERROR:
         return False
     return any((g or {}).get("error") for g in (rec.get("graders") or {}).values())
+
+
+def is_candidate_error(rec: Mapping[str, Any]) -> bool:
+    """An ERROR outcome the candidate's own answer caused (``agent``, ``refused``:
+    :func:`goldenkit.schema.counts_against_candidate`): quality evidence against it, never an outage."""
+    return rec.get("verdict") == ERROR and counts_against_candidate(rec.get("error_kind"))
 
 
 class OutcomeIndex:
@@ -71,7 +78,8 @@ class OutcomeIndex:
             return
         code = CODES.get(str(rec.get("verdict")), CODES[ERROR])
         self.offset[i], self.length[i] = offset, length
-        self.status[i] = code | (GRADER_ERROR if has_grader_error(rec) else 0)
+        flags = (GRADER_ERROR if has_grader_error(rec) else 0) | (CANDIDATE_ERROR if is_candidate_error(rec) else 0)
+        self.status[i] = code | flags
 
     def pending(self, retry_errors: bool) -> npt.NDArray[np.int64]:
         """The pairs to call, in order: those with no outcome, and with ``retry_errors`` the ERROR ones."""
@@ -82,12 +90,14 @@ class OutcomeIndex:
         return np.flatnonzero(todo)
 
     def counts(self) -> dict[str, int]:
-        """Verdict counts, ``total``, ``expected`` and ``grader_errors`` (as ``count_outcomes`` gives them)."""
+        """Verdict counts, ``total``, ``expected``, ``grader_errors`` and ``candidate_errors`` (as
+        ``count_outcomes`` gives them)."""
         per_code = np.bincount(self.status & _VERDICT_MASK, minlength=len(CODES) + 1)
         counts = {v: int(per_code[c]) for v, c in CODES.items()}
         total = int(len(self) - per_code[0])
         grader_errors = int(np.count_nonzero(self.status & GRADER_ERROR))
-        counts.update(total=total, expected=len(self), grader_errors=grader_errors)
+        candidate_errors = int(np.count_nonzero(self.status & CANDIDATE_ERROR))
+        counts.update(total=total, expected=len(self), grader_errors=grader_errors, candidate_errors=candidate_errors)
         return counts
 
     def first_error_detail(self, jsonl: Path) -> str | None:

@@ -65,7 +65,7 @@ from goldenkit.graders._base import Grader
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case
 from goldenkit.runner._folder import RunFolder, RunLock
-from goldenkit.runner._outcome_index import OutcomeIndex
+from goldenkit.runner._outcome_index import OutcomeIndex, is_candidate_error
 from goldenkit.runner._ray_limits import ClusterLimiter, LimiterActor
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
 from goldenkit.schema import ERROR
@@ -436,7 +436,8 @@ class RayRun(RunExecution):
         if rec.get("verdict") != ERROR or rec.get("error_kind") == "grader":
             self.consecutive_errors = 0
             return
-        self.count_error(str(rec.get("detail") or ""))
+        if not is_candidate_error(rec):  # the candidate's own error neither counts nor breaks the streak
+            self.count_error(str(rec.get("detail") or ""))
 
     async def _alive(self, worker: int) -> bool:
         """Whether worker ``worker`` answers again (Ray restarted it and its setup built)."""

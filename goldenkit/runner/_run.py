@@ -33,10 +33,10 @@ from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
-from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error
+from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
 from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary
-from goldenkit.runner._validity import validity
+from goldenkit.runner._validity import crash_report, validity, worker_exceptions
 from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
 
 Pair = tuple[str, int]
@@ -101,6 +101,7 @@ class RunExecution:
         self.consecutive_errors = 0
         self.stopped: str | None = None
         self.first_error: str | None = None
+        self.crash: list[BaseException] = []  # every worker's exception when goldenkit itself failed
         self.t_start = time.monotonic()
 
     # ------------------------------------------------------------ the workers
@@ -113,6 +114,9 @@ class RunExecution:
         try:
             await self._work()
             interrupted = False
+        except Exception as exc:  # a worker raised what is not a row's error: goldenkit crashed
+            self.crash = worker_exceptions(exc)
+            raise
         finally:
             summary = await self.finish(interrupted)
         return summary
@@ -131,8 +135,10 @@ class RunExecution:
                 for _ in range(min(self.opts.max_in_flight, count)):
                     tg.create_task(self._worker(items, handle))
                     await asyncio.sleep(0)
-        except BaseExceptionGroup as group:  # a worker's failure: the first one is the run's
-            raise group.exceptions[0] from None
+        except BaseExceptionGroup as group:  # the workers' failures: every one is kept (run.json "crash")
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
 
     async def _worker(self, items: Iterator[T], handle: Callable[[T], Awaitable[None]]) -> None:
         for item in items:
@@ -258,11 +264,13 @@ class RunExecution:
             tokens_out=None,
             cost=None,
         )
-        self.count_error(reason)
+        if not is_candidate_error(rec):  # the candidate's own error is evidence, not a server gone away
+            self.count_error(reason)
         self._write(rec, attempts)
 
     def count_error(self, reason: str) -> None:
-        """One more consecutive ERROR: the circuit breaker stops the run after ``abort_after_errors``."""
+        """One more consecutive ERROR nobody's answer caused: the circuit breaker stops the run after
+        ``abort_after_errors`` (an ``agent`` or ``refused`` ERROR neither counts nor breaks the streak)."""
         self.consecutive_errors += 1
         if self.first_error is None:
             self.first_error = reason
@@ -336,6 +344,9 @@ class RunExecution:
         stopped = self.stopped if total < expected else None
         if interrupted or lost is not None:
             stopped = f"interrupted with {total} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
+        if self.crash:  # goldenkit itself failed: a crash with every worker's exception, not an interruption
+            stopped, crashed = crash_report(self.crash)
+            self.manifest.update(crashed)
         first_error = self.first_error
         if first_error is None and counts[ERROR] and lost is None:
             first_error = index.first_error_detail(self.folder.jsonl)
@@ -386,12 +397,14 @@ def attempts_note(err: ProviderError, attempts: int) -> str:
 
 
 def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[str, int]:
-    """Verdict counts, ``total``, ``expected`` and ``grader_errors`` (outcomes not ERROR whose
-    graders include one that could not grade, e.g. a soft judge whose call failed)."""
+    """Verdict counts, ``total``, ``expected``, ``grader_errors`` (outcomes not ERROR whose
+    graders include one that could not grade, e.g. a soft judge whose call failed) and
+    ``candidate_errors`` (ERROR outcomes that are the candidate's own: agent, refused)."""
     verdicts = Counter(r["verdict"] for r in records)
     counts = {v: verdicts.get(v, 0) for v in (PASS, FAIL, ERROR, SKIPPED)}
     grader_errors = sum(1 for r in records if has_grader_error(r))
-    counts.update(total=len(records), expected=expected, grader_errors=grader_errors)
+    candidate_errors = sum(1 for r in records if is_candidate_error(r))
+    counts.update(total=len(records), expected=expected, grader_errors=grader_errors, candidate_errors=candidate_errors)
     return counts
 
 

@@ -18,6 +18,8 @@ from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, VALID
 class RunSummary:
     """What a run produced. ``exit_code``: 0 for a VALID run with a graded outcome, 2 for a VALID run
     without one (empty, or every outcome SKIPPED or ERROR: no evidence, no green), 3 for an INVALID one.
+    ``counts["candidate_errors"]``: the ERROR outcomes that are the candidate's own (agent, refused),
+    shown in :meth:`line`; they never make a run INVALID (:mod:`goldenkit.runner._validity`).
     A shard is judged by its merge: an empty shard of a small dataset exits 0.
 
     ``git_commits``: the working directory's commit at each invocation (distinct, in
@@ -55,7 +57,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        if self.validity != VALID:
+        if self.validity != VALID or not self.complete:  # never 0 unless VALID and complete
             return EXIT_INFRASTRUCTURE
         return EXIT_OK if self.graded or self.shard else EXIT_GATE_FAILED
 
@@ -79,9 +81,11 @@ class RunSummary:
             commits = f"; resumed across git commits {', '.join(c[:12] for c in self.git_commits)}"
         elif self.git_commits:
             commits = f"; git commit {self.git_commits[0][:12]}"
+        own = c.get("candidate_errors", 0)
+        errors = f"{c.get(ERROR, 0)} ({own} the candidate's own)" if own else f"{c.get(ERROR, 0)}"
         return (
             f"{head}; {c.get('total', 0)}/{c.get('expected', 0)} outcomes: "
-            f"PASS {c.get(PASS, 0)}, FAIL {c.get(FAIL, 0)}, ERROR {c.get(ERROR, 0)}, "
+            f"PASS {c.get(PASS, 0)}, FAIL {c.get(FAIL, 0)}, ERROR {errors}, "
             f"SKIPPED {c.get(SKIPPED, 0)}; pass rate {rate}; "
             f"error rate {self.error_rate:.1%}; {self.calls} calls in {self.elapsed_s:.1f}s{commits}; "
             f"results in {self.path}"
