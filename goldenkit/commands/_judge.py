@@ -54,9 +54,24 @@ def register(sub: Any) -> None:
     cal.add_argument("--json", action="store_true", help="print the report as JSON")
     cal.add_argument("--check", action="store_true", help="exit 2 when the judge may not act as a hard grader")
     cal.set_defaults(func=calibrate_command)
+    lab = jsub.add_parser(
+        "label",
+        help="store human verdicts on a run's answers (labels.jsonl beside the run; never in its outcomes)",
+    )
+    lab.add_argument("file", metavar="LABELS.jsonl", help='one {"id", "repeat"?, "human": PASS|FAIL} per line')
+    lab.add_argument("--run", required=True, metavar="RUN", help="run folder, or run id under --results-dir")
+    lab.add_argument("--results-dir", default="results", metavar="DIR", help="where run ids are looked up")
+    lab.add_argument("--who", help="who labelled (recorded with each label)")
+    lab.add_argument(
+        "--probability",
+        type=number(above=0, at_most=1),
+        help="the probability with which every row of the file was drawn for labelling (a line's own "
+        '"probability" wins); without one, the labels were picked by hand and are not used for inference',
+    )
+    lab.set_defaults(func=label_command)
 
     def no_subcommand(args: argparse.Namespace) -> int:
-        raise UsageError("goldenkit judge: choose a subcommand (calibrate)")
+        raise UsageError("goldenkit judge: choose a subcommand (calibrate, label)")
 
     p.set_defaults(func=no_subcommand)
 
@@ -141,4 +156,29 @@ def calibrate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["calibrate_command", "register"]
+def label_command(args: argparse.Namespace) -> int:
+    """``goldenkit judge label FILE --run R``: every line checked, then appended to the run's labels."""
+    from goldenkit.results import add_labels, read_run, scan_jsonl
+
+    run = read_run(args.run, args.results_dir)
+    try:
+        lines = list(scan_jsonl(args.file))
+    except FileNotFoundError:
+        raise UsageError(f"{args.file}: no such file") from None
+    added = add_labels(
+        run,
+        [line.record for line in lines],
+        who=args.who,
+        probability=args.probability,
+        where=str(args.file),
+        line_numbers=[line.number for line in lines],
+    )
+    designed = sum(lab.designed for lab in added)
+    print(
+        f"{len(added)} human label(s) stored in {run.path}/labels.jsonl ({designed} drawn by a recorded "
+        f"design, {len(added) - designed} picked by hand: shown, not used for inference)"
+    )
+    return 0
+
+
+__all__ = ["calibrate_command", "label_command", "register"]

@@ -53,6 +53,7 @@ from goldenkit.results._jsonl import (
     repair_jsonl,
     scan_jsonl,
 )
+from goldenkit.results._labels import LABELS_FILE, HumanLabel, add_labels, read_labels
 from goldenkit.results._latest import LATEST, update_latest
 from goldenkit.results._light import LIGHT_COLUMNS, light_outcomes
 from goldenkit.results._manifest import stored_json, write_json_atomic
@@ -67,6 +68,7 @@ from goldenkit.results._parquet import (
 from goldenkit.results._run import Run, outcomes_df, read_run
 
 __all__ = [
+    "LABELS_FILE",
     "LATEST",
     "LIGHT_COLUMNS",
     "MAX_PENDING_LINES",
@@ -74,14 +76,17 @@ __all__ = [
     "RECORD_BATCH",
     "ROW_GROUP",
     "OutcomeLine",
+    "HumanLabel",
     "OutcomeWriter",
     "Run",
+    "add_labels",
     "iter_jsonl",
     "latest_per_pair",
     "light_outcomes",
     "loads_line",
     "outcomes_df",
     "outcomes_table",
+    "read_labels",
     "read_run",
     "repair_jsonl",
     "scan_jsonl",
