@@ -51,7 +51,7 @@ LAYERS: list[set[str]] = [
     {"stats._intervals", "stats._clustered", "stats._sequential", "stats._ppi"},
     {"stats._collapse", "stats._mcnemar", "stats._representative"},
     {"stats", "leaderboards._passk"},
-    {"metrics._red_rows", "metrics._text"},
+    {"metrics._red_rows", "metrics._text", "metrics._weighted"},
     {"metrics._rates"},
     {"gate._policy", "metrics"},
     # results: what a run wrote; other harnesses' results imported as runs
@@ -123,8 +123,8 @@ LAYERS: list[set[str]] = [
     {"audit._session"},
     {"audit"},
     {"report._html"},
-    {"report._run", "report._compare", "report._audit", "report._coverage"},
-    {"report._explore"},  # goldenkit.explore: the comparison widget over report.compare
+    {"report._run", "report._compare", "report._audit", "report._coverage", "report._quality"},
+    {"report._explore", "report._markdown"},  # goldenkit.explore: the comparison widget over report.compare
     {"report", "leaderboards._report"},
     {"leaderboards"},
     {"notebooks"},
@@ -164,6 +164,7 @@ LAYERS: list[set[str]] = [
         "commands._regrade",
         "commands._report",
         "commands._run",
+        "commands._sequential",
         "commands._stats",
     },
     {"cli"},
