@@ -33,7 +33,6 @@ import email.utils
 import json
 import re
 import ssl
-import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -143,8 +142,12 @@ def error_text(body: bytes, limit: int = 200) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """``ExceptionName: message`` on one line, without the URL (it may carry userinfo)."""
-    detail = " ".join(str(exc).split())
+    """``ExceptionName: message`` on one line, without the URL (it may carry userinfo); an exception
+    whose ``str()`` itself raises is described by its name."""
+    try:
+        detail = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - an agent's exception class with a broken __str__
+        detail = ""
     # masked before it is cut: a key cut short is too short to be known by its shape
     detail = scrub(re.sub(r"[a-z][a-z0-9+.-]*://\S+", "<url>", detail))[:160]
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
@@ -229,9 +232,12 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
-    """The ProviderError for a request that got no HTTP reply (``url`` already redacted)."""
-    import httpx  # loaded already: ``exc`` is one of its errors
+    """The ProviderError for a request that got no HTTP reply (``url`` already redacted).
 
+    httpx's classes are told by name along the exception's MRO (:func:`_names`), so no attribute of
+    the httpx module is read: an agent may be importing it in another thread right now.
+    """
+    names = _names(exc)
     problem = _certificate_problem(exc)
     if problem is not None:
         return ProviderError(
@@ -244,31 +250,39 @@ def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
         return ProviderError(
             f"TLS failed calling {url}: {describe(exc.__cause__ or exc)}", kind=INFRASTRUCTURE, url=url
         )
-    if isinstance(exc, httpx.TimeoutException):
+    if "TimeoutException" in names:
         cause = exc.__cause__
         if cause is not None and not isinstance(cause, TimeoutError | asyncio.TimeoutError):
             # A "timeout" caused by something else (a dropped connection): name the real cause.
             return ProviderError(f"{describe(cause)} calling {url}", kind=TRANSIENT, url=url)
         return ProviderError(f"timed out calling {url}", kind=TRANSIENT, final_kind=INFRASTRUCTURE, url=url)
-    if isinstance(exc, httpx.UnsupportedProtocol):
+    if "UnsupportedProtocol" in names:
         return ProviderError(f"unsupported URL {url}: {describe(exc)}", kind=INFRASTRUCTURE, url=url)
-    if isinstance(exc, httpx.ProxyError):
+    if "ProxyError" in names:
         return ProviderError(f"proxy refused the call to {url}: {describe(exc)}", kind=INFRASTRUCTURE, url=url)
     return ProviderError(f"{describe(exc.__cause__ or exc)} calling {url}", kind=TRANSIENT, url=url)
 
 
+def _attr(obj: object, name: str) -> object:
+    """``obj.name``, or None when it is missing or reading it raises (a property of an agent's class)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - classifying must not raise
+        return None
+
+
 def _status_of(exc: BaseException) -> int | None:
     """The HTTP status an HTTP library's exception carries (httpx, aiohttp, the openai, google-genai,
-    Cohere and Mistral SDKs, requests, botocore's ``response["ResponseMetadata"]["HTTPStatusCode"]``),
-    an integer or a string of digits."""
-    response = getattr(exc, "response", None)
+    Cohere and Mistral SDKs, requests, websockets' ``InvalidStatus``, botocore's
+    ``response["ResponseMetadata"]["HTTPStatusCode"]``), an integer or a string of digits."""
+    response = _attr(exc, "response")
     meta = response.get("ResponseMetadata") if isinstance(response, dict) else None
     for value in (
-        getattr(exc, "status_code", None),
-        getattr(exc, "status", None),
-        getattr(response, "status_code", None),
+        _attr(exc, "status_code"),
+        _attr(exc, "status"),
+        _attr(response, "status_code"),
         meta.get("HTTPStatusCode") if isinstance(meta, dict) else None,
-        getattr(exc, "code", None),
+        _attr(exc, "code"),
     ):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)
@@ -290,7 +304,7 @@ _GRPC_OUTAGES = {
 
 
 def _grpc_kind(exc: BaseException) -> str | None:
-    code = getattr(exc, "code", None)
+    code = _attr(exc, "code")
     if not callable(code):
         return None
     try:
@@ -300,22 +314,33 @@ def _grpc_kind(exc: BaseException) -> str | None:
     return _GRPC_OUTAGES.get(str(name)) if name else None
 
 
-# Network errors of libraries an agent may use (the openai SDK, aiohttp, requests), by name: an agent's
-# dependencies are not goldenkit's, so their classes cannot be imported here.
-_NETWORK_NAMES = frozenset(
-    {
-        "APIConnectionError",
-        "APITimeoutError",
-        "ServerDisconnectedError",
-        "ClientConnectionError",
-        "ClientConnectorError",
-        "ClientPayloadError",
-        "ConnectionError",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "Timeout",
-    }
+# Outages by the names of the exception's classes (its MRO), lowercased: an agent's dependencies
+# (requests, urllib3, aiohttp, websockets, httpx, grpc, the SDKs) are not goldenkit's, so their classes
+# are never imported here, and a module an agent is importing in another thread is never touched.
+# A class name containing one of these words is a network failure: ``transient``.
+_NETWORK_WORDS = (
+    "timeout",  # TimeoutError, ReadTimeout, ReadTimeoutError (urllib3), APITimeoutError, ServerTimeoutError
+    "timedout",
+    "deadline",  # DeadlineExceeded (google-api-core)
+    "connection",  # ConnectionError (builtin, requests), NewConnectionError, ConnectionClosedError (websockets)
+    "disconnect",  # ServerDisconnectedError (aiohttp), RemoteDisconnected (http.client)
+    "protocolerror",  # ProtocolError (urllib3: connection aborted), RemoteProtocolError (httpx)
+    "maxretry",  # MaxRetryError (urllib3: every retry of a connection failed)
+    "chunkedencoding",  # ChunkedEncodingError (requests: a cut body)
+    "incompleteread",  # IncompleteRead (http.client)
+    "payloaderror",  # ClientPayloadError (aiohttp)
+    "serviceunavailable",  # ServiceUnavailable (google-api-core)
+    "httpexception",  # http.client's: a reply cut or garbled on the way
 )
+#: Class names of a connection that was made but never spoke the protocol (a proxy's or gateway's page
+#: where a WebSocket or HTTP server was expected): ``infrastructure``.
+_GATEWAY_WORDS = ("invalidhandshake",)
+_PLAIN = frozenset({"object", "baseexception", "exception"})
+
+
+def _names(exc: BaseException) -> list[str]:
+    """The names of ``exc``'s classes along its MRO (reading a type never runs the agent's code)."""
+    return [c.__name__ for c in type(exc).__mro__]
 
 
 def exception_error(exc: BaseException, where: str, *, default: str = AGENT) -> ProviderError:
@@ -323,20 +348,31 @@ def exception_error(exc: BaseException, where: str, *, default: str = AGENT) -> 
 
     ``where`` opens the message (``"callable pkg:fn raised"``). The network and OS family
     is never the agent's own fault, found in the exception, what caused it (``raise ...
-    from``) and the members of an exception group: timeouts, connection errors and cut
-    HTTP replies (and HTTP libraries' transport errors) are ``transient``; an exception
-    that carries an HTTP status (an SDK's status error: ``status_code``, ``status`` or an
-    integer ``code``) is classified by its status (:func:`classify_status`); any other
-    ``OSError`` is ``infrastructure``. Everything else is ``default`` (``agent``: the
-    agent's own code raised).
+    from``) and the members of an exception group, by the names of its classes along the
+    MRO and by the status it carries: timeouts, connection errors and cut replies
+    (:data:`_NETWORK_WORDS`, HTTP libraries' transport errors) are ``transient``; an
+    exception that carries an HTTP status (an SDK's status error, websockets' ``InvalidStatus``:
+    ``status_code``, ``status``, ``response.status_code`` or an integer ``code``) is classified
+    by its status (:func:`classify_status`); a gRPC error by its status code; a protocol never
+    spoken (:data:`_GATEWAY_WORDS`) and any other ``OSError`` are ``infrastructure``.
+    Everything else is ``default`` (``agent``: the agent's own code raised).
+
+    Classifying never raises: it imports nothing and reads no module, and an exception whose
+    attributes or text raise when read is classified by what can be read. Should the
+    classification itself fail, the error is ``infrastructure`` (nobody's answer, never
+    the candidate's), saying so.
     """
     if isinstance(exc, ProviderError):
         return exc
     msg = f"{where} {describe(exc)}"
-    for cur in _causes(exc):
-        found = _outage(cur)
-        if found is not None:
-            return found.with_message(msg)
+    try:
+        for cur in _causes(exc):
+            found = _outage(cur)
+            if found is not None:
+                return found.with_message(msg)
+    except Exception as bug:  # noqa: BLE001 - a classifier bug must not stop the run
+        why = f"its kind could not be told ({type(bug).__name__}); counted as nobody's answer"
+        return ProviderError(f"{msg} [{why}]", kind=INFRASTRUCTURE)
     return ProviderError(msg, kind=default)
 
 
@@ -348,7 +384,10 @@ def _causes(exc: BaseException) -> list[BaseException]:
         for cur in _chain(todo.pop(0)):
             if all(cur is not seen for seen in out):
                 out.append(cur)
-                todo.extend(getattr(cur, "exceptions", None) or ())  # an ExceptionGroup's members
+                members = _attr(cur, "exceptions")  # an ExceptionGroup's members
+                todo.extend(
+                    m for m in (members if isinstance(members, list | tuple) else ()) if isinstance(m, BaseException)
+                )
     return out
 
 
@@ -357,24 +396,19 @@ _STATUS_FAMILY = ("statuserror", "apierror", "httperror", "clienterror", "server
 
 def _outage(exc: BaseException) -> ProviderError | None:
     """The ProviderError when ``exc`` itself is an outage (see :func:`exception_error`), else None."""
-    import http.client
-
-    aiohttp = sys.modules.get("aiohttp")  # its errors are only possible once it is imported
-    httpx = sys.modules.get("httpx")  # the same for httpx (a callable's run loads no HTTP stack)
-    if httpx is not None and isinstance(exc, httpx.TransportError):
-        return transport_error(exc, "the agent's endpoint")
-    names = {c.__name__ for c in type(exc).__mro__}
-    status = _status_of(exc) if any(n.lower().endswith(_STATUS_FAMILY) for n in names) else None
-    if status is not None:
-        return classify_status(status, str(exc).encode(), "the agent's endpoint")
-    if (grpc := _grpc_kind(exc)) is not None:
+    names = _names(exc)
+    low = [n.lower() for n in names if n.lower() not in _PLAIN]
+    if "TransportError" in names and any(c.__module__.startswith("httpx") for c in type(exc).__mro__):
+        return transport_error(exc, "the agent's endpoint")  # type: ignore[arg-type]  # httpx's, by name
+    if any(n.endswith(_STATUS_FAMILY) or "status" in n for n in low):
+        status = _status_of(exc)
+        if status is not None:
+            return classify_status(status, describe(exc).encode(), "the agent's endpoint")
+    if any(n.endswith("rpcerror") for n in low) and (grpc := _grpc_kind(exc)) is not None:
         return ProviderError(describe(exc), kind=grpc)
-    network = isinstance(exc, TimeoutError | asyncio.TimeoutError | ConnectionError | http.client.HTTPException)
-    if network or names & _NETWORK_NAMES:
+    if isinstance(exc, TimeoutError | ConnectionError) or any(w in n for n in low for w in _NETWORK_WORDS):
         return ProviderError(describe(exc), kind=TRANSIENT)
-    if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectionError):
-        return ProviderError(describe(exc), kind=TRANSIENT)
-    if isinstance(exc, OSError):
+    if any(w in n for n in low for w in _GATEWAY_WORDS) or isinstance(exc, OSError):
         return ProviderError(describe(exc), kind=INFRASTRUCTURE)
     return None
 
