@@ -9,7 +9,11 @@ warning, not a failure.
 
 The dataset: ``refunds`` (critical, 4 rows), ``billing`` and ``shipping`` (150
 rows each), 3 repeats: 912 attempts, so a whole critical slice erroring is
-12 attempts, 1.3% -- under the default 2% run error rate.
+12 attempts, 1.3% -- under the default 2% run error rate. Four rows cannot
+show non-inferiority at any margin worth the name, so the policy of these
+scenarios turns the margin off (``non_inferiority_margin = false``): they are
+about the evidence rules. The three-way gate with its default margin is
+tested at the end (10-row runs, a tutorial-sized dataset).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from run_factory import SHA_B, manifest, outcomes, write_run
 from goldenkit.cli import main
 
 SLICES = {"refunds": 4, "billing": 150, "shipping": 150}
-CONFIG = '[gate]\ncritical = ["refunds"]\n'
+CONFIG = '[gate]\ncritical = ["refunds"]\nnon_inferiority_margin = false\n'
 Rows = list[tuple[str, str, list[str]]]
 
 
@@ -359,7 +363,9 @@ def test_equal_good_runs_pass_and_say_what_they_saw(work: Path, capsys: pytest.C
     assert "[PASS] baseline.evidence: baseline base: VALID, complete, graded" in out
     assert "[PASS] evidence.critical[refunds]" in out and "evidence: 4 paired row(s) of 4" in out
     assert "[PASS] errors.new_permanent: 0 new permanent ERROR row(s) <= 0" in out
-    assert "Holm p in the critical family of 1" in out and "Holm p in the non-critical family of 2" in out
+    assert "Holm p=1.0000 (Holm family of 2: overall + 1 critical slice(s))" in out
+    assert "regression.slice[" not in out  # the other slices are listed for review, never failed
+    assert "[WARN] non_inferiority_margin = false: with 304 paired rows a drop under " in out  # what green missed
     assert out.splitlines()[-1].startswith("gate PASSED")
     # against a committed snapshot of the same run, too
     assert main(["baseline", "save", "base", "--name", "main"]) == 0
@@ -666,7 +672,8 @@ def test_a_recorded_config_that_changed_since_the_run_is_refused(
     capsys.readouterr()
     assert gate("c", "--baseline", "b") == 1
     assert "the goldenkit.toml the run recorded changed since the run" in capsys.readouterr().err
-    assert gate("c", "--baseline", "b", "--config", "cfg/g.toml") == 0  # named explicitly: applied as it is
+    assert gate("c", "--baseline", "b", "--config", "cfg/g.toml") == 3  # named explicitly: applied as it is
+    assert "the policy checks no quality: regression = false" in capsys.readouterr().out  # and it checks nothing
 
 
 def test_a_regrade_of_the_baseline_is_not_a_candidate(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -699,3 +706,61 @@ def test_rows_gone_from_a_run_that_counts_them_are_not_evidence(work: Path, caps
     capsys.readouterr()
     assert gate("good", "--baseline", "holes") == 3
     assert "incomplete: 900 of the 912 outcomes its run.json counts" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- the three-way gate, through the CLI
+
+
+def _tiny(root: Path, run_id: str, failing: set[int], n: int = 10, slices: tuple[str, ...] = ("s",)) -> None:
+    rows = [(f"r{i}", slices[i % len(slices)], ["FAIL" if i in failing else "PASS"]) for i in range(n)]
+    write_run(root / "results", manifest(run_id, repeats=1), frame(rows, run_id), parquet=True)
+
+
+def test_ten_row_runs_of_different_agents_pass_in_neither_direction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no goldenkit.toml anywhere: the default policy, with its margin of 0.05
+    monkeypatch.chdir(tmp_path)
+    _tiny(tmp_path, "a", {8, 9})  # 8 of 10 pass
+    _tiny(tmp_path, "b", {0, 1, 2, 3})  # 6 of 10 pass: 4 broke, 2 fixed against a
+    for cand, base in (("b", "a"), ("a", "b")):
+        capsys.readouterr()
+        assert gate(cand, "--baseline", base) == 3, cand
+        out = capsys.readouterr().out
+        assert out.splitlines()[1].startswith("config: none found")  # built-in defaults
+        assert "[NOT SHOWN] non_inferiority: overall: upper 95% bound of the paired drop" in out
+        assert "paired rows would show it with 80% power" in out
+        assert out.splitlines()[-1].startswith("gate NOT EVIDENCE: non_inferiority: ")
+
+
+def test_an_unchanged_agent_on_a_tutorial_sized_dataset_is_not_evidence_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.toml").write_text('[gate]\ncritical = ["refunds"]\nnon_inferiority_margin = 0.1\n', encoding="utf-8")
+    for run_id in ("v1", "v1-again"):
+        _tiny(tmp_path, run_id, {5}, n=20, slices=("refunds", "account"))
+    assert gate("v1-again", "--baseline", "v1", "--config", "g.toml", "--json") == 3
+    doc = json.loads(capsys.readouterr().out)
+    failed = {r["name"]: r["exit_code"] for r in doc["rules"] if not r["passed"]}
+    assert failed == {"non_inferiority": 3, "non_inferiority[refunds]": 3}  # not shown; nothing failed
+    assert gate("v1-again", "--baseline", "v1", "--config", "g.toml") == 3
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("gate NOT EVIDENCE: non_inferiority: overall: upper 95% bound of the paired drop")
+
+
+def test_a_shard_is_refused_as_a_baseline_by_the_gate_and_by_baseline_save(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put_with(work, "part", good_rows(), shard={"k": 1, "n": 2})
+    capsys.readouterr()
+    assert gate("good", "--baseline", "part") == 3
+    out = capsys.readouterr().out
+    assert "baseline part is not evidence: it is shard 1/2 of a sharded run: merge its shards first" in out
+    assert main(["baseline", "save", "part", "--name", "half"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot save baseline 'half': run part is shard 1/2 of a sharded run: merge its shards first" in err
+    assert not (work / "baselines" / "half.json").exists()
+    merged = {"shard": {"k": 1, "n": 2}, "merged_from": ["part", "part-2"], "started_at": "2026-11-30T12:00:00Z"}
+    put_with(work, "whole", good_rows(), **merged)
+    assert gate("good", "--baseline", "whole") == 0

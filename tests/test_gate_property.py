@@ -21,6 +21,7 @@ from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.compare import protocol_key
 from goldenkit.gate import GatePolicy, evaluate_gate
+from goldenkit.gate._regression import drop_interval
 from goldenkit.schema import ERROR_KINDS
 
 SLICES = ("a", "b", "c")
@@ -93,6 +94,8 @@ def scenario(draw: Any) -> dict[str, Any]:
         max_error_rate=draw(st.sampled_from([0.02, 1.0])),
         max_slice_error_rate=draw(st.sampled_from([0.05, 1.0])),
         max_new_permanent_errors=draw(st.sampled_from([0, 100])),
+        # a few rows show non-inferiority only at a wide margin: draw ones they can show, and none
+        non_inferiority_margin=draw(st.sampled_from([None, 0.05, 0.6, 0.9, 1.0])),
     )
     base = FakeRun(bm, frame(base_rows, base_kinds, "base"))
     cand = FakeRun(cm, frame(cand_rows, cand_kinds, "cand"))
@@ -130,3 +133,14 @@ def test_exit_0_implies_valid_comparable_sides_with_enough_paired_rows(sc: dict[
     for name in ("(overall)", *policy.critical):
         got = groups.get(name, [])
         assert got and sum(got) / len(got) >= policy.min_paired_share, (name, got)
+    if policy.non_inferiority_margin is None:
+        return
+    # exit 0 implies non-inferiority shown, overall and on every critical slice, on the naive cells
+    for name in ("(overall)", *policy.critical):
+        cells = {k: 0 for k in (("PASS", "PASS"), ("FAIL", "PASS"), ("PASS", "FAIL"), ("FAIL", "FAIL"))}
+        for rid, (sl, v) in b.items():
+            w = c.get(rid, ("", ""))[1]
+            if (v, w) in cells and name in ("(overall)", sl):
+                cells[(v, w)] += 1
+        _, upper = drop_interval(*cells.values(), policy.alpha)
+        assert upper < policy.non_inferiority_margin, (name, cells)
