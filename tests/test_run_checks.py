@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -292,3 +293,71 @@ def test_every_worker_exception_is_kept(tmp_path: Path, monkeypatch: pytest.Monk
     man = json.loads((tmp_path / "res" / "g" / "run.json").read_text())
     assert [c["type"] for c in man["crash"]] == ["RuntimeError", "KeyError"]
     assert "(and 1 more worker exception: run.json crash)" in man["invalid_reason"]
+
+
+# --------------------------------------------------------------------------- an agent cannot stop goldenkit
+
+
+def stopping_agent(case: Any) -> str:
+    if case.id == "r01":
+        sys.exit(3)
+    if case.id == "r02":
+        raise SystemExit("bye")
+    if case.id == "r03":
+        raise KeyboardInterrupt
+    return "done"
+
+
+async def async_stopping_agent(case: Any) -> str:
+    return stopping_agent(case)
+
+
+@pytest.mark.parametrize(
+    ("fn", "threads"),
+    [(stopping_agent, None), (stopping_agent, 0), (async_stopping_agent, None)],
+    ids=["in-a-thread", "inline", "async"],
+)
+def test_sys_exit_and_keyboard_interrupt_in_an_agent_are_its_errors(tmp_path: Path, fn: Any, threads: Any) -> None:
+    ds = read_dataset(write_dataset(tmp_path, 6))
+    provider = CallableProvider(fn=fn, threads=threads)
+    summary = run_eval(ds, provider, results_dir=tmp_path / "res", run_id="x", **QUIET)
+    assert summary.complete and summary.counts["total"] == 6  # the run went on after each
+    assert summary.counts["PASS"] == 3 and summary.counts["candidate_errors"] == 3
+    assert summary.validity == "VALID" and summary.exit_code == 0
+    lines = [json.loads(x) for x in (tmp_path / "res" / "x" / "outcomes.jsonl").read_text().splitlines()]
+    errors = {r["row_id"]: (r["error_kind"], r["detail"]) for r in lines if r["verdict"] == "ERROR"}
+    assert {k: v[0] for k, v in errors.items()} == {"r01": "agent", "r02": "agent", "r03": "agent"}
+    assert errors["r01"][1].endswith("raised SystemExit: 3") and errors["r03"][1].endswith("raised KeyboardInterrupt")
+
+
+CLI = "import sys\nfrom goldenkit.cli import main\nsys.exit(main(sys.argv[1:]))"
+
+
+def test_a_call_that_never_returns_is_abandoned_and_the_process_exits(work: Path) -> None:
+    """The agent blocks forever on one row: the row is an ERROR at --timeout, the run writes its results and
+    the process exits with its code (a worker thread left blocked does not keep it alive)."""
+    import subprocess
+    import time
+
+    (work / "hung.py").write_text(
+        "import threading\ndef answer(case):\n"
+        "    if case.id == 'r01':\n        threading.Event().wait()\n    return 'done'\n"
+    )
+    argv = ["run", "ds", "--provider", "callable", "--callable", "hung:answer", "--timeout", "1", "--quiet"]
+    t0 = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", CLI, *argv, "--max-retries", "1", "--run-id", "h"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,  # the old thread pool joined its blocked thread at exit: the process never ended
+    )
+    took = time.monotonic() - t0
+    assert done.returncode == 3, done.stderr  # a row nobody answered in time: not evidence, never 0
+    assert took < 90  # about 5 s on a quiet machine (start-up, 2 attempts of 1 s + 1 s grace, backoff)
+    man = json.loads((work / "results" / "h" / "run.json").read_text())
+    assert man["complete"] is True and man["counts"]["total"] == 3 and man["counts"]["PASS"] == 2
+    lines = [json.loads(x) for x in (work / "results" / "h" / "outcomes.jsonl").read_text().splitlines()]
+    hung = [r for r in lines if r["row_id"] == "r01"]
+    assert [(r["verdict"], r["error_kind"], r["attempts"]) for r in hung] == [("ERROR", "infrastructure", 2)]
+    assert "timed out after 1s" in hung[0]["detail"]

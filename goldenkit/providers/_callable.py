@@ -20,6 +20,14 @@ function's own code raised (a ``KeyError`` in a tool); the network and OS family
 errors) is never the agent's fault: ``transient`` (retried) or ``infrastructure``.
 A :class:`goldenkit.errors.ProviderError` keeps its own kind. A return value of the
 wrong type is ``agent``.
+
+An agent cannot stop goldenkit: ``sys.exit()``, ``SystemExit`` and ``KeyboardInterrupt``
+raised by ``fn``'s own code (awaited, inline or in a thread) are an ``agent`` ERROR on that
+row, and the run goes on. A plain function runs on daemon threads (:class:`DaemonThreads`),
+so a call that never returns is abandoned at the run's ``--timeout`` (the row is an ERROR,
+the thread is left behind and replaced) and never keeps the process from exiting once the
+run has written its results. ``threads=0`` calls inline, where a call that blocks forever
+blocks the run: use it only for functions that never block.
 """
 
 from __future__ import annotations
@@ -29,9 +37,11 @@ import functools
 import importlib
 import inspect
 import os
+import queue
 import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from goldenkit._artifacts import source_sha256
@@ -62,6 +72,103 @@ def load_callable(spec: str) -> Callable[..., Any]:
         raise ConfigError(f"--callable {spec!r}: {attr} is not callable")
     fn: Callable[..., Any] = obj
     return fn
+
+
+#: What ``fn`` raised that would stop the process, not only the call: the agent's own error.
+_STOPS = (SystemExit, KeyboardInterrupt)
+
+
+@dataclass(eq=False)
+class _Call:
+    """One blocking call handed to a :class:`DaemonThreads`: its function, where its outcome goes, its state."""
+
+    fn: Callable[[], Any]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[tuple[Any, BaseException | None]]
+    state: str = "queued"  # queued -> running -> done; or cancelled (never ran), abandoned (its caller left)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class DaemonThreads:
+    """Blocking calls on at most ``size`` daemon threads, each call's outcome (value or exception, any
+    ``BaseException``) handed back to the event loop that asked for it.
+
+    A call whose caller stops waiting (a timeout cancels the future) is abandoned: its thread is
+    no longer counted, a new one can start in its place, and it exits when (if ever) the call
+    returns. Daemon threads never keep the interpreter alive, so a call that never returns cannot
+    keep a finished run's process from exiting (a ``ThreadPoolExecutor`` joins its threads at exit).
+    """
+
+    def __init__(self, size: int, name: str) -> None:
+        self.size, self.name = max(1, size), name
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._serving = 0  # threads that take calls (abandoned ones are not counted)
+        self._idle = 0
+
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[tuple[Any, BaseException | None]]:
+        """``fn`` queued; the future's result is ``(value, None)`` or ``(None, what fn raised)``."""
+        loop = asyncio.get_running_loop()
+        call = _Call(fn, loop, loop.create_future())
+        call.future.add_done_callback(lambda fut: self._left(call) if fut.cancelled() else None)
+        with self._lock:
+            start = self._idle == 0 and self._serving < self.size
+            self._serving += start
+        if start:
+            threading.Thread(target=self._serve, name=f"{self.name}-{id(call):x}", daemon=True).start()
+        self._queue.put(call)
+        return call.future
+
+    def _left(self, call: _Call) -> None:
+        """The caller stopped waiting: a queued call never runs, a running one is abandoned."""
+        with call.lock:
+            if call.state == "queued":
+                call.state = "cancelled"
+            elif call.state == "running":
+                call.state = "abandoned"
+                with self._lock:
+                    self._serving -= 1
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            call = self._queue.get()
+            with self._lock:
+                self._idle -= 1
+                if call is None:
+                    self._serving -= 1
+                    return
+            with call.lock:
+                if call.state != "queued":
+                    continue
+                call.state = "running"
+            try:
+                outcome: tuple[Any, BaseException | None] = (call.fn(), None)
+            except BaseException as exc:  # noqa: BLE001 - sys.exit() in an agent is its error, not ours
+                outcome = (None, exc)
+            with call.lock:
+                abandoned, call.state = call.state == "abandoned", "done"
+            if abandoned:
+                return  # this thread was replaced while it was stuck
+            try:
+                call.loop.call_soon_threadsafe(_deliver, call.future, outcome)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+
+    def shutdown(self) -> None:
+        """Let the idle threads end (a running call's thread ends when its call returns)."""
+        with self._lock:
+            count = self._serving
+        for _ in range(count):
+            self._queue.put(None)
+
+
+def _deliver(
+    future: asyncio.Future[tuple[Any, BaseException | None]], outcome: tuple[Any, BaseException | None]
+) -> None:
+    if not future.done():
+        future.set_result(outcome)
 
 
 class CallableProvider(Provider):
@@ -99,7 +206,7 @@ class CallableProvider(Provider):
         except (TypeError, ValueError):
             params = {}  # type: ignore[assignment]
         self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: DaemonThreads | None = None
         self._source = source_sha256(self.fn)  # the agent's identity follows its code
 
     def image_refusal(self, image: ImagePart) -> str | None:
@@ -121,19 +228,18 @@ class CallableProvider(Provider):
                 out = await self._call(case, repeat)
             elif self.threads == 0:
                 out = self._call(case, repeat)
-                if inspect.isawaitable(out):
-                    out = await out
             else:
                 if self._pool is None:
-                    self._pool = ThreadPoolExecutor(
-                        max_workers=self.threads or 8, thread_name_prefix="goldenkit-callable"
-                    )
-                loop = asyncio.get_running_loop()
-                out = await loop.run_in_executor(self._pool, functools.partial(self._call, case, repeat))
-                if inspect.isawaitable(out):
-                    out = await out
+                    self._pool = DaemonThreads(self.threads or 8, "goldenkit-callable")
+                out, raised = await self._pool.submit(functools.partial(self._call, case, repeat))
+                if raised is not None:
+                    raise raised
+            if inspect.isawaitable(out):
+                out = await out
         except ProviderError:
             raise
+        except _STOPS as exc:  # sys.exit() or KeyboardInterrupt in the agent's own code: its error, not a stop
+            raise exception_error(exc, f"callable {self.spec} raised") from None
         except Exception as exc:  # the agent under test failed: data, not a crash
             raise exception_error(exc, f"callable {self.spec} raised") from exc
         if isinstance(out, Response):
@@ -169,7 +275,7 @@ class CallableProvider(Provider):
     async def aclose(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=False)
+            pool.shutdown()
 
 
-__all__ = ["CallableProvider", "load_callable"]
+__all__ = ["CallableProvider", "DaemonThreads", "load_callable"]
