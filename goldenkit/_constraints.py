@@ -182,6 +182,9 @@ RUN_OPTIONS: dict[str, Constraint] = {
     "max_error_rate": Number(low=0, high=1),
     "abort_after_errors": Number(integer=True, low=1, optional=True),  # consecutive ERRORs; None: never stop
     "ray_workers": Number(integer=True, low=1, optional=True),
+    # the sequential gate (goldenkit run --sequential)
+    "max_rows": Number(integer=True, low=1, optional=True),
+    "sequential_seed": Number(integer=True, low=0, optional=True),
     # where it writes
     "run_id": Name(reserved=("latest",), optional=True),
 }

@@ -82,6 +82,15 @@ OPTIONS: dict[str, tuple[str, list[str] | str]] = {
     "user_temperature": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
     "user_seed": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
     "max_turns": (PROTOCOL, "the simulated conversation's turn limit: checked on the manifest below"),
+    "stop_decided_repeats": (
+        NONE,
+        "recorded in the protocol key (stop_decided), yet no difference: under its rule the verdicts are a full "
+        "run's (tests/test_decided_repeats.py)",
+    ),
+    "sequential": (PROTOCOL, "stops decided repeats too (above); the rest is tests/test_sequential_gate.py"),
+    "baseline": (NONE, "--sequential only: tests/test_sequential_gate.py"),
+    "max_rows": (NONE, "--sequential only: tests/test_sequential_gate.py"),
+    "sequential_seed": (NONE, "--sequential only: tests/test_sequential_gate.py"),
 }
 #: ``[run]`` keys given as goldenkit.toml values (the same dest; a value the flag above would give; model,
 #: provider and base_url are given on the command line below, which wins over the file)

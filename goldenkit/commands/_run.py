@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit._constraints import RUN_OPTIONS
+from goldenkit.commands import _sequential as sequential_cli
 from goldenkit.commands._agent import (
     PROVIDER_OPTIONS,
     TRANSPORT_OPTIONS,
@@ -121,6 +122,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_temperature": RUN_OPTIONS["user_temperature"].check,
     "user_seed": RUN_OPTIONS["user_seed"].check,
     "max_turns": RUN_OPTIONS["max_turns"].check,
+    "stop_decided_repeats": bool,
 }
 DEFAULTS: dict[str, Any] = {
     "repeats": 1,
@@ -151,6 +153,7 @@ def register(sub: Any) -> None:
     _rows(p.add_argument_group("rows"))
     _results(p.add_argument_group("results"))
     _simulated_user(p.add_argument_group("simulated user (scenario rows)"))
+    sequential_cli.register_run(p.add_argument_group("decided repeats and the sequential gate"), flag)
     p.set_defaults(func=run_command)
 
 
@@ -473,9 +476,10 @@ def run_command(args: argparse.Namespace) -> int:
     dataset = read_dataset(args.dataset)
     graders = grader_list(args, cfg, opts.get("model"))
     args.command_name = "run"
-    summary = run_eval(dataset, **run_arguments(args, opts, cfg, run_id=args.run_id, graders=graders))
+    extra = sequential_cli.run_keywords(args, cfg, opts)
+    summary = run_eval(dataset, **run_arguments(args, opts, cfg, run_id=args.run_id, graders=graders), **extra)
     print(summary.line(), file=sys.stdout)
-    return summary.exit_code
+    return sequential_cli.run_exit(summary, extra)
 
 
 __all__ = [

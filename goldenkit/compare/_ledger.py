@@ -13,15 +13,25 @@ UNDECIDED   graded repeats and errored ones, and the errored ones could decide i
 ERROR       every graded attempt errored; ``*_error_kind`` says whose error
 SKIPPED     nothing graded it (a soft grader only, a judge that left it PENDING)
 MISSING     the side has no outcome for the row (an incomplete run, a shard)
+NOT_NEEDED  the candidate is a sequential run that decided without the row
+            (``goldenkit run --sequential``: the rows after those it read, and
+            those the baseline did not grade, are never run): "not needed:
+            decided", never MISSING
 ==========  ==================================================================
+
+A run that stops decided repeats (``stop_decided_repeats``) has rows with fewer
+outcomes than its repeats: a row whose verdict the repeats not called could not
+have changed (:func:`goldenkit.stats.decided_rows`, under the rule recorded) is
+complete (:func:`missing_repeats`).
 
 A row is **paired** evidence when it is PASS or FAIL on both sides; ``why``
 names what kept any other row out, side by side. ``cause`` sorts that reason
 for the exit code: ``outage`` (an error nobody's answer caused: transient,
 infrastructure, grader, simulator, on either side: exit 3 when it takes a
 slice's evidence), ``candidate`` (the candidate's own refused request or
-agent error: counted against it) and ``absent`` (skipped or missing rows,
-exit 2). Rows only the candidate has are outside the scope and counted apart
+agent error: counted against it), ``absent`` (skipped or missing rows,
+exit 2) and ``decided`` (not needed by a sequential run that decided).
+Rows only the candidate has are outside the scope and counted apart
 (:attr:`Ledger.out_of_scope`).
 """
 
@@ -35,23 +45,31 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
-from goldenkit.stats import OVERALL, verdict_codes
+from goldenkit.stats import OVERALL, decided_rows, verdict_codes
 
 __all__ = [
     "LEDGER_COLUMNS",
     "LEDGER_STATUSES",
+    "NOT_NEEDED",
+    "SEQUENTIAL",
     "UNDECIDED",
     "Ledger",
     "SliceAccount",
     "evidence_ledger",
     "missing_repeats",
+    "sequential_line",
+    "sequential_notes",
+    "sequential_rows",
     "side_problems",
 ]
 
 UNDECIDED = "UNDECIDED"
 MISSING = MISSING_ROW
+NOT_NEEDED = "NOT_NEEDED"
+#: run.json's record of a sequential run (:mod:`goldenkit.gate._sequential`).
+SEQUENTIAL = "sequential"
 #: Every status a side's row can have in the ledger.
-LEDGER_STATUSES = (PASS, FAIL, UNDECIDED, ERROR, SKIPPED, MISSING)
+LEDGER_STATUSES = (PASS, FAIL, UNDECIDED, ERROR, SKIPPED, MISSING, NOT_NEEDED)
 #: Columns of :attr:`Ledger.rows`.
 LEDGER_COLUMNS = (
     "row_id",
@@ -64,7 +82,7 @@ LEDGER_COLUMNS = (
     "cause",
     "why",
 )
-_CAUSES = ("outage", "candidate", "absent")
+_CAUSES = ("outage", "candidate", "absent", "decided")
 
 
 @dataclass(frozen=True)
@@ -128,23 +146,61 @@ class Ledger:
         return f"Ledger({a.paired} of {a.rows} rows paired, {len(self.out_of_scope)} out of scope)"
 
 
+def sequential_rows(manifest: Mapping[str, Any]) -> list[str] | None:
+    """The rows a sequential run read, in order (its other rows are not needed), or None for another run."""
+    rec = manifest.get(SEQUENTIAL)
+    if not isinstance(rec, Mapping) or not isinstance(rec.get("rows"), list):
+        return None
+    return [str(r) for r in rec["rows"]]
+
+
+def sequential_line(manifest: Mapping[str, Any]) -> str | None:
+    """``stopped after 212 of 400 rows: regression on refunds shown`` for a sequential run, else None."""
+    rec = manifest.get(SEQUENTIAL)
+    if sequential_rows(manifest) is None or not isinstance(rec, Mapping):
+        return None
+    return f"stopped after {rec.get('rows_run')} of {rec.get('rows_total')} rows: {rec.get('stopped_because')}"
+
+
+def sequential_notes(manifest: Mapping[str, Any], ledger: Ledger) -> list[str]:
+    """A comparison's notes on a sequential candidate: its stop, and the rows it did not need."""
+    line = sequential_line(manifest)
+    if line is None:
+        return []
+    unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
+    return [line, f"{unneeded} row(s) not needed: decided (left out of b, c and the paired difference)"]
+
+
 def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None) -> str | None:
     """Why a side lacks outcomes its own run key promises (rows with fewer than ``repeats`` attempts), or
-    None: a repeat that is not there is no evidence, whatever run.json's ``complete`` says."""
+    None: a repeat that is not there is no evidence, whatever run.json's ``complete`` says. A row whose
+    repeats stopped once decided (``stop_decided_repeats``) is not short; a sequential run answers only
+    for the rows it read (:func:`sequential_rows`)."""
     repeats = manifest.get("repeats")
     if isinstance(repeats, float) and repeats.is_integer():  # 3.0 is 3 repeats
         repeats = int(repeats)
     if collapsed is None or "attempts" not in collapsed.columns or not isinstance(repeats, int) or repeats < 1:
         return None
+    read = sequential_rows(manifest)
+    if read is not None:
+        collapsed = collapsed[collapsed["row_id"].astype(str).isin(set(read)).to_numpy()]
     attempts = collapsed["attempts"].to_numpy()
-    short = int((attempts < repeats).sum())
+    is_short = attempts < repeats
+    rule = manifest.get("stop_decided_repeats")
+    if isinstance(rule, str) and is_short.any() and {"n_pass", "n_fail", "n_error"} <= set(collapsed.columns):
+        counts = [collapsed[c].to_numpy() for c in ("n_pass", "n_fail", "n_error")]
+        is_short &= ~decided_rows(counts[0], counts[1], counts[2], repeats - attempts, rule)
+    short = int(is_short.sum())
     total = (manifest.get("counts") or {}).get("total") if isinstance(manifest.get("counts"), Mapping) else None
+    if read is not None or rule:
+        total = None  # outcomes are not every row x repeat by design: the rows decide, as above
     if not short and isinstance(total, int) and total > int(attempts.sum()):  # whole rows gone from the outcomes
         return f"incomplete: {int(attempts.sum())} of the {total} outcomes its run.json counts"
     if not short:
         return None
+    undecided = " and are undecided" if rule else ""
     return (
-        f"incomplete: {short} row(s) have fewer than its {repeats} repeats "
+        f"incomplete: {short} row(s) have fewer than its {repeats} repeats{undecided} "
         f"({int(attempts.sum())} of {len(attempts) * repeats} outcomes)"
     )
 
@@ -162,7 +218,7 @@ def side_problems(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None = 
     return out
 
 
-_CODE = {s: i for i, s in enumerate(LEDGER_STATUSES)}  # PASS 0, FAIL 1, UNDECIDED 2, ERROR 3, SKIPPED 4, MISSING 5
+_CODE = {s: i for i, s in enumerate(LEDGER_STATUSES)}  # PASS 0, FAIL 1, ... MISSING 5, NOT_NEEDED 6
 _FROM_VERDICT = np.array([_CODE[PASS], _CODE[FAIL], _CODE[ERROR], _CODE[SKIPPED]], dtype=np.int8)
 
 
@@ -197,12 +253,14 @@ def _why(side: str, status: str, kind: Any) -> tuple[str, str]:
     if status in (ERROR, UNDECIDED):
         cause = "candidate" if side == "candidate" and counts_against_candidate(kind) else "outage"
         return cause, f"{status} {kind} on the {side}"
+    if status == NOT_NEEDED:
+        return "decided", "not needed: decided"
     return "absent", f"{status} on the {side}"
 
 
 def _reasons(base: np.ndarray, bk: np.ndarray, cand: np.ndarray, ck: np.ndarray) -> tuple[list[str], list[str]]:
     causes, whys = [], []
-    rank = {"outage": 0, "candidate": 1, "absent": 2}
+    rank = {"outage": 0, "candidate": 1, "absent": 2, "decided": 3}
     for b, k1, c, k2 in zip(base.tolist(), bk.tolist(), cand.tolist(), ck.tolist(), strict=True):
         parts = [_why("base", b, k1)] if b not in (PASS, FAIL) else []
         parts += [_why("candidate", c, k2)] if c not in (PASS, FAIL) else []
@@ -221,12 +279,15 @@ def evidence_ledger(
     *,
     order: np.ndarray | None = None,
     scope: Sequence[str] | None = None,
+    read: Sequence[str] | None = None,
 ) -> Ledger:
     """The ledger of two collapsed tables (``row_id, slice, verdict, undecided, error_kind``).
 
     The in-scope rows are the baseline's (``scope`` narrows them to those ids);
     ``cand`` None means the candidate has no outcome at all (every row MISSING).
     ``order[i]`` (optional) is the candidate's line of base row i, -1 where it has none.
+    ``read``: the rows a sequential candidate read (:func:`sequential_rows`); its status of every
+    other row it has no outcome for is NOT_NEEDED.
     """
     if scope is not None:
         base = base[base["row_id"].astype(str).isin(set(map(str, scope))).to_numpy()]
@@ -243,6 +304,9 @@ def evidence_ledger(
         extra = np.ones(len(cand), dtype=bool)
         extra[order[order >= 0]] = False
         out_of_scope = sorted(str(x) for x in cand["row_id"].to_numpy()[extra])
+    if read is not None:
+        unread = ~base["row_id"].astype(str).isin(set(map(str, read))).to_numpy()
+        c_status = np.where(unread & (c_status == _CODE[MISSING]), _CODE[NOT_NEEDED], c_status).astype(np.int8)
     paired = (b_status <= _CODE[FAIL]) & (c_status <= _CODE[FAIL])
     causes = np.full(n, "", dtype=object)
     whys = np.full(n, "", dtype=object)

@@ -13,6 +13,12 @@ sample            the sample spec: split, per_slice, seed, tags, ``include_red``
                   (absent means false)
 repeats           ``repeats``
 rule              the collapse rule applied to this side
+stop_decided      the rule a row's repeats stopped under once its verdict was
+                  decided (``stop_decided_repeats``); absent when every
+                  repeat was called (a full run's key is what it always was).
+                  Under that rule the collapsed verdicts are the full run's,
+                  so it is no difference between two sides; read under
+                  another rule they are not a full run's verdicts
 graders           every grader: ``{version, hard}``; a version changes with
                   every verdict-changing option (thresholds, match types), and
                   ``hard`` is recorded per grader (older runs: the built-in
@@ -62,12 +68,13 @@ __all__ = [
     "protocol_sha256",
 ]
 
-#: The fields of a protocol key, in order.
+#: The fields of a protocol key, in order (``stop_decided`` only when set).
 PROTOCOL_FIELDS = (
     "dataset",
     "sample",
     "repeats",
     "rule",
+    "stop_decided",
     "graders",
     "criteria",
     "judge",
@@ -125,6 +132,7 @@ def protocol_key(manifest: Mapping[str, Any], *, rule: str | None = None) -> dic
     ``rule``, else ``majority``).
     """
     m = manifest
+    stop = {"stop_decided": m["stop_decided_repeats"]} if m.get("stop_decided_repeats") else {}
     return {
         "dataset": {"sha256": manifest_get(m, "dataset", "sha256"), "version": manifest_get(m, "dataset", "version")},
         "sample": _sample(m),
@@ -138,6 +146,7 @@ def protocol_key(manifest: Mapping[str, Any], *, rule: str | None = None) -> dic
         "artifacts": manifest_get(m, "agent_version", "artifacts_sha256"),
         "grading": "imported" if m.get("mode") == "imported" else "goldenkit",
         "inputs": manifest_get(m, "source", "inputs_sha256"),
+        **stop,
     }
 
 
@@ -206,6 +215,13 @@ def protocol_differences(base: Mapping[str, Any], cand: Mapping[str, Any]) -> li
         diffs.append(f"repeats differ: {base['repeats']} vs {cand['repeats']}")
     if base["rule"] != cand["rule"]:
         diffs.append(f"collapse rule differs: {base['rule']} vs {cand['rule']}")
+    for side, key in (("base", base), ("candidate", cand)):
+        stopped = key.get("stop_decided")
+        if stopped and stopped != key["rule"]:
+            diffs.append(
+                f"the {side} stopped decided repeats under rule {stopped}: read under {key['rule']} its "
+                "verdicts are not a full run's"
+            )
     diffs += _grader_differences(base["graders"], cand["graders"])
     if _unnamed(base["criteria"]) != _unnamed(cand["criteria"]):  # the file's name alone changes no verdict
         diffs += criteria_differences(base["criteria"], cand["criteria"])

@@ -60,6 +60,12 @@ collapsed verdict) and that repeat's grader reasons (``{grader: reason}``;
 ``{"error": detail}`` for an ERROR). Its texts are read on first access;
 :attr:`Comparison.flip_rows` has the flipped rows without texts.
 
+A sequential candidate (``goldenkit run --sequential``) answers for the rows it read
+(:func:`goldenkit.compare._ledger.sequential_rows`): its other rows are out of the table
+(``missing``, as no outcome), NOT_NEEDED in the ledger, and the first note is its stop
+("stopped after 212 of 400 rows: regression on refunds shown",
+:func:`goldenkit.compare._ledger.sequential_line`).
+
 Reading is :func:`goldenkit.results.light_outcomes` (five flat columns of each
 run); the two collapsed tables are joined on ``row_id`` with a pandas index.
 """
@@ -81,7 +87,7 @@ from goldenkit._jsonable import json_records
 from goldenkit._protocols import RunLike
 from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
-from goldenkit.compare._ledger import Ledger, evidence_ledger
+from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows
 from goldenkit.compare._protocol import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.results import LIGHT_COLUMNS
@@ -356,6 +362,9 @@ def compare_runs(
         diffs += _imported_sample_differences(base, cand)
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bc, cc = _collapsed(base, b_rule), _collapsed(cand, c_rule)
+    read = sequential_rows(cm)
+    if read is not None:  # a sequential run answers for the rows it read (a cancelled row's repeats are not)
+        cc = cc[cc["row_id"].astype(str).isin(set(read)).to_numpy()].reset_index(drop=True)
     # the join: order[i] is the candidate's line of base row i (-1: the candidate has no outcome for it)
     order = _positions(bc["row_id"], cc["row_id"])
     have = order >= 0
@@ -365,7 +374,7 @@ def compare_runs(
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
-    ledger = evidence_ledger(bc, cc, order=order)
+    ledger = evidence_ledger(bc, cc, order=order, read=read)
     table = _table(s_codes, s_names, vb, vc) if by == "slice" else grouped_table(_table, base, bc, by, vb, vc)
     rows = pd.DataFrame(
         {
@@ -390,7 +399,7 @@ def compare_runs(
         rows=rows,
         table=table,
         flip_rows=flip_rows,
-        notes=_notes(bm, cm, status) + _scope_notes(ledger, cm),
+        notes=sequential_notes(cm, ledger) + _notes(bm, cm, status, read is None) + _scope_notes(ledger, cm),
         by=by,
         base_manifest=bm,
         cand_manifest=cm,
@@ -461,7 +470,7 @@ def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray
     return out
 
 
-def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray) -> list[str]:
+def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray, missing_note: bool = True) -> list[str]:
     notes = []
     if bm.get("mode") != cm.get("mode"):
         notes.append(f"mode differs (allowed): {bm.get('mode')} vs {cm.get('mode')}")
@@ -476,6 +485,6 @@ def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray) -> l
     counts = np.bincount(rows_status.astype(np.int64), minlength=len(STATUSES))
     for st, _, what in _LEFT_OUT:
         n = int(counts[_S[st]])
-        if n:
+        if n and (missing_note or st != MISSING):
             notes.append(f"{n} row(s) {what}: left out of b, c and the paired difference")
     return notes

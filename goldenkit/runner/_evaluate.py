@@ -36,6 +36,7 @@ from goldenkit.runner._manifest import run_key, run_manifest
 from goldenkit.runner._options import RunOptions, RunOptionsFields
 from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
+from goldenkit.runner._sequential import RowSchedule
 from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit
@@ -243,6 +244,7 @@ async def arun_eval(
         criteria=o.criteria,
         vision=o.vision,
     )
+    rows = _row_schedule(o, key)
     driver = _conversations(key, cases, provider, o)
     commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
     pool = await _ray_pool(o.executor, provider, grader_objs, opts, o.record_dir)  # None: a local run
@@ -274,9 +276,21 @@ async def arun_eval(
             recorder=recorder,
             driver=driver,
         )
+        run.rows = rows
         return await _execute(run)
     finally:
         await _release(folder, pool)
+
+
+def _row_schedule(o: RunOptions, key: dict[str, Any]) -> RowSchedule | None:
+    """Rows at a time (:mod:`goldenkit.runner._sequential`) when decided repeats stop or the run is
+    sequential; the run key then records the rule the repeats stop under (in its protocol key)."""
+    if not (o.stop_decided_repeats or o.sequential is not None):
+        return None
+    if o.executor != "local":
+        raise ConfigError("stop_decided_repeats and a sequential run run locally only: leave out --executor ray")
+    key["stop_decided_repeats"] = o.rule
+    return RowSchedule(o.rule, o.sequential)
 
 
 def _secret_values(obj: Any) -> tuple[str, ...]:

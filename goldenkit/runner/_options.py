@@ -74,6 +74,12 @@ class RunOptions:
       ``executor``: ``"local"``, or ``"ray"`` / a ``RaySettings`` (:mod:`goldenkit.runner._ray_executor`);
       ``user_simulator``, ``max_turns`` (None: a replay's recorded limit, else 5): the scenario
       rows' conversations.
+    Which calls are needed (:mod:`goldenkit.runner._sequential`):
+      ``stop_decided_repeats``: a row's repeats run in order and stop once its verdict under ``rule``
+      (the collapse rule, default majority) can no longer change (recorded in the protocol key);
+      ``sequential``: a :class:`~goldenkit.runner._sequential.RowMonitor` (the sequential gate,
+      :mod:`goldenkit.gate._sequential`) that orders the rows and stops the run once its decision is
+      reached (decided repeats stop too). Both run locally only.
     """
 
     repeats: int = 1
@@ -103,6 +109,9 @@ class RunOptions:
     executor: Any = "local"
     user_simulator: UserSimulator | None = None
     max_turns: int | None = None
+    stop_decided_repeats: bool = False
+    rule: str = "majority"
+    sequential: Any = None
 
     def __post_init__(self) -> None:
         """Every field (and ``sample``'s ``per_slice`` and ``seed``) checked against :data:`RUN_OPTIONS`."""
@@ -171,3 +180,6 @@ class RunOptionsFields(TypedDict, total=False):
     executor: Any
     user_simulator: UserSimulator | None
     max_turns: int | None
+    stop_decided_repeats: bool
+    rule: str
+    sequential: Any

@@ -35,6 +35,7 @@ from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
 from goldenkit.runner._progress import Progress
+from goldenkit.runner._sequential import RowSchedule
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
 from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
@@ -101,6 +102,8 @@ class RunExecution:
         self.consecutive_errors = 0
         self.stopped: str | None = None
         self.first_error: str | None = None
+        self.rows: RowSchedule | None = None  # rows at a time: decided repeats stop, a sequential run's order
+        self.on_outcome: Callable[[dict[str, Any]], None] | None = None  # sees every outcome written
         self.crash: list[BaseException] = []  # every worker's exception when goldenkit itself failed
         self.t_start = time.monotonic()
 
@@ -122,6 +125,9 @@ class RunExecution:
         return summary
 
     async def _work(self) -> None:
+        if self.rows is not None:  # goldenkit.runner._sequential
+            await self.rows.work(self)
+            return
         index = self.plan.index
         pairs = (index.pair(int(i)) for i in self.plan.todo)
         await self.in_workers(pairs, len(self.plan.todo), lambda pair: self.run_one(*pair))
@@ -310,6 +316,8 @@ class RunExecution:
     def _write(self, rec: dict[str, Any], attempts: int) -> None:
         offset, length = self.writer.write(rec)
         self.plan.index.note(rec, offset, length)  # the record itself is not kept: memory stays flat
+        if self.on_outcome is not None:
+            self.on_outcome(rec)
         self.progress.update(rec["verdict"], attempts)
 
     # ------------------------------------------------------------ the end
@@ -340,7 +348,9 @@ class RunExecution:
         lost = await self._close()
         index = self.plan.index
         counts = index.counts()  # the earlier invocations' outcomes, superseded by this one's
-        total, expected = counts["total"], counts["expected"]
+        if self.rows is not None:  # pairs a decided row (or a decided sequential run) does not need
+            counts["not_needed"] = self.rows.not_needed(index)
+        total, expected = counts["total"], counts["expected"] - counts.get("not_needed", 0)
         stopped = self.stopped if total < expected else None
         if interrupted or lost is not None:
             stopped = f"interrupted with {total} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
@@ -358,6 +368,8 @@ class RunExecution:
         self.manifest.update(
             ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
         )
+        if self.rows is not None:
+            self.manifest.update(self.rows.record(self, counts["not_needed"], finished=complete))
         if complete:  # read back from outcomes.jsonl a row group at a time
             write_parquet_batches(index.batches(self.folder.jsonl, RECORD_BATCH), self.folder.path / OUTCOMES_PARQUET)
         else:

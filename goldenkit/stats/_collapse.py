@@ -24,11 +24,13 @@ __all__ = [
     "collapse_arrays",
     "collapse_repeats",
     "collapse_with_codes",
+    "decided_rows",
     "error_kind_codes",
     "first_positions",
     "flaky_rows",
     "group_codes",
     "parse_rule",
+    "row_decided",
     "slice_table",
     "sorted_codes",
     "verdict_codes",
@@ -119,6 +121,38 @@ def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str
     out = np.where(undecided, _CODE[ERROR], out)
     out = np.where(graded == 0, np.where(n_error > 0, _CODE[ERROR], _CODE[SKIPPED]), out)
     return out.astype(np.int8), undecided
+
+
+def decided_rows(
+    n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, n_unrun: np.ndarray, rule: str
+) -> np.ndarray:
+    """Whether each row's collapsed verdict can no longer change, whatever its ``n_unrun`` repeats not yet
+    called give: the collapse of :func:`_vote` with those repeats counted as unknown, as errored repeats
+    are (every value they could have gives the same PASS or FAIL), or no repeat left to call.
+
+    This is the rule that stops a row's repeats (``RunOptions.stop_decided_repeats``); the verdict
+    of the repeats that ran is then the full run's: majority over 3 stops at P,P or F,F, ``all`` at
+    the first FAIL, ``any`` at the first PASS, ``at_least:K`` at the K-th PASS or when K can no
+    longer be reached.
+    """
+    unrun = np.asarray(n_unrun, dtype=np.int64)
+    codes, undecided = _vote(np.asarray(n_pass), np.asarray(n_fail), np.asarray(n_error) + unrun, rule)
+    graded = (codes == _CODE[PASS]) | (codes == _CODE[FAIL])
+    return np.asarray((graded & ~undecided) | (unrun == 0))
+
+
+def row_decided(verdicts: Sequence[str], rule: str, repeats: int) -> bool:
+    """:func:`decided_rows` for one row: its repeats' ``verdicts`` so far, of ``repeats`` promised.
+
+    >>> row_decided(["PASS", "PASS"], "majority", 3), row_decided(["PASS", "FAIL"], "majority", 3)
+    (True, False)
+    >>> row_decided(["FAIL"], "all", 3), row_decided(["PASS", "ERROR"], "majority", 3)
+    (True, False)
+    """
+    count = {v: sum(1 for x in verdicts if x == v) for v in (PASS, FAIL, ERROR)}
+    unrun = max(0, int(repeats) - len(verdicts))
+    one = [np.array([n]) for n in (count[PASS], count[FAIL], count[ERROR], unrun)]
+    return bool(decided_rows(one[0], one[1], one[2], one[3], rule)[0])
 
 
 def sorted_codes(values: Any) -> tuple[np.ndarray, list[str]]:

@@ -1,0 +1,105 @@
+"""The command line of decided repeats and the sequential gate (:mod:`goldenkit.gate._sequential`).
+
+``goldenkit run ... --stop-decided-repeats`` stops a row's repeats once its verdict under the
+``[gate] rule`` cannot change; ``goldenkit run ... --sequential --baseline REF [--max-rows N]
+[--sequential-seed S]`` is the sequential gate as a run (exit 2 a regression shown, 0
+non-inferiority shown, 3 undecided at the budget); ``goldenkit gate RUN --baseline REF
+--replay-sequential [--orders 50]`` replays it over random orders of a full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from goldenkit.config import section
+from goldenkit.errors import UsageError
+
+__all__ = ["register_replay", "register_run", "replay_text", "run_exit", "run_keywords"]
+
+
+def register_run(q: Any, flag: Callable[[str], Any]) -> None:
+    """The run's options of this mode (an argument group of ``goldenkit run``); ``flag(name)`` is the
+    argparse type of run option ``name`` (``goldenkit.commands._run.flag``)."""
+    q.add_argument(
+        "--stop-decided-repeats",
+        action="store_true",
+        default=None,
+        help="a row's repeats run in order and stop once its verdict under [gate] rule cannot change "
+        "([run] stop_decided_repeats)",
+    )
+    q.add_argument(
+        "--sequential",
+        action="store_true",
+        help="the sequential gate: rows in a seeded order against --baseline, stopped as soon as a regression "
+        "(exit 2) or non-inferiority (exit 0) is shown; exit 3 at the budget",
+    )
+    q.add_argument("--baseline", metavar="REF", help="--sequential: the baseline (default: [gate] baseline)")
+    q.add_argument("--max-rows", type=flag("max_rows"), help="--sequential: rows read at most (default: all)")
+    q.add_argument("--sequential-seed", type=flag("sequential_seed"), help="--sequential: the order's seed (0)")
+
+
+def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
+    """``stop_decided_repeats``, ``rule`` and (``--sequential``) the monitor of :mod:`goldenkit.gate._sequential`."""
+    from goldenkit.gate import GatePolicy
+
+    sequential = bool(getattr(args, "sequential", False))
+    if not sequential and (args.baseline or args.max_rows is not None or args.sequential_seed is not None):
+        raise UsageError("goldenkit run: --baseline, --max-rows and --sequential-seed need --sequential")
+    if not (sequential or opts.get("stop_decided_repeats")):
+        return {}
+    where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
+    policy = GatePolicy.from_config(section(cfg, "gate"), where=where)
+    out: dict[str, Any] = {"stop_decided_repeats": True, "rule": policy.rule}
+    if sequential:
+        from goldenkit.baselines import resolve_run_or_baseline
+        from goldenkit.gate._sequential import sequential_gate
+
+        ref = args.baseline or policy.baseline
+        if ref is None:
+            raise UsageError("goldenkit run --sequential: pass --baseline REF (or set [gate] baseline)")
+        base = resolve_run_or_baseline(ref, opts["results_dir"], "baselines")
+        seed = args.sequential_seed or 0
+        out["sequential"] = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
+    return out
+
+
+def run_exit(summary: Any, keywords: dict[str, Any]) -> int:
+    """The exit code of ``goldenkit run``: a sequential run's decision (printed) when the run is VALID."""
+    record = summary.manifest.get("sequential")
+    if keywords.get("sequential") is None or not isinstance(record, dict) or summary.exit_code:
+        return int(summary.exit_code)
+    calls = f"{record['calls']} of the fixed-size {record['calls_full']} calls"
+    print(
+        f"sequential gate: stopped after {record['rows_run']} of {record['rows_total']} rows: "
+        f"{record['stopped_because']} ({calls}); exit {record['exit_code']}"
+    )
+    return int(record["exit_code"])
+
+
+def register_replay(p: Any) -> None:
+    """``goldenkit gate``'s shadow mode."""
+    p.add_argument(
+        "--replay-sequential",
+        action="store_true",
+        help="on a full run: replay the sequential gate over random orders and print when it would have "
+        "stopped, with which decision, and the calls it would have saved",
+    )
+    p.add_argument("--orders", type=int, default=50, help="--replay-sequential: random orders (default 50)")
+    p.add_argument("--replay-seed", type=int, default=0, help="--replay-sequential: the first order's seed (0)")
+
+
+def replay_text(args: argparse.Namespace, run: Any, decision: Any, policy: Any) -> str | None:
+    """``--replay-sequential``: the replay's lines (None without the flag); usage errors when it cannot be."""
+    if not getattr(args, "replay_sequential", False):
+        return None
+    from goldenkit.gate._sequential import replay_sequential, sequential_record
+
+    if decision.comparison is None:
+        raise UsageError("goldenkit gate --replay-sequential needs a baseline the run is comparable with")
+    if sequential_record(getattr(run, "manifest", None)) is not None:
+        raise UsageError("goldenkit gate --replay-sequential replays a full run; this run is a sequential one")
+    outcomes = run.outcomes(columns=["row_id", "repeat", "verdict"])
+    result = replay_sequential(decision.comparison, outcomes, policy, orders=args.orders, seed=args.replay_seed)
+    return result.format()

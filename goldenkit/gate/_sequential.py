@@ -1,0 +1,491 @@
+"""The sequential gate: a run that stops as soon as the evidence decides, and the same decision read back.
+
+``goldenkit run DATASET ... --baseline REF --sequential`` runs the rows in a design order
+(:func:`sequential_order`: within each slice by a seeded hash, the slices merged at their
+share, so every slice advances at its share) against the baseline's collapsed verdicts, with
+decided repeats stopped. After each row, in that order (rows finish out of order: the longest
+finished prefix is read), :func:`decide_sequential` composes the one-row-at-a-time statistics
+of :func:`goldenkit.stats.sequential_paired_test` per the gate's policy:
+
+* **regression** (exit 2): an e-process on the discordant pairs, for the overall rows and
+  every critical slice (and every other slice when ``fail_on_slices``): a family of ``k``
+  members, each at ``alpha / k`` (e-Bonferroni), so the false-fail rate under no change is at
+  most ``alpha`` whenever the run stops;
+* **non-inferiority** (exit 0): the confidence sequence's upper bound of the mean drop under the
+  margin, overall AND on every critical slice, each at ``alpha`` (intersection-union: a pass
+  needs every member, so no split): the false-pass rate at the margin is at most ``alpha``.
+
+Otherwise the run goes on, up to its budget (``--max-rows``, default every row): then exit 3,
+"not enough evidence", with the rows it would still need (an estimate from the bound's width).
+
+What a row is worth: only rows whose baseline verdict is PASS or FAIL are in the design (the
+others cannot be evidence and are not run); the population of each member is their count. A
+candidate row PASS or FAIL is paired evidence; a candidate ERROR of its own (``refused``,
+``agent``: :func:`goldenkit.schema.counts_against_candidate`) counts as FAIL, as the ledger
+counts it against the candidate; any other ERROR (an outage) or SKIPPED is no evidence and is
+passed over (the population is kept, which only widens the bound).
+
+run.json's ``sequential`` records the seed, the rows read in order, the populations, the
+decision with its exit code and the statistics at the stop; :func:`evaluate_sequential` (what
+``goldenkit gate`` does with such a run) applies :func:`decide_sequential` to the recorded rows
+again. :func:`replay_sequential` (``goldenkit gate --replay-sequential``) replays the procedure
+over random orders of a full run: when it would have stopped, and the calls it would have saved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit.compare._ledger import SEQUENTIAL, side_problems
+from goldenkit.compare._protocol import comparability_differences
+from goldenkit.errors import (
+    EXIT_COMPARISON_INVALID,
+    EXIT_GATE_FAILED,
+    EXIT_INFRASTRUCTURE,
+    EXIT_OK,
+    ConfigError,
+    InfrastructureError,
+)
+from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
+from goldenkit.schema import ERROR, FAIL, PASS, counts_against_candidate
+from goldenkit.stats import OVERALL, SequentialTest, collapse_repeats, sequential_paired_test
+
+__all__ = [
+    "ReplayResult",
+    "SequentialDecision",
+    "SequentialGate",
+    "baseline_values",
+    "candidate_values",
+    "decide_sequential",
+    "evaluate_sequential",
+    "replay_sequential",
+    "sequential_gate",
+    "sequential_order",
+    "sequential_record",
+]
+
+_EXIT = {"regression": EXIT_GATE_FAILED, "non_inferior": EXIT_OK, "undecided": EXIT_INFRASTRUCTURE}
+
+
+def sequential_order(rows: Sequence[tuple[str, str]], seed: int) -> list[str]:
+    """The design order of ``(row_id, slice)`` rows: within a slice by the hex SHA-256 of
+    ``"{seed}:{slice}:{id}"`` (the sample rule's hash), then the slices merged by each row's
+    fractional position ``(i + 1/2) / n`` in its slice (ties by slice name), so after any prefix
+    every slice has run its share of its rows, to within one row.
+
+    >>> sequential_order([("a1", "a"), ("a2", "a"), ("b1", "b")], 0)
+    ['a2', 'b1', 'a1']
+    """
+    per: dict[str, list[str]] = {}
+    for rid, sl in rows:
+        per.setdefault(str(sl), []).append(str(rid))
+    keyed: list[tuple[float, str, str]] = []
+    for sl, ids in per.items():
+        ids.sort(key=lambda rid: hashlib.sha256(f"{seed}:{sl}:{rid}".encode()).hexdigest())
+        keyed += [((i + 0.5) / len(ids), sl, rid) for i, rid in enumerate(ids)]
+    return [rid for _, _, rid in sorted(keyed)]
+
+
+# --------------------------------------------------------------------------- what a row is worth
+
+
+def baseline_values(collapsed: pd.DataFrame) -> dict[str, tuple[str, int]]:
+    """The baseline's rows that can be evidence: row id -> (slice, 1 PASS / 0 FAIL)."""
+    verdict = collapsed["verdict"].astype(str).to_numpy()
+    undecided = collapsed["undecided"].to_numpy(dtype=bool) if "undecided" in collapsed.columns else None
+    slices = collapsed["slice"].astype(str).to_numpy()
+    out = {}
+    for i, rid in enumerate(collapsed["row_id"].astype(str)):
+        if verdict[i] in (PASS, FAIL) and not (undecided is not None and undecided[i]):
+            out[rid] = (str(slices[i]), int(verdict[i] == PASS))
+    return out
+
+
+def candidate_values(collapsed: pd.DataFrame) -> dict[str, int | None]:
+    """The candidate's rows: 1 PASS, 0 FAIL or an error of its own, None (no evidence) otherwise."""
+    verdict = collapsed["verdict"].astype(str).to_numpy()
+    kinds = collapsed["error_kind"].to_numpy(dtype=object) if "error_kind" in collapsed.columns else None
+    out: dict[str, int | None] = {}
+    for i, rid in enumerate(collapsed["row_id"].astype(str)):
+        v = verdict[i]
+        if v in (PASS, FAIL):
+            out[rid] = int(v == PASS)
+        elif v == ERROR and kinds is not None and counts_against_candidate(kinds[i]):
+            out[rid] = 0
+        else:
+            out[rid] = None
+    return out
+
+
+# --------------------------------------------------------------------------- the decision
+
+
+@dataclass(frozen=True)
+class SequentialDecision:
+    """The sequential gate's decision after the rows read so far (see :func:`decide_sequential`)."""
+
+    decision: str  # regression | non_inferior | undecided
+    rows_run: int  # rows read when it decided (all read when undecided)
+    rows_total: int
+    stopped_because: str
+    members: dict[str, SequentialTest] = field(default_factory=dict)
+    rows_needed: int | None = None  # undecided: an estimate of the further rows it would need
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self.decision]
+
+    def line(self) -> str:
+        """``stopped after 212 of 400 rows: regression on refunds shown``."""
+        return f"stopped after {self.rows_run} of {self.rows_total} rows: {self.stopped_because}"
+
+
+def _members(policy: GatePolicy, slices: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the regression family, the non-inferiority members) among the overall rows and ``slices``."""
+    critical = [s for s in policy.critical]
+    others = [s for s in sorted(slices) if s not in critical] if getattr(policy, "fail_on_slices", False) else []
+    return [OVERALL, *critical, *others], [OVERALL, *critical]
+
+
+def decide_sequential(
+    rows: Sequence[tuple[str, int, int | None]],
+    populations: Mapping[str, int],
+    policy: GatePolicy,
+    rows_total: int,
+) -> SequentialDecision:
+    """The decision of the gate after ``rows`` (``(slice, base 0/1, cand 0/1 or None)`` in the order
+    run): the first row where a member of the regression family shows a regression, or where the
+    overall rows and every critical slice have shown non-inferiority (see the module doc).
+    ``populations``: each member's rows in the design (:data:`goldenkit.stats.OVERALL` for all)."""
+    margin = policy.non_inferiority_margin
+    if margin is None:
+        raise ConfigError("the sequential gate needs a non_inferiority_margin ([gate] non_inferiority_margin)")
+    regression, inferiority = _members(policy, [str(p) for p in populations if p != OVERALL])
+    k = len(regression)
+    members: dict[str, SequentialTest] = {}
+    reg_at: list[tuple[int, str]] = []
+    ni_at: list[int] = []
+    for name in regression:
+        where = [i for i, (sl, _, c) in enumerate(rows) if c is not None and (name == OVERALL or sl == name)]
+        population = int(populations.get(name, 0))
+        if population < 1:
+            continue
+        base = np.array([rows[i][1] for i in where], dtype=np.int8)
+        cand = np.array([rows[i][2] for i in where], dtype=np.int8)
+        test = sequential_paired_test(
+            base, cand, population=population, alpha=policy.alpha, margin=margin, regression_alpha=policy.alpha / k
+        )
+        members[name] = test
+        if test.step is not None and test.decision == "regression":
+            reg_at.append((where[test.step - 1] + 1, name))
+        elif test.step is not None and test.decision == "non_inferior" and name in inferiority:
+            ni_at.append(where[test.step - 1] + 1)
+    all_ni = len(ni_at) == len(inferiority) and all(n in members for n in inferiority)
+    ni_step = max(ni_at) if all_ni and ni_at else None
+    if reg_at and (ni_step is None or min(reg_at)[0] <= ni_step):
+        step, name = min(reg_at)
+        where_ = "overall" if name == OVERALL else f"on {name}"
+        return SequentialDecision("regression", step, rows_total, f"regression {where_} shown", members)
+    if ni_step is not None:
+        crit = f" and on every critical slice ({', '.join(policy.critical)})" if policy.critical else ""
+        why = f"non-inferiority shown overall{crit} (margin {margin:g})"
+        return SequentialDecision("non_inferior", ni_step, rows_total, why, members)
+    missing = [n for n in inferiority if n not in members]
+    why = "undecided" + (f" (no row of critical slice {', '.join(missing)} can be evidence)" if missing else "")
+    need = _rows_needed(members, inferiority, populations, len(rows), rows_total)
+    return SequentialDecision("undecided", len(rows), rows_total, why, members, need)
+
+
+def _rows_needed(
+    members: Mapping[str, SequentialTest],
+    inferiority: Sequence[str],
+    populations: Mapping[str, int],
+    rows_read: int,
+    rows_total: int,
+) -> int | None:
+    """An estimate of the further rows an undecided run needs: the bound's half-width shrinks like
+    1/sqrt(rows), so a member at drop ``d`` with half-width ``h`` after ``t`` rows needs about
+    ``t (h / (margin - d))^2`` (scaled to all rows by its share); None when a drop at or over the
+    margin makes non-inferiority out of reach at this rate."""
+    worst = rows_read
+    for name in inferiority:
+        t = members.get(name)
+        if t is None or t.decision == "non_inferior":
+            continue
+        if t.rows == 0:
+            return max(rows_total - rows_read, 0) or None
+        drop = 0.0 if math.isnan(t.drop) else t.drop
+        room, half = t.margin - drop, max(t.drop_high - drop, 0.0)
+        if room <= 0:
+            return None
+        share = max(populations.get(name, 1), 1) / max(populations.get(OVERALL, 1), 1)
+        worst = max(worst, math.ceil(t.rows * (half / room) ** 2 / share))
+    return max(worst - rows_read, 0)
+
+
+# --------------------------------------------------------------------------- the run's monitor
+
+
+class SequentialGate:
+    """The monitor of a sequential run (:class:`goldenkit.runner._sequential.RowMonitor`): the design
+    order of the run's rows, the decision after each row read, and run.json's ``sequential``."""
+
+    def __init__(
+        self, baseline: pd.DataFrame, policy: GatePolicy, *, seed: int, max_rows: int | None, baseline_id: str
+    ) -> None:
+        if policy.non_inferiority_margin is None:
+            raise ConfigError("--sequential needs a non_inferiority_margin ([gate] non_inferiority_margin)")
+        if max_rows is not None and max_rows < 1:
+            raise ConfigError(f"--max-rows must be >= 1 (got {max_rows})")
+        self.base = baseline_values(baseline)
+        self.policy, self.seed, self.max_rows, self.baseline_id = policy, int(seed), max_rows, baseline_id
+        self.rows: list[tuple[str, int, int | None]] = []
+        self.read: list[str] = []
+        self.populations: dict[str, int] = {}
+        self.total = 0
+        self.decision: SequentialDecision | None = None
+
+    def order(self, rows: Sequence[tuple[str, str]]) -> list[str]:
+        """The run's rows that the baseline graded, in the design order; the populations counted."""
+        design = [(rid, self.base[rid][0]) for rid, _ in rows if rid in self.base]
+        order = sequential_order(design, self.seed)
+        self.total = len(order)
+        self.populations = {OVERALL: len(order)}
+        for _, sl in design:
+            self.populations[sl] = self.populations.get(sl, 0) + 1
+        return order
+
+    def observe(self, row_id: str, outcomes: list[dict[str, Any]]) -> bool:
+        """One more row read, in the design order: True when the decision is reached or the budget spent."""
+        sl, base = self.base[row_id]
+        cand = _row_value(outcomes, self.policy.rule)
+        self.rows.append((sl, base, cand))
+        self.read.append(row_id)
+        self.decision = decide_sequential(self.rows, self.populations, self.policy, self.total)
+        budget = self.max_rows is not None and len(self.rows) >= self.max_rows
+        return self.decision.decision != "undecided" or budget
+
+    def record(self, *, calls: int, calls_full: int, finished: bool) -> dict[str, Any]:
+        """run.json's ``sequential`` (see the module doc)."""
+        d = self.decision or decide_sequential(self.rows, self.populations, self.policy, self.total)
+        why = d.stopped_because
+        if d.decision == "undecided":
+            budget = self.max_rows is not None and len(self.rows) >= self.max_rows < self.total
+            why = f"budget of {self.max_rows} rows spent, undecided" if budget else "every row run, undecided"
+            if not finished:
+                why = "interrupted, undecided"
+            if d.rows_needed is not None:
+                why += f"; about {d.rows_needed} more rows would be needed (estimate)"
+        return {
+            "seed": self.seed,
+            "rows_run": d.rows_run,
+            "rows_total": self.total,
+            "calls": calls,
+            "calls_full": calls_full,
+            "decision": d.decision,
+            "exit_code": d.exit_code,
+            "stopped_because": why,
+            "rows_needed": d.rows_needed,
+            "baseline": self.baseline_id,
+            "max_rows": self.max_rows,
+            "alpha": self.policy.alpha,
+            "margin": self.policy.non_inferiority_margin,
+            "populations": dict(self.populations),
+            "rows": list(self.read),
+            "statistics": {name: t.to_dict() for name, t in d.members.items()},
+        }
+
+
+def _row_value(outcomes: list[dict[str, Any]], rule: str) -> int | None:
+    """One candidate row's worth (:func:`candidate_values`) from its outcomes."""
+    if not outcomes:
+        return None
+    frame = pd.DataFrame([{"row_id": "r", **o} for o in outcomes])
+    if "error_kind" not in frame.columns:
+        frame["error_kind"] = None
+    return candidate_values(collapse_repeats(frame[["row_id", "repeat", "verdict", "error_kind"]], rule))["r"]
+
+
+def sequential_gate(baseline: Any, policy: GatePolicy, *, seed: int = 0, max_rows: int | None = None) -> SequentialGate:
+    """The monitor of a sequential run against ``baseline`` (a run or a snapshot), under ``policy``; a
+    baseline that is not evidence (INVALID, incomplete, short of repeats) is refused before any call."""
+    table = _side_table(baseline, policy.rule)
+    label = str(getattr(baseline, "run_id", None) or getattr(baseline, "name", None) or "baseline")
+    problems = side_problems(dict(getattr(baseline, "manifest", None) or {}), table)
+    if problems:
+        raise InfrastructureError(f"baseline {label} is not evidence: {'; '.join(problems)}")
+    return SequentialGate(table, policy, seed=seed, max_rows=max_rows, baseline_id=label)
+
+
+def _side_table(side: Any, rule: str) -> pd.DataFrame:
+    """A side's collapsed rows: a snapshot's saved table, else its outcomes collapsed under ``rule``."""
+    saved = getattr(side, "collapsed", None)
+    if callable(saved):
+        return pd.DataFrame(saved())
+    cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
+    return collapse_repeats(side.outcomes(columns=cols), rule)
+
+
+# --------------------------------------------------------------------------- the gate on such a run
+
+
+def sequential_record(manifest: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """run.json's ``sequential`` when the run is a sequential run, else None."""
+    rec = (manifest or {}).get(SEQUENTIAL)
+    return dict(rec) if isinstance(rec, Mapping) and isinstance(rec.get("rows"), list) else None
+
+
+def evaluate_sequential(run: Any, baseline: Any, policy: GatePolicy) -> GateDecision:
+    """The gate on a sequential run: the recorded rows read again, in their order, against ``baseline``
+    by :func:`decide_sequential` (the decision and exit code the run reached, under the same policy)."""
+    man = dict(getattr(run, "manifest", None) or {})
+    rec = sequential_record(man) or {}
+    rules: list[GateRule] = []
+    for why in side_problems(man, None):
+        rules.append(GateRule("run.evidence", False, None, None, f"the run is {why}", "infrastructure", 3))
+    if baseline is None:
+        rules.append(GateRule("baseline", False, None, None, "no baseline: pass --baseline", "regression"))
+        return GateDecision(rules=rules)
+    bman = dict(getattr(baseline, "manifest", None) or {})
+    for why in side_problems(bman, None):
+        rules.append(GateRule("baseline.evidence", False, None, None, f"baseline is {why}", "infrastructure", 3))
+    diffs = comparability_differences(bman, man, base_rule=policy.rule, cand_rule=policy.rule)
+    if diffs:
+        detail = "baseline not comparable: " + "; ".join(diffs)
+        rules.append(GateRule("baseline.comparable", False, None, None, detail, "protocol", EXIT_COMPARISON_INVALID))
+        return GateDecision(rules=rules)
+    from goldenkit.compare._runs import compare_runs
+
+    comparison = compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha)
+    decision = _recorded_decision(rec, comparison, policy)
+    rules.append(_decision_rule(decision, rec))
+    return GateDecision(rules=rules, comparison=comparison)
+
+
+def _recorded_decision(rec: Mapping[str, Any], comparison: Any, policy: GatePolicy) -> SequentialDecision:
+    base = baseline_values(comparison.base_collapsed)
+    cand = candidate_values(comparison.cand_collapsed)
+    read = [str(r) for r in rec.get("rows") or []]
+    unknown = [r for r in read if r not in base]
+    if unknown:
+        raise ConfigError(
+            f"the sequential run read row(s) the baseline did not grade ({', '.join(unknown[:3])}): "
+            "gate it against the baseline it ran against"
+        )
+    rows = [(base[r][0], base[r][1], cand.get(r)) for r in read]
+    populations = {str(k): int(v) for k, v in (rec.get("populations") or {}).items()}
+    return decide_sequential(rows, populations, policy, int(rec.get("rows_total") or len(read)))
+
+
+def _decision_rule(d: SequentialDecision, rec: Mapping[str, Any]) -> GateRule:
+    stats = d.members.get(OVERALL)
+    ev = f"{d.rows_run} of {d.rows_total} rows read"
+    if stats is not None:
+        ev += f"; overall b={stats.b} broke, c={stats.c} fixed, e-value {stats.e_value:.3g}"
+        ev += f", drop <= {stats.drop_high:.4f} (margin {stats.margin:g})"
+    detail = d.line()
+    if d.decision == "undecided":
+        budget = rec.get("max_rows")
+        detail = f"sequential: {d.rows_run} of {d.rows_total} rows read" + (f" (budget {budget})" if budget else "")
+        detail += ", not enough evidence either way"
+        if d.rows_needed is not None:
+            detail += f"; about {d.rows_needed} more rows would be needed (estimate)"
+        return GateRule("sequential", False, None, None, detail, "undecided", EXIT_INFRASTRUCTURE, evidence=ev)
+    if d.decision == "regression":
+        return GateRule("sequential", False, None, None, detail, "regression", EXIT_GATE_FAILED, evidence=ev)
+    return GateRule("sequential", True, None, None, detail, "regression", evidence=ev)
+
+
+# --------------------------------------------------------------------------- shadow mode
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """:func:`replay_sequential`: per random order, the decision, the rows read and the calls made."""
+
+    seed: int
+    decisions: list[str]
+    rows: np.ndarray
+    calls: np.ndarray
+    rows_total: int
+    calls_full: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "orders": len(self.decisions),
+            "decisions": {d: self.decisions.count(d) for d in sorted(set(self.decisions))},
+            "rows": [int(x) for x in self.rows],
+            "calls": [int(x) for x in self.calls],
+            "rows_total": self.rows_total,
+            "calls_full": self.calls_full,
+        }
+
+    def format(self) -> str:
+        n = len(self.decisions)
+        counts = ", ".join(
+            f"{d} in {self.decisions.count(d)} (exit {_EXIT[d]})"
+            for d in ("regression", "non_inferior", "undecided")
+            if d in self.decisions
+        )
+        med_calls = float(np.median(self.calls))
+        saved = self.calls_full - med_calls
+        return "\n".join(
+            [
+                f"sequential replay over {n} random orders (seed {self.seed}):",
+                f"  decision: {counts} of {n} orders",
+                f"  would have stopped after {np.median(self.rows):g} of {self.rows_total} rows "
+                f"(median; range {int(self.rows.min())}-{int(self.rows.max())})",
+                f"  calls: {med_calls:g} of the fixed-size {self.calls_full} (median; range "
+                f"{int(self.calls.min())}-{int(self.calls.max())}): {saved:g} saved "
+                f"({saved / max(self.calls_full, 1):.0%})",
+            ]
+        )
+
+
+def repeats_needed(outcomes: pd.DataFrame, rule: str, repeats: int) -> dict[str, int]:
+    """Per row, the calls a run that stops decided repeats makes: its repeats in order, up to the
+    first after which :func:`goldenkit.stats.row_decided` holds."""
+    from goldenkit.stats import row_decided
+
+    out: dict[str, int] = {}
+    frame = outcomes.sort_values(["row_id", "repeat"], kind="stable")
+    for rid, group in frame.groupby("row_id", sort=False):
+        verdicts = [str(v) for v in group["verdict"]]
+        k = next((i for i in range(1, len(verdicts) + 1) if row_decided(verdicts[:i], rule, repeats)), len(verdicts))
+        out[str(rid)] = k
+    return out
+
+
+def replay_sequential(
+    comparison: Any, outcomes: pd.DataFrame, policy: GatePolicy, *, orders: int = 50, seed: int = 0
+) -> ReplayResult:
+    """Replay the sequential gate on a full run over ``orders`` random design orders (seeds
+    ``seed``, ``seed + 1``, ...): each order's decision (:func:`decide_sequential`), the rows it
+    would have read, and the calls it would have made with decided repeats stopped
+    (:func:`repeats_needed`), against the fixed-size run's calls (every outcome of ``outcomes``)."""
+    if orders < 1:
+        raise ConfigError(f"--orders must be >= 1 (got {orders})")
+    repeats = int(comparison.cand_manifest.get("repeats") or 1)
+    base = baseline_values(comparison.base_collapsed)
+    cand = candidate_values(comparison.cand_collapsed)
+    design = [(rid, base[rid][0]) for rid in cand if rid in base]
+    populations: dict[str, int] = {OVERALL: len(design)}
+    for _, sl in design:
+        populations[sl] = populations.get(sl, 0) + 1
+    needed = repeats_needed(outcomes, policy.rule, repeats)
+    decisions, rows, calls = [], [], []
+    for s in range(seed, seed + orders):
+        order = sequential_order(design, s)
+        d = decide_sequential([(base[r][0], base[r][1], cand[r]) for r in order], populations, policy, len(order))
+        decisions.append(d.decision)
+        rows.append(d.rows_run)
+        calls.append(sum(needed.get(r, repeats) for r in order[: d.rows_run]))
+    return ReplayResult(seed, decisions, np.array(rows), np.array(calls), len(design), int(len(outcomes)))
