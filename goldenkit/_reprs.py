@@ -224,17 +224,21 @@ def decision_repr(decision: Any) -> str:
         warned = f", {len(decision.warnings)} warning(s)" if decision.warnings else ""
         return f"GateDecision(PASSED, exit 0: {len(decision.rules)} rules{warned})"
     names = ", ".join(r.name for r in failed[:6]) + (", ..." if len(failed) > 6 else "")
+    name = decision.summary().split(":", 1)[0].removeprefix("gate ")  # FAILED, NOT EVIDENCE, ...: as the exit code
     return (
-        f"GateDecision(FAILED, exit {decision.exit_code}: {len(failed)} of {len(decision.rules)} rules failed: {names})"
+        f"GateDecision({name}, exit {decision.exit_code}: {len(failed)} of {len(decision.rules)} rules failed: {names})"
     )
 
 
 def decision_html(decision: Any) -> str:
     """The verdict as a banner, then every rule with its detail and evidence, failed rules first."""
     order = sorted(decision.rules, key=lambda r: r.passed)
-    rows = [["PASS" if r.passed else "FAIL", r.name, r.detail, r.evidence] for r in order]
+    rows = [[r.mark, r.name, r.detail, r.evidence] for r in order]
     shown = rows[:MAX_LINES]
     body = _table(["", "rule", "detail", "evidence"], shown, more=len(rows) - len(shown))
-    notes = [f"review: slice {s}: raw p below alpha, not significant after Holm" for s in decision.review]
+    notes = [
+        f"review: slice {s}: more broke than fixed (p below alpha before adjustment), not failed"
+        for s in decision.review
+    ]
     notes += [f"warning: {w}" for w in decision.warnings]
     return _card(decision.summary(), notes, body, ok=decision.passed)

@@ -125,5 +125,10 @@ def test_stats_plan(capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["method"] == "exact" and doc["exact_power_at_rows_needed"] >= 0.9
     assert doc["rows_needed"] > 0 and doc["rows_needed_connor_approximate"] > 0
+    # an absurd change to detect: refused at once (a one-line error), never a scan that runs out of memory
+    assert main(["stats", "plan", "--delta", "0.00001", "--discordance", "0.5"]) == 1
+    assert "more than 10,000,000: the plan is not practical" in capsys.readouterr().err
+    assert main(["stats", "plan", "--delta", "0.0005", "--discordance", "0.01", "--json"]) == 0  # 317,781 rows
+    assert json.loads(capsys.readouterr().out)["rows_needed"] == 317781
     assert main(["stats", "plan", "--delta", "0.2", "--discordance", "0.1"]) == 1
     assert main(["stats"]) == 1

@@ -54,7 +54,10 @@ def test_import_compare_and_gate_the_inspect_eval_set(workdir: Path, capsys: pyt
     assert overall["p_val"] == pytest.approx(1.0)  # exact McNemar, b + c = 1: p = 2 * 0.5 = 1
     assert [(f["row_id"], f["status"]) for f in doc["flips"]] == [("5", "RECOVERED")]
 
-    (workdir / "goldenkit.toml").write_text("[gate]\nmin_pass_rate = 0.65\n", encoding="utf-8")
+    # 10 rows cannot show non-inferiority: the threshold alone, the margin off (the green says what it missed)
+    (workdir / "goldenkit.toml").write_text(
+        "[gate]\nmin_pass_rate = 0.65\nnon_inferiority_margin = false\n", encoding="utf-8"
+    )
     assert run_cli("gate", "sonnet", "--baseline", "gpt5") == 0
     assert "gate PASSED" in capsys.readouterr().out
     assert run_cli("gate", "gpt5", "--baseline", "sonnet") == 2  # 60% < 65%

@@ -205,7 +205,7 @@ def sharded(tmp_path: Path) -> tuple[Path, Path]:
         run_eval(ds, CallableProvider(fn=answer), run_id=run_id, results_dir=res, shard=shard, progress=False)
     merge_shards("merged", ["s1", "s2"], results_dir=res)
     cfg = tmp_path / "goldenkit.toml"
-    cfg.write_text("[gate]\nregression = true\n")
+    cfg.write_text("[gate]\nregression = true\nnon_inferiority_margin = false\n")  # 12 rows: about the shard
     return res, cfg
 
 
@@ -231,7 +231,7 @@ def test_gating_a_shard_fails_saying_to_merge_first(
     out = capsys.readouterr().out
     why = "the run is shard 2/2 of a sharded run: merge its shards first (goldenkit merge), then gate the merge"
     assert f"[FAIL] run.shard: {why}" in out
-    assert out.splitlines()[-1].startswith(f"gate FAILED: run.shard: {why}")  # the first reason of the verdict
+    assert out.splitlines()[-1].startswith(f"gate NOT EVIDENCE: run.shard: {why}")  # the decision, then its reason
     assert main(["gate", "merged", *gate]) == 0
     assert "run.shard" not in capsys.readouterr().out
 

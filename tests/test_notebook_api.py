@@ -195,10 +195,14 @@ def test_compare_runs_by_tags_and_by_split(results: Path, tmp_path: Path) -> Non
 # ---------------------------------------------------------------- reprs and summaries
 
 
+#: Six rows cannot show non-inferiority: the margin off; every slice in the family, so each has a rule (escaped)
+POLICY = GatePolicy.from_config({"non_inferiority_margin": False, "fail_on_slices": True})
+
+
 def test_reprs_are_one_or_two_lines_never_a_table(results: Path) -> None:
     run = goldenkit.read_run(results / "cand")
     cmp = goldenkit.compare_runs("base", "cand", results_dir=results)
-    decision = goldenkit.evaluate_gate("cand", policy=GatePolicy.from_config({}), baseline="base", results_dir=results)
+    decision = goldenkit.evaluate_gate("cand", policy=POLICY, baseline="base", results_dir=results)
     lb = goldenkit.leaderboard(["base", "cand"], results_dir=results)
     shown = {type(x).__name__: repr(x) for x in (run, cmp, decision, lb)}
     assert shown["Run"].startswith("Run('cand', VALID, complete, 6/6 outcomes (PASS 3 FAIL 3 ERROR 0 SKIPPED 0)")
@@ -208,7 +212,9 @@ def test_reprs_are_one_or_two_lines_never_a_table(results: Path) -> None:
         f"  6 rows, 6 paired: b=2 broke, c=1 fixed, p=1.0000; diff -16.7 pts [{lo:+.1f}, {hi:+.1f}]; "
         "2 slice line(s), 3 flip(s), 1 note(s)",  # the note: the agent version differs (what is compared)
     ]
-    assert shown["GateDecision"] == f"GateDecision(PASSED, exit 0: {len(decision.rules)} rules)"
+    assert shown["GateDecision"] == f"GateDecision(PASSED, exit 0: {len(decision.rules)} rules, 1 warning(s))"
+    short = goldenkit.evaluate_gate("cand", policy=GatePolicy(), baseline="base", results_dir=results)  # margin 0.05
+    assert repr(short).startswith("GateDecision(NOT EVIDENCE, exit 3: 1 of ")
     assert shown["Leaderboard"] == (
         "Leaderboard(2 runs, rule majority, alpha 0.05: top base, cand; 0 of 1 pairs significant after Holm)"
     )
@@ -218,7 +224,7 @@ def test_reprs_are_one_or_two_lines_never_a_table(results: Path) -> None:
 
 def test_jupyter_summaries_escape_what_they_show(results: Path) -> None:
     cmp = goldenkit.compare_runs("base", "cand", results_dir=results)
-    decision = goldenkit.evaluate_gate("cand", policy=GatePolicy.from_config({}), baseline="base", results_dir=results)
+    decision = goldenkit.evaluate_gate("cand", policy=POLICY, baseline="base", results_dir=results)
     lb = goldenkit.leaderboard(["base", "cand"], results_dir=results)
     run = goldenkit.read_run(results / "cand")
     pages = {"cmp": cmp._repr_html_(), "gate": decision._repr_html_(), "lb": lb._repr_html_(), "run": run._repr_html_()}

@@ -162,7 +162,9 @@ def test_a_red_run_and_a_plain_run_are_not_comparable(work: Path, capsys: pytest
     capsys.readouterr()
     assert main(["gate", "plain", "--baseline", "redmain"]) == 4
     assert "red rows (include_red) differ: true vs false" in capsys.readouterr().out
-    assert main(["gate", "red2", "--baseline", "redmain"]) == 0
+    # the same protocol compares: not 4; six rows cannot show non-inferiority at the default margin: 3
+    assert main(["gate", "red2", "--baseline", "redmain"]) == 3
+    assert "[NOT SHOWN] non_inferiority" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- metrics, hand-computed

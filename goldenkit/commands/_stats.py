@@ -3,10 +3,12 @@
 ``--delta`` is the change in pass rate to detect (0.02 = 2 points),
 ``--discordance`` the expected share of rows that flip either way between the
 two versions (from a previous comparison: (b + c) / rows). Prints the rows
-needed for the exact McNemar test the gate uses (its power by exact
-enumeration; the default everywhere) and, labelled approximate, Connor's
-(1987) normal approximation, and the smallest change detectable with the
-exact rows.
+needed for the two-sided exact McNemar test (its power by exact enumeration;
+the default everywhere) and, labelled approximate, Connor's (1987) normal
+approximation, and the smallest change detectable with the exact rows. The
+gate's regression test is one-sided at its alpha: plan it with ``--alpha``
+twice the gate's (what its messages print). A plan of more than 10,000,000
+rows is refused at once, in bounded time and memory.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def plan_command(args: argparse.Namespace) -> int:
     print(
         f"to detect a change of {args.delta:g} in pass rate with {args.discordance:g} of rows flipping,\n"
         f"two-sided alpha {args.alpha:g}, power {args.power:g}:\n"
-        f"  rows needed: {n_exact}   (exact McNemar test, the gate's test; power by exact enumeration)\n"
+        f"  rows needed: {n_exact}   (exact McNemar test, two-sided; power by exact enumeration; the gate's\n"
+        f"  one-sided test at alpha {args.alpha / 2:g} needs the same rows)\n"
         f"  smallest change detectable with {n_exact} rows: {out['min_detectable_effect']:.4f}\n"
         f"  approximate: {n_connor} rows (Connor 1987 normal approximation; "
         f"exact power with them {out['exact_power_at_connor_rows']:.3f})"
