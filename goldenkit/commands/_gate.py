@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.baselines import resolve_run_or_baseline
+from goldenkit.commands._sequential import register_replay, replay_text
 from goldenkit.config import config_for_run, describe_config, section
 from goldenkit.errors import UsageError
 from goldenkit.gate import GatePolicy, evaluate_gate
@@ -49,6 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
+    register_replay(p)
     p.set_defaults(func=gate_command)
 
 
@@ -110,4 +112,7 @@ def gate_command(args: argparse.Namespace) -> int:
             print("evidence ledger (rows paired on both sides, per slice):")
             print("\n".join(f"  {line}" for line in comparison.ledger.format().splitlines()))
         print(decision.format())
+        replay = replay_text(args, run, decision, policy)
+        if replay is not None:
+            print(replay)
     return decision.exit_code

@@ -26,6 +26,7 @@ from goldenkit.gate._evidence import (
 from goldenkit.gate._policy import UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
+from goldenkit.gate._sequential import evaluate_sequential, sequential_record
 from goldenkit.schema import INVALID
 from goldenkit.stats import collapse_repeats, slice_table
 
@@ -137,6 +138,8 @@ def evaluate_gate(
     supplies validity when ``run`` is a bare DataFrame.
     """
     run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
+    if sequential_record(getattr(run, "manifest", None)) is not None:  # its own procedure, on the rows it read
+        return evaluate_sequential(run, baseline, policy)
     if comparison is not None and comparison.by != "slice":
         raise ConfigError(f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices")
     if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:

@@ -1,0 +1,173 @@
+"""The sequential gate as a run, through the CLI: ``goldenkit run ... --sequential --baseline REF`` stops
+as soon as the evidence decides, ``goldenkit gate`` on the stopped run gives the same exit, the ledger
+and compare account the rows not run, a stopped run resumes to a full one, and the shadow mode replays it.
+
+The agents are seeded callables: ``good`` passes 80% of the rows, ``broken`` fails a fifth of those
+(a planted regression of 16 points, concentrated in slice ``refunds``), every call the same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from goldenkit.cli import main
+from goldenkit.gate import GatePolicy
+from goldenkit.gate._sequential import decide_sequential, sequential_order
+from goldenkit.records import Case
+from goldenkit.results import read_run
+from goldenkit.stats import OVERALL
+
+ROWS = 240
+SLICES = ("billing", "refunds", "shipping")
+
+
+def _u(*parts: object) -> float:
+    h = hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+    return int(h[:12], 16) / 16**12
+
+
+def _row(case: Case) -> str:
+    return case.turns[-1].user
+
+
+def good(case: Case, repeat: int = 0) -> str:
+    return "yes" if _u("pass", _row(case)) < 0.8 else "no"
+
+
+def broken(case: Case, repeat: int = 0) -> str:
+    """``good``, except a planted regression: refunds rows break at 60%, the others at 5%."""
+    q = _row(case)
+    rate = 0.6 if "refunds" in q else 0.05
+    return "no" if _u("break", q) < rate else good(case, repeat)
+
+
+def flaky(case: Case, repeat: int = 0) -> str:
+    """``good`` with every tenth row a coin flip per repeat."""
+    q = _row(case)
+    if _u("flaky", q) < 0.1:
+        return "yes" if _u("coin", q, repeat) < 0.5 else "no"
+    return good(case, repeat)
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
+    lines = []
+    for i in range(ROWS):
+        sl = SLICES[i % 3]
+        case = {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}
+        lines.append({"id": f"{sl}-{i:03d}", "slice": sl, "split": "dev", "case": case})
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (ds / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\n')
+    return ds
+
+
+def run(ds: Path, agent: str, run_id: str, *extra: str) -> int:
+    argv = ["run", str(ds), "--provider", "callable", "--callable", f"test_sequential_gate:{agent}", "--quiet"]
+    return main([*argv, "--run-id", run_id, *extra])
+
+
+def record(run_id: str) -> dict:  # type: ignore[type-arg]
+    return read_run(Path("results") / run_id).manifest["sequential"]  # type: ignore[no-any-return]
+
+
+def test_the_design_order_keeps_every_slice_at_its_share() -> None:
+    rows = [(f"{s}-{i}", s) for s in ("a", "b", "c") for i in range({"a": 10, "b": 50, "c": 40}[s])]
+    order = sequential_order(rows, seed=3)
+    assert sorted(order) == sorted(r for r, _ in rows) and order != sequential_order(rows, seed=4)
+    of = dict(rows)
+    for t in range(1, len(order) + 1):
+        for s, n in (("a", 10), ("b", 50), ("c", 40)):
+            assert abs(sum(of[r] == s for r in order[:t]) - n * t / 100) <= 1, (t, s)
+
+
+def test_a_planted_regression_stops_early_with_exit_2_and_the_gate_agrees(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "base") == 2
+    out = capsys.readouterr().out
+    rec = record("cand")
+    assert rec["decision"] == "regression" and rec["exit_code"] == 2
+    assert rec["rows_run"] < rec["rows_total"] // 2 and rec["calls"] < rec["calls_full"]
+    assert f"stopped after {rec['rows_run']} of {rec['rows_total']} rows: regression" in out
+    man = read_run(Path("results") / "cand").manifest
+    assert man["complete"] is True and man["validity"] == "VALID"
+    assert rec["statistics"][OVERALL]["rows"] <= rec["rows_run"]
+    assert main(["gate", "cand", "--baseline", "base"]) == 2
+    gate_out = capsys.readouterr().out
+    assert "not needed: decided" in gate_out and "MISSING" not in gate_out
+    assert main(["compare", "base", "cand"]) == 0  # the rows not run are not missing evidence
+    cmp_out = capsys.readouterr().out
+    assert f"note: stopped after {rec['rows_run']} of {rec['rows_total']} rows: regression" in cmp_out
+
+
+def test_an_identical_agent_stops_with_exit_0_and_fewer_calls(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(world, "flaky", "base", "--repeats", "3") == 0
+    assert run(world, "flaky", "cand", "--repeats", "3", "--sequential", "--baseline", "base") == 0
+    rec = record("cand")
+    assert rec["decision"] == "non_inferior" and rec["exit_code"] == 0
+    assert rec["calls"] < rec["calls_full"] == 3 * ROWS and rec["rows_run"] < ROWS
+    assert "refunds" in rec["statistics"] and rec["statistics"]["refunds"]["decision"] == "non_inferior"
+    assert main(["gate", "cand", "--baseline", "base"]) == 0
+
+
+def test_a_budget_spent_undecided_exits_3_with_the_rows_it_would_need(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--max-rows", "20") == 3
+    out = capsys.readouterr().out
+    rec = record("cand")
+    assert rec["decision"] == "undecided" and rec["rows_run"] == 20 and rec["rows_needed"] > 0
+    assert "budget of 20 rows spent" in out and f"about {rec['rows_needed']} more rows" in out
+    assert main(["gate", "cand", "--baseline", "base"]) == 3
+    assert f"about {rec['rows_needed']} more rows would be needed" in capsys.readouterr().out
+
+
+def test_a_stopped_run_resumes_without_sequential_to_a_full_run(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "base") == 2
+    assert record("cand")["rows_run"] < ROWS
+    assert run(world, "broken", "cand") == 0
+    man = read_run(Path("results") / "cand").manifest
+    assert "sequential" not in man and "stop_decided_repeats" not in man
+    assert man["counts"]["total"] == ROWS and man["complete"] is True
+    capsys.readouterr()
+    assert main(["compare", "base", "cand"]) == 0
+    assert "stopped after" not in capsys.readouterr().out
+
+
+def test_replay_sequential_prints_the_stop_distribution(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand") == 0
+    capsys.readouterr()
+    assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "7"]) == 2
+    out = capsys.readouterr().out
+    assert "sequential replay over 7 random orders (seed 0):" in out
+    assert "decision: regression in 7 (exit 2) of 7 orders" in out
+    assert "would have stopped after" in out and "saved" in out
+
+
+def test_the_decision_never_passes_a_drop_beyond_the_margin_run_to_the_end() -> None:
+    """Every row read: a population whose exact drop exceeds the margin is not passed, and one with no
+    discordant row is never failed."""
+    policy = GatePolicy(non_inferiority_margin=0.05)
+    rows = [("s", 1, 0 if i % 10 == 0 else 1) for i in range(200)]  # a 10-point drop, nothing fixed
+    d = decide_sequential(rows, {OVERALL: 200, "s": 200}, policy, 200)
+    assert d.decision == "regression" and d.exit_code == 2
+    same = [("s", i % 2, i % 2) for i in range(200)]
+    d = decide_sequential(same, {OVERALL: 200, "s": 200}, policy, 200)
+    assert d.decision == "non_inferior" and d.rows_run < 200
