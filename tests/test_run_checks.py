@@ -141,6 +141,21 @@ def test_a_collapse_rule_that_needs_more_repeats_than_the_run_has_is_refused(
     assert (work / "results" / "five" / "run.json").exists()
 
 
+def test_a_benchmark_run_prefix_is_checked_as_a_run_id(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["benchmark", "ds", "--models", "a,b", "--run-prefix", "../up", "--quiet"]) == 1
+    assert "argument --run-prefix: must not contain a path separator" in one_line(capsys.readouterr().err)
+    assert not (work / "results").exists()
+
+
+def test_the_limiter_reads_the_same_table() -> None:
+    from goldenkit.runner import Limiter
+
+    with pytest.raises(ConfigError, match=r"^Limiter max_in_flight must be an integer >= 1, got 0$"):
+        Limiter(0)
+    with pytest.raises(ConfigError, match=r"^Limiter rpm must be a finite number > 0, got nan$"):
+        Limiter(2, math.nan)
+
+
 def test_a_results_dir_that_is_a_file_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (work / "results").write_text("not a folder")
     assert cli_run("--run-id", "r1") == 1

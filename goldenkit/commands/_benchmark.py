@@ -65,7 +65,11 @@ def register(sub: Any) -> None:
     )
     b = p.add_argument_group("benchmark")
     b.add_argument("--models", help="comma-separated model ids, one run each (or [[benchmark.agents]])")
-    b.add_argument("--run-prefix", help="run ids are PREFIX-MODEL (default: today's date, YYYY-MM-DD)")
+    b.add_argument(
+        "--run-prefix",
+        type=run_cmd.flag("run_id"),  # checked as a run id is: it becomes the first part of each
+        help="run ids are PREFIX-MODEL (default: today's date, YYYY-MM-DD)",
+    )
     add_options(b, results_dir=False)  # --results-dir is run's
     p.set_defaults(func=benchmark_command)
 

@@ -39,14 +39,17 @@ take the options of a run as one :class:`RunOptions` (or its fields by keyword) 
    flat in the number of outcomes), and at the end write ``outcomes.parquet``
    (read back from the JSONL a row group at a time), the final run.json (counts, error rate, validity) and
    point ``results/latest`` at the run. INVALID when the error rate (ERROR
-   outcomes plus outcomes with a grader that could not grade) exceeds
-   ``max_error_rate``, when every outcome is ERROR (an infrastructure failure,
+   outcomes nobody's answer caused, never the candidate's own ``agent`` or
+   ``refused`` errors, plus outcomes with a grader that could not grade) exceeds
+   ``max_error_rate``, when every outcome is such an ERROR (an infrastructure failure,
    never "0% quality"), or when the run stopped early.
 
 The workers of a run live in an ``asyncio.TaskGroup`` (:mod:`goldenkit.runner._run`):
 a failure or a cancel (Ctrl-C, an interrupted notebook cell) stops them all, and
-what finished is written. A circuit breaker stops launching new calls after
-``abort_after_errors`` consecutive provider ERRORs (a server that went away); the
+what finished is written; a worker's failure (a crash of goldenkit, not a row's error)
+is recorded as one (run.json ``"stopped_because": "crash"`` with every worker's exception
+in ``crash``) and raised. A circuit breaker stops launching new calls after
+``abort_after_errors`` consecutive provider ERRORs nobody's answer caused (a server that went away); the
 run is then incomplete and INVALID, and resuming it with ``retry_errors=True``
 finishes it. Progress is drawn by ``tqdm.auto`` (:mod:`goldenkit.runner._progress`).
 

@@ -16,6 +16,7 @@ import math
 import random
 import time
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.errors import ConfigError, ProviderError
 
 #: The default cap on one Retry-After, in seconds (``--max-retry-after``).
@@ -42,10 +43,11 @@ class Limiter:
         decrease_every: float = 1.0,
         max_pause: float = MAX_RETRY_AFTER,
     ) -> None:
-        if max_in_flight < 1:
-            raise ConfigError(f"max_in_flight must be >= 1 (got {max_in_flight})")
-        if rpm is not None and rpm <= 0:
-            raise ConfigError(f"rpm must be > 0 (got {rpm})")
+        for name, value in (("max_in_flight", max_in_flight), ("rpm", rpm), ("max_retry_after", max_pause)):
+            try:  # the one table of what each run option takes
+                RUN_OPTIONS[name].check(value)
+            except ValueError as exc:
+                raise ConfigError(f"Limiter {name} {exc}") from None
         self.max = max_in_flight
         self.limit = max_in_flight
         self.in_flight = 0
