@@ -5,7 +5,7 @@
                         a number, finite, in [0, 1]; a boolean, a string, NaN, Infinity, 5 or
                         -1 is refused (it would make a verdict impossible or automatic)
 :func:`check_name`      a name that becomes one file or folder name (a dataset version, a
-                        baseline name, a run id): one path component that stays in its folder
+                        baseline name): one path component of safe characters, in its folder
 :func:`check_output`    a path a command writes to: no control character, and every folder
                         above it is a folder (not a file)
 =====================  ===================================================================
@@ -17,6 +17,8 @@ naming where the value came from, before anything touches the file system.
 from __future__ import annotations
 
 import math
+import os
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,9 @@ from goldenkit.errors import ConfigError, InputError
 
 __all__ = ["check_name", "check_output", "unit_threshold"]
 
-#: The longest name most file systems take (bytes of UTF-8).
-NAME_BYTES = 255
+#: The longest name (well under the 255 bytes of most file systems, with room for a suffix).
+NAME_LENGTH = 128
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 _SEPARATORS = ("/", "\\")
 
 
@@ -59,12 +62,13 @@ def _unprintable(text: str) -> str | None:
 def check_name(value: Any, what: str) -> str:
     """``value`` when it can be one file or folder name inside its folder; else an InputError naming ``what``.
 
-    A name is a non-empty string without a path separator (``/``, ``\\``), not ``.`` or ``..``,
-    without control or invisible formatting characters (``main\\n``), without leading or trailing
-    spaces, and at most 255 bytes of UTF-8.
+    A name is one path component: a non-empty string of letters, digits, ``.``, ``_``, ``+`` and
+    ``-`` that starts with a letter or digit (so never ``.``, ``..`` or a hidden file), at most 128
+    characters. A path separator (``/``, ``\\``) and a control or invisible character (``main\\n``)
+    get a message of their own.
 
-    >>> check_name("v2.1", "dataset version")
-    'v2.1'
+    >>> check_name("2026.11.0", "dataset version")
+    '2026.11.0'
     >>> check_name("../main", "baseline name")
     Traceback (most recent call last):
     ...
@@ -75,19 +79,20 @@ def check_name(value: Any, what: str) -> str:
     sep = next((s for s in _SEPARATORS if s in value), None)
     if sep is not None:
         raise InputError(f"{what} {value!r} contains a path separator ({sep!r}); a name is one file name")
-    if value in (".", ".."):
-        raise InputError(f"{what} {value!r} names a folder, not a name inside it")
     bad = _unprintable(value)
     if bad is not None:
         raise InputError(f"{what} {value!r} contains a control character ({bad})")
-    if value != value.strip():
-        raise InputError(f"{what} {value!r} starts or ends with a space")
-    if len(value.encode("utf-8")) > NAME_BYTES:
-        raise InputError(f"{what} is longer than {NAME_BYTES} bytes ({value[:40]!r}...)")
+    if len(value) > NAME_LENGTH:
+        raise InputError(f"{what} is longer than {NAME_LENGTH} characters ({value[:40]!r}...)")
+    if not _NAME.fullmatch(value):
+        raise InputError(
+            f"{what} {value!r} is not a name: use letters, digits, '.', '_', '+' and '-' "
+            "(starting with a letter or digit)"
+        )
     return value
 
 
-def check_output(path: str | Path, what: str, *, folder: bool = False) -> Path:
+def check_output(path: str | os.PathLike[str], what: str, *, folder: bool = False) -> Path:
     """``path`` when a command can write there: no control character in it, every existing
     ancestor a folder, and (``folder``) the path itself not an existing file. Else an
     InputError naming ``what`` (the option)."""

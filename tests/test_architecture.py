@@ -26,7 +26,19 @@ PACKAGE = Path(goldenkit.__file__).resolve().parent
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
-    {"_text", "_checks", "_constraints", "_sync", "_jsonable", "_display", "schema", "records", "config", "_scrub"},
+    {
+        "_text",
+        "_checks",
+        "_files",
+        "_constraints",
+        "_sync",
+        "_jsonable",
+        "_display",
+        "schema",
+        "records",
+        "config",
+        "_scrub",
+    },
     {"_reprs"},
     {"_artifacts", "_registry"},
     {"_protocols", "_findings"},

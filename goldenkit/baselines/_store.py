@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from goldenkit._checks import check_name, check_output
+from goldenkit._files import replaced_together
 from goldenkit._text import one_line
 from goldenkit.compare._protocol import protocol_key, protocol_sha256
 from goldenkit.errors import InputError, ResultsError
@@ -34,7 +35,6 @@ __all__ = [
 
 HISTORY_FILE = "history.jsonl"
 _KIND = "goldenkit.baseline"
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _COLLAPSED = ["row_id", "slice", "split", "tags", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded"]
 
 
@@ -88,8 +88,10 @@ def _now() -> str:
 
 
 def _check_name(name: str) -> None:
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name.endswith((".json", ".parquet")):
-        raise InputError(f"invalid baseline name {name!r}: use letters, digits, '.', '_' and '-' (no extension)")
+    """A baseline name is a name (:func:`goldenkit._checks.check_name`) without the extension of its files."""
+    check_name(name, "baseline name")
+    if name.endswith((".json", ".parquet")):
+        raise InputError(f"baseline name {name!r} ends with a file extension; give the name alone")
 
 
 def _reasons_json(graders: Any) -> str:
@@ -103,12 +105,6 @@ def _reasons_json(graders: Any) -> str:
     return json.dumps(out, ensure_ascii=False, sort_keys=True)
 
 
-def _atomic_bytes(path: Path, write: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def save_baseline(
     run: Any,
     name: str,
@@ -120,15 +116,16 @@ def save_baseline(
 ) -> Baseline:
     """Save ``run`` (a results Run: ``.manifest`` and ``.outcomes()``) as baseline ``name``.
 
-    Writes ``NAME.parquet`` then ``NAME.json`` (each atomically) and appends a
-    line to ``history.jsonl``. Refuses (InputError) to overwrite without
-    ``force``, and refuses an INVALID, incomplete or empty run or one with any
+    Writes ``NAME.parquet``, ``NAME.json`` and ``history.jsonl`` with a line appended to
+    new files, then renames them into place (:func:`goldenkit._files.replaced_together`):
+    a write that fails (a full disk) leaves the old snapshot and its history whole.
+    Refuses (InputError) to overwrite without ``force``, and refuses an INVALID, incomplete or empty run or one with any
     ERROR outcome.
     """
     _check_name(name)
     parse_rule(rule)
     man, run_id = _saveable_manifest(run, name)
-    d = Path(baselines_dir)
+    d = check_output(baselines_dir, "baselines folder", folder=True)
     json_path, pq_path = d / f"{name}.json", d / f"{name}.parquet"
     existed = json_path.exists() or pq_path.exists()
     if existed and not force:
@@ -155,10 +152,12 @@ def save_baseline(
     }
     d.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(rows, preserve_index=False)
-    _atomic_bytes(pq_path, lambda p: pq.write_table(arrow, p, compression="zstd"))
     text = json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n"
-    _atomic_bytes(json_path, lambda p: p.write_text(text, encoding="utf-8"))
-    _append_history(d, _history_line(man, info, replaced=existed))
+    history = d / HISTORY_FILE
+    with replaced_together(pq_path, history, json_path) as (pq_tmp, history_tmp, json_tmp):
+        pq.write_table(arrow, pq_tmp, compression="zstd")
+        history_tmp.write_bytes(_appended(history, _history_line(man, info, replaced=existed)))
+        json_tmp.write_text(text, encoding="utf-8")  # last: the header says its rows are there
     return Baseline(name=name, path=json_path, info=info, rows=rows)
 
 
@@ -275,11 +274,13 @@ def _history_line(man: dict[str, Any], info: dict[str, Any], *, replaced: bool) 
     }
 
 
-def _append_history(d: Path, line: dict[str, Any]) -> None:
-    with (d / HISTORY_FILE).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+def _appended(history: Path, line: dict[str, Any]) -> bytes:
+    """history.jsonl's bytes with ``line`` appended (the file stays append-only: its old lines are kept as
+    they are; a last line without its newline gets one)."""
+    old = history.read_bytes() if history.exists() else b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    return old + (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
 def _baseline_paths(name_or_path: str | os.PathLike[str], baselines_dir: str | os.PathLike[str]) -> Path | None:

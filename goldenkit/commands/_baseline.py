@@ -17,7 +17,7 @@ import pandas as pd
 
 from goldenkit.baselines import list_baselines, read_baseline, save_baseline
 from goldenkit.commands._args import gate_defaults
-from goldenkit.errors import UsageError
+from goldenkit.errors import InputError, UsageError
 from goldenkit.stats import OVERALL, slice_table
 
 
@@ -56,14 +56,20 @@ def save_command(args: argparse.Namespace) -> int:
     from goldenkit.results import read_run
 
     run = read_run(args.run, args.results_dir)
-    b = save_baseline(
-        run,
-        args.name,
-        baselines_dir=args.baselines_dir,
-        force=args.force,
-        note=args.note,
-        rule=gate_defaults(args, getattr(run, "manifest", None))[0],
-    )
+    try:
+        b = save_baseline(
+            run,
+            args.name,
+            baselines_dir=args.baselines_dir,
+            force=args.force,
+            note=args.note,
+            rule=gate_defaults(args, run)[0],
+        )
+    except OSError as exc:  # a full disk, a folder that cannot be written: nothing was replaced
+        why = exc.strerror or str(exc)
+        raise InputError(
+            f"cannot save baseline {args.name!r} in {args.baselines_dir}: {why}; nothing was changed"
+        ) from None
     s = b.info["summary"]
     print(
         f"saved baseline {b.name} from run {b.run_id}: {s['k']}/{s['n']} rows pass "

@@ -6,7 +6,9 @@ version (:func:`next_version`) and a folder that does not exist yet
 (:func:`new_version_target`), appends a changelog entry (:func:`with_changelog_entry`)
 and writes the whole folder beside the target under a temporary name, reads it
 back with :func:`~goldenkit.dataset.read_dataset`, and only then renames it into
-place (:func:`write_version`). A failure at any step leaves the target absent.
+place (:func:`write_version`, through :func:`goldenkit._files.replaced_together`). A failure
+at any step (a full disk) leaves the target absent. The version becomes part of a folder
+name, so it is a name (:func:`goldenkit._checks.check_name`): ``../x`` or ``main\\n`` is refused.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from goldenkit._checks import check_name, check_output
+from goldenkit._files import replaced_together
 from goldenkit.dataset._reader import Dataset, read_dataset
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.schema import DATA_FILE, MANIFEST_FILE
@@ -46,10 +50,10 @@ def new_version_target(
 
     An InputError when the version is already in the changelog or the folder exists.
     """
-    new_version = version or next_version(ds.version)
+    new_version = check_name(version or next_version(ds.version), "dataset version")
     if new_version == ds.version or any(e.get("version") == new_version for e in ds.manifest.get("changelog", [])):
         raise InputError(f"version {new_version!r} is already in {src / MANIFEST_FILE}'s changelog")
-    dest = Path(out) if out is not None else src.with_name(f"{src.name}-{new_version}")
+    dest = check_output(out, "--output", folder=True) if out is not None else src.with_name(f"{src.name}-{new_version}")
     if dest.exists():
         raise InputError(f"{dest}: already exists; a new dataset version goes to a new folder")
     return new_version, dest
@@ -73,22 +77,20 @@ def write_version(src: Path, dest: Path, data: bytes, manifest: dict[str, Any], 
     (``"the corrected dataset would be invalid: ..."``); the temporary folder is
     removed then, and ``dest`` is never created.
     """
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(DATA_FILE, MANIFEST_FILE))
     try:
-        (tmp / DATA_FILE).write_bytes(data)
-        (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        new = read_dataset(tmp)
+        with replaced_together(dest) as (tmp,):
+            shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(DATA_FILE, MANIFEST_FILE))
+            (tmp / DATA_FILE).write_bytes(data)
+            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+            (tmp / MANIFEST_FILE).write_text(text, encoding="utf-8")
+            read_dataset(tmp)  # checked before it takes the target's name
     except DatasetError as exc:
-        shutil.rmtree(tmp)
         raise InputError(f"the {what} dataset would be invalid: {exc}") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    tmp.rename(dest)
-    return new
+    except OSError as exc:  # a full disk: nothing was written in place
+        raise InputError(
+            f"cannot write the {what} dataset {dest}: {exc.strerror or exc}; nothing was changed"
+        ) from None
+    return read_dataset(dest)
 
 
 __all__ = ["new_version_target", "next_version", "with_changelog_entry", "write_version"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from goldenkit._files import replaced_together
+
 #: The name of the pointer to the newest run in a results folder.
 LATEST = "latest"
 
@@ -20,13 +22,11 @@ def update_latest(results_dir: str | os.PathLike[str], run_id: str) -> Path:
     link = d / LATEST
     if link.is_dir() and not link.is_symlink():
         return link
-    tmp = d / f".{LATEST}.{os.getpid()}.tmp"
-    tmp.unlink(missing_ok=True)
-    try:
-        os.symlink(run_id, tmp, target_is_directory=True)
-    except OSError:  # no symlinks here (a Windows account without the privilege, some mounts)
-        tmp.write_text(run_id + "\n", encoding="utf-8")
-    os.replace(tmp, link)
+    with replaced_together(link) as (tmp,):
+        try:
+            os.symlink(run_id, tmp, target_is_directory=True)
+        except OSError:  # no symlinks here (a Windows account without the privilege, some mounts)
+            tmp.write_text(run_id + "\n", encoding="utf-8")
     return link
 
 

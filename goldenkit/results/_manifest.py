@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from goldenkit._files import write_atomic
 from goldenkit._scrub import mask_secrets, mask_secrets_value, scrub_value
 from goldenkit.errors import ResultsError
 from goldenkit.schema import RUN_FILE
@@ -30,18 +30,10 @@ def stored_json(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as pretty JSON to ``path`` via a temporary file and ``os.replace``, as
+    """Write ``data`` as pretty JSON to ``path``, whole or not at all (:func:`goldenkit._files.write_atomic`), as
     :func:`stored_json` makes it."""
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp")
     text = json.dumps(_people_scrubbed(data), indent=2, sort_keys=False, ensure_ascii=False, default=str)
-    text = mask_secrets(text)  # in its JSON spelling, like an outcome line
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    write_atomic(path, mask_secrets(text) + "\n")  # masked in its JSON spelling, like an outcome line
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:

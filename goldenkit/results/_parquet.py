@@ -11,7 +11,6 @@ scrubbed), and every string written has the secret values in use masked
 from __future__ import annotations
 
 import operator
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from goldenkit._files import replaced_together
 from goldenkit._scrub import current_scope, mask_secrets_value
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
@@ -191,27 +191,20 @@ def write_parquet_batches(
 
     Only one batch of records is in memory at a time, beside the Arrow tables of
     the row group being gathered, so a run of millions of outcomes is written in
-    flat memory. The file appears atomically (a temporary file, then
-    ``os.replace``); an exception while writing leaves no file behind. Returns
+    flat memory. The file appears whole or not at all (:func:`goldenkit._files.replaced_together`):
+    an exception while writing leaves no file behind. Returns
     the number of records written.
     """
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp")
     written = 0
-    try:
-        with pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
-            gathered: list[pa.Table] = []
-            for batch in batches:
-                if batch:
-                    gathered.append(mask_table(outcomes_table([stored_outcome(r) for r in batch])))
-                    written += len(batch)
-                if sum(t.num_rows for t in gathered) >= row_group:
-                    _write_group(pw, gathered)
-            _write_group(pw, gathered)
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with replaced_together(path) as (tmp,), pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
+        gathered: list[pa.Table] = []
+        for batch in batches:
+            if batch:
+                gathered.append(mask_table(outcomes_table([stored_outcome(r) for r in batch])))
+                written += len(batch)
+            if sum(t.num_rows for t in gathered) >= row_group:
+                _write_group(pw, gathered)
+        _write_group(pw, gathered)
     return written
 
 
