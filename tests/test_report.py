@@ -140,8 +140,9 @@ def test_validity_statement_valid_and_invalid() -> None:
     assert text.endswith("this run is not evidence")
     partial = run_manifest("r3", complete=False)
     assert report.validity_statement(partial).endswith("the run is incomplete")
-    assert 'class="gk-banner gk-banner-bad"' in report.validity_banner(bad)
-    assert 'class="gk-banner gk-banner-ok"' in report.validity_banner(m)
+    # validity says whether the run is evidence, never its quality: amber when not, neutral when it is
+    assert 'class="gk-banner gk-banner-warn">NOT EVIDENCE: INVALID' in report.validity_banner(bad)
+    assert 'class="gk-banner gk-banner-info">EVIDENCE: VALID' in report.validity_banner(m)
 
 
 def test_run_key_table_shows_the_key_and_no_provider_settings() -> None:
@@ -383,13 +384,14 @@ def test_gate_table_and_banner(tmp_path: Path) -> None:
     base, cand = _pair()
     comparison = compare_runs(base, cand)
     cfg = tmp_path / "goldenkit.toml"
-    cfg.write_text("[gate]\nmin_pass_rate = 0.9\n", encoding="utf-8")
+    cfg.write_text("[gate]\nmin_pass_rate = 0.9\nnon_inferiority_margin = false\n", encoding="utf-8")  # 4 rows
     decision = report.gate_decision(cand, comparison, [], str(cfg))
     t = report.gate_table(decision)
     assert t.loc["pass_rate", "result"] == "FAIL"
     assert t.loc["pass_rate", "threshold"] == "90.0%" and t.loc["pass_rate", "actual"] == "50.0%"
     assert t.loc["regression.overall", "result"] == "PASS"
-    assert t.loc["regression.overall", "actual"] == "1" and t.loc["regression.overall", "threshold"] == "0.05"
+    # one-sided exact McNemar (b = 1 broke, c = 1 fixed): P[X >= 1], X ~ Bin(2, 1/2) = 0.75
+    assert t.loc["regression.overall", "actual"] == "0.75" and t.loc["regression.overall", "threshold"] == "0.05"
     assert t.loc["run.graded", "actual"] == "4" and t.loc["run.graded", "threshold"] == "–"
     assert not any(isinstance(v, float) for v in t.to_numpy().ravel())  # every cell is text for people
     shown = report.table_html(t)
@@ -403,11 +405,18 @@ def test_gate_banner_colour_is_the_decision(tmp_path: Path) -> None:
     base, cand = _pair()
     comparison = compare_runs(base, cand)
     cfg = tmp_path / "goldenkit.toml"
-    cfg.write_text("[gate]\n", encoding="utf-8")
+    cfg.write_text("[gate]\nnon_inferiority_margin = false\n", encoding="utf-8")  # 4 rows show no margin
     passed = report.gate_decision(cand, comparison, [], str(cfg))
     assert passed.passed
     shown = report.gate_banner(passed)
     assert "gate PASSED" in shown and "exit code 0" in shown and 'class="gk-banner gk-banner-ok"' in shown
+    # with the default margin, 4 rows show neither a regression nor non-inferiority: amber, exit 3
+    cfg.write_text("[gate]\n", encoding="utf-8")
+    short = report.gate_banner(report.gate_decision(cand, comparison, [], str(cfg)))
+    assert 'class="gk-banner gk-banner-warn"' in short and "exit code 3" in short
+    assert report.gate_table(report.gate_decision(cand, comparison, [], str(cfg))).loc["non_inferiority", "result"] == (
+        "NOT SHOWN"
+    )
     other = MemRun(run_manifest("cand", sha="cd" * 32), cand.frame)
     comparison2, diffs = report.try_compare(base, other)
     invalid = report.gate_banner(report.gate_decision(other, comparison2, diffs))

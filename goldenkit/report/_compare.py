@@ -290,7 +290,7 @@ def _rule_value(name: str, x: float | None) -> str:
         return "–"
     if name.startswith("regression."):
         return p_value(x)
-    if name == "non_inferiority":
+    if name.startswith(("non_inferiority", "allowed_regression")):
         return f"{100 * float(x):.1f} pp"
     if name in _COUNT_RULES:
         return cell_text(float(x))
@@ -303,7 +303,7 @@ def gate_table(decision: GateDecision) -> pd.DataFrame:
     rows = [
         {
             "rule": r.name,
-            "result": "PASS" if r.passed else "FAIL",
+            "result": r.mark,
             "actual": _rule_value(r.name, r.actual),
             "threshold": _rule_value(r.name, r.threshold),
             "why": r.detail,
@@ -311,7 +311,7 @@ def gate_table(decision: GateDecision) -> pd.DataFrame:
         }
         for r in decision.rules
     ]
-    why = "raw p below alpha, not significant after Holm"
+    why = "more broke than fixed (p below alpha before adjustment): listed for review, not failed"
     rows += [
         {"rule": f"review[{s}]", "result": "REVIEW", "actual": "–", "threshold": "–", "why": why, "evidence": "–"}
         for s in decision.review
@@ -333,7 +333,10 @@ def gate_banner(decision: GateDecision) -> HTMLBlock:
     if decision.passed:
         notes = [
             *decision.warnings,
-            *(f"review[{s}]: raw p below alpha, not significant after Holm" for s in decision.review),
+            *(
+                f"review[{s}]: more broke than fixed (p below alpha before adjustment), not failed"
+                for s in decision.review
+            ),
         ]
         return banner(f"{decision.summary()}; exit code {code}", tone="ok", items=notes)
     n = f"{len(failed)} rule{'s' if len(failed) != 1 else ''}"
