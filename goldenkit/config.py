@@ -1,39 +1,188 @@
-"""goldenkit.toml: where it is found and how it is read.
+"""goldenkit.toml: where it is found, how it is read and what it may say.
 
 The file has one table per stage: ``[run]`` (runner defaults), ``[graders]``
 (which graders, their options), ``[judge]``, ``[gate]`` (the quality-gate
-policy) and ``[stats]``. Each stage parses its own table; this module only
-finds and reads the file and reports malformed TOML with its path.
+policy) and ``[benchmark]``. Each stage parses its own table; this module finds
+and reads the file and checks it whole when it is read (:func:`check_config`):
+an unknown table or key at any level is a ConfigError with a did-you-mean
+(``[gates]``: did you mean ``[gate]``?), and a boolean is a TOML boolean (the
+string ``"false"`` is an error, never true). The keys of each table are
+:data:`TABLE_KEYS` (a test checks them against the tables' owners: ``RUN_KEYS``,
+``GatePolicy``, the judge's keys).
 
 Lookup order for a dataset: an explicit ``--config`` path; ``goldenkit.toml``
 in the dataset folder; ``goldenkit.toml`` in the current directory; built-in
 defaults (an empty table for every stage).
 
+**A dataset cannot redirect credentials.** A goldenkit.toml found beside the
+dataset (not named with ``--config``) travels with the data: it may set grading
+and gate policy, never where requests and keys go (``base_url``, headers,
+``api_key_env``, proxies, CA, the judge's and simulator's endpoints, a Ray
+address) nor where files are written (``record``, ``results_dir``): such a key
+is a one-line ConfigError naming it (:func:`check_travelling`); naming the file
+with ``--config`` allows it.
+
 Every command that applies a policy to a run it did not start (gate, compare,
 report, regrade, judge, leaderboard) finds the file with :func:`config_for_run`:
-``--config``; else the file the run recorded (run.json ``config.extra.config_file``
-with its ``config_sha256``); else the one beside the run's dataset; else the
-current folder's. A recorded file whose SHA-256 is no longer the one the run
-recorded (edited since, or another file at that path) is refused unless named
-with ``--config``. :func:`describe_config` is the line that names the file, its
-SHA-256 and how it was found.
+``--config``; else the file the run recorded (run.json ``config.extra``:
+``config_file``, absolute, and ``config_file_from_run``, relative to the run
+folder, with ``config_sha256``), tried at its absolute path, then relative to
+the run folder, then (a moved checkout) by its name beside the run's dataset;
+else the one beside the run's dataset; else the current folder's. A recorded
+file is taken only with the SHA-256 the run recorded: one that changed since (an
+edit, another file at that path) is refused unless named with ``--config``. The
+dataset is found the same way (:func:`dataset_path_for_run`: run.json
+``dataset.path``, absolute, then ``dataset.path_from_run``), so a run is gated,
+compared, reported and regraded from any working directory.
+:func:`describe_config` is the line that names the file, its SHA-256 and how it
+was found.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
 CONFIG_NAME = "goldenkit.toml"
 
+#: Every table of goldenkit.toml and its known keys (None: its owner checks them when it parses the table:
+#: ``[run]`` ``goldenkit.commands._run.resolve_options``, ``[gate]`` ``GatePolicy.from_config``, a grader's
+#: options its factory). A key whose value is a table has an entry of its own (``"gate.slices.*"``: every
+#: table under ``[gate.slices]``); a table with entries below it takes no other table, one without takes any
+#: (``[graders.trajectory.args]``). tests/test_config_travel.py checks the keys against their owners.
+TABLE_KEYS: dict[str, frozenset[str] | None] = {
+    "run": None,
+    "gate": None,
+    "gate.slices": None,
+    "gate.slices.*": frozenset({"min_pass_rate", "min_wilson_lower"}),
+    "judge": frozenset(
+        "provider model rubric rubric_sha256 hard calibration allow_self_judge max_response_chars options".split()
+    ),
+    "judge.options": None,  # the judge provider's own options
+    "graders": None,  # ``use`` and one table of options per grader (checked in check_config)
+    "graders.*": None,  # a grader's options: the grader's factory checks them
+    "benchmark": frozenset({"agents"}),
+    "metrics": frozenset({"weights"}),
+    "metrics.weights": None,  # metric = weight: goldenkit.metrics.metric_weights checks them
+}
+#: Keys whose value must be a TOML boolean, by table.
+BOOLEAN_KEYS: dict[str, frozenset[str]] = {
+    "run": frozenset({"no_proxy", "stream", "red", "vision"}),
+    "gate": frozenset({"regression"}),
+    "judge": frozenset({"hard", "allow_self_judge"}),
+    "graders.rubrics": frozenset({"hard", "allow_self_judge"}),
+}
+_BOOLEAN_WORDS = {"true", "false"}
+
+# Where requests, keys and files go: never set by a goldenkit.toml that travels inside a dataset folder.
+_REDIRECTS = re.compile(
+    r"(^|_)(url|urls|headers?|api_key|api_key_env|key_env|proxy|proxies|ca_bundle|ca|cert|verify|"
+    r"endpoint|address|host|record|results_dir|dir|output)$"
+)
+
+
+def _where(path: str | Path | None, table: str) -> str:
+    return f"{path or CONFIG_NAME}: [{table}]" if table else f"{path or CONFIG_NAME}:"
+
+
+def _known(table: str) -> tuple[bool, frozenset[str] | None]:
+    """Whether ``table`` (dotted) is a known table, and its known keys (None: any)."""
+    if table in TABLE_KEYS:
+        return True, TABLE_KEYS[table]
+    parent = table.rpartition(".")[0]
+    wild = f"{parent}.*" if parent else ""
+    if wild in TABLE_KEYS:
+        return True, TABLE_KEYS[wild]
+    return False, None
+
+
+def _subtables(table: str) -> list[str]:
+    """The names of the tables declared under ``table`` (``"*"``: any name)."""
+    return [k[len(table) + 1 :] for k in TABLE_KEYS if k.startswith(f"{table}.") and "." not in k[len(table) + 1 :]]
+
+
+def _unknown(path: str | Path | None, table: str, key: str, value: Any, known: list[str]) -> ConfigError:
+    """The one-line error of an unknown key (or table, when ``value`` is one) of ``table``, with a did-you-mean."""
+    if isinstance(value, Mapping):
+        hint = did_you_mean(key, known).replace("mean ", f"mean [{table}.").replace("?)", "]?)")
+        listed = ", ".join(f"[{table}.{k}]" for k in sorted(known)) or "none"
+        return ConfigError(f"{path or CONFIG_NAME}: [{table}.{key}]: unknown table{hint or f'; known: {listed}'}")
+    hint = did_you_mean(key, known)
+    return ConfigError(f"{path or CONFIG_NAME}: [{table}] {key}: unknown key{hint or '; known: ' + ', '.join(known)}")
+
+
+def _check_table(table: str, value: Mapping[str, Any], path: str | Path | None) -> None:
+    keys, subtables = _known(table)[1], _subtables(table)
+    for key, v in value.items():
+        name = f"{table}.{key}"
+        if keys is not None and key not in keys:
+            raise _unknown(path, table, key, v, sorted(keys))
+        if key in BOOLEAN_KEYS.get(table, ()) and not isinstance(v, bool):
+            raise ConfigError(f"{_where(path, table)} {key} = {v!r} is not a boolean: write true or false (no quotes)")
+        if isinstance(v, str) and v.strip().lower() in _BOOLEAN_WORDS:
+            raise ConfigError(
+                f"{_where(path, table)} {key} = {v!r}: a quoted {v.strip().lower()!r} is a string, not a boolean; "
+                "write true or false without quotes"
+            )
+        if isinstance(v, Mapping) and _known(name)[0]:
+            _check_table(name, v, path)
+        elif isinstance(v, Mapping) and subtables and "*" not in subtables:
+            raise _unknown(path, table, key, v, subtables)
+
+
+def check_config(cfg: Mapping[str, Any], path: str | Path | None = None) -> None:
+    """Check a goldenkit.toml whole (see the module doc): the first unknown table or key, a table that is not
+    one, or a boolean that is not a TOML boolean is a ConfigError naming it, with a did-you-mean."""
+    tables = sorted(k for k in TABLE_KEYS if "." not in k)
+    for name, value in cfg.items():
+        if name.startswith("_"):
+            continue
+        if name not in TABLE_KEYS:
+            hint = did_you_mean(name, tables).replace("mean ", "mean [").replace("?)", "]?)")
+            raise ConfigError(f"{path or CONFIG_NAME}: [{name}]: unknown table{hint}; known: {', '.join(tables)}")
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{_where(path, name)} must be a table")
+        if name == "graders":
+            for key, v in value.items():
+                if key != "use" and not isinstance(v, Mapping):
+                    hint = did_you_mean(key, ["use"])
+                    raise ConfigError(
+                        f"{_where(path, name)} {key}: unknown key{hint}; [graders] holds use and one "
+                        "[graders.NAME] table of options per grader"
+                    )
+        _check_table(name, value, path)
+
+
+def check_travelling(cfg: Mapping[str, Any], path: str | Path | None, table: str = "") -> None:
+    """Refuse, in a goldenkit.toml found beside the dataset, any key saying where requests, keys or files go."""
+    for key, value in cfg.items():
+        if key.startswith("_") and not table:
+            continue
+        if _REDIRECTS.search(key):
+            shown = f"[{table}] {key}" if table else key
+            raise ConfigError(
+                f"{path or CONFIG_NAME}: {shown}: a goldenkit.toml found beside the dataset may set grading and "
+                f"gate policy, not where requests, keys or files go; pass it with --config {path} to use it"
+            )
+        if isinstance(value, Mapping):
+            check_travelling(value, path, f"{table}.{key}" if table else key)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Mapping):
+                    check_travelling(item, path, f"{table}.{key}" if table else key)
+
 
 def read_config(path: str | Path) -> dict[str, Any]:
-    """Read one goldenkit.toml; malformed TOML is a ConfigError naming the file."""
+    """Read one goldenkit.toml and check it whole (:func:`check_config`); malformed TOML is a ConfigError
+    naming the file."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -45,18 +194,23 @@ def read_config(path: str | Path) -> dict[str, Any]:
         cfg = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: invalid TOML: {exc}") from None
+    check_config(cfg, p)
     cfg["_sha256"] = hashlib.sha256(data).hexdigest()
     return cfg
 
 
-def find_config(explicit: str | Path | None = None, dataset_dir: str | Path | None = None) -> Path | None:
+def _beside(dataset: str | os.PathLike[str]) -> Path:
+    d = Path(dataset)
+    return (d if d.is_dir() else d.parent) / CONFIG_NAME
+
+
+def find_config(
+    explicit: str | os.PathLike[str] | None = None, dataset_dir: str | os.PathLike[str] | None = None
+) -> Path | None:
     """The goldenkit.toml that applies, or None when there is none."""
     if explicit is not None:
         return Path(explicit)
-    candidates = []
-    if dataset_dir is not None:
-        d = Path(dataset_dir)
-        candidates.append((d if d.is_dir() else d.parent) / CONFIG_NAME)
+    candidates = [_beside(dataset_dir)] if dataset_dir is not None else []
     candidates.append(Path.cwd() / CONFIG_NAME)
     for c in candidates:
         if c.is_file():
@@ -64,54 +218,109 @@ def find_config(explicit: str | Path | None = None, dataset_dir: str | Path | No
     return None
 
 
-def load_config(explicit: str | Path | None = None, dataset_dir: str | Path | None = None) -> dict[str, Any]:
-    """The applicable configuration as a dict (empty when no file applies)."""
+def load_config(
+    explicit: str | os.PathLike[str] | None = None, dataset_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """The applicable configuration as a dict (empty when no file applies), with ``_path``, ``_sha256`` and
+    ``_how``; a file found beside the dataset is held to :func:`check_travelling`."""
     path = find_config(explicit, dataset_dir)
     if path is None:
         return {}
     cfg = read_config(path)
     cfg.setdefault("_path", str(path))
+    if explicit is not None:
+        cfg["_how"] = "--config"
+    elif dataset_dir is not None and path == _beside(dataset_dir):
+        check_travelling(cfg, path)
+        cfg["_how"] = "beside the dataset"
+    else:
+        cfg["_how"] = "current folder"
     return cfg
 
 
-def _recorded(manifest: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    extra = (manifest.get("config") or {}).get("extra") if isinstance(manifest.get("config"), Mapping) else None
+def from_run(path: str | Path, run_dir: str | Path) -> str:
+    """``path`` relative to the run folder ``run_dir`` (as run.json records it beside the absolute path)."""
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(run_dir))
+
+
+def _recorded_candidates(absolute: Any, relative: Any, run_dir: str | Path | None) -> list[tuple[Path, str]]:
+    out = [(Path(str(absolute)), "recorded by the run")] if absolute else []
+    if relative and run_dir is not None:
+        out.append((Path(run_dir) / str(relative), "recorded by the run, relative to the run folder"))
+    return out
+
+
+def dataset_path_for_run(manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None) -> Path | None:
+    """Where the dataset of a run is now: run.json ``dataset.path`` (absolute; an older run's as given), else
+    ``dataset.path_from_run`` under ``run_dir``; None when neither is there (the caller checks the sha256)."""
+    ds = (manifest or {}).get("dataset")
+    if not isinstance(ds, Mapping):
+        return None
+    for p, _ in _recorded_candidates(ds.get("path"), ds.get("path_from_run"), run_dir):
+        if p.exists():
+            return p
+    return None
+
+
+def _recorded(manifest: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    config = manifest.get("config")
+    extra = config.get("extra") if isinstance(config, Mapping) else None
     if not isinstance(extra, Mapping):
-        return None, None
-    path, sha = extra.get("config_file"), extra.get("config_sha256")
-    return (str(path) if path else None), (str(sha) if sha else None)
+        return None, None, None
+    path, rel, sha = extra.get("config_file"), extra.get("config_file_from_run"), extra.get("config_sha256")
+    return (str(path) if path else None), (str(rel) if rel else None), (str(sha) if sha else None)
 
 
-def config_for_run(explicit: str | Path | None, manifest: Mapping[str, Any] | None) -> dict[str, Any]:
+def _sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _recorded_config(man: Mapping[str, Any], run_dir: str | Path | None) -> dict[str, Any] | None:
+    """The file the run recorded, found by its absolute path, relative to the run folder, or by name and
+    sha256 beside the run's dataset (see the module doc); None when the run recorded none."""
+    path, rel, sha = _recorded(man)
+    if path is None:
+        return None
+    candidates = _recorded_candidates(path, rel, run_dir)
+    ds = dataset_path_for_run(man, run_dir)
+    if ds is not None and sha is not None:
+        candidates.append((_beside(ds).with_name(Path(path).name), "beside the run's dataset, same sha256"))
+    changed = None
+    for p, how in candidates:
+        if not p.is_file():
+            continue
+        if sha is None or _sha256_of(p) == sha:
+            return {**load_config(p), "_how": how}
+        changed = changed or p
+    if changed is not None:  # another file at that path, or an edit since the run
+        now = _sha256_of(changed)
+        raise ConfigError(
+            f"{changed}: the goldenkit.toml the run recorded changed since the run (sha256 {str(sha)[:12]} then, "
+            f"{now[:12]} now); pass --config {changed} to apply it as it is now"
+        )
+    raise ConfigError(
+        f"{path}: the goldenkit.toml the run recorded (sha256 {str(sha)[:12]}) is not there"
+        + (" nor relative to the run folder" if rel and run_dir is not None else "")
+        + (" nor beside the run's dataset" if ds is not None else "")
+        + "; pass --config FILE to apply a policy to this run"
+    )
+
+
+def config_for_run(
+    explicit: str | os.PathLike[str] | None, manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None
+) -> dict[str, Any]:
     """The goldenkit.toml that applies to a run (see the module doc), with ``_path``, ``_sha256``,
-    ``_how`` (how it was found); a recorded file that changed since the run is a ConfigError."""
+    ``_how`` (how it was found); ``run_dir`` is the run's folder (recorded paths relative to it are
+    tried); a recorded file that changed since the run is a ConfigError."""
     man = manifest or {}
     if explicit is not None:
-        return {**load_config(explicit), "_how": "--config"}
-    path, sha = _recorded(man)
-    if path is not None and sha is not None and not Path(path).is_file():  # never another file in its place
-        raise ConfigError(
-            f"{path}: the goldenkit.toml the run recorded (sha256 {sha[:12]}) is not there; "
-            "pass --config FILE to apply a policy to this run"
-        )
-    if path is not None and Path(path).is_file():
-        cfg = {**load_config(path), "_how": "recorded by the run"}
-        if sha is not None and cfg.get("_sha256") != sha:  # another file at that path, or an edit since the run
-            raise ConfigError(
-                f"{path}: the goldenkit.toml the run recorded changed since the run (sha256 {sha[:12]} then, "
-                f"{cfg['_sha256'][:12]} now); pass --config {path} to apply it as it is now"
-            )
-        return cfg
-    ds = (man.get("dataset") or {}).get("path") if isinstance(man.get("dataset"), Mapping) else None
-    found = find_config(None, ds if ds and Path(ds).exists() else None)
-    if found is None:
-        return {"_how": "none found: built-in defaults"}
-    how = (
-        "beside the dataset"
-        if ds and found.parent == Path(ds if Path(ds).is_dir() else Path(ds).parent)
-        else "current folder"
-    )
-    return {**load_config(found), "_how": how}
+        return load_config(explicit)
+    recorded = _recorded_config(man, run_dir)
+    if recorded is not None:
+        return recorded
+    ds = dataset_path_for_run(man, run_dir)
+    cfg = load_config(None, ds)
+    return cfg if cfg else {"_how": "none found: built-in defaults"}
 
 
 def describe_config(cfg: Mapping[str, Any]) -> str:

@@ -147,10 +147,11 @@ def test_compare_cli_pairwise_judge(tmp_path: Path, capsys: pytest.CaptureFixtur
             f'[judge]\nprovider = "openai"\nmodel = "judge-m"\nrubric = "rubric.md"\n'
             f'[judge.options]\nbase_url = "{srv.url}"\n'
         )
-        assert main(["compare", str(base), str(cand), "--pairwise-judge", "--json"]) == 0
+        named = ["--config", str(ds / "goldenkit.toml")]  # its [judge.options] base_url: the user's own file
+        assert main(["compare", str(base), str(cand), "--pairwise-judge", "--json", *named]) == 0
         doc = json.loads(capsys.readouterr().out)
         assert doc["pairwise"]["table"][0]["wins"] == 9 and "judge-m" in doc["pairwise"]["judge_version"]
-        assert main(["compare", str(base), str(cand), "--pairwise-judge"]) == 0
+        assert main(["compare", str(base), str(cand), "--pairwise-judge", *named]) == 0
         out = capsys.readouterr().out
     assert "pairwise judge pairwise+judge-m" in out and "(overall)  12    9          0          3" in out
     assert read_run(base).manifest["judge_version"] is None  # the runs themselves were not judged

@@ -451,10 +451,12 @@ def test_a_key_given_as_api_key_env_in_goldenkit_toml_is_refused_unechoed(
     ds = _dataset(tmp_path, ["fine"])
     (ds / "goldenkit.toml").write_text(f'[run]\napi_key_env = "{AGENT_KEY}"\n')
     argv = ["run", str(ds), "--provider", "openai", "--base-url", "http://127.0.0.1:9", "--model", "m"]
-    assert main([*argv, "--results-dir", str(tmp_path / "res")]) == 1
-    out, err = capsys.readouterr()
-    assert "api_key_env takes the NAME of an environment variable" in err and err.count("\n") == 1
-    assert AGENT_KEY not in out + err and AGENT_KEY[:8] not in out + err
+    for named in ([], ["--config", str(ds / "goldenkit.toml")]):  # found beside the dataset, then named
+        assert main([*argv, "--results-dir", str(tmp_path / "res"), *named]) == 1
+        out, err = capsys.readouterr()
+        said = "api_key_env takes the NAME of an environment variable" if named else "[run] api_key_env: a goldenkit"
+        assert said in err and err.count("\n") == 1
+        assert AGENT_KEY not in out + err and AGENT_KEY[:8] not in out + err
 
 
 def test_a_provider_key_after_an_equals_sign_is_masked() -> None:

@@ -293,6 +293,8 @@ def test_run_stream_from_goldenkit_toml(tmp_path, server):
             "--results-dir",
             str(tmp_path / "res"),
             "--quiet",
+            "--config",  # no_proxy says where requests go: the user's own file, named
+            str(ds / "goldenkit.toml"),
         ]
     )
     assert code == 0 and all(r.json["stream"] is True for r in server.requests)
@@ -433,6 +435,8 @@ def test_the_runs_ca_bundle_also_applies_to_the_judge(tmp_path):
             "--quiet",
             "--max-retries",
             "0",
+            "--config",  # it names the judge's URL: the user's own file, named
+            str(ds / "goldenkit.toml"),
         ]
         main([*args, "--run-id", "without"])  # the judge's certificate is not trusted: no judge call lands
         assert judge.count() == 0

@@ -14,7 +14,6 @@ import argparse
 import inspect
 from typing import Any
 
-from goldenkit.config import section
 from goldenkit.errors import ConfigError, UsageError
 
 # Transport options: handed to providers that take them, silently left out for those that
@@ -75,13 +74,17 @@ def build_simulator(opts: dict[str, Any]) -> Any:
 
 
 def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
-    """The graders of ``[graders] use`` (or ``--graders``), built with their options."""
+    """The graders of ``[graders] use`` (or ``--graders a,b``), built with their options by the library's
+    :func:`goldenkit.graders.build_graders`, as :func:`goldenkit.runner.run_eval` builds them."""
+    return graders_named(getattr(args, "graders", None), cfg, model)
+
+
+def graders_named(names: str | None, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
+    """:func:`goldenkit.graders.build_graders` with ``--graders a,b`` (``names``; None: ``[graders] use``)."""
     from goldenkit.graders import build_graders
 
-    if args.graders:
-        names = [n.strip() for n in args.graders.split(",") if n.strip()]
-        cfg = {**cfg, "graders": {**section(cfg, "graders"), "use": names}}
-    return build_graders(cfg, generator_model=model)
+    use = [n.strip() for n in names.split(",") if n.strip()] if names else None
+    return build_graders(cfg, use=use, generator_model=model)
 
 
 def build_provider(opts: dict[str, Any]) -> Any:
@@ -122,7 +125,7 @@ def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
 def worker_setup(opts: dict[str, Any], cfg: dict[str, Any], grader_names: str | None) -> tuple[Any, list[Any]]:
     """What each Ray worker of ``--executor ray`` calls: the provider and graders built from the
     command's options there (API keys are read from the worker's own environment)."""
-    graders = grader_list(argparse.Namespace(graders=grader_names), cfg, opts.get("model"))
+    graders = graders_named(grader_names, cfg, opts.get("model"))
     provider = build_provider(opts)
     apply_transport_to_judges(graders, opts)
     return provider, graders
@@ -136,5 +139,6 @@ __all__ = [
     "build_provider",
     "build_simulator",
     "grader_list",
+    "graders_named",
     "worker_setup",
 ]

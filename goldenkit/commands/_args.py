@@ -145,9 +145,10 @@ def gate_defaults(args: argparse.Namespace, manifest: object = None) -> tuple[st
 
     rule, alpha = getattr(args, "rule", None), getattr(args, "alpha", None)
     if rule is None or alpha is None:  # the values are checked where they are used (the collapse, the test)
-        man = manifest if isinstance(manifest, Mapping) else None
+        man = getattr(manifest, "manifest", manifest)  # a run (its folder too) or its run.json
+        man = man if isinstance(man, Mapping) else None
         try:
-            gate = section(config_for_run(getattr(args, "config", None), man), "gate")
+            gate = section(config_for_run(getattr(args, "config", None), man, getattr(manifest, "path", None)), "gate")
         except ConfigError as exc:  # no policy is applied here: say why the defaults are used
             if getattr(args, "config", None) is not None:
                 raise

@@ -10,17 +10,18 @@ from goldenkit.errors import UsageError
 __all__ = ["format_pairwise", "pairwise_for_compare"]
 
 
-def pairwise_for_compare(base: Any, cand: Any) -> Any:
-    """``goldenkit compare --pairwise-judge``: the [judge] of the dataset's goldenkit.toml (else ./goldenkit.toml)
-    asked which answer is better, both orders (see :mod:`goldenkit.leaderboards._pairwise`)."""
-    from goldenkit.config import load_config, section
+def pairwise_for_compare(base: Any, cand: Any, config: str | None = None) -> Any:
+    """``goldenkit compare --pairwise-judge``: the [judge] of the goldenkit.toml that applies to BASE
+    (``--config``, else :func:`goldenkit.config.config_for_run`) asked which answer is better, both orders
+    (see :mod:`goldenkit.leaderboards._pairwise`)."""
+    from goldenkit.config import config_for_run, section
     from goldenkit.graders._build import build_graders
     from goldenkit.leaderboards._pairwise import pairwise_compare
     from goldenkit.results import Run
 
     if not isinstance(base, Run) or not isinstance(cand, Run):
         raise UsageError("goldenkit compare --pairwise-judge: BASE and CAND must be runs (a baseline keeps no answers)")
-    cfg = load_config(None, dataset_dir=(base.manifest.get("dataset") or {}).get("path"))
+    cfg = config_for_run(config, base.manifest, base.path)
     judge = build_graders({**cfg, "graders": {**section(cfg, "graders"), "use": ["judge"]}})[0]
     return pairwise_compare(base, cand, judge)
 

@@ -2,7 +2,8 @@
 
 No model is called for the answers (a judge grader does call its judge model).
 The graders are ``[graders] use`` of the goldenkit.toml that applies (``--config``,
-else beside RUN's dataset, else the current folder) or ``--graders a,b``. ERROR
+else the file RUN recorded, found from any working directory, else beside RUN's dataset,
+else the current folder) or ``--graders a,b``. ERROR
 and SKIPPED outcomes are copied; the new run has RUN's run key with the new
 graders and ``mode: regrade``, and names RUN in run.json (see
 :mod:`goldenkit.runner._regrade`). Exit codes as ``goldenkit run``: 0 VALID,
@@ -42,7 +43,6 @@ def register(sub: Any) -> None:
 def regrade_command(args: argparse.Namespace) -> int:
     from goldenkit.commands._agent import apply_transport_to_judges, grader_list
     from goldenkit.commands._run import resolve_options
-    from goldenkit.dataset import read_dataset
     from goldenkit.results import read_run
     from goldenkit.runner._regrade import regrade
 
@@ -50,7 +50,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     man = dict(source.manifest)
     if args.dataset:
         man["dataset"] = {**(man.get("dataset") or {}), "path": args.dataset}
-    cfg = config_for_run(args.config, man)  # --config, the file the run recorded, else beside its dataset
+    cfg = config_for_run(args.config, man, source.path)  # --config, the file the run recorded, else beside its dataset
     if cfg.get("_path"):
         print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
     opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
@@ -62,7 +62,7 @@ def regrade_command(args: argparse.Namespace) -> int:
         args.run_id,
         graders,
         results_dir=args.results_dir,
-        dataset=read_dataset(args.dataset) if args.dataset else None,
+        dataset=args.dataset,
         progress=False if args.quiet else None,
         max_ungradable=opts["max_ungradable"],
     )

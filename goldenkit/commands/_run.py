@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit._constraints import RUN_OPTIONS
+from goldenkit._text import did_you_mean
 from goldenkit.commands import _sequential as sequential_cli
 from goldenkit.commands._agent import (
     PROVIDER_OPTIONS,
@@ -351,7 +352,7 @@ def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, 
     where = cfg.get("_path", "goldenkit.toml")
     unknown = sorted(set(run_cfg) - set(RUN_KEYS))
     if unknown:
-        raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}")
+        raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}{did_you_mean(unknown[0], RUN_KEYS)}")
     opts = dict(DEFAULTS)
     opts.update({k: _coerce(k, v, where) for k, v in run_cfg.items()})
     if "artifacts" in opts and "_path" in cfg:  # [run] artifacts are relative to the config file

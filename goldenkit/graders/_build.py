@@ -38,7 +38,7 @@ options table as keywords) or :func:`register_function` (a plain
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,11 @@ from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response
 
-__all__ = ["DEFAULT_USE", "build_graders", "judge_version_of", "register_function"]
+__all__ = ["DEFAULT_USE", "JUDGE_KEYS", "build_graders", "judge_version_of", "register_function"]
 
 DEFAULT_USE = ("contract", "trajectory", "reference")
-_JUDGE_KEYS = {
+#: The keys of ``[judge]`` (``goldenkit.config.TABLE_KEYS`` checks them when the file is read).
+JUDGE_KEYS = {
     "provider",
     "model",
     "rubric",
@@ -81,6 +82,14 @@ def _table(cfg: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
     return dict(value)
 
 
+def _bool(table: Mapping[str, Any], key: str, where: str) -> bool:
+    """A TOML boolean (absent: false); the string "false" is an error, never true."""
+    value = table.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} {key} = {value!r} is not a boolean: write true or false (no quotes)")
+    return value
+
+
 def _resolve(path: Any, base: Path | None) -> Any:
     if isinstance(path, str) and base is not None and not Path(path).is_absolute():
         return str(base / path)
@@ -90,21 +99,26 @@ def _resolve(path: Any, base: Path | None) -> Any:
 def build_graders(
     config: Mapping[str, Any] | None = None,
     *,
+    use: Sequence[str] | None = None,
     generator_model: str | None = None,
     base_dir: str | Path | None = None,
 ) -> list[Grader]:
     """The graders named in ``[graders] use`` (default contract, trajectory, reference), built with their options.
 
+    The one place a run's graders are built from goldenkit.toml: ``goldenkit run``, ``regrade``
+    and ``benchmark``, and :func:`goldenkit.runner.run_eval` / :func:`~goldenkit.runner.regrade`
+    given no graders, all call it, so Python and the command line grade alike.
     ``config`` is the whole goldenkit.toml as a dict (``goldenkit.config.load_config``);
-    relative paths in ``[judge]`` are resolved against ``base_dir``, else the
-    config file's folder. ``generator_model`` is the model under test (the
+    ``use``: grader names in place of ``[graders] use`` (``--graders a,b``), each still built
+    with its ``[graders.NAME]`` options. Relative paths in ``[judge]`` are resolved against
+    ``base_dir``, else the config file's folder. ``generator_model`` is the model under test (the
     judge refuses to be the same model unless ``allow_self_judge``).
     """
     cfg = dict(config or {})
     where = str(cfg.get("_path", "goldenkit.toml"))
     base = Path(base_dir) if base_dir is not None else (Path(cfg["_path"]).parent if "_path" in cfg else None)
     section = _table(cfg, "graders", where)
-    use = section.get("use", list(DEFAULT_USE))
+    use = list(use) if use is not None else section.get("use", list(DEFAULT_USE))
     if isinstance(use, str) or not isinstance(use, Iterable) or not all(isinstance(u, str) for u in use):
         raise ConfigError(f"{where}: [graders] use must be a list of grader names")
     use = list(use)
@@ -138,7 +152,7 @@ def _build_judge(
     from goldenkit.graders._judge import JudgeGrader, _sha256_text
 
     jcfg = {**_table(section, "judge", f"{where}: [graders]"), **_table(cfg, "judge", where)}
-    unknown = sorted(set(jcfg) - _JUDGE_KEYS)
+    unknown = sorted(set(jcfg) - JUDGE_KEYS)
     if unknown:
         raise ConfigError(f"{where}: [judge]: unknown key {unknown[0]!r} (provider options go in [judge.options])")
     if not jcfg.get("provider"):
@@ -160,10 +174,10 @@ def _build_judge(
         model=jcfg.get("model"),
         rubric=rubric,
         options=dict(options),
-        hard=bool(jcfg.get("hard", False)),
+        hard=_bool(jcfg, "hard", f"{where}: [judge]"),
         calibration=_resolve(jcfg.get("calibration"), base),
         generator_model=generator_model,
-        allow_self_judge=bool(jcfg.get("allow_self_judge", False)),
+        allow_self_judge=_bool(jcfg, "allow_self_judge", f"{where}: [judge]"),
         max_response_chars=int(jcfg.get("max_response_chars", 20000)),
     )
 
@@ -195,10 +209,10 @@ def _build_rubrics(
         options=dict(options),
         prompt=_resolve(merged.get("prompt"), base),
         threshold=merged.get("threshold", 1.0),
-        hard=bool(merged.get("hard", False)),
+        hard=_bool(merged, "hard", f"{where}: [graders.rubrics]"),
         calibration=_resolve(merged.get("calibration"), base),
         generator_model=generator_model,
-        allow_self_judge=bool(merged.get("allow_self_judge", False)),
+        allow_self_judge=_bool(merged, "allow_self_judge", f"{where}: [graders.rubrics]"),
         max_response_chars=int(merged.get("max_response_chars", 20000)),
     )
 

@@ -34,12 +34,14 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from goldenkit._sync import run_sync
+from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.leaderboards._alignment import run_inputs
@@ -249,10 +251,10 @@ def pairwise_compare(
                 f"pairwise judge model {judge.model!r} is also the model of run {run.run_id}: "
                 "self-preference; use another judge model or allow_self_judge"
             )
-    ds = dataset if dataset is not None else (b_run.manifest.get("dataset") or {}).get("path")
+    ds = dataset if dataset is not None else dataset_path_for_run(b_run.manifest, b_run.path)
     if ds is None:
-        raise InputError(f"run {b_run.run_id}: no dataset path in run.json; pass dataset=")
-    ds = read_dataset(ds) if isinstance(ds, str) else ds
+        raise InputError(f"run {b_run.run_id}: its dataset is not where run.json says; pass dataset=")
+    ds = read_dataset(ds) if isinstance(ds, (str, Path)) else ds
     ba, ca = _answers(b_run), _answers(c_run)
     ids = [r for r in ba.index if r in ca.index]
     jobs, have = [], []

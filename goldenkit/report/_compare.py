@@ -263,7 +263,7 @@ def gate_decision(
     (the gate fails with exit 4), never as a missing baseline; ``baseline``
     (the base run or snapshot) lets the gate check that it is evidence even then.
     """
-    cfg = config_for_run(config, getattr(run, "manifest", None))
+    cfg = config_for_run(config, getattr(run, "manifest", None), getattr(run, "path", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where)
     if baseline is not None:  # the gate owns its comparison (its rule and alpha), as goldenkit gate does

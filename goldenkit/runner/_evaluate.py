@@ -21,10 +21,13 @@ from typing import IO, Any, Unpack
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings, scrub, secrets_in_use
 from goldenkit._sync import run_sync
+from goldenkit.config import load_config
+from goldenkit.dataset import read_dataset
 from goldenkit.dataset._red import mark_red, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats._eval_config import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders._base import Grader, get_grader
+from goldenkit.graders._build import build_graders
 from goldenkit.graders._gradable import check_gradable, gradability
 from goldenkit.providers._base import Provider
 from goldenkit.providers._images import check_images
@@ -74,6 +77,23 @@ def select_rows(
         splits = zip(dataset.column("id"), dataset.column("split"), strict=True)
         dataset = dataset.subset([row_id for row_id, row_split in splits if row_split == split])
     return dataset, spec
+
+
+def dataset_and_config(
+    dataset: DatasetLike | str | os.PathLike[str], config: Mapping[str, Any] | str | os.PathLike[str] | None
+) -> tuple[DatasetLike, dict[str, Any], dict[str, Any] | None]:
+    """The dataset (read when given as a path: a dataset folder or its .jsonl), the goldenkit.toml that
+    applies, found as ``goldenkit run`` finds it (:func:`goldenkit.config.load_config`: ``config`` when it
+    is a path, or the file a mapping names as ``config_file``; else beside the dataset, then in the
+    current folder), and the configuration run.json records (naming that file and its sha256)."""
+    if isinstance(dataset, (str, os.PathLike)):
+        dataset = read_dataset(os.fspath(dataset))
+    named = config if isinstance(config, (str, os.PathLike)) else (config or {}).get("config_file")
+    cfg = load_config(named, dataset_dir=getattr(dataset, "path", None))
+    record = dict(config) if isinstance(config, Mapping) else {}
+    if cfg.get("_path") and not record.get("config_file"):
+        record.update(config_file=cfg["_path"], config_sha256=cfg["_sha256"])
+    return dataset, cfg, (record or None)
 
 
 def resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
@@ -216,7 +236,7 @@ def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key
 
 
 async def arun_eval(
-    dataset: DatasetLike,
+    dataset: DatasetLike | str | os.PathLike[str],
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
@@ -224,13 +244,20 @@ async def arun_eval(
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
-    ``graders``: Grader objects or registered names (default ``["contract"]``). ``options``: a
-    :class:`~goldenkit.runner.RunOptions` (None: the defaults); ``overrides``: its fields by keyword
-    (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
+    ``dataset``: a Dataset or its path (a dataset folder or its .jsonl). ``graders``: Grader objects
+    or registered names; None: the ``[graders]`` of the goldenkit.toml that applies (``config=PATH``,
+    else the one beside the dataset, then the current folder's; built-in defaults without one), built
+    by :func:`goldenkit.graders.build_graders` as ``goldenkit run`` builds them, so a run from Python
+    grades, and has the protocol key, of the same run from the command line (:func:`dataset_and_config`).
+    ``options``: a :class:`~goldenkit.runner.RunOptions` (None: the defaults); ``overrides``: its
+    fields by keyword (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
     o = RunOptions.merged(options, overrides)  # every option checked (RunOptions.__post_init__)
     opts = o.limits()
-    grader_objs = resolve_graders(graders)
+    dataset, cfg, recorded = dataset_and_config(dataset, o.config)
+    o = dataclasses.replace(o, config=recorded)
+    model = getattr(provider, "model", None)
+    grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(
         dataset,
@@ -258,7 +285,7 @@ async def arun_eval(
             opts,
             todo=len(plan.todo),
             retry_errors=o.retry_errors,
-            config=o.config,
+            config=recorded,
             commit=commit,
         )
         write_json_atomic(folder.run_file, manifest)
@@ -378,7 +405,7 @@ async def _release(folder: RunFolder | None, pool: Any) -> None:
 
 
 def run_eval(
-    dataset: DatasetLike,
+    dataset: DatasetLike | str | os.PathLike[str],
     provider: Provider,
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
@@ -405,4 +432,12 @@ def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
     return run_sync(coro)
 
 
-__all__ = ["RunOptions", "arun_eval", "normalize_cases", "resolve_graders", "run_eval", "select_rows"]
+__all__ = [
+    "RunOptions",
+    "arun_eval",
+    "dataset_and_config",
+    "normalize_cases",
+    "resolve_graders",
+    "run_eval",
+    "select_rows",
+]

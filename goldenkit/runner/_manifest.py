@@ -5,7 +5,11 @@ version, the graders with their hard flags, the judge, repeats, the sample,
 the mode, the criteria file, vision; a shard's spec beside it);
 :func:`run_manifest` adds the protocol key built from it
 (:func:`goldenkit.compare.protocol_key`, stored whole with its SHA-256), the
-redacted provider settings, the configuration, counts and timings.
+redacted provider settings, the configuration, counts and timings. The dataset
+and the goldenkit.toml are recorded absolute and relative to the run folder
+(``dataset.path`` / ``path_from_run``, ``config.extra.config_file`` /
+``config_file_from_run``, each beside its sha256), so every command finds them
+from any working directory (:mod:`goldenkit.config`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from goldenkit._artifacts import artifacts_sha256
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings
 from goldenkit.compare._protocol import protocol_key, protocol_sha256
+from goldenkit.config import from_run
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.graders._base import Grader
 from goldenkit.providers._base import Provider
@@ -54,7 +59,7 @@ def run_key(
             "name": dataset.name,
             "version": dataset.version,
             "sha256": dataset.sha256,
-            "path": str(path) if (path := getattr(dataset, "path", None)) is not None else None,
+            "path": os.path.abspath(path) if (path := getattr(dataset, "path", None)) is not None else None,
         },
         "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
         "judge_version": judge_version,
@@ -67,6 +72,25 @@ def run_key(
         "vision": bool(vision),
         **spec,
     }
+
+
+def _travelling_dataset(dataset: Any, folder: RunFolder) -> Any:
+    """run.json's ``dataset``: its ``path`` absolute and ``path_from_run`` (relative to the run folder), so that
+    it is found from any working directory and in a moved checkout (:func:`goldenkit.config.dataset_path_for_run`)."""
+    if not isinstance(dataset, Mapping) or not dataset.get("path"):
+        return dataset
+    path = os.path.abspath(str(dataset["path"]))
+    return {**dataset, "path": path, "path_from_run": from_run(path, folder.path)}
+
+
+def _travelling_config(config: Mapping[str, Any], folder: RunFolder) -> dict[str, Any]:
+    """The configuration recorded, its goldenkit.toml (``config_file``) absolute and relative to the run
+    folder (``config_file_from_run``), beside its ``config_sha256`` (:func:`goldenkit.config.config_for_run`)."""
+    out = dict(config)
+    if out.get("config_file"):
+        out["config_file"] = os.path.abspath(str(out["config_file"]))
+        out["config_file_from_run"] = from_run(out["config_file"], folder.path)
+    return out
 
 
 def run_manifest(
@@ -94,6 +118,7 @@ def run_manifest(
         "schema_version": SCHEMA_VERSION,
         "run_id": folder.run_id,
         **key,
+        "dataset": _travelling_dataset(key.get("dataset"), folder),
         "protocol": protocol,
         "protocol_sha256": protocol_sha256(protocol),
         "provider": {"name": provider.name, "settings": redact_settings(provider.settings())},
@@ -103,7 +128,7 @@ def run_manifest(
             "timeout": opts.timeout,
             "max_retries": opts.max_retries,
             "max_retry_after": opts.max_retry_after,
-            **({"extra": redact_settings(dict(config))} if config else {}),
+            **({"extra": redact_settings(_travelling_config(config, folder))} if config else {}),
         },
         "started_at": old.get("started_at") or utc_now(),
         "ended_at": None,

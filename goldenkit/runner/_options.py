@@ -65,8 +65,10 @@ class RunOptions:
       a permanent ERROR), ``max_error_rate``, ``abort_after_errors``.
     Where it writes and what it records:
       ``run_id``, ``results_dir``, ``retry_errors`` (call again the pairs whose last outcome is an
-      ERROR), ``record_dir`` (record fixtures), ``config`` (extra settings recorded in run.json,
-      secrets redacted), ``judge_version``, ``artifacts`` (files and folders that define the agent,
+      ERROR), ``record_dir`` (record fixtures), ``config`` (the goldenkit.toml
+      to use, as ``--config``: a path; or extra settings recorded in run.json, secrets redacted:
+      a mapping, whose ``config_file`` names the goldenkit.toml; see ``run_eval``), ``judge_version``,
+      ``artifacts`` (files and folders that define the agent,
       hashed into ``agent_version.artifacts_sha256``, :mod:`goldenkit._artifacts`; a missing path is
       an InputError naming it), ``progress`` (None/True: a ``tqdm.auto`` bar on stderr, quiet when
       it is not a terminal, a widget in Jupyter; False: silent; or a text stream).
@@ -102,7 +104,7 @@ class RunOptions:
     results_dir: str | os.PathLike[str] = "results"
     retry_errors: bool = False
     record_dir: str | os.PathLike[str] | None = None
-    config: Mapping[str, Any] | None = None
+    config: Mapping[str, Any] | str | os.PathLike[str] | None = None
     judge_version: str | None = None
     artifacts: Sequence[str | os.PathLike[str]] | None = None
     progress: bool | IO[str] | None = None
@@ -173,7 +175,7 @@ class RunOptionsFields(TypedDict, total=False):
     results_dir: str | os.PathLike[str]
     retry_errors: bool
     record_dir: str | os.PathLike[str] | None
-    config: Mapping[str, Any] | None
+    config: Mapping[str, Any] | str | os.PathLike[str] | None
     judge_version: str | None
     artifacts: Sequence[str | os.PathLike[str]] | None
     progress: bool | IO[str] | None

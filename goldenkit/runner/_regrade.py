@@ -56,8 +56,11 @@ from typing import IO, Any, ClassVar
 import numpy as np
 
 from goldenkit._protocols import DatasetLike
+from goldenkit.config import config_for_run, dataset_path_for_run
+from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders._base import Grader, agrade_case, grade_case
+from goldenkit.graders._build import build_graders
 from goldenkit.graders._gradable import check_gradable, gradability, shown_ids
 from goldenkit.graders._retrieval import RetrievalGrader
 from goldenkit.graders._state import StateGrader
@@ -156,12 +159,15 @@ class _Source:
 
 def _dataset_of(run: StoredRun) -> tuple[DatasetLike, str | None]:
     """The dataset ``run``'s rows are graded against (see the module doc), and the sha256 it must have."""
-    from goldenkit.dataset import read_dataset
-
     man = run.manifest
-    path = (man.get("dataset") or {}).get("path")
-    if path:
+    path = dataset_path_for_run(man, run.path)  # absolute, else relative to the run folder
+    if path is not None:
         return read_dataset(path), (man.get("dataset") or {}).get("sha256")
+    if (man.get("dataset") or {}).get("path"):
+        raise ResultsError(
+            f"regrade: the dataset of run {run.run_id} is not at {man['dataset']['path']} nor relative to its "
+            "folder; pass the dataset (--dataset) it was run on"
+        )
     source = man.get("source") or {}
     if man.get("mode") == IMPORTED and source.get("cases"):
         return read_dataset(run.path / str(source["cases"])), source.get("cases_sha256")
@@ -317,27 +323,35 @@ class Regrade(RunExecution):
 
 
 async def aregrade(
-    source: Any,
+    source: StoredRun | str | os.PathLike[str],
     run_id: str,
     graders: Iterable[Grader | str] | None = None,
     *,
     results_dir: str | os.PathLike[str] | None = None,
-    dataset: DatasetLike | None = None,
+    dataset: DatasetLike | str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
     progress: bool | IO[str] | None = None,
     max_ungradable: float | None = 0.0,
 ) -> RunSummary:
     """Regrade run ``source`` (a run folder, run id under ``results_dir``, or Run) into run ``run_id``.
 
-    ``graders``: Grader objects or registered names (default ``["contract"]``, as a run).
-    ``results_dir``: where ``run_id`` is written and a run id ``source`` is looked up
-    (default: the source's folder). ``dataset``: the dataset the run used (default:
-    read from the path in its run.json, or an import's own cases; its sha256 must match).
-    See the module doc.
+    ``graders``: Grader objects or registered names; None: the ``[graders]`` of the goldenkit.toml
+    that applies to the run (``config=PATH``, else the file the run recorded, else the one beside its
+    dataset: :func:`goldenkit.config.config_for_run`), built as a run builds them
+    (:func:`goldenkit.graders.build_graders`). ``results_dir``: where ``run_id`` is written and a run
+    id ``source`` is looked up (default: the source's folder). ``dataset``: the dataset the run used, or
+    its path (default: the one its run.json records, found from any working directory, or an import's
+    own cases; its sha256 must match). See the module doc.
     """
     first = read_run(source, results_dir if results_dir is not None else "results")
     want = None
+    if isinstance(dataset, (str, os.PathLike)):
+        dataset = read_dataset(os.fspath(dataset))
     if dataset is None:
         dataset, want = _dataset_of(first)
+    if graders is None:
+        cfg = config_for_run(config, first.manifest, first.path)
+        graders = build_graders(cfg, generator_model=(first.manifest.get("agent_version") or {}).get("model_id"))
     src = _read_source(first, dataset, want)
     if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
         raise ResultsError(
@@ -352,6 +366,8 @@ async def aregrade(
     _check_graders(grader_objs, cases)
     _check_target(out_dir, run_id, src)
     key = _regrade_key(src, grader_objs)
+    if (key.get("dataset") or {}).get("path") and (now := getattr(dataset, "path", None)) is not None:
+        key["dataset"] = {**key["dataset"], "path": os.path.abspath(now)}  # where it is now
     folder = open_run_folder(out_dir, run_id, key, retry_errors=False)
     try:
         return await _regrade_into(folder, key, src, grader_objs, cases, progress)
@@ -394,7 +410,28 @@ async def _regrade_into(
     return await Regrade(plan, graders, folder, manifest, opts, source=src, progress=progress).execute()
 
 
-def regrade(source: Any, run_id: str, graders: Iterable[Grader | str] | None = None, **kwargs: Any) -> RunSummary:
+def regrade(
+    source: StoredRun | str | os.PathLike[str],
+    run_id: str,
+    graders: Iterable[Grader | str] | None = None,
+    *,
+    results_dir: str | os.PathLike[str] | None = None,
+    dataset: DatasetLike | str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    progress: bool | IO[str] | None = None,
+    max_ungradable: float | None = 0.0,
+) -> RunSummary:
     """Synchronous :func:`aregrade` (same arguments); inside Jupyter's running loop, on a helper thread
     as :func:`~goldenkit.runner.run_eval` does."""
-    return run_to_summary(aregrade(source, run_id, graders, **kwargs))
+    return run_to_summary(
+        aregrade(
+            source,
+            run_id,
+            graders,
+            results_dir=results_dir,
+            dataset=dataset,
+            config=config,
+            progress=progress,
+            max_ungradable=max_ungradable,
+        )
+    )
