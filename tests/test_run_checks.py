@@ -180,6 +180,10 @@ def test_a_results_dir_that_is_a_file_is_one_line(work: Path, capsys: pytest.Cap
         ({"run_id": "a/b"}, "RunOptions.run_id must not contain a path separator, got 'a/b'"),
         ({"run_id": "main\n"}, "RunOptions.run_id must not contain a control character, got 'main\\n'"),
         ({"run_id": ""}, "RunOptions.run_id must not be empty, got ''"),
+        (
+            {"rule": "at_least:5", "repeats": 3},
+            "RunOptions.rule = 'at_least:5' needs at least 5 repeats of a row, and the run has 3",
+        ),
     ],
 )
 def test_run_eval_refuses_an_option_before_anything_is_written(

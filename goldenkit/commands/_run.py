@@ -398,22 +398,19 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
 
 def check_rule_repeats(cfg: dict[str, Any], repeats: int) -> None:
     """Refuse, before anything is written, a run whose repeats the ``[gate] rule`` that will collapse them
-    cannot decide on (``at_least:5`` over 3 repeats would make every row FAIL, whatever the answers)."""
+    cannot decide on (:func:`goldenkit.runner._options.too_few_repeats`, the rule RunOptions applies too)."""
     rule = section(cfg, "gate").get("rule")
     if not isinstance(rule, str) or not rule.startswith("at_least:"):
         return
-    from goldenkit.stats._collapse import parse_rule
+    from goldenkit.runner._options import too_few_repeats
 
     where = cfg.get("_path", "goldenkit.toml")
     try:
-        _, needed = parse_rule(rule)
+        short = too_few_repeats(rule, repeats)
     except GoldenkitError as exc:
         raise ConfigError(f"{where}: [gate] rule: {exc}") from None
-    if needed > repeats:
-        raise ConfigError(
-            f"{where}: [gate] rule = {rule!r} needs at least {needed} repeats of a row, and the run has {repeats} "
-            "(--repeats, [run] repeats): every row would FAIL whatever it answered"
-        )
+    if short is not None:
+        raise ConfigError(f"{where}: [gate] rule {short} (--repeats, [run] repeats): every row would FAIL")
 
 
 def run_arguments(
