@@ -307,3 +307,22 @@ def test_an_absurd_margin_answers_in_seconds() -> None:
     assert any("more than 10,000,000" in w for w in d.warnings)
     with pytest.raises(goldenkit.errors.InputError, match="the plan is not practical"):
         rows_needed(1e-5, 0.5)
+
+
+def test_the_candidates_own_errors_count_against_it_not_against_its_validity() -> None:
+    # an agent that raises on 1 of 30 rows: 3.3% of the attempts, over max_error_rate 2%, and its own
+    rows_b = [(f"r{i}", "s", ["PASS"]) for i in range(30)]
+    rows_c = [(f"r{i}", "s", ["ERROR" if i == 0 else "PASS"]) for i in range(30)]
+    base = FakeRun(manifest("b", repeats=1), outcomes(rows_b))
+    frame = outcomes(rows_c)
+    frame.loc[frame["row_id"] == "r0", "error_kind"] = "agent"
+    cand = FakeRun(manifest("c", repeats=1), frame)
+    d = evaluate_gate(cand, baseline=base, policy=GatePolicy(non_inferiority_margin=None))
+    err = rule(d, "error_rate")
+    assert err.passed and err.actual == 0.0 and "the candidate's own 1 ERROR attempt(s)" in err.detail
+    new = rule(d, "errors.new_permanent")
+    assert not new.passed and "r0 (s)" in new.detail and d.exit_code == 2
+    # the same error of an outage is not evidence (exit 3), never the candidate's failure
+    frame.loc[frame["row_id"] == "r0", "error_kind"] = "transient"
+    d = evaluate_gate(FakeRun(manifest("c", repeats=1), frame), baseline=base, policy=GatePolicy())
+    assert not rule(d, "error_rate").passed and d.exit_code == 3
