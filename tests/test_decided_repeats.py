@@ -119,6 +119,7 @@ def test_stopped_repeats_give_the_full_runs_verdicts_with_fewer_calls(
     assert main(["compare", "full", "stopped", "--rule", rule]) == 0  # comparable, nothing missing
     out = capsys.readouterr().out
     assert "MISSING" not in out and "b = broke" in out
+    assert f"the candidate stopped decided repeats (rule {rule}): its verdicts are a full run's" in out
 
 
 def test_a_stopped_run_read_under_another_rule_is_not_comparable(

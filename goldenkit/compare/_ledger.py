@@ -162,13 +162,21 @@ def sequential_line(manifest: Mapping[str, Any]) -> str | None:
     return f"stopped after {rec.get('rows_run')} of {rec.get('rows_total')} rows: {rec.get('stopped_because')}"
 
 
-def sequential_notes(manifest: Mapping[str, Any], ledger: Ledger) -> list[str]:
-    """A comparison's notes on a sequential candidate: its stop, and the rows it did not need."""
-    line = sequential_line(manifest)
-    if line is None:
-        return []
-    unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
-    return [line, f"{unneeded} row(s) not needed: decided (left out of b, c and the paired difference)"]
+def sequential_notes(base: Mapping[str, Any], cand: Mapping[str, Any], ledger: Ledger) -> list[str]:
+    """A comparison's notes on a sequential candidate (its stop, the rows it did not need) and on a side
+    whose decided repeats stopped (what counts only the repeats that ran)."""
+    notes = []
+    line = sequential_line(cand)
+    if line is not None:
+        unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
+        notes += [line, f"{unneeded} row(s) not needed: decided (left out of b, c and the paired difference)"]
+    for side, man in (("base", base), ("candidate", cand)):
+        if rule := man.get("stop_decided_repeats"):
+            notes.append(
+                f"the {side} stopped decided repeats (rule {rule}): its verdicts are a full run's; attempt-weighted "
+                "rates, flaky rows and pass^k / pass@k count only the repeats that ran"
+            )
+    return notes
 
 
 def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None) -> str | None:

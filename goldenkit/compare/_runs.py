@@ -399,7 +399,7 @@ def compare_runs(
         rows=rows,
         table=table,
         flip_rows=flip_rows,
-        notes=sequential_notes(cm, ledger) + _notes(bm, cm, status, read is None) + _scope_notes(ledger, cm),
+        notes=sequential_notes(bm, cm, ledger) + _notes(bm, cm, status, read is None) + _scope_notes(ledger, cm),
         by=by,
         base_manifest=bm,
         cand_manifest=cm,
