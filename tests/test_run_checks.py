@@ -159,7 +159,12 @@ def test_the_limiter_reads_the_same_table() -> None:
 def test_a_results_dir_that_is_a_file_is_one_line(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (work / "results").write_text("not a folder")
     assert cli_run("--run-id", "r1") == 1
-    assert "results folder results is a file; a folder is needed" in one_line(capsys.readouterr().err)
+    assert "--results-dir results is a file; a folder is needed" in one_line(capsys.readouterr().err)
+    assert not (work / "results" / "r1").exists()
+    (work / "results").unlink()
+    assert cli_run("--run-id", "r1", "--results-dir", "res\n") == 1
+    assert "--results-dir 'res\\n' contains a control character (U+000A)" in one_line(capsys.readouterr().err)
+    assert not (work / "res\n").exists()
 
 
 @pytest.mark.parametrize(

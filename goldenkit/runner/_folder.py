@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._text import one_line
 from goldenkit.compare._protocol import protocol_differences, protocol_key
@@ -162,8 +163,7 @@ def open_run_folder(
 
     ``settings``: the provider's (redacted) settings, which a refused resume names when they changed."""
     run_id = check_run_id(run_id or new_run_id())
-    if Path(results_dir).exists() and not Path(results_dir).is_dir():
-        raise ResultsError(f"results folder {results_dir} is a file; a folder is needed (--results-dir)")
+    check_output(results_dir, "--results-dir", folder=True)  # no control character, no file where a folder goes
     run_dir = Path(results_dir) / run_id
     if retry_errors and not (run_dir / RUN_FILE).exists():
         raise ResultsError(f"--retry-errors: no run {run_id} under {results_dir}")
