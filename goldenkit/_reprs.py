@@ -152,7 +152,7 @@ def comparison_html(cmp: Any) -> str:
     lines = [_comparison_line(r, by) for r in cmp.table.to_dict("records")]
     shown = lines[:MAX_LINES] + ([lines[-1]] if len(lines) > MAX_LINES else [])
     body = _table(head, shown, more=len(lines) - len(shown))
-    body += "<p>b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = exact McNemar, unadjusted</p>"
+    body += "<p>b = broke (PASS -> FAIL), c = fixed (FAIL -> PASS); p = two-sided exact McNemar, unadjusted</p>"
     title = comparison_repr(cmp).replace("\n ", ";")
     return _card(title, [f"note: {n}" for n in cmp.notes], body)
 

@@ -232,7 +232,7 @@ def test_jupyter_summaries_escape_what_they_show(results: Path) -> None:
         assert HOSTILE not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     lo, hi = (100 * float(cmp.overall[c]) for c in ("diff_ci_low", "diff_ci_high"))
     assert f"<td>-16.7 [{lo:+.1f}, {hi:+.1f}]</td>" in pages["cmp"] and "note: agent version differs" in pages["cmp"]
-    assert "p = exact McNemar, unadjusted" in pages["cmp"]
+    assert "p = two-sided exact McNemar, unadjusted" in pages["cmp"]
     tone = "ok" if decision.passed else "bad"  # the banner element itself (the stylesheet names both classes)
     assert f'<div class="gk-banner gk-banner-{tone}">' in pages["gate"] and "regression.overall" in pages["gate"]
     assert f'<div class="gk-banner gk-banner-{"bad" if decision.passed else "ok"}">' not in pages["gate"]

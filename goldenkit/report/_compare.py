@@ -87,11 +87,11 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     """The per-slice and overall comparison table, formatted.
 
     Both pass rates with Wilson intervals, paired rows, b (broke: PASS -> FAIL),
-    c (fixed: FAIL -> PASS), exact McNemar p, Holm-adjusted p across all slices
-    (the column names the family; the gate's critical and non-critical families
-    are in :func:`gate_table`),
-    the paired difference (candidate - base) with Newcombe's interval, and the
-    rows left out because of ERROR or SKIPPED.
+    c (fixed: FAIL -> PASS), two-sided exact McNemar p, Holm-adjusted p across all
+    slices (the column names the family; the gate's one family of one-sided tests
+    is in :func:`gate_table`), whether the line is a significant regression or
+    gain (:func:`significance`), the paired difference (candidate - base) with
+    Newcombe's interval, and the rows left out because of ERROR or SKIPPED.
     """
     if comparison is None:
         return _NOT_SHOWN
