@@ -251,15 +251,17 @@ def _recorded_candidates(absolute: Any, relative: Any, run_dir: str | Path | Non
 
 
 def dataset_path_for_run(manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None) -> Path | None:
-    """Where the dataset of a run is now: run.json ``dataset.path`` (absolute; an older run's as given), else
-    ``dataset.path_from_run`` under ``run_dir``; None when neither is there (the caller checks the sha256)."""
+    """Where the dataset of a run is now: run.json ``dataset.path`` (absolute), else ``dataset.path_from_run``
+    under ``run_dir``; None when neither is there (the caller checks the sha256). A run recorded before paths
+    travelled has only ``path``, as given where it ran: tried as it is, then under the run folder and its parent."""
     ds = (manifest or {}).get("dataset")
     if not isinstance(ds, Mapping):
         return None
-    for p, _ in _recorded_candidates(ds.get("path"), ds.get("path_from_run"), run_dir):
-        if p.exists():
-            return p
-    return None
+    candidates = [p for p, _ in _recorded_candidates(ds.get("path"), ds.get("path_from_run"), run_dir)]
+    older = ds.get("path") and not ds.get("path_from_run") and not Path(str(ds["path"])).is_absolute()
+    if older and run_dir is not None:
+        candidates += [Path(run_dir) / str(ds["path"]), Path(run_dir).parent / str(ds["path"])]
+    return next((p for p in candidates if p.exists()), None)
 
 
 def _recorded(manifest: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:

@@ -16,19 +16,9 @@ from goldenkit.audit._apply import AuditApplied, apply_audit
 from goldenkit.audit._browser import AuditBrowser, AuditWidget
 from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_html
 from goldenkit.audit._marks import AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
+from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.errors import InputError
-
-
-def _resolve_dataset(recorded: str | None, run_path: Path) -> Path | None:
-    """Where the dataset recorded in run.json is now: as given, or relative to the run's folder or its parent."""
-    if not recorded:
-        return None
-    p = Path(recorded)
-    for cand in (p, run_path / p, run_path.parent / p):
-        if cand.exists():
-            return cand
-    return None
 
 
 @dataclass
@@ -158,7 +148,7 @@ def open_audit(
             raise InputError(f"{dataset}: dataset sha256 {ds.sha256[:12]}… is not the runs' {str(sha)[:12]}…")
     else:
         recorded = (runs[0].manifest.get("dataset") or {}).get("path")
-        found = _resolve_dataset(recorded, runs[0].path)
+        found = dataset_path_for_run(runs[0].manifest, runs[0].path)
         if found is None:
             notes.append(f"dataset {recorded!r} not found: prompts and expectations are not shown")
         else:
