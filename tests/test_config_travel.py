@@ -91,6 +91,18 @@ def test_gate_compare_regrade_and_report_from_another_folder(
     assert decision.exit_code == here_gate
 
 
+@pytest.mark.slow
+def test_the_report_renders_from_another_folder(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v1, v2 = project / "results" / "v1", project / "results" / "v2"
+    monkeypatch.chdir(project.parent / "elsewhere")
+    assert main(["report", str(v2), "--baseline", str(v1)]) == 0
+    page = (v2 / "compare.html").read_text(encoding="utf-8")
+    assert "regression.critical[refunds]" in page  # the gate of the recorded goldenkit.toml (refunds is critical)
+    assert "not there" not in page and "built-in defaults" not in page
+
+
 def test_a_moved_checkout_finds_its_files_beside_its_runs(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
