@@ -171,3 +171,26 @@ def test_the_decision_never_passes_a_drop_beyond_the_margin_run_to_the_end() -> 
     same = [("s", i % 2, i % 2) for i in range(200)]
     d = decide_sequential(same, {OVERALL: 200, "s": 200}, policy, 200)
     assert d.decision == "non_inferior" and d.rows_run < 200
+
+
+def test_a_committed_snapshot_is_a_baseline_and_calls_stay_near_the_decision(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against a saved baseline snapshot the same stop; rows are taken lazily, so the rows called beyond
+    the decision are at most the calls in flight (--max-in-flight)."""
+    assert run(world, "good", "base") == 0
+    assert main(["baseline", "save", "base", "--name", "good-v1"]) == 0
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "good-v1", "--max-in-flight", "4") == 2
+    rec = record("cand")
+    assert rec["decision"] == "regression" and rec["baseline"] == "good-v1"
+    assert rec["rows_run"] <= rec["calls"] <= rec["rows_run"] + 4  # one repeat a row; at most 4 in flight
+    assert main(["gate", "cand", "--baseline", "good-v1"]) == 2
+
+
+def test_bad_sequential_input_is_one_line(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(world, "good", "cand", "--max-rows", "5") == 1  # --max-rows without --sequential
+    assert "need --sequential" in capsys.readouterr().err
+    assert run(world, "good", "cand", "--sequential") == 1  # no baseline
+    assert "pass --baseline REF" in capsys.readouterr().err
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--max-rows", "0") == 1
+    assert "--max-rows" in capsys.readouterr().err

@@ -317,7 +317,9 @@ def sequential_gate(baseline: Any, policy: GatePolicy, *, seed: int = 0, max_row
     """The monitor of a sequential run against ``baseline`` (a run or a snapshot), under ``policy``; a
     baseline that is not evidence (INVALID, incomplete, short of repeats) is refused before any call."""
     table = _side_table(baseline, policy.rule)
-    label = str(getattr(baseline, "run_id", None) or getattr(baseline, "name", None) or "baseline")
+    snapshot = callable(getattr(baseline, "collapsed", None))  # a committed snapshot is named by its name
+    names = ("name", "run_id") if snapshot else ("run_id", "name")
+    label = str(next((v for v in (getattr(baseline, n, None) for n in names) if v), "baseline"))
     problems = side_problems(dict(getattr(baseline, "manifest", None) or {}), table)
     if problems:
         raise InfrastructureError(f"baseline {label} is not evidence: {'; '.join(problems)}")
