@@ -55,7 +55,6 @@ STYLE = """<style>
   text-align: left !important; vertical-align: top !important; }
 .gk-table th { background: #f4f5f7 !important; font-weight: 600; }
 .gk-table .gk-num { text-align: right !important; font-variant-numeric: tabular-nums; }
-.gk-table td.gk-num { white-space: nowrap; }
 .gk-table tbody tr:nth-child(even) { background: #fafafa; }
 .gk-empty { color: #555; font-style: italic; }
 </style>"""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -80,7 +81,8 @@ def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str],
     """A ``__getattr__`` for ``package`` that imports ``name`` from ``modules[name]`` on first use.
 
     ``modules`` maps a public name to its module (absolute, or relative to ``package``);
-    once imported, the name is an ordinary attribute of the package.
+    once imported, the name is an ordinary attribute of the package. A public submodule of
+    ``package`` resolves the same way (``goldenkit.report`` without importing it first).
 
     >>> getattr_ = lazy_attributes("goldenkit", {"dumps": "json"})
     >>> getattr_("dumps")([1])
@@ -94,6 +96,8 @@ def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str],
     def __getattr__(name: str) -> Any:
         module = modules.get(name)
         if module is None:
+            if not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+                return importlib.import_module(f"{package}.{name}")  # a public subpackage: gk.report as gk.stats
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module, package), name)
         setattr(sys.modules[package], name, value)

@@ -23,17 +23,23 @@ def setup(imports: str) -> str:
 
 
 REPORT = [
-    ("md", "# Run report\nOne run: is it evidence, how does each slice do, and what went wrong."),
+    ("md", "# Run report\nOne run: how good it is, whether it is evidence, each slice, and what went wrong."),
     (
         "params",
         """\
 run = "results/latest"  # run folder, or a run id under results_dir
 results_dir = "results"  # where run ids are looked up
 rule = "majority"  # how repeats collapse to one verdict per row: majority | all | any | at_least:K
-top_reasons = 5  # failure reasons shown per grader""",
+top_reasons = 10  # failure clusters shown
+config = None  # goldenkit.toml with [metrics] weights (None: the run's own, else beside its dataset)""",
     ),
     ("code", setup("from goldenkit import report, stats\nfrom goldenkit.results import read_run")),
-    ("code", "r = read_run(run, results_dir)\noutcomes = r.outcomes()\nreport.validity_banner(r)"),
+    (
+        "code",
+        "r = read_run(run, results_dir)\noutcomes = r.outcomes()\n"
+        "report.quality_banner(r, outcomes, rule=rule, config=config)",
+    ),
+    ("code", "report.validity_banner(r)"),
     ("md", "## Run key"),
     ("code", "report.table_html(report.run_key_table(r), header=False)"),
     (
@@ -47,6 +53,18 @@ top_reasons = 5  # failure reasons shown per grader""",
         'report.table_html(report.format_slice_table(table), "The run has no outcome: no slice to show.")',
     ),
     ("code", "report.pass_rate_figure(table)"),
+    (
+        "md",
+        "## Why rows fail\nThe failing rows (repeats collapsed) grouped by what the graders found: one line per "
+        "finding, however many different values (order ids, amounts) it was found with.",
+    ),
+    (
+        "code",
+        "report.table_html(\n"
+        "    report.failure_clusters(r, rule=rule, top=top_reasons),\n"
+        '    "No failing row: every graded row passed, so there is no failure to group.",\n'
+        ")",
+    ),
     ("md", "## ERROR and SKIPPED outcomes\nNothing was graded for these; they are not failures."),
     (
         "code",
@@ -57,14 +75,7 @@ top_reasons = 5  # failure reasons shown per grader""",
         ")",
     ),
     ("md", "## Flaky rows\nRows that passed some but not all of their graded repeats."),
-    (
-        "code",
-        "report.table_html(\n"
-        "    report.flaky_table(outcomes, rule),\n"
-        '    "No flaky row: every row gave the same verdict on each of its graded repeats (with one repeat, "\n'
-        '    "no row can be flaky; run with --repeats 3 to see them).",\n'
-        ")",
-    ),
+    ("code", "report.table_html(report.flaky_table(outcomes, rule), report.flaky_note(outcomes, rule))"),
     ("md", "## Latency and tokens\nOver answered outcomes (ERROR excluded)."),
     (
         "code",
@@ -78,14 +89,6 @@ top_reasons = 5  # failure reasons shown per grader""",
         "hallucination rate, 95% intervals clustered by row.",
     ),
     ("code", "report.red_rows_block(outcomes)"),
-    ("md", "## Most common failure reasons per grader"),
-    (
-        "code",
-        "report.table_html(\n"
-        "    report.failure_reasons(outcomes, top=top_reasons),\n"
-        '    "No failed outcome: no grader failed a graded attempt, so there is no failure reason to count.",\n'
-        ")",
-    ),
 ]
 
 COMPARE = [

@@ -169,7 +169,10 @@ def test_empty_metrics_are_nan_with_zero_total() -> None:
         "refusal_accuracy",
         "hallucination_rate",
         "trajectory_accuracy",
+        "weighted_score",
     }
+    score = metric(m, "weighted_score")  # no rate is defined: no score, and never a 0
+    assert score["total"] == 0 and math.isnan(score["rate"])
 
 
 def test_graders_cell_from_parquet_map_or_json() -> None:

@@ -23,7 +23,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
 
 EXPECTED_PARAMETERS = {
-    "report": {"run", "results_dir", "rule", "top_reasons"},
+    "report": {"run", "results_dir", "rule", "top_reasons", "config"},
     "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "config", "flip_limit"},
     "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
     "coverage": {"dataset", "split", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
@@ -100,13 +100,13 @@ def test_report_html_shows_every_section_and_escapes_model_output() -> None:
         "ERROR and SKIPPED outcomes",
         "Flaky rows",
         "Latency and tokens",
-        "Most common failure reasons per grader",
+        "Why rows fail",
     ):
         assert heading in text
     assert "VALID: 72 outcomes" in text
     assert len(IMG.findall(text)) == 1
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # quoted by a grader reason
-    assert "<script>alert(1)</script>" not in text
+    assert "&lt;script&gt;alert(&lt;value&gt;)&lt;/script&gt;" in text  # quoted by a grader's finding, escaped
+    assert "<script>alert(" not in text
     assert "def " not in text and "report.format_slice_table" not in text  # code cells hidden
     assert "<title>goldenkit report: cand</title>" in text
 

@@ -105,9 +105,16 @@ def test_a_batch_renders_on_worker_processes_with_the_callers_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "zq-9f8e7d6c5b4a-secret"
-    frame = outcomes([("a", "refunds", ["PASS"]), ("b", "refunds", ["FAIL"])], run_id="leaky")
+    frame = outcomes(
+        [("a", "refunds", ["PASS"]), ("b", "refunds", ["FAIL"]), ("c", "refunds", ["ERROR"])], run_id="leaky"
+    )
     failed = {"contract": {"passed": False, "score": 0.0, "reason": f"quoted the key {secret}", "error": False}}
     frame["graders"] = [failed if v == "FAIL" else g for v, g in zip(frame["verdict"], frame["graders"], strict=True)]
+    # the ERROR's reason is shown as the provider gave it (findings are value-free): the page masks the key
+    frame["detail"] = [
+        f"HTTP 500 for key {secret}" if v == "ERROR" else d
+        for v, d in zip(frame["verdict"], frame["detail"], strict=True)
+    ]
     run = write_run(tmp_path / "results", manifest("leaky"), frame)
     jobs = [RenderJob("report", {"run": str(run)}, tmp_path / "site" / f"{i}.html", f"report {i}") for i in range(3)]
     jobs.append(RenderJob("report", {"run": str(run), "rule": "most"}, tmp_path / "site" / "bad.html"))
@@ -119,7 +126,7 @@ def test_a_batch_renders_on_worker_processes_with_the_callers_secrets(
     assert "report.ipynb: cell" in str(done[3].error) and "most" in str(done[3].error)
     assert not jobs[3].html.exists()  # a page that failed is not written, half or whole
     pages = [j.html.read_text(encoding="utf-8") for j in jobs[:3]]
-    assert all("<title>report" in p and "Most common failure reasons" in p for p in pages)
+    assert all("<title>report" in p and "Why rows fail" in p for p in pages)
     assert all(secret not in p and "***" in p for p in pages)  # the worker knew the caller's secret
     assert sorted(p.name for p in (tmp_path / "site").iterdir()) == ["0.html", "1.html", "2.html"]  # no leftovers
 

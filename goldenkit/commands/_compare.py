@@ -60,6 +60,12 @@ def register(sub: Any) -> None:
         help="collapse rule: majority, all, any, at_least:K (default: [gate] rule, else majority)",
     )
     p.add_argument("--config", help="goldenkit.toml whose [gate] gives --rule and --alpha (default: the run's)")
+    p.add_argument(
+        "--by",
+        default="slice",
+        metavar="slice|tags|COLUMN",
+        help="the table's lines: slice (default), tags (a row in each of its tags) or another per-row column",
+    )
     p.add_argument("--max-flips", type=int, default=50, help="flips to print (default 50; --json prints all)")
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
@@ -115,7 +121,7 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
     for _, r in t.iterrows():
         rows.append(
             [
-                str(r["slice"]),
+                str(r[cmp.by]),
                 str(int(r["rows"])),
                 f"{pct(r['p_base'])} [{pct(r['base_ci_low'])}, {pct(r['base_ci_high'])}]",
                 f"{pct(r['p_cand'])} [{pct(r['cand_ci_low'])}, {pct(r['cand_ci_high'])}]",
@@ -128,7 +134,7 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
                 else "n/a",
             ]
         )
-    head = ["slice", "rows", "base % [95% CI]", "cand % [95% CI]", "b", "c", "p", "p_holm_all", "diff pts [95% CI]"]
+    head = [cmp.by, "rows", "base % [95% CI]", "cand % [95% CI]", "b", "c", "p", "p_holm_all", "diff pts [95% CI]"]
     widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(head)]
     lines.append("")
     lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
@@ -159,14 +165,14 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
 def compare_command(args: argparse.Namespace) -> int:
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
-    gate_defaults(args, cand)
-    cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha)
+    gate_defaults(args, getattr(cand, "manifest", None))
+    cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha, by=args.by)
     explained = _explained(args, cmp, cand) if getattr(args, "explain", False) else None
     pairwise = None
     if getattr(args, "pairwise_judge", False):
         from goldenkit.commands._pairwise_judge import format_pairwise, pairwise_for_compare
 
-        pairwise = pairwise_for_compare(base, cand, getattr(args, "config", None))
+        pairwise = pairwise_for_compare(base, cand)
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
         if pairwise is not None:
@@ -187,9 +193,7 @@ def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str
     from goldenkit.config import config_for_run
 
     manifest = getattr(cand, "manifest", None)
-    cfg = config_for_run(
-        getattr(args, "config", None), manifest if isinstance(manifest, dict) else None, getattr(cand, "path", None)
-    )
+    cfg = config_for_run(getattr(args, "config", None), manifest if isinstance(manifest, dict) else None)
     got = explain_clusters(cmp, cand, cfg)
     for note in got.notes:
         print(f"goldenkit compare --explain: {note}", file=sys.stderr)

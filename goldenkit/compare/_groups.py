@@ -20,8 +20,10 @@ import numpy as np
 import pandas as pd
 
 from goldenkit._protocols import RunLike
+from goldenkit._text import did_you_mean
 from goldenkit.compare._flips import outcome_columns
 from goldenkit.errors import InputError, ResultsError
+from goldenkit.schema import OUTCOME_FIELDS
 from goldenkit.stats import OVERALL, group_codes
 
 __all__ = ["RunRef", "grouped_table", "resolve_side"]
@@ -75,7 +77,8 @@ def _row_values(base: Any, bc: pd.DataFrame, by: str) -> pd.Series:
         try:
             got = outcome_columns(base, ["row_id", by])
         except ResultsError:
-            raise InputError(f"cannot group by {by!r}: not a column of the outcomes of {_label(base)}") from None
+            hint = did_you_mean(by, [*map(str, bc.columns), *OUTCOME_FIELDS, "tags"])
+            raise InputError(f"cannot group by {by!r}: not a column of the outcomes of {_label(base)}{hint}") from None
     per_row = got.drop_duplicates("row_id").set_index("row_id")[by]
     values = per_row.reindex(bc["row_id"].astype(object)).reset_index(drop=True)
     lists = any(isinstance(v, (list, tuple, np.ndarray)) for v in values)

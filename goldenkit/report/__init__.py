@@ -8,9 +8,12 @@ of its own beyond counting and formatting).
 ============================  ===========================================================
 module                        what it shows
 ============================  ===========================================================
+:mod:`~goldenkit.report._quality`   what the run report leads with: quality (pass rate,
+                                   weakest slices, failure clusters, weighted score),
+                                   then evidence; the failure clusters; the flaky note
 :mod:`~goldenkit.report._run`       the run report (``report.ipynb``): run key, validity,
                                    slice table and plot, errors, flaky rows, latency,
-                                   failure reasons
+                                   failure reasons per grader
 :mod:`~goldenkit.report._compare`   the comparison (``compare.ipynb``): the gate's decision
                                    first, comparability, the gate rules, the paired table,
                                    forest plot, clusters, flip list
@@ -63,6 +66,7 @@ from goldenkit.report._html import (
     signed_pct,
     table_html,
 )
+from goldenkit.report._quality import failure_clusters, flaky_note, quality_banner, weighted_score_line, worst_slices
 from goldenkit.report._run import (
     errors_and_skips,
     failure_reasons,
@@ -94,8 +98,10 @@ __all__ = [
     "dataset_coverage",
     "dataset_shares",
     "errors_and_skips",
+    "failure_clusters",
     "failure_reasons",
     "figure_png",
+    "flaky_note",
     "flaky_table",
     "flip_list_html",
     "forest_figure",
@@ -112,6 +118,7 @@ __all__ = [
     "p_value",
     "pass_rate_figure",
     "pct",
+    "quality_banner",
     "read_traffic",
     "red_rows_block",
     "run_key_table",
@@ -124,4 +131,6 @@ __all__ = [
     "validity_banner",
     "validity_statement",
     "verdict_counts",
+    "weighted_score_line",
+    "worst_slices",
 ]

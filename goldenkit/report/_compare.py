@@ -41,15 +41,15 @@ if TYPE_CHECKING:
 
 
 def try_compare(
-    base: RunLike, cand: RunLike, *, rule: str = "majority", alpha: float = 0.05
+    base: RunLike, cand: RunLike, *, rule: str = "majority", alpha: float = 0.05, by: str = "slice"
 ) -> tuple[Comparison | None, list[str]]:
     """``(comparison, [])`` from :func:`goldenkit.compare.compare_runs`, or ``(None, differences)``.
 
     A comparison that is invalid is not an error here: the notebook states
-    each differing key instead of a number.
+    each differing key instead of a number. ``by``: the table's lines (``slice``, ``tags`` or a column).
     """
     try:
-        return compare_runs(base, cand, rule=rule, alpha=alpha), []
+        return compare_runs(base, cand, rule=rule, alpha=alpha, by=by), []
     except ComparisonInvalid as exc:
         return None, list(exc.differences) or [str(exc)]
 
@@ -83,8 +83,27 @@ def comparability_banner(comparison: Comparison | None, differences: Sequence[st
 _NOT_SHOWN = HTMLBlock("<p>Not shown: the comparison is invalid (see above).</p>")
 
 
+def _lines(comparison: Comparison) -> pd.Series:
+    """The names of the comparison's lines: its slices, tags or other column's values (``comparison.by``)."""
+    t = comparison.table
+    return t[comparison.by if comparison.by in t.columns else t.columns[0]].astype(str)
+
+
+def significance(comparison: Comparison) -> list[str]:
+    """Per line of the comparison's table: ``"regression"`` or ``"gain"`` when its exact McNemar p is below
+    the comparison's alpha (Holm-adjusted across the lines; the overall line's own p), else ``"noise"``.
+    The forest plot colours by it and the table states it."""
+    t = comparison.table
+    p = t["p_adj"].where(t["p_adj"].notna(), t["p_val"]).to_numpy(dtype=float)
+    diff = t["diff"].to_numpy(dtype=float)
+    return [
+        ("regression" if d < 0 else "gain" if d > 0 else "noise") if pv < comparison.alpha else "noise"
+        for pv, d in zip(p, diff, strict=True)
+    ]
+
+
 def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBlock:
-    """The per-slice and overall comparison table, formatted.
+    """The per-slice (or per-tag, per-column: ``comparison.by``) and overall comparison table, formatted.
 
     Both pass rates with Wilson intervals, paired rows, b (broke: PASS -> FAIL),
     c (fixed: FAIL -> PASS), two-sided exact McNemar p, Holm-adjusted p across all
@@ -96,7 +115,8 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     if comparison is None:
         return _NOT_SHOWN
     t = comparison.table
-    out = pd.DataFrame(index=pd.Index(t["slice"].astype(str), name="slice"))
+    by = comparison.by
+    out = pd.DataFrame(index=pd.Index(_lines(comparison).to_numpy(), name=by))
     out["rows"] = t["rows"].to_numpy()
     for side, label in (("base", "base"), ("cand", "candidate")):
         out[f"{label} pass rate"] = [
@@ -110,7 +130,9 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     out["b (broke)"] = t["b"].to_numpy()
     out["c (fixed)"] = t["c"].to_numpy()
     out["McNemar p"] = [p_value(p) for p in t["p_val"]]
-    out[f"Holm p ({HOLM_FAMILY}, {len(t) - 1})"] = [p_value(p) for p in t["p_adj"]]
+    family = HOLM_FAMILY if by == "slice" else f"all {by}"
+    out[f"Holm p ({family}, {len(t) - 1})"] = [p_value(p) for p in t["p_adj"]]
+    out[f"significant (alpha {comparison.alpha:g})"] = [s if s != "noise" else "no" for s in significance(comparison)]
     out["difference"] = [signed_pct(d) for d in t["diff"]]
     out["95% CI (Newcombe)"] = [
         "–" if pd.isna(a) else f"[{signed_pct(a)}, {signed_pct(b)}]"
@@ -121,38 +143,61 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     return out
 
 
-def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
-    """Forest plot of the paired difference (candidate - base) per slice with Newcombe intervals.
+#: forest-plot colour of each kind of line (:func:`significance`)
+_SIGNIFICANCE_COLOURS = {"regression": "tab:red", "gain": "tab:green", "noise": "tab:grey"}
 
-    Slices are drawn in blue, the overall line in black below them, a dashed
-    line at zero; labels carry b and c. A slice with no paired row has no point.
+
+def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
+    """Forest plot of the paired difference (candidate - base) per line (slice, tag or value of
+    ``comparison.by``) with Newcombe intervals.
+
+    A line whose change is significant (:func:`significance`) is drawn red (a regression) or green (a
+    gain), the rest grey, with a legend; the overall line is a diamond below them, a dashed line marks
+    zero; labels carry b and c. A line with no paired row has no point.
     """
     if comparison is None:
         return _NOT_SHOWN
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     t = comparison.table
+    names = _lines(comparison)
     labels = [
         f"{s} (b={int(b)}, c={int(c)}, n={int(n)})"
-        for s, b, c, n in zip(t["slice"], t["b"], t["c"], t["n_paired"], strict=True)
+        for s, b, c, n in zip(names, t["b"], t["c"], t["n_paired"], strict=True)
     ]
     est = t["diff"].to_numpy(dtype=float)
     low = t["diff_ci_low"].to_numpy(dtype=float)
     high = t["diff_ci_high"].to_numpy(dtype=float)
     y = np.arange(len(labels))[::-1].astype(float)
-    fig = Figure(figsize=(7.5, 0.42 * len(labels) + 1.5), layout="constrained")
+    fig = Figure(figsize=(7.5, 0.42 * len(labels) + 1.9), layout="constrained")
     ax = fig.add_subplot()
     err = np.vstack([np.clip(est - low, 0, None), np.clip(high - est, 0, None)])
-    overall = (t["slice"].astype(str) == OVERALL).to_numpy()
-    for mask, color, marker in ((~overall, "tab:blue", "o"), (overall, "black", "D")):
-        if mask.any():
-            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt=marker, color=color, capsize=3, markersize=5)
+    kinds = np.array(significance(comparison))
+    overall = (names == OVERALL).to_numpy()
+    for kind, color in _SIGNIFICANCE_COLOURS.items():
+        for mask, marker in (((kinds == kind) & ~overall, "o"), ((kinds == kind) & overall, "D")):
+            if mask.any():
+                ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt=marker, color=color, capsize=3, markersize=5)
     ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
     ax.set_yticks(y, labels)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:+.0f} pp")
     ax.set_xlabel("paired difference in pass rate, candidate - base (95% Newcombe interval)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(f"{comparison.cand_id} vs {comparison.base_id}")
+    family = "Holm-adjusted" if len(t) > 2 else "exact McNemar"
+    words = {
+        "regression": f"significant regression ({family} p < {comparison.alpha:g})",
+        "gain": f"significant gain ({family} p < {comparison.alpha:g})",
+        "noise": "not significant",
+    }
+    handles = [
+        Line2D([], [], color=c, marker="o", linestyle="", label=words[k]) for k, c in _SIGNIFICANCE_COLOURS.items()
+    ]
+    handles.append(Line2D([], [], color="black", marker="D", linestyle="", fillstyle="none", label="overall line"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize="small", frameon=False)
+    ax.set_title(
+        f"{comparison.cand_id} vs {comparison.base_id}" + (f" (by {comparison.by})" if comparison.by != "slice" else "")
+    )
     return fig
 
 
@@ -355,5 +400,6 @@ __all__ = [
     "gate_banner",
     "gate_decision",
     "gate_table",
+    "significance",
     "try_compare",
 ]

@@ -96,9 +96,12 @@ def validity_statement(run: RunLike | Mapping[str, Any]) -> str:
 
 
 def validity_banner(run: RunLike | Mapping[str, Any]) -> HTMLBlock:
-    """The validity statement as a coloured banner."""
+    """The validity statement as what it is: whether the run is evidence, not its quality. A VALID run's
+    banner is neutral (its quality is :func:`goldenkit.report.quality_banner`), any other amber."""
     m = _manifest(run)
-    return banner(validity_statement(m), ok=m.get("validity") == "VALID")
+    valid = m.get("validity") == "VALID"
+    head = "EVIDENCE: " if valid else "NOT EVIDENCE: "
+    return banner(head + validity_statement(m), tone="info" if valid else "warn")
 
 
 # ---------------------------------------------------------------- slice table and plot
