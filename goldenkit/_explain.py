@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
 from goldenkit.compare import why
 from goldenkit.errors import ConfigError, ProviderError
@@ -348,4 +349,4 @@ def explain_clusters(
 
 
 def _one(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:200] or type(exc).__name__
+    return scrub(" ".join(str(exc).split()))[:200] or type(exc).__name__  # masked before it is cut

@@ -16,6 +16,7 @@ import mimetypes
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import DatasetError
 from goldenkit.records import ImagePart, Message, ToolCall, ToolResponse
 
@@ -333,7 +334,7 @@ def image_from_url(value: Any, *, mime_type: Any = None, row_id: str | None, fie
         return ImagePart(mime or _guess_mime(url), url=url)
     raise case_error(
         row_id,
-        f"{field} is neither a URL nor a data URI ({url[:60]!r}); goldenkit reads no image files: "
+        f"{field} is neither a URL nor a data URI ({scrub(url)[:60]!r}); goldenkit reads no image files: "
         "embed the image as a data URI or base64 data",
     )
 

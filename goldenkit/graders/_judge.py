@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._findings import reason_findings
+from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import Grader, GradeResult, final_reference, selected_for
 from goldenkit.graders._text import quote
@@ -477,7 +478,7 @@ class JudgeGrader(Grader):
                 return GradeResult(passed=None, reason=f"the hard judge could not grade: {verdict.note}", error=True)
             return GradeResult(passed=None, score=verdict.score, reason=f"PENDING: {verdict.note}")
         why = "; ".join(verdict.reasons)
-        reason = f"{verdict.decision}" + (f": {why}" if why else "")
+        reason = mask_secrets(f"{verdict.decision}" + (f": {why}" if why else ""))  # before it is cut
         if len(reason) > 300:
             reason = reason[:299] + "…"
         found = reason_findings("judge", reason)  # a REJECT's reasons, each a finding

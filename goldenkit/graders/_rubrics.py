@@ -39,6 +39,7 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit._findings import Finding, value_free
+from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import GradeResult, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
@@ -157,7 +158,7 @@ class RubricGrader(JudgeGrader):
         except Exception as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
             return rubric.id, "ERROR", "judge call failed: " + (" ".join(str(exc).split()) or type(exc).__name__)
         verdict = parse_judge(reply.text, quoted=answers)
-        why = "; ".join(verdict.reasons) if verdict.decision != "PENDING" else verdict.note
+        why = mask_secrets("; ".join(verdict.reasons) if verdict.decision != "PENDING" else verdict.note)
         if len(why) > 200:
             why = why[:199] + "…"
         label = {"ACCEPT": "PASS", "REJECT": "FAIL"}.get(verdict.decision, "PENDING")

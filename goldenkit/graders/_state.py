@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit._findings import reason_findings
+from goldenkit._scrub import mask_secrets
 from goldenkit.graders._base import Grader, GradeResult, selected_for
 from goldenkit.records import Case, Response
 
@@ -26,7 +27,7 @@ __all__ = ["StateGrader", "state_differences"]
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = mask_secrets(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))  # before it is cut
     return text if len(text) <= 80 else text[:79] + "…"
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import InputError
 from goldenkit.schema import FAIL, INFRASTRUCTURE, PASS, REFUSED
 
@@ -132,7 +133,7 @@ def verdict_of(value: Any, threshold: float | None, where: str, name: str) -> tu
             pass
         else:
             return _number_verdict(number, threshold, where, name)
-    shown = canonical_json(value)
+    shown = scrub(canonical_json(value))  # masked before it is cut
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     raise InputError(f"{where}: {name} score {shown} is neither pass/fail nor a number")
 

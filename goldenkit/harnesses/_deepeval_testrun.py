@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import InputError
 from goldenkit.harnesses._common import Imported, Sample, grader_version, pick, read_json, short_hash, verdict_of
 from goldenkit.schema import ERROR, FAIL, GRADER, PASS
@@ -110,7 +111,7 @@ def _verdict(case: dict[str, Any], row_id: str, where: str, metric: str | None, 
     base.latency_ms = float(case["runDuration"]) * 1000 if isinstance(case.get("runDuration"), (int, float)) else None
     base.cost = float(case["evaluationCost"]) if isinstance(case.get("evaluationCost"), (int, float)) else None
     if failed is not None:
-        base.detail = f"deepeval metric {failed.get('name')!r} error: {str(failed.get('error')).strip()[:200]}"
+        base.detail = f"deepeval metric {failed.get('name')!r} error: {scrub(str(failed.get('error')).strip())[:200]}"
         base.error_kind = GRADER
         return base
     if metric is None:

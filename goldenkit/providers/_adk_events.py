@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import ProviderError
 from goldenkit.providers._base import TurnOutput
 from goldenkit.providers._failures import exception_error, refusal
@@ -88,7 +89,7 @@ def error_from_exception(exc: BaseException, where: str) -> ProviderError:
         return exception_error(exc, f"adk {where} error:")
     status = code if isinstance(code, int) else None
     name = type(exc).__name__
-    msg = str(exc).splitlines()[0] if str(exc) else name
+    msg = scrub(str(exc).splitlines()[0]) if str(exc) else name  # masked before it is cut
     if len(msg) > 300:
         msg = msg[:297] + "..."
     return ProviderError(f"adk {where} error: {name}: {msg}", kind=code_kind(code, msg), status=status)

@@ -215,7 +215,7 @@ class FixtureConversation:
 
 
 def _short(text: Any) -> str:
-    s = json.dumps(text, ensure_ascii=False)
+    s = scrub(json.dumps(text, ensure_ascii=False))  # an error excerpt: masked before it is cut
     return s if len(s) <= 80 else s[:77] + '..."'
 
 

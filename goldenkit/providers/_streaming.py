@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import ProviderError
 
 
@@ -44,8 +45,9 @@ def _parse(data: bytes, url: str) -> dict[str, Any]:
     try:
         obj = orjson.loads(data)
     except ValueError:
+        shown = scrub(data.decode("utf-8", "replace"))[:80]  # masked before it is cut
         raise ProviderError(
-            f"malformed reply from {url}: a streamed chunk is not JSON ({data[:80]!r})", kind="infrastructure", url=url
+            f"malformed reply from {url}: a streamed chunk is not JSON ({shown!r})", kind="infrastructure", url=url
         ) from None
     if not isinstance(obj, dict):
         raise ProviderError(

@@ -54,6 +54,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
 from goldenkit.dataset._reader import Dataset, read_dataset, rows_to_jsonl
 from goldenkit.dataset._versions import new_version_target, with_changelog_entry, write_version
@@ -260,6 +261,7 @@ def ask_until_valid(
         except ValueError as exc:
             failures.append((str(exc), _raw_text(output)))
     problem, raw = failures[-1]
+    raw = scrub(raw)  # an excerpt: masked before it is cut
     quoted = json.dumps(raw[:2000], ensure_ascii=False) + ("..." if len(raw) > 2000 else "")
     raise ScenarioOutputError(
         f"{name} gave no valid scenarios in {attempts} attempt(s); last problem: {problem}; "
