@@ -92,21 +92,29 @@ def check_name(value: Any, what: str) -> str:
     return value
 
 
-def check_output(path: str | os.PathLike[str], what: str, *, folder: bool = False) -> Path:
-    """``path`` when a command can write there: no control character in it, every existing
-    ancestor a folder, and (``folder``) the path itself not an existing file. Else an
-    InputError naming ``what`` (the option)."""
-    p = Path(path)
-    bad = _unprintable(str(path))
+def check_output(path: str | os.PathLike[str], what: str, *, folder: bool | None = None) -> Path:
+    """``path`` when a command can write there: no control character in it, not empty, and every
+    existing folder above it a folder (not a file). ``folder``: True when a folder is needed (an
+    existing file is refused), False when a file is (an existing folder is refused), None when
+    either will do. Else an InputError naming ``what`` (the option).
+
+    >>> check_output("site\\n", "--output")
+    Traceback (most recent call last):
+    ...
+    goldenkit.errors.InputError: --output 'site\\n' contains a control character (U+000A)
+    """
+    text = os.fspath(path)
+    bad = _unprintable(text)
     if bad is not None:
-        raise InputError(f"{what} {str(path)!r} contains a control character ({bad})")
-    if not str(path).strip():
+        raise InputError(f"{what} {text!r} contains a control character ({bad})")
+    if not text.strip():
         raise InputError(f"{what} must not be empty")
+    p = Path(text)
     for parent in p.parents:
         if parent.exists() and not parent.is_dir():
-            raise InputError(f"{what} {path}: {parent} is a file, not a folder")
-    if folder and p.exists() and not p.is_dir():
-        raise InputError(f"{what} {path} is a file; a folder is needed")
-    if not folder and p.is_dir():
-        raise InputError(f"{what} {path} is a folder; a file name is needed")
+            raise InputError(f"{what} {text}: {parent} is a file, not a folder")
+    if folder is True and p.exists() and not p.is_dir():
+        raise InputError(f"{what} {text} is a file; a folder is needed")
+    if folder is False and p.is_dir():
+        raise InputError(f"{what} {text} is a folder; a file name is needed")
     return p

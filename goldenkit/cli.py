@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO, cast
 
+from goldenkit._checks import check_output
 from goldenkit._scrub import SecretScope, check_env_name, scrub, secrets_in_use
 from goldenkit.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, GoldenkitError, UsageError
 
@@ -63,6 +64,7 @@ COMMANDS: dict[str, str] = {
     "pages": "write the static site: runs index, reports, history per dataset",
     "merge": "unite the shard runs (goldenkit run --shard K/N) of one run into one run folder",
     "regrade": "grade a finished run's stored answers again with the (new) graders, into a new run",
+    "notebooks": "copy the bundled notebooks (report, compare, audit, coverage, leaderboard) into a folder",
 }
 
 
@@ -193,6 +195,27 @@ def _register_keys(args: argparse.Namespace, scope: SecretScope) -> None:
             scope.add([os.environ.get(value)])
 
 
+#: The options that name where a command writes (their ``dest``), and whether each must be a folder
+#: (None: a file or a folder, as the command says); each is checked by one rule before the command runs.
+OUTPUT_OPTIONS: dict[str, bool | None] = {
+    "output": None,
+    "out": None,
+    "markdown": None,
+    "record": True,
+    "results_dir": True,
+    "baselines_dir": True,
+}
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path with a control character, or under a file, or a file where a folder is needed
+    (:func:`goldenkit._checks.check_output`): a one-line error, before anything is written."""
+    for dest, folder in OUTPUT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, str | os.PathLike):
+            check_output(value, "--" + dest.replace("_", "-"), folder=folder)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (``console_main`` exits with it)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -208,6 +231,7 @@ def _run(args_list: list[str], scope: SecretScope) -> int:
         parser = build_parser(group if group in COMMANDS else None, overview=group not in COMMANDS)
         args = parser.parse_args(args_list)
         _register_keys(args, scope)
+        _check_outputs(args)
         func = getattr(args, "func", None)
         if func is None:
             parser.print_help(sys.stderr)

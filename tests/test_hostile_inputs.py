@@ -9,10 +9,13 @@ import math
 from pathlib import Path
 
 import pytest
+from run_factory import manifest, outcomes, write_run
 
-from goldenkit._checks import unit_threshold
+from goldenkit._checks import check_name, unit_threshold
 from goldenkit.cli import main
-from goldenkit.errors import ConfigError
+from goldenkit.dataset import read_dataset
+from goldenkit.dataset._versions import new_version_target
+from goldenkit.errors import ConfigError, InputError
 from goldenkit.stats._collapse import OVERALL
 
 BAD_THRESHOLDS = [float("nan"), float("inf"), -float("inf"), 5, -1, 1.0000001, "0.8", True, None, [0.5]]
@@ -111,3 +114,77 @@ def test_a_slice_spelled_like_goldenkits_own_rows_is_refused_with_file_and_line(
 def test_slices_that_only_contain_parentheses_stay_allowed(tmp_path):
     ds = write_dataset(tmp_path / "ds", [contract_row("a", "refunds (EU)"), contract_row("b", "(beta) refunds")])
     assert main(["dataset", "validate", str(ds)]) == 0
+
+
+# ---------------------------------------------------------------------------- names and paths
+HOSTILE_NAMES = [
+    "main\n",
+    "../main",
+    "a/b",
+    "a\\b",
+    "..",
+    ".",
+    ".hidden",
+    "",
+    "main\x1b[2J",
+    "bidi\u202eevil",
+    "x" * 200,
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_the_name_rule_refuses_what_is_not_one_safe_file_name(name):
+    with pytest.raises(InputError, match=r"^dataset version "):
+        check_name(name, "dataset version")
+
+
+@pytest.mark.parametrize("name", ["main", "2026.11.0", "v1.2-rc.1", "nightly_2026-12-01", "1.0.0+build.5"])
+def test_the_name_rule_takes_ordinary_names(name):
+    assert check_name(name, "baseline name") == name
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_baseline_name_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    write_run(tmp_path / "results", manifest("a"), outcomes([("r1", "s", ["PASS"] * 3)], run_id="a"))
+    code = main(["baseline", "save", "a", "--name", name])
+    line = last_error_line(capsys.readouterr().err)
+    assert code == 1 and "baseline name" in line
+    assert not (tmp_path / "baselines").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+@pytest.mark.parametrize("version", ["../x", "v1\n", "a/b", ".."])
+def test_a_dataset_version_that_is_not_a_name_is_refused_naming_the_file(tmp_path, capsys, version):
+    ds = write_dataset(tmp_path / "ds", [contract_row("a")], version=version)
+    assert main(["dataset", "validate", str(ds)]) == 1
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "dataset.json" in out.err and '"version"' in out.err
+
+
+@pytest.mark.parametrize("version", ["../escaped", "2\n", "a/b"])
+def test_a_new_dataset_version_that_would_leave_its_folder_is_refused(tmp_path, version):
+    ds = read_dataset(write_dataset(tmp_path / "ds", [contract_row("a")]))
+    with pytest.raises(InputError, match="dataset version"):
+        new_version_target(ds, tmp_path / "ds", version)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["pages", "-o", "afile/site"], "--output afile/site: afile is a file, not a folder"),
+        (["pages", "-o", "site\n"], "--output 'site\\n' contains a control character (U+000A)"),
+        (["baseline", "--baselines-dir", "afile", "list"], "--baselines-dir afile is a file; a folder is needed"),
+        (["pages", "--results-dir", "afile"], "--results-dir afile is a file; a folder is needed"),
+        (["report", "latest", "-o", "afile/x"], "--output afile/x: afile is a file, not a folder"),
+    ],
+)
+def test_an_output_path_under_a_file_or_with_a_control_character_is_one_line(
+    tmp_path, monkeypatch, capsys, argv, message
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("a file, not a folder\n")
+    code = main(argv)
+    line = last_error_line(capsys.readouterr().err)
+    assert code == 1 and message in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing was created

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._checks import check_name
 from goldenkit.baselines import list_baselines, read_baseline, save_baseline
 from goldenkit.commands._args import gate_defaults
 from goldenkit.errors import InputError, UsageError
@@ -55,6 +56,7 @@ def register(sub: Any) -> None:
 def save_command(args: argparse.Namespace) -> int:
     from goldenkit.results import read_run
 
+    check_name(args.name, "baseline name")  # before any file is read or written
     run = read_run(args.run, args.results_dir)
     try:
         b = save_baseline(

@@ -8,8 +8,9 @@ from typing import Any
 
 import orjson
 
+from goldenkit._checks import check_name
 from goldenkit.dataset._problems import BOM, BOM_MESSAGE, json_error_text, json_repr, json_type
-from goldenkit.errors import DatasetError
+from goldenkit.errors import DatasetError, InputError
 from goldenkit.records import CASE_SHAPES
 from goldenkit.schema import SPLITS
 
@@ -35,6 +36,10 @@ def read_manifest(path: Path) -> dict[str, Any]:
             raise DatasetError(f'manifest has no "{key}"', path=where)
         if not isinstance(value, str) or not value.strip():
             raise DatasetError(f'"{key}" must be a non-empty string, got {json_repr(value)}', path=where)
+    try:  # a version names folders and files (a new version's folder, its runs' pages)
+        check_name(manifest["version"], '"version"')
+    except InputError as exc:
+        raise DatasetError(str(exc), path=where) from None
     _check_changelog(manifest, where)
     case_format = manifest.get("case_format")
     if case_format is not None and case_format not in CASE_SHAPES:
