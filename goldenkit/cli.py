@@ -65,7 +65,6 @@ COMMANDS: dict[str, str] = {
     "merge": "unite the shard runs (goldenkit run --shard K/N) of one run into one run folder",
     "regrade": "grade a finished run's stored answers again with the (new) graders, into a new run",
     "notebooks": "copy the bundled notebooks (report, compare, audit, coverage, leaderboard) into a folder",
-    "notebooks": "copy the bundled notebooks (report, compare, audit, coverage, leaderboard) into a folder",
 }
 
 
