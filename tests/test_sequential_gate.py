@@ -194,3 +194,15 @@ def test_bad_sequential_input_is_one_line(world: Path, capsys: pytest.CaptureFix
     assert "pass --baseline REF" in capsys.readouterr().err
     assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--max-rows", "0") == 1
     assert "--max-rows" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_report_and_compare_html_say_where_it_stopped(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "base") == 2
+    rec = record("cand")
+    line = f"stopped after {rec['rows_run']} of {rec['rows_total']} rows: {rec['stopped_because']}"
+    capsys.readouterr()
+    assert main(["report", "cand", "--baseline", "base"]) == 0
+    assert f"cand: {line}" in capsys.readouterr().out
+    assert line in (Path("results") / "cand" / "compare.html").read_text(encoding="utf-8")
