@@ -84,6 +84,7 @@ LAYERS: list[set[str]] = [
     {"compare._runs"},
     {"compare"},
     {"gate._evidence", "gate._power", "gate._sequential"},
+    {"gate._regression"},
     {"gate._evaluate"},
     {"gate", "leaderboards._alignment", "leaderboards._pairwise"},
     {"leaderboards._ranking"},

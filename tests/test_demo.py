@@ -144,7 +144,10 @@ def test_evaluate_gate_fails_on_refunds_only(demo: tuple[Path, int, str]) -> Non
     base, cand = read_run(results / BASE), read_run(results / CAND)
     decision = evaluate_gate(cand, policy=policy, comparison=compare_runs(base, cand, rule=policy.rule))
     assert decision.exit_code == 2
-    assert [r.name for r in decision.failed_rules] == ["regression.critical[refunds]"]
+    shown = [r.name for r in decision.failed_rules if r.mark == "FAIL"]
+    assert shown == ["regression.critical[refunds]"]  # one Holm family: overall + refunds, one-sided
+    # 60 refunds rows are also too few to show the drop within 0.05, or beyond it: not shown either way
+    assert [r.name for r in decision.failed_rules if r.mark == "NOT SHOWN"] == ["non_inferiority[refunds]"]
     overall = next(r for r in decision.rules if r.name == "regression.overall")
     assert overall.passed  # 10 broke vs 14 fixed is not a regression
 

@@ -121,15 +121,14 @@ def test_review_when_only_raw_p_is_below_alpha() -> None:
 
 
 def test_non_inferiority_margin() -> None:
-    from goldenkit.stats import paired_diff_ci
+    from goldenkit.gate._regression import drop_interval
 
     base, cand = example()
     cmp = compare_runs(base, cand)
     both_pass = int(cmp.overall["k_cand"]) - cmp.c  # 356 - 14
     both_fail = 400 - both_pass - cmp.b - cmp.c
-    # the one-sided 99% bound: the upper limit of the two-sided 98% Newcombe interval of the drop
-    _, low98, _ = paired_diff_ci(both_pass, cmp.c, cmp.b, both_fail, 0.98)
-    drop_upper = -low98
+    # the one-sided 99% bound: the upper limit of the two-sided 98% Newcombe (method 11) interval of the drop
+    _, drop_upper = drop_interval(both_pass, cmp.c, cmp.b, both_fail, 0.01)
     assert -cmp.overall["diff_ci_low"] < drop_upper < 0.03  # wider than the compare table's 95% interval
     ok = evaluate_gate(cand, comparison=cmp, policy=GatePolicy(alpha=0.01, non_inferiority_margin=0.03))
     assert rule(ok, "non_inferiority").passed and rule(ok, "non_inferiority").actual == pytest.approx(drop_upper)

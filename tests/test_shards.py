@@ -271,8 +271,11 @@ def test_cli_shards_merge_then_compare_and_gate_accept_it(
     assert main(["compare", "whole", "merged"]) == 0
     assert "flips: none" in capsys.readouterr().out
     config = str(SUPPORT / "goldenkit.toml")
-    assert main(["gate", "merged", "--baseline", "whole", "--config", config]) == 0
-    assert "gate PASSED" in capsys.readouterr().out
+    # the same answers: nothing fails; 60 refunds rows cannot show non-inferiority at 0.05 (exit 3, not a shard's)
+    assert main(["gate", "merged", "--baseline", "whole", "--config", config]) == 3
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("gate NOT EVIDENCE: non_inferiority[refunds]: ")
+    assert "[FAIL]" not in out and "run.shard" not in out
     # the merged run as the baseline of a candidate decides as the unsharded one does
     cand = [
         "run",
