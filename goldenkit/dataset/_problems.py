@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from goldenkit._scrub import scrub
 from goldenkit.errors import DatasetError
 
 BOM = b"\xef\xbb\xbf"
@@ -46,6 +47,7 @@ def json_repr(value: Any, limit: int = 60) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
+    text = scrub(text)  # an error excerpt: masked before it is cut
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
