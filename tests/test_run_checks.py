@@ -24,7 +24,7 @@ import pytest
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
-from goldenkit.errors import ConfigError
+from goldenkit.errors import ConfigError, InputError
 from goldenkit.providers._callable import CallableProvider
 from goldenkit.runner import RunOptions, run_eval
 
@@ -201,6 +201,16 @@ def test_run_eval_refuses_an_option_before_anything_is_written(
     assert not (tmp_path / "results").exists()
     with pytest.raises(ConfigError, match=said.split(" got ")[0].replace("[", r"\[").replace("(", r"\(")):
         RunOptions(**options)  # the same check wherever the options are made
+
+
+def test_run_eval_refuses_an_output_folder_that_is_a_file(tmp_path: Path) -> None:
+    ds = read_dataset(write_dataset(tmp_path))
+    (tmp_path / "taken").write_text("a file")
+    for where in ("results_dir", "record_dir"):
+        options: dict[str, Any] = {"results_dir": tmp_path / "results", where: tmp_path / "taken"}
+        with pytest.raises(InputError, match=rf"^RunOptions.{where} .*taken is a file; a folder is needed$"):
+            run_eval(ds, CallableProvider(fn=answer), run_id="f", **QUIET, **options)
+        assert not (tmp_path / "results").exists()
 
 
 def test_good_values_at_the_edges_of_their_ranges_run(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any, Unpack
 
+from goldenkit._checks import check_output
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings, scrub, secrets_in_use
 from goldenkit._sync import run_sync
@@ -253,6 +254,9 @@ async def arun_eval(
     fields by keyword (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
     o = RunOptions.merged(options, overrides)  # every option checked (RunOptions.__post_init__)
+    for where, what in ((o.results_dir, "results_dir"), (o.record_dir, "record_dir")):
+        if where is not None:  # the folders it will write, checked before anything is
+            check_output(where, f"RunOptions.{what}", folder=True)
     opts = o.limits()
     dataset, cfg, recorded = dataset_and_config(dataset, o.config)
     o = dataclasses.replace(o, config=recorded)
