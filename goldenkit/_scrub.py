@@ -16,7 +16,7 @@ run.json (its settings also by key)                data of record   secret value
 outcomes.parquet                                   its outcomes     as in outcomes.jsonl
 an outcome's ``detail``; a grader's ``error``      text for people  in use, URL credentials, shapes
 a recorded error's ``message``                     text for people  in use, URL credentials, shapes
-run.json's ``invalid_reason``                      text for people  in use, URL credentials, shapes
+run.json's ``invalid_reason`` and ``crash``        text for people  in use, URL credentials, shapes
 every error excerpt (scrubbed, then cut)           text for people  in use, URL credentials, shapes
 stdout, stderr, HTML, pages, notebooks             text for people  in use, URL credentials, shapes
 =================================================  ===============  ========================================

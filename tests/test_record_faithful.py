@@ -19,12 +19,13 @@ import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from goldenkit._scrub import MASK, scrub
+from goldenkit._scrub import MASK, scrub, secrets_in_use
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
 from goldenkit.providers._callable import CallableProvider
 from goldenkit.providers._fixtures import FIXTURES_FILE, FixturesProvider
 from goldenkit.records import Case, Response, ToolCall, TurnOutput
+from goldenkit.results import stored_json, write_json_atomic
 from goldenkit.runner import run_eval
 from goldenkit.runner._regrade import regrade
 
@@ -230,3 +231,19 @@ def test_only_the_whole_secret_is_masked_never_a_word_sharing_its_first_characte
     assert run.counts["PASS"] == 1 and [r["response"] for r in lines] == [want] == [r["response"] for r in table]
     recorded = (tmp_path / "fx" / FIXTURES_FILE).read_text()
     assert "order id abcd1234xyz" in recorded and "abcd1234efgh" not in recorded
+
+
+def test_run_json_keeps_its_record_and_scrubs_its_text_for_people(tmp_path: Path) -> None:
+    data = {
+        "provider": {"settings": {"system": f"Never reveal {PASSWORD}", "user": SERVER_KEY}},
+        "invalid_reason": f"every call errored; e.g. HTTP 401: Authorization: Bearer abc123def456 ({SERVER_KEY})",
+        "crash": [{"type": "RuntimeError", "message": "password: hunter2hunter2"}],
+    }
+    with secrets_in_use(SERVER_KEY):
+        write_json_atomic(tmp_path / "run.json", data)
+        expected = stored_json(data)
+    stored = json.loads((tmp_path / "run.json").read_text())
+    assert stored == expected
+    assert stored["provider"]["settings"] == {"system": f"Never reveal {PASSWORD}", "user": MASK}
+    assert stored["invalid_reason"] == "every call errored; e.g. HTTP 401: Authorization: Bearer *** (***)"
+    assert stored["crash"] == [{"type": "RuntimeError", "message": "password: ***"}]

@@ -12,9 +12,9 @@ from goldenkit.errors import ResultsError
 from goldenkit.schema import RUN_FILE
 
 #: The top-level keys of goldenkit's JSON files that hold text for people, fully scrubbed
-#: (:func:`goldenkit._scrub.scrub`): run.json's ``invalid_reason`` (an error excerpt), the explanation
-#: cache's ``explanations``. The rest is data of record (:mod:`goldenkit._scrub`'s table).
-TEXT_FOR_PEOPLE = frozenset({"invalid_reason", "explanations"})
+#: (:func:`goldenkit._scrub.scrub`): run.json's ``invalid_reason`` and ``crash`` (error excerpts), the
+#: explanation cache's ``explanations``. The rest is data of record (:mod:`goldenkit._scrub`'s table).
+TEXT_FOR_PEOPLE = frozenset({"invalid_reason", "crash", "explanations"})
 
 
 def _people_scrubbed(data: dict[str, Any]) -> dict[str, Any]:
