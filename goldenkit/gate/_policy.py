@@ -138,9 +138,11 @@ class GatePolicy:
                 kw[key] = cfg[key]
         if "non_inferiority_margin" in cfg:
             m = cfg["non_inferiority_margin"]
-            if m is True:
-                raise ConfigError(f"{where}: non_inferiority_margin must be a number in [0, 1] or false, got true")
-            kw["non_inferiority_margin"] = None if m is False else _rate(where, "non_inferiority_margin", m)
+            if m is not False and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0.0 <= m <= 1.0):
+                raise ConfigError(
+                    f"{where}: non_inferiority_margin must be a number in [0, 1] or false (off), got {m!r}"
+                )
+            kw["non_inferiority_margin"] = None if m is False else float(m)
         if "critical" in cfg:
             crit = cfg["critical"]
             if not isinstance(crit, list) or not all(isinstance(s, str) and s for s in crit):
