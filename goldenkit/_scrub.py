@@ -14,7 +14,7 @@ the ``trajectory``; graders' reasons and findings  data of record   secret value
 recorded fixtures (answers, meta.json)             data of record   secret values in use
 run.json (its settings also by key)                data of record   secret values in use
 outcomes.parquet                                   its outcomes     as in outcomes.jsonl
-an outcome's ``detail``; a grader's ``error``      text for people  in use, URL credentials, shapes
+``detail``; the reason of a grader in ``error``    text for people  in use, URL credentials, shapes
 a recorded error's ``message``                     text for people  in use, URL credentials, shapes
 run.json's ``invalid_reason`` and ``crash``        text for people  in use, URL credentials, shapes
 every error excerpt (scrubbed, then cut)           text for people  in use, URL credentials, shapes

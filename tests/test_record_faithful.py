@@ -26,6 +26,7 @@ from goldenkit.providers._callable import CallableProvider
 from goldenkit.providers._fixtures import FIXTURES_FILE, FixturesProvider
 from goldenkit.records import Case, Response, ToolCall, TurnOutput
 from goldenkit.results import stored_json, write_json_atomic
+from goldenkit.results._jsonl import stored_outcome
 from goldenkit.runner import run_eval
 from goldenkit.runner._regrade import regrade
 
@@ -247,3 +248,22 @@ def test_run_json_keeps_its_record_and_scrubs_its_text_for_people(tmp_path: Path
     assert stored["provider"]["settings"] == {"system": f"Never reveal {PASSWORD}", "user": MASK}
     assert stored["invalid_reason"] == "every call errored; e.g. HTTP 401: Authorization: Bearer *** (***)"
     assert stored["crash"] == [{"type": "RuntimeError", "message": "password: ***"}]
+
+
+def test_an_outcome_scrubs_its_detail_and_a_failed_graders_reason_only() -> None:
+    said = "must_contain: missing Bearer abc123def456"
+    record = {
+        "detail": f"judge: HTTP 401 Authorization: Bearer abc123def456; contract: {said}",
+        "graders": {
+            "judge": {"passed": None, "reason": "judge call failed: Bearer abc123def456", "error": True},
+            "contract": {"passed": False, "reason": said, "error": False},
+        },
+        "response": PASSWORD,
+    }
+    stored = stored_outcome(record)
+    assert stored["detail"] == "judge: HTTP 401 Authorization: Bearer ***; contract: must_contain: missing Bearer ***"
+    assert stored["graders"]["judge"]["reason"] == "judge call failed: Bearer ***"
+    assert stored["graders"]["contract"] == record["graders"]["contract"] and stored["response"] == PASSWORD
+    assert record["graders"]["judge"]["reason"].endswith("abc123def456")  # the caller's record is not changed
+    plain = {"detail": "", "graders": {"contract": {"passed": True, "reason": "", "error": False}}}
+    assert stored_outcome(plain) is plain
