@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._text import did_you_mean
 from goldenkit.commands import _sequential as sequential_cli
@@ -427,6 +428,7 @@ def run_arguments(
     from goldenkit.runner import parse_shard
 
     check_rule_repeats(cfg, opts["repeats"])
+    check_output(opts["results_dir"], "--results-dir", folder=True)  # also when it is the default or [run]'s
     criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), args.command_name)
     provider, simulator = build_provider(opts), build_simulator(opts)
     apply_transport_to_judges(graders, opts)
