@@ -37,7 +37,7 @@ from goldenkit.config import load_config, section
 from goldenkit.dataset import read_dataset
 from goldenkit.demo._story import AGENTS, DEFAULT_DATASET, replay_agent
 from goldenkit.gate import GatePolicy, evaluate_gate
-from goldenkit.gate._sequential import replay_sequential
+from goldenkit.gate._replay import replay_sequential
 from goldenkit.providers._callable import CallableProvider
 from goldenkit.records import Case
 from goldenkit.results import read_run

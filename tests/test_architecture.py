@@ -85,7 +85,7 @@ LAYERS: list[set[str]] = [
     {"compare"},
     {"gate._evidence", "gate._power", "gate._sequential"},
     {"gate._regression"},
-    {"gate._evaluate"},
+    {"gate._evaluate", "gate._replay"},
     {"gate", "leaderboards._alignment", "leaderboards._pairwise"},
     {"leaderboards._ranking"},
     # every run at once: the index, SQL over all outcomes, trends

@@ -206,3 +206,24 @@ def test_report_and_compare_html_say_where_it_stopped(world: Path, capsys: pytes
     assert main(["report", "cand", "--baseline", "base"]) == 0
     assert f"cand: {line}" in capsys.readouterr().out
     assert line in (Path("results") / "cand" / "compare.html").read_text(encoding="utf-8")
+
+
+def test_a_baseline_of_other_repeats_is_refused_before_any_call(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--repeats", "3", "--sequential", "--baseline", "base") == 4
+    assert "repeats differ: 1 vs 3" in capsys.readouterr().err
+    assert not (Path("results") / "cand").exists()
+
+
+def test_a_baseline_of_another_protocol_makes_the_decision_exit_4(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    argv = ["--graders", "contract,reference", "--sequential", "--baseline", "base"]
+    assert run(world, "broken", "cand", *argv) == 4
+    assert "baseline not comparable: grader versions differ" in capsys.readouterr().err
+    assert main(["gate", "cand", "--baseline", "base"]) == 4

@@ -10,11 +10,12 @@ non-inferiority shown, 3 undecided at the budget); ``goldenkit gate RUN --baseli
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from goldenkit.config import section
-from goldenkit.errors import UsageError
+from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, UsageError
 
 __all__ = ["register_replay", "register_run", "replay_text", "run_exit", "run_keywords"]
 
@@ -60,6 +61,10 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
         if ref is None:
             raise UsageError("goldenkit run --sequential: pass --baseline REF (or set [gate] baseline)")
         base = resolve_run_or_baseline(ref, opts["results_dir"], "baselines")
+        repeats = (getattr(base, "manifest", None) or {}).get("repeats")
+        if repeats is not None and repeats != opts["repeats"]:  # known before the first call: nothing is run
+            why = f"repeats differ: {repeats} vs {opts['repeats']}"
+            raise ComparisonInvalid(f"goldenkit run --sequential: baseline {ref} is not comparable: {why}", [why])
         seed = args.sequential_seed or 0
         out["sequential"] = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
     return out
@@ -67,9 +72,15 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
 
 def run_exit(summary: Any, keywords: dict[str, Any]) -> int:
     """The exit code of ``goldenkit run``: a sequential run's decision (printed) when the run is VALID."""
-    record = summary.manifest.get("sequential")
-    if keywords.get("sequential") is None or not isinstance(record, dict) or summary.exit_code:
+    from goldenkit.gate._sequential import not_comparable
+
+    record, gate = summary.manifest.get("sequential"), keywords.get("sequential")
+    if gate is None or not isinstance(record, dict) or summary.exit_code:
         return int(summary.exit_code)
+    diffs = not_comparable(gate, summary.manifest)
+    if diffs:
+        print(f"goldenkit run --sequential: baseline not comparable: {'; '.join(diffs)}", file=sys.stderr)
+        return EXIT_COMPARISON_INVALID
     calls = f"{record['calls']} of the fixed-size {record['calls_full']} calls"
     print(
         f"sequential gate: stopped after {record['rows_run']} of {record['rows_total']} rows: "
@@ -94,7 +105,8 @@ def replay_text(args: argparse.Namespace, run: Any, decision: Any, policy: Any) 
     """``--replay-sequential``: the replay's lines (None without the flag); usage errors when it cannot be."""
     if not getattr(args, "replay_sequential", False):
         return None
-    from goldenkit.gate._sequential import replay_sequential, sequential_record
+    from goldenkit.gate._replay import replay_sequential
+    from goldenkit.gate._sequential import sequential_record
 
     if decision.comparison is None:
         raise UsageError("goldenkit gate --replay-sequential needs a baseline the run is comparable with")

@@ -28,8 +28,9 @@ passed over (the population is kept, which only widens the bound).
 run.json's ``sequential`` records the seed, the rows read in order, the populations, the
 decision with its exit code and the statistics at the stop; :func:`evaluate_sequential` (what
 ``goldenkit gate`` does with such a run) applies :func:`decide_sequential` to the recorded rows
-again. :func:`replay_sequential` (``goldenkit gate --replay-sequential``) replays the procedure
-over random orders of a full run: when it would have stopped, and the calls it would have saved.
+again. :func:`goldenkit.gate._replay.replay_sequential` (``goldenkit gate --replay-sequential``)
+replays the procedure over random orders of a full run: when it would have stopped, and the calls
+it would have saved.
 """
 
 from __future__ import annotations
@@ -58,20 +59,20 @@ from goldenkit.schema import ERROR, FAIL, PASS, counts_against_candidate
 from goldenkit.stats import OVERALL, SequentialTest, collapse_repeats, sequential_paired_test
 
 __all__ = [
-    "ReplayResult",
+    "EXIT_CODES",
     "SequentialDecision",
     "SequentialGate",
     "baseline_values",
     "candidate_values",
     "decide_sequential",
     "evaluate_sequential",
-    "replay_sequential",
+    "not_comparable",
     "sequential_gate",
     "sequential_order",
     "sequential_record",
 ]
 
-_EXIT = {"regression": EXIT_GATE_FAILED, "non_inferior": EXIT_OK, "undecided": EXIT_INFRASTRUCTURE}
+EXIT_CODES = {"regression": EXIT_GATE_FAILED, "non_inferior": EXIT_OK, "undecided": EXIT_INFRASTRUCTURE}
 
 
 def sequential_order(rows: Sequence[tuple[str, str]], seed: int) -> list[str]:
@@ -140,7 +141,7 @@ class SequentialDecision:
 
     @property
     def exit_code(self) -> int:
-        return _EXIT[self.decision]
+        return EXIT_CODES[self.decision]
 
     def line(self) -> str:
         """``stopped after 212 of 400 rows: regression on refunds shown``."""
@@ -149,8 +150,8 @@ class SequentialDecision:
 
 def _members(policy: GatePolicy, slices: Sequence[str]) -> tuple[list[str], list[str]]:
     """(the regression family, the non-inferiority members) among the overall rows and ``slices``."""
-    critical = [s for s in policy.critical]
-    others = [s for s in sorted(slices) if s not in critical] if getattr(policy, "fail_on_slices", False) else []
+    critical = list(policy.critical)
+    others = [s for s in sorted(slices) if s not in critical] if policy.fail_on_slices else []
     return [OVERALL, *critical, *others], [OVERALL, *critical]
 
 
@@ -246,6 +247,7 @@ class SequentialGate:
             raise ConfigError(f"--max-rows must be >= 1 (got {max_rows})")
         self.base = baseline_values(baseline)
         self.policy, self.seed, self.max_rows, self.baseline_id = policy, int(seed), max_rows, baseline_id
+        self.baseline_manifest: dict[str, Any] = {}
         self.rows: list[tuple[str, int, int | None]] = []
         self.read: list[str] = []
         self.populations: dict[str, int] = {}
@@ -323,7 +325,15 @@ def sequential_gate(baseline: Any, policy: GatePolicy, *, seed: int = 0, max_row
     problems = side_problems(dict(getattr(baseline, "manifest", None) or {}), table)
     if problems:
         raise InfrastructureError(f"baseline {label} is not evidence: {'; '.join(problems)}")
-    return SequentialGate(table, policy, seed=seed, max_rows=max_rows, baseline_id=label)
+    gate = SequentialGate(table, policy, seed=seed, max_rows=max_rows, baseline_id=label)
+    gate.baseline_manifest = dict(getattr(baseline, "manifest", None) or {})
+    return gate
+
+
+def not_comparable(gate: SequentialGate, manifest: Mapping[str, Any]) -> list[str]:
+    """Why a sequential run's protocol key is not its baseline's (empty: comparable; its decision stands)."""
+    rule = gate.policy.rule
+    return comparability_differences(gate.baseline_manifest, manifest, base_rule=rule, cand_rule=rule)
 
 
 def _side_table(side: Any, rule: str) -> pd.DataFrame:
@@ -403,91 +413,3 @@ def _decision_rule(d: SequentialDecision, rec: Mapping[str, Any]) -> GateRule:
     if d.decision == "regression":
         return GateRule("sequential", False, None, None, detail, "regression", EXIT_GATE_FAILED, evidence=ev)
     return GateRule("sequential", True, None, None, detail, "regression", evidence=ev)
-
-
-# --------------------------------------------------------------------------- shadow mode
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    """:func:`replay_sequential`: per random order, the decision, the rows read and the calls made."""
-
-    seed: int
-    decisions: list[str]
-    rows: np.ndarray
-    calls: np.ndarray
-    rows_total: int
-    calls_full: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seed": self.seed,
-            "orders": len(self.decisions),
-            "decisions": {d: self.decisions.count(d) for d in sorted(set(self.decisions))},
-            "rows": [int(x) for x in self.rows],
-            "calls": [int(x) for x in self.calls],
-            "rows_total": self.rows_total,
-            "calls_full": self.calls_full,
-        }
-
-    def format(self) -> str:
-        n = len(self.decisions)
-        counts = ", ".join(
-            f"{d} in {self.decisions.count(d)} (exit {_EXIT[d]})"
-            for d in ("regression", "non_inferior", "undecided")
-            if d in self.decisions
-        )
-        med_calls = float(np.median(self.calls))
-        saved = self.calls_full - med_calls
-        return "\n".join(
-            [
-                f"sequential replay over {n} random orders (seed {self.seed}):",
-                f"  decision: {counts} of {n} orders",
-                f"  would have stopped after {np.median(self.rows):g} of {self.rows_total} rows "
-                f"(median; range {int(self.rows.min())}-{int(self.rows.max())})",
-                f"  calls: {med_calls:g} of the fixed-size {self.calls_full} (median; range "
-                f"{int(self.calls.min())}-{int(self.calls.max())}): {saved:g} saved "
-                f"({saved / max(self.calls_full, 1):.0%})",
-            ]
-        )
-
-
-def repeats_needed(outcomes: pd.DataFrame, rule: str, repeats: int) -> dict[str, int]:
-    """Per row, the calls a run that stops decided repeats makes: its repeats in order, up to the
-    first after which :func:`goldenkit.stats.row_decided` holds."""
-    from goldenkit.stats import row_decided
-
-    out: dict[str, int] = {}
-    frame = outcomes.sort_values(["row_id", "repeat"], kind="stable")
-    for rid, group in frame.groupby("row_id", sort=False):
-        verdicts = [str(v) for v in group["verdict"]]
-        k = next((i for i in range(1, len(verdicts) + 1) if row_decided(verdicts[:i], rule, repeats)), len(verdicts))
-        out[str(rid)] = k
-    return out
-
-
-def replay_sequential(
-    comparison: Any, outcomes: pd.DataFrame, policy: GatePolicy, *, orders: int = 50, seed: int = 0
-) -> ReplayResult:
-    """Replay the sequential gate on a full run over ``orders`` random design orders (seeds
-    ``seed``, ``seed + 1``, ...): each order's decision (:func:`decide_sequential`), the rows it
-    would have read, and the calls it would have made with decided repeats stopped
-    (:func:`repeats_needed`), against the fixed-size run's calls (every outcome of ``outcomes``)."""
-    if orders < 1:
-        raise ConfigError(f"--orders must be >= 1 (got {orders})")
-    repeats = int(comparison.cand_manifest.get("repeats") or 1)
-    base = baseline_values(comparison.base_collapsed)
-    cand = candidate_values(comparison.cand_collapsed)
-    design = [(rid, base[rid][0]) for rid in cand if rid in base]
-    populations: dict[str, int] = {OVERALL: len(design)}
-    for _, sl in design:
-        populations[sl] = populations.get(sl, 0) + 1
-    needed = repeats_needed(outcomes, policy.rule, repeats)
-    decisions, rows, calls = [], [], []
-    for s in range(seed, seed + orders):
-        order = sequential_order(design, s)
-        d = decide_sequential([(base[r][0], base[r][1], cand[r]) for r in order], populations, policy, len(order))
-        decisions.append(d.decision)
-        rows.append(d.rows_run)
-        calls.append(sum(needed.get(r, repeats) for r in order[: d.rows_run]))
-    return ReplayResult(seed, decisions, np.array(rows), np.array(calls), len(design), int(len(outcomes)))
