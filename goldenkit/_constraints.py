@@ -6,9 +6,9 @@
 outside its range is one line naming the option where it was given, before a run
 folder, a lock or a run.json exists::
 
-    goldenkit run: error: argument --max-in-flight: must be an integer >= 1, got '0'
-    goldenkit.toml: [run] max_in_flight must be an integer >= 1, got 0
-    RunOptions.max_in_flight must be an integer >= 1, got 0
+    goldenkit: goldenkit run: argument --max-in-flight: must be an integer >= 1, got '0'
+    goldenkit: goldenkit.toml: [run] max_in_flight must be an integer >= 1, got 0
+    goldenkit.errors.ConfigError: RunOptions.max_in_flight must be an integer >= 1, got 0
 
 A key of the table is the option's ``[run]`` key, its :class:`~goldenkit.runner.RunOptions`
 field when it has one, and its flag with dashes (``max_in_flight``, ``--max-in-flight``).
