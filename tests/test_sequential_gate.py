@@ -159,6 +159,11 @@ def test_replay_sequential_prints_the_stop_distribution(world: Path, capsys: pyt
     assert "sequential replay over 7 random orders (seed 0):" in out
     assert "decision: regression in 7 (exit 2) of 7 orders" in out
     assert "would have stopped after" in out and "saved" in out
+    assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "3", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)["replay_sequential"]
+    assert doc["seed"] == 0 and doc["orders"] == 3 and doc["decisions"] == {"regression": 3}
+    assert len(doc["calls"]) == 3 and max(doc["calls"]) < doc["calls_full"] == ROWS
+    assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "0"]) == 1
 
 
 def test_the_decision_never_passes_a_drop_beyond_the_margin_run_to_the_end() -> None:
@@ -190,6 +195,8 @@ def test_a_committed_snapshot_is_a_baseline_and_calls_stay_near_the_decision(
 def test_bad_sequential_input_is_one_line(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(world, "good", "cand", "--max-rows", "5") == 1  # --max-rows without --sequential
     assert "need --sequential" in capsys.readouterr().err
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--shard", "1/2") == 1
+    assert "not a shard" in capsys.readouterr().err
     assert run(world, "good", "cand", "--sequential") == 1  # no baseline
     assert "pass --baseline REF" in capsys.readouterr().err
     assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--max-rows", "0") == 1

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.baselines import resolve_run_or_baseline
-from goldenkit.commands._sequential import register_replay, replay_text
+from goldenkit.commands._sequential import register_replay, replay_for
 from goldenkit.config import config_for_run, describe_config, section
 from goldenkit.errors import UsageError
 from goldenkit.gate import GatePolicy, evaluate_gate
@@ -101,8 +101,10 @@ def gate_command(args: argparse.Namespace) -> int:
         manifest=getattr(run, "manifest", None),
     )
     comparison = decision.comparison
+    replay = replay_for(args, run, decision, policy)  # --replay-sequential: goldenkit.gate._replay
     if args.json:
-        print(json.dumps({**decision.to_dict(), "config": describe_config(cfg)}, indent=2))
+        extra = {"replay_sequential": replay.to_dict()} if replay is not None else {}
+        print(json.dumps({**decision.to_dict(), "config": describe_config(cfg), **extra}, indent=2))
     else:
         label = getattr(run, "run_id", None) or args.run
         against = f" against {comparison.base_id}" if comparison is not None else ""
@@ -112,7 +114,6 @@ def gate_command(args: argparse.Namespace) -> int:
             print("evidence ledger (rows paired on both sides, per slice):")
             print("\n".join(f"  {line}" for line in comparison.ledger.format().splitlines()))
         print(decision.format())
-        replay = replay_text(args, run, decision, policy)
         if replay is not None:
-            print(replay)
+            print(replay.format())
     return decision.exit_code

@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldenkit.config import section
 from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, UsageError
 
-__all__ = ["register_replay", "register_run", "replay_text", "run_exit", "run_keywords"]
+if TYPE_CHECKING:
+    from goldenkit.gate._replay import ReplayResult
+
+__all__ = ["register_replay", "register_run", "replay_for", "run_exit", "run_keywords"]
 
 
 def register_run(q: Any, flag: Callable[[str], Any]) -> None:
@@ -46,6 +49,8 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
     from goldenkit.gate import GatePolicy
 
     sequential = bool(getattr(args, "sequential", False))
+    if sequential and getattr(args, "shard", None) is not None:
+        raise UsageError("goldenkit run: --sequential reads every row of the run in its own order, not a shard")
     if not sequential and (args.baseline or args.max_rows is not None or args.sequential_seed is not None):
         raise UsageError("goldenkit run: --baseline, --max-rows and --sequential-seed need --sequential")
     if not (sequential or opts.get("stop_decided_repeats")):
@@ -101,8 +106,8 @@ def register_replay(p: Any) -> None:
     p.add_argument("--replay-seed", type=int, default=0, help="--replay-sequential: the first order's seed (0)")
 
 
-def replay_text(args: argparse.Namespace, run: Any, decision: Any, policy: Any) -> str | None:
-    """``--replay-sequential``: the replay's lines (None without the flag); usage errors when it cannot be."""
+def replay_for(args: argparse.Namespace, run: Any, decision: Any, policy: Any) -> ReplayResult | None:
+    """``--replay-sequential``: the replay (None without the flag); a usage error when there is none to make."""
     if not getattr(args, "replay_sequential", False):
         return None
     from goldenkit.gate._replay import replay_sequential
@@ -114,4 +119,4 @@ def replay_text(args: argparse.Namespace, run: Any, decision: Any, policy: Any) 
         raise UsageError("goldenkit gate --replay-sequential replays a full run; this run is a sequential one")
     outcomes = run.outcomes(columns=["row_id", "repeat", "verdict"])
     result = replay_sequential(decision.comparison, outcomes, policy, orders=args.orders, seed=args.replay_seed)
-    return result.format()
+    return result
