@@ -156,13 +156,14 @@ audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
     (
         "code",
         "session = audit.open_audit(run, results_dir=results_dir, dataset=dataset, rule=rule, audits_dir=audits_dir)\n"
-        "session.summary()",
+        "session.summary(live=interactive)",
     ),
     (
         "md",
         "## Failing rows\nIn Jupyter: filter by slice, tag, grader or cluster, page through the rows, mark each one; "
         "**apply as new version** writes the label errors (corrected, or dropped without a correction) as a new "
-        "dataset version in a new folder, as `goldenkit audit apply` does.",
+        "dataset version in a new folder, as `goldenkit audit apply` does, after it says which version and folder "
+        "and you confirm. The summary above follows the marks as you save them.",
     ),
     (
         "code",

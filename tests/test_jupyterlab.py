@@ -131,8 +131,16 @@ def test_the_audit_notebook_pages_filters_marks_and_applies(browser: Any, lab: L
     panel.locator(".widget-toggle-button", has_text="agent_error").click()
     panel.get_by_role("button", name="save mark").click()
     expect(panel.get_by_text(f"saved agent_error for {refunds[1]}", exact=False)).to_be_visible()
-    panel.get_by_role("button", name="apply as new version").click()
-    expect(panel.get_by_text("wrote fixture-support 1.1.0 to dataset-1.1.0", exact=False)).to_be_visible()
+    panel.get_by_role("button", name="apply as new version").click()  # asks first, naming what it would write
+    expect(
+        panel.get_by_text("write fixture-support 1.1.0 to dataset-1.1.0 with 1 label error", exact=False)
+    ).to_be_visible()
+    assert not (lab.root / "dataset-1.1.0").exists()
+    panel.get_by_role("button", name="confirm: write it").click()
+    status = panel.get_by_text("wrote fixture-support 1.1.0 to dataset-1.1.0", exact=False)
+    expect(status).to_be_visible()
+    # the long status line wraps inside the panel: nothing of it is cut off
+    assert status.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "jupyterlab-audit.png"))
     day = datetime.now(UTC).date().isoformat()

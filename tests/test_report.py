@@ -738,15 +738,15 @@ def test_audit_widget_filters_pages_and_saves(tmp_path: Path) -> None:
     row_id = w.browser.current().iloc[0]["row_id"]
     assert row_id in w.card.value
     w.save.click()
-    assert "choose a row and a label" in w.status.value
+    assert "choose a row and a label" in w.status_text and "white-space: normal" in w.status.value  # it wraps
     w.label.value = "label_error"
     w.note.value = "wrong expectation"
     w.correction.value = "{not json"
     w.save.click()
-    assert w.status.value.startswith("not saved")
+    assert w.status_text.startswith("not saved")
     w.correction.value = '{"case": {"reference": "better"}}'
     w.save.click()
-    assert w.status.value.startswith(f"saved label_error for {row_id}")
+    assert w.status_text.startswith(f"saved label_error for {row_id}")
     assert "marked: <b>label_error</b>" in w.card.value
     mark = json.loads(log.path.read_text(encoding="utf-8"))
     assert mark["correction"] == {"case": {"reference": "better"}} and mark["note"] == "wrong expectation"

@@ -6,6 +6,7 @@ tests/test_jupyterlab.py clicks through the same widgets in a real JupyterLab.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -37,30 +38,56 @@ def _session(folder: Path, monkeypatch: pytest.MonkeyPatch) -> audit.AuditSessio
     return audit.open_audit("results/cand", audits_dir=folder / "audits", day="2026-10-02")
 
 
-def test_the_audit_widgets_apply_button_writes_a_new_dataset_version(
+def _summary_counts(html: str) -> dict[str, dict[str, int]]:
+    """The audit summary's per-slice table as {slice: {column: count}} (read from its HTML)."""
+    table = html[html.index("<table") :]
+    heads = re.findall(r"<th>([^<]*)</th>", table[: table.index("</tr>")])[1:]  # after the index column
+    rows = re.findall(r"<tr>\s*<th>([^<]*)</th>((?:\s*<td>\d+</td>)+)", table)
+    return {sl: dict(zip(heads, map(int, re.findall(r"<td>(\d+)</td>", cells)), strict=True)) for sl, cells in rows}
+
+
+def test_the_audit_widgets_apply_button_asks_then_writes_a_new_dataset_version(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     s = _session(folder, monkeypatch)
     w = s.widget()
+    live = s.summary(live=True)
     assert not w.apply_button.disabled
     w.apply_button.click()
-    assert w.status.value.startswith("not applied: no marks on this dataset version")
+    assert w.status_text.startswith("not applied: no marks on this dataset version")
+    assert w.confirm.layout.display == "none"  # nothing to confirm
     first, second = s.failures["row_id"].iloc[0], s.failures["row_id"].iloc[1]
+    slice_of_first = s.failures["slice"].iloc[0]
     w.label.value, w.note.value = "label_error", "the expectation is stale"
     w.correction.value = '{"case": {"reference": "A better answer."}}'
     w.save.click()
+    # the summary shown above the widget follows the mark: its slice has one label error now
+    shown = _summary_counts(live.value)
+    assert shown[slice_of_first]["label_error"] == 1 and shown[slice_of_first]["marked"] == 1
     w.next_button.click()
     w.label.value = "agent_error"
     w.save.click()
-    w.apply_button.click()
+    assert sum(c["marked"] for c in _summary_counts(live.value).values()) == 2
     new = folder / "dataset-1.1.0"
-    assert w.status.value.startswith("wrote fixture-support 1.1.0 to dataset-1.1.0 (sha256 ")  # where it was read
-    assert f"relabelled {first}" in w.status.value and "left as they are: 1 agent_error" in w.status.value
+    w.apply_button.click()  # asks first, naming the version and the folder it would write
+    assert w.status_text == (
+        "write fixture-support 1.1.0 to dataset-1.1.0 with 1 label error corrected or dropped? "
+        "Nothing is written until you confirm."
+    )
+    assert w.confirm.layout.display == "flex" and not new.exists()
+    w.cancel_button.click()
+    assert w.status_text.startswith("not applied: cancelled") and not new.exists()
+    assert w.confirm.layout.display == "none"
+    w.apply_button.click()
+    w.confirm_button.click()
+    assert w.status_text.startswith("wrote fixture-support 1.1.0 to dataset-1.1.0 (sha256 ")  # where it was read
+    assert f"relabelled {first}" in w.status_text and "left as they are: 1 agent_error" in w.status_text
     ds = read_dataset(new)
     assert ds.version == "1.1.0" and ds.raw_case(first)["reference"] == "A better answer."
     assert second in ds.ids and "the expectation is stale" in ds.manifest["changelog"][-1]["why"]
-    w.apply_button.click()  # once is enough: the version exists
-    assert w.status.value.startswith("not applied: ") and "already" in w.status.value
+    w.apply_button.click()  # once is enough: the version's folder exists, so there is nothing to confirm
+    assert w.status_text.startswith("not applied: ") and "already" in w.status_text
+    assert w.confirm.layout.display == "none"
     assert read_dataset(folder / "dataset").version == "1.0.0"  # the old folder is untouched
 
 

@@ -125,13 +125,26 @@ class AuditWidget:
     ``apply``: what the "apply" button calls to write the confirmed label errors as a
     new dataset version (:meth:`goldenkit.audit.AuditSession.apply_summary`); it returns
     the line the status shows. Without one (no dataset folder at hand) the button is disabled.
+    The button writes nothing itself: it asks first, saying what would be written (``plan``,
+    :meth:`goldenkit.audit.AuditSession.apply_plan`: the version and its folder), and only
+    "confirm" writes it. ``on_mark`` is called after each saved mark (the session's live
+    summaries follow it). The status line wraps on its own row, never clipped.
     """
 
-    def __init__(self, browser: AuditBrowser, apply: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        browser: AuditBrowser,
+        apply: Callable[[], str] | None = None,
+        plan: Callable[[], str] | None = None,
+        on_mark: Callable[[], None] | None = None,
+    ) -> None:
         import ipywidgets as w
 
         self.browser = browser
         self._apply = apply
+        self._plan = plan
+        self._on_mark = on_mark
+        self.status_text = ""
         self.dropdowns = {
             name: w.Dropdown(options=[ALL, *browser.options(name)], value=ALL, description=name)
             for name in AuditBrowser.FILTERS
@@ -153,13 +166,18 @@ class AuditWidget:
             else "the dataset folder is not at hand: use goldenkit audit apply",
             layout=w.Layout(width="auto", min_width="13em"),
         )
-        self.status = w.Label()
+        self.status = w.HTML(layout=w.Layout(width="100%"))
+        self.confirm_button = w.Button(description="confirm: write it", button_style="danger")
+        self.cancel_button = w.Button(description="cancel")
+        self.confirm = w.HBox([self.confirm_button, self.cancel_button], layout=w.Layout(display="none"))
         for dd in self.dropdowns.values():
             dd.observe(self._on_filter, names="value")
         self.prev_button.on_click(lambda _b: self._move(-1))
         self.next_button.on_click(lambda _b: self._move(1))
         self.save.on_click(self._on_save)
         self.apply_button.on_click(self._on_apply)
+        self.confirm_button.on_click(self._on_confirm)
+        self.cancel_button.on_click(self._on_cancel)
         self.widget = w.VBox(
             [
                 w.HBox(list(self.dropdowns.values())[:3]),
@@ -168,7 +186,9 @@ class AuditWidget:
                 self.card,
                 w.HBox([self.label, self.note]),
                 self.correction,
-                w.HBox([self.save, self.apply_button, self.status]),
+                w.HBox([self.save, self.apply_button]),
+                self.confirm,
+                self.status,
             ]
         )
         self.refresh()
@@ -184,28 +204,52 @@ class AuditWidget:
     def _on_save(self, _b: Any) -> None:
         rows = self.browser.current()
         if rows.empty or self.label.value is None:
-            self.status.value = "choose a row and a label first"
+            self.say("choose a row and a label first")
             return
         text = self.correction.value.strip()
         try:
             corr = json.loads(text) if text else None
             mark = self.browser.mark(str(rows.iloc[0]["row_id"]), self.label.value, self.note.value, corr)
         except (ValueError, InputError) as exc:
-            self.status.value = f"not saved: {exc}"
+            self.say(f"not saved: {exc}")
             return
         where = self.browser.log.path if self.browser.log is not None else "memory"
-        self.status.value = f"saved {mark['label']} for {mark['row_id']} to {where}"
+        self.say(f"saved {mark['label']} for {mark['row_id']} to {where}")
         self.note.value = ""
         self.correction.value = ""
         self.refresh()
+        if self._on_mark is not None:
+            self._on_mark()
+
+    def say(self, text: str) -> None:
+        """Show ``text`` (escaped) in the status line, which wraps (``status_text`` keeps it as text)."""
+        self.status_text = text
+        self.status.value = f'<div style="white-space: normal; overflow-wrap: anywhere">{escape(text)}</div>'
 
     def _on_apply(self, _b: Any) -> None:
+        """Ask before writing: what would be written, with "confirm" and "cancel" beside it."""
         if self._apply is None:
             return
         try:
-            self.status.value = self._apply()
+            what = self._plan() if self._plan is not None else "write the label errors as a new dataset version"
         except InputError as exc:
-            self.status.value = f"not applied: {exc}"
+            self.say(f"not applied: {exc}")
+            return
+        self.confirm.layout.display = "flex"
+        self.say(f"{what}? Nothing is written until you confirm.")
+
+    def _on_confirm(self, _b: Any) -> None:
+        self.confirm.layout.display = "none"
+        if self._apply is None:
+            return
+        try:
+            self.say(self._apply())
+        except InputError as exc:
+            self.say(f"not applied: {exc}")
+
+    def _on_cancel(self, _b: Any) -> None:
+        self.confirm.layout.display = "none"
+        self.say("not applied: cancelled; the dataset is unchanged")
 
     def refresh(self) -> None:
         b = self.browser

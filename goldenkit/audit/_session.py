@@ -15,9 +15,10 @@ from goldenkit._display import HTMLBlock
 from goldenkit.audit._apply import AuditApplied, apply_audit
 from goldenkit.audit._browser import AuditBrowser, AuditWidget
 from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_html
-from goldenkit.audit._marks import AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
+from goldenkit.audit._marks import AUDIT_LABELS, AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
 from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.dataset._versions import new_version_target
 from goldenkit.errors import InputError
 
 
@@ -31,6 +32,8 @@ class AuditSession:
     log: AuditLog
     audits_dir: Path
     notes: list[str] = field(default_factory=list)
+    #: the live summaries handed out by :meth:`summary` (``live=True``), redrawn after each saved mark
+    _live: list[Any] = field(default_factory=list, repr=False)
 
     @property
     def dataset_key(self) -> dict[str, Any]:
@@ -41,8 +44,15 @@ class AuditSession:
         return AuditBrowser(self.failures, log=self.log, dataset=self.dataset_key, page_size=page_size)
 
     def widget(self, page_size: int = 1) -> AuditWidget:
-        """The ipywidgets browser (display ``.widget``); its apply button calls :meth:`apply_summary`."""
-        return AuditWidget(self.browser(page_size), apply=self.apply_summary if self.dataset is not None else None)
+        """The ipywidgets browser (display ``.widget``); its apply button says :meth:`apply_plan` and asks,
+        and its confirm button calls :meth:`apply_summary`; each saved mark redraws the live summaries."""
+        at_hand = self.dataset is not None
+        return AuditWidget(
+            self.browser(page_size),
+            apply=self.apply_summary if at_hand else None,
+            plan=self.apply_plan if at_hand else None,
+            on_mark=self.refresh_live,
+        )
 
     def failures_view(self, *, interactive: bool, n_per_slice: int = 3, seed: int = 0, page_size: int = 1) -> Any:
         """What the notebook shows of the failing rows: the widget browser, or a fixed sample.
@@ -80,6 +90,23 @@ class AuditSession:
             raise InputError(f"no marks on this dataset version under {self.audits_dir}: mark a row first")
         return apply_audit(files, folder, out, version=version)
 
+    def apply_plan(self) -> str:
+        """What :meth:`apply` would write, in one line (the widget asks with it before writing): the new
+        version, its folder and how many label errors; an InputError when there is nothing to apply."""
+        if self.dataset is None:
+            raise InputError("the runs' dataset is not at hand: give open_audit the dataset folder")
+        if not self.mark_files():
+            raise InputError(f"no marks on this dataset version under {self.audits_dir}: mark a row first")
+        errors = sum(1 for m in latest_marks(self.all_marks()).values() if m.get("label") == "label_error")
+        if not errors:
+            raise InputError("no label_error marks to apply; the dataset is unchanged")
+        folder = self.dataset.path if self.dataset.path.is_dir() else self.dataset.path.parent
+        version, dest = new_version_target(self.dataset, folder)
+        return (
+            f"write {self.dataset_key.get('name')} {version} to {dest} "
+            f"with {errors} label error{'s' if errors != 1 else ''} corrected or dropped"
+        )
+
     def apply_summary(self) -> str:
         """:meth:`apply`, said in one line (what the widget's apply button shows)."""
         done = self.apply()
@@ -91,18 +118,37 @@ class AuditSession:
         kept = ", ".join(f"{n} {label}" for label, n in done.ignored.items() if n)
         return "; ".join(parts) + (f"; left as they are: {kept}" if kept else "")
 
-    def summary(self) -> Any:
-        """Runs, dataset, where marks go, and failing / already-marked rows per slice."""
+    def summary(self, *, live: bool = False) -> Any:
+        """Runs, dataset, where marks go, and per slice the failing rows, the marked ones and each label's
+        count. ``live`` (Jupyter): an ipywidgets HTML that follows the marks saved in :meth:`widget`."""
+        html = self._summary_html()
+        if not live:
+            return html
+        import ipywidgets as w
+
+        view = w.HTML(value=str(html))
+        self._live.append(view)
+        return view
+
+    def refresh_live(self) -> None:
+        """Redraw every live summary from the marks as they are now."""
+        if self._live:
+            html = str(self._summary_html())
+            for view in self._live:
+                view.value = html
+
+    def _summary_html(self) -> HTMLBlock:
         marked = latest_marks(self.all_marks())
         f = self.failures
-        per = pd.DataFrame(
-            {
-                "failing rows": f.groupby("slice")["row_id"].nunique(),
-                "marked": f.assign(m=f["row_id"].isin(set(marked)))[lambda d: d["m"]]
-                .groupby("slice")["row_id"]
-                .nunique(),
-            }
-        ).fillna(0)
+        ids = f.drop_duplicates("row_id").assign(row_id=lambda d: d["row_id"].astype(str))
+        label = ids["row_id"].map(lambda r: marked.get(r, {}).get("label"))
+        columns = {
+            "failing rows": ids.groupby("slice")["row_id"].nunique(),
+            "marked": label.notna().groupby(ids["slice"]).sum(),
+        }
+        for name in AUDIT_LABELS:
+            columns[name] = (label == name).groupby(ids["slice"]).sum()
+        per = pd.DataFrame(columns).fillna(0)
         per = per.astype("int64")
         key = self.dataset_key
         ids = ", ".join(str(r.run_id) for r in self.runs)

@@ -38,6 +38,7 @@ from goldenkit.report._compare import (
     gate_banner,
     gate_decision,
     gate_table,
+    significance,
     try_compare,
 )
 from goldenkit.report._coverage import (
@@ -125,6 +126,7 @@ __all__ = [
     "setup_notebook",
     "shown_or_note",
     "signed_pct",
+    "significance",
     "split_rows",
     "table_html",
     "try_compare",
