@@ -185,6 +185,9 @@ def test_a_policy_command_checks_the_file_whole_too(project: Path, capsys: pytes
     capsys.readouterr()
     assert gate_exit(project / "results" / "v2", project / "results" / "v1", "--config", str(bad)) == 1
     assert "[gates]: unknown table (did you mean [gate]?)" in capsys.readouterr().err
+    bad.write_text("[gate]\nmin_pass = 0.8\n")  # the gate's own keys: checked where the policy is read
+    assert gate_exit(project / "results" / "v2", project / "results" / "v1", "--config", str(bad)) == 1
+    assert "[gate]: unknown key(s) min_pass (did you mean min_pass_rate?)" in capsys.readouterr().err
 
 
 def test_the_known_keys_are_the_owners() -> None:

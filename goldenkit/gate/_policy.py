@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from goldenkit._text import did_you_mean
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
@@ -91,7 +92,8 @@ class GatePolicy:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(cfg) - known)
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            hint = did_you_mean(unknown[0], known)
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}{hint}; known: {', '.join(sorted(known))}")
         kw: dict[str, Any] = {}
         for key in (
             "min_pass_rate",
