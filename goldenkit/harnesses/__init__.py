@@ -18,9 +18,9 @@ the records, the fingerprint and the folder are
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError, UsageError
 from goldenkit.harnesses._adk_history import read_adk_history
@@ -51,7 +51,6 @@ _OPTIONS = {
     "provider": ("promptfoo",),
     "eval_set": ("adk",),
 }
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _source_file(src: Path, fmt: str) -> Path:
@@ -123,8 +122,10 @@ def import_run(
     """
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r}; one of: {', '.join(FORMATS)}")
-    if not _RUN_ID.fullmatch(run_id):
-        raise UsageError(f"run id {run_id!r}: use letters, digits, '.', '_' and '-' only")
+    try:  # the one rule for run ids (goldenkit._constraints.RUN_OPTIONS)
+        RUN_OPTIONS["run_id"].check(run_id)
+    except ValueError as exc:
+        raise UsageError(f"run id {exc}") from None
     options: dict[str, object] = {"scorer": scorer, "metric": metric, "threshold": threshold, "provider": provider}
     options["eval_set"] = eval_set
     for key, value in options.items():
