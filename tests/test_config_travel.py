@@ -164,6 +164,10 @@ def test_a_config_named_elsewhere_is_found_beside_the_dataset_by_name_and_hash(
         ("[judge.option]\ntemperature = 0\n", "[judge.option]: unknown table (did you mean [judge.options]?)"),
         ('[graders.contract]\ncase_sensitive = "false"\n', "a quoted 'false' is a string, not a boolean"),
         ("[run]\nrepeat = 3\n", "unknown [run] key(s): repeat (did you mean repeats?)"),
+        (
+            "[graders.reference]\ntreshold = 0.5\n",
+            "[graders.reference] treshold: unknown option (did you mean threshold?)",
+        ),
     ],
 )
 def test_every_command_refuses_a_config_with_an_unknown_name_or_a_quoted_boolean(

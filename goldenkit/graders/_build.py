@@ -38,12 +38,14 @@ options table as keywords) or :func:`register_function` (a plain
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._base import FunctionGrader, Grader, GradeResult, get_grader, register_grader
+from goldenkit.graders._base import _REGISTRY, FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response
 
 __all__ = ["DEFAULT_USE", "JUDGE_KEYS", "build_graders", "judge_version_of", "register_function"]
@@ -80,6 +82,22 @@ def _table(cfg: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}: [{key}] must be a table")
     return dict(value)
+
+
+def _check_options(name: str, options: Mapping[str, Any], where: str) -> None:
+    """An option the grader's factory does not take is a ConfigError naming it, with a did-you-mean."""
+    factory = _REGISTRY.get(name)
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a factory without a signature: it checks its own options
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    takes = [k for k, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k != "self"]
+    for key in options:
+        if key not in takes:
+            known = did_you_mean(key, takes) or f"; it takes {', '.join(sorted(takes)) or 'no options'}"
+            raise ConfigError(f"{where}: [graders.{name}] {key}: unknown option{known}")
 
 
 def _bool(table: Mapping[str, Any], key: str, where: str) -> bool:
@@ -134,6 +152,7 @@ def build_graders(
             graders.append(_build_rubrics(cfg, section, where, base, generator_model))
             continue
         options = _table(section, name, f"{where}: [graders]")
+        _check_options(name, options, where)
         try:
             g = get_grader(name, **options)
         except TypeError as exc:
