@@ -234,3 +234,18 @@ def test_a_baseline_of_another_protocol_makes_the_decision_exit_4(
     assert run(world, "broken", "cand", *argv) == 4
     assert "baseline not comparable: grader versions differ" in capsys.readouterr().err
     assert main(["gate", "cand", "--baseline", "base"]) == 4
+
+
+def test_fail_on_slices_watches_every_slice_for_regression() -> None:
+    """Slice b breaks half its rows; a's discordant rows balance. Overall alone shows the regression late;
+    with fail_on_slices = true slice b joins the family (each member at alpha / 3) and shows it first."""
+    rows = [(f"a{i}", "a") for i in range(400)] + [(f"b{i}", "b") for i in range(60)]
+    val = {f"a{i}": ("a", i % 2, (i % 2) if i % 40 else 1 - i % 2) for i in range(400)}
+    val.update({f"b{i}": ("b", 1, 0 if i < 30 else 1) for i in range(60)})
+    seq = [val[r] for r in sequential_order(rows, 1)]
+    pops = {OVERALL: 460, "a": 400, "b": 60}
+    overall = decide_sequential(seq, pops, GatePolicy(), 460)
+    per_slice = decide_sequential(seq, pops, GatePolicy(fail_on_slices=True), 460)
+    assert overall.decision == per_slice.decision == "regression"
+    assert per_slice.stopped_because == "regression on b shown" and per_slice.rows_run < overall.rows_run
+    assert set(per_slice.members) == {OVERALL, "a", "b"} and set(overall.members) == {OVERALL}

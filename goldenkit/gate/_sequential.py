@@ -4,8 +4,9 @@
 (:func:`sequential_order`: within each slice by a seeded hash, the slices merged at their
 share, so every slice advances at its share) against the baseline's collapsed verdicts, with
 decided repeats stopped. After each row, in that order (rows finish out of order: the longest
-finished prefix is read), :func:`decide_sequential` composes the one-row-at-a-time statistics
-of :func:`goldenkit.stats.sequential_paired_test` per the gate's policy:
+finished prefix is read; after every row while few are read, then after every 1% more, which
+finds a decision at the row it was reached), :func:`decide_sequential` composes the
+one-row-at-a-time statistics of :func:`goldenkit.stats.sequential_paired_test` per the policy:
 
 * **regression** (exit 2): an e-process on the discordant pairs, for the overall rows and
   every critical slice (and every other slice when ``fail_on_slices``): a family of ``k``
@@ -56,10 +57,11 @@ from goldenkit.errors import (
 )
 from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
 from goldenkit.schema import ERROR, FAIL, PASS, counts_against_candidate
-from goldenkit.stats import OVERALL, SequentialTest, collapse_repeats, sequential_paired_test
+from goldenkit.stats import OVERALL, SequentialTest, collapse_repeats, sequential_paired_test, sequential_path
 
 __all__ = [
     "EXIT_CODES",
+    "ReadRows",
     "SequentialDecision",
     "SequentialGate",
     "baseline_values",
@@ -155,8 +157,33 @@ def _members(policy: GatePolicy, slices: Sequence[str]) -> tuple[list[str], list
     return [OVERALL, *critical, *others], [OVERALL, *critical]
 
 
+class ReadRows:
+    """The rows read so far, as arrays grown in place (the decision after each row reads them whole):
+    ``slices``, ``base`` (1 PASS, 0 FAIL) and ``cand`` (1, 0, or -1 for no evidence)."""
+
+    def __init__(self, rows: Sequence[tuple[str, int, int | None]] = (), capacity: int = 64) -> None:
+        self.n = 0
+        self.slices = np.empty(max(capacity, len(rows), 1), dtype=object)
+        self.base = np.zeros(len(self.slices), dtype=np.int8)
+        self.cand = np.zeros(len(self.slices), dtype=np.int8)
+        for row in rows:
+            self.append(*row)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, slice_name: str, base: int, cand: int | None) -> None:
+        if self.n == len(self.slices):
+            grow = len(self.slices)
+            self.slices = np.concatenate([self.slices, np.empty(grow, dtype=object)])
+            self.base, self.cand = (np.concatenate([a, np.zeros(grow, dtype=np.int8)]) for a in (self.base, self.cand))
+        self.slices[self.n], self.base[self.n] = slice_name, base
+        self.cand[self.n] = -1 if cand is None else cand
+        self.n += 1
+
+
 def decide_sequential(
-    rows: Sequence[tuple[str, int, int | None]],
+    rows: ReadRows | Sequence[tuple[str, int, int | None]],
     populations: Mapping[str, int],
     policy: GatePolicy,
     rows_total: int,
@@ -168,26 +195,33 @@ def decide_sequential(
     margin = policy.non_inferiority_margin
     if margin is None:
         raise ConfigError("the sequential gate needs a non_inferiority_margin ([gate] non_inferiority_margin)")
+    read = rows if isinstance(rows, ReadRows) else ReadRows(rows)
+    n = len(read)
+    slices, evidence = read.slices[:n], read.cand[:n] >= 0
     regression, inferiority = _members(policy, [str(p) for p in populations if p != OVERALL])
-    k = len(regression)
+    r_alpha = policy.alpha / len(regression)  # e-Bonferroni over the regression family
     members: dict[str, SequentialTest] = {}
     reg_at: list[tuple[int, str]] = []
     ni_at: list[int] = []
     for name in regression:
-        where = [i for i, (sl, _, c) in enumerate(rows) if c is not None and (name == OVERALL or sl == name)]
         population = int(populations.get(name, 0))
         if population < 1:
             continue
-        base = np.array([rows[i][1] for i in where], dtype=np.int8)
-        cand = np.array([rows[i][2] for i in where], dtype=np.int8)
+        where = np.flatnonzero(evidence if name == OVERALL else evidence & (slices == name))
+        base, cand = read.base[where], read.cand[where]
         test = sequential_paired_test(
-            base, cand, population=population, alpha=policy.alpha, margin=margin, regression_alpha=policy.alpha / k
+            base, cand, population=population, alpha=policy.alpha, margin=margin, regression_alpha=r_alpha
         )
         members[name] = test
-        if test.step is not None and test.decision == "regression":
-            reg_at.append((where[test.step - 1] + 1, name))
-        elif test.step is not None and test.decision == "non_inferior" and name in inferiority:
-            ni_at.append(where[test.step - 1] + 1)
+        if name not in inferiority:  # regression only: its e-process is watched past any non-inferiority
+            path = sequential_path(base, cand, population=population, alpha=policy.alpha, regression_alpha=r_alpha)
+            crossed = np.flatnonzero(path["e_value"] >= 1.0 / r_alpha)
+            if crossed.size:
+                reg_at.append((int(where[crossed[0]]) + 1, name))
+        elif test.step is not None and test.decision == "regression":
+            reg_at.append((int(where[test.step - 1]) + 1, name))
+        elif test.step is not None and test.decision == "non_inferior":
+            ni_at.append(int(where[test.step - 1]) + 1)
     all_ni = len(ni_at) == len(inferiority) and all(n in members for n in inferiority)
     ni_step = max(ni_at) if all_ni and ni_at else None
     if reg_at and (ni_step is None or min(reg_at)[0] <= ni_step):
@@ -200,8 +234,8 @@ def decide_sequential(
         return SequentialDecision("non_inferior", ni_step, rows_total, why, members)
     missing = [n for n in inferiority if n not in members]
     why = "undecided" + (f" (no row of critical slice {', '.join(missing)} can be evidence)" if missing else "")
-    need = _rows_needed(members, inferiority, populations, len(rows), rows_total)
-    return SequentialDecision("undecided", len(rows), rows_total, why, members, need)
+    need = _rows_needed(members, inferiority, populations, n, rows_total)
+    return SequentialDecision("undecided", n, rows_total, why, members, need)
 
 
 def _rows_needed(
@@ -241,18 +275,20 @@ class SequentialGate:
     def __init__(
         self, baseline: pd.DataFrame, policy: GatePolicy, *, seed: int, max_rows: int | None, baseline_id: str
     ) -> None:
-        if policy.non_inferiority_margin is None:
-            raise ConfigError("--sequential needs a non_inferiority_margin ([gate] non_inferiority_margin)")
+        margin = policy.non_inferiority_margin
+        if margin is None or not 0 < margin < 1:
+            raise ConfigError(f"--sequential needs a [gate] non_inferiority_margin in (0, 1) (got {margin})")
         if max_rows is not None and max_rows < 1:
             raise ConfigError(f"--max-rows must be >= 1 (got {max_rows})")
         self.base = baseline_values(baseline)
         self.policy, self.seed, self.max_rows, self.baseline_id = policy, int(seed), max_rows, baseline_id
         self.baseline_manifest: dict[str, Any] = {}
-        self.rows: list[tuple[str, int, int | None]] = []
+        self.rows = ReadRows()
         self.read: list[str] = []
         self.populations: dict[str, int] = {}
         self.total = 0
         self.decision: SequentialDecision | None = None
+        self._next = 1  # the rows read at the next decision
 
     def order(self, rows: Sequence[tuple[str, str]]) -> list[str]:
         """The run's rows that the baseline graded, in the design order; the populations counted."""
@@ -268,15 +304,21 @@ class SequentialGate:
         """One more row read, in the design order: True when the decision is reached or the budget spent."""
         sl, base = self.base[row_id]
         cand = _row_value(outcomes, self.policy.rule)
-        self.rows.append((sl, base, cand))
+        self.rows.append(sl, base, cand)
         self.read.append(row_id)
+        n = len(self.rows)
+        budget = self.max_rows is not None and n >= self.max_rows
+        if n < self._next and not budget and n < self.total:
+            return False
+        # decided again after every row while few are read, then after every 1% more: the decision is the
+        # first crossing, found at its own row whenever it is computed (at most 1% more rows are read)
+        self._next = n + max(1, n // 100)
         self.decision = decide_sequential(self.rows, self.populations, self.policy, self.total)
-        budget = self.max_rows is not None and len(self.rows) >= self.max_rows
         return self.decision.decision != "undecided" or budget
 
     def record(self, *, calls: int, calls_full: int, finished: bool) -> dict[str, Any]:
         """run.json's ``sequential`` (see the module doc)."""
-        d = self.decision or decide_sequential(self.rows, self.populations, self.policy, self.total)
+        d = self.decision = decide_sequential(self.rows, self.populations, self.policy, self.total)
         why = d.stopped_because
         if d.decision == "undecided":
             budget = self.max_rows is not None and len(self.rows) >= self.max_rows < self.total
@@ -300,7 +342,7 @@ class SequentialGate:
             "alpha": self.policy.alpha,
             "margin": self.policy.non_inferiority_margin,
             "populations": dict(self.populations),
-            "rows": list(self.read),
+            "rows": self.read[: d.rows_run],  # the rows it decided on (rows read after: not needed)
             "statistics": {name: t.to_dict() for name, t in d.members.items()},
         }
 
