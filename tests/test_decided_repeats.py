@@ -78,17 +78,20 @@ def test_the_rule_in_one_place() -> None:
     assert not row_decided(["SKIPPED"], "majority", 3)
 
 
-@pytest.mark.parametrize("rule", ["majority", "all", "any", "at_least:2"])
-def test_the_decided_verdict_is_the_full_verdict(rule: str) -> None:
-    """Every sequence of 3 repeats: once decided after k of them, the collapse of those k is the collapse of 3."""
+@pytest.mark.parametrize(
+    ("rule", "repeats"),
+    [("majority", 3), ("all", 3), ("any", 3), ("at_least:2", 3), ("majority", 4), ("at_least:3", 4)],
+)
+def test_the_decided_verdict_is_the_full_verdict(rule: str, repeats: int) -> None:
+    """Every sequence of repeats: once decided after k of them, the collapse of those k is the full collapse."""
     import itertools
 
     import pandas as pd
 
-    for seq in itertools.product(["PASS", "FAIL", "ERROR", "SKIPPED"], repeat=3):
-        full = collapse_repeats(pd.DataFrame({"row_id": "r", "repeat": range(3), "verdict": seq}), rule)
-        for k in range(1, 4):
-            if row_decided(list(seq[:k]), rule, 3):
+    for seq in itertools.product(["PASS", "FAIL", "ERROR", "SKIPPED"], repeat=repeats):
+        full = collapse_repeats(pd.DataFrame({"row_id": "r", "repeat": range(repeats), "verdict": seq}), rule)
+        for k in range(1, repeats + 1):
+            if row_decided(list(seq[:k]), rule, repeats):
                 part = collapse_repeats(pd.DataFrame({"row_id": "r", "repeat": range(k), "verdict": seq[:k]}), rule)
                 assert str(part["verdict"][0]) == str(full["verdict"][0]), (seq, k)
                 assert bool(part["undecided"][0]) == bool(full["undecided"][0]), (seq, k)
