@@ -27,7 +27,10 @@ of what the judge thinks, not of the truth. With human verdicts on ``n`` rows
   Rows labelled by hand (no recorded probability) are not a sampling design:
   the caller must refuse them for inference.
 
-Intervals are clipped to ``[0, 1]`` (a pass rate). The guarantee is asymptotic
+Intervals are clipped to ``[0, 1]`` (a pass rate). ``bounds=(lo, hi)`` takes any values in ``[lo, hi]``
+instead of 0/1 verdicts and clips to those bounds: the paired difference of two runs' verdicts on one row
+lies in ``{-1, 0, 1}`` (``bounds=(-1, 1)``); the formulas above are those of any bounded mean, and with
+the same inputs the result is again ppi-python's ``ppi_mean_ci``. The guarantee is asymptotic
 (central limit): coverage at the nominal level as ``n`` grows, for any judge;
 ``tests/test_ppi.py`` simulates it at 5,000 draws for judges that agree 70% and
 90% of the time with a planted bias.
@@ -74,10 +77,13 @@ class PPIEstimate:
         return asdict(self)
 
 
-def _binary(name: str, values: Sequence[float] | np.ndarray) -> np.ndarray:
+def _values(name: str, values: Sequence[float] | np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
     arr = np.asarray(values, dtype=float).reshape(-1)
-    if arr.size and not np.isin(arr, (0.0, 1.0)).all():
-        raise ValueError(f"ppi_mean: {name} must hold 0/1 verdicts")
+    if bounds is None:
+        if arr.size and not np.isin(arr, (0.0, 1.0)).all():
+            raise ValueError(f"ppi_mean: {name} must hold 0/1 verdicts")
+    elif arr.size and not (np.isfinite(arr).all() and (arr >= bounds[0]).all() and (arr <= bounds[1]).all()):
+        raise ValueError(f"ppi_mean: {name} must hold values in [{bounds[0]:g}, {bounds[1]:g}]")
     return arr
 
 
@@ -115,6 +121,7 @@ def ppi_mean(
     *,
     weights: Sequence[float] | np.ndarray | None = None,
     alpha: float = 0.05,
+    bounds: tuple[float, float] | None = None,
 ) -> PPIEstimate:
     """The prediction-powered estimate of the human pass rate and its ``1 - alpha`` interval (module doc).
 
@@ -122,12 +129,15 @@ def ppi_mean(
     label; ``judge_labelled`` and ``human_labelled``: the judge's and the human's
     verdicts on the labelled rows, in the same order; ``weights``: for each
     labelled row, the inverse of the probability with which it was drawn for
-    labelling (None: a simple random sample of the rows).
+    labelling (None: a simple random sample of the rows); ``bounds``: None for 0/1 verdicts, else the
+    ``(low, high)`` every value lies in (``(-1, 1)`` for paired differences), the interval clipped to it.
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"ppi_mean: alpha must be in (0, 1), got {alpha}")
-    fu, fl = _binary("judge_unlabelled", judge_unlabelled), _binary("judge_labelled", judge_labelled)
-    y = _binary("human_labelled", human_labelled)
+    if bounds is not None and not (np.isfinite(bounds).all() and bounds[0] < bounds[1]):
+        raise ValueError(f"ppi_mean: bounds must be finite (low, high) with low < high, got {bounds!r}")
+    fu, fl = _values("judge_unlabelled", judge_unlabelled, bounds), _values("judge_labelled", judge_labelled, bounds)
+    y = _values("human_labelled", human_labelled, bounds)
     if fl.size != y.size:
         raise ValueError(f"ppi_mean: {fl.size} judge verdicts on labelled rows, {y.size} human labels")
     if y.size < 2 or fu.size < 1:
@@ -141,12 +151,13 @@ def ppi_mean(
             raise ValueError("ppi_mean: weights are one inverse sampling probability (>= 1) per labelled row")
         est, se, lam = _weighted(fu, fl, y, w)
     half = float(norm.ppf(1.0 - alpha / 2.0)) * se
+    low, high = (0.0, 1.0) if bounds is None else (float(bounds[0]), float(bounds[1]))
     human_sd = float(y.std())  # a human-only estimate's standard error is human_sd / sqrt(n)
     effective_n = (human_sd / se) ** 2 if se > 0 and human_sd > 0 else float(y.size)
     return PPIEstimate(
         estimate=est,
-        ci_low=max(0.0, est - half),
-        ci_high=min(1.0, est + half),
+        ci_low=max(low, est - half),
+        ci_high=min(high, est + half),
         se=se,
         lam=lam,
         n=int(y.size),
