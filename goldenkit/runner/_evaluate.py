@@ -97,9 +97,10 @@ def dataset_and_config(
     return dataset, cfg, (record or None)
 
 
-def resolve_graders(graders: Iterable[Grader | str] | None) -> list[Grader]:
-    """Grader objects for ``graders`` (objects or registered names; default ``["contract"]``)."""
-    out = [get_grader(g) if isinstance(g, str) else g for g in (graders if graders is not None else ["contract"])]
+def resolve_graders(graders: Iterable[Grader | str]) -> list[Grader]:
+    """Grader objects for ``graders`` (objects or registered names; none given: the [graders] of the
+    goldenkit.toml that applies, :func:`goldenkit.graders.build_graders`)."""
+    out = [get_grader(g) if isinstance(g, str) else g for g in graders]
     names = [g.name for g in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
