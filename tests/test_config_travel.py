@@ -80,7 +80,8 @@ def test_gate_compare_regrade_and_report_from_another_folder(
     assert f"config: {project / 'shop' / 'goldenkit.toml'}" in captured.out + captured.err
     assert "[FAIL] regression.critical[refunds]" in captured.out
     assert main(["compare", str(v1), str(v2)]) == here_compare
-    assert "refunds" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "refunds" in captured.out and "from the defaults" not in captured.err  # [gate] rule and alpha found
     assert main(["regrade", str(v1), "--run-id", "v1-again", "--quiet"]) == 0
     again = read_run(project / "results" / "v1-again")
     assert again.manifest["graders"] == read_run(v1).manifest["graders"]
@@ -115,6 +116,8 @@ def test_a_moved_checkout_finds_its_files_beside_its_runs(
     assert gate_exit(v2, v1) == 2
     captured = capsys.readouterr()
     assert "recorded by the run, relative to the run folder" in captured.out + captured.err
+    assert main(["compare", str(v1), str(v2)]) in (0, 2)
+    assert "from the defaults" not in capsys.readouterr().err
     assert main(["regrade", str(v2), "--run-id", "v2-again", "--quiet"]) == 0
     assert read_run(moved / "results" / "v2-again").manifest["dataset"]["path"] == str(moved / "shop")
     # an edit since the run is refused, unless the file is named
