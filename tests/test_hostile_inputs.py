@@ -188,3 +188,186 @@ def test_an_output_path_under_a_file_or_with_a_control_character_is_one_line(
     line = last_error_line(capsys.readouterr().err)
     assert code == 1 and message in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # nothing was created
+
+
+# ---------------------------------------------------------------------------- imported files with a wrong type
+def _inspect() -> tuple[str, str, object]:
+    sample = {
+        "id": 1,
+        "epoch": 1,
+        "input": "Capital of France?",
+        "target": "Paris",
+        "output": {"choices": [{"message": {"role": "assistant", "content": "Paris"}}]},
+        "scores": {"match": {"value": "C"}},
+        "model_usage": {"m": {"input_tokens": 5, "output_tokens": 1}},
+    }
+    log = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "capitals", "model": "m", "config": {"epochs": 1}, "dataset": {"sample_ids": [1]}},
+        "results": {"scores": [{"name": "match"}]},
+        "stats": {},
+        "samples": [sample],
+    }
+    return "inspect", "log.json", log
+
+
+def _promptfoo() -> tuple[str, str, object]:
+    row = {
+        "promptIdx": 0,
+        "testIdx": 0,
+        "provider": {"id": "echo"},
+        "prompt": {"raw": "Say hi", "label": "Say {{w}}"},
+        "vars": {"w": "hi"},
+        "testCase": {"vars": {"w": "hi"}, "assert": [{"type": "contains", "value": "hi"}]},
+        "response": {"output": "hi there"},
+        "success": True,
+        "score": 1,
+        "failureReason": 0,
+    }
+    return "promptfoo", "pf.json", {"results": {"version": 3, "results": [row]}}
+
+
+def _deepeval() -> tuple[str, str, object]:
+    metric = {"name": "Correctness", "score": 1.0, "success": True, "evaluationModel": "judge"}
+    case = {"name": "c", "input": "q", "actualOutput": "a", "success": True, "metricsData": [metric]}
+    return "deepeval", "de.json", {"testCases": [case], "conversationalTestCases": []}
+
+
+def _lm_eval() -> tuple[str, str, object]:
+    line = {"doc_id": 0, "doc": {"q": "x"}, "target": "1", "filter": "none", "metrics": ["acc"], "acc": 1.0}
+    return "lm-eval", "samples_task_2026-01-01T00-00-00.jsonl", [line]
+
+
+def _openai_evals() -> tuple[str, str, object]:
+    spec = {"spec": {"eval_name": "e.dev.v0", "completion_fns": ["m"], "run_config": {"eval_spec": {"cls": "x"}}}}
+    sampling = {"sample_id": "e.0", "type": "sampling", "data": {"prompt": "q", "sampled": ["a"]}}
+    match = {"sample_id": "e.0", "type": "match", "data": {"correct": True, "expected": "a", "picked": "a"}}
+    return "openai-evals", "log.jsonl", [spec, sampling, match, {"final_report": {"accuracy": 1.0}}]
+
+
+def _adk() -> tuple[str, str, object]:
+    def invocation(text: str) -> dict:
+        return {"user_content": {"parts": [{"text": "ask"}]}, "final_response": {"parts": [{"text": text}]}}
+
+    metric = {"metric_name": "response_match_score", "threshold": 0.8, "score": 1.0, "eval_status": 1}
+    metric["criterion"] = {"threshold": 0.8}
+    case = {
+        "eval_set_id": "s",
+        "eval_id": "c1",
+        "final_eval_status": 1,
+        "overall_eval_metric_results": [metric],
+        "eval_metric_result_per_invocation": [
+            {"actual_invocation": invocation("a"), "expected_invocation": invocation("a"), "eval_metric_results": []}
+        ],
+    }
+    doc = {"eval_set_result_id": "app_s_1", "eval_set_id": "s", "eval_case_results": [case], "creation_timestamp": 1.0}
+    return "adk", "app_s_1.evalset_result.json", doc
+
+
+# (the file, a path to a field in it, the wrong value, the field the message names)
+WRONG_FIELDS = [
+    (_inspect, ("samples", 0, "scores"), "C", "samples[0].scores"),
+    (_inspect, ("samples", 0, "output", "choices"), 7, "output.choices"),
+    (_inspect, ("samples", 0, "model_usage", "m", "input_tokens"), "five", "model_usage.input_tokens"),
+    (_inspect, ("eval", "config"), [], "eval.config"),
+    (_inspect, ("eval", "config", "epochs"), "one", "eval.config.epochs"),
+    (_inspect, ("results", "scores"), "match", "results.scores"),
+    (_promptfoo, ("results", "results", 0, "testCase", "assert"), "contains hi", "testCase.assert"),
+    (_deepeval, ("testCases", 0, "metricsData"), 3, "metricsData"),
+    (_deepeval, ("testCases", 0, "additionalMetadata"), "x", "additionalMetadata"),
+    (_deepeval, ("conversationalTestCases",), {"a": 1}, "conversationalTestCases"),
+    (_lm_eval, (0, "metrics"), "acc", "metrics"),
+    (_lm_eval, (0, "metrics", 0), ["acc"], "metrics[0]"),
+    (_openai_evals, (0, "spec", "completion_fns"), 5, "spec.completion_fns"),
+    (_openai_evals, (0, "spec", "run_config"), "x", "spec.run_config"),
+    (_openai_evals, (2, "data"), 1, "data"),
+    (_adk, ("eval_case_results", 0, "final_eval_status"), [1], "final_eval_status"),
+    (_adk, ("eval_case_results", 0, "eval_metric_result_per_invocation"), 12, "eval_metric_result_per_invocation"),
+    (_adk, ("eval_case_results", 0, "overall_eval_metric_results", 0, "criterion"), 0.8, "criterion"),
+    (
+        _adk,
+        (
+            "eval_case_results",
+            0,
+            "eval_metric_result_per_invocation",
+            0,
+            "actual_invocation",
+            "final_response",
+            "parts",
+        ),
+        "a",
+        "parts",
+    ),
+]
+
+
+def _write(path: Path, doc: object) -> None:
+    if path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(o) + "\n" for o in doc))  # type: ignore[union-attr]
+    else:
+        path.write_text(json.dumps(doc))
+
+
+def _put(doc: object, at: tuple, value: object) -> None:
+    for key in at[:-1]:
+        doc = doc[key]  # type: ignore[index]
+    doc[at[-1]] = value  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("build", "at", "value", "field"), WRONG_FIELDS, ids=[f[0].__name__[1:] + ":" + f[3] for f in WRONG_FIELDS]
+)
+def test_an_imported_file_with_a_field_of_the_wrong_type_is_one_line_naming_file_and_field(
+    tmp_path, monkeypatch, capsys, build, at, value, field
+):
+    monkeypatch.chdir(tmp_path)
+    fmt, name, doc = build()
+    _write(tmp_path / name, doc)
+    assert main(["import-run", name, "--format", fmt, "--run-id", "good"]) == 0  # the file as built is read
+    capsys.readouterr()
+    _put(doc, at, value)
+    _write(tmp_path / name, doc)
+    code = main(["import-run", name, "--format", fmt, "--run-id", "bad"])
+    line = last_error_line(capsys.readouterr().err)
+    assert code == 1 and name in line and f"field {field} must be" in line
+    assert not (tmp_path / "results" / "bad").exists()
+
+
+@pytest.mark.parametrize("build", [_inspect, _promptfoo, _deepeval, _lm_eval, _openai_evals, _adk])
+@pytest.mark.parametrize("value", [12345, "text", None, [], {}, True])
+def test_no_field_of_any_importer_turns_a_wrong_type_into_a_traceback(tmp_path, monkeypatch, capsys, build, value):
+    """Every field of each file, in turn, given a value of another type: imported, or one line naming the file."""
+    monkeypatch.chdir(tmp_path)
+    fmt, name, doc = build()
+
+    def fields(v: object, at: tuple = ()) -> list[tuple]:
+        if isinstance(v, dict):
+            return [p for k, x in v.items() for p in [(*at, k), *fields(x, (*at, k))]]
+        if isinstance(v, list) and v:
+            return [p for i, x in enumerate(v) for p in [(*at, i), *fields(x, (*at, i))]]
+        return []
+
+    for n, at in enumerate(fields(doc)):
+        changed = json.loads(json.dumps(doc))
+        _put(changed, at, value)
+        _write(tmp_path / name, changed)
+        code = main(["import-run", name, "--format", fmt, "--run-id", f"r{n}"])
+        err = capsys.readouterr().err
+        assert "Traceback" not in err, (at, err[-500:])
+        assert code == 0 or (code == 1 and len(err.strip().splitlines()) == 1 and name in err), (at, err)
+
+
+def test_a_wrong_type_no_accessor_caught_is_still_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
+    import goldenkit.harnesses as harnesses
+
+    def reader(path: Path, **options: object) -> object:
+        return len(7)  # type: ignore[arg-type]  # what a field read without its accessor would do
+
+    monkeypatch.chdir(tmp_path)
+    fmt, name, doc = _deepeval()
+    _write(tmp_path / name, doc)
+    monkeypatch.setattr(harnesses, "read_deepeval", reader)
+    assert main(["import-run", name, "--format", fmt, "--run-id", "r"]) == 1
+    line = last_error_line(capsys.readouterr().err)
+    assert f"{name}: a field of this deepeval file has a type or value goldenkit cannot read" in line

@@ -71,6 +71,17 @@ def _source_file(src: Path, fmt: str) -> Path:
 
 
 def _read(path: Path, fmt: str, options: dict[str, object]) -> list[Imported]:
+    """The runs in the file. The readers take each field through :func:`~goldenkit.harnesses._common.typed`;
+    a wrong type that reaches Python's own operations all the same is still one line naming the file."""
+    try:
+        return _read_format(path, fmt, options)
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        raise InputError(
+            f"{path}: a field of this {fmt} file has a type or value goldenkit cannot read ({exc})"
+        ) from None
+
+
+def _read_format(path: Path, fmt: str, options: dict[str, object]) -> list[Imported]:
     threshold = options.get("threshold")
     thr = None if threshold is None else float(threshold)  # type: ignore[arg-type]
     metric = options.get("metric")

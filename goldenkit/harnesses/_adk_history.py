@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses._common import Imported, Sample, canonical_json, read_json
+from goldenkit.harnesses._common import Imported, Sample, canonical_json, read_json, typed
 from goldenkit.schema import FAIL, PASS, SKIPPED
 
 #: The file names ADK's eval history holds.
@@ -48,11 +48,12 @@ RESULT_SUFFIX = ".evalset_result.json"
 _STATUS = {1: PASS, 2: FAIL, 3: SKIPPED, "PASSED": PASS, "FAILED": FAIL, "NOT_EVALUATED": SKIPPED}
 
 
-def _get(d: Mapping[str, Any], key: str) -> Any:
-    """``d[key]`` in snake_case or its camelCase alias."""
+def _get(d: Mapping[str, Any], key: str, kind: str | None = None, where: str = "") -> Any:
+    """``d[key]`` in snake_case or its camelCase alias; of ``kind`` when given (:func:`typed`: a field of
+    another type is an InputError naming ``where`` and the field)."""
     head, *rest = key.split("_")
-    value = d.get(key)
-    return value if value is not None else d.get(head + "".join(w.title() for w in rest))
+    name = key if d.get(key) is not None else head + "".join(w.title() for w in rest)
+    return d.get(name) if kind is None else typed(d, name, kind, where)
 
 
 @dataclass
@@ -97,26 +98,26 @@ def _read(path: Path) -> _Result:
     )
 
 
-def _text(content: Any) -> str | None:
+def _text(content: Any, where: str) -> str | None:
     if not isinstance(content, Mapping):
         return None
-    parts = content.get("parts") or []
+    parts = _get(content, "parts", "list", where) or []
     texts = [str(p["text"]) for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
     return "\n".join(texts) if texts else None
 
 
-def _invocations(case: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-    per = _get(case, "eval_metric_result_per_invocation") or []
+def _invocations(case: dict[str, Any], where: str) -> tuple[list[Any], list[Any]]:
+    per = _get(case, "eval_metric_result_per_invocation", "list", where) or []
     entries = [e for e in per if isinstance(e, Mapping)]
     return [_get(e, "actual_invocation") for e in entries], [_get(e, "expected_invocation") for e in entries]
 
 
-def _input(case: dict[str, Any]) -> Any:
-    actual, expected = _invocations(case)
+def _input(case: dict[str, Any], where: str) -> Any:
+    actual, expected = _invocations(case, where)
     if any(isinstance(e, Mapping) for e in expected):
-        return [_text(_get(e, "user_content")) for e in expected if isinstance(e, Mapping)]
+        return [_text(_get(e, "user_content"), where) for e in expected if isinstance(e, Mapping)]
     first = next((a for a in actual if isinstance(a, Mapping)), None)
-    return [] if first is None else [_text(_get(first, "user_content"))]
+    return [] if first is None else [_text(_get(first, "user_content"), where)]
 
 
 def _metrics(case: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -126,8 +127,8 @@ def _metrics(case: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return found
 
 
-def _grade(m: dict[str, Any]) -> dict[str, Any]:
-    status = _STATUS.get(_get(m, "eval_status"))
+def _grade(m: dict[str, Any], where: str) -> dict[str, Any]:
+    status = _STATUS.get(_get(m, "eval_status", "scalar", where))
     score, threshold = m.get("score"), m.get("threshold")
     reason = f"threshold {threshold}" + ("; not evaluated" if status == SKIPPED else "")
     passed = None if status not in (PASS, FAIL) else status == PASS
@@ -135,8 +136,8 @@ def _grade(m: dict[str, Any]) -> dict[str, Any]:
     return {"passed": passed, "score": number, "reason": reason, "error": False}
 
 
-def _criterion(m: dict[str, Any]) -> str:
-    criterion = m.get("criterion")
+def _criterion(m: dict[str, Any], where: str) -> str:
+    criterion = typed(m, "criterion", "object", where)
     if isinstance(criterion, Mapping) and criterion:
         return f"adk {canonical_json(criterion)}"
     return f"adk threshold {m.get('threshold')}"
@@ -145,23 +146,23 @@ def _criterion(m: dict[str, Any]) -> str:
 def _sample(case: dict[str, Any], result: _Result, i: int) -> Sample:
     eval_id = str(_get(case, "eval_id"))
     where = f"{result.path}: eval_case_results[{i}] ({eval_id})"
-    status = _get(case, "final_eval_status")
+    status = _get(case, "final_eval_status", "scalar", where)
     verdict = _STATUS.get(status)
     if verdict is None:
         raise InputError(f"{where}: final_eval_status {status!r} is not 1/2/3 (PASSED, FAILED, NOT_EVALUATED)")
-    actual, _ = _invocations(case)
+    actual, _ = _invocations(case, where)
     last = next((a for a in reversed(actual) if isinstance(a, Mapping)), None)
     metrics = _metrics(case, where)
     return Sample(
         row_id=eval_id,
         repeat=0,
-        input=_input(case),
+        input=_input(case, where),
         verdict=verdict,
         where=where,
         detail="adk: NOT_EVALUATED (no metric gave a verdict)" if verdict == SKIPPED else None,
-        response=None if last is None else _text(_get(last, "final_response")),
+        response=None if last is None else _text(_get(last, "final_response"), where),
         started_at=datetime.fromtimestamp(result.timestamp, UTC).isoformat() if result.timestamp else None,
-        graders={str(_get(m, "metric_name")): _grade(m) for m in metrics},
+        graders={str(_get(m, "metric_name")): _grade(m, where) for m in metrics},
     )
 
 
@@ -192,8 +193,10 @@ def _imported(group: list[_Result], several: bool) -> Imported:
             first[s.row_id] = s.where
             samples.append(s)
             for m in _metrics(case, s.where):
-                graders.setdefault(str(_get(m, "metric_name")), set()).add(_criterion(m))
-                options = (m.get("criterion") or {}).get("judge_model_options") if isinstance(m, dict) else None
+                graders.setdefault(str(_get(m, "metric_name")), set()).add(_criterion(m, s.where))
+                options = typed(
+                    typed(m, "criterion", "object", s.where, default={}), "judge_model_options", "object", s.where
+                )
                 if isinstance(options, Mapping) and options.get("judge_model"):
                     judges.add(str(options["judge_model"]))
     stamp = datetime.fromtimestamp(group[0].timestamp, UTC)

@@ -164,6 +164,59 @@ def error_kind_of(message: Any = None, *, refused: bool = False) -> str:
     return INFRASTRUCTURE
 
 
+#: The kinds :func:`typed` checks, the Python types of each (a bool is never a number), and how a message says it.
+_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "object": ((dict,), "an object"),
+    "list": ((list,), "a list"),
+    "text": ((str,), "a string"),
+    "number": ((int, float), "a number"),
+    "integer": ((int,), "an integer"),
+    "scalar": ((str, int, float, bool), "a string, number or boolean"),
+}
+
+
+def _json_type(value: Any) -> str:
+    """How a message names the JSON type of ``value``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return names.get(type(value), type(value).__name__)
+
+
+def typed(obj: Any, key: str | int, kind: str, where: str, *, field: str | None = None, default: Any = None) -> Any:
+    """``obj[key]`` when it is of ``kind`` (``object``, ``list``, ``text``, ``number``, ``integer``, ``scalar``);
+    ``default`` when ``obj`` has no such key or holds null there; else an InputError naming ``where`` (the
+    file, and the line or sample) and the field (``field``, the path as the file spells it; default ``key``).
+
+    Every importer reads the fields of another tool's file through this accessor, so a file of the
+    right shape with a field of the wrong type is one line naming the file and the field, never a
+    traceback. An ``obj`` that is not an object (or, for an integer ``key``, a list) has no fields.
+
+    >>> typed({"scores": [1]}, "scores", "list", "log.json sample 3")
+    [1]
+    >>> typed({"scores": 7}, "scores", "list", "log.json sample 3", field="samples[2].scores")
+    Traceback (most recent call last):
+    ...
+    goldenkit.errors.InputError: log.json sample 3: field samples[2].scores must be a list, got a number (7)
+    """
+    if isinstance(key, int):
+        value = obj[key] if isinstance(obj, list) and -len(obj) <= key < len(obj) else None
+    else:
+        value = obj.get(key) if isinstance(obj, dict) else None
+    if value is None:
+        return default
+    types, says = _KINDS[kind]
+    if isinstance(value, types) and not (isinstance(value, bool) and kind in ("number", "integer")):
+        return value
+    shown = scrub(canonical_json(value))  # masked before it is cut
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    raise InputError(f"{where}: field {field or key} must be {says}, got {_json_type(value)} ({shown})")
+
+
 def pick(name: str | None, present: Sequence[str], what: str, where: str, option: str) -> str:
     """The ``name`` asked for (default: the only or first one present); an unknown name lists those present."""
     if not present:

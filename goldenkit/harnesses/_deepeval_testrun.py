@@ -35,37 +35,52 @@ from typing import Any
 
 from goldenkit._scrub import scrub
 from goldenkit.errors import InputError
-from goldenkit.harnesses._common import Imported, Sample, grader_version, pick, read_json, short_hash, verdict_of
+from goldenkit.harnesses._common import (
+    Imported,
+    Sample,
+    grader_version,
+    pick,
+    read_json,
+    short_hash,
+    typed,
+    verdict_of,
+)
 from goldenkit.schema import ERROR, FAIL, GRADER, PASS
 
 _SPANS = ("baseSpans", "agentSpans", "llmSpans", "retrieverSpans", "toolSpans")
 
 
-def _own(holder: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _own(holder: dict[str, Any], where: str) -> Iterator[dict[str, Any]]:
     """A case's or span's metric results: ``metricsData``, or the 2024 ``metricsMetadata`` (name under ``metric``)."""
-    for m in holder.get("metricsData") or holder.get("metricsMetadata") or []:
+    found = typed(holder, "metricsData", "list", where) or typed(holder, "metricsMetadata", "list", where)
+    for m in found or []:
         if isinstance(m, dict):
             yield m if "name" in m or "metric" not in m else {**m, "name": m["metric"]}
 
 
-def _span_metrics(span: Any) -> Iterator[dict[str, Any]]:
+def _span_metrics(span: Any, where: str) -> Iterator[dict[str, Any]]:
     if not isinstance(span, dict):
         return
-    yield from _own(span)
-    for child in span.get("children") or []:
-        yield from _span_metrics(child)
+    yield from _own(span, where)
+    for child in typed(span, "children", "list", where, field="a span's children") or []:
+        yield from _span_metrics(child, where)
 
 
-def metrics_of(case: dict[str, Any]) -> list[dict[str, Any]]:
+def metrics_of(case: dict[str, Any], where: str = "a test case") -> list[dict[str, Any]]:
     """Every metric result of a test case: its own, then its trace's and its spans'."""
-    found = list(_own(case))
-    trace = case.get("trace")
-    if isinstance(trace, dict):
-        found.extend(_span_metrics({"metricsData": trace.get("metricsData")}))
+    found = list(_own(case, where))
+    trace = typed(case, "trace", "object", where)
+    if trace is not None:
+        found.extend(_own(trace, where))
         for key in _SPANS:
-            for span in trace.get(key) or []:
-                found.extend(_span_metrics(span))
+            for span in typed(trace, key, "list", where, field=f"trace.{key}") or []:
+                found.extend(_span_metrics(span, where))
     return found
+
+
+def _at(path: Path, i: int) -> str:
+    """Where test case ``i`` (0-based) is, for messages."""
+    return f"{path}: test case #{i + 1}"
 
 
 def _input(case: dict[str, Any]) -> Any:
@@ -94,7 +109,7 @@ def _row_ids(cases: list[dict[str, Any]], path: Path) -> list[str]:
 
 
 def _verdict(case: dict[str, Any], row_id: str, where: str, metric: str | None, threshold: float | None) -> Sample:
-    metrics = metrics_of(case)
+    metrics = metrics_of(case, where)
     scope = metrics if metric is None else [m for m in metrics if m.get("name") == metric]
     failed = next((m for m in scope if m.get("error")), None)
     inp = _input(case)
@@ -106,7 +121,7 @@ def _verdict(case: dict[str, Any], row_id: str, where: str, metric: str | None, 
         verdict=ERROR,
         where=where,
         response=out if isinstance(out, str) else None,
-        fields=case.get("additionalMetadata") or {},
+        fields=typed(case, "additionalMetadata", "object", where, default={}),
     )
     base.latency_ms = float(case["runDuration"]) * 1000 if isinstance(case.get("runDuration"), (int, float)) else None
     base.cost = float(case["evaluationCost"]) if isinstance(case.get("evaluationCost"), (int, float)) else None
@@ -140,10 +155,14 @@ def read_deepeval(path: Path, *, metric: str | None = None, threshold: float | N
         doc = doc["testRunData"]
     if not isinstance(doc, dict) or not isinstance(doc.get("testCases"), list):
         raise InputError(f"{path}: not a deepeval test run (no testCases list)")
-    cases = [c for c in doc["testCases"] + list(doc.get("conversationalTestCases") or [])]
+    cases = [*doc["testCases"], *typed(doc, "conversationalTestCases", "list", str(path), default=[])]
     if not cases:
         raise InputError(f"{path}: no samples: the deepeval test run holds no test case")
-    present = list(dict.fromkeys(str(m.get("name")) for c in cases if isinstance(c, dict) for m in metrics_of(c)))
+    present = list(
+        dict.fromkeys(
+            str(m.get("name")) for i, c in enumerate(cases) if isinstance(c, dict) for m in metrics_of(c, _at(path, i))
+        )
+    )
     if metric is not None:
         pick(metric, present, "metric", str(path), "--metric")
     for i, case in enumerate(cases):
@@ -156,7 +175,14 @@ def read_deepeval(path: Path, *, metric: str | None = None, threshold: float | N
         _verdict(case, rid, f"{path}: test case #{i + 1} {case.get('name') or ''}".rstrip(), metric, threshold)
         for i, (case, rid) in enumerate(zip(cases, _row_ids(cases, path), strict=True))
     ]
-    judges = sorted({str(m["evaluationModel"]) for c in cases for m in metrics_of(c) if m.get("evaluationModel")})
+    judges = sorted(
+        {
+            str(m["evaluationModel"])
+            for i, c in enumerate(cases)
+            for m in metrics_of(c, _at(path, i))
+            if m.get("evaluationModel")
+        }
+    )
     return Imported(
         format="deepeval",
         file=path,

@@ -43,7 +43,16 @@ from typing import Any
 
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
-from goldenkit.harnesses._common import Imported, Sample, error_kind_of, grader_version, pick, read_json, verdict_of
+from goldenkit.harnesses._common import (
+    Imported,
+    Sample,
+    error_kind_of,
+    grader_version,
+    pick,
+    read_json,
+    typed,
+    verdict_of,
+)
 from goldenkit.schema import AGENT, ERROR, INFRASTRUCTURE, SKIPPED
 
 #: The grader an unscored log (``--no-score``) is recorded with.
@@ -116,31 +125,38 @@ def read_log(path: Path) -> dict[str, Any]:
     return dict(log)
 
 
-def _scorers(log: dict[str, Any]) -> list[str]:
-    names = [str(s.get("name")) for s in ((log.get("results") or {}).get("scores") or []) if isinstance(s, dict)]
+def _scorers(log: dict[str, Any], where: str) -> list[str]:
+    results = typed(log, "results", "object", where, default={})
+    listed = typed(results, "scores", "list", where, field="results.scores", default=[])
+    names = [str(s.get("name")) for s in listed if isinstance(s, dict)]
     if not names:
-        names = [str(s.get("name")) for s in (log["eval"].get("scorers") or []) if isinstance(s, dict)]
-    for sample in log.get("samples") or []:
-        for name in (sample.get("scores") or {}) if isinstance(sample, dict) else ():
+        listed = typed(log["eval"], "scorers", "list", where, field="eval.scorers", default=[])
+        names = [str(s.get("name")) for s in listed if isinstance(s, dict)]
+    for i, sample in enumerate(log.get("samples") or []):
+        for name in typed(sample, "scores", "object", where, field=f"samples[{i}].scores", default={}):
             if name not in names:
                 names.append(str(name))
     return list(dict.fromkeys(names))
 
 
-def _tokens(usage: Any) -> tuple[int | None, int | None]:
+def _tokens(usage: Any, where: str) -> tuple[int | None, int | None]:
     if not isinstance(usage, dict) or not usage:
         return None, None
-    ins = sum(int(u.get("input_tokens") or 0) for u in usage.values() if isinstance(u, dict))
-    outs = sum(int(u.get("output_tokens") or 0) for u in usage.values() if isinstance(u, dict))
+    counts = [u for u in usage.values() if isinstance(u, dict)]
+    ins = sum(typed(u, "input_tokens", "integer", where, field="model_usage.input_tokens", default=0) for u in counts)
+    outs = sum(
+        typed(u, "output_tokens", "integer", where, field="model_usage.output_tokens", default=0) for u in counts
+    )
     return ins, outs
 
 
-def _response(sample: dict[str, Any]) -> str | None:
+def _response(sample: dict[str, Any], where: str) -> str | None:
     out = sample.get("output")
     if isinstance(out, dict):
-        choices = out.get("choices") or []
+        choices = typed(out, "choices", "list", where, field="output.choices") or []
         if choices and isinstance(choices[0], dict):
-            content = (choices[0].get("message") or {}).get("content")
+            message = typed(choices[0], "message", "object", where, field="output.choices[0].message", default={})
+            content = message.get("content")
             if isinstance(content, str):
                 return content
             if isinstance(content, list):
@@ -208,14 +224,14 @@ def _sample(raw: Any, i: int, path: Path, scorer: str | None, threshold: float |
     if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
         raise InputError(f"{path}: sample {rid}: epoch {epoch!r} is not a positive integer")
     where = f"{path}: sample {rid} epoch {epoch}"
-    tokens_in, tokens_out = _tokens(raw.get("model_usage"))
+    tokens_in, tokens_out = _tokens(raw.get("model_usage"), where)
     total = raw.get("total_time")
     common: dict[str, Any] = {
         "row_id": rid,
         "repeat": epoch - 1,
         "input": identity_input(raw.get("input")),
         "where": where,
-        "response": _response(raw),
+        "response": _response(raw, where),
         "fields": raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {},
         "latency_ms": float(total) * 1000 if isinstance(total, (int, float)) else None,
         "tokens_in": tokens_in,
@@ -230,7 +246,7 @@ def _sample(raw: Any, i: int, path: Path, scorer: str | None, threshold: float |
     if scorer is None:
         detail = "inspect: not scored (a log run with --no-score)" + (f"; {limit[1]}" if limit else "")
         return Sample(verdict=SKIPPED, detail=detail, **common)
-    score = (raw.get("scores") or {}).get(scorer)
+    score = typed(raw, "scores", "object", where, default={}).get(scorer)
     if limit is not None and not (isinstance(score, dict) and "value" in score):
         kind = AGENT if limit[0] in ("token", "message") else INFRASTRUCTURE
         return Sample(verdict=ERROR, detail=f"{limit[1]}, not scored", error_kind=kind, **common)
@@ -276,23 +292,27 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
     if not raw_samples:
         status = log.get("status")
         raise InputError(f"{path}: no samples: the inspect log (status {status!r}) was written without samples")
-    scored = (log.get("results") or {}).get("scores") or any(
+    results = typed(log, "results", "object", str(path), default={})
+    scored = typed(results, "scores", "list", str(path), field="results.scores") or any(
         isinstance(r, dict) and r.get("scores") for r in raw_samples
     )
     if not scored and scorer is not None:
         raise InputError(f"{path}: no scores in the log (run with --no-score?); leave out --scorer, or regrade it")
-    name = pick(scorer, _scorers(log), "scorer", str(path), "--scorer") if scored else None
+    name = pick(scorer, _scorers(log, str(path)), "scorer", str(path), "--scorer") if scored else None
     answers = [_answers(raw.get("target")) for raw in raw_samples if isinstance(raw, dict)]
     short = short_answers(answers)
     samples = [_sample(raw, i, path, name, threshold, short) for i, raw in enumerate(raw_samples)]
     limits = _limits(raw_samples)
-    config = ev.get("config") or {}
-    epochs = config.get("epochs") or max((s.repeat + 1 for s in samples), default=1)
-    ids = (ev.get("dataset") or {}).get("sample_ids")
+    where = str(path)
+    config = typed(ev, "config", "object", where, field="eval.config", default={})
+    epochs = typed(config, "epochs", "integer", where, field="eval.config.epochs") or max(
+        (s.repeat + 1 for s in samples), default=1
+    )
+    ids = typed(ev, "dataset", "object", where, field="eval.dataset", default={}).get("sample_ids")
     order = {str(sid): i for i, sid in enumerate(ids if isinstance(ids, list) else [])}
     samples.sort(key=lambda s: (order.get(s.row_id, len(order)), s.row_id, s.repeat))  # the dataset's order
     status = str(log.get("status") or "unknown")
-    stats = log.get("stats") or {}
+    stats = typed(log, "stats", "object", where, default={})
     return Imported(
         format="inspect",
         file=path,
@@ -304,7 +324,7 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
         notes=_notes(limits, name),
         repeats=int(epochs),
         expected_rows=len(ids) if isinstance(ids, list) else None,
-        model_id=ev.get("model"),
+        model_id=typed(ev, "model", "text", where, field="eval.model"),
         identifiers={
             "run_id": ev.get("run_id"),
             "eval_id": ev.get("eval_id"),
@@ -317,7 +337,7 @@ def read_inspect(path: Path, *, scorer: str | None = None, threshold: float | No
             "completed_at": stats.get("completed_at"),
             "status": status,
             "log_version": log.get("version"),
-            "inspect_ai": (ev.get("packages") or {}).get("inspect_ai"),
+            "inspect_ai": typed(ev, "packages", "object", where, field="eval.packages", default={}).get("inspect_ai"),
             "epochs": epochs,
             "limit": config.get("limit"),
             "limits": limits,

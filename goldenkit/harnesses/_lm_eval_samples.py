@@ -35,7 +35,15 @@ from typing import Any
 import orjson
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses._common import Imported, Sample, grader_version, read_json, read_json_lines, verdict_of
+from goldenkit.harnesses._common import (
+    Imported,
+    Sample,
+    grader_version,
+    read_json,
+    read_json_lines,
+    typed,
+    verdict_of,
+)
 
 _NAME = re.compile(r"samples_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[0-9.:\-]+)\.jsonl?$")
 _WRITE_OUT = re.compile(r"(?P<task>.+)_write_out_info\.json$")
@@ -102,10 +110,12 @@ def _scalar(value: Any) -> bool:
     return True
 
 
-def _metric_names(obj: dict[str, Any]) -> list[str]:
-    listed = obj.get("metrics")
-    if isinstance(listed, list):
-        return [str(m) for m in listed if m in obj]
+def _metric_names(obj: dict[str, Any], where: str) -> list[str]:
+    listed = typed(obj, "metrics", "list", where)
+    if listed is not None:
+        for i in range(len(listed)):
+            typed(listed, i, "text", where, field=f"metrics[{i}]")
+        return [m for m in listed if m in obj]
     return [k for k in obj if k not in _FIXED and not _WRITE_OUT_FIXED.fullmatch(k)]
 
 
@@ -113,9 +123,9 @@ def _metrics_present(lines: list[tuple[str, dict[str, Any]]]) -> tuple[list[str]
     """Every ``metric,filter`` present, and the metrics that have a per-sample verdict (scalar values)."""
     present: list[str] = []
     scalar: list[str] = []
-    for _, obj in lines:
+    for where, obj in lines:
         flt = str(obj.get("filter", "none"))
-        for m in _metric_names(obj):
+        for m in _metric_names(obj, where):
             key = f"{m},{flt}"
             if key not in present:
                 present.append(key)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses._common import Imported, Sample, grader_version, pick, read_json_lines, verdict_of
+from goldenkit.harnesses._common import Imported, Sample, grader_version, pick, read_json_lines, typed, verdict_of
 from goldenkit.schema import ERROR, FAIL, GRADER, PASS
 
 
@@ -48,9 +48,10 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, list[tuple
 def _sample(
     rid: str, evs: list[tuple[int, dict[str, Any]]], kind: str | None, path: Path, threshold: float | None
 ) -> Sample:
-    sampling = [e for _, e in evs if e.get("type") == "sampling"]
-    prompt = (sampling[0].get("data") or {}).get("prompt") if sampling else None
-    sampled = (sampling[-1].get("data") or {}).get("sampled") if sampling else None
+    where = f"{path}: sample {rid}"
+    sampling = [typed(e, "data", "object", where, default={}) for _, e in evs if e.get("type") == "sampling"]
+    prompt = sampling[0].get("prompt") if sampling else None
+    sampled = sampling[-1].get("sampled") if sampling else None
     response = sampled[0] if isinstance(sampled, list) and sampled else sampled
     graded = [(i, e) for i, e in evs if e.get("type") == kind]
     s = Sample(
@@ -58,7 +59,7 @@ def _sample(
         repeat=0,
         input=prompt,
         verdict=ERROR,
-        where=f"{path}: sample {rid}",
+        where=where,
         response=None if response is None else str(response),
         error_kind=GRADER,
     )
@@ -67,9 +68,9 @@ def _sample(
         return s
     line, last = graded[-1]
     s.where = f"{path}:{line}: sample {rid}"
-    data = last.get("data") or {}
+    data = typed(last, "data", "object", s.where, default={})
     if kind == "match":
-        values = [(e.get("data") or {}).get("correct") for _, e in graded]
+        values = [typed(e, "data", "object", f"{path}:{i}: sample {rid}", default={}).get("correct") for i, e in graded]
         if not all(isinstance(v, bool) for v in values):
             raise InputError(f"{s.where}: match event without a true/false 'correct'")
         s.verdict = PASS if all(values) else FAIL
@@ -93,9 +94,10 @@ def read_openai_evals(path: Path, *, metric: str | None = None, threshold: float
     types = [t for t in ("match", "metrics") if any(e.get("type") == t for _, e in events)]
     kind = pick(metric, types, "verdict event", str(path), "--metric") if types or metric else None
     samples = [_sample(rid, evs, kind, path, threshold) for rid, evs in by_sample.items()]
-    config = spec.get("run_config") or {}
-    eval_spec = config.get("eval_spec") or {}
-    fns = spec.get("completion_fns") or []
+    where = f"{path}: spec"
+    config = typed(spec, "run_config", "object", where, field="spec.run_config", default={})
+    eval_spec = typed(config, "eval_spec", "object", where, field="spec.run_config.eval_spec", default={})
+    fns = typed(spec, "completion_fns", "list", where, field="spec.completion_fns", default=[])
     return Imported(
         format="openai-evals",
         file=path,

@@ -60,7 +60,15 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import InputError
-from goldenkit.harnesses._common import Imported, Sample, canonical_json, error_kind_of, read_json, short_hash
+from goldenkit.harnesses._common import (
+    Imported,
+    Sample,
+    canonical_json,
+    error_kind_of,
+    read_json,
+    short_hash,
+    typed,
+)
 from goldenkit.schema import ERROR, FAIL, PASS
 
 _CELL = re.compile(r"\[(PASS|FAIL|ERROR)\](?: \((-?[0-9.]+)\))? ?(.*)", re.DOTALL)
@@ -180,7 +188,7 @@ def _case(r: _Result) -> dict[str, Any] | None:
         return None
     case: dict[str, Any] = {"prompt": r.rendered}
     expect: dict[str, list[str]] = {}
-    for a in r.test.get("assert") or []:
+    for a in typed(r.test, "assert", "list", r.where, field="testCase.assert") or []:
         if isinstance(a, dict) and isinstance(a.get("value"), str):
             if a.get("type") in _ASSERTS:
                 expect.setdefault(_ASSERTS[str(a["type"])], []).append(a["value"])
