@@ -51,7 +51,7 @@ STYLE = """<style>
 .gk-card { margin: 0 0 14px 0; }
 .gk-table-wrap { max-width: 100%; overflow-x: auto; margin: 4px 0 12px 0; }
 .gk-table { border-collapse: collapse; font-size: 13px; }
-.gk-table th, .gk-table td { border: 1px solid #d8d8d8 !important; padding: 3px 8px !important;
+.gk-table th, .gk-table td { border: 1px solid #d8d8d8 !important; padding: 3px 6px !important;
   text-align: left !important; vertical-align: top !important; }
 .gk-table th { background: #f4f5f7 !important; font-weight: 600; }
 .gk-table .gk-num { text-align: right !important; font-variant-numeric: tabular-nums; }

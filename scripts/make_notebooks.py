@@ -102,6 +102,7 @@ results_dir = "results"  # where run ids are looked up
 baselines_dir = "baselines"  # where baseline names are looked up
 rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K
 alpha = 0.05  # significance level of the comparison and the regression rules
+by = "slice"  # the table's lines: slice, tags (a row in each of its tags) or another per-row column
 config = None  # goldenkit.toml with the [gate] policy (None: ./goldenkit.toml, else defaults)
 flip_limit = 200  # flipped rows shown side by side""",
     ),
@@ -110,7 +111,7 @@ flip_limit = 200  # flipped rows shown side by side""",
         "code",
         "base_run = resolve_run_or_baseline(base, results_dir, baselines_dir)\n"
         "cand_run = resolve_run_or_baseline(cand, results_dir, baselines_dir)\n"
-        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha)",
+        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha, by=by)",
     ),
     (
         "code",
@@ -123,8 +124,10 @@ flip_limit = 200  # flipped rows shown side by side""",
     ("code", "report.table_html(report.gate_table(decision))"),
     (
         "md",
-        "## Per slice and overall\nb = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; "
-        "Holm-adjusted across slices; paired difference (candidate − base) with Newcombe's interval.",
+        "## Per slice and overall\nOne line per slice (or per tag, or per value of the column `by` names). "
+        "b = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; Holm-adjusted across the lines; "
+        "a significant regression or gain is marked, in the table and in red or green in the plot; paired "
+        "difference (candidate − base) with Newcombe's interval.",
     ),
     ("code", "report.table_html(report.format_compare_table(comparison))"),
     ("code", "report.forest_figure(comparison)"),

@@ -139,12 +139,37 @@ def test_pages_read_as_made_for_people(key: str) -> None:
         banner = page.evaluate(FIRST_BANNER)
         wide = page.evaluate("document.scrollingElement.scrollWidth > window.innerWidth")
     assert not wide  # a wide table scrolls inside its own box
-    first = {"report": "gk-banner-ok", "compare": "gk-banner-ok", "compare_invalid": "gk-banner-warn"}
+    # report.html: the run's quality first (15 of 22 rows pass, no slice at 0%: neutral, never green)
+    first = {"report": "gk-banner-info", "compare": "gk-banner-ok", "compare_invalid": "gk-banner-warn"}
     if key in first:
         assert banner is not None and first[key] in banner[0]
         assert banner[1].startswith("gate ") == key.startswith("compare")  # compare.html: the gate's decision first
+        assert banner[1].startswith("QUALITY: ") == (key == "report")
     assert tables or key == "audit"
     assert key == "audit" or any("right" in aligns for _, aligns in tables)  # numbers are right-aligned
     for heads, aligns in tables:
         assert "" not in heads[1:] and "field" not in heads  # no numbered index, no stray header
         assert set(aligns) <= {"left", "right"} and (not aligns or aligns[0] == "left")  # a row starts with text
+
+
+#: per table of the page: [its scrollWidth, the width of its box, the text of its first header]
+WIDTHS = """Array.from(document.querySelectorAll('table.gk-table')).map(t => [
+  t.scrollWidth, t.parentElement.clientWidth, (t.querySelector('th') || {textContent: ''}).textContent])"""
+
+
+@pytest.mark.parametrize("key", ["compare", "report"])
+def test_tables_wrap_to_1280_px_and_clip_nothing(key: str) -> None:
+    """At a 1280 px viewport every table fits its box (cells wrap; nothing scrolls out of sight), compare.html's
+    per-slice table with its 14 columns included."""
+    from headless import VIEWPORT, chromium, require_chromium
+
+    require_chromium()
+    with chromium() as browser:
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(rendered()[key].as_uri())
+        widths = page.evaluate(WIDTHS)
+    assert widths
+    if key == "compare":
+        assert any(head == "slice" for _, _, head in widths)  # the per-slice table is among them
+    for scroll, box, head in widths:
+        assert scroll <= VIEWPORT["width"] and scroll <= box + 1, (head, scroll, box)

@@ -24,7 +24,7 @@ IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
 
 EXPECTED_PARAMETERS = {
     "report": {"run", "results_dir", "rule", "top_reasons", "config"},
-    "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "config", "flip_limit"},
+    "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "by", "config", "flip_limit"},
     "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
     "coverage": {"dataset", "split", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
     "leaderboard": {"runs", "results_dir", "alpha", "rule"},
