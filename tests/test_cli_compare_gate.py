@@ -67,7 +67,7 @@ def test_gate_fails_on_critical_refunds(workdir: Path, capsys: pytest.CaptureFix
 def test_gate_exit_codes(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = write_config(workdir / "g.toml", "[gate]\nalpha = 0.01\n")
     assert main(["gate", "cand", "--baseline", "base", "--config", str(cfg)]) == 0
-    assert main(["gate", "cand", "--config", str(cfg)]) == 2  # no baseline
+    assert main(["gate", "cand", "--config", str(cfg)]) == 3  # no baseline: no regression rule could be checked
     assert "no baseline" in capsys.readouterr().out
     # a --baseline that resolves to nothing is a usage error, not "gate failed"
     assert main(["gate", "cand", "--baseline", "nothing-here", "--config", str(cfg)]) == 1
@@ -90,7 +90,7 @@ def test_gate_on_invalid_and_on_skipped_runs(workdir: Path) -> None:
     write_run(workdir / "results", manifest("skipped", repeats=1), outcomes(rows))
     write_run(workdir / "results", manifest("bad", repeats=1, validity="INVALID"), outcomes([("r", "s", ["PASS"])]))
     cfg = write_config(workdir / "n.toml", "[gate]\nregression = false\n")
-    assert main(["gate", "skipped", "--config", str(cfg)]) == 2
+    assert main(["gate", "skipped", "--config", str(cfg)]) == 3  # nothing graded: not evidence
     assert main(["gate", "bad", "--config", str(cfg)]) == 3
 
 

@@ -90,18 +90,18 @@ def gate(*argv: str) -> int:
 
 def s_empty_candidate(w: Path) -> tuple[list[str], int, str]:
     put(w, "cand", [])
-    return ["cand", "--baseline", "base"], 2, "evidence.paired: overall: 0 of 304 rows paired"
+    return ["cand", "--baseline", "base"], 3, "evidence.paired: overall: 0 of 304 rows paired"
 
 
 def s_empty_candidate_no_regression(w: Path) -> tuple[list[str], int, str]:
     put(w, "cand", [])
     (w / "n.toml").write_text("[gate]\nregression = false\n", encoding="utf-8")
-    return ["cand", "--config", "n.toml"], 2, "empty run"
+    return ["cand", "--config", "n.toml"], 3, "empty run"
 
 
 def s_fully_skipped_candidate(w: Path) -> tuple[list[str], int, str]:
     put(w, "cand", [(r, s, ["SKIPPED"] * 3) for r, s, _ in good_rows()])
-    return ["cand", "--baseline", "base"], 2, "no row was graded"
+    return ["cand", "--baseline", "base"], 3, "no row was graded"
 
 
 def s_empty_baseline(w: Path) -> tuple[list[str], int, str]:
@@ -185,32 +185,32 @@ def s_all_error_critical_slice_in_baseline(w: Path) -> tuple[list[str], int, str
 
 def s_skipped_critical_slice(w: Path) -> tuple[list[str], int, str]:
     put(w, "cand", with_slice(good_rows(), "refunds", ["SKIPPED"] * 3))
-    return ["cand", "--baseline", "base"], 2, "refunds: 0 of 4 rows paired; 4 SKIPPED on the candidate"
+    return ["cand", "--baseline", "base"], 3, "refunds: 0 of 4 rows paired; 4 SKIPPED on the candidate"
 
 
 def s_too_few_paired_critical_rows(w: Path) -> tuple[list[str], int, str]:
     (w / "m.toml").write_text(CONFIG + "min_paired_rows = 5\n", encoding="utf-8")
     return (
         ["good", "--baseline", "base", "--config", "m.toml"],
-        2,
+        3,
         "4 of 4 rows paired (100.0%; needs 90% and 5 row(s))",
     )
 
 
 def s_missing_critical_slice(w: Path) -> tuple[list[str], int, str]:
     (w / "p.toml").write_text('[gate]\ncritical = ["refunds", "payments"]\n', encoding="utf-8")
-    return ["good", "--baseline", "base", "--config", "p.toml"], 2, "critical slice payments: 0 of 0 rows paired"
+    return ["good", "--baseline", "base", "--config", "p.toml"], 3, "critical slice payments: 0 of 0 rows paired"
 
 
 def s_critical_slice_absent_in_candidate(w: Path) -> tuple[list[str], int, str]:
     put(w, "cand", [r for r in good_rows() if r[1] != "refunds"])
-    return ["cand", "--baseline", "base"], 2, "refunds: 0 of 4 rows paired; 4 MISSING on the candidate"
+    return ["cand", "--baseline", "base"], 3, "refunds: 0 of 4 rows paired; 4 MISSING on the candidate"
 
 
 def s_row_set_mismatch(w: Path) -> tuple[list[str], int, str]:
     # the candidate lost a critical row and has one the baseline never had (outside its scope, named)
     put(w, "cand", [r for r in good_rows() if r[0] != "refunds-000"] + [("billing-new", "billing", ["PASS"] * 3)])
-    return ["cand", "--baseline", "base"], 2, "refunds: 3 of 4 rows paired; 1 MISSING on the candidate"
+    return ["cand", "--baseline", "base"], 3, "refunds: 3 of 4 rows paired; 1 MISSING on the candidate"
 
 
 def s_other_dataset(w: Path) -> tuple[list[str], int, str]:
@@ -250,8 +250,15 @@ def s_transient_errors_in_one_slice(w: Path) -> tuple[list[str], int, str]:
     return ["cand", "--baseline", "base"], 3, "billing: 10 of 150 rows newly ERROR (transient)"
 
 
+def s_candidate_errors_take_a_critical_slice(w: Path) -> tuple[list[str], int, str]:
+    # its own requests refused on every refunds row: a failure shown (2), not an outage (3)
+    refunds = {r for r, s, _ in good_rows() if s == "refunds"}
+    put(w, "cand", with_slice(good_rows(), "refunds", ["ERROR"] * 3), permanent=refunds)
+    return ["cand", "--baseline", "base"], 2, "not evidence (the candidate's own errors took them (agent, refused))"
+
+
 def s_no_baseline(w: Path) -> tuple[list[str], int, str]:
-    return ["good"], 2, "no baseline"
+    return ["good"], 3, "no baseline"
 
 
 def s_unresolvable_baseline(w: Path) -> tuple[list[str], int, str]:
@@ -374,9 +381,9 @@ def test_equal_good_runs_pass_and_say_what_they_saw(work: Path, capsys: pytest.C
 
 def test_a_non_critical_slice_without_evidence_is_a_warning(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     put(work, "cand", with_slice(good_rows(), "shipping", ["SKIPPED"] * 3))
-    # half the rows skipped: the overall table is short of min_paired_share (exit 2), and the
-    # non-critical slice is named in a warning
-    assert gate("cand", "--baseline", "base", "--json") == 2
+    # half the rows skipped: the overall table is short of min_paired_share (exit 3: nothing shown either
+    # way), and the non-critical slice is named in a warning
+    assert gate("cand", "--baseline", "base", "--json") == 3
     doc = json.loads(capsys.readouterr().out)
     assert [w for w in doc["warnings"] if w.startswith("slice ")] == [  # (the others: the critical slice's power)
         "slice shipping: 0 of 150 rows paired (0.0%; needs 90%): not evidence (rows skipped or missing); "
@@ -387,9 +394,9 @@ def test_a_non_critical_slice_without_evidence_is_a_warning(work: Path, capsys: 
     assert gate("cand", "--baseline", "base") == 0
     # the same ten rows in a policy that wants every row paired: the slice is a warning, the table fails
     (work / "all.toml").write_text(CONFIG + "min_paired_share = 1.0\n", encoding="utf-8")
-    assert gate("cand", "--baseline", "base", "--config", "all.toml") == 2
+    assert gate("cand", "--baseline", "base", "--config", "all.toml") == 3
     out = capsys.readouterr().out
-    assert "[WARN] slice shipping: 140 of 150 rows paired" in out and "[FAIL] evidence.paired" in out
+    assert "[WARN] slice shipping: 140 of 150 rows paired" in out and "[NOT SHOWN] evidence.paired" in out
 
 
 def test_permanent_errors_may_be_allowed_but_are_still_named(work: Path, capsys: pytest.CaptureFixture[str]) -> None:

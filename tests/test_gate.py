@@ -197,16 +197,20 @@ def test_invalid_run_is_exit_3_even_when_quality_fails() -> None:
 
 
 @pytest.mark.parametrize("verdicts", [[], ["SKIPPED"] * 4])
-def test_empty_or_fully_skipped_run_fails_exit_2(verdicts: list[str]) -> None:
+def test_empty_or_fully_skipped_run_is_not_evidence_exit_3(verdicts: list[str]) -> None:
     rows = [(f"r{i}", "s", [v]) for i, v in enumerate(verdicts)]
-    d = evaluate_gate(FakeRun(manifest("x", repeats=1), outcomes(rows)), policy=GatePolicy(regression=False))
-    assert not rule(d, "run.graded").passed and d.exit_code == 2
+    policy = GatePolicy(regression=False, min_pass_rate=0.5)
+    d = evaluate_gate(FakeRun(manifest("x", repeats=1), outcomes(rows)), policy=policy)
+    graded = rule(d, "run.graded")
+    assert not graded.passed and graded.kind == "evidence" and d.exit_code == 3  # over the NaN threshold's 2
 
 
 def test_missing_baseline_fails_and_other_protocol_is_exit_4() -> None:
     _, cand = example()
     d = evaluate_gate(cand, policy=GatePolicy(max_error_rate=0.05))
-    assert not rule(d, "baseline").passed and d.exit_code == 2
+    assert not rule(d, "baseline").passed and d.exit_code == 3  # no regression rule could be checked
+    d = evaluate_gate(cand, policy=GatePolicy(max_error_rate=0.05, min_pass_rate=0.95))
+    assert d.exit_code == 2  # a threshold failure is shown, baseline or not
     d = evaluate_gate(cand, policy=GatePolicy(), baseline_missing_reason="no baseline 'main' in baselines/")
     assert "no baseline 'main'" in rule(d, "baseline").detail
     d = evaluate_gate(cand, policy=GatePolicy(), comparison_invalid="dataset sha256 differs: 3f2a... vs 9b1c...")
@@ -219,7 +223,7 @@ def test_critical_slice_missing_from_the_comparison_fails() -> None:
     base, cand = example()
     d = evaluate_gate(cand, comparison=compare_runs(base, cand), policy=GatePolicy(critical=("payments",), alpha=0.01))
     r = rule(d, "evidence.critical[payments]")
-    assert not r.passed and "no rows on either side" in r.detail and d.exit_code == 2
+    assert not r.passed and "no rows on either side" in r.detail and d.exit_code == 3
 
 
 def test_decision_to_dict_and_format() -> None:

@@ -16,11 +16,10 @@ slices that are not evidence (warnings), and a last line naming the decision
 its exit code means: "gate PASSED" (0), "gate FAILED" (2), "gate NOT
 EVIDENCE" (3), "gate COMPARISON INVALID" (4). Exit codes: 0 passed
 (non-inferiority shown, no rule failed) · 1 bad input · 2 a failure shown (a
-regression, a new error of the candidate's own, a threshold; also an empty or
-fully skipped run, a critical slice with no graded rows) · 3 not enough
-evidence (a side INVALID, incomplete or ungraded; an error rate over its
-maximum; non-inferiority not shown, with the paired rows it would need) · 4
-the baseline is not comparable. ``--json`` gives each rule its exit code.
+regression, a new error of the candidate's own, a threshold) · 3 not enough
+evidence (a side INVALID, incomplete, empty or ungraded; an error rate over its
+maximum; no baseline; rows skipped or missing; non-inferiority not shown, with
+the paired rows it would need) · 4 the baseline is not comparable. ``--json`` gives each rule its exit code.
 """
 
 from __future__ import annotations

@@ -9,16 +9,16 @@ and why), so "no regression" can be told from "nothing to compare".
 
 Three outcomes. Exit 2 when a failure is shown: a regression shown (the Holm
 family below), a candidate's own error shown (new ``agent`` or ``refused``
-errors beyond ``max_new_permanent_errors``), an absolute threshold failed
-(also an empty or fully skipped run, a missing baseline, a critical slice with
-no graded rows). Exit 0 only when non-inferiority is shown overall and on
+errors beyond ``max_new_permanent_errors``, or unpaired rows they took), an
+absolute threshold failed. Exit 0 only when non-inferiority is shown overall and on
 every critical slice (the upper confidence bound of the paired drop is below
 the margin) and no other rule fails. Everything else is exit 3, "not enough
 evidence", naming what is missing and the paired rows it would need: a side
 that is not evidence (the run or the baseline INVALID, incomplete or without a
-graded row; an error rate over its maximum, overall or in one slice; a
-critical slice whose rows errored), or a decision not shown either way
-(non-inferiority not shown, a policy that checks no quality). Exit 4: the
+graded row, an empty or fully skipped run; an error rate over its maximum,
+overall or in one slice; a critical slice whose rows errored), or a decision
+not shown either way (non-inferiority not shown; no baseline; rows skipped or
+missing; a policy that checks no quality). Exit 4: the
 baseline cannot be compared with the run (another protocol). When several
 rules fail, a side that is not evidence (3) wins over 4, 4 over 2, and 2 over
 "not shown either way" (3).
@@ -80,12 +80,15 @@ Is each side evidence?
   ``infrastructure``, the judge's or simulator's) over all attempts exceed
   ``max_error_rate``; the candidate's own ``agent`` and ``refused`` errors
   count against it (``errors.new_permanent``), not against its validity.
-* ``run.graded`` (2): no row has a PASS/FAIL (empty or fully skipped run).
+* ``run.graded`` (3): no row has a PASS/FAIL (empty or fully skipped run).
 * ``baseline.evidence`` (3): the baseline (a run, or a committed snapshot
   whose saved run key says so) is INVALID, incomplete or has no graded row.
-* ``evidence.critical[SLICE]`` (3 when errors took the rows, else 2): a
-  critical slice with fewer than ``min_paired_rows`` rows graded on both sides
-  (all ERROR, all SKIPPED, or absent on a side); the rule names the side.
+* ``evidence.paired``, ``evidence.critical[SLICE]`` (3, or 2): the overall
+  table and each critical slice need ``min_paired_share`` of their rows paired
+  and at least ``min_paired_rows``; short of it, exit 3 when errors nobody's
+  answer caused took rows, 2 when the candidate's own errors did, else 3 "not
+  shown" (rows skipped or missing, or a critical slice absent on a side); the
+  rule names the side.
   A non-critical slice in that state is a **warning** (``decision.warnings``).
 
 Errors the candidate caused:
@@ -111,7 +114,7 @@ Quality:
   Either red-row rule fails when the run has no such row (red rows are left
   out unless the run used ``--red``, or its sample holds none), with exit 3
   when every attempt on them errored.
-* ``baseline`` (2): regression is on and there is no baseline.
+* ``baseline`` (3): regression is on and there is no baseline: no regression rule could be checked.
   ``baseline.comparable`` (4): the baseline is from another protocol.
 * ``regression.overall``, ``regression.critical[SLICE]`` (2): ONE Holm family
   at ``alpha``: the overall table and every critical slice, each by the

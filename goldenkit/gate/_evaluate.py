@@ -173,7 +173,8 @@ def evaluate_gate(
             )
         elif comparison is None:
             reason = baseline_missing_reason or "no baseline given (set [gate] baseline or pass --baseline)"
-            rules.append(GateRule("baseline", False, None, None, f"no baseline: {reason}", "regression"))
+            why = f"no baseline: {reason}: no regression rule could be checked"
+            rules.append(GateRule("baseline", False, None, None, why, UNDECIDED, EXIT_INFRASTRUCTURE))
     paired = comparison if policy.regression else None
     known = {str(s) for s in table["slice"].iloc[:-1]} | set(paired.ledger.slices() if paired is not None else ())
     rules += _with_slice_meant(slice_evidence(policy, paired, table, warnings), policy, known)
@@ -249,7 +250,7 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
             detail += f"; the candidate's own {own} ERROR attempt(s) (agent, refused) count against it instead"
         if attempts == 0:
             detail = "no attempts: nothing was run"
-            ok = True  # an empty run is a quality failure (run.graded), not an infrastructure one
+            ok = True  # an empty run is not evidence by the run.graded rule, not by its error rate
         rules.append(
             GateRule(
                 "error_rate",
@@ -266,7 +267,8 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
     what = f"{n_graded} rows graded"
     if n_graded == 0:
         what = "empty run" if int(overall["rows"]) == 0 else "no row was graded (all skipped or errored)"
-    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, evidence=rows_evidence(overall)))
+    ev = rows_evidence(overall)
+    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, "evidence", EXIT_INFRASTRUCTURE, ev))
     return rules
 
 

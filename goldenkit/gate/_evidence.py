@@ -19,7 +19,7 @@ import pandas as pd
 
 from goldenkit.compare._ledger import side_problems
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
-from goldenkit.gate._policy import GatePolicy, GateRule
+from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics
 from goldenkit.schema import ERROR, NEW_ERROR, SKIPPED, counts_against_candidate
 from goldenkit.stats import collapse_repeats, verdict_codes
@@ -169,16 +169,21 @@ def baseline_evidence(
 
 def _share_rule(name: str, account: Any, policy: GatePolicy, what: str) -> GateRule:
     """One ledger account against ``min_paired_share`` and ``min_paired_rows``: exit 3 when an outage
-    (an error nobody's answer caused, on either side) is among the unpaired rows, else 2."""
+    (an error nobody's answer caused, on either side) is among the unpaired rows; else 2 when the
+    candidate's own errors (agent, refused) are (a failure shown); else 3, not shown either way (rows
+    skipped or missing), below a failure shown elsewhere."""
     share, need = account.share, policy.min_paired_share
     ok = account.rows > 0 and share >= need and account.paired >= policy.min_paired_rows
-    code = EXIT_INFRASTRUCTURE if account.causes.get("outage") else EXIT_GATE_FAILED
+    code, kind, why = EXIT_INFRASTRUCTURE, UNDECIDED, "rows skipped or missing"
+    if account.causes.get("outage"):
+        code, kind, why = EXIT_INFRASTRUCTURE, "evidence", "errors nobody's answer caused took them"
+    elif account.causes.get("candidate"):
+        code, kind, why = EXIT_GATE_FAILED, "evidence", "the candidate's own errors took them (agent, refused)"
     detail = f"{what}: {account.paired} of {account.rows} rows paired ({share:.1%}; needs {need:.0%}"
     detail += f" and {policy.min_paired_rows} row(s))" if policy.min_paired_rows > 1 else ")"
     if not ok:
-        why = "errors nobody's answer caused took them" if code == EXIT_INFRASTRUCTURE else "rows skipped or missing"
         detail += f": not evidence ({why})" if account.rows else ": not evidence (no rows on either side)"
-    return GateRule(name, ok, share, need, detail, "evidence", code, account.line())
+    return GateRule(name, ok, share, need, detail, kind, code, account.line())
 
 
 def ledger_evidence(policy: GatePolicy, comparison: Any, warnings: list[str]) -> list[GateRule]:
@@ -225,9 +230,9 @@ def slice_evidence(policy: GatePolicy, comparison: Any, table: pd.DataFrame, war
                 )
             )
             continue
-        code = EXIT_INFRASTRUCTURE if g["errored"] else EXIT_GATE_FAILED
+        kind = "evidence" if g["errored"] else UNDECIDED  # errors took the rows, or there were none to grade
         detail = f"critical slice {s} is not evidence ({g['side']} side): {g['why']}"
-        rules.append(GateRule(f"evidence.critical[{s}]", False, None, float(m), detail, "evidence", code, ev))
+        rules.append(GateRule(f"evidence.critical[{s}]", False, None, float(m), detail, kind, EXIT_INFRASTRUCTURE, ev))
     warnings.extend(
         f"slice {s} is not evidence ({g['side']} side): {g['why']}"
         for s, g in gap_of.items()
