@@ -60,7 +60,7 @@ def test_precision_and_recall_at_k_by_hand() -> None:
     assert RetrievalGrader().grade(own, _got("a", "x")).passed is True
     with pytest.raises(ConfigError, match="k must be a positive integer"):
         RetrievalGrader(k=0)
-    with pytest.raises(ConfigError, match="min_recall must be a number in"):
+    with pytest.raises(ConfigError, match="min_recall must be a finite number in"):
         RetrievalGrader(min_recall=2)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import Grader, GradeResult, options_version, selected_for
@@ -89,12 +90,6 @@ def _show(ids: Sequence[str]) -> str:
     return "[" + ", ".join(ids[:_SHOWN]) + more + "]"
 
 
-def _fraction(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
-    return float(value)
-
-
 class RetrievalGrader(Grader):
     """Retrieved ids against ``expect.retrieval`` / ``expect.rag`` (see the module doc).
 
@@ -124,8 +119,8 @@ class RetrievalGrader(Grader):
         if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
             raise ConfigError("graders.retrieval: tools must be a list of tool names")
         try:
-            self.min_precision = _fraction(min_precision, "graders.retrieval: min_precision")
-            self.min_recall = _fraction(min_recall, "graders.retrieval: min_recall")
+            self.min_precision = unit_threshold(min_precision, "graders.retrieval: min_precision")
+            self.min_recall = unit_threshold(min_recall, "graders.retrieval: min_recall")
         except InputError as exc:
             raise ConfigError(str(exc)) from None
         self.mode, self.k, self.tools, self.id_field, self.hard = mode, k, list(tools), id_field, hard
@@ -155,8 +150,8 @@ class RetrievalGrader(Grader):
         if isinstance(oracle, Mapping):
             mode = "at_k" if any(x in oracle for x in ("k", "min_precision", "min_recall")) else mode
             k = oracle.get("k", k)
-            p = _fraction(oracle.get("min_precision", p), "expect.retrieval.min_precision")
-            r = _fraction(oracle.get("min_recall", r), "expect.retrieval.min_recall")
+            p = unit_threshold(oracle.get("min_precision", p), "expect.retrieval.min_precision")
+            r = unit_threshold(oracle.get("min_recall", r), "expect.retrieval.min_recall")
             oracle = oracle.get("ids")
         if not isinstance(oracle, list) or not all(isinstance(x, (str, int)) for x in oracle):
             raise InputError(f"case {case.id}: expect.retrieval must be a list of ids (or {{'ids': [...], ...}})")

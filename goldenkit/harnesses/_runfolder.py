@@ -4,7 +4,8 @@
 :class:`~goldenkit.harnesses._common.Imported` into an ordinary goldenkit run folder with
 the project's own writers (:class:`goldenkit.results.OutcomeWriter`,
 :func:`goldenkit.results.write_parquet`, :func:`goldenkit.results.write_json_atomic`),
-written into a temporary folder beside the target and renamed into place, so a failure
+written into a temporary folder beside the target and renamed into place
+(:func:`goldenkit._files.replaced_together`), so a failure
 leaves nothing half-written.
 
 The imported run's dataset fingerprint (``dataset.sha256``) follows the dataset hash
@@ -37,13 +38,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from goldenkit._files import replaced_together
 from goldenkit.dataset import Dataset, canonical_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.harnesses._common import Imported, Sample, canonical_json, now
@@ -290,8 +290,8 @@ def write_prepared(prepared: Sequence[Prepared], results_dir: Path) -> list[Path
     results_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for p in prepared:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{p.run_id}.import-", dir=results_dir))
-        try:
+        with replaced_together(results_dir / p.run_id) as (tmp,):
+            tmp.mkdir()
             with OutcomeWriter(tmp / OUTCOMES_JSONL) as writer:
                 for rec in p.records:
                     writer.write(rec)
@@ -303,10 +303,6 @@ def write_prepared(prepared: Sequence[Prepared], results_dir: Path) -> list[Path
             if p.cases is not None:
                 (tmp / CASES_FILE).write_bytes(p.cases)
             write_json_atomic(tmp / RUN_FILE, p.manifest)
-            os.rename(tmp, results_dir / p.run_id)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         written.append(results_dir / p.run_id)
     return written
 
