@@ -11,8 +11,8 @@ raises, and callers decide.
     │   ├── DatasetError                exit 1  a dataset file is malformed (file:line)
     │   ├── ConfigError                 exit 1  goldenkit.toml or a policy is malformed
     │   └── ResultsError                exit 1  a run folder or outcome file is malformed
-    ├── GateFailed                      exit 2  the quality gate failed (also an empty run)
-    ├── InfrastructureError             exit 3  the run is not evidence (INVALID run)
+    ├── GateFailed                      exit 2  the quality gate failed: a failure shown
+    ├── InfrastructureError             exit 3  not evidence (an INVALID or empty run; a gate not shown either way)
     │   └── ProviderError               exit 3  one model call failed; ``kind``: transient, infrastructure,
     │                                           refused, agent, grader or simulator (whose fault it is)
     └── ComparisonInvalid               exit 4  two runs cannot be compared
