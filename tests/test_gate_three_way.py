@@ -292,7 +292,7 @@ def test_rules_carry_their_exit_code_in_json() -> None:
     base, cand = _same(10)
     d = evaluate_gate(cand, baseline=base, policy=GatePolicy())
     out = d.to_dict()
-    assert out["exit_code"] == 3
+    assert out["exit_code"] == 3 and out["decision"] == "NOT EVIDENCE"
     by_name = {r["name"]: r for r in out["rules"]}
     assert by_name["non_inferiority"]["exit_code"] == 3 and by_name["regression.overall"]["exit_code"] == 2
     assert all(isinstance(r["exit_code"], int) for r in out["rules"])

@@ -262,6 +262,7 @@ class GateDecision:
         return {
             "passed": self.passed,
             "exit_code": self.exit_code,
+            "decision": DECISION_NAMES.get(self.exit_code, f"exit {self.exit_code}"),
             "rules": [r.to_dict() for r in self.rules],
             "review": list(self.review),
             "warnings": list(self.warnings),
