@@ -178,3 +178,26 @@ def test_the_forest_plot_marks_significant_regressions_in_colour_with_a_legend()
     assert "significant regression (Holm-adjusted p < 0.05)" in legend and "not significant" in legend
     table = report.format_compare_table(cmp)
     assert list(table["significant (alpha 0.05)"]) == ["no", "regression", "regression"]
+
+
+def test_the_report_reads_the_weights_of_the_config_and_says_when_it_cannot(tmp_path: Path) -> None:
+    frame = _frame("r", {"a": "PASS", "b": "FAIL"})
+    cfg = tmp_path / "goldenkit.toml"
+    cfg.write_text("[metrics]\nweights = { overall_pass_rate = 2 }\n", encoding="utf-8")
+    run = FakeRun(manifest("r", graders={"trajectory": "1"}), frame)
+    shown = report.quality_banner(run, frame, config=str(cfg))  # type: ignore[arg-type]
+    # overall 10/20 = 0.5 (weight 2), pass_rate:trajectory 0.5, trajectory_accuracy 0.5: 50.0% whatever the weights
+    assert "weighted score 50.0%: a weighted mean of 3 rates (weights from [metrics] weights)" in shown
+    cfg.write_text("[metrics]\nweights = { overall = 2 }\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"weights.overall: not a metric"):  # a file named is read, or refused
+        report.quality_banner(run, frame, config=str(cfg))  # type: ignore[arg-type]
+    # the file the run recorded changed since: the report still renders, with equal weights, and says why
+    recorded = manifest("r", graders={"trajectory": "1"})
+    recorded["config"] = {"extra": {"config_file": str(cfg), "config_sha256": "0" * 64}}
+    run = FakeRun(recorded, frame)
+    shown = report.quality_banner(run, frame)  # type: ignore[arg-type]
+    assert (
+        "(equal weights); a convenience number with no error rate, never a gate rule (goldenkit.toml not read: "
+        in shown
+    )
+    assert "changed since the run" in shown

@@ -35,6 +35,7 @@ from goldenkit import stats
 from goldenkit._protocols import RunLike
 from goldenkit.compare import why
 from goldenkit.config import config_for_run
+from goldenkit.errors import ConfigError
 from goldenkit.metrics import WEIGHTED_SCORE, metric_weights, run_metrics
 from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
 from goldenkit.schema import ERROR, FAIL, PASS
@@ -106,13 +107,22 @@ def flaky_note(outcomes: pd.DataFrame, rule: str = "majority") -> str:
     return f"No flaky row: each of the {len(per_row)} rows gave the same verdict on its {span} graded repeats."
 
 
-def _weights(run: RunLike, config: Any) -> dict[str, float]:
-    cfg = config_for_run(config, getattr(run, "manifest", None), getattr(run, "path", None))
-    return metric_weights(cfg)
+def _weights(run: RunLike, config: Any) -> tuple[dict[str, float], str]:
+    """The ``[metrics] weights`` of ``config`` (found as every command finds it), and a note when a file the run
+    recorded could not be read (its weights are then equal: the score is a convenience, not a verdict). A
+    file named explicitly, or weights that are wrong, are errors."""
+    try:
+        cfg = config_for_run(config, getattr(run, "manifest", None), getattr(run, "path", None))
+    except ConfigError as exc:
+        if config is not None:
+            raise
+        return {}, f"goldenkit.toml not read: {exc}"
+    return metric_weights(cfg), ""
 
 
-def weighted_score_line(outcomes: pd.DataFrame, weights: Mapping[str, float] | None = None) -> str:
-    """The weighted score as the report states it: the number, what it weighs, and that it is no evidence."""
+def weighted_score_line(outcomes: pd.DataFrame, weights: Mapping[str, float] | None = None, note: str = "") -> str:
+    """The weighted score as the report states it: the number, what it weighs, and that it is no evidence
+    (``note``: why the configured weights are not used, said after it)."""
     m = run_metrics(outcomes, weights=weights).set_index("metric")
     score = float(m.loc[WEIGHTED_SCORE, "rate"])
     if math.isnan(score):
@@ -121,7 +131,7 @@ def weighted_score_line(outcomes: pd.DataFrame, weights: Mapping[str, float] | N
     how = "equal weights" if not weights else "weights from [metrics] weights"
     return (
         f"weighted score {pct(score)}: a weighted mean of {n} rate{'s' if n != 1 else ''} ({how}); "
-        "a convenience number with no error rate, never a gate rule"
+        "a convenience number with no error rate, never a gate rule" + (f" ({note})" if note else "")
     )
 
 
@@ -175,7 +185,7 @@ def quality_banner(
             f"{r['failing rows']} of {n - k} failing rows: {r['what the graders found']} (e.g. {r['example rows']})"
             for r in top.to_dict("records")
         ]
-    items.append(weighted_score_line(outcomes, _weights(run, config)))
+    items.append(weighted_score_line(outcomes, *_weights(run, config)))
     errors = int((outcomes["verdict"] == ERROR).sum())
     validity = manifest.get("validity") or "UNKNOWN"
     evidence = "evidence" if validity == "VALID" else "NOT evidence: these numbers decide nothing"
