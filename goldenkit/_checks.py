@@ -8,6 +8,7 @@
                         baseline name): one path component of safe characters, in its folder
 :func:`check_output`    a path a command writes to: no control character, and every folder
                         above it is a folder (not a file)
+:func:`is_reserved_slice`  a slice spelled like goldenkit's own rows, ``(overall)``: refused
 =====================  ===================================================================
 
 Each raises a one-line :class:`~goldenkit.errors.InputError` (or ``ConfigError`` for settings)
@@ -25,7 +26,7 @@ from typing import Any
 
 from goldenkit.errors import ConfigError, InputError
 
-__all__ = ["check_name", "check_output", "unit_threshold"]
+__all__ = ["check_name", "check_output", "is_reserved_slice", "unit_threshold"]
 
 #: The longest name (well under the 255 bytes of most file systems, with room for a suffix).
 NAME_LENGTH = 128
@@ -90,6 +91,18 @@ def check_name(value: Any, what: str) -> str:
             "(starting with a letter or digit)"
         )
     return value
+
+
+def is_reserved_slice(name: str) -> bool:
+    """Whether a slice is spelled like a row goldenkit adds to its tables: in parentheses (``(overall)``,
+    ``(all)``, ``(none)``, ``(untagged)``), spaces around it ignored. A slice so named would be read as
+    one of them, so every name in parentheses is reserved.
+
+    >>> is_reserved_slice("(overall)"), is_reserved_slice("refunds (EU)")
+    (True, False)
+    """
+    text = name.strip()
+    return text.startswith("(") and text.endswith(")")
 
 
 def check_output(path: str | os.PathLike[str], what: str, *, folder: bool | None = None) -> Path:

@@ -371,3 +371,13 @@ def test_a_wrong_type_no_accessor_caught_is_still_one_line_naming_the_file(tmp_p
     assert main(["import-run", name, "--format", fmt, "--run-id", "r"]) == 1
     line = last_error_line(capsys.readouterr().err)
     assert f"{name}: a field of this deepeval file has a type or value goldenkit cannot read" in line
+
+
+def test_an_imported_slice_spelled_like_goldenkits_own_rows_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    fmt, name, doc = _deepeval()
+    doc["testCases"][0]["additionalMetadata"] = {"topic": OVERALL}  # type: ignore[index]
+    _write(tmp_path / name, doc)
+    assert main(["import-run", name, "--format", fmt, "--run-id", "r", "--slice", "topic"]) == 1
+    assert "a name goldenkit keeps for its own rows" in last_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "results" / "r").exists()

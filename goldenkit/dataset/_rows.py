@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from goldenkit._checks import is_reserved_slice
 from goldenkit._text import did_you_mean
 from goldenkit.dataset._lines import Lines
 from goldenkit.dataset._problems import Problems, diagnose_line, json_repr, json_type
@@ -61,15 +62,10 @@ def _text(obj: dict[str, Any], key: str) -> str:
 
 
 def _slice(obj: dict[str, Any]) -> str:
-    """The row's slice: a non-empty string not spelled like a row goldenkit adds to its tables.
-
-    goldenkit names its own rows in parentheses (``(overall)``, ``(all)``, ``(none)``,
-    ``(untagged)``); a slice named that way would be read as one of them, so every name in
-    parentheses is reserved.
-    """
+    """The row's slice: a non-empty string not spelled like a row goldenkit adds to its tables
+    (:func:`goldenkit._checks.is_reserved_slice`)."""
     value = _text(obj, "slice")
-    name = value.strip()
-    if name.startswith("(") and name.endswith(")"):
+    if is_reserved_slice(value):
         raise ValueError(f'"slice" {json_repr(value)} is reserved: goldenkit names its own rows in parentheses')
     return value
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from goldenkit._checks import is_reserved_slice
 from goldenkit._files import replaced_together
 from goldenkit.dataset import Dataset, canonical_sha256
 from goldenkit.errors import InputError, ResultsError
@@ -96,6 +97,10 @@ def _slice_of(sample: Sample, slice_field: str | None) -> str:
     value = sample.fields[slice_field]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value) == "":
         raise InputError(f"{sample.where}: --slice field {slice_field!r} is {canonical_json(value)}, not a name")
+    if is_reserved_slice(str(value)):
+        raise InputError(
+            f"{sample.where}: --slice field {slice_field!r} is {value!r}, a name goldenkit keeps for its own rows"
+        )
     return str(value)
 
 
