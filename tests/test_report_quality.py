@@ -52,7 +52,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
     """report.html of the mixed run, rendered by goldenkit report as a user runs it."""
     root = tmp_path_factory.mktemp("quality")
     run = _run(root / "results")
-    assert cli_main(["report", str(run), "-o", str(root / "out")]) == 0
+    cfg = root / "goldenkit.toml"
+    cfg.write_text("[metrics]\nweights = { trajectory_accuracy = 2 }\n", encoding="utf-8")
+    assert cli_main(["report", str(run), "-o", str(root / "out"), "--config", str(cfg)]) == 0
     return (root / "out" / "report.html").read_text(encoding="utf-8")
 
 
@@ -71,7 +73,9 @@ def test_report_html_leads_with_quality_and_is_never_green_on_a_failing_run(page
     assert "weakest slice orders: 0.0% (0/10 rows), 95% Wilson [0.0%, 27.8%]" in items
     # ten failures with ten order ids are one cluster of ten, not ten (or five) one-offs
     assert "10 of 10 failing rows: trajectory: lookup_order(order_id) was not called" in items
-    assert "weighted score" in items and "no error rate, never a gate rule" in items
+    # three rates of 20/30 each, trajectory_accuracy weighing 2 (goldenkit report --config): still 66.7%
+    assert "weighted score 66.7%: a weighted mean of 3 rates (weights from [metrics] weights)" in items
+    assert "no error rate, never a gate rule" in items
 
 
 @pytest.mark.slow

@@ -94,7 +94,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (
             "report",
-            {"run": _ref(run), "results_dir": str(args.results_dir), "rule": args.rule},
+            {
+                "run": _ref(run),
+                "results_dir": str(args.results_dir),
+                "rule": args.rule,
+                "config": str(Path(args.config).resolve()) if args.config else None,  # its [metrics] weights
+            },
             f"goldenkit report: {run.run_id}",
         ),
     ]
