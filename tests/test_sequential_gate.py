@@ -211,7 +211,8 @@ def test_report_and_compare_html_say_where_it_stopped(world: Path, capsys: pytes
     line = f"stopped after {rec['rows_run']} of {rec['rows_total']} rows: {rec['stopped_because']}"
     capsys.readouterr()
     assert main(["report", "cand", "--baseline", "base"]) == 0
-    assert f"cand: {line}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"cand: {line}" in out and "cand: stopped decided repeats (rule majority)" in out
     assert line in (Path("results") / "cand" / "compare.html").read_text(encoding="utf-8")
 
 

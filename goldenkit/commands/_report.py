@@ -82,14 +82,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
 
         return report_leaderboard(args)
-    from goldenkit.compare._ledger import sequential_line
+    from goldenkit.compare._ledger import decided_repeats_note, sequential_line
     from goldenkit.notebooks import execute_notebooks
     from goldenkit.results import read_run
 
     run = read_run(args.run, args.results_dir)
     gate_defaults(args, run)
-    if (stop := sequential_line(run.manifest)) is not None:  # a sequential run (goldenkit.gate._sequential)
-        print(f"{run.run_id}: {stop}")
+    for said in (sequential_line(run.manifest), decided_repeats_note(run.manifest)):  # goldenkit.gate._sequential
+        if said is not None:
+            print(f"{run.run_id}: {said}")
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (

@@ -57,6 +57,7 @@ __all__ = [
     "SliceAccount",
     "evidence_ledger",
     "missing_repeats",
+    "decided_repeats_note",
     "sequential_line",
     "sequential_notes",
     "sequential_rows",
@@ -171,12 +172,20 @@ def sequential_notes(base: Mapping[str, Any], cand: Mapping[str, Any], ledger: L
         unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
         notes += [line, f"{unneeded} row(s) not needed: decided (left out of b, c and the paired difference)"]
     for side, man in (("base", base), ("candidate", cand)):
-        if rule := man.get("stop_decided_repeats"):
-            notes.append(
-                f"the {side} stopped decided repeats (rule {rule}): its verdicts are a full run's; attempt-weighted "
-                "rates, flaky rows and pass^k / pass@k count only the repeats that ran"
-            )
+        if (note := decided_repeats_note(man)) is not None:
+            notes.append(f"the {side} {note}")
     return notes
+
+
+def decided_repeats_note(manifest: Mapping[str, Any]) -> str | None:
+    """What a run whose decided repeats stopped counts only over the repeats that ran (None: every repeat ran)."""
+    rule = manifest.get("stop_decided_repeats")
+    if not rule:
+        return None
+    return (
+        f"stopped decided repeats (rule {rule}): its verdicts are a full run's; attempt-weighted rates, "
+        "flaky rows and pass^k / pass@k count only the repeats that ran"
+    )
 
 
 def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None) -> str | None:
