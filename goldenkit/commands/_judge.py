@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.commands._args import number
+from goldenkit.commands._judge_evidence import register_evidence
 from goldenkit.config import load_config
 from goldenkit.errors import GateFailed, UsageError
 
@@ -69,9 +70,10 @@ def register(sub: Any) -> None:
         '"probability" wins); without one, the labels were picked by hand and are not used for inference',
     )
     lab.set_defaults(func=label_command)
+    register_evidence(jsub)
 
     def no_subcommand(args: argparse.Namespace) -> int:
-        raise UsageError("goldenkit judge: choose a subcommand (calibrate, label)")
+        raise UsageError("goldenkit judge: choose a subcommand (calibrate, label, estimate, next)")
 
     p.set_defaults(func=no_subcommand)
 

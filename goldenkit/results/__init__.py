@@ -53,6 +53,8 @@ from goldenkit.results._jsonl import (
     repair_jsonl,
     scan_jsonl,
 )
+from goldenkit.results._judge_evidence import judge_difference, judge_estimates, judge_rows
+from goldenkit.results._judge_next import LabelPlan, label_plan
 from goldenkit.results._labels import LABELS_FILE, HumanLabel, add_labels, read_labels
 from goldenkit.results._latest import LATEST, update_latest
 from goldenkit.results._light import LIGHT_COLUMNS, light_outcomes
@@ -77,10 +79,15 @@ __all__ = [
     "ROW_GROUP",
     "OutcomeLine",
     "HumanLabel",
+    "LabelPlan",
     "OutcomeWriter",
     "Run",
     "add_labels",
     "iter_jsonl",
+    "judge_difference",
+    "judge_estimates",
+    "judge_rows",
+    "label_plan",
     "latest_per_pair",
     "light_outcomes",
     "loads_line",

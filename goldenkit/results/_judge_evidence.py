@@ -1,0 +1,291 @@
+"""Judge-graded figures with valid intervals: the judge's verdict on every row, corrected by human labels.
+
+:func:`judge_estimates` reports, per slice (``by``) and overall, the judge-only pass rate with its Wilson
+interval (what the judge thinks, marked ``judge only``) and, when the run has human labels drawn by a
+recorded design (:mod:`goldenkit.results._labels`), the prediction-powered estimate of the *human* pass rate
+and its interval (:func:`goldenkit.stats.ppi_mean`). :func:`judge_difference` does the same for the paired
+difference between two runs graded by the same judge.
+
+**The judge's verdict on a row** is the judge grader's own pass/fail: the ``passed`` of the outcome's
+``graders["judge"]`` entry, whatever the row's verdict (a soft judge never decides the row; a hard one's
+FAIL is also the row's). An outcome without a judge entry, or whose judge did not decide (PENDING, a
+failed judge call), is an ERROR for the judge; a SKIPPED outcome is SKIPPED. The repeats are collapsed
+with the run's rule (:func:`goldenkit.stats.collapse_repeats`, ``rule``): an undecided row (ERROR) is
+out of the judged rows, as it is out of every pass rate.
+
+**A human label's row.** A label whose ``repeat`` is null is the human's verdict on the row (the answers
+of all its repeats): it is paired with the row's collapsed judge verdict. A label of one repeat is the
+row's when the row has one repeat; in a run of several repeats it judges one attempt, not the row, and
+is shown (``n_unused``) but not used. A row labelled both ways keeps its null-repeat label.
+
+**Which labels make the estimate.** Only labels drawn by a recorded design (a ``probability``): when
+every such label in the group has the same probability they are a simple random sample and the estimate
+is plain PPI++; when the probabilities differ each label is weighted by ``1 / probability`` (Zrnic &
+Candès 2024). Hand-picked labels (no probability) are counted in ``n_hand`` and never used: a hand-picked
+sample is not a design, and an interval built on it can be biased whichever way the picker leaned (the
+``reason`` column says so). Their rows count as rows the judge alone graded.
+
+**The paired difference** (candidate minus baseline, per row in ``{-1, 0, 1}``): the judge's difference on
+every row both judges decided, corrected by the rows whose answers a human labelled on both runs with
+the same recorded probability (one draw labelled on both sides), with ``ppi_mean(..., bounds=(-1, 1))``.
+A row whose two labels carry different probabilities was drawn twice, independently: the pair is shown,
+not used. The judge-only figure is Newcombe's paired interval (:func:`goldenkit.stats.paired_diff_ci`).
+
+Columns: ``<by>`` · ``n_judged`` rows with a judge verdict (or paired) · ``judge_rate`` (``judge_diff``),
+``judge_ci_low``, ``judge_ci_high`` the judge-only figure · ``n_human`` designed labels used · ``n_hand``
+hand-picked labels shown · ``n_unused`` other labels not used · ``estimate``, ``ci_low``, ``ci_high``,
+``se``, ``lam``, ``weighted``, ``effective_n`` (NaN without an estimate) · ``ess_gain`` = ``effective_n -
+n_human``: the labels the judge was worth · ``method`` ``ppi++``, ``ppi++ weighted`` or ``judge only`` ·
+``reason``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from goldenkit.errors import ComparisonInvalid, InputError
+from goldenkit.results._labels import read_labels
+from goldenkit.results._run import Run, read_run
+from goldenkit.schema import OUTCOME_FIELDS
+from goldenkit.stats import OVERALL, collapse_repeats, paired_diff_ci, ppi_mean, wilson_ci
+
+__all__ = ["JUDGE", "judge_difference", "judge_estimates", "judge_rows"]
+
+#: The judge grader's name in an outcome's ``graders``.
+JUDGE = "judge"
+_HAND = "picked by hand, not drawn by a recorded design: shown, never used for inference"
+
+
+def _judge_verdict(graders: Any, verdict: Any) -> str:
+    if verdict == "SKIPPED":
+        return "SKIPPED"
+    entry = graders.get(JUDGE) if isinstance(graders, Mapping) else None
+    if not isinstance(entry, Mapping) or entry.get("passed") is None or entry.get("error"):
+        return "ERROR"
+    passed = entry["passed"]
+    return "PASS" if passed else "FAIL"
+
+
+def _label_columns(run: Run, rows: pd.DataFrame, single: set[str]) -> pd.DataFrame:
+    """``human``, ``probability`` and ``label`` (designed, hand, repeat or None) per row."""
+    found: dict[str, tuple[str, float, str]] = {}
+    for lab in sorted(read_labels(run), key=lambda lab: lab.repeat is None):  # a null-repeat label wins
+        if lab.repeat is not None and lab.row_id not in single:
+            found[lab.row_id] = (lab.human, math.nan, "repeat")
+        else:
+            prob = math.nan if lab.probability is None else float(lab.probability)
+            found[lab.row_id] = (lab.human, prob, "designed" if lab.designed else "hand")
+    ids = rows["row_id"].astype(str)
+    rows["human"] = [found[r][0] if r in found else None for r in ids]
+    rows["probability"] = np.array([found[r][1] if r in found else math.nan for r in ids], dtype=float)
+    rows["label"] = [found[r][2] if r in found else None for r in ids]
+    return rows
+
+
+def judge_rows(
+    run: Run | str | os.PathLike[str], *, by: str = "slice", rule: str = "majority", labels: bool = True
+) -> pd.DataFrame:
+    """One line per row of ``run``: ``row_id``, ``<by>``, ``judge`` (the judge's collapsed verdict, module
+    doc), ``judge_share`` (the share of the judge's decided repeats that passed), ``judge_repeats`` (its
+    decided repeats), ``verdict`` (the row's own collapsed verdict) and, with ``labels``, ``human``,
+    ``probability`` and ``label``. A run with no judge verdict at all is an :class:`InputError`."""
+    r = run if isinstance(run, Run) else read_run(run)
+    cols = ["row_id", "repeat", "verdict", "graders"] + ([by] if by != "row_id" else [])
+    if by not in OUTCOME_FIELDS:
+        raise InputError(f"{r.path}: --by {by!r} is not an outcome column (slice, split, ...)")
+    out = r.outcomes(columns=list(dict.fromkeys(["slice", *cols])))
+    if len(out) and not out[by].map(lambda v: isinstance(v, str | int | float | bool) or v is None).all():
+        raise InputError(f"{r.path}: --by {by!r} is not a per-row value (one value per row, like slice or split)")
+    judged = [_judge_verdict(g, v) for g, v in zip(out["graders"], out["verdict"], strict=True)]
+    if not any(v in ("PASS", "FAIL") for v in judged):
+        raise InputError(f"{r.path}: run {r.run_id} has no judge verdict ('{JUDGE}' in its outcomes' graders)")
+    frame = pd.DataFrame({"row_id": out["row_id"].astype(str), "repeat": out["repeat"], by: out[by]})
+    judge = collapse_repeats(frame.assign(verdict=judged), rule)
+    own = collapse_repeats(frame.assign(verdict=out["verdict"].astype(str)), rule).set_index("row_id")
+    rows = judge[["row_id"]].copy()
+    rows[by] = judge["row_id"].map(frame.drop_duplicates("row_id").set_index("row_id")[by]).to_numpy()
+    rows["judge"] = judge["verdict"].astype(str).to_numpy()
+    decided = judge["n_graded"].to_numpy()
+    rows["judge_share"] = np.where(decided > 0, judge["n_pass"] / np.maximum(decided, 1), np.nan)
+    rows["judge_repeats"] = decided
+    rows["verdict"] = own.loc[rows["row_id"], "verdict"].astype(str).to_numpy()
+    if labels:
+        single = {str(k) for k, v in frame.groupby("row_id")["repeat"].size().items() if v == 1}
+        rows = _label_columns(r, rows, single)
+    return rows.reset_index(drop=True)
+
+
+def _empty_estimate(reason: str) -> dict[str, Any]:
+    nan = math.nan
+    return {
+        "estimate": nan,
+        "ci_low": nan,
+        "ci_high": nan,
+        "se": nan,
+        "lam": nan,
+        "weighted": False,
+        "effective_n": nan,
+        "ess_gain": nan,
+        "method": "judge only",
+        "reason": reason,
+    }
+
+
+def _ppi(
+    judge: np.ndarray, human: np.ndarray, prob: np.ndarray, used: np.ndarray, alpha: float, diff: bool
+) -> dict[str, Any]:
+    """The estimate's columns over one group: ``judge`` per row, ``human`` and ``prob`` where ``used``."""
+    n, big_n = int(used.sum()), int((~used).sum())
+    if n == 0:
+        return _empty_estimate("no human label drawn by a recorded design: the judge's figure only")
+    if n < 2:
+        return _empty_estimate("1 designed human label: a prediction-powered interval needs at least 2")
+    if big_n == 0:
+        return _empty_estimate("every judged row has a human label: no row for the judge to carry")
+    p = prob[used]
+    weights = None if np.allclose(p, p[0], rtol=0, atol=1e-12) else 1.0 / p
+    est = ppi_mean(
+        judge[~used], judge[used], human[used], weights=weights, alpha=alpha, bounds=(-1.0, 1.0) if diff else None
+    )
+    how = "equal probabilities: a simple random sample" if weights is None else "weighted by 1/probability"
+    return {
+        "estimate": est.estimate,
+        "ci_low": est.ci_low,
+        "ci_high": est.ci_high,
+        "se": est.se,
+        "lam": est.lam,
+        "weighted": est.weighted,
+        "effective_n": est.effective_n,
+        "ess_gain": est.effective_n - est.n,
+        "method": "ppi++ weighted" if est.weighted else "ppi++",
+        "reason": f"{n} designed label(s), {how}",
+    }
+
+
+def _with_hand(line: dict[str, Any], n_hand: int, n_unused: int, unused_why: str) -> dict[str, Any]:
+    notes = [line["reason"]]
+    if n_hand:
+        notes.append(f"{n_hand} label(s) {_HAND}")
+    if n_unused:
+        notes.append(f"{n_unused} label(s) not used: {unused_why}")
+    return {**line, "reason": "; ".join(notes)}
+
+
+def _rate_line(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
+    judged = group[group["judge"].isin(["PASS", "FAIL"])]
+    k, n = int((judged["judge"] == "PASS").sum()), len(judged)
+    lo, hi = wilson_ci(k, n, 1.0 - alpha)
+    used = (judged["label"] == "designed").to_numpy()
+    human = (judged["human"] == "PASS").to_numpy(dtype=float)
+    line = _ppi(
+        (judged["judge"] == "PASS").to_numpy(dtype=float), human, judged["probability"].to_numpy(), used, alpha, False
+    )
+    n_hand = int((group["label"] == "hand").sum())
+    n_unused = int(
+        (group["label"] == "repeat").sum() + ((group["label"] == "designed") & ~group.index.isin(judged.index)).sum()
+    )
+    why = "a label of one repeat in a run of several, or a row the judge did not decide"
+    return {
+        "n_judged": n,
+        "judge_k": k,
+        "judge_rate": k / n if n else math.nan,
+        "judge_ci_low": float(lo),
+        "judge_ci_high": float(hi),
+        "n_human": int(used.sum()) if line["method"] != "judge only" else 0,
+        "n_hand": n_hand,
+        "n_unused": n_unused,
+        **_with_hand(line, n_hand, n_unused, why),
+    }
+
+
+def _groups(rows: pd.DataFrame, by: str) -> list[tuple[str, pd.DataFrame]]:
+    keys = sorted({str(v) for v in rows[by]})
+    return [(key, rows[rows[by].astype(str) == key]) for key in keys] + [(OVERALL, rows)]
+
+
+def judge_estimates(
+    run: Run | str | os.PathLike[str], *, by: str = "slice", alpha: float = 0.05, rule: str = "majority"
+) -> pd.DataFrame:
+    """The judge-only pass rate and the prediction-powered estimate of the human pass rate, one line per
+    value of ``by`` (sorted) and a last line :data:`goldenkit.stats.OVERALL` (columns: module doc)."""
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"judge_estimates: alpha must be in (0, 1), got {alpha}")
+    rows = judge_rows(run, by=by, rule=rule)
+    lines = [{by: key, **_rate_line(group, alpha)} for key, group in _groups(rows, by)]
+    return pd.DataFrame(lines).set_index(by)
+
+
+def _same_judge(a: Run, b: Run) -> None:
+    ja, jb = a.manifest.get("judge_version"), b.manifest.get("judge_version")
+    sa = (a.manifest.get("dataset") or {}).get("sha256")
+    sb = (b.manifest.get("dataset") or {}).get("sha256")
+    diffs = []
+    if not ja or ja != jb:
+        diffs.append(f"judge_version: {jb!r} (baseline) vs {ja!r} (candidate)")
+    if sa != sb:
+        diffs.append(f"dataset sha256: {sb!r} (baseline) vs {sa!r} (candidate)")
+    if diffs:
+        raise ComparisonInvalid(
+            f"runs {b.run_id} and {a.run_id} are not graded by the same judge on the same rows: {'; '.join(diffs)}",
+            diffs,
+        )
+
+
+def _diff_line(pair: pd.DataFrame, alpha: float) -> dict[str, Any]:
+    c, b = (pair["judge_c"] == "PASS").to_numpy(), (pair["judge_b"] == "PASS").to_numpy()
+    est, lo, hi = paired_diff_ci(
+        int((c & b).sum()), int((c & ~b).sum()), int((~c & b).sum()), int((~c & ~b).sum()), 1 - alpha
+    )
+    both = (pair["label_c"] == "designed") & (pair["label_b"] == "designed")
+    same = both & np.isclose(pair["probability_c"], pair["probability_b"], rtol=0, atol=1e-12)
+    human = (pair["human_c"] == "PASS").to_numpy(dtype=float) - (pair["human_b"] == "PASS").to_numpy(dtype=float)
+    line = _ppi(
+        c.astype(float) - b.astype(float), human, pair["probability_c"].to_numpy(), same.to_numpy(), alpha, True
+    )
+    n_hand = int(((pair["label_c"] == "hand") | (pair["label_b"] == "hand")).sum())
+    labelled = pair["label_c"].notna() | pair["label_b"].notna()
+    n_unused = int(labelled.sum()) - n_hand - int(same.sum())
+    why = "labelled on one run only, drawn with different probabilities on the two runs, or a repeat's label"
+    return {
+        "n_judged": len(pair),
+        "judge_diff": float(est),
+        "judge_ci_low": float(lo),
+        "judge_ci_high": float(hi),
+        "n_human": int(same.sum()) if line["method"] != "judge only" else 0,
+        "n_hand": n_hand,
+        "n_unused": n_unused,
+        **_with_hand(line, n_hand, n_unused, why),
+    }
+
+
+def judge_difference(
+    run: Run | str | os.PathLike[str],
+    baseline: Run | str | os.PathLike[str],
+    *,
+    by: str = "slice",
+    alpha: float = 0.05,
+    rule: str = "majority",
+) -> pd.DataFrame:
+    """The paired difference in pass rate (``run`` minus ``baseline``) over the rows both judges decided:
+    judge-only and prediction-powered (module doc), one line per value of ``by`` and :data:`OVERALL`.
+    Runs not graded by the same judge version on the same dataset are :class:`ComparisonInvalid`."""
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"judge_difference: alpha must be in (0, 1), got {alpha}")
+    cand = run if isinstance(run, Run) else read_run(run)
+    base = baseline if isinstance(baseline, Run) else read_run(baseline)
+    _same_judge(cand, base)
+    keep = ["row_id", by, "judge", "human", "probability", "label"]
+    rc = judge_rows(cand, by=by, rule=rule)[keep]
+    rb = judge_rows(base, by=by, rule=rule)[keep].drop(columns=[by])
+    pair = rc.merge(rb, on="row_id", suffixes=("_c", "_b"))
+    pair = pair[pair["judge_c"].isin(["PASS", "FAIL"]) & pair["judge_b"].isin(["PASS", "FAIL"])]
+    if pair.empty:
+        raise InputError(f"runs {cand.run_id} and {base.run_id} share no row that both judges decided")
+    lines = [{by: key, **_diff_line(group, alpha)} for key, group in _groups(pair, by)]
+    return pd.DataFrame(lines).set_index(by)

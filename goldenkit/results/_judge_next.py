@@ -1,0 +1,216 @@
+"""Which rows to label next: sampling probabilities tied to the judge's uncertainty (active inference).
+
+:func:`label_plan` proposes rows of a judge-graded run for a human to label, drawn so that the labels
+narrow the prediction-powered interval (:mod:`goldenkit.results._judge_evidence`) the most, and records
+the probability with which each row was drawn so the labels stay valid (Zrnic & Candès 2024, "Active
+statistical inference").
+
+**The judge's error, per row.** The variance a label removes is the judge's expected squared error on the
+row, ``E[(human - judge)^2]``: for 0/1 verdicts, the chance that the judge is wrong there. It is estimated
+as the largest of
+
+* the row's slice's labelled judge error rate, ``(disagreements + 1) / (labels + 2)`` over every human
+  label of the slice's judged rows (hand-picked ones too: they may shape a design, never an estimate);
+  a slice without labels starts at 1/2;
+* the judge's disagreement with itself, the minority share of its decided repeats (a 2-1 split: 1/3);
+* 1/2 when the judge's collapsed verdict differs from the row's own collapsed verdict (its hard
+  graders').
+
+**Probabilities.** ``π_i ∝ √error_i`` (the variance-optimal rule of Zrnic & Candès for ``λ = 1``), floored
+at a quarter of the uniform probability so every row has ``π_i > 0``, capped at 1, and scaled so that
+``Σ π_i = n``: the expected number of rows drawn is ``n``. Candidates are the rows the judge decided
+that hold no label drawn by a design; rows are drawn by Poisson sampling (each independently, ``u_i <
+π_i``, ``u`` from NumPy's ``default_rng(seed)`` in row-id order), so the number drawn varies around
+``n``.
+
+**Later draws.** Rows that already hold a label drawn by a design are not candidates: their human verdict
+is known. A plan made after an earlier draw is valid conditionally on it: the estimate sums the known
+rows' verdicts as they are (probability 1) and weights the new draw's labels by ``1/π_i``. So the file a
+plan writes re-records every earlier designed label with its verdict and probability 1, beside the rows
+drawn now (``"human": null``, to be filled in): importing it whole with ``goldenkit judge label`` keeps
+the design exact (a file with a verdict left empty is refused whole).
+
+**Expected width.** For a group of ``M`` judged rows whose row ``i`` will hold a label with probability
+``q_i`` (1 if a design labelled it already, ``π_i`` if it is a candidate), the weighted
+estimator's terms ``Z_i = λ f_i + (Y_i - λ f_i) ξ_i / q_i`` (``f`` the judge's verdict, ``Y`` the human's)
+have ``E[Z_i^2] = λ^2 f_i + 2 λ f_i (E[Y_i] - λ f_i) + E[(Y_i - λ f_i)^2] / q_i``, taking the judge to err on
+row ``i`` with probability ``e_i`` (the estimate above; the observed disagreement, 0 or 1, on a labelled
+row). The variance of the estimate is ``(mean E[Z^2] - mean(E[Y])^2) / M`` at the ``λ`` in ``[0, 1]`` that
+makes it least (the estimator tunes ``λ`` the same way); the half-width after labelling is ``z`` times its
+square root. Before, it is the current prediction-powered interval's (none without designed labels: the
+judge-only interval is of the judge, not of the truth).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from goldenkit.errors import InputError
+from goldenkit.results._judge_evidence import judge_estimates, judge_rows
+from goldenkit.results._run import Run, read_run
+from goldenkit.stats import OVERALL
+
+__all__ = ["LabelPlan", "label_plan", "sampling_probabilities"]
+
+#: Every candidate's probability is at least this share of the uniform probability ``n / candidates``.
+FLOOR_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """A draw of rows to label: ``rows`` (every candidate: ``row_id``, the group, ``error``,
+    ``probability``, ``drawn``), ``known`` (``row_id``, ``human`` of the rows an earlier design
+    labelled), ``widths`` (per group and overall: ``before``, ``after`` half-widths and
+    ``expected_labels``), the ``seed``, ``n`` asked and ``alpha``."""
+
+    rows: pd.DataFrame
+    known: pd.DataFrame
+    widths: pd.DataFrame
+    seed: int
+    n: int
+    alpha: float
+
+    @property
+    def drawn(self) -> pd.DataFrame:
+        return self.rows[self.rows["drawn"]]
+
+    def jsonl(self) -> str:
+        """``judge label`` input: ``{"id", "probability", "human": null}`` per drawn row, then ``{"id",
+        "probability": 1.0, "human"}`` per row an earlier design labelled (module doc)."""
+        lines = [
+            {"id": rid, "probability": float(p), "human": None}
+            for rid, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
+        ]
+        lines += [
+            {"id": rid, "probability": 1.0, "human": h}
+            for rid, h in zip(self.known["row_id"], self.known["human"], strict=True)
+        ]
+        return "".join(json.dumps(line) + "\n" for line in lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        widths = self.widths.reset_index().astype(object)
+        return {
+            "schema_version": 1,
+            "seed": self.seed,
+            "n": self.n,
+            "alpha": self.alpha,
+            "expected_labels": float(self.rows["probability"].sum()),
+            "known": len(self.known),
+            "drawn": [
+                {"id": r, "probability": float(p)}
+                for r, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
+            ],
+            "widths": widths.where(widths.notna(), None).to_dict(orient="records"),
+        }
+
+
+def sampling_probabilities(error: np.ndarray, n: float, floor_share: float = FLOOR_SHARE) -> np.ndarray:
+    """``π ∝ √error``, at least ``floor_share · n / len(error)``, at most 1, summing to ``n`` (module doc)."""
+    err = np.asarray(error, dtype=float)
+    m = err.size
+    if m == 0:
+        return err
+    if n >= m:
+        return np.ones(m)
+    raw = np.sqrt(np.clip(err, 1e-12, None))
+    floor = floor_share * n / m
+
+    def total(c: float) -> float:
+        return float(np.minimum(1.0, np.maximum(floor, c * raw)).sum())
+
+    low, high = 0.0, 1.0
+    while total(high) < n:
+        high *= 2.0
+    for _ in range(200):  # bisection to machine precision: the sum is continuous and increasing in c
+        mid = (low + high) / 2.0
+        low, high = (mid, high) if total(mid) < n else (low, mid)
+    out: np.ndarray = np.minimum(1.0, np.maximum(floor, high * raw))
+    return out
+
+
+def _row_errors(rows: pd.DataFrame, by: str) -> np.ndarray:
+    labelled = rows["label"].isin(["designed", "hand"]) & rows["judge"].isin(["PASS", "FAIL"])
+    wrong = labelled & (rows["human"] != rows["judge"])
+    per = pd.DataFrame({"g": rows[by].astype(str), "l": labelled, "w": wrong}).groupby("g")[["l", "w"]].sum()
+    slice_rate = ((per["w"] + 1) / (per["l"] + 2)).reindex(rows[by].astype(str)).to_numpy()
+    share = rows["judge_share"].to_numpy(dtype=float)
+    split = np.where(rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0)
+    hard = rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])
+    out: np.ndarray = np.maximum.reduce([slice_rate, np.nan_to_num(split), 0.5 * hard.to_numpy(dtype=float)])
+    return out
+
+
+def _width(group: pd.DataFrame, estimate: Any, z: float) -> tuple[float, float]:
+    """(before, after) half-widths of one group's interval (module doc); before NaN without an estimate."""
+    judged = group[group["judge"].isin(["PASS", "FAIL"])]
+    if judged.empty:
+        return math.nan, math.nan
+    f = (judged["judge"] == "PASS").to_numpy(dtype=float)
+    q, e = judged["q"].to_numpy(dtype=float), judged["e"].to_numpy(dtype=float)
+    mean_y = f * (1.0 - e) + (1.0 - f) * e  # E[human] when the judge errs with probability e
+    lam = np.linspace(0.0, 1.0, 101)[:, None]
+    sq_err = np.where(f == 1.0, (1.0 - e) * (1.0 - lam) ** 2 + e * lam**2, e)  # E[(human - lam * judge)^2]
+    with np.errstate(divide="ignore"):
+        second = (lam * f) ** 2 + 2.0 * lam * f * (mean_y - lam * f) + sq_err / np.where(q > 0, q, 0.0)
+    var = second.mean(axis=1) - mean_y.mean() ** 2  # Var(Z) for each lam; the estimator takes the least
+    after = z * math.sqrt(max(float(var.min()), 0.0) / len(judged))
+    before = z * float(estimate["se"]) if not math.isnan(float(estimate["estimate"])) else math.nan
+    return before, after
+
+
+def label_plan(
+    run: Run | str | os.PathLike[str],
+    *,
+    n: int = 25,
+    seed: int | None = None,
+    by: str = "slice",
+    rule: str = "majority",
+    alpha: float = 0.05,
+) -> LabelPlan:
+    """Draw about ``n`` rows of ``run`` for a human to label (module doc); ``seed`` None picks one, recorded
+    in the plan."""
+    if n < 1:
+        raise InputError(f"label_plan: n must be at least 1, got {n}")
+    r = run if isinstance(run, Run) else read_run(run)
+    rows = judge_rows(r, by=by, rule=rule)
+    rows["e"] = _row_errors(rows, by)
+    designed = rows["label"] == "designed"
+    observed = (rows["human"] != rows["judge"]).astype(float)
+    rows.loc[designed, "e"] = observed[designed]  # known after this draw: q = 1 (module doc), e unused
+    candidate = rows["judge"].isin(["PASS", "FAIL"]) & ~designed
+    if not candidate.any():
+        raise InputError(f"{r.path}: every row the judge decided already holds a label drawn by a design")
+    seed = secrets.randbelow(2**32) if seed is None else int(seed)
+    cand = rows[candidate].sort_values("row_id").reset_index(drop=True)
+    prob = sampling_probabilities(cand["e"].to_numpy(), float(n))
+    drawn = np.random.default_rng(seed).random(len(cand)) < prob
+    rows["q"] = np.where(designed, 1.0, 0.0)
+    rows.loc[candidate, "q"] = pd.Series(prob, index=cand["row_id"]).reindex(rows.loc[candidate, "row_id"]).to_numpy()
+    estimates = judge_estimates(r, by=by, alpha=alpha, rule=rule)
+    z = float(norm.ppf(1.0 - alpha / 2.0))
+    groups = sorted({str(v) for v in rows[by]})
+    lines = []
+    for key in [*groups, OVERALL]:
+        group = rows if key == OVERALL else rows[rows[by].astype(str) == key]
+        before, after = _width(group, estimates.loc[key], z)
+        lines.append(
+            {
+                by: key,
+                "before": before,
+                "after": after,
+                "expected_labels": float(group["q"].where(candidate.loc[group.index], 0.0).sum()),
+            }
+        )
+    plan_rows = cand[["row_id", by, "judge", "e", "verdict"]].rename(columns={"e": "error"})
+    plan_rows = plan_rows.assign(probability=prob, drawn=drawn)
+    known = rows.loc[designed, ["row_id", "human"]].sort_values("row_id").reset_index(drop=True)
+    return LabelPlan(rows=plan_rows, known=known, widths=pd.DataFrame(lines).set_index(by), seed=seed, n=n, alpha=alpha)
