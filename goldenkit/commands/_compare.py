@@ -165,14 +165,14 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
 def compare_command(args: argparse.Namespace) -> int:
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
-    gate_defaults(args, getattr(cand, "manifest", None))
+    gate_defaults(args, cand)
     cmp = compare_runs(base, cand, rule=args.rule, alpha=args.alpha, by=args.by)
     explained = _explained(args, cmp, cand) if getattr(args, "explain", False) else None
     pairwise = None
     if getattr(args, "pairwise_judge", False):
         from goldenkit.commands._pairwise_judge import format_pairwise, pairwise_for_compare
 
-        pairwise = pairwise_for_compare(base, cand)
+        pairwise = pairwise_for_compare(base, cand, getattr(args, "config", None))
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
         if pairwise is not None:
@@ -193,7 +193,9 @@ def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str
     from goldenkit.config import config_for_run
 
     manifest = getattr(cand, "manifest", None)
-    cfg = config_for_run(getattr(args, "config", None), manifest if isinstance(manifest, dict) else None)
+    cfg = config_for_run(
+        getattr(args, "config", None), manifest if isinstance(manifest, dict) else None, getattr(cand, "path", None)
+    )
     got = explain_clusters(cmp, cand, cfg)
     for note in got.notes:
         print(f"goldenkit compare --explain: {note}", file=sys.stderr)
