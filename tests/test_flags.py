@@ -48,7 +48,7 @@ def test_every_output_option_is_dash_o_and_dash_dash_output() -> None:
 
 def test_seed_is_the_sample_seed_only_in_dataset_sample() -> None:
     seeds = {command: action for command, action in commands(build_parser()) if "--seed" in action.option_strings}
-    assert set(seeds) == {"dataset sample"}
+    assert set(seeds) == {"dataset sample", "judge next"}  # both seed a draw of rows
     assert seeds["dataset sample"].required and seeds["dataset sample"].help == "sampling seed (e.g. a weekly seed)"
     model_seeds = {
         command: action for command, action in commands(build_parser()) if "--model-seed" in action.option_strings

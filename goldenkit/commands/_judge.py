@@ -54,6 +54,8 @@ def register(sub: Any) -> None:
     cal.add_argument("-o", "--output", "--out", dest="out", metavar="FILE", help="write the report as JSON here")
     cal.add_argument("--json", action="store_true", help="print the report as JSON")
     cal.add_argument("--check", action="store_true", help="exit 2 when the judge may not act as a hard grader")
+    cal.add_argument("--candidate-model", metavar="MODEL", help="the model under test (for the self-preference flag)")
+    cal.add_argument("--run", metavar="RUN", help="the candidate's run folder: its model id is the candidate model")
     cal.set_defaults(func=calibrate_command)
     lab = jsub.add_parser(
         "label",
@@ -118,6 +120,15 @@ async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -
         await judge.aclose()
 
 
+def _run_model(run: str | None) -> str | None:
+    from goldenkit.results import read_run
+
+    if run is None:
+        return None
+    model = (read_run(run).manifest.get("agent_version") or {}).get("model_id")
+    return str(model) if model else None
+
+
 def calibrate_command(args: argparse.Namespace) -> int:
     from goldenkit.graders._calibration import calibration_report, read_labels
     from goldenkit.results import write_json_atomic
@@ -141,11 +152,16 @@ def calibrate_command(args: argparse.Namespace) -> int:
             )
         decisions = [r.replayed_decision() for r in rows]
         version = args.judge_version
+    judge_model = judge.model if live else (args.model or (version or "").split("+rubric.")[0] or None)
     report = calibration_report(
         [(r.id, r.human, d) for r, d in zip(rows, decisions, strict=True)],
         min_n=args.min_n,
         kappa_floor=args.kappa_floor,
         judge_version=version,
+        lengths=[None if r.response is None else len(str(r.response)) for r in rows],
+        judge_model=judge_model,
+        judge_provider=judge.parameters.get("provider") if live else args.judge,
+        candidate_model=args.candidate_model or _run_model(args.run),
     )
     data = report.to_dict()
     data["labels"] = str(args.labels)

@@ -23,6 +23,16 @@ the matrix's ``n`` is the number of decided pairs.
 
 Verdict: the judge may act as a hard grader when ``n >= min_n`` (default 30)
 and the lower bound of kappa's interval is >= ``kappa_floor`` (default 0.6).
+
+Bias, measured. **By answer length** (``by_length``): the decided pairs whose answer is known are cut into
+tertiles of the answer's length in characters, ``short`` (at most the 1/3 quantile), ``medium`` (at most
+the 2/3 quantile) and ``long`` (NumPy's linear quantiles; equal lengths stay in one group, so the groups
+may differ in size); each shows its character range, the agreement with its Wilson interval, and the
+judge's and the humans' accept rates (a judge that accepts long answers more often than humans do
+favours length). **Self-preference** (``self_preference``): the judge's model and the candidate's are
+named to a family by one table (:data:`MODEL_FAMILIES`, :func:`model_family`); the flag is raised when
+they share one (a model judging its own family's answers favours them): it is shown, it does not
+change the verdict.
 """
 
 from __future__ import annotations
@@ -42,12 +52,39 @@ from goldenkit.formats._common import decode_text, json_object_line
 from goldenkit.graders._judge import normalize_decision, parse_judge
 
 __all__ = [
+    "MODEL_FAMILIES",
     "CalibrationReport",
     "LabelRow",
     "calibration_report",
     "judge_labels",
+    "length_agreement",
+    "model_family",
     "read_labels",
+    "self_preference",
 ]
+
+#: Model families, most specific first: ``(family, name)``; a model id is in the family when ``name``
+#: starts it or follows a separator in it (``openai/gpt-4o-mini``, ``anthropic.claude-3-5``,
+#: ``meta-llama/Llama-3.1-8B``, ``qwen2.5:7b``), case aside.
+MODEL_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", "gpt-4o"),
+    ("gpt-4.1", "gpt-4.1"),
+    ("gpt-4", "gpt-4"),
+    ("gpt-5", "gpt-5"),
+    ("gpt-3.5", "gpt-3.5"),
+    ("openai o-series", "o1"),
+    ("openai o-series", "o3"),
+    ("openai o-series", "o4"),
+    ("claude", "claude"),
+    ("gemini", "gemini"),
+    ("gemma", "gemma"),
+    ("llama", "llama"),
+    ("qwen", "qwen"),
+    ("mistral", "mistral"),
+    ("mistral", "mixtral"),
+    ("deepseek", "deepseek"),
+    ("phi", "phi"),
+)
 
 _ID_KEYS = ("id", "row_id", "rowId")
 _HUMAN_KEYS = ("human", "human_decision", "humanDecision", "humanExpectedDecision", "label")
@@ -162,6 +199,8 @@ class CalibrationReport:
     why: str
     judge_version: str | None = None
     disagreements: list[dict[str, str]] = field(default_factory=list)
+    by_length: list[dict[str, Any]] = field(default_factory=list)
+    self_preference: dict[str, Any] | None = None
 
     @property
     def n(self) -> int:
@@ -197,6 +236,10 @@ class CalibrationReport:
             "hard_allowed": self.hard_allowed,
             "why": self.why,
             "disagreements": self.disagreements,
+            "by_length": [
+                {k: _nan_none(v) if isinstance(v, float) else v for k, v in g.items()} for g in self.by_length
+            ],
+            "self_preference": self.self_preference,
         }
 
     def render(self) -> str:
@@ -218,9 +261,97 @@ class CalibrationReport:
             f"{'kappa':<12} {_fmt(self.kappa):>7}  {'':>10}  [{_fmt(self.kappa_low)}, {_fmt(self.kappa_high)}]"
             " (Cohen; asymptotic SE)"
         )
+        lines += _length_lines(self.by_length)
+        if self.self_preference is not None:
+            sp = self.self_preference
+            lines += ["", ("SELF-PREFERENCE: " if sp["flag"] else "self-preference: ") + sp["why"]]
         lines.append("")
         lines.append(("hard grader: ALLOWED — " if self.hard_allowed else "hard grader: NOT ALLOWED — ") + self.why)
         return "\n".join(lines)
+
+
+def _length_lines(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not groups:
+        return []
+    lines = ["", f"{'length':<8} {'chars':>13} {'n':>5}  {'agreement':>9}  95% interval   judge accepts  humans accept"]
+    for g in groups:
+        chars = f"{g['min_chars']}-{g['max_chars']}" if g["n"] else "-"
+        lines.append(
+            f"{g['group']:<8} {chars:>13} {g['n']:>5}  {_fmt(g['agreement']):>9}  "
+            f"[{_fmt(g['ci_low'])}, {_fmt(g['ci_high'])}]  {_fmt(g['judge_accept']):>13}  {_fmt(g['human_accept']):>13}"
+        )
+    return lines
+
+
+def length_agreement(
+    lengths: Sequence[int | None], humans: Sequence[str], judges: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The judge's agreement with humans in tertiles of the answer's length (module doc): one dict per group
+    (``group``, ``n``, ``min_chars``, ``max_chars``, ``agreement``, ``ci_low``, ``ci_high``,
+    ``judge_accept``, ``human_accept``). Pairs with the judge PENDING or no known answer are left out."""
+    keep = [(n, h, j) for n, h, j in zip(lengths, humans, judges, strict=True) if n is not None and j != "PENDING"]
+    if not keep:
+        return []
+    size = np.array([k[0] for k in keep], dtype=float)
+    low, high = np.quantile(size, [1 / 3, 2 / 3])
+    names = np.where(size <= low, "short", np.where(size <= high, "medium", "long"))
+    out = []
+    for name in ("short", "medium", "long"):
+        idx = np.flatnonzero(names == name)
+        hs, js = [keep[i][1] for i in idx], [keep[i][2] for i in idx]
+        rate = _rate(sum(h == j for h, j in zip(hs, js, strict=True)), len(idx))
+        out.append(
+            {
+                "group": name,
+                "n": int(idx.size),
+                "min_chars": int(size[idx].min()) if idx.size else None,
+                "max_chars": int(size[idx].max()) if idx.size else None,
+                "agreement": rate["rate"],
+                "ci_low": rate["ci_low"],
+                "ci_high": rate["ci_high"],
+                "judge_accept": js.count("ACCEPT") / len(js) if js else math.nan,
+                "human_accept": hs.count("ACCEPT") / len(hs) if hs else math.nan,
+            }
+        )
+    return out
+
+
+def model_family(model: str | None) -> str | None:
+    """The family of a model id by :data:`MODEL_FAMILIES` (None when it is in none).
+
+    >>> model_family("openai/gpt-4o-mini"), model_family("anthropic.claude-3-5-sonnet"), model_family("x")
+    ('gpt-4o', 'claude', None)
+    """
+    name = (model or "").strip().lower()
+    for family, prefix in MODEL_FAMILIES:
+        at = name.find(prefix)
+        while at >= 0:
+            before = name[at - 1] if at else ""
+            after = name[at + len(prefix) : at + len(prefix) + 1]
+            if (not before or not before.isalnum()) and not (prefix[-1].isdigit() and after.isdigit()):
+                return family
+            at = name.find(prefix, at + 1)
+    return None
+
+
+def self_preference(
+    judge_model: str | None, candidate_model: str | None, judge_provider: str | None = None
+) -> dict[str, Any] | None:
+    """The self-preference flag (module doc): None when either model is unknown, else ``flag``, ``family``,
+    ``judge`` (provider:model), ``candidate`` and ``why``."""
+    if not judge_model or not candidate_model:
+        return None
+    judge = f"{judge_provider}:{judge_model}" if judge_provider else judge_model
+    jf, cf = model_family(judge_model), model_family(candidate_model)
+    flag = jf is not None and jf == cf
+    if flag:
+        why = (
+            f"the judge {judge} and the candidate {candidate_model} share the model family {jf}: it may favour its own"
+        )
+    else:
+        jn, cn = jf or "no known family", cf or "no known family"
+        why = f"the judge {judge} ({jn}) and the candidate {candidate_model} ({cn}) are of different families"
+    return {"flag": flag, "family": jf if flag else None, "judge": judge, "candidate": candidate_model, "why": why}
 
 
 def _fmt(x: float | int) -> str:
@@ -244,12 +375,19 @@ def calibration_report(
     min_n: int = 30,
     kappa_floor: float = 0.6,
     judge_version: str | None = None,
+    lengths: Sequence[int | None] | None = None,
+    judge_model: str | None = None,
+    judge_provider: str | None = None,
+    candidate_model: str | None = None,
 ) -> CalibrationReport:
-    """The report for ``(human, judge)`` decision pairs (or ``(row id, human, judge)`` triples)."""
+    """The report for ``(human, judge)`` decision pairs (or ``(row id, human, judge)`` triples); ``lengths``
+    (the answer's characters per pair, None where unknown) adds the agreement by length, the judge's and the
+    candidate's model the self-preference flag (module doc)."""
+    items: list[tuple[str, ...]] = list(pairs)
     counts = {"tp": 0, "fn": 0, "fp": 0, "tn": 0}
     pending = 0
     disagreements = []
-    for item in pairs:
+    for item in items:
         rid, human, judge = item if len(item) == 3 else ("", *item)
         if judge == "PENDING":
             pending += 1
@@ -306,6 +444,8 @@ def calibration_report(
         why=why,
         judge_version=judge_version,
         disagreements=disagreements,
+        by_length=[] if lengths is None else length_agreement(lengths, [p[-2] for p in items], [p[-1] for p in items]),
+        self_preference=self_preference(judge_model, candidate_model, judge_provider),
     )
 
 
