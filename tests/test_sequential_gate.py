@@ -12,6 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from goldenkit.cli import main
@@ -250,3 +251,39 @@ def test_fail_on_slices_watches_every_slice_for_regression() -> None:
     assert overall.decision == per_slice.decision == "regression"
     assert per_slice.stopped_because == "regression on b shown" and per_slice.rows_run < overall.rows_run
     assert set(per_slice.members) == {OVERALL, "a", "b"} and set(overall.members) == {OVERALL}
+
+
+def _slice_rows(rng: np.random.Generator, name: str, n: int, broke: int, fixed: int) -> list[tuple[str, int, int]]:
+    """``n`` rows of slice ``name`` (80% PASS on the base), exactly ``broke`` PASS -> FAIL, ``fixed`` FAIL -> PASS."""
+    base = (np.arange(n) % 5 != 0).astype(np.int8)
+    cand = base.copy()
+    cand[rng.choice(np.flatnonzero(base == 1), broke, replace=False)] = 0
+    cand[rng.choice(np.flatnonzero(base == 0), fixed, replace=False)] = 1
+    return [(name, int(b), int(c)) for b, c in zip(base, cand, strict=True)]
+
+
+@pytest.mark.parametrize(("case", "broke", "fixed"), [("no change", 8, 8), ("drop at the margin", 30, 20)])
+def test_the_composed_gate_holds_its_error_rates(case: str, broke: int, fixed: int) -> None:
+    """Overall + one critical slice (e-Bonferroni for regression, both needed for non-inferiority), over
+    random orders of populations of 2 x 200 rows with the same flips in each slice: with no change (16
+    discordant rows a slice, balanced) the gate fails at most alpha of the time; with the drop exactly at
+    the margin (30 broke, 20 fixed: 10 of 200 = 0.05 in each slice, so overall too; discordant enough
+    that regression is rarely shown) it passes at most alpha of the time. Each rate's one-sided 95%
+    Clopper-Pearson upper limit over 2,000 random runs is under alpha; the same runs under a margin of
+    0.10 pass most of the time (the check can fail)."""
+    from scipy.stats import beta
+
+    rng = np.random.default_rng(38)
+    policy = GatePolicy(critical=("c",), alpha=0.05, non_inferiority_margin=0.05)
+    wide = GatePolicy(critical=("c",), alpha=0.05, non_inferiority_margin=0.10)
+    sims, bad, wide_pass = 2000, 0, 0
+    populations = {OVERALL: 400, "c": 200, "o": 200}
+    for i in range(sims):
+        rows = _slice_rows(rng, "c", 200, broke, fixed) + _slice_rows(rng, "o", 200, broke, fixed)
+        run_rows = [rows[j] for j in rng.permutation(len(rows))]
+        d = decide_sequential(run_rows, populations, policy, 400)
+        bad += d.decision == ("regression" if case == "no change" else "non_inferior")
+        if case != "no change" and i < 100:
+            wide_pass += decide_sequential(run_rows, populations, wide, 400).decision == "non_inferior"
+    assert beta.ppf(0.95, bad + 1, sims - bad) < policy.alpha, (case, bad)
+    assert case == "no change" or wide_pass > 50
