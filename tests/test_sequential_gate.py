@@ -287,3 +287,14 @@ def test_the_composed_gate_holds_its_error_rates(case: str, broke: int, fixed: i
             wide_pass += decide_sequential(run_rows, populations, wide, 400).decision == "non_inferior"
     assert beta.ppf(0.95, bad + 1, sims - bad) < policy.alpha, (case, bad)
     assert case == "no change" or wide_pass > 50
+
+
+def test_a_stopped_sequential_run_is_no_baseline(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "stopped", "--sequential", "--baseline", "base") == 2
+    assert run(world, "broken", "full") == 0
+    capsys.readouterr()
+    assert main(["gate", "full", "--baseline", "stopped"]) == 3
+    assert "a sequential run (stopped after" in capsys.readouterr().out
+    assert run(world, "broken", "again", "--sequential", "--baseline", "stopped") == 3
+    assert "not a full run; resume it without --sequential" in capsys.readouterr().err

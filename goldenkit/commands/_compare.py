@@ -227,7 +227,9 @@ def _evidence_exit(cmp: Comparison) -> int:
     problems = [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in _shard_problems(man)]
     tables = {"base": cmp.base_collapsed, "candidate": cmp.cand_collapsed}
     problems += [
-        f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in side_problems(man, tables[label])
+        f"{label} {cmp_id}: {why}"
+        for label, cmp_id, man in sides
+        for why in side_problems(man, tables[label], candidate=label == "candidate")
     ]
     missing = int((cmp.ledger.rows["cand_status"] == "MISSING").sum())
     if missing:

@@ -222,10 +222,16 @@ def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None)
     )
 
 
-def side_problems(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None = None) -> list[str]:
+def side_problems(
+    manifest: Mapping[str, Any], collapsed: pd.DataFrame | None = None, *, candidate: bool = False
+) -> list[str]:
     """Why one side's run is not evidence: INVALID, it did not finish, or (given its collapsed rows)
-    outcomes its repeats promise are missing (:func:`missing_repeats`)."""
+    outcomes its repeats promise are missing (:func:`missing_repeats`). A sequential run answers only as
+    the ``candidate`` of the comparison it decided: as a baseline (or a leaderboard's entry) it is not
+    a full run."""
     out = []
+    if not candidate and (line := sequential_line(manifest)) is not None:
+        out.append(f"a sequential run ({line}): not a full run; resume it without --sequential")
     if manifest.get("validity") == INVALID:
         out.append(f"INVALID ({manifest.get('invalid_reason') or 'run.json says so'})")
     if manifest.get("complete") is False:

@@ -402,7 +402,7 @@ def evaluate_sequential(run: Any, baseline: Any, policy: GatePolicy) -> GateDeci
     man = dict(getattr(run, "manifest", None) or {})
     rec = sequential_record(man) or {}
     rules: list[GateRule] = []
-    for why in side_problems(man, None):
+    for why in side_problems(man, None, candidate=True):
         rules.append(GateRule("run.evidence", False, None, None, f"the run is {why}", "infrastructure", 3))
     if baseline is None:
         rules.append(GateRule("baseline", False, None, None, "no baseline: pass --baseline", "regression"))
