@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     bsub = p.add_subparsers(dest="baseline_command", metavar="SUBCOMMAND", parser_class=type(p))
     s = bsub.add_parser("save", help="save a run as a baseline")
     s.add_argument("run", help="run folder or run id")
-    s.add_argument("--name", required=True, help="baseline name (letters, digits, . _ -)")
+    s.add_argument("--name", required=True, help="baseline name (letters, digits, . _ + -)")
     s.add_argument("--force", action="store_true", help="overwrite an existing baseline of that name")
     s.add_argument(
         "--rule", default=None, help="collapse rule (default: [gate] rule of the run's goldenkit.toml, else majority)"
