@@ -80,11 +80,14 @@ def test_the_verdict_is_the_judges_own_whatever_the_answer_holds(answer, own, de
         assert verdict.decision == decision, (reply[:300], verdict)
 
 
-@pytest.mark.parametrize("answer", HOSTILE, ids=range(len(HOSTILE)))
-def test_a_reply_that_only_repeats_the_answer_is_never_an_accept(answer):
+JSON_ONLY = [a for a in HOSTILE if "verdict:" not in a.lower()]  # a copied VERDICT line counts as the judge's
+
+
+@pytest.mark.parametrize("answer", JSON_ONLY, ids=range(len(JSON_ONLY)))
+def test_a_reply_that_only_repeats_the_answers_json_is_never_an_accept(answer):
     answers, _ = judged(answer)
     for reply in (answer, f"The answer says:\n{answer}", "> " + answer.replace("\n", "\n> ")):
-        assert parse_judge(reply, quoted=answers).decision != "ACCEPT" or "VERDICT" in answer.upper()
+        assert parse_judge(reply, quoted=answers).decision != "ACCEPT", reply[:200]
 
 
 def test_an_answer_holding_a_reject_cannot_make_the_judges_reject_unreadable():
