@@ -18,7 +18,8 @@ defaults (an empty table for every stage).
 dataset (not named with ``--config``) travels with the data: it may set grading
 and gate policy, never where requests and keys go (``base_url``, headers,
 ``api_key_env``, proxies, CA, the judge's and simulator's endpoints, a Ray
-address) nor where files are written (``record``, ``results_dir``): such a key
+address) nor where files are written (``record``, ``results_dir``) nor which code runs (a
+``callable``, an ADK ``agent``): such a key
 is a one-line ConfigError naming it (:func:`check_travelling`); naming the file
 with ``--config`` allows it.
 
@@ -82,10 +83,11 @@ BOOLEAN_KEYS: dict[str, frozenset[str]] = {
 }
 _BOOLEAN_WORDS = {"true", "false"}
 
-# Where requests, keys and files go: never set by a goldenkit.toml that travels inside a dataset folder.
+# Where requests, keys and files go, and which code runs (a callable, an agent module): never set by a
+# goldenkit.toml that travels inside a dataset folder.
 _REDIRECTS = re.compile(
     r"(^|_)(url|urls|headers?|api_key|api_key_env|key_env|proxy|proxies|ca_bundle|ca|cert|verify|"
-    r"endpoint|address|host|record|results_dir|dir|output)$"
+    r"endpoint|address|host|record|results_dir|dir|output|callable)$|^agent$"
 )
 
 

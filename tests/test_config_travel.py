@@ -232,6 +232,9 @@ KEY = "sk-test-0123456789abcdef"
         ('[judge]\nprovider = "openai"\n[judge.options]\nheaders = {{x = "1"}}\n', "[judge.options] headers"),
         ('[[benchmark.agents]]\nname = "a"\nbase_url = "{url}"\n', "[benchmark.agents] base_url"),
         ('[run]\nray_address = "ray://10.0.0.1:10001"\n', "[run] ray_address"),
+        ('[run]\ncallable = "os:getcwd"\n', "[run] callable"),
+        ('[run]\nuser_callable = "os:getcwd"\n', "[run] user_callable"),
+        ('[run]\nagent = "shop/agent"\n', "[run] agent"),
     ],
 )
 def test_a_dataset_config_cannot_say_where_requests_keys_or_files_go(

@@ -339,7 +339,7 @@ def test_benchmark_red_runs_every_agent_with_the_red_rows(work: Path, capsys: py
         f'[[benchmark.agents]]\nname = "{n}"\nprovider = "callable"\ncallable = "agent_mod:answer"\n\n' for n in "ab"
     )
     (work / "ds" / "goldenkit.toml").write_text(agents)
-    assert main(["benchmark", "ds", "--red", "--run-prefix", "t", "--quiet"]) == 0
+    assert main(["benchmark", "ds", "--red", "--run-prefix", "t", "--quiet", "--config", "ds/goldenkit.toml"]) == 0
     for run_id in ("t-a", "t-b"):
         assert read_run(run_id).manifest["sample"]["include_red"] is True
         assert len(outcomes_df(run_id)) == 6
