@@ -291,3 +291,17 @@ def test_an_agent_importing_its_client_lazily_while_rows_fail_gets_outages_not_a
             assert (o["verdict"], o["error_kind"]) == ("ERROR", "agent"), o
         else:
             assert o["verdict"] == "ERROR" and o["error_kind"] in want, (o["row_id"], o["error_kind"], o["detail"])
+
+
+def test_a_dropped_connection_is_told_while_aiohttp_is_half_imported(monkeypatch):
+    import aiohttp
+
+    from goldenkit.providers._http import _closed_by_peer
+
+    dropped, refused = (
+        aiohttp.ServerDisconnectedError(),
+        aiohttp.ClientConnectorError.__new__(aiohttp.ClientConnectorError),
+    )
+    monkeypatch.setitem(sys.modules, "aiohttp", types.ModuleType("aiohttp"))  # another thread's import, halfway
+    assert _closed_by_peer(dropped) is True and _closed_by_peer(refused) is False
+    assert _closed_by_peer(KeyError("x")) is False

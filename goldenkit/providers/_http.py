@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -100,9 +99,14 @@ def _same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     return (a.scheme, a.host, a.port) == (b.scheme, b.host, b.port)
 
 
+def _aiohttp_names(exc: BaseException) -> set[str]:
+    """The names of ``exc``'s aiohttp classes: told by name, so a module an agent is importing in
+    another thread right now is never read."""
+    return {c.__name__ for c in type(exc).__mro__ if c.__module__.startswith("aiohttp")}
+
+
 def _closed_by_peer(exc: BaseException) -> bool:
     """Whether ``exc`` says the connection was closed under the request (not a timeout, not TLS)."""
-    aiohttp = sys.modules.get("aiohttp")
     seen: list[BaseException] = []
     cur: BaseException | None = exc
     while cur is not None and all(cur is not e for e in seen):
@@ -112,8 +116,8 @@ def _closed_by_peer(exc: BaseException) -> bool:
                 return False
         elif isinstance(cur, ConnectionResetError | BrokenPipeError | httpx.RemoteProtocolError):
             return True
-        elif aiohttp is not None and isinstance(cur, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
-            return not isinstance(cur, aiohttp.ClientConnectorError)
+        elif {"ServerDisconnectedError", "ClientOSError"} & (names := _aiohttp_names(cur)):
+            return "ClientConnectorError" not in names
         cur = cur.__cause__ or cur.__context__
     return False
 
