@@ -298,3 +298,16 @@ def test_a_stopped_sequential_run_is_no_baseline(world: Path, capsys: pytest.Cap
     assert "a sequential run (stopped after" in capsys.readouterr().out
     assert run(world, "broken", "again", "--sequential", "--baseline", "stopped") == 3
     assert "not a full run; resume it without --sequential" in capsys.readouterr().err
+
+
+def test_the_policys_other_rules_apply_to_the_rows_read(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Non-inferiority shown, but the policy's min_pass_rate fails over the rows read: exit 2, run and gate."""
+    (world / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\nmin_pass_rate = 0.9\n')
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base") == 2
+    captured = capsys.readouterr()
+    rec = record("cand")
+    assert rec["decision"] == "non_inferior" and "pass_rate: pass rate" in captured.err
+    assert f"(over the {rec['rows_run']} rows read)" in captured.err
+    assert main(["gate", "cand", "--baseline", "base"]) == 2

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from goldenkit.config import section
-from goldenkit.errors import EXIT_COMPARISON_INVALID, ComparisonInvalid, UsageError
+from goldenkit.errors import ComparisonInvalid, UsageError
 
 if TYPE_CHECKING:
     from goldenkit.gate._replay import ReplayResult
@@ -76,22 +76,24 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
 
 
 def run_exit(summary: Any, keywords: dict[str, Any]) -> int:
-    """The exit code of ``goldenkit run``: a sequential run's decision (printed) when the run is VALID."""
-    from goldenkit.gate._sequential import not_comparable
-
+    """The exit code of ``goldenkit run``: for a sequential run that is VALID, the gate's on it against its
+    baseline (what ``goldenkit gate RUN --baseline REF`` says), printed with where it stopped."""
     record, gate = summary.manifest.get("sequential"), keywords.get("sequential")
     if gate is None or not isinstance(record, dict) or summary.exit_code:
         return int(summary.exit_code)
-    diffs = not_comparable(gate, summary.manifest)
-    if diffs:
-        print(f"goldenkit run --sequential: baseline not comparable: {'; '.join(diffs)}", file=sys.stderr)
-        return EXIT_COMPARISON_INVALID
+    from goldenkit.gate import evaluate_gate
+    from goldenkit.results import read_run
+
+    decision = evaluate_gate(read_run(summary.path), policy=gate.policy, baseline=gate.baseline)
+    for rule in decision.failed_rules:
+        if rule.name != "sequential":
+            print(f"goldenkit run --sequential: {rule.name}: {rule.detail}", file=sys.stderr)
     calls = f"{record['calls']} of the fixed-size {record['calls_full']} calls"
     print(
         f"sequential gate: stopped after {record['rows_run']} of {record['rows_total']} rows: "
-        f"{record['stopped_because']} ({calls}); exit {record['exit_code']}"
+        f"{record['stopped_because']} ({calls}); exit {decision.exit_code}"
     )
-    return int(record["exit_code"])
+    return decision.exit_code
 
 
 def register_replay(p: Any) -> None:

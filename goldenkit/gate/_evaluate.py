@@ -139,7 +139,7 @@ def evaluate_gate(
     """
     run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
     if sequential_record(getattr(run, "manifest", None)) is not None:  # its own procedure, on the rows it read
-        return evaluate_sequential(run, baseline, policy)
+        return _sequential_gate(run, baseline, policy)
     if comparison is not None and comparison.by != "slice":
         raise ConfigError(f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices")
     if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:
@@ -208,6 +208,17 @@ def _quality_checked(policy: GatePolicy) -> list[GateRule]:
         f"({', '.join(_ABSOLUTE)}, [gate.slices.NAME]); set one, or gate against a baseline"
     )
     return [GateRule("quality", False, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE)]
+
+
+def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecision:
+    """A sequential run (:mod:`goldenkit.gate._sequential`): its procedure on the rows it read, and the
+    other rules (this gate without its regression rules) on the outcomes of those rows."""
+    others = replace(policy, regression=False)
+
+    def read_rules(frame: pd.DataFrame) -> GateDecision:
+        return evaluate_gate(frame, policy=others, manifest=getattr(run, "manifest", None))
+
+    return evaluate_sequential(run, baseline, policy, read_rules=read_rules)
 
 
 def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -68,7 +68,6 @@ __all__ = [
     "candidate_values",
     "decide_sequential",
     "evaluate_sequential",
-    "not_comparable",
     "sequential_gate",
     "sequential_order",
     "sequential_record",
@@ -282,7 +281,7 @@ class SequentialGate:
             raise ConfigError(f"--max-rows must be >= 1 (got {max_rows})")
         self.base = baseline_values(baseline)
         self.policy, self.seed, self.max_rows, self.baseline_id = policy, int(seed), max_rows, baseline_id
-        self.baseline_manifest: dict[str, Any] = {}
+        self.baseline: Any = None  # the baseline itself (a run or a snapshot), for the gate at the end
         self.rows = ReadRows()
         self.read: list[str] = []
         self.populations: dict[str, int] = {}
@@ -368,14 +367,8 @@ def sequential_gate(baseline: Any, policy: GatePolicy, *, seed: int = 0, max_row
     if problems:
         raise InfrastructureError(f"baseline {label} is not evidence: {'; '.join(problems)}")
     gate = SequentialGate(table, policy, seed=seed, max_rows=max_rows, baseline_id=label)
-    gate.baseline_manifest = dict(getattr(baseline, "manifest", None) or {})
+    gate.baseline = baseline
     return gate
-
-
-def not_comparable(gate: SequentialGate, manifest: Mapping[str, Any]) -> list[str]:
-    """Why a sequential run's protocol key is not its baseline's (empty: comparable; its decision stands)."""
-    rule = gate.policy.rule
-    return comparability_differences(gate.baseline_manifest, manifest, base_rule=rule, cand_rule=rule)
 
 
 def _side_table(side: Any, rule: str) -> pd.DataFrame:
@@ -396,9 +389,13 @@ def sequential_record(manifest: Mapping[str, Any] | None) -> dict[str, Any] | No
     return dict(rec) if isinstance(rec, Mapping) and isinstance(rec.get("rows"), list) else None
 
 
-def evaluate_sequential(run: Any, baseline: Any, policy: GatePolicy) -> GateDecision:
+def evaluate_sequential(
+    run: Any, baseline: Any, policy: GatePolicy, *, read_rules: Callable[[pd.DataFrame], GateDecision] | None = None
+) -> GateDecision:
     """The gate on a sequential run: the recorded rows read again, in their order, against ``baseline``
-    by :func:`decide_sequential` (the decision and exit code the run reached, under the same policy)."""
+    by :func:`decide_sequential` (the decision and exit code the run reached, under the same policy).
+    ``read_rules``: the gate's other rules (error rates, absolute thresholds: the fixed-size gate without
+    its regression rules) applied to the outcomes of the rows read; what they fail fails the decision."""
     man = dict(getattr(run, "manifest", None) or {})
     rec = sequential_record(man) or {}
     rules: list[GateRule] = []
@@ -419,8 +416,26 @@ def evaluate_sequential(run: Any, baseline: Any, policy: GatePolicy) -> GateDeci
 
     comparison = compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha)
     decision = _recorded_decision(rec, comparison, policy)
+    if read_rules is not None:
+        rules += _rules_over_rows_read(run, rec, read_rules)
     rules.append(_decision_rule(decision, rec))
     return GateDecision(rules=rules, comparison=comparison)
+
+
+def _rules_over_rows_read(
+    run: Any, rec: Mapping[str, Any], read_rules: Callable[[pd.DataFrame], GateDecision]
+) -> list[GateRule]:
+    """The gate's rules other than regression on the outcomes of the rows read (the sequential decision is
+    the quality rule: the fixed gate's "no quality rule" is not one)."""
+    read = {str(r) for r in rec.get("rows") or []}
+    cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "error_kind", "graders"]
+    frame = run.outcomes(columns=cols)
+    frame = frame[frame["row_id"].astype(str).isin(read).to_numpy()].reset_index(drop=True)
+    out = []
+    for rule in read_rules(frame).rules:
+        if rule.name != "quality":
+            out.append(replace(rule, detail=f"{rule.detail} (over the {len(read)} rows read)"))
+    return out
 
 
 def _recorded_decision(rec: Mapping[str, Any], comparison: Any, policy: GatePolicy) -> SequentialDecision:
