@@ -18,6 +18,10 @@ one-row-at-a-time statistics of :func:`goldenkit.stats.sequential_paired_test` p
 
 Otherwise the run goes on, up to its budget (``--max-rows``, default every row): then exit 3,
 "not enough evidence", with the rows it would still need (an estimate from the bound's width).
+The policy's other rules (error rates, absolute thresholds) are the fixed-size gate's without its
+regression rules, applied to the outcomes of the rows read (point rules with no error rate of
+their own, as they are on a full run); what they fail fails the decision, in the run's exit code
+and the gate's alike.
 
 What a row is worth: only rows whose baseline verdict is PASS or FAIL are in the design (the
 others cannot be evidence and are not run); the population of each member is their count. A
