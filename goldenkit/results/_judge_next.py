@@ -7,14 +7,14 @@ statistical inference").
 
 **The judge's error, per row.** The variance a label removes is the judge's expected squared error on the
 row, ``E[(human - judge)^2]``: for 0/1 verdicts, the chance that the judge is wrong there. It is estimated
-as the largest of
+as ``1 - (1 - s)(1 - d)(1 - h)``, the judge being wrong when any of three doubts bites:
 
-* the row's slice's labelled judge error rate, ``(disagreements + 1) / (labels + 2)`` over every human
-  label of the slice's judged rows (hand-picked ones too: they may shape a design, never an estimate);
-  a slice without labels starts at 1/2;
-* the judge's disagreement with itself, the minority share of its decided repeats (a 2-1 split: 1/3);
-* 1/2 when the judge's collapsed verdict differs from the row's own collapsed verdict (its hard
-  graders').
+* ``s``, the row's slice's labelled judge error rate, ``(disagreements + 2 ē) / (labels + 2)`` over every
+  human label of the slice's judged rows (hand-picked ones too: they may shape a design, never an
+  estimate), shrunk toward the run's rate ``ē = (disagreements + 1) / (labels + 2)`` (1/2 without labels);
+* ``d``, the judge's disagreement with itself, the minority share of its decided repeats (a 2-1 split: 1/3);
+* ``h``, 1/2 when the judge's collapsed verdict differs from the row's own collapsed verdict (its hard
+  graders'), else 0.
 
 **Probabilities.** ``π_i ∝ √error_i`` (the variance-optimal rule of Zrnic & Candès for ``λ = 1``), floored
 at a quarter of the uniform probability so every row has ``π_i > 0``, capped at 1, and scaled so that
@@ -140,12 +140,13 @@ def sampling_probabilities(error: np.ndarray, n: float, floor_share: float = FLO
 def _row_errors(rows: pd.DataFrame, by: str) -> np.ndarray:
     labelled = rows["label"].isin(["designed", "hand"]) & rows["judge"].isin(["PASS", "FAIL"])
     wrong = labelled & (rows["human"] != rows["judge"])
+    overall = (float(wrong.sum()) + 1.0) / (float(labelled.sum()) + 2.0)
     per = pd.DataFrame({"g": rows[by].astype(str), "l": labelled, "w": wrong}).groupby("g")[["l", "w"]].sum()
-    slice_rate = ((per["w"] + 1) / (per["l"] + 2)).reindex(rows[by].astype(str)).to_numpy()
+    slice_rate = ((per["w"] + 2.0 * overall) / (per["l"] + 2.0)).reindex(rows[by].astype(str)).to_numpy()
     share = rows["judge_share"].to_numpy(dtype=float)
-    split = np.where(rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0)
-    hard = rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])
-    out: np.ndarray = np.maximum.reduce([slice_rate, np.nan_to_num(split), 0.5 * hard.to_numpy(dtype=float)])
+    split = np.nan_to_num(np.where(rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0))
+    hard = 0.5 * (rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])).to_numpy(dtype=float)
+    out: np.ndarray = 1.0 - (1.0 - slice_rate) * (1.0 - split) * (1.0 - hard)
     return out
 
 
