@@ -120,6 +120,9 @@ def test_the_audit_notebook_pages_filters_marks_and_applies(browser: Any, lab: L
             _choose(panel, name, "(all)")
     refunds = reference.view["row_id"].tolist()
     assert panel.get_by_text(refunds[0], exact=True).count() >= 1  # the card of the first refunds row
+    # the summary at the top (failing, marked, label_error, agent_error, unclear per slice) follows the marks
+    summary_row = panel.locator("table.dataframe tbody tr").filter(has_text=re.compile(r"^\s*refunds\s"))
+    expect(summary_row.locator("td")).to_have_text([str(len(refunds)), "0", "0", "0", "0"])
     panel.locator(".widget-toggle-button", has_text="label_error").click()
     panel.get_by_placeholder("note (why)").fill("policy changed: 30 days")
     panel.get_by_placeholder(re.compile("^correction as JSON")).fill('{"case": {"reference": "Refunds take 30 days."}}')
@@ -131,6 +134,7 @@ def test_the_audit_notebook_pages_filters_marks_and_applies(browser: Any, lab: L
     panel.locator(".widget-toggle-button", has_text="agent_error").click()
     panel.get_by_role("button", name="save mark").click()
     expect(panel.get_by_text(f"saved agent_error for {refunds[1]}", exact=False)).to_be_visible()
+    expect(summary_row.locator("td")).to_have_text([str(len(refunds)), "2", "1", "1", "0"])  # no re-run needed
     panel.get_by_role("button", name="apply as new version").click()  # asks first, naming what it would write
     expect(
         panel.get_by_text("write fixture-support 1.1.0 to dataset-1.1.0 with 1 label error", exact=False)
