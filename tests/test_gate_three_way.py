@@ -328,3 +328,16 @@ def test_the_candidates_own_errors_count_against_it_not_against_its_validity() -
     frame.loc[frame["row_id"] == "r0", "error_kind"] = "transient"
     d = evaluate_gate(FakeRun(manifest("c", repeats=1), frame), baseline=base, policy=GatePolicy())
     assert not rule(d, "error_rate").passed and d.exit_code == 3
+
+
+def test_the_last_line_names_the_decision_of_each_exit_code() -> None:
+    base, cand = _same(400)
+    lines = {
+        0: evaluate_gate(cand, baseline=base, policy=GatePolicy()),
+        2: evaluate_gate(cand, baseline=base, policy=GatePolicy(min_pass_rate=1.0, per_slice_min_wilson_lower=1.0)),
+        3: evaluate_gate(cand, policy=GatePolicy()),  # no baseline: no regression rule could be checked
+        4: evaluate_gate(cand, policy=GatePolicy(), comparison_invalid="dataset sha256 differs"),
+    }
+    names = {0: "gate PASSED", 2: "gate FAILED: ", 3: "gate NOT EVIDENCE: baseline: ", 4: "gate COMPARISON INVALID: "}
+    for code, d in lines.items():
+        assert d.exit_code == code and d.format().splitlines()[-1].startswith(names[code]), (code, d.summary())
