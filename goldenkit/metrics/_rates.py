@@ -60,7 +60,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.metrics._red_rows import hallucination_ids, red_ids, refusal_ids, tag_list
-from goldenkit.metrics._weighted import WEIGHTED_SCORE, weighted_score
+from goldenkit.metrics._weighted import weighted_score_row
 from goldenkit.records import grader_results
 from goldenkit.stats import clustered_se, wilson_ci_effective
 
@@ -174,21 +174,7 @@ def run_metrics(
     rows.append(_row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory))
     if red:
         rows.append(_row("negative_case_pass_rate", on(red, "PASS")))
-    score, formula = weighted_score(pd.DataFrame(rows, columns=list(METRIC_COLUMNS)), weights)
-    weighed = formula.count("*")
-    rows.append(
-        {
-            "metric": WEIGHTED_SCORE,
-            "grader": None,
-            "hits": 0,
-            "total": weighed,
-            "rows": len(set(ids)),
-            "rate": score,
-            "ci_low": math.nan,  # not an estimate with an error rate: no interval
-            "ci_high": math.nan,
-            "lower_is_better": False,
-        }
-    )
+    rows.append(weighted_score_row(pd.DataFrame(rows, columns=list(METRIC_COLUMNS)), weights, len(set(ids))))
     out = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
     types = {"hits": "int64", "total": "int64", "rows": "int64", "rate": "float64", "ci_low": "float64"}
     return out.astype({**types, "ci_high": "float64"})

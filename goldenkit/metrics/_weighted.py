@@ -26,7 +26,7 @@ import pandas as pd
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
-__all__ = ["FIXED_METRICS", "WEIGHTED_SCORE", "metric_weights", "weighted_score"]
+__all__ = ["FIXED_METRICS", "WEIGHTED_SCORE", "metric_weights", "weighted_score", "weighted_score_row"]
 
 #: The name of the weighted score's line in :func:`goldenkit.metrics.run_metrics`.
 WEIGHTED_SCORE = "weighted_score"
@@ -107,3 +107,20 @@ def weighted_score(metrics: pd.DataFrame, weights: Mapping[str, float] | None = 
     if not den:
         return math.nan, ""
     return num / den, f"({' + '.join(terms)}) / {den:.2f}"
+
+
+def weighted_score_row(metrics: pd.DataFrame, weights: Mapping[str, float] | None, rows: int) -> dict[str, Any]:
+    """The ``weighted_score`` line of :func:`~goldenkit.metrics.run_metrics` over its other lines ``metrics``:
+    hits 0, total the rates weighed, ``rows`` the run's rows, and no interval (no error rate)."""
+    score, formula = weighted_score(metrics, weights)
+    return {
+        "metric": WEIGHTED_SCORE,
+        "grader": None,
+        "hits": 0,
+        "total": formula.count("*"),
+        "rows": rows,
+        "rate": score,
+        "ci_low": math.nan,  # not an estimate with an error rate: no interval
+        "ci_high": math.nan,
+        "lower_is_better": False,
+    }
