@@ -109,6 +109,14 @@ def test_a_later_draw_records_the_known_rows_with_probability_one(tmp_path: Path
     assert again == {x["id"]: {**x, "probability": 1.0} for x in known}
     new = [x for x in lines if x["human"] is None]
     assert new and not {x["id"] for x in new} & set(again)
+    # the rows not labelled yet rest on the new draw alone: a small one widens the interval, and says so
+    small = label_plan(run, n=3, seed=3)
+    assert small.widths.loc[OVERALL, "after"] > small.widths.loc[OVERALL, "before"]
+    assert small.needed is not None and small.needed > 3
+    enough = label_plan(run, n=small.needed, seed=3)
+    assert enough.widths.loc[OVERALL, "after"] < enough.widths.loc[OVERALL, "before"] and enough.needed is None
+    assert main(["judge", "next", "--run", str(run), "--n", "3", "--seed", "3", "-o", str(tmp_path / "s.jsonl")]) == 0
+    assert f"draw about {small.needed} rows (--n {small.needed})" in capsys.readouterr().out
 
 
 def test_the_expected_width_after_labelling_is_what_the_draws_give(tmp_path: Path) -> None:

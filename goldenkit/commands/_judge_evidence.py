@@ -140,6 +140,13 @@ def next_command(args: argparse.Namespace) -> int:
         f"goldenkit judge label FILE --run {args.run}",
         *_width_lines(plan, judge_estimates(run, by=args.by, alpha=alpha, rule=rule)),
     ]
+    if plan.needed is not None:
+        summary.append(
+            f"  the rows labelled already are exact, the others rest on this draw alone: draw about {plan.needed} "
+            f"rows (--n {plan.needed}) for the pass rate interval to narrow"
+        )
+    elif len(plan.known) and plan.widths["after"].iloc[-1] >= plan.widths["before"].iloc[-1]:
+        summary.append("  no draw of the rows left narrows the pass rate interval: it rests on the labels already")
     if len(plan.known):
         summary.append(
             f"  the file also re-records the {len(plan.known)} rows an earlier design labelled, with probability 1 "

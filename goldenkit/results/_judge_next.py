@@ -28,7 +28,9 @@ is known. A plan made after an earlier draw is valid conditionally on it: the es
 rows' verdicts as they are (probability 1) and weights the new draw's labels by ``1/π_i``. So the file a
 plan writes re-records every earlier designed label with its verdict and probability 1, beside the rows
 drawn now (``"human": null``, to be filled in): importing it whole with ``goldenkit judge label`` keeps
-the design exact (a file with a verdict left empty is refused whole).
+the design exact (a file with a verdict left empty is refused whole). The price of exactness: the rows not
+labelled yet are estimated from the new draw alone, so a small later draw can widen the interval; the
+plan then says how many rows a draw needs to narrow it (``needed``).
 
 **Expected width.** For a group of ``M`` judged rows whose row ``i`` will hold a label with probability
 ``q_i`` (1 if a design labelled it already, ``π_i`` if it is a candidate), the weighted
@@ -70,7 +72,8 @@ class LabelPlan:
     """A draw of rows to label: ``rows`` (every candidate: ``row_id``, the group, ``error``,
     ``probability``, ``drawn``), ``known`` (``row_id``, ``human`` of the rows an earlier design
     labelled), ``widths`` (per group and overall: ``before``, ``after`` half-widths and
-    ``expected_labels``), the ``seed``, ``n`` asked and ``alpha``."""
+    ``expected_labels``), the ``seed``, ``n`` asked and ``alpha``; ``needed``, when this draw is not
+    expected to narrow the overall interval, the ``n`` that is (None when none is, or when it does)."""
 
     rows: pd.DataFrame
     known: pd.DataFrame
@@ -78,6 +81,7 @@ class LabelPlan:
     seed: int
     n: int
     alpha: float
+    needed: int | None = None
 
     @property
     def drawn(self) -> pd.DataFrame:
@@ -105,6 +109,7 @@ class LabelPlan:
             "alpha": self.alpha,
             "expected_labels": float(self.rows["probability"].sum()),
             "known": len(self.known),
+            "needed": self.needed,
             "drawn": [
                 {"id": r, "probability": float(p)}
                 for r, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
@@ -168,6 +173,30 @@ def _width(group: pd.DataFrame, estimate: Any, z: float) -> tuple[float, float]:
     return before, after
 
 
+def _with_q(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, prob: np.ndarray) -> pd.DataFrame:
+    """``rows`` with ``q``: 1 on rows a design labelled already, ``prob`` on the candidates, else 0."""
+    q = pd.Series(prob, index=cand["row_id"]).reindex(rows["row_id"]).fillna(0.0).to_numpy()
+    return rows.assign(q=np.where(designed, 1.0, q))
+
+
+def _rows_needed(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, overall: Any, z: float) -> int | None:
+    """The fewest expected labels whose draw narrows the overall interval below its width now (None when no
+    draw can: the rows already labelled are then exact and the rest depends on this draw alone)."""
+    before = z * float(overall["se"])
+    errors = cand["e"].to_numpy()
+
+    def after(k: int) -> float:
+        return _width(_with_q(rows, designed, cand, sampling_probabilities(errors, float(k))), overall, z)[1]
+
+    low, high = 1, len(cand)
+    if math.isnan(before) or after(high) >= before:
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (mid + 1, high) if after(mid) >= before else (low, mid)
+    return low
+
+
 def label_plan(
     run: Run | str | os.PathLike[str],
     *,
@@ -194,24 +223,20 @@ def label_plan(
     cand = rows[candidate].sort_values("row_id").reset_index(drop=True)
     prob = sampling_probabilities(cand["e"].to_numpy(), float(n))
     drawn = np.random.default_rng(seed).random(len(cand)) < prob
-    rows["q"] = np.where(designed, 1.0, 0.0)
-    rows.loc[candidate, "q"] = pd.Series(prob, index=cand["row_id"]).reindex(rows.loc[candidate, "row_id"]).to_numpy()
+    rows = _with_q(rows, designed, cand, prob)
     estimates = judge_estimates(r, by=by, alpha=alpha, rule=rule)
     z = float(norm.ppf(1.0 - alpha / 2.0))
-    groups = sorted({str(v) for v in rows[by]})
     lines = []
-    for key in [*groups, OVERALL]:
+    for key in [*sorted({str(v) for v in rows[by]}), OVERALL]:
         group = rows if key == OVERALL else rows[rows[by].astype(str) == key]
         before, after = _width(group, estimates.loc[key], z)
-        lines.append(
-            {
-                by: key,
-                "before": before,
-                "after": after,
-                "expected_labels": float(group["q"].where(candidate.loc[group.index], 0.0).sum()),
-            }
-        )
+        expected = float(group["q"].where(candidate.loc[group.index], 0.0).sum())
+        lines.append({by: key, "before": before, "after": after, "expected_labels": expected})
+    widths = pd.DataFrame(lines).set_index(by)
+    needed = None
+    if widths.loc[OVERALL, "after"] >= widths.loc[OVERALL, "before"]:
+        needed = _rows_needed(rows, designed, cand, estimates.loc[OVERALL], z)
     plan_rows = cand[["row_id", by, "judge", "e", "verdict"]].rename(columns={"e": "error"})
     plan_rows = plan_rows.assign(probability=prob, drawn=drawn)
     known = rows.loc[designed, ["row_id", "human"]].sort_values("row_id").reset_index(drop=True)
-    return LabelPlan(rows=plan_rows, known=known, widths=pd.DataFrame(lines).set_index(by), seed=seed, n=n, alpha=alpha)
+    return LabelPlan(plan_rows, known, widths, seed=seed, n=n, alpha=alpha, needed=needed)
