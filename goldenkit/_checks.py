@@ -60,13 +60,35 @@ def _unprintable(text: str) -> str | None:
     return None
 
 
+def name_problem(value: str) -> str | None:
+    """Why ``value`` cannot be one file or folder name inside its folder (the rule of :func:`check_name`),
+    or None when it can.
+
+    >>> name_problem("main"), name_problem("main\\n")
+    (None, 'contains a control character (U+000A)')
+    """
+    if not value:
+        return "is empty"
+    sep = next((s for s in _SEPARATORS if s in value), None)
+    if sep is not None:
+        return f"contains a path separator ({sep!r}); a name is one file name"
+    bad = _unprintable(value)
+    if bad is not None:
+        return f"contains a control character ({bad})"
+    if len(value) > NAME_LENGTH:
+        return f"is longer than {NAME_LENGTH} characters"
+    if not _NAME.fullmatch(value):
+        return "is not a name: use letters, digits, '.', '_', '+' and '-' (starting with a letter or digit)"
+    return None
+
+
 def check_name(value: Any, what: str) -> str:
     """``value`` when it can be one file or folder name inside its folder; else an InputError naming ``what``.
 
     A name is one path component: a non-empty string of letters, digits, ``.``, ``_``, ``+`` and
     ``-`` that starts with a letter or digit (so never ``.``, ``..`` or a hidden file), at most 128
     characters. A path separator (``/``, ``\\``) and a control or invisible character (``main\\n``)
-    get a message of their own.
+    get a message of their own (:func:`name_problem`, the one rule).
 
     >>> check_name("2026.11.0", "dataset version")
     '2026.11.0'
@@ -77,19 +99,10 @@ def check_name(value: Any, what: str) -> str:
     """
     if not isinstance(value, str) or not value:
         raise InputError(f"{what} must be a non-empty string, got {value!r}")
-    sep = next((s for s in _SEPARATORS if s in value), None)
-    if sep is not None:
-        raise InputError(f"{what} {value!r} contains a path separator ({sep!r}); a name is one file name")
-    bad = _unprintable(value)
-    if bad is not None:
-        raise InputError(f"{what} {value!r} contains a control character ({bad})")
-    if len(value) > NAME_LENGTH:
-        raise InputError(f"{what} is longer than {NAME_LENGTH} characters ({value[:40]!r}...)")
-    if not _NAME.fullmatch(value):
-        raise InputError(
-            f"{what} {value!r} is not a name: use letters, digits, '.', '_', '+' and '-' "
-            "(starting with a letter or digit)"
-        )
+    problem = name_problem(value)
+    if problem is not None:
+        shown = f"{value[:40]!r}..." if len(value) > NAME_LENGTH else repr(value)
+        raise InputError(f"{what} {shown} {problem}")
     return value
 
 

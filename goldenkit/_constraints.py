@@ -28,16 +28,16 @@ ValueError: must be an integer >= 1, got '0'
 >>> check_option("run_id", "main\\n")
 Traceback (most recent call last):
 ...
-ValueError: must not contain a control character, got 'main\\n'
+ValueError: must be one folder name, but it contains a control character (U+000A), got 'main\\n'
 """
 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from goldenkit._checks import name_problem
 
 __all__ = ["RUN_OPTIONS", "Constraint", "Name", "Number", "check_option"]
 
@@ -107,21 +107,17 @@ class Number:
             raise ValueError(f"must be {article} {self.what}, got {text!r}") from None
 
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
 @dataclass(frozen=True)
 class Name:
     """A name that becomes a folder under another one (a run id): one path component of safe
     characters, never empty, ``.``/``..``, a separator, a control character or a ``reserved`` name."""
 
     reserved: tuple[str, ...] = ()
-    longest: int = 128
     optional: bool = False
 
     @property
     def what(self) -> str:
-        return "a name of letters, digits, '.', '_' and '-' that starts with a letter or digit"
+        return "a name of letters, digits, '.', '_', '+' and '-' that starts with a letter or digit"
 
     def check(self, value: object) -> str | None:
         if value is None and self.optional:
@@ -134,21 +130,10 @@ class Name:
         return value
 
     def _problem(self, value: str) -> str | None:
-        if not value:
-            return "must not be empty"
-        if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in value):
-            return "must not contain a control character"
-        if "/" in value or "\\" in value:
-            return "must not contain a path separator"
-        if value.startswith("."):
-            return "must not start with '.'"
         if value in self.reserved:
             return f"must not be a name reserved by goldenkit ({', '.join(map(repr, self.reserved))})"
-        if len(value) > self.longest:
-            return f"must be at most {self.longest} characters"
-        if not _NAME.fullmatch(value):
-            return f"must be {self.what}"
-        return None
+        problem = name_problem(value)  # the one rule of a name (goldenkit._checks)
+        return None if problem is None else f"must be one folder name, but it {problem}"
 
     def parse(self, text: str) -> str | None:
         return self.check(text)
