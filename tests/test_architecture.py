@@ -175,6 +175,7 @@ LAYERS: list[set[str]] = [
         "commands._judge_evidence",
         "commands._leaderboard",
         "commands._merge",
+        "commands._notebooks",
         "commands._pages",
         "commands._query",
         "commands._regrade",
