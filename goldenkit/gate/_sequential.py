@@ -87,7 +87,7 @@ def sequential_order(rows: Sequence[tuple[str, str]], seed: int) -> list[str]:
     every slice has run its share of its rows, to within one row.
 
     >>> sequential_order([("a1", "a"), ("a2", "a"), ("b1", "b")], 0)
-    ['a2', 'b1', 'a1']
+    ['a1', 'b1', 'a2']
     """
     per: dict[str, list[str]] = {}
     for rid, sl in rows:
