@@ -178,7 +178,7 @@ class RowSchedule:
         out: dict[str, Any] = {"decided_repeats": {"rule": self.rule, "not_needed": not_needed}}
         if self.monitor is not None:
             calls = int(index.counts()["total"])
-            full = len(self.order) * index.repeats
+            full = len(index)  # the fixed-size run calls every row x repeat of the run
             out["sequential"] = self.monitor.record(calls=calls, calls_full=full, finished=finished)
         return out
 
