@@ -96,6 +96,8 @@ def test_the_quality_colour_follows_what_the_numbers_say(tmp_path: Path) -> None
     assert tone({"a": "PASS", "b": "PASS"}) == "ok"  # every graded row passes
     assert tone({"a": "PASS", "b": "PASS", "c": "FAIL"}) == "bad"  # a slice passes none of its rows
     assert tone({"a": "PASS", "b": "PASS"}, validity="INVALID") == "warn"  # not evidence: no colour of quality
+    invalid = FakeRun(manifest("r", graders={"trajectory": "1"}, validity="INVALID"), _frame("r", {"a": "PASS"}))
+    assert "INVALID: this run is not evidence" in report.quality_banner(invalid, invalid.frame)  # type: ignore[arg-type]
     mixed = _frame("r", {"a": "PASS", "b": "PASS"})
     mixed.loc[mixed["row_id"] == "a-00", "verdict"] = "FAIL"  # one failing row, no slice at 0%
     run = FakeRun(manifest("r", graders={"trajectory": "1"}), mixed)

@@ -38,7 +38,7 @@ from goldenkit.config import config_for_run
 from goldenkit.errors import ConfigError
 from goldenkit.metrics import WEIGHTED_SCORE, metric_weights, run_metrics
 from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
-from goldenkit.schema import ERROR, FAIL, PASS
+from goldenkit.schema import FAIL, PASS
 
 __all__ = ["failure_clusters", "flaky_note", "quality_banner", "weighted_score_line", "worst_slices"]
 
@@ -160,8 +160,9 @@ def quality_banner(
     """The run's quality first (see the module doc for the colour), from ``run`` and its ``outcomes``
     (``run.outcomes()``): pass rate over rows with its 95%
     Wilson interval, then as items the ``slices`` weakest slices, the ``clusters`` largest failure
-    clusters, the weighted score (weights from ``[metrics] weights`` of ``config``, found as every
-    command finds it) and the evidence it rests on (validity and error rate)."""
+    clusters and the weighted score (weights from ``[metrics] weights`` of ``config``, found as every
+    command finds it); a run that is not evidence says so. Its validity and error rate are
+    :func:`goldenkit.report.validity_banner`, shown next."""
     manifest = dict(run.manifest)
     table = stats.slice_table(outcomes, rule=rule)
     tone = _tone(manifest, table)
@@ -186,11 +187,6 @@ def quality_banner(
             for r in top.to_dict("records")
         ]
     items.append(weighted_score_line(outcomes, *_weights(run, config)))
-    errors = int((outcomes["verdict"] == ERROR).sum())
-    validity = manifest.get("validity") or "UNKNOWN"
-    evidence = "evidence" if validity == "VALID" else "NOT evidence: these numbers decide nothing"
-    items.append(
-        f"{validity} ({evidence}): error rate {pct(manifest.get('error_rate'), 2)} "
-        f"({errors} ERROR of {len(outcomes)} outcomes; max {pct(manifest.get('max_error_rate'), 2)})"
-    )
+    if manifest.get("validity") != "VALID":  # said again here: these numbers decide nothing
+        items.append(f"{manifest.get('validity') or 'UNKNOWN'}: this run is not evidence (see below)")
     return banner(head, tone=tone, items=items)
