@@ -83,6 +83,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextvars
+import json
 import math
 import re
 import threading
@@ -90,7 +91,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from goldenkit.errors import ConfigError, GoldenkitError
 
@@ -194,11 +195,21 @@ def redact_settings(value: Any) -> Any:
 # ------------------------------------------------------------------ the secret values in use
 
 
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+
 def _spellings(value: str) -> set[str]:
-    """``value`` as written raw, JSON-escaped and URL-encoded."""
+    """``value`` as written raw, JSON-escaped (``/`` as ``\\/`` too, non-ASCII as ``\\u`` escapes too) and
+    URL-encoded (``/`` kept or not, a space as ``+`` or ``%20``, hex digits in either case); each of them
+    also as it reads inside a JSON string (outcome lines are masked whole)."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     escaped = "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped)
-    return {value, escaped, quote(value, safe="")}
+    json_forms = {escaped, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    json_forms |= {j.replace("/", "\\/") for j in json_forms}
+    url_forms = {quote(value, safe=""), quote(value, safe="/"), quote_plus(value, safe=""), quote_plus(value, safe="/")}
+    url_forms |= {_PERCENT.sub(lambda m: m.group(0).lower(), u) for u in url_forms}
+    forms = {value} | json_forms | url_forms
+    return forms | {json.dumps(f, ensure_ascii=a)[1:-1] for f in forms for a in (True, False)}  # inside a JSON line
 
 
 class SecretScope:
