@@ -90,7 +90,7 @@ def test_gate_on_invalid_and_on_skipped_runs(workdir: Path) -> None:
     write_run(workdir / "results", manifest("skipped", repeats=1), outcomes(rows))
     write_run(workdir / "results", manifest("bad", repeats=1, validity="INVALID"), outcomes([("r", "s", ["PASS"])]))
     cfg = write_config(workdir / "n.toml", "[gate]\nregression = false\n")
-    assert main(["gate", "skipped", "--config", str(cfg)]) == 3  # nothing graded: not evidence
+    assert main(["gate", "skipped", "--config", str(cfg)]) == 2  # nothing graded, every row SKIPPED: failed
     assert main(["gate", "bad", "--config", str(cfg)]) == 3
 
 

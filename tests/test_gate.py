@@ -197,12 +197,14 @@ def test_invalid_run_is_exit_3_even_when_quality_fails() -> None:
 
 
 @pytest.mark.parametrize("verdicts", [[], ["SKIPPED"] * 4])
-def test_empty_or_fully_skipped_run_is_not_evidence_exit_3(verdicts: list[str]) -> None:
+def test_empty_or_fully_skipped_run_fails_the_gate_exit_2(verdicts: list[str]) -> None:
+    """Nothing graded by the run's own doing (no row, or every row SKIPPED) is a quality failure, as the
+    exit codes say; rows errors nobody caused took would be not evidence (3)."""
     rows = [(f"r{i}", "s", [v]) for i, v in enumerate(verdicts)]
     policy = GatePolicy(regression=False, min_pass_rate=0.5)
     d = evaluate_gate(FakeRun(manifest("x", repeats=1), outcomes(rows)), policy=policy)
     graded = rule(d, "run.graded")
-    assert not graded.passed and graded.kind == "evidence" and d.exit_code == 3  # over the NaN threshold's 2
+    assert not graded.passed and graded.kind == "evidence" and graded.exit_code == 2 and d.exit_code == 2
 
 
 def test_missing_baseline_fails_and_other_protocol_is_exit_4() -> None:

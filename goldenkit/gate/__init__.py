@@ -10,12 +10,12 @@ and why), so "no regression" can be told from "nothing to compare".
 Three outcomes. Exit 2 when a failure is shown: a regression shown (the Holm
 family below), a candidate's own error shown (new ``agent`` or ``refused``
 errors beyond ``max_new_permanent_errors``, or unpaired rows they took), an
-absolute threshold failed. Exit 0 only when non-inferiority is shown overall and on
+absolute threshold failed, or a run with nothing graded (empty or fully skipped). Exit 0 only when non-inferiority is shown overall and on
 every critical slice (the upper confidence bound of the paired drop is below
 the margin) and no other rule fails. Everything else is exit 3, "not enough
 evidence", naming what is missing and the paired rows it would need: a side
-that is not evidence (the run or the baseline INVALID, incomplete or without a
-graded row, an empty or fully skipped run; an error rate over its maximum,
+that is not evidence (the run or the baseline INVALID or incomplete, the
+baseline without a graded row; an error rate over its maximum,
 overall or in one slice; a critical slice whose rows errored), or a decision
 not shown either way (non-inferiority not shown; no baseline; rows skipped or
 missing; a policy that checks no quality). Exit 4: the
@@ -80,7 +80,8 @@ Is each side evidence?
   ``infrastructure``, the judge's or simulator's) over all attempts exceed
   ``max_error_rate``; the candidate's own ``agent`` and ``refused`` errors
   count against it (``errors.new_permanent``), not against its validity.
-* ``run.graded`` (3): no row has a PASS/FAIL (empty or fully skipped run).
+* ``run.graded`` (2, or 3): no row has a PASS/FAIL: an empty or fully skipped run, or every row the
+  candidate's own errors took (2); errors nobody's answer caused took them (3).
 * ``baseline.evidence`` (3): the baseline (a run, or a committed snapshot
   whose saved run key says so) is INVALID, incomplete or has no graded row.
 * ``evidence.paired``, ``evidence.critical[SLICE]`` (3, or 2): the overall

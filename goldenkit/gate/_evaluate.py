@@ -14,7 +14,13 @@ from goldenkit._protocols import RunLike
 from goldenkit._text import did_you_mean
 from goldenkit.compare._groups import RunRef, resolve_side
 from goldenkit.compare._ledger import missing_repeats
-from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_INFRASTRUCTURE, ComparisonInvalid, ConfigError
+from goldenkit.errors import (
+    EXIT_COMPARISON_INVALID,
+    EXIT_GATE_FAILED,
+    EXIT_INFRASTRUCTURE,
+    ComparisonInvalid,
+    ConfigError,
+)
 from goldenkit.gate._evidence import (
     baseline_evidence,
     error_rules,
@@ -276,10 +282,17 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
         )
     n_graded = int(overall["n"])
     what = f"{n_graded} rows graded"
+    # an empty or fully skipped run, or one whose every row the candidate's own errors took, is a quality
+    # failure (exit 2: there was nothing to grade, by the run's own doing); rows errors nobody caused took
+    # are not evidence (3)
+    code = EXIT_INFRASTRUCTURE
     if n_graded == 0:
-        what = "empty run" if int(overall["rows"]) == 0 else "no row was graded (all skipped or errored)"
+        rows, skipped = int(overall["rows"]), int(overall["skipped_rows"])
+        what = "empty run" if rows == 0 else "no row was graded (all skipped or errored)"
+        if rows == 0 or skipped == rows or (own and errors == 0):
+            code = EXIT_GATE_FAILED
     ev = rows_evidence(overall)
-    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, "evidence", EXIT_INFRASTRUCTURE, ev))
+    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, "evidence", code, ev))
     return rules
 
 
