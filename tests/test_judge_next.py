@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_judge_evidence import judged_run, planted
 
 from goldenkit.cli import main
-from goldenkit.results import LABELS_FILE, label_plan, read_labels
+from goldenkit.results import LABELS_FILE, label_plan, read_labels, read_run
+from goldenkit.results._judge_evidence import LabelRound, _rounds_line, read_rounds
 from goldenkit.results._judge_next import FLOOR_SHARE, sampling_probabilities
 from goldenkit.stats import OVERALL, ppi_mean
 
@@ -95,28 +98,106 @@ def test_the_file_it_writes_is_accepted_by_judge_label_and_used(tmp_path: Path, 
     assert overall["n_human"] == len(lines) and overall["method"] in ("ppi++", "ppi++ weighted")
 
 
-def test_a_later_draw_records_the_known_rows_with_probability_one(tmp_path: Path, capsys: Any) -> None:
+def _estimate(capsys: Any, run: Path) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["judge", "estimate", "--run", str(run), "--json"]) == 0
+    return {r["slice"]: r for r in json.loads(capsys.readouterr().out)["rows"]}[OVERALL]
+
+
+def test_rounds_are_recorded_and_averaged_by_their_sizes(tmp_path: Path, capsys: Any) -> None:
     run, human, ids = _run(tmp_path)
     first = tmp_path / "first.jsonl"
     assert main(["judge", "next", "--run", str(run), "--n", "30", "--seed", "1", "-o", str(first)]) == 0
-    known = _fill(first, human, ids)
+    one = _fill(first, human, ids)
     assert main(["judge", "label", str(first), "--run", str(run)]) == 0
+    after_one = _estimate(capsys, run)
+    assert (after_one["rounds"], after_one["round_rows"], after_one["n_human"]) == (1, 30, len(one))
     second = tmp_path / "second.jsonl"
-    assert main(["judge", "next", "--run", str(run), "--n", "30", "--seed", "2", "-o", str(second)]) == 0
-    assert "re-records the" in capsys.readouterr().out
-    lines = [json.loads(line) for line in second.read_text().splitlines()]
-    again = {x["id"]: x for x in lines if x["human"] is not None}
-    assert again == {x["id"]: {**x, "probability": 1.0} for x in known}
-    new = [x for x in lines if x["human"] is None]
-    assert new and not {x["id"] for x in new} & set(again)
-    # the rows not labelled yet rest on the new draw alone: a small one widens the interval, and says so
-    small = label_plan(run, n=3, seed=3)
+    assert main(["judge", "next", "--run", str(run), "--n", "20", "--seed", "2", "-o", str(second)]) == 0
+    said = capsys.readouterr().out
+    before, after = (
+        float(x) for x in re.findall(r"pass rate interval goes from \+/-([\d.]+) points to \+/-([\d.]+)", said)[-1]
+    )
+    assert after < before  # a later draw adds to the first one
+    rounds = read_rounds(read_run(run))
+    assert [len(r.drawn) for r in rounds] == [len(one), len(second.read_text().splitlines())]
+    assert all(rounds[1].probabilities[x["id"]] == 1.0 for x in one)  # known rows: probability 1
+    two = _fill(second, human, ids)
+    assert not {x["id"] for x in two} & {x["id"] for x in one}
+    # a third draw nobody labels yet is shown, not used
+    assert main(["judge", "next", "--run", str(run), "--n", "5", "--seed", "3", "-o", str(tmp_path / "x.jsonl")]) == 0
+    assert _estimate(capsys, run)["rounds"] == 1
+    assert main(["judge", "label", str(second), "--run", str(run)]) == 0
+    got = _estimate(capsys, run)
+    assert (got["rounds"], got["round_rows"]) == (2, 50) and "1 round(s) not used until every row" in got["reason"]
+    parts = []
+    verdicts = _judge_of(run)
+    judge = np.array([verdicts[r] for r in ids])
+    for rd in rounds:
+        p = np.array([rd.probabilities[r] for r in ids])
+        used = (p >= 1) | np.isin(ids, rd.drawn)
+        parts.append(ppi_mean(judge[~used], judge[used], human[used], weights=1 / p[used]))
+    want = 0.6 * parts[0].estimate + 0.4 * parts[1].estimate
+    se = math.sqrt(0.36 * parts[0].se ** 2 + 0.16 * parts[1].se ** 2)
+    assert (got["estimate"], got["se"]) == pytest.approx((want, se), abs=1e-12)
+
+
+def _judge_of(run: Path) -> dict[str, float]:
+    from goldenkit.results import judge_rows
+
+    rows = judge_rows(run)
+    return dict(zip(rows["row_id"], (rows["judge"] == "PASS").astype(float), strict=True))
+
+
+def test_a_first_draw_after_labels_of_one_design_says_how_many_rows_it_needs(tmp_path: Path, capsys: Any) -> None:
+    run, human, ids = _run(tmp_path)
+    lines = [{"id": r, "human": "PASS" if human[i] else "FAIL"} for i, r in enumerate(ids) if i % 4 == 1]
+    f = tmp_path / "design.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert main(["judge", "label", str(f), "--run", str(run), "--probability", "0.25"]) == 0
+    small = label_plan(run, n=3, seed=3)  # the first round replaces the one design: alone, 3 rows say little
     assert small.widths.loc[OVERALL, "after"] > small.widths.loc[OVERALL, "before"]
     assert small.needed is not None and small.needed > 3
     enough = label_plan(run, n=small.needed, seed=3)
     assert enough.widths.loc[OVERALL, "after"] < enough.widths.loc[OVERALL, "before"] and enough.needed is None
     assert main(["judge", "next", "--run", str(run), "--n", "3", "--seed", "3", "-o", str(tmp_path / "s.jsonl")]) == 0
     assert f"draw about {small.needed} rows (--n {small.needed})" in capsys.readouterr().out
+
+
+def test_two_adaptive_rounds_cover_at_the_nominal_level() -> None:
+    """Round 2's probabilities depend on round 1's labels (the judge's observed error per verdict); the
+    averaged estimate still covers the human pass rate at 95% (2,000 simulated pairs of rounds)."""
+    rng = np.random.default_rng(2026)
+    m, sims, hits = 400, 2000, 0
+    ids = [f"r{i:03d}" for i in range(m)]
+    for _ in range(sims):
+        human = (rng.random(m) < 0.6).astype(float)
+        err = np.where(human == 1, 0.08, 0.25)  # a judge biased towards PASS
+        judge = np.where(rng.random(m) < err, 1 - human, human)
+        p1 = np.full(m, 0.08)
+        d1 = rng.random(m) < p1
+        seen = [(judge[d1] == v) for v in (0.0, 1.0)]
+        wrong = [(float((human[d1][s] != v).sum()) + 1) / (s.sum() + 2) for s, v in zip(seen, (0.0, 1.0), strict=True)]
+        e = np.where(judge == 1, wrong[1], wrong[0])
+        p2 = np.ones(m)
+        p2[~d1] = sampling_probabilities(e[~d1], 30)
+        d2 = (rng.random(m) < p2) & ~d1
+        rounds = [
+            LabelRound(0, 32, "", dict(zip(ids, p1, strict=True)), tuple(np.array(ids)[d1])),
+            LabelRound(1, 30, "", dict(zip(ids, p2, strict=True)), tuple(np.array(ids)[d2])),
+        ]
+        frame = pd.DataFrame(
+            {
+                "row_id": ids,
+                "judge": np.where(judge == 1, "PASS", "FAIL"),
+                "human": np.where(human == 1, "PASS", "FAIL"),
+            }
+        )
+        line = _rounds_line(frame, rounds, 0.05)
+        assert line is not None
+        hits += line["ci_low"] <= human.mean() <= line["ci_high"]
+    # 95% nominal: more than 3 standard deviations below it would be a real shortfall
+    assert hits / sims >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / sims), hits / sims
 
 
 def test_the_expected_width_after_labelling_is_what_the_draws_give(tmp_path: Path) -> None:

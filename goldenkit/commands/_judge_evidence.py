@@ -126,6 +126,7 @@ def _width_lines(plan: Any, judge_only: Any) -> list[str]:
 
 def next_command(args: argparse.Namespace) -> int:
     from goldenkit.results import judge_estimates, label_plan, read_run
+    from goldenkit.results._judge_evidence import add_round
 
     run = read_run(args.run, args.results_dir)
     rule, alpha = gate_defaults(args, run)
@@ -134,6 +135,7 @@ def next_command(args: argparse.Namespace) -> int:
     where = args.out or ("the JSON document" if args.json else "stdout")
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
+    add_round(run, plan.round)  # the design the labels are drawn by: recorded before anyone labels
     summary = [
         f"label these {len(plan.drawn)} rows of run {run.run_id} (expected {plan.rows['probability'].sum():.1f}, "
         f'seed {plan.seed}): written to {where}; fill in each "human" (PASS or FAIL), keep "probability", then '
@@ -142,15 +144,8 @@ def next_command(args: argparse.Namespace) -> int:
     ]
     if plan.needed is not None:
         summary.append(
-            f"  the rows labelled already are exact, the others rest on this draw alone: draw about {plan.needed} "
-            f"rows (--n {plan.needed}) for the pass rate interval to narrow"
-        )
-    elif len(plan.known) and plan.widths["after"].iloc[-1] >= plan.widths["before"].iloc[-1]:
-        summary.append("  no draw of the rows left narrows the pass rate interval: it rests on the labels already")
-    if len(plan.known):
-        summary.append(
-            f"  the file also re-records the {len(plan.known)} rows an earlier design labelled, with probability 1 "
-            "(their verdicts are known; the next estimate is conditional on them): import the file whole"
+            f"  a draw this small is expected to widen the pass rate interval: draw about {plan.needed} rows "
+            f"(--n {plan.needed}) for it to narrow"
         )
     if args.json:  # the drawn rows are in the document: no JSONL on stdout beside it
         print(json.dumps({**plan.to_dict(), "run": run.run_id, "output": where}, indent=2, ensure_ascii=False))

@@ -25,6 +25,15 @@ Candès 2024). Hand-picked labels (no probability) are counted in ``n_hand`` and
 sample is not a design, and an interval built on it can be biased whichever way the picker leaned (the
 ``reason`` column says so). Their rows count as rows the judge alone graded.
 
+**Rounds of** ``goldenkit judge next`` (``label_rounds.jsonl`` beside the run, one record per draw: the
+probability of every judged row, 1 for the rows a design had labelled already, and the rows drawn). A
+round's estimate is the weighted PPI++ over the rows it covers: the rows known when it was drawn count
+as they are, the rows it drew weigh ``1 / probability``; given what came before it, it is unbiased, so
+the rounds' errors are uncorrelated (a martingale, Zrnic & Candès 2024) and their average, weighted by
+the number of rows each round asked for (fixed before it was drawn), has the standard error
+``√Σ a_k² se_k²``. A round counts once every row it drew holds a row label (a round left half-labelled is
+shown in the reason, not used); when the run has rounds, designed labels outside them are not used.
+
 **The paired difference** (candidate minus baseline, per row in ``{-1, 0, 1}``): the judge's difference on
 every row both judges decided, corrected by the rows whose answers a human labelled on both runs with
 the same recorded probability (one draw labelled on both sides), with ``ppi_mean(..., bounds=(-1, 1))``.
@@ -34,32 +43,95 @@ not used. The judge-only figure is Newcombe's paired interval (:func:`goldenkit.
 Columns: ``<by>`` · ``n_judged`` rows with a judge verdict (or paired) · ``judge_rate`` (``judge_diff``),
 ``judge_ci_low``, ``judge_ci_high`` the judge-only figure · ``n_human`` designed labels used · ``n_hand``
 hand-picked labels shown · ``n_unused`` other labels not used · ``estimate``, ``ci_low``, ``ci_high``,
-``se``, ``lam``, ``weighted``, ``effective_n`` (NaN without an estimate) · ``ess_gain`` = ``effective_n -
+``se``, ``lam``, ``weighted``, ``effective_n`` (NaN without an estimate) · ``rounds`` the rounds combined (0: the
+labels' recorded probabilities, one design) and ``round_rows`` the rows they asked for · ``ess_gain`` = ``effective_n -
 n_human``: the labels the judge was worth · ``method`` ``ppi++``, ``ppi++ weighted`` or ``judge only`` ·
 ``reason``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from goldenkit.errors import ComparisonInvalid, InputError
+from goldenkit.results._jsonl import scan_jsonl
 from goldenkit.results._labels import read_labels
 from goldenkit.results._run import Run, read_run
 from goldenkit.schema import OUTCOME_FIELDS
 from goldenkit.stats import OVERALL, collapse_repeats, paired_diff_ci, ppi_mean, wilson_ci
 
-__all__ = ["JUDGE", "judge_difference", "judge_estimates", "judge_rows"]
+__all__ = [
+    "JUDGE",
+    "ROUNDS_FILE",
+    "LabelRound",
+    "add_round",
+    "judge_difference",
+    "judge_estimates",
+    "judge_rows",
+    "read_rounds",
+]
 
 #: The judge grader's name in an outcome's ``graders``.
 JUDGE = "judge"
+#: The draws of ``goldenkit judge next``, beside the run (module doc).
+ROUNDS_FILE = "label_rounds.jsonl"
 _HAND = "picked by hand, not drawn by a recorded design: shown, never used for inference"
+
+
+@dataclass(frozen=True)
+class LabelRound:
+    """One draw of rows to label: ``probabilities`` of every judged row (1: labelled already), ``drawn``
+    the rows it drew, ``n`` the rows it asked for, ``seed`` and ``at``."""
+
+    seed: int
+    n: int
+    at: str
+    probabilities: dict[str, float]
+    drawn: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": 1, **asdict(self), "drawn": list(self.drawn)}
+
+
+def read_rounds(run: Run) -> list[LabelRound]:
+    """The run's rounds in the order they were drawn (those of the run its answers were regraded from
+    when it has none of its own)."""
+    path = Path(run.path) / ROUNDS_FILE
+    source = (run.manifest.get("regraded_from") or {}).get("path")
+    if not path.is_file() and isinstance(source, str):
+        path = Path(source) / ROUNDS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for line in scan_jsonl(path):
+        rec = line.record
+        try:
+            probs = {str(k): float(v) for k, v in rec["probabilities"].items()}
+            out.append(
+                LabelRound(int(rec["seed"]), int(rec["n"]), str(rec["at"]), probs, tuple(map(str, rec["drawn"])))
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise InputError(f"{path}:{line.number}: not a round of goldenkit judge next") from None
+    return out
+
+
+def add_round(run: Run, draw: LabelRound) -> None:
+    """Append ``draw`` to the run's rounds."""
+    fd = os.open(Path(run.path) / ROUNDS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, (json.dumps(draw.to_dict()) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def _judge_verdict(graders: Any, verdict: Any) -> str:
@@ -131,6 +203,8 @@ def _empty_estimate(reason: str) -> dict[str, Any]:
         "lam": nan,
         "weighted": False,
         "effective_n": nan,
+        "rounds": 0,
+        "round_rows": 0,
         "ess_gain": nan,
         "method": "judge only",
         "reason": reason,
@@ -162,6 +236,8 @@ def _ppi(
         "lam": est.lam,
         "weighted": est.weighted,
         "effective_n": est.effective_n,
+        "rounds": 0,
+        "round_rows": 0,
         "ess_gain": est.effective_n - est.n,
         "method": "ppi++ weighted" if est.weighted else "ppi++",
         "reason": f"{n} designed label(s), {how}",
@@ -177,27 +253,85 @@ def _with_hand(line: dict[str, Any], n_hand: int, n_unused: int, unused_why: str
     return {**line, "reason": "; ".join(notes)}
 
 
-def _rate_line(group: pd.DataFrame, alpha: float) -> dict[str, Any]:
+def _complete(rounds: Sequence[LabelRound], rows: pd.DataFrame) -> tuple[list[LabelRound], int]:
+    """The rounds whose drawn and known rows all hold a designed row label, and how many are not."""
+    designed = set(rows.loc[rows["label"] == "designed", "row_id"])
+    done = [
+        rd
+        for rd in rounds
+        if set(rd.drawn) <= designed and {r for r, p in rd.probabilities.items() if p >= 1} <= designed
+    ]
+    return done, len(rounds) - len(done)
+
+
+def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: float) -> dict[str, Any] | None:
+    """The rounds' combined estimate over one group (module doc); None when no round covers it."""
+    f = (judged["judge"] == "PASS").to_numpy(dtype=float)
+    y = (judged["human"] == "PASS").to_numpy(dtype=float)
+    parts, union = [], np.zeros(len(judged), dtype=bool)
+    for rd in rounds:
+        p = judged["row_id"].map(rd.probabilities).to_numpy(dtype=float)
+        used = (p >= 1.0) | judged["row_id"].isin(rd.drawn).to_numpy()
+        if np.isnan(p).any() or used.sum() < 2 or used.all():
+            continue
+        w = 1.0 / p[used]
+        est = ppi_mean(f[~used], f[used], y[used], weights=None if np.ptp(w) < 1e-12 else w, alpha=alpha)
+        parts.append((rd.n, est))
+        union |= used
+    if not parts:
+        return None
+    a = np.array([n for n, _ in parts], dtype=float) / sum(n for n, _ in parts)
+    estimate = float(sum(ak * e.estimate for ak, (_, e) in zip(a, parts, strict=True)))
+    se = math.sqrt(sum(ak**2 * e.se**2 for ak, (_, e) in zip(a, parts, strict=True)))
+    half = float(norm.ppf(1.0 - alpha / 2.0)) * se
+    sd = float(y[union].std())
+    effective_n = (sd / se) ** 2 if se > 0 and sd > 0 else float(union.sum())
+    weighted = any(e.weighted for _, e in parts)
+    return {
+        "estimate": estimate,
+        "ci_low": max(0.0, estimate - half),
+        "ci_high": min(1.0, estimate + half),
+        "se": se,
+        "lam": parts[-1][1].lam,
+        "weighted": weighted,
+        "effective_n": effective_n,
+        "rounds": len(parts),
+        "round_rows": int(sum(n for n, _ in parts)),
+        "ess_gain": effective_n - float(union.sum()),
+        "method": "ppi++ weighted" if weighted else "ppi++",
+        "reason": f"{len(parts)} round(s) of judge next ({int(union.sum())} labelled rows), averaged by their sizes",
+        "_used": int(union.sum()),
+    }
+
+
+def _rate_line(group: pd.DataFrame, alpha: float, rounds: Sequence[LabelRound], open_rounds: int) -> dict[str, Any]:
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     k, n = int((judged["judge"] == "PASS").sum()), len(judged)
     lo, hi = wilson_ci(k, n, 1.0 - alpha)
-    used = (judged["label"] == "designed").to_numpy()
-    human = (judged["human"] == "PASS").to_numpy(dtype=float)
-    line = _ppi(
-        (judged["judge"] == "PASS").to_numpy(dtype=float), human, judged["probability"].to_numpy(), used, alpha, False
-    )
+    designed = (judged["label"] == "designed").to_numpy()
+    f, human = (judged["judge"] == "PASS").to_numpy(dtype=float), (judged["human"] == "PASS").to_numpy(dtype=float)
+    if rounds or open_rounds:
+        found = _rounds_line(judged, rounds, alpha) if rounds else None
+        line = found or _empty_estimate("no round of judge next with every drawn row labelled covers these rows")
+        n_used = int(line.pop("_used", 0))
+        if open_rounds:
+            line["reason"] += f"; {open_rounds} round(s) not used until every row they drew is labelled"
+        why = "outside the run's rounds of judge next, a label of one repeat, or a row the judge did not decide"
+    else:
+        line = _ppi(f, human, judged["probability"].to_numpy(), designed, alpha, False)
+        n_used = int(designed.sum()) if line["method"] != "judge only" else 0
+        why = "a label of one repeat in a run of several, or a row the judge did not decide"
     n_hand = int((group["label"] == "hand").sum())
-    n_unused = int(
-        (group["label"] == "repeat").sum() + ((group["label"] == "designed") & ~group.index.isin(judged.index)).sum()
-    )
-    why = "a label of one repeat in a run of several, or a row the judge did not decide"
+    n_unused = int(group["label"].isin(["designed", "repeat"]).sum()) - n_used
+    if not (rounds or open_rounds):  # too few designed labels are said in the reason, not counted unused
+        n_unused -= int(designed.sum()) - n_used
     return {
         "n_judged": n,
         "judge_k": k,
         "judge_rate": k / n if n else math.nan,
         "judge_ci_low": float(lo),
         "judge_ci_high": float(hi),
-        "n_human": int(used.sum()) if line["method"] != "judge only" else 0,
+        "n_human": n_used,
         "n_hand": n_hand,
         "n_unused": n_unused,
         **_with_hand(line, n_hand, n_unused, why),
@@ -216,8 +350,10 @@ def judge_estimates(
     value of ``by`` (sorted) and a last line :data:`goldenkit.stats.OVERALL` (columns: module doc)."""
     if not 0.0 < alpha < 1.0:
         raise InputError(f"judge_estimates: alpha must be in (0, 1), got {alpha}")
-    rows = judge_rows(run, by=by, rule=rule)
-    lines = [{by: key, **_rate_line(group, alpha)} for key, group in _groups(rows, by)]
+    r = run if isinstance(run, Run) else read_run(run)
+    rows = judge_rows(r, by=by, rule=rule)
+    rounds, open_rounds = _complete(read_rounds(r), rows)
+    lines = [{by: key, **_rate_line(group, alpha, rounds, open_rounds)} for key, group in _groups(rows, by)]
     return pd.DataFrame(lines).set_index(by)
 
 

@@ -23,24 +23,24 @@ that hold no label drawn by a design; rows are drawn by Poisson sampling (each i
 π_i``, ``u`` from NumPy's ``default_rng(seed)`` in row-id order), so the number drawn varies around
 ``n``.
 
-**Later draws.** Rows that already hold a label drawn by a design are not candidates: their human verdict
-is known. A plan made after an earlier draw is valid conditionally on it: the estimate sums the known
-rows' verdicts as they are (probability 1) and weights the new draw's labels by ``1/π_i``. So the file a
-plan writes re-records every earlier designed label with its verdict and probability 1, beside the rows
-drawn now (``"human": null``, to be filled in): importing it whole with ``goldenkit judge label`` keeps
-the design exact (a file with a verdict left empty is refused whole). The price of exactness: the rows not
-labelled yet are estimated from the new draw alone, so a small later draw can widen the interval; the
-plan then says how many rows a draw needs to narrow it (``needed``).
+**Rounds.** Rows that already hold a label drawn by a design are not candidates: their human verdict is
+known, and the draw records them with probability 1. Each plan is a round, appended to the run's
+``label_rounds.jsonl`` (:class:`~goldenkit.results._judge_evidence.LabelRound`) when ``goldenkit judge
+next`` writes its file; :func:`~goldenkit.results.judge_estimates` averages the rounds whose drawn rows are
+all labelled, each unbiased given the ones before it, so a later small draw adds to the earlier ones
+instead of replacing them.
 
 **Expected width.** For a group of ``M`` judged rows whose row ``i`` will hold a label with probability
-``q_i`` (1 if a design labelled it already, ``π_i`` if it is a candidate), the weighted
+``q_i`` (1 if a design labelled it already, ``π_i`` if it is a candidate), this round's weighted
 estimator's terms ``Z_i = λ f_i + (Y_i - λ f_i) ξ_i / q_i`` (``f`` the judge's verdict, ``Y`` the human's)
 have ``E[Z_i^2] = λ^2 f_i + 2 λ f_i (E[Y_i] - λ f_i) + E[(Y_i - λ f_i)^2] / q_i``, taking the judge to err on
 row ``i`` with probability ``e_i`` (the estimate above; the observed disagreement, 0 or 1, on a labelled
 row). The variance of the estimate is ``(mean E[Z^2] - mean(E[Y])^2) / M`` at the ``λ`` in ``[0, 1]`` that
-makes it least (the estimator tunes ``λ`` the same way); the half-width after labelling is ``z`` times its
-square root. Before, it is the current prediction-powered interval's (none without designed labels: the
-judge-only interval is of the judge, not of the truth).
+makes it least (the estimator tunes ``λ`` the same way). Averaged with the rounds before it (weights by
+the rows each asked for), the half-width after labelling is ``z √(a² se_before² + (1 - a)² se_round²)``,
+``a = rows asked before / (rows asked before + n)``; without earlier rounds it is the round's own. Before,
+it is the current prediction-powered interval's (none without designed labels: the judge-only interval
+is of the judge, not of the truth).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import math
 import os
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from goldenkit.errors import InputError
-from goldenkit.results._judge_evidence import judge_estimates, judge_rows
+from goldenkit.results._judge_evidence import LabelRound, judge_estimates, judge_rows
 from goldenkit.results._run import Run, read_run
 from goldenkit.stats import OVERALL
 
@@ -70,13 +71,13 @@ FLOOR_SHARE = 0.25
 @dataclass(frozen=True)
 class LabelPlan:
     """A draw of rows to label: ``rows`` (every candidate: ``row_id``, the group, ``error``,
-    ``probability``, ``drawn``), ``known`` (``row_id``, ``human`` of the rows an earlier design
-    labelled), ``widths`` (per group and overall: ``before``, ``after`` half-widths and
-    ``expected_labels``), the ``seed``, ``n`` asked and ``alpha``; ``needed``, when this draw is not
-    expected to narrow the overall interval, the ``n`` that is (None when none is, or when it does)."""
+    ``probability``, ``drawn``), ``round`` (the draw as the run records it), ``widths`` (per group and
+    overall: ``before``, ``after`` half-widths and ``expected_labels``), the ``seed``, ``n`` asked and
+    ``alpha``; ``needed``, when this draw is not expected to narrow the overall interval, the ``n`` that
+    is (None when none is, or when it does)."""
 
     rows: pd.DataFrame
-    known: pd.DataFrame
+    round: LabelRound
     widths: pd.DataFrame
     seed: int
     n: int
@@ -88,17 +89,11 @@ class LabelPlan:
         return self.rows[self.rows["drawn"]]
 
     def jsonl(self) -> str:
-        """``judge label`` input: ``{"id", "probability", "human": null}`` per drawn row, then ``{"id",
-        "probability": 1.0, "human"}`` per row an earlier design labelled (module doc)."""
-        lines = [
-            {"id": rid, "probability": float(p), "human": None}
+        """The drawn rows as ``judge label`` input: ``{"id", "probability", "human": null}`` per line."""
+        return "".join(
+            json.dumps({"id": rid, "probability": float(p), "human": None}) + "\n"
             for rid, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
-        ]
-        lines += [
-            {"id": rid, "probability": 1.0, "human": h}
-            for rid, h in zip(self.known["row_id"], self.known["human"], strict=True)
-        ]
-        return "".join(json.dumps(line) + "\n" for line in lines)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         widths = self.widths.reset_index().astype(object)
@@ -108,7 +103,7 @@ class LabelPlan:
             "n": self.n,
             "alpha": self.alpha,
             "expected_labels": float(self.rows["probability"].sum()),
-            "known": len(self.known),
+            "known": len(self.round.probabilities) - len(self.rows),
             "needed": self.needed,
             "drawn": [
                 {"id": r, "probability": float(p)}
@@ -155,7 +150,7 @@ def _row_errors(rows: pd.DataFrame, by: str) -> np.ndarray:
     return out
 
 
-def _width(group: pd.DataFrame, estimate: Any, z: float) -> tuple[float, float]:
+def _width(group: pd.DataFrame, estimate: Any, z: float, n: float) -> tuple[float, float]:
     """(before, after) half-widths of one group's interval (module doc); before NaN without an estimate."""
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     if judged.empty:
@@ -170,6 +165,9 @@ def _width(group: pd.DataFrame, estimate: Any, z: float) -> tuple[float, float]:
     var = second.mean(axis=1) - mean_y.mean() ** 2  # Var(Z) for each lam; the estimator takes the least
     after = z * math.sqrt(max(float(var.min()), 0.0) / len(judged))
     before = z * float(estimate["se"]) if not math.isnan(float(estimate["estimate"])) else math.nan
+    if estimate["rounds"] and not math.isnan(before):  # averaged with the rounds before it (module doc)
+        a = float(estimate["round_rows"]) / (float(estimate["round_rows"]) + n)
+        after = math.sqrt(a**2 * before**2 + (1.0 - a) ** 2 * after**2)
     return before, after
 
 
@@ -186,7 +184,7 @@ def _rows_needed(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, ov
     errors = cand["e"].to_numpy()
 
     def after(k: int) -> float:
-        return _width(_with_q(rows, designed, cand, sampling_probabilities(errors, float(k))), overall, z)[1]
+        return _width(_with_q(rows, designed, cand, sampling_probabilities(errors, float(k))), overall, z, k)[1]
 
     low, high = 1, len(cand)
     if math.isnan(before) or after(high) >= before:
@@ -215,7 +213,7 @@ def label_plan(
     rows["e"] = _row_errors(rows, by)
     designed = rows["label"] == "designed"
     observed = (rows["human"] != rows["judge"]).astype(float)
-    rows.loc[designed, "e"] = observed[designed]  # known after this draw: q = 1 (module doc), e unused
+    rows.loc[designed, "e"] = observed[designed]  # known: q = 1 (module doc)
     candidate = rows["judge"].isin(["PASS", "FAIL"]) & ~designed
     if not candidate.any():
         raise InputError(f"{r.path}: every row the judge decided already holds a label drawn by a design")
@@ -229,7 +227,7 @@ def label_plan(
     lines = []
     for key in [*sorted({str(v) for v in rows[by]}), OVERALL]:
         group = rows if key == OVERALL else rows[rows[by].astype(str) == key]
-        before, after = _width(group, estimates.loc[key], z)
+        before, after = _width(group, estimates.loc[key], z, n)
         expected = float(group["q"].where(candidate.loc[group.index], 0.0).sum())
         lines.append({by: key, "before": before, "after": after, "expected_labels": expected})
     widths = pd.DataFrame(lines).set_index(by)
@@ -238,5 +236,12 @@ def label_plan(
         needed = _rows_needed(rows, designed, cand, estimates.loc[OVERALL], z)
     plan_rows = cand[["row_id", by, "judge", "e", "verdict"]].rename(columns={"e": "error"})
     plan_rows = plan_rows.assign(probability=prob, drawn=drawn)
-    known = rows.loc[designed, ["row_id", "human"]].sort_values("row_id").reset_index(drop=True)
-    return LabelPlan(plan_rows, known, widths, seed=seed, n=n, alpha=alpha, needed=needed)
+    judged = rows[rows["judge"].isin(["PASS", "FAIL"])]
+    draw = LabelRound(
+        seed=seed,
+        n=n,
+        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        probabilities={str(k): float(v) for k, v in zip(judged["row_id"], judged["q"], strict=True)},
+        drawn=tuple(str(x) for x in cand.loc[drawn, "row_id"]),
+    )
+    return LabelPlan(plan_rows, draw, widths, seed=seed, n=n, alpha=alpha, needed=needed)
