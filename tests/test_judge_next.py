@@ -129,7 +129,9 @@ def test_rounds_are_recorded_and_averaged_by_their_sizes(tmp_path: Path, capsys:
     assert _estimate(capsys, run)["rounds"] == 1
     assert main(["judge", "label", str(second), "--run", str(run)]) == 0
     got = _estimate(capsys, run)
-    assert (got["rounds"], got["round_rows"]) == (2, 50) and "1 round(s) not used until every row" in got["reason"]
+    assert (got["rounds"], got["round_rows"]) == (2, 50) and "1 round(s) of judge next not used until every row" in got[
+        "reason"
+    ]
     parts = []
     verdicts = _judge_of(run)
     judge = np.array([verdicts[r] for r in ids])
@@ -218,3 +220,23 @@ def test_the_expected_width_after_labelling_is_what_the_draws_give(tmp_path: Pat
     # no labels yet: every slice's judge error starts at 1/2, so the prediction may only err wide
     assert float(np.mean(halves)) <= predicted * 1.05
     assert math.isnan(plan.widths.loc[OVERALL, "before"])
+
+
+def test_until_a_round_is_labelled_the_labels_of_one_design_stand(tmp_path: Path, capsys: Any) -> None:
+    run, human, ids = _run(tmp_path)
+    lines = [{"id": r, "human": "PASS" if human[i] else "FAIL"} for i, r in enumerate(ids) if i % 4 == 1]
+    f = tmp_path / "design.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert main(["judge", "label", str(f), "--run", str(run), "--probability", "0.25"]) == 0
+    one_design = _estimate(capsys, run)
+    drawn = tmp_path / "next.jsonl"
+    assert main(["judge", "next", "--run", str(run), "--n", "20", "--seed", "4", "-o", str(drawn)]) == 0
+    half = [json.loads(x) for x in drawn.read_text().splitlines()][:3]  # three of the round's rows labelled
+    for x in half:
+        x["human"] = "PASS" if human[ids.index(x["id"])] else "FAIL"
+    drawn.write_text("".join(json.dumps(x) + "\n" for x in half))
+    assert main(["judge", "label", str(drawn), "--run", str(run)]) == 0
+    got = _estimate(capsys, run)
+    assert (got["estimate"], got["n_human"], got["rounds"]) == (one_design["estimate"], len(lines), 0)
+    assert got["n_unused"] == 3 and "drawn by a round of judge next not fully labelled yet" in got["reason"]
+    assert "1 round(s) of judge next not used until every row they drew is labelled" in got["reason"]

@@ -31,14 +31,16 @@ round's estimate is the weighted PPI++ over the rows it covers: the rows known w
 as they are, the rows it drew weigh ``1 / probability``; given what came before it, it is unbiased, so
 the rounds' errors are uncorrelated (a martingale, Zrnic & Candès 2024) and their average, weighted by
 the number of rows each round asked for (fixed before it was drawn), has the standard error
-``√Σ a_k² se_k²``. A round counts once every row it drew holds a row label (a round left half-labelled is
-shown in the reason, not used); when the run has rounds, designed labels outside them are not used.
+``√Σ a_k² se_k²``. A round counts once every row it drew holds a designed row label (a round left
+half-labelled is named in the reason, not used); when a round counts, designed labels outside the rounds
+are not used; while none does, the labels of one design are read as above, without those a round drew.
 
 **The paired difference** (candidate minus baseline, per row in ``{-1, 0, 1}``): the judge's difference on
 every row both judges decided, corrected by the rows whose answers a human labelled on both runs with
 the same recorded probability (one draw labelled on both sides), with ``ppi_mean(..., bounds=(-1, 1))``.
 A row whose two labels carry different probabilities was drawn twice, independently: the pair is shown,
-not used. The judge-only figure is Newcombe's paired interval (:func:`goldenkit.stats.paired_diff_ci`).
+not used; so are the labels the rounds of ``judge next`` drew (one design per run is read here, not
+rounds). The judge-only figure is Newcombe's paired interval (:func:`goldenkit.stats.paired_diff_ci`).
 
 Columns: ``<by>`` · ``n_judged`` rows with a judge verdict (or paired) · ``judge_rate`` (``judge_diff``),
 ``judge_ci_low``, ``judge_ci_high`` the judge-only figure · ``n_human`` designed labels used · ``n_hand``
@@ -304,27 +306,41 @@ def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: floa
     }
 
 
+def _outside_rounds(rows: pd.DataFrame, rounds: Sequence[LabelRound]) -> pd.DataFrame:
+    """``rows`` with the designed labels of rows a round drew marked ``round``: one design reads the rest."""
+    drawn = {r for rd in rounds for r in rd.drawn}
+    return rows.assign(
+        label=rows["label"].where(~(rows["row_id"].isin(drawn) & (rows["label"] == "designed")), "round")
+    )
+
+
 def _rate_line(group: pd.DataFrame, alpha: float, rounds: Sequence[LabelRound], open_rounds: int) -> dict[str, Any]:
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     k, n = int((judged["judge"] == "PASS").sum()), len(judged)
     lo, hi = wilson_ci(k, n, 1.0 - alpha)
     designed = (judged["label"] == "designed").to_numpy()
     f, human = (judged["judge"] == "PASS").to_numpy(dtype=float), (judged["human"] == "PASS").to_numpy(dtype=float)
-    if rounds or open_rounds:
-        found = _rounds_line(judged, rounds, alpha) if rounds else None
-        line = found or _empty_estimate("no round of judge next with every drawn row labelled covers these rows")
-        n_used = int(line.pop("_used", 0))
-        if open_rounds:
-            line["reason"] += f"; {open_rounds} round(s) not used until every row they drew is labelled"
-        why = "outside the run's rounds of judge next, a label of one repeat, or a row the judge did not decide"
+    found = _rounds_line(judged, rounds, alpha) if rounds else None
+    if found is not None:
+        line, n_used = found, int(found.pop("_used"))
     else:
         line = _ppi(f, human, judged["probability"].to_numpy(), designed, alpha, False)
         n_used = int(designed.sum()) if line["method"] != "judge only" else 0
-        why = "a label of one repeat in a run of several, or a row the judge did not decide"
+    if open_rounds:
+        line["reason"] += f"; {open_rounds} round(s) of judge next not used until every row they drew is labelled"
     n_hand = int((group["label"] == "hand").sum())
-    n_unused = int(group["label"].isin(["designed", "repeat"]).sum()) - n_used
-    if not (rounds or open_rounds):  # too few designed labels are said in the reason, not counted unused
+    n_unused = int(group["label"].isin(["designed", "repeat", "round"]).sum()) - n_used
+    if found is None:  # too few designed labels are said in the reason, not counted unused
         n_unused -= int(designed.sum()) - n_used
+    labels = group["label"]
+    whys = [
+        (labels == "repeat").any() and "a label of one repeat in a run of several",
+        (labels == "round").any() and "drawn by a round of judge next not fully labelled yet",
+        found is not None and (labels == "designed").sum() > n_used and "a designed label outside the rounds",
+        (labels.isin(["designed", "round"]) & ~group.index.isin(judged.index)).any()
+        and "a row the judge left undecided",
+    ]
+    why = ", ".join(w for w in whys if w)
     return {
         "n_judged": n,
         "judge_k": k,
@@ -352,7 +368,10 @@ def judge_estimates(
         raise InputError(f"judge_estimates: alpha must be in (0, 1), got {alpha}")
     r = run if isinstance(run, Run) else read_run(run)
     rows = judge_rows(r, by=by, rule=rule)
-    rounds, open_rounds = _complete(read_rounds(r), rows)
+    every = read_rounds(r)
+    rounds, open_rounds = _complete(every, rows)
+    if not rounds:  # no round to average: the labels of one design, those no round drew
+        rows = _outside_rounds(rows, every)
     lines = [{by: key, **_rate_line(group, alpha, rounds, open_rounds)} for key, group in _groups(rows, by)]
     return pd.DataFrame(lines).set_index(by)
 
@@ -387,7 +406,7 @@ def _diff_line(pair: pd.DataFrame, alpha: float) -> dict[str, Any]:
     n_hand = int(((pair["label_c"] == "hand") | (pair["label_b"] == "hand")).sum())
     labelled = pair["label_c"].notna() | pair["label_b"].notna()
     n_unused = int(labelled.sum()) - n_hand - int(same.sum())
-    why = "labelled on one run only, drawn with different probabilities on the two runs, or a repeat's label"
+    why = "labelled on one run only, drawn with other probabilities on the two runs or by a round of judge next"
     return {
         "n_judged": len(pair),
         "judge_diff": float(est),
@@ -417,8 +436,8 @@ def judge_difference(
     base = baseline if isinstance(baseline, Run) else read_run(baseline)
     _same_judge(cand, base)
     keep = ["row_id", by, "judge", "human", "probability", "label"]
-    rc = judge_rows(cand, by=by, rule=rule)[keep]
-    rb = judge_rows(base, by=by, rule=rule)[keep].drop(columns=[by])
+    rc = _outside_rounds(judge_rows(cand, by=by, rule=rule), read_rounds(cand))[keep]
+    rb = _outside_rounds(judge_rows(base, by=by, rule=rule), read_rounds(base))[keep].drop(columns=[by])
     pair = rc.merge(rb, on="row_id", suffixes=("_c", "_b"))
     pair = pair[pair["judge_c"].isin(["PASS", "FAIL"]) & pair["judge_b"].isin(["PASS", "FAIL"])]
     if pair.empty:
