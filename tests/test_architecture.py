@@ -73,10 +73,11 @@ LAYERS: list[set[str]] = [
     {"results._judge_evidence"},
     {"results._judge_next"},
     {"results"},
-    {"harnesses._common"},
+    {"harnesses._formats", "harnesses._common"},
     {"harnesses._runfolder"},
     {"harnesses._deepeval_testrun", "harnesses._inspect_log", "harnesses._lm_eval_samples"},
     {"harnesses._openai_evals_log", "harnesses._promptfoo_output", "harnesses._adk_history"},
+    {"harnesses._import"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
     {"compare._protocol", "compare._ledger"},
@@ -138,7 +139,7 @@ LAYERS: list[set[str]] = [
     {"audit._session"},
     {"audit"},
     {"report._html"},
-    {"report._run", "report._compare", "report._audit", "report._coverage", "report._quality"},
+    {"report._run", "report._compare", "report._audit", "report._coverage", "report._quality", "report._sequence"},
     {"report._explore", "report._markdown"},  # goldenkit.explore: the comparison widget over report.compare
     {"report", "leaderboards._report"},
     {"leaderboards"},

@@ -5,10 +5,13 @@ cannot break the table or inject HTML."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
-from run_factory import FakeRun, manifest, worked_example
+import pytest
+from run_factory import FakeRun, manifest, worked_example, write_run
 
+from goldenkit.cli import main
 from goldenkit.compare import compare_runs
 from goldenkit.gate import GatePolicy, evaluate_gate
 from goldenkit.report._markdown import compare_markdown, gate_markdown, markdown_table
@@ -64,3 +67,41 @@ def test_a_cell_cannot_break_the_table_or_inject_html() -> None:
     assert len(text.splitlines()) == 4 and "<script>" not in text and "&lt;script&gt;" in text
     back = parse_tables(text)[0]
     assert back["answer"].tolist() == ["a | b c", "&lt;script&gt;alert(1)&lt;/script&gt;"]
+
+
+def test_gate_writes_the_summary_to_a_file_stdout_and_the_job_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    b, c = worked_example()
+    write_run(tmp_path / "results", manifest("base"), b)
+    write_run(tmp_path / "results", manifest("cand", model_id="model-b"), c)
+    (tmp_path / "g.toml").write_text('[gate]\ncritical = ["refunds"]\n', encoding="utf-8")
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    argv = ["gate", "cand", "--baseline", "base", "--config", "g.toml", "--markdown", "pr.md"]
+    assert main([*argv, "--link", "compare.html=https://ci.example/compare.html"]) == 2
+    written = (tmp_path / "pr.md").read_text(encoding="utf-8")
+    assert (
+        written.startswith("### goldenkit gate: exit 2")
+        and "[compare.html](https://ci.example/compare.html)" in written
+    )
+    assert summary.read_text(encoding="utf-8") == "earlier step\n" + written  # appended, never replaced
+    assert parse_tables(written)[0].set_index("slice").loc["refunds", "b (broke)"] == "8"
+    capsys.readouterr()
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert main(["gate", "cand", "--baseline", "base", "--config", "g.toml", "--markdown", "-"]) == 2
+    assert "### goldenkit gate: exit 2" in capsys.readouterr().out
+    assert main([*argv[:-1], "bad\nname.md"]) == 1  # an output path is checked before anything is written
+    assert main(["gate", "cand", "--baseline", "base", "--link", "nourl"]) == 1
+
+
+def test_compare_writes_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    b, c = worked_example()
+    write_run(tmp_path / "results", manifest("base"), b)
+    write_run(tmp_path / "results", manifest("cand", model_id="model-b"), c)
+    assert main(["compare", "base", "cand", "--markdown", "cmp.md"]) == 0
+    text = (tmp_path / "cmp.md").read_text(encoding="utf-8")
+    assert text.startswith("### goldenkit compare: 10 broke, 14 fixed") and len(parse_tables(text)) == 2

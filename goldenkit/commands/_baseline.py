@@ -13,19 +13,14 @@ import argparse
 import json
 from typing import Any
 
-import pandas as pd
-
 from goldenkit._checks import check_name
-from goldenkit.baselines import list_baselines, read_baseline, save_baseline
 from goldenkit.commands._args import gate_defaults
 from goldenkit.errors import InputError, UsageError
-from goldenkit.stats import OVERALL, slice_table
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "baseline",
-        help="save, list and show baselines",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
@@ -54,6 +49,7 @@ def register(sub: Any) -> None:
 
 
 def save_command(args: argparse.Namespace) -> int:
+    from goldenkit.baselines import save_baseline
     from goldenkit.results import read_run
 
     check_name(args.name, "baseline name")  # before any file is read or written
@@ -81,6 +77,10 @@ def save_command(args: argparse.Namespace) -> int:
 
 
 def list_command(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from goldenkit.baselines import list_baselines
+
     df = list_baselines(args.baselines_dir)
     if df.empty:
         print(f"no baselines in {args.baselines_dir}/")
@@ -91,6 +91,11 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def show_command(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from goldenkit.baselines import read_baseline
+    from goldenkit.stats import OVERALL, slice_table
+
     b = read_baseline(args.name, args.baselines_dir)
     if args.json:
         print(json.dumps(b.info, indent=2, ensure_ascii=False))

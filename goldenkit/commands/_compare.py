@@ -22,18 +22,16 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
-
-import pandas as pd
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from goldenkit._text import one_line
-from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.commands._args import ALPHA, gate_defaults
-from goldenkit.compare import HOLM_FAMILY, Comparison, compare_runs, why
-from goldenkit.compare._ledger import side_problems
 from goldenkit.errors import EXIT_INFRASTRUCTURE
 from goldenkit.schema import NEW_FAILURE, RECOVERED
-from goldenkit.stats import OVERALL
+
+if TYPE_CHECKING:
+    from goldenkit.compare import Comparison
 
 #: What each cluster table is about, as the text says it: (status, heading, what a row is).
 _CLUSTER_TEXT = (
@@ -45,7 +43,6 @@ _CLUSTER_TEXT = (
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
-        help="compare a candidate run with a base run or baseline, row by row",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 compared, 1 usage or bad input, 3 a side is not evidence (INVALID, incomplete, "
         "rows missing), 4 comparison invalid",
@@ -70,6 +67,7 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
     p.add_argument("--pairwise-judge", action="store_true", help="also ask the [judge] which answer is better")
+    p.add_argument("--markdown", metavar="FILE", help="also write a Markdown summary for a pull request (- for stdout)")
     p.add_argument(
         "--explain",
         action="store_true",
@@ -93,6 +91,9 @@ def format_clusters(cmp: Comparison, top: int = 5, explained: dict[str, str] | N
     """The ``top`` largest per-slice clusters of broken rows, then of fixed rows, one line each
     (``refunds: 7 of 8 broken rows — trajectory: lookup_order was not called before the answer``);
     ``explained``: a judge's sentence per cluster id, printed under its line, marked as the judge's."""
+    from goldenkit.compare import why
+    from goldenkit.stats import OVERALL
+
     lines: list[str] = []
     for status, heading, noun in _CLUSTER_TEXT:
         table = why(cmp, status=status)
@@ -114,6 +115,8 @@ def format_clusters(cmp: Comparison, top: int = 5, explained: dict[str, str] | N
 
 def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str, str] | None = None) -> str:
     """The comparison as text: header, notes, slice table, the largest clusters, flip list."""
+    from goldenkit.compare import HOLM_FAMILY
+
     lines = [f"base: {cmp.base_id}   candidate: {cmp.cand_id}   rule: {cmp.rule}   alpha: {cmp.alpha}"]
     lines += [f"note: {n}" for n in cmp.notes]
     t = cmp.table
@@ -163,6 +166,11 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
 
 
 def compare_command(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from goldenkit.baselines import resolve_run_or_baseline
+    from goldenkit.compare import compare_runs
+
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
     gate_defaults(args, cand)
@@ -183,6 +191,14 @@ def compare_command(args: argparse.Namespace) -> int:
             print(format_comparison(cmp, args.max_flips, explained=explained))
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
+    if getattr(args, "markdown", None):
+        from goldenkit.report._markdown import compare_markdown
+
+        text = compare_markdown(cmp)
+        if args.markdown == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.markdown).write_text(text, encoding="utf-8")
     return _evidence_exit(cmp)
 
 
@@ -204,6 +220,8 @@ def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str
 
 def _cluster_records(cmp: Comparison, status: str, explained: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The cluster table as records; with ``explained``, a cluster the judge summarised has ``judge_words``."""
+    from goldenkit.compare import why
+
     table = why(cmp, status=status)
     out = [{k: (int(v) if k in ("rows", "of") else v) for k, v in r.items()} for r in table.to_dict("records")]
     for rec in out:
@@ -223,6 +241,8 @@ def _shard_problems(man: dict[str, Any]) -> list[str]:
 
 def _evidence_exit(cmp: Comparison) -> int:
     """3 (naming the side, on stderr) when a side is INVALID or incomplete or the candidate lost rows, else 0."""
+    from goldenkit.compare._ledger import side_problems
+
     sides = (("base", cmp.base_id, cmp.base_manifest), ("candidate", cmp.cand_id, cmp.cand_manifest))
     problems = [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in _shard_problems(man)]
     tables = {"base": cmp.base_collapsed, "candidate": cmp.cand_collapsed}

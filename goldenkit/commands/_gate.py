@@ -26,20 +26,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
-from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.commands._sequential import register_replay, replay_for
 from goldenkit.config import config_for_run, describe_config, section
 from goldenkit.errors import UsageError
-from goldenkit.gate import GatePolicy, evaluate_gate
+
+#: GitHub Actions' job summary: a gate run there appends its Markdown summary to this file
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "gate",
-        help="apply the quality gate to a run (exit 0 pass, 2 fail, 3 not enough evidence, 4 baseline not comparable)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 passed, 1 usage or bad input, 2 gate failed, 3 not enough evidence, 4 comparison invalid",
     )
@@ -49,6 +51,19 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", default="results", help="folder of run folders (default results)")
     p.add_argument("--baselines-dir", default="baselines", help="folder of baselines (default baselines)")
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
+    p.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write a Markdown summary for a pull request (- for stdout; appended to $GITHUB_STEP_SUMMARY "
+        "when that is set)",
+    )
+    p.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="a report to link from the Markdown summary (repeatable), e.g. compare.html=https://ci/artifacts/...",
+    )
     register_replay(p)
     p.set_defaults(func=gate_command)
 
@@ -76,7 +91,39 @@ def _answers_of(man: dict[str, Any]) -> str | None:
     return str(man["run_id"]) if man.get("run_id") else None
 
 
+def _links(pairs: list[str]) -> dict[str, str]:
+    links = {}
+    for pair in pairs:
+        name, sep, url = pair.partition("=")
+        if not sep or not name or not url:
+            raise UsageError(f"goldenkit gate: --link {pair!r}: expected NAME=URL")
+        links[name] = url
+    return links
+
+
+def _write_markdown(args: argparse.Namespace, decision: Any, cfg: dict[str, Any], links: dict[str, str]) -> None:
+    """The Markdown summary (goldenkit.report._markdown) to --markdown and $GITHUB_STEP_SUMMARY."""
+    from goldenkit.report._markdown import gate_markdown
+
+    targets = [args.markdown] if args.markdown else []
+    if os.environ.get(STEP_SUMMARY):
+        targets.append(os.environ[STEP_SUMMARY])
+    if not targets:
+        return
+    text = gate_markdown(decision, links=links, config=describe_config(cfg))
+    for target in targets:
+        if target == "-":
+            sys.stdout.write(text)
+            continue
+        with open(target, "a" if target == os.environ.get(STEP_SUMMARY) else "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
 def gate_command(args: argparse.Namespace) -> int:
+    from goldenkit.baselines import resolve_run_or_baseline
+    from goldenkit.gate import GatePolicy, evaluate_gate
+
+    links = _links(args.link)  # --markdown is checked with every output option (goldenkit.cli)
     run = resolve_run_or_baseline(args.run, args.results_dir, args.baselines_dir)
     cfg = config_for_run(args.config, getattr(run, "manifest", None), getattr(run, "path", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
@@ -115,4 +162,5 @@ def gate_command(args: argparse.Namespace) -> int:
         print(decision.format())
         if replay is not None:
             print(replay.format())
+    _write_markdown(args, decision, cfg, links)
     return decision.exit_code

@@ -22,13 +22,12 @@ import argparse
 from typing import Any
 
 from goldenkit.commands._args import number
-from goldenkit.harnesses import FORMATS, import_run
+from goldenkit.harnesses import FORMATS
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "import-run",
-        help="import another harness's result file (inspect, lm-eval, promptfoo, deepeval, openai-evals, adk) as a run",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 imported, 1 usage or bad input",
     )
@@ -47,6 +46,8 @@ def register(sub: Any) -> None:
 
 
 def import_command(args: argparse.Namespace) -> int:
+    from goldenkit.harnesses import import_run
+
     runs = import_run(
         args.src,
         format=args.format,

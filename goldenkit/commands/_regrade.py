@@ -23,7 +23,6 @@ from goldenkit.config import config_for_run, describe_config
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "regrade",
-        help="grade a finished run's stored answers again with the (new) graders, into a new run",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 VALID run, 1 usage or bad input, 3 INVALID run (e.g. the judge failed too often)",
     )

@@ -142,7 +142,6 @@ DEFAULTS: dict[str, Any] = {
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "run",
-        help="run a dataset through a model or agent and grade every outcome",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 VALID run, 1 usage or bad input (also a case that cannot be normalized, "
         "or a run id another live process is writing), 2 VALID but no outcome PASS or FAIL (nothing graded), "

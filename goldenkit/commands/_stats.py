@@ -19,13 +19,11 @@ from typing import Any
 
 from goldenkit.commands._args import ALPHA, number
 from goldenkit.errors import UsageError
-from goldenkit.stats import mcnemar_power, min_detectable_effect, rows_needed
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "stats",
-        help="statistics helpers (plan: rows needed for a paired comparison)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
     ssub = p.add_subparsers(dest="stats_command", metavar="SUBCOMMAND", parser_class=type(p))
@@ -49,6 +47,8 @@ def register(sub: Any) -> None:
 
 
 def plan_command(args: argparse.Namespace) -> int:
+    from goldenkit.stats import mcnemar_power, min_detectable_effect, rows_needed
+
     n_exact = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="exact")
     n_connor = rows_needed(args.delta, args.discordance, args.alpha, args.power, method="connor")
     out = {
