@@ -132,6 +132,13 @@ flip_limit = 200  # flipped rows shown side by side""",
     ("code", "report.table_html(report.format_compare_table(comparison))"),
     ("code", "report.forest_figure(comparison)"),
     ("code", "report.clusters_html(comparison)"),
+    (
+        "md",
+        "## Sequential run\nWhen the candidate ran with `--sequential`: the confidence sequence of the mean drop "
+        "(base − candidate) and the regression e-value against the rows run, with the margin, the thresholds "
+        "and the row where the run stopped.",
+    ),
+    ("code", "report.sequence_figure(comparison)"),
     ("md", "## Flip list\nNEW_FAILURE first; both responses and grader reasons side by side."),
     ("code", "report.flip_list_html(comparison, limit=flip_limit)"),
 ]

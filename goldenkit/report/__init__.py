@@ -17,6 +17,8 @@ module                        what it shows
 :mod:`~goldenkit.report._compare`   the comparison (``compare.ipynb``): the gate's decision
                                    first, comparability, the gate rules, the paired table,
                                    forest plot, clusters, flip list
+:mod:`~goldenkit.report._sequence`  a sequential run in the comparison: its confidence
+                                   sequence against the rows run, the margin, the stop
 :mod:`~goldenkit.report._audit`     the audit (``audit.ipynb``): the label-error share
 :mod:`~goldenkit.report._coverage`  the coverage (``coverage.ipynb``): slices against traffic
 :mod:`~goldenkit.report._html`      what they share: number formatting, tables for people
@@ -81,6 +83,7 @@ from goldenkit.report._run import (
     validity_statement,
     verdict_counts,
 )
+from goldenkit.report._sequence import sequence_figure, sequence_table
 
 __all__ = [
     "Explorer",
@@ -123,6 +126,8 @@ __all__ = [
     "read_traffic",
     "red_rows_block",
     "run_key_table",
+    "sequence_figure",
+    "sequence_table",
     "setup_notebook",
     "shown_or_note",
     "signed_pct",
