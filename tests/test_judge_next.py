@@ -83,7 +83,7 @@ def test_the_file_it_writes_is_accepted_by_judge_label_and_used(tmp_path: Path, 
     out = tmp_path / "next.jsonl"
     assert main(["judge", "next", "--run", str(run), "--n", "30", "--seed", "7", "-o", str(out)]) == 0
     said = capsys.readouterr().out
-    assert "seed 7" in said and "no valid interval yet" in said and "refunds pass rate interval goes from" in said
+    assert "seed 7" in said and "the refunds pass rate: no valid interval yet" in said and "after labelling +/-" in said
     unfilled = [json.loads(line) for line in out.read_text().splitlines()]
     assert unfilled and all(line["human"] is None and 0 < line["probability"] <= 1 for line in unfilled)
     assert main(["judge", "label", str(out), "--run", str(run)]) == 1  # a verdict left empty: refused whole

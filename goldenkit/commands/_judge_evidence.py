@@ -8,8 +8,10 @@ holds human labels drawn by a recorded design (:func:`goldenkit.results.judge_es
 
 ``judge next --run R [--n 25] [--seed S] [-o FILE]`` draws the rows whose human label would narrow the
 interval most (:func:`goldenkit.results.label_plan`), writes them as JSONL for ``goldenkit judge label``
-(fill in each ``"human"``; the ``probability`` must stay), and prints the interval's expected half-width
-before and after. Without ``-o`` the JSONL goes to stdout and the summary to stderr.
+(fill in each ``"human"``; the ``probability`` must stay), records the draw as a round beside the run
+(``label_rounds.jsonl``: the estimate averages the rounds whose rows are all labelled), and prints the
+interval's expected half-width before and after. Without ``-o`` the JSONL goes to stdout and the summary
+to stderr.
 """
 
 from __future__ import annotations
@@ -114,13 +116,15 @@ def _width_lines(plan: Any, judge_only: Any) -> list[str]:
     for key, w in plan.widths.iterrows():
         if math.isnan(w["after"]):
             continue
+        what = "the pass rate" if key == OVERALL else f"the {key} pass rate"
         if math.isnan(w["before"]):
             half = (judge_only.loc[key, "judge_ci_high"] - judge_only.loc[key, "judge_ci_low"]) / 2
-            before = f"no valid interval yet (no designed labels; the judge-only one is {_points(half)}, of the judge)"
+            lines.append(
+                f"  {what}: no valid interval yet (no designed labels; the judge-only one, of the judge's verdicts, "
+                f"is {_points(half)}); after labelling {_points(w['after'])} (expected)"
+            )
         else:
-            before = _points(w["before"])
-        what = "the pass rate" if key == OVERALL else f"the {key} pass rate"
-        lines.append(f"  {what} interval goes from {before} to {_points(w['after'])} (expected)")
+            lines.append(f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)")
     return lines
 
 
