@@ -420,6 +420,9 @@ def evaluate_sequential(
 
     comparison = compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha)
     decision = _recorded_decision(rec, comparison, policy)
+    if isinstance(decision, str):  # the rows read are not the seed's design order: no sequential evidence
+        rules.append(GateRule("sequential.order", False, None, None, decision, "infrastructure", EXIT_INFRASTRUCTURE))
+        return GateDecision(rules=rules, comparison=comparison)
     if read_rules is not None:
         rules += _rules_over_rows_read(run, rec, read_rules)
     rules.append(_decision_rule(decision, rec))
@@ -442,7 +445,11 @@ def _rules_over_rows_read(
     return out
 
 
-def _recorded_decision(rec: Mapping[str, Any], comparison: Any, policy: GatePolicy) -> SequentialDecision:
+def _recorded_decision(rec: Mapping[str, Any], comparison: Any, policy: GatePolicy) -> SequentialDecision | str:
+    """The decision on the recorded rows, or why they are not a sequential run's evidence: the design (the
+    baseline's graded rows), its populations and the order are drawn again from the recorded seed, and the
+    rows read must be that order's first rows (an order chosen, edited or drawn again after rows were seen
+    voids the guarantee: the confidence sequence holds over a random order only)."""
     base = baseline_values(comparison.base_collapsed)
     cand = candidate_values(comparison.cand_collapsed)
     read = [str(r) for r in rec.get("rows") or []]
@@ -452,9 +459,23 @@ def _recorded_decision(rec: Mapping[str, Any], comparison: Any, policy: GatePoli
             f"the sequential run read row(s) the baseline did not grade ({', '.join(unknown[:3])}): "
             "gate it against the baseline it ran against"
         )
+    seed = rec.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        return f"run.json's sequential record has no whole-number seed (got {seed!r}): its order cannot be checked"
+    design = [(rid, sl) for rid, (sl, _) in base.items()]
+    order = sequential_order(design, seed)
+    wrong = next((i for i, rid in enumerate(read) if i >= len(order) or order[i] != rid), None)
+    if wrong is not None:
+        return (
+            f"row {wrong + 1} read ({read[wrong]}) is not row {wrong + 1} of the order seed {seed} draws over the "
+            f"baseline's {len(order)} graded rows: the rows were chosen, edited or re-ordered, so the sequential "
+            "decision is not evidence; resume the run without --sequential to a full run and gate that"
+        )
+    populations: dict[str, int] = {OVERALL: len(design)}
+    for _, sl in design:
+        populations[sl] = populations.get(sl, 0) + 1
     rows = [(base[r][0], base[r][1], cand.get(r)) for r in read]
-    populations = {str(k): int(v) for k, v in (rec.get("populations") or {}).items()}
-    return decide_sequential(rows, populations, policy, int(rec.get("rows_total") or len(read)))
+    return decide_sequential(rows, populations, policy, len(design))
 
 
 def _decision_rule(d: SequentialDecision, rec: Mapping[str, Any]) -> GateRule:

@@ -1,0 +1,95 @@
+"""A hostile review of the three-way and the sequential gate: each test is a way to a green gate without
+evidence (or a red one on an unchanged agent) that the gate must refuse.
+
+The agents are seeded callables as in tests/test_sequential_gate.py: ``good`` passes 80% of the rows,
+``broken`` breaks 60% of the refunds rows and 5% of the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from goldenkit.cli import main
+from goldenkit.records import Case
+from goldenkit.results import read_run
+
+ROWS = 240
+SLICES = ("billing", "refunds", "shipping")
+
+
+def _u(*parts: object) -> float:
+    h = hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
+    return int(h[:12], 16) / 16**12
+
+
+def good(case: Case, repeat: int = 0) -> str:
+    return "yes" if _u("pass", case.turns[-1].user) < 0.8 else "no"
+
+
+def broken(case: Case, repeat: int = 0) -> str:
+    q = case.turns[-1].user
+    return "no" if _u("break", q) < (0.6 if "refunds" in q else 0.05) else good(case, repeat)
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
+    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
+    lines = []
+    for i in range(ROWS):
+        sl = SLICES[i % 3]
+        case = {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}
+        lines.append({"id": f"{sl}-{i:03d}", "slice": sl, "split": "dev", "case": case})
+    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (ds / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\n')
+    return ds
+
+
+def run(ds: Path, agent: str, run_id: str, *extra: str) -> int:
+    argv = ["run", str(ds), "--provider", "callable", "--callable", f"test_review_gate:{agent}", "--quiet"]
+    return main([*argv, "--run-id", run_id, *extra])
+
+
+def _verdicts(run_id: str) -> dict[str, str]:
+    out = {}
+    for line in (Path("results") / run_id / "outcomes.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        out[rec["row_id"]] = rec["verdict"]
+    return out
+
+
+def test_a_sequential_record_with_chosen_rows_and_populations_is_not_evidence(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full run of a broken agent (the gate fails it) given a hand-written sequential record that reads
+    only the rows where it agrees with the baseline, over populations shrunk to them: not a green."""
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand") == 0
+    assert main(["gate", "cand", "--baseline", "base"]) == 2
+    base, cand = _verdicts("base"), _verdicts("cand")
+    agree = [r for r in base if base[r] == cand[r]]
+    path = Path("results") / "cand" / "run.json"
+    man = json.loads(path.read_text())
+    pops = {"(overall)": len(agree)} | {s: sum(r.startswith(s) for r in agree) for s in SLICES}
+    man["sequential"] = {"seed": 0, "rows": agree, "rows_total": len(agree), "populations": pops}
+    path.write_text(json.dumps(man))
+    capsys.readouterr()
+    assert main(["gate", "cand", "--baseline", "base"]) == 3
+    out = capsys.readouterr().out
+    assert "[FAIL] sequential.order: row 1 read" in out and "not evidence" in out
+
+
+def test_a_stopped_run_gated_again_keeps_its_decision(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The order check accepts the rows a real sequential run read (its seed's order)."""
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "base", "--sequential-seed", "7") == 2
+    assert read_run(Path("results") / "cand").manifest["sequential"]["seed"] == 7
+    assert main(["gate", "cand", "--baseline", "base"]) == 2
+    assert "sequential.order" not in capsys.readouterr().out
