@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
         "records",
         "config",
         "_scrub",
+        "_model_family",
     },
     {"_reprs"},
     {"_artifacts", "_registry"},

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from run_factory import manifest, outcomes, write_run
 
+from goldenkit._model_family import model_family, self_preference
 from goldenkit.cli import main
-from goldenkit.graders._calibration import calibration_report, length_agreement, model_family, self_preference
+from goldenkit.graders._calibration import calibration_report, length_agreement
 from goldenkit.stats import OVERALL, ppi_mean, wilson_ci
 
 JV = "judge-model+rubric.aaaaaaaaaaaa+params.bbbbbbbbbbbb"
