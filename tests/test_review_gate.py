@@ -93,3 +93,29 @@ def test_a_stopped_run_gated_again_keeps_its_decision(world: Path, capsys: pytes
     assert read_run(Path("results") / "cand").manifest["sequential"]["seed"] == 7
     assert main(["gate", "cand", "--baseline", "base"]) == 2
     assert "sequential.order" not in capsys.readouterr().out
+
+
+def test_a_resumed_sequential_run_keeps_its_seed(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Resuming an undecided sequential run with another seed would draw a new order after rows were seen
+    (a regression shown under one seed could be erased by trying others): refused; without the flag the
+    resume keeps the seed it drew."""
+    assert run(world, "good", "base") == 0
+    seq = ("--sequential", "--baseline", "base")
+    assert run(world, "broken", "cand", *seq, "--sequential-seed", "3", "--max-rows", "5") == 3
+    capsys.readouterr()
+    assert run(world, "broken", "cand", *seq, "--sequential-seed", "4") == 1
+    err = capsys.readouterr().err
+    assert "drew its order with --sequential-seed 3; a resume keeps it (got 4)" in err
+    assert run(world, "broken", "cand", *seq) == 2
+    assert read_run(Path("results") / "cand").manifest["sequential"]["seed"] == 3
+    assert main(["gate", "cand", "--baseline", "base"]) == 2
+
+
+def test_a_run_with_outcomes_cannot_turn_sequential(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A full run's outcomes are seen: a sequential order drawn afterwards could be chosen for them."""
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand") == 0
+    capsys.readouterr()
+    assert run(world, "broken", "cand", "--sequential", "--baseline", "base", "--sequential-seed", "9") == 1
+    assert "already has outcomes of a run that was not sequential" in capsys.readouterr().err
+    assert "sequential" not in read_run(Path("results") / "cand").manifest

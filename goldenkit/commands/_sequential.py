@@ -10,8 +10,10 @@ non-inferiority shown, 3 undecided at the budget); ``goldenkit gate RUN --baseli
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit.config import section
@@ -70,9 +72,35 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
         if repeats is not None and repeats != opts["repeats"]:  # known before the first call: nothing is run
             why = f"repeats differ: {repeats} vs {opts['repeats']}"
             raise ComparisonInvalid(f"goldenkit run --sequential: baseline {ref} is not comparable: {why}", [why])
-        seed = args.sequential_seed or 0
+        folder = Path(opts["results_dir"]) / args.run_id if args.run_id else None
+        seed = _order_seed(folder, args.sequential_seed)
         out["sequential"] = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
     return out
+
+
+def _order_seed(folder: Path | None, asked: int | None) -> int:
+    """The design order's seed (default 0). A resumed sequential run keeps the seed it drew, and a run that
+    has outcomes without a sequential record cannot turn sequential: an order drawn again after rows were
+    seen could be chosen for its decision, and the decision holds over an order drawn before any row."""
+    if folder is None or not (folder / "run.json").is_file():
+        return asked or 0
+    manifest, jsonl = folder / "run.json", folder / "outcomes.jsonl"
+    rec = json.loads(manifest.read_text(encoding="utf-8")).get("sequential")
+    seen = jsonl.is_file() and jsonl.stat().st_size > 0
+    if not isinstance(rec, dict):
+        if seen:
+            raise UsageError(
+                f"goldenkit run --sequential: run {folder.name} already has outcomes of a run that was not "
+                "sequential; its order must be drawn before any row is seen: start a new --run-id"
+            )
+        return asked or 0
+    drawn = rec.get("seed")
+    if seen and asked is not None and asked != drawn:
+        raise UsageError(
+            f"goldenkit run --sequential: run {folder.name} drew its order with --sequential-seed {drawn}; "
+            f"a resume keeps it (got {asked}): leave --sequential-seed out, or start a new --run-id"
+        )
+    return int(drawn) if isinstance(drawn, int) and not isinstance(drawn, bool) else asked or 0
 
 
 def run_exit(summary: Any, keywords: dict[str, Any]) -> int:
