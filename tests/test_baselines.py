@@ -98,6 +98,22 @@ def test_refuses_runs_with_errors_invalid_incomplete_or_empty(tmp_path: Path) ->
     assert not (tmp_path / "history.jsonl").exists()
 
 
+def test_refuses_a_sequential_run_until_resumed_to_a_full_run(tmp_path: Path) -> None:
+    """A run stopped by the sequential gate read only the rows it needed: as a baseline it would take the
+    others out of every later comparison, so it is refused, as the gate refuses it as a baseline."""
+    b, _ = clean_example()
+    man = dict(b.manifest)
+    man["sequential"] = {"rows": ["r0"], "rows_run": 1, "rows_total": 400, "stopped_because": "regression shown"}
+    with pytest.raises(InputError) as err:
+        save_baseline(FakeRun(man, b.frame), "seq", baselines_dir=tmp_path)
+    assert str(err.value) == (
+        "cannot save baseline 'seq': run base is a sequential run (stopped after 1 of 400 rows: regression shown), "
+        "not a full run: resume it without --sequential to a full run first (goldenkit run DATASET ... --run-id base)"
+    )
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+    assert save_baseline(b, "full", baselines_dir=tmp_path).run_id == "base"  # the same run, full: saved
+
+
 def test_list_and_read_errors(tmp_path: Path) -> None:
     base, _ = clean_example()
     assert list_baselines(tmp_path).empty

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from goldenkit._checks import check_name, check_output
 from goldenkit._files import replaced_together
 from goldenkit._text import one_line
+from goldenkit.compare._ledger import sequential_line
 from goldenkit.compare._protocol import protocol_key, protocol_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
@@ -119,8 +120,9 @@ def save_baseline(
     Writes ``NAME.parquet``, ``NAME.json`` and ``history.jsonl`` with a line appended to
     new files, then renames them into place (:func:`goldenkit._files.replaced_together`):
     a write that fails (a full disk) leaves the old snapshot and its history whole.
-    Refuses (InputError) to overwrite without ``force``, and refuses an INVALID, incomplete or empty run or one with any
-    ERROR outcome.
+    Refuses (InputError) to overwrite without ``force``, and refuses an INVALID, incomplete or empty run, one with any
+    ERROR outcome, an unmerged shard, or a sequential run (``goldenkit run --sequential``: resume it without
+    ``--sequential`` to a full run first).
     """
     _check_name(name)
     parse_rule(rule)
@@ -171,6 +173,11 @@ def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})")
     if man.get("complete") is False:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} is not complete")
+    if (line := sequential_line(man)) is not None:  # as the gate refuses it as a baseline (side_problems)
+        raise InputError(
+            f"cannot save baseline {name!r}: run {run_id} is a sequential run ({line}), not a full run: "
+            f"resume it without --sequential to a full run first (goldenkit run DATASET ... --run-id {run_id})"
+        )
     shard = man.get("shard")
     if shard and not man.get("merged_from"):
         part = f"{shard['k']}/{shard['n']}" if isinstance(shard, dict) and {"k", "n"} <= set(shard) else shard

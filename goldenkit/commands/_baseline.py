@@ -2,8 +2,9 @@
 
 ``save RUN --name NAME [--force]`` writes ``baselines/NAME.json`` and
 ``baselines/NAME.parquet`` and appends to ``baselines/history.jsonl``; it
-refuses to overwrite without ``--force`` and refuses an INVALID run or one
-with any ERROR. ``list`` shows every baseline; ``show NAME`` its run key and
+refuses to overwrite without ``--force`` and refuses an INVALID run, one
+with any ERROR, and a sequential run (resume it without ``--sequential`` to a
+full run first). ``list`` shows every baseline; ``show NAME`` its run key and
 per-slice summary.
 """
 
