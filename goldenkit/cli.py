@@ -54,7 +54,8 @@ COMMANDS: dict[str, str] = {
     "stats": "statistics helpers (plan: rows needed for a paired comparison)",
     "report": "render the run report (and the comparison) as offline HTML",
     "audit": "apply failure-audit marks to a dataset",
-    "judge": "LLM judge tools (calibrate: agreement with human labels)",
+    "judge": "LLM judge tools: calibrate, human labels (label), which rows to label next (next), estimates that "
+    "combine both (estimate)",
     "demo": "run the guided demo: two recorded agent versions, compared and gated, with HTML reports",
     "benchmark": "run several models or agents on one dataset and print their leaderboard",
     "leaderboard": "rank comparable runs with paired tests and rank intervals",

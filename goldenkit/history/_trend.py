@@ -245,5 +245,3 @@ def failure_counts(runs: pd.DataFrame, *, rule: str = "majority", min_share: flo
     return df.sort_values(["failed", "share", "row_id"], ascending=[False, False, True], kind="stable").reset_index(
         drop=True
     )
-
-
