@@ -10,8 +10,9 @@ and why), so "no regression" can be told from "nothing to compare".
 Three outcomes. Exit 2 when a failure is shown: a regression shown (the Holm
 family below), a candidate's own error shown (new ``agent`` or ``refused``
 errors beyond ``max_new_permanent_errors``, or unpaired rows they took), an
-absolute threshold failed, or a run with nothing graded (empty or fully skipped). Exit 0 only when non-inferiority is shown overall and on
-every critical slice (the upper confidence bound of the paired drop is below
+absolute threshold failed, or a run with nothing graded (empty or fully
+skipped). Exit 0 only when non-inferiority is shown overall and on every
+critical slice (the upper confidence bound of the paired drop is below
 the margin) and no other rule fails. Everything else is exit 3, "not enough
 evidence", naming what is missing and the paired rows it would need: a side
 that is not evidence (the run or the baseline INVALID or incomplete, the
@@ -34,6 +35,32 @@ Error rates (with ``alpha`` of the policy, 0.05 by default):
   ``1 - alpha`` bound and all of them must hold (an intersection-union test).
 
 Both are checked by simulation in tests/test_gate_three_way.py.
+
+Sequential gate
+---------------
+``goldenkit run DATASET ... --baseline REF --sequential`` (:mod:`goldenkit.gate._sequential`)
+runs the rows in an order drawn from a recorded seed, every slice at its share, and after each
+row updates anytime-valid statistics (:func:`goldenkit.stats.sequential_paired_test`): an
+e-process on the discordant pairs for regression, over the family above (e-Bonferroni), and a
+confidence sequence for the mean drop over the rows (sampling without replacement). It stops at
+the first row where the decision is reached, and its error rates hold at whatever row it stops:
+
+* False fail: when the candidate behaves like the baseline, the run stops with exit 2 with
+  probability at most ``alpha``, however many rows it reads (Ville's inequality).
+* False pass: when the candidate's true mean drop over the rows equals the margin (overall or on
+  a critical slice), it stops with exit 0 with probability at most ``alpha``, over the random order.
+
+It answers the policy's question, not "did anything change": a drop that is real but inside
+``non_inferiority_margin`` may pass early (the margin is the tolerance the policy accepts), where
+the fixed-size gate fails any significant regression of its Holm family. Exit 3 at the budget
+(``--max-rows``, or every row read) means neither a regression nor non-inferiority was shown at
+the anytime-valid level: not a pass; it names about how many more rows would decide. Resumed
+without ``--sequential``, the run becomes a full run for the fixed-size gate (a second look at the
+same rows: both looks together fail a candidate that behaves like the baseline with probability
+at most ``2 alpha``). ``goldenkit gate RUN --baseline REF`` on a sequential run reads its recorded
+rows again and returns the same decision; a sequential run is not a baseline.
+``goldenkit gate RUN --baseline REF --replay-sequential`` (:mod:`goldenkit.gate._replay`) replays
+the procedure over random orders of a full run (shadow mode). docs/sequential.md walks through it.
 
 Configuration: the ``[gate]`` table of goldenkit.toml
 ------------------------------------------------------
@@ -164,6 +191,8 @@ Modules
 * :mod:`goldenkit.gate._evaluate`: :func:`evaluate_gate`, the rules above.
 * :mod:`goldenkit.gate._regression`: the Holm family, non-inferiority and the point rule.
 * :mod:`goldenkit.gate._power`: the power warning.
+* :mod:`goldenkit.gate._sequential`: the sequential gate (the run's monitor, the decision, the record).
+* :mod:`goldenkit.gate._replay`: the sequential gate replayed over random orders of a full run.
 """
 
 from __future__ import annotations
