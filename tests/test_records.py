@@ -1,4 +1,4 @@
-"""The shared records: one definition, importable from the old places; the graders-cell decoder."""
+"""The shared records: one definition, re-exported where a layer offers it; the graders-cell decoder."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ import math
 
 import pytest
 
-from goldenkit import cases, metrics, records
+from goldenkit import metrics, records
 from goldenkit.graders._contract import contract_expectations
 from goldenkit.providers import _base as base
 
 
-def test_the_old_import_locations_are_the_same_classes() -> None:
-    for name in ("Case", "Turn", "ToolCall", "ToolResponse", "Message", "CASE_SHAPES"):
-        assert getattr(cases, name) is getattr(records, name), name
+def test_the_records_are_one_definition_wherever_they_are_offered() -> None:
     assert base.Response is records.Response
     assert base.TurnOutput is records.TurnOutput
     assert metrics.grader_results is records.grader_results
