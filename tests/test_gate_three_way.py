@@ -270,8 +270,8 @@ def test_policy_keys_of_the_three_way_gate() -> None:
     assert p.non_inferiority_margin is None and p.fail_on_slices and p.allowed_regression == 0.0
     assert GatePolicy.from_config({}).non_inferiority_margin == 0.05 == GatePolicy().non_inferiority_margin
     for cfg, msg in (
-        ({"non_inferiority_margin": True}, "non_inferiority_margin must be a number in \\[0, 1\\] or false"),
-        ({"non_inferiority_margin": "false"}, "non_inferiority_margin must be a number in \\[0, 1\\] or false"),
+        ({"non_inferiority_margin": True}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
+        ({"non_inferiority_margin": "false"}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
         ({"non_inferiority_margin": float("nan")}, "or false \\(off\\), got nan"),
         ({"allow_noisy": "false"}, "allow_noisy must be true or false"),
         ({"allowed_regression": -1}, "allowed_regression must be a number in"),

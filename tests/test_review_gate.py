@@ -119,3 +119,24 @@ def test_a_run_with_outcomes_cannot_turn_sequential(world: Path, capsys: pytest.
     assert run(world, "broken", "cand", "--sequential", "--baseline", "base", "--sequential-seed", "9") == 1
     assert "already has outcomes of a run that was not sequential" in capsys.readouterr().err
     assert "sequential" not in read_run(Path("results") / "cand").manifest
+
+
+@pytest.mark.parametrize(
+    ("cfg", "msg"),
+    [
+        ({"non_inferiority_margin": 1.0}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
+        ({"non_inferiority_margin": 0}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
+        ({"alpha": 0.9}, "alpha must be in \\(0, 0.5\\)"),
+        ({"alpha": 0.5}, "alpha must be in \\(0, 0.5\\)"),
+    ],
+)
+def test_a_margin_or_alpha_that_makes_green_free_is_refused(cfg: dict[str, float], msg: str) -> None:
+    """A margin of 1 tolerates every drop (the rule off, without saying what it could not detect); an alpha of
+    0.5 or more has no one-sided 1 - alpha bound (its two-sided 1 - 2 alpha interval is empty)."""
+    from goldenkit.errors import ConfigError
+    from goldenkit.gate import GatePolicy
+
+    with pytest.raises(ConfigError, match=f"^goldenkit.toml \\[gate\\]: {msg}"):
+        GatePolicy.from_config(cfg, where="goldenkit.toml [gate]")
+    with pytest.raises(ConfigError, match="^GatePolicy: "):
+        GatePolicy(**cfg)  # type: ignore[arg-type]

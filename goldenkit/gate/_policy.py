@@ -85,6 +85,13 @@ class GatePolicy:
     max_new_permanent_errors: int | None = 0
     max_slice_error_rate: float | None = 0.05
 
+    def __post_init__(self) -> None:
+        if not 0.0 < self.alpha < 0.5:
+            raise ConfigError(f"GatePolicy: alpha must be in (0, 0.5), got {self.alpha!r}")
+        m = self.non_inferiority_margin
+        if m is not None and not 0.0 < m < 1.0:
+            raise ConfigError(f"GatePolicy: non_inferiority_margin must be in (0, 1) or None (off), got {m!r}")
+
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None, where: str = "[gate]") -> GatePolicy:
         """Validate the ``[gate]`` table (a dict) and build the policy."""
@@ -117,8 +124,10 @@ class GatePolicy:
                 kw[key] = v
         if "alpha" in cfg:
             a = _rate(where, "alpha", cfg["alpha"])
-            if not 0.0 < a < 1.0:
-                raise ConfigError(f"{where}: alpha must be in (0, 1), got {a!r}")
+            if not 0.0 < a < 0.5:
+                raise ConfigError(
+                    f"{where}: alpha must be in (0, 0.5) (its bounds are two-sided 1 - 2 alpha), got {a!r}"
+                )
             kw["alpha"] = a
         if "rule" in cfg:
             try:
@@ -140,9 +149,10 @@ class GatePolicy:
                 kw[key] = cfg[key]
         if "non_inferiority_margin" in cfg:
             m = cfg["non_inferiority_margin"]
-            if m is not False and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0.0 <= m <= 1.0):
+            if m is not False and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0.0 < m < 1.0):
                 raise ConfigError(
-                    f"{where}: non_inferiority_margin must be a number in [0, 1] or false (off), got {m!r}"
+                    f"{where}: non_inferiority_margin must be a number in (0, 1) or false (off), got {m!r} "
+                    "(a margin of 1 tolerates every drop, 0 none)"
                 )
             kw["non_inferiority_margin"] = None if m is False else float(m)
         if "critical" in cfg:
