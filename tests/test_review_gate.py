@@ -140,3 +140,20 @@ def test_a_margin_or_alpha_that_makes_green_free_is_refused(cfg: dict[str, float
         GatePolicy.from_config(cfg, where="goldenkit.toml [gate]")
     with pytest.raises(ConfigError, match="^GatePolicy: "):
         GatePolicy(**cfg)  # type: ignore[arg-type]
+
+
+def test_the_rows_an_undecided_run_would_need_are_never_more_than_the_rows_left() -> None:
+    """At the last row the bound is the exact drop: "about 448 more rows" of a 200-row design that read 100
+    is not a number a budget can be set from."""
+    import random
+
+    from goldenkit.gate import GatePolicy
+    from goldenkit.gate._sequential import decide_sequential
+    from goldenkit.stats import OVERALL
+
+    rows = [("a", 1, 1)] * 80 + [("a", 1, 0)] * 10 + [("a", 0, 1)] * 10
+    random.Random(1).shuffle(rows)
+    d = decide_sequential(rows, {OVERALL: 200, "a": 200}, GatePolicy(non_inferiority_margin=0.05), 200)
+    assert d.decision == "undecided" and d.rows_needed == 100
+    every = decide_sequential(rows, {OVERALL: 100, "a": 100}, GatePolicy(non_inferiority_margin=0.05), 100)
+    assert every.decision == "non_inferior"  # all rows read: the exact drop, 0, is under the margin

@@ -251,7 +251,8 @@ def _rows_needed(
     """An estimate of the further rows an undecided run needs: the bound's half-width shrinks like
     1/sqrt(rows), so a member at drop ``d`` with half-width ``h`` after ``t`` rows needs about
     ``t (h / (margin - d))^2`` (scaled to all rows by its share); None when a drop at or over the
-    margin makes non-inferiority out of reach at this rate."""
+    margin makes non-inferiority out of reach at this rate. Never more than the rows left: at the last row
+    the bound is the exact drop."""
     worst = rows_read
     for name in inferiority:
         t = members.get(name)
@@ -265,7 +266,7 @@ def _rows_needed(
             return None
         share = max(populations.get(name, 1), 1) / max(populations.get(OVERALL, 1), 1)
         worst = max(worst, math.ceil(t.rows * (half / room) ** 2 / share))
-    return max(worst - rows_read, 0)
+    return min(max(worst - rows_read, 0), rows_total - rows_read) if rows_total > rows_read else None
 
 
 # --------------------------------------------------------------------------- the run's monitor
