@@ -70,7 +70,10 @@ def sequence_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBlock:
     values = [cand.get(r) for r in read]
     evidence = np.array([v is not None for v in values], dtype=bool)
     c_arr = np.array([v if v is not None else 0 for v in values], dtype=np.int8)
-    frames = [_member_frame(name, stats, rec, slices, evidence, b_arr, c_arr) for name, stats in _members(rec).items()]
+    frames = [
+        _member_frame(name, stats, rec, slices=slices, evidence=evidence, base=b_arr, cand=c_arr)
+        for name, stats in _members(rec).items()
+    ]
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SEQUENCE_COLUMNS)
 
@@ -86,6 +89,7 @@ def _member_frame(
     name: str,
     stats: Mapping[str, Any],
     rec: Mapping[str, Any],
+    *,
     slices: np.ndarray[Any, Any],
     evidence: np.ndarray[Any, Any],
     base: np.ndarray[Any, Any],
