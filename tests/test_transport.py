@@ -481,3 +481,31 @@ def test_a_streamed_tool_call_is_the_same_whether_the_server_repeats_its_name_or
         ("a", "f", "{}"),
         ("b", "g", "{}"),
     ]
+
+
+CONTEXT_OVERFLOW = json.dumps(
+    {
+        "error": {
+            "message": "This model's maximum context length is 2048 tokens. However, you requested 12024 tokens.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }
+    }
+)
+
+
+def test_a_stream_that_ends_before_its_first_chunk_asks_once_more_unstreamed(server):
+    """llama.cpp's server answers a streamed prompt over its context with 200 and nothing: the same request
+    unstreamed gets the server's own reason, a context length, which is the candidate's refused request."""
+    server.script(Reply.page(200, body="", content_type="text/event-stream"), Reply.status(400, body=CONTEXT_OVERFLOW))
+    err = error_of(OpenAIProvider(model="m", base_url=server.url, stream=True))
+    assert err.kind == "refused" and "context length" in str(err)
+    assert [r.json["stream"] for r in server.requests] == [True, False]
+    # a server that answers the unstreamed request: its answer is graded, in the same attempt
+    server.script(Reply.page(200, body="", content_type="text/event-stream"), Reply.text("the answer"))
+    assert complete(OpenAIProvider(model="m", base_url=server.url, stream=True)).text == "the answer"
+    # a stream cut after its first chunk stays an outage (never asked again, never graded)
+    before = len(server.requests)
+    server.script(Reply.text("half an answer", cut=True))
+    assert error_of(OpenAIProvider(model="m", base_url=server.url, stream=True)).kind == "infrastructure"
+    assert len(server.requests) == before + 1

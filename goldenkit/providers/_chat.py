@@ -170,7 +170,10 @@ class ChatProvider(Provider):
         """One request; ``timeout`` is its whole deadline, connect to last byte, streamed or not.
 
         A streamed reply that ends without its end marker (:attr:`StreamCollector.finished`)
-        is an ``infrastructure`` error: a cut answer is never graded."""
+        is an ``infrastructure`` error: a cut answer is never graded. A stream that ended before
+        its first chunk (llama.cpp's server answers a prompt over its context that way: 200 and
+        nothing) is asked once more unstreamed, within the same attempt, so the server can say why:
+        its own error (a context length: the candidate's ``refused``) or its answer."""
         body = self.payload(messages, tools)
         deadline = self._http.timeout
         if not self.stream:
@@ -183,6 +186,13 @@ class ChatProvider(Provider):
             self._http.get(), self.url, body, collected.feed, deadline=deadline, max_reply_bytes=self.max_reply_bytes
         )
         obj = collected.result()
+        if not obj and not collected.finished:  # nothing came: the unstreamed request says why
+            unstreamed = {**body, "stream": False}
+            unstreamed.pop("stream_options", None)
+            obj = await post_json(
+                self._http.get(), self.url, unstreamed, deadline=deadline, max_reply_bytes=self.max_reply_bytes
+            )
+            return self.decode(obj)
         if "error" not in obj and not collected.finished:
             raise ProviderError(
                 f"the stream from {self.safe_url} ended before its end marker (cut by a proxy, gateway or "

@@ -138,3 +138,19 @@ def test_a_streamed_tool_loop_records_the_unstreamed_trajectory(live, tmp_path):
     names = {name for calls in streamed.values() for name, _ in calls}
     assert names == {"lookup_order"}
     show("streamed tool loop", rows=len(streamed), calls=sum(len(c) for c in streamed.values()))
+
+
+def test_a_streamed_prompt_over_the_context_is_the_candidates_refused_request(live, tmp_path):
+    """The real server answers a streamed prompt over its context with 200 and nothing; goldenkit asks
+    once more unstreamed and records the server's reason: refused, the candidate's own, not an outage."""
+    if live.provider != "openai":
+        pytest.skip("the OpenAI protocol's streaming")
+    words = "word " * (2 * live.context_tokens)
+    ds = write_dataset(tmp_path, [{"id": "long", "case": {"prompt": words, "expect": {"must_contain": ["x"]}}}])
+    argv = ["run", str(ds), *live.cli_args(), "--stream", "--max-tokens", "8", "--max-retries", "0"]
+    main([*argv, "--results-dir", str(tmp_path / "r"), "--run-id", "long", "--quiet"])
+    run = read_run(tmp_path / "r" / "long")
+    out = run.outcomes()
+    assert out["verdict"].tolist() == ["ERROR"] and out["error_kind"].tolist() == ["refused"]
+    assert "context length" in out["detail"].iloc[0]
+    assert run.manifest["validity"] == "VALID"  # the candidate's own error never makes the run INVALID
