@@ -161,20 +161,24 @@ class GatePolicy:
                 raise ConfigError(f"{where}: critical must be a list of slice names, got {crit!r}")
             kw["critical"] = tuple(dict.fromkeys(crit))
         if "slices" in cfg:
-            sl = cfg["slices"]
-            if not isinstance(sl, dict):
-                raise ConfigError(f"{where}: slices must be a table of [gate.slices.NAME] tables")
-            out: dict[str, dict[str, float]] = {}
-            for name, t in sl.items():
-                w = f"{where}.slices.{name}"
-                if not isinstance(t, dict):
-                    raise ConfigError(f"{w}: must be a table")
-                bad = sorted(set(t) - set(_SLICE_KEYS))
-                if bad:
-                    raise ConfigError(f"{w}: unknown key(s) {', '.join(bad)}; known: {', '.join(_SLICE_KEYS)}")
-                out[str(name)] = {k: _rate(w, k, v) for k, v in t.items()}
-            kw["slices"] = out
+            kw["slices"] = _slice_tables(where, cfg["slices"])
         return cls(**kw)
+
+
+def _slice_tables(where: str, sl: Any) -> dict[str, dict[str, float]]:
+    """The ``[gate.slices.NAME]`` tables: per-slice absolute thresholds, each a rate."""
+    if not isinstance(sl, dict):
+        raise ConfigError(f"{where}: slices must be a table of [gate.slices.NAME] tables")
+    out: dict[str, dict[str, float]] = {}
+    for name, t in sl.items():
+        w = f"{where}.slices.{name}"
+        if not isinstance(t, dict):
+            raise ConfigError(f"{w}: must be a table")
+        bad = sorted(set(t) - set(_SLICE_KEYS))
+        if bad:
+            raise ConfigError(f"{w}: unknown key(s) {', '.join(bad)}; known: {', '.join(_SLICE_KEYS)}")
+        out[str(name)] = {k: _rate(w, k, v) for k, v in t.items()}
+    return out
 
 
 @dataclass(frozen=True)
