@@ -21,12 +21,21 @@ import math
 import os
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from goldenkit.errors import ConfigError, InputError
+from goldenkit._scrub import PREFIXED_KEY
+from goldenkit.errors import ConfigError, GoldenkitError, InputError
 
-__all__ = ["check_name", "check_output", "is_reserved_slice", "unit_threshold"]
+__all__ = [
+    "check_env_name",
+    "check_name",
+    "check_output",
+    "is_reserved_slice",
+    "looks_like_key",
+    "unit_threshold",
+]
 
 #: The longest name (well under the 255 bytes of most file systems, with room for a suffix).
 NAME_LENGTH = 128
@@ -144,3 +153,40 @@ def check_output(path: str | os.PathLike[str], what: str, *, folder: bool | None
     if folder is False and p.is_dir():
         raise InputError(f"{what} {text} is a folder; a file name is needed")
     return p
+
+
+# ------------------------------------------------------------------ variable names, not keys
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy of ``text``'s characters, in bits per character."""
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
+
+
+def looks_like_key(name: str) -> bool:
+    """Whether ``name``, given where the *name* of an environment variable belongs, looks like a key:
+    not of the shape ``[A-Za-z_][A-Za-z0-9_]*``, or a known key format, or long and high-entropy
+    (20+ characters at 4.2 bits a character or more, or 32+ hexadecimal digits).
+
+    >>> [looks_like_key(n) for n in ("OPENAI_API_KEY", "sk-proj-abc", "AIzaSyD4f8Gk2LmN0pQr5StUvWxYz1234567")]
+    [False, True, True]
+    """
+    if not _ENV_NAME.fullmatch(name) or PREFIXED_KEY.match(name) or name.lower().startswith("sk-"):
+        return True
+    if len(name) >= 32 and all(c in "0123456789abcdefABCDEF" for c in name):
+        return True
+    return len(name) >= 20 and _entropy(name) >= 4.2
+
+
+def check_env_name(name: str, what: str, error: type[GoldenkitError] = ConfigError) -> str:
+    """``name`` if it can be the name of an environment variable, else an ``error`` (exit 1) naming
+    ``what`` (the option or setting) and never echoing ``name`` (it may be the key itself)."""
+    if looks_like_key(name):
+        raise error(
+            f"{what} takes the NAME of an environment variable (like OPENAI_API_KEY), and what was given "
+            "looks like a key itself (not shown); put the key in a variable and give its name"
+        )
+    return name

@@ -84,16 +84,12 @@ import base64
 import binascii
 import contextvars
 import json
-import math
 import re
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
-
-from goldenkit.errors import ConfigError, GoldenkitError
 
 MASK = "***"
 #: Shorter values are not registered as secrets.
@@ -298,7 +294,7 @@ _AFTER_NAME = re.compile(  # from inside a name: its rest, = or : (quoted or JSO
 )
 _BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]{8,}=*)")
 # the key formats of common providers (lowercase trigger -> the key, matched where the trigger starts)
-_PREFIXED = re.compile(
+PREFIXED_KEY = re.compile(
     r"sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
     r"|hf_[A-Za-z0-9]{30,}|gsk_[A-Za-z0-9]{20,}|xai-[A-Za-z0-9]{20,}"
 )
@@ -365,7 +361,7 @@ def _shape_spans(text: str, low: str) -> list[tuple[int, int]]:
                     text[i - 1] == "/" and "base64," not in low[low.rfind(" ", 0, i) + 1 : i]  # not in a data URI
                 )
             ):
-                m = _PREFIXED.match(text, i)
+                m = PREFIXED_KEY.match(text, i)
                 if m is not None and _has_digit(m.group(0)):
                     spans.append(m.span())
             i = low.find(trigger, i + len(trigger))
@@ -447,54 +443,16 @@ def mask_secrets_value(value: Any, scope: SecretScope | None = None) -> Any:
     return _each_string(value, lambda text: mask_secrets(text, scope))
 
 
-# ------------------------------------------------------------------ variable names, not keys
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _entropy(text: str) -> float:
-    """Shannon entropy of ``text``'s characters, in bits per character."""
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
-
-
-def looks_like_key(name: str) -> bool:
-    """Whether ``name``, given where the *name* of an environment variable belongs, looks like a key:
-    not of the shape ``[A-Za-z_][A-Za-z0-9_]*``, or a known key format, or long and high-entropy
-    (20+ characters at 4.2 bits a character or more, or 32+ hexadecimal digits).
-
-    >>> [looks_like_key(n) for n in ("OPENAI_API_KEY", "sk-proj-abc", "AIzaSyD4f8Gk2LmN0pQr5StUvWxYz1234567")]
-    [False, True, True]
-    """
-    if not _ENV_NAME.fullmatch(name) or _PREFIXED.match(name) or name.lower().startswith("sk-"):
-        return True
-    if len(name) >= 32 and all(c in "0123456789abcdefABCDEF" for c in name):
-        return True
-    return len(name) >= 20 and _entropy(name) >= 4.2
-
-
-def check_env_name(name: str, what: str, error: type[GoldenkitError] = ConfigError) -> str:
-    """``name`` if it can be the name of an environment variable, else an ``error`` (exit 1) naming
-    ``what`` (the option or setting) and never echoing ``name`` (it may be the key itself)."""
-    if looks_like_key(name):
-        raise error(
-            f"{what} takes the NAME of an environment variable (like OPENAI_API_KEY), and what was given "
-            "looks like a key itself (not shown); put the key in a variable and give its name"
-        )
-    return name
-
-
 __all__ = [
     "MASK",
     "MIN_SECRET",
+    "PREFIXED_KEY",
     "SECRET_WORDS",
     "SecretScope",
-    "check_env_name",
     "current_scope",
     "header_secrets",
     "is_secret_key",
     "key_words",
-    "looks_like_key",
     "mask_secrets",
     "mask_secrets_value",
     "note_secrets",

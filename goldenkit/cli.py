@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO, cast
 
-from goldenkit._checks import check_output
-from goldenkit._scrub import SecretScope, check_env_name, scrub, secrets_in_use
+from goldenkit._checks import check_env_name, check_output
+from goldenkit._scrub import SecretScope, scrub, secrets_in_use
 from goldenkit.errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, GoldenkitError, UsageError
 
 # Command groups, in the order `goldenkit --help` lists them, each with its one-line help (declared here

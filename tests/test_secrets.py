@@ -26,12 +26,11 @@ from fakeserver import FakeModelServer, Recorded, Reply
 from hypothesis import given, settings, strategies as st
 
 from goldenkit import _scrub as scrubber
+from goldenkit._checks import check_env_name, looks_like_key
 from goldenkit._scrub import (
     MASK,
-    check_env_name,
     current_scope,
     header_secrets,
-    looks_like_key,
     mask_secrets,
     mask_secrets_value,
     note_secrets,

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from goldenkit._scrub import check_env_name, header_secrets, note_secrets
+from goldenkit._checks import check_env_name
+from goldenkit._scrub import header_secrets, note_secrets
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Provider, Response
 from goldenkit.providers._client import ClientHolder, basic_auth_header, check_header_value
