@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from goldenkit.cli import main
+from goldenkit.errors import ProviderError
 from goldenkit.records import Case
 from goldenkit.results import read_run
 
@@ -28,6 +29,13 @@ def _u(*parts: object) -> float:
 
 def good(case: Case, repeat: int = 0) -> str:
     return "yes" if _u("pass", case.turns[-1].user) < 0.8 else "no"
+
+
+def outage(case: Case, repeat: int = 0) -> str:
+    """``good``, with 5% of the calls an outage (a 503 nobody's answer caused)."""
+    if _u("out", case.turns[-1].user) < 0.05:
+        raise ProviderError("503", kind="transient", final_kind="infrastructure")
+    return good(case, repeat)
 
 
 def broken(case: Case, repeat: int = 0) -> str:
@@ -157,3 +165,31 @@ def test_the_rows_an_undecided_run_would_need_are_never_more_than_the_rows_left(
     assert d.decision == "undecided" and d.rows_needed == 100
     every = decide_sequential(rows, {OVERALL: 100, "a": 100}, GatePolicy(non_inferiority_margin=0.05), 100)
     assert every.decision == "non_inferior"  # all rows read: the exact drop, 0, is under the margin
+
+
+def test_the_replay_names_the_exit_code_the_other_rules_give(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Shadow mode on a run whose outages make it not evidence: a sequential run of it exits 3 (its error
+    rate over the rows read), so the replay must not promise exit 0 in every order."""
+    assert run(world, "good", "base") == 0
+    assert run(world, "outage", "cand", "--max-retries", "0") == 3
+    capsys.readouterr()
+    assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "5", "--json"]) == 3
+    replay = json.loads(capsys.readouterr().out)["replay_sequential"]
+    assert replay["decisions"] == {"non_inferior": 5} and replay["exit_codes"] == {"3": 5}
+    assert run(world, "outage", "seq", "--max-retries", "0", "--sequential", "--baseline", "base") == 3
+    main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "5"])
+    out = capsys.readouterr().out
+    assert (
+        "non_inferior in 5 (exit 0) of 5 orders; with the policy's other rules over the rows read: exit 3 in 5" in out
+    )
+
+
+def test_the_replay_of_a_clean_run_keeps_the_decisions_exit_codes(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(world, "good", "base") == 0
+    assert run(world, "broken", "cand") == 0
+    capsys.readouterr()
+    assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "4", "--json"]) == 2
+    replay = json.loads(capsys.readouterr().out)["replay_sequential"]
+    assert replay["decisions"] == {"regression": 4} and replay["exit_codes"] == {"2": 4}

@@ -147,6 +147,19 @@ def replay_for(args: argparse.Namespace, run: Any, decision: Any, policy: Any) -
         raise UsageError("goldenkit gate --replay-sequential needs a baseline the run is comparable with")
     if sequential_record(getattr(run, "manifest", None)) is not None:
         raise UsageError("goldenkit gate --replay-sequential replays a full run; this run is a sequential one")
-    outcomes = run.outcomes(columns=["row_id", "repeat", "verdict"])
-    result = replay_sequential(decision.comparison, outcomes, policy, orders=args.orders, seed=args.replay_seed)
-    return result
+    from dataclasses import replace
+
+    from goldenkit.gate import evaluate_gate
+
+    others = replace(policy, regression=False)  # the other rules, as on a sequential run's rows read
+    # a sequential run answers for the rows it read, not for every outcome the full run counts
+    manifest = {k: v for k, v in (getattr(run, "manifest", None) or {}).items() if k != "counts"}
+
+    def read_rules(frame: Any) -> Any:
+        return evaluate_gate(frame, policy=others, manifest=manifest)
+
+    outcomes = run.outcomes(columns=["row_id", "slice", "split", "tags", "repeat", "verdict", "error_kind", "graders"])
+    comparison = decision.comparison
+    return replay_sequential(
+        comparison, outcomes, policy, orders=args.orders, seed=args.replay_seed, read_rules=read_rules
+    )

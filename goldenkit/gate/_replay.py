@@ -10,16 +10,18 @@ decided repeats stopped (:func:`repeats_needed`, by :func:`goldenkit.stats.row_d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from goldenkit.errors import ConfigError
-from goldenkit.gate._policy import GatePolicy
+from goldenkit.gate._policy import GateDecision, GatePolicy
 from goldenkit.gate._sequential import (
     EXIT_CODES,
+    _decision_rule,
     baseline_values,
     candidate_values,
     decide_sequential,
@@ -40,6 +42,9 @@ class ReplayResult:
     calls: np.ndarray
     rows_total: int
     calls_full: int
+    #: per order, the exit code a sequential run would have had: the decision's, unless the policy's other
+    #: rules over the rows it read (error rates, absolute thresholds) fail it
+    exit_codes: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +55,7 @@ class ReplayResult:
             "calls": [int(x) for x in self.calls],
             "rows_total": self.rows_total,
             "calls_full": self.calls_full,
+            "exit_codes": {str(c): self.exit_codes.count(c) for c in sorted(set(self.exit_codes))},
         }
 
     def format(self) -> str:
@@ -61,10 +67,19 @@ class ReplayResult:
         )
         med_calls = float(np.median(self.calls))
         saved = self.calls_full - med_calls
+        own = [EXIT_CODES[d] for d in self.decisions]
+        exits = (
+            ""
+            if not self.exit_codes or self.exit_codes == own
+            else "; with the policy's other rules over the rows read: "
+        )
+        exits += (
+            ", ".join(f"exit {c} in {self.exit_codes.count(c)}" for c in sorted(set(self.exit_codes))) if exits else ""
+        )
         return "\n".join(
             [
                 f"sequential replay over {n} random orders (seed {self.seed}):",
-                f"  decision: {counts} of {n} orders",
+                f"  decision: {counts} of {n} orders{exits}",
                 f"  would have stopped after {np.median(self.rows):g} of {self.rows_total} rows "
                 f"(median; range {int(self.rows.min())}-{int(self.rows.max())})",
                 f"  calls: {med_calls:g} of the fixed-size {self.calls_full} (median; range "
@@ -87,12 +102,20 @@ def repeats_needed(outcomes: pd.DataFrame, rule: str, repeats: int) -> dict[str,
 
 
 def replay_sequential(
-    comparison: Any, outcomes: pd.DataFrame, policy: GatePolicy, *, orders: int = 50, seed: int = 0
+    comparison: Any,
+    outcomes: pd.DataFrame,
+    policy: GatePolicy,
+    *,
+    orders: int = 50,
+    seed: int = 0,
+    read_rules: Callable[[pd.DataFrame], GateDecision] | None = None,
 ) -> ReplayResult:
     """Replay the sequential gate on a full run over ``orders`` random design orders (seeds
     ``seed``, ``seed + 1``, ...): each order's decision (:func:`decide_sequential`), the rows it
     would have read, and the calls it would have made with decided repeats stopped
-    (:func:`repeats_needed`), against the fixed-size run's calls (every outcome of ``outcomes``)."""
+    (:func:`repeats_needed`), against the fixed-size run's calls (every outcome of ``outcomes``).
+    ``read_rules``: the gate's other rules (:func:`goldenkit.gate._sequential.evaluate_sequential`), applied
+    to the outcomes of the rows each order read, for the exit code a sequential run would have had."""
     if orders < 1:
         raise ConfigError(f"--orders must be >= 1 (got {orders})")
     repeats = int(comparison.cand_manifest.get("repeats") or 1)
@@ -103,11 +126,17 @@ def replay_sequential(
     for _, sl in design:
         populations[sl] = populations.get(sl, 0) + 1
     needed = repeats_needed(outcomes, policy.rule, repeats)
-    decisions, rows, calls = [], [], []
+    decisions, rows, calls, codes = [], [], [], []
     for s in range(seed, seed + orders):
         order = sequential_order(design, s)
         d = decide_sequential([(base[r][0], base[r][1], cand[r]) for r in order], populations, policy, len(order))
         decisions.append(d.decision)
         rows.append(d.rows_run)
         calls.append(sum(needed.get(r, repeats) for r in order[: d.rows_run]))
-    return ReplayResult(seed, decisions, np.array(rows), np.array(calls), len(design), int(len(outcomes)))
+        rules = [_decision_rule(d, {})]
+        if read_rules is not None:
+            frame = outcomes[outcomes["row_id"].astype(str).isin(set(order[: d.rows_run])).to_numpy()]
+            rules += [r for r in read_rules(frame.reset_index(drop=True)).rules if r.name != "quality"]
+        codes.append(GateDecision(rules=rules).exit_code)
+    full = int(len(outcomes))
+    return ReplayResult(seed, decisions, np.array(rows), np.array(calls), len(design), full, exit_codes=codes)
