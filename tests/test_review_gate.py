@@ -193,3 +193,18 @@ def test_the_replay_of_a_clean_run_keeps_the_decisions_exit_codes(
     assert main(["gate", "cand", "--baseline", "base", "--replay-sequential", "--orders", "4", "--json"]) == 2
     replay = json.loads(capsys.readouterr().out)["replay_sequential"]
     assert replay["decisions"] == {"regression": 4} and replay["exit_codes"] == {"2": 4}
+
+
+def test_a_regression_shown_after_a_members_non_inferiority_but_before_the_gate_decided_fails() -> None:
+    """The overall rows show non-inferiority early; a regression overall is shown later, while the critical
+    slice is still undecided: the gate had not passed yet, so the regression decides (it passed at row
+    1655 when the overall e-process stopped being watched at its own non-inferiority)."""
+    from goldenkit.gate import GatePolicy
+    from goldenkit.gate._sequential import decide_sequential
+    from goldenkit.stats import OVERALL
+
+    rows = [("a", 1, 1)] * 1500 + [("a", 1, 0)] * 40 + [("c", 1, 1), ("c", 0, 1), ("c", 1, 0)] * 40
+    policy = GatePolicy(critical=("c",), non_inferiority_margin=0.05)
+    d = decide_sequential(rows, {OVERALL: len(rows), "a": 1540, "c": 120}, policy, len(rows))
+    assert d.members[OVERALL].decision == "non_inferior" and d.members[OVERALL].step == 227
+    assert (d.decision, d.rows_run, d.stopped_because) == ("regression", 1508, "regression overall shown")

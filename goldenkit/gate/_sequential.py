@@ -216,14 +216,14 @@ def decide_sequential(
             base, cand, population=population, alpha=policy.alpha, margin=margin, regression_alpha=r_alpha
         )
         members[name] = test
-        if name not in inferiority:  # regression only: its e-process is watched past any non-inferiority
+        # every member's e-process is watched past its own non-inferiority: the gate decides when all have
+        crossed = where[:0]
+        if where.size:
             path = sequential_path(base, cand, population=population, alpha=policy.alpha, regression_alpha=r_alpha)
-            crossed = np.flatnonzero(path["e_value"] >= 1.0 / r_alpha)
-            if crossed.size:
-                reg_at.append((int(where[crossed[0]]) + 1, name))
-        elif test.step is not None and test.decision == "regression":
-            reg_at.append((int(where[test.step - 1]) + 1, name))
-        elif test.step is not None and test.decision == "non_inferior":
+            crossed = np.flatnonzero(np.log(path["e_value"]) >= math.log(1.0 / r_alpha))
+        if crossed.size:
+            reg_at.append((int(where[crossed[0]]) + 1, name))
+        if name in inferiority and test.step is not None and test.decision == "non_inferior":
             ni_at.append(int(where[test.step - 1]) + 1)
     all_ni = len(ni_at) == len(inferiority) and all(n in members for n in inferiority)
     ni_step = max(ni_at) if all_ni and ni_at else None
