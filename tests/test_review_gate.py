@@ -208,3 +208,26 @@ def test_a_regression_shown_after_a_members_non_inferiority_but_before_the_gate_
     d = decide_sequential(rows, {OVERALL: len(rows), "a": 1540, "c": 120}, policy, len(rows))
     assert d.members[OVERALL].decision == "non_inferior" and d.members[OVERALL].step == 227
     assert (d.decision, d.rows_run, d.stopped_because) == ("regression", 1508, "regression overall shown")
+
+
+def test_a_sequential_run_against_a_baseline_without_a_graded_row_is_not_evidence(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every row of the baseline SKIPPED (nothing to grade): the sequential run reads no row and made exit 2
+    ("empty run", the candidate blamed); the baseline is not evidence, before any call and in the gate."""
+    lines = (world / "dataset.jsonl").read_text().splitlines()
+    ungradable = [json.loads(x) for x in lines]
+    for row in ungradable:
+        row["case"]["expect"] = {}
+    (world / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ungradable))
+    assert run(world, "good", "base", "--max-ungradable", "1") == 2
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--max-ungradable", "1", "--sequential", "--baseline", "base") == 3
+    assert "baseline base is not evidence: without a graded row" in capsys.readouterr().err
+    assert run(world, "good", "full", "--max-ungradable", "1") == 2
+    rec = {"seed": 0, "rows": [], "rows_total": 0, "populations": {}}
+    path = Path("results") / "full" / "run.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "sequential": rec}))
+    capsys.readouterr()
+    assert main(["gate", "full", "--baseline", "base"]) == 3
+    assert "baseline.evidence: baseline is without a graded row" in capsys.readouterr().out

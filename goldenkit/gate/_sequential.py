@@ -78,6 +78,7 @@ __all__ = [
 ]
 
 EXIT_CODES = {"regression": EXIT_GATE_FAILED, "non_inferior": EXIT_OK, "undecided": EXIT_INFRASTRUCTURE}
+_UNGRADED = ["without a graded row (every row SKIPPED or ERROR): nothing to pair"]  # a baseline that is not evidence
 
 
 def sequential_order(rows: Sequence[tuple[str, str]], seed: int) -> list[str]:
@@ -368,7 +369,8 @@ def sequential_gate(baseline: Any, policy: GatePolicy, *, seed: int = 0, max_row
     snapshot = callable(getattr(baseline, "collapsed", None))  # a committed snapshot is named by its name
     names = ("name", "run_id") if snapshot else ("run_id", "name")
     label = str(next((v for v in (getattr(baseline, n, None) for n in names) if v), "baseline"))
-    problems = side_problems(dict(getattr(baseline, "manifest", None) or {}), table)
+    man = dict(getattr(baseline, "manifest", None) or {})
+    problems = side_problems(man, table) + ([] if baseline_values(table) else _UNGRADED)
     if problems:
         raise InfrastructureError(f"baseline {label} is not evidence: {'; '.join(problems)}")
     gate = SequentialGate(table, policy, seed=seed, max_rows=max_rows, baseline_id=label)
@@ -410,7 +412,7 @@ def evaluate_sequential(
         rules.append(GateRule("baseline", False, None, None, "no baseline: pass --baseline", "regression"))
         return GateDecision(rules=rules)
     bman = dict(getattr(baseline, "manifest", None) or {})
-    for why in side_problems(bman, None):
+    for why in side_problems(bman, None) + ([] if baseline_values(_side_table(baseline, policy.rule)) else _UNGRADED):
         rules.append(GateRule("baseline.evidence", False, None, None, f"baseline is {why}", "infrastructure", 3))
     diffs = comparability_differences(bman, man, base_rule=policy.rule, cand_rule=policy.rule)
     if diffs:
