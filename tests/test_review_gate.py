@@ -231,3 +231,17 @@ def test_a_sequential_run_against_a_baseline_without_a_graded_row_is_not_evidenc
     capsys.readouterr()
     assert main(["gate", "full", "--baseline", "base"]) == 3
     assert "baseline.evidence: baseline is without a graded row" in capsys.readouterr().out
+
+
+def test_a_critical_slice_no_baseline_row_has_is_refused_before_any_call(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A misspelt critical slice can never show non-inferiority: the sequential run spent every call on an
+    identical agent and exited 3; refused before any call, naming the slice meant."""
+    assert run(world, "good", "base") == 0
+    (world / "goldenkit.toml").write_text('[gate]\ncritical = ["refnuds"]\n')
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base") == 1
+    err = capsys.readouterr().err
+    assert "critical slice refnuds has no row the baseline base graded (did you mean refunds?)" in err
+    assert not (Path("results") / "cand").exists()

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit._text import did_you_mean
 from goldenkit.config import section
-from goldenkit.errors import ComparisonInvalid, UsageError
+from goldenkit.errors import ComparisonInvalid, ConfigError, UsageError
 
 if TYPE_CHECKING:
     from goldenkit.gate._replay import ReplayResult
@@ -74,7 +75,14 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
             raise ComparisonInvalid(f"goldenkit run --sequential: baseline {ref} is not comparable: {why}", [why])
         folder = Path(opts["results_dir"]) / args.run_id if args.run_id else None
         seed = _order_seed(folder, args.sequential_seed)
-        out["sequential"] = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
+        gate = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
+        slices = {sl for sl, _ in gate.base.values()}
+        for name in (n for n in policy.critical if n not in slices):  # it could never pass: refused before any call
+            raise ConfigError(
+                f"{where}: critical slice {name} has no row the baseline {ref} graded{did_you_mean(name, slices)}; "
+                "the sequential gate could never show non-inferiority on it"
+            )
+        out["sequential"] = gate
     return out
 
 
