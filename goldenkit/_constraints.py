@@ -143,7 +143,7 @@ class Name:
 #: link to the newest run (:data:`goldenkit.results.LATEST`), never a run id.
 RUN_OPTIONS: dict[str, Constraint] = {
     # what is run and how often
-    "repeats": Number(integer=True, low=1),
+    "repeats": Number(integer=True, low=1, high=1000),  # every attempt has a slot in the run's index
     "per_slice": Number(integer=True, low=1, optional=True),
     "sample_seed": Number(integer=True, optional=True),
     "max_ungradable": Number(low=0, high=1, optional=True),

@@ -73,3 +73,25 @@ def test_a_key_in_use_reaches_no_file_and_no_screen_in_any_spelling(
     needles = {**SPELLINGS, "the key's tail": KEY[-10:]}
     assert _files_holding(tmp_path, needles) == []
     assert [n for n, s in needles.items() if s in out.out + out.err] == []
+
+
+# ------------------------------------------------------------------ a value that passes the checks but breaks the run
+
+_AGENT = "def agent(case):\n    return 'x'\n"
+
+
+@pytest.mark.parametrize("repeats", ["100000000000", "10000000000000000000000000000"])
+def test_a_huge_repeats_is_refused_before_the_run_folder_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], repeats: str
+) -> None:
+    ds = _dataset(tmp_path, ["a", "b"])
+    (tmp_path / "review_agent.py").write_text(_AGENT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = main(["run", str(ds), "--provider", "callable", "--callable", "review_agent:agent", "--repeats", repeats])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.strip().splitlines() == [
+        f"goldenkit: goldenkit run: argument --repeats: must be an integer in [1, 1000], got '{repeats}'"
+    ]
+    assert not (tmp_path / "results").exists()

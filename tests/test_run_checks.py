@@ -81,7 +81,7 @@ def one_line(err: str) -> str:
     ("argv", "said"),
     [
         (["--max-in-flight", "0"], "argument --max-in-flight: must be an integer >= 1, got '0'"),
-        (["--repeats", "0"], "argument --repeats: must be an integer >= 1, got '0'"),
+        (["--repeats", "0"], "argument --repeats: must be an integer in [1, 1000], got '0'"),
         (["--max-retries", "-1"], "argument --max-retries: must be an integer >= 0, got '-1'"),
         (["--per-slice", "0"], "argument --per-slice: must be an integer >= 1, got '0'"),
         (["--max-tokens", "0"], "argument --max-tokens: must be an integer >= 1, got '0'"),
@@ -89,7 +89,7 @@ def one_line(err: str) -> str:
         (["--ray-workers", "0"], "argument --ray-workers: must be an integer >= 1, got '0'"),
         (["--timeout", "inf"], "argument --timeout: must be a finite number > 0, got 'inf'"),
         (["--temperature", "2.5"], "argument --temperature: must be a finite number in [0, 2], got '2.5'"),
-        (["--repeats", "2.5"], "argument --repeats: must be an integer >= 1, got '2.5'"),
+        (["--repeats", "2.5"], "argument --repeats: must be an integer in [1, 1000], got '2.5'"),
         (
             ["--run-id", "../elsewhere"],
             "argument --run-id: must be one folder name, but it contains a path separator ('/')",
@@ -115,7 +115,7 @@ def test_a_flag_out_of_range_is_one_line_and_nothing_is_written(
     ("setting", "said"),
     [
         ("max_in_flight = 0", "[run] max_in_flight must be an integer >= 1, got 0"),
-        ("repeats = -2", "[run] repeats must be an integer >= 1, got -2"),
+        ("repeats = -2", "[run] repeats must be an integer in [1, 1000], got -2"),
         ("max_retries = -1", "[run] max_retries must be an integer >= 0, got -1"),
         ("per_slice = 0", "[run] per_slice must be an integer >= 1, got 0"),
         ("max_tokens = 0", "[run] max_tokens must be an integer >= 1, got 0"),
@@ -123,7 +123,7 @@ def test_a_flag_out_of_range_is_one_line_and_nothing_is_written(
         ("ray_workers = 0", "[run] ray_workers must be an integer >= 1, got 0"),
         ("temperature = nan", "[run] temperature must be a finite number in [0, 2], got nan"),
         ("timeout = 0", "[run] timeout must be a finite number > 0, got 0"),
-        ('repeats = "3"', "[run] repeats must be an integer >= 1, got '3'"),
+        ('repeats = "3"', "[run] repeats must be an integer in [1, 1000], got '3'"),
     ],
 )
 def test_a_run_key_out_of_range_in_goldenkit_toml_names_the_file_and_key(
@@ -180,8 +180,8 @@ def test_a_results_dir_that_is_a_file_is_one_line(work: Path, capsys: pytest.Cap
     ("options", "said"),
     [
         ({"max_in_flight": 0}, "RunOptions.max_in_flight must be an integer >= 1, got 0"),
-        ({"repeats": 0}, "RunOptions.repeats must be an integer >= 1, got 0"),
-        ({"repeats": True}, "RunOptions.repeats must be an integer >= 1, got True"),
+        ({"repeats": 0}, "RunOptions.repeats must be an integer in [1, 1000], got 0"),
+        ({"repeats": True}, "RunOptions.repeats must be an integer in [1, 1000], got True"),
         ({"max_retries": -1}, "RunOptions.max_retries must be an integer >= 0, got -1"),
         ({"timeout": math.nan}, "RunOptions.timeout must be a finite number > 0, got nan"),
         ({"rpm": 0}, "RunOptions.rpm must be a finite number > 0, got 0"),
