@@ -359,7 +359,7 @@ def test_no_field_of_any_importer_turns_a_wrong_type_into_a_traceback(tmp_path, 
 
 
 def test_a_wrong_type_no_accessor_caught_is_still_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
-    import goldenkit.harnesses as harnesses
+    import goldenkit.harnesses._import as harnesses
 
     def reader(path: Path, **options: object) -> object:
         return len(7)  # type: ignore[arg-type]  # what a field read without its accessor would do

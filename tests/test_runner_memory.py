@@ -51,6 +51,7 @@ def test_the_index_keeps_the_last_line_per_pair_and_counts(tmp_path: Path) -> No
         "total": 2,
         "expected": 4,
         "grader_errors": 1,
+        "candidate_errors": 0,  # the superseded ERROR is not counted
     }
     assert [index.pair(int(i)) for i in index.pending(False)] == [("a", 1), ("b", 0)]
     batches = list(index.batches(p, 1))

@@ -43,6 +43,9 @@ importable from ``goldenkit.results``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from goldenkit._registry import lazy_attributes
 from goldenkit.results._jsonl import (
     MAX_PENDING_LINES,
     OutcomeLine,
@@ -53,8 +56,6 @@ from goldenkit.results._jsonl import (
     repair_jsonl,
     scan_jsonl,
 )
-from goldenkit.results._judge_evidence import judge_difference, judge_estimates, judge_rows
-from goldenkit.results._judge_next import LabelPlan, label_plan
 from goldenkit.results._labels import LABELS_FILE, HumanLabel, add_labels, read_labels
 from goldenkit.results._latest import LATEST, update_latest
 from goldenkit.results._light import LIGHT_COLUMNS, light_outcomes
@@ -68,6 +69,18 @@ from goldenkit.results._parquet import (
     write_parquet_batches,
 )
 from goldenkit.results._run import Run, outcomes_df, read_run
+
+if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
+    from goldenkit.results._judge_evidence import judge_difference, judge_estimates, judge_rows
+    from goldenkit.results._judge_next import LabelPlan, label_plan
+
+#: Imported when asked for: the judge-graded estimates load pandas and the statistics, which a run's
+#: first call does without.
+_LAZY = {
+    **dict.fromkeys(("judge_difference", "judge_estimates", "judge_rows"), "goldenkit.results._judge_evidence"),
+    **dict.fromkeys(("LabelPlan", "label_plan"), "goldenkit.results._judge_next"),
+}
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "LABELS_FILE",

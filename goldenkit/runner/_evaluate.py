@@ -16,7 +16,7 @@ import dataclasses
 import os
 from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, Unpack
+from typing import IO, TYPE_CHECKING, Any, Unpack
 
 from goldenkit._checks import check_output
 from goldenkit._protocols import DatasetLike
@@ -40,11 +40,13 @@ from goldenkit.runner._manifest import run_key, run_manifest
 from goldenkit.runner._options import RunOptions, RunOptionsFields
 from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
-from goldenkit.runner._sequential import RowSchedule
 from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit
 from goldenkit.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:  # loaded only when decided repeats stop or the run is sequential (it loads the statistics)
+    from goldenkit.runner._sequential import RowSchedule
 
 
 def select_rows(
@@ -322,6 +324,8 @@ def _row_schedule(o: RunOptions, key: dict[str, Any]) -> RowSchedule | None:
     if o.executor != "local":
         raise ConfigError("stop_decided_repeats and a sequential run run locally only: leave out --executor ray")
     key["stop_decided_repeats"] = o.rule
+    from goldenkit.runner._sequential import RowSchedule
+
     return RowSchedule(o.rule, o.sequential)
 
 

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,10 +35,12 @@ from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
 from goldenkit.runner._progress import Progress
-from goldenkit.runner._sequential import RowSchedule
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
 from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
+
+if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or the run is sequential
+    from goldenkit.runner._sequential import RowSchedule
 
 Pair = tuple[str, int]
 CallResult = tuple[Response | None, ProviderError | None, int, float]
@@ -102,9 +104,9 @@ class RunExecution:
         self.consecutive_errors = 0
         self.stopped: str | None = None
         self.first_error: str | None = None
+        self.crash: list[BaseException] = []  # every worker's exception when goldenkit itself failed
         self.rows: RowSchedule | None = None  # rows at a time: decided repeats stop, a sequential run's order
         self.on_outcome: Callable[[dict[str, Any]], None] | None = None  # sees every outcome written
-        self.crash: list[BaseException] = []  # every worker's exception when goldenkit itself failed
         self.t_start = time.monotonic()
 
     # ------------------------------------------------------------ the workers
