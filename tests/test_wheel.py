@@ -38,7 +38,7 @@ def _run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None) -
 def _build_wheel(tmp_path: Path) -> Path:
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     for folder in ("goldenkit", "notebooks"):
         shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
