@@ -245,3 +245,26 @@ def test_a_critical_slice_no_baseline_row_has_is_refused_before_any_call(
     err = capsys.readouterr().err
     assert "critical slice refnuds has no row the baseline base graded (did you mean refunds?)" in err
     assert not (Path("results") / "cand").exists()
+
+
+def test_a_threshold_missed_on_a_stopped_runs_rows_is_no_failure_of_an_unchanged_agent(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The baseline's own agent, run sequentially, stops at non-inferiority after 230 of 240 rows whose pass
+    rate (0.787) is under min_pass_rate 0.79, while every row's is 0.796: exit 2 was a red gate on an
+    unchanged agent. The rows not run could lift it: not shown (3). A miss no row can mend stays 2."""
+    (world / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\nmin_pass_rate = 0.79\n')
+    assert run(world, "good", "base") == 0
+    capsys.readouterr()
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base", "--sequential-seed", "1") == 3
+    assert "pass rate 0.7870 < 0.7900; not shown: a point rule over the rows read" in capsys.readouterr().err
+    assert read_run(Path("results") / "cand").manifest["sequential"]["decision"] == "non_inferior"
+    assert main(["gate", "cand", "--baseline", "base"]) == 3
+    assert run(world, "good", "full") == 0
+    capsys.readouterr()
+    main(["gate", "full", "--baseline", "base", "--json"])
+    rules = {r["name"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert rules["pass_rate"]["passed"] and rules["pass_rate"]["actual"] == pytest.approx(191 / 240)
+    (world / "high.toml").write_text('[gate]\ncritical = ["refunds"]\nmin_pass_rate = 0.9\n')
+    # 0.9 is out of reach even if every row left passed: a failure shown
+    assert main(["gate", "cand", "--baseline", "base", "--config", str(world / "high.toml")]) == 2

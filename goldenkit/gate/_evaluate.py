@@ -220,11 +220,42 @@ def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecisio
     """A sequential run (:mod:`goldenkit.gate._sequential`): its procedure on the rows it read, and the
     other rules (this gate without its regression rules) on the outcomes of those rows."""
     others = replace(policy, regression=False)
+    man = getattr(run, "manifest", None)
+    optimistic = _unread_as_passed(baseline, sequential_record(man) or {}, int((man or {}).get("repeats") or 1), policy)
+    unread = optimistic["row_id"].nunique() if len(optimistic) else 0
+    why = f"not shown: a point rule over the rows read, which the {unread} row(s) not run could change"
 
     def read_rules(frame: pd.DataFrame) -> GateDecision:
-        return evaluate_gate(frame, policy=others, manifest=getattr(run, "manifest", None))
+        d = evaluate_gate(frame, policy=others, manifest=man)
+        if len(optimistic):  # a threshold missed on a stopped run's rows: shown only if missed with every row passed
+            best = {r.name: r.passed for r in evaluate_gate(pd.concat([frame, optimistic]), policy=others).rules}
+            d.rules = [
+                replace(r, detail=f"{r.detail}; {why}", kind=UNDECIDED, exit_code=EXIT_INFRASTRUCTURE)
+                if not r.passed and r.kind == "absolute" and (best.get(r.name, True) or not r.name.startswith(_RATES))
+                else r
+                for r in d.rules
+            ]
+        return d
 
     return evaluate_sequential(run, baseline, policy, read_rules=read_rules)
+
+
+#: The absolute rules a row more PASS can only help (the others read graders or tags a row not run lacks).
+_RATES = ("pass_rate", "wilson_lower")
+
+
+def _unread_as_passed(baseline: Any, rec: Mapping[str, Any], repeats: int, policy: GatePolicy) -> pd.DataFrame:
+    """The rows of a sequential run's design (the baseline's graded rows) it did not read, as outcomes with
+    every repeat PASS (a PASS row under any collapse rule)."""
+    if baseline is None:
+        return pd.DataFrame()
+    _, table, _ = _inputs(baseline, None, policy)
+    read = {str(r) for r in rec.get("rows") or []}
+    ids, verdicts = table["row_id"].astype(str), table["verdict"].astype(str)
+    left = table[(~ids.isin(read) & verdicts.isin(["PASS", "FAIL"])).to_numpy()]
+    out = pd.DataFrame({"row_id": left["row_id"].astype(str), "slice": left["slice"].astype(str)})
+    out = out.loc[out.index.repeat(repeats)].assign(repeat=[r for _ in range(len(left)) for r in range(repeats)])
+    return out.assign(split=None, tags=[[] for _ in range(len(out))], verdict="PASS", error_kind=None)
 
 
 def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:
