@@ -7,8 +7,12 @@ on the code before its fix.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
@@ -95,3 +99,53 @@ def test_a_huge_repeats_is_refused_before_the_run_folder_exists(
         f"goldenkit: goldenkit run: argument --repeats: must be an integer in [1, 1000], got '{repeats}'"
     ]
     assert not (tmp_path / "results").exists()
+
+
+# ------------------------------------------------------------------ an agent cannot stop goldenkit
+
+_ASYNC_AGENTS = """
+import asyncio, time
+
+async def blocks(case):
+    if case.prompt == "a":
+        time.sleep(3600)  # a blocking call inside a coroutine: the loop it runs on stops
+    return "x"
+
+async def swallows(case):
+    if case.prompt == "a":
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass  # never lets its timeout end it
+    return "x"
+
+async def cancels_itself(case):
+    raise asyncio.CancelledError()
+"""
+
+
+def _run_async_agent(tmp_path: Path, fn: str) -> tuple[int, list[dict[str, Any]]]:
+    ds = _dataset(tmp_path, ["a", "b"])
+    (tmp_path / "async_agent.py").write_text(_ASYNC_AGENTS)
+    cmd = [str(Path(sys.executable).parent / "goldenkit"), "run", str(ds), "--provider", "callable", "--callable"]
+    cmd += [f"async_agent:{fn}", "--timeout", "1", "--max-retries", "0", "--run-id", "r", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    lines = (tmp_path / "results" / "r" / "outcomes.jsonl").read_text().splitlines()
+    return done.returncode, sorted((json.loads(line) for line in lines), key=lambda o: o["row_id"])
+
+
+@pytest.mark.parametrize("fn", ["blocks", "swallows"])
+def test_a_coroutine_agent_that_never_ends_is_abandoned_at_its_timeout(tmp_path: Path, fn: str) -> None:
+    code, outcomes = _run_async_agent(tmp_path, fn)  # before: goldenkit hung for good
+    assert code == 3  # a row nobody answered in time: the run is not evidence
+    assert outcomes[0]["verdict"] == "ERROR" and "timed out" in outcomes[0]["detail"]
+    if fn == "swallows":  # the other row's call went on (a blocked loop holds every call of that agent)
+        assert outcomes[1]["verdict"] == "PASS"
+
+
+def test_a_coroutine_agent_raising_cancelled_error_is_its_own_error(tmp_path: Path) -> None:
+    code, outcomes = _run_async_agent(tmp_path, "cancels_itself")
+    assert [(o["verdict"], o["error_kind"]) for o in outcomes] == [("ERROR", "agent"), ("ERROR", "agent")]
+    assert "CancelledError" in outcomes[0]["detail"]

@@ -4,8 +4,9 @@
 the ids it retrieved (``Response.retrieved``, for the ``retrieval`` grader) and the
 session's final state (``Response.raw["final_state"]``, for ADK ``final_session_state``).
 
-For agents that run in-process. ``fn`` may be a coroutine function (awaited on
-the run's event loop) or a plain function (run in a thread pool so a blocking
+For agents that run in-process. ``fn`` may be a coroutine function (run on an event
+loop of its own, on a daemon thread: :class:`AgentLoop`, so a coroutine that blocks or
+ignores its cancellation is abandoned at ``--timeout`` too) or a plain function (run in a thread pool so a blocking
 agent does not stall the other calls; ``threads=0`` calls it inline, which is
 fastest for functions that never block). When ``fn`` takes a ``repeat``
 keyword it receives the 0-based repeat index.
@@ -171,6 +172,52 @@ def _deliver(
         future.set_result(outcome)
 
 
+def _being_cancelled() -> bool:
+    """Whether the running task is being cancelled (a timeout), not handed an agent's own CancelledError."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _guarded(awaitable: Any) -> tuple[Any, BaseException | None]:
+    """``(value, None)`` or ``(None, what it raised)``: nothing the agent raises (``sys.exit()`` too)
+    reaches the agent's event loop, which would stop it; only a cancellation by its caller goes on."""
+    try:
+        return await awaitable, None
+    except BaseException as exc:  # noqa: BLE001 - the agent's own error, handed back as data
+        if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
+            raise
+        return None, exc
+
+
+def _quiet_abandoned(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Say nothing of a call abandoned at its timeout that never ended; report the rest as asyncio does."""
+    if not str(context.get("message", "")).startswith("Task was destroyed but it is pending"):
+        loop.default_exception_handler(context)
+
+
+class AgentLoop:
+    """An event loop on a daemon thread, where a coroutine agent's calls run.
+
+    On the run's own loop, a coroutine that blocks (``time.sleep`` in an ``async def``) or that
+    swallows its cancellation would stop the run for good; here the run waits for each call as for a
+    thread's, so a call that does not end by ``--timeout`` is abandoned (its cancellation is asked
+    for) and the run goes on, and the daemon thread never keeps a finished run's process alive.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(_quiet_abandoned)
+        threading.Thread(target=self.loop.run_forever, name=name, daemon=True).start()
+
+    async def run(self, awaitable: Any) -> tuple[Any, BaseException | None]:
+        """``awaitable`` run on the agent's loop: ``(value, None)`` or ``(None, what it raised)``."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_guarded(awaitable), self.loop))
+
+    def shutdown(self) -> None:
+        """Stop the loop once it is free (a loop an agent blocks forever stays with its daemon thread)."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
 class CallableProvider(Provider):
     """Wrap ``fn(case) -> Response | str`` (sync or async). Options: ``fn`` or ``callable``
     (``"module:function"``), ``model`` (recorded as the model id), ``threads``."""
@@ -207,6 +254,7 @@ class CallableProvider(Provider):
             params = {}  # type: ignore[assignment]
         self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
         self._pool: DaemonThreads | None = None
+        self._loop: AgentLoop | None = None
         self._source = source_sha256(self.fn)  # the agent's identity follows its code
 
     def image_refusal(self, image: ImagePart) -> str | None:
@@ -224,21 +272,24 @@ class CallableProvider(Provider):
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         try:
+            raised: BaseException | None = None
             if self._is_async:
-                out = await self._call(case, repeat)
+                out, raised = await self._agent_loop().run(self._call(case, repeat))
             elif self.threads == 0:
                 out = self._call(case, repeat)
             else:
                 if self._pool is None:
                     self._pool = DaemonThreads(self.threads or 8, "goldenkit-callable")
                 out, raised = await self._pool.submit(functools.partial(self._call, case, repeat))
-                if raised is not None:
-                    raise raised
-            if inspect.isawaitable(out):
-                out = await out
+            if raised is None and inspect.isawaitable(out):
+                out, raised = await self._agent_loop().run(out)
+            if raised is not None:
+                raise raised
         except ProviderError:
             raise
-        except _STOPS as exc:  # sys.exit() or KeyboardInterrupt in the agent's own code: its error, not a stop
+        except (*_STOPS, asyncio.CancelledError) as exc:  # its own code's sys.exit(), ^C or cancelled task: its
+            if isinstance(exc, asyncio.CancelledError) and _being_cancelled():  # error; a timeout goes on
+                raise
             raise exception_error(exc, f"callable {self.spec} raised") from None
         except Exception as exc:  # the agent under test failed: data, not a crash
             raise exception_error(exc, f"callable {self.spec} raised") from exc
@@ -272,10 +323,18 @@ class CallableProvider(Provider):
             raw=None if state is None else {"final_state": state},
         )
 
+    def _agent_loop(self) -> AgentLoop:
+        if self._loop is None:
+            self._loop = AgentLoop("goldenkit-callable-loop")
+        return self._loop
+
     async def aclose(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown()
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.shutdown()
 
 
 __all__ = ["CallableProvider", "DaemonThreads", "load_callable"]
