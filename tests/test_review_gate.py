@@ -268,3 +268,21 @@ def test_a_threshold_missed_on_a_stopped_runs_rows_is_no_failure_of_an_unchanged
     (world / "high.toml").write_text('[gate]\ncritical = ["refunds"]\nmin_pass_rate = 0.9\n')
     # 0.9 is out of reach even if every row left passed: a failure shown
     assert main(["gate", "cand", "--baseline", "base", "--config", str(world / "high.toml")]) == 2
+
+
+def test_allowed_regression_is_not_dropped_silently_by_a_sequential_run(
+    world: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """allowed_regression = 0.0 fails any drop of a full run; a sequential run passed a drop inside the margin
+    without a word of it. Refused before any call, and a sequential run's gate names it not checked (3)."""
+    assert run(world, "good", "base") == 0
+    assert run(world, "good", "cand", "--sequential", "--baseline", "base") == 0
+    (world / "point.toml").write_text('[gate]\ncritical = ["refunds"]\nallowed_regression = 0.0\n')
+    config = ["--config", str(world / "point.toml")]
+    capsys.readouterr()
+    assert run(world, "good", "again", "--sequential", "--baseline", "base", *config) == 1
+    assert "allowed_regression compares full runs point for point" in capsys.readouterr().err
+    assert main(["gate", "cand", "--baseline", "base", *config]) == 3
+    assert "[NOT SHOWN] allowed_regression: allowed_regression compares the pass rates of full runs" in (
+        capsys.readouterr().out
+    )

@@ -75,6 +75,10 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
             raise ComparisonInvalid(f"goldenkit run --sequential: baseline {ref} is not comparable: {why}", [why])
         folder = Path(opts["results_dir"]) / args.run_id if args.run_id else None
         seed = _order_seed(folder, args.sequential_seed)
+        if policy.allowed_regression is not None:
+            raise ConfigError(
+                f"{where}: allowed_regression compares full runs point for point: unset it for --sequential"
+            )
         gate = sequential_gate(base, policy, seed=seed, max_rows=args.max_rows)
         slices = {sl for sl, _ in gate.base.values()}
         for name in (n for n in policy.critical if n not in slices):  # it could never pass: refused before any call

@@ -227,6 +227,11 @@ def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecisio
 
     def read_rules(frame: pd.DataFrame) -> GateDecision:
         d = evaluate_gate(frame, policy=others, manifest=man)
+        if policy.allowed_regression is not None:  # a point comparison of full runs: not one of a run's prefix
+            allowed = policy.allowed_regression
+            d.rules.append(
+                GateRule("allowed_regression", False, None, allowed, _NOT_FULL, UNDECIDED, EXIT_INFRASTRUCTURE)
+            )
         if len(optimistic):  # a threshold missed on a stopped run's rows: shown only if missed with every row passed
             best = {r.name: r.passed for r in evaluate_gate(pd.concat([frame, optimistic]), policy=others).rules}
             d.rules = [
@@ -240,6 +245,10 @@ def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecisio
     return evaluate_sequential(run, baseline, policy, read_rules=read_rules)
 
 
+_NOT_FULL = (
+    "allowed_regression compares the pass rates of full runs point for point, and a sequential run did not "
+    "run every row: not checked (resume it without --sequential to a full run, or unset allowed_regression)"
+)
 #: The absolute rules a row more PASS can only help (the others read graders or tags a row not run lacks).
 _RATES = ("pass_rate", "wilson_lower")
 
