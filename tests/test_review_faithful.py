@@ -149,3 +149,28 @@ def test_a_coroutine_agent_raising_cancelled_error_is_its_own_error(tmp_path: Pa
     code, outcomes = _run_async_agent(tmp_path, "cancels_itself")
     assert [(o["verdict"], o["error_kind"]) for o in outcomes] == [("ERROR", "agent"), ("ERROR", "agent")]
     assert "CancelledError" in outcomes[0]["detail"]
+
+
+# ------------------------------------------------------------------ Python grades as the command line does
+
+
+def test_run_eval_takes_a_plain_function_and_keys_the_run_as_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    import goldenkit as gk
+
+    ds = _dataset(tmp_path, ["a", "b"], toml='[graders]\nuse = ["contract"]\n')
+    (tmp_path / "review_plain.py").write_text(_AGENT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = importlib.import_module("review_plain").agent
+    gk.run_eval(str(ds), agent, run_id="py", progress=False)  # before: AttributeError on the function
+    assert main(["run", str(ds), "--provider", "callable", "--callable", "review_plain:agent", "--run-id", "cli"]) == 0
+    py, cli = (json.loads((tmp_path / "results" / r / "run.json").read_text()) for r in ("py", "cli"))
+    assert py["counts"] == cli["counts"] and py["counts"]["PASS"] == 2
+    assert (py["protocol_sha256"], py["agent_version"]) == (cli["protocol_sha256"], cli["agent_version"])
+    with pytest.raises(gk.ConfigError, match="the agent must be a Provider or a function fn\\(case\\), got int"):
+        gk.run_eval(str(ds), 42, run_id="bad")  # type: ignore[arg-type]
+    assert not (tmp_path / "results" / "bad").exists()

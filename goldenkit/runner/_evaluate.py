@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Unpack
 
@@ -31,6 +31,7 @@ from goldenkit.graders._base import Grader, get_grader
 from goldenkit.graders._build import build_graders
 from goldenkit.graders._gradable import check_gradable, gradability
 from goldenkit.providers._base import Provider
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.providers._images import check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
@@ -241,14 +242,16 @@ def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key
 
 async def arun_eval(
     dataset: DatasetLike | str | os.PathLike[str],
-    provider: Provider,
+    provider: Provider | Callable[..., Any],
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
     **overrides: Unpack[RunOptionsFields],
 ) -> RunSummary:
     """Run ``dataset`` through ``provider`` and ``graders``; see :mod:`goldenkit.runner`.
 
-    ``dataset``: a Dataset or its path (a dataset folder or its .jsonl). ``graders``: Grader objects
+    ``dataset``: a Dataset or its path (a dataset folder or its .jsonl). ``provider``: a Provider, or a
+    function ``fn(case)`` (sync or async), run as ``--provider callable --callable module:fn`` runs it
+    (:func:`as_provider`). ``graders``: Grader objects
     or registered names; None: the ``[graders]`` of the goldenkit.toml that applies (``config=PATH``,
     else the one beside the dataset, then the current folder's; built-in defaults without one), built
     by :func:`goldenkit.graders.build_graders` as ``goldenkit run`` builds them, so a run from Python
@@ -257,6 +260,7 @@ async def arun_eval(
     fields by keyword (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
     o = RunOptions.merged(options, overrides)  # every option checked (RunOptions.__post_init__)
+    provider = as_provider(provider)
     for where, what in ((o.results_dir, "results_dir"), (o.record_dir, "record_dir")):
         if where is not None:  # the folders it will write, checked before anything is
             check_output(where, f"RunOptions.{what}", folder=True)
@@ -415,7 +419,7 @@ async def _release(folder: RunFolder | None, pool: Any) -> None:
 
 def run_eval(
     dataset: DatasetLike | str | os.PathLike[str],
-    provider: Provider,
+    provider: Provider | Callable[..., Any],
     graders: Iterable[Grader | str] | None = None,
     options: RunOptions | None = None,
     **overrides: Unpack[RunOptionsFields],
@@ -433,6 +437,16 @@ def run_eval(
         raise
     except KeyboardInterrupt:
         raise RunInterrupted.read(o.results_dir or "results", str(o.run_id)) from None
+
+
+def as_provider(agent: Provider | Callable[..., Any]) -> Provider:
+    """``agent`` as a Provider: a Provider as it is, a function ``fn(case)`` in a :class:`CallableProvider`
+    (the same agent version as ``--callable module:fn`` gives it); anything else is a ConfigError."""
+    if isinstance(agent, Provider):
+        return agent
+    if not callable(agent):
+        raise ConfigError(f"run_eval: the agent must be a Provider or a function fn(case), got {type(agent).__name__}")
+    return CallableProvider(agent)
 
 
 def run_to_summary(coro: Coroutine[Any, Any, RunSummary]) -> RunSummary:
