@@ -174,3 +174,30 @@ def test_run_eval_takes_a_plain_function_and_keys_the_run_as_the_command_line(
     with pytest.raises(gk.ConfigError, match="the agent must be a Provider or a function fn\\(case\\), got int"):
         gk.run_eval(str(ds), 42, run_id="bad")  # type: ignore[arg-type]
     assert not (tmp_path / "results" / "bad").exists()
+
+
+# ------------------------------------------------------------------ names and paths
+
+
+@pytest.mark.parametrize("leaderboard", [False, True])
+def test_a_report_written_where_a_file_stands_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], leaderboard: bool
+) -> None:
+    ds = _dataset(tmp_path, ["a", "b"])
+    (tmp_path / "review_plain.py").write_text(_AGENT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for run_id in ("r1", "r2"):
+        assert (
+            main(["run", str(ds), "--provider", "callable", "--callable", "review_plain:agent", "--run-id", run_id])
+            == 0
+        )
+    (tmp_path / "taken").write_text("a file, not a folder")
+    capsys.readouterr()
+    which = ["--leaderboard", "r1", "r2"] if leaderboard else ["r1"]
+    code = main(["report", *which, "--output", "taken"])  # before: mkdir's FileExistsError, a traceback
+    assert (code, capsys.readouterr().err.strip()) == (
+        1,
+        "goldenkit: output folder taken is a file; a folder is needed",
+    )
+    assert (tmp_path / "taken").read_text() == "a file, not a folder"

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from goldenkit import errors
+from goldenkit._checks import check_output
 from goldenkit._scrub import scrub
 from goldenkit.errors import GoldenkitError, InfrastructureError, InputError
 
@@ -233,7 +234,7 @@ def execute_notebook(
     import papermill as pm
 
     source = notebook_path(name_or_path)
-    out_dir = Path(output_dir)
+    out_dir = check_output(output_dir, "output folder", folder=True)  # a file there: one line, not mkdir's error
     out_dir.mkdir(parents=True, exist_ok=True)
     # absolute: papermill resolves relative paths against a cwd it keeps process-wide, which
     # a notebook executed at the same time in another thread may have changed
