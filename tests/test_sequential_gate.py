@@ -133,7 +133,10 @@ def test_a_budget_spent_undecided_exits_3_with_the_rows_it_would_need(
     assert rec["decision"] == "undecided" and rec["rows_run"] == 20 and rec["rows_needed"] > 0
     assert "budget of 20 rows spent" in out and f"about {rec['rows_needed']} more rows" in out
     assert main(["gate", "cand", "--baseline", "base"]) == 3
-    assert f"about {rec['rows_needed']} more rows would be needed" in capsys.readouterr().out
+    gate_out = capsys.readouterr().out
+    assert f"about {rec['rows_needed']} more rows would be needed" in gate_out
+    # the rows it never read were left out by the budget, not by a decision
+    assert "not run: the sequential run stopped at its budget" in gate_out and "not needed: decided" not in gate_out
 
 
 def test_a_stopped_run_resumes_without_sequential_to_a_full_run(

@@ -61,12 +61,14 @@ __all__ = [
     "sequential_line",
     "sequential_notes",
     "sequential_rows",
+    "unread_reason",
     "side_problems",
 ]
 
 UNDECIDED = "UNDECIDED"
 MISSING = MISSING_ROW
 NOT_NEEDED = "NOT_NEEDED"
+NOT_NEEDED_DECIDED = "not needed: decided"
 #: run.json's record of a sequential run (:mod:`goldenkit.gate._sequential`).
 SEQUENTIAL = "sequential"
 #: Every status a side's row can have in the ledger.
@@ -155,6 +157,13 @@ def sequential_rows(manifest: Mapping[str, Any]) -> list[str] | None:
     return [str(r) for r in rec["rows"]]
 
 
+def unread_reason(manifest: Mapping[str, Any]) -> str:
+    """Why a sequential run has no outcome for a row: it decided without it, or it stopped at its budget."""
+    rec = manifest.get(SEQUENTIAL)
+    decided = isinstance(rec, Mapping) and rec.get("decision") not in (None, "undecided")
+    return NOT_NEEDED_DECIDED if decided else "not run: the sequential run stopped at its budget"
+
+
 def sequential_line(manifest: Mapping[str, Any]) -> str | None:
     """``stopped after 212 of 400 rows: regression on refunds shown`` for a sequential run, else None."""
     rec = manifest.get(SEQUENTIAL)
@@ -170,7 +179,7 @@ def sequential_notes(base: Mapping[str, Any], cand: Mapping[str, Any], ledger: L
     line = sequential_line(cand)
     if line is not None:
         unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
-        notes += [line, f"{unneeded} row(s) not needed: decided (left out of b, c and the paired difference)"]
+        notes += [line, f"{unneeded} row(s) {unread_reason(cand)} (left out of b, c and the paired difference)"]
     for side, man in (("base", base), ("candidate", cand)):
         if (note := decided_repeats_note(man)) is not None:
             notes.append(f"the {side} {note}")
@@ -277,7 +286,7 @@ def _why(side: str, status: str, kind: Any) -> tuple[str, str]:
         cause = "candidate" if side == "candidate" and counts_against_candidate(kind) else "outage"
         return cause, f"{status} {kind} on the {side}"
     if status == NOT_NEEDED:
-        return "decided", "not needed: decided"
+        return "decided", NOT_NEEDED_DECIDED
     return "absent", f"{status} on the {side}"
 
 
@@ -303,6 +312,7 @@ def evidence_ledger(
     order: np.ndarray | None = None,
     scope: Sequence[str] | None = None,
     read: Sequence[str] | None = None,
+    unread_why: str = NOT_NEEDED_DECIDED,
 ) -> Ledger:
     """The ledger of two collapsed tables (``row_id, slice, verdict, undecided, error_kind``).
 
@@ -310,7 +320,7 @@ def evidence_ledger(
     ``cand`` None means the candidate has no outcome at all (every row MISSING).
     ``order[i]`` (optional) is the candidate's line of base row i, -1 where it has none.
     ``read``: the rows a sequential candidate read (:func:`sequential_rows`); its status of every
-    other row it has no outcome for is NOT_NEEDED.
+    other row it has no outcome for is NOT_NEEDED, with ``unread_why`` as its reason (:func:`unread_reason`).
     """
     if scope is not None:
         base = base[base["row_id"].astype(str).isin(set(map(str, scope))).to_numpy()]
@@ -336,6 +346,8 @@ def evidence_ledger(
     out = np.flatnonzero(~paired)  # the reasons are written for the unpaired rows only (few, as a rule)
     names = np.array(LEDGER_STATUSES, dtype=object)
     causes[out], whys[out] = _reasons(names[b_status[out]], b_kind[out], names[c_status[out]], c_kind[out])
+    if unread_why != NOT_NEEDED_DECIDED:  # a budget, not a decision, left these rows out
+        whys[out] = [str(w).replace(NOT_NEEDED_DECIDED, unread_why) for w in whys[out]]
     cats = list(LEDGER_STATUSES)
     rows = pd.DataFrame(
         {

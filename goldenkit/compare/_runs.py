@@ -87,7 +87,7 @@ from goldenkit._jsonable import json_records
 from goldenkit._protocols import RunLike
 from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
-from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows
+from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
 from goldenkit.compare._protocol import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.results import LIGHT_COLUMNS
@@ -374,7 +374,7 @@ def compare_runs(
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
-    ledger = evidence_ledger(bc, cc, order=order, read=read)
+    ledger = evidence_ledger(bc, cc, order=order, read=read, unread_why=unread_reason(cm))
     table = _table(s_codes, s_names, vb, vc) if by == "slice" else grouped_table(_table, base, bc, by, vb, vc)
     rows = pd.DataFrame(
         {
