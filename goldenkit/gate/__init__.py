@@ -58,7 +58,14 @@ the anytime-valid level: not a pass; it names about how many more rows would dec
 without ``--sequential``, the run becomes a full run for the fixed-size gate (a second look at the
 same rows: both looks together fail a candidate that behaves like the baseline with probability
 at most ``2 alpha``). ``goldenkit gate RUN --baseline REF`` on a sequential run reads its recorded
-rows again and returns the same decision; a sequential run is not a baseline.
+rows again and returns the same decision; a sequential run is not a baseline. Its guarantee rests
+on the order being drawn, never chosen: the gate draws the order again from the recorded seed over
+the baseline's graded rows and refuses a record whose rows are not that order (``sequential.order``,
+exit 3), and a resume keeps the recorded seed. The policy's other rules read the rows the run read:
+an absolute threshold missed there fails (exit 2) only when it would miss with every unread row
+passing, else it is not shown (3); one met there is a point comparison on those rows, as the
+fixed-size gate's thresholds are on its sample; ``allowed_regression`` (a point comparison of the
+whole run) is refused in this mode. A margin must be in (0, 1) and alpha in (0, 0.5).
 ``goldenkit gate RUN --baseline REF --replay-sequential`` (:mod:`goldenkit.gate._replay`) replays
 the procedure over random orders of a full run (shadow mode). docs/sequential.md walks through it.
 
