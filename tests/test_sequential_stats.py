@@ -359,3 +359,8 @@ def test_bad_input_is_refused_in_one_line(
     with pytest.raises(InputError, match=message) as err:
         sequential_paired_test(base, cand, **kwargs)
     assert "\n" not in str(err.value)
+
+
+def test_the_path_of_no_rows_is_empty() -> None:
+    path = sequential_path([], [], population=10)
+    assert set(path) == {"b", "c", "e_value", "drop_low", "drop_high"} and all(len(v) == 0 for v in path.values())

@@ -195,6 +195,9 @@ def sequential_path(
     """
     b_arr, c_arr = _verdicts(base, cand, population)
     r_alpha = _levels(alpha, 0.5, regression_alpha)
+    if b_arr.size == 0:  # no row read yet: empty paths
+        empty = np.zeros(0)
+        return {"b": empty.astype(int), "c": empty.astype(int), "e_value": empty, "drop_low": empty, "drop_high": empty}
     path = _path_matrix(b_arr[None, :], c_arr[None, :], population, alpha, r_alpha)
     return {
         "b": path["b"][0],
