@@ -29,7 +29,7 @@ from goldenkit.gate._evidence import (
     rows_evidence,
     slice_evidence,
 )
-from goldenkit.gate._policy import UNDECIDED, GateDecision, GatePolicy, GateRule
+from goldenkit.gate._policy import ABSOLUTE_THRESHOLDS, UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
 from goldenkit.gate._sequential import evaluate_sequential, sequential_record
@@ -193,25 +193,14 @@ def evaluate_gate(
     return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
 
 
-#: The absolute thresholds of a policy: any of them is a check of quality without a baseline.
-_ABSOLUTE = (
-    "min_pass_rate",
-    "min_wilson_lower",
-    "per_slice_min_pass_rate",
-    "per_slice_min_wilson_lower",
-    "max_hallucination_rate",
-    "min_negative_case_pass_rate",
-)
-
-
 def _quality_checked(policy: GatePolicy) -> list[GateRule]:
     """``quality`` (exit 3): a policy with regression off and no absolute threshold checks no quality,
     so it is never green; nothing when it checks some."""
-    if policy.regression or policy.slices or any(getattr(policy, k) is not None for k in _ABSOLUTE):
+    if policy.regression or policy.slices or any(getattr(policy, k) is not None for k in ABSOLUTE_THRESHOLDS):
         return []
     detail = (
         "the policy checks no quality: regression = false and no absolute threshold "
-        f"({', '.join(_ABSOLUTE)}, [gate.slices.NAME]); set one, or gate against a baseline"
+        f"({', '.join(ABSOLUTE_THRESHOLDS)}, [gate.slices.NAME]); set one, or gate against a baseline"
     )
     return [GateRule("quality", False, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE)]
 

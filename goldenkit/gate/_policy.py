@@ -29,7 +29,15 @@ from goldenkit.errors import (
 )
 from goldenkit.stats import parse_rule
 
-__all__ = ["DECISION_NAMES", "REVIEW_NOTE", "UNDECIDED", "GateDecision", "GatePolicy", "GateRule"]
+__all__ = [
+    "ABSOLUTE_THRESHOLDS",
+    "DECISION_NAMES",
+    "REVIEW_NOTE",
+    "UNDECIDED",
+    "GateDecision",
+    "GatePolicy",
+    "GateRule",
+]
 
 #: Why a slice is listed in ``decision.review``.
 REVIEW_NOTE = (
@@ -38,6 +46,16 @@ REVIEW_NOTE = (
 )
 
 _SLICE_KEYS = ("min_pass_rate", "min_wilson_lower")
+
+#: The absolute thresholds of a policy: any of them is a check of quality without a baseline.
+ABSOLUTE_THRESHOLDS = (
+    "min_pass_rate",
+    "min_wilson_lower",
+    "per_slice_min_pass_rate",
+    "per_slice_min_wilson_lower",
+    "max_hallucination_rate",
+    "min_negative_case_pass_rate",
+)
 
 
 #: The ``kind`` of a rule whose failure means "not shown either way" (exit 3, below a shown failure's 2).
@@ -102,18 +120,8 @@ class GatePolicy:
             hint = did_you_mean(unknown[0], known)
             raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}{hint}; known: {', '.join(sorted(known))}")
         kw: dict[str, Any] = {}
-        for key in (
-            "min_pass_rate",
-            "min_wilson_lower",
-            "per_slice_min_pass_rate",
-            "per_slice_min_wilson_lower",
-            "max_hallucination_rate",
-            "min_negative_case_pass_rate",
-            "max_error_rate",
-            "max_slice_error_rate",
-            "min_paired_share",
-            "allowed_regression",
-        ):
+        rates = ("max_error_rate", "max_slice_error_rate", "min_paired_share", "allowed_regression")
+        for key in (*ABSOLUTE_THRESHOLDS, *rates):
             if key in cfg and cfg[key] is not None:
                 kw[key] = _rate(where, key, cfg[key])
         for key, low in (("min_paired_rows", 1), ("max_new_permanent_errors", 0)):
