@@ -122,6 +122,15 @@ async def swallows(case):
 
 async def cancels_itself(case):
     raise asyncio.CancelledError()
+
+async def task_group_exits(case):
+    async def quits():
+        raise SystemExit(2)
+    async with asyncio.TaskGroup() as tg:  # the task's SystemExit leaves the event loop it runs on
+        tg.create_task(quits())
+
+def group_of_exits(case):
+    raise BaseExceptionGroup("tools", [SystemExit(1), KeyboardInterrupt()])
 """
 
 
@@ -201,3 +210,10 @@ def test_a_report_written_where_a_file_stands_is_one_line(
         "goldenkit: output folder taken is a file; a folder is needed",
     )
     assert (tmp_path / "taken").read_text() == "a file, not a folder"
+
+
+@pytest.mark.parametrize("fn", ["task_group_exits", "group_of_exits"])
+def test_an_agent_exit_inside_a_group_is_its_own_error(tmp_path: Path, fn: str) -> None:
+    code, outcomes = _run_async_agent(tmp_path, fn)  # before: a traceback (exit 1), or a hang until --timeout
+    assert code == 2  # VALID, nothing graded: every row is the candidate's own ERROR
+    assert [(o["verdict"], o["error_kind"]) for o in outcomes] == [("ERROR", "agent"), ("ERROR", "agent")]

@@ -75,10 +75,6 @@ def load_callable(spec: str) -> Callable[..., Any]:
     return fn
 
 
-#: What ``fn`` raised that would stop the process, not only the call: the agent's own error.
-_STOPS = (SystemExit, KeyboardInterrupt)
-
-
 @dataclass(eq=False)
 class _Call:
     """One blocking call handed to a :class:`DaemonThreads`: its function, where its outcome goes, its state."""
@@ -207,7 +203,15 @@ class AgentLoop:
     def __init__(self, name: str) -> None:
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(_quiet_abandoned)
-        threading.Thread(target=self.loop.run_forever, name=name, daemon=True).start()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                self.loop.run_forever()
+                return  # stopped (shutdown)
+            except BaseException:  # noqa: BLE001 - an agent's task let sys.exit() out of the loop: serve on
+                continue
 
     async def run(self, awaitable: Any) -> tuple[Any, BaseException | None]:
         """``awaitable`` run on the agent's loop: ``(value, None)`` or ``(None, what it raised)``."""
@@ -287,12 +291,12 @@ class CallableProvider(Provider):
                 raise raised
         except ProviderError:
             raise
-        except (*_STOPS, asyncio.CancelledError) as exc:  # its own code's sys.exit(), ^C or cancelled task: its
-            if isinstance(exc, asyncio.CancelledError) and _being_cancelled():  # error; a timeout goes on
-                raise
-            raise exception_error(exc, f"callable {self.spec} raised") from None
         except Exception as exc:  # the agent under test failed: data, not a crash
             raise exception_error(exc, f"callable {self.spec} raised") from exc
+        except BaseException as exc:  # its own sys.exit(), ^C, cancelled task, a group of them: its error
+            if isinstance(exc, asyncio.CancelledError) and _being_cancelled():  # a timeout goes on
+                raise
+            raise exception_error(exc, f"callable {self.spec} raised") from None
         if isinstance(out, Response):
             return out
         if isinstance(out, str):
