@@ -217,3 +217,30 @@ def test_an_agent_exit_inside_a_group_is_its_own_error(tmp_path: Path, fn: str) 
     code, outcomes = _run_async_agent(tmp_path, fn)  # before: a traceback (exit 1), or a hang until --timeout
     assert code == 2  # VALID, nothing graded: every row is the candidate's own ERROR
     assert [(o["verdict"], o["error_kind"]) for o in outcomes] == [("ERROR", "agent"), ("ERROR", "agent")]
+
+
+# ------------------------------------------------------------------ what is graded is the dataset's case
+
+_CHEAT = """
+def agent(case):
+    if case.prompt == "a":
+        case.expect.clear()  # no expectation left: the wrong answer would not be graded at all
+        return "wrong"
+    return "x"
+"""
+
+
+def test_an_agent_cannot_change_what_its_answer_is_graded_against(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _dataset(tmp_path, ["a", "b"])
+    (tmp_path / "review_cheat.py").write_text(_CHEAT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["run", str(ds), "--provider", "callable", "--callable", "review_cheat:agent", "--run-id", "c", "--quiet"])
+    lines = (tmp_path / "results" / "c" / "outcomes.jsonl").read_text().splitlines()
+    verdicts = sorted((o["row_id"], o["verdict"]) for o in map(json.loads, lines))
+    assert verdicts == [("r0", "FAIL"), ("r1", "PASS")]  # before: r0 SKIPPED ("no hard grader applied")
+    assert main(["regrade", "c", "--run-id", "c2", "--quiet"]) == 0
+    relines = (tmp_path / "results" / "c2" / "outcomes.jsonl").read_text().splitlines()
+    assert sorted((o["row_id"], o["verdict"]) for o in map(json.loads, relines)) == verdicts

@@ -14,6 +14,9 @@ keyword it receives the 0-based repeat index.
 From the command line: ``--provider callable --callable package.module:function``
 (the current directory is importable).
 
+``fn`` gets its own deep copy of the case: what it changes there (clearing ``case.expect``) is
+never what its answer is graded against.
+
 An exception from ``fn`` is an ERROR naming the exception, of the kind
 :func:`goldenkit.providers._failures.exception_error` gives it: ``agent`` when the
 function's own code raised (a ``KeyError`` in a tool); the network and OS family
@@ -34,6 +37,7 @@ blocks the run: use it only for functions that never block.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import importlib
 import inspect
@@ -272,6 +276,7 @@ class CallableProvider(Provider):
             self.threads = max(1, int(max_in_flight))
 
     def _call(self, case: Case, repeat: int) -> Any:
+        case = copy.deepcopy(case)  # the agent's own copy: what it changes in it is never what is graded
         return self.fn(case, repeat=repeat) if self._takes_repeat else self.fn(case)
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
