@@ -244,3 +244,37 @@ def test_an_agent_cannot_change_what_its_answer_is_graded_against(
     assert main(["regrade", "c", "--run-id", "c2", "--quiet"]) == 0
     relines = (tmp_path / "results" / "c2" / "outcomes.jsonl").read_text().splitlines()
     assert sorted((o["row_id"], o["verdict"]) for o in map(json.loads, relines)) == verdicts
+
+
+_SNEAKY = """
+from goldenkit.records import Response, ToolCall, TurnOutput
+
+class Always(str):  # a text that contains everything and matches every pattern
+    def __contains__(self, part):
+        return True
+
+    def lower(self):
+        return Always(str.lower(self))
+
+    def casefold(self):
+        return Always(str.casefold(self))
+
+def text(case):
+    return Always("wrong")
+
+def response(case):
+    return Response(turns=[TurnOutput(text=Always("wrong"), tool_calls=[ToolCall("lookup", {"id": 1})])])
+"""
+
+
+@pytest.mark.parametrize("fn", ["text", "response"])
+def test_what_is_graded_is_the_plain_text_that_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fn: str
+) -> None:
+    ds = _dataset(tmp_path, ["a", "b"])
+    (tmp_path / "review_sneaky.py").write_text(_SNEAKY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["run", str(ds), "--provider", "callable", "--callable", f"review_sneaky:{fn}", "--run-id", "s", "--quiet"])
+    lines = [json.loads(line) for line in (tmp_path / "results" / "s" / "outcomes.jsonl").read_text().splitlines()]
+    assert [(o["verdict"], o["response"]) for o in lines] == [("FAIL", "wrong")] * 2  # before: PASS

@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import importlib
 import inspect
+import json
 import os
 import queue
 import sys
@@ -53,7 +55,7 @@ from goldenkit._artifacts import source_sha256
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Provider, Response
 from goldenkit.providers._failures import exception_error
-from goldenkit.records import Case, ImagePart
+from goldenkit.records import Case, ImagePart, ToolCall, TurnOutput
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -226,6 +228,35 @@ class AgentLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
+def _plain(value: Any) -> Any:
+    """``value`` as its JSON record reads back: plain str, dict, list and numbers, whatever the agent's types."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def as_stored(resp: Response) -> Response:
+    """``resp`` with what is graded as its outcome stores it (texts, tool calls and their arguments, tool
+    responses, retrieved ids and the final state through their JSON form): an agent's ``str`` subclass
+    whose ``in`` is always true, or a ``dict`` subclass that answers any key, is graded as the plain
+    text that is stored."""
+    turns = [
+        TurnOutput(
+            text=_plain(t.text),
+            tool_calls=[
+                ToolCall(_plain(c.name), _plain(c.args), None if c.id is None else _plain(c.id)) for c in t.tool_calls
+            ],
+            tool_responses=_plain(t.tool_responses),
+            intermediate=[tuple(_plain(list(x))) for x in t.intermediate],
+            user=None if t.user is None else _plain(t.user),
+        )
+        for t in resp.turns
+    ]
+    raw = resp.raw
+    if isinstance(raw, dict) and "final_state" in raw:  # the state grader's input
+        raw = {**raw, "final_state": _plain(raw["final_state"])}
+    retrieved = None if resp.retrieved is None else _plain(resp.retrieved)
+    return dataclasses.replace(resp, turns=turns, retrieved=retrieved, raw=raw)
+
+
 class CallableProvider(Provider):
     """Wrap ``fn(case) -> Response | str`` (sync or async). Options: ``fn`` or ``callable``
     (``"module:function"``), ``model`` (recorded as the model id), ``threads``."""
@@ -303,11 +334,11 @@ class CallableProvider(Provider):
                 raise
             raise exception_error(exc, f"callable {self.spec} raised") from None
         if isinstance(out, Response):
-            return out
+            return as_stored(out)
         if isinstance(out, str):
-            return Response.from_text(out, model=self.model)
+            return as_stored(Response.from_text(out, model=self.model))
         if isinstance(out, dict) and isinstance(out.get("text"), str):
-            return self._from_dict(out)
+            return as_stored(self._from_dict(out))
         raise ProviderError(
             f"callable {self.spec} returned {type(out).__name__}, expected Response, str or "
             '{"text": ..., "retrieved"?: [...]}',
