@@ -88,9 +88,11 @@ class Number:
         x = value if isinstance(value, int | float) and not isinstance(value, bool) else None
         if x is not None and self.integer:
             x = int(x) if isinstance(x, int) or (math.isfinite(x) and x.is_integer()) else None
+        article = "an" if self.integer else "a"
         if x is None or not math.isfinite(x) or not self._in_range(x):
-            article = "an" if self.integer else "a"
             raise ValueError(f"must be {article} {self.what}, got {value!r}")
+        if self.integer and not -(2**63) <= x < 2**63:  # what JSON readers, numpy and servers hold
+            raise ValueError(f"must be {article} {self.what} that fits in 64 bits, got {value!r}")
         return x
 
     def _in_range(self, x: float) -> bool:
@@ -102,9 +104,10 @@ class Number:
         """A command line's text as the option's value, checked (the error quotes the text)."""
         try:
             return self.check(int(text) if self.integer else float(text))
-        except (TypeError, ValueError, OverflowError):
+        except (TypeError, ValueError, OverflowError) as exc:
             article = "an" if self.integer else "a"
-            raise ValueError(f"must be {article} {self.what}, got {text!r}") from None
+            bits = " that fits in 64 bits" if "64 bits" in str(exc) else ""
+            raise ValueError(f"must be {article} {self.what}{bits}, got {text!r}") from None
 
 
 @dataclass(frozen=True)

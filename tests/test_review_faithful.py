@@ -278,3 +278,29 @@ def test_what_is_graded_is_the_plain_text_that_is_stored(
     main(["run", str(ds), "--provider", "callable", "--callable", f"review_sneaky:{fn}", "--run-id", "s", "--quiet"])
     lines = [json.loads(line) for line in (tmp_path / "results" / "s" / "outcomes.jsonl").read_text().splitlines()]
     assert [(o["verdict"], o["response"]) for o in lines] == [("FAIL", "wrong")] * 2  # before: PASS
+
+
+@pytest.mark.parametrize("option", ["--max-tokens", "--model-seed", "--sample-seed", "--max-reply-bytes"])
+def test_an_integer_no_server_can_hold_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    ds = _dataset(tmp_path, ["a"])
+    monkeypatch.chdir(tmp_path)
+    big = str(2**64)  # before: every call an ERROR ("Integer exceeds 64-bit range"), an INVALID run left behind
+    args = ["run", str(ds), "--provider", "openai", "--base-url", "http://127.0.0.1:9", "--model", "m"]
+    assert main([*args, option, big]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"goldenkit: goldenkit run: argument {option}: must be an integer")
+    assert err.endswith(f"that fits in 64 bits, got '{big}'")
+    assert not (tmp_path / "results").exists()
+
+
+def test_an_integer_no_server_can_hold_is_refused_in_goldenkit_toml_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ds = _dataset(tmp_path, ["a"], toml=f"[run]\nmax_tokens = {2**63}\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["run", str(ds), "--provider", "openai", "--base-url", "http://127.0.0.1:9", "--model", "m"]
+    assert main(args) == 1
+    assert "max_tokens must be an integer >= 1 that fits in 64 bits, got 9223372036854775808" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
