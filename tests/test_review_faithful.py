@@ -304,3 +304,61 @@ def test_an_integer_no_server_can_hold_is_refused_in_goldenkit_toml_too(
     assert main(args) == 1
     assert "max_tokens must be an integer >= 1 that fits in 64 bits, got 9223372036854775808" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
+
+
+# ------------------------------------------------------------------ imported files with a field of the wrong type
+
+_PLAIN_ROWS = """
+def agent(case):
+    return "x " + case.prompt
+"""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("text", 5, "field turns[0].text must be a text or null, got int 5"),
+        ("tokens_in", "many", 'field tokens_in must be an integer or null, got str "many"'),
+        ("latency_ms", "slow", 'field latency_ms must be a number or null, got str "slow"'),
+        (
+            "tool_calls",
+            [{"name": "n", "args": "x"}],
+            'field turns[0].tool_calls[0].args must be an object or null, got str "x"',
+        ),
+    ],
+)
+def test_a_recorded_fixture_with_a_field_of_the_wrong_type_is_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    field: str,
+    value: Any,
+    says: str,
+) -> None:
+    ds = _dataset(tmp_path, ["a"])
+    (tmp_path / "review_rows.py").write_text(_PLAIN_ROWS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rec = [
+        "run",
+        str(ds),
+        "--provider",
+        "callable",
+        "--callable",
+        "review_rows:agent",
+        "--record",
+        "fx",
+        "--run-id",
+        "a",
+    ]
+    assert main([*rec, "--quiet"]) == 0
+    line = json.loads((tmp_path / "fx" / "fixtures.jsonl").read_text())
+    if field in line:
+        line[field] = value
+    else:
+        line["turns"][0][field] = value
+    (tmp_path / "fx" / "fixtures.jsonl").write_text(json.dumps(line) + "\n")
+    capsys.readouterr()
+    code = main(["run", str(ds), "--provider", "fixtures", "--fixtures", "fx", "--run-id", "b", "--quiet"])
+    assert (code, capsys.readouterr().err.strip()) == (1, f"goldenkit: fx/fixtures.jsonl:1: {says}")
+    assert not (tmp_path / "results" / "b").exists()  # before: pyarrow's traceback after the run was written

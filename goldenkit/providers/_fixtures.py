@@ -53,6 +53,52 @@ FIXTURES_SCHEMA_VERSION = 1
 RECORDING_ENDS = "\x00recording ends"
 
 
+_NUMBER = (int, float)
+#: a fixture line's fields and turn fields with a type: (name, types, what the error says it must be)
+_Fields = tuple[tuple[str, type | tuple[type, ...], str], ...]
+_LINE_FIELDS: _Fields = (
+    ("tokens_in", int, "an integer"),
+    ("tokens_out", int, "an integer"),
+    ("latency_ms", _NUMBER, "a number"),
+    ("ttft_ms", _NUMBER, "a number"),
+    ("cost", _NUMBER, "a number"),
+    ("model", str, "a text"),
+)
+_TURN_FIELDS: _Fields = (
+    ("text", str, "a text"),
+    ("user", str, "a text"),
+    ("tool_calls", list, "a list"),
+    ("tool_responses", list, "a list"),
+    ("intermediate", list, "a list"),
+)
+
+
+def _typed(value: Any, types: type | tuple[type, ...], what: str, field_name: str, where: str) -> None:
+    if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+        return
+    shown = scrub(json.dumps(value))[:40]  # masked before it is cut
+    raise ConfigError(f"{where}: field {field_name} must be {what} or null, got {type(value).__name__} {shown}")
+
+
+def _check_fields(rec: dict[str, Any], where: str) -> None:
+    """A fixture line of the right shape with a field of the wrong type: one line naming the line and the field."""
+    for name, types, what in _LINE_FIELDS:
+        _typed(rec.get(name), types, what, name, where)
+    for k, turn in enumerate(rec.get("turns") or []):
+        if not isinstance(turn, dict):
+            raise ConfigError(f"{where}: field turns[{k}] must be an object")
+        for name, types, what in _TURN_FIELDS:
+            _typed(turn.get(name), types, what, f"turns[{k}].{name}", where)
+        for j, call in enumerate(turn.get("tool_calls") or []):
+            at = f"turns[{k}].tool_calls[{j}]"
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ConfigError(f"{where}: field {at} must be an object with a text name")
+            _typed(call.get("args"), dict, "an object", f"{at}.args", where)
+        for j, step in enumerate(turn.get("intermediate") or []):
+            if not (isinstance(step, list) and len(step) == 2 and all(isinstance(x, str) for x in step)):
+                raise ConfigError(f"{where}: field turns[{k}].intermediate[{j}] must be a pair of texts")
+
+
 class FixturesProvider(Provider):
     """Replay a fixture folder (``fixtures=DIR``)."""
 
@@ -98,6 +144,7 @@ class FixturesProvider(Provider):
                 raise ConfigError(f"{data_path}:{i}: repeat must be an integer >= 0")
             if rec.get("error") is None and not isinstance(rec.get("turns"), list):
                 raise ConfigError(f"{data_path}:{i}: a fixture line needs turns (a list) or an error")
+            _check_fields(rec, f"{data_path}:{i}")
             self.records[(rec["row_id"], rep)] = rec
 
     def image_refusal(self, image: ImagePart) -> str | None:
