@@ -59,13 +59,13 @@ def test_a_graders_threshold_out_of_range_is_one_line_naming_the_file_and_option
     tmp_path, monkeypatch, capsys, grader, value
 ):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "agent_mod.py").write_text(AGENT)
+    (tmp_path / "hostile_agent_mod.py").write_text(AGENT)
     monkeypatch.syspath_prepend(str(tmp_path))
     ds = write_dataset(tmp_path / "ds", [contract_row("a")])
     (ds / "goldenkit.toml").write_text(
         f'[graders]\nuse = ["contract", "{grader}"]\n[graders.{grader}]\nthreshold = {value}\n'
     )
-    code = main(["run", str(ds), "--provider", "callable", "--callable", "agent_mod:answer", "--quiet"])
+    code = main(["run", str(ds), "--provider", "callable", "--callable", "hostile_agent_mod:answer", "--quiet"])
     line = last_error_line(capsys.readouterr().err)
     assert code == 1
     assert "goldenkit.toml" in line and f"graders.{grader}.threshold must be a finite number in [0, 1]" in line
@@ -88,7 +88,7 @@ def test_a_criteria_files_response_match_score_out_of_range_is_refused(tmp_path,
 
 def test_a_case_criterion_out_of_range_is_refused_when_the_dataset_is_read(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "agent_mod.py").write_text(AGENT)
+    (tmp_path / "hostile_agent_mod.py").write_text(AGENT)
     monkeypatch.syspath_prepend(str(tmp_path))
     case = {
         "eval_id": "e1",
@@ -96,7 +96,7 @@ def test_a_case_criterion_out_of_range_is_refused_when_the_dataset_is_read(tmp_p
         "criteria": {"response_match_score": {"threshold": 5}},
     }
     ds = write_dataset(tmp_path / "ds", [{"id": "e1", "slice": "s", "split": "dev", "case": case}])
-    code = main(["run", str(ds), "--provider", "callable", "--callable", "agent_mod:answer", "--quiet"])
+    code = main(["run", str(ds), "--provider", "callable", "--callable", "hostile_agent_mod:answer", "--quiet"])
     line = last_error_line(capsys.readouterr().err)
     assert code == 1 and "e1" in line and "criteria.response_match_score must be a finite number in [0, 1]" in line
 

@@ -8,6 +8,7 @@ goldenkit's row-clustered one) and from the golden harness's own baseline files.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +58,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "def answer(case):\n    return 'no' if case.prompt in ('question 1', 'question 3') else 'yes'\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "agent_mod", raising=False)  # another test's agent_mod is not this one
     make_dataset(tmp_path)
     return tmp_path
 
