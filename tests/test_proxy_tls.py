@@ -213,6 +213,8 @@ def test_ca_bundle_in_goldenkit_toml(tmp_path, clean_env, proxy, ca):
                 "--results-dir",
                 str(tmp_path / "res"),
                 "--quiet",
+                "--config",  # a goldenkit.toml that says which CA to trust is the user's own, named
+                str(ds / "goldenkit.toml"),
             ]
         )
         assert code == 0 and srv.count() == 2
