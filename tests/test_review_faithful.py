@@ -362,3 +362,45 @@ def test_a_recorded_fixture_with_a_field_of_the_wrong_type_is_one_line(
     code = main(["run", str(ds), "--provider", "fixtures", "--fixtures", "fx", "--run-id", "b", "--quiet"])
     assert (code, capsys.readouterr().err.strip()) == (1, f"goldenkit: fx/fixtures.jsonl:1: {says}")
     assert not (tmp_path / "results" / "b").exists()  # before: pyarrow's traceback after the run was written
+
+
+_BAD_RESPONSES = """
+from goldenkit.records import Response, ToolCall, TurnOutput
+
+def tokens(case):
+    return Response(turns=[TurnOutput(text="x")], tokens_in="many")
+
+def cost(case):
+    return Response(turns=[TurnOutput(text="x")], cost=float("nan"))
+
+def text(case):
+    return Response(turns=[TurnOutput(text=5)])
+
+def turns(case):
+    return Response(turns="x")
+"""
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        ("tokens", "tokens_in must be a number >= 0 or None, got 'many'"),
+        ("cost", "cost must be a number >= 0 or None, got nan"),
+        ("text", "turns[0].text (and user) must be a str, got int"),
+        ("turns", "turns must be a list of TurnOutput"),
+    ],
+)
+def test_an_agents_response_of_the_wrong_type_is_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fn: str, says: str
+) -> None:
+    ds = _dataset(tmp_path, ["a"])
+    (tmp_path / "review_bad.py").write_text(_BAD_RESPONSES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = main(
+        ["run", str(ds), "--provider", "callable", "--callable", f"review_bad:{fn}", "--run-id", "b", "--quiet"]
+    )
+    assert code == 2  # before: pyarrow's traceback (exit 1) or an outage (INVALID, exit 3)
+    (out,) = [json.loads(line) for line in (tmp_path / "results" / "b" / "outcomes.jsonl").read_text().splitlines()]
+    assert (out["verdict"], out["error_kind"]) == ("ERROR", "agent")
+    assert out["detail"] == f"callable review_bad:{fn} returned a Response whose {says}"

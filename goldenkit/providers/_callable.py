@@ -43,6 +43,7 @@ import functools
 import importlib
 import inspect
 import json
+import math
 import os
 import queue
 import sys
@@ -233,11 +234,44 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def as_stored(resp: Response) -> Response:
+_COUNTS = (("tokens_in", int), ("tokens_out", int), ("cost", (int, float)), ("ttft_ms", (int, float)))
+
+
+def _response_problem(resp: Response) -> str | None:
+    """What is of the wrong type in a Response an agent built (None: nothing)."""
+    for name, types in _COUNTS:
+        v = getattr(resp, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, types) or not math.isfinite(v) or v < 0):
+            return f"{name} must be a number >= 0 or None, got {v!r}"[:120]
+    if resp.model is not None and not isinstance(resp.model, str):
+        return f"model must be a str or None, got {type(resp.model).__name__}"
+    if resp.retrieved is not None and not (
+        isinstance(resp.retrieved, list) and all(isinstance(r, str) for r in resp.retrieved)
+    ):
+        return "retrieved must be a list of str or None"
+    if not isinstance(resp.turns, list) or not all(isinstance(t, TurnOutput) for t in resp.turns):
+        return "turns must be a list of TurnOutput"
+    for k, t in enumerate(resp.turns):
+        if not isinstance(t.text, str) or not (t.user is None or isinstance(t.user, str)):
+            return f"turns[{k}].text (and user) must be a str, got {type(t.text).__name__}"
+        calls = t.tool_calls
+        if not isinstance(calls, list) or not all(
+            isinstance(c, ToolCall) and isinstance(c.name, str) and isinstance(c.args, dict) for c in calls
+        ):
+            return f"turns[{k}].tool_calls must be a list of ToolCall(name: str, args: dict)"
+        if not isinstance(t.tool_responses, list) or not isinstance(t.intermediate, list):
+            return f"turns[{k}].tool_responses and intermediate must be lists"
+    return None
+
+
+def as_stored(resp: Response, where: str = "the agent") -> Response:
     """``resp`` with what is graded as its outcome stores it (texts, tool calls and their arguments, tool
     responses, retrieved ids and the final state through their JSON form): an agent's ``str`` subclass
     whose ``in`` is always true, or a ``dict`` subclass that answers any key, is graded as the plain
-    text that is stored."""
+    text that is stored. A field of the wrong type is the agent's error (``where`` names it)."""
+    problem = _response_problem(resp)
+    if problem is not None:
+        raise ProviderError(f"{where} returned a Response whose {problem}", kind="agent")
     turns = [
         TurnOutput(
             text=_plain(t.text),
@@ -334,11 +368,11 @@ class CallableProvider(Provider):
                 raise
             raise exception_error(exc, f"callable {self.spec} raised") from None
         if isinstance(out, Response):
-            return as_stored(out)
+            return as_stored(out, f"callable {self.spec}")
         if isinstance(out, str):
-            return as_stored(Response.from_text(out, model=self.model))
+            return as_stored(Response.from_text(out, model=self.model), f"callable {self.spec}")
         if isinstance(out, dict) and isinstance(out.get("text"), str):
-            return as_stored(self._from_dict(out))
+            return as_stored(self._from_dict(out), f"callable {self.spec}")
         raise ProviderError(
             f"callable {self.spec} returned {type(out).__name__}, expected Response, str or "
             '{"text": ..., "retrieved"?: [...]}',
