@@ -104,6 +104,7 @@ class RunExecution:
         self.consecutive_errors = 0
         self.stopped: str | None = None
         self.first_error: str | None = None
+        self.first_candidate_error: str | None = None
         self.crash: list[BaseException] = []  # every worker's exception when goldenkit itself failed
         self.rows: RowSchedule | None = None  # rows at a time: decided repeats stop, a sequential run's order
         self.on_outcome: Callable[[dict[str, Any]], None] | None = None  # sees every outcome written
@@ -274,6 +275,8 @@ class RunExecution:
         )
         if not is_candidate_error(rec):  # the candidate's own error is evidence, not a server gone away
             self.count_error(reason)
+        elif self.first_candidate_error is None:
+            self.first_candidate_error = reason  # said in the run's summary line
         self._write(rec, attempts)
 
     def count_error(self, reason: str) -> None:
@@ -401,6 +404,7 @@ class RunExecution:
             elapsed_s=elapsed,
             manifest=self.manifest,
             git_commits=list(dict.fromkeys(c for c in commits if c)),
+            candidate_error=self.first_candidate_error,
         )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit._text import one_line
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, VALID
 
@@ -39,6 +40,8 @@ class RunSummary:
     elapsed_s: float
     manifest: dict[str, Any] = field(repr=False, default_factory=dict)
     git_commits: list[str] = field(default_factory=list)
+    #: the first of the candidate's own errors this invocation met (agent, refused), said in :meth:`line`
+    candidate_error: str | None = None
 
     @property
     def pass_rate(self) -> float | None:
@@ -83,6 +86,8 @@ class RunSummary:
             commits = f"; git commit {self.git_commits[0][:12]}"
         own = c.get("candidate_errors", 0)
         errors = f"{c.get(ERROR, 0)} ({own} the candidate's own)" if own else f"{c.get(ERROR, 0)}"
+        if own and self.candidate_error:
+            errors = f"{c.get(ERROR, 0)} ({own} the candidate's own, e.g. {one_line(self.candidate_error, 160)})"
         return (
             f"{head}; {c.get('total', 0)}/{c.get('expected', 0)} outcomes: "
             f"PASS {c.get(PASS, 0)}, FAIL {c.get(FAIL, 0)}, ERROR {errors}, "
