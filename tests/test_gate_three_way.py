@@ -19,13 +19,15 @@ import re
 import time
 from dataclasses import fields
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
-from run_factory import FakeRun, manifest, outcomes
+from run_factory import FakeRun, manifest, outcomes, write_run
 from scipy import stats as sps
 
 import goldenkit.gate
+from goldenkit.cli import main
 from goldenkit.compare import compare_runs
 from goldenkit.gate import GatePolicy, evaluate_gate
 from goldenkit.gate._regression import _wilson_cc, drop_interval
@@ -341,3 +343,20 @@ def test_the_last_line_names_the_decision_of_each_exit_code() -> None:
     names = {0: "gate PASSED", 2: "gate FAILED: ", 3: "gate NOT EVIDENCE: baseline: ", 4: "gate COMPARISON INVALID: "}
     for code, d in lines.items():
         assert d.exit_code == code and d.format().splitlines()[-1].startswith(names[code]), (code, d.summary())
+
+
+def test_a_rule_needing_more_repeats_than_the_runs_have_is_refused_not_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """at_least:5 over one repeat makes every row FAIL on both sides: "no regression" would be automatic."""
+    monkeypatch.chdir(tmp_path)
+    good = [(f"r{i}", "s", ["PASS"]) for i in range(30)]
+    wrong = [(f"r{i}", "s", ["FAIL" if i < 20 else "PASS"]) for i in range(30)]
+    write_run(tmp_path / "results", manifest("good", repeats=1), outcomes(good, run_id="good"))
+    write_run(tmp_path / "results", manifest("wrong", repeats=1), outcomes(wrong, run_id="wrong"))
+    (tmp_path / "g.toml").write_text('[gate]\nrule = "at_least:5"\nnon_inferiority_margin = false\n')
+    assert main(["gate", "wrong", "--baseline", "good", "--config", "g.toml"]) == 1
+    err = capsys.readouterr().err
+    assert "[gate] rule = 'at_least:5' needs at least 5 repeats of a row, and the run has 1" in err
+    (tmp_path / "g.toml").write_text("[gate]\nnon_inferiority_margin = false\n")
+    assert main(["gate", "wrong", "--baseline", "good", "--config", "g.toml"]) == 2  # the regression, shown

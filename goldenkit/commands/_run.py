@@ -398,11 +398,11 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
 
 def check_rule_repeats(cfg: dict[str, Any], repeats: int) -> None:
     """Refuse, before anything is written, a run whose repeats the ``[gate] rule`` that will collapse them
-    cannot decide on (:func:`goldenkit.runner._options.too_few_repeats`, the rule RunOptions applies too)."""
+    cannot decide on (:func:`goldenkit.stats.too_few_repeats`, the rule RunOptions and the gate apply too)."""
     rule = section(cfg, "gate").get("rule")
     if not isinstance(rule, str) or not rule.startswith("at_least:"):
         return
-    from goldenkit.runner._options import too_few_repeats
+    from goldenkit.stats import too_few_repeats
 
     where = cfg.get("_path", "goldenkit.toml")
     try:

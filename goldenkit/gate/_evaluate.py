@@ -34,7 +34,7 @@ from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
 from goldenkit.gate._sequential import evaluate_sequential, sequential_record
 from goldenkit.schema import INVALID
-from goldenkit.stats import collapse_repeats, slice_table
+from goldenkit.stats import collapse_repeats, slice_table, too_few_repeats
 
 if TYPE_CHECKING:
     from goldenkit.compare._runs import Comparison
@@ -144,6 +144,7 @@ def evaluate_gate(
     supplies validity when ``run`` is a bare DataFrame.
     """
     run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
+    _rule_fits(policy, (run, manifest), (baseline, None))
     if sequential_record(getattr(run, "manifest", None)) is not None:  # its own procedure, on the rows it read
         return _sequential_gate(run, baseline, policy)
     if comparison is not None and comparison.by != "slice":
@@ -254,6 +255,21 @@ def _unread_as_passed(baseline: Any, rec: Mapping[str, Any], repeats: int, polic
     out = pd.DataFrame({"row_id": left["row_id"].astype(str), "slice": left["slice"].astype(str)})
     out = out.loc[out.index.repeat(repeats)].assign(repeat=[r for _ in range(len(left)) for r in range(repeats)])
     return out.assign(split=None, tags=[[] for _ in range(len(out))], verdict="PASS", error_kind=None)
+
+
+def _rule_fits(policy: GatePolicy, *sides: tuple[Any, Mapping[str, Any] | None]) -> None:
+    """Refuse (exit 1) a collapse rule that needs more repeats than a side has: ``at_least:5`` over 3
+    repeats makes every row FAIL on both sides whatever they answered, and "no regression" automatic."""
+    for side, given in sides:
+        man = given if given is not None else getattr(side, "manifest", None)
+        repeats = man.get("repeats") if isinstance(man, Mapping) else None
+        if isinstance(repeats, float) and repeats.is_integer():
+            repeats = int(repeats)
+        if isinstance(repeats, int) and not isinstance(repeats, bool):
+            short = too_few_repeats(policy.rule, repeats)
+            if short is not None:
+                who = man.get("run_id") if isinstance(man, Mapping) else None
+                raise ConfigError(f"[gate] rule {short}" + (f" (run {who})" if who else ""))
 
 
 def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:

@@ -124,9 +124,12 @@ class RunOptions:
             for key, name in (("per_slice", "per_slice"), ("seed", "sample_seed")):
                 if self.sample.get(key) is not None:
                     _checked(f"RunOptions.sample[{key!r}]", name, self.sample[key])
-        short = too_few_repeats(self.rule, self.repeats)
-        if short is not None:
-            raise ConfigError(f"RunOptions.rule {short}")
+        if isinstance(self.rule, str) and self.rule.startswith("at_least:"):  # only a count can need more
+            from goldenkit.stats import too_few_repeats
+
+            short = too_few_repeats(self.rule, self.repeats)
+            if short is not None:
+                raise ConfigError(f"RunOptions.rule {short}")
 
     @classmethod
     def merged(cls, options: RunOptions | None, overrides: Mapping[str, object]) -> RunOptions:
@@ -145,25 +148,6 @@ class RunOptions:
         """How one invocation calls and when it stops: what every worker (local or on Ray) shares."""
         names = [f.name for f in dataclasses.fields(CallLimits)]
         return CallLimits(**{name: getattr(self, name) for name in names})
-
-
-def too_few_repeats(rule: object, repeats: int) -> str | None:
-    """Why collapse ``rule`` cannot decide a row from ``repeats`` repeats (``at_least:5`` over 3: every row
-    would FAIL whatever it answered), else None. A malformed rule is the collapse's own error.
-
-    >>> too_few_repeats("at_least:5", 3)
-    "= 'at_least:5' needs at least 5 repeats of a row, and the run has 3"
-    >>> too_few_repeats("majority", 1) is None
-    True
-    """
-    if not isinstance(rule, str) or rule in ("majority", "all", "any"):
-        return None
-    from goldenkit.stats._collapse import parse_rule  # only a rule with a count needs it
-
-    _, needed = parse_rule(rule)
-    if needed <= repeats:
-        return None
-    return f"= {rule!r} needs at least {needed} repeats of a row, and the run has {repeats}"
 
 
 def _checked(where: str, name: str, value: object) -> Any:

@@ -124,6 +124,7 @@ from goldenkit.stats._collapse import (
     row_decided,
     slice_table,
     sorted_codes,
+    too_few_repeats,
     verdict_codes,
 )
 from goldenkit.stats._intervals import paired_diff_ci, wilson_ci, wilson_ci_effective
@@ -170,6 +171,7 @@ __all__ = [
     "sequential_path",
     "slice_table",
     "sorted_codes",
+    "too_few_repeats",
     "verdict_codes",
     "wilson_ci",
     "wilson_ci_effective",

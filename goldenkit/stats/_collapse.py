@@ -18,6 +18,7 @@ from goldenkit.schema import ERROR, ERROR_KINDS, FAIL, PASS, SKIPPED, VERDICTS, 
 from goldenkit.stats._intervals import wilson_ci
 
 __all__ = [
+    "too_few_repeats",
     "COLLAPSED_COLUMNS",
     "OVERALL",
     "UNTAGGED",
@@ -475,3 +476,20 @@ def _rate_table(by: str, labels: Sequence[str], sums: dict[str, np.ndarray], con
     for name in ("flaky", "error_rows", "skipped_rows"):
         out[name] = sums[name]
     return out
+
+
+def too_few_repeats(rule: object, repeats: int) -> str | None:
+    """Why collapse ``rule`` cannot decide a row from ``repeats`` repeats (``at_least:5`` over 3: every row
+    would FAIL whatever it answered), else None. A malformed rule is the collapse's own error.
+
+    >>> too_few_repeats("at_least:5", 3)
+    "= 'at_least:5' needs at least 5 repeats of a row, and the run has 3"
+    >>> too_few_repeats("majority", 1) is None
+    True
+    """
+    if not isinstance(rule, str) or rule in ("majority", "all", "any"):
+        return None
+    _, needed = parse_rule(rule)
+    if needed <= repeats:
+        return None
+    return f"= {rule!r} needs at least {needed} repeats of a row, and the run has {repeats}"
