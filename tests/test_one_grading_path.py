@@ -99,3 +99,23 @@ def test_regrade_is_typed_like_run_eval_and_takes_paths(shop: Path) -> None:
     assert again["counts"] == gk.read_run("v2").manifest["counts"]
     regrade("v2", "v2-contract", ["contract"], dataset=Path("shop"), progress=False, max_ungradable=0.05)
     assert gk.read_run("v2-contract").manifest["graders"].keys() == {"contract"}
+
+
+def test_the_run_table_of_the_datasets_config_applies_from_python_as_on_the_command_line(shop: Path) -> None:
+    """[run] repeats = 3 beside the dataset: run_eval makes 3 repeats as goldenkit run does (the same protocol
+    key); a keyword given by the caller wins; a bad value names the file."""
+    toml = shop / "shop" / "goldenkit.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + "\n[run]\nrepeats = 3\nper_slice = 2\n", encoding="utf-8")
+    argv = ["run", "shop", "--provider", "callable", "--callable", f"{AGENT}:answer", "--run-id", "cli3", "--quiet"]
+    assert main(argv) == 0
+    agent = gk.get_provider("callable", callable=f"{AGENT}:answer")
+    gk.run_eval("shop", agent, run_id="py3", progress=False)
+    assert key_of("py3") == key_of("cli3") and gk.read_run("py3").manifest["repeats"] == 3
+    gk.run_eval("shop", agent, run_id="py1", progress=False, repeats=1)
+    assert gk.read_run("py1").manifest["repeats"] == 1
+    toml.write_text(toml.read_text(encoding="utf-8").replace("repeats = 3", "repeats = 0"), encoding="utf-8")
+    with pytest.raises(
+        gk.ConfigError, match=r"goldenkit.toml \[run\]: RunOptions.repeats must be an integer in \[1, 1000\]"
+    ):
+        gk.run_eval("shop", agent, run_id="bad", progress=False)
+    assert not (shop / "results" / "bad").exists()

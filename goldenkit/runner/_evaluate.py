@@ -100,6 +100,32 @@ def dataset_and_config(
     return dataset, cfg, (record or None)
 
 
+#: ``[run]`` keys of goldenkit.toml a run from Python takes, as ``goldenkit run`` does, for the options its
+#: caller did not give (what the agent is and where files go come from the call itself).
+_RUN_TABLE = tuple(
+    "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
+    "stop_decided_repeats vision".split()
+)
+
+
+def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
+    """The run options the ``[run]`` table of ``cfg`` sets that ``given`` (the caller's keywords) does not:
+    the repeats, limits and sample of the run, as ``goldenkit run`` reads them, so a run from Python has
+    the protocol key of the same run from the command line. ``split``, ``per_slice`` and ``sample_seed``
+    make ``sample``; ``red`` is ``include_red``."""
+    table = cfg.get("run")
+    if not isinstance(table, Mapping):
+        return {}
+    out = {k: table[k] for k in _RUN_TABLE if k in table and k not in given}
+    if "red" in table and "include_red" not in given:
+        out["include_red"] = table["red"]
+    if "sample" not in given and any(k in table for k in ("split", "per_slice")):
+        per_slice = table.get("per_slice")
+        seed = table.get("sample_seed", 0) if per_slice is not None else None
+        out["sample"] = {"split": table.get("split"), "per_slice": per_slice, "seed": seed}
+    return out
+
+
 def resolve_graders(graders: Iterable[Grader | str]) -> list[Grader]:
     """Grader objects for ``graders`` (objects or registered names; none given: the [graders] of the
     goldenkit.toml that applies, :func:`goldenkit.graders.build_graders`)."""
@@ -264,9 +290,14 @@ async def arun_eval(
     for where, what in ((o.results_dir, "results_dir"), (o.record_dir, "record_dir")):
         if where is not None:  # the folders it will write, checked before anything is
             check_output(where, f"RunOptions.{what}", folder=True)
-    opts = o.limits()
     dataset, cfg, recorded = dataset_and_config(dataset, o.config)
+    if options is None and (from_config := options_from_config(cfg, overrides)):
+        try:  # the [run] table's values, checked as every option is
+            o = RunOptions.merged(None, {**from_config, **overrides})
+        except ConfigError as exc:
+            raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}") from None
     o = dataclasses.replace(o, config=recorded)
+    opts = o.limits()
     model = getattr(provider, "model", None)
     grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
@@ -430,13 +461,14 @@ def run_eval(
     (Ctrl-C, an interrupted cell), it raises :class:`~goldenkit.runner.RunInterrupted`
     (a KeyboardInterrupt) saying how many outcomes were kept and the run id that resumes."""
     o = RunOptions.merged(options, overrides)
-    o = dataclasses.replace(o, run_id=o.run_id or new_run_id())  # known here, to say what resumes it
+    run_id = o.run_id or new_run_id()  # known here, to say what resumes it
+    given: RunOptionsFields = {**overrides, "run_id": run_id}  # as given: [run] fills the others, as arun_eval's
     try:
-        return run_to_summary(arun_eval(dataset, provider, graders, o))
+        return run_to_summary(arun_eval(dataset, provider, graders, options, **given))
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
-        raise RunInterrupted.read(o.results_dir or "results", str(o.run_id)) from None
+        raise RunInterrupted.read(o.results_dir or "results", run_id) from None
 
 
 def as_provider(agent: Provider | Callable[..., Any]) -> Provider:
