@@ -150,6 +150,8 @@ def _redact_url(url: str) -> str:
         pairs = parse_qsl(query, keep_blank_values=True)
         if any(is_secret_key(k) for k, _ in pairs):
             query = "&".join(f"{k}=***" if is_secret_key(k) else f"{k}={v}" for k, v in pairs)
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url  # nothing to mask: the text as it was (urlsplit would lowercase its scheme)
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

@@ -38,7 +38,7 @@ from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
-from goldenkit.runner._options import RunOptions, RunOptionsFields
+from goldenkit.runner._options import RunOptions, RunOptionsFields, with_run_table
 from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
@@ -98,32 +98,6 @@ def dataset_and_config(
     if cfg.get("_path") and not record.get("config_file"):
         record.update(config_file=cfg["_path"], config_sha256=cfg["_sha256"])
     return dataset, cfg, (record or None)
-
-
-#: ``[run]`` keys of goldenkit.toml a run from Python takes, as ``goldenkit run`` does, for the options its
-#: caller did not give (what the agent is and where files go come from the call itself).
-_RUN_TABLE = tuple(
-    "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
-    "stop_decided_repeats vision".split()
-)
-
-
-def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
-    """The run options the ``[run]`` table of ``cfg`` sets that ``given`` (the caller's keywords) does not:
-    the repeats, limits and sample of the run, as ``goldenkit run`` reads them, so a run from Python has
-    the protocol key of the same run from the command line. ``split``, ``per_slice`` and ``sample_seed``
-    make ``sample``; ``red`` is ``include_red``."""
-    table = cfg.get("run")
-    if not isinstance(table, Mapping):
-        return {}
-    out = {k: table[k] for k in _RUN_TABLE if k in table and k not in given}
-    if "red" in table and "include_red" not in given:
-        out["include_red"] = table["red"]
-    if "sample" not in given and any(k in table for k in ("split", "per_slice")):
-        per_slice = table.get("per_slice")
-        seed = table.get("sample_seed", 0) if per_slice is not None else None
-        out["sample"] = {"split": table.get("split"), "per_slice": per_slice, "seed": seed}
-    return out
 
 
 def resolve_graders(graders: Iterable[Grader | str]) -> list[Grader]:
@@ -291,12 +265,7 @@ async def arun_eval(
         if where is not None:  # the folders it will write, checked before anything is
             check_output(where, f"RunOptions.{what}", folder=True)
     dataset, cfg, recorded = dataset_and_config(dataset, o.config)
-    if options is None and (from_config := options_from_config(cfg, overrides)):
-        try:  # the [run] table's values, checked as every option is
-            o = RunOptions.merged(None, {**from_config, **overrides})
-        except ConfigError as exc:
-            raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}") from None
-    o = dataclasses.replace(o, config=recorded)
+    o = dataclasses.replace(with_run_table(o, cfg, options, overrides), config=recorded)
     opts = o.limits()
     model = getattr(provider, "model", None)
     grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)

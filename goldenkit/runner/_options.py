@@ -42,7 +42,7 @@ from goldenkit.providers._simulator import UserSimulator
 from goldenkit.runner._limits import MAX_RETRY_AFTER
 from goldenkit.runner._run import CallLimits
 
-__all__ = ["RunOptions", "RunOptionsFields"]
+__all__ = ["RunOptions", "RunOptionsFields", "options_from_config", "with_run_table"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +148,45 @@ class RunOptions:
         """How one invocation calls and when it stops: what every worker (local or on Ray) shares."""
         names = [f.name for f in dataclasses.fields(CallLimits)]
         return CallLimits(**{name: getattr(self, name) for name in names})
+
+
+#: ``[run]`` keys of goldenkit.toml a run from Python takes, as ``goldenkit run`` does, for the options its
+#: caller did not give (what the agent is and where files go come from the call itself).
+_RUN_TABLE = tuple(
+    "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
+    "stop_decided_repeats vision".split()
+)
+
+
+def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
+    """The run options the ``[run]`` table of ``cfg`` sets that ``given`` (the caller's keywords) does not:
+    the repeats, limits and sample of the run, as ``goldenkit run`` reads them, so a run from Python has
+    the protocol key of the same run from the command line. ``split``, ``per_slice`` and ``sample_seed``
+    make ``sample``; ``red`` is ``include_red``."""
+    table = cfg.get("run")
+    if not isinstance(table, Mapping):
+        return {}
+    out = {k: table[k] for k in _RUN_TABLE if k in table and k not in given}
+    if "red" in table and "include_red" not in given:
+        out["include_red"] = table["red"]
+    if "sample" not in given and any(k in table for k in ("split", "per_slice")):
+        per_slice = table.get("per_slice")
+        seed = table.get("sample_seed", 0) if per_slice is not None else None
+        out["sample"] = {"split": table.get("split"), "per_slice": per_slice, "seed": seed}
+    return out
+
+
+def with_run_table(
+    o: RunOptions, cfg: Mapping[str, Any], options: RunOptions | None, overrides: Mapping[str, object]
+) -> RunOptions:
+    """``o``, with the ``[run]`` table of ``cfg`` for what the caller did not give (:func:`options_from_config`;
+    a RunOptions given whole is taken as it is), checked as every option is, naming the file."""
+    if options is not None or not (from_config := options_from_config(cfg, overrides)):
+        return o
+    try:
+        return RunOptions.merged(None, {**from_config, **overrides})
+    except ConfigError as exc:
+        raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}") from None
 
 
 def _checked(where: str, name: str, value: object) -> Any:
