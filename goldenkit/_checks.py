@@ -62,7 +62,8 @@ def unit_threshold(value: Any, where: str) -> float:
 
 
 def _unprintable(text: str) -> str | None:
-    """The first control or invisible formatting character of ``text`` (as ``U+XXXX``), or None."""
+    """The first control or invisible formatting character of ``text`` as its code point (``U+000A`` for a
+    newline), or None."""
     for ch in text:
         if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
             return f"U+{ord(ch):04X}"
