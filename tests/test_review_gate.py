@@ -7,28 +7,16 @@ The agents are seeded callables as in tests/test_sequential_gate.py: ``good`` pa
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
+from sequential_world import SLICES, broken, good, u as _u, write_world  # noqa: F401  (agents run by name)
 
 from goldenkit.cli import main
 from goldenkit.errors import ProviderError
 from goldenkit.records import Case
 from goldenkit.results import read_run
-
-ROWS = 240
-SLICES = ("billing", "refunds", "shipping")
-
-
-def _u(*parts: object) -> float:
-    h = hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
-    return int(h[:12], 16) / 16**12
-
-
-def good(case: Case, repeat: int = 0) -> str:
-    return "yes" if _u("pass", case.turns[-1].user) < 0.8 else "no"
 
 
 def outage(case: Case, repeat: int = 0) -> str:
@@ -38,26 +26,10 @@ def outage(case: Case, repeat: int = 0) -> str:
     return good(case, repeat)
 
 
-def broken(case: Case, repeat: int = 0) -> str:
-    q = case.turns[-1].user
-    return "no" if _u("break", q) < (0.6 if "refunds" in q else 0.05) else good(case, repeat)
-
-
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
-    lines = []
-    for i in range(ROWS):
-        sl = SLICES[i % 3]
-        case = {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}
-        lines.append({"id": f"{sl}-{i:03d}", "slice": sl, "split": "dev", "case": case})
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (ds / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\n')
-    return ds
+    return write_world(tmp_path)
 
 
 def run(ds: Path, agent: str, run_id: str, *extra: str) -> int:

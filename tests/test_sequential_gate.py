@@ -8,12 +8,12 @@ The agents are seeded callables: ``good`` passes 80% of the rows, ``broken`` fai
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sequential_world import ROWS, broken, good, u as _u, write_world  # noqa: F401  (agents run by name)
 
 from goldenkit.cli import main
 from goldenkit.gate import GatePolicy
@@ -22,28 +22,9 @@ from goldenkit.records import Case
 from goldenkit.results import read_run
 from goldenkit.stats import OVERALL
 
-ROWS = 240
-SLICES = ("billing", "refunds", "shipping")
-
-
-def _u(*parts: object) -> float:
-    h = hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
-    return int(h[:12], 16) / 16**12
-
 
 def _row(case: Case) -> str:
     return case.turns[-1].user
-
-
-def good(case: Case, repeat: int = 0) -> str:
-    return "yes" if _u("pass", _row(case)) < 0.8 else "no"
-
-
-def broken(case: Case, repeat: int = 0) -> str:
-    """``good``, except a planted regression: refunds rows break at 60%, the others at 5%."""
-    q = _row(case)
-    rate = 0.6 if "refunds" in q else 0.05
-    return "no" if _u("break", q) < rate else good(case, repeat)
 
 
 def flaky(case: Case, repeat: int = 0) -> str:
@@ -57,18 +38,7 @@ def flaky(case: Case, repeat: int = 0) -> str:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
-    lines = []
-    for i in range(ROWS):
-        sl = SLICES[i % 3]
-        case = {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}
-        lines.append({"id": f"{sl}-{i:03d}", "slice": sl, "split": "dev", "case": case})
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (ds / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\n')
-    return ds
+    return write_world(tmp_path)
 
 
 def run(ds: Path, agent: str, run_id: str, *extra: str) -> int:
