@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_sequence_report import ROWS, run, world  # noqa: F401  (world: the fixture)
+from sequential_world import ROWS
+from test_sequence_report import run, world  # noqa: F401  (world: the fixture)
 
 from goldenkit.cli import main
 from goldenkit.results import read_run
