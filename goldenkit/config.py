@@ -2,7 +2,8 @@
 
 The file has one table per stage: ``[run]`` (runner defaults), ``[graders]``
 (which graders, their options), ``[judge]``, ``[gate]`` (the quality-gate
-policy) and ``[benchmark]``. Each stage parses its own table; this module finds
+policy), ``[benchmark]`` and ``[pricing]`` (the user's prices per model:
+:mod:`goldenkit._pricing`). Each stage parses its own table; this module finds
 and reads the file and checks it whole when it is read (:func:`check_config`):
 an unknown table or key at any level is a ConfigError with a did-you-mean
 (``[gates]``: did you mean ``[gate]``?), and a boolean is a TOML boolean (the
@@ -49,6 +50,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit._pricing import PRICE_KINDS, PROVENANCE_KEYS, Pricing
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
@@ -73,6 +75,8 @@ TABLE_KEYS: dict[str, frozenset[str] | None] = {
     "benchmark": frozenset({"agents"}),
     "metrics": frozenset({"weights"}),
     "metrics.weights": None,  # metric = weight: goldenkit.metrics.metric_weights checks them
+    "pricing": None,  # source, date and one table per model: goldenkit._pricing.Pricing.from_config checks them
+    "pricing.*": frozenset((*PRICE_KINDS, *PROVENANCE_KEYS)),  # a model's prices (USD per million tokens)
 }
 #: Keys whose value must be a TOML boolean, by table.
 BOOLEAN_KEYS: dict[str, frozenset[str]] = {
@@ -161,6 +165,8 @@ def check_config(cfg: Mapping[str, Any], path: str | Path | None = None) -> None
                         "[graders.NAME] table of options per grader"
                     )
         _check_table(name, value, path)
+        if name == "pricing":
+            Pricing.from_config(value, str(path or CONFIG_NAME))
 
 
 def check_travelling(cfg: Mapping[str, Any], path: str | Path | None, table: str = "") -> None:
@@ -168,7 +174,7 @@ def check_travelling(cfg: Mapping[str, Any], path: str | Path | None, table: str
     for key, value in cfg.items():
         if key.startswith("_") and not table:
             continue
-        if _REDIRECTS.search(key):
+        if _REDIRECTS.search(key) and not (table.startswith("pricing.") and key in PRICE_KINDS):
             shown = f"[{table}] {key}" if table else key
             raise ConfigError(
                 f"{path or CONFIG_NAME}: {shown}: a goldenkit.toml found beside the dataset may set grading and "
@@ -333,6 +339,11 @@ def describe_config(cfg: Mapping[str, Any]) -> str:
         return f"config: {cfg.get('_how') or 'none found: built-in defaults'}"
     line = f"config: {cfg['_path']} (sha256 {str(cfg.get('_sha256'))[:12]}, {cfg.get('_how') or 'given'})"
     return line
+
+
+def pricing(cfg: Mapping[str, Any]) -> Pricing:
+    """The ``[pricing]`` table of a config as :class:`~goldenkit._pricing.Pricing` (empty: no prices)."""
+    return Pricing.from_config(cfg.get("pricing"), str(cfg.get("_path") or CONFIG_NAME))
 
 
 def section(cfg: dict[str, Any], name: str) -> dict[str, Any]:

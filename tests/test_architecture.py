@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
         "schema",
         "records",
         "config",
+        "_pricing",
         "_scrub",
         "_model_family",
     },
