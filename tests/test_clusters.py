@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from _shared import needs_shared, shared_dir
+from factories import row, write_dataset
 
 from goldenkit import compare_runs, outcomes_df, read_dataset, read_run, run_eval, why
 from goldenkit._findings import Finding, findings_in, reason_findings, value_free
@@ -48,18 +49,11 @@ def _case(i: int, slice_name: str) -> dict[str, Any]:
     }
 
 
-def write_dataset(root: Path) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "planted", "version": "1.0.0", "changelog": log}))
-    rows = [{"id": f"ref-{i:02d}", "slice": "refunds", "split": "dev", "case": _case(i, "refunds")} for i in range(10)]
-    rows += [
-        {"id": f"ship-{i:02d}", "slice": "shipping", "split": "dev", "case": _case(20 + i, "shipping")}
-        for i in range(4)
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d
+def planted_dataset(root: Path) -> Path:
+    """The planted dataset: ten refunds rows and four shipping rows."""
+    rows = [row(f"ref-{i:02d}", _case(i, "refunds"), slice="refunds") for i in range(10)]
+    rows += [row(f"ship-{i:02d}", _case(20 + i, "shipping"), slice="shipping") for i in range(4)]
+    return write_dataset(root, rows, name="planted")
 
 
 def agent(broken: bool) -> Any:
@@ -81,7 +75,7 @@ def agent(broken: bool) -> Any:
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("planted")
-    ds = read_dataset(write_dataset(root))
+    ds = read_dataset(planted_dataset(root))
     for run_id, broken in (("base", False), ("cand", True)):
         summary = run_eval(
             ds,

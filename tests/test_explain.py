@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakeserver import FakeModelServer, Recorded, Reply
-from test_clusters import QUIET, agent, write_dataset
+from test_clusters import QUIET, agent, planted_dataset
 
 from goldenkit import read_dataset, run_eval
 from goldenkit._explain import CACHE_FILE, read_sentence
@@ -33,7 +33,7 @@ def _judge(req: Recorded) -> Reply:
 
 @pytest.fixture()
 def runs(tmp_path: Path) -> Path:
-    ds = read_dataset(write_dataset(tmp_path))
+    ds = read_dataset(planted_dataset(tmp_path))
     for run_id, broken in (("base", False), ("cand", True)):
         summary = run_eval(
             ds,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
@@ -18,26 +19,14 @@ from goldenkit.results import iter_jsonl, outcomes_df, read_run
 
 
 def make_dataset(root: Path, n: int, *, toml: str | None = None) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    (d / "dataset.json").write_text(
-        json.dumps(
-            {"name": "tiny", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-        )
+    """``n`` rows ``r000``.. expecting "yes", in slices even/odd, every third in the holdout split."""
+    rows = numbered_rows(
+        n,
+        lambda i: {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
+        slice=lambda i: "even" if i % 2 == 0 else "odd",
+        split=lambda i: "dev" if i % 3 else "holdout",
     )
-    rows = [
-        {
-            "id": f"r{i:03d}",
-            "slice": "even" if i % 2 == 0 else "odd",
-            "split": "dev" if i % 3 else "holdout",
-            "case": {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
-        }
-        for i in range(n)
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    if toml is not None:
-        (d / "goldenkit.toml").write_text(toml)
-    return d
+    return write_dataset(root, rows, name="tiny", toml=toml)
 
 
 def make_fixtures(root: Path, answers: dict[tuple[str, int], str | None]) -> Path:

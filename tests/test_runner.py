@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from factories import rows_of, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.dataset import read_dataset
@@ -31,20 +32,7 @@ FAST = {"backoff_base": 0.01, "backoff_cap": 0.05, "progress": False}
 
 def make_dataset(root: Path, cases: dict[str, dict], *, slices: dict[str, str] | None = None) -> Path:
     """A dataset folder with one row per ``cases`` item (id -> contract case)."""
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "dataset.json").write_text(
-        json.dumps(
-            {"name": "t", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-        ),
-        encoding="utf-8",
-    )
-    lines = [
-        json.dumps({"id": rid, "slice": (slices or {}).get(rid, "s"), "split": "dev", "case": case})
-        for rid, case in cases.items()
-    ]
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return d
+    return write_dataset(root, rows_of(cases, slices=slices))
 
 
 def contains(word: str) -> dict:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from factories import numbered_rows, write_dataset
 from hypothesis import given, settings, strategies as st
 
 from goldenkit.cli import main
@@ -92,23 +93,13 @@ def answer(case, repeat=0):  # type: ignore[no-untyped-def]
 
 
 def dataset(root: Path, rows: int = 40) -> object:
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": log}))
-    lines = [
-        json.dumps(
-            {
-                "id": f"r{i:03d}",
-                "slice": f"s{i % 3}",
-                "split": "dev" if i % 4 else "holdout",
-                "case": {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}},
-            }
-        )
-        for i in range(rows)
-    ]
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n")
-    return read_dataset(d)
+    made = numbered_rows(
+        rows,
+        lambda i: {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}},
+        slice=lambda i: f"s{i % 3}",
+        split=lambda i: "dev" if i % 4 else "holdout",
+    )
+    return read_dataset(write_dataset(root, made))
 
 
 def provider() -> CallableProvider:
