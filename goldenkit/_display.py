@@ -159,4 +159,81 @@ def table_html(table: pd.DataFrame | HTMLBlock, empty: str = "Nothing to show.",
     return HTMLBlock(f'{STYLE}<div class="gk-table-wrap">{body}</div>')
 
 
-__all__ = ["MISSING", "STYLE", "HTMLBlock", "cell_text", "table_html"]
+def pct(x: float | None, digits: int = 1) -> str:
+    """``0.875 -> '87.5%'``; missing values (None/NaN) as an en dash."""
+    return MISSING if x is None or _missing(x) else f"{100 * float(x):.{digits}f}%"
+
+
+def signed_pct(x: float | None, digits: int = 1) -> str:
+    """A difference in percentage points with its sign: ``0.01 -> '+1.0 pp'``."""
+    return MISSING if x is None or _missing(x) else f"{100 * float(x):+.{digits}f} pp"
+
+
+def interval(low: float | None, high: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """``(0.8445, 0.9083) -> '[84.5%, 90.8%]'``; ``signed``: a difference's, ``'[-1.0 pp, +3.0 pp]'``."""
+    if _missing(low) or _missing(high):
+        return MISSING
+    form = signed_pct if signed else pct
+    return f"[{form(low, digits)}, {form(high, digits)}]"
+
+
+#: The columns of :func:`judge_figures_table`, in order.
+JUDGE_FIGURES = ("N judged", "judge only", "prediction-powered", "n human", "hand-picked", "lambda", "ESS gained")
+
+
+def judge_figures_table(table: pd.DataFrame, *, diff: bool = False) -> pd.DataFrame:
+    """The judge-graded figures of :func:`goldenkit.results.judge_estimates` (``diff``: of
+    :func:`goldenkit.results.judge_difference`) for people, one line per group: the judge-only figure
+    and the prediction-powered one beside it (estimate and interval), the human labels used (``n human``)
+    and those picked by hand (shown, never used), the rows the judge graded (``N judged``), lambda, the
+    effective sample size the judge's verdicts gained over the labels alone, the method and why."""
+    import pandas as pd
+
+    form = signed_pct if diff else pct
+    rate = "judge_diff" if diff else "judge_rate"
+    lines = []
+    for key, r in table.iterrows():
+        ppi = r["method"] != "judge only"
+        lines.append(
+            {
+                "": str(key),
+                "N judged": int(r["n_judged"]),
+                "judge only": f"{form(r[rate])} {interval(r['judge_ci_low'], r['judge_ci_high'], signed=diff)}",
+                "prediction-powered": f"{form(r['estimate'])} {interval(r['ci_low'], r['ci_high'], signed=diff)}"
+                if ppi
+                else MISSING,
+                "n human": int(r["n_human"]),
+                "hand-picked": int(r["n_hand"]),
+                "lambda": f"{r['lam']:.2f}" if ppi else MISSING,
+                "ESS gained": f"{r['ess_gain']:+.1f}" if ppi else MISSING,
+                "method": str(r["method"]),
+                "why": str(r["reason"]),
+            }
+        )
+    return pd.DataFrame(lines).set_index("")
+
+
+def judge_figures_line(table: pd.DataFrame, key: str, *, diff: bool = False) -> str:
+    """One group of :func:`judge_figures_table` in one line of text (``judge only 72.5% [..];
+    prediction-powered 70.1% [..] (n human 30, N judged 200, lambda 0.81, ESS gained +25.3)``)."""
+    f = judge_figures_table(table.loc[[key]], diff=diff).iloc[0]
+    if f["prediction-powered"] == MISSING:
+        return f"judge only {f['judge only']} (N judged {f['N judged']}; {f['why']})"
+    counts = f"n human {f['n human']}, N judged {f['N judged']}, lambda {f['lambda']}, ESS gained {f['ESS gained']}"
+    hand = f", {f['hand-picked']} hand-picked not used" if f["hand-picked"] else ""
+    return f"judge only {f['judge only']}; prediction-powered {f['prediction-powered']} ({counts}{hand})"
+
+
+__all__ = [
+    "JUDGE_FIGURES",
+    "MISSING",
+    "STYLE",
+    "HTMLBlock",
+    "cell_text",
+    "interval",
+    "judge_figures_line",
+    "judge_figures_table",
+    "pct",
+    "signed_pct",
+    "table_html",
+]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from goldenkit import stats
-from goldenkit._display import STYLE, HTMLBlock, cell_text, table_html
+from goldenkit._display import STYLE, HTMLBlock, cell_text, interval, pct, signed_pct, table_html
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -74,27 +74,6 @@ def setup_notebook() -> None:
 
 
 # ---------------------------------------------------------------- formatting helpers
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    """``0.875 -> '87.5%'``; missing values (None/NaN) as an en dash."""
-    if x is None or pd.isna(x):
-        return "–"
-    return f"{100 * float(x):.{digits}f}%"
-
-
-def interval(low: float | None, high: float | None, digits: int = 1) -> str:
-    """``(0.8445, 0.9083) -> '[84.5%, 90.8%]'``."""
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return "–"
-    return f"[{pct(low, digits)}, {pct(high, digits)}]"
-
-
-def signed_pct(x: float | None, digits: int = 1) -> str:
-    """A difference in percentage points with its sign: ``0.01 -> '+1.0 pp'``."""
-    if x is None or pd.isna(x):
-        return "–"
-    return f"{100 * float(x):+.{digits}f} pp"
 
 
 def p_value(p: float | None) -> str:
