@@ -91,7 +91,7 @@ LAYERS: list[set[str]] = [
     {"gate._evidence", "gate._power", "gate._sequential"},
     {"gate._regression"},
     {"gate._evaluate", "gate._replay"},
-    {"gate", "leaderboards._alignment", "leaderboards._pairwise"},
+    {"gate", "leaderboards._alignment", "leaderboards._pairwise", "leaderboards._frontier"},
     {"leaderboards._ranking"},
     # every run at once: the index, SQL over all outcomes, trends
     {"history._run_index"},

@@ -38,13 +38,13 @@ from goldenkit.stats import collapse_arrays, first_positions, parse_rule, sorted
 
 __all__ = ["Aligned", "RunInput", "align_runs", "check_protocol", "run_inputs"]
 
-_COLUMNS = ["row_id", "slice", "repeat", "verdict"]
+_COLUMNS = ["row_id", "slice", "repeat", "verdict", "tokens_in", "tokens_out", "latency_ms", "cost"]
 _NOT_RECORDED = "(not recorded)"
 
 
 @dataclass
 class RunInput:
-    """One run before collapsing: its id, model, manifest and the four outcome columns (Arrow)."""
+    """One run before collapsing: its id, model, manifest and its outcome columns (Arrow: verdicts and usage)."""
 
     run_id: str
     model: str
@@ -103,6 +103,7 @@ def _frame_input(run_id: str, df: pd.DataFrame) -> RunInput:
             "slice": pa.array(df["slice"].astype(str).tolist() if "slice" in df.columns else [""] * len(df)),
             "repeat": pa.array(np.asarray(df["repeat"] if "repeat" in df.columns else np.zeros(len(df)), np.int64)),
             "verdict": pa.array(df["verdict"].astype(str).tolist(), type=pa.string()),
+            **{c: pa.array(pd.to_numeric(df[c], errors="coerce"), pa.float64()) for c in _COLUMNS[4:] if c in df},
         }
     )
     return RunInput(run_id, model, manifest, table, repeats)

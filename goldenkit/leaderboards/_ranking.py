@@ -47,6 +47,14 @@ disagrees with the run most others agree with.
 With ``by_slice=True`` both tables get a leading ``slice`` column: the
 overall block (:data:`goldenkit.stats.OVERALL`) and then one block per slice,
 each ranked on its own rows with Holm over that block's pairs.
+
+Cost, latency and the quality-cost frontier (:mod:`goldenkit.leaderboards._frontier`) are
+columns of ``table`` too: ``tokens_per_pass`` (tokens in and out over every outcome, per
+passing row; null when the run reported no token count), ``money_per_pass`` with
+``money_source`` (``provider``, ``[pricing] SOURCE DATE`` or ``n/a``: then null, never a
+guess), ``latency_p50_ms`` (answered outcomes), and ``on_frontier``, ``frontier_prob``,
+``dominated_95``, ``dominated_by``. ``Leaderboard.frontier`` says which cost measure the
+frontier used (money when every run has a price, else tokens), its seed and resamples.
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ from goldenkit._jsonable import json_records
 from goldenkit.compare._ledger import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
+from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, Spend, row_usage
 from goldenkit.leaderboards._passk import pass_at_k
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
@@ -87,6 +96,11 @@ TABLE_COLUMNS = (
     "group",
     "errors",
     "skipped",
+    "tokens_per_pass",
+    "money_per_pass",
+    "money_source",
+    "latency_p50_ms",
+    *FRONTIER_COLUMNS,
 )
 PAIR_COLUMNS = (
     "a",
@@ -127,6 +141,8 @@ class Leaderboard:
     )
     #: runs left out of ranks and groups because they are not evidence: ``{"run_id", "why"}`` each
     left_out: list[dict[str, str]] = field(default_factory=list)
+    #: the frontier's settings: ``{"measure", "seed", "resamples"}`` (measure None: no frontier, see notes)
+    frontier: dict[str, Any] = field(default_factory=dict)
 
     @property
     def run_ids(self) -> list[str]:
@@ -153,6 +169,7 @@ class Leaderboard:
             "notes": list(self.notes),
             "left_out": [dict(x) for x in self.left_out],
             "adjustment": dict(PAIR_ADJUSTMENT),
+            "frontier": dict(self.frontier),
         }
         if isinstance(self.pairwise, pd.DataFrame):
             out["pairwise"] = json_records(self.pairwise)
@@ -270,11 +287,12 @@ def _letter(i: int) -> str:
     return letters[i] if i < 26 else _letter(i // 26 - 1) + letters[i % 26]
 
 
-def _block(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _block(al: Aligned, cols: np.ndarray, at_k: int, alpha: float, spend: Spend) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _run_table(al, cols, at_k, alpha)
     order = table["_i"].to_numpy()
     pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
     table = _rank(table.drop(columns="_i"), pairs)
+    table = pd.concat([table.reset_index(drop=True), spend.columns(al.verdict, cols, order)], axis=1)
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
@@ -316,12 +334,17 @@ def leaderboard(
     by_slice: bool = False,
     results_dir: str | os.PathLike[str] = "results",
     pairwise_judge: Any = None,
+    pricing: Any = None,
+    frontier_seed: int = 0,
+    frontier_resamples: int = 2000,
 ) -> Leaderboard:
     """Rank comparable runs with Wilson intervals, paired exact McNemar tests and rank intervals.
 
     ``runs``: see :func:`goldenkit.leaderboards._alignment.run_inputs`. ``k``: the k of pass@k and pass^k
     (default: the runs' repeats). ``pairwise_judge``: a judge for open-ended
     rows (see :mod:`goldenkit.leaderboards._pairwise`); its result is ``Leaderboard.pairwise``.
+    ``pricing``: a :class:`goldenkit._pricing.Pricing` for runs whose provider returned no price;
+    ``frontier_seed`` and ``frontier_resamples``: the frontier's bootstrap (:mod:`goldenkit.leaderboards._frontier`).
     Raises :class:`~goldenkit.errors.ComparisonInvalid` when the runs are not
     comparable (the message names the odd run and each key that differs).
 
@@ -343,17 +366,19 @@ def leaderboard(
     sides = al.runs
     at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
-    table, pairs = _block(al, everything, at_k, alpha)
-    notes = _notes(left_out, table, pairs)
+    spend = Spend(row_usage(sides, al.row_ids, pricing), al.run_ids, frontier_seed, frontier_resamples)
+    table, pairs = _block(al, everything, at_k, alpha, spend)
+    notes = [*_notes(left_out, table, pairs), spend.note()]
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):
-            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha)
+            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, spend)
             tables.append(t.assign(slice=name))
             pair_tables.append(p.assign(slice=name))
         table = _slice_first(pd.concat(tables, ignore_index=True))
         pairs = _slice_first(pd.concat(pair_tables, ignore_index=True))
     result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes, left_out=left_out)
+    result.frontier = spend.settings()
     if pairwise_judge is not None:
         from goldenkit.leaderboards._pairwise import pairwise_leaderboard
 
