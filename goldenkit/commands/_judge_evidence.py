@@ -105,29 +105,6 @@ def estimate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _points(x: float) -> str:
-    return f"+/-{100 * x:.1f} points"
-
-
-def _width_lines(plan: Any, judge_only: Any) -> list[str]:
-    from goldenkit.stats import OVERALL
-
-    lines = []
-    for key, w in plan.widths.iterrows():
-        if math.isnan(w["after"]):
-            continue
-        what = "the pass rate" if key == OVERALL else f"the {key} pass rate"
-        if math.isnan(w["before"]):
-            half = (judge_only.loc[key, "judge_ci_high"] - judge_only.loc[key, "judge_ci_low"]) / 2
-            lines.append(
-                f"  {what}: no valid interval yet (no designed labels; the judge-only one, of the judge's verdicts, "
-                f"is {_points(half)}); after labelling {_points(w['after'])} (expected)"
-            )
-        else:
-            lines.append(f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)")
-    return lines
-
-
 def next_command(args: argparse.Namespace) -> int:
     from goldenkit.results import judge_estimates, label_plan, read_run
     from goldenkit.results._judge_evidence import add_round
@@ -144,7 +121,7 @@ def next_command(args: argparse.Namespace) -> int:
         f"label these {len(plan.drawn)} rows of run {run.run_id} (expected {plan.rows['probability'].sum():.1f}, "
         f'seed {plan.seed}): written to {where}; fill in each "human" (PASS or FAIL), keep "probability", then '
         f"goldenkit judge label FILE --run {args.run}",
-        *_width_lines(plan, judge_estimates(run, by=args.by, alpha=alpha, rule=rule)),
+        *plan.width_lines(judge_estimates(run, by=args.by, alpha=alpha, rule=rule)),
     ]
     if plan.needed is not None:
         summary.append(

@@ -95,6 +95,26 @@ class LabelPlan:
             for rid, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
         )
 
+    def width_lines(self, judge_only: pd.DataFrame) -> list[str]:
+        """Per group and overall, the interval's expected half-width before and after labelling the drawn
+        rows ("the refunds pass rate interval goes from +/-9.0 points to +/-5.0 points (expected)");
+        ``judge_only``: :func:`~goldenkit.results.judge_estimates`' table, whose judge-only interval is named
+        while no designed label gives a valid one."""
+        lines = []
+        for key, w in self.widths.iterrows():
+            if math.isnan(w["after"]):
+                continue
+            what = "the pass rate" if key == OVERALL else f"the {key} pass rate"
+            if math.isnan(w["before"]):
+                half = (judge_only.loc[key, "judge_ci_high"] - judge_only.loc[key, "judge_ci_low"]) / 2
+                lines.append(
+                    f"  {what}: no valid interval yet (no designed labels; the judge-only one, of the judge's "
+                    f"verdicts, is {_points(half)}); after labelling {_points(w['after'])} (expected)"
+                )
+            else:
+                lines.append(f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         widths = self.widths.reset_index().astype(object)
         return {
@@ -111,6 +131,10 @@ class LabelPlan:
             ],
             "widths": widths.where(widths.notna(), None).to_dict(orient="records"),
         }
+
+
+def _points(x: float) -> str:
+    return f"+/-{100 * x:.1f} points"
 
 
 def sampling_probabilities(error: np.ndarray, n: float, floor_share: float = FLOOR_SHARE) -> np.ndarray:
