@@ -37,9 +37,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from goldenkit._checks import name_problem
+from goldenkit._checks import _unprintable, name_problem
 
-__all__ = ["RUN_OPTIONS", "Constraint", "Name", "Number", "check_option"]
+__all__ = ["RUN_OPTIONS", "Constraint", "Name", "Number", "Text", "check_option"]
 
 
 class Constraint(Protocol):
@@ -142,6 +142,35 @@ class Name:
         return self.check(text)
 
 
+@dataclass(frozen=True)
+class Text:
+    """A short text shown to people (a run's label): one line, not blank, no control or invisible formatting
+    character, at most ``length`` characters; taken without the spaces around it."""
+
+    length: int = 80
+    optional: bool = False
+
+    @property
+    def what(self) -> str:
+        return f"one line of at most {self.length} characters"
+
+    def check(self, value: object) -> str | None:
+        if value is None and self.optional:
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"must be a text, got {value!r}")
+        if not value.strip():
+            raise ValueError(f"must be {self.what}, not blank, got {value!r}")
+        if (bad := _unprintable(value)) is not None:
+            raise ValueError(f"must be {self.what}, but it contains a control character ({bad}), got {value!r}")
+        if len(value.strip()) > self.length:
+            raise ValueError(f"must be {self.what}, got {len(value.strip())} characters ({value[:20]!r}...)")
+        return value.strip()
+
+    def parse(self, text: str) -> str | None:
+        return self.check(text)
+
+
 #: The options of a run and what each takes (see the module doc). ``latest`` is the results folder's
 #: link to the newest run (:data:`goldenkit.results.LATEST`), never a run id.
 RUN_OPTIONS: dict[str, Constraint] = {
@@ -175,6 +204,7 @@ RUN_OPTIONS: dict[str, Constraint] = {
     "sequential_seed": Number(integer=True, low=0, optional=True),
     # where it writes
     "run_id": Name(reserved=("latest",), optional=True),
+    "label": Text(optional=True),  # what people read first (goldenkit._run_label); never in the protocol key
 }
 
 

@@ -40,6 +40,7 @@ LAYERS: list[set[str]] = [
         "_pricing",
         "_scrub",
         "_model_family",
+        "_run_label",
     },
     {"_reprs"},
     {"_artifacts", "_registry"},

@@ -66,6 +66,7 @@ OPTIONS: dict[str, tuple[str, list[str] | str]] = {
     "shard": (NONE, ["--shard", "1/2"]),
     "max_ungradable": (NONE, ["--max-ungradable", "0.5"]),
     "run_id": (NONE, "every run below has its own"),
+    "label": (NONE, ["--label", "nightly candidate"]),
     "results_dir": (NONE, ["--results-dir", "{other_results}"]),
     "retry_errors": (NONE, ["--retry-errors"]),
     "record": (NONE, ["--record", "{record}"]),
@@ -117,6 +118,7 @@ RUN_VALUES: dict[str, Any] = {
     "red": True,
     "max_ungradable": 0.5,
     "vision": False,
+    "label": "nightly candidate",
 }
 
 

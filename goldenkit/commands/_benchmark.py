@@ -43,7 +43,7 @@ from goldenkit.commands import _run as run_cmd
 from goldenkit.commands._agent import PROVIDER_OPTIONS, grader_list
 from goldenkit.commands._leaderboard import add_options, compute, show
 from goldenkit.config import load_config, section
-from goldenkit.errors import ConfigError, UsageError
+from goldenkit.errors import ConfigError, ResultsError, UsageError
 
 # keys an agent table may set: the provider options of [run]
 AGENT_KEYS = ("name", "provider", *PROVIDER_OPTIONS)
@@ -117,10 +117,17 @@ def _run_one(
 ) -> Any:
     """One agent's run, built by the same function as ``goldenkit run``'s (every option kept)."""
     from goldenkit.runner import run_eval
+    from goldenkit.runner._folder import NEW_RUN_ID
 
     args.command_name = "benchmark"
     extra = {"benchmark": args.run_prefix}
-    return run_eval(dataset, **run_cmd.run_arguments(args, opts, cfg, run_id=run_id, graders=graders, extra=extra))
+    try:
+        return run_eval(dataset, **run_cmd.run_arguments(args, opts, cfg, run_id=run_id, graders=graders, extra=extra))
+    except ResultsError as exc:  # a run of this prefix made with other settings: a new prefix is the fix
+        if not str(exc).endswith(NEW_RUN_ID):
+            raise
+        why = str(exc).removesuffix(NEW_RUN_ID)
+        raise ResultsError(f"{why}use another --run-prefix (e.g. --run-prefix {args.run_prefix}-2)") from None
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
@@ -140,7 +147,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
     dataset = read_dataset(args.dataset)
     code = 0
     for agent, run_id in zip(agents, run_ids, strict=True):
-        opts = {**base, **{k: v for k, v in agent.items() if k != "name"}}
+        # each agent's label is derived from its own settings ([run] label would name them all alike)
+        opts = {**base, "label": None, **{k: v for k, v in agent.items() if k != "name"}}
         summary = _run_one(dataset, opts, cfg, grader_list(args, cfg, opts.get("model")), run_id, args)
         print(f"{agent['name']}: {summary.line()}", flush=True)
         code = max(code, summary.exit_code)  # 3 wins over 2 (an agent whose run graded nothing)

@@ -39,6 +39,7 @@ from goldenkit.commands._agent import (
     build_provider,
     build_simulator,
     grader_list,
+    register_simulator,
     worker_setup,
 )
 from goldenkit.commands._args import BadNumber
@@ -125,6 +126,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_seed": RUN_OPTIONS["user_seed"].check,
     "max_turns": RUN_OPTIONS["max_turns"].check,
     "stop_decided_repeats": bool,
+    "label": RUN_OPTIONS["label"].check,
 }
 DEFAULTS: dict[str, Any] = {
     "repeats": 1,
@@ -153,7 +155,7 @@ def register(sub: Any) -> None:
     _transport(p.add_argument_group("transport (HTTP providers and the judge)"))
     _rows(p.add_argument_group("rows"))
     _results(p.add_argument_group("results"))
-    _simulated_user(p.add_argument_group("simulated user (scenario rows)"))
+    register_simulator(p.add_argument_group("simulated user (scenario rows)"), flag)
     sequential_cli.register_run(p.add_argument_group("decided repeats and the sequential gate"), flag)
     p.set_defaults(func=run_command)
 
@@ -291,6 +293,13 @@ def _results(o: Any) -> None:
         type=flag("run_id"),
         help="run id; an existing run with this id is resumed (only missing outcomes run)",
     )
+    o.add_argument(
+        "--label",
+        type=flag("label"),
+        metavar="TEXT",
+        help="what leaderboards, history and reports show first (default: derived from the model and its "
+        "settings, or the agent's name); recorded in run.json, never part of the protocol key",
+    )
     o.add_argument("--results-dir", help="folder of run folders (default results)")
     o.add_argument("--retry-errors", action="store_true", help="re-run only the ERROR outcomes of run --run-id")
     o.add_argument("--record", metavar="DIR", help="also write the answers as a fixture folder")
@@ -307,27 +316,6 @@ def _results(o: Any) -> None:
         help="criteria of --criteria that goldenkit cannot grade, left ungraded on purpose (else exit 1)",
     )
     o.add_argument("--quiet", action="store_true", help="no progress on stderr")
-
-
-def _simulated_user(u: Any) -> None:
-    u.add_argument(
-        "--user-simulator",
-        choices=("callable", "openai", "ollama"),
-        help="who writes the user's turns of scenario rows (required for them in a live run)",
-    )
-    u.add_argument("--user-callable", metavar="MOD:FN", help="callable simulator: fn(scenario, transcript) -> str|None")
-    u.add_argument("--user-model", help="openai/ollama simulator: the model id")
-    u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
-    u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
-    u.add_argument(
-        "--user-temperature", type=flag("user_temperature"), help="openai/ollama simulator: sampling temperature"
-    )
-    u.add_argument("--user-seed", type=flag("user_seed"), help="openai/ollama simulator: seed (repeat r uses seed + r)")
-    u.add_argument(
-        "--max-turns",
-        type=flag("max_turns"),
-        help="agent turns per conversation at most (default 5; a case's own wins)",
-    )
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
@@ -447,6 +435,7 @@ def run_arguments(
         "max_retries": opts["max_retries"],
         "max_retry_after": opts["max_retry_after"],
         "run_id": run_id,
+        "label": opts.get("label"),
         "results_dir": Path(opts["results_dir"]),
         "sample": sample,
         "max_error_rate": opts["max_error_rate"],
@@ -478,6 +467,8 @@ def run_command(args: argparse.Namespace) -> int:
     extra = sequential_cli.run_keywords(args, cfg, opts)
     summary = run_eval(dataset, **run_arguments(args, opts, cfg, run_id=args.run_id, graders=graders), **extra)
     print(summary.line(), file=sys.stdout)
+    if summary.resumed:  # the final line of a resume: what it reused, what it called
+        print(summary.resumed_line(), file=sys.stdout)
     return sequential_cli.run_exit(summary, extra)
 
 

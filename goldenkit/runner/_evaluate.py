@@ -298,6 +298,7 @@ async def arun_eval(
             retry_errors=o.retry_errors,
             config=recorded,
             commit=commit,
+            label=o.label,
         )
         write_json_atomic(folder.run_file, manifest)
         recorder = _recorder(o.record_dir, provider, key, folder.run_id)

@@ -223,6 +223,11 @@ def _settings(manifest: Mapping[str, Any]) -> Any:
     return provider.get("settings") if isinstance(provider, Mapping) else None
 
 
+#: How a run folder that cannot be resumed ends its error: a command that names its runs another way (the
+#: ``--run-prefix`` of ``goldenkit benchmark``) says its own option in its place.
+NEW_RUN_ID = "use a new --run-id"
+
+
 def _shown(value: Any) -> str:
     """A setting's value in a message: ``unset``, a hash's first 12 digits, a text quoted and cut short."""
     if value is None:
@@ -236,9 +241,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
     """The earlier invocation's manifest and outcomes (a resume), after checking its run key."""
     if not folder.run_file.exists():
         if folder.jsonl.exists():
-            raise ResultsError(
-                f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, use a new --run-id"
-            )
+            raise ResultsError(f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, {NEW_RUN_ID}")
         return
     try:
         old = json.loads(folder.run_file.read_text(encoding="utf-8"))
@@ -246,9 +249,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
         raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
     diffs = run_key_differences(old, key, also=("shard",))
     if diffs:
-        raise ResultsError(
-            f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); use a new --run-id"
-        )
+        raise ResultsError(f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); {NEW_RUN_ID}")
     folder.old_manifest = old
     if folder.jsonl.exists():
         repair_jsonl(folder.jsonl)
@@ -269,6 +270,7 @@ def scan_outcomes(path: Path) -> Iterator[tuple[dict[str, Any], int, int]]:
 
 __all__ = [
     "LOCK_FILE",
+    "NEW_RUN_ID",
     "RunFolder",
     "RunLock",
     "check_run_id",

@@ -5,7 +5,8 @@ version, the graders with their hard flags, the judge, repeats, the sample,
 the mode, the criteria file, vision; a shard's spec beside it);
 :func:`run_manifest` adds the protocol key built from it
 (:func:`goldenkit.compare.protocol_key`, stored whole with its SHA-256), the
-redacted provider settings, the configuration, counts and timings. The dataset
+redacted provider settings, the configuration, counts and timings, and the ``label`` the run was given
+(``--label``; None: derived where it is shown, :func:`goldenkit._run_label.run_label`). The dataset
 and the goldenkit.toml are recorded absolute and relative to the run folder
 (``dataset.path`` / ``path_from_run``, ``config.extra.config_file`` /
 ``config_file_from_run``, each beside its sha256), so every command finds them
@@ -103,6 +104,7 @@ def run_manifest(
     retry_errors: bool,
     config: Mapping[str, Any] | None,
     commit: str | None,
+    label: str | None = None,
 ) -> dict[str, Any]:
     old = folder.old_manifest or {}
     invocation: dict[str, Any] = {
@@ -117,6 +119,7 @@ def run_manifest(
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": folder.run_id,
+        "label": label if label is not None else old.get("label"),  # given, else kept on a resume
         **key,
         "dataset": _travelling_dataset(key.get("dataset"), folder),
         "protocol": protocol,

@@ -64,8 +64,9 @@ class RunOptions:
       ``max_retry_after`` (the longest Retry-After honoured, in seconds; a 429 asking for more is
       a permanent ERROR), ``max_error_rate``, ``abort_after_errors``.
     Where it writes and what it records:
-      ``run_id``, ``results_dir``, ``retry_errors`` (call again the pairs whose last outcome is an
-      ERROR), ``record_dir`` (record fixtures), ``config`` (the goldenkit.toml
+      ``run_id``, ``label`` (what people read first, :func:`goldenkit._run_label.run_label`; None: derived,
+      or on a resume the label the run has), ``results_dir``, ``retry_errors`` (call again the pairs whose
+      last outcome is an ERROR), ``record_dir`` (record fixtures), ``config`` (the goldenkit.toml
       to use, as ``--config``: a path; or extra settings recorded in run.json, secrets redacted:
       a mapping, whose ``config_file`` names the goldenkit.toml; see ``run_eval``), ``judge_version``,
       ``artifacts`` (files and folders that define the agent,
@@ -101,6 +102,7 @@ class RunOptions:
     max_error_rate: float = 0.02
     abort_after_errors: int | None = 50
     run_id: str | None = None
+    label: str | None = None
     results_dir: str | os.PathLike[str] = "results"
     retry_errors: bool = False
     record_dir: str | os.PathLike[str] | None = None
@@ -154,7 +156,7 @@ class RunOptions:
 #: caller did not give (what the agent is and where files go come from the call itself).
 _RUN_TABLE = tuple(
     "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
-    "stop_decided_repeats vision".split()
+    "stop_decided_repeats vision label".split()
 )
 
 
@@ -217,6 +219,7 @@ class RunOptionsFields(TypedDict, total=False):
     max_error_rate: float
     abort_after_errors: int | None
     run_id: str | None
+    label: str | None
     results_dir: str | os.PathLike[str]
     retry_errors: bool
     record_dir: str | os.PathLike[str] | None

@@ -349,7 +349,8 @@ class RunExecution:
         return lost
 
     async def finish(self, interrupted: bool) -> RunSummary:
-        """Counts, validity, run.json, Parquet (when complete) and ``results/latest``."""
+        """Counts, validity, run.json, Parquet (when complete) and ``results/latest`` (left where it was by a
+        resume that had nothing to call: the newest run is the newest that did something)."""
         lost = await self._close()
         index = self.plan.index
         counts = index.counts()  # the earlier invocations' outcomes, superseded by this one's
@@ -380,7 +381,8 @@ class RunExecution:
         else:
             (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
         write_json_atomic(self.folder.run_file, self.manifest)
-        update_latest(self.folder.path.parent, self.folder.run_id)
+        if len(self.plan.todo) or self.folder.old_manifest is None:  # a resume with nothing to do moves nothing
+            update_latest(self.folder.path.parent, self.folder.run_id)
         if lost is not None:
             raise ResultsError(
                 f"{self.folder.jsonl}: outcomes could not be written ({lost}); "

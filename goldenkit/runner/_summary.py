@@ -96,6 +96,12 @@ class RunSummary:
             f"results in {self.path}"
         )
 
+    def resumed_line(self) -> str:
+        """``resumed: 108 of 108 outcomes reused, 0 new calls``: what a resume took from the run's earlier
+        invocations (``resumed``) and how many calls it made (a resume with nothing to do leaves
+        ``results/latest`` where it was, :meth:`goldenkit.runner._run.RunExecution.finish`)."""
+        return f"resumed: {self.resumed} of {self.counts.get('expected', 0)} outcomes reused, {self.calls} new calls"
+
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or an interrupted notebook cell) stopped run ``run_id``: what it kept, and how to resume.
