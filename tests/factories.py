@@ -84,7 +84,7 @@ def write_dataset(
     """
     d = root / folder
     d.mkdir(parents=True, exist_ok=True)
-    (d / "dataset.json").write_text(json.dumps(manifest(name, version, **(meta or {}))), encoding="utf-8")
+    (d / "dataset.json").write_text(json.dumps(manifest(name, version) | dict(meta or {})), encoding="utf-8")
     with (d / "dataset.jsonl").open("w", encoding="utf-8", newline="") as fh:
         fh.write("".join(json.dumps(r) + newline for r in rows))
     if toml is not None:

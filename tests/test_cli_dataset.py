@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _shared import shared_path
+from factories import write_dataset
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
@@ -39,12 +40,7 @@ def make_dataset(tmp_path: Path, crlf: bool = False) -> Path:
                     "case": {"prompt": f"{name} question {i}", "expect": {"must_contain": ["order"]}},
                 }
             )
-    folder = tmp_path / "shop"
-    folder.mkdir()
-    eol = "\r\n" if crlf else "\n"
-    (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + eol for r in rows), newline="")
-    (folder / "dataset.json").write_text(json.dumps(MANIFEST))
-    return folder
+    return write_dataset(tmp_path, rows, folder="shop", meta=MANIFEST, newline="\r\n" if crlf else "\n")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -15,8 +15,8 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from factories import write_guide_project
 from fakeserver import FakeModelServer
-from test_first_dataset import GUIDE, blocks
 
 from goldenkit.cli import main
 from goldenkit.config import TABLE_KEYS, check_config, config_for_run
@@ -26,23 +26,12 @@ from goldenkit.results import read_run
 AGENT = "shop_agent"
 
 
-def write_project(root: Path, toml: str | None = None) -> Path:
-    """The guide's files under ``root`` (``shop/`` and ``shop_agent.py``); ``toml`` replaces its goldenkit.toml."""
-    for b in blocks(GUIDE.read_text(encoding="utf-8")):
-        if b.file is not None:
-            (root / b.file).parent.mkdir(parents=True, exist_ok=True)
-            (root / b.file).write_text(b.text, encoding="utf-8")
-    if toml is not None:
-        (root / "shop" / "goldenkit.toml").write_text(toml, encoding="utf-8")
-    return root
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The shop project in ``tmp_path/proj`` with runs v1 (agent version 1) and v2 (version 2) made there."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, AGENT, raising=False)
-    proj = write_project(tmp_path / "proj")
+    proj = write_guide_project(tmp_path / "proj")
     monkeypatch.chdir(proj)
     for run_id, fn in (("v1", "answer"), ("v2", "answer_v2")):
         argv = ["run", "shop", "--provider", "callable", "--callable", f"{AGENT}:{fn}", "--run-id", run_id, "--quiet"]
@@ -178,7 +167,7 @@ def test_every_command_refuses_a_config_with_an_unknown_name_or_a_quoted_boolean
 ) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, AGENT, raising=False)
-    monkeypatch.chdir(write_project(tmp_path, toml))
+    monkeypatch.chdir(write_guide_project(tmp_path, toml))
     argv = ["run", "shop", "--provider", "callable", "--callable", f"{AGENT}:answer", "--run-id", "r", "--quiet"]
     assert main(argv) == 1
     err = capsys.readouterr().err
@@ -242,7 +231,7 @@ def test_a_dataset_config_cannot_say_where_requests_keys_or_files_go(
 ) -> None:
     monkeypatch.setenv("GK_TEST_KEY", KEY)
     with FakeModelServer() as srv:
-        monkeypatch.chdir(write_project(tmp_path, toml.format(url=srv.url)))
+        monkeypatch.chdir(write_guide_project(tmp_path, toml.format(url=srv.url)))
         argv = ["run", "shop", "--provider", "openai", "--model", "m", "--api-key-env", "GK_TEST_KEY", "--quiet"]
         assert main([*argv, "--run-id", "r"]) == 1
         err = capsys.readouterr().err
@@ -264,7 +253,7 @@ def test_a_dataset_config_redirect_is_refused_from_python_and_taken_when_named(
             '[graders]\nuse = ["contract", "judge"]\n[judge]\nprovider = "openai"\nmodel = "j"\nrubric = "rubric.md"\n'
         )
         toml += f'[judge.options]\nbase_url = "{srv.url}"\napi_key_env = "GK_TEST_KEY"\n'
-        proj = write_project(tmp_path, toml)
+        proj = write_guide_project(tmp_path, toml)
         (proj / "shop" / "rubric.md").write_text("PASS when the answer is helpful and polite.\n")
         monkeypatch.chdir(proj)
         agent = get_provider("callable", callable=lambda case: "We will email you a reset link.")

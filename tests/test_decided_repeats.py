@@ -4,11 +4,11 @@ more once the collapse rule's verdict cannot change; the collapsed verdicts are 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from factories import numbered_rows, write_dataset
 
 from goldenkit.cli import main
 from goldenkit.compare import protocol_key
@@ -35,22 +35,10 @@ def flaky(case: Case, repeat: int = 0) -> str:
 
 
 def dataset(tmp_path: Path, rows: int = ROWS, config: str = "") -> Path:
-    ds = tmp_path / "ds"
-    ds.mkdir(exist_ok=True)
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
-    lines = [
-        {
-            "id": f"r{i:03d}",
-            "slice": "ab"[i % 2],
-            "split": "dev",
-            "case": {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
-        }
-        for i in range(rows)
-    ]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (ds / "goldenkit.toml").write_text(config)
-    return ds
+    cases = numbered_rows(
+        rows, lambda i: {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}}, slice=lambda i: "ab"[i % 2]
+    )
+    return write_dataset(tmp_path, cases, name="d", toml=config)
 
 
 def run(ds: Path, run_id: str, *extra: str) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from factories import rows_of, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 from testca import make_ca
 
@@ -38,13 +39,7 @@ CONTEXT = (
 
 
 def dataset(root: Path, cases: dict[str, dict[str, Any]]) -> Path:
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": log}))
-    lines = [json.dumps({"id": rid, "slice": "s", "split": "dev", "case": c}) for rid, c in cases.items()]
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n")
-    return d
+    return write_dataset(root, rows_of(cases))
 
 
 def run_one(tmp_path: Path, provider: Any, case: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:

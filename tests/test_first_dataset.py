@@ -19,45 +19,13 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from factories import FILE_LANGS, GUIDE, blocks
 
 ROOT = Path(__file__).resolve().parent.parent
-GUIDE = ROOT / "docs" / "first-dataset.md"
-FILE_LANGS = ("json", "jsonl", "toml", "python")
-_FENCE = re.compile(r"^```(\w*)\s*$")
-_NAMES_A_FILE = re.compile(r"`([\w./-]+)`:\s*$")
 _EXIT = re.compile(r"\s+#\s*exit (\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class Block:
-    lang: str
-    text: str
-    line: int  # the line of its opening fence
-    file: str | None  # the file the line before it names
-
-
-def blocks(markdown: str) -> list[Block]:
-    """The fenced blocks of ``markdown``, in order."""
-    out: list[Block] = []
-    lines = markdown.split("\n")
-    i = 0
-    while i < len(lines):
-        fence = _FENCE.match(lines[i])
-        if fence is None:
-            i += 1
-            continue
-        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        before = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
-        named = _NAMES_A_FILE.search(before)
-        text = "".join(line + "\n" for line in lines[i + 1 : end])
-        lang = fence.group(1)
-        out.append(Block(lang, text, i + 1, named.group(1) if named and lang in FILE_LANGS else None))
-        i = end + 1
-    return out
 
 
 def commands(script: str) -> list[tuple[str, int]]:

@@ -9,11 +9,11 @@ spelling is kept). A folder or file a command writes is ``-o/--output`` everywhe
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import build_parser, main
@@ -66,20 +66,9 @@ def test_generate_and_calibrate_write_where_any_spelling_says(spelling: str) -> 
 
 
 def _dataset(root: Path) -> Path:
-    ds = root / "ds"
-    ds.mkdir()
-    manifest = {
-        "name": "tiny",
-        "version": "1.0.0",
-        "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}],
-    }
-    (ds / "dataset.json").write_text(json.dumps(manifest))
-    rows = [
-        {"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}", "expect": {"must_contain": ["yes"]}}}
-        for i in (1, 2)
-    ]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return ds
+    case = {"prompt": "", "expect": {"must_contain": ["yes"]}}
+    rows = [row(f"r{i}", case | {"prompt": f"q{i}"}) for i in (1, 2)]
+    return write_dataset(root, rows, name="tiny")
 
 
 def test_the_model_seed_is_sent_and_part_of_the_agent_version(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
@@ -76,13 +77,11 @@ def gen_id(normalized: str, width: int = 12) -> str:
 
 
 def make_dataset(tmp_path: Path, rows: list[dict[str, Any]] = EXISTING) -> Path:
-    src = tmp_path / "shop"
-    src.mkdir()
-    (src / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    manifest = {"name": "shop", "version": "1.0", "changelog": [{"version": "1.0", "date": "2026-11-01", "why": "x"}]}
-    (src / "dataset.json").write_text(json.dumps(manifest), encoding="utf-8")
-    (src / "goldenkit.toml").write_text("[run]\n", encoding="utf-8")  # other files are copied along
-    return src
+    log = [{"version": "1.0", "date": "2026-11-01", "why": "x"}]
+    # goldenkit.toml: other files are copied along
+    return write_dataset(
+        tmp_path, rows, folder="shop", name="shop", version="1.0", meta={"changelog": log}, toml="[run]\n"
+    )
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
@@ -101,13 +102,7 @@ def test_check_gradable_is_a_share_and_names_the_rows() -> None:
 
 
 def dataset(root: Path, rows: list[dict]) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
-    lines = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": c} for i, c in enumerate(rows)]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    return d
+    return write_dataset(root, [row(f"r{i}", c) for i, c in enumerate(rows)], version="1")
 
 
 ROWS = [

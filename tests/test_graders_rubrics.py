@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import rows_of, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 
 from goldenkit.dataset import read_dataset
@@ -193,13 +194,7 @@ def test_pending_and_failed_judge_calls(judge_server: FakeModelServer) -> None:
 
 
 def _dataset(root: Path, cases: dict[str, dict[str, Any]]) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    meta = {"name": "t", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-    (d / "dataset.json").write_text(json.dumps(meta), "utf-8")
-    rows = [json.dumps({"id": k, "slice": "s", "split": "dev", "case": v}) for k, v in cases.items()]
-    (d / "dataset.jsonl").write_text("\n".join(rows) + "\n", "utf-8")
-    return d
+    return write_dataset(root, rows_of(cases))
 
 
 def test_in_a_run_the_calls_share_the_limiter_and_retries(tmp_path: Path, judge_server: FakeModelServer) -> None:

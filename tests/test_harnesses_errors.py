@@ -17,10 +17,12 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import factories
 import pandas as pd
 import pytest
 import zstandard
 from _shared import needs_shared, shared_dir
+from factories import row
 
 from goldenkit import import_run, outcomes_df, read_dataset
 from goldenkit.cli import main
@@ -339,27 +341,15 @@ def test_openai_evals_finished_log_with_match_events(tmp_path: Path) -> None:
 
 
 def write_dataset(folder: Path, ids: list[str]) -> Path:
-    folder.mkdir()
+    case = {"prompt": "", "expect": {"must_contain": ["No"]}}
     rows = [
-        {
-            "id": i,
-            "slice": "even" if int(i) % 2 == 0 else "odd",
-            "split": "holdout",
-            "case": {"prompt": f"q{i}", "expect": {"must_contain": ["No"]}},
-        }
-        for i in ids
+        row(i, case | {"prompt": f"q{i}"}, slice="even" if int(i) % 2 == 0 else "odd", split="holdout") for i in ids
     ]
-    (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (folder / "dataset.json").write_text(
-        json.dumps(
-            {
-                "name": "popularity-gk",
-                "version": "1.0.0",
-                "changelog": [{"version": "1.0.0", "date": "2026-11-30", "why": "first"}],
-            }
-        )
+    log = [{"version": "1.0.0", "date": "2026-11-30", "why": "first"}]
+    folder.mkdir()
+    return factories.write_dataset(
+        folder.parent, rows, folder=folder.name, name="popularity-gk", meta={"changelog": log}
     )
-    return folder
 
 
 @needs_shared("interop", "results")

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import factories
 import pytest
 from run_factory import manifest, outcomes, write_run
 
@@ -23,11 +24,7 @@ AGENT = "def answer(case):\n    return 'Order A-1 ships today.'\n"
 
 
 def write_dataset(folder: Path, rows: list[dict], version: str = "1") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    log = [{"version": version, "date": "2026-01-01", "why": "t"}]
-    (folder / "dataset.json").write_text(json.dumps({"name": "t", "version": version, "changelog": log}))
-    (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
+    return factories.write_dataset(folder.parent, rows, folder=folder.name, version=version)
 
 
 def contract_row(rid: str, slice_: str = "s") -> dict:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _shared import shared_path
+from factories import rows_of, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
@@ -267,14 +268,7 @@ def test_check_images_names_rows_and_reasons():
 
 
 def _dataset(root: Path, cases: dict[str, dict]) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    (d / "dataset.json").write_text(
-        json.dumps({"name": "img", "version": "1", "changelog": [{"version": "1", "date": "2026-01-01", "why": "t"}]})
-    )
-    rows = [{"id": rid, "slice": "s", "split": "dev", "case": case} for rid, case in cases.items()]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d
+    return write_dataset(root, rows_of(cases), name="img", version="1")
 
 
 IMAGE_ROWS = {

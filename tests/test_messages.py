@@ -20,7 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+import factories
 import pytest
+from factories import numbered_rows
 from fakeserver import FakeModelServer, Reply
 from leaderboard_site import benchmark_run
 
@@ -48,23 +50,10 @@ SLOW_AGENT = (
 
 
 def write_dataset(root: Path, rows: int) -> Path:
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": log}))
-    lines = [
-        json.dumps(
-            {
-                "id": f"r{i:03d}",
-                "slice": f"s{i % 3}",
-                "split": "dev",
-                "case": {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}},
-            }
-        )
-        for i in range(rows)
-    ]
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n")
-    return d
+    made = numbered_rows(
+        rows, lambda i: {"prompt": "q", "n": i, "expect": {"must_contain": ["done"]}}, slice=lambda i: f"s{i % 3}"
+    )
+    return factories.write_dataset(root, made)
 
 
 def _lines(path: Path) -> int:

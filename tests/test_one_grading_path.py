@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_config_travel import AGENT, write_project
-from test_first_dataset import GUIDE, blocks
+from factories import GUIDE, blocks, write_guide_project
+from test_config_travel import AGENT
 
 import goldenkit as gk
 from goldenkit.cli import main
@@ -29,7 +29,7 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The guide's shop project, with the command line's runs v1 (agent version 1) and v2 (version 2)."""
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, AGENT, raising=False)
-    monkeypatch.chdir(write_project(tmp_path))
+    monkeypatch.chdir(write_guide_project(tmp_path))
     for run_id, fn in (("v1", "answer"), ("v2", "answer_v2")):
         argv = ["run", "shop", "--provider", "callable", "--callable", f"{AGENT}:{fn}", "--run-id", run_id, "--quiet"]
         assert main(argv) == 0

@@ -12,7 +12,6 @@ and fails in CI when it cannot.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,7 +21,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import factories
 import pytest
+from factories import row
 from fakeserver import FakeModelServer
 from testca import make_ca
 
@@ -115,15 +116,9 @@ def ca(tmp_path):
 
 def write_dataset(root: Path, n: int = 2) -> Path:
     d = root / "ds"
-    d.mkdir(parents=True)
-    changelog = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": changelog}))
-    rows = [
-        {"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}", "expect": {"must_contain": ["ok"]}}}
-        for i in range(n)
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d
+    d.mkdir(parents=True)  # a second call in one folder is a mistake
+    case = {"prompt": "", "expect": {"must_contain": ["ok"]}}
+    return factories.write_dataset(root, [row(f"r{i}", case | {"prompt": f"q{i}"}) for i in range(n)])
 
 
 def run(tmp_path: Path, url: str, *extra: str, run_id: str = "r") -> int:

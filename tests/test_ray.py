@@ -17,7 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import factories
 import pytest
+from factories import row
 from fakeserver import FakeModelServer, Reply
 from ray_cluster import head_node, ray_cluster  # noqa: F401 - the session's cluster fixture
 
@@ -48,18 +50,13 @@ def answer(case, repeat=0):  # type: ignore[no-untyped-def]
 
 
 def write_dataset(root: Path, rows: int, kill: Path | None = None, prompt: str = "q") -> Path:
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": log}))
     lines = []
     for i in range(rows):
         case: dict[str, Any] = {"prompt": prompt, "n": i, "expect": {"must_contain": ["done"]}}
         if kill is not None and i == 7:
             case["kill"] = str(kill)
-        lines.append(json.dumps({"id": f"r{i:03d}", "slice": f"s{i % 3}", "split": "dev", "case": case}))
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n")
-    return d
+        lines.append(row(f"r{i:03d}", case, slice=f"s{i % 3}"))
+    return factories.write_dataset(root, lines)
 
 
 def facts(run: str | Path) -> set[tuple[str, int, str, str]]:

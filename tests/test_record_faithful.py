@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -41,14 +42,8 @@ COMPARED = ("row_id", "repeat", "verdict", "detail", "error_kind", "graders", "r
 
 
 def _write_dataset(root: Path, rows: list[dict[str, Any]]) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "faithful", "version": "1.0.0", "changelog": log}))
-    lines = [{"id": r["id"], "slice": "s", "split": "dev", "case": r["case"]} for r in rows]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (d / "goldenkit.toml").write_text('[graders]\nuse = ["contract", "trajectory"]\n')
-    return d
+    toml = '[graders]\nuse = ["contract", "trajectory"]\n'
+    return write_dataset(root, [row(r["id"], r["case"]) for r in rows], name="faithful", toml=toml)
 
 
 def _stored(run: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _shared import shared_path
+from factories import numbered_rows, write_dataset
 from run_factory import FakeRun, manifest, outcomes
 
 from goldenkit.cli import main
@@ -29,25 +30,14 @@ CHANGELOG = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
 
 def make_dataset(root: Path, red_rows: object = ("r003",)) -> Path:
     """Six rows: r001 tagged red, r003 listed in dataset.json red_rows, r005 tagged red and must refuse."""
-    d = root / "ds"
-    d.mkdir()
-    man: dict[str, object] = {"name": "tiny", "version": "1.0.0", "changelog": CHANGELOG}
-    if red_rows is not None:
-        man["red_rows"] = list(red_rows) if isinstance(red_rows, tuple) else red_rows
-    (d / "dataset.json").write_text(json.dumps(man))
+    meta = {} if red_rows is None else {"red_rows": list(red_rows) if isinstance(red_rows, tuple) else red_rows}
     tags = {1: ["red"], 5: ["red", "refusal"]}
-    rows = [
-        {
-            "id": f"r{i:03d}",
-            "slice": "even" if i % 2 == 0 else "odd",
-            "tags": tags.get(i, []),
-            "split": "dev",
-            "case": {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
-        }
-        for i in range(6)
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d
+    rows = numbered_rows(
+        6,
+        lambda i: {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
+        slice=lambda i: "even" if i % 2 == 0 else "odd",
+    )
+    return write_dataset(root, [r | {"tags": tags.get(i, [])} for i, r in enumerate(rows)], name="tiny", meta=meta)
 
 
 @pytest.fixture
