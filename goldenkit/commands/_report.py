@@ -75,6 +75,19 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
     return resolve_run_or_baseline(ref, results_dir, baselines_dir)
 
 
+def _stop_notes(run_id: str, manifest: Mapping[str, Any]) -> None:
+    """Print what a sequential run or one whose decided repeats stopped counts (the ledger's notes).
+
+    The ledger (and the statistics stack it imports, about 1 s) is loaded only for such a run."""
+    if not (manifest.get("sequential") or manifest.get("stop_decided_repeats")):
+        return
+    from goldenkit.compare._ledger import decided_repeats_note, sequential_line
+
+    for said in (sequential_line(manifest), decided_repeats_note(manifest)):  # goldenkit.gate._sequential
+        if said is not None:
+            print(f"{run_id}: {said}")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     if args.leaderboard or args.run is None:
         from goldenkit.commands._report_leaderboard import report_leaderboard
@@ -82,15 +95,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
 
         return report_leaderboard(args)
-    from goldenkit.compare._ledger import decided_repeats_note, sequential_line
     from goldenkit.notebooks import execute_notebooks
     from goldenkit.results import read_run
 
     run = read_run(args.run, args.results_dir)
     gate_defaults(args, run)
-    for said in (sequential_line(run.manifest), decided_repeats_note(run.manifest)):  # goldenkit.gate._sequential
-        if said is not None:
-            print(f"{run.run_id}: {said}")
+    _stop_notes(run.run_id, run.manifest)
     out_dir = Path(args.output) if args.output else run.path
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         (

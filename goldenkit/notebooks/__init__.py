@@ -181,6 +181,26 @@ def export_html(notebook: Any, html_path: str | Path, *, title: str | None = Non
     return out
 
 
+def _papermill() -> Any:
+    """papermill, imported without ``rfc3987_syntax`` when jsonschema is not loaded yet.
+
+    papermill reads notebooks with nbformat, which imports jsonschema, whose format checkers import
+    ``rfc3987_syntax`` when it is installed (JupyterLab's dependencies bring it): it compiles an IRI
+    grammar at import, about 1.3 s before any kernel starts. nbformat never checks formats, so that
+    import is waste: it is refused while papermill loads (jsonschema then only lacks its ``iri`` checker).
+    """
+    if "papermill" in sys.modules or "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        import papermill
+
+        return papermill
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # `import` raises ImportError
+    try:
+        import papermill
+    finally:
+        del sys.modules["rfc3987_syntax"]
+    return papermill
+
+
 # goldenkit's errors that keep their meaning (and exit code) outside the cell that raised them;
 # any other exception a cell raises is exit 1 naming the cell (a notebook that raises is no outage).
 _PASSTHROUGH: dict[str, type[GoldenkitError]] = {
@@ -231,8 +251,7 @@ def execute_notebook(
     kernel itself failing (it does not start, dies, or a cell runs past
     ``timeout``).
     """
-    import papermill as pm
-
+    pm = _papermill()
     source = notebook_path(name_or_path)
     out_dir = check_output(output_dir, "output folder", folder=True)  # a file there: one line, not mkdir's error
     out_dir.mkdir(parents=True, exist_ok=True)
