@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from goldenkit._checks import _unprintable, name_problem
 
-__all__ = ["RUN_OPTIONS", "Constraint", "Name", "Number", "Text", "check_option"]
+__all__ = ["RUN_OPTIONS", "Constraint", "Flag", "Name", "Names", "Number", "Text", "check_option"]
 
 
 class Constraint(Protocol):
@@ -171,6 +171,42 @@ class Text:
         return self.check(text)
 
 
+@dataclass(frozen=True)
+class Flag:
+    """A TOML boolean (``true``/``false``): never a text or a number."""
+
+    @property
+    def what(self) -> str:
+        return "true or false"
+
+    def check(self, value: object) -> bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, got {value!r}")
+        return value
+
+    def parse(self, text: str) -> bool:
+        return self.check({"true": True, "false": False}.get(text.strip().lower(), text))
+
+
+@dataclass(frozen=True)
+class Names:
+    """A list of non-empty texts (slice names), as a tuple without repeats, in the order given."""
+
+    of: str = "names"
+
+    @property
+    def what(self) -> str:
+        return f"a list of {self.of}"
+
+    def check(self, value: object) -> tuple[str, ...]:
+        if not isinstance(value, list | tuple) or not all(isinstance(s, str) and s for s in value):
+            raise ValueError(f"must be a list of {self.of}, got {value!r}")
+        return tuple(dict.fromkeys(value))
+
+    def parse(self, text: str) -> tuple[str, ...]:
+        return self.check([s.strip() for s in text.split(",") if s.strip()])
+
+
 #: The options of a run and what each takes (see the module doc). ``latest`` is the results folder's
 #: link to the newest run (:data:`goldenkit.results.LATEST`), never a run id.
 RUN_OPTIONS: dict[str, Constraint] = {
@@ -199,6 +235,10 @@ RUN_OPTIONS: dict[str, Constraint] = {
     "max_error_rate": Number(low=0, high=1),
     "abort_after_errors": Number(integer=True, low=1, optional=True),  # consecutive ERRORs; None: never stop
     "ray_workers": Number(integer=True, low=1, optional=True),
+    # the run's budget (goldenkit.runner._budget): it stops the run when reached; never in the protocol key
+    "max_calls": Number(integer=True, low=1, optional=True),
+    "max_tokens_total": Number(integer=True, low=1, optional=True),
+    "max_cost": Number(low=0, low_open=True, optional=True),  # USD; needs [pricing] for the models called
     # the sequential gate (goldenkit run --sequential)
     "max_rows": Number(integer=True, low=1, optional=True),
     "sequential_seed": Number(integer=True, low=0, optional=True),

@@ -47,9 +47,9 @@ def test_policy_from_config_reads_every_key() -> None:
     ("cfg", "message"),
     [
         ({"min_pass_rat": 0.9}, "unknown key"),
-        ({"min_pass_rate": 1.5}, "min_pass_rate must be a number in"),
+        ({"min_pass_rate": 1.5}, "min_pass_rate must be a finite number in"),
         ({"min_pass_rate": "high"}, "min_pass_rate"),
-        ({"alpha": 0}, "alpha must be in"),
+        ({"alpha": 0}, "alpha must be a finite number in"),
         ({"critical": "refunds"}, "critical must be a list"),
         ({"rule": "most"}, "rule must be"),
         ({"regression": "yes"}, "regression must be true or false"),

@@ -104,10 +104,10 @@ def test_a_run_with_outcomes_cannot_turn_sequential(world: Path, capsys: pytest.
 @pytest.mark.parametrize(
     ("cfg", "msg"),
     [
-        ({"non_inferiority_margin": 1.0}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
-        ({"non_inferiority_margin": 0}, "non_inferiority_margin must be a number in \\(0, 1\\) or false"),
-        ({"alpha": 0.9}, "alpha must be in \\(0, 0.5\\)"),
-        ({"alpha": 0.5}, "alpha must be in \\(0, 0.5\\)"),
+        ({"non_inferiority_margin": 1.0}, "non_inferiority_margin must be a finite number in \\(0, 1\\) or false"),
+        ({"non_inferiority_margin": 0}, "non_inferiority_margin must be a finite number in \\(0, 1\\) or false"),
+        ({"alpha": 0.9}, "alpha must be a finite number in \\(0, 0.5\\)"),
+        ({"alpha": 0.5}, "alpha must be a finite number in \\(0, 0.5\\)"),
     ],
 )
 def test_a_margin_or_alpha_that_makes_green_free_is_refused(cfg: dict[str, float], msg: str) -> None:

@@ -72,37 +72,14 @@ the procedure over random orders of a full run (shadow mode). docs/sequential.md
 Configuration: the ``[gate]`` table of goldenkit.toml
 ------------------------------------------------------
 
-::
+Every key is declared once, in :data:`goldenkit.gate._policy.GATE_KEYS` (what it
+takes, its default, what it does); the listing below is made from it::
 
-    [gate]
-    rule = "majority"                # collapse rule for repeats: majority | all | any | at_least:K
-    min_pass_rate = 0.85             # overall pass rate (rows, after collapsing) must be >= this
-    min_wilson_lower = 0.80          # overall Wilson 95% lower bound must be >= this
-    per_slice_min_pass_rate = 0.70   # every slice's pass rate must be >= this
-    per_slice_min_wilson_lower = 0.5 # every slice's Wilson lower bound must be >= this
-    max_hallucination_rate = 0.02    # share of graded attempts the hallucination grader failed
-    hallucination_grader = "hallucination"   # grader whose failure counts as a hallucination
-    min_negative_case_pass_rate = 1.0  # red rows (run with --red): PASS / graded attempts must be >= this
-    max_error_rate = 0.02            # ERROR attempts / all attempts; over it: exit 3 (default 0.02)
-    max_slice_error_rate = 0.05      # new transient ERROR rows / rows, per slice; over it: exit 3 (default 0.05)
-    max_new_permanent_errors = 0     # rows the baseline graded that the candidate made a permanent ERROR (default 0)
-    min_paired_rows = 1              # rows graded on both sides each critical slice needs (default 1)
-    min_paired_share = 0.9           # share of rows paired, overall and per critical slice (default 0.9)
-    regression = true                # compare against a baseline (default true; a missing one fails)
-    baseline = "main"                # default baseline (name or run); --baseline overrides
-    alpha = 0.05                     # family-wise false-fail rate of the regression rules (default 0.05)
-    critical = ["refunds"]           # slices in the gate's Holm family, beside the overall table
-    fail_on_slices = false           # true: the other slices join the family and can fail (default false)
-    non_inferiority_margin = 0.05    # largest drop tolerated; green needs it shown (default 0.05; false: off)
-    allowed_regression = 0.0         # point rule for deterministic runs: largest drop of a pass rate (default off)
-    allow_noisy = false              # true: allowed_regression also on runs whose repeats disagree (default false)
-
-    [gate.slices.refunds]            # per-slice absolute thresholds (override the per_slice_ ones)
-    min_pass_rate = 0.90
-    min_wilson_lower = 0.80
+{GATE_KEYS}
 
 All keys are optional; an absent threshold is not checked. Unknown keys and
-values of the wrong type are a :class:`goldenkit.errors.ConfigError`.
+values outside what a key takes are a :class:`goldenkit.errors.ConfigError`
+naming the file and the key.
 
 Rules
 -----
@@ -205,6 +182,8 @@ Modules
 from __future__ import annotations
 
 from goldenkit.gate._evaluate import evaluate_gate
-from goldenkit.gate._policy import DECISION_NAMES, GateDecision, GatePolicy, GateRule
+from goldenkit.gate._policy import DECISION_NAMES, GateDecision, GatePolicy, GateRule, gate_keys_listing
+
+__doc__ = (__doc__ or "").replace("{GATE_KEYS}", gate_keys_listing())  # the listing, from the table itself
 
 __all__ = ["DECISION_NAMES", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]

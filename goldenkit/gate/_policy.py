@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from goldenkit._constraints import Constraint, Flag, Names, Number, Text
 from goldenkit._text import did_you_mean
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
@@ -32,11 +33,14 @@ from goldenkit.stats import parse_rule
 __all__ = [
     "ABSOLUTE_THRESHOLDS",
     "DECISION_NAMES",
+    "GATE_KEYS",
     "REVIEW_NOTE",
     "UNDECIDED",
     "GateDecision",
+    "GateKey",
     "GatePolicy",
     "GateRule",
+    "gate_keys_listing",
 ]
 
 #: Why a slice is listed in ``decision.review``.
@@ -55,6 +59,7 @@ ABSOLUTE_THRESHOLDS = (
     "per_slice_min_wilson_lower",
     "max_hallucination_rate",
     "min_negative_case_pass_rate",
+    "judge_min_pass_rate",
 )
 
 
@@ -70,123 +75,286 @@ DECISION_NAMES = {
 }
 
 
-def _rate(where: str, key: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
-        raise ConfigError(f"{where}: {key} must be a number in [0, 1], got {v!r}")
-    return float(v)
+class _At(ValueError):
+    """A refusal inside a table of ``[gate]`` (``slices.NAME``): the message names that table."""
+
+    def __init__(self, table: str, message: str) -> None:
+        super().__init__(message)
+        self.table = table
+
+
+@dataclass(frozen=True)
+class CollapseRule:
+    """A collapse rule of repeats (:func:`goldenkit.stats.parse_rule`)."""
+
+    @property
+    def what(self) -> str:
+        return "majority, all, any or at_least:K"
+
+    def check(self, value: object) -> str:
+        try:
+            parse_rule(value)  # type: ignore[arg-type]
+        except Exception:
+            raise ValueError(f"must be {self.what}, got {value!r}") from None
+        return str(value)
+
+    def parse(self, text: str) -> str:
+        return self.check(text)
+
+
+@dataclass(frozen=True)
+class OrFalse:
+    """``inner``'s value, or ``false`` (and None) for off (None on the policy)."""
+
+    inner: Number
+
+    @property
+    def what(self) -> str:
+        return f"{self.inner.what} or false (off)"
+
+    def check(self, value: object) -> Any:
+        if value is False or value is None:
+            return None
+        if not isinstance(value, bool):  # true is not a margin
+            try:
+                return self.inner.check(value)
+            except ValueError:
+                pass
+        raise ValueError(f"must be a {self.what}, got {value!r}")
+
+    def parse(self, text: str) -> Any:
+        return self.check(False if text.strip().lower() == "false" else self.inner.parse(text))
+
+
+@dataclass(frozen=True)
+class SliceTables:
+    """The ``[gate.slices.NAME]`` tables: per-slice absolute thresholds (``keys``), each a rate."""
+
+    keys: tuple[str, ...] = _SLICE_KEYS
+
+    @property
+    def what(self) -> str:
+        return "a table of [gate.slices.NAME] tables"
+
+    def check(self, value: object) -> dict[str, dict[str, float]]:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"must be {self.what}, got {value!r}")
+        out: dict[str, dict[str, float]] = {}
+        for name, t in value.items():
+            w = f"slices.{name}"
+            if not isinstance(t, Mapping):
+                raise _At(w, "must be a table")
+            bad = sorted(set(t) - set(self.keys))
+            if bad:
+                raise _At(w, f"unknown key(s) {', '.join(bad)}; known: {', '.join(self.keys)}")
+            out[str(name)] = {}
+            for k, v in t.items():
+                try:
+                    out[str(name)][k] = float(_RATE.check(v))  # type: ignore[arg-type]
+                except ValueError as exc:
+                    raise _At(w, f"{k} {exc}") from None
+        return out
+
+    def parse(self, text: str) -> dict[str, dict[str, float]]:
+        raise ValueError("is a table: set it in goldenkit.toml")
+
+
+@dataclass(frozen=True)
+class GateKey:
+    """One key of ``[gate]``: what it takes (a constraint of :mod:`goldenkit._constraints`), its default,
+    what it does (``help``), and the value the listing in :mod:`goldenkit.gate`'s documentation shows."""
+
+    constraint: Constraint
+    default: Any
+    help: str
+    example: str
+    #: said after a refusal of the key (why its range is what it is)
+    note: str = ""
+
+
+_RATE = Number(low=0, high=1)
+_RATE_OR_OFF = Number(low=0, high=1, optional=True)
+
+#: The ``[gate]`` table, declared once: :meth:`GatePolicy.from_config` checks each key by its constraint,
+#: :class:`GatePolicy` takes its defaults from here, and :mod:`goldenkit.gate`'s documentation lists it
+#: (:func:`gate_keys_listing`). A key without a field of its own on :class:`GatePolicy` is still checked and
+#: held on the policy (``GatePolicy.other_keys``, :meth:`GatePolicy.value`) until a rule reads it.
+GATE_KEYS: dict[str, GateKey] = {
+    "rule": GateKey(
+        CollapseRule(), "majority", "collapse rule for repeats: majority | all | any | at_least:K", '"majority"'
+    ),
+    "min_pass_rate": GateKey(_RATE_OR_OFF, None, "overall pass rate (rows, after collapsing) must be >= this", "0.85"),
+    "min_wilson_lower": GateKey(_RATE_OR_OFF, None, "overall Wilson 95% lower bound must be >= this", "0.80"),
+    "per_slice_min_pass_rate": GateKey(_RATE_OR_OFF, None, "every slice's pass rate must be >= this", "0.70"),
+    "per_slice_min_wilson_lower": GateKey(
+        _RATE_OR_OFF, None, "every slice's Wilson lower bound must be >= this", "0.5"
+    ),
+    "max_hallucination_rate": GateKey(
+        _RATE_OR_OFF, None, "share of graded attempts the hallucination grader failed", "0.02"
+    ),
+    "hallucination_grader": GateKey(
+        Text(length=200), "hallucination", "grader whose failure counts as a hallucination", '"hallucination"'
+    ),
+    "min_negative_case_pass_rate": GateKey(
+        _RATE_OR_OFF, None, "red rows (run with --red): PASS / graded attempts must be >= this", "1.0"
+    ),
+    "judge_min_pass_rate": GateKey(
+        _RATE_OR_OFF,
+        None,
+        "judge-graded pass rate: lower bound (prediction-powered with human labels)",
+        "0.80",
+    ),
+    "accept_self_preference": GateKey(
+        Flag(), False, "true: a judge of the candidate's family may alone make it green", "false"
+    ),
+    "max_error_rate": GateKey(_RATE_OR_OFF, 0.02, "ERROR attempts / all attempts; over it: exit 3", "0.02"),
+    "max_slice_error_rate": GateKey(
+        _RATE_OR_OFF, 0.05, "new transient ERROR rows / rows, per slice; over it: exit 3", "0.05"
+    ),
+    "max_new_permanent_errors": GateKey(
+        Number(integer=True, low=0, optional=True),
+        0,
+        "rows the baseline graded that the candidate made a permanent ERROR",
+        "0",
+    ),
+    "min_paired_rows": GateKey(
+        Number(integer=True, low=1), 1, "rows graded on both sides each critical slice needs", "1"
+    ),
+    "min_paired_share": GateKey(_RATE, 0.9, "share of rows paired, overall and per critical slice", "0.9"),
+    "regression": GateKey(Flag(), True, "compare against a baseline (a missing one fails)", "true"),
+    "baseline": GateKey(
+        Text(length=4096, optional=True), None, "default baseline (name or run); --baseline overrides", '"main"'
+    ),
+    "alpha": GateKey(
+        Number(low=0, high=0.5, low_open=True, high_open=True),
+        0.05,
+        "family-wise false-fail rate of the regression rules",
+        "0.05",
+        "its bounds are two-sided 1 - 2 alpha",
+    ),
+    "critical": GateKey(
+        Names("slice names"), (), "slices in the gate's Holm family, beside the overall table", '["refunds"]'
+    ),
+    "fail_on_slices": GateKey(Flag(), False, "true: the other slices join the family and can fail", "false"),
+    "non_inferiority_margin": GateKey(
+        OrFalse(Number(low=0, high=1, low_open=True, high_open=True)),
+        0.05,
+        "largest drop tolerated; green needs it shown (false: off)",
+        "0.05",
+        "a margin of 1 tolerates every drop, 0 none",
+    ),
+    "allowed_regression": GateKey(
+        _RATE_OR_OFF, None, "point rule for deterministic runs: largest drop of a pass rate", "0.0"
+    ),
+    "allow_noisy": GateKey(Flag(), False, "true: allowed_regression also on runs whose repeats disagree", "false"),
+    "slices": GateKey(
+        SliceTables(),
+        {},
+        "per-slice absolute thresholds (override the per_slice_ ones)",
+        "[gate.slices.refunds]\nmin_pass_rate = 0.90\nmin_wilson_lower = 0.80",
+    ),
+}
+
+
+def _checked(where: str, name: str, value: object) -> Any:
+    """``value`` of ``[gate]`` key ``name`` as the key takes it; a ConfigError naming ``where`` and the key."""
+    try:
+        return GATE_KEYS[name].constraint.check(value)
+    except _At as exc:
+        raise ConfigError(f"{where}.{exc.table}: {exc}") from None
+    except ValueError as exc:
+        note = GATE_KEYS[name].note
+        raise ConfigError(f"{where}: {name} {exc}" + (f" ({note})" if note else "")) from None
+
+
+def _default(name: str) -> Any:
+    """A field's default, from :data:`GATE_KEYS` (a fresh copy of a mutable one per policy)."""
+    d = GATE_KEYS[name].default
+    return field(default_factory=lambda: type(d)(d)) if isinstance(d, dict | list) else field(default=d)
+
+
+def gate_keys_listing(indent: str = "    ") -> str:
+    """The ``[gate]`` table as goldenkit.toml lines, each key with its example, what it does and its
+    default: the listing of :mod:`goldenkit.gate`'s documentation, derived from :data:`GATE_KEYS`."""
+    scalars, tables = [], []
+    for name, key in GATE_KEYS.items():
+        d = key.default
+        if isinstance(d, dict):  # a table of tables: its example is the TOML of one
+            head, *body = key.example.split("\n")
+            tables += ["", f"{head:<32} # {key.help}", *body]
+            continue
+        shown = "off" if d is None else str(d).lower() if isinstance(d, bool) else f'"{d}"' if isinstance(d, str) else d
+        text = f"{name} = {key.example}"
+        scalars.append(f"{text:<32} # {key.help} (default {list(d) if isinstance(d, tuple) else shown})")
+    return "\n".join(indent + line if line else "" for line in ["[gate]", *scalars, *tables])
 
 
 @dataclass(frozen=True)
 class GatePolicy:
-    """What the gate checks; built from ``[gate]`` by :meth:`from_config`."""
+    """What the gate checks; built from ``[gate]`` by :meth:`from_config`. Every field is a key of
+    :data:`GATE_KEYS` (its default and its check come from there)."""
 
-    rule: str = "majority"
-    min_pass_rate: float | None = None
-    min_wilson_lower: float | None = None
-    per_slice_min_pass_rate: float | None = None
-    per_slice_min_wilson_lower: float | None = None
-    slices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    max_hallucination_rate: float | None = None
-    hallucination_grader: str = "hallucination"
-    min_negative_case_pass_rate: float | None = None
-    max_error_rate: float | None = 0.02
-    regression: bool = True
-    baseline: str | None = None
-    alpha: float = 0.05
-    critical: tuple[str, ...] = ()
-    non_inferiority_margin: float | None = 0.05
-    fail_on_slices: bool = False
-    allowed_regression: float | None = None
-    allow_noisy: bool = False
-    min_paired_rows: int = 1
-    min_paired_share: float = 0.9
-    max_new_permanent_errors: int | None = 0
-    max_slice_error_rate: float | None = 0.05
+    rule: str = _default("rule")
+    min_pass_rate: float | None = _default("min_pass_rate")
+    min_wilson_lower: float | None = _default("min_wilson_lower")
+    per_slice_min_pass_rate: float | None = _default("per_slice_min_pass_rate")
+    per_slice_min_wilson_lower: float | None = _default("per_slice_min_wilson_lower")
+    slices: Mapping[str, Mapping[str, float]] = _default("slices")
+    max_hallucination_rate: float | None = _default("max_hallucination_rate")
+    hallucination_grader: str = _default("hallucination_grader")
+    min_negative_case_pass_rate: float | None = _default("min_negative_case_pass_rate")
+    judge_min_pass_rate: float | None = _default("judge_min_pass_rate")
+    accept_self_preference: bool = _default("accept_self_preference")
+    max_error_rate: float | None = _default("max_error_rate")
+    regression: bool = _default("regression")
+    baseline: str | None = _default("baseline")
+    alpha: float = _default("alpha")
+    critical: tuple[str, ...] = _default("critical")
+    non_inferiority_margin: float | None = _default("non_inferiority_margin")
+    fail_on_slices: bool = _default("fail_on_slices")
+    allowed_regression: float | None = _default("allowed_regression")
+    allow_noisy: bool = _default("allow_noisy")
+    min_paired_rows: int = _default("min_paired_rows")
+    min_paired_share: float = _default("min_paired_share")
+    max_new_permanent_errors: int | None = _default("max_new_permanent_errors")
+    max_slice_error_rate: float | None = _default("max_slice_error_rate")
+    #: the values of the keys of :data:`GATE_KEYS` that no field above declares (read with :meth:`value`)
+    other_keys: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.alpha < 0.5:
-            raise ConfigError(f"GatePolicy: alpha must be in (0, 0.5), got {self.alpha!r}")
-        m = self.non_inferiority_margin
-        if m is not None and not 0.0 < m < 1.0:
-            raise ConfigError(f"GatePolicy: non_inferiority_margin must be in (0, 1) or None (off), got {m!r}")
+        """Every field checked by its key's constraint (as :meth:`from_config` checks goldenkit.toml), and
+        kept as the constraint gives it (a tuple of slice names, a float rate)."""
+        for f in fields(self):
+            if f.name in GATE_KEYS:
+                object.__setattr__(self, f.name, _checked("GatePolicy", f.name, getattr(self, f.name)))
+        unknown = sorted(set(self.other_keys) - set(GATE_KEYS))
+        if unknown:
+            raise ConfigError(f"GatePolicy: unknown key(s) {', '.join(unknown)}")
+
+    def value(self, name: str) -> Any:
+        """The value of ``[gate]`` key ``name``: its field, else :attr:`other_keys`, else its default."""
+        if name not in GATE_KEYS:
+            raise KeyError(f"{name!r} is not a key of [gate]")
+        if name in _FIELDS:
+            return getattr(self, name)
+        return self.other_keys.get(name, GATE_KEYS[name].default)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None, where: str = "[gate]") -> GatePolicy:
-        """Validate the ``[gate]`` table (a dict) and build the policy."""
+        """Validate the ``[gate]`` table (a dict) against :data:`GATE_KEYS` and build the policy."""
         cfg = dict(cfg or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(cfg) - known)
+        unknown = sorted(set(cfg) - set(GATE_KEYS))
         if unknown:
-            hint = did_you_mean(unknown[0], known)
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}{hint}; known: {', '.join(sorted(known))}")
-        kw: dict[str, Any] = {}
-        rates = ("max_error_rate", "max_slice_error_rate", "min_paired_share", "allowed_regression")
-        for key in (*ABSOLUTE_THRESHOLDS, *rates):
-            if key in cfg and cfg[key] is not None:
-                kw[key] = _rate(where, key, cfg[key])
-        for key, low in (("min_paired_rows", 1), ("max_new_permanent_errors", 0)):
-            if key in cfg:
-                v = cfg[key]
-                if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                    raise ConfigError(f"{where}: {key} must be a whole number >= {low}, got {v!r}")
-                kw[key] = v
-        if "alpha" in cfg:
-            a = _rate(where, "alpha", cfg["alpha"])
-            if not 0.0 < a < 0.5:
-                raise ConfigError(
-                    f"{where}: alpha must be in (0, 0.5) (its bounds are two-sided 1 - 2 alpha), got {a!r}"
-                )
-            kw["alpha"] = a
-        if "rule" in cfg:
-            try:
-                parse_rule(cfg["rule"])
-            except Exception:
-                raise ConfigError(
-                    f"{where}: rule must be majority, all, any or at_least:K, got {cfg['rule']!r}"
-                ) from None
-            kw["rule"] = cfg["rule"]
-        for key in ("hallucination_grader", "baseline"):
-            if key in cfg and cfg[key] is not None:
-                if not isinstance(cfg[key], str) or not cfg[key]:
-                    raise ConfigError(f"{where}: {key} must be a non-empty string, got {cfg[key]!r}")
-                kw[key] = cfg[key]
-        for key in ("regression", "fail_on_slices", "allow_noisy"):
-            if key in cfg:
-                if not isinstance(cfg[key], bool):
-                    raise ConfigError(f"{where}: {key} must be true or false, got {cfg[key]!r}")
-                kw[key] = cfg[key]
-        if "non_inferiority_margin" in cfg:
-            m = cfg["non_inferiority_margin"]
-            if m is not False and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0.0 < m < 1.0):
-                raise ConfigError(
-                    f"{where}: non_inferiority_margin must be a number in (0, 1) or false (off), got {m!r} "
-                    "(a margin of 1 tolerates every drop, 0 none)"
-                )
-            kw["non_inferiority_margin"] = None if m is False else float(m)
-        if "critical" in cfg:
-            crit = cfg["critical"]
-            if not isinstance(crit, list) or not all(isinstance(s, str) and s for s in crit):
-                raise ConfigError(f"{where}: critical must be a list of slice names, got {crit!r}")
-            kw["critical"] = tuple(dict.fromkeys(crit))
-        if "slices" in cfg:
-            kw["slices"] = _slice_tables(where, cfg["slices"])
-        return cls(**kw)
+            hint = did_you_mean(unknown[0], GATE_KEYS)
+            raise ConfigError(
+                f"{where}: unknown key(s) {', '.join(unknown)}{hint}; known: {', '.join(sorted(GATE_KEYS))}"
+            )
+        checked = {name: _checked(where, name, v) for name, v in cfg.items()}
+        own = {k: v for k, v in checked.items() if k in _FIELDS}
+        return cls(**own, other_keys={k: v for k, v in checked.items() if k not in _FIELDS})
 
 
-def _slice_tables(where: str, sl: Any) -> dict[str, dict[str, float]]:
-    """The ``[gate.slices.NAME]`` tables: per-slice absolute thresholds, each a rate."""
-    if not isinstance(sl, dict):
-        raise ConfigError(f"{where}: slices must be a table of [gate.slices.NAME] tables")
-    out: dict[str, dict[str, float]] = {}
-    for name, t in sl.items():
-        w = f"{where}.slices.{name}"
-        if not isinstance(t, dict):
-            raise ConfigError(f"{w}: must be a table")
-        bad = sorted(set(t) - set(_SLICE_KEYS))
-        if bad:
-            raise ConfigError(f"{w}: unknown key(s) {', '.join(bad)}; known: {', '.join(_SLICE_KEYS)}")
-        out[str(name)] = {k: _rate(w, k, v) for k, v in t.items()}
-    return out
+_FIELDS = frozenset(f.name for f in fields(GatePolicy)) - {"other_keys"}
 
 
 @dataclass(frozen=True)
