@@ -267,6 +267,9 @@ class Response:
     answer (the last turn's text). Token counts are None when the provider does
     not report them; ``cost`` is None unless the provider returns a price.
     ``ttft_ms`` is the time to the first token of a streamed call (None unstreamed).
+    ``tokens_cached`` (input tokens read from the server's cache) and ``tokens_reasoning``
+    (output tokens spent thinking) are part of ``tokens_in`` and ``tokens_out``; ``usage`` is the
+    other roles' usage the answer took (``{"simulator": {...}}``, :data:`goldenkit.schema.USAGE_COUNTS`).
     """
 
     turns: list[TurnOutput]
@@ -277,6 +280,9 @@ class Response:
     raw: Any = None
     ttft_ms: float | None = None
     retrieved: list[str] | None = None  # ids the agent retrieved, in order (None: not reported)
+    tokens_cached: int | None = None
+    tokens_reasoning: int | None = None
+    usage: dict[str, dict[str, Any]] | None = None
 
     @property
     def text(self) -> str:

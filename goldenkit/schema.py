@@ -7,6 +7,8 @@ one JSON object per row x repeat in ``outcomes.jsonl`` (and one row of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 SCHEMA_VERSION = 1
 
 # A dataset folder: the rows and the manifest (name, version, changelog).
@@ -108,9 +110,62 @@ OUTCOME_FIELDS = (
     "attempts",
     "tokens_in",
     "tokens_out",
+    "tokens_cached",
+    "tokens_reasoning",
     "cost",
+    "usage",
     "started_at",
 )
+
+# Usage (goldenkit.results._accounting). The candidate's own counts are the outcome's ``tokens_in``,
+# ``tokens_out``, ``tokens_cached`` (input tokens the server read from its cache: part of ``tokens_in``),
+# ``tokens_reasoning`` (output tokens spent thinking: part of ``tokens_out``) and ``cost`` (the provider's
+# price only), as the server reported them: a count it did not report is null, never 0. Its calls are the
+# outcome's ``attempts``. The other roles' usage is the outcome's ``usage``: {role: {USAGE_COUNTS}}.
+CANDIDATE = "candidate"
+JUDGE = "judge"  # every model-graded grader (judge, rubrics)
+SIMULATOR_ROLE = "simulator"  # the simulated user of a scenario case
+ROLES = (CANDIDATE, JUDGE, SIMULATOR_ROLE)
+TOKEN_COUNTS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning")  # a Response's, an outcome's
+USAGE_COUNTS = ("calls", *TOKEN_COUNTS, "cost")
+
+
+def usage_of(reply: object, calls: int = 1) -> dict[str, object]:
+    """The usage of ``calls`` model calls that gave ``reply`` (a Response or a chat reply): its token
+    counts and cost as reported (None where not), as one role's entry of an outcome's ``usage``."""
+    return {"calls": calls, **{key: getattr(reply, key, None) for key in USAGE_COUNTS if key != "calls"}}
+
+
+def outcome_usage(
+    usage: dict[str, dict[str, object]] | None, judge: Iterable[dict[str, object] | None]
+) -> dict[str, dict[str, object]] | None:
+    """An outcome's ``usage``: the roles a Response brought (the simulator's) and the judges' usage
+    summed as the ``judge`` role; None when no role used a model."""
+    out = dict(usage or {})
+    for one in judge:
+        summed = add_usage(out.get(JUDGE), one)
+        if summed is not None:
+            out[JUDGE] = summed
+    return out or None
+
+
+def add_usage(a: dict[str, object] | None, b: dict[str, object] | None) -> dict[str, object] | None:
+    """The sum of two usages (dicts of :data:`USAGE_COUNTS`), count by count; a count neither reported
+    stays None (a missing count is never 0).
+
+    >>> add_usage({"calls": 1, "tokens_in": 5, "cost": None}, {"calls": 1, "tokens_in": None})
+    {'calls': 2, 'tokens_in': 5, 'tokens_out': None, 'tokens_cached': None, 'tokens_reasoning': None, 'cost': None}
+    >>> add_usage(None, None) is None
+    True
+    """
+    if a is None and b is None:
+        return None
+    out: dict[str, object] = {}
+    for key in USAGE_COUNTS:
+        x, y = (a or {}).get(key), (b or {}).get(key)
+        out[key] = y if x is None else x if y is None else x + y  # type: ignore[operator]
+    return out
+
 
 RUN_FILE = "run.json"
 OUTCOMES_JSONL = "outcomes.jsonl"

@@ -82,10 +82,12 @@ class Reply:
     content_type: str = "application/json"
     drip: float = 0.0  # seconds between the bytes of the reply (0: all at once)
     cut: bool = False  # a streamed reply without its end marker
+    usage: dict[str, Any] = field(default_factory=dict)  # more of OpenAI's usage block (prompt_tokens_details...)
 
     @classmethod
     def text(cls, text: str, **kw: Any) -> Reply:
-        """A normal answer; ``tokens_in``/``tokens_out``/``model``/``delay`` may be given."""
+        """A normal answer; ``tokens_in``/``tokens_out``/``model``/``delay``/``usage`` (more of the usage
+        block: ``{"prompt_tokens_details": {"cached_tokens": 4}}``) may be given."""
         return cls(kind="text", content=text, **kw)
 
     @classmethod
@@ -442,6 +444,7 @@ def _openai_reply(reply: Reply, model: str) -> dict[str, Any]:
             "prompt_tokens": reply.tokens_in,
             "completion_tokens": reply.tokens_out,
             "total_tokens": reply.tokens_in + reply.tokens_out,
+            **reply.usage,
         },
     }
 

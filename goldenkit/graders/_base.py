@@ -42,6 +42,7 @@ class GradeResult:
     reason: str = ""
     error: bool = False
     findings: tuple[Finding, ...] = field(default=(), compare=False)
+    usage: dict[str, Any] | None = field(default=None, compare=False)  # a model grader's calls (schema.usage_of)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"passed": self.passed, "score": self.score, "reason": self.reason, "error": self.error}

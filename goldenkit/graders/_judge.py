@@ -46,6 +46,7 @@ models prefer their own answers.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import re
@@ -61,7 +62,7 @@ from goldenkit.graders._base import Grader, GradeResult, final_reference, select
 from goldenkit.graders._text import quote
 from goldenkit.providers._base import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
-from goldenkit.schema import TRANSPORT_SETTINGS
+from goldenkit.schema import TRANSPORT_SETTINGS, usage_of
 
 #: How a run sends the judge's calls: ``await call(provider, case)`` (see the module doc).
 ModelCall = Callable[[Provider, Case], Awaitable[Response]]
@@ -467,7 +468,7 @@ class JudgeGrader(Grader):
             msg = " ".join(str(exc).split()) or type(exc).__name__
             return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True)
         verdict = parse_judge(reply.text, quoted=answers)
-        return self.result(verdict, hard=self.hard)
+        return dataclasses.replace(self.result(verdict, hard=self.hard), usage=usage_of(reply))
 
     @staticmethod
     def result(verdict: JudgeVerdict, *, hard: bool = False) -> GradeResult:

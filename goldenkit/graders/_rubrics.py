@@ -32,6 +32,7 @@ Inside a run its calls go through the run's limiter and retries (``call_model``)
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -45,6 +46,7 @@ from goldenkit.graders._base import GradeResult, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
+from goldenkit.schema import add_usage, usage_of
 
 __all__ = ["RUBRIC_INSTRUCTIONS", "RubricGrader", "rubric_outcome"]
 
@@ -148,7 +150,9 @@ class RubricGrader(JudgeGrader):
         judge_case = Case(id=f"rubric:{case.id}:{rubric.id}", shape="contract", turns=(Turn(user=user),), system=system)
         return judge_case, answers
 
-    async def _judge_one(self, case: Case, response: Response, rubric: Rubric) -> tuple[str, str, str]:
+    async def _judge_one(
+        self, case: Case, response: Response, rubric: Rubric, spent: list[dict[str, Any]]
+    ) -> tuple[str, str, str]:
         judge_case, answers = self.rubric_prompt(case, response, rubric)
         try:
             if self.call_model is not None:
@@ -157,6 +161,7 @@ class RubricGrader(JudgeGrader):
                 reply = await self.provider.complete(judge_case, repeat=0)
         except Exception as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
             return rubric.id, "ERROR", "judge call failed: " + (" ".join(str(exc).split()) or type(exc).__name__)
+        spent.append(usage_of(reply))
         verdict = parse_judge(reply.text, quoted=answers)
         why = mask_secrets("; ".join(verdict.reasons) if verdict.decision != "PENDING" else verdict.note)
         if len(why) > 200:
@@ -170,8 +175,9 @@ class RubricGrader(JudgeGrader):
         if not case.rubrics:
             return GradeResult(passed=None, reason="no rubrics")
         threshold = self.case_threshold(case)
-        verdicts = await asyncio.gather(*(self._judge_one(case, response, r) for r in case.rubrics))
-        result = rubric_outcome(list(verdicts), threshold)
+        spent: list[dict[str, Any]] = []  # each judge call's usage
+        verdicts = await asyncio.gather(*(self._judge_one(case, response, r, spent) for r in case.rubrics))
+        result = replace(rubric_outcome(list(verdicts), threshold), usage=functools.reduce(add_usage, spent, None))
         text = {r.id: r.text for r in case.rubrics}  # a rubric's finding names it by its text
         found = [Finding(self.name, "rubric", value_free(text.get(rid, rid))) for rid, v, _ in verdicts if v == "FAIL"]
         return replace(result, findings=tuple(dict.fromkeys(found))) if found else result

@@ -81,6 +81,7 @@ from goldenkit.providers._adk_events import TurnCollector, as_content, error_fro
 from goldenkit.providers._base import Provider, Response, TurnOutput
 from goldenkit.providers._conversation import HISTORY_MODES, expected_exchanges
 from goldenkit.records import Case, ImagePart, Message
+from goldenkit.schema import TOKEN_COUNTS
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"
@@ -269,36 +270,30 @@ class AdkProvider(Provider):
         model = self.model_of(target)
         if self._history == "expected" and len(case.turns) > 1:
             outputs: list[TurnOutput] = []
-            tokens_in: int | None = None
-            tokens_out: int | None = None
-            ids: list[str | None] = []
+            each: list[TurnCollector] = []
             for i in range(len(case.turns)):
                 prior = [*case.history, *expected_exchanges(case, outputs)]
                 collected = await self._run(case, target, [case.turns[i].user], prior, [case.turns[i].images])
                 outputs.append(collected[0].output())
-                tokens_in = _add(tokens_in, collected[0].tokens_in)
-                tokens_out = _add(tokens_out, collected[0].tokens_out)
-                ids.append(collected[0].invocation_id)
-            return Response(
-                turns=outputs,
-                tokens_in=tokens_in,
-                tokens_out=tokens_out,
-                model=model,
-                raw={"invocation_ids": ids, "history": "expected"},
+                each.append(collected[0])
+            ids = [c.invocation_id for c in each]
+            return _counted(
+                Response(turns=outputs, model=model, raw={"invocation_ids": ids, "history": "expected"}), each
             )
         collected = await self._run(
             case, target, [t.user for t in case.turns], list(case.history), [t.images for t in case.turns]
         )
-        return Response(
-            turns=[c.output() for c in collected],
-            tokens_in=_sum([c.tokens_in for c in collected]),
-            tokens_out=_sum([c.tokens_out for c in collected]),
-            model=model,
-            raw={
-                "invocation_ids": [c.invocation_id for c in collected],
-                "history": "actual",
-                "final_state": collected[-1].final_state if collected else None,
-            },
+        return _counted(
+            Response(
+                turns=[c.output() for c in collected],
+                model=model,
+                raw={
+                    "invocation_ids": [c.invocation_id for c in collected],
+                    "history": "actual",
+                    "final_state": collected[-1].final_state if collected else None,
+                },
+            ),
+            collected,
         )
 
     async def _run(
@@ -415,13 +410,7 @@ class AdkConversation:
         got = await self._stored()
         self._events = len(got.events) if got is not None else self._events
         state = jsonable(dict(got.state)) if got is not None else None
-        return Response(
-            turns=[col.output()],
-            tokens_in=col.tokens_in,
-            tokens_out=col.tokens_out,
-            model=self._model,
-            raw={"final_state": state},
-        )
+        return _counted(Response(turns=[col.output()], model=self._model, raw={"final_state": state}), [col])
 
     async def _stored(self) -> Any:
         app_name, user_id, _, _ = self.provider._session_input(self.case)
@@ -479,6 +468,13 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 def _sum(values: Sequence[int | None]) -> int | None:
     return functools.reduce(_add, values, None)  # None when every value is None
+
+
+def _counted(response: Response, collected: Sequence[TurnCollector]) -> Response:
+    """``response`` with the token counts of its invocations summed (None when none reported a count)."""
+    for key in TOKEN_COUNTS:
+        setattr(response, key, _sum([getattr(c, key) for c in collected]))
+    return response
 
 
 def adk_provider(

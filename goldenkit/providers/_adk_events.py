@@ -106,11 +106,27 @@ class TurnCollector:
         self.final_has_text = False
         self.tokens_in: int | None = None
         self.tokens_out: int | None = None
+        self.tokens_cached: int | None = None  # usage_metadata.cached_content_token_count: part of tokens_in
+        self.tokens_reasoning: int | None = None  # usage_metadata.thoughts_token_count
         self.error: ProviderError | None = None
         self.pending_calls = 0
         self._args_by_id: dict[str, dict[str, Any]] = {}
         self.invocation_id: str | None = None
         self.final_state: dict[str, Any] | None = None  # the session's state after this turn
+
+    def add_usage(self, usage: Any) -> None:
+        """Add one event's ``usage_metadata`` (a count it does not carry leaves the sum as it is: None
+        when no event carried it). Gemini counts thoughts apart from the candidates' tokens: both are
+        output tokens here, the thoughts also ``tokens_reasoning``."""
+        prompt, candidates = usage.prompt_token_count, usage.candidates_token_count
+        cached = getattr(usage, "cached_content_token_count", None)
+        thoughts = getattr(usage, "thoughts_token_count", None)
+        out = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+        for key, count in (("tokens_in", prompt), ("tokens_out", out), ("tokens_cached", cached)):
+            if count is not None:
+                setattr(self, key, (getattr(self, key) or 0) + count)
+        if thoughts is not None:
+            self.tokens_reasoning = (self.tokens_reasoning or 0) + thoughts
 
     def add(self, event: Any) -> None:
         if self.invocation_id is None:
@@ -119,10 +135,7 @@ class TurnCollector:
             return
         usage = event.usage_metadata
         if usage is not None:
-            if usage.prompt_token_count is not None:
-                self.tokens_in = (self.tokens_in or 0) + usage.prompt_token_count
-            if usage.candidates_token_count is not None:
-                self.tokens_out = (self.tokens_out or 0) + usage.candidates_token_count
+            self.add_usage(usage)
         if event.error_code and not event.get_function_calls():
             reason = event.error_message or ""
             code = str(event.error_code)

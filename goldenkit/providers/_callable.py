@@ -234,7 +234,14 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-_COUNTS = (("tokens_in", int), ("tokens_out", int), ("cost", (int, float)), ("ttft_ms", (int, float)))
+_COUNTS = (
+    ("tokens_in", int),
+    ("tokens_out", int),
+    ("tokens_cached", int),
+    ("tokens_reasoning", int),
+    ("cost", (int, float)),
+    ("ttft_ms", (int, float)),
+)
 
 
 def _response_problem(resp: Response) -> str | None:
@@ -245,6 +252,10 @@ def _response_problem(resp: Response) -> str | None:
             return f"{name} must be a number >= 0 or None, got {v!r}"[:120]
     if resp.model is not None and not isinstance(resp.model, str):
         return f"model must be a str or None, got {type(resp.model).__name__}"
+    if resp.usage is not None and not (
+        isinstance(resp.usage, dict) and all(isinstance(u, dict) for u in resp.usage.values())
+    ):
+        return "usage must be None or a dict of {role: {calls, tokens_in, ...}}"
     if resp.retrieved is not None and not (
         isinstance(resp.retrieved, list) and all(isinstance(r, str) for r in resp.retrieved)
     ):

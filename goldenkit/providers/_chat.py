@@ -47,6 +47,8 @@ class ChatReply:
     finish_reason: str | None = None
     raw: Any = None
     ttft_ms: float | None = None
+    tokens_cached: int | None = None  # part of tokens_in
+    tokens_reasoning: int | None = None  # part of tokens_out
 
 
 class StreamCollector(Protocol):

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Response, TurnOutput
 from goldenkit.records import Case, Message, ToolCall, ToolResponse
+from goldenkit.schema import TOKEN_COUNTS
 
 HISTORY_MODES = ("actual", "expected")
 DEFAULT_MAX_TOOL_STEPS = 8
@@ -256,8 +257,7 @@ async def run_conversation(
     base = initial_messages(case, system)
     exchanges: list[list[Message]] = []  # per earlier turn: the messages actually exchanged
     turns: list[TurnOutput] = []
-    tokens_in: int | None = None
-    tokens_out: int | None = None
+    tokens: dict[str, int | None] = dict.fromkeys(TOKEN_COUNTS)
     model: str | None = None
     ttft_ms: float | None = None  # of the case's first request
     raws: list[Any] = []
@@ -279,10 +279,10 @@ async def run_conversation(
             if not raws:
                 ttft_ms = getattr(reply, "ttft_ms", None)
             raws.append(reply.raw)
-            if reply.tokens_in is not None:
-                tokens_in = (tokens_in or 0) + reply.tokens_in
-            if reply.tokens_out is not None:
-                tokens_out = (tokens_out or 0) + reply.tokens_out
+            for key in TOKEN_COUNTS:  # a count no reply reported stays None, never 0
+                got = getattr(reply, key, None)
+                if got is not None:
+                    tokens[key] = (tokens[key] or 0) + got
             model = reply.model or model
             if not reply.tool_calls:
                 out.text = reply.text
@@ -306,14 +306,10 @@ async def run_conversation(
                 break
         exchanges.append(current)
         turns.append(out)
-    return Response(
-        turns=turns,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        model=model,
-        raw=raws[0] if len(raws) == 1 else raws,
-        ttft_ms=ttft_ms,
-    )
+    response = Response(turns=turns, model=model, raw=raws[0] if len(raws) == 1 else raws, ttft_ms=ttft_ms)
+    for key, count in tokens.items():
+        setattr(response, key, count)
+    return response
 
 
 def _answer_calls(recorded: RecordedTools, calls: list[ToolCall], turn: int, out: TurnOutput) -> list[Message]:

@@ -59,6 +59,8 @@ _Fields = tuple[tuple[str, type | tuple[type, ...], str], ...]
 _LINE_FIELDS: _Fields = (
     ("tokens_in", int, "an integer"),
     ("tokens_out", int, "an integer"),
+    ("tokens_cached", int, "an integer"),
+    ("tokens_reasoning", int, "an integer"),
     ("latency_ms", _NUMBER, "a number"),
     ("ttft_ms", _NUMBER, "a number"),
     ("cost", _NUMBER, "a number"),
@@ -187,6 +189,8 @@ class FixturesProvider(Provider):
             cost=rec.get("cost"),
             model=rec.get("model"),
             raw={"latency_ms": rec.get("latency_ms")},
+            tokens_cached=rec.get("tokens_cached"),
+            tokens_reasoning=rec.get("tokens_reasoning"),
         )
 
     def recorded_simulator_version(self) -> dict[str, Any] | None:
@@ -255,6 +259,8 @@ class FixtureConversation:
             tokens_in=resp.tokens_in if last else None,
             tokens_out=resp.tokens_out if last else None,
             model=resp.model,
+            tokens_cached=resp.tokens_cached if last else None,
+            tokens_reasoning=resp.tokens_reasoning if last else None,
         )
 
     async def aclose(self) -> None:
@@ -317,6 +323,9 @@ class FixtureRecorder:
             )
             if response.cost is not None:
                 rec["cost"] = response.cost
+            for key in ("tokens_cached", "tokens_reasoning"):  # written when the server reported them
+                if getattr(response, key) is not None:
+                    rec[key] = getattr(response, key)
             if isinstance(response.raw, dict) and isinstance(response.raw.get("conversation"), dict):
                 rec["conversation"] = response.raw["conversation"]
         else:

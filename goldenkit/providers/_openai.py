@@ -107,12 +107,25 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     return ChatReply(
         text=content_text(msg.get("content")),
         tool_calls=calls,
-        tokens_in=usage.get("prompt_tokens"),
-        tokens_out=usage.get("completion_tokens"),
+        tokens_in=_count(usage.get("prompt_tokens")),
+        tokens_out=_count(usage.get("completion_tokens")),
         model=obj.get("model"),
         finish_reason=choice.get("finish_reason"),
         raw=obj,
+        tokens_cached=_count(_detail(usage, "prompt_tokens_details", "cached_tokens")),
+        tokens_reasoning=_count(_detail(usage, "completion_tokens_details", "reasoning_tokens")),
     )
+
+
+def _detail(usage: dict[str, Any], details: str, key: str) -> Any:
+    """``usage[details][key]`` (``prompt_tokens_details.cached_tokens``), None when the server sent none."""
+    table = usage.get(details)
+    return table.get(key) if isinstance(table, dict) else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count as the server reported it; None when it reported none (or not a count: never a guess)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 TOOL_CHOICE_MODES = ("auto", "none", "required")

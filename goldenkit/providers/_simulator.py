@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Protocol
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._failures import exception_error
 from goldenkit.records import Case, Message, Response, Scenario, ToolCall, Turn, TurnOutput
+from goldenkit.schema import usage_of
 
 SIMULATOR_NAMES = ("callable", "openai", "ollama")
 STOP_TOKEN = "<STOP>"
@@ -109,6 +110,13 @@ class UserSimulator(ABC):
     @abstractmethod
     async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
         """The next user message, or None to end the conversation."""
+
+    async def ask(
+        self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
+    ) -> tuple[str | None, dict[str, Any] | None]:
+        """The next user message and the usage of asking for it (:data:`goldenkit.schema.USAGE_COUNTS`;
+        None: not a model, or nothing reported): what a run calls."""
+        return await self.next_message(scenario, transcript, repeat=repeat), None
 
     @abstractmethod
     def version(self) -> dict[str, Any]:
@@ -216,6 +224,11 @@ class ChatSimulator(UserSimulator):
         }
 
     async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
+        return (await self.ask(scenario, transcript, repeat=repeat))[0]
+
+    async def ask(
+        self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
+    ) -> tuple[str | None, dict[str, Any] | None]:
         messages = [
             Message("system", SIMULATOR_SYSTEM_PROMPT.format(plan=scenario.plan or "(no plan given)")),
             Message("user", SIMULATOR_USER_PROMPT.format(transcript=render_transcript(transcript))),
@@ -228,11 +241,12 @@ class ChatSimulator(UserSimulator):
                 str(exc), transient=exc.transient, status=exc.status, url=exc.url, retry_after=exc.retry_after
             ) from exc
         text = (reply.text or "").strip()
+        usage = usage_of(reply)
         if STOP_TOKEN in text:
-            return None
+            return None, usage
         if not text:
             raise SimulatorError(f"simulator {self.name} ({self.options['model']}) sent an empty message")
-        return text
+        return text, usage
 
     async def aclose(self) -> None:
         chats, self._chats = list(self._chats.values()), {}

@@ -25,7 +25,7 @@ from goldenkit._scrub import current_scope, mask_secrets_value
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
 from goldenkit.results._jsonl import stored_outcome
-from goldenkit.schema import OUTCOME_FIELDS
+from goldenkit.schema import OUTCOME_FIELDS, USAGE_COUNTS
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -48,6 +48,8 @@ _AGENT = pa.struct(
         ("artifacts_sha256", pa.string()),
     ]
 )
+# one role's usage (goldenkit.schema.USAGE_COUNTS): the judge's and the simulator's, in the outcome's usage map
+_USAGE = pa.struct([(k, pa.float64() if k == "cost" else pa.int64()) for k in USAGE_COUNTS])
 
 # Columns whose values are free-form nested JSON (tool args of any shape): kept as
 # JSON text in Parquet and decoded on read, so every run has the same schema.
@@ -78,7 +80,10 @@ OUTCOME_SCHEMA = pa.schema(
         ("attempts", pa.int64()),
         ("tokens_in", pa.int64()),
         ("tokens_out", pa.int64()),
+        ("tokens_cached", pa.int64()),
+        ("tokens_reasoning", pa.int64()),
         ("cost", pa.float64()),
+        ("usage", pa.map_(pa.string(), _USAGE)),
         ("started_at", pa.string()),
     ]
 )
@@ -123,6 +128,8 @@ def outcomes_table(records: Sequence[dict[str, Any]]) -> pa.Table:
             values = [_json_cell(v) for v in values]
         elif name == "graders":
             values = [_grades(v) for v in values]
+        elif name == "usage":
+            values = [None if v is None else list(v.items()) for v in values]
         arrays[name] = pa.array(values, type=OUTCOME_SCHEMA.field(name).type)
     return pa.table(arrays)
 

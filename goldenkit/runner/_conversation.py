@@ -42,6 +42,7 @@ from goldenkit.providers._fixtures import RECORDING_ENDS
 from goldenkit.providers._simulator import SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner._limits import backoff_delay, throttle_error
+from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage
 
 DEFAULT_MAX_TURNS = 5
 T = TypeVar("T")
@@ -87,7 +88,7 @@ class ConversationDriver:
         calls = [0]  # attempts of this conversation (agent turns and simulator calls)
         session = open_session(provider, case, repeat)
         done: list[TurnOutput] = []
-        tokens: list[int | None] = [None, None]
+        spent: dict[str, Any] = {}  # the candidate's token counts, summed; "simulator": the simulator's usage
         model: str | None = None
         raw: dict[str, Any] = {}
         user: str | None = scenario.starting_prompt
@@ -95,7 +96,9 @@ class ConversationDriver:
         try:
             for k in range(self.turns_for(scenario)):
                 if k > 0:
-                    user, why = await self._next_user(run, session, scenario, done, repeat=repeat, k=k, calls=calls)
+                    user, why = await self._next_user(
+                        run, session, scenario, done, repeat=repeat, k=k, calls=calls, spent=spent
+                    )
                     if user is None:
                         stopped = why
                         break
@@ -105,7 +108,8 @@ class ConversationDriver:
                 out = resp.turns[-1] if resp.turns else TurnOutput(text="")
                 out.user = user
                 done.append(out)
-                tokens = [_add(tokens[0], resp.tokens_in), _add(tokens[1], resp.tokens_out)]
+                for key in TOKEN_COUNTS:
+                    spent[key] = _add(spent.get(key), getattr(resp, key))
                 model = resp.model or model
                 if isinstance(resp.raw, dict) and "final_state" in resp.raw:
                     raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
@@ -114,7 +118,10 @@ class ConversationDriver:
         finally:
             await session.aclose()
         raw["conversation"] = {"turns": len(done), "stopped": stopped}
-        response = Response(turns=done, tokens_in=tokens[0], tokens_out=tokens[1], model=model, raw=raw)
+        response = Response(turns=done, model=model, raw=raw)
+        for key in TOKEN_COUNTS:
+            setattr(response, key, spent.get(key))
+        response.usage = {SIMULATOR_ROLE: spent[SIMULATOR_ROLE]} if spent.get(SIMULATOR_ROLE) else None
         return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
 
     async def _next_user(
@@ -127,6 +134,7 @@ class ConversationDriver:
         repeat: int,
         k: int,
         calls: list[int],
+        spent: dict[str, Any],
     ) -> tuple[str | None, str]:
         """The user message of turn ``k`` (0-based) and, when there is none, why the conversation stops."""
         recorded = session.recorded_user(k)
@@ -138,13 +146,14 @@ class ConversationDriver:
             raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)")
         sim = self.simulator
         transcript = transcript_messages(done)
-        text = await self._retrying(
+        text, usage = await self._retrying(
             run,
             sim,
-            lambda: sim.next_message(scenario, transcript, repeat=repeat),
+            lambda: sim.ask(scenario, transcript, repeat=repeat),
             f"simulator before turn {k + 1}",
             calls,
         )
+        spent[SIMULATOR_ROLE] = add_usage(spent.get(SIMULATOR_ROLE), usage)  # the simulator's, apart
         if text is None:
             return None, "simulator"
         if scenario.stop is not None and scenario.stop in text:

@@ -75,7 +75,7 @@ from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._versions import git_commit
-from goldenkit.schema import ERROR, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
+from goldenkit.schema import ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
 __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
 
@@ -94,7 +94,10 @@ _COPIED = (
     "attempts",
     "tokens_in",
     "tokens_out",
+    "tokens_cached",
+    "tokens_reasoning",
     "cost",
+    "usage",
 )
 
 
@@ -124,12 +127,17 @@ def stored_response(rec: dict[str, Any]) -> Response:
     turns = [TurnOutput.from_dict(t) for t in rec.get("trajectory") or [] if isinstance(t, dict)]
     if not turns:
         turns = [TurnOutput(text=str(rec.get("response") or ""))]
+    stored = rec.get("usage")
+    spent: dict[str, Any] = stored if isinstance(stored, dict) else {}
     return Response(
         turns=turns,
         tokens_in=rec.get("tokens_in"),
         tokens_out=rec.get("tokens_out"),
         cost=rec.get("cost"),
         ttft_ms=rec.get("ttft_ms"),
+        tokens_cached=rec.get("tokens_cached"),
+        tokens_reasoning=rec.get("tokens_reasoning"),
+        usage={k: v for k, v in spent.items() if k != JUDGE} or None,  # the judge's is this regrade's own
     )
 
 

@@ -37,7 +37,7 @@ from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_c
 from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
-from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED
+from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, outcome_usage
 
 if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or the run is sequential
     from goldenkit.runner._sequential import RowSchedule
@@ -271,7 +271,10 @@ class RunExecution:
             attempts=attempts,
             tokens_in=None,
             tokens_out=None,
+            tokens_cached=None,
+            tokens_reasoning=None,
             cost=None,
+            usage=partial.usage if isinstance(partial, Response) else None,
         )
         if not is_candidate_error(rec):  # the candidate's own error is evidence, not a server gone away
             self.count_error(reason)
@@ -314,7 +317,10 @@ class RunExecution:
             attempts=attempts,
             tokens_in=resp.tokens_in,
             tokens_out=resp.tokens_out,
+            tokens_cached=resp.tokens_cached,
+            tokens_reasoning=resp.tokens_reasoning,
             cost=resp.cost,
+            usage=outcome_usage(resp.usage, (r.usage for r in results.values())),  # the judge's and simulator's
         )
         self._write(rec, attempts)
 
