@@ -116,7 +116,7 @@ LAYERS: list[set[str]] = [
     {"graders._build", "graders._calibration"},
     {"graders._gradable"},
     {"graders"},
-    {"runner._versions", "runner._validity"},
+    {"runner._versions", "runner._validity", "runner._budget"},
     {
         "runner._limits",
         "runner._runkey",
@@ -137,7 +137,7 @@ LAYERS: list[set[str]] = [
     # a judge's optional words on a comparison's clusters (goldenkit compare --explain)
     {"_explain"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
-    {"audit._marks", "audit._failures"},
+    {"audit._marks", "audit._failures", "audit._labelling"},
     {"audit._apply", "audit._browser"},
     {"audit._session"},
     {"audit"},
@@ -173,6 +173,7 @@ LAYERS: list[set[str]] = [
         "commands._compare",
         "commands._dataset",
         "commands._demo",
+        "commands._estimate",
         "commands._gate",
         "commands._import_run",
         "commands._judge",

@@ -92,6 +92,11 @@ OPTIONS: dict[str, tuple[str, list[str] | str]] = {
     "baseline": (NONE, "--sequential only: tests/test_sequential_gate.py"),
     "max_rows": (NONE, "--sequential only: tests/test_sequential_gate.py"),
     "sequential_seed": (NONE, "--sequential only: tests/test_sequential_gate.py"),
+    "max_calls": (NONE, ["--max-calls", "1000"]),  # a budget stops a run; it never changes a verdict
+    "max_tokens_total": (NONE, ["--max-tokens-total", "1000000"]),
+    "max_cost": (NONE, "a budget that needs [pricing]: tests/test_budgets.py compares the keys"),
+    "estimate": (NONE, "writes no run: tests/test_estimate.py"),
+    "like": (NONE, "--estimate only: tests/test_estimate.py"),
 }
 #: ``[run]`` keys given as goldenkit.toml values (the same dest; a value the flag above would give; model,
 #: provider and base_url are given on the command line below, which wins over the file)
@@ -118,6 +123,8 @@ RUN_VALUES: dict[str, Any] = {
     "red": True,
     "max_ungradable": 0.5,
     "vision": False,
+    "max_calls": 1000,
+    "max_tokens_total": 1000000,
     "label": "nightly candidate",
 }
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._text import did_you_mean
-from goldenkit.commands import _sequential as sequential_cli
+from goldenkit.commands import _estimate as estimate_cli, _sequential as sequential_cli
 from goldenkit.commands._agent import (
     PROVIDER_OPTIONS,
     TRANSPORT_OPTIONS,
@@ -126,6 +126,9 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "user_seed": RUN_OPTIONS["user_seed"].check,
     "max_turns": RUN_OPTIONS["max_turns"].check,
     "stop_decided_repeats": bool,
+    "max_calls": RUN_OPTIONS["max_calls"].check,
+    "max_tokens_total": RUN_OPTIONS["max_tokens_total"].check,
+    "max_cost": RUN_OPTIONS["max_cost"].check,
     "label": RUN_OPTIONS["label"].check,
 }
 DEFAULTS: dict[str, Any] = {
@@ -157,6 +160,7 @@ def register(sub: Any) -> None:
     _results(p.add_argument_group("results"))
     register_simulator(p.add_argument_group("simulated user (scenario rows)"), flag)
     sequential_cli.register_run(p.add_argument_group("decided repeats and the sequential gate"), flag)
+    estimate_cli.register_run(p.add_argument_group("budgets and estimates"), flag)
     p.set_defaults(func=run_command)
 
 
@@ -452,6 +456,7 @@ def run_arguments(
         "criteria": criteria,
         "user_simulator": simulator,
         **({"max_turns": opts["max_turns"]} if opts.get("max_turns") is not None else {}),
+        **estimate_cli.budget_keywords(opts),
     }
 
 
@@ -462,6 +467,8 @@ def run_command(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, dataset_dir=args.dataset)
     opts = resolve_options(args, cfg)
     dataset = read_dataset(args.dataset)
+    if args.estimate or args.like is not None:  # nothing called, nothing written
+        return estimate_cli.estimate(args, opts, cfg, dataset)
     graders = grader_list(args, cfg, opts.get("model"))
     args.command_name = "run"
     extra = sequential_cli.run_keywords(args, cfg, opts)

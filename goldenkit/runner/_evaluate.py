@@ -35,6 +35,7 @@ from goldenkit.providers._callable import CallableProvider
 from goldenkit.providers._images import check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
+from goldenkit.runner._budget import budget_limits
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
@@ -266,9 +267,9 @@ async def arun_eval(
             check_output(where, f"RunOptions.{what}", folder=True)
     dataset, cfg, recorded = dataset_and_config(dataset, o.config)
     o = dataclasses.replace(with_run_table(o, cfg, options, overrides), config=recorded)
-    opts = o.limits()
     model = getattr(provider, "model", None)
     grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)
+    opts = budget_limits(o.limits(), cfg, [provider, *(getattr(g, "provider", None) for g in grader_objs)])
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(
         dataset,

@@ -7,6 +7,10 @@ one back after a streak of successes). :func:`backoff_delay` is the wait before 
 retry: full-jitter exponential backoff, never less than Retry-After.
 :func:`throttle_error` turns a 429 whose Retry-After exceeds the cap into an
 ``infrastructure`` error (not retried), so one throttled call never holds a run longer than the cap.
+A run's budget (:mod:`goldenkit.runner._budget`) is kept here too: a call is admitted only while it
+remains (:meth:`Limiter.acquire` raises :class:`~goldenkit.runner._budget.BudgetSpent` otherwise) and
+:meth:`Limiter.charge` adds what a returned call spent. :func:`pacing_problem` refuses an ``rpm`` that
+would space the calls further apart than a run ever waits.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import asyncio
 import math
 import random
 import time
+from typing import Any
 
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.runner._budget import Budget, BudgetCounter, BudgetSpent
 
 #: The default cap on one Retry-After, in seconds (``--max-retry-after``).
 MAX_RETRY_AFTER = 120.0
@@ -42,6 +48,7 @@ class Limiter:
         *,
         decrease_every: float = 1.0,
         max_pause: float = MAX_RETRY_AFTER,
+        budget: Budget | None = None,
     ) -> None:
         for name, value in (("max_in_flight", max_in_flight), ("rpm", rpm), ("max_retry_after", max_pause)):
             try:  # the one table of what each run option takes
@@ -62,6 +69,7 @@ class Limiter:
         self.decreases = 0
         self.increases = 0
         self.min_limit = max_in_flight
+        self.budget = BudgetCounter(budget) if budget is not None else None
 
     async def acquire(self) -> None:
         """Wait for a slot (and for the pacing and any pause); :meth:`release` gives it back."""
@@ -77,6 +85,12 @@ class Limiter:
                     self.release()
                 elif fut in self._waiters:
                     self._waiters.remove(fut)
+                raise
+        if self.budget is not None:
+            try:
+                self.budget.admit()
+            except BudgetSpent:
+                self.release()
                 raise
         if self.interval or self.pause_until:
             now = time.monotonic()
@@ -100,6 +114,11 @@ class Limiter:
             if not fut.done():
                 self.in_flight += 1
                 fut.set_result(None)
+
+    def charge(self, model: str | None, resp: Any) -> None:
+        """A call of ``model`` returned ``resp``: its tokens and money count against the budget."""
+        if self.budget is not None:
+            self.budget.add(*self.budget.budget.call_spend(model, resp))
 
     def on_success(self) -> None:
         if self.limit >= self.max:
@@ -132,6 +151,27 @@ class Limiter:
             "decreases": self.decreases,
             "increases": self.increases,
         }
+
+
+def pacing_problem(rpm: float | None, max_retry_after: float) -> str | None:
+    """Why ``rpm`` cannot pace a run, or None: the wait between two starts (60 / rpm) is longer than the
+    longest wait a run accepts before a call (the larger of :data:`MAX_RETRY_AFTER` and ``max_retry_after``),
+    so a tiny rpm is refused before anything is written instead of waiting for days.
+
+    >>> pacing_problem(0.0001, 120.0).split(",")[0]
+    'rpm 0.0001 waits 600000s between two calls'
+    >>> pacing_problem(0.5, 120.0) is None and pacing_problem(None, 0.0) is None
+    True
+    """
+    if not rpm:
+        return None
+    wait, cap = 60.0 / rpm, max(MAX_RETRY_AFTER, max_retry_after)
+    if wait <= cap:
+        return None
+    return (
+        f"rpm {rpm:g} waits {wait:.0f}s between two calls, longer than the longest wait a run accepts "
+        f"({cap:g}s, the larger of {MAX_RETRY_AFTER:g}s and --max-retry-after): give --rpm {60.0 / cap:g} or more"
+    )
 
 
 def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float) -> float:
@@ -170,4 +210,4 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     )
 
 
-__all__ = ["MAX_RETRY_AFTER", "Limiter", "backoff_delay", "throttle_error"]
+__all__ = ["MAX_RETRY_AFTER", "Limiter", "backoff_delay", "pacing_problem", "throttle_error"]

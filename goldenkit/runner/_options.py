@@ -39,7 +39,7 @@ from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.providers._simulator import UserSimulator
-from goldenkit.runner._limits import MAX_RETRY_AFTER
+from goldenkit.runner._limits import MAX_RETRY_AFTER, pacing_problem
 from goldenkit.runner._run import CallLimits
 
 __all__ = ["RunOptions", "RunOptionsFields", "options_from_config", "with_run_table"]
@@ -62,7 +62,10 @@ class RunOptions:
     How it calls and when it stops (:meth:`limits`):
       ``max_in_flight``, ``rpm``, ``timeout``, ``max_retries``, ``backoff_base``, ``backoff_cap``,
       ``max_retry_after`` (the longest Retry-After honoured, in seconds; a 429 asking for more is
-      a permanent ERROR), ``max_error_rate``, ``abort_after_errors``.
+      a permanent ERROR), ``max_error_rate``, ``abort_after_errors``; the budget ``max_calls``,
+      ``max_tokens_total``, ``max_cost`` (USD, needs prices): the run stops when one is reached
+      (:mod:`goldenkit.runner._budget`); ``pricing``: the :class:`~goldenkit._pricing.Pricing` its money is
+      counted in (None: the ``[pricing]`` of the goldenkit.toml that applies).
     Where it writes and what it records:
       ``run_id``, ``label`` (what people read first, :func:`goldenkit._run_label.run_label`; None: derived,
       or on a resume the label the run has), ``results_dir``, ``retry_errors`` (call again the pairs whose
@@ -101,6 +104,10 @@ class RunOptions:
     max_retry_after: float = MAX_RETRY_AFTER
     max_error_rate: float = 0.02
     abort_after_errors: int | None = 50
+    max_calls: int | None = None
+    max_tokens_total: int | None = None
+    max_cost: float | None = None
+    pricing: Any = None
     run_id: str | None = None
     label: str | None = None
     results_dir: str | os.PathLike[str] = "results"
@@ -126,6 +133,8 @@ class RunOptions:
             for key, name in (("per_slice", "per_slice"), ("seed", "sample_seed")):
                 if self.sample.get(key) is not None:
                     _checked(f"RunOptions.sample[{key!r}]", name, self.sample[key])
+        if (pacing := pacing_problem(self.rpm, self.max_retry_after)) is not None:
+            raise ConfigError(f"RunOptions.{pacing}")
         if isinstance(self.rule, str) and self.rule.startswith("at_least:"):  # only a count can need more
             from goldenkit.stats import too_few_repeats
 
@@ -156,7 +165,7 @@ class RunOptions:
 #: caller did not give (what the agent is and where files go come from the call itself).
 _RUN_TABLE = tuple(
     "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
-    "stop_decided_repeats vision label".split()
+    "stop_decided_repeats vision label max_calls max_tokens_total max_cost".split()
 )
 
 
@@ -218,6 +227,10 @@ class RunOptionsFields(TypedDict, total=False):
     max_retry_after: float
     max_error_rate: float
     abort_after_errors: int | None
+    max_calls: int | None
+    max_tokens_total: int | None
+    max_cost: float | None
+    pricing: Any
     run_id: str | None
     label: str | None
     results_dir: str | os.PathLike[str]

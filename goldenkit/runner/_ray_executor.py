@@ -64,6 +64,7 @@ from goldenkit.errors import ConfigError, GoldenkitError, InfrastructureError, P
 from goldenkit.graders._base import Grader
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case
+from goldenkit.runner._budget import STOPPED, Budget, BudgetCounter, BudgetSpent
 from goldenkit.runner._folder import RunFolder, RunLock
 from goldenkit.runner._outcome_index import OutcomeIndex, is_candidate_error
 from goldenkit.runner._ray_limits import ClusterLimiter, LimiterActor
@@ -172,7 +173,8 @@ class RayWorker:
 
             provider, graders = ray.cloudpickle.loads(blob)()
             provider.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
-            self.run = WorkerRun(provider, graders, opts, ClusterLimiter(limiter, number, uuid.uuid4().hex))
+            cluster = ClusterLimiter(limiter, number, uuid.uuid4().hex, budget=Budget.of(opts))
+            self.run = WorkerRun(provider, graders, opts, cluster)
         except Exception as exc:
             self.error = str(exc) if isinstance(exc, GoldenkitError) else f"{type(exc).__name__}: {exc}"
             self.error = one_line(self.error, 300)
@@ -183,8 +185,9 @@ class RayWorker:
 
     async def run_batch(
         self, base: dict[str, Any], items: list[tuple[str, int]], cases: dict[str, Case], info: dict[str, RowInfo]
-    ) -> tuple[list[dict[str, Any]], int]:
-        """The outcome records of ``items`` (in order) and the calls made since the last batch returned."""
+    ) -> tuple[list[dict[str, Any]], int, str | None]:
+        """The outcome records of ``items`` (in order; those the run's budget refused a call are left out),
+        the calls made since the last batch returned, and which budget refused a call (None: none)."""
         if self.error is not None:
             raise InfrastructureError(f"Ray worker on {self.where}: {self.error}")
         run = self.run
@@ -192,11 +195,12 @@ class RayWorker:
         for rid, case in cases.items():
             run.plan.cases[rid], run.plan.row_info[rid] = case, info[rid]
             self.uses[rid] += 1
+        spent: list[str] = []
         try:
             async with asyncio.TaskGroup() as tg:
                 for rid, rep in items:
-                    tg.create_task(run.run_one(rid, rep))
-            records = [run.done.pop(pair) for pair in items]
+                    tg.create_task(_within_budget(run.run_one(rid, rep), spent))
+            records = [run.done.pop(pair) for pair in items if pair in run.done or not spent]
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
         finally:
@@ -207,7 +211,15 @@ class RayWorker:
                 if self.uses[rid] <= 0:
                     del self.uses[rid], run.plan.cases[rid], run.plan.row_info[rid]
         calls, self.reported = run.calls - self.reported, run.calls
-        return records, calls
+        return records, calls, spent[0] if spent else None
+
+
+async def _within_budget(call: Any, spent: list[str]) -> None:
+    """``call``; a call the run's budget refused is noted in ``spent`` (its row is not written), not raised."""
+    try:
+        await call
+    except BudgetSpent as exc:
+        spent.append(str(exc))
 
 
 @dataclass
@@ -264,7 +276,7 @@ async def start_pool(settings: RaySettings, opts: CallLimits, blob: bytes) -> Ra
     try:
         count = settings.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         limiter_cls = ray.remote(LimiterActor).options(num_cpus=0, max_concurrency=100_000)
-        pool.limiter = limiter_cls.remote(opts.max_in_flight, opts.rpm, opts.max_retry_after)
+        pool.limiter = limiter_cls.remote(opts.max_in_flight, opts.rpm, opts.max_retry_after, Budget.of(opts))
         worker_cls = ray.remote(RayWorker).options(
             num_cpus=1,
             max_restarts=MAX_RESTARTS if settings.max_restarts is None else settings.max_restarts,
@@ -297,8 +309,9 @@ async def start_pool(settings: RaySettings, opts: CallLimits, blob: bytes) -> Ra
 class _FixedStats:
     """The limiter figures run.json records, read from the limiter actor at the end."""
 
-    def __init__(self, stats: dict[str, int]) -> None:
+    def __init__(self, stats: dict[str, int], budget: BudgetCounter | None = None) -> None:
         self._stats = stats
+        self.budget = budget  # what the run spent, as the limiter actor counted it
 
     def stats(self) -> dict[str, int]:
         return dict(self._stats)
@@ -321,12 +334,20 @@ class RayRun(RunExecution):
         self.max_turns = max((len(c.turns) for c in self.plan.cases.values()), default=1)
 
     async def _work(self) -> None:
+        counter = self.limiter.budget  # the run's budget, with what earlier invocations spent
         try:
+            if counter is not None:
+                await _wrap(self.pool.limiter.start_spend.remote(counter.spent))
             await self._dispatch()
         finally:
+            if counter is not None:
+                with contextlib.suppress(Exception):
+                    counter.spent, counter.refused = await asyncio.wait_for(
+                        _wrap(self.pool.limiter.budget.remote()), 10.0
+                    )
             await self.pool.close()
             self.limiter = _FixedStats(  # type: ignore[assignment]
-                {**self.pool.stats, "ray_workers": len(self.pool.workers), "ray_requeued": self.requeued}
+                {**self.pool.stats, "ray_workers": len(self.pool.workers), "ray_requeued": self.requeued}, counter
             )
 
     def stall_after(self) -> float:
@@ -403,7 +424,7 @@ class RayRun(RunExecution):
         """Write a returned batch; for a failed one requeue its items and return (why, worker died)."""
         ray = self.pool.ray
         try:
-            records, calls = fut.result()
+            records, calls, spent = fut.result()
         except ray.exceptions.RayActorError as exc:
             why = f"a Ray worker died ({type(exc).__name__})"
             self._requeue(nums, why)
@@ -417,6 +438,8 @@ class RayRun(RunExecution):
         for rec in records:
             self._write(rec, int(rec.get("attempts") or 0))
             self._breaker(rec)
+        if spent is not None:  # the items the budget refused stay to run: a resume with a larger budget
+            self.stopped = self.stopped or STOPPED
         return None
 
     def _requeue(self, nums: list[int], why: str) -> None:

@@ -15,6 +15,12 @@ that reaches a dead incarnation is given back at once, so a killed worker
 never leaks capacity. The driver calls :meth:`LimiterActor.forget` for a
 worker that is gone for good.
 
+A run's budget (:mod:`goldenkit.runner._budget`) is counted by the actor's limiter: with one, every
+call asks the actor (no slot is handed on without it), a refused call raises
+:class:`~goldenkit.runner._budget.BudgetSpent` in the worker, and a worker's returned call
+adds its tokens and money there (:meth:`ClusterLimiter.charge`), so the whole cluster overshoots
+a budget by at most its calls in flight.
+
 Ray is not imported here: the classes are plain, and the executor wraps
 :class:`LimiterActor` with ``ray.remote`` when a Ray run starts.
 """
@@ -26,20 +32,21 @@ from collections import Counter, deque
 from typing import Any
 
 from goldenkit.errors import InfrastructureError
+from goldenkit.runner._budget import Budget, BudgetSpent, Spend
 from goldenkit.runner._limits import Limiter
 
 
 class LimiterActor:
     """The cluster's one limiter (an async Ray actor: every method runs on the actor's event loop)."""
 
-    def __init__(self, max_in_flight: int, rpm: float | None, max_pause: float) -> None:
-        self.limiter = Limiter(max_in_flight, rpm, max_pause=max_pause)
+    def __init__(self, max_in_flight: int, rpm: float | None, max_pause: float, budget: Budget | None = None) -> None:
+        self.limiter = Limiter(max_in_flight, rpm, max_pause=max_pause, budget=budget)
         self.held: Counter[tuple[int, str]] = Counter()
         self.current: dict[int, str] = {}  # worker number -> its live incarnation
         self.gone: set[tuple[int, str]] = set()
         self.peak = 0
         self.grants = 0  # slots handed out: requests that reached the actor
-        self.strict = bool(rpm)  # every call asks: pacing, or a 429 seen anywhere
+        self.strict = bool(rpm) or budget is not None  # every call asks: pacing, a budget, or a 429 seen anywhere
 
     def _arrive(self, who: tuple[int, str]) -> None:
         worker, inc = who
@@ -54,21 +61,40 @@ class LimiterActor:
         for _ in range(self.held.pop(who, 0)):
             self.limiter.release()
 
-    async def acquire(self, worker: int, inc: str) -> tuple[bool, bool]:
-        """Wait for a slot for incarnation ``inc`` of worker ``worker``: ``(granted, strict)``;
-        not granted if it is gone; ``strict``: the worker must ask for every call."""
+    async def acquire(self, worker: int, inc: str) -> tuple[bool, bool, str | None]:
+        """Wait for a slot for incarnation ``inc`` of worker ``worker``: ``(granted, strict, budget)``;
+        not granted if it is gone, or (``budget``: which one) when the run's budget is spent;
+        ``strict``: the worker must ask for every call."""
         who = (worker, inc)
         if who in self.gone:
-            return False, self.strict
+            return False, self.strict, None
         self._arrive(who)
-        await self.limiter.acquire()
+        try:
+            await self.limiter.acquire()
+        except BudgetSpent as spent:
+            return False, self.strict, str(spent)
         if who in self.gone:
             self.limiter.release()
-            return False, self.strict
+            return False, self.strict, None
         self.held[who] += 1
         self.grants += 1
         self.peak = max(self.peak, self.limiter.in_flight)
-        return True, self.strict
+        return True, self.strict, None
+
+    async def charge(self, tokens: int, cost: float | None) -> None:
+        """A worker's call returned: its tokens and money count against the run's budget."""
+        if self.limiter.budget is not None:
+            self.limiter.budget.add(tokens, cost)
+
+    async def start_spend(self, spent: Spend) -> None:
+        """What the run's earlier invocations spent (a resumed run's budget is its total)."""
+        if self.limiter.budget is not None:
+            self.limiter.budget.spent = spent
+
+    async def budget(self) -> tuple[Spend, str | None] | None:
+        """What the run spent and which budget refused a call (None: the run has no budget)."""
+        counter = self.limiter.budget
+        return None if counter is None else (counter.spent, counter.refused)
 
     async def release(self, worker: int, inc: str, successes: int) -> None:
         """One call of ``inc`` ended; ``successes``: calls that succeeded since the last report."""
@@ -111,9 +137,10 @@ class ClusterLimiter:
     Successes ride along with the next slot given back (the AIMD increase).
     """
 
-    def __init__(self, actor: Any, worker: int, inc: str, reuse: int = 64) -> None:
+    def __init__(self, actor: Any, worker: int, inc: str, reuse: int = 64, budget: Budget | None = None) -> None:
         self.actor, self.worker, self.inc, self.reuse = actor, worker, inc, reuse
-        self.strict = False
+        self.budget = budget  # its prices: a returned call's money is counted here, added at the actor
+        self.strict = budget is not None
         self._successes = 0
         self._reused = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -144,21 +171,24 @@ class ClusterLimiter:
             task.add_done_callback(self._tasks.discard)
 
     async def _grant(self) -> None:
-        failure: str | None = None
+        failure: BaseException | None = None
         try:
-            granted, strict = await self.actor.acquire.remote(self.worker, self.inc)
+            granted, strict, spent = await self.actor.acquire.remote(self.worker, self.inc)
             self.strict = self.strict or strict
-            if not granted:
-                failure = "the run's limiter dropped this worker"
+            if spent is not None:
+                failure = BudgetSpent(spent)
+            elif not granted:
+                failure = InfrastructureError(f"Ray worker {self.worker}: the run's limiter dropped this worker")
         except Exception as exc:
-            failure = f"the run's limiter did not answer ({type(exc).__name__})"
+            why = f"the run's limiter did not answer ({type(exc).__name__})"
+            failure = InfrastructureError(f"Ray worker {self.worker}: {why}")
         finally:
             self._asking -= 1
         if failure is not None:
             while self._waiters:
                 fut = self._waiters.popleft()
                 if not fut.done():
-                    fut.set_exception(InfrastructureError(f"Ray worker {self.worker}: {failure}"))
+                    fut.set_exception(failure)
             return
         self._give()
         self._ask()
@@ -187,6 +217,10 @@ class ClusterLimiter:
 
     def on_success(self) -> None:
         self._successes += 1
+
+    def charge(self, model: str | None, resp: Any) -> None:
+        if self.budget is not None:
+            self.actor.charge.remote(*self.budget.call_spend(model, resp))
 
     def on_throttled(self, retry_after: float | None) -> None:
         self.strict = True

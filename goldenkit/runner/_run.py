@@ -31,6 +31,7 @@ from goldenkit.providers._base import Provider
 from goldenkit.providers._failures import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
+from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
@@ -60,6 +61,10 @@ class CallLimits:
     backoff_cap: float = 30.0
     abort_after_errors: int | None = 50
     max_retry_after: float = 120.0
+    max_calls: int | None = None  # the run's budget (goldenkit.runner._budget)
+    max_tokens_total: int | None = None
+    max_cost: float | None = None
+    pricing: Any = None  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,10 @@ class RunExecution:
         self.judges = [g for g in self.graders if isinstance(g, JudgeGrader)]
         self.replay = provider.mode == "fixtures"
         self.recorded_latency = getattr(provider, "recorded_latency_ms", None) if self.replay else None
-        self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after)
+        budget = Budget.of(opts)
+        self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after, budget=budget)
+        if self.limiter.budget is not None and budget is not None:  # a budget is the run's total: resumes count
+            self.limiter.budget.spent = earlier_spend(folder.old_manifest, folder.jsonl, budget)
         self.progress = Progress(len(plan.todo), progress)
         self.writer = OutcomeWriter(folder.jsonl, coalesce=True)
         self.calls = 0
@@ -153,7 +161,11 @@ class RunExecution:
         for item in items:
             if self.stopped:
                 return
-            await handle(item)
+            try:
+                await handle(item)
+            except BudgetSpent:  # the run's budget refused a call: this item is not written, the run stops
+                self.stopped = self.stopped or STOPPED
+                return
             # An agent that answers without awaiting would keep this loop from ever yielding: the
             # whole run in one event-loop pass, the cancelled deadline timers of every call piling
             # up in the loop (about 200 bytes an outcome) until it ends. One pass per outcome.
@@ -196,6 +208,7 @@ class RunExecution:
             else:
                 async with asyncio.timeout(self.opts.timeout * max(1, len(case.turns)) + 1.0):
                     resp = await provider.complete(case, repeat=repeat)
+            self.limiter.charge(getattr(provider, "model", None), resp)
             return resp, None, (time.perf_counter() - t0) * 1000.0
         except ProviderError as exc:
             err = exc
@@ -369,6 +382,7 @@ class RunExecution:
         if self.crash:  # goldenkit itself failed: a crash with every worker's exception, not an interruption
             stopped, crashed = crash_report(self.crash)
             self.manifest.update(crashed)
+        stopped = finish_budget(self.limiter, self.manifest, stopped, self.folder.run_id)
         first_error = self.first_error
         if first_error is None and counts[ERROR] and lost is None:
             first_error = index.first_error_detail(self.folder.jsonl)
