@@ -38,9 +38,15 @@ content hash than the dataset's are refused: they describe other rows.
 The browser logic (:class:`AuditBrowser`: filtering, paging, mark recording) is
 plain Python and tested; :class:`AuditWidget` only wires it to ipywidgets.
 
+**Human verdicts** (a run graded by an LLM judge): the widget's "human verdict: PASS / FAIL" mark
+and its "label next" panel save labels of the run (``labels.jsonl``, never the outcomes), proposed
+rows with the probability they were drawn with, hand-picked ones shown but never used for inference;
+the judge-graded figures follow them (:mod:`goldenkit.audit._labelling`).
+
 Modules: ``marks`` (the marks file), ``failures`` (failing rows, the sample, the
-cards), ``browser`` (browser and widget), ``apply`` (the new dataset version),
-``session`` (what the audit notebook opens). None imports the report.
+cards), ``labelling`` (human verdicts, label next, the judge-graded figures), ``browser``
+(browser and widget), ``apply`` (the new dataset version), ``session`` (what the audit
+notebook opens). None imports the report.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from goldenkit.audit._failures import (
     failure_card_html,
     sample_cards_html,
 )
+from goldenkit.audit._labelling import HumanLabelling, LabelNextPanel
 from goldenkit.audit._marks import (
     AUDIT_LABELS,
     AUDITS_DIR,
@@ -77,6 +84,8 @@ __all__ = [
     "AuditLog",
     "AuditSession",
     "AuditWidget",
+    "HumanLabelling",
+    "LabelNextPanel",
     "apply_audit",
     "audit_file",
     "audit_sample",

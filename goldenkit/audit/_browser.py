@@ -13,6 +13,7 @@ import pandas as pd
 
 from goldenkit._display import STYLE
 from goldenkit.audit._failures import failure_card_html
+from goldenkit.audit._labelling import HumanLabelling, LabelNextPanel
 from goldenkit.audit._marks import AUDIT_LABELS, AuditLog, latest_marks, make_mark
 from goldenkit.errors import InputError
 
@@ -129,6 +130,11 @@ class AuditWidget:
     :meth:`goldenkit.audit.AuditSession.apply_plan`: the version and its folder), and only
     "confirm" writes it. ``on_mark`` is called after each saved mark (the session's live
     summaries follow it). The status line wraps on its own row, never clipped.
+
+    ``labelling``: per judge-graded run id, where the "human verdict: PASS / FAIL" mark of the row on show
+    is saved (a hand-picked label unless a round of label next drew the row, and the status says so);
+    ``label_next``: the run whose "label next" panel (:class:`goldenkit.audit._labelling.LabelNextPanel`)
+    is shown below the browser. Without a judge-graded run neither is shown.
     """
 
     def __init__(
@@ -137,6 +143,9 @@ class AuditWidget:
         apply: Callable[[], str] | None = None,
         plan: Callable[[], str] | None = None,
         on_mark: Callable[[], None] | None = None,
+        *,
+        labelling: Mapping[str, HumanLabelling] | None = None,
+        label_next: str | None = None,
     ) -> None:
         import ipywidgets as w
 
@@ -170,6 +179,13 @@ class AuditWidget:
         self.confirm_button = w.Button(description="confirm: write it", button_style="danger")
         self.cancel_button = w.Button(description="cancel")
         self.confirm = w.HBox([self.confirm_button, self.cancel_button], layout=w.Layout(display="none"))
+        self.labelling = dict(labelling or {})
+        self.human = w.ToggleButtons(options=["PASS", "FAIL"], value=None, description="human verdict")
+        self.save_human = w.Button(description="save verdict", tooltip="a human verdict on the row, as a label")
+        self.save_human.on_click(self._on_save_human)
+        self.panel = (
+            LabelNextPanel(self.labelling[label_next], on_label=on_mark) if label_next in self.labelling else None
+        )
         for dd in self.dropdowns.values():
             dd.observe(self._on_filter, names="value")
         self.prev_button.on_click(lambda _b: self._move(-1))
@@ -189,6 +205,8 @@ class AuditWidget:
                 w.HBox([self.save, self.apply_button]),
                 self.confirm,
                 self.status,
+                *([w.HBox([self.human, self.save_human])] if self.labelling else []),
+                *([self.panel.widget] if self.panel is not None else []),
             ]
         )
         self.refresh()
@@ -218,6 +236,28 @@ class AuditWidget:
         self.note.value = ""
         self.correction.value = ""
         self.refresh()
+        if self._on_mark is not None:
+            self._on_mark()
+
+    def _on_save_human(self, _b: Any) -> None:
+        """Save the human verdict on the row on show (a label of its run: module doc of the labelling)."""
+        rows = self.browser.current()
+        if rows.empty or self.human.value is None:
+            self.say("choose a row and a human verdict (PASS or FAIL) first")
+            return
+        run_id, row_id = str(rows.iloc[0]["run_id"]), str(rows.iloc[0]["row_id"])
+        if run_id not in self.labelling:
+            self.say(f"not saved: run {run_id} has no judge verdicts, so a human verdict has nothing to correct")
+            return
+        try:
+            lab = self.labelling[run_id].label(row_id, str(self.human.value))
+        except InputError as exc:
+            self.say(f"not saved: {exc}")
+            return
+        self.human.value = None
+        self.say(self.labelling[run_id].saved_text(lab))
+        if self.panel is not None:
+            self.panel.redraw()
         if self._on_mark is not None:
             self._on_mark()
 

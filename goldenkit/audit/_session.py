@@ -15,6 +15,7 @@ from goldenkit._display import HTMLBlock
 from goldenkit.audit._apply import AuditApplied, apply_audit
 from goldenkit.audit._browser import AuditBrowser, AuditWidget
 from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_html
+from goldenkit.audit._labelling import HumanLabelling, judge_graded, session_user
 from goldenkit.audit._marks import AUDIT_LABELS, AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
 from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, read_dataset
@@ -32,8 +33,12 @@ class AuditSession:
     log: AuditLog
     audits_dir: Path
     notes: list[str] = field(default_factory=list)
+    #: who labels (human verdicts carry it)
+    user: str = "unknown"
+    rule: str = "majority"
     #: the live summaries handed out by :meth:`summary` (``live=True``), redrawn after each saved mark
     _live: list[Any] = field(default_factory=list, repr=False)
+    _labelling: dict[str, HumanLabelling] | None = field(default=None, repr=False)
 
     @property
     def dataset_key(self) -> dict[str, Any]:
@@ -43,16 +48,37 @@ class AuditSession:
     def browser(self, page_size: int = 1) -> AuditBrowser:
         return AuditBrowser(self.failures, log=self.log, dataset=self.dataset_key, page_size=page_size)
 
-    def widget(self, page_size: int = 1) -> AuditWidget:
+    def widget(self, page_size: int = 1, *, label_run: str | None = None) -> AuditWidget:
         """The ipywidgets browser (display ``.widget``); its apply button says :meth:`apply_plan` and asks,
-        and its confirm button calls :meth:`apply_summary`; each saved mark redraws the live summaries."""
+        and its confirm button calls :meth:`apply_summary`; each saved mark redraws the live summaries.
+        With a judge-graded run: the human verdict mark, and the "label next" panel of ``label_run``
+        (default: the first judge-graded run)."""
         at_hand = self.dataset is not None
+        labelling = self.labelling()
         return AuditWidget(
             self.browser(page_size),
             apply=self.apply_summary if at_hand else None,
             plan=self.apply_plan if at_hand else None,
             on_mark=self.refresh_live,
+            labelling=labelling,
+            label_next=label_run or next(iter(labelling), None),
         )
+
+    def labelling(self) -> dict[str, HumanLabelling]:
+        """Per judge-graded run id (in the order given), its human verdicts (:class:`HumanLabelling`)."""
+        if self._labelling is None:
+            self._labelling = {
+                str(r.run_id): HumanLabelling(r, self.user, self.dataset, rule=self.rule)
+                for r in self.runs
+                if judge_graded(r)
+            }
+        return self._labelling
+
+    def judge_figures(self) -> HTMLBlock:
+        """The judge-graded figures of each judge-graded run (judge-only beside prediction-powered), or a
+        sentence saying there is none."""
+        parts = [lab.figures_html() for lab in self.labelling().values()]
+        return HTMLBlock("".join(parts) or "<p>No run here is graded by a judge: no judge-graded figures.</p>")
 
     def failures_view(self, *, interactive: bool, n_per_slice: int = 3, seed: int = 0, page_size: int = 1) -> Any:
         """What the notebook shows of the failing rows: the widget browser, or a fixed sample.
@@ -168,13 +194,14 @@ def open_audit(
     rule: str = "majority",
     audits_dir: str | Path = AUDITS_DIR,
     day: date | str | None = None,
+    user: str | None = None,
 ) -> AuditSession:
     """Open one or more runs of the same dataset for auditing.
 
     ``dataset`` defaults to the path recorded in the first run; an explicit
     dataset with another content hash than the runs' is an InputError, a
     recorded one that changed since is left out (prompts are then not shown)
-    with a note saying so.
+    with a note saying so. ``user``: who labels (default: the operating system's user name).
     """
     from goldenkit.results import read_run
 
@@ -209,4 +236,7 @@ def open_audit(
     failures = failing_rows(outcomes, ds, rule)
     name = (runs[0].manifest.get("dataset") or {}).get("name") or "dataset"
     log = AuditLog(audit_file(str(name), day, audits_dir))
-    return AuditSession(runs=runs, dataset=ds, failures=failures, log=log, audits_dir=Path(audits_dir), notes=notes)
+    who = user or session_user()
+    return AuditSession(
+        runs=runs, dataset=ds, failures=failures, log=log, audits_dir=Path(audits_dir), notes=notes, user=who, rule=rule
+    )
