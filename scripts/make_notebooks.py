@@ -181,6 +181,15 @@ audits_dir = "audits"  # marks go to <audits_dir>/<dataset>-<date>.jsonl""",
     ),
     (
         "md",
+        "## Judge-graded figures\nFor a run graded by an LLM judge: the judge's pass rate (what the judge thinks) "
+        "beside the prediction-powered estimate of the human pass rate, with n human, N judged, lambda and the "
+        "effective sample size gained. In Jupyter, **human verdict** saves your PASS or FAIL on the row on show "
+        "(hand-picked: shown, never used for inference) and **label next** proposes the rows whose labels narrow "
+        "the interval most, drawn with recorded probabilities; the figures under the widget follow each verdict.",
+    ),
+    ("code", "session.judge_figures()"),
+    (
+        "md",
         "## Label-error share per slice\nFrom every marks file of this dataset; unclear rows stay in the denominator.",
     ),
     ("code", "report.label_error_table(session.all_marks())"),
