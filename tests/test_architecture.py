@@ -71,7 +71,7 @@ LAYERS: list[set[str]] = [
     {"gate._policy", "metrics"},
     # results: what a run wrote; other harnesses' results imported as runs
     {"results._manifest", "results._jsonl", "results._parquet", "results._latest"},
-    {"results._run"},
+    {"results._run", "results._accounting"},
     {"results._light", "results._labels"},
     {"results._judge_evidence"},
     {"results._judge_next"},

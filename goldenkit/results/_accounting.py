@@ -1,0 +1,311 @@
+"""What a run cost: calls, tokens, latency and money, per run, per slice and per passing row, by role.
+
+This is the one place a run's usage is added up; run.json's ``accounting``, the
+printed run summary, the report's usage table, compare's paired change and the
+pages all read it.
+
+**Roles.** The candidate's usage is in each outcome's own columns (``attempts``
+are its calls, retries included; ``tokens_in``, ``tokens_out``,
+``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model
+grader) and the simulated user's are in the outcome's ``usage`` map
+(:data:`goldenkit.schema.USAGE_COUNTS`). Each role is summed apart; a count no
+outcome reported is null (never 0).
+
+**Money** (:mod:`goldenkit._pricing`). An outcome's money for a role is the
+price the provider returned (label ``provider``), else its tokens at the
+user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE DATE``),
+else none. A group's money is shown only when every outcome whose calls
+reported usage for the role has money: otherwise it is ``n/a`` and the label
+says how many were unpriced (a sum over part of the calls would read as the
+whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
+to tokens or money. ``total_money`` is the sum over the roles, shown only when
+each role that reported usage has money.
+
+**Latency** percentiles are over answered outcomes (not ERROR); time to first
+token over streamed ones. **Per passing row**: the group's candidate tokens
+(in + out) and its money over all roles, divided by its rows whose repeats
+collapse to PASS (:func:`goldenkit.stats.collapse_repeats`, ``rule``): what a
+passing verdict cost, the failures' calls included.
+
+>>> import pandas as pd
+>>> df = pd.DataFrame({"row_id": ["a", "b"], "repeat": [0, 0], "slice": ["s", "s"], "verdict": ["PASS", "FAIL"],
+...     "attempts": [1, 1], "tokens_in": [100, 300], "tokens_out": [10, 30], "cost": [None, None],
+...     "latency_ms": [1000.0, 3000.0]})
+>>> t = accounting(df).loc[OVERALL]
+>>> int(t["tokens_in"]), int(t["calls"]), t["latency_p50_ms"], t["tokens_per_passing_row"], t["total_money_label"]
+(400, 2, 2000.0, 440.0, 'n/a (no prices)')
+>>> cost_line(run_totals(df))
+'cost: 400 tokens in, 40 out, 2 calls, p50 2.0 s; money n/a (no prices)'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from goldenkit._pricing import NO_MONEY, PROVIDER, Pricing
+from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, SIMULATOR_ROLE, TOKEN_COUNTS
+from goldenkit.stats import OVERALL, collapse_repeats
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The column prefix of each role's figures in :func:`accounting` (the candidate's have none).
+PREFIX = {CANDIDATE: "", JUDGE: "judge_", SIMULATOR_ROLE: "simulator_"}
+#: A role's figures (prefixed by :data:`PREFIX`): its calls and token counts, its money and where it came from.
+ROLE_COLUMNS = ("calls", *TOKEN_COUNTS, "money", "money_label")
+NO_PRICES = f"{NO_MONEY} (no prices)"
+
+
+def role_models(manifest: Mapping[str, Any] | None) -> dict[str, str | None]:
+    """The model of the judge and of the simulated user a run recorded (run.json ``judge_version``,
+    ``<model>+rubric...``, when there is one judge; ``simulator_version.model``), to price their tokens."""
+    man = manifest or {}
+    judges = [j for j in str(man.get("judge_version") or "").split(",") if j]
+    judge = judges[0].rpartition("+rubric.")[0] or None if len(judges) == 1 else None
+    sim = man.get("simulator_version")
+    model = sim.get("model") if isinstance(sim, Mapping) else None
+    return {JUDGE: judge, SIMULATOR_ROLE: str(model) if model else None}
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType":
+        return None
+    return int(value)
+
+
+def _float_or_none(value: Any) -> float | None:
+    if value is None or type(value).__name__ == "NAType":
+        return None
+    out = float(value)
+    return None if math.isnan(out) else out
+
+
+def _model_id(agent: Any) -> str | None:
+    model = agent.get("model_id") if isinstance(agent, Mapping) else None
+    return str(model) if model else None
+
+
+def _money(pricing: Pricing, model: str | None, usage: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """One outcome's money for one role and its label (None, None: unpriced)."""
+    cost = _float_or_none(usage.get("cost"))
+    if cost is not None:
+        return cost, PROVIDER
+    price = pricing.price(model)
+    if price is None:
+        return None, None
+    money = price.cost(usage.get("tokens_in"), usage.get("tokens_out"), usage.get("tokens_cached"))
+    return (money, price.label) if money is not None else (None, None)
+
+
+def _column(outcomes: pd.DataFrame, name: str) -> list[Any]:
+    return outcomes[name].tolist() if name in outcomes.columns else [None] * len(outcomes)
+
+
+def _role_usages(outcomes: pd.DataFrame, role: str) -> list[dict[str, Any] | None]:
+    """Each outcome's usage of ``role`` as a dict of counts (None: the role made no call for it)."""
+    if role == CANDIDATE:
+        cols = {k: _column(outcomes, k) for k in (*TOKEN_COUNTS, "cost")}
+        calls = _column(outcomes, "attempts")
+        out: list[dict[str, Any] | None] = []
+        for i, n in enumerate(calls):
+            usage = {"calls": _int_or_none(n), **{k: v[i] for k, v in cols.items()}}
+            used = (usage["calls"] or 0) > 0 or any(_int_or_none(usage[k]) is not None for k in TOKEN_COUNTS)
+            out.append(usage if used else None)
+        return out
+    cells = _column(outcomes, "usage")
+    return [dict(c[role]) if isinstance(c, Mapping) and isinstance(c.get(role), Mapping) else None for c in cells]
+
+
+def _spend(outcomes: pd.DataFrame, pricing: Pricing, models: Mapping[str, str | None]) -> dict[str, Any]:
+    """Per outcome and role: the counts, the money and its label, and whether the role was used."""
+    spend: dict[str, Any] = {}
+    agents = _column(outcomes, "agent_version")
+    for role in ROLES:
+        usages = _role_usages(outcomes, role)
+        pre = PREFIX[role]
+        spend[f"{pre}used"] = np.array([u is not None for u in usages], dtype=bool)
+        spend[f"{pre}reported"] = np.array(  # a call that reported no usage is not priced (nor counted in tokens)
+            [
+                u is not None and any(_float_or_none(u.get(k)) is not None for k in (*TOKEN_COUNTS, "cost"))
+                for u in usages
+            ],
+            dtype=bool,
+        )
+        for key in ("calls", *TOKEN_COUNTS):
+            spend[f"{pre}{key}"] = [_int_or_none(u.get(key)) if u is not None else None for u in usages]
+        priced = [
+            _money(pricing, models.get(role) or (_model_id(agents[i]) if role == CANDIDATE else None), u)
+            if u is not None
+            else (None, None)
+            for i, u in enumerate(usages)
+        ]
+        spend[f"{pre}money"] = [m for m, _ in priced]
+        spend[f"{pre}money_label"] = [lab for _, lab in priced]
+    return spend
+
+
+def _sum(values: Sequence[int | None], mask: np.ndarray) -> int | None:
+    got = [v for v, keep in zip(values, mask, strict=True) if keep and v is not None]
+    return int(sum(got)) if got else None
+
+
+def _money_sum(money: Sequence[float | None], labels: Sequence[str | None], mask: np.ndarray) -> tuple[Any, str]:
+    """A group's money for one role and its label (see the module doc: all priced, or n/a)."""
+    used = [(m, lab) for m, lab, keep in zip(money, labels, mask, strict=True) if keep]
+    if not used:
+        return None, ""
+    unpriced = sum(1 for m, _ in used if m is None)
+    if unpriced == len(used):
+        return None, NO_PRICES
+    if unpriced:
+        return None, f"{NO_MONEY} ({unpriced:,} of {len(used):,} outcomes unpriced)"
+    return float(sum(m for m, _ in used if m is not None)), " + ".join(sorted({str(lab) for _, lab in used}))
+
+
+def _quantile(values: Sequence[Any], q: float) -> float | None:
+    got = np.array([v for v in (_float_or_none(x) for x in values) if v is not None], dtype=float)
+    return float(np.quantile(got, q)) if got.size else None
+
+
+def _group(
+    spend: Mapping[str, Any], mask: np.ndarray, answered: np.ndarray, lat: list[Any], ttft: list[Any]
+) -> dict[str, Any]:
+    """The figures of one group of outcomes (``mask``)."""
+    row: dict[str, Any] = {"outcomes": int(mask.sum())}
+    keep = mask & answered
+    row["latency_p50_ms"] = _quantile([v for v, k in zip(lat, keep, strict=True) if k], 0.5)
+    row["latency_p95_ms"] = _quantile([v for v, k in zip(lat, keep, strict=True) if k], 0.95)
+    row["ttft_p50_ms"] = _quantile([v for v, k in zip(ttft, keep, strict=True) if k], 0.5)
+    total: list[tuple[Any, str]] = []
+    for role in ROLES:
+        pre = PREFIX[role]
+        used = mask & spend[f"{pre}used"]
+        for key in ("calls", *TOKEN_COUNTS):
+            row[f"{pre}{key}"] = _sum(spend[f"{pre}{key}"], used)
+        reported = mask & spend[f"{pre}reported"]
+        money, label = _money_sum(spend[f"{pre}money"], spend[f"{pre}money_label"], reported)
+        row[f"{pre}money"], row[f"{pre}money_label"] = money, label
+        if reported.any():
+            total.append((money, label))
+    missing = [lab for m, lab in total if m is None]
+    if not total or missing:
+        row["total_money"] = None
+        row["total_money_label"] = missing[0] if len(missing) == 1 else NO_PRICES
+    else:
+        row["total_money"] = float(sum(m for m, _ in total))
+        row["total_money_label"] = " + ".join(sorted({part for _, lab in total for part in lab.split(" + ")}))
+    return row
+
+
+def accounting(
+    outcomes: pd.DataFrame,
+    pricing: Pricing | None = None,
+    *,
+    by: str | None = "slice",
+    rule: str = "majority",
+    models: Mapping[str, str | None] | None = None,
+) -> pd.DataFrame:
+    """What the outcomes cost, one row per group of ``by`` (``None``: the run only) and :data:`OVERALL` last.
+
+    ``outcomes``: a run's outcome DataFrame (:meth:`goldenkit.results.Run.outcomes`); ``pricing``: the
+    user's prices (:func:`goldenkit.config.pricing`); ``models``: the judge's and simulator's models to
+    price their tokens (:func:`role_models`; the candidate's is each outcome's ``agent_version.model_id``).
+    Columns: ``outcomes, rows, passing_rows, latency_p50_ms, latency_p95_ms, ttft_p50_ms``; per role
+    (prefix ``""``, ``judge_``, ``simulator_``) ``calls, tokens_in, tokens_out, tokens_cached,
+    tokens_reasoning, money, money_label``; ``total_money, total_money_label`` over the roles;
+    ``tokens_per_passing_row`` (the candidate's in + out) and ``money_per_passing_row`` (``total_money``).
+    Missing figures are None.
+    """
+    import pandas as pd
+
+    spend = _spend(outcomes, pricing or Pricing(), models or {})
+    verdicts = _column(outcomes, "verdict")
+    answered = np.array([v != ERROR for v in verdicts], dtype=bool)
+    lat, ttft = _column(outcomes, "latency_ms"), _column(outcomes, "ttft_ms")
+    rows = collapse_repeats(outcomes, rule) if len(outcomes) else None
+    keys = [str(k) for k in _column(outcomes, by)] if by is not None else []
+    groups = [(k, np.array([x == k for x in keys], dtype=bool)) for k in sorted(set(keys))]
+    groups.append((OVERALL, np.ones(len(outcomes), dtype=bool)))
+    out = []
+    for name, mask in groups:
+        row = {by or "group": name, **_group(spend, mask, answered, lat, ttft)}
+        if rows is not None:
+            in_group = rows if name == OVERALL or by is None else rows[rows[by].astype(str) == name]
+            row["rows"], row["passing_rows"] = len(in_group), int((in_group["verdict"] == PASS).sum())
+        else:
+            row["rows"] = row["passing_rows"] = 0
+        passing = row["passing_rows"]
+        tokens = [row["tokens_in"], row["tokens_out"]]
+        row["tokens_per_passing_row"] = (
+            sum(t for t in tokens if t is not None) / passing
+            if passing and any(t is not None for t in tokens)
+            else None
+        )
+        money = row["total_money"]
+        row["money_per_passing_row"] = money / passing if passing and money is not None else None
+        out.append(row)
+    first = ["outcomes", "rows", "passing_rows", "latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"]
+    table = pd.DataFrame(out).set_index(by or "group")
+    rest = [c for c in table.columns if c not in first]
+    return table[first + rest].astype(object).where(table[first + rest].notna(), None)
+
+
+def run_totals(
+    outcomes: pd.DataFrame,
+    pricing: Pricing | None = None,
+    *,
+    rule: str = "majority",
+    models: Mapping[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """The run's totals as run.json's ``accounting`` keeps them: the :data:`OVERALL` row of
+    :func:`accounting`, the roles nested (``{"candidate": {calls, tokens_in, ..., money, money_label},
+    "judge": {...}}``: a role that made no call left out), the rest flat; JSON-ready."""
+    row = accounting(outcomes, pricing, by=None, rule=rule, models=models).loc[OVERALL].to_dict()
+    roles: dict[str, Any] = {}
+    for role in ROLES:
+        figures = {c: _plain(row.pop(f"{PREFIX[role]}{c}")) for c in ROLE_COLUMNS}
+        if figures["calls"] or any(figures[k] is not None for k in TOKEN_COUNTS):
+            roles[role] = figures
+    return {**{k: _plain(v) for k, v in row.items()}, "roles": roles}
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _seconds(ms: Any) -> str:
+    return f"{float(ms) / 1000:.1f} s" if ms is not None else "n/a"
+
+
+def _usd(money: float) -> str:
+    return f"${money:,.4f}" if money < 1 else f"${money:,.2f}"
+
+
+def cost_line(totals: Mapping[str, Any]) -> str:
+    """The run summary's line: ``cost: 12,345 tokens in, 2,100 out, 108 calls, p50 1.2 s; money n/a (no
+    prices)`` (the judge's and simulator's usage after the candidate's; money with where it came from)."""
+    roles = totals.get("roles") or {}
+    parts = [_usage_text(roles.get(CANDIDATE) or {}) + f", p50 {_seconds(totals.get('latency_p50_ms'))}"]
+    parts += [f"{role} {_usage_text(roles[role])}" for role in ROLES if role != CANDIDATE and roles.get(role)]
+    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
+    parts.append(f"money {_usd(money)} ({label})" if money is not None else f"money {label}")
+    return "cost: " + "; ".join(parts)
+
+
+def _usage_text(figures: Mapping[str, Any]) -> str:
+    """``12,345 tokens in, 2,100 out, 108 calls`` (a count not reported: n/a)."""
+    tin, tout, calls = figures.get("tokens_in"), figures.get("tokens_out"), figures.get("calls") or 0
+    text = f"{tin:,} tokens in" if tin is not None else "tokens in n/a"
+    if figures.get("tokens_cached"):
+        text += f" ({figures['tokens_cached']:,} cached)"
+    text += f", {tout:,} out" if tout is not None else ", out n/a"
+    if figures.get("tokens_reasoning"):
+        text += f" ({figures['tokens_reasoning']:,} reasoning)"
+    return text + f", {calls:,} calls"
+
+
+__all__ = ["NO_PRICES", "PREFIX", "ROLE_COLUMNS", "accounting", "cost_line", "role_models", "run_totals"]
