@@ -5,10 +5,11 @@ The budget flags are run options (:data:`goldenkit._constraints.RUN_OPTIONS`, ``
 names); :mod:`goldenkit.runner._budget` keeps them. ``--estimate`` calls nothing and writes nothing: it
 reads the dataset and the options as the run would (the same rows: split, sample, red rows, shard; the
 same repeats) and prints the calls the run would make, ``rows x repeats x turns`` (a case's user turns;
-a simulated-user scenario takes 1 to ``--max-turns``). With ``--stop-decided-repeats`` the range runs
-from the repeats that decide every row under the ``[gate] rule`` when they agree to every repeat; a
-``--sequential`` run may stop after its first row still. The judge's calls are not counted (one per
-graded outcome when a judge grades).
+a simulated-user scenario takes 1 to its ``max_turns``, else ``--max-turns``). With
+``--stop-decided-repeats`` the range runs from the repeats that decide every row under the
+``[gate] rule`` when they agree to every repeat; a ``--sequential`` run may stop after its first
+row still. The judge's calls are not counted (one per
+graded outcome when a judge grades), nor a user simulator's.
 
 ``--like RUN`` (a run of the same dataset, by name) adds, from that run's outcomes: the expected
 tokens (its mean tokens in and out per outcome, times this run's outcomes), the time at
@@ -90,7 +91,7 @@ def estimate(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
 def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str, Any], dataset: Any) -> Plan:
     """The rows the run would call (as :func:`goldenkit.runner.run_eval` picks them) and its calls."""
     from goldenkit.runner import parse_shard
-    from goldenkit.runner._conversation import DEFAULT_MAX_TURNS
+    from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver
     from goldenkit.runner._evaluate import normalize_cases, select_rows
     from goldenkit.runner._shard import shard_rows
 
@@ -101,9 +102,9 @@ def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
     if getattr(args, "shard", None) is not None:
         rows = shard_rows(rows, parse_shard(args.shard))
     cases = normalize_cases(rows, [str(r) for r in rows.column("id")])
-    max_turns = int(opts.get("max_turns") or DEFAULT_MAX_TURNS)
+    driver = ConversationDriver(None, int(opts.get("max_turns") or DEFAULT_MAX_TURNS))  # its turn limits
     low = sum(1 if c.scenario is not None else max(1, len(c.turns)) for c in cases.values())
-    high = sum(max_turns if c.scenario is not None else max(1, len(c.turns)) for c in cases.values())
+    high = sum(driver.turns_for(c.scenario) if c.scenario else max(1, len(c.turns)) for c in cases.values())
     repeats, n = int(opts["repeats"]), len(cases)
     outcomes, why = (n * repeats, n * repeats), None
     if getattr(args, "sequential", False):
@@ -138,7 +139,8 @@ def plan_line(plan: Plan, dataset: Any) -> str:
     per_row = "1 turn" if turns == (plan.rows, plan.rows) else f"{_span(turns)} turns in all"
     calls = f"{_span(plan.calls)} calls" + (f" ({plan.why_range} stops once decided)" if plan.why_range else "")
     head = f"estimate: dataset {dataset.name} {dataset.version}: {plan.rows} rows x {plan.repeats} repeats"
-    return f"{head} x {per_row} = {calls}; the judge's calls not counted; nothing called, nothing written"
+    tail = "the judge's and a user simulator's calls not counted; nothing called, nothing written"
+    return f"{head} x {per_row} = {calls}; {tail}"
 
 
 def like_line(ref: str, plan: Plan, opts: Mapping[str, Any], cfg: Mapping[str, Any], dataset: Any) -> str:
