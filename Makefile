@@ -18,14 +18,18 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/goldenkit demo
 
-# pytest runs the tests and the docstring examples of goldenkit/ (--doctest-modules, pyproject.toml),
-# then mypy checks the package strictly.
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# `make test` runs `make lint` first (a failure there fails it), then the tests and the docstring
+# examples of goldenkit/ (--doctest-modules, pyproject.toml) except the lint ones, then mypy checks
+# the package strictly.
+test: lint
+	$(BIN)/python -m pytest -m "not lint"
 	$(BIN)/mypy --strict goldenkit
 
+# The checks of the code's shape: ruff, then the tests tests/conftest.py marks lint (formatting,
+# size limits, layers, declared dependencies, the wheel, the speed of --help).
 lint: $(STAMP)
 	$(BIN)/ruff check goldenkit tests benchmarks
+	$(BIN)/python -m pytest -m lint tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_dataset.py
