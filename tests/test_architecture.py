@@ -89,7 +89,7 @@ LAYERS: list[set[str]] = [
     {"compare._groups"},
     {"compare._runs"},
     {"compare"},
-    {"gate._evidence", "gate._power", "gate._sequential"},
+    {"gate._evidence", "gate._power", "gate._sequential", "gate._judge"},
     {"gate._regression"},
     {"gate._evaluate", "gate._replay"},
     {"gate", "leaderboards._alignment", "leaderboards._pairwise", "leaderboards._frontier"},

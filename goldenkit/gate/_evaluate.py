@@ -29,6 +29,7 @@ from goldenkit.gate._evidence import (
     rows_evidence,
     slice_evidence,
 )
+from goldenkit.gate._judge import judge_rules
 from goldenkit.gate._policy import ABSOLUTE_THRESHOLDS, UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
@@ -190,7 +191,7 @@ def evaluate_gate(
         family, shown = regression_rules(paired, policy, review)
         rules += family + non_inferiority_rules(paired, policy, shown) + point_rules(paired, policy)
         warnings += power_warnings(paired, policy) + detection_notes(paired, policy)
-    rules += _quality_checked(policy)
+    rules += _quality_checked(policy) + judge_rules(run, baseline if paired is not None else None, man, rules, policy)
     return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
 
 

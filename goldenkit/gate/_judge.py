@@ -1,0 +1,195 @@
+"""The gate's judge-graded rules: the judge's figures, corrected by human labels when there are any.
+
+A **judge-graded figure** is one read from the judge grader's verdict column (``graders["judge"]`` of
+each outcome, :func:`goldenkit.results.judge_rows`); a run is judge-graded when its judge is a hard
+grader (``grader_hard`` of run.json), so that its row verdicts are the judge's.
+
+* :func:`judge_rate_rule` (``judge_pass_rate``, with ``[gate] judge_min_pass_rate``): the one-sided
+  ``1 - alpha`` lower bound of the judge-graded pass rate must reach the threshold (exit 2 below it).
+  With human labels drawn by a recorded design (labels.jsonl, :mod:`goldenkit.results`) the bound is the
+  prediction-powered one of the *human* pass rate (:func:`goldenkit.results.judge_estimates`), and the
+  detail says ``prediction-powered: n human, N judged, lambda``; without, the judge's own Wilson bound,
+  marked ``judge-only (no human labels)``. Labels picked by hand are counted and refused for inference.
+* :func:`judge_pair_rules` (``judge.non_inferiority``, ``judge.non_inferiority[SLICE]``, when both runs
+  are judge-graded and a margin is set): the one-sided upper bound of the paired drop (baseline minus
+  candidate, :func:`goldenkit.results.judge_difference`: prediction-powered over the rows labelled on
+  both runs by one draw, else the judge's Newcombe interval, marked) must be below the margin; above it,
+  not shown (3), or 2 when the drop itself is shown to exceed the margin. It is one more requirement of
+  green beside the ledger's ``non_inferiority`` (an intersection: the false-pass rate stays at most alpha);
+  the Holm family of regression rules reads the row verdicts, the judge's on a judge-graded run.
+* :func:`self_preference_rule` (``judge.self_preference``, exit 3): when the judge and the candidate
+  share a model family (:func:`goldenkit._model_family.self_preference`: the judge's model is the first
+  part of run.json's ``judge_version``, the candidate's is ``agent_version.model_id``) and every quality
+  rule that passed reads the judge's verdicts alone (no human label corrected it, no other hard grader
+  took part), the gate is not green, unless ``[gate] accept_self_preference = true``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from goldenkit._model_family import self_preference
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, ComparisonInvalid, InputError
+from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
+
+__all__ = ["JUDGE_ONLY", "judge_graded", "judge_pair_rules", "judge_rate_rule", "judge_rules", "self_preference_rule"]
+
+#: The judge grader's name in an outcome's ``graders`` and run.json's ``grader_hard``.
+_JUDGE = "judge"
+#: How a figure the judge alone gave is marked.
+JUDGE_ONLY = "judge-only (no human labels)"
+#: The rules whose pass reads the row verdicts (the judge's, on a run whose only hard grader is the judge).
+_ROW_RULES = ("pass_rate", "wilson_lower", "regression", "non_inferiority", "allowed_regression", "negative_case")
+
+
+def _hard(man: Mapping[str, Any]) -> set[str]:
+    hard = man.get("grader_hard")
+    if isinstance(hard, Mapping):
+        return {str(k) for k, v in hard.items() if v}
+    return set()
+
+
+def judge_graded(man: Mapping[str, Any] | None) -> bool:
+    """True when the run's judge is a hard grader: its verdicts decide the rows."""
+    return _JUDGE in _hard(man or {})
+
+
+def _run_of(side: Any) -> Any:
+    """The run folder (a :class:`goldenkit.results.Run`) a side is, or None (a table, a snapshot)."""
+    from goldenkit.results import Run
+
+    return side if isinstance(side, Run) else None
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:.4f}"
+
+
+def _how(line: Mapping[str, Any]) -> tuple[bool, str]:
+    """(prediction-powered?, what the figure rests on) of a line of judge_estimates / judge_difference."""
+    hand = int(line.get("n_hand") or 0)
+    refused = (
+        f"; {hand} label(s) refused for inference: picked by hand, not drawn by a recorded sampling design "
+        "(shown, never used)"
+        if hand
+        else ""
+    )
+    if line["method"] == "judge only":
+        designed = int(line.get("n_human") or 0)
+        why = JUDGE_ONLY if not designed else f"judge-only ({line['reason']})"
+        return False, why + refused
+    lam = line["lam"]
+    ppi = f"prediction-powered: {int(line['n_human'])} human, {int(line['n_judged'])} judged, lambda {lam:.2f}"
+    return True, ppi + refused
+
+
+def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
+    """``judge_pass_rate`` when ``judge_min_pass_rate`` is set (module doc)."""
+    thr = policy.judge_min_pass_rate
+    if thr is None:
+        return []
+    r = _run_of(run)
+    if r is None:
+        why = "judge_min_pass_rate reads the judge's verdicts and labels of a run folder (not a table or a snapshot)"
+        return [GateRule("judge_pass_rate", False, None, thr, why, UNDECIDED, EXIT_INFRASTRUCTURE)]
+    from goldenkit.results import judge_estimates
+    from goldenkit.stats import OVERALL
+
+    try:
+        line = judge_estimates(r, alpha=min(0.99, 2 * policy.alpha), rule=policy.rule).loc[OVERALL]
+    except InputError as exc:
+        return [GateRule("judge_pass_rate", False, None, thr, f"not judge-graded: {exc}", UNDECIDED, 3)]
+    ppi, how = _how(line)
+    low = float(line["ci_low"] if ppi else line["judge_ci_low"])
+    rate = float(line["estimate"] if ppi else line["judge_rate"])
+    ok = not math.isnan(low) and low >= thr
+    what = "human pass rate" if ppi else "judge's pass rate"
+    detail = (
+        f"{what} {_fmt(rate)}, lower {1 - policy.alpha:.0%} bound {_fmt(low)} {'>=' if ok else '<'} {thr:.4f} ({how})"
+    )
+    evidence = f"{int(line['n_judged'])} judged row(s), {int(line['n_human'])} human label(s) used"
+    return [GateRule("judge_pass_rate", ok, low, thr, detail, "absolute", EXIT_GATE_FAILED, evidence)]
+
+
+def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRule]:
+    """``judge.non_inferiority`` overall and on each critical slice (module doc); none unless both runs
+    are judge-graded run folders and a margin is set."""
+    m = policy.non_inferiority_margin
+    cand, base = _run_of(run), _run_of(baseline)
+    if m is None or cand is None or base is None or not (judge_graded(cand.manifest) and judge_graded(base.manifest)):
+        return []
+    from goldenkit.results import judge_difference
+    from goldenkit.stats import OVERALL
+
+    try:
+        table = judge_difference(cand, base, alpha=min(0.99, 2 * policy.alpha), rule=policy.rule)
+    except (InputError, ComparisonInvalid) as exc:
+        why = f"overall: judge-graded non-inferiority not shown: {exc}"
+        return [GateRule("judge.non_inferiority", False, None, m, why, UNDECIDED, EXIT_INFRASTRUCTURE)]
+    rules = []
+    for s in [OVERALL, *(x for x in policy.critical if x in table.index)]:
+        line = table.loc[s]
+        ppi, how = _how(line)
+        lo, hi = (line["ci_low"], line["ci_high"]) if ppi else (line["judge_ci_low"], line["judge_ci_high"])
+        drop_hi, drop_lo = -float(lo), -float(hi)  # the drop is baseline minus candidate
+        name = "judge.non_inferiority" + ("" if s == OVERALL else f"[{s}]")
+        what = f"{'overall' if s == OVERALL else s}: upper {1 - policy.alpha:.0%} bound of the judge-graded drop"
+        what += f" {_fmt(drop_hi)}"
+        ev = f"{int(line['n_judged'])} row(s) both judges decided"
+        if drop_hi < m:
+            detail = f"{what} < margin {m:g}: non-inferiority shown ({how})"
+            rules.append(GateRule(name, True, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
+        elif drop_lo > m:
+            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)}) ({how})"
+            rules.append(GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
+        else:
+            detail = f"{what} >= margin {m:g}: non-inferiority not shown ({how})"
+            rules.append(GateRule(name, False, drop_hi, m, detail, UNDECIDED, EXIT_INFRASTRUCTURE, ev))
+    return rules
+
+
+def _judge_alone(rule: GateRule, judge_is_the_grader: bool) -> bool:
+    """Does a passed quality rule rest on the judge's verdicts alone?"""
+    if rule.name.startswith(("judge_pass_rate", "judge.non_inferiority")):
+        return "prediction-powered" not in rule.detail
+    return judge_is_the_grader and rule.name.startswith(_ROW_RULES)
+
+
+def self_preference_rule(
+    man: Mapping[str, Any] | None, rules: Sequence[GateRule], policy: GatePolicy
+) -> list[GateRule]:
+    """``judge.self_preference`` (exit 3) when a judge of the candidate's family alone makes the gate
+    green (module doc); a passed rule saying so when the policy accepts it; nothing otherwise."""
+    man = man or {}
+    judge_model = str(man.get("judge_version") or "").split("+rubric.")[0] or None
+    agent = man.get("agent_version")
+    cand_model = agent.get("model_id") if isinstance(agent, Mapping) else None
+    flag = self_preference(judge_model, cand_model if isinstance(cand_model, str) else None)
+    if flag is None or not flag["flag"]:
+        return []
+    hard = _hard(man)
+    passed = [r for r in rules if r.passed and r.kind in ("regression", "absolute")]
+    alone = bool(passed) and all(_judge_alone(r, hard == {_JUDGE}) for r in passed)
+    if not alone:
+        return []
+    family = flag["family"]
+    why = (
+        f"the judge (family {family}) shares the candidate's family: its verdicts alone are not evidence; "
+        "set [gate] accept_self_preference = true to accept"
+    )
+    evidence = f"{flag['why']}; rules green on the judge's verdicts alone: {', '.join(r.name for r in passed)}"
+    if policy.accept_self_preference:
+        detail = f"the judge (family {family}) shares the candidate's family: accepted (accept_self_preference = true)"
+        return [GateRule("judge.self_preference", True, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE, evidence)]
+    return [GateRule("judge.self_preference", False, None, None, why, UNDECIDED, EXIT_INFRASTRUCTURE, evidence)]
+
+
+def judge_rules(
+    run: Any, baseline: Any, man: Mapping[str, Any] | None, rules: Sequence[GateRule], policy: GatePolicy
+) -> list[GateRule]:
+    """The judge-graded rules of a gate whose other ``rules`` are checked (module doc); ``baseline`` None
+    when the gate compares no pair."""
+    out = judge_rate_rule(run, policy) + judge_pair_rules(run, baseline, policy)
+    return out + self_preference_rule(man, [*rules, *out], policy)

@@ -1,0 +1,143 @@
+"""The gate on judge-graded rules, through `goldenkit gate`: the judge's figure corrected by human labels
+(prediction-powered) when a recorded design drew them, the judge's own figure marked as such otherwise,
+hand-picked labels refused for inference, and a judge of the candidate's family never alone green.
+
+Runs are written with run_factory, a hard "judge" grader deciding every row (its verdict is the row's);
+labels are stored with `goldenkit judge label`, as a user stores them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from run_factory import manifest, outcomes, write_run
+
+from goldenkit.cli import main
+
+JV = "gpt-4o+rubric.aaaaaaaaaaaa+params.bbbbbbbbbbbb"
+N = 200
+
+
+def judged(root: Path, run_id: str, passes: list[bool], *, model: str = "model-a") -> Path:
+    """A run of N rows (one repeat) whose hard judge passed row i when ``passes[i]``."""
+    ids = [f"r{i:03d}" for i in range(N)]
+    frame = outcomes(
+        [(r, "refunds" if i % 2 else "billing", ["PASS" if passes[i] else "FAIL"]) for i, r in enumerate(ids)],
+        run_id=run_id,
+    )
+    frame["graders"] = [
+        {"judge": {"passed": bool(passes[i]), "score": None, "reason": "", "error": False}} for i in range(N)
+    ]
+    man = manifest(run_id, repeats=1, judge_version=JV, graders={"judge": "1"}, model_id=model)
+    man["grader_hard"] = {"judge": True}
+    return write_run(root, man, frame)
+
+
+def label(tmp_path: Path, run: Path, humans: dict[int, bool], *extra: str) -> None:
+    f = tmp_path / f"labels-{run.name}-{len(list(tmp_path.glob('labels-*')))}.jsonl"
+    lines = [{"id": f"r{i:03d}", "human": "PASS" if ok else "FAIL"} for i, ok in humans.items()]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert main(["judge", "label", str(f), "--run", str(run), *extra]) == 0
+
+
+def config(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "goldenkit.toml"
+    path.write_text(f"[gate]\n{body}\n", encoding="utf-8")
+    return path
+
+
+def gate(capsys: Any, run: Path, cfg: Path, *extra: str) -> tuple[int, dict[str, dict[str, Any]], str]:
+    capsys.readouterr()
+    code = main(["gate", str(run), "--config", str(cfg), *extra, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_code"] == code
+    return code, {r["name"]: r for r in doc["rules"]}, doc["decision"]
+
+
+JUDGE_PASSES = [i % 5 != 0 for i in range(N)]  # the judge passes 80% of the rows
+ABSOLUTE = "regression = false\njudge_min_pass_rate = 0.6"
+
+
+def test_without_labels_the_judges_own_bound_decides_and_is_marked(tmp_path: Path, capsys: Any) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    r = rules["judge_pass_rate"]
+    assert code == 0 and r["passed"] and "judge-only (no human labels)" in r["detail"]
+    assert r["actual"] == pytest.approx(0.7525, abs=0.01)  # Wilson one-sided 95% lower bound of 160/200
+    code, rules, _ = gate(capsys, run, config(tmp_path, "regression = false\njudge_min_pass_rate = 0.78"))
+    assert code == 2 and not rules["judge_pass_rate"]["passed"] and "< 0.7800" in rules["judge_pass_rate"]["detail"]
+
+
+def test_designed_labels_make_it_prediction_powered_and_can_fail_a_judge_that_is_too_kind(
+    tmp_path: Path, capsys: Any
+) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    # 50 rows drawn with probability 0.25; the human passes half of them where the judge passed 80%
+    label(tmp_path, run, {i: (i // 4) % 2 == 0 for i in range(0, N, 4)}, "--probability", "0.25")
+    code, rules, decision = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    r = rules["judge_pass_rate"]
+    assert code == 2 and decision == "FAILED" and not r["passed"]
+    assert "prediction-powered: 50 human, 200 judged, lambda" in r["detail"] and "human pass rate" in r["detail"]
+    assert r["actual"] < 0.6
+
+
+def test_hand_picked_labels_are_refused_with_the_reason_and_counted(tmp_path: Path, capsys: Any) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    label(tmp_path, run, {i: False for i in range(0, N, 4)})  # no probability: picked by hand
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    detail = rules["judge_pass_rate"]["detail"]
+    assert code == 0 and "judge-only (no human labels)" in detail
+    assert "50 label(s) refused for inference: picked by hand, not drawn by a recorded sampling design" in detail
+
+
+def test_a_judge_of_the_candidates_family_cannot_alone_make_the_gate_green(tmp_path: Path, capsys: Any) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES, model="openai/gpt-4o-mini")
+    code, rules, decision = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    r = rules["judge.self_preference"]
+    assert (code, decision, r["passed"], r["exit_code"]) == (3, "NOT EVIDENCE", False, 3)
+    assert r["detail"] == (
+        "the judge (family gpt-4o) shares the candidate's family: its verdicts alone are not evidence; "
+        "set [gate] accept_self_preference = true to accept"
+    )
+    assert "judge_pass_rate" in r["evidence"]
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE + "\naccept_self_preference = true"))
+    assert (
+        code == 0
+        and rules["judge.self_preference"]["passed"]
+        and "accepted" in rules["judge.self_preference"]["detail"]
+    )
+    # human labels that agree with the judge: the green rests on them, not on the judge alone
+    label(tmp_path, run, {i: JUDGE_PASSES[i] for i in range(0, N, 4)}, "--probability", "0.25")
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    assert code == 0 and "judge.self_preference" not in rules
+    assert "prediction-powered: 50 human" in rules["judge_pass_rate"]["detail"]
+
+
+def test_a_judge_of_another_family_needs_no_acceptance(tmp_path: Path, capsys: Any) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES, model="claude-3-5-haiku")
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    assert code == 0 and "judge.self_preference" not in rules
+
+
+def test_the_pair_non_inferiority_of_a_judge_graded_slice_reads_the_labels(tmp_path: Path, capsys: Any) -> None:
+    base = judged(tmp_path, "base", JUDGE_PASSES)
+    cand = judged(tmp_path, "cand", JUDGE_PASSES)
+    cfg = config(tmp_path, 'critical = ["refunds"]')
+    code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
+    ni = rules["judge.non_inferiority"]
+    assert code == 0 and ni["passed"] and "judge-only (no human labels)" in ni["detail"]
+    assert rules["judge.non_inferiority[refunds]"]["passed"]
+    # the same rows drawn on both runs (probability 0.25): the human fails the candidate's answers on half
+    drawn = range(0, N, 4)
+    label(tmp_path, base, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
+    label(tmp_path, cand, {i: JUDGE_PASSES[i] and (i // 4) % 2 == 0 for i in drawn}, "--probability", "0.25")
+    code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
+    ni = rules["judge.non_inferiority"]
+    assert code == 2 and not ni["passed"] and ni["exit_code"] == 2
+    assert "the drop itself exceeds the margin 0.05" in ni["detail"]
+    assert "prediction-powered: 50 human, 200 judged, lambda" in ni["detail"]
+    assert "judge-only (no human labels)" in rules["judge.non_inferiority[refunds]"]["detail"]  # no label drawn there
+    assert rules["non_inferiority"]["passed"]  # the judge's verdicts alone agree: only the labels show the drop
