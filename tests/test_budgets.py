@@ -16,11 +16,15 @@ from typing import Any
 import pytest
 from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
+from ray_cluster import ray_cluster  # noqa: F401 - the session's cluster fixture
 
 from goldenkit.cli import main
+from goldenkit.dataset import read_dataset
+from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df
-from goldenkit.runner import Limiter
+from goldenkit.runner import Limiter, run_eval
 from goldenkit.runner._budget import Budget, BudgetSpent
+from goldenkit.runner._ray_executor import RaySettings
 
 TOKENS_IN, TOKENS_OUT = 10, 5  # every reply's usage: 15 tokens a call
 PRICING = """
@@ -155,3 +159,21 @@ def test_the_limiter_refuses_a_call_over_budget_and_gives_its_slot_back() -> Non
         return in_flight, lim.budget.spent.calls
 
     assert asyncio.run(go()) == (2, 2)  # the refused call holds no slot and is not counted
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_a_budget_holds_for_the_whole_ray_cluster(tmp_path: Path, server: FakeModelServer) -> None:
+    """Two workers ask the one limiter actor: the calls stop at the budget for the cluster, not per worker."""
+    ds = read_dataset(_dataset(tmp_path, 60))
+    provider = OpenAIProvider(model="m", base_url=server.url)
+    common: dict[str, Any] = {"run_id": "b", "results_dir": tmp_path / "res", "progress": False, "max_in_flight": 8}
+    summary = run_eval(ds, provider, ["contract"], executor=RaySettings(workers=2), max_calls=20, **common)
+    assert summary.validity == "INVALID" and summary.invalid_reason is not None
+    assert summary.invalid_reason.startswith("stopped: budget: --max-calls 20 reached; spent 20 calls")
+    assert server.count() == 20  # admitted at the actor: never one more, whichever worker asked
+    man = _manifest(tmp_path, "b")
+    assert man["budget"]["spent"]["calls"] == 20 and man["budget"]["spent"]["tokens"] == 20 * 15
+    assert len(_verdicts(tmp_path, "b")) == 20  # every call that returned is written, no other row
+    resumed = run_eval(ds, provider, ["contract"], max_calls=100, **common)  # resumed here: the same run
+    assert resumed.validity == "VALID" and server.count() == 60
+    assert _manifest(tmp_path, "b")["budget"]["spent"]["calls"] == 60  # the run's total over both invocations
