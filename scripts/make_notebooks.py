@@ -53,6 +53,7 @@ config = None  # goldenkit.toml with [metrics] weights (None: the run's own, els
         'report.table_html(report.format_slice_table(table), "The run has no outcome: no slice to show.")',
     ),
     ("code", "report.pass_rate_figure(table)"),
+    ("code", "report.judge_figures_html(r, rule=rule)"),
     (
         "md",
         "## Why rows fail\nThe failing rows (repeats collapsed) grouped by what the graders found: one line per "
@@ -131,6 +132,10 @@ flip_limit = 200  # flipped rows shown side by side""",
     ),
     ("code", "report.table_html(report.format_compare_table(comparison))"),
     ("code", "report.forest_figure(comparison)"),
+    (
+        "code",
+        "report.judge_figures_html(cand_run, base_run, rule=rule, alpha=alpha, by=by)  # graded by the same judge",
+    ),
     ("code", "report.clusters_html(comparison)"),
     (
         "md",

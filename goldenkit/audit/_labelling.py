@@ -64,17 +64,6 @@ def session_user() -> str:
         return "unknown"
 
 
-def judge_graded(run: Run) -> bool:
-    """True when some outcome of ``run`` holds a verdict of the judge grader."""
-    if not run.manifest.get("judge_version"):
-        return False
-    try:
-        judge_rows(run, labels=False)
-    except InputError:
-        return False
-    return True
-
-
 @dataclass
 class HumanLabelling:
     """Human verdicts on one judge-graded run (module doc): ``who`` labels, ``dataset`` gives the prompts."""
@@ -289,4 +278,4 @@ class LabelNextPanel:
         self.figures.value = str(lab.figures_html())
 
 
-__all__ = ["HAND_PICKED", "HumanLabelling", "LabelNextPanel", "judge_graded", "session_user"]
+__all__ = ["HAND_PICKED", "HumanLabelling", "LabelNextPanel", "session_user"]

@@ -181,14 +181,21 @@ def compare_command(args: argparse.Namespace) -> int:
         from goldenkit.commands._pairwise_judge import format_pairwise, pairwise_for_compare
 
         pairwise = pairwise_for_compare(base, cand, getattr(args, "config", None))
+    judged = _judge_pair(cmp, base, cand)
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
+        if judged is not None:
+            from goldenkit.commands._judge_evidence import _records
+
+            doc["judge_graded"] = _records(judged)
         if pairwise is not None:
             doc["pairwise"] = pairwise.to_dict()
         print(json.dumps(doc, indent=2, ensure_ascii=False, default=str))
     else:
         with pd.option_context("display.width", 200):
             print(format_comparison(cmp, args.max_flips, explained=explained))
+        if judged is not None:
+            print("\n" + format_judge_pair(judged))
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
     if getattr(args, "markdown", None):
@@ -200,6 +207,25 @@ def compare_command(args: argparse.Namespace) -> int:
         else:
             Path(args.markdown).write_text(text, encoding="utf-8")
     return _evidence_exit(cmp)
+
+
+def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:
+    """The judge-graded difference of a pair graded by the same judge (``judge_pair``), else None."""
+    from goldenkit.results._judge_evidence import judge_pair
+
+    by = cmp.by if cmp.by != "tags" else "slice"  # the judge's figures group by a per-row value
+    return judge_pair(cand, base, by=by, alpha=cmp.alpha, rule=cmp.rule)
+
+
+def format_judge_pair(table: Any) -> str:
+    """The judge-graded difference (candidate minus baseline, same judge), one line per group, overall
+    first: the judge-only figure beside the prediction-powered one (:func:`goldenkit._display.judge_figures_line`)."""
+    from goldenkit._display import judge_figures_line
+    from goldenkit.stats import OVERALL
+
+    keys = [OVERALL, *(k for k in table.index if k != OVERALL)]
+    lines = ["judge-graded difference (candidate minus baseline, same judge; human labels correct the judge):"]
+    return "\n".join(lines + [f"  {k}: {judge_figures_line(table, k, diff=True)}" for k in keys])
 
 
 def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str, str]:

@@ -317,10 +317,41 @@ def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) 
     return out.reset_index(drop=True)[cols]
 
 
+def judge_figures_html(
+    run: Any, baseline: Any = None, *, rule: str = "majority", alpha: float = 0.05, by: str = "slice"
+) -> HTMLBlock:
+    """The judge-graded figures of a run graded by an LLM judge, per ``by`` and overall: the judge-only
+    figure beside the prediction-powered one (n human, N judged, lambda, effective sample size gained;
+    :func:`goldenkit.results.judge_estimates`); with ``baseline`` graded by the same judge, the paired
+    difference (:func:`goldenkit.results.judge_difference`). Nothing (an empty block) for a run without a
+    judge grader, or a pair without the same judge."""
+    from goldenkit._display import judge_figures_table, table_html
+    from goldenkit.results._judge_evidence import judge_estimates, judge_graded, judge_pair
+
+    if not judge_graded(run):
+        return HTMLBlock("")
+    by = by if by != "tags" else "slice"  # the judge's figures group by a per-row value
+    try:
+        table = judge_estimates(run, by=by, alpha=alpha, rule=rule)
+        pair = judge_pair(run, baseline, by=by, alpha=alpha, rule=rule) if baseline is not None else None
+    except InputError as exc:
+        return HTMLBlock(f"<h2>Judge-graded figures</h2><p>Not shown: {html.escape(str(exc))}</p>")
+    what = (
+        "The judge's verdicts (judge only: what the judge thinks) beside the prediction-powered estimate of the "
+        "human verdict, from human labels drawn by a recorded design (hand-picked labels are shown, never used)."
+    )
+    parts = [f"<h2>Judge-graded pass rate</h2><p>{html.escape(what)}</p>", table_html(judge_figures_table(table))]
+    if pair is not None:
+        parts += ["<h3>Paired difference, candidate minus baseline (same judge)</h3>"]
+        parts.append(table_html(judge_figures_table(pair, diff=True)))
+    return HTMLBlock("".join(parts))
+
+
 __all__ = [
     "errors_and_skips",
     "failure_reasons",
     "flaky_table",
+    "judge_figures_html",
     "format_slice_table",
     "latency_summary",
     "pass_rate_figure",
