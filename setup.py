@@ -1,11 +1,16 @@
 """The package list, which pyproject.toml cannot extend: its ``packages.find`` sees only folders of the package.
 
 Everything else is in pyproject.toml. goldenkit's packages are found under
-goldenkit/; ``goldenkit.notebooks.bundled`` is the top-level notebooks/ folder,
-which pyproject.toml's ``[tool.setuptools.package-dir]`` maps into the package so
-the wheel carries the notebooks as package data (one copy in git).
+goldenkit/; three more are top-level folders, which pyproject.toml's
+``[tool.setuptools.package-dir]`` maps into the package so the wheel carries
+them as package data (one copy in git): ``goldenkit.notebooks.bundled`` is
+notebooks/, ``goldenkit.demo.datasets`` is datasets/ (the demo's dataset and
+its recorded answers) and ``goldenkit.demo.baselines`` is baselines/ (its
+committed baseline).
 """
 
 from setuptools import find_namespace_packages, setup
 
-setup(packages=[*find_namespace_packages(include=["goldenkit*"]), "goldenkit.notebooks.bundled"])
+MAPPED = ["goldenkit.notebooks.bundled", "goldenkit.demo.datasets", "goldenkit.demo.baselines"]
+
+setup(packages=[*find_namespace_packages(include=["goldenkit*"]), *MAPPED])

@@ -58,6 +58,9 @@ LAYERS: list[set[str]] = [
     {"formats._vertex", "formats._eval_config", "formats._import_manifest"},
     {"formats._inspect", "formats._openai_evals", "formats._normalize", "formats._importer"},
     {"formats"},
+    # the protocol key: what makes two runs comparable, below every package that reads it (the runner,
+    # results, baselines, compare, gate, history), so the baseline store knows nothing of comparisons
+    {"_protocol_key"},
     {"dataset._lines", "dataset._problems", "dataset._rows", "dataset._manifest", "dataset._reader"},
     {"dataset._versions", "dataset._red"},
     {"dataset"},
@@ -83,7 +86,7 @@ LAYERS: list[set[str]] = [
     {"harnesses._import"},
     {"harnesses"},
     # analysis of results: never imports providers, graders or the runner
-    {"compare._protocol", "compare._ledger"},
+    {"compare._ledger"},
     {"compare._flips", "baselines._store", "baselines"},
     {"compare._clusters"},
     {"compare._groups"},
@@ -156,6 +159,7 @@ LAYERS: list[set[str]] = [
     {"pages"},
     # the public API, the demo, then the CLI and its commands
     {"__init__"},
+    {"demo._data"},  # where the demo's bundled dataset and baseline are
     {"demo._story"},
     {"demo._benchmark"},
     {"demo"},
@@ -290,6 +294,35 @@ def test_imports_form_no_cycle() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def _packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``graph`` between packages: a module counts as its package (its first name; a root module is its own)."""
+    out: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        package = module.split(".")[0]
+        out.setdefault(package, set()).update(target.split(".")[0] for target in imported)
+        out[package].discard(package)
+    return out
+
+
+def test_packages_form_no_cycle() -> None:
+    """No two packages import each other, not even through different modules: a package below another knows
+    nothing of it (the baseline store knows nothing of comparisons; the protocol key both of them read lives
+    below both, in goldenkit._protocol_key)."""
+    cycle = _find_cycle(_packages(_graph()))
+    assert cycle is None, "import cycle between packages: " + " -> ".join(cycle or [])
+
+
+def test_the_package_cycle_check_finds_a_cycle_split_by_modules() -> None:
+    split = {
+        "compare._runs": {"baselines._store"},
+        "baselines._store": {"compare._protocol"},
+        "compare._protocol": set(),
+    }
+    assert _find_cycle(split) is None  # no cycle between the modules
+    assert _find_cycle(_packages(split)) == ["baselines", "compare", "baselines"]
+    assert _find_cycle(_packages({"compare._runs": {"compare._ledger", "baselines"}, "baselines": {"_key"}})) is None
 
 
 def test_the_checker_resolves_from_package_imports(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def _build_wheel(tmp_path: Path) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
-    for folder in ("goldenkit", "notebooks"):
+    for folder in ("goldenkit", "notebooks", "datasets", "baselines"):  # the folders mapped into the package
         shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, src], tmp_path)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.config import find_config, load_config, section
+from goldenkit.demo._data import shown
 from goldenkit.demo._story import DEFAULT_DATASET, _p, replay_agent, validate_dataset
 from goldenkit.gate import GatePolicy
 from goldenkit.report import pct
@@ -42,7 +43,7 @@ def run_benchmark(
     from goldenkit.leaderboards._ranking import leaderboard
 
     say = log or (lambda _line: None)
-    dataset_dir, out = Path(dataset), Path(results_dir)
+    dataset_dir, out = shown(Path(dataset)), Path(results_dir)
     ds = validate_dataset(dataset_dir)
     say(f"validated {dataset_dir}: {ds.name} {ds.version or ''}, {len(ds)} rows, sha256 {ds.sha256[:12]}")
     config_path = find_config(dataset_dir=dataset_dir)

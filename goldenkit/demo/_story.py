@@ -44,6 +44,7 @@ from goldenkit._text import one_line
 from goldenkit.compare import Comparison, compare_runs, why
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.demo._data import DATASET_NAME, bundled, committed_baseline, shown
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
 from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders._build import build_graders
@@ -67,9 +68,8 @@ __all__ = [
 
 #: The two recorded agent versions, in the order they are run: base, then candidate.
 AGENTS = ("baseline", "candidate")
-DEFAULT_DATASET = "datasets/support-agent"
-#: The committed snapshot of the bundled dataset's baseline fixtures (holdout, 3 repeats) under baselines/
-COMMITTED_BASELINE = "support-agent-holdout"
+#: The bundled dataset (package data: the installed package's copy, else a checkout's datasets/support-agent)
+DEFAULT_DATASET = bundled("datasets", DATASET_NAME)
 RUN_ID_PREFIX = "demo-"
 DEFAULT_REPEATS = 3
 DEMO_SPLIT = "holdout"
@@ -97,6 +97,8 @@ class DemoResult:
     timings: dict[str, float] = field(default_factory=dict)
     #: the candidate gated against the committed snapshot (baselines/COMMITTED_BASELINE.json), when there is one
     committed: GateDecision | None = None
+    #: where that snapshot is (bundled with the package, or a checkout's baselines/)
+    committed_path: Path | None = None
 
     @property
     def gate_exit_code(self) -> int:
@@ -247,7 +249,7 @@ def run_demo(
     """
     say = log or (lambda _line: None)
     timings: dict[str, float] = {}
-    dataset_dir = Path(dataset)
+    dataset_dir = shown(Path(dataset))
     out = Path(results_dir)
 
     t = time.perf_counter()
@@ -272,7 +274,8 @@ def run_demo(
     comparison, decision = _gate(policy, base, cand)
     timings["compare_gate"] = time.perf_counter() - t
     say(f"compared {cand.run_id} with {base.run_id} and applied the gate of {config_path or 'the defaults'}")
-    committed = _gate_committed(policy, cand, say)
+    committed_path = committed_baseline()
+    committed = _gate_committed(policy, cand, committed_path, say)
 
     pages: list[Path] = []
     if html:
@@ -293,22 +296,26 @@ def run_demo(
         html=pages,
         timings=timings,
         committed=committed,
+        committed_path=shown(committed_path) if committed is not None and committed_path is not None else None,
     )
 
 
-def _gate_committed(policy: GatePolicy, cand: Run, say: Callable[[str], None]) -> GateDecision | None:
+def _gate_committed(
+    policy: GatePolicy, cand: Run, path: Path | None, say: Callable[[str], None]
+) -> GateDecision | None:
     """The candidate gated against the committed baseline snapshot of the bundled dataset, when it is there
-    (``baselines/`` of the checkout): the same decision as against the baseline run made a minute earlier."""
+    (package data, or ``baselines/`` of a checkout): the same decision as against the baseline run made a
+    minute earlier."""
     from goldenkit.baselines import read_baseline
 
-    path = Path("baselines") / f"{COMMITTED_BASELINE}.json"
-    if not path.is_file():
+    if path is None:
         return None
     snapshot = read_baseline(path)
     if (snapshot.manifest.get("dataset") or {}).get("sha256") != (cand.manifest.get("dataset") or {}).get("sha256"):
         return None  # a snapshot of another dataset (the demo was given its own)
     decision = evaluate_gate(cand, policy=policy, baseline=snapshot)
-    say(f"gated {cand.run_id} against the committed baseline {path}: exit {decision.exit_code}, {decision.summary()}")
+    code, summary = decision.exit_code, decision.summary()
+    say(f"gated {cand.run_id} against the committed baseline {shown(path)}: exit {code}, {summary}")
     return decision
 
 
@@ -474,13 +481,13 @@ def _story_gate(result: DemoResult) -> list[str]:
         f"--results-dir {result.results_dir} --config {cfg}"
     )
     if result.committed is not None:  # the committed snapshot gives the same decision
-        code, cand = result.committed.exit_code, result.candidate.run_id
-        add(f"   Against the committed baseline baselines/{COMMITTED_BASELINE}.json: exit {code}.")
-        add(f"   goldenkit gate {cand} --baseline {COMMITTED_BASELINE} --results-dir {result.results_dir}")
+        code, cand, path = result.committed.exit_code, result.candidate.run_id, result.committed_path
+        add(f"   Against the committed baseline {path}: exit {code}.")
+        add(f"   goldenkit gate {cand} --baseline {path} --results-dir {result.results_dir}")
     # 6. the pages
     if result.html:
         add("6. The reports (open in a browser; offline, self-contained):")
-        lines.extend(f"   {p}" for p in result.html)
+        lines.extend(f"   {shown(p)}" for p in result.html)
     else:
         add(
             f"6. No HTML (--no-html). Render it with: goldenkit report {result.candidate.run_id} "
