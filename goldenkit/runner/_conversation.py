@@ -171,6 +171,8 @@ class ConversationDriver:
             err = await self._attempt(run, target, make)
             if not isinstance(err, ProviderError):
                 run.limiter.on_success()
+                if isinstance(err, Response):  # an agent turn's tokens count against the run's budget
+                    run.limiter.charge(getattr(target, "model", None), err)
                 return err
             cls = type(err)  # a simulator's error stays one (its kind is the outcome's error_kind)
             err = throttle_error(err, opts.max_retry_after)
