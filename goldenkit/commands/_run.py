@@ -474,6 +474,7 @@ def run_command(args: argparse.Namespace) -> int:
     extra = sequential_cli.run_keywords(args, cfg, opts)
     summary = run_eval(dataset, **run_arguments(args, opts, cfg, run_id=args.run_id, graders=graders), **extra)
     print(summary.line(), file=sys.stdout)
+    print(summary.cost_line(), file=sys.stdout)
     if summary.resumed:  # the final line of a resume: what it reused, what it called
         print(summary.resumed_line(), file=sys.stdout)
     return sequential_cli.run_exit(summary, extra)

@@ -97,7 +97,8 @@ def _money(pricing: Pricing, model: str | None, usage: Mapping[str, Any]) -> tup
     price = pricing.price(model)
     if price is None:
         return None, None
-    money = price.cost(usage.get("tokens_in"), usage.get("tokens_out"), usage.get("tokens_cached"))
+    tin, tout, cached = (_int_or_none(usage.get(k)) for k in ("tokens_in", "tokens_out", "tokens_cached"))
+    money = price.cost(tin, tout, cached)
     return (money, price.label) if money is not None else (None, None)
 
 
@@ -254,6 +255,19 @@ def accounting(
     return table[first + rest].astype(object).where(table[first + rest].notna(), None)
 
 
+def outcome_money(
+    outcomes: pd.DataFrame, pricing: Pricing | None = None, *, models: Mapping[str, str | None] | None = None
+) -> np.ndarray:
+    """Each outcome's money over the roles, by the rules of :func:`accounting` (its ``total_money`` is their
+    sum when every reported call is priced): 0 for a role that reported no usage, NaN for an unpriced one."""
+    spend = _spend(outcomes, pricing or Pricing(), models or {})
+    total = np.zeros(len(outcomes))
+    for role in ROLES:
+        money = np.array([np.nan if m is None else m for m in spend[f"{PREFIX[role]}money"]], dtype=float)
+        total += np.where(spend[f"{PREFIX[role]}reported"], money, 0.0)
+    return total
+
+
 def run_totals(
     outcomes: pd.DataFrame,
     pricing: Pricing | None = None,
@@ -308,4 +322,13 @@ def _usage_text(figures: Mapping[str, Any]) -> str:
     return text + f", {calls:,} calls"
 
 
-__all__ = ["NO_PRICES", "PREFIX", "ROLE_COLUMNS", "accounting", "cost_line", "role_models", "run_totals"]
+__all__ = [
+    "NO_PRICES",
+    "PREFIX",
+    "ROLE_COLUMNS",
+    "accounting",
+    "cost_line",
+    "outcome_money",
+    "role_models",
+    "run_totals",
+]

@@ -36,7 +36,7 @@ from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
 from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
 from goldenkit.runner._progress import Progress
-from goldenkit.runner._summary import RunSummary
+from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
 from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, outcome_usage
 
@@ -400,6 +400,9 @@ class RunExecution:
             write_parquet_batches(index.batches(self.folder.jsonl, RECORD_BATCH), self.folder.path / OUTCOMES_PARQUET)
         else:
             (self.folder.path / OUTCOMES_PARQUET).unlink(missing_ok=True)
+        if lost is None:  # what the run's final outcomes cost (goldenkit.results._accounting)
+            batches = index.batches(self.folder.jsonl, RECORD_BATCH)
+            self.manifest["accounting"] = run_accounting(batches, self.manifest, self.folder.path)
         write_json_atomic(self.folder.run_file, self.manifest)
         if len(self.plan.todo) or self.folder.old_manifest is None:  # a resume with nothing to do moves nothing
             update_latest(self.folder.path.parent, self.folder.run_id)

@@ -1,18 +1,22 @@
-"""What a run produced: :class:`RunSummary`, the object ``run_eval`` returns, or :class:`RunInterrupted`."""
+"""What a run produced: :class:`RunSummary`, the object ``run_eval`` returns, or :class:`RunInterrupted`;
+and what it cost (:func:`run_accounting`, run.json's ``accounting``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit._pricing import Pricing
 from goldenkit._text import one_line
-from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, VALID
+from goldenkit.config import config_for_run, pricing
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK, ConfigError
+from goldenkit.results._accounting import cost_line, role_models, run_totals
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
 
 
 @dataclass
@@ -102,6 +106,58 @@ class RunSummary:
         ``results/latest`` where it was, :meth:`goldenkit.runner._run.RunExecution.finish`)."""
         return f"resumed: {self.resumed} of {self.counts.get('expected', 0)} outcomes reused, {self.calls} new calls"
 
+    def cost_line(self) -> str:
+        """``cost: 12,345 tokens in, 2,100 out, 108 calls, p50 1.2 s; money n/a (no prices)``: the run's
+        totals (run.json ``accounting``, :func:`goldenkit.results._accounting.cost_line`)."""
+        totals = self.manifest.get("accounting")
+        return cost_line(totals) if isinstance(totals, dict) else "cost: not counted"
+
+
+#: The outcome fields the run's accounting reads (goldenkit.results._accounting).
+ACCOUNTING_FIELDS = (
+    "row_id",
+    "repeat",
+    "slice",
+    "verdict",
+    "attempts",
+    *TOKEN_COUNTS,
+    "cost",
+    "usage",
+    "latency_ms",
+    "ttft_ms",
+    "agent_version",
+)
+
+
+def run_accounting(
+    batches: Iterable[Sequence[Mapping[str, Any]]], manifest: Mapping[str, Any], run_dir: Path
+) -> dict[str, Any]:
+    """run.json's ``accounting``: the totals of the run's final outcomes (``batches`` of records) at the
+    ``[pricing]`` of the goldenkit.toml the run recorded (:func:`goldenkit.results._accounting.run_totals`).
+    A goldenkit.toml that can no longer be read (moved, changed since the run started) prices nothing:
+    the money is n/a, never a guess."""
+    import pandas as pd
+
+    cols: dict[str, list[Any]] = {k: [] for k in ACCOUNTING_FIELDS}
+    for batch in batches:
+        for rec in batch:
+            for key, values in cols.items():
+                values.append(rec.get(key))
+    try:
+        prices = pricing(config_for_run(None, manifest, run_dir)) if _recorded_config(manifest) else Pricing()
+    except ConfigError:
+        prices = Pricing()
+    rule = manifest.get("stop_decided_repeats")
+    return run_totals(
+        pd.DataFrame(cols), prices, rule=rule if isinstance(rule, str) else "majority", models=role_models(manifest)
+    )
+
+
+def _recorded_config(manifest: Mapping[str, Any]) -> bool:
+    config = manifest.get("config")
+    extra = config.get("extra") if isinstance(config, Mapping) else None
+    return isinstance(extra, Mapping) and bool(extra.get("config_file"))
+
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or an interrupted notebook cell) stopped run ``run_id``: what it kept, and how to resume.
@@ -153,4 +209,4 @@ def resume_command(argv: Sequence[str], run_id: str) -> str:
     return shlex.join(["goldenkit", *out, "--run-id", run_id])
 
 
-__all__ = ["RunInterrupted", "RunSummary", "resume_command"]
+__all__ = ["ACCOUNTING_FIELDS", "RunInterrupted", "RunSummary", "resume_command", "run_accounting"]
