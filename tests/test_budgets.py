@@ -20,7 +20,10 @@ from ray_cluster import ray_cluster  # noqa: F401 - the session's cluster fixtur
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
+from goldenkit.graders._judge import JudgeGrader
+from goldenkit.providers._base import Provider
 from goldenkit.providers._openai import OpenAIProvider
+from goldenkit.records import Case, Response
 from goldenkit.results import outcomes_df
 from goldenkit.runner import Limiter, run_eval
 from goldenkit.runner._budget import Budget, BudgetSpent
@@ -177,3 +180,36 @@ def test_a_budget_holds_for_the_whole_ray_cluster(tmp_path: Path, server: FakeMo
     resumed = run_eval(ds, provider, ["contract"], max_calls=100, **common)  # resumed here: the same run
     assert resumed.validity == "VALID" and server.count() == 60
     assert _manifest(tmp_path, "b")["budget"]["spent"]["calls"] == 60  # the run's total over both invocations
+
+
+class _Judge(Provider):
+    """A judge that accepts every answer, counting its calls."""
+
+    name = "budget-judge"
+    model = "judge-model"
+    calls = 0
+
+    def settings(self) -> dict[str, Any]:
+        return {"model": self.model}
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        self.calls += 1
+        return Response.from_text('{"decision": "ACCEPT"}', model=self.model, tokens_in=1, tokens_out=1)
+
+
+def test_a_judge_call_the_budget_refuses_leaves_its_row_unwritten_not_a_grader_error(
+    tmp_path: Path, server: FakeModelServer
+) -> None:
+    """One call at a time: candidate, judge, candidate, judge, candidate (the 5th call), then the judge of
+    row 3 is refused: rows 1 and 2 are written, row 3 is not (no grader ERROR in its place)."""
+    ds = read_dataset(_dataset(tmp_path, 6))
+    judge = _Judge()
+    graders = ["contract", JudgeGrader(judge, rubric_text="Accept any answer.")]
+    provider = OpenAIProvider(model="m", base_url=server.url)
+    where: dict[str, Any] = {"run_id": "j", "results_dir": tmp_path / "res", "progress": False}
+    summary = run_eval(ds, provider, graders, max_in_flight=1, max_calls=5, **where)
+    assert summary.invalid_reason is not None and "--max-calls 5 reached; spent 5 calls" in summary.invalid_reason
+    assert (server.count(), judge.calls) == (3, 2)
+    df = outcomes_df(tmp_path / "res" / "j")
+    assert sorted(df["row_id"]) == ["r000", "r001"] and set(df["verdict"]) == {"PASS"}
+    assert _manifest(tmp_path, "j")["budget"]["spent"]["tokens"] == 3 * 15 + 2 * 2  # the judge's tokens count
