@@ -77,7 +77,7 @@ LAYERS: list[set[str]] = [
     {"results._run", "results._accounting"},
     {"results._light", "results._labels"},
     {"results._judge_evidence"},
-    {"results._judge_next"},
+    {"results._judge_next", "results._judge_figures"},
     {"results"},
     {"harnesses._formats", "harnesses._common"},
     {"harnesses._runfolder"},

@@ -116,3 +116,18 @@ def test_report_and_compare_pages_show_the_figures_of_a_judged_pair(pair: tuple[
 def test_report_page_of_a_run_without_a_judge_shows_no_judge_figures(plain: tuple[Path, Path], tmp_path: Path) -> None:
     page = render_notebook("report", {"run": str(plain[1])}, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Pass rate per slice" in page and "Judge-graded" not in page and "prediction-powered" not in page
+
+
+def test_the_leaderboard_notes_each_judged_run_with_labels(
+    pair: tuple[Path, Path], plain: tuple[Path, Path], capsys: Any
+) -> None:
+    base, cand = pair
+    capsys.readouterr()
+    main(["leaderboard", str(base), str(cand)])
+    out = capsys.readouterr().out
+    for run in (base, cand):
+        line = judge_figures_line(judge_estimates(run), OVERALL)
+        assert f"note: run {run.name}: judge-graded pass rate: {line}" in out
+        assert "prediction-powered" in line and "n human 60, N judged 120" in line
+    main(["leaderboard", *map(str, plain)])
+    assert "judge-graded" not in capsys.readouterr().out

@@ -21,7 +21,7 @@ from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.dataset._versions import new_version_target
 from goldenkit.errors import InputError
-from goldenkit.results._judge_evidence import judge_graded
+from goldenkit.results._judge_figures import judge_graded
 
 
 @dataclass

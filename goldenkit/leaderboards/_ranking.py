@@ -369,6 +369,9 @@ def leaderboard(
     spend = Spend(row_usage(sides, al.row_ids, pricing), al.run_ids, frontier_seed, frontier_resamples)
     table, pairs = _block(al, everything, at_k, alpha, spend)
     notes = [*_notes(left_out, table, pairs), spend.note()]
+    from goldenkit.results._judge_figures import judge_notes  # judge-graded runs with human labels
+
+    notes += judge_notes([r.source for r in evidence], rule=rule, alpha=alpha)
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):

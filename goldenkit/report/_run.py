@@ -326,7 +326,8 @@ def judge_figures_html(
     difference (:func:`goldenkit.results.judge_difference`). Nothing (an empty block) for a run without a
     judge grader, or a pair without the same judge."""
     from goldenkit._display import judge_figures_table, table_html
-    from goldenkit.results._judge_evidence import judge_estimates, judge_graded, judge_pair
+    from goldenkit.results._judge_evidence import judge_estimates
+    from goldenkit.results._judge_figures import judge_graded, judge_pair
 
     if not judge_graded(run):
         return HTMLBlock("")

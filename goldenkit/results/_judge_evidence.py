@@ -79,8 +79,6 @@ __all__ = [
     "add_round",
     "judge_difference",
     "judge_estimates",
-    "judge_graded",
-    "judge_pair",
     "judge_rows",
     "read_rounds",
 ]
@@ -446,22 +444,3 @@ def judge_difference(
         raise InputError(f"runs {cand.run_id} and {base.run_id} share no row that both judges decided")
     lines = [{by: key, **_diff_line(group, alpha)} for key, group in _groups(pair, by)]
     return pd.DataFrame(lines).set_index(by)
-
-
-def judge_graded(run: Any) -> bool:
-    """True when ``run`` is a run folder's Run with a judge version and some judge verdict (PASS or FAIL):
-    the runs whose judge-graded figures are shown (nothing is shown for any other)."""
-    if not isinstance(run, Run) or not run.manifest.get("judge_version"):
-        return False
-    out = run.outcomes(columns=["verdict", "graders"])
-    return any(_judge_verdict(g, v) in ("PASS", "FAIL") for g, v in zip(out["graders"], out["verdict"], strict=True))
-
-
-def judge_pair(
-    run: Any, baseline: Any, *, by: str = "slice", alpha: float = 0.05, rule: str = "majority"
-) -> pd.DataFrame | None:
-    """:func:`judge_difference` of two runs graded by the same judge version, None for any other pair."""
-    same = judge_graded(run) and judge_graded(baseline)
-    if not same or run.manifest.get("judge_version") != baseline.manifest.get("judge_version"):
-        return None
-    return judge_difference(run, baseline, by=by, alpha=alpha, rule=rule)

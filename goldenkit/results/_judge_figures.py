@@ -1,0 +1,59 @@
+"""Which runs show judge-graded figures, and the short forms the comparison and the leaderboard print.
+
+A run shows them when it is a run folder's :class:`~goldenkit.results.Run` with a judge version and some
+judge verdict (:func:`judge_graded`); a pair, when both are and share the judge version
+(:func:`judge_pair`); nothing is shown for any other run. The figures are those of
+:mod:`goldenkit.results._judge_evidence`, formatted by :mod:`goldenkit._display`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from goldenkit.errors import InputError
+from goldenkit.results._judge_evidence import _judge_verdict, judge_difference, judge_estimates
+from goldenkit.results._run import Run
+from goldenkit.stats import OVERALL
+
+__all__ = ["judge_graded", "judge_notes", "judge_pair"]
+
+
+def judge_graded(run: Any) -> bool:
+    """True when ``run`` is a run folder's Run with a judge version and some judge verdict (PASS or FAIL):
+    the runs whose judge-graded figures are shown (nothing is shown for any other)."""
+    if not isinstance(run, Run) or not run.manifest.get("judge_version"):
+        return False
+    out = run.outcomes(columns=["verdict", "graders"])
+    return any(_judge_verdict(g, v) in ("PASS", "FAIL") for g, v in zip(out["graders"], out["verdict"], strict=True))
+
+
+def judge_pair(
+    run: Any, baseline: Any, *, by: str = "slice", alpha: float = 0.05, rule: str = "majority"
+) -> pd.DataFrame | None:
+    """:func:`judge_difference` of two runs graded by the same judge version, None for any other pair."""
+    same = judge_graded(run) and judge_graded(baseline)
+    if not same or run.manifest.get("judge_version") != baseline.manifest.get("judge_version"):
+        return None
+    return judge_difference(run, baseline, by=by, alpha=alpha, rule=rule)
+
+
+def judge_notes(runs: Sequence[Any], *, rule: str = "majority", alpha: float = 0.05) -> list[str]:
+    """One line per judge-graded run that holds human labels: its judge-graded pass rate, the judge-only
+    figure beside the prediction-powered one (:func:`goldenkit._display.judge_figures_line`)."""
+    from goldenkit._display import judge_figures_line
+
+    notes = []
+    for run in runs:
+        if not judge_graded(run):
+            continue
+        try:
+            table = judge_estimates(run, alpha=alpha, rule=rule)
+        except InputError as exc:  # labels given on other answers: said, not fatal to what lists the runs
+            notes.append(f"run {run.run_id}: judge-graded figures not shown: {exc}")
+            continue
+        if table.loc[OVERALL, ["n_human", "n_hand", "n_unused"]].sum() > 0:
+            notes.append(f"run {run.run_id}: judge-graded pass rate: {judge_figures_line(table, OVERALL)}")
+    return notes
