@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 
 from goldenkit._checks import check_name, check_output
 from goldenkit._files import replaced_together
+from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._text import one_line
-from goldenkit.compare._ledger import sequential_line
-from goldenkit.compare._protocol import protocol_key, protocol_sha256
 from goldenkit.errors import InputError, ResultsError
+from goldenkit.results._manifest import sequential_line
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, slice_table, verdict_codes
 from goldenkit.stats._representative import representative_repeats

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit.results._manifest import SEQUENTIAL, sequential_line, sequential_rows
 from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
 from goldenkit.stats import OVERALL, decided_rows, verdict_codes
 
@@ -69,8 +70,6 @@ UNDECIDED = "UNDECIDED"
 MISSING = MISSING_ROW
 NOT_NEEDED = "NOT_NEEDED"
 NOT_NEEDED_DECIDED = "not needed: decided"
-#: run.json's record of a sequential run (:mod:`goldenkit.gate._sequential`).
-SEQUENTIAL = "sequential"
 #: Every status a side's row can have in the ledger.
 LEDGER_STATUSES = (PASS, FAIL, UNDECIDED, ERROR, SKIPPED, MISSING, NOT_NEEDED)
 #: Columns of :attr:`Ledger.rows`.
@@ -149,27 +148,11 @@ class Ledger:
         return f"Ledger({a.paired} of {a.rows} rows paired, {len(self.out_of_scope)} out of scope)"
 
 
-def sequential_rows(manifest: Mapping[str, Any]) -> list[str] | None:
-    """The rows a sequential run read, in order (its other rows are not needed), or None for another run."""
-    rec = manifest.get(SEQUENTIAL)
-    if not isinstance(rec, Mapping) or not isinstance(rec.get("rows"), list):
-        return None
-    return [str(r) for r in rec["rows"]]
-
-
 def unread_reason(manifest: Mapping[str, Any]) -> str:
     """Why a sequential run has no outcome for a row: it decided without it, or it stopped at its budget."""
     rec = manifest.get(SEQUENTIAL)
     decided = isinstance(rec, Mapping) and rec.get("decision") not in (None, "undecided")
     return NOT_NEEDED_DECIDED if decided else "not run: the sequential run stopped at its budget"
-
-
-def sequential_line(manifest: Mapping[str, Any]) -> str | None:
-    """``stopped after 212 of 400 rows: regression on refunds shown`` for a sequential run, else None."""
-    rec = manifest.get(SEQUENTIAL)
-    if sequential_rows(manifest) is None or not isinstance(rec, Mapping):
-        return None
-    return f"stopped after {rec.get('rows_run')} of {rec.get('rows_total')} rows: {rec.get('stopped_because')}"
 
 
 def sequential_notes(base: Mapping[str, Any], cand: Mapping[str, Any], ledger: Ledger) -> list[str]:

@@ -84,11 +84,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from goldenkit._jsonable import json_records
+from goldenkit._protocol_key import comparability_differences, manifest_get
 from goldenkit._protocols import RunLike
 from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
 from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
-from goldenkit.compare._protocol import comparability_differences, manifest_get
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (

@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit._protocol_key import comparability_differences
 from goldenkit.compare._ledger import SEQUENTIAL, side_problems
-from goldenkit.compare._protocol import comparability_differences
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,

@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from goldenkit.compare._protocol import protocol_key, protocol_sha256
+from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit.errors import GoldenkitError, ResultsError
 from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
 from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION

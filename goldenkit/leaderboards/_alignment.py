@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from goldenkit.compare._protocol import comparability_differences
+from goldenkit._protocol_key import comparability_differences
 from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
 from goldenkit.results import read_run
 from goldenkit.stats import collapse_arrays, first_positions, parse_rule, sorted_codes, verdict_codes

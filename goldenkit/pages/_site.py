@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from goldenkit.compare._protocol import protocol_key
+from goldenkit._protocol_key import protocol_key
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failure_counts, scan, trend
 from goldenkit.history._run_index import fingerprint

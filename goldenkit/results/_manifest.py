@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,4 +48,32 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return manifest
 
 
-__all__ = ["TEXT_FOR_PEOPLE", "read_manifest", "stored_json", "write_json_atomic"]
+__all__ = [
+    "SEQUENTIAL",
+    "TEXT_FOR_PEOPLE",
+    "read_manifest",
+    "sequential_line",
+    "sequential_rows",
+    "stored_json",
+    "write_json_atomic",
+]
+
+
+#: run.json's record of a sequential run (:mod:`goldenkit.gate._sequential`).
+SEQUENTIAL = "sequential"
+
+
+def sequential_rows(manifest: Mapping[str, Any]) -> list[str] | None:
+    """The rows a sequential run read, in order (its other rows are not needed), or None for another run."""
+    rec = manifest.get(SEQUENTIAL)
+    if not isinstance(rec, Mapping) or not isinstance(rec.get("rows"), list):
+        return None
+    return [str(r) for r in rec["rows"]]
+
+
+def sequential_line(manifest: Mapping[str, Any]) -> str | None:
+    """``stopped after 212 of 400 rows: regression on refunds shown`` for a sequential run, else None."""
+    rec = manifest.get(SEQUENTIAL)
+    if sequential_rows(manifest) is None or not isinstance(rec, Mapping):
+        return None
+    return f"stopped after {rec.get('rows_run')} of {rec.get('rows_total')} rows: {rec.get('stopped_because')}"

@@ -31,8 +31,8 @@ from typing import Any
 
 from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_OPTIONS
+from goldenkit._protocol_key import protocol_differences, protocol_key
 from goldenkit._text import one_line
-from goldenkit.compare._protocol import protocol_differences, protocol_key
 from goldenkit.errors import ConfigError, ResultsError
 from goldenkit.results import repair_jsonl, scan_jsonl
 from goldenkit.runner._runkey import RESUME_IGNORES, key_differences

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from goldenkit._artifacts import artifacts_sha256
+from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings
-from goldenkit.compare._protocol import protocol_key, protocol_sha256
 from goldenkit.config import from_run
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.graders._base import Grader
@@ -115,7 +115,7 @@ def run_manifest(
     }
     if folder.took_over_from is not None:
         invocation["lock_taken_over_from_pid"] = folder.took_over_from
-    protocol = protocol_key(key)  # the one key of what can change a verdict (goldenkit.compare._protocol)
+    protocol = protocol_key(key)  # the one key of what can change a verdict (goldenkit._protocol_key)
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": folder.run_id,
