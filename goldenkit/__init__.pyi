@@ -7,9 +7,6 @@ use, so ``import goldenkit`` stays cheap. A new public name is one line here.
 
 __version__: str
 
-from goldenkit._explain import (
-    explain_clusters as explain_clusters,
-)
 from goldenkit.audit import (
     apply_audit as apply_audit,
 )
@@ -116,6 +113,9 @@ from goldenkit.runner import (
     merge_shards as merge_shards,
     run_eval as run_eval,
     shard_of as shard_of,
+)
+from goldenkit.runner._explain import (
+    explain_clusters as explain_clusters,
 )
 from goldenkit.runner._regrade import (
     regrade as regrade,

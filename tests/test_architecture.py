@@ -138,7 +138,7 @@ LAYERS: list[set[str]] = [
     {"runner._regrade"},
     {"runner"},
     # a judge's optional words on a comparison's clusters (goldenkit compare --explain)
-    {"_explain"},
+    {"runner._explain"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit._marks", "audit._failures", "audit._labelling"},
     {"audit._apply", "audit._browser"},

@@ -15,9 +15,9 @@ from fakeserver import FakeModelServer, Recorded, Reply
 from test_clusters import QUIET, agent, planted_dataset
 
 from goldenkit import read_dataset, run_eval
-from goldenkit._explain import CACHE_FILE, read_sentence
 from goldenkit.cli import main
 from goldenkit.providers._callable import CallableProvider
+from goldenkit.runner._explain import CACHE_FILE, read_sentence
 
 KEY = "sk-judge-test-0123456789abcdef"
 TOOL_WORDS = "The candidate answers without looking the order up first."

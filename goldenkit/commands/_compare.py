@@ -8,7 +8,7 @@ gate's own Holm families are critical and non-critical slices), the paired diffe
 interval), under it the largest clusters of broken and fixed rows (what the
 graders found, :func:`goldenkit.why`), and the flip list; ``--json`` prints
 the same as one JSON document (the clusters under ``why``). ``--explain`` asks
-the ``[judge]`` for one sentence on each large cluster (:mod:`goldenkit._explain`),
+the ``[judge]`` for one sentence on each large cluster (:mod:`goldenkit.runner._explain`),
 printed under it as the judge's words.
 
 Exit codes: 0 compared · 1 bad input · 4 not comparable (the message names
@@ -229,10 +229,10 @@ def format_judge_pair(table: Any) -> str:
 
 
 def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str, str]:
-    """``--explain``: the [judge]'s sentence per large cluster (:mod:`goldenkit._explain`); a cluster the judge
+    """``--explain``: the [judge]'s sentence per large cluster (:mod:`goldenkit.runner._explain`); a cluster the judge
     left without words is said on stderr and changes nothing else."""
-    from goldenkit._explain import explain_clusters
     from goldenkit.config import config_for_run
+    from goldenkit.runner._explain import explain_clusters
 
     manifest = getattr(cand, "manifest", None)
     cfg = config_for_run(
