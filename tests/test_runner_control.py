@@ -82,8 +82,8 @@ def test_interrupting_a_thread_mode_run_cancels_it_writes_what_finished_and_resu
     ds = make_dataset(tmp_path, 30)
     res = tmp_path / "res"
     jsonl = res / "nb" / "outcomes.jsonl"
-    # rows r00-r09 answer at once; the others would take 8 s, so the 4 in flight are cut off by the interrupt
-    with FakeModelServer(responder=lambda r: Reply.text("ok") if _row(r) < 10 else Reply.slow(8.0, "ok")) as srv:
+    # rows r00-r09 answer at once; the others would take 120 s, so the 4 in flight are cut off by the interrupt
+    with FakeModelServer(responder=lambda r: Reply.text("ok") if _row(r) < 10 else Reply.slow(120.0, "ok")) as srv:
         proc = subprocess.Popen(
             [sys.executable, "-c", CELL, str(ds), srv.url, str(res)], cwd=ROOT, stdout=subprocess.PIPE, text=True
         )
@@ -94,8 +94,8 @@ def test_interrupting_a_thread_mode_run_cancels_it_writes_what_finished_and_resu
                 time.sleep(0.02)
             t_kill, t_kill_mono = time.time(), time.monotonic()
             os.kill(proc.pid, signal.SIGINT)
-            out, _ = proc.communicate(timeout=20)
-            exited = time.time() - t_kill
+            # exits well before the 120 s of its calls in flight (measured 0.8 s), else TimeoutExpired
+            out, _ = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -106,8 +106,8 @@ def test_interrupting_a_thread_mode_run_cancels_it_writes_what_finished_and_resu
         assert all(r.at <= t_kill_mono for r in srv.requests)  # the server's clock is time.monotonic()
         manifest = read_run(res / "nb").manifest
         ended = datetime.fromisoformat(manifest["ended_at"].replace("Z", "+00:00")).timestamp()
-        assert ended - t_kill < 1.0, f"in-flight calls cancelled and run.json written {ended - t_kill:.2f}s after"
-        assert exited < 5.0  # far below the 8 s the calls in flight would have taken
+        # the calls in flight cancelled, not waited for: far below their 120 s (measured 0.01 s and 0.8 s)
+        assert ended - t_kill < 60.0, f"in-flight calls cancelled and run.json written {ended - t_kill:.2f}s after"
         assert manifest["complete"] is False and "interrupted with 10 of 30" in manifest["invalid_reason"]
         assert [r["verdict"] for r in iter_jsonl(jsonl)] == ["PASS"] * 10
         assert (res / "nb" / ".lock").read_text() == ""  # released, not left for a takeover
@@ -525,7 +525,7 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
     ds = make_dataset(tmp_path, 30)
     res = tmp_path / "res"
     jsonl = res / "jk" / "outcomes.jsonl"
-    with FakeModelServer(responder=lambda r: Reply.text("ok") if _row(r) < 10 else Reply.slow(8.0, "ok")) as srv:
+    with FakeModelServer(responder=lambda r: Reply.text("ok") if _row(r) < 10 else Reply.slow(120.0, "ok")) as srv:
         km: Any = _kernel_manager()
         km.start_kernel(cwd=str(ROOT))
         try:
@@ -566,7 +566,8 @@ def test_interrupting_a_jupyter_cell_cancels_the_run_and_the_bar_is_a_widget(tmp
         assert srv.count() == 14  # nothing called after the interrupt
     manifest = read_run(res / "jk").manifest
     ended = datetime.fromisoformat(manifest["ended_at"].replace("Z", "+00:00")).timestamp()
-    assert ended - t_kill < 1.0 and "interrupted with 10 of 30" in manifest["invalid_reason"]
+    # the calls in flight cancelled, not waited for: far below their 120 s (measured 0.002 s)
+    assert ended - t_kill < 60.0 and "interrupted with 10 of 30" in manifest["invalid_reason"]
     assert [r["verdict"] for r in iter_jsonl(jsonl)] == ["PASS"] * 10
     widgets = [m for m in iopub if "application/vnd.jupyter.widget-view+json" in m["content"].get("data", {})]
     assert widgets, "the progress bar in Jupyter is a tqdm widget"
