@@ -17,7 +17,7 @@ from test_judge_evidence import judged_run, planted
 from goldenkit import audit
 from goldenkit._display import judge_figures_table, pct, table_html
 from goldenkit.errors import InputError
-from goldenkit.results import LABELS_FILE, judge_estimates, read_labels, read_run
+from goldenkit.results import LABELS_FILE, judge_estimates, label_plan, read_labels, read_run
 from goldenkit.results._judge_evidence import ROUNDS_FILE, read_rounds
 from goldenkit.stats import OVERALL
 
@@ -157,3 +157,19 @@ def test_a_run_without_a_judge_has_no_human_verdict_mark(tmp_path: Path) -> None
     assert w.save in _descendants(w.widget)  # the browser's own marks stay
     assert w.human not in _descendants(w.widget)
     assert "No run here is graded by a judge" in session.judge_figures()
+
+
+def test_the_seed_field_makes_the_draw_reproducible_and_refuses_other_text(
+    judged: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    run, _ = judged
+    panel = _session(run, tmp_path).widget().panel
+    assert panel is not None
+    panel.seed.value = "twelve"
+    panel.next_button.click()
+    assert "the seed must be a whole number" in panel.status_text and not (run / ROUNDS_FILE).exists()
+    panel.n.value = 12
+    panel.seed.value = "12"
+    panel.next_button.click()
+    [draw] = read_rounds(read_run(run))
+    assert draw.seed == 12 and list(draw.drawn) == list(label_plan(run, n=12, seed=12).drawn["row_id"])

@@ -77,6 +77,12 @@ class HumanLabelling:
     #: the last draw this session made (its expected widths), None before one or when a round was resumed
     plan: LabelPlan | None = None
     _rows: pd.DataFrame | None = field(default=None, repr=False)
+    #: the files as last read (labels, figures); :meth:`forget` drops them, every write does
+    _read: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def forget(self) -> None:
+        """Read the labels and rounds again at the next look (after a write, or one by another process)."""
+        self._read.clear()
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -87,7 +93,10 @@ class HumanLabelling:
 
     def labels(self) -> dict[str, HumanLabel]:
         """The run's latest row labels (repeat null) by row id."""
-        return {lab.row_id: lab for lab in read_labels(self.run) if lab.repeat is None}
+        if "labels" not in self._read:
+            self._read["labels"] = {lab.row_id: lab for lab in read_labels(self.run) if lab.repeat is None}
+        found: dict[str, HumanLabel] = self._read["labels"]
+        return found
 
     def open_round(self) -> LabelRound | None:
         """The latest round of ``judge next`` while some row it drew has no label of its design."""
@@ -106,12 +115,14 @@ class HumanLabelling:
     def propose(self, n: int = 25, seed: int | None = None) -> list[str]:
         """Draw about ``n`` rows to label and record the draw as a round (before anyone labels); while a
         round has rows left, those rows, without a new draw. Returns the rows to label."""
+        self.forget()
         left = self.queue()
         if left:
             self.plan = None
             return left
         self.plan = label_plan(self.run, n=n, seed=seed, by=self.by, rule=self.rule, alpha=self.alpha)
         add_round(self.run, self.plan.round)
+        self.forget()
         return self.queue()
 
     def proposal_text(self) -> str:
@@ -140,7 +151,9 @@ class HumanLabelling:
             raise InputError(f"human verdict must be PASS or FAIL, got {human!r}")
         p = self.probability(str(row_id))
         one = {"id": str(row_id), "human": human}
-        return add_labels(self.run, [one], who=self.who, source="audit", probability=p, where="audit widget")[0]
+        saved = add_labels(self.run, [one], who=self.who, source="audit", probability=p, where="audit widget")[0]
+        self.forget()
+        return saved
 
     def saved_text(self, lab: HumanLabel) -> str:
         """What the widget says after saving ``lab``."""
@@ -151,7 +164,10 @@ class HumanLabelling:
 
     def figures(self) -> pd.DataFrame:
         """:func:`goldenkit.results.judge_estimates` of the run, as the files are now."""
-        return judge_estimates(self.run, by=self.by, alpha=self.alpha, rule=self.rule)
+        if "figures" not in self._read:
+            self._read["figures"] = judge_estimates(self.run, by=self.by, alpha=self.alpha, rule=self.rule)
+        found: pd.DataFrame = self._read["figures"]
+        return found
 
     def figures_html(self) -> HTMLBlock:
         """The judge-graded figures for people, with the state of the open round."""
@@ -197,7 +213,8 @@ class HumanLabelling:
 
 
 class LabelNextPanel:
-    """The "label next" controls (display ``.widget``): ``n`` rows asked, the "label next" button, the card
+    """The "label next" controls (display ``.widget``): ``n`` rows asked, the draw's ``seed`` (empty: a new
+    one, recorded with the round), the "label next" button, the card
     of the proposed row to label, the human verdict (``verdict``: PASS / FAIL) and "save verdict", and
     the figures, redrawn after every saved verdict (also after :meth:`redraw`, which the audit widget's
     own verdict mark calls). ``on_label`` is called after each saved verdict."""
@@ -209,6 +226,7 @@ class LabelNextPanel:
         self._on_label = on_label
         self.status_text = ""
         self.n = w.BoundedIntText(value=25, min=1, max=100_000, description="rows")
+        self.seed = w.Text(placeholder="seed (empty: a new one)", layout=w.Layout(width="14em"))
         self.next_button = w.Button(description="label next", button_style="info")
         self.proposal = w.HTML(layout=w.Layout(width="100%"))
         self.card = w.HTML()
@@ -220,7 +238,7 @@ class LabelNextPanel:
         self.save.on_click(self._on_save)
         self.widget = w.VBox(
             [
-                w.HBox([self.n, self.next_button]),
+                w.HBox([self.n, self.seed, self.next_button]),
                 self.proposal,
                 self.card,
                 w.HBox([self.verdict, self.save]),
@@ -240,8 +258,12 @@ class LabelNextPanel:
         return left[0] if left else None
 
     def _on_next(self, _b: Any) -> None:
+        seed = self.seed.value.strip()
+        if seed and not seed.isdigit():
+            self.say(f"nothing proposed: the seed must be a whole number, got {seed!r}")
+            return
         try:
-            self.labelling.propose(int(self.n.value))
+            self.labelling.propose(int(self.n.value), seed=int(seed) if seed else None)
         except InputError as exc:
             self.say(f"nothing proposed: {exc}")
             return
@@ -267,6 +289,7 @@ class LabelNextPanel:
     def redraw(self) -> None:
         """Show the open round's next row and the figures as the files are now."""
         lab = self.labelling
+        lab.forget()  # the files as they are now (a label saved from the command line shows too)
         row = self.current()
         text = (
             lab.proposal_text()
