@@ -141,3 +141,44 @@ def test_the_pair_non_inferiority_of_a_judge_graded_slice_reads_the_labels(tmp_p
     assert "prediction-powered: 50 human, 200 judged, lambda" in ni["detail"]
     assert "judge-only (no human labels)" in rules["judge.non_inferiority[refunds]"]["detail"]  # no label drawn there
     assert rules["non_inferiority"]["passed"]  # the judge's verdicts alone agree: only the labels show the drop
+
+
+# --------------------------------------------------------------------------- the evidence lines of the gate
+
+
+def _plain(root: Path, run_id: str, reps: list[list[str]], **extra: Any) -> Path:
+    frame = outcomes([(f"r{i:03d}", "s", v) for i, v in enumerate(reps)], run_id=run_id)
+    own = frame["verdict"] == "ERROR"
+    frame.loc[own, "error_kind"] = "agent"
+    frame.loc[own, "detail"] = "the agent raised ValueError"
+    return write_run(root, {**manifest(run_id, repeats=3), **extra}, frame)
+
+
+def test_the_candidates_own_errors_are_named_as_its_failures_in_the_evidence_lines(tmp_path: Path, capsys: Any) -> None:
+    base = _plain(tmp_path, "base", [["PASS"] * 3] * 200)
+    cand = _plain(tmp_path, "cand", [["ERROR"] * 3] * 4 + [["PASS"] * 3] * 196)
+    code, rules, _ = gate(capsys, cand, config(tmp_path, "max_new_permanent_errors = 10"), "--baseline", str(base))
+    own = "4 of them the candidate's own ERROR (agent, refused): its failures, counted against it"
+    assert own in rules["run.graded"]["evidence"] and own in rules["regression.overall"]["evidence"]
+    assert "not missing evidence" in rules["regression.overall"]["evidence"]
+    assert rules["errors.new_permanent"]["passed"] and code == 0  # the policy tolerates 10 of them
+    code, rules, _ = gate(capsys, cand, config(tmp_path, ""), "--baseline", str(base))
+    assert code == 2 and not rules["errors.new_permanent"]["passed"]
+    # the baseline's own errors are its agent's, said so on the baseline's evidence line
+    code, rules, _ = gate(capsys, base, config(tmp_path, ""), "--baseline", str(cand))
+    assert "4 ERROR (4 the baseline's agent's own: agent, refused)" in rules["baseline.evidence"]["evidence"]
+
+
+def test_repeats_stopped_once_decided_do_not_show_a_run_deterministic(tmp_path: Path, capsys: Any) -> None:
+    """Under --stop-decided-repeats a row whose first two repeats agree stops: its repeats agree, but a
+    third could have disagreed, so the point rule for deterministic runs is refused unless allow_noisy."""
+    reps = [["PASS", "PASS"]] * 30 + [["FAIL", "FAIL"]] * 10
+    stop = {"stop_decided_repeats": "majority"}
+    base, cand = (_plain(tmp_path, name, reps, **stop) for name in ("base", "cand"))
+    body = "allowed_regression = 0.0\nnon_inferiority_margin = false"
+    code, rules, _ = gate(capsys, cand, config(tmp_path, body), "--baseline", str(base))
+    r = rules["allowed_regression"]
+    assert (code, r["passed"], r["exit_code"]) == (3, False, 3)
+    assert "40 row(s) whose repeats stopped once decided, before all of them ran in the candidate" in r["detail"]
+    code, rules, _ = gate(capsys, cand, config(tmp_path, body + "\nallow_noisy = true"), "--baseline", str(base))
+    assert code == 0 and rules["allowed_regression"]["passed"]

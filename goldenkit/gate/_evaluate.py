@@ -24,6 +24,7 @@ from goldenkit.errors import (
 from goldenkit.gate._evidence import (
     baseline_evidence,
     error_rules,
+    own_rows,
     red_rate_rule,
     red_rules,
     rows_evidence,
@@ -337,7 +338,7 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
         what = "empty run" if rows == 0 else "no row was graded (all skipped or errored)"
         if rows == 0 or skipped == rows or (own and errors == 0):
             code = EXIT_GATE_FAILED
-    ev = rows_evidence(overall)
+    ev = rows_evidence(overall, own_rows(collapsed))
     rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, "evidence", code, ev))
     return rules
 

@@ -28,6 +28,8 @@ __all__ = [
     "baseline_evidence",
     "ledger_evidence",
     "error_rules",
+    "own_error_rows",
+    "own_rows",
     "evidence_gaps",
     "paired_evidence",
     "red_rate_rule",
@@ -88,17 +90,36 @@ def evidence_gaps(comparison: Any, min_paired_rows: int = 1, slices: Sequence[st
     return pd.DataFrame(recs, columns=["slice", "side", "paired", "errored", "why"])
 
 
-def rows_evidence(line: Any) -> str:
-    """``N graded row(s) of R; left out: E ERROR, S SKIPPED`` from a slice-table line."""
+def _own(n: int) -> str:
+    """What the candidate's own ERROR rows among those left out are: failures of its own, not missing rows."""
+    return (
+        f"; {n} of them the candidate's own ERROR (agent, refused): its failures, counted against it "
+        "(errors.new_permanent, evidence.paired), not missing evidence"
+        if n
+        else ""
+    )
+
+
+def rows_evidence(line: Any, own: int = 0) -> str:
+    """``N graded row(s) of R; left out: E ERROR, S SKIPPED`` from a slice-table line; ``own``: how many of
+    the ERROR rows are the candidate's own."""
     left = [f"{int(line[c])} {w}" for c, w in (("error_rows", "ERROR"), ("skipped_rows", "SKIPPED")) if int(line[c])]
-    return f"{int(line['n'])} graded row(s) of {int(line['rows'])}" + (f"; left out: {', '.join(left)}" if left else "")
+    out = f"{int(line['n'])} graded row(s) of {int(line['rows'])}"
+    return out + (f"; left out: {', '.join(left)}{_own(own)}" if left else "")
 
 
-def paired_evidence(line: Any) -> str:
-    """``N paired row(s) of R; left out: ...`` from a comparison-table line."""
+def own_error_rows(comparison: Any, line: Any) -> int:
+    """The rows of a comparison-table line (a slice, or overall) that the candidate's own errors took, by
+    the ledger (an outage on the baseline's side of the same row is not the candidate's)."""
+    return int(comparison.ledger.account(str(line["slice"])).causes.get("candidate", 0))
+
+
+def paired_evidence(line: Any, own: int = 0) -> str:
+    """``N paired row(s) of R; left out: ...`` from a comparison-table line; ``own``: how many of the rows
+    left out the candidate's own errors took (:func:`own_error_rows`)."""
     left = [f"{int(line[c])} {w}" for c, w in _LEFT_OUT_COLUMNS if c in line.index and int(line[c])]
     out = f"{int(line['n_paired'])} paired row(s) of {int(line['rows'])}"
-    return out + (f"; left out: {', '.join(left)}" if left else "")
+    return out + (f"; left out: {', '.join(left)}{_own(own)}" if left else "")
 
 
 def _label(obj: Any) -> str:
@@ -114,6 +135,14 @@ def _collapsed_of(obj: Any, rule: str) -> pd.DataFrame:
     if callable(fn):
         return fn()
     return collapse_repeats(obj.outcomes(columns=["row_id", "slice", "repeat", "verdict"]), rule)
+
+
+def own_rows(collapsed: pd.DataFrame) -> int:
+    """The ERROR rows of a collapsed table that its own agent's errors (agent, refused) took."""
+    if "n_candidate_errors" not in collapsed.columns or not len(collapsed):
+        return 0
+    own = collapsed["n_candidate_errors"].to_numpy() > 0
+    return int((own & (collapsed["verdict"].astype(str) == ERROR).to_numpy()).sum())
 
 
 def _error_share(collapsed: pd.DataFrame) -> tuple[int, int]:
@@ -151,7 +180,9 @@ def baseline_evidence(
     errors, attempts = _error_share(collapsed)
     if max_error_rate is not None and attempts and errors / attempts > max_error_rate:
         problems.append(f"error rate {errors / attempts:.2%} ({errors}/{attempts} attempts) > {max_error_rate:.2%}")
-    evidence = f"{n_graded} graded row(s) of {rows}; {err} ERROR, {skip} SKIPPED"
+    own = own_rows(collapsed)
+    mine = f" ({own} the baseline's agent's own: agent, refused)" if own else ""
+    evidence = f"{n_graded} graded row(s) of {rows}; {err} ERROR{mine}, {skip} SKIPPED"
     if problems:
         detail = f"baseline {label} is not evidence: {'; '.join(problems)}"
         return GateRule("baseline.evidence", False, float(n_graded), None, detail, "evidence", 3, evidence)
@@ -176,7 +207,8 @@ def _share_rule(name: str, account: Any, policy: GatePolicy, what: str) -> GateR
     ok = account.rows > 0 and share >= need and account.paired >= policy.min_paired_rows
     code, kind, why = EXIT_INFRASTRUCTURE, UNDECIDED, "rows skipped or missing"
     if account.causes.get("outage"):
-        code, kind, why = EXIT_INFRASTRUCTURE, "evidence", "errors nobody's answer caused took them"
+        why = "errors nobody's answer caused took them (or the baseline's own, on its side: not the candidate's)"
+        code, kind = EXIT_INFRASTRUCTURE, "evidence"
     elif account.causes.get("candidate"):
         code, kind, why = EXIT_GATE_FAILED, "evidence", "the candidate's own errors took them (agent, refused)"
     detail = f"{what}: {account.paired} of {account.rows} rows paired ({share:.1%}; needs {need:.0%}"

@@ -31,13 +31,14 @@ rules, their exit codes and the two error rates they hold):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, InputError
-from goldenkit.gate._evidence import paired_evidence
+from goldenkit.gate._evidence import own_error_rows, paired_evidence
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
 from goldenkit.schema import NEW_FAILURE, RECOVERED, UNCHANGED_FAIL, UNCHANGED_PASS
 from goldenkit.stats import MAX_PLAN_ROWS, holm, mcnemar_one_sided, rows_needed
@@ -133,7 +134,8 @@ def regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) -> 
         elif s and bb > cc and pr < alpha:
             review.append(s)
             detail += ": raw p below alpha, not significant after Holm: flagged for review"
-        rules.append(GateRule(name, not failed, float(pa), alpha, detail, "regression", evidence=paired_evidence(line)))
+        ev = paired_evidence(line, own_error_rows(comparison, line))
+        rules.append(GateRule(name, not failed, float(pa), alpha, detail, "regression", evidence=ev))
     if not policy.fail_on_slices and other:
         rest = by_name.loc[other]
         p_rest = np.atleast_1d(mcnemar_one_sided(rest["b"].to_numpy(np.int64), rest["c"].to_numpy(np.int64)))
@@ -181,6 +183,7 @@ def non_inferiority_rules(comparison: Any, policy: GatePolicy, shown: set[str]) 
     rules = []
     for s in ["", *(x for x in policy.critical if x in by_name.index)]:
         line = ov if s == "" else by_name.loc[s]
+        ev = paired_evidence(line, own_error_rows(comparison, line))
         a, fixed, broke, d = _cells(comparison, s)
         drop_lo, drop_hi = drop_interval(a, fixed, broke, d, alpha)
         name = "non_inferiority" + (f"[{s}]" if s else "")
@@ -192,9 +195,7 @@ def non_inferiority_rules(comparison: Any, policy: GatePolicy, shown: set[str]) 
             continue
         if not math.isnan(drop_lo) and drop_lo > m and s in shown:
             detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)})"
-            rules.append(
-                GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, paired_evidence(line))
-            )
+            rules.append(GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
             continue
         if need is None:
             need = _rows_to_show(m, psi, alpha)
@@ -203,7 +204,7 @@ def non_inferiority_rules(comparison: Any, policy: GatePolicy, shown: set[str]) 
             if not math.isnan(drop_hi)
             else f"{s or 'overall'}: no paired row: non-inferiority not shown"
         )
-        rules.append(GateRule(name, False, drop_hi, m, detail, UNDECIDED, EXIT_INFRASTRUCTURE, paired_evidence(line)))
+        rules.append(GateRule(name, False, drop_hi, m, detail, UNDECIDED, EXIT_INFRASTRUCTURE, ev))
     return rules
 
 
@@ -213,23 +214,48 @@ def _flaky(collapsed: pd.DataFrame | None) -> list[str]:
     return [str(r) for r in collapsed.loc[collapsed["flaky"].to_numpy(dtype=bool), "row_id"]]
 
 
+def _stopped(collapsed: pd.DataFrame | None, man: Any) -> list[str]:
+    """The rows whose repeats stopped once decided (``stop_decided_repeats``) before the run's repeats: their
+    repeats agreed, but fewer ran than the run's count, so their stability is not shown."""
+    if collapsed is None or not isinstance(man, Mapping) or not man.get("stop_decided_repeats"):
+        return []
+    repeats = man.get("repeats")
+    if "attempts" not in collapsed.columns or not isinstance(repeats, int | float) or isinstance(repeats, bool):
+        return []
+    return [str(r) for r in collapsed.loc[(collapsed["attempts"].to_numpy() < repeats), "row_id"]]
+
+
+def _noisy(comparison: Any) -> str:
+    """Why the runs' repeats do not show them deterministic: flaky rows, or rows stopped before their repeats
+    (either side); "" when they do."""
+    parts = []
+    for side, who in (("base", "baseline"), ("cand", "candidate")):
+        collapsed = getattr(comparison, f"{side}_collapsed", None)
+        man = getattr(comparison, f"{side}_manifest", None)
+        for ids, what in (
+            (_flaky(collapsed), "flaky row(s)"),
+            (_stopped(collapsed, man), "row(s) whose repeats stopped once decided, before all of them ran"),
+        ):
+            if ids:
+                parts.append(
+                    f"{len(ids)} {what} in the {who} ({', '.join(ids[:5])}" + (", ...)" if len(ids) > 5 else ")")
+                )
+    return "; ".join(parts)
+
+
 def point_rules(comparison: Any, policy: GatePolicy) -> list[GateRule]:
     """``allowed_regression`` overall and per slice: the candidate's pass rate may fall below the
-    baseline's by at most ``allowed_regression`` (a point comparison, for deterministic runs)."""
+    baseline's by at most ``allowed_regression`` (a point comparison, for deterministic runs). Runs whose
+    repeats disagree, or whose repeats stopped once decided (``--stop-decided-repeats``: agreeing repeats,
+    but fewer than the run's count, so stability is not shown), are refused (3) unless ``allow_noisy``."""
     allowed = policy.allowed_regression
     if allowed is None:
         return []
-    flaky = {side: _flaky(getattr(comparison, f"{side}_collapsed", None)) for side in ("base", "cand")}
-    noisy = "; ".join(
-        f"{len(ids)} flaky row(s) in the {'baseline' if side == 'base' else 'candidate'} ({', '.join(ids[:5])}"
-        + (", ...)" if len(ids) > 5 else ")")
-        for side, ids in flaky.items()
-        if ids
-    )
+    noisy = _noisy(comparison)
     if noisy and not policy.allow_noisy:
         detail = (
-            f"allowed_regression is a point comparison for deterministic runs, and the repeats disagree: {noisy}; "
-            "gate the run by its paired tests, or set allow_noisy = true to accept it"
+            "allowed_regression is a point comparison for deterministic runs, and the repeats do not show "
+            f"them deterministic: {noisy}; gate the run by its paired tests, or set allow_noisy = true to accept it"
         )
         return [GateRule("allowed_regression", False, None, allowed, detail, UNDECIDED, EXIT_INFRASTRUCTURE)]
     ov, by_name = _lines(comparison)
@@ -244,7 +270,8 @@ def point_rules(comparison: Any, policy: GatePolicy) -> list[GateRule]:
             + (f"; allow_noisy: {noisy})" if noisy else ")")
         )
         name = "allowed_regression" + (f"[{s}]" if s else "")
-        rules.append(GateRule(name, ok, drop, allowed, detail, "regression", evidence=paired_evidence(line)))
+        ev = paired_evidence(line, own_error_rows(comparison, line))
+        rules.append(GateRule(name, ok, drop, allowed, detail, "regression", evidence=ev))
     return rules
 
 
