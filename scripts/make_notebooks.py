@@ -77,12 +77,15 @@ config = None  # goldenkit.toml with [metrics] weights (None: the run's own, els
     ),
     ("md", "## Flaky rows\nRows that passed some but not all of their graded repeats."),
     ("code", "report.table_html(report.flaky_table(outcomes, rule), report.flaky_note(outcomes, rule))"),
-    ("md", "## Latency and tokens\nOver answered outcomes (ERROR excluded)."),
+    (
+        "md",
+        "## What the run cost\nCalls, tokens (the judge's and the simulated user's apart), latency over answered "
+        "outcomes (ERROR excluded), per slice and per passing row; money only from the provider's price or the "
+        "run's `[pricing]`, labelled, else n/a.",
+    ),
     (
         "code",
-        "report.table_html(\n"
-        '    report.latency_summary(outcomes), "No answered outcome: every attempt errored, so no latency to show."\n'
-        ")",
+        'report.table_html(\n    report.latency_summary(outcomes, run=r), "No outcome: nothing to count."\n)',
     ),
     (
         "md",

@@ -99,7 +99,7 @@ def test_report_html_shows_every_section_and_escapes_model_output() -> None:
         "Pass rate per slice",
         "ERROR and SKIPPED outcomes",
         "Flaky rows",
-        "Latency and tokens",
+        "What the run cost",
         "Why rows fail",
     ):
         assert heading in text

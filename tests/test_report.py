@@ -258,14 +258,14 @@ def test_latency_summary_excludes_errors() -> None:
     df = outcome_frame(rows)  # latencies 100, 200, 300, 400 ms; the ERROR has none
     t = report.latency_summary(df)
     a = t.loc["A"]
-    assert a["outcomes"] == 4
-    assert a["latency p50 ms"] == 250.0  # linear interpolation between 200 and 300
-    assert a["latency p90 ms"] == 370.0  # 100 + 0.9 * 3 * 100
-    assert a["latency max ms"] == 400.0
-    assert a["tokens in (total)"] == 40 and a["tokens out (mean)"] == 5
-    assert "cost (total)" not in t.columns  # no provider price anywhere
+    assert a["outcomes"] == 5  # the ERROR too: its calls count
+    assert a["latency p50 ms"] == 250.0  # linear interpolation between 200 and 300 (the ERROR left out)
+    assert a["latency p95 ms"] == 385.0  # 100 + 0.95 * 3 * 100
+    assert a["tokens in"] == 40 and a["tokens out"] == 20  # the ERROR reported none
+    assert "money (USD)" not in t.columns and a["money from"] == "n/a (no prices)"  # no price anywhere
     priced = report.latency_summary(df.assign(cost=0.25))
-    assert priced.loc["A", "cost (total)"] == 1.0 and priced.loc["(overall)", "cost (total)"] == 1.0
+    assert priced.loc["A", "money (USD)"] == 1.0 and priced.loc["(overall)", "money (USD)"] == 1.0
+    assert priced.loc["A", "money from"] == "provider"
 
 
 def test_failure_reasons_per_grader_most_common_first() -> None:
@@ -465,7 +465,7 @@ def test_latency_of_a_run_without_tokens_shows_dashes() -> None:
     df["latency_ms"] = 400.0
     shown = report.table_html(report.latency_summary(df))
     assert "&lt;NA&gt;" not in shown and "NaN" not in shown and ".000000" not in shown
-    assert '<td class="gk-num">400</td>' in shown and "<td>–</td>" in shown  # no token count: a dash
+    assert '<td class="gk-num">400</td>' in shown and '<td class="gk-num">–</td>' in shown  # no token count: a dash
 
 
 def test_label_error_table_says_what_fills_it() -> None:
@@ -950,7 +950,7 @@ def test_degenerate_runs_render_without_errors() -> None:
         assert shown.loc["(overall)", "pass rate"] == "–" and shown.loc["(overall)", "95% Wilson"] == "–"
         assert report.figure_png(report.pass_rate_figure(table))[:4] == b"\x89PNG"
         assert report.flaky_table(df).empty and report.failure_reasons(df).empty
-        assert report.latency_summary(df).loc["(overall)", "outcomes"] == 0
+        assert pd.isna(report.latency_summary(df).loc["(overall)", "latency p50 ms"])  # nothing answered
         assert audit.failing_rows(df).empty
     base = MemRun(run_manifest("b"), outcome_frame([("a", "A", ["ERROR"]), ("b", "B", ["PASS"])], run_id="b"))
     cand = MemRun(run_manifest("c"), outcome_frame([("a", "A", ["PASS"]), ("b", "B", ["PASS"])], run_id="c"))

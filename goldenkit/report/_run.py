@@ -248,46 +248,51 @@ def red_rows_block(outcomes: pd.DataFrame) -> HTMLBlock:
     return HTMLBlock("<pre>" + html.escape("\n".join(lines)) + "</pre>")
 
 
-def latency_summary(outcomes: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
-    """Latency (ms) and token use per slice and overall, over answered outcomes (not ERROR).
+#: The columns of :func:`latency_summary` and the :func:`goldenkit.results._accounting.accounting` figure each shows.
+USAGE_COLUMNS = {
+    "outcomes": "outcomes",
+    "calls": "calls",
+    "latency p50 ms": "latency_p50_ms",
+    "latency p95 ms": "latency_p95_ms",
+    "ttft p50 ms": "ttft_p50_ms",
+    "tokens in": "tokens_in",
+    "tokens out": "tokens_out",
+    "tokens cached": "tokens_cached",
+    "tokens reasoning": "tokens_reasoning",
+    "judge calls": "judge_calls",
+    "judge tokens in": "judge_tokens_in",
+    "judge tokens out": "judge_tokens_out",
+    "simulator calls": "simulator_calls",
+    "simulator tokens in": "simulator_tokens_in",
+    "simulator tokens out": "simulator_tokens_out",
+    "passing rows": "passing_rows",
+    "tokens per passing row": "tokens_per_passing_row",
+    "money (USD)": "total_money",
+    "money per passing row": "money_per_passing_row",
+    "money from": "total_money_label",
+}
 
-    Columns: outcomes, latency p50/p90/p99/max, mean tokens in and out, total
-    tokens in and out, total cost (left out when no provider returned a price), and
-    the time to first token p50/p90 of streamed calls (left out when none was streamed).
+
+def latency_summary(outcomes: pd.DataFrame, by: str = "slice", *, run: RunLike | None = None) -> pd.DataFrame:
+    """What the run cost per slice and overall (:func:`goldenkit.results._accounting.accounting`, the one
+    function that adds it up): outcomes, calls, latency p50/p95 and time to first token p50 over answered
+    outcomes (not ERROR), tokens in, out, cached and reasoning, the judge's and the simulated user's calls
+    and tokens apart, passing rows, tokens and money per passing row, and where the money came from
+    (``provider``, ``[pricing] SOURCE DATE`` of ``run``'s goldenkit.toml, or ``n/a``). Tokens in and out
+    show a dash where nothing was reported; another column no outcome fills (cached tokens a server never
+    reported, a judge the run did not have, nothing streamed, no money) is left out.
     """
-    df = outcomes[outcomes["verdict"] != ERROR]
-    parts = [(str(k), g) for k, g in df.groupby(df[by].astype(str), sort=True)] + [(OVERALL, df)]
-    rows = []
-    for name, g in parts:
-        lat = pd.to_numeric(g["latency_ms"], errors="coerce").dropna()
-        tin = pd.to_numeric(g["tokens_in"], errors="coerce")
-        tout = pd.to_numeric(g["tokens_out"], errors="coerce")
-        cost = pd.to_numeric(g["cost"], errors="coerce") if "cost" in g.columns else pd.Series(dtype=float)
-        ttft = pd.to_numeric(g["ttft_ms"], errors="coerce").dropna() if "ttft_ms" in g.columns else lat.iloc[:0]
-        q = lat.quantile([0.5, 0.9, 0.99]) if len(lat) else pd.Series([np.nan] * 3, index=[0.5, 0.9, 0.99])
-        rows.append(
-            {
-                by: name,
-                "outcomes": len(g),
-                "latency p50 ms": q[0.5],
-                "latency p90 ms": q[0.9],
-                "latency p99 ms": q[0.99],
-                "latency max ms": lat.max() if len(lat) else np.nan,
-                "tokens in (mean)": tin.mean(),
-                "tokens out (mean)": tout.mean(),
-                "tokens in (total)": tin.sum(min_count=1),
-                "tokens out (total)": tout.sum(min_count=1),
-                "cost (total)": cost.sum(min_count=1) if len(cost) else np.nan,
-                "ttft p50 ms": ttft.quantile(0.5) if len(ttft) else np.nan,
-                "ttft p90 ms": ttft.quantile(0.9) if len(ttft) else np.nan,
-            }
-        )
-    out = pd.DataFrame(rows).set_index(by).round(1)
-    if out["cost (total)"].isna().all():  # no provider returned a price: no column of blanks
-        out = out.drop(columns="cost (total)")
-    if out["ttft p50 ms"].isna().all():  # nothing streamed: no TTFT columns
-        out = out.drop(columns=["ttft p50 ms", "ttft p90 ms"])
-    return out
+    from goldenkit.results._accounting import accounting, role_models, run_pricing
+
+    manifest = getattr(run, "manifest", None)
+    prices = run_pricing(manifest, getattr(run, "path", None)) if manifest is not None else None
+    figures = accounting(outcomes, prices, by=by, models=role_models(manifest))
+    out = pd.DataFrame({name: figures[col] for name, col in USAGE_COLUMNS.items()}, index=figures.index)
+    shown = ("outcomes", "calls", "latency p50 ms", "tokens in", "tokens out", "passing rows", "money from")
+    out = out[[c for c in out.columns if c in shown or out[c].notna().any()]]
+    numbers = [c for c in out.columns if c != "money from"]
+    out[numbers] = out[numbers].apply(pd.to_numeric, errors="coerce")
+    return out.round({c: 1 for c in numbers if c not in ("money (USD)", "money per passing row")})
 
 
 def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) -> pd.DataFrame:

@@ -42,11 +42,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from goldenkit._pricing import NO_MONEY, PROVIDER, Pricing
+from goldenkit.config import config_for_run, pricing
+from goldenkit.errors import ConfigError
 from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, SIMULATOR_ROLE, TOKEN_COUNTS
 from goldenkit.stats import OVERALL, collapse_repeats
 
@@ -69,6 +72,20 @@ def role_models(manifest: Mapping[str, Any] | None) -> dict[str, str | None]:
     sim = man.get("simulator_version")
     model = sim.get("model") if isinstance(sim, Mapping) else None
     return {JUDGE: judge, SIMULATOR_ROLE: str(model) if model else None}
+
+
+def run_pricing(manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None) -> Pricing:
+    """The ``[pricing]`` of the goldenkit.toml a run recorded (:func:`goldenkit.config.config_for_run`); no
+    prices when it recorded none, or when that file can no longer be read as it was (moved, changed since):
+    its money is then n/a, never a guess."""
+    config = (manifest or {}).get("config")
+    extra = config.get("extra") if isinstance(config, Mapping) else None
+    if not (isinstance(extra, Mapping) and extra.get("config_file")):
+        return Pricing()
+    try:
+        return pricing(config_for_run(None, manifest, run_dir))
+    except ConfigError:
+        return Pricing()
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -330,5 +347,6 @@ __all__ = [
     "cost_line",
     "outcome_money",
     "role_models",
+    "run_pricing",
     "run_totals",
 ]

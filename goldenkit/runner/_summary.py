@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldenkit._pricing import Pricing
 from goldenkit._text import one_line
-from goldenkit.config import config_for_run, pricing
-from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK, ConfigError
-from goldenkit.results._accounting import cost_line, role_models, run_totals
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
+from goldenkit.results._accounting import cost_line, role_models, run_pricing, run_totals
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
 
 
@@ -133,9 +131,8 @@ def run_accounting(
     batches: Iterable[Sequence[Mapping[str, Any]]], manifest: Mapping[str, Any], run_dir: Path
 ) -> dict[str, Any]:
     """run.json's ``accounting``: the totals of the run's final outcomes (``batches`` of records) at the
-    ``[pricing]`` of the goldenkit.toml the run recorded (:func:`goldenkit.results._accounting.run_totals`).
-    A goldenkit.toml that can no longer be read (moved, changed since the run started) prices nothing:
-    the money is n/a, never a guess."""
+    ``[pricing]`` of the goldenkit.toml the run recorded (:func:`goldenkit.results._accounting.run_totals`,
+    :func:`~goldenkit.results._accounting.run_pricing`)."""
     import pandas as pd
 
     cols: dict[str, list[Any]] = {k: [] for k in ACCOUNTING_FIELDS}
@@ -143,20 +140,13 @@ def run_accounting(
         for rec in batch:
             for key, values in cols.items():
                 values.append(rec.get(key))
-    try:
-        prices = pricing(config_for_run(None, manifest, run_dir)) if _recorded_config(manifest) else Pricing()
-    except ConfigError:
-        prices = Pricing()
     rule = manifest.get("stop_decided_repeats")
     return run_totals(
-        pd.DataFrame(cols), prices, rule=rule if isinstance(rule, str) else "majority", models=role_models(manifest)
+        pd.DataFrame(cols),
+        run_pricing(manifest, run_dir),
+        rule=rule if isinstance(rule, str) else "majority",
+        models=role_models(manifest),
     )
-
-
-def _recorded_config(manifest: Mapping[str, Any]) -> bool:
-    config = manifest.get("config")
-    extra = config.get("extra") if isinstance(config, Mapping) else None
-    return isinstance(extra, Mapping) and bool(extra.get("config_file"))
 
 
 class RunInterrupted(KeyboardInterrupt):
