@@ -158,6 +158,31 @@ Quality:
 * ``quality`` (3): regression off and no absolute threshold: the policy
   checks no quality, so the gate is never green.
 
+Judge-graded rules (:mod:`goldenkit.gate._judge`; a judge-graded figure reads the
+judge grader's verdicts, ``graders["judge"]`` of the outcomes):
+
+* ``judge_pass_rate`` (2): with ``judge_min_pass_rate``, the one-sided
+  ``1 - alpha`` lower bound of the pass rate must reach it: prediction-powered
+  (the human pass rate, :func:`goldenkit.results.judge_estimates`) when the run
+  has human labels drawn by a recorded design, saying ``prediction-powered: n
+  human, N judged, lambda``; else the judge's own Wilson bound, marked
+  ``judge-only (no human labels)``. Hand-picked labels are counted, refused for
+  inference, and the detail says why.
+* ``judge.non_inferiority``, ``judge.non_inferiority[SLICE]`` (3, or 2): two runs
+  whose judge is a hard grader: the upper bound of the paired drop
+  (:func:`goldenkit.results.judge_difference`, prediction-powered or judge-only
+  as above) must be below the margin; one more requirement of green.
+* ``judge.self_preference`` (3): the judge and the candidate share a model
+  family (:mod:`goldenkit._model_family`) and every quality rule that passed
+  rests on the judge's verdicts alone: not green unless
+  ``accept_self_preference = true``.
+
+The candidate's own ERROR rows (``agent``, ``refused``) are named in the
+evidence lines as its failures (``errors.new_permanent``, ``evidence.paired``),
+not as missing evidence. ``allowed_regression`` also reads repeats stopped once
+decided (``--stop-decided-repeats``) as not showing a row stable: refused (3)
+unless ``allow_noisy = true``.
+
 A slice named in ``critical`` or ``[gate.slices.NAME]`` that no side has is
 named with the closest slice that exists (``critical slice refnuds: ... (did
 you mean refunds?)``).
@@ -174,6 +199,7 @@ Modules
 * :mod:`goldenkit.gate._evidence`: is each side evidence (the ledger's account).
 * :mod:`goldenkit.gate._evaluate`: :func:`evaluate_gate`, the rules above.
 * :mod:`goldenkit.gate._regression`: the Holm family, non-inferiority and the point rule.
+* :mod:`goldenkit.gate._judge`: the judge-graded rules and the self-preference rule.
 * :mod:`goldenkit.gate._power`: the power warning.
 * :mod:`goldenkit.gate._sequential`: the sequential gate (the run's monitor, the decision, the record).
 * :mod:`goldenkit.gate._replay`: the sequential gate replayed over random orders of a full run.

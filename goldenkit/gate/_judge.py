@@ -100,7 +100,11 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     try:
         line = judge_estimates(r, alpha=min(0.99, 2 * policy.alpha), rule=policy.rule).loc[OVERALL]
     except InputError as exc:
-        return [GateRule("judge_pass_rate", False, None, thr, f"not judge-graded: {exc}", UNDECIDED, 3)]
+        return [
+            GateRule(
+                "judge_pass_rate", False, None, thr, f"the judge-graded figure could not be read: {exc}", UNDECIDED, 3
+            )
+        ]
     ppi, how = _how(line)
     low = float(line["ci_low"] if ppi else line["judge_ci_low"])
     rate = float(line["estimate"] if ppi else line["judge_rate"])
