@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from goldenkit._display import STYLE
+from goldenkit._run_label import labelled, run_label
 
 __all__ = [
     "comparison_html",
@@ -88,12 +89,14 @@ def _counts(counts: Mapping[str, Any]) -> str:
 
 
 def run_repr(run: Any) -> str:
-    """``Run('nightly', VALID, complete, 300/300 outcomes (PASS 250 ...), path results/nightly)``."""
+    """``Run('tiny T=0.8', 'nightly', VALID, complete, 300/300 outcomes (PASS 250 ...), path results/nightly)``:
+    the run's label first (:func:`goldenkit._run_label.run_label`), its id after it."""
     m = run.manifest
     state = "complete" if run.complete else "incomplete"
     counts = m.get("counts")
     what = _counts(counts) if isinstance(counts, Mapping) else "no counts yet"
-    return f"Run({run.run_id!r}, {m.get('validity') or 'no validity yet'}, {state}, {what}, path {run.path})"
+    validity = m.get("validity") or "no validity yet"
+    return f"Run({run_label(m)!r}, {run.run_id!r}, {validity}, {state}, {what}, path {run.path})"
 
 
 def run_html(run: Any) -> str:
@@ -113,7 +116,7 @@ def run_html(run: Any) -> str:
     ]
     if m.get("shard") and not m.get("merged_from"):
         lines.append(f"shard {_shard(m['shard'])} of a sharded run: merge its shards first (goldenkit merge)")
-    return _card(f"run {run.run_id}: {validity}", lines, ok=m.get("validity") == "VALID")
+    return _card(f"run {labelled(run_label(m), run.run_id)}: {validity}", lines, ok=m.get("validity") == "VALID")
 
 
 def _shard(spec: Any) -> str:
@@ -170,7 +173,9 @@ def leaderboard_repr(lb: Any) -> str:
     """``Leaderboard(3 runs, rule majority, alpha 0.05: top a, b; 1 of 3 pairs significant after Holm)``."""
     t = _overall_block(lb.table)
     pairs = _overall_block(lb.pairs)
-    top = ", ".join(str(r) for r in t[t["group"] == "top"]["run_id"]) or "none"
+    lead = t[t["group"] == "top"]
+    top = ", ".join(labelled(a, b) for a, b in zip(lead.get("label", lead["run_id"]), lead["run_id"], strict=True))
+    top = top or "none"
     sig = int(pairs["significant"].sum()) if len(pairs) else 0
     left = f"; {len(lb.left_out)} left out" if getattr(lb, "left_out", None) else ""
     return (
@@ -182,7 +187,7 @@ def leaderboard_repr(lb: Any) -> str:
 def _run_line(r: Mapping[str, Any]) -> list[Any]:
     rank = f"{r['rank_low']}" if r["rank_low"] == r["rank_high"] else f"{r['rank_low']}-{r['rank_high']}"
     rate = f"{_pct(r['pass_rate'])} {_interval(r['ci_low'], r['ci_high'])}"
-    return [r["group"], rank, r["run_id"], r["model"], f"{r['k']}/{r['n']}", rate]
+    return [r["group"], rank, labelled(r.get("label"), r["run_id"]), r["model"], f"{r['k']}/{r['n']}", rate]
 
 
 def _pair_line(p: Mapping[str, Any]) -> list[Any]:

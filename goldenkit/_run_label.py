@@ -35,7 +35,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SHOWN_SETTINGS", "run_label"]
+__all__ = ["SHOWN_SETTINGS", "labelled", "run_label"]
 
 #: The settings of a model provider (its run.json ``provider.settings``) that a derived label shows when they
 #: differ from their default, in this order: ``(setting, short name, default)``. A default is the value the
@@ -137,3 +137,13 @@ def run_label(manifest: Mapping[str, Any]) -> str:
     else:
         derived = _from_settings(settings, model)
     return derived or str(manifest.get("run_id") or "(unnamed run)")
+
+
+def labelled(label: Any, run_id: Any) -> str:
+    """A run in one text cell: its label, then its id in parentheses (the id alone when they are the same).
+
+    >>> labelled("tiny T=0.8 seed=1", "2026-12-05-tiny"), labelled("r1", "r1")
+    ('tiny T=0.8 seed=1 (2026-12-05-tiny)', 'r1')
+    """
+    shown = _text(label)
+    return str(run_id) if shown is None or shown == str(run_id) else f"{shown} ({run_id})"

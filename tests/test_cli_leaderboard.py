@@ -28,8 +28,8 @@ def _runs(tmp_path: Path) -> list[str]:
 def test_text_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["leaderboard", *_runs(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "top    1     good  m-good  40/40" in out
-    assert "A      2     weak  m-weak  25/40" in out
+    assert "top    1     m-good (good)  m-good  40/40" in out  # the run's label (here its model), then its id
+    assert "A      2     m-weak (weak)  m-weak  25/40" in out
     assert "good  weak" in out and "yes" in out  # 15 vs 0: significant
 
 
@@ -131,7 +131,9 @@ def test_benchmark_agents_from_toml(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "demo-candidate  support-sim-1  356/400" in out and "demo-baseline   support-sim-1  352/400" in out
+    # each run's label (the recorded agent's name), then its run id
+    assert "candidate (demo-candidate)  support-sim-1  356/400" in out
+    assert "baseline (demo-baseline)    support-sim-1  352/400" in out
     assert "0.5413" in out  # 14 vs 10: exact McNemar p, the worked example
 
 

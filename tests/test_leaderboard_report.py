@@ -33,10 +33,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def test_table(runs: list[Path]) -> None:
     t = format_leaderboard_table(leaderboard(runs))
-    assert list(t.index) == ["strong", "close", "weak"]
+    strong, weak = "m-<b>strong</b> (strong)", "m-weak (weak)"  # each run's label (its model here), then its id
+    assert list(t.index) == [strong, "m-close (close)", weak]
     assert list(t["group"]) == ["top", "top", "A"]
     assert list(t["rank"]) == ["1–2", "1–2", "3"]
-    assert t.loc["strong", "passed / graded rows"] == "60 / 60" and t.loc["weak", "pass rate"] == "58.3%"
+    assert t.loc[strong, "passed / graded rows"] == "60 / 60" and t.loc[weak, "pass rate"] == "58.3%"
     assert {"95% Wilson", "pass@3", "pass^3", "error rows"} <= set(t.columns)
 
 
@@ -55,7 +56,11 @@ def test_figure_and_slices(runs: list[Path]) -> None:
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     by_height = sorted(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels()), strict=True), reverse=True)
-    assert [label for _, label in by_height] == ["strong [top, rank 1–2]", "close [top, rank 1–2]", "weak [A, rank 3]"]
+    assert [label for _, label in by_height] == [
+        "m-<b>strong</b> (strong) [top, rank 1–2]",
+        "m-close (close) [top, rank 1–2]",
+        "m-weak (weak) [A, rank 3]",
+    ]
     s = slice_leaderboards(leaderboard(runs, by_slice=True))
     assert list(s.index) == ["(overall)", "billing", "refunds"] and list(s.columns) == ["strong", "close", "weak"]
     assert s.loc["(overall)", "weak"].startswith("58.3% (A, n=60)")

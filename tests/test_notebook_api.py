@@ -205,7 +205,10 @@ def test_reprs_are_one_or_two_lines_never_a_table(results: Path) -> None:
     decision = goldenkit.evaluate_gate("cand", policy=POLICY, baseline="base", results_dir=results)
     lb = goldenkit.leaderboard(["base", "cand"], results_dir=results)
     shown = {type(x).__name__: repr(x) for x in (run, cmp, decision, lb)}
-    assert shown["Run"].startswith("Run('cand', VALID, complete, 6/6 outcomes (PASS 3 FAIL 3 ERROR 0 SKIPPED 0)")
+    # the run's label first (derived: its model), then its id
+    assert shown["Run"].startswith(
+        "Run('model-b', 'cand', VALID, complete, 6/6 outcomes (PASS 3 FAIL 3 ERROR 0 SKIPPED 0)"
+    )
     lo, hi = (100 * float(cmp.overall[c]) for c in ("diff_ci_low", "diff_ci_high"))  # Newcombe's, as the table says
     assert shown["Comparison"].splitlines() == [
         "Comparison('base' -> 'cand', rule majority, alpha 0.05)",
@@ -216,7 +219,8 @@ def test_reprs_are_one_or_two_lines_never_a_table(results: Path) -> None:
     short = goldenkit.evaluate_gate("cand", policy=GatePolicy(), baseline="base", results_dir=results)  # margin 0.05
     assert repr(short).startswith("GateDecision(NOT EVIDENCE, exit 3: 1 of ")
     assert shown["Leaderboard"] == (
-        "Leaderboard(2 runs, rule majority, alpha 0.05: top base, cand; 0 of 1 pairs significant after Holm)"
+        "Leaderboard(2 runs, rule majority, alpha 0.05: top model-a (base), model-b (cand); "
+        "0 of 1 pairs significant after Holm)"
     )
     for text in shown.values():
         assert len(text.splitlines()) <= 2 and "row_id" not in text and "dtype" not in text
@@ -237,4 +241,4 @@ def test_jupyter_summaries_escape_what_they_show(results: Path) -> None:
     assert f'<div class="gk-banner gk-banner-{tone}">' in pages["gate"] and "regression.overall" in pages["gate"]
     assert f'<div class="gk-banner gk-banner-{"bad" if decision.passed else "ok"}">' not in pages["gate"]
     assert "p (unadjusted)" in pages["lb"] and "diff pts [95% CI, unadjusted]" in pages["lb"]
-    assert "run cand: VALID" in pages["run"] and "model model-b" in pages["run"]
+    assert "run model-b (cand): VALID" in pages["run"] and "model model-b" in pages["run"]

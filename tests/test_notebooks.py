@@ -108,7 +108,7 @@ def test_report_html_shows_every_section_and_escapes_model_output() -> None:
     assert "&lt;script&gt;alert(&lt;value&gt;)&lt;/script&gt;" in text  # quoted by a grader's finding, escaped
     assert "<script>alert(" not in text
     assert "def " not in text and "report.format_slice_table" not in text  # code cells hidden
-    assert "<title>goldenkit report: cand</title>" in text
+    assert "<title>goldenkit report: model-cand (cand)</title>" in text  # the run's label first, then its id
 
 
 @pytest.mark.slow

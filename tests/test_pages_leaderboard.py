@@ -125,15 +125,17 @@ def test_the_page_shows_the_numbers_goldenkit_leaderboard_prints(
     assert cli_main(["leaderboard", *paths, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     table = cells(html, "leaderboard")
-    assert (
+    assert [r["run_id"] for r in doc["table"]] == ["demo-candidate", "demo-baseline", "demo-budget"]
+    assert (  # each run's label (the recorded agent's name), then its id
         [r[2] for r in table]
-        == [r["run_id"] for r in doc["table"]]
-        == ["demo-candidate", "demo-baseline", "demo-budget"]
+        == [f"{r['label']} {r['run_id']}" for r in doc["table"]]
+        == ["candidate demo-candidate", "baseline demo-baseline", "budget demo-budget"]
     )
     for row, want in zip(table, doc["table"], strict=True):
         lo, hi = want["rank_low"], want["rank_high"]
         rank = str(lo) if lo == hi else f"{lo}–{hi}"
-        assert row[:5] == [want["group"], rank, want["run_id"], want["model"], f"{want['k']}/{want['n']}"]
+        shown = f"{want['label']} {want['run_id']}"
+        assert row[:5] == [want["group"], rank, shown, want["model"], f"{want['k']}/{want['n']}"]
         assert row[5] == f"{_pct(want['pass_rate'])} [{_pct(want['ci_low'])}, {_pct(want['ci_high'])}]"
         assert row[6:] == [_pct(want["pass_at_k"]), _pct(want["pass_hat_k"]), str(want["errors"])]
     assert [r[0] for r in table] == ["top", "top", "A"] and table[0][4] == "356/400" and table[2][4] == "322/400"
@@ -172,8 +174,8 @@ def test_hostile_names_are_escaped_and_the_hand_numbers_shown(bench: tuple[Path,
     assert "Leaderboard x&lt;i&gt;&quot;&amp;" in html
     table = cells(html, "leaderboard")
     assert [r[:5] for r in table] == [
-        ["top", "1", "ok", "m-plain", "20/20"],
-        ["A", "2", HOSTILE_RUN, HOSTILE_MODEL, "12/20"],
+        ["top", "1", "m-plain ok", "m-plain", "20/20"],  # the label (the model here), then the run id
+        ["A", "2", f"{HOSTILE_MODEL} {HOSTILE_RUN}", HOSTILE_MODEL, "12/20"],
     ]
     assert [r[5] for r in table] == ["100.0% [83.9%, 100.0%]", "60.0% [38.7%, 78.1%]"]  # Wilson, by hand
     assert [r[6] for r in table] == ["100.0%", "60.0%"]  # pass@1 is the pass rate with one repeat

@@ -174,6 +174,7 @@ def test_the_pages_batch_is_the_reports_of_goldenkit_report(tmp_path: Path, monk
 
     monkeypatch.setattr(inprocess, "render_notebooks", record)
     result = build_site(tmp_path / "site", results, tmp_path / "baselines")
-    assert [(j.notebook, j.title) for j in seen] == [("report", "goldenkit report: night")]
+    # the run's label (its model here) first, then its id
+    assert [(j.notebook, j.title) for j in seen] == [("report", "goldenkit report: model-a (night)")]
     assert seen[0].parameters == {"run": str(run.resolve()), "results_dir": str(results), "rule": "majority"}
     assert result.failures == ["runs/night/report.html: not rendered in this test"]

@@ -7,6 +7,8 @@ import json
 import math
 from typing import Any
 
+from goldenkit._run_label import labelled
+
 __all__ = ["fmt_columns", "fmt_num", "fmt_p", "format_leaderboard", "show"]
 
 
@@ -42,7 +44,7 @@ def format_leaderboard(lb: Any) -> str:
         [
             str(r["group"]),
             _rank(r["rank_low"], r["rank_high"]),
-            str(r["run_id"]),
+            labelled(r["label"], r["run_id"]),  # the run's label, then its id
             str(r["model"]),
             f"{r['k']}/{r['n']}",
             f"{fmt_num(r['pass_rate'])} [{fmt_num(r['ci_low'])}, {fmt_num(r['ci_high'])}]",

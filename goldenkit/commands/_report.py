@@ -95,6 +95,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         gate_defaults(args)  # --rule / --alpha, else [gate] of --config or the current folder's goldenkit.toml
 
         return report_leaderboard(args)
+    from goldenkit._run_label import labelled, run_label
     from goldenkit.notebooks import execute_notebooks
     from goldenkit.results import read_run
 
@@ -111,7 +112,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 "rule": args.rule,
                 "config": str(Path(args.config).resolve()) if args.config else None,  # its [metrics] weights
             },
-            f"goldenkit report: {run.run_id}",
+            f"goldenkit report: {labelled(run_label(run.manifest), run.run_id)}",  # the run's label first
         ),
     ]
     if args.baseline:

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from goldenkit._protocol_key import protocol_key, protocol_sha256
+from goldenkit._run_label import run_label
 from goldenkit.errors import GoldenkitError, ResultsError
 from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
 from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
@@ -50,6 +51,7 @@ PROTOCOL_KEYS = ("repeats", "graders", "judge_version", "simulator_version", "in
 #: Columns of :func:`runs_df`, in order.
 RUN_COLUMNS = (
     "kind",
+    "label",
     "run_id",
     "name",
     "dataset_name",
@@ -126,6 +128,7 @@ def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
     sim = man.get("simulator_version")
     invocations = _dict(man.get("timings")).get("invocations") or []
     return {
+        "label": run_label(man),
         "run_id": None if man.get("run_id") is None else str(man.get("run_id")),
         "dataset_name": ds.get("name"),
         "dataset_version": None if ds.get("version") is None else str(ds.get("version")),
@@ -454,7 +457,9 @@ def runs_df(
 ) -> pd.DataFrame:
     """One row per run folder under ``results_dir`` and per committed baseline in ``baselines_dir``.
 
-    Columns (:data:`RUN_COLUMNS`): ``kind`` (run | baseline), ``run_id``, ``name``
+    Columns (:data:`RUN_COLUMNS`): ``kind`` (run | baseline), ``label`` (what people read first: the run's
+    ``--label``, else derived from its model and settings or its agent, :func:`goldenkit._run_label.run_label`;
+    a baseline's is its run's), ``run_id``, ``name``
     (the baseline's), the dataset (``dataset_name, dataset_version, dataset_sha256``),
     the agent (``model_id, git_commit, prompt_sha256``, ``artifacts``: the artifacts'
     sha256 when recorded), ``judge_version``, ``simulator_version``, ``graders`` (JSON),

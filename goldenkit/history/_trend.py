@@ -48,6 +48,7 @@ __all__ = ["FAILURE_COUNT_COLUMNS", "METRICS", "TREND_COLUMNS", "agent_label", "
 
 METRICS = ("pass_rate", "error_rate")
 TREND_COLUMNS = (
+    "label",
     "run_id",
     "started_at",
     "model_id",
@@ -89,6 +90,8 @@ def _candidates(dataset: str, runs: Any, results_dir: str | os.PathLike[str], ru
     prompts = df["prompt_sha256"] if "prompt_sha256" in df.columns else pd.Series(None, index=df.index, dtype=object)
     model = df["model_id"] if "model_id" in df.columns else pd.Series(None, index=df.index, dtype=object)
     agents = [agent_label(m, p) for m, p in zip(model, prompts, strict=True)]
+    if "label" not in df.columns:  # a frame from before runs_df had labels: the run id reads first
+        df = df.assign(label=df["run_id"])
     return df.assign(model_id=model, prompt_sha256=prompts, agent=pd.Series(agents, index=df.index, dtype=object))
 
 
@@ -180,7 +183,8 @@ def trend(
     to keep every protocol (each change then starts a segment), or None for
     the protocol of the most recent run.
 
-    Columns: ``run_id, started_at, model_id, prompt_sha256, agent,
+    Columns: ``label`` (the run's, :func:`goldenkit._run_label.run_label`), ``run_id, started_at, model_id,
+    prompt_sha256, agent,
     dataset_version, dataset_sha256, protocol, segment, version_change``, the ``by`` column, ``n, k``, the
     metric, ``ci_low, ci_high``. ``df.attrs["excluded"]`` counts the runs of
     the dataset left out for another protocol.

@@ -6,6 +6,7 @@
 the same dataset and protocol and returns a :class:`Leaderboard`:
 
 ``table`` -- one line per run, best first (pass rate descending, ties by run id):
+``label`` (what people read first, :func:`goldenkit._run_label.run_label`),
 ``run_id, model, rows`` (rows of the dataset), ``n`` (rows graded after
 collapsing repeats), ``k`` (of them PASS), ``pass_rate = k/n``, ``ci_low,
 ci_high`` (Wilson interval over the collapsed rows, :func:`goldenkit.stats.wilson_ci`),
@@ -69,6 +70,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit._jsonable import json_records
+from goldenkit._run_label import run_label
 from goldenkit.compare._ledger import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
@@ -79,6 +81,7 @@ from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_
 __all__ = ["PAIR_ADJUSTMENT", "PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
 
 TABLE_COLUMNS = (
+    "label",
     "run_id",
     "model",
     "rows",
@@ -190,6 +193,7 @@ def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.Dat
     pk = [pass_at_k(al.n_graded[i, cols], al.n_pass[i, cols], at_k) for i in range(len(al.run_ids))]
     t = pd.DataFrame(
         {
+            "label": [run_label(r.manifest) for r in al.runs],
             "run_id": al.run_ids,
             "model": al.models,
             "rows": len(cols),

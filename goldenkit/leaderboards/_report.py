@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from goldenkit._run_label import labelled
 from goldenkit.report import STYLE, HTMLBlock, interval, p_value, pct, signed_pct
 from goldenkit.stats import OVERALL
 
@@ -39,7 +40,7 @@ def format_leaderboard_table(lb: Any) -> pd.DataFrame:
     k = int(lb.at_k)
     return pd.DataFrame(
         {
-            "run": t["run_id"],
+            "run": [labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)],  # the label first
             "group": t["group"],
             "rank": [_rank_text(a, b) for a, b in zip(t["rank_low"], t["rank_high"], strict=True)],
             "model": t["model"],
@@ -81,8 +82,8 @@ def interval_figure(lb: Any) -> Figure:
         if mask.any():
             ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
     labels = [
-        f"{r} [{g}, rank {_rank_text(a, b)}]"
-        for r, g, a, b in zip(t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)
+        f"{labelled(lab, r)} [{g}, rank {_rank_text(a, b)}]"
+        for lab, r, g, a, b in zip(t["label"], t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)
     ]
     ax.set_yticks(y, labels)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")

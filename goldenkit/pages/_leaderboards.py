@@ -37,10 +37,11 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._run_label import labelled
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
 from goldenkit.history._run_index import fingerprint
 from goldenkit.pages._html import esc, href, page, pct, slug, table, write_page
-from goldenkit.pages._views import Section
+from goldenkit.pages._views import Section, labelled_html
 
 __all__ = ["ALPHA", "LeaderboardPages", "leaderboard_sections"]
 
@@ -98,7 +99,7 @@ def _table_html(lb: Any) -> str:
         [
             f'<span class="tag{" ok" if r["group"] == "top" else ""}">{esc(r["group"])}</span>',
             esc(_rank(r["rank_low"], r["rank_high"])),
-            esc(r["run_id"]),
+            labelled_html(r["label"], r["run_id"]),
             esc(r["model"]),
             f"{esc(r['k'])}/{esc(r['n'])}",
             _interval(r["pass_rate"], r["ci_low"], r["ci_high"]),
@@ -191,7 +192,8 @@ def board_page(prefix: str, lb: Any, left_out: pd.DataFrame, *, dataset: str, si
 def not_comparable_page(prefix: str, why: str, runs: pd.DataFrame, *, site_title: str) -> str:
     """The page of a group whose runs cannot be ranked together: it says why, and ranks nothing."""
     items = "".join(
-        f"<li>{esc(r['run_id'])} ({esc(r['model_id'])}, {esc(r['dataset_name'])}@{esc(r['dataset_version'])})</li>"
+        f"<li>{esc(labelled(r.get('label'), r['run_id']))} ({esc(r['model_id'])}, "
+        f"{esc(r['dataset_name'])}@{esc(r['dataset_version'])})</li>"
         for r in runs.to_dict("records")
     )
     body = (

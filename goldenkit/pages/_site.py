@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit._protocol_key import protocol_key
+from goldenkit._run_label import labelled
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failure_counts, scan, trend
 from goldenkit.history._run_index import fingerprint
@@ -173,7 +174,8 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
         entry: dict[str, Any] = {"fingerprint": fp}
         params = {"run": str(folder.resolve()), "results_dir": str(b.results_dir), "rule": b.rule}
         got = {}
-        if rel := _page(b, "report", run, fp, ("report", params, f"goldenkit report: {run['run_id']}")):
+        title = f"goldenkit report: {labelled(run.get('label'), run['run_id'])}"  # as goldenkit report titles it
+        if rel := _page(b, "report", run, fp, ("report", params, title)):
             got["report"], entry["report"] = rel, fp
         base = _baseline_for(run, baselines) if run["state"] == "ok" else None
         make = None

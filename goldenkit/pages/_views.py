@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._run_label import labelled
 from goldenkit.pages._html import INDEX_SCRIPT, esc, href, page, pct, table
 from goldenkit.stats import OVERALL
 
@@ -25,6 +26,7 @@ __all__ = [
     "dataset_page",
     "datasets_page",
     "index_page",
+    "labelled_html",
 ]
 
 
@@ -61,7 +63,7 @@ def _sortable(value: Any) -> str:
 
 def _run_cells(r: Mapping[str, Any], links: Mapping[str, str], dataset_href: str | None) -> list[str]:
     label = (
-        esc(r["run_id"])
+        labelled_html(r.get("label"), r["run_id"])
         if r["kind"] == "run"
         else f'{esc(r["name"])} <span class="muted">(baseline of {esc(r["run_id"])})</span>'
     )
@@ -110,7 +112,7 @@ def index_page(
     for r in order.to_dict(orient="records"):
         cells = _run_cells(r, links.get(str(r["path"]), {}), dataset_hrefs.get(str(r["dataset_name"])))
         sort_keys = [
-            r["run_id"],
+            r.get("label") or r["run_id"],
             r["kind"],
             r["dataset_name"],
             r["model_id"],
@@ -169,9 +171,19 @@ def index_page(
     return page(f"{site_title}: runs", body, site_title=site_title, script=INDEX_SCRIPT)
 
 
-def _run_link(run_id: Any, reports: Mapping[str, str]) -> str:
+def labelled_html(label: Any, run_id: Any) -> str:
+    """A run in a cell: its label, then its id (muted); the id alone when it is its label
+    (:func:`goldenkit._run_label.labelled` in HTML)."""
+    if labelled(label, run_id) == str(run_id):
+        return esc(run_id)
+    return f'{esc(label)} <span class="muted">{esc(run_id)}</span>'
+
+
+def _run_link(run_id: Any, reports: Mapping[str, str], label: Any = None) -> str:
+    """The run's label then its id, linked to its report where there is one."""
     rel = reports.get(str(run_id))
-    return f'<a href="../{esc(rel)}">{esc(run_id)}</a>' if rel else esc(run_id)
+    shown = labelled_html(label, run_id)
+    return f'<a href="../{esc(rel)}">{shown}</a>' if rel else shown
 
 
 def _protocol_html(section: DatasetSection, metric: str, reports: Mapping[str, str]) -> str:
@@ -181,7 +193,7 @@ def _protocol_html(section: DatasetSection, metric: str, reports: Mapping[str, s
     overall = section.lines[section.lines[section.by] == OVERALL]
     rows = [
         [
-            _run_link(r["run_id"], reports),
+            _run_link(r["run_id"], reports, r.get("label")),
             esc(pd.Timestamp(r["started_at"]).strftime("%Y-%m-%d %H:%M")),
             esc(r["agent"]),
             esc(r["dataset_version"]) + (" <strong>(new version)</strong>" if r["version_change"] else ""),

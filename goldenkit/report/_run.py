@@ -14,6 +14,7 @@ import pandas as pd
 
 from goldenkit import stats
 from goldenkit._protocols import RunLike
+from goldenkit._run_label import run_label
 from goldenkit.errors import InputError
 from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.records import grader_results
@@ -49,6 +50,7 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
     counts = m.get("counts") or {}
     graders = m.get("graders") or {}
     rows: list[tuple[str, str]] = [
+        ("label", run_label(m)),  # what people read first (goldenkit._run_label), then the id
         ("run id", str(m.get("run_id", ""))),
         ("validity", validity_statement(m)),
         ("dataset", f"{ds.get('name', '?')} {ds.get('version', '')}".strip()),
