@@ -296,3 +296,27 @@ def test_a_finished_kernel_is_shut_down_never_interrupted(tmp_path: Path, monkey
     executed = nbformat.read(result.notebook, as_version=4)
     assert executed.cells[-1].outputs[0]["data"]["text/plain"] == "42"
     assert signal.SIGINT not in sent
+
+
+def test_notebooks_of_one_call_share_a_kernel_but_never_a_name(tmp_path: Path) -> None:
+    """execute_notebooks runs its jobs in one kernel (one start, one import of goldenkit's report stack),
+    each in an empty namespace; a kernel a job broke (a cell past its timeout) is replaced for the next."""
+    from goldenkit.errors import GoldenkitError, InfrastructureError
+    from goldenkit.notebooks import execute_notebooks
+
+    probe = "import os, sys\nprint(os.getpid(), 'secret' in globals(), 'goldenkit.report' in sys.modules)"
+    first = _notebook(tmp_path / "first.ipynb", "secret = x", probe)
+    second = _notebook(tmp_path / "second.ipynb", probe)
+    runs = execute_notebooks([(first, {"x": 7}, None), (second, {}, "second")], tmp_path / "out")
+    said = [nbformat.read(r.notebook, as_version=4).cells[-1].outputs[0]["text"].split() for r in runs]
+    assert said[0][1:] == ["True", "True"]  # the report stack was imported as the kernel started
+    assert said[1] == [said[0][0], "False", "True"]  # the same kernel, without the first notebook's names
+    assert all(r.html is not None and r.html.is_file() for r in runs)
+
+    slow = _notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(60)")
+    after = _notebook(tmp_path / "after.ipynb", probe)
+    with pytest.raises(GoldenkitError) as exc:
+        execute_notebooks([(slow, {}, None), (after, {}, None)], tmp_path / "out2", timeout=5)
+    assert isinstance(exc.value, InfrastructureError) and "slow.ipynb" in str(exc.value)
+    replaced = nbformat.read(tmp_path / "out2" / "after.ipynb", as_version=4).cells[-1].outputs[0]["text"].split()
+    assert replaced[1] == "False"  # the next notebook ran, in a fresh kernel

@@ -85,6 +85,13 @@ def notebook_path(name_or_path: str | Path) -> Path:
     raise InfrastructureError(f"goldenkit's {name_or_path}.ipynb is missing from the installed package")
 
 
+# Run by the kernel as it starts, before it says it is ready: the import every goldenkit notebook begins
+# with (goldenkit's report stack, about 1 s), overlapping the command's own start; it binds no name.
+_PRELOAD = "__import__('goldenkit.report')"
+# Between two notebooks of one kernel: the user namespace emptied (the imported modules stay loaded).
+_RESET = "get_ipython().reset(new_session=False)"
+
+
 def _kernel_manager_class() -> type:
     """An AsyncKernelManager whose kernel is always ``sys.executable -m ipykernel_launcher``.
 
@@ -105,6 +112,7 @@ def _kernel_manager_class() -> type:
                     "-f",
                     "{connection_file}",
                     "--IPKernelApp.log_level=40",
+                    f"--IPKernelApp.exec_lines={_PRELOAD}",
                 ],
                 display_name=f"Python {sys.version_info.major}.{sys.version_info.minor} (goldenkit)",
                 language="python",
@@ -230,6 +238,74 @@ def _raise_execution_error(exc: Any, name: str, executed: Path | str) -> NoRetur
     raise _PASSTHROUGH.get(ename, GoldenkitError)(message) from None
 
 
+def _sync(method: Any) -> Any:
+    """An async kernel manager's or client's method, callable from a thread without a running loop."""
+    from jupyter_client.utils import run_sync  # type: ignore[attr-defined]  # re-exported from jupyter_core
+
+    return run_sync(method)
+
+
+class _Kernel:
+    """One kernel of this interpreter for notebooks run one after another (:func:`execute_notebooks`).
+
+    It starts in the background as soon as it is made (while the caller imports papermill and reads
+    its inputs); each notebook gets an empty namespace (:data:`_RESET` after the one before), so the
+    second pays neither a kernel start nor the imports again. A kernel that failed (died, or a cell
+    ran past its timeout) is replaced before the next notebook.
+    """
+
+    def __init__(self, cwd: str) -> None:
+        self._cwd = cwd
+        self._km: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="goldenkit-kernel", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        try:
+            km = _kernel_manager_class()(kernel_name="python3")
+            _sync(km.start_kernel)(cwd=self._cwd)
+            self._km = km
+        except Exception as exc:  # said by manager(), in the caller's thread
+            self._error = exc
+
+    def manager(self) -> Any:
+        """The started kernel's manager (waits for the start)."""
+        self._thread.join()
+        if self._km is None:
+            error = self._error
+            raise InfrastructureError(f"the notebooks' kernel did not start: {type(error).__name__}: {error}")
+        return self._km
+
+    def reset(self) -> None:
+        """Empty the user namespace for the next notebook; a kernel that does not answer is replaced."""
+        kc = self.manager().client()
+        kc.start_channels()
+        try:
+            _sync(kc.wait_for_ready)(timeout=30)
+            _sync(kc.execute_interactive)(_RESET, silent=True, store_history=False, timeout=30)
+        except (TimeoutError, RuntimeError):
+            self.replace()
+        finally:
+            kc.stop_channels()
+
+    def replace(self) -> None:
+        """Shut this kernel down at once and start a fresh one in the background."""
+        self.shutdown(now=True)
+        self._error = None
+        self._thread = threading.Thread(target=self._start, name="goldenkit-kernel", daemon=True)
+        self._thread.start()
+
+    def shutdown(self, *, now: bool = False) -> None:
+        self._thread.join()
+        km, self._km = self._km, None
+        if km is not None:
+            try:
+                _sync(km.shutdown_kernel)(now=now)
+            except (RuntimeError, OSError):  # already gone
+                pass
+
+
 def execute_notebook(
     name_or_path: str | Path,
     parameters: Mapping[str, Any],
@@ -238,6 +314,7 @@ def execute_notebook(
     html: bool = True,
     timeout: float | None = 600,
     title: str | None = None,
+    kernel: _Kernel | None = None,
 ) -> NotebookRun:
     """Execute a notebook with papermill into ``output_dir`` and optionally render HTML.
 
@@ -249,7 +326,7 @@ def execute_notebook(
     exit 1, except that goldenkit's own ``ComparisonInvalid`` keeps exit 4 and
     its ``InfrastructureError`` exit 3. Exit 3 is otherwise only for the
     kernel itself failing (it does not start, dies, or a cell runs past
-    ``timeout``).
+    ``timeout``). ``kernel`` (:func:`execute_notebooks`) runs it in a shared kernel instead of its own.
     """
     pm = _papermill()
     source = notebook_path(name_or_path)
@@ -261,7 +338,10 @@ def execute_notebook(
     timings: dict[str, float] = {}
 
     t0 = time.time()
+    own: dict[str, Any] = {"kernel_manager_class": _kernel_manager_class()}
     try:
+        if kernel is not None:
+            own = {"km": kernel.manager()}
         nb = pm.execute_notebook(
             str(source.resolve()),
             str(executed),
@@ -272,14 +352,20 @@ def execute_notebook(
             log_output=False,
             cwd=str(Path.cwd()),
             execution_timeout=timeout,
-            kernel_manager_class=_kernel_manager_class(),
+            **own,
         )
     except pm.PapermillExecutionError as exc:
         _scrub_file(executed)  # a traceback in an output may quote a key
+        if kernel is not None:
+            kernel.reset()
         _raise_execution_error(exc, source.name, executed)
     except (TimeoutError, RuntimeError, OSError) as exc:  # the kernel did not start, died or timed out
+        if kernel is not None:
+            kernel.replace()
         raise InfrastructureError(f"{source.name}: the notebook's kernel failed: {type(exc).__name__}: {exc}") from None
     total = time.time() - t0
+    if kernel is not None:
+        kernel.reset()
     _scrub_file(executed)
     # Kernel start = from the call until the first cell began (papermill stamps each cell).
     starts = [c.metadata.get("papermill", {}).get("start_time") for c in nb.cells]
@@ -287,8 +373,8 @@ def execute_notebook(
     if first is not None:
         from datetime import datetime
 
-        kernel = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() - t0
-        timings["kernel_start"] = max(0.0, min(kernel, total))
+        started = datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp() - t0
+        timings["kernel_start"] = max(0.0, min(started, total))
     timings["execute"] = total - timings.get("kernel_start", 0.0)
 
     html_path = None
@@ -305,20 +391,45 @@ def execute_notebooks(
     *,
     timeout: float | None = 600,
 ) -> list[NotebookRun]:
-    """:func:`execute_notebook` for each ``(notebook, parameters, title)``, side by side, in job order.
+    """:func:`execute_notebook` for each ``(notebook, parameters, title)``, in job order, in one kernel.
 
-    Each notebook runs in its own kernel process, so they overlap. When any
-    fails, the error of the first failing job (in job order) is raised after
-    all have finished.
+    The kernel starts at once, in the background, and serves every notebook in turn (each with an
+    empty namespace): the kernel start and the imports are paid once, not once a notebook. Each
+    page's HTML export runs beside the next notebook's execution. When any fails, the error of the
+    first failing job (in job order) is raised after all have finished.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
-        futures = [
-            pool.submit(execute_notebook, name, params, output_dir, timeout=timeout, title=title)
-            for name, params, title in jobs
-        ]
-        return [f.result() for f in futures]
+    kernel = _Kernel(str(Path.cwd()))
+    runs: list[NotebookRun | GoldenkitError] = []
+    exports: list[tuple[NotebookRun, Future[Path]]] = []
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldenkit-export") as pool:
+            for name, params, title in jobs:
+                try:
+                    run = execute_notebook(name, params, output_dir, html=False, timeout=timeout, kernel=kernel)
+                except GoldenkitError as exc:
+                    runs.append(exc)
+                    continue
+                runs.append(run)
+                html = run.notebook.with_suffix(".html")
+                exports.append((run, pool.submit(_timed_export, run, html, title)))
+            for run, future in exports:
+                run.html = future.result()
+    finally:
+        kernel.shutdown()
+    for item in runs:
+        if isinstance(item, GoldenkitError):
+            raise item
+    return [r for r in runs if isinstance(r, NotebookRun)]
+
+
+def _timed_export(run: NotebookRun, html_path: Path, title: str | None) -> Path:
+    """:func:`export_html` of an executed notebook, its seconds recorded in ``run.timings``."""
+    t0 = time.perf_counter()
+    page = export_html(run.notebook, html_path, title=title)
+    run.timings["html_export"] = time.perf_counter() - t0
+    return page
 
 
 def run_notebook(
