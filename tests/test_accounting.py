@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from factories import row, write_dataset
@@ -13,8 +14,16 @@ from fakeserver import FakeModelServer, Reply
 from goldenkit._pricing import Pricing
 from goldenkit.cli import main
 from goldenkit.results import iter_jsonl, read_run
-from goldenkit.results._accounting import NO_PRICES, accounting, cost_line, role_models, run_totals
-from goldenkit.stats import OVERALL
+from goldenkit.results._accounting import (
+    NO_PRICES,
+    accounting,
+    cost_line,
+    paired_usage,
+    paired_usage_line,
+    role_models,
+    run_totals,
+)
+from goldenkit.stats import OVERALL, paired_mean_diff
 
 PRICES = {
     "m": {"input": 1.0, "output": 2.0, "source": "list", "date": "2026-11-01"},
@@ -93,7 +102,7 @@ def test_role_models_read_the_judge_and_the_simulator_from_run_json() -> None:
 # ------------------------------------------------------------------------ usage as the servers report it
 
 
-def run_cli(tmp_path: Path, url: str, *extra: str, provider: str = "openai", toml: str = "") -> int:
+def run_cli(tmp_path: Path, url: str, *extra: str, provider: str = "openai", toml: str = "", run_id: str = "r") -> int:
     ds = write_dataset(
         tmp_path, [row(f"r{i}", {"prompt": f"q{i}", "expect": {"must_contain": ["ok"]}}) for i in range(2)]
     )
@@ -114,7 +123,7 @@ def run_cli(tmp_path: Path, url: str, *extra: str, provider: str = "openai", tom
             "--config",
             str(config),
         ]
-        + ["--results-dir", str(tmp_path / "res"), "--run-id", "r", "--quiet", *extra]
+        + ["--results-dir", str(tmp_path / "res"), "--run-id", run_id, "--quiet", *extra]
     )
 
 
@@ -200,3 +209,55 @@ def test_the_judges_usage_is_recorded_apart_from_the_candidates(tmp_path: Path) 
     assert totals["total_money"] is None
     parquet = read_run(tmp_path / "res" / "r").outcomes()
     assert parquet["usage"].iloc[0]["judge"]["tokens_in"] == 300
+
+
+# ------------------------------------------------------------------------ the paired change per row
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_paired_mean_diff_is_scipys_paired_t_interval(seed: int) -> None:
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(seed)
+    base = rng.normal(500, 80, 40)
+    cand = base + rng.normal(25, 30, 40)
+    got = paired_mean_diff(base, cand, confidence=0.9).iloc[0]
+    ci = sps.ttest_rel(cand, base).confidence_interval(0.9)  # R: t.test(cand, base, paired = TRUE, conf.level = 0.9)
+    assert got["n"] == 40 and got["diff"] == pytest.approx(float(np.mean(cand - base)))
+    assert (got["ci_low"], got["ci_high"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    one = paired_mean_diff([1.0, None], [3.0, 4.0]).iloc[0]  # a pair missing a side is left out
+    assert one["n"] == 1 and one["diff"] == 2.0 and np.isnan(one["ci_low"])
+
+
+def test_paired_usage_pairs_rows_over_their_answered_repeats() -> None:
+    base = hand_run()
+    cand = base.assign(tokens_in=base["tokens_in"] + 10, latency_ms=base["latency_ms"] * 2)
+    change = paired_usage(base, cand)
+    tokens, latency = change.loc["tokens"], change.loc["latency_ms"]
+    # rows a, b, c each have answered repeats on both sides: +10 tokens in every repeat
+    assert tokens["n"] == 3 and tokens["diff"] == pytest.approx(10.0) and tokens["ci_low"] == pytest.approx(10.0)
+    # per row mean latency (c: its ERROR's 9000 left out): a 1500, b 3500, c 500, doubled
+    assert latency["base_mean"] == pytest.approx((1500 + 3500 + 500) / 3) and latency["diff"] == pytest.approx(
+        (1500 + 3500 + 500) / 3
+    )
+    line = paired_usage_line(change)
+    assert line.startswith(
+        "usage per row, candidate - base (paired t, 95% CI): tokens +10.0 [+10.0, +10.0] over 3 rows"
+    )
+
+
+def test_compare_prints_the_paired_change_in_tokens_and_latency(tmp_path: Path, capsys) -> None:
+    with FakeModelServer() as srv:
+        srv.default = Reply.text("ok", tokens_in=40, tokens_out=9)
+        assert run_cli(tmp_path / "a", srv.url, run_id="base") == 0
+        srv.default = Reply.text("ok", tokens_in=70, tokens_out=9)
+        assert run_cli(tmp_path / "b", srv.url, run_id="cand") == 0
+    capsys.readouterr()
+    runs = [str(tmp_path / "a" / "res" / "base"), str(tmp_path / "b" / "res" / "cand")]
+    main(["compare", *runs])
+    assert "usage per row, candidate - base (paired t, 95% CI): tokens +30.0 [+30.0, +30.0] over 2 rows" in (
+        capsys.readouterr().out
+    )
+    main(["compare", *runs, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert [(u["measure"], u["n"], u["diff"]) for u in doc["usage_change"]][0] == ("tokens", 2, 30.0)

@@ -66,7 +66,7 @@ LAYERS: list[set[str]] = [
     {"dataset"},
     {"sampling._rules", "sampling"},
     # statistics over tables (they never read a run folder)
-    {"stats._intervals", "stats._clustered", "stats._sequential", "stats._ppi"},
+    {"stats._intervals", "stats._clustered", "stats._sequential", "stats._ppi", "stats._paired_mean"},
     {"stats._collapse", "stats._mcnemar", "stats._representative"},
     {"stats", "leaderboards._passk"},
     {"metrics._red_rows", "metrics._text", "metrics._weighted"},

@@ -182,8 +182,11 @@ def compare_command(args: argparse.Namespace) -> int:
 
         pairwise = pairwise_for_compare(base, cand, getattr(args, "config", None))
     judged = _judge_pair(cmp, base, cand)
+    change = _usage_change(base, cand)
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
+        if change is not None:
+            doc["usage_change"] = change.reset_index().to_dict(orient="records")
         if judged is not None:
             from goldenkit.commands._judge_evidence import _records
 
@@ -194,6 +197,10 @@ def compare_command(args: argparse.Namespace) -> int:
     else:
         with pd.option_context("display.width", 200):
             print(format_comparison(cmp, args.max_flips, explained=explained))
+        if change is not None:
+            from goldenkit.results._accounting import paired_usage_line
+
+            print("\n" + paired_usage_line(change))
         if judged is not None:
             print("\n" + format_judge_pair(judged))
         if pairwise is not None:
@@ -207,6 +214,17 @@ def compare_command(args: argparse.Namespace) -> int:
         else:
             Path(args.markdown).write_text(text, encoding="utf-8")
     return _evidence_exit(cmp)
+
+
+def _usage_change(base: Any, cand: Any) -> Any:
+    """The paired change per row in tokens and latency (:func:`goldenkit.results._accounting.paired_usage`);
+    None when a side is a baseline (it keeps verdicts, not usage)."""
+    if not (hasattr(base, "outcomes") and hasattr(cand, "outcomes")):
+        return None
+    from goldenkit.results._accounting import paired_usage
+
+    cols = ["row_id", "verdict", "tokens_in", "tokens_out", "latency_ms"]
+    return paired_usage(base.outcomes(cols), cand.outcomes(cols))
 
 
 def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:

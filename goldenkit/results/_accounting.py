@@ -51,7 +51,7 @@ from goldenkit._pricing import NO_MONEY, PROVIDER, Pricing
 from goldenkit.config import config_for_run, pricing
 from goldenkit.errors import ConfigError
 from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, SIMULATOR_ROLE, TOKEN_COUNTS
-from goldenkit.stats import OVERALL, collapse_repeats
+from goldenkit.stats import OVERALL, collapse_repeats, paired_mean_diff
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -308,6 +308,56 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: The measures :func:`paired_usage` compares per row: the candidate's tokens (in + out) and latency.
+PAIRED_MEASURES = ("tokens", "latency_ms")
+
+
+def _per_row(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Each row's mean over its answered repeats (not ERROR) of the candidate's tokens (in + out, where
+    both were reported) and latency (ms)."""
+    import pandas as pd
+
+    answered = outcomes[outcomes["verdict"] != ERROR] if "verdict" in outcomes.columns else outcomes
+    tin = pd.to_numeric(pd.Series(_column(answered, "tokens_in"), dtype=object), errors="coerce")
+    tout = pd.to_numeric(pd.Series(_column(answered, "tokens_out"), dtype=object), errors="coerce")
+    lat = pd.to_numeric(pd.Series(_column(answered, "latency_ms"), dtype=object), errors="coerce")
+    frame = pd.DataFrame(
+        {"row_id": _column(answered, "row_id"), "tokens": (tin + tout).to_numpy(), "latency_ms": lat.to_numpy()}
+    )
+    return frame.groupby("row_id", sort=False)[list(PAIRED_MEASURES)].mean()
+
+
+def paired_usage(base: pd.DataFrame, cand: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """The paired change per row from ``base``'s outcomes to ``cand``'s, one line per measure of
+    :data:`PAIRED_MEASURES`: ``n`` (rows with the measure on both sides), ``base_mean``, ``cand_mean``,
+    ``diff`` (candidate minus base) and its interval ``ci_low, ci_high``
+    (:func:`goldenkit.stats.paired_mean_diff`, Student's paired t). A row's value is the mean over its
+    answered repeats (not ERROR)."""
+    import pandas as pd
+
+    b, c = _per_row(base), _per_row(cand)
+    both = b.merge(c, how="inner", left_index=True, right_index=True, suffixes=("_base", "_cand"))
+    lines = [
+        paired_mean_diff(both[f"{m}_base"], both[f"{m}_cand"], confidence).assign(measure=m) for m in PAIRED_MEASURES
+    ]
+    return pd.concat(lines, ignore_index=True).set_index("measure")
+
+
+def paired_usage_line(change: pd.DataFrame) -> str:
+    """``usage per row, candidate - base (paired t, 95%): tokens +15.0 [+2.6, +27.4] over 3 rows; latency ...``."""
+    parts = []
+    for measure, r in change.iterrows():
+        name = "latency ms" if measure == "latency_ms" else str(measure)
+        if not r["n"]:
+            parts.append(f"{name} n/a (no row has it on both sides)")
+        elif math.isnan(float(r["ci_low"])):
+            parts.append(f"{name} {float(r['diff']):+,.1f} over {int(r['n'])} row (no interval from one row)")
+        else:
+            ci = f"[{float(r['ci_low']):+,.1f}, {float(r['ci_high']):+,.1f}]"
+            parts.append(f"{name} {float(r['diff']):+,.1f} {ci} over {int(r['n']):,} rows")
+    return "usage per row, candidate - base (paired t, 95% CI): " + "; ".join(parts)
+
+
 def _seconds(ms: Any) -> str:
     return f"{float(ms) / 1000:.1f} s" if ms is not None else "n/a"
 
@@ -341,11 +391,14 @@ def _usage_text(figures: Mapping[str, Any]) -> str:
 
 __all__ = [
     "NO_PRICES",
+    "PAIRED_MEASURES",
     "PREFIX",
     "ROLE_COLUMNS",
     "accounting",
     "cost_line",
     "outcome_money",
+    "paired_usage",
+    "paired_usage_line",
     "role_models",
     "run_pricing",
     "run_totals",

@@ -96,7 +96,8 @@ release) and ``error_kind`` (an ERROR row's kind: see :func:`collapse_arrays`).
 
 Modules
 -------
-``intervals`` (Wilson, paired difference), ``collapse`` (repeats, flaky rows,
+``intervals`` (Wilson, paired difference), ``paired_mean`` (the paired change of a measure, tokens or
+latency, per row: :func:`paired_mean_diff`, Student's paired t interval), ``collapse`` (repeats, flaky rows,
 slice tables), ``mcnemar`` (exact McNemar, Holm, power and planning),
 ``clustered`` (clustered standard error) and ``sequential`` (the sequential paired
 gate: :func:`sequential_paired_test`, an e-process for regression and a
@@ -137,6 +138,7 @@ from goldenkit.stats._mcnemar import (
     min_detectable_effect,
     rows_needed,
 )
+from goldenkit.stats._paired_mean import paired_mean_diff
 from goldenkit.stats._ppi import PPIEstimate, ppi_mean
 from goldenkit.stats._sequential import SequentialTest, sequential_paired_test, sequential_path
 
@@ -163,6 +165,7 @@ __all__ = [
     "mcnemar_power",
     "min_detectable_effect",
     "paired_diff_ci",
+    "paired_mean_diff",
     "ppi_mean",
     "parse_rule",
     "row_decided",
