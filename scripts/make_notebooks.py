@@ -85,7 +85,7 @@ config = None  # goldenkit.toml with [metrics] weights (None: the run's own, els
     ),
     (
         "code",
-        'report.table_html(\n    report.latency_summary(outcomes, run=r), "No outcome: nothing to count."\n)',
+        'report.table_html(report.latency_summary(outcomes, run=r), "No outcome: nothing to count.")',
     ),
     (
         "md",
