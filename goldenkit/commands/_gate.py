@@ -19,7 +19,9 @@ EVIDENCE" (3), "gate COMPARISON INVALID" (4). Exit codes: 0 passed
 regression, a new error of the candidate's own, a threshold) · 3 not enough
 evidence (a side INVALID, incomplete, empty or ungraded; an error rate over its
 maximum; no baseline; rows skipped or missing; non-inferiority not shown, with
-the paired rows it would need) · 4 the baseline is not comparable. ``--json`` gives each rule its exit code.
+the paired rows it would need; a judge of the candidate's model family as the
+only evidence of green) · 4 the baseline is not comparable. Judge-graded rules
+read the run's human labels (labels.jsonl) when a recorded design drew them. ``--json`` gives each rule its exit code.
 """
 
 from __future__ import annotations
