@@ -122,6 +122,19 @@ def test_a_judge_of_another_family_needs_no_acceptance(tmp_path: Path, capsys: A
     assert code == 0 and "judge.self_preference" not in rules
 
 
+def test_a_pair_green_on_the_judges_verdicts_alone_is_not_evidence_when_the_family_is_shared(
+    tmp_path: Path, capsys: Any
+) -> None:
+    base = judged(tmp_path, "base", JUDGE_PASSES, model="gpt-4o-2024-08-06")
+    cand = judged(tmp_path, "cand", JUDGE_PASSES, model="gpt-4o-mini")
+    code, rules, _ = gate(capsys, cand, config(tmp_path, ""), "--baseline", str(base))
+    assert code == 3 and rules["non_inferiority"]["passed"] and rules["judge.non_inferiority"]["passed"]
+    sp = rules["judge.self_preference"]
+    assert not sp["passed"] and "non_inferiority, judge.non_inferiority" in sp["evidence"]
+    code, _, _ = gate(capsys, cand, config(tmp_path, "accept_self_preference = true"), "--baseline", str(base))
+    assert code == 0
+
+
 def test_the_pair_non_inferiority_of_a_judge_graded_slice_reads_the_labels(tmp_path: Path, capsys: Any) -> None:
     base = judged(tmp_path, "base", JUDGE_PASSES)
     cand = judged(tmp_path, "cand", JUDGE_PASSES)
