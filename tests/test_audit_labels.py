@@ -61,6 +61,7 @@ def test_a_hand_picked_human_verdict_is_saved_shown_and_never_used(
     assert line["row_id"] == row and line["human"] == "FAIL" and line["repeat"] is None
     assert line["who"] == "ana" and line["source"] == "audit" and line["probability"] is None
     assert "hand-picked" in w.status_text and "never used for inference" in w.status_text
+    assert "human verdict: <b>FAIL</b> (hand-picked: shown, never used)" in w.card.value  # under the row's card
     table = judge_estimates(run)
     assert table.loc[OVERALL, "n_hand"] == 1 and table.loc[OVERALL, "n_human"] == 0
     assert w.panel is not None and str(table_html(judge_figures_table(table))) in w.panel.figures.value  # redrawn

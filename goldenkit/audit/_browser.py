@@ -256,10 +256,20 @@ class AuditWidget:
             return
         self.human.value = None
         self.say(self.labelling[run_id].saved_text(lab))
+        self.refresh()
         if self.panel is not None:
             self.panel.redraw()
         if self._on_mark is not None:
             self._on_mark()
+
+    def _human_badge(self, rec: Mapping[str, Any]) -> str:
+        """The human verdict saved on the row, and whether it counts, under its card ("" without one)."""
+        lab = self.labelling.get(str(rec.get("run_id")))
+        found = lab.labels().get(str(rec["row_id"])) if lab is not None else None
+        if found is None:
+            return ""
+        how = "drawn by label next: used for inference" if found.designed else "hand-picked: shown, never used"
+        return f"<p>human verdict: <b>{escape(found.human)}</b> ({how})</p>"
 
     def say(self, text: str) -> None:
         """Show ``text`` (escaped) in the status line, which wraps (``status_text`` keeps it as text)."""
@@ -299,5 +309,5 @@ class AuditWidget:
         for rec in rows.to_dict("records"):
             label = b.marks.get(str(rec["row_id"]))
             badge = f"<p>marked: <b>{escape(label)}</b></p>" if label else ""
-            cards.append(failure_card_html(rec) + badge)
+            cards.append(failure_card_html(rec) + badge + self._human_badge(rec))
         self.card.value = STYLE + ("".join(cards) or "<p>no failing rows match the filters</p>")
