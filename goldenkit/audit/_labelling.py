@@ -192,7 +192,7 @@ class HumanLabelling:
         answers, reasons = [], []
         for rep, text, graders in zip(reps["repeat"], reps["response"], reps["graders"], strict=True):
             tag = f"[repeat {int(rep)}] " if several else ""
-            answers.append(tag + ("" if text is None else str(text)))
+            answers.append(tag + ("" if text is None or text != text else str(text)))  # NaN: no answer
             entry = grader_results(graders).get(JUDGE, {})
             passed = entry.get("passed")
             verdict = "undecided" if passed is None else ("PASS" if passed else "FAIL")
