@@ -22,6 +22,8 @@ from goldenkit.results._accounting import (
     paired_usage_line,
     role_models,
     run_totals,
+    run_totals_of,
+    totals_text,
 )
 from goldenkit.stats import OVERALL, paired_mean_diff
 
@@ -152,6 +154,8 @@ def test_openai_usage_details_are_recorded_streamed_or_not(tmp_path: Path, capsy
     assert (
         totals["total_money"] == pytest.approx(2 * 58e-6) and totals["total_money_label"] == "[pricing] list 2026-11-01"
     )
+    shown = "80 in / 18 out tokens, 2 calls; $0.0001 ([pricing] list 2026-11-01)"
+    assert totals_text(run_totals_of(tmp_path / "res" / "r")) == shown  # the pages' cost column
     out = capsys.readouterr().out
     assert "cost: 80 tokens in (8 cached), 18 out (6 reasoning), 2 calls, p50 " in out
     assert "; money $0.0001 ([pricing] list 2026-11-01)" in out

@@ -56,6 +56,7 @@ from goldenkit.pages._views import (
     index_page,
 )
 from goldenkit.results import read_run
+from goldenkit.results._accounting import run_totals_of, totals_text
 from goldenkit.schema import OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
 from goldenkit.stats import OVERALL
 
@@ -328,6 +329,9 @@ def build_site(
     b.new["leaderboards"] = boards.state
     result.rendered.extend(boards.rendered)
     result.reused.extend(boards.reused)
-    write_page(result.index, index_page(runs, links, hrefs, boards.sections, site_title=title))
+    costs = [
+        totals_text(run_totals_of(p)) if k == "run" else "" for k, p in zip(runs["kind"], runs["path"], strict=True)
+    ]
+    write_page(result.index, index_page(runs.assign(cost=costs), links, hrefs, boards.sections, site_title=title))
     write_page(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
     return result

@@ -86,6 +86,7 @@ def _run_cells(r: Mapping[str, Any], links: Mapping[str, str], dataset_href: str
         f"{esc(r['k'])}/{esc(r['n'])}" if pd.notna(r["n"]) else "",
         pct(r["error_rate"]),
         esc(r["outcomes"]),
+        _long(esc(r.get("cost") or "")),  # what the run cost (run.json accounting, goldenkit.results._accounting)
         f"<code>{esc(r['protocol'])}</code>",
         pages,
         f'<span class="long problem">{esc(r["problem"])}</span>' if pd.notna(r["problem"]) else "",
@@ -123,6 +124,7 @@ def index_page(
             r["n"],
             r["error_rate"],
             r["outcomes"],
+            None,
             r["protocol"],
             None,
             r["problem"],
@@ -154,6 +156,7 @@ def index_page(
         "k/n",
         "error rate",
         "outcomes",
+        "cost",
         "protocol",
         "pages",
         "problem",

@@ -40,6 +40,7 @@ passing verdict cost, the failures' calls included.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -50,7 +51,7 @@ import numpy as np
 from goldenkit._pricing import NO_MONEY, PROVIDER, Pricing
 from goldenkit.config import config_for_run, pricing
 from goldenkit.errors import ConfigError
-from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, SIMULATOR_ROLE, TOKEN_COUNTS
+from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, RUN_FILE, SIMULATOR_ROLE, TOKEN_COUNTS
 from goldenkit.stats import OVERALL, collapse_repeats, paired_mean_diff
 
 if TYPE_CHECKING:
@@ -377,6 +378,29 @@ def cost_line(totals: Mapping[str, Any]) -> str:
     return "cost: " + "; ".join(parts)
 
 
+def totals_text(totals: Mapping[str, Any] | None) -> str:
+    """A run's totals in a few words for a table of runs (the pages): ``12,345 in / 2,100 out tokens, 108
+    calls; $0.42 (provider)``, or ``...; money n/a (no prices)``; empty for a run that counted nothing."""
+    if not isinstance(totals, Mapping):
+        return ""
+    figures = (totals.get("roles") or {}).get(CANDIDATE) or {}
+    tin, tout = figures.get("tokens_in"), figures.get("tokens_out")
+    tokens = f"{tin:,} in / {tout:,} out tokens" if tin is not None and tout is not None else "tokens n/a"
+    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
+    said = f"{_usd(money)} ({label})" if money is not None else f"money {label}"
+    return f"{tokens}, {figures.get('calls') or 0:,} calls; {said}"
+
+
+def run_totals_of(path: str | Path) -> dict[str, Any] | None:
+    """run.json's ``accounting`` of the run folder ``path`` (None: a run from before accounting, or no run.json)."""
+    try:
+        manifest = json.loads((Path(path) / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    totals = manifest.get("accounting") if isinstance(manifest, dict) else None
+    return totals if isinstance(totals, dict) else None
+
+
 def _usage_text(figures: Mapping[str, Any]) -> str:
     """``12,345 tokens in, 2,100 out, 108 calls`` (a count not reported: n/a)."""
     tin, tout, calls = figures.get("tokens_in"), figures.get("tokens_out"), figures.get("calls") or 0
@@ -402,4 +426,6 @@ __all__ = [
     "role_models",
     "run_pricing",
     "run_totals",
+    "run_totals_of",
+    "totals_text",
 ]
