@@ -243,13 +243,21 @@ LEADERBOARD = [
 runs = []  # run folders, or run ids under results_dir
 results_dir = "results"  # where run ids are looked up
 alpha = 0.05  # significance level of the pairwise tests (Holm over all pairs)
-rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
+rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K
+frontier_seed = 0  # seed of the quality-cost frontier's bootstrap over rows
+frontier_resamples = 2000  # its resamples""",
     ),
     (
         "code",
         setup("import goldenkit\nfrom goldenkit import leaderboards, report"),
     ),
-    ("code", "board = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, results_dir=results_dir)"),
+    (
+        "code",
+        "board = goldenkit.leaderboard(\n"
+        "    runs, alpha=alpha, rule=rule, results_dir=results_dir,\n"
+        "    frontier_seed=frontier_seed, frontier_resamples=frontier_resamples,\n"
+        ")",
+    ),
     ("code", "leaderboards.notes_block(board)"),
     (
         "md",
@@ -265,6 +273,14 @@ rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K""",
     ("code", "report.table_html(leaderboards.difference_matrix(board))"),
     ("md", "## Pass rates with their intervals"),
     ("code", "leaderboards.interval_figure(board)"),
+    (
+        "md",
+        "## Quality against cost\nWhat a passing row cost each run (tokens; money only where the provider "
+        "returned a price, labelled, else n/a) and the quality-cost frontier: the runs no other run beats on "
+        "both pass rate and cost, with the probability of being on it from a paired bootstrap over rows.",
+    ),
+    ("code", "report.table_html(leaderboards.cost_table(board))"),
+    ("code", "leaderboards.frontier_figure(board)"),
     ("md", "## Per slice\nEach slice ranked on its own rows (Holm over that slice's pairs)."),
     ("code", "by_slice = goldenkit.leaderboard(runs, alpha=alpha, rule=rule, by_slice=True, results_dir=results_dir)"),
     ("code", "report.table_html(leaderboards.slice_leaderboards(by_slice))"),

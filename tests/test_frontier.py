@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import goldenkit
+from goldenkit import leaderboards
 from goldenkit._pricing import Pricing
 from goldenkit.errors import InputError
 from goldenkit.leaderboards import _frontier
@@ -162,22 +163,22 @@ def test_leaderboard_cost_columns_are_exact() -> None:
     # a: (10 + 20 + 30) tokens over 2 passing rows; its ERROR row reported nothing; p50 over answered outcomes
     assert t.loc["a", "tokens_per_pass"] == 30.0 and t.loc["a", "latency_p50_ms"] == 200.0
     assert t.loc["b", "tokens_per_pass"] == 10.0 and t.loc["b", "latency_p50_ms"] == 20.0
-    assert t["money_source"].tolist() == ["n/a", "n/a"] and t["money_per_pass"].isna().all()
+    assert t["money_source"].tolist() == ["n/a (no prices)"] * 2 and t["money_per_pass"].isna().all()
     assert lb.frontier == {"measure": TOKENS, "seed": 0, "resamples": 50}
     assert lb.to_dict()["frontier"]["resamples"] == 50
     assert t["on_frontier"].tolist() == [True, True]  # a is better, b cheaper
-    assert any("2000" not in n and "50 resamples, seed 0" in n for n in lb.notes)
+    assert "50 resamples, seed 0" in leaderboards.frontier_line(lb) and not any("frontier" in n for n in lb.notes)
 
 
 def test_money_from_the_provider_then_from_prices_never_guessed() -> None:
     priced = outcomes(["PASS", "PASS"], [100, 100], cost=[0.5, 0.25])
-    unpriced = outcomes(["PASS", "FAIL"], [1_000_000, 1_000_000])
+    unpriced = outcomes(["PASS", "FAIL"], [1_000_000, 1_000_000], agent_version=[{"model_id": "m-u"}] * 2)
     lb = goldenkit.leaderboard({"p": priced, "u": unpriced}, frontier_resamples=20)
     t = lb.table.set_index("run_id")
     assert t.loc["p", "money_per_pass"] == pytest.approx(0.375) and t.loc["p", "money_source"] == "provider"
-    assert np.isnan(t.loc["u", "money_per_pass"]) and t.loc["u", "money_source"] == "n/a"
+    assert np.isnan(t.loc["u", "money_per_pass"]) and t.loc["u", "money_source"] == "n/a (no prices)"
     assert lb.frontier["measure"] == TOKENS  # not every run has money
-    table = {"u": {"input": 1.0, "output": 2.0, "source": "list", "date": "2026-11-01"}}
+    table = {"m-u": {"input": 1.0, "output": 2.0, "source": "list", "date": "2026-11-01"}}
     lb = goldenkit.leaderboard({"p": priced, "u": unpriced}, pricing=Pricing.from_config(table, "g.toml"))
     t = lb.table.set_index("run_id")
     # u: 2 calls x (1e6 in at $1 + 1 out at $2) per million, over its one passing row
@@ -203,3 +204,21 @@ def test_by_slice_blocks_have_their_own_costs() -> None:
     assert np.isnan(t[("s2", "b")])  # no passing row: per passing row is n/a
     f = lb.table.set_index(["slice", "run_id"])["on_frontier"]
     assert f[("s2", "a")] and not f[("s2", "b")]  # spent without passing: beaten by a on both
+
+
+def test_the_bootstrap_resamples_the_accountings_figures() -> None:
+    """Over all rows, the bootstrap's cost per run is the accounting's tokens (or money) per passing row."""
+    from goldenkit.leaderboards._alignment import align_runs, run_inputs
+    from goldenkit.leaderboards._frontier import row_usage
+    from goldenkit.stats import OVERALL
+
+    a = outcomes(["PASS", "PASS", "FAIL", "ERROR"], [9, 19, 29, None], cost=[0.1, 0.2, 0.3, None])
+    b = outcomes(["PASS", "FAIL", "FAIL", "PASS"], [4, 4, 4, 4], cost=[0.01] * 4)
+    al = align_runs(run_inputs({"a": a, "b": b}))
+    usage = row_usage(al.runs, al.row_ids)
+    assert usage.money is not None
+    for spent, figure in ((usage.tokens, "tokens_per_passing_row"), (usage.money, "money_per_passing_row")):
+        f = frontier_bootstrap(al.verdict, spent, al.run_ids, resamples=1)
+        expected = [float(t.loc[OVERALL, figure]) for t in usage.figures]
+        np.testing.assert_allclose(f.cost, expected, rtol=1e-12)
+    assert [float(t.loc[OVERALL, "money_per_passing_row"]) for t in usage.figures] == pytest.approx([0.3, 0.02])

@@ -78,7 +78,7 @@ def test_notes_are_escaped(runs: list[Path]) -> None:
 
 def test_notebook_parameters_are_literals_and_cells_thin() -> None:
     params = pm.inspect_notebook(str(NOTEBOOK))
-    assert set(params) == {"runs", "results_dir", "alpha", "rule"}
+    assert set(params) == {"runs", "results_dir", "alpha", "rule", "frontier_seed", "frontier_resamples"}
     nb = nbformat.read(NOTEBOOK, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert "parameters" in code[0].metadata.get("tags", [])

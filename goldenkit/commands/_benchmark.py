@@ -25,9 +25,11 @@ base_url, api_key_env, system, fixtures, callable, agent, temperature, ...);
 what it leaves out comes from the command line and ``[run]``.
 
 The leaderboard of all the runs is printed at the end (see ``goldenkit
-leaderboard``). Exit codes: 0 every run VALID and the runs comparable · 1
-usage or bad input · 3 a run is INVALID (the leaderboard is still printed,
-with a note; it is no evidence) · 4 the runs are not comparable.
+leaderboard``), with what a passing row cost (money from the provider or
+the config's ``[pricing]``, else ``n/a``) and the quality-cost frontier.
+Exit codes: 0 every run VALID and the runs comparable · 1 usage or bad
+input · 3 a run is INVALID (the leaderboard is still printed, with a note;
+it is no evidence) · 4 the runs are not comparable.
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
         code = max(code, summary.exit_code)  # 3 wins over 2 (an agent whose run graded nothing)
     args.results_dir = str(base["results_dir"])
     print()
-    show(compute([Path(base["results_dir"]) / r for r in run_ids], args), args.json)
+    show(compute([Path(base["results_dir"]) / r for r in run_ids], args, cfg), args.json)
     sys.stdout.flush()
     return code
 

@@ -82,6 +82,7 @@ def format_leaderboard(lb: Any) -> str:
         )
     lines.append("")
     lines.append("group top = indistinguishable from the leader (rank interval contains 1)")
+    lines += ["", *_cost_lines(lb)]
     lines += [f"note: {n}" for n in lb.notes]
     return "\n".join(lines)
 
@@ -92,3 +93,13 @@ def show(lb: Any, as_json: bool) -> None:
         print(json.dumps(lb.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print(format_leaderboard(lb))
+
+
+def _cost_lines(lb: Any) -> list[str]:
+    """What a passing row cost per run and the quality-cost frontier, as the notebook and pages show them."""
+    from goldenkit.leaderboards._report import cost_table, frontier_line
+
+    costs = cost_table(lb).reset_index()
+    head = [str(c) for c in costs.columns]
+    rows = [[str(v) for v in line] for line in costs.itertuples(index=False)]
+    return ["cost and the quality-cost frontier:", *fmt_columns(head, rows), frontier_line(lb)]

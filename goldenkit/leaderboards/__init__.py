@@ -5,6 +5,7 @@
   with Holm, rank intervals and groups).
 * :mod:`goldenkit.leaderboards._passk`: pass@k and pass^k.
 * :mod:`goldenkit.leaderboards._pairwise`: a judge's pairwise preference for open-ended rows.
+* :mod:`goldenkit.leaderboards._frontier`: the quality-cost frontier and its paired bootstrap.
 * :mod:`goldenkit.leaderboards._report`: what the leaderboard notebook and pages display.
 """
 
@@ -18,8 +19,11 @@ if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
     from goldenkit.leaderboards._passk import pass_at_k
     from goldenkit.leaderboards._ranking import Leaderboard, leaderboard
     from goldenkit.leaderboards._report import (
+        cost_table,
         difference_matrix,
         format_leaderboard_table,
+        frontier_figure,
+        frontier_line,
         interval_figure,
         notes_block,
         slice_leaderboards,
@@ -31,15 +35,26 @@ _LAZY = {
     "pass_at_k": "goldenkit.leaderboards._passk",
     **{
         name: "goldenkit.leaderboards._report"
-        for name in ("difference_matrix", "format_leaderboard_table", "interval_figure", "notes_block")
+        for name in (
+            "cost_table",
+            "difference_matrix",
+            "format_leaderboard_table",
+            "frontier_figure",
+            "frontier_line",
+            "interval_figure",
+            "notes_block",
+        )
     },
     "slice_leaderboards": "goldenkit.leaderboards._report",
 }
 
 __all__ = [
     "Leaderboard",
+    "cost_table",
     "difference_matrix",
     "format_leaderboard_table",
+    "frontier_figure",
+    "frontier_line",
     "interval_figure",
     "leaderboard",
     "notes_block",

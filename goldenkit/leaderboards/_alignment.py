@@ -38,19 +38,21 @@ from goldenkit.stats import collapse_arrays, first_positions, parse_rule, sorted
 
 __all__ = ["Aligned", "RunInput", "align_runs", "check_protocol", "run_inputs"]
 
-_COLUMNS = ["row_id", "slice", "repeat", "verdict", "tokens_in", "tokens_out", "latency_ms", "cost"]
+_COLUMNS = ["row_id", "slice", "repeat", "verdict"]
 _NOT_RECORDED = "(not recorded)"
 
 
 @dataclass
 class RunInput:
-    """One run before collapsing: its id, model, manifest and its outcome columns (Arrow: verdicts and usage)."""
+    """One run before collapsing: its id, model, manifest and the four outcome columns (Arrow); ``source`` is
+    where they came from (the :class:`~goldenkit.results.Run` or the outcome DataFrame), for its other columns."""
 
     run_id: str
     model: str
     manifest: dict[str, Any]
     table: pa.Table
     repeats: int
+    source: Any = None
 
 
 @dataclass
@@ -103,10 +105,9 @@ def _frame_input(run_id: str, df: pd.DataFrame) -> RunInput:
             "slice": pa.array(df["slice"].astype(str).tolist() if "slice" in df.columns else [""] * len(df)),
             "repeat": pa.array(np.asarray(df["repeat"] if "repeat" in df.columns else np.zeros(len(df)), np.int64)),
             "verdict": pa.array(df["verdict"].astype(str).tolist(), type=pa.string()),
-            **{c: pa.array(pd.to_numeric(df[c], errors="coerce"), pa.float64()) for c in _COLUMNS[4:] if c in df},
         }
     )
-    return RunInput(run_id, model, manifest, table, repeats)
+    return RunInput(run_id, model, manifest, table, repeats, df)
 
 
 def run_inputs(runs: Any, results_dir: str | os.PathLike[str] = "results", rule: str = "majority") -> list[RunInput]:
@@ -131,7 +132,7 @@ def run_inputs(runs: Any, results_dir: str | os.PathLike[str] = "results", rule:
         heads = [RunInput(r.run_id, _model_of(r.manifest, r.run_id), r.manifest, pa.table({}), 1) for r in opened]
         check_protocol(heads, rule)
         inputs = [
-            RunInput(h.run_id, h.model, h.manifest, r.table(_COLUMNS), _repeats(r.manifest))
+            RunInput(h.run_id, h.model, h.manifest, r.table(_COLUMNS), _repeats(r.manifest), r)
             for h, r in zip(heads, opened, strict=True)
         ]
     if not inputs:

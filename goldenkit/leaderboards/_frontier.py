@@ -30,15 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldenkit._pricing import NO_MONEY, money_label
 from goldenkit.errors import InputError
+from goldenkit.results._accounting import accounting, outcome_money, role_models
+from goldenkit.schema import OUTCOME_FIELDS, TOKEN_COUNTS
+from goldenkit.stats import OVERALL
 
 __all__ = [
+    "ACCOUNTING_COLUMNS",
     "DOMINATED_SHARE",
     "FRONTIER_COLUMNS",
     "MONEY",
     "TOKENS",
-    "USAGE_COLUMNS",
     "Frontier",
     "RowUsage",
     "Spend",
@@ -47,8 +49,20 @@ __all__ = [
     "row_usage",
 ]
 
-#: The outcome columns the cost figures are read from.
-USAGE_COLUMNS = ("tokens_in", "tokens_out", "latency_ms", "cost")
+#: The outcome columns a run's cost is read from (by :func:`goldenkit.results._accounting.accounting`).
+ACCOUNTING_COLUMNS = (
+    "row_id",
+    "slice",
+    "repeat",
+    "verdict",
+    "agent_version",
+    "attempts",
+    *TOKEN_COUNTS,
+    "cost",
+    "usage",
+    "latency_ms",
+    "ttft_ms",
+)
 #: The two cost measures, as the output names them.
 TOKENS = "tokens per passing row"
 MONEY = "money per passing row"
@@ -61,65 +75,72 @@ _CELLS = 2_000_000  # resample x row cells per block of the count matrix (16 MB 
 
 @dataclass(frozen=True)
 class RowUsage:
-    """What every run spent on every aligned row: ``(runs x rows)`` arrays in the leaderboard's row order.
+    """What every run spent, from the one accounting (:func:`goldenkit.results._accounting.accounting`).
 
-    ``tokens`` sums tokens in and out over the row's outcomes (a count the server did not report adds
-    nothing); ``money`` is the row's money where ``money_source[i]`` is not ``"n/a"``;
-    ``tokens_known[i]`` is False when run ``i`` reported no token count at all (its cost is then n/a,
-    never 0). ``latency`` holds the answered outcomes' latencies per run (for the p50).
+    ``figures[i]``: run ``i``'s accounting per slice and :data:`~goldenkit.stats.OVERALL` (tokens and
+    money per passing row, the money's label, latency p50: what the leaderboard shows). For the
+    bootstrap, per aligned row (``(runs x rows)``, the leaderboard's row order): ``tokens``, the
+    candidate's tokens in + out over the row's outcomes, and ``money``, the row's money over the roles
+    (:func:`~goldenkit.results._accounting.outcome_money`; None unless every run's money is known).
+    Summed over rows they are the numerators of the accounting's per passing row figures.
     """
 
+    figures: list[pd.DataFrame]
     tokens: np.ndarray
-    money: np.ndarray
-    tokens_known: np.ndarray
-    money_source: list[str]
-    latency: list[np.ndarray]
-    latency_rows: list[np.ndarray]  # the row position of each latency
+    money: np.ndarray | None
+
+    @property
+    def tokens_known(self) -> np.ndarray:
+        """Per run: did any outcome report a token count (else its cost is n/a, never 0)."""
+        return np.array(
+            [_known(f.loc[OVERALL, "tokens_in"]) or _known(f.loc[OVERALL, "tokens_out"]) for f in self.figures]
+        )
 
 
-def _numbers(table: Any, col: str) -> np.ndarray:
-    if col not in table.column_names:
-        return np.full(table.num_rows, np.nan)
-    return np.asarray(pd.to_numeric(table.column(col).to_pandas(), errors="coerce"), dtype=float)
+def _known(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and np.isnan(x))
 
 
-def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None) -> RowUsage:
-    """Each run's tokens, money and latencies per row of ``row_ids`` (the aligned order).
+def _outcomes(run: Any) -> pd.DataFrame:
+    """The run's outcomes with the columns its cost is read from."""
+    source = run.source
+    if isinstance(source, pd.DataFrame):
+        return source
+    if source is not None:
+        return source.outcomes([c for c in ACCOUNTING_COLUMNS if c in OUTCOME_FIELDS])
+    return run.table.to_pandas()
 
-    ``runs``: :class:`~goldenkit.leaderboards._alignment.RunInput` objects whose tables carry
-    :data:`USAGE_COLUMNS` (a missing column is no report). Money is the provider's price when every
-    answered outcome of the run has one (``"provider"``), else the user's ``pricing``
-    (:class:`goldenkit._pricing.Pricing`) of the run's model when every answered outcome reported its
-    tokens (labelled ``[pricing] SOURCE DATE``), else ``"n/a"``: never a guess.
+
+def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rule: str = "majority") -> RowUsage:
+    """Each run's accounting, and its tokens and money per row of ``row_ids`` (the aligned order).
+
+    ``runs``: :class:`~goldenkit.leaderboards._alignment.RunInput` objects; ``pricing``: the user's
+    prices (:class:`goldenkit._pricing.Pricing`) for calls whose provider returned none. Money is the
+    provider's price or ``[pricing]``'s, labelled by the accounting; without either it is n/a, never a guess.
     """
     index = pd.Index(row_ids)
-    shape = (len(runs), len(row_ids))
-    tokens, money = np.zeros(shape), np.zeros(shape)
-    known, sources, lat, lat_rows = np.zeros(len(runs), bool), [], [], []
+    tokens = np.zeros((len(runs), len(row_ids)))
+    figures, frames, positions = [], [], []
     for i, r in enumerate(runs):
-        t = r.table
-        pos = index.get_indexer(pd.Series(t.column("row_id").to_pandas(), dtype=object).astype(str))
-        answered = np.asarray(t.column("verdict").to_pandas().astype(str) != "ERROR", dtype=bool)
-        tin, tout, ms, cost = (_numbers(t, c) for c in USAGE_COLUMNS)
-        spent = np.nan_to_num(tin) + np.nan_to_num(tout)
-        known[i] = bool(np.isfinite(tin).any() or np.isfinite(tout).any())
-        tokens[i] = np.bincount(pos, weights=spent, minlength=len(row_ids))
-        price = pricing.price(r.model) if pricing else None
-        if answered.any() and np.isfinite(cost[answered]).all():
-            each, source = np.nan_to_num(cost), money_label(True, None)
-        elif price is not None and answered.any() and np.isfinite(tin[answered] + tout[answered]).all():
-            each = np.zeros(len(pos))
-            for j in np.flatnonzero(np.isfinite(tin + tout)):  # the price's own rule, one call per outcome
-                each[j] = price.cost(int(tin[j]), int(tout[j])) or 0.0
-            source = money_label(False, price)
-        else:
-            each, source = np.zeros(len(pos)), money_label(False, None)
+        df = _outcomes(r)
+        models = role_models(r.manifest)
+        figures.append(accounting(df, pricing, by="slice" if "slice" in df.columns else None, rule=rule, models=models))
+        pos = index.get_indexer(df["row_id"].astype(str))
+        spent = sum(
+            np.nan_to_num(pd.to_numeric(df.get(c), errors="coerce").to_numpy(float))
+            for c in ("tokens_in", "tokens_out")
+            if c in df.columns
+        )
+        tokens[i] = np.bincount(pos, weights=np.broadcast_to(spent, len(pos)).astype(float), minlength=len(row_ids))
+        frames.append((df, models))
+        positions.append(pos)
+    if not all(_known(f.loc[OVERALL, "total_money"]) for f in figures):
+        return RowUsage(figures, tokens, None)
+    money = np.zeros_like(tokens)
+    for i, ((df, models), pos) in enumerate(zip(frames, positions, strict=True)):
+        each = np.nan_to_num(outcome_money(df, pricing, models=models))
         money[i] = np.bincount(pos, weights=each, minlength=len(row_ids))
-        sources.append(source)
-        keep = answered & np.isfinite(ms)
-        lat.append(ms[keep])
-        lat_rows.append(pos[keep])
-    return RowUsage(tokens, money, known, sources, lat, lat_rows)
+    return RowUsage(figures, tokens, money)
 
 
 def _figures(weights: np.ndarray, passed: np.ndarray, graded: np.ndarray, spent: np.ndarray) -> tuple[Any, Any]:
@@ -246,7 +267,7 @@ class Spend:
 
     @property
     def measure(self) -> str | None:
-        if all(s != NO_MONEY for s in self.usage.money_source):
+        if self.usage.money is not None:
             return MONEY
         return TOKENS if bool(self.usage.tokens_known.all()) else None
 
@@ -256,43 +277,41 @@ class Spend:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"frontier seed must be an integer >= 0, got {self.seed!r}")
 
-    def note(self) -> str:
-        """Why there is no frontier, or which measure it uses and how sure it is."""
-        if self.measure is None:
-            mute = [r for r, k in zip(self.run_ids, self.usage.tokens_known, strict=True) if not k]
-            return f"no quality-cost frontier: run {mute[0]} recorded no token count and no price (cost n/a)"
-        return (
-            f"quality-cost frontier on pass rate and {self.measure}; frontier_prob from a paired bootstrap "
-            f"over rows ({self.resamples} resamples, seed {self.seed})"
-        )
+    def note(self) -> str | None:
+        """Why there is no frontier (None: there is one; :meth:`settings` says how it was drawn)."""
+        if self.measure is not None:
+            return None
+        mute = [r for r, k in zip(self.run_ids, self.usage.tokens_known, strict=True) if not k]
+        return f"no quality-cost frontier: run {mute[0]} recorded no token count and no price (cost n/a)"
 
     def settings(self) -> dict[str, Any]:
         return {"measure": self.measure, "seed": self.seed, "resamples": self.resamples}
 
-    def columns(self, verdict: np.ndarray, cols: np.ndarray, order: np.ndarray) -> pd.DataFrame:
-        """The cost, latency and frontier columns of the runs ``order`` over the rows ``cols`` (that order)."""
+    def columns(self, verdict: np.ndarray, cols: np.ndarray, order: np.ndarray, block: str = OVERALL) -> pd.DataFrame:
+        """The cost, latency and frontier columns of the runs ``order`` over the rows ``cols`` (that order),
+        the accounting's figures of ``block`` (:data:`~goldenkit.stats.OVERALL` or a slice)."""
         u = self.usage
-        v = verdict[np.ix_(order, cols)]
-        k = (v == 0).sum(axis=1)
-        tokens = u.tokens[np.ix_(order, cols)]
-        money = u.money[np.ix_(order, cols)]
-        sources = [u.money_source[i] for i in order]
-        priced = np.array([s != NO_MONEY for s in sources], dtype=bool)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tpp = np.where((k > 0) & u.tokens_known[order], tokens.sum(axis=1) / np.maximum(k, 1), np.nan)
-            mpp = np.where((k > 0) & priced, money.sum(axis=1) / np.maximum(k, 1), np.nan)
-        p50 = [_median(u.latency[i][np.isin(u.latency_rows[i], cols)]) for i in order]
+        figures = [_figures_of(u.figures[i], block) for i in order]
         out = pd.DataFrame(
-            {"tokens_per_pass": tpp, "money_per_pass": mpp, "money_source": sources, "latency_p50_ms": p50}
+            {
+                "tokens_per_pass": [f.get("tokens_per_passing_row") for f in figures],
+                "money_per_pass": [f.get("money_per_passing_row") for f in figures],
+                "money_source": [f.get("total_money_label") for f in figures],
+                "latency_p50_ms": [f.get("latency_p50_ms") for f in figures],
+            }
         )
+        for c in ("tokens_per_pass", "money_per_pass", "latency_p50_ms"):
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
         measure = self.measure
         if measure is None:
             none = pd.DataFrame({c: [None] * len(order) for c in FRONTIER_COLUMNS})
             return pd.concat([out, none], axis=1)
-        spent = money if measure == MONEY else tokens
-        f = frontier_bootstrap(v, spent, [self.run_ids[i] for i in order], seed=self.seed, resamples=self.resamples)
+        spent = u.money if measure == MONEY and u.money is not None else u.tokens
+        v = verdict[np.ix_(order, cols)]
+        ids = [self.run_ids[i] for i in order]
+        f = frontier_bootstrap(v, spent[np.ix_(order, cols)], ids, seed=self.seed, resamples=self.resamples)
         return pd.concat([out, frontier_frame(f)], axis=1)
 
 
-def _median(x: np.ndarray) -> float:
-    return float(np.median(x)) if len(x) else float("nan")
+def _figures_of(table: pd.DataFrame, block: str) -> dict[str, Any]:
+    return dict(table.loc[block]) if block in table.index else {}

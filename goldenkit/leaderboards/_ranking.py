@@ -50,12 +50,14 @@ overall block (:data:`goldenkit.stats.OVERALL`) and then one block per slice,
 each ranked on its own rows with Holm over that block's pairs.
 
 Cost, latency and the quality-cost frontier (:mod:`goldenkit.leaderboards._frontier`) are
-columns of ``table`` too: ``tokens_per_pass`` (tokens in and out over every outcome, per
-passing row; null when the run reported no token count), ``money_per_pass`` with
-``money_source`` (``provider``, ``[pricing] SOURCE DATE`` or ``n/a``: then null, never a
-guess), ``latency_p50_ms`` (answered outcomes), and ``on_frontier``, ``frontier_prob``,
-``dominated_95``, ``dominated_by``. ``Leaderboard.frontier`` says which cost measure the
-frontier used (money when every run has a price, else tokens), its seed and resamples.
+columns of ``table`` too, each from the one accounting of a run's cost
+(:func:`goldenkit.results._accounting.accounting`, per run and per slice): ``tokens_per_pass``
+(the candidate's tokens in and out over every outcome, per passing row; null when the run reported no
+token count), ``money_per_pass`` with ``money_source`` (its label: ``provider``, ``[pricing] SOURCE
+DATE`` or ``n/a ...``: then null, never a guess), ``latency_p50_ms`` (answered outcomes), and
+``on_frontier``, ``frontier_prob``, ``dominated_95``, ``dominated_by``. ``Leaderboard.frontier`` says
+which cost measure the frontier used (money when every run has a price, else tokens), its seed and
+resamples.
 """
 
 from __future__ import annotations
@@ -291,12 +293,14 @@ def _letter(i: int) -> str:
     return letters[i] if i < 26 else _letter(i // 26 - 1) + letters[i % 26]
 
 
-def _block(al: Aligned, cols: np.ndarray, at_k: int, alpha: float, spend: Spend) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _block(
+    al: Aligned, cols: np.ndarray, at_k: int, alpha: float, spend: Spend, name: str = OVERALL
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _run_table(al, cols, at_k, alpha)
     order = table["_i"].to_numpy()
     pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
     table = _rank(table.drop(columns="_i"), pairs)
-    table = pd.concat([table.reset_index(drop=True), spend.columns(al.verdict, cols, order)], axis=1)
+    table = pd.concat([table.reset_index(drop=True), spend.columns(al.verdict, cols, order, name)], axis=1)
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
@@ -370,16 +374,16 @@ def leaderboard(
     sides = al.runs
     at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
-    spend = Spend(row_usage(sides, al.row_ids, pricing), al.run_ids, frontier_seed, frontier_resamples)
+    spend = Spend(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
     table, pairs = _block(al, everything, at_k, alpha, spend)
-    notes = [*_notes(left_out, table, pairs), spend.note()]
+    notes = [*_notes(left_out, table, pairs), *filter(None, [spend.note()])]
     from goldenkit.results._judge_figures import judge_notes  # judge-graded runs with human labels
 
     notes += judge_notes([r.source for r in evidence], rule=rule, alpha=alpha)
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):
-            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, spend)
+            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, spend, name)
             tables.append(t.assign(slice=name))
             pair_tables.append(p.assign(slice=name))
         table = _slice_first(pd.concat(tables, ignore_index=True))

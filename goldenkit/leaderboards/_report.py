@@ -11,6 +11,9 @@ only), so the notebook makes one call per cell and computes nothing itself:
 * :func:`interval_figure` -- a dot-and-interval plot of the pass rates with
   their Wilson intervals, the top group drawn apart;
 * :func:`slice_leaderboards` -- per slice, each run's pass rate and group;
+* :func:`cost_table` -- per run what a passing row cost (tokens, money with its source), the p50
+  latency and the quality-cost frontier (on it, the bootstrap's probability, dominated at 95%);
+* :func:`frontier_figure` -- pass rate (Wilson interval) against cost per passing row, the frontier drawn;
 * :func:`notes_block` -- the settings and the notes (excluded rows, invalid runs).
 """
 
@@ -23,11 +26,22 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from goldenkit._pricing import NO_MONEY
 from goldenkit._run_label import labelled
+from goldenkit.leaderboards._frontier import MONEY
 from goldenkit.report import STYLE, HTMLBlock, interval, p_value, pct, signed_pct
 from goldenkit.stats import OVERALL
 
-__all__ = ["difference_matrix", "format_leaderboard_table", "interval_figure", "notes_block", "slice_leaderboards"]
+__all__ = [
+    "cost_table",
+    "difference_matrix",
+    "format_leaderboard_table",
+    "frontier_figure",
+    "frontier_line",
+    "interval_figure",
+    "notes_block",
+    "slice_leaderboards",
+]
 
 
 def _rank_text(lo: int, hi: int) -> str:
@@ -121,3 +135,94 @@ def notes_block(lb: Any) -> HTMLBlock:
     items = "".join(f"<li>{html.escape(n)}</li>" for n in lb.notes)
     body = f"<p>{html.escape(head)}</p>" + (f"<ul>{items}</ul>" if items else "")
     return HTMLBlock(STYLE + f'<div class="gk-card">{body}</div>')
+
+
+def _overall(lb: Any) -> pd.DataFrame:
+    t = lb.table
+    return t[t["slice"] == OVERALL].reset_index(drop=True) if "slice" in t.columns else t
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and np.isnan(x))
+
+
+def _money(x: Any, source: Any) -> str:
+    """USD with where it came from; without money, the accounting's label (``n/a (no prices)``)."""
+    if _missing(x):
+        return str(source) if source else NO_MONEY
+    return f"${float(x):,.4f} ({source})" if float(x) < 1 else f"${float(x):,.2f} ({source})"
+
+
+def _dominated(flag: Any, by: Any) -> str:
+    if _missing(flag):
+        return NO_MONEY
+    return f"yes, by {by}" if flag else "no"
+
+
+def frontier_line(lb: Any) -> str:
+    """What the frontier's cost is and how its probabilities were drawn (or why there is no frontier)."""
+    f = lb.frontier or {}
+    if not f.get("measure"):
+        return "no quality-cost frontier: a run recorded no token count and no price"
+    return (
+        f"quality-cost frontier: pass rate against {f['measure']}; P(on frontier) from a paired bootstrap "
+        f"over rows ({f['resamples']} resamples, seed {f['seed']}); dominated at 95% = another run beats it "
+        "on both in at least 95% of the resamples"
+    )
+
+
+def cost_table(lb: Any) -> pd.DataFrame:
+    """One line per run (the index), best first: pass rate, tokens and money per passing row (money with its
+    source, ``n/a`` without a price), p50 latency, and the quality-cost frontier."""
+    t = _overall(lb)
+    return pd.DataFrame(
+        {
+            "run": [labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)],  # as the main table
+            "pass rate": [pct(x) for x in t["pass_rate"]],
+            "tokens / passing row": [NO_MONEY if _missing(x) else f"{float(x):,.0f}" for x in t["tokens_per_pass"]],
+            "money / passing row": [_money(x, s) for x, s in zip(t["money_per_pass"], t["money_source"], strict=True)],
+            "latency p50": [NO_MONEY if _missing(x) else f"{float(x):,.0f} ms" for x in t["latency_p50_ms"]],
+            "on frontier": [NO_MONEY if _missing(x) else ("yes" if x else "no") for x in t["on_frontier"]],
+            "P(on frontier)": [NO_MONEY if _missing(x) else pct(x) for x in t["frontier_prob"]],
+            "dominated at 95%": [_dominated(f, b) for f, b in zip(t["dominated_95"], t["dominated_by"], strict=True)],
+        }
+    ).set_index("run")
+
+
+def frontier_figure(lb: Any) -> Figure:
+    """Pass rate (95% Wilson interval) against cost per passing row, one point per run; the frontier's runs
+    joined by a line, each point labelled with its run and its probability of being on the frontier."""
+    t = _overall(lb)
+    measure = (lb.frontier or {}).get("measure")
+    fig = Figure(figsize=(7.5, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    if not measure:
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, frontier_line(lb), ha="center", va="center", wrap=True)
+        return fig
+    x = t["money_per_pass" if measure == MONEY else "tokens_per_pass"].to_numpy(dtype=float)
+    y = t["pass_rate"].to_numpy(dtype=float)
+    err = np.vstack(
+        [np.clip(y - t["ci_low"].to_numpy(float), 0, None), np.clip(t["ci_high"].to_numpy(float) - y, 0, None)]
+    )
+    on = t["on_frontier"].to_numpy(dtype=bool)
+    for mask, color, label in ((on, "black", "on the frontier"), (~on, "tab:grey", "beaten on both by another run")):
+        if mask.any():
+            ax.errorbar(x[mask], y[mask], yerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
+    order = np.argsort(x[on], kind="stable")
+    ax.step(x[on][order], y[on][order], where="post", color="black", alpha=0.5, linewidth=1)
+    for xi, yi, lab, run, prob in zip(x, y, t["label"], t["run_id"], t["frontier_prob"], strict=True):
+        if np.isfinite(xi) and np.isfinite(yi):
+            ax.annotate(
+                f"{labelled(lab, run)} (P {pct(prob)})", (xi, yi), textcoords="offset points", xytext=(6, 4), fontsize=8
+            )
+    ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
+    ax.set_xlabel(f"{measure} (lower is cheaper)")
+    ax.set_ylabel("pass rate, 95% Wilson interval")
+    f = lb.frontier
+    ax.set_title(
+        f"P = on the frontier in the paired bootstrap ({f['resamples']} resamples, seed {f['seed']})", fontsize=9
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    return fig

@@ -163,6 +163,22 @@ def _pairs_html(lb: Any) -> str:
     )
 
 
+def _frontier_html(lb: Any) -> str:
+    """What a passing row cost per run, and the quality-cost frontier: the table and the plot."""
+    from goldenkit.leaderboards._report import cost_table, frontier_figure, frontier_line
+    from goldenkit.pages._plots import _inline, _svg_text
+
+    costs = cost_table(lb).reset_index()
+    rows = [[esc(v) for v in line] for line in costs.itertuples(index=False)]
+    svg = _inline(_svg_text(frontier_figure(lb)), {}, "pass rate against cost per passing row, the frontier drawn")
+    return (
+        f'<h2>Cost and the quality-cost frontier</h2><p class="muted">{esc(frontier_line(lb))}. Money is shown '
+        "only where the provider returned a price or [pricing] gives one, labelled with where it came from; "
+        "otherwise n/a.</p>"
+        '<section id="frontier">' + table(list(costs.columns), rows, numeric=(1, 2, 3, 4, 6)) + svg + "</section>"
+    )
+
+
 def _left_out_html(left_out: pd.DataFrame) -> str:
     if not len(left_out):
         return ""
@@ -182,6 +198,7 @@ def board_page(prefix: str, lb: Any, left_out: pd.DataFrame, *, dataset: str, si
         f"intervals, pass@k and pass^k at k = {esc(lb.at_k)}, alpha {esc(lb.alpha)}.</p>"
         + _table_html(lb)
         + f'<p id="top-note">{esc(TOP_NOTE.format(alpha=lb.alpha))}</p>'
+        + _frontier_html(lb)
         + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
         + _pairs_html(lb)
         + _left_out_html(left_out)
