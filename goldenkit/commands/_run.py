@@ -150,7 +150,7 @@ def register(sub: Any) -> None:
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         epilog="exit codes: 0 VALID run, 1 usage or bad input (also a case that cannot be normalized, "
         "or a run id another live process is writing), 2 VALID but no outcome PASS or FAIL (nothing graded), "
-        "3 INVALID run (infrastructure failure)",
+        "3 INVALID run (infrastructure failure, or stopped: budget)",
     )
     p.add_argument("dataset", help="dataset folder (dataset.jsonl + dataset.json) or .jsonl file")
     _system_under_test(p.add_argument_group("system under test"))
