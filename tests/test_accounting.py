@@ -265,3 +265,29 @@ def test_compare_prints_the_paired_change_in_tokens_and_latency(tmp_path: Path, 
     main(["compare", *runs, "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert [(u["measure"], u["n"], u["diff"]) for u in doc["usage_change"]][0] == ("tokens", 2, 30.0)
+
+
+def test_the_simulated_users_usage_is_recorded_apart_from_the_candidates(tmp_path: Path) -> None:
+    scenario = {"scenario": {"starting_prompt": "hello", "plan": "ask twice"}, "expect": {"must_contain": ["ok"]}}
+    ds = write_dataset(tmp_path, [row("a", scenario)])
+    with FakeModelServer() as cand, FakeModelServer() as user:
+        cand.default = Reply.text("ok", tokens_in=40, tokens_out=9)
+        user.default = Reply.text("and again?", tokens_in=70, tokens_out=4, usage=DETAILS)
+        argv = ["run", str(ds), "--provider", "openai", "--base-url", cand.url, "--model", "m"]
+        argv += ["--user-simulator", "openai", "--user-model", "u", "--user-base-url", user.url, "--max-turns", "3"]
+        assert main([*argv, "--results-dir", str(tmp_path / "res"), "--run-id", "r", "--quiet"]) == 0
+        assert user.count() == 2  # before turns 2 and 3
+    (o,) = outcomes(tmp_path)
+    assert (o["tokens_in"], o["tokens_out"]) == (120, 27)  # the candidate's three turns
+    assert o["usage"] == {
+        "simulator": {
+            "calls": 2,
+            "tokens_in": 140,
+            "tokens_out": 8,
+            "tokens_cached": 8,
+            "tokens_reasoning": 6,
+            "cost": None,
+        }
+    }
+    totals = json.loads((tmp_path / "res" / "r" / "run.json").read_text())["accounting"]
+    assert totals["roles"]["simulator"]["calls"] == 2 and totals["roles"]["candidate"]["tokens_in"] == 120
