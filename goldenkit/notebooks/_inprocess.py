@@ -49,7 +49,7 @@ from typing import Any
 
 from goldenkit._scrub import current_scope, secrets_in_use
 from goldenkit.errors import GoldenkitError
-from goldenkit.notebooks import _raise_execution_error, export_html, notebook_path
+from goldenkit.notebooks import _papermill, _raise_execution_error, export_html, notebook_path
 
 __all__ = ["Rendered", "RenderJob", "execute_in_process", "render_notebook", "render_notebooks"]
 
@@ -151,6 +151,8 @@ def execute_in_process(notebook: str | Path, parameters: Mapping[str, Any]) -> A
     The display settings its setup cell changes (pandas options) are restored afterwards.
     """
     import pandas as pd
+
+    _papermill()  # papermill (nbformat) without jsonschema's IRI grammar: about 1 s a process
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
