@@ -379,7 +379,7 @@ def leaderboard(
     notes = [*_notes(left_out, table, pairs), *filter(None, [spend.note()])]
     from goldenkit.results._judge_figures import judge_notes  # judge-graded runs with human labels
 
-    notes += judge_notes([r.source for r in evidence], rule=rule, alpha=alpha)
+    notes += judge_notes(runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha)
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):

@@ -8,14 +8,15 @@ judge verdict (:func:`judge_graded`); a pair, when both are and share the judge 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from goldenkit.errors import InputError
 from goldenkit.results._judge_evidence import _judge_verdict, judge_difference, judge_estimates
-from goldenkit.results._run import Run
+from goldenkit.results._run import Run, read_run
 from goldenkit.stats import OVERALL
 
 __all__ = ["judge_graded", "judge_notes", "judge_pair"]
@@ -40,14 +41,26 @@ def judge_pair(
     return judge_difference(run, baseline, by=by, alpha=alpha, rule=rule)
 
 
-def judge_notes(runs: Sequence[Any], *, rule: str = "majority", alpha: float = 0.05) -> list[str]:
+def judge_notes(
+    runs: Any,
+    results_dir: str | os.PathLike[str] = "results",
+    *,
+    only: Collection[str] | None = None,
+    rule: str = "majority",
+    alpha: float = 0.05,
+) -> list[str]:
     """One line per judge-graded run that holds human labels: its judge-graded pass rate, the judge-only
-    figure beside the prediction-powered one (:func:`goldenkit._display.judge_figures_line`)."""
+    figure beside the prediction-powered one (:func:`goldenkit._display.judge_figures_line`). ``runs``:
+    Run objects, run folders or run ids under ``results_dir`` (anything else, an outcome DataFrame say,
+    has no labels: no note); ``only``: the run ids to note (default every one)."""
     from goldenkit._display import judge_figures_line
 
+    if isinstance(runs, str | os.PathLike | pd.DataFrame | Mapping) or not isinstance(runs, Sequence):
+        return []
     notes = []
-    for run in runs:
-        if not judge_graded(run):
+    for given in runs:
+        run = given if isinstance(given, Run) else read_run(given, results_dir)
+        if (only is not None and run.run_id not in only) or not judge_graded(run):
             continue
         try:
             table = judge_estimates(run, alpha=alpha, rule=rule)
