@@ -4,8 +4,9 @@ deterministic callable agents, each verdict drawn from a hash of the row (no ran
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
+
+from factories import row, write_dataset
 
 from goldenkit.records import Case
 
@@ -31,15 +32,11 @@ def broken(case: Case, repeat: int = 0) -> str:
 
 def write_world(root: Path) -> Path:
     """The dataset folder ``root/ds`` (its goldenkit.toml declares refunds critical)."""
-    ds = root / "ds"
-    ds.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
     lines = []
     for i in range(ROWS):
         sl = SLICES[i % 3]
-        case = {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}
-        lines.append({"id": f"{sl}-{i:03d}", "slice": sl, "split": "dev", "case": case})
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (ds / "goldenkit.toml").write_text('[gate]\ncritical = ["refunds"]\n')
-    return ds
+        lines.append(
+            row(f"{sl}-{i:03d}", {"prompt": f"{sl} question {i}", "expect": {"must_contain": ["yes"]}}, slice=sl)
+        )
+    (root / "ds").mkdir()  # a world is written once
+    return write_dataset(root, lines, name="d", toml='[gate]\ncritical = ["refunds"]\n')

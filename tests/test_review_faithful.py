@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 
 from goldenkit.cli import main
@@ -23,18 +24,8 @@ KEY = "Ab+cd/Ef==12345678Zq"  # a base64-style key, as Azure and others issue th
 
 
 def _dataset(root: Path, prompts: list[str], toml: str | None = None) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "review", "version": "1.0.0", "changelog": log}))
-    rows = [
-        {"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": p, "expect": {"must_contain": ["x"]}}}
-        for i, p in enumerate(prompts)
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    if toml is not None:
-        (d / "goldenkit.toml").write_text(toml)
-    return d
+    rows = [row(f"r{i}", {"prompt": p, "expect": {"must_contain": ["x"]}}) for i, p in enumerate(prompts)]
+    return write_dataset(root, rows, name="review", toml=toml)
 
 
 def _files_holding(root: Path, needles: dict[str, str]) -> list[str]:

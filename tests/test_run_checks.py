@@ -21,7 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import factories
 import pytest
+from factories import numbered_rows
 
 from goldenkit.cli import main
 from goldenkit.dataset import read_dataset
@@ -34,21 +36,8 @@ QUIET = {"progress": False}
 
 def write_dataset(root: Path, n: int = 3) -> Path:
     """A dataset folder of ``n`` rows asking for "done" (row ids r00, r01, ...)."""
-    folder = root / "ds"
-    folder.mkdir(parents=True, exist_ok=True)
-    changelog = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (folder / "dataset.json").write_text(json.dumps({"name": "t", "version": "1.0.0", "changelog": changelog}))
-    rows = [
-        {
-            "id": f"r{i:02d}",
-            "slice": "s",
-            "split": "dev",
-            "case": {"prompt": "done?", "expect": {"must_contain": ["done"]}},
-        }
-        for i in range(n)
-    ]
-    (folder / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
+    case = {"prompt": "done?", "expect": {"must_contain": ["done"]}}
+    return factories.write_dataset(root, numbered_rows(n, lambda i: case, ids="r{:02d}"))
 
 
 def answer(case: Any) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 
 import goldenkit.runner._evaluate as evaluate_mod
@@ -37,16 +38,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_dataset(root: Path, n: int, bad: set[int] = frozenset()) -> Path:  # type: ignore[assignment]
-    d = root / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    meta = {"name": "t", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-    (d / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
-    lines = []
-    for i in range(n):
-        case = {"turns": "not a list"} if i in bad else {"prompt": f"row r{i:02d}", "expect": {"must_contain": ["ok"]}}
-        lines.append(json.dumps({"id": f"r{i:02d}", "slice": "s", "split": "dev", "case": case}))
-    (d / "dataset.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return d
+    def case(i: int) -> dict[str, Any]:
+        return {"turns": "not a list"} if i in bad else {"prompt": f"row r{i:02d}", "expect": {"must_contain": ["ok"]}}
+
+    return write_dataset(root, numbered_rows(n, case, ids="r{:02d}"))
 
 
 def _row(rec: Recorded) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 from hypothesis import example, given, settings, strategies as st
 
@@ -293,16 +294,8 @@ def test_a_run_holds_its_providers_secrets_only_while_it_runs(tmp_path: Path) ->
 
 
 def _dataset(root: Path, prompts: list[str]) -> Path:
-    d = root / "ds"
-    d.mkdir(exist_ok=True)
-    meta = {"name": "keys", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-    (d / "dataset.json").write_text(json.dumps(meta))
-    rows = [
-        {"id": p, "slice": "s", "split": "dev", "case": {"prompt": p, "expect": {"must_contain": ["ok"]}}}
-        for p in prompts
-    ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return d
+    rows = [row(p, {"prompt": p, "expect": {"must_contain": ["ok"]}}) for p in prompts]
+    return write_dataset(root, rows, name="keys")
 
 
 _AGENT = """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import factories
 import pytest
 import sim_scripts
 from _shared import shared_dir, shared_path
@@ -32,16 +33,9 @@ def scenario_row(rid: str, plan: str = "ask twice", **case: object) -> dict[str,
 
 
 def write_dataset(root: Path, rows: list[dict[str, object]]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    meta = {
-        "name": "sim",
-        "version": "1",
-        "case_format": "contract",
-        "changelog": [{"version": "1", "date": "2026-12-01", "why": "t"}],
-    }
-    (root / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
-    return root
+    log = [{"version": "1", "date": "2026-12-01", "why": "t"}]
+    meta = {"case_format": "contract", "changelog": log}
+    return factories.write_dataset(root.parent, rows, folder=root.name, name="sim", version="1", meta=meta)
 
 
 def run(tmp_path: Path, rows, user=sim_scripts.user_three, *, run_id="r", provider=None, **kw):

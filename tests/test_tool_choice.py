@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
@@ -17,26 +17,19 @@ TOOL = {"name": "lookup_order", "parameters": {"type": "object", "properties": {
 
 
 def dataset(root: Path) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    (d / "dataset.json").write_text(
-        json.dumps(
-            {"name": "tc", "version": "1.0.0", "changelog": [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]}
-        )
-    )
     rows = [
-        {
-            "id": "tools",
-            "case": {
+        row(
+            "tools",
+            {
                 "prompt": "where is A-1?",
                 "tools": [TOOL],
                 "expect": {"tools": [{"name": "lookup_order"}], "tool_args": "ignore"},
             },
-        },
-        {"id": "plain", "case": {"prompt": "hello", "expect": {"must_contain": ["ok"]}}},
+        ),
+        row("plain", {"prompt": "hello", "expect": {"must_contain": ["ok"]}}),
     ]
-    (d / "dataset.jsonl").write_text("".join(json.dumps({**r, "slice": "s", "split": "dev"}) + "\n" for r in rows))
-    return d
+    (root / "ds").mkdir()  # one dataset a test
+    return write_dataset(root, rows, name="tc")
 
 
 @pytest.mark.parametrize(
