@@ -68,8 +68,9 @@ def test_three_way_leaderboard(tmp_path: Path) -> None:
 def test_demo_benchmark_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--benchmark", "--results-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "top    1-2   demo-candidate  support-sim-1     356/400" in out
-    assert "A      3     demo-budget     support-sim-mini  322/400" in out
+    # each run's label (the recorded agent's name), then its run id
+    assert "top    1-2   candidate (demo-candidate)  support-sim-1     356/400" in out
+    assert "A      3     budget (demo-budget)        support-sim-mini  322/400" in out
     assert "statistically tied" in out and "significantly behind both" in out
     # the runs are ordinary runs: the leaderboard command reads them the same way
     runs = [str(tmp_path / f"demo-{a}") for a in ("baseline", "candidate", "budget")]
