@@ -4,7 +4,8 @@ RUN is a run folder or a run id under ``--results-dir``. Prints the table (pass
 rate with its Wilson interval, pass@k and pass^k, the rank interval and group)
 and every pair (b, c, exact McNemar p, Holm-adjusted p, paired difference with
 Newcombe's interval), then what a passing row cost (tokens, and money where the
-provider returned a price or ``[pricing]`` of ``--config`` gives one, labelled;
+provider returned a price or ``[pricing]`` gives one -- of ``--config``, else of the
+goldenkit.toml each run recorded -- labelled;
 ``n/a`` otherwise), the p50 latency and the quality-cost frontier with each
 run's probability of being on it (a paired bootstrap over rows:
 ``--frontier-resamples``, ``--frontier-seed``, both recorded). ``--json`` prints
@@ -39,7 +40,9 @@ def register(sub: Any) -> None:
         epilog="exit codes: 0 ranked, 1 usage or bad input, 4 comparison invalid",
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders or run ids under --results-dir")
-    p.add_argument("--config", metavar="FILE", help="goldenkit.toml whose [pricing] prices the runs (default ./)")
+    p.add_argument(
+        "--config", metavar="FILE", help="goldenkit.toml whose [pricing] prices the runs (default: each run's own)"
+    )
     add_options(p)
     p.set_defaults(func=leaderboard_command)
 
@@ -71,12 +74,13 @@ def add_options(p: Any, *, results_dir: bool = True) -> None:
 
 def compute(runs: Any, args: argparse.Namespace, cfg: dict[str, Any] | None = None) -> Any:
     """The leaderboard the options ask for (one slice with ``--slice``); ``cfg``'s ``[pricing]`` prices the
-    runs (default: the goldenkit.toml of ``--config``, else of the current folder)."""
+    runs (default: the goldenkit.toml of ``--config``, else each run's recorded one)."""
     from goldenkit.leaderboards._ranking import Leaderboard, leaderboard
 
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
-    cfg = load_config(getattr(args, "config", None)) if cfg is None else cfg
+    if cfg is None and getattr(args, "config", None):
+        cfg = load_config(args.config)
     lb = leaderboard(
         runs,
         args.alpha,
@@ -84,7 +88,7 @@ def compute(runs: Any, args: argparse.Namespace, cfg: dict[str, Any] | None = No
         k=args.at_k,
         by_slice=args.slice is not None,
         results_dir=args.results_dir,
-        pricing=pricing(cfg),
+        pricing=pricing(cfg) if cfg is not None else None,
         frontier_seed=args.frontier_seed,
         frontier_resamples=args.frontier_resamples,
     )

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import InputError
-from goldenkit.results._accounting import accounting, outcome_money, role_models
+from goldenkit.results._accounting import accounting, outcome_money, role_models, run_pricing
 from goldenkit.schema import OUTCOME_FIELDS, TOKEN_COUNTS
 from goldenkit.stats import OVERALL
 
@@ -111,12 +111,19 @@ def _outcomes(run: Any) -> pd.DataFrame:
     return run.table.to_pandas()
 
 
+def _recorded_pricing(run: Any) -> Any:
+    """The ``[pricing]`` a run folder recorded (none for an outcome DataFrame)."""
+    path = getattr(run.source, "path", None)
+    return run_pricing(run.manifest, path) if path is not None else None
+
+
 def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rule: str = "majority") -> RowUsage:
     """Each run's accounting, and its tokens and money per row of ``row_ids`` (the aligned order).
 
     ``runs``: :class:`~goldenkit.leaderboards._alignment.RunInput` objects; ``pricing``: the user's
-    prices (:class:`goldenkit._pricing.Pricing`) for calls whose provider returned none. Money is the
-    provider's price or ``[pricing]``'s, labelled by the accounting; without either it is n/a, never a guess.
+    prices (:class:`goldenkit._pricing.Pricing`) for calls whose provider returned none (None: each run
+    folder's own, the ``[pricing]`` of the goldenkit.toml it recorded). Money is the provider's price or
+    ``[pricing]``'s, labelled by the accounting; without either it is n/a, never a guess.
     """
     index = pd.Index(row_ids)
     tokens = np.zeros((len(runs), len(row_ids)))
@@ -124,7 +131,8 @@ def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rul
     for i, r in enumerate(runs):
         df = _outcomes(r)
         models = role_models(r.manifest)
-        figures.append(accounting(df, pricing, by="slice" if "slice" in df.columns else None, rule=rule, models=models))
+        prices = pricing if pricing is not None else _recorded_pricing(r)
+        figures.append(accounting(df, prices, by="slice" if "slice" in df.columns else None, rule=rule, models=models))
         pos = index.get_indexer(df["row_id"].astype(str))
         spent = sum(
             np.nan_to_num(pd.to_numeric(df.get(c), errors="coerce").to_numpy(float))
@@ -132,13 +140,13 @@ def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rul
             if c in df.columns
         )
         tokens[i] = np.bincount(pos, weights=np.broadcast_to(spent, len(pos)).astype(float), minlength=len(row_ids))
-        frames.append((df, models))
+        frames.append((df, models, prices))
         positions.append(pos)
     if not all(_known(f.loc[OVERALL, "total_money"]) for f in figures):
         return RowUsage(figures, tokens, None)
     money = np.zeros_like(tokens)
-    for i, ((df, models), pos) in enumerate(zip(frames, positions, strict=True)):
-        each = np.nan_to_num(outcome_money(df, pricing, models=models))
+    for i, ((df, models, prices), pos) in enumerate(zip(frames, positions, strict=True)):
+        each = np.nan_to_num(outcome_money(df, prices, models=models))
         money[i] = np.bincount(pos, weights=each, minlength=len(row_ids))
     return RowUsage(figures, tokens, money)
 
