@@ -174,10 +174,11 @@ def test_a_server_that_reports_no_usage_leaves_the_counts_null_and_money_n_a(tmp
     assert "cost: tokens in n/a, out n/a, 2 calls, p50 " in capsys.readouterr().out
 
 
-def test_ollama_counts_are_recorded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream", [False, True])
+def test_ollama_counts_are_recorded_streamed_or_not(tmp_path: Path, stream: bool) -> None:
     with FakeModelServer() as srv:
         srv.default = Reply.text("ok", tokens_in=21, tokens_out=7)
-        assert run_cli(tmp_path, srv.url, provider="ollama") == 0
+        assert run_cli(tmp_path, srv.url, *(["--stream"] if stream else []), provider="ollama") == 0
     assert [(o["tokens_in"], o["tokens_out"], o["tokens_cached"]) for o in outcomes(tmp_path)] == [(21, 7, None)] * 2
     totals = json.loads((tmp_path / "res" / "r" / "run.json").read_text())["accounting"]
     assert totals["roles"]["candidate"]["tokens_out"] == 14 and totals["total_money_label"] == NO_PRICES
@@ -291,3 +292,24 @@ def test_the_simulated_users_usage_is_recorded_apart_from_the_candidates(tmp_pat
     }
     totals = json.loads((tmp_path / "res" / "r" / "run.json").read_text())["accounting"]
     assert totals["roles"]["simulator"]["calls"] == 2 and totals["roles"]["candidate"]["tokens_in"] == 120
+
+
+def test_adk_usage_metadata_counts_cached_and_thought_tokens() -> None:
+    from types import SimpleNamespace
+
+    from goldenkit.providers._adk_events import TurnCollector
+
+    def meta(**kw: object) -> SimpleNamespace:
+        counts = dict.fromkeys(
+            ("prompt_token_count", "candidates_token_count", "cached_content_token_count", "thoughts_token_count")
+        )
+        return SimpleNamespace(**{**counts, **kw})
+
+    col = TurnCollector()
+    col.add_usage(meta(prompt_token_count=100, candidates_token_count=10, cached_content_token_count=60))
+    col.add_usage(meta(prompt_token_count=120, candidates_token_count=5, thoughts_token_count=30))
+    # Gemini counts thoughts apart from the candidates: both are output tokens, the thoughts reasoning too
+    assert (col.tokens_in, col.tokens_out, col.tokens_cached, col.tokens_reasoning) == (220, 45, 60, 30)
+    bare = TurnCollector()
+    bare.add_usage(meta())
+    assert (bare.tokens_in, bare.tokens_out, bare.tokens_cached, bare.tokens_reasoning) == (None, None, None, None)
