@@ -82,7 +82,7 @@ def _differing(settings: Mapping[str, Any]) -> list[str]:
     system = _text(settings.get("system"))
     if system is not None:
         cut = " ".join(system.split())
-        out.append(f'system "{cut[:_SYSTEM_SHOWN]}{"..." if len(cut) > _SYSTEM_SHOWN else ""}"')
+        out.append(f'system "{cut[:_SYSTEM_SHOWN].rstrip()}{"..." if len(cut) > _SYSTEM_SHOWN else ""}"')
     return out
 
 

@@ -16,6 +16,7 @@ from _shared import needs_shared, shared_dir, shared_path
 from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
 
+from goldenkit._run_label import run_label
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError
 from goldenkit.history import runs_df
@@ -107,6 +108,32 @@ def test_derived_labels_tell_models_settings_and_agents_apart(
     df = runs_df(tmp_path / "results", None).set_index("run_id")
     assert df.loc["fn", "label"] == "answer"  # a callable's function name, not "(no model) · prompt ..."
     assert df.loc["fx", "label"] == "candidate"  # the recording's agent
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"])
+def test_the_defaults_a_label_leaves_out_are_what_the_providers_record(provider: str) -> None:
+    """SHOWN_SETTINGS' defaults are the values a provider records when the option is not given: a provider
+    built with none of them is labelled by its model alone, and one built with each shows each."""
+    from goldenkit.providers import get_provider
+
+    def label(**given: Any) -> str:
+        p = get_provider(provider, model="tiny", base_url="http://127.0.0.1:9", **given)
+        return run_label({"provider": {"name": provider, "settings": p.settings()}, "run_id": "r"})
+
+    assert label() == "tiny"
+    given = {"temperature": 0.5, "seed": 3, "max_tokens": 9, "history": "expected", "max_tool_steps": 2}
+    assert label(**given) == "tiny T=0.5 seed=3 max_tokens=9 history=expected max_tool_steps=2"
+    assert label(system="You answer in one short sentence, always.") == 'tiny system "You answer in one short..."'
+
+
+def test_an_adk_agent_is_labelled_by_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("google.adk")
+    from goldenkit.providers._adk import AdkProvider
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # tests/adk_scripted: root_agent "scripted_root"
+    for history, want in (("actual", "scripted_root"), ("expected", "scripted_root history=expected")):
+        settings = AdkProvider(agent="adk_scripted", history=history).settings()
+        assert run_label({"provider": {"name": "adk", "settings": settings}, "run_id": "r"}) == want
 
 
 @needs_shared("interop", "results", "UKGovernmentBEIS__inspect_ai")
