@@ -254,8 +254,8 @@ frontier_resamples = 2000  # its resamples""",
     (
         "code",
         "board = goldenkit.leaderboard(\n"
-        "    runs, alpha=alpha, rule=rule, results_dir=results_dir,\n"
-        "    frontier_seed=frontier_seed, frontier_resamples=frontier_resamples,\n"
+        "    runs, alpha, rule, results_dir=results_dir, frontier_seed=frontier_seed, "
+        "frontier_resamples=frontier_resamples\n"
         ")",
     ),
     ("code", "leaderboards.notes_block(board)"),
