@@ -64,7 +64,7 @@ def _resolve(ref: str, results_dir: str, baselines_dir: str) -> Any:
     """A run folder directly; anything else (run id, baseline name or .json) as every command resolves it.
 
     The command process stays free of the statistics stack (the notebooks load
-    it in their kernels), which saves its import time before the kernels start.
+    it in their kernel), which saves its import time before the kernel starts.
     """
     from goldenkit.results import read_run
 

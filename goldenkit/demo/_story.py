@@ -13,7 +13,7 @@ answers instead of a model (nothing is called over the network):
 4. **gate** the candidate against the baseline with the ``[gate]`` policy of
    the dataset's goldenkit.toml, exactly as ``goldenkit gate`` does;
 5. **render** ``report.html`` and ``compare.html`` into the candidate's run
-   folder (the notebooks of :mod:`goldenkit.notebooks`, run side by side).
+   folder (the notebooks of :mod:`goldenkit.notebooks`, in one kernel).
 
 :func:`story` turns the result into the text ``goldenkit demo`` prints; every
 number in it is computed from the runs, none is written down here.
@@ -169,7 +169,7 @@ def _gate(policy: GatePolicy, base: Run, cand: Run) -> tuple[Comparison, GateDec
 def _render(
     base: Run, cand: Run, results_dir: Path, policy: GatePolicy, config_path: Path | None, timeout: float
 ) -> list[Path]:
-    """report.html and compare.html into the candidate's folder, the two notebooks side by side."""
+    """report.html and compare.html into the candidate's folder, the two notebooks in one kernel."""
     common = {"results_dir": str(results_dir.resolve()), "rule": policy.rule}
     jobs: list[tuple[str | Path, Mapping[str, Any], str | None]] = [
         ("report", {"run": str(cand.path.resolve()), **common}, None),

@@ -14,7 +14,9 @@ page with nbconvert:
   through :func:`html.escape`), so a response containing ``<script>`` shows as
   text.
 
-A kernel is shut down when its notebook has run, never interrupted first (the
+:func:`execute_notebooks` runs several notebooks in one kernel, one after
+another, each in an empty namespace. A kernel is shut down when its
+notebooks have run, never interrupted first (the
 SIGINT jupyter_client sends before a shutdown request made the kernel log
 ``KeyboardInterrupt caught in kernel`` now and then). :mod:`goldenkit.notebooks._inprocess`
 makes the same pages without a kernel, in this process or on one worker per
