@@ -313,3 +313,16 @@ def test_adk_usage_metadata_counts_cached_and_thought_tokens() -> None:
     bare = TurnCollector()
     bare.add_usage(meta())
     assert (bare.tokens_in, bare.tokens_out, bare.tokens_cached, bare.tokens_reasoning) == (None, None, None, None)
+
+
+def test_merged_shards_count_what_the_whole_run_cost(tmp_path: Path) -> None:
+    with FakeModelServer() as srv:
+        srv.default = Reply.text("ok", tokens_in=40, tokens_out=9)
+        for k in (1, 2):  # the same dataset and results folder: run_cli writes it again, identical
+            assert run_cli(tmp_path, srv.url, "--shard", f"{k}/2", run_id=f"s{k}") == 0
+    res = tmp_path / "res"
+    assert main(["merge", "all", "s1", "s2", "--results-dir", str(res)]) == 0
+    totals = json.loads((res / "all" / "run.json").read_text())["accounting"]
+    parts = [json.loads((res / s / "run.json").read_text())["accounting"] for s in ("s1", "s2")]
+    calls = [p["roles"]["candidate"]["calls"] for p in parts if p["roles"]]
+    assert totals["roles"]["candidate"]["tokens_in"] == 80 and totals["roles"]["candidate"]["calls"] == sum(calls) == 2

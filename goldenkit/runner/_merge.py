@@ -38,6 +38,7 @@ from goldenkit.results import (
     RECORD_BATCH,
     OutcomeWriter,
     Run,
+    iter_jsonl,
     read_run,
     update_latest,
     write_json_atomic,
@@ -47,7 +48,7 @@ from goldenkit.runner._folder import check_run_id, run_key_differences, utc_now
 from goldenkit.runner._run import count_outcomes
 from goldenkit.runner._runkey import RUN_KEY_FIELDS
 from goldenkit.runner._shard import shard_of
-from goldenkit.runner._summary import RunSummary
+from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import validity
 from goldenkit.schema import ERROR, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
@@ -146,6 +147,7 @@ def _manifest(
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
+        "label": first.get("label"),  # the shards' (goldenkit run --label), else derived where shown
         **{k: first.get(k) for k in RUN_KEY_FIELDS},
         **{k: first[k] for k in _PROTOCOL_EXTRAS if first.get(k) is not None},
         "provider": first.get("provider"),
@@ -186,6 +188,7 @@ def merge_shards(
             write_parquet_batches(union.batches(), tmp / OUTCOMES_PARQUET)
         counts = {**union.counts, "expected": union.counts["total"]}
         manifest = _manifest(run_id, ordered, counts, union.first_error, time.monotonic() - t0)
+        manifest["accounting"] = run_accounting([iter_jsonl(tmp / OUTCOMES_JSONL)], manifest, target)  # the whole's
         write_json_atomic(tmp / RUN_FILE, manifest)
         if target.exists():
             raise ResultsError(f"{target}: appeared while merging; merge into a new run id")

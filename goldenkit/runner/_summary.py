@@ -128,7 +128,7 @@ ACCOUNTING_FIELDS = (
 
 
 def run_accounting(
-    batches: Iterable[Sequence[Mapping[str, Any]]], manifest: Mapping[str, Any], run_dir: Path
+    batches: Iterable[Iterable[Mapping[str, Any]]], manifest: Mapping[str, Any], run_dir: Path
 ) -> dict[str, Any]:
     """run.json's ``accounting``: the totals of the run's final outcomes (``batches`` of records) at the
     ``[pricing]`` of the goldenkit.toml the run recorded (:func:`goldenkit.results._accounting.run_totals`,
