@@ -187,3 +187,14 @@ def test_the_label_is_not_in_the_protocol_key_and_a_resume_keeps_or_replaces_it(
     assert main(["leaderboard", str(ds.parent / "results" / "p"), str(ds.parent / "results" / "n")]) == 0  # comparable
     assert _run(ds, server, "n")["label"] == "release 4.2"  # a resume without --label keeps the run's
     assert _run(ds, server, "n", "--label", "release 4.2 final")["label"] == "release 4.2 final"
+
+
+def test_a_merged_run_keeps_the_label_its_shards_were_given(ds: Path, server: Any) -> None:
+    for k in (1, 2):
+        assert (
+            _run(ds, server, f"part{k}", "--label", "sharded nightly", "--shard", f"{k}/2")["label"]
+            == "sharded nightly"
+        )
+    results = ds.parent / "results"
+    assert main(["merge", "whole", "part1", "part2", "--results-dir", str(results)]) == 0
+    assert read_run(results / "whole").manifest["label"] == "sharded nightly"
