@@ -1,4 +1,9 @@
-"""results/latest: the pointer to the newest run (a symlink, or a pointer file where links are not allowed)."""
+"""results/latest: the pointer to the newest run (a symlink, or a pointer file where links are not allowed).
+
+The newest run is the newest that did something: a run points it at itself when it ends (and a merge at
+the merged run), but a resume that found every outcome already there leaves it where it was
+(:meth:`goldenkit.runner._run.RunExecution.finish`), so the notebooks' default opens the run just made.
+"""
 
 from __future__ import annotations
 
