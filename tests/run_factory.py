@@ -3,7 +3,10 @@
 Runs are built as outcome DataFrames plus a run.json-style manifest, either in
 memory (:class:`FakeRun`: ``.manifest``, ``.run_id``, ``.outcomes(columns=)``)
 or written as a run folder in the documented results format (:func:`write_run`:
-``run.json`` + ``outcomes.jsonl``, and ``outcomes.parquet`` when complete).
+``run.json`` + ``outcomes.jsonl``, and ``outcomes.parquet`` when complete) by the
+library's own writers, as a run writes them (``raw=True``: as written by hand, for a
+test about a file the library did not write). tests/factories.py's ``graded_run``
+makes a whole run with the runner instead.
 """
 
 from __future__ import annotations
@@ -145,9 +148,11 @@ def counts_of(frame: pd.DataFrame) -> dict[str, int]:
     return c
 
 
-def write_run(root: Path, man: dict[str, Any], frame: pd.DataFrame, *, parquet: bool = True) -> Path:
-    """Write a run folder (run.json, outcomes.jsonl and, when ``parquet``, outcomes.parquet)."""
-    from goldenkit.results import write_parquet
+def write_run(root: Path, man: dict[str, Any], frame: pd.DataFrame, *, parquet: bool = True, raw: bool = False) -> Path:
+    """Write a run folder (run.json, outcomes.jsonl and, when ``parquet``, outcomes.parquet) with the
+    library's writers (:class:`goldenkit.results.OutcomeWriter`, :func:`goldenkit.results.write_json_atomic`,
+    :func:`goldenkit.results.write_parquet`); ``raw=True`` writes the JSON files as given, by hand."""
+    from goldenkit.results import OutcomeWriter, iter_jsonl, write_json_atomic, write_parquet
 
     d = Path(root) / man["run_id"]
     d.mkdir(parents=True, exist_ok=True)
@@ -155,12 +160,19 @@ def write_run(root: Path, man: dict[str, Any], frame: pd.DataFrame, *, parquet: 
     man["counts"] = man.get("counts") or counts_of(frame)
     man["complete"] = parquet
     recs = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-    with (d / OUTCOMES_JSONL).open("w", encoding="utf-8") as fh:
-        for r in recs:
-            fh.write(json.dumps(r, default=str) + "\n")
+    if raw:
+        with (d / OUTCOMES_JSONL).open("w", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(r, default=str) + "\n" for r in recs))
+        (d / RUN_FILE).write_text(json.dumps(man, indent=2), encoding="utf-8")
+    else:
+        (d / OUTCOMES_JSONL).unlink(missing_ok=True)  # a run written again is written anew (the writer appends)
+        with OutcomeWriter(d / OUTCOMES_JSONL) as writer:
+            for r in recs:
+                writer.write(r)
+        write_json_atomic(d / RUN_FILE, man)
+        recs = list(iter_jsonl(d / OUTCOMES_JSONL))  # the Parquet holds the lines as stored, as a run's does
     if parquet:
         write_parquet(recs, d / OUTCOMES_PARQUET)
-    (d / RUN_FILE).write_text(json.dumps(man, indent=2), encoding="utf-8")
     return d
 
 
