@@ -43,7 +43,7 @@ __all__ = [
     "TOKENS",
     "Frontier",
     "RowUsage",
-    "Spend",
+    "LeaderboardCosts",
     "frontier_bootstrap",
     "frontier_mask",
     "row_usage",
@@ -261,7 +261,7 @@ def frontier_frame(f: Frontier) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Spend:
+class LeaderboardCosts:
     """What the leaderboard needs for its cost columns: the runs' usage and the frontier's settings.
 
     ``measure``: :data:`MONEY` when every run has money, else :data:`TOKENS` when every run reported

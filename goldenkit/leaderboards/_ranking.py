@@ -76,7 +76,7 @@ from goldenkit._run_label import run_label
 from goldenkit.compare._ledger import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
-from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, Spend, row_usage
+from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
 from goldenkit.leaderboards._passk import pass_at_k
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
@@ -294,13 +294,13 @@ def _letter(i: int) -> str:
 
 
 def _block(
-    al: Aligned, cols: np.ndarray, at_k: int, alpha: float, spend: Spend, name: str = OVERALL
+    al: Aligned, cols: np.ndarray, at_k: int, alpha: float, costs: LeaderboardCosts, name: str = OVERALL
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _run_table(al, cols, at_k, alpha)
     order = table["_i"].to_numpy()
     pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
     table = _rank(table.drop(columns="_i"), pairs)
-    table = pd.concat([table.reset_index(drop=True), spend.columns(al.verdict, cols, order, name)], axis=1)
+    table = pd.concat([table.reset_index(drop=True), costs.columns(al.verdict, cols, order, name)], axis=1)
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
@@ -374,22 +374,22 @@ def leaderboard(
     sides = al.runs
     at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
-    spend = Spend(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
-    table, pairs = _block(al, everything, at_k, alpha, spend)
-    notes = [*_notes(left_out, table, pairs), *filter(None, [spend.note()])]
+    costs = LeaderboardCosts(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
+    table, pairs = _block(al, everything, at_k, alpha, costs)
+    notes = [*_notes(left_out, table, pairs), *filter(None, [costs.note()])]
     from goldenkit.results._judge_figures import judge_notes  # judge-graded runs with human labels
 
     notes += judge_notes(runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha)
     if by_slice:
         tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):
-            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, spend, name)
+            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, costs, name)
             tables.append(t.assign(slice=name))
             pair_tables.append(p.assign(slice=name))
         table = _slice_first(pd.concat(tables, ignore_index=True))
         pairs = _slice_first(pd.concat(pair_tables, ignore_index=True))
     result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes, left_out=left_out)
-    result.frontier = spend.settings()
+    result.frontier = costs.settings()
     if pairwise_judge is not None:
         from goldenkit.leaderboards._pairwise import pairwise_leaderboard
 
