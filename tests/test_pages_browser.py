@@ -71,8 +71,8 @@ def test_index_filters_sorts_and_links_to_a_report(page: Any) -> None:
     first = "document.querySelector('#runs tbody tr').cells[0].textContent"
     page.locator("#runs thead th").first.click()  # sort by run, ascending
     assert page.evaluate(first) == "bad-json"
-    page.locator("#runs thead th").first.click()  # and descending
-    assert page.evaluate(first) == "night-5"
+    page.locator("#runs thead th").first.click()  # and descending: by what the cell shows, the label first
+    assert page.evaluate(first) == "model-a night-5"
     assert not_local(page.evaluate(ENTRIES)) == []
     _follow(page, "a[href='runs/night-4/report.html']")
     assert page.url.endswith("/runs/night-4/report.html")
@@ -122,7 +122,7 @@ def test_index_links_to_a_leaderboard_page_and_baselines_says_how_to_save_one(pa
     _follow(page, f"a[href='{rel}']")
     assert page.url.endswith("/" + rel)
     rows = "Array.from(document.querySelectorAll('#leaderboard tbody tr')).map(r => r.cells[2].textContent)"
-    assert page.evaluate(rows) == ["ok", HOSTILE_RUN]
+    assert page.evaluate(rows) == ["m-plain ok", f"{HOSTILE_MODEL} {HOSTILE_RUN}"]  # each run's label, then its id
     text = page.inner_text("body")
     assert HOSTILE_MODEL in text and f"Leaderboard {HOSTILE_PREFIX}" in text  # shown as text
     assert "indistinguishable from the leader" in text

@@ -113,7 +113,7 @@ def index_page(
     for r in order.to_dict(orient="records"):
         cells = _run_cells(r, links.get(str(r["path"]), {}), dataset_hrefs.get(str(r["dataset_name"])))
         sort_keys = [
-            r.get("label") or r["run_id"],
+            labelled(r.get("label"), r["run_id"]) if r["kind"] == "run" else r["name"],  # what the cell shows
             r["kind"],
             r["dataset_name"],
             r["model_id"],
