@@ -251,14 +251,16 @@ class _Kernel:
     """One kernel of this interpreter for notebooks run one after another (:func:`execute_notebooks`).
 
     It starts in the background as soon as it is made (while the caller imports papermill and reads
-    its inputs); each notebook gets an empty namespace (:data:`_RESET` after the one before), so the
-    second pays neither a kernel start nor the imports again. A kernel that failed (died, or a cell
+    its inputs); each notebook gets an empty namespace (:data:`_RESET` before it when another ran), so
+    the second pays neither a kernel start nor the imports again. A kernel that failed (died, or a cell
     ran past its timeout) is replaced before the next notebook.
     """
 
     def __init__(self, cwd: str) -> None:
         self._cwd = cwd
         self._km: Any = None
+        #: a notebook ran since the start or the last reset: its names are in the namespace
+        self.used = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._start, name="goldenkit-kernel", daemon=True)
         self._thread.start()
@@ -270,6 +272,13 @@ class _Kernel:
             self._km = km
         except Exception as exc:  # said by manager(), in the caller's thread
             self._error = exc
+
+    def fresh(self) -> Any:
+        """The manager of a started kernel whose namespace no notebook has used (waits for the start)."""
+        if self.used:
+            self.reset()
+        self.used = True
+        return self.manager()
 
     def manager(self) -> Any:
         """The started kernel's manager (waits for the start)."""
@@ -290,11 +299,12 @@ class _Kernel:
             self.replace()
         finally:
             kc.stop_channels()
+        self.used = False
 
     def replace(self) -> None:
         """Shut this kernel down at once and start a fresh one in the background."""
         self.shutdown(now=True)
-        self._error = None
+        self._error, self.used = None, False
         self._thread = threading.Thread(target=self._start, name="goldenkit-kernel", daemon=True)
         self._thread.start()
 
@@ -343,7 +353,7 @@ def execute_notebook(
     own: dict[str, Any] = {"kernel_manager_class": _kernel_manager_class()}
     try:
         if kernel is not None:
-            own = {"km": kernel.manager()}
+            own = {"km": kernel.fresh()}
         nb = pm.execute_notebook(
             str(source.resolve()),
             str(executed),
@@ -358,16 +368,12 @@ def execute_notebook(
         )
     except pm.PapermillExecutionError as exc:
         _scrub_file(executed)  # a traceback in an output may quote a key
-        if kernel is not None:
-            kernel.reset()
         _raise_execution_error(exc, source.name, executed)
     except (TimeoutError, RuntimeError, OSError) as exc:  # the kernel did not start, died or timed out
         if kernel is not None:
             kernel.replace()
         raise InfrastructureError(f"{source.name}: the notebook's kernel failed: {type(exc).__name__}: {exc}") from None
     total = time.time() - t0
-    if kernel is not None:
-        kernel.reset()
     _scrub_file(executed)
     # Kernel start = from the call until the first cell began (papermill stamps each cell).
     starts = [c.metadata.get("papermill", {}).get("start_time") for c in nb.cells]
