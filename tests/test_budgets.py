@@ -120,7 +120,7 @@ def test_each_budget_stops_the_run_where_it_is_reached(
     assert refused in capsys.readouterr().out
     assert server.count() == 3  # one call at a time: the budget holds exactly (3 calls: 45 tokens, 6e-5 USD)
     rec = _manifest(tmp_path, "b")["budget"]
-    assert rec["spent"] == {"calls": 3, "tokens": 45, "cost": 6e-05, "unpriced": 0}
+    assert rec["spent"] == {"calls": 3, "tokens": 45, "cost": 6e-05, "unpriced": 0, "uncounted": 0}
     assert len(_verdicts(tmp_path, "b")) == 3
     assert _run(tmp_path, server, ds, "full", *config) == 0
     assert _manifest(tmp_path, "b")["protocol_sha256"] == _manifest(tmp_path, "full")["protocol_sha256"]

@@ -6,7 +6,10 @@ worker asks, :mod:`goldenkit.runner._ray_limits`). A call is admitted only while
 every budget remains (a call is counted when it is admitted, so ``--max-calls`` is
 never passed); the tokens and the money of a call are added when it returns, so
 ``--max-tokens-total`` and ``--max-cost`` are overshot by at most the calls in
-flight. Every call the run makes counts: the candidate's attempts (retries
+flight. A budget that cannot be counted is not kept silently: once a call returns without its token
+counts (``--max-tokens-total``) or without a price or the counts to price it (``--max-cost``), the next
+call is refused (``... cannot be counted``), so a server that reports no usage stops the run at its first
+call instead of running it unbounded. Every call the run makes counts: the candidate's attempts (retries
 included), a conversation's turns, the judge's calls.
 
 A call refused raises :class:`BudgetSpent`: the row it was for is not written (it
@@ -61,7 +64,7 @@ class Budget:
     max_calls: int | None = None
     max_tokens_total: int | None = None
     max_cost: float | None = None
-    pricing: Any = None  # a goldenkit._pricing.Pricing (needed for max_cost unless the provider prices calls)
+    pricing: Any = None  # a goldenkit._pricing.Pricing (max_cost needs one for every model called)
 
     @classmethod
     def of(cls, limits: Any) -> Budget | None:
@@ -71,24 +74,27 @@ class Budget:
             return None
         return cls(**values, pricing=getattr(limits, "pricing", None))
 
-    def call_spend(self, model: str | None, resp: Any) -> tuple[int, float | None]:
-        """``(tokens, USD or None)`` of one call's response: tokens in + out (a missing count is 0 tokens);
-        the provider's price, else the ``[pricing]`` of ``model``; None when neither prices it."""
+    def call_spend(self, model: str | None, resp: Any) -> tuple[int | None, float | None]:
+        """``(tokens or None, USD or None)`` of one call's response: tokens in + out (None when a count is
+        missing: a missing count is never 0); the provider's price, else the ``[pricing]`` of ``model``;
+        None when neither prices it."""
         tin, tout = getattr(resp, "tokens_in", None), getattr(resp, "tokens_out", None)
         cost = getattr(resp, "cost", None)
         if cost is None and self.pricing is not None:
             cost = self.pricing.cost(model, tin, tout, getattr(resp, "tokens_cached", None))
-        return int(tin or 0) + int(tout or 0), cost
+        return (None if tin is None or tout is None else int(tin) + int(tout)), cost
 
 
 @dataclass
 class Spend:
-    """What a run spent: calls admitted, tokens and USD of the calls returned, calls without a price."""
+    """What a run spent: calls admitted, tokens and USD of the calls returned, calls without a price,
+    calls returned without their token counts."""
 
     calls: int = 0
     tokens: int = 0
     cost: float = 0.0
     unpriced: int = 0
+    uncounted: int = 0
 
     @classmethod
     def from_record(cls, rec: Any) -> Spend | None:
@@ -96,10 +102,16 @@ class Spend:
         if not isinstance(rec, Mapping) or not isinstance(rec.get("spent"), Mapping):
             return None
         got = rec["spent"]
-        nums = {k: got.get(k) for k in ("calls", "tokens", "cost", "unpriced")}
+        nums = {k: got.get(k) for k in ("calls", "tokens", "cost", "unpriced", "uncounted")}
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in nums.values()):
             return None
-        return cls(int(nums["calls"]), int(nums["tokens"]), float(nums["cost"]), int(nums["unpriced"]))
+        return cls(
+            calls=int(nums["calls"]),
+            tokens=int(nums["tokens"]),
+            cost=float(nums["cost"]),
+            unpriced=int(nums["unpriced"]),
+            uncounted=int(nums["uncounted"]),
+        )
 
 
 class BudgetCounter:
@@ -109,19 +121,32 @@ class BudgetCounter:
         self.budget = budget
         self.spent = spent or Spend()
         self.refused: str | None = None  # which budget refused a call (its flag and limit)
+        self.uncountable = False  # it refused because what it counts was not reported
 
     def admit(self) -> None:
-        """Count one call, or raise :class:`BudgetSpent` when a budget is reached (nothing counted)."""
+        """Count one call, or raise :class:`BudgetSpent` when a budget is reached or cannot be counted
+        (nothing counted)."""
         for name in BUDGET_OPTIONS:
             limit = getattr(self.budget, name)
-            if limit is not None and getattr(self.spent, _WHAT[name]) >= limit:
-                self.refused = f"--{name.replace('_', '-')} {limit:g} reached"
+            if limit is None:
+                continue
+            flag = f"--{name.replace('_', '-')} {limit:g}"
+            blind = {"max_tokens_total": self.spent.uncounted, "max_cost": self.spent.unpriced}.get(name, 0)
+            if blind:
+                what = "no token counts" if name == "max_tokens_total" else "no price and no token counts to price"
+                self.refused, self.uncountable = f"{flag} cannot be counted: {blind} call(s) returned {what}", True
+                raise BudgetSpent(self.refused)
+            if getattr(self.spent, _WHAT[name]) >= limit:
+                self.refused = f"{flag} reached"
                 raise BudgetSpent(self.refused)
         self.spent.calls += 1
 
-    def add(self, tokens: int, cost: float | None) -> None:
-        """A call returned: its tokens and its money (None: no price for it)."""
-        self.spent.tokens += tokens
+    def add(self, tokens: int | None, cost: float | None) -> None:
+        """A call returned: its tokens (None: not reported) and its money (None: no price for it)."""
+        if tokens is None:
+            self.spent.uncounted += 1
+        else:
+            self.spent.tokens += tokens
         if cost is None or not math.isfinite(cost):
             self.spent.unpriced += 1
         else:
@@ -146,10 +171,9 @@ class BudgetCounter:
     def reason(self, run_id: str) -> str:
         """``stopped: budget: --max-calls 100 reached; spent ...; remaining ...; resume with ...``."""
         left = ", ".join(f"{_figure(k, v)}" for k, v in self.remaining().items())
-        return (
-            f"{STOPPED}: {self.refused or 'reached'}; spent {self.spent_text()}; remaining {left}; "
-            f"resume with --run-id {run_id} and a larger budget"
-        )
+        how = "without that budget (or with a provider that reports usage)" if self.uncountable else "a larger budget"
+        spent = f"spent {self.spent_text()}; remaining {left}"
+        return f"{STOPPED}: {self.refused or 'reached'}; {spent}; resume with --run-id {run_id} and {how}"
 
     def spent_text(self) -> str:
         """``100 calls, 5400 tokens, $0.0123`` (money only when a budget counts it or a price was known)."""
@@ -183,7 +207,7 @@ def earlier_spend(manifest: Mapping[str, Any] | None, jsonl: Path, budget: Budge
                 except ValueError:  # a torn last line: the outcome reader cuts it
                     continue
                 tokens, cost = budget.call_spend(model, _Usage(rec))
-                spent.tokens += tokens
+                spent.tokens += tokens or 0
                 spent.cost += cost or 0.0
     return spent
 

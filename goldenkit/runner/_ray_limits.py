@@ -81,7 +81,7 @@ class LimiterActor:
         self.peak = max(self.peak, self.limiter.in_flight)
         return True, self.strict, None
 
-    async def charge(self, tokens: int, cost: float | None) -> None:
+    async def charge(self, tokens: int | None, cost: float | None) -> None:
         """A worker's call returned: its tokens and money count against the run's budget."""
         if self.limiter.budget is not None:
             self.limiter.budget.add(tokens, cost)
