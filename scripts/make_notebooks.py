@@ -136,6 +136,12 @@ flip_limit = 200  # flipped rows shown side by side""",
     ("code", "report.table_html(report.format_compare_table(comparison))"),
     ("code", "report.forest_figure(comparison)"),
     (
+        "md",
+        "## What the change costs\nThe paired change per row in the candidate's tokens (in + out) and latency "
+        "(candidate − base, each row's mean over its answered repeats), with Student's paired t 95% interval.",
+    ),
+    ("code", "report.table_html(report.usage_change_table(base_run, cand_run))"),
+    (
         "code",
         "report.judge_figures_html(cand_run, base_run, rule=rule, alpha=alpha, by=by)  # graded by the same judge",
     ),

@@ -326,3 +326,21 @@ def test_merged_shards_count_what_the_whole_run_cost(tmp_path: Path) -> None:
     parts = [json.loads((res / s / "run.json").read_text())["accounting"] for s in ("s1", "s2")]
     calls = [p["roles"]["candidate"]["calls"] for p in parts if p["roles"]]
     assert totals["roles"]["candidate"]["tokens_in"] == 80 and totals["roles"]["candidate"]["calls"] == sum(calls) == 2
+
+
+def test_the_compare_report_shows_the_paired_change_or_says_a_baseline_keeps_no_usage() -> None:
+    from goldenkit import report
+
+    class Side:
+        def __init__(self, df: pd.DataFrame) -> None:
+            self.df = df
+
+        def outcomes(self, columns: list[str]) -> pd.DataFrame:
+            return self.df[columns]
+
+    base = hand_run()
+    table = report.usage_change_table(Side(base), Side(base.assign(tokens_out=base["tokens_out"] * 2)))
+    # tokens out doubled: per row a 11 -> 22, b 20 -> 40, c 5 -> 10 more tokens, mean +12.0
+    assert table.loc["tokens (in + out)", "change (candidate − base)"] == 12.0
+    assert table.loc["latency ms", "change (candidate − base)"] == 0.0
+    assert "keeps verdicts, not usage" in report.usage_change_table(object(), Side(base))

@@ -121,6 +121,7 @@ def test_compare_html_shows_the_comparison_flips_and_gate() -> None:
     assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in text
     assert "<script>alert(1)</script>" not in text
     assert "gate PASSED" in text and "regression.critical[refunds]" in text
+    assert "What the change costs" in text  # the paired change per row in tokens and latency
 
 
 @pytest.mark.slow

@@ -170,6 +170,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
     from goldenkit.baselines import resolve_run_or_baseline
     from goldenkit.compare import compare_runs
+    from goldenkit.results._accounting import runs_usage_change
 
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
@@ -182,7 +183,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
         pairwise = pairwise_for_compare(base, cand, getattr(args, "config", None))
     judged = _judge_pair(cmp, base, cand)
-    change = _usage_change(base, cand)
+    change = runs_usage_change(base, cand)  # the paired change per row in tokens and latency
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
         if change is not None:
@@ -214,17 +215,6 @@ def compare_command(args: argparse.Namespace) -> int:
         else:
             Path(args.markdown).write_text(text, encoding="utf-8")
     return _evidence_exit(cmp)
-
-
-def _usage_change(base: Any, cand: Any) -> Any:
-    """The paired change per row in tokens and latency (:func:`goldenkit.results._accounting.paired_usage`);
-    None when a side is a baseline (it keeps verdicts, not usage)."""
-    if not (hasattr(base, "outcomes") and hasattr(cand, "outcomes")):
-        return None
-    from goldenkit.results._accounting import paired_usage
-
-    cols = ["row_id", "verdict", "tokens_in", "tokens_out", "latency_ms"]
-    return paired_usage(base.outcomes(cols), cand.outcomes(cols))
 
 
 def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:

@@ -42,6 +42,7 @@ from goldenkit.report._compare import (
     gate_table,
     significance,
     try_compare,
+    usage_change_table,
 )
 from goldenkit.report._coverage import (
     CoverageReport,
@@ -137,6 +138,7 @@ __all__ = [
     "split_rows",
     "table_html",
     "try_compare",
+    "usage_change_table",
     "validity_banner",
     "validity_statement",
     "verdict_counts",

@@ -54,6 +54,29 @@ def try_compare(
         return None, list(exc.differences) or [str(exc)]
 
 
+def usage_change_table(base: Any, cand: Any) -> pd.DataFrame | HTMLBlock:
+    """The paired change per row from ``base`` to ``cand`` in the candidate's tokens (in + out) and latency,
+    with Student's paired t 95% interval (:func:`goldenkit.results._accounting.runs_usage_change`), one line
+    per measure; a note when a side is a baseline (it keeps verdicts, not usage)."""
+    from goldenkit.results._accounting import runs_usage_change
+
+    change = runs_usage_change(base, cand)
+    if change is None:
+        return HTMLBlock('<p class="gk-empty">A side is a saved baseline: it keeps verdicts, not usage.</p>')
+    out = pd.DataFrame(
+        {
+            "rows paired": change["n"],
+            "base mean per row": change["base_mean"],
+            "candidate mean per row": change["cand_mean"],
+            "change (candidate − base)": change["diff"],
+            "95% CI low": change["ci_low"],
+            "95% CI high": change["ci_high"],
+        }
+    ).rename(index={"tokens": "tokens (in + out)", "latency_ms": "latency ms"})
+    out.index.name = "measure"
+    return out.round(1)
+
+
 def comparability_banner(comparison: Comparison | None, differences: Sequence[str] = ()) -> HTMLBlock:
     """The comparability statement: what the two sides share, or each reason they cannot be compared."""
     if comparison is None:
@@ -402,4 +425,5 @@ __all__ = [
     "gate_table",
     "significance",
     "try_compare",
+    "usage_change_table",
 ]

@@ -344,6 +344,15 @@ def paired_usage(base: pd.DataFrame, cand: pd.DataFrame, confidence: float = 0.9
     return pd.concat(lines, ignore_index=True).set_index("measure")
 
 
+def runs_usage_change(base: Any, cand: Any) -> pd.DataFrame | None:
+    """:func:`paired_usage` of two runs (anything with ``outcomes(columns)``: a Run); None when a side is a
+    baseline, which keeps verdicts, not usage."""
+    if not (hasattr(base, "outcomes") and hasattr(cand, "outcomes")):
+        return None
+    cols = ["row_id", "verdict", "tokens_in", "tokens_out", "latency_ms"]
+    return paired_usage(base.outcomes(cols), cand.outcomes(cols))
+
+
 def paired_usage_line(change: pd.DataFrame) -> str:
     """``usage per row, candidate - base (paired t, 95%): tokens +15.0 [+2.6, +27.4] over 3 rows; latency ...``."""
     parts = []
@@ -423,6 +432,7 @@ __all__ = [
     "outcome_money",
     "paired_usage",
     "paired_usage_line",
+    "runs_usage_change",
     "role_models",
     "run_pricing",
     "run_totals",
