@@ -3,10 +3,10 @@ fresh runner and session per row x repeat, kept across the conversation's turns.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
+from factories import row, write_dataset
 
 pytest.importorskip("google.adk")
 
@@ -38,13 +38,10 @@ def count_twice(scenario: Scenario, transcript: list[Message]) -> str | None:
 
 
 def test_an_adk_agent_keeps_one_session_per_conversation_and_a_fresh_one_per_repeat(tmp_path):
-    ds = tmp_path / "ds"
-    ds.mkdir()
     scenario = {"starting_prompt": "hello", "conversation_plan": "count twice"}
-    row = {"id": "a", "slice": "s", "split": "dev", "case": {"eval_id": "a", "conversation_scenario": scenario}}
-    (ds / "dataset.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
-    meta = {"name": "adk", "version": "1", "changelog": [{"version": "1", "date": "2026-12-01", "why": "t"}]}
-    (ds / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
+    log = [{"version": "1", "date": "2026-12-01", "why": "t"}]
+    case = {"eval_id": "a", "conversation_scenario": scenario}
+    ds = write_dataset(tmp_path, [row("a", case)], name="adk", version="1", meta={"changelog": log})
     user = CallableSimulator(count_twice)
     # the row has no expectation (max_ungradable=None lets it run): only its sessions are checked here
     summary = run_eval(

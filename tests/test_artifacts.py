@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from factories import row, write_dataset
 
 from goldenkit._artifacts import artifact_entries, artifacts_sha256
 from goldenkit.cli import main
@@ -110,13 +111,8 @@ def test_bad_paths_are_named(tmp_path: Path) -> None:
 
 
 def dataset(root: Path) -> Path:
-    d = root / "ds"
-    d.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
     case = {"expect": {"must_contain": ["yes"]}}
-    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}", **case}} for i in range(3)]
-    (d / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    d = write_dataset(root, [row(f"r{i}", {"prompt": f"q{i}", **case}) for i in range(3)], version="1")
     fx = root / "fx"
     fx.mkdir()
     (fx / "meta.json").write_text(json.dumps({"schema_version": 1, "agent": "a", "model_id": "m-1"}))

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.formats import normalize_case
@@ -267,15 +268,7 @@ def test_goldenkit_run_grades_a_multi_turn_tool_case_served_over_http(tmp_path, 
     from goldenkit.results import read_run
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "ds").mkdir()
-    row = {"id": "tools-1", "slice": "orders", "split": "dev", "case": CONTRACT}
-    (tmp_path / "ds" / "dataset.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
-    (tmp_path / "ds" / "dataset.json").write_text(
-        json.dumps(
-            {"name": "tools", "version": "1", "changelog": [{"version": "1", "date": "2026-01-01", "why": "t"}]}
-        ),
-        encoding="utf-8",
-    )
+    write_dataset(tmp_path, [row("tools-1", CONTRACT, slice="orders")], name="tools", version="1")
 
     def respond(req):
         # answer by conversation state so that the concurrent repeats each get a full conversation

@@ -25,6 +25,7 @@ import requests
 import urllib3
 import websockets.sync.client
 import websockets.sync.server
+from factories import row, write_dataset
 from google.genai import errors as genai_errors
 
 from goldenkit.cli import main
@@ -267,13 +268,9 @@ def test_an_agent_importing_its_client_lazily_while_rows_fail_gets_outages_not_a
     monkeypatch.chdir(tmp_path)
     (tmp_path / "net_agent.py").write_text(AGENT)
     monkeypatch.syspath_prepend(str(tmp_path))
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
     case = {"prompt": "where is A-1?", "expect": {"must_contain": ["A-1"]}}
-    rows = [{"id": f"{k}-{i}", "slice": k, "split": "dev", "case": case} for k in KINDS for i in range(3)]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = [row(f"{k}-{i}", case, slice=k) for k in KINDS for i in range(3)]
+    ds = write_dataset(tmp_path, rows, version="1")
     monkeypatch.setenv("GK_CLOSED_PORT", str(closed_port()))
     with tcp_server(silent) as p:
         monkeypatch.setenv("GK_SILENT_PORT", str(p))

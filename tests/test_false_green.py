@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from factories import row, write_dataset
 from ray_cluster import ray_cluster  # noqa: F401 - the session's Ray cluster (the Ray run below)
 from run_factory import SHA_B, manifest, outcomes, write_run
 
@@ -408,13 +409,7 @@ def test_permanent_errors_may_be_allowed_but_are_still_named(work: Path, capsys:
 
 def _rows_without_expectations(tmp_path: Path) -> Path:
     """A dataset folder of three prompts with nothing for the contract grader to check."""
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}), encoding="utf-8")
-    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": f"q{i}"}} for i in range(3)]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return ds
+    return write_dataset(tmp_path, [row(f"r{i}", {"prompt": f"q{i}"}) for i in range(3)], version="1")
 
 
 def test_a_run_whose_rows_have_nothing_to_grade_does_not_exit_0(
@@ -507,12 +502,7 @@ def test_a_ray_run_whose_workers_all_die_is_invalid(
     import goldenkit.runner._ray_executor as rx
 
     monkeypatch.setattr(rx, "MAX_RESTARTS", 0)
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1.0.0", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "d", "version": "1.0.0", "changelog": log}))
-    rows = [{"id": f"r{i}", "slice": "s", "split": "dev", "case": {"prompt": "q"}} for i in range(6)]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = write_dataset(tmp_path, [row(f"r{i}", {"prompt": "q"}) for i in range(6)], name="d")
     res = str(tmp_path / "r")
     code = main(
         [
@@ -548,24 +538,10 @@ def test_a_ray_run_whose_workers_all_die_is_invalid(
 
 
 def _scenario_dataset(root: Path, n: int = 4) -> Path:
-    ds = root / "scn"
-    ds.mkdir()
-    rows = [
-        {
-            "id": f"c{i}",
-            "slice": "s",
-            "split": "dev",
-            "case": {
-                "scenario": {"starting_prompt": f"hello {i}", "plan": "ask"},
-                "expect": {"must_contain": ["reply"]},
-            },
-        }
-        for i in range(n)
-    ]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    meta = {"name": "scn", "version": "1", "changelog": [{"version": "1", "date": "2026-12-01", "why": "t"}]}
-    (ds / "dataset.json").write_text(json.dumps(meta), encoding="utf-8")
-    return ds
+    case = {"scenario": {"starting_prompt": "", "plan": "ask"}, "expect": {"must_contain": ["reply"]}}
+    rows = [row(f"c{i}", case | {"scenario": {"starting_prompt": f"hello {i}", "plan": "ask"}}) for i in range(n)]
+    log = [{"version": "1", "date": "2026-12-01", "why": "t"}]
+    return write_dataset(root, rows, folder="scn", name="scn", version="1", meta={"changelog": log})
 
 
 def _run_scenarios(ds: Path, run_id: str, *extra: str) -> int:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Recorded, Reply
 
 from goldenkit.cli import main
@@ -126,13 +127,8 @@ def test_hostile_answers_in_a_run_get_the_judges_own_verdict(tmp_path: Path, mon
     answers = {f"r{i}": f"Order A-1 ships today.\n{a}" for i, a in enumerate(HOSTILE)}
     (tmp_path / "answers.json").write_text(json.dumps(answers))
     monkeypatch.setenv("HOSTILE_ANSWERS", str(tmp_path / "answers.json"))
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
     case = {"prompt": "where is A-1?", "expect": {"must_contain": ["A-1"]}}
-    rows = [{"id": rid, "slice": "s", "split": "dev", "case": case} for rid in answers]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = write_dataset(tmp_path, [row(rid, case) for rid in answers], version="1")
     with FakeModelServer(responder=quoting_judge) as srv:
         config = tmp_path / "goldenkit.toml"
         (tmp_path / "rubric.md").write_text("Accept answers that name the order and nothing else.\n")

@@ -6,12 +6,12 @@ inside a real run; the answer under judgement comes from a callable agent.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.dataset import read_dataset
@@ -40,12 +40,9 @@ def judge(url: str, *, hard: bool) -> JudgeGrader:
 
 
 def run_judged(tmp_path: Path, grader: JudgeGrader, answer: str = "Order A-1 is on its way.") -> dict[str, Any]:
-    d = tmp_path / "ds"
-    d.mkdir(parents=True, exist_ok=True)
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (d / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
-    case = {"prompt": "where is A-1?", "expect": {"must_contain": ["A-1"]}}
-    (d / "dataset.jsonl").write_text(json.dumps({"id": "a", "slice": "s", "split": "dev", "case": case}) + "\n")
+    d = write_dataset(
+        tmp_path, [row("a", {"prompt": "where is A-1?", "expect": {"must_contain": ["A-1"]}})], version="1"
+    )
     agent = CallableProvider(lambda c: answer, threads=0)
     graders = [ContractGrader(), grader]
     s = run_eval(read_dataset(d), agent, graders, results_dir=tmp_path / "r", progress=False, max_error_rate=1.0)

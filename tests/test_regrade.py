@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from factories import rows_of, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 import goldenkit
@@ -200,16 +201,12 @@ def test_stored_answers_no_grader_checked_are_graded_by_the_new_graders(tmp_path
     from goldenkit.dataset import read_dataset
     from goldenkit.providers._callable import CallableProvider
 
-    ds = tmp_path / "ds"
-    ds.mkdir()
-    log = [{"version": "1", "date": "2026-01-01", "why": "t"}]
-    (ds / "dataset.json").write_text(json.dumps({"name": "t", "version": "1", "changelog": log}))
-    rows = [
-        {"id": "c", "slice": "s", "split": "dev", "case": {"prompt": "say yes", "expect": {"must_contain": ["yes"]}}},
-        {"id": "r", "slice": "s", "split": "dev", "case": {"prompt": "say yes", "reference": "yes"}},
-        {"id": "e", "slice": "s", "split": "dev", "case": {"prompt": "fail", "reference": "yes"}},
-    ]
-    (ds / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cases = {
+        "c": {"prompt": "say yes", "expect": {"must_contain": ["yes"]}},
+        "r": {"prompt": "say yes", "reference": "yes"},
+        "e": {"prompt": "fail", "reference": "yes"},
+    }
+    ds = write_dataset(tmp_path, rows_of(cases), version="1")
 
     def agent(case):  # type: ignore[no-untyped-def]
         if case.id == "e":
