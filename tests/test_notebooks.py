@@ -321,3 +321,25 @@ def test_notebooks_of_one_call_share_a_kernel_but_never_a_name(tmp_path: Path) -
     assert isinstance(exc.value, InfrastructureError) and "slow.ipynb" in str(exc.value)
     replaced = nbformat.read(tmp_path / "out2" / "after.ipynb", as_version=4).cells[-1].outputs[0]["text"].split()
     assert replaced[1] == "False"  # the next notebook ran, in a fresh kernel
+
+
+def test_the_report_command_imports_no_statistics_before_its_kernel() -> None:
+    """`goldenkit report` reaches its notebooks without the statistics stack (the kernel loads it) and
+    without the IRI grammar jsonschema's format checkers compile when nbformat loads (about 2 s together)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import goldenkit.notebooks as nb\n"
+        "def seen(jobs, out, timeout=None):\n"
+        "    nb._papermill()\n"
+        "    print(sorted(m for m in ('goldenkit.stats', 'scipy.stats', 'rfc3987_syntax') if m in sys.modules))\n"
+        "    print('papermill' in sys.modules)\n"
+        "    return []\n"
+        "nb.execute_notebooks = seen\n"
+        "from goldenkit.cli import main\n"
+        f"main(['report', {str(DATA / 'cand')!r}, '--baseline', {str(DATA / 'base')!r}])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[:2] == ["[]", "True"], done.stdout + done.stderr
