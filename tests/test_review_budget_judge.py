@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
+from test_gate_judge import JUDGE_PASSES, N, config, gate, judged, label
 
 from goldenkit.cli import main
 
@@ -54,3 +55,55 @@ def test_a_budget_the_replies_cannot_count_stops_the_run_instead_of_running_it_u
     assert refused in out and "resume with --run-id b and without that budget" in out
     man: dict[str, Any] = json.loads((tmp_path / "res" / "b" / "run.json").read_text())
     assert man["stopped_because"] == "budget" and man["budget"]["spent"]["uncounted"] == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        ({"probability": 0}, "labels.jsonl:1: probability must be a number in (0, 1], got 0"),
+        ({"probability": 5}, "labels.jsonl:1: probability must be a number in (0, 1], got 5"),
+        ({"probability": "0.5"}, "labels.jsonl:1: probability must be a number in (0, 1], got '0.5'"),
+        ({"human": "MAYBE"}, "labels.jsonl:1: human must be PASS or FAIL, got 'MAYBE'"),
+        ({"answer_sha256": None}, "labels.jsonl:1: a stored label needs the answer_sha256"),
+    ],
+)
+def test_a_labels_file_edited_by_hand_is_checked_line_by_line_as_an_import_is(
+    tmp_path: Path, edit: dict[str, Any], why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, a probability of 0 or 5, a string, or a missing field in labels.jsonl was a traceback."""
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    label(tmp_path, run, {i: True for i in range(0, 40, 4)}, "--probability", "0.1")
+    lines = (run / "labels.jsonl").read_text().splitlines()
+    (run / "labels.jsonl").write_text("\n".join([json.dumps({**json.loads(lines[0]), **edit}), *lines[1:]]) + "\n")
+    code, rules, _ = gate(capsys, run, config(tmp_path, "regression = false\njudge_min_pass_rate = 0.6"))
+    r = rules["judge_pass_rate"]
+    assert (code, r["passed"], r["exit_code"]) == (3, False, 3) and why in r["detail"]
+    assert main(["judge", "estimate", "--run", str(run)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and why in err[0]
+
+
+def test_one_labelled_rule_does_not_vouch_for_a_non_inferiority_the_self_preferring_judge_alone_showed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trivial judge_min_pass_rate backed by three designed labels made the pair green before: the
+    non-inferiority, the evidence of not worse, still rested on a judge of the candidate's family alone."""
+    base = judged(tmp_path, "base", JUDGE_PASSES, model="gpt-4o-2024-08-06")
+    cand = judged(tmp_path, "cand", JUDGE_PASSES, model="gpt-4o-mini")
+    label(tmp_path, cand, {i: JUDGE_PASSES[i] for i in (1, 5, 7)}, "--probability", "0.015")
+    cfg = config(tmp_path, "judge_min_pass_rate = 0.01")
+    code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
+    assert "prediction-powered: 3 human" in rules["judge_pass_rate"]["detail"] and rules["judge_pass_rate"]["passed"]
+    sp = rules["judge.self_preference"]
+    assert (code, sp["passed"]) == (3, False)
+    assert sp["evidence"].endswith(
+        "rules green on the judge's verdicts alone: "
+        + ", ".join(["regression.overall", "non_inferiority", "judge.non_inferiority"])
+    )
+    # the same rows drawn and labelled on both runs: the pair's non-inferiority rests on the labels too
+    drawn = range(0, N, 4)
+    label(tmp_path, base, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
+    label(tmp_path, cand, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
+    code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
+    assert "prediction-powered" in rules["judge.non_inferiority"]["detail"]
+    assert code == 0 and "judge.self_preference" not in rules

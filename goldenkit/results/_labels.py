@@ -83,9 +83,8 @@ def answers_sha256(run: Run) -> dict[tuple[str, int | None], str]:
     return shas
 
 
-def _label(
-    raw: Mapping[str, Any], where: str, shas: Mapping[tuple[str, int | None], str], defaults: Mapping[str, Any]
-) -> HumanLabel:
+def _checked(raw: Mapping[str, Any], where: str, default_prob: Any) -> tuple[str, int | None, str, float | None]:
+    """A label's ``(row id, repeat, human, probability)``, each checked (an InputError naming ``where``)."""
     rid = raw.get("id", raw.get("row_id"))
     if not isinstance(rid, str) or not rid:
         raise InputError(f"{where}: a label needs a non-empty string id")
@@ -95,9 +94,16 @@ def _label(
     human = raw.get("human")
     if human not in _VERDICTS:
         raise InputError(f"{where}: human must be PASS or FAIL, got {human!r}")
-    prob = raw.get("probability", defaults.get("probability"))
+    prob = raw.get("probability", default_prob)
     if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 < prob <= 1):
         raise InputError(f"{where}: probability must be a number in (0, 1], got {prob!r}")
+    return rid, repeat, str(human), None if prob is None else float(prob)
+
+
+def _label(
+    raw: Mapping[str, Any], where: str, shas: Mapping[tuple[str, int | None], str], defaults: Mapping[str, Any]
+) -> HumanLabel:
+    rid, repeat, human, prob = _checked(raw, where, defaults.get("probability"))
     if (rid, repeat) not in shas:
         what = f"row {rid!r}" if repeat is None else f"row {rid!r} repeat {repeat}"
         raise InputError(f"{where}: {what} is not in the run")
@@ -108,7 +114,7 @@ def _label(
         who=str(raw.get("who") or defaults.get("who") or "unknown"),
         at=str(raw.get("at") or datetime.now(UTC).isoformat(timespec="seconds")),
         source=str(defaults.get("source", "import")),
-        probability=None if prob is None else float(prob),
+        probability=prob,
         answer_sha256=shas[(rid, repeat)],
     )
 
@@ -148,8 +154,16 @@ def add_labels(
 def _file_labels(path: Path) -> list[HumanLabel]:
     if not path.is_file():
         return []
-    fields = set(HumanLabel.__dataclass_fields__)
-    return [HumanLabel(**{k: v for k, v in line.record.items() if k in fields}) for line in scan_jsonl(path)]
+    out = []
+    for line in scan_jsonl(path):  # a line edited by hand is checked as an imported one is
+        rec, where = line.record, f"{path}:{line.number}"
+        rid, repeat, human, prob = _checked(rec, where, None)
+        sha = rec.get("answer_sha256")
+        if not isinstance(sha, str) or not sha:
+            raise InputError(f"{where}: a stored label needs the answer_sha256 of the answers it was given on")
+        who, at, source = (str(rec.get(k) or "") for k in ("who", "at", "source"))
+        out.append(HumanLabel(rid, repeat, human, who or "unknown", at, source or "import", prob, sha))
+    return out
 
 
 def read_labels(run: Run | str | os.PathLike[str]) -> list[HumanLabel]:
