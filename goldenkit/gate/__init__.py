@@ -173,8 +173,9 @@ judge grader's verdicts, ``graders["judge"]`` of the outcomes):
   (:func:`goldenkit.results.judge_difference`, prediction-powered or judge-only
   as above) must be below the margin; one more requirement of green.
 * ``judge.self_preference`` (3): the judge and the candidate share a model
-  family (:mod:`goldenkit._model_family`) and every quality rule that passed
-  rests on the judge's verdicts alone: not green unless
+  family (:mod:`goldenkit._model_family`) and a quality rule that passed
+  rests on the judge's verdicts alone (no prediction-powered rule of its kind
+  backs it): not green unless
   ``accept_self_preference = true``.
 
 The candidate's own ERROR rows (``agent``, ``refused``) are named in the

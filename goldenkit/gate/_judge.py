@@ -19,9 +19,13 @@ grader (``grader_hard`` of run.json), so that its row verdicts are the judge's.
   the Holm family of regression rules reads the row verdicts, the judge's on a judge-graded run.
 * :func:`self_preference_rule` (``judge.self_preference``, exit 3): when the judge and the candidate
   share a model family (:func:`goldenkit._model_family.self_preference`: the judge's model is the first
-  part of run.json's ``judge_version``, the candidate's is ``agent_version.model_id``) and every quality
-  rule that passed reads the judge's verdicts alone (no human label corrected it, no other hard grader
-  took part), the gate is not green, unless ``[gate] accept_self_preference = true``.
+  part of run.json's ``judge_version``, the candidate's is ``agent_version.model_id``) and a quality rule
+  that passed rests on the judge's verdicts alone, the gate is not green, unless ``[gate]
+  accept_self_preference = true``. A rule rests on the judge alone when it is a judge-graded rule without
+  human labels, or a rule on the row verdicts of a run whose only hard grader is the judge that no
+  prediction-powered counterpart backs (``judge_pass_rate`` for the absolute thresholds,
+  ``judge.non_inferiority`` for the regression rules): one labelled rule (a trivial
+  ``judge_min_pass_rate``) does not vouch for a non-inferiority the judge alone showed.
 """
 
 from __future__ import annotations
@@ -154,11 +158,14 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
     return rules
 
 
-def _judge_alone(rule: GateRule, judge_is_the_grader: bool) -> bool:
-    """Does a passed quality rule rest on the judge's verdicts alone?"""
+def _judge_alone(rule: GateRule, judge_is_the_grader: bool, backed: set[str]) -> bool:
+    """Does a passed quality rule rest on the judge's verdicts alone? ``backed``: the judge-graded rules
+    that passed prediction-powered (a row rule of their kind rests on human labels too)."""
     if rule.name.startswith(("judge_pass_rate", "judge.non_inferiority")):
-        return "prediction-powered" not in rule.detail
-    return judge_is_the_grader and rule.name.startswith(_ROW_RULES)
+        return rule.name not in backed
+    if not (judge_is_the_grader and rule.name.startswith(_ROW_RULES)):
+        return False
+    return ("judge.non_inferiority" if rule.kind == "regression" else "judge_pass_rate") not in backed
 
 
 def self_preference_rule(
@@ -175,7 +182,8 @@ def self_preference_rule(
         return []
     hard = _hard(man)
     passed = [r for r in rules if r.passed and r.kind in ("regression", "absolute")]
-    alone = bool(passed) and all(_judge_alone(r, hard == {_JUDGE}) for r in passed)
+    backed = {r.name for r in passed if r.name.startswith("judge") and "prediction-powered" in r.detail}
+    alone = [r for r in passed if _judge_alone(r, hard == {_JUDGE}, backed)]
     if not alone:
         return []
     family = flag["family"]
@@ -183,7 +191,7 @@ def self_preference_rule(
         f"the judge (family {family}) shares the candidate's family: its verdicts alone are not evidence; "
         "set [gate] accept_self_preference = true to accept"
     )
-    evidence = f"{flag['why']}; rules green on the judge's verdicts alone: {', '.join(r.name for r in passed)}"
+    evidence = f"{flag['why']}; rules green on the judge's verdicts alone: {', '.join(r.name for r in alone)}"
     if policy.accept_self_preference:
         detail = f"the judge (family {family}) shares the candidate's family: accepted (accept_self_preference = true)"
         return [GateRule("judge.self_preference", True, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE, evidence)]
