@@ -125,7 +125,7 @@ def next_command(args: argparse.Namespace) -> int:
     ]
     if plan.needed is not None:
         summary.append(
-            f"  a draw this small is expected to widen the pass rate interval: draw about {plan.needed} rows "
+            f"  a draw this small is not expected to narrow the pass rate interval: draw about {plan.needed} rows "
             f"(--n {plan.needed}) for it to narrow"
         )
     if args.json:  # the drawn rows are in the document: no JSONL on stdout beside it

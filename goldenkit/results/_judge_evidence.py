@@ -32,8 +32,11 @@ as they are, the rows it drew weigh ``1 / probability``; given what came before 
 the rounds' errors are uncorrelated (a martingale, Zrnic & Candès 2024) and their average, weighted by
 the number of rows each round asked for (fixed before it was drawn), has the standard error
 ``√Σ a_k² se_k²``. A round counts once every row it drew holds a designed row label (a round left
-half-labelled is named in the reason, not used); when a round counts, designed labels outside the rounds
-are not used; while none does, the labels of one design are read as above, without those a round drew.
+half-labelled is named in the reason, not used); while none does, the labels of one design are read as
+above, without those a round drew. The labels of one design that were there when the first round was
+drawn (it records them with probability 1) are a round 0: their estimate, unbiased, weighs their number
+of labels, so a small first round adds to them instead of replacing them; other designed labels outside
+the rounds are not used once a round counts.
 
 **The paired difference** (candidate minus baseline, per row in ``{-1, 0, 1}``): the judge's difference on
 every row both judges decided, corrected by the rows whose answers a human labelled on both runs with
@@ -46,7 +49,8 @@ Columns: ``<by>`` · ``n_judged`` rows with a judge verdict (or paired) · ``jud
 ``judge_ci_low``, ``judge_ci_high`` the judge-only figure · ``n_human`` designed labels used · ``n_hand``
 hand-picked labels shown · ``n_unused`` other labels not used · ``estimate``, ``ci_low``, ``ci_high``,
 ``se``, ``lam``, ``weighted``, ``effective_n`` (NaN without an estimate) · ``rounds`` the rounds combined (0: the
-labels' recorded probabilities, one design) and ``round_rows`` the rows they asked for · ``ess_gain`` = ``effective_n -
+labels' recorded probabilities, one design) and ``round_rows`` the rows they asked for (and the labels of
+the design before them; without rounds, the design's labels: what a first round is averaged with) · ``ess_gain`` = ``effective_n -
 n_human``: the labels the judge was worth · ``method`` ``ppi++``, ``ppi++ weighted`` or ``judge only`` ·
 ``reason``.
 """
@@ -266,11 +270,29 @@ def _complete(rounds: Sequence[LabelRound], rows: pd.DataFrame) -> tuple[list[La
     return done, len(rounds) - len(done)
 
 
-def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: float) -> dict[str, Any] | None:
-    """The rounds' combined estimate over one group (module doc); None when no round covers it."""
+def _design_first(rows: pd.DataFrame, every: Sequence[LabelRound]) -> frozenset[str]:
+    """The rows whose designed labels came before the first round (known to it, drawn by none): a round 0."""
+    drawn = {r for rd in every for r in rd.drawn}
+    known = {r for r, p in every[0].probabilities.items() if p >= 1} if every else set()
+    designed = rows.loc[rows["label"] == "designed", "row_id"]
+    return frozenset(r for r in designed if r in known and r not in drawn)
+
+
+def _rounds_line(
+    judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: float, design: frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
+    """The rounds' combined estimate over one group (module doc), the labels of one ``design`` drawn before
+    them as a round 0 weighing their number; None when no round covers the group."""
     f = (judged["judge"] == "PASS").to_numpy(dtype=float)
     y = (judged["human"] == "PASS").to_numpy(dtype=float)
     parts, union = [], np.zeros(len(judged), dtype=bool)
+    first = judged["row_id"].isin(design).to_numpy()
+    if 2 <= first.sum() < len(judged):
+        p0 = judged["probability"].to_numpy(dtype=float)[first]
+        w0 = None if np.ptp(p0) < 1e-12 else 1.0 / p0
+        parts.append((len(design), ppi_mean(f[~first], f[first], y[first], weights=w0, alpha=alpha)))
+        union |= first
+    zero = len(parts)
     for rd in rounds:
         p = judged["row_id"].map(rd.probabilities).to_numpy(dtype=float)
         used = (p >= 1.0) | judged["row_id"].isin(rd.drawn).to_numpy()
@@ -280,7 +302,7 @@ def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: floa
         est = ppi_mean(f[~used], f[used], y[used], weights=None if np.ptp(w) < 1e-12 else w, alpha=alpha)
         parts.append((rd.n, est))
         union |= used
-    if not parts:
+    if len(parts) == zero:
         return None
     a = np.array([n for n, _ in parts], dtype=float) / sum(n for n, _ in parts)
     estimate = float(sum(ak * e.estimate for ak, (_, e) in zip(a, parts, strict=True)))
@@ -289,6 +311,9 @@ def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: floa
     sd = float(y[union].std())
     effective_n = (sd / se) ** 2 if se > 0 and sd > 0 else float(union.sum())
     weighted = any(e.weighted for _, e in parts)
+    said = f"{len(parts) - zero} round(s) of judge next"
+    if zero:
+        said = f"{len(design)} labels of one design, then {said}"
     return {
         "estimate": estimate,
         "ci_low": max(0.0, estimate - half),
@@ -297,11 +322,11 @@ def _rounds_line(judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: floa
         "lam": parts[-1][1].lam,
         "weighted": weighted,
         "effective_n": effective_n,
-        "rounds": len(parts),
+        "rounds": len(parts) - zero,
         "round_rows": int(sum(n for n, _ in parts)),
         "ess_gain": effective_n - float(union.sum()),
         "method": "ppi++ weighted" if weighted else "ppi++",
-        "reason": f"{len(parts)} round(s) of judge next ({int(union.sum())} labelled rows), averaged by their sizes",
+        "reason": f"{said} ({int(union.sum())} labelled rows), averaged by their sizes",
         "_used": int(union.sum()),
     }
 
@@ -314,13 +339,15 @@ def _outside_rounds(rows: pd.DataFrame, rounds: Sequence[LabelRound]) -> pd.Data
     )
 
 
-def _rate_line(group: pd.DataFrame, alpha: float, rounds: Sequence[LabelRound], open_rounds: int) -> dict[str, Any]:
+def _rate_line(
+    group: pd.DataFrame, alpha: float, rounds: Sequence[LabelRound], open_rounds: int, design: frozenset[str]
+) -> dict[str, Any]:
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     k, n = int((judged["judge"] == "PASS").sum()), len(judged)
     lo, hi = wilson_ci(k, n, 1.0 - alpha)
     designed = (judged["label"] == "designed").to_numpy()
     f, human = (judged["judge"] == "PASS").to_numpy(dtype=float), (judged["human"] == "PASS").to_numpy(dtype=float)
-    found = _rounds_line(judged, rounds, alpha) if rounds else None
+    found = _rounds_line(judged, rounds, alpha, design) if rounds else None
     if found is not None:
         line, n_used = found, int(found.pop("_used"))
     else:
@@ -370,10 +397,15 @@ def judge_estimates(
     rows = judge_rows(r, by=by, rule=rule)
     every = read_rounds(r)
     rounds, open_rounds = _complete(every, rows)
+    design = _design_first(rows, every) if rounds else frozenset()
     if not rounds:  # no round to average: the labels of one design, those no round drew
         rows = _outside_rounds(rows, every)
-    lines = [{by: key, **_rate_line(group, alpha, rounds, open_rounds)} for key, group in _groups(rows, by)]
-    return pd.DataFrame(lines).set_index(by)
+    lines = [{by: key, **_rate_line(group, alpha, rounds, open_rounds, design)} for key, group in _groups(rows, by)]
+    table = pd.DataFrame(lines).set_index(by)
+    if not rounds:  # what a first round will be averaged with: the design's labels, as a round 0 (module doc)
+        designed = int(table.loc[OVERALL, "n_human"])
+        table["round_rows"] = np.where(table["method"] != "judge only", designed, 0)
+    return table
 
 
 def _same_judge(a: Run, b: Run) -> None:

@@ -6,15 +6,23 @@ the probability with which each row was drawn so the labels stay valid (Zrnic & 
 statistical inference").
 
 **The judge's error, per row.** The variance a label removes is the judge's expected squared error on the
-row, ``E[(human - judge)^2]``: for 0/1 verdicts, the chance that the judge is wrong there. It is estimated
-as ``1 - (1 - s)(1 - d)(1 - h)``, the judge being wrong when any of three doubts bites:
+row, ``E[(human - judge)^2]``: for 0/1 verdicts, the chance that the judge is wrong there. Its measured
+part is the slice's disagreement rate ``s``: over the human labels of the slice's judged rows (hand-picked
+ones too: they may shape a design, never an estimate), ``(disagreements + K ē) / (labels + K)``, shrunk
+toward the run's pooled rate ``ē = (disagreements + K e₀) / (labels + K)``, itself shrunk toward a prior
+``e₀`` (``K`` = :data:`PRIOR_LABELS` = 10 labels' worth each): the judge's disagreement in its
+calibration report (``[judge] calibration`` of the goldenkit.toml the run recorded, for the run's judge
+version; ``K`` its pairs, at most 30) when there is one, else :data:`PRIOR_ERROR` = 0.2 (a judge that agrees
+with humans on 4 rows in 5). The draw leans further on two doubts of the row itself, the judge being wrong
+when any doubt bites, ``1 - (1 - s)(1 - d)(1 - h)``:
 
-* ``s``, the row's slice's labelled judge error rate, ``(disagreements + 2 ē) / (labels + 2)`` over every
-  human label of the slice's judged rows (hand-picked ones too: they may shape a design, never an
-  estimate), shrunk toward the run's rate ``ē = (disagreements + 1) / (labels + 2)`` (1/2 without labels);
 * ``d``, the judge's disagreement with itself, the minority share of its decided repeats (a 2-1 split: 1/3);
 * ``h``, 1/2 when the judge's collapsed verdict differs from the row's own collapsed verdict (its hard
   graders'), else 0.
+
+These doubts choose which rows to draw; the expected width takes the judge to err at the measured rate
+``s`` on every unlabelled row of the slice (the doubts are not measured rates: counting them would
+forecast a judge worse than its labels show).
 
 **Probabilities.** ``π_i ∝ √error_i`` (the variance-optimal rule of Zrnic & Candès for ``λ = 1``), floored
 at a quarter of the uniform probability so every row has ``π_i > 0``, capped at 1, and scaled so that
@@ -34,13 +42,17 @@ instead of replacing them.
 ``q_i`` (1 if a design labelled it already, ``π_i`` if it is a candidate), this round's weighted
 estimator's terms ``Z_i = λ f_i + (Y_i - λ f_i) ξ_i / q_i`` (``f`` the judge's verdict, ``Y`` the human's)
 have ``E[Z_i^2] = λ^2 f_i + 2 λ f_i (E[Y_i] - λ f_i) + E[(Y_i - λ f_i)^2] / q_i``, taking the judge to err on
-row ``i`` with probability ``e_i`` (the estimate above; the observed disagreement, 0 or 1, on a labelled
-row). The variance of the estimate is ``(mean E[Z^2] - mean(E[Y])^2) / M`` at the ``λ`` in ``[0, 1]`` that
-makes it least (the estimator tunes ``λ`` the same way). Averaged with the rounds before it (weights by
-the rows each asked for), the half-width after labelling is ``z √(a² se_before² + (1 - a)² se_round²)``,
-``a = rows asked before / (rows asked before + n)``; without earlier rounds it is the round's own. Before,
-it is the current prediction-powered interval's (none without designed labels: the judge-only interval
-is of the judge, not of the truth).
+row ``i`` with probability ``e_i`` (the slice's rate ``s`` above; the observed disagreement, 0 or 1, on a
+labelled row). The variance of the estimate is ``(mean E[Z^2] - mean(E[Y])^2) / M`` at the ``λ`` in
+``[0, 1]`` that makes it least: the variance :func:`goldenkit.stats.ppi_mean` estimates (``sd(Z)^2 / M``)
+with the ``λ`` it tunes. Averaged with what came before (the rounds, or the labels of one design, weighted
+by the rows each asked for), the half-width after labelling is ``z √(a² se_before² + (1 - a)² se_round²)``,
+``a = rows before / (rows before + n)``; without labels it is the round's own. Before, it is the current
+prediction-powered interval's (none without designed labels: the judge-only interval is of the judge, not
+of the truth). A forecast is never wider than the interval now: every earlier label stays in the round
+as known (``q = 1``), so more labels cannot be expected to widen it; a narrower interval now than the
+error rates predict is luck the forecast does not undo. ``tests/test_judge_next.py`` checks the forecast
+against the widths simulated draws of planted judges (70% and 90% agreement) give.
 """
 
 from __future__ import annotations
@@ -51,13 +63,15 @@ import os
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from goldenkit.errors import InputError
+from goldenkit.config import config_for_run
+from goldenkit.errors import ConfigError, InputError
 from goldenkit.results._judge_evidence import LabelRound, judge_estimates, judge_rows
 from goldenkit.results._run import Run, read_run
 from goldenkit.stats import OVERALL
@@ -66,6 +80,42 @@ __all__ = ["LabelPlan", "label_plan", "sampling_probabilities"]
 
 #: Every candidate's probability is at least this share of the uniform probability ``n / candidates``.
 FLOOR_SHARE = 0.25
+#: The judge's disagreement with humans the forecast assumes without labels or a calibration report.
+PRIOR_ERROR = 0.2
+#: How many labels the prior (and the run's pooled rate, for a slice) weighs.
+PRIOR_LABELS = 10.0
+#: A calibration report weighs as many labels as its pairs, at most this many (it was measured elsewhere).
+CALIBRATION_CAP = 30.0
+
+
+@dataclass(frozen=True)
+class JudgeError:
+    """The judge's disagreement rate the forecast starts from: ``rate``, worth ``weight`` labels, and
+    ``source`` (the calibration report, or the default)."""
+
+    rate: float
+    weight: float
+    source: str
+
+
+def judge_prior(run: Run) -> JudgeError:
+    """The prior disagreement rate (module doc): the run's judge's calibration report, else the default."""
+    default = JudgeError(PRIOR_ERROR, PRIOR_LABELS, f"the default {PRIOR_ERROR:.0%}")
+    try:
+        cfg = config_for_run(None, run.manifest, run.path)
+        judge = cfg.get("judge")
+        path = judge.get("calibration") if isinstance(judge, dict) else None
+        if not isinstance(path, str) or not path:
+            return default
+        where = Path(str(cfg.get("_path") or ".")).parent / path
+        report = json.loads(where.read_text(encoding="utf-8"))
+        accuracy = float(report["rates"]["accuracy"]["rate"])
+        n = int(report["n"])
+    except (ConfigError, OSError, ValueError, KeyError, TypeError):
+        return default  # a forecast never stops a draw: without a readable report, the default
+    if report.get("judge_version") not in (None, run.manifest.get("judge_version")) or n < 1 or accuracy != accuracy:
+        return default
+    return JudgeError(1.0 - accuracy, min(float(n), CALIBRATION_CAP), f"calibration {where.name} ({n} pairs)")
 
 
 @dataclass(frozen=True)
@@ -74,7 +124,9 @@ class LabelPlan:
     ``probability``, ``drawn``), ``round`` (the draw as the run records it), ``widths`` (per group and
     overall: ``before``, ``after`` half-widths and ``expected_labels``), the ``seed``, ``n`` asked and
     ``alpha``; ``needed``, when this draw is not expected to narrow the overall interval, the ``n`` that
-    is (None when none is, or when it does)."""
+    is (None when none is, or when it does); ``judge_error`` what the expected widths take the judge's
+    disagreement to be. ``widths``' ``forecast`` is the half-width the error rates give, ``after`` the same
+    but never above ``before``."""
 
     rows: pd.DataFrame
     round: LabelRound
@@ -83,6 +135,7 @@ class LabelPlan:
     n: int
     alpha: float
     needed: int | None = None
+    judge_error: str = ""
 
     @property
     def drawn(self) -> pd.DataFrame:
@@ -111,8 +164,14 @@ class LabelPlan:
                     f"  {what}: no valid interval yet (no designed labels; the judge-only one, of the judge's "
                     f"verdicts, is {_points(half)}); after labelling {_points(w['after'])} (expected)"
                 )
+            elif w["forecast"] >= w["before"]:
+                lines.append(
+                    f"  {what} interval stays at {_points(w['before'])} (too few of these rows drawn to narrow it)"
+                )
             else:
                 lines.append(f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)")
+        if lines and self.judge_error:
+            lines.append(f"  expected widths: {self.judge_error}")
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,17 +220,21 @@ def sampling_probabilities(error: np.ndarray, n: float, floor_share: float = FLO
     return out
 
 
-def _row_errors(rows: pd.DataFrame, by: str) -> np.ndarray:
+def _row_errors(rows: pd.DataFrame, by: str, prior: JudgeError) -> tuple[np.ndarray, np.ndarray, str]:
+    """(the slice's measured rate ``s`` per row, the draw's error per row, what ``s`` stands on) (module doc)."""
     labelled = rows["label"].isin(["designed", "hand"]) & rows["judge"].isin(["PASS", "FAIL"])
     wrong = labelled & (rows["human"] != rows["judge"])
-    overall = (float(wrong.sum()) + 1.0) / (float(labelled.sum()) + 2.0)
+    n_lab, n_wrong = float(labelled.sum()), float(wrong.sum())
+    overall = (n_wrong + prior.weight * prior.rate) / (n_lab + prior.weight)
     per = pd.DataFrame({"g": rows[by].astype(str), "l": labelled, "w": wrong}).groupby("g")[["l", "w"]].sum()
-    slice_rate = ((per["w"] + 2.0 * overall) / (per["l"] + 2.0)).reindex(rows[by].astype(str)).to_numpy()
+    k = PRIOR_LABELS
+    slice_rate = ((per["w"] + k * overall) / (per["l"] + k)).reindex(rows[by].astype(str)).to_numpy()
+    said = f"{n_wrong:.0f} of {n_lab:.0f} labels disagree, shrunk toward {prior.source}" if n_lab else prior.source
     share = rows["judge_share"].to_numpy(dtype=float)
     split = np.nan_to_num(np.where(rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0))
     hard = 0.5 * (rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])).to_numpy(dtype=float)
-    out: np.ndarray = 1.0 - (1.0 - slice_rate) * (1.0 - split) * (1.0 - hard)
-    return out
+    draw: np.ndarray = 1.0 - (1.0 - slice_rate) * (1.0 - split) * (1.0 - hard)
+    return slice_rate, draw, f"the judge taken to disagree with you on {overall:.0%} of rows ({said})"
 
 
 def _width(group: pd.DataFrame, estimate: Any, z: float, n: float) -> tuple[float, float]:
@@ -189,7 +252,7 @@ def _width(group: pd.DataFrame, estimate: Any, z: float, n: float) -> tuple[floa
     var = second.mean(axis=1) - mean_y.mean() ** 2  # Var(Z) for each lam; the estimator takes the least
     after = z * math.sqrt(max(float(var.min()), 0.0) / len(judged))
     before = z * float(estimate["se"]) if not math.isnan(float(estimate["estimate"])) else math.nan
-    if estimate["rounds"] and not math.isnan(before):  # averaged with the rounds before it (module doc)
+    if estimate["round_rows"] and not math.isnan(before):  # averaged with what came before (module doc)
         a = float(estimate["round_rows"]) / (float(estimate["round_rows"]) + n)
         after = math.sqrt(a**2 * before**2 + (1.0 - a) ** 2 * after**2)
     return before, after
@@ -205,7 +268,7 @@ def _rows_needed(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, ov
     """The fewest expected labels whose draw narrows the overall interval below its width now (None when no
     draw can: the rows already labelled are then exact and the rest depends on this draw alone)."""
     before = z * float(overall["se"])
-    errors = cand["e"].to_numpy()
+    errors = cand["draw_e"].to_numpy()
 
     def after(k: int) -> float:
         return _width(_with_q(rows, designed, cand, sampling_probabilities(errors, float(k))), overall, z, k)[1]
@@ -234,7 +297,7 @@ def label_plan(
         raise InputError(f"label_plan: n must be at least 1, got {n}")
     r = run if isinstance(run, Run) else read_run(run)
     rows = judge_rows(r, by=by, rule=rule)
-    rows["e"] = _row_errors(rows, by)
+    rows["e"], rows["draw_e"], said = _row_errors(rows, by, judge_prior(r))
     designed = rows["label"] == "designed"
     observed = (rows["human"] != rows["judge"]).astype(float)
     rows.loc[designed, "e"] = observed[designed]  # known: q = 1 (module doc)
@@ -243,7 +306,7 @@ def label_plan(
         raise InputError(f"{r.path}: every row the judge decided already holds a label drawn by a design")
     seed = secrets.randbelow(2**32) if seed is None else int(seed)
     cand = rows[candidate].sort_values("row_id").reset_index(drop=True)
-    prob = sampling_probabilities(cand["e"].to_numpy(), float(n))
+    prob = sampling_probabilities(cand["draw_e"].to_numpy(), float(n))
     drawn = np.random.default_rng(seed).random(len(cand)) < prob
     rows = _with_q(rows, designed, cand, prob)
     estimates = judge_estimates(r, by=by, alpha=alpha, rule=rule)
@@ -251,14 +314,15 @@ def label_plan(
     lines = []
     for key in [*sorted({str(v) for v in rows[by]}), OVERALL]:
         group = rows if key == OVERALL else rows[rows[by].astype(str) == key]
-        before, after = _width(group, estimates.loc[key], z, n)
+        before, raw = _width(group, estimates.loc[key], z, n)
+        after = raw if math.isnan(before) else min(raw, before)  # never wider than now (module doc)
         expected = float(group["q"].where(candidate.loc[group.index], 0.0).sum())
-        lines.append({by: key, "before": before, "after": after, "expected_labels": expected})
+        lines.append({by: key, "before": before, "after": after, "forecast": raw, "expected_labels": expected})
     widths = pd.DataFrame(lines).set_index(by)
     needed = None
-    if widths.loc[OVERALL, "after"] >= widths.loc[OVERALL, "before"]:
+    if widths.loc[OVERALL, "forecast"] >= widths.loc[OVERALL, "before"]:
         needed = _rows_needed(rows, designed, cand, estimates.loc[OVERALL], z)
-    plan_rows = cand[["row_id", by, "judge", "e", "verdict"]].rename(columns={"e": "error"})
+    plan_rows = cand[["row_id", by, "judge", "draw_e", "verdict"]].rename(columns={"draw_e": "error"})
     plan_rows = plan_rows.assign(probability=prob, drawn=drawn)
     judged = rows[rows["judge"].isin(["PASS", "FAIL"])]
     draw = LabelRound(
@@ -268,4 +332,4 @@ def label_plan(
         probabilities={str(k): float(v) for k, v in zip(judged["row_id"], judged["q"], strict=True)},
         drawn=tuple(str(x) for x in cand.loc[drawn, "row_id"]),
     )
-    return LabelPlan(plan_rows, draw, widths, seed=seed, n=n, alpha=alpha, needed=needed)
+    return LabelPlan(plan_rows, draw, widths, seed=seed, n=n, alpha=alpha, needed=needed, judge_error=said)
