@@ -107,3 +107,28 @@ def test_one_labelled_rule_does_not_vouch_for_a_non_inferiority_the_self_preferr
     code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
     assert "prediction-powered" in rules["judge.non_inferiority"]["detail"]
     assert code == 0 and "judge.self_preference" not in rules
+
+
+def test_an_estimate_like_a_run_with_errors_or_of_another_version_says_what_it_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ERROR outcome's missing token counts (pd.NA) were a traceback; a run of another dataset version
+    was read as if its rows were this version's, without a word."""
+    rows = numbered_rows(4, lambda i: {"prompt": f"say yes {i}", "expect": {"must_contain": ["yes"]}})
+    ds = write_dataset(tmp_path, rows)
+    ds2 = write_dataset(tmp_path, rows[:3], folder="ds2", version="2.0.0")
+    common = ["--provider", "openai", "--model", "m", "--quiet", "--results-dir", str(tmp_path / "res")]
+    with FakeModelServer(default=Reply.status(500)) as srv:
+        assert main(["run", str(ds), *common, "--base-url", srv.url, "--run-id", "err", "--max-retries", "0"]) == 3
+    with FakeModelServer(default=Reply.text("yes", tokens_in=100, tokens_out=20)) as srv:
+        assert main(["run", str(ds), *common, "--base-url", srv.url, "--run-id", "ok"]) == 0
+        capsys.readouterr()
+        assert main(["run", str(ds), *common, "--base-url", srv.url, "--estimate", "--like", "err"]) == 0
+        assert "like run err (4 outcomes): tokens n/a (that run recorded none);" in capsys.readouterr().out
+        assert main(["run", str(ds2), *common, "--base-url", srv.url, "--estimate", "--like", "ok"]) == 0
+        out = capsys.readouterr().out
+        assert srv.count() == 4  # the run "ok" only: an estimate calls nothing
+    # 3 outcomes x (100 + 20) tokens, from run ok's 4 outcomes of version 1.0.0
+    assert (
+        "like run ok (4 outcomes, of version 1.0.0, not 2.0.0: its rows differ): tokens ~360 (in ~300, out ~60)" in out
+    )

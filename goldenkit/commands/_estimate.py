@@ -11,8 +11,8 @@ a simulated-user scenario takes 1 to its ``max_turns``, else ``--max-turns``). W
 row still. The judge's calls are not counted (one per
 graded outcome when a judge grades), nor a user simulator's.
 
-``--like RUN`` (a run of the same dataset, by name) adds, from that run's outcomes: the expected
-tokens (its mean tokens in and out per outcome, times this run's outcomes), the time at
+``--like RUN`` (a run of the same dataset, by name; of another version, the line says so) adds, from that
+run's outcomes: the expected tokens (its mean tokens in and out per outcome, times this run's outcomes), the time at
 ``--max-in-flight`` (its mean latency times the outcomes, over the calls in flight; the ``--rpm``
 pacing when that is slower) and the money from the ``[pricing]`` of this run's model, else from the
 prices the provider returned in that run, else ``money n/a`` (never a guess).
@@ -21,7 +21,6 @@ prices the provider returned in that run, else ``money n/a`` (never a guess).
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -148,13 +147,17 @@ def like_line(ref: str, plan: Plan, opts: Mapping[str, Any], cfg: Mapping[str, A
     from goldenkit.results import read_run
 
     run = read_run(ref, opts.get("results_dir", "results"))
-    theirs = (run.manifest.get("dataset") or {}).get("name")
-    if theirs != dataset.name:
-        raise UsageError(f"goldenkit run --like {ref}: that run is of dataset {theirs!r}, not {dataset.name!r}")
+    theirs = run.manifest.get("dataset") or {}
+    if theirs.get("name") != dataset.name:
+        raise UsageError(
+            f"goldenkit run --like {ref}: that run is of dataset {theirs.get('name')!r}, not {dataset.name!r}"
+        )
+    version = theirs.get("version")
+    other = f", of version {version}, not {dataset.version}: its rows differ" if version != dataset.version else ""
     frame = run.outcomes(columns=["tokens_in", "tokens_out", "latency_ms", "cost"])
     mean = {c: _mean(frame[c]) for c in ("tokens_in", "tokens_out", "latency_ms", "cost")}
     n = plan.outcomes
-    head = f"like run {run.run_id} ({len(frame)} outcomes)"
+    head = f"like run {run.run_id} ({len(frame)} outcomes{other})"
     if mean["tokens_in"] is None or mean["tokens_out"] is None:
         tokens = "tokens n/a (that run recorded none)"
         t_in, t_out = None, None
@@ -167,7 +170,9 @@ def like_line(ref: str, plan: Plan, opts: Mapping[str, Any], cfg: Mapping[str, A
 
 
 def _mean(column: Any) -> float | None:
-    values = [float(v) for v in column if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    import pandas as pd
+
+    values = [float(v) for v in column if not pd.isna(v)]  # None, NaN and pd.NA (an ERROR's missing count)
     return sum(values) / len(values) if values else None
 
 
