@@ -48,10 +48,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from goldenkit._pricing import NO_MONEY, PROVIDER, Pricing
+from goldenkit._pricing import NO_MONEY, PER_TOKENS, PROVIDER, Pricing
 from goldenkit.config import config_for_run, pricing
 from goldenkit.errors import ConfigError
-from goldenkit.schema import CANDIDATE, ERROR, JUDGE, PASS, ROLES, RUN_FILE, SIMULATOR_ROLE, TOKEN_COUNTS
+from goldenkit.schema import (
+    CANDIDATE,
+    ERROR,
+    JUDGE,
+    PASS,
+    ROLES,
+    RUN_FILE,
+    SIMULATOR_ROLE,
+    TOKEN_COUNTS,
+    USAGE_COUNTS,
+)
 from goldenkit.stats import OVERALL, collapse_repeats, paired_mean_diff
 
 if TYPE_CHECKING:
@@ -107,98 +117,107 @@ def _model_id(agent: Any) -> str | None:
     return str(model) if model else None
 
 
-def _money(pricing: Pricing, model: str | None, usage: Mapping[str, Any]) -> tuple[float | None, str | None]:
-    """One outcome's money for one role and its label (None, None: unpriced)."""
-    cost = _float_or_none(usage.get("cost"))
-    if cost is not None:
-        return cost, PROVIDER
-    price = pricing.price(model)
-    if price is None:
-        return None, None
-    tin, tout, cached = (_int_or_none(usage.get(k)) for k in ("tokens_in", "tokens_out", "tokens_cached"))
-    money = price.cost(tin, tout, cached)
-    return (money, price.label) if money is not None else (None, None)
-
-
 def _column(outcomes: pd.DataFrame, name: str) -> list[Any]:
     return outcomes[name].tolist() if name in outcomes.columns else [None] * len(outcomes)
 
 
-def _role_usages(outcomes: pd.DataFrame, role: str) -> list[dict[str, Any] | None]:
-    """Each outcome's usage of ``role`` as a dict of counts (None: the role made no call for it)."""
+def _numbers(values: Sequence[Any]) -> np.ndarray:
+    """``values`` as floats, NaN where one is missing (None, NA, NaN)."""
+    import pandas as pd
+
+    return np.asarray(pd.to_numeric(pd.Series(values, dtype=object), errors="coerce"), dtype=float)
+
+
+def _role_usages(outcomes: pd.DataFrame, role: str) -> dict[str, np.ndarray]:
+    """Each outcome's usage of ``role``: ``calls`` and the token counts and ``cost`` as floats (NaN: not
+    reported) and ``used`` (the role made calls or reported usage for the outcome)."""
     if role == CANDIDATE:
-        cols = {k: _column(outcomes, k) for k in (*TOKEN_COUNTS, "cost")}
-        calls = _column(outcomes, "attempts")
-        out: list[dict[str, Any] | None] = []
-        for i, n in enumerate(calls):
-            usage = {"calls": _int_or_none(n), **{k: v[i] for k, v in cols.items()}}
-            used = (usage["calls"] or 0) > 0 or any(_int_or_none(usage[k]) is not None for k in TOKEN_COUNTS)
-            out.append(usage if used else None)
+        out = {k: _numbers(_column(outcomes, k)) for k in ("calls", *TOKEN_COUNTS, "cost") if k != "calls"}
+        out["calls"] = _numbers(_column(outcomes, "attempts"))
+        tokens = np.column_stack([out[k] for k in TOKEN_COUNTS]) if len(outcomes) else np.zeros((0, 1))
+        out["used"] = (np.nan_to_num(out["calls"]) > 0) | (~np.isnan(tokens)).any(axis=1)
         return out
-    cells = _column(outcomes, "usage")
-    return [dict(c[role]) if isinstance(c, Mapping) and isinstance(c.get(role), Mapping) else None for c in cells]
+    cells = [c.get(role) if isinstance(c, Mapping) else None for c in _column(outcomes, "usage")]
+    usages = [c if isinstance(c, Mapping) else None for c in cells]
+    if not any(u is not None for u in usages):  # the role made no call (most runs have no judge)
+        return {**{k: np.full(len(usages), np.nan) for k in USAGE_COUNTS}, "used": np.zeros(len(usages), bool)}
+    out = {k: _numbers([u.get(k) if u is not None else None for u in usages]) for k in USAGE_COUNTS}
+    out["used"] = np.array([u is not None for u in usages], dtype=bool)
+    return out
+
+
+def _prices(pricing: Pricing, models: Sequence[str | None]) -> dict[str, np.ndarray]:
+    """Per outcome, its model's prices (USD per token; NaN: unpriced) and their labels."""
+    known = {m: pricing.price(m) for m in set(models)}
+    per = {k: np.full(len(models), np.nan) for k in ("input", "output", "cached_input")}
+    labels = np.array([None] * len(models), dtype=object)
+    for i, m in enumerate(models):
+        price = known[m]
+        if price is not None:
+            per["input"][i], per["output"][i] = price.input / PER_TOKENS, price.output / PER_TOKENS
+            cached = price.input if price.cached_input is None else price.cached_input
+            per["cached_input"][i], labels[i] = cached / PER_TOKENS, price.label
+    return {**per, "label": labels}
 
 
 def _spend(outcomes: pd.DataFrame, pricing: Pricing, models: Mapping[str, str | None]) -> dict[str, Any]:
-    """Per outcome and role: the counts, the money and its label, and whether the role was used."""
+    """Per outcome and role (arrays): the counts, the money and its label, whether the role was used and
+    whether it reported usage (a call that reported none is neither priced nor counted in tokens)."""
     spend: dict[str, Any] = {}
-    agents = _column(outcomes, "agent_version")
+    own = [_model_id(a) for a in _column(outcomes, "agent_version")]
     for role in ROLES:
-        usages = _role_usages(outcomes, role)
+        u = _role_usages(outcomes, role)
         pre = PREFIX[role]
-        spend[f"{pre}used"] = np.array([u is not None for u in usages], dtype=bool)
-        spend[f"{pre}reported"] = np.array(  # a call that reported no usage is not priced (nor counted in tokens)
-            [
-                u is not None and any(_float_or_none(u.get(k)) is not None for k in (*TOKEN_COUNTS, "cost"))
-                for u in usages
-            ],
-            dtype=bool,
-        )
+        reported = u["used"] & (~np.isnan(np.column_stack([u[k] for k in (*TOKEN_COUNTS, "cost")]))).any(axis=1)
+        spend[f"{pre}used"], spend[f"{pre}reported"] = u["used"], reported
         for key in ("calls", *TOKEN_COUNTS):
-            spend[f"{pre}{key}"] = [_int_or_none(u.get(key)) if u is not None else None for u in usages]
-        priced = [
-            _money(pricing, models.get(role) or (_model_id(agents[i]) if role == CANDIDATE else None), u)
-            if u is not None
-            else (None, None)
-            for i, u in enumerate(usages)
-        ]
-        spend[f"{pre}money"] = [m for m, _ in priced]
-        spend[f"{pre}money_label"] = [lab for _, lab in priced]
+            spend[f"{pre}{key}"] = u[key]
+        model = models.get(role)
+        p = _prices(pricing, own if role == CANDIDATE and not model else [model] * len(outcomes))
+        tin, tout = u["tokens_in"], u["tokens_out"]
+        cached = np.minimum(np.nan_to_num(u["tokens_cached"]), np.nan_to_num(tin))
+        priced = (tin - cached) * p["input"] + cached * p["cached_input"] + tout * p["output"]
+        provider = ~np.isnan(u["cost"])
+        spend[f"{pre}money"] = np.where(provider, u["cost"], priced)
+        labels = np.where(provider, PROVIDER, p["label"])
+        labels[np.isnan(spend[f"{pre}money"])] = None
+        spend[f"{pre}money_label"] = labels
     return spend
 
 
-def _sum(values: Sequence[int | None], mask: np.ndarray) -> int | None:
-    got = [v for v, keep in zip(values, mask, strict=True) if keep and v is not None]
-    return int(sum(got)) if got else None
+def _sum(values: np.ndarray, mask: np.ndarray) -> int | None:
+    got = values[mask]
+    got = got[~np.isnan(got)]
+    return int(got.sum()) if got.size else None
 
 
-def _money_sum(money: Sequence[float | None], labels: Sequence[str | None], mask: np.ndarray) -> tuple[Any, str]:
+def _money_sum(money: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> tuple[Any, str]:
     """A group's money for one role and its label (see the module doc: all priced, or n/a)."""
-    used = [(m, lab) for m, lab, keep in zip(money, labels, mask, strict=True) if keep]
+    used = int(mask.sum())
     if not used:
         return None, ""
-    unpriced = sum(1 for m, _ in used if m is None)
-    if unpriced == len(used):
+    unpriced = int(np.isnan(money[mask]).sum())
+    if unpriced == used:
         return None, NO_PRICES
     if unpriced:
-        return None, f"{NO_MONEY} ({unpriced:,} of {len(used):,} outcomes unpriced)"
-    return float(sum(m for m, _ in used if m is not None)), " + ".join(sorted({str(lab) for _, lab in used}))
+        return None, f"{NO_MONEY} ({unpriced:,} of {used:,} outcomes unpriced)"
+    return float(money[mask].sum()), " + ".join(sorted({str(lab) for lab in labels[mask]}))
 
 
-def _quantile(values: Sequence[Any], q: float) -> float | None:
-    got = np.array([v for v in (_float_or_none(x) for x in values) if v is not None], dtype=float)
+def _quantile(values: np.ndarray, q: float) -> float | None:
+    got = values[~np.isnan(values)]
     return float(np.quantile(got, q)) if got.size else None
 
 
 def _group(
-    spend: Mapping[str, Any], mask: np.ndarray, answered: np.ndarray, lat: list[Any], ttft: list[Any]
+    spend: Mapping[str, Any], mask: np.ndarray, answered: np.ndarray, lat: np.ndarray, ttft: np.ndarray
 ) -> dict[str, Any]:
     """The figures of one group of outcomes (``mask``)."""
     row: dict[str, Any] = {"outcomes": int(mask.sum())}
     keep = mask & answered
-    row["latency_p50_ms"] = _quantile([v for v, k in zip(lat, keep, strict=True) if k], 0.5)
-    row["latency_p95_ms"] = _quantile([v for v, k in zip(lat, keep, strict=True) if k], 0.95)
-    row["ttft_p50_ms"] = _quantile([v for v, k in zip(ttft, keep, strict=True) if k], 0.5)
+    row["latency_p50_ms"] = _quantile(lat[keep], 0.5)
+    row["latency_p95_ms"] = _quantile(lat[keep], 0.95)
+    row["ttft_p50_ms"] = _quantile(ttft[keep], 0.5)
     total: list[tuple[Any, str]] = []
     for role in ROLES:
         pre = PREFIX[role]
@@ -244,10 +263,10 @@ def accounting(
     spend = _spend(outcomes, pricing or Pricing(), models or {})
     verdicts = _column(outcomes, "verdict")
     answered = np.array([v != ERROR for v in verdicts], dtype=bool)
-    lat, ttft = _column(outcomes, "latency_ms"), _column(outcomes, "ttft_ms")
+    lat, ttft = _numbers(_column(outcomes, "latency_ms")), _numbers(_column(outcomes, "ttft_ms"))
     rows = collapse_repeats(outcomes, rule) if len(outcomes) else None
-    keys = [str(k) for k in _column(outcomes, by)] if by is not None else []
-    groups = [(k, np.array([x == k for x in keys], dtype=bool)) for k in sorted(set(keys))]
+    keys = np.array([str(k) for k in _column(outcomes, by)] if by is not None else [], dtype=object)
+    groups = [(k, keys == k) for k in sorted(set(keys))]
     groups.append((OVERALL, np.ones(len(outcomes), dtype=bool)))
     out = []
     for name, mask in groups:
