@@ -2,7 +2,8 @@
 
 * :func:`write_dataset` writes a dataset folder (``dataset.json`` with its changelog,
   ``dataset.jsonl``, and a ``goldenkit.toml`` when given) from rows;
-* :func:`row`, :func:`rows_of` and :func:`numbered_rows` build those rows;
+* :func:`row`, :func:`rows_of` and :func:`numbered_rows` build those rows; :func:`tiny_dataset`
+  is the small dataset the command line's tests share;
 * :func:`write_guide_project` writes the files docs/first-dataset.md shows (``shop/``
   and ``shop_agent.py``);
 * :func:`graded_run` makes a run folder of given verdicts with the library's own
@@ -90,6 +91,18 @@ def write_dataset(
     if toml is not None:
         (d / "goldenkit.toml").write_text(toml, encoding="utf-8")
     return d
+
+
+def tiny_dataset(root: Path, n: int, *, toml: str | None = None) -> Path:
+    """The dataset ``tiny`` of ``n`` rows ``r000``.. expecting "yes", in slices even/odd, every third
+    row in the holdout split (the command line's tests run it); ``toml`` is its goldenkit.toml."""
+    rows = numbered_rows(
+        n,
+        lambda i: {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
+        slice=lambda i: "even" if i % 2 == 0 else "odd",
+        split=lambda i: "dev" if i % 3 else "holdout",
+    )
+    return write_dataset(root, rows, name="tiny", toml=toml)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from factories import tiny_dataset
 from fakeserver import FakeModelServer, Reply
 from run_factory import manifest, outcomes, write_run
-from test_run_cli import make_dataset
 
 from goldenkit.cli import main
 from goldenkit.results import read_run
@@ -69,7 +69,7 @@ def test_unknown_run_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_benchmark_models_on_a_real_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ds = make_dataset(tmp_path, 30)
+    ds = tiny_dataset(tmp_path, 30)
 
     def responder(req: object) -> Reply:
         body = getattr(req, "json", {})
@@ -138,7 +138,7 @@ def test_benchmark_agents_from_toml(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_benchmark_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ds = make_dataset(tmp_path, 3)
+    ds = tiny_dataset(tmp_path, 3)
     assert main(["benchmark", str(ds), "--provider", "openai", "--run-id", "x", "--models", "a"]) == 1
     assert "--run-id does not apply" in capsys.readouterr().err
     assert main(["benchmark", str(ds), "--provider", "openai"]) == 1
@@ -150,7 +150,7 @@ def test_benchmark_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_benchmark_with_an_invalid_run_exits_3_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ds = make_dataset(tmp_path, 6)
+    ds = tiny_dataset(tmp_path, 6)
 
     def responder(req: object) -> Reply:
         body = getattr(req, "json", {})

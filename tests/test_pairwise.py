@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import tiny_dataset
 from fakeserver import FakeModelServer, Reply
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
-from test_run_cli import make_dataset
 
 from goldenkit.cli import main
 from goldenkit.errors import ConfigError
@@ -52,7 +52,7 @@ def test_both_orders_must_agree(first: str | None, second: str | None, outcome: 
 
 def _runs(tmp_path: Path) -> tuple[Path, Path, Path]:
     """12 rows (even/odd slices); base answers briefly, the candidate explains on rows 0-8."""
-    ds = make_dataset(tmp_path, 12)
+    ds = tiny_dataset(tmp_path, 12)
     results = tmp_path / "results"
     for run_id, text in (("base", lambda i: "yes."), ("cand", lambda i: "yes, explained" if i < 9 else "yes.")):
         fx = tmp_path / f"fx-{run_id}"

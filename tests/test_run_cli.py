@@ -11,22 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from factories import numbered_rows, write_dataset
+from factories import tiny_dataset as make_dataset  # the name tests/test_frontier_cli.py imports from here
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
 from goldenkit.results import iter_jsonl, outcomes_df, read_run
-
-
-def make_dataset(root: Path, n: int, *, toml: str | None = None) -> Path:
-    """``n`` rows ``r000``.. expecting "yes", in slices even/odd, every third in the holdout split."""
-    rows = numbered_rows(
-        n,
-        lambda i: {"prompt": f"question {i}", "expect": {"must_contain": ["yes"]}},
-        slice=lambda i: "even" if i % 2 == 0 else "odd",
-        split=lambda i: "dev" if i % 3 else "holdout",
-    )
-    return write_dataset(root, rows, name="tiny", toml=toml)
 
 
 def make_fixtures(root: Path, answers: dict[tuple[str, int], str | None]) -> Path:
