@@ -99,19 +99,6 @@ def run_pricing(manifest: Mapping[str, Any] | None, run_dir: str | Path | None =
         return Pricing()
 
 
-def _int_or_none(value: Any) -> int | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType":
-        return None
-    return int(value)
-
-
-def _float_or_none(value: Any) -> float | None:
-    if value is None or type(value).__name__ == "NAType":
-        return None
-    out = float(value)
-    return None if math.isnan(out) else out
-
-
 def _model_id(agent: Any) -> str | None:
     model = agent.get("model_id") if isinstance(agent, Mapping) else None
     return str(model) if model else None
@@ -132,8 +119,8 @@ def _role_usages(outcomes: pd.DataFrame, role: str) -> dict[str, np.ndarray]:
     """Each outcome's usage of ``role``: ``calls`` and the token counts and ``cost`` as floats (NaN: not
     reported) and ``used`` (the role made calls or reported usage for the outcome)."""
     if role == CANDIDATE:
-        out = {k: _numbers(_column(outcomes, k)) for k in ("calls", *TOKEN_COUNTS, "cost") if k != "calls"}
-        out["calls"] = _numbers(_column(outcomes, "attempts"))
+        out = {k: _numbers(_column(outcomes, k)) for k in (*TOKEN_COUNTS, "cost")}
+        out["calls"] = _numbers(_column(outcomes, "attempts"))  # the candidate's calls: its attempts
         tokens = np.column_stack([out[k] for k in TOKEN_COUNTS]) if len(outcomes) else np.zeros((0, 1))
         out["used"] = (np.nan_to_num(out["calls"]) > 0) | (~np.isnan(tokens)).any(axis=1)
         return out
