@@ -1,0 +1,60 @@
+"""Human labels and the judge-graded figures, read as a hostile user would use them.
+
+Each test is a problem found by trying to break labels, the prediction-powered estimate or the places
+that show it: labels given twice, labels whose answers changed since, a judge whose verdicts leave
+nothing to estimate a variance from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_judge_evidence import judged_run, planted
+
+from goldenkit.cli import main
+from goldenkit.stats import ppi_mean, wilson_ci
+
+
+def _runs(tmp_path: Path) -> tuple[Path, Path, np.ndarray, list[str]]:
+    """A candidate and a baseline graded by the same judge (85% agreement) on 120 rows."""
+    human, judge, slices = planted(120, seed=1)
+    verdicts = {r: [bool(judge[i])] for i, r in enumerate(slices)}
+    return (
+        judged_run(tmp_path, "cand", verdicts, slices),
+        judged_run(tmp_path, "base", verdicts, slices),
+        human,
+        list(slices),
+    )
+
+
+def _label(tmp_path: Path, run: Path, lines: list[dict[str, Any]], *extra: str) -> int:
+    f = tmp_path / "labels-in.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return main(["judge", "label", str(f), "--run", str(run), *extra])
+
+
+def test_labels_all_alike_never_give_a_zero_width_interval() -> None:
+    # ten labelled rows, all PASS, on which the judge said PASS too: nothing for lambda to use, and the
+    # plug-in variance of the labels is 0; an interval [1, 1] would claim every row passes, for certain
+    est = ppi_mean([1, 0, 1, 1, 0] * 20, [1] * 10, [1] * 10)
+    assert est.ci_high - est.ci_low > 0.1
+    assert (est.ci_low, est.ci_high) == pytest.approx(wilson_ci(10, 10, 0.95))  # the labels' own interval
+    # a judge that passed every row, and labels that agree: the judge's rate alone has variance 0 too
+    same = ppi_mean([1] * 100, [1] * 10, [1] * 10)
+    assert same.ci_high - same.ci_low > 0.1
+    # a paired difference whose labelled rows all held (0 on each) is not known to be exactly 0
+    diff = ppi_mean([0, 1, -1, 0] * 25, [0] * 10, [0] * 10, bounds=(-1.0, 1.0))
+    assert diff.ci_low < -0.1 and diff.ci_high > 0.1 and diff.estimate == 0.0
+    # unequal probabilities: the labels' effective size (Kish) sets the width
+    weighted = ppi_mean([1] * 90, [1] * 6, [1] * 6, weights=[2, 2, 2, 8, 8, 8])
+    n_eff = 30**2 / (3 * 4 + 3 * 64)
+    assert (weighted.ci_low, weighted.ci_high) == pytest.approx((_wilson_low(n_eff), 1.0), abs=1e-9)
+
+
+def _wilson_low(n: float, z: float = 1.959963984540054) -> float:
+    """The Wilson lower bound when every one of ``n`` (not necessarily whole) trials succeeded."""
+    return n / (n + z * z)
