@@ -58,3 +58,27 @@ def test_labels_all_alike_never_give_a_zero_width_interval() -> None:
 def _wilson_low(n: float, z: float = 1.959963984540054) -> float:
     """The Wilson lower bound when every one of ``n`` (not necessarily whole) trials succeeded."""
     return n / (n + z * z)
+
+
+def test_compare_still_compares_when_labels_were_given_on_other_answers(tmp_path: Path, capsys: Any) -> None:
+    cand, base, human, ids = _runs(tmp_path)
+    code = main(["compare", str(base), str(cand)])
+    assert (
+        _label(
+            tmp_path,
+            cand,
+            [{"id": r, "human": "PASS" if human[i] else "FAIL"} for i, r in enumerate(ids) if i % 4 == 0],
+            "--probability",
+            "0.25",
+        )
+        == 0
+    )
+    outcomes = cand / "outcomes.jsonl"  # the answer of a labelled row edited by hand since
+    lines = [json.loads(x) for x in outcomes.read_text(encoding="utf-8").splitlines()]
+    lines[0]["response"] = "edited by hand"
+    outcomes.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (cand / "outcomes.parquet").unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main(["compare", str(base), str(cand)]) == code  # the comparison of the outcomes is unchanged
+    both = capsys.readouterr()
+    assert "judge-graded figures not shown" in both.err and "other answers than this run's" in both.err

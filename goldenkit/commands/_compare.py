@@ -218,11 +218,17 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:
-    """The judge-graded difference of a pair graded by the same judge (``judge_pair``), else None."""
+    """The judge-graded difference of a pair graded by the same judge (``judge_pair``), else None; labels that
+    cannot be read (given on other answers) are said on stderr, as report.html says them, not fatal."""
+    from goldenkit.errors import InputError
     from goldenkit.results._judge_figures import judge_pair
 
     by = cmp.by if cmp.by != "tags" else "slice"  # the judge's figures group by a per-row value
-    return judge_pair(cand, base, by=by, alpha=cmp.alpha, rule=cmp.rule)
+    try:
+        return judge_pair(cand, base, by=by, alpha=cmp.alpha, rule=cmp.rule)
+    except InputError as exc:
+        print(f"judge-graded figures not shown: {exc}", file=sys.stderr)
+        return None
 
 
 def format_judge_pair(table: Any) -> str:
