@@ -128,7 +128,7 @@ LAYERS: list[set[str]] = [
         "runner._shard",
         "runner._outcome_index",
     },
-    {"runner._folder", "runner._sequential"},
+    {"runner._folder", "runner._sequential", "runner._calls"},
     {"runner._ray_limits"},
     {"runner._run"},
     {"runner._manifest", "runner._options"},

@@ -15,8 +15,8 @@ from goldenkit.dataset import read_dataset
 from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import RunOptions, arun_eval, run_eval
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._options import RunOptionsFields
-from goldenkit.runner._run import CallLimits
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,11 @@ class GradeResult:
         return out
 
 
+#: How a grader sends a model call: ``await call(provider, case)`` -> the response, or the error raised after
+#: the retries (inside a run, :meth:`goldenkit.runner._calls.ModelCalls.response`).
+ModelCall = Callable[[Any, Case], Awaitable[Response]]
+
+
 class Grader(ABC):
     """Base class of graders."""
 
@@ -62,7 +67,10 @@ class Grader(ABC):
     def grade(self, case: Case, response: Response) -> GradeResult:
         """Grade one response to one case."""
 
-    async def agrade(self, case: Case, response: Response) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
+        """:meth:`grade` for the event loop. ``call``: how a grader that asks a model (the judge) sends its
+        calls -- inside a run, the run's seam (:class:`goldenkit.runner._calls.ModelCalls`), so they count
+        against that run's limiter and budget; None: the grader calls its provider directly."""
         return self.grade(case, response)
 
     def applies(self, case: Case) -> bool:
@@ -229,8 +237,11 @@ def grade_case(graders: Iterable[Grader], case: Case, response: Response) -> dic
     return out
 
 
-async def agrade_case(graders: Iterable[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
-    """:func:`grade_case` for the event loop: graders that call a model (the judge) are awaited."""
+async def agrade_case(
+    graders: Iterable[Grader], case: Case, response: Response, *, call: ModelCall | None = None
+) -> dict[str, GradeResult]:
+    """:func:`grade_case` for the event loop: graders that call a model (the judge) are awaited, each given
+    ``call`` (:meth:`Grader.agrade`)."""
     names = case_grader_names(case)
     out: dict[str, GradeResult] = {}
     for g in graders:
@@ -238,7 +249,7 @@ async def agrade_case(graders: Iterable[Grader], case: Case, response: Response)
             out[g.name] = _NOT_SELECTED
             continue
         try:
-            out[g.name] = await g.agrade(case, response)
+            out[g.name] = await g.agrade(case, response, call)
         except Exception as exc:
             out[g.name] = _error_result(exc)
     return out

@@ -35,9 +35,11 @@ parameters (provider options other than the model, without the transport setting
 run.json and every outcome, so two runs judged differently (model, prompt, rubric, sampling settings) are not
 comparable, while moving the judge to another server keeps its version.
 
-**Calls.** Inside a run, the runner sets :attr:`JudgeGrader.call_model`, so the judge's calls share the run's
-limiter, retries, backoff and Retry-After cap, and closes the judge's provider when the run ends. Alone
-(``grade`` / ``agrade`` outside a run) the judge calls its provider directly.
+**Calls.** Inside a run, the runner hands :meth:`JudgeGrader.agrade` its seam as ``call``
+(:meth:`goldenkit.runner._calls.ModelCalls.response`), so the judge's calls share that run's limiter, budget,
+retries, backoff and Retry-After cap -- two runs sharing one judge object each count their own -- and the run
+closes the judge's provider when it ends. Alone (``grade`` / ``agrade`` without ``call``) the judge calls its
+provider directly.
 
 **Self-preference.** A judge model equal to the generator model is refused unless ``allow_self_judge`` is set:
 models prefer their own answers.
@@ -50,7 +52,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,14 +60,11 @@ from typing import Any
 from goldenkit._findings import reason_findings
 from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import Grader, GradeResult, final_reference, selected_for
+from goldenkit.graders._base import Grader, GradeResult, ModelCall, final_reference, selected_for
 from goldenkit.graders._text import quote
 from goldenkit.providers._base import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
 from goldenkit.schema import TRANSPORT_SETTINGS, usage_of
-
-#: How a run sends the judge's calls: ``await call(provider, case)`` (see the module doc).
-ModelCall = Callable[[Provider, Case], Awaitable[Response]]
 
 __all__ = [
     "DECISIONS",
@@ -408,7 +407,6 @@ class JudgeGrader(Grader):
             "provider": provider_name,
             **{k: v for k, v in options.items() if k != "model" and k not in TRANSPORT_SETTINGS},
         }
-        self.call_model: ModelCall | None = None
         if self.max_response_chars != 20000:
             self.parameters["max_response_chars"] = self.max_response_chars
         self.judge_version = judge_version(self.model, self.rubric_sha256, self.parameters)
@@ -455,13 +453,13 @@ class JudgeGrader(Grader):
         system, user, answers = build_judge_prompt(case, response, self.rubric, max_chars=self.max_response_chars)
         return Case(id=f"judge:{case.id}", shape="contract", turns=(Turn(user=user),), system=system), answers
 
-    async def agrade(self, case: Case, response: Response) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         judge_case, answers = self.prompt(case, response)
         try:
-            if self.call_model is not None:
-                reply = await self.call_model(self.provider, judge_case)
+            if call is not None:
+                reply = await call(self.provider, judge_case)
             else:
                 reply = await self.provider.complete(judge_case, repeat=0)
         except Exception as exc:  # any failure of the judge is the judge's ERROR, never the row's FAIL

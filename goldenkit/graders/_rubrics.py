@@ -26,7 +26,7 @@ contract ``expect.rubric_threshold``). In order:
 (the built-in :data:`RUBRIC_INSTRUCTIONS`, or the ``prompt`` file) + the
 parameters; it is soft unless ``hard = true`` and a calibration report for this
 version allows it; the contract still wins (:func:`goldenkit.graders._base.combine`).
-Inside a run its calls go through the run's limiter and retries (``call_model``).
+Inside a run its calls go through the run's seam (the ``call`` its ``agrade`` is given).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from goldenkit._checks import unit_threshold
 from goldenkit._findings import Finding, value_free
 from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import GradeResult, options_version, selected_for
+from goldenkit.graders._base import GradeResult, ModelCall, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
@@ -151,12 +151,12 @@ class RubricGrader(JudgeGrader):
         return judge_case, answers
 
     async def _judge_one(
-        self, case: Case, response: Response, rubric: Rubric, spent: list[dict[str, Any]]
+        self, case: Case, response: Response, rubric: Rubric, spent: list[dict[str, Any]], call: ModelCall | None
     ) -> tuple[str, str, str]:
         judge_case, answers = self.rubric_prompt(case, response, rubric)
         try:
-            if self.call_model is not None:
-                reply = await self.call_model(self.provider, judge_case)
+            if call is not None:
+                reply = await call(self.provider, judge_case)
             else:
                 reply = await self.provider.complete(judge_case, repeat=0)
         except Exception as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
@@ -169,14 +169,14 @@ class RubricGrader(JudgeGrader):
         label = {"ACCEPT": "PASS", "REJECT": "FAIL"}.get(verdict.decision, "PENDING")
         return rubric.id, label, why
 
-    async def agrade(self, case: Case, response: Response) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         if not case.rubrics:
             return GradeResult(passed=None, reason="no rubrics")
         threshold = self.case_threshold(case)
         spent: list[dict[str, Any]] = []  # each judge call's usage
-        verdicts = await asyncio.gather(*(self._judge_one(case, response, r, spent) for r in case.rubrics))
+        verdicts = await asyncio.gather(*(self._judge_one(case, response, r, spent, call) for r in case.rubrics))
         result = replace(rubric_outcome(list(verdicts), threshold), usage=functools.reduce(add_usage, spent, None))
         text = {r.id: r.text for r in case.rubrics}  # a rubric's finding names it by its text
         found = [Finding(self.name, "rubric", value_free(text.get(rid, rid))) for rid, v, _ in verdicts if v == "FAIL"]

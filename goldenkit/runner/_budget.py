@@ -68,7 +68,7 @@ class Budget:
 
     @classmethod
     def of(cls, limits: Any) -> Budget | None:
-        """The budget of a run's :class:`~goldenkit.runner._run.CallLimits`; None when it sets none."""
+        """The budget of a run's :class:`~goldenkit.runner._calls.CallLimits`; None when it sets none."""
         values = {name: getattr(limits, name, None) for name in BUDGET_OPTIONS}
         if all(v is None for v in values.values()):
             return None

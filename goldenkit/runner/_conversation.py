@@ -13,7 +13,8 @@ conversation (:class:`ConversationDriver`):
 4. it ends when the simulator says stop (None), when its message contains the
    scenario's ``stop`` phrase, when a recording ends, or at ``max_turns``.
 
-Every agent turn and every simulator call goes through the run's limiter and is
+Every agent turn and every simulator call goes through the run's seam
+(:class:`goldenkit.runner._calls.ModelCalls`: its limiter and budget, its deadline) and is
 retried like any call (only ``transient`` errors, with backoff; a 429 asking too long
 a wait is ``infrastructure``; a refused request, a context length or a content filter,
 is never retried). What still fails ends the conversation as an ERROR of the row, of
@@ -31,22 +32,19 @@ The Response holds every turn (:class:`~goldenkit.records.TurnOutput` with its
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from goldenkit.errors import ProviderError
-from goldenkit.providers._failures import exception_error
 from goldenkit.providers._fixtures import RECORDING_ENDS
 from goldenkit.providers._simulator import SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
-from goldenkit.runner._limits import backoff_delay, throttle_error
+from goldenkit.runner._calls import CallResult, ModelCalls
 from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage
 
 DEFAULT_MAX_TURNS = 5
 T = TypeVar("T")
-CallResult = tuple[Response | None, ProviderError | None, int, float]
 
 
 def check_max_turns(value: Any) -> int:
@@ -163,49 +161,16 @@ class ConversationDriver:
     async def _retrying(
         self, run: Any, target: Any, make: Callable[[], Awaitable[T]], where: str, calls: list[int]
     ) -> T:
-        """``make()`` under the run's limiter, deadline and retries; what still fails is raised, naming ``where``."""
-        opts, tries = run.opts, 0
-        while True:
-            tries += 1
-            calls[0] += 1
-            err = await self._attempt(run, target, make)
-            if not isinstance(err, ProviderError):
-                run.limiter.on_success()
-                if isinstance(err, Response):  # an agent turn's tokens count against the run's budget
-                    run.limiter.charge(getattr(target, "model", None), err)
-                return err
-            cls = type(err)  # a simulator's error stays one (its kind is the outcome's error_kind)
-            err = throttle_error(err, opts.max_retry_after)
-            if err.status == 429 and err.transient:
-                run.limiter.on_throttled(err.retry_after)
-            replay = getattr(target, "mode", "live") == "fixtures"
-            if not err.transient or replay or tries > opts.max_retries:
-                final = err.given_up(tries) if err.transient else err
-                final.attempts = tries
-                raise _named(final, where, cls)
-            await asyncio.sleep(backoff_delay(tries, err.retry_after, opts.backoff_base, opts.backoff_cap))
-
-    async def _attempt(self, run: Any, target: Any, make: Callable[[], Awaitable[T]]) -> T | ProviderError:
-        await run.limiter.acquire()
-        try:
-            if getattr(target, "bounds_calls", False):
-                return await make()
-            async with asyncio.timeout(run.opts.timeout + 1.0):
-                return await make()
-        except ProviderError as exc:
-            return exc
-        except TimeoutError:
-            if isinstance(target, UserSimulator):
-                return SimulatorError(f"timed out after {run.opts.timeout:g}s", transient=True)
-            return ProviderError(
-                f"timed out after {run.opts.timeout:g}s", kind="transient", final_kind="infrastructure"
-            )
-        except Exception as exc:  # a provider's or simulator's bug: data about this row
-            err = exception_error(exc, f"{getattr(target, 'name', target)} raised", default="infrastructure")
-            return SimulatorError(str(err), transient=err.transient) if isinstance(target, UserSimulator) else err
-        finally:
-            run.limiter.release()
-            run.calls += 1
+        """``make()`` through the run's seam (its limiter, deadline and retries:
+        :meth:`goldenkit.runner._calls.ModelCalls.retrying`); what still fails is raised, naming ``where``."""
+        seam: ModelCalls = run.seam
+        value, err, tries, _ = await seam.retrying(target, make, seam.deadline(target))
+        calls[0] += tries
+        if err is None:
+            return value  # type: ignore[return-value]  # None only with an error
+        err.attempts = tries
+        # a simulator's error stays one (its kind, ``simulator``, is the outcome's error_kind)
+        raise _named(err, where, SimulatorError if isinstance(target, UserSimulator) else type(err))
 
 
 def _sender(session: Any, user: str, done: list[TurnOutput]) -> Callable[[], Awaitable[Response]]:

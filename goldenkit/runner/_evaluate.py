@@ -36,12 +36,13 @@ from goldenkit.providers._images import check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
 from goldenkit.runner._budget import budget_limits
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
 from goldenkit.runner._options import RunOptions, RunOptionsFields, with_run_table
 from goldenkit.runner._outcome_index import OutcomeIndex
-from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
+from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit

@@ -27,8 +27,8 @@ from goldenkit.config import from_run
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.graders._base import Grader
 from goldenkit.providers._base import Provider
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._folder import RunFolder, utc_now
-from goldenkit.runner._run import CallLimits
 from goldenkit.runner._shard import shard_record
 from goldenkit.runner._versions import agent_version
 from goldenkit.schema import SCHEMA_VERSION

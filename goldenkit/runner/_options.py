@@ -4,7 +4,7 @@
 options given by keyword (``run_eval(ds, agent, repeats=3)``) replace the fields of
 ``options`` (or of the defaults), checked by name: an unknown name is a TypeError
 naming the closest option. :meth:`RunOptions.limits` is the part the workers share
-(how one invocation calls and when it stops), :class:`goldenkit.runner._run.CallLimits`.
+(how one invocation calls and when it stops), :class:`goldenkit.runner._calls.CallLimits`.
 
 >>> RunOptions.merged(None, {"repeats": 3}).repeats
 3
@@ -39,8 +39,8 @@ from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.providers._simulator import UserSimulator
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._limits import MAX_RETRY_AFTER, pacing_problem
-from goldenkit.runner._run import CallLimits
 
 __all__ = ["RunOptions", "RunOptionsFields", "options_from_config", "with_run_table"]
 

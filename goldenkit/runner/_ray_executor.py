@@ -65,10 +65,11 @@ from goldenkit.graders._base import Grader
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case
 from goldenkit.runner._budget import STOPPED, Budget, BudgetCounter, BudgetSpent
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._folder import RunFolder, RunLock
 from goldenkit.runner._outcome_index import OutcomeIndex, is_candidate_error
 from goldenkit.runner._ray_limits import ClusterLimiter, LimiterActor
-from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
+from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.schema import ERROR
 
 #: Restarts Ray grants one worker actor after its process died.
@@ -147,8 +148,6 @@ class WorkerRun(RunExecution):
         shutil.rmtree(scratch, ignore_errors=True)
         self.limiter = limiter  # type: ignore[assignment]
         self.done: dict[tuple[str, int], dict[str, Any]] = {}
-        for judge in self.judges:
-            judge.call_model = self.call_response
 
     def _write(self, rec: dict[str, Any], attempts: int) -> None:
         self.done[(rec["row_id"], rec["repeat"])] = rec

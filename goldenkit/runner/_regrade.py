@@ -68,11 +68,12 @@ from goldenkit.harnesses._runfolder import IMPORTED
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case, Response, TurnOutput
 from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_json_atomic
+from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner._folder import check_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_manifest
 from goldenkit.runner._outcome_index import OutcomeIndex
-from goldenkit.runner._run import CallLimits, RunExecution, RunPlan
+from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._versions import git_commit
 from goldenkit.schema import ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID

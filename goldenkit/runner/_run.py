@@ -2,9 +2,9 @@
 
 :class:`RunExecution` holds what the workers share (the limiter, the outcome writer, the
 progress, the counters) and its methods are the steps of one row x repeat:
-:meth:`RunExecution.call` (one call with retries, backoff and Retry-After, under the
-limiter; the judge's calls go through it too), :meth:`RunExecution.run_one` (call,
-grade, write) and :meth:`RunExecution.finish` (counts, validity, run.json, Parquet,
+:meth:`RunExecution.call` (one call through the run's seam, :class:`~goldenkit.runner._calls.ModelCalls`:
+retries, backoff and Retry-After under the limiter; the judge gets the same seam as its ``call``),
+:meth:`RunExecution.run_one` (call, grade, write) and :meth:`RunExecution.finish` (counts, validity, run.json, Parquet,
 ``results/latest``). :meth:`RunExecution.execute` starts the workers in an
 ``asyncio.TaskGroup``: a worker that fails, or a cancel (Ctrl-C, an interrupted
 notebook cell), stops every sibling; no call outlives the run, and what
@@ -28,12 +28,12 @@ from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders._base import Grader, GradeResult, agrade_case, combine, grade_case
 from goldenkit.graders._judge import JudgeGrader
 from goldenkit.providers._base import Provider
-from goldenkit.providers._failures import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget
+from goldenkit.runner._calls import CallLimits, CallResult, ModelCalls, attempts_note
 from goldenkit.runner._folder import RunFolder, utc_now
-from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
+from goldenkit.runner._limits import Limiter
 from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
 from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary, run_accounting
@@ -44,27 +44,7 @@ if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or th
     from goldenkit.runner._sequential import RowSchedule
 
 Pair = tuple[str, int]
-CallResult = tuple[Response | None, ProviderError | None, int, float]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class CallLimits:
-    """How one invocation calls and when it stops: what every worker of a run shares of its RunOptions."""
-
-    max_in_flight: int = 8
-    rpm: float | None = None
-    timeout: float = 60.0
-    max_retries: int = 3
-    max_error_rate: float = 0.02
-    backoff_base: float = 0.5
-    backoff_cap: float = 30.0
-    abort_after_errors: int | None = 50
-    max_retry_after: float = 120.0
-    max_calls: int | None = None  # the run's budget (goldenkit.runner._budget)
-    max_tokens_total: int | None = None
-    max_cost: float | None = None
-    pricing: Any = None  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
 
 
 @dataclass(frozen=True)
@@ -102,13 +82,12 @@ class RunExecution:
         self.judges = [g for g in self.graders if isinstance(g, JudgeGrader)]
         self.replay = provider.mode == "fixtures"
         self.recorded_latency = getattr(provider, "recorded_latency_ms", None) if self.replay else None
+        self.seam = ModelCalls(opts)  # every model call of the run: the candidate's, the judge's, the simulator's
         budget = Budget.of(opts)
-        self.limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after, budget=budget)
         if self.limiter.budget is not None and budget is not None:  # a budget is the run's total: resumes count
             self.limiter.budget.spent = earlier_spend(folder.old_manifest, folder.jsonl, budget)
         self.progress = Progress(len(plan.todo), progress)
         self.writer = OutcomeWriter(folder.jsonl, coalesce=True)
-        self.calls = 0
         self.consecutive_errors = 0
         self.stopped: str | None = None
         self.first_error: str | None = None
@@ -118,12 +97,28 @@ class RunExecution:
         self.on_outcome: Callable[[dict[str, Any]], None] | None = None  # sees every outcome written
         self.t_start = time.monotonic()
 
+    @property
+    def limiter(self) -> Limiter:
+        """The run's limiter (and budget): the seam's."""
+        return self.seam.limiter
+
+    @limiter.setter
+    def limiter(self, limiter: Limiter) -> None:
+        self.seam.limiter = limiter
+
+    @property
+    def calls(self) -> int:
+        """The model calls made (every attempt), as the seam counted them."""
+        return self.seam.calls
+
+    @calls.setter
+    def calls(self, calls: int) -> None:
+        self.seam.calls = calls
+
     # ------------------------------------------------------------ the workers
 
     async def execute(self) -> RunSummary:
         """Call every pending pair and write the run; the summary even when interrupted (then re-raised)."""
-        for judge in self.judges:
-            judge.call_model = self.call_response
         interrupted = True
         try:
             await self._work()
@@ -174,64 +169,10 @@ class RunExecution:
     # ------------------------------------------------------------ one call
 
     async def call(self, provider: Provider, case: Case, repeat: int) -> CallResult:
-        """Call ``provider`` on ``case`` with retries: ``(response, error, attempts, latency of the last, ms)``.
-
-        Only ``transient`` errors are retried, up to ``max_retries`` times with backoff,
-        waiting at least Retry-After; a 429 asking to wait longer than ``max_retry_after``
-        is ``infrastructure`` (:func:`~goldenkit.runner._limits.throttle_error`); a refused,
-        agent or infrastructure error is final at once. The error returned is as recorded
-        (:meth:`~goldenkit.errors.ProviderError.given_up`: a deadline still hit on the last
-        attempt is ``infrastructure``), with the attempts it took.
-        """
-        attempts = 0
-        while True:
-            attempts += 1
-            resp, err, latency = await self._attempt(provider, case, repeat)
-            if err is None:
-                self.limiter.on_success()
-                return resp, None, attempts, latency
-            err = throttle_error(err, self.opts.max_retry_after)
-            if err.status == 429 and err.transient:
-                self.limiter.on_throttled(err.retry_after)
-            if not err.transient or provider.mode == "fixtures" or attempts > self.opts.max_retries:
-                return None, err.given_up(attempts) if err.transient else err, attempts, latency
-            await asyncio.sleep(backoff_delay(attempts, err.retry_after, self.opts.backoff_base, self.opts.backoff_cap))
-
-    async def _attempt(
-        self, provider: Provider, case: Case, repeat: int
-    ) -> tuple[Response | None, ProviderError | None, float]:
-        await self.limiter.acquire()
-        t0 = time.perf_counter()
-        try:
-            if provider.bounds_calls:  # else the call gets a deadline: timeout x turns + 1 s
-                resp = await provider.complete(case, repeat=repeat)
-            else:
-                async with asyncio.timeout(self.opts.timeout * max(1, len(case.turns)) + 1.0):
-                    resp = await provider.complete(case, repeat=repeat)
-            self.limiter.charge(getattr(provider, "model", None), resp)
-            return resp, None, (time.perf_counter() - t0) * 1000.0
-        except ProviderError as exc:
-            err = exc
-        except TimeoutError:
-            url = getattr(provider, "safe_url", None)
-            where = f" calling {url}" if url else ""
-            msg = f"timed out after {self.opts.timeout:g}s{where}"
-            err = ProviderError(msg, kind="transient", final_kind="infrastructure", url=url)
-        except Exception as exc:  # a provider bug: data about this row, not a crash of the run
-            err = exception_error(exc, f"provider {provider.name} raised", default="infrastructure")
-        finally:
-            self.limiter.release()
-            self.calls += 1
-        return None, err, (time.perf_counter() - t0) * 1000.0
-
-    async def call_response(self, provider: Provider, case: Case) -> Response:
-        """A grader's model call (the judge) through :meth:`call`; what still fails is raised."""
-        resp, err, attempts, _ = await self.call(provider, case, 0)
-        if resp is None:
-            if err is None:
-                raise ProviderError(f"provider {provider.name} returned nothing", kind="infrastructure")
-            raise err.with_message(f"{err}{attempts_note(err, attempts)}")
-        return resp
+        """Call ``provider`` on ``case`` through the run's seam (:meth:`~goldenkit.runner._calls.ModelCalls.call`:
+        the limiter and budget, retries with backoff and Retry-After, the deadline, the error kinds):
+        ``(response, error, attempts, latency of the last, ms)``."""
+        return await self.seam.call(provider, case, repeat)
 
     # ------------------------------------------------------------ one outcome
 
@@ -249,7 +190,7 @@ class RunExecution:
         if case.scenario is not None and self.conversations is not None:
             resp, err, attempts, latency = await self.conversations.run(self, self.provider, case, repeat)
         else:
-            resp, err, attempts, latency = await self.call(self.provider, case, repeat)
+            resp, err, attempts, latency = await self.seam.call(self.provider, case, repeat)
         if self.recorder is not None:
             self.recorder.write(row_id, repeat, resp, latency_ms=latency, error=err)
         if self.recorded_latency is not None:
@@ -261,7 +202,7 @@ class RunExecution:
         if self.sync_grading:
             results = grade_case(self.graders, case, resp)
         else:
-            results = await agrade_case(self.graders, case, resp)
+            results = await agrade_case(self.graders, case, resp, call=self.seam.response)
         self.write_graded(rec, results, resp, latency, attempts)
 
     def write_error(self, rec: dict[str, Any], err: ProviderError | None, attempts: int, latency: float | None) -> None:
@@ -356,8 +297,6 @@ class RunExecution:
         if self.recorder is not None:
             self.recorder.close()
         self.progress.close()
-        for judge in self.judges:
-            judge.call_model = None
         if self.conversations is not None:
             await self.conversations.aclose()
         try:
@@ -433,12 +372,6 @@ class RunExecution:
         )
 
 
-def attempts_note(err: ProviderError, attempts: int) -> str:
-    """`` (after N attempts)`` when the failing call was tried more than once (``err.attempts``, else ``attempts``)."""
-    n = err.attempts if err.attempts is not None else attempts
-    return f" (after {n} attempts)" if n > 1 else ""
-
-
 def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[str, int]:
     """Verdict counts, ``total``, ``expected``, ``grader_errors`` (outcomes not ERROR whose
     graders include one that could not grade, e.g. a soft judge whose call failed) and
@@ -451,4 +384,4 @@ def count_outcomes(records: Sequence[Mapping[str, Any]], expected: int) -> dict[
     return counts
 
 
-__all__ = ["RunExecution", "CallLimits", "RunPlan", "attempts_note", "count_outcomes"]
+__all__ = ["RunExecution", "RunPlan", "count_outcomes"]
