@@ -10,12 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
 from test_gate_judge import JUDGE_PASSES, N, config, gate, judged, label
 
 from goldenkit.cli import main
+from goldenkit.gate._judge import exact_floor
+from goldenkit.stats import ppi_mean
 
 PRICED = (
     '[graders]\nuse = ["contract"]\n[pricing."m"]\ninput = 1.0\noutput = 2.0\nsource = "list"\ndate = "2026-11-01"\n'
@@ -100,10 +103,12 @@ def test_one_labelled_rule_does_not_vouch_for_a_non_inferiority_the_self_preferr
         "rules green on the judge's verdicts alone: "
         + ", ".join(["regression.overall", "non_inferiority", "judge.non_inferiority"])
     )
-    # the same rows drawn and labelled on both runs: the pair's non-inferiority rests on the labels too
+    # the same rows drawn and labelled on both runs (the human fixed row 0 and broke row 12 of the
+    # candidate's): the pair's non-inferiority rests on the labels too
     drawn = range(0, N, 4)
     label(tmp_path, base, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
-    label(tmp_path, cand, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
+    label(tmp_path, cand, {i: JUDGE_PASSES[i] != (i in (0, 12)) for i in drawn}, "--probability", "0.25")
+    cfg = config(tmp_path, "judge_min_pass_rate = 0.01\nnon_inferiority_margin = 0.1")
     code, rules, _ = gate(capsys, cand, cfg, "--baseline", str(base))
     assert "prediction-powered" in rules["judge.non_inferiority"]["detail"]
     assert code == 0 and "judge.self_preference" not in rules
@@ -132,3 +137,44 @@ def test_an_estimate_like_a_run_with_errors_or_of_another_version_says_what_it_r
     assert (
         "like run ok (4 outcomes, of version 1.0.0, not 2.0.0: its rows differ): tokens ~360 (in ~300, out ~60)" in out
     )
+
+
+def _false_greens(labelled: int, draws: int, seed: int) -> tuple[float, float]:
+    """The share of draws in which the judge_pass_rate rule's bound reaches a threshold set at the true human
+    pass rate (70%), prediction-powered alone and as the gate reads it (the smaller of it and exact_floor):
+    400 judged rows, a judge passing every human PASS and half the human FAILs, ``labelled`` rows drawn
+    as a simple random sample."""
+    rng = np.random.default_rng(seed)
+    rows, rate, alpha = 400, 0.70, 0.05
+    ppi_green = gate_green = 0
+    for _ in range(draws):
+        human = (rng.random(rows) < rate).astype(float)
+        judge = np.where((human == 0) & (rng.random(rows) < 0.5), 1.0, human)
+        lab = np.zeros(rows, bool)
+        lab[rng.choice(rows, labelled, replace=False)] = True
+        low = ppi_mean(judge[~lab], judge[lab], human[lab], alpha=2 * alpha).ci_low
+        false_passes = int(((judge == 1) & (human == 0) & lab).sum())
+        floor = exact_floor(int(judge.sum()), rows, false_passes, labelled, alpha)
+        ppi_green += low >= rate
+        gate_green += min(low, floor) >= rate
+    return ppi_green / draws, gate_green / draws
+
+
+@pytest.mark.parametrize("labelled", [3, 10, 40])
+def test_the_judge_pass_rate_rule_holds_its_false_green_rate_under_a_biased_judge(labelled: int) -> None:
+    """The prediction-powered bound alone went green in over a quarter of the draws with 3 or 10 labels and
+    12% with 40, at alpha 5%: its normal approximation does not hold with few labels. The gate's bound holds."""
+    ppi_alone, gate_reads = _false_greens(labelled, 1500, seed=labelled)
+    assert ppi_alone > 0.09  # the problem: well over alpha (1500 draws: a standard error under 0.009)
+    assert gate_reads <= 0.05 + 3 * (0.05 * 0.95 / 1500) ** 0.5
+
+
+def test_three_labels_that_agree_with_a_kind_judge_no_longer_make_the_gate_green(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)  # the judge passes 80% of 200 rows
+    label(tmp_path, run, {i: JUDGE_PASSES[i] for i in (1, 5, 7)}, "--probability", "0.015")
+    code, rules, _ = gate(capsys, run, config(tmp_path, "regression = false\njudge_min_pass_rate = 0.7"))
+    r = rules["judge_pass_rate"]
+    assert (code, r["passed"]) == (2, False) and "prediction-powered: 3 human" in r["detail"]
+    assert "the exact bound, below the prediction-powered 0.75" in r["detail"] and r["actual"] < 0.1

@@ -10,6 +10,12 @@ grader (``grader_hard`` of run.json), so that its row verdicts are the judge's.
   prediction-powered one of the *human* pass rate (:func:`goldenkit.results.judge_estimates`), and the
   detail says ``prediction-powered: n human, N judged, lambda``; without, the judge's own Wilson bound,
   marked ``judge-only (no human labels)``. Labels picked by hand are counted and refused for inference.
+  The prediction-powered bound rests on a normal approximation that does not hold its level with few
+  labels (a simulation: a judge passing half the human FAILs of a 70% pass rate, labels of a simple
+  random sample, threshold at the true rate: a false green in over a quarter of the draws with 3 or 10
+  labels, 12% with 40, 9% with 100, against alpha 5%); over one simple random sample the gate reads the
+  smaller of it and :func:`exact_floor`, which holds at any number of labels (the false greens under 1%).
+  Labels of unequal probabilities or of rounds of ``judge next`` keep the prediction-powered bound alone.
 * :func:`judge_pair_rules` (``judge.non_inferiority``, ``judge.non_inferiority[SLICE]``, when both runs
   are judge-graded and a margin is set): the one-sided upper bound of the paired drop (baseline minus
   candidate, :func:`goldenkit.results.judge_difference`: prediction-powered over the rows labelled on
@@ -38,7 +44,15 @@ from goldenkit._model_family import self_preference
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, ComparisonInvalid, InputError
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
 
-__all__ = ["JUDGE_ONLY", "judge_graded", "judge_pair_rules", "judge_rate_rule", "judge_rules", "self_preference_rule"]
+__all__ = [
+    "JUDGE_ONLY",
+    "exact_floor",
+    "judge_graded",
+    "judge_pair_rules",
+    "judge_rate_rule",
+    "judge_rules",
+    "self_preference_rule",
+]
 
 #: The judge grader's name in an outcome's ``graders`` and run.json's ``grader_hard``.
 _JUDGE = "judge"
@@ -112,6 +126,11 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     ppi, how = _how(line)
     low = float(line["ci_low"] if ppi else line["judge_ci_low"])
     rate = float(line["estimate"] if ppi else line["judge_rate"])
+    if ppi and line["method"] == "ppi++" and not int(line.get("rounds") or 0):  # one simple random sample
+        floor = _exact_floor(r, policy)
+        if floor < low:
+            how += f"; the exact bound, below the prediction-powered {_fmt(low)} (few labels: module doc)"
+            low = floor
     ok = not math.isnan(low) and low >= thr
     what = "human pass rate" if ppi else "judge's pass rate"
     detail = (
@@ -119,6 +138,37 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     )
     evidence = f"{int(line['n_judged'])} judged row(s), {int(line['n_human'])} human label(s) used"
     return [GateRule("judge_pass_rate", ok, low, thr, detail, "absolute", EXIT_GATE_FAILED, evidence)]
+
+
+def exact_floor(judge_passes: int, judged: int, false_passes: int, labelled: int, alpha: float) -> float:
+    """A lower ``1 - alpha`` bound of the human pass rate that holds with any number of labels: the
+    judge's pass rate over every judged row (its lower Clopper-Pearson bound at ``alpha / 2``) less the
+    share of the judge's false passes (judge PASS, human FAIL) over ``labelled`` rows drawn as a simple
+    random sample (its upper bound at ``alpha / 2``). The human pass rate is at least the first less the
+    second, so the bound fails at most ``alpha`` (a union bound), whatever the judge's bias.
+
+    >>> round(exact_floor(160, 200, 0, 50, 0.05), 4)  # 160 of 200 passed, no false pass in 50 labels
+    0.6667
+    >>> exact_floor(160, 200, 0, 3, 0.05) < 0.1  # 3 labels cannot rule out that most passes are false
+    True
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    passes_low = float(proportion_confint(judge_passes, judged, alpha=alpha, method="beta")[0])
+    false_high = float(proportion_confint(false_passes, labelled, alpha=alpha, method="beta")[1])
+    return max(0.0, passes_low - false_high)
+
+
+def _exact_floor(run: Any, policy: GatePolicy) -> float:
+    """:func:`exact_floor` of a run's judged rows and its labels of one simple random sample."""
+    from goldenkit.results import judge_rows
+
+    rows = judge_rows(run, rule=policy.rule)
+    rows = rows[rows["judge"].isin(["PASS", "FAIL"])]
+    judge_pass = rows["judge"] == "PASS"
+    designed = rows["label"] == "designed"
+    false_passes = int((judge_pass & designed & (rows["human"] == "FAIL")).sum())
+    return exact_floor(int(judge_pass.sum()), len(rows), false_passes, int(designed.sum()), policy.alpha)
 
 
 def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRule]:
