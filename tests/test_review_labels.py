@@ -16,6 +16,8 @@ import pytest
 from test_judge_evidence import judged_run, planted
 
 from goldenkit.cli import main
+from goldenkit.errors import InputError
+from goldenkit.results import LABELS_FILE, read_labels
 from goldenkit.stats import ppi_mean, wilson_ci
 
 
@@ -60,6 +62,31 @@ def _wilson_low(n: float, z: float = 1.959963984540054) -> float:
     return n / (n + z * z)
 
 
+def test_a_row_labelled_twice_in_one_file_is_refused_naming_both_lines(tmp_path: Path, capsys: Any) -> None:
+    cand, _, _, ids = _runs(tmp_path)
+    lines = [{"id": ids[0], "human": "PASS"}, {"id": ids[1], "human": "PASS"}, {"id": ids[0], "human": "FAIL"}]
+    assert _label(tmp_path, cand, lines, "--probability", "0.5") == 1
+    err = capsys.readouterr().err
+    assert f"labels-in.jsonl:3: row {ids[0]!r} is labelled on line 1 too" in err and len(err.splitlines()) == 1
+    assert not (cand / LABELS_FILE).exists()  # refused whole
+
+
+def test_a_label_replacing_an_earlier_one_is_said_and_keeps_its_design(tmp_path: Path, capsys: Any) -> None:
+    cand, _, _, ids = _runs(tmp_path)
+    assert (
+        _label(
+            tmp_path, cand, [{"id": ids[0], "human": "PASS"}, {"id": ids[1], "human": "PASS"}], "--probability", "0.5"
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert _label(tmp_path, cand, [{"id": ids[0], "human": "FAIL"}]) == 0  # a correction, without a probability
+    said = capsys.readouterr().out
+    assert "1 replace(s) an earlier label of the same row" in said
+    now = {lab.row_id: lab for lab in read_labels(cand)}
+    assert now[ids[0]].human == "FAIL" and now[ids[0]].probability == 0.5  # the draw, not the route, decides
+
+
 def test_compare_still_compares_when_labels_were_given_on_other_answers(tmp_path: Path, capsys: Any) -> None:
     cand, base, human, ids = _runs(tmp_path)
     code = main(["compare", str(base), str(cand)])
@@ -82,3 +109,18 @@ def test_compare_still_compares_when_labels_were_given_on_other_answers(tmp_path
     assert main(["compare", str(base), str(cand)]) == code  # the comparison of the outcomes is unchanged
     both = capsys.readouterr()
     assert "judge-graded figures not shown" in both.err and "other answers than this run's" in both.err
+
+
+def test_labels_given_on_other_answers_can_be_given_again(tmp_path: Path, capsys: Any) -> None:
+    # the refusal says "label this run's rows again": the later label on this run's answers must then stand
+    cand, _, _, ids = _runs(tmp_path)
+    assert _label(tmp_path, cand, [{"id": ids[0], "human": "PASS"}]) == 0
+    outcomes = cand / "outcomes.jsonl"
+    lines = [json.loads(x) for x in outcomes.read_text(encoding="utf-8").splitlines()]
+    lines[0]["response"] = "edited by hand"
+    outcomes.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (cand / "outcomes.parquet").unlink(missing_ok=True)
+    with pytest.raises(InputError, match="other answers than this run's"):
+        read_labels(cand)
+    assert _label(tmp_path, cand, [{"id": ids[0], "human": "FAIL"}]) == 0
+    assert [(lab.row_id, lab.human) for lab in read_labels(cand)] == [(ids[0], "FAIL")]

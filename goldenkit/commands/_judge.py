@@ -183,6 +183,9 @@ def label_command(args: argparse.Namespace) -> int:
         lines = list(scan_jsonl(args.file))
     except FileNotFoundError:
         raise UsageError(f"{args.file}: no such file") from None
+    from goldenkit.results._labels import labelled
+
+    before = labelled(run)
     added = add_labels(
         run,
         [line.record for line in lines],
@@ -192,9 +195,11 @@ def label_command(args: argparse.Namespace) -> int:
         line_numbers=[line.number for line in lines],
     )
     designed = sum(lab.designed for lab in added)
+    replaced = sum((lab.row_id, lab.repeat) in before for lab in added)
     print(
         f"{len(added)} human label(s) stored in {run.path}/labels.jsonl ({designed} drawn by a recorded "
         f"design, {len(added) - designed} picked by hand: shown, not used for inference)"
+        + (f"; {replaced} replace(s) an earlier label of the same row (the later one counts)" if replaced else "")
     )
     return 0
 

@@ -18,9 +18,14 @@ One line per label::
   run whose answers differ.
 
 A later label of the same row and repeat supersedes an earlier one (the file
-keeps both). :func:`add_labels` checks every label before it writes any (a
-refused file changes nothing); :func:`read_labels` returns the labels that apply
-to a run: its own, and those of the run its answers were regraded from.
+keeps both); one input that labels a row twice is refused, naming both lines. A
+label without a probability that supersedes one with a probability keeps it: the
+draw, not the route, made the row part of the design (a correction stays in it).
+:func:`add_labels` checks every label before it writes any (a refused file
+changes nothing); :func:`read_labels` returns the labels that apply to a run: its
+own, and those of the run its answers were regraded from; only the latest label
+of a row must be on the run's answers (a row labelled again after its answers
+changed is labelled).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,7 +43,7 @@ from goldenkit.errors import InputError
 from goldenkit.results._jsonl import scan_jsonl
 from goldenkit.results._run import Run, read_run
 
-__all__ = ["LABELS_FILE", "HumanLabel", "add_labels", "answers_sha256", "read_labels"]
+__all__ = ["LABELS_FILE", "HumanLabel", "add_labels", "answers_sha256", "labelled", "read_labels"]
 
 LABELS_FILE = "labels.jsonl"
 _VERDICTS = ("PASS", "FAIL")
@@ -141,6 +146,19 @@ def add_labels(
     raws = list(labels)
     numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(raws) + 1))
     checked = [_label(raw, f"{where}:{n}", shas, defaults) for raw, n in zip(raws, numbers, strict=True)]
+    seen: dict[tuple[str, int | None], int] = {}
+    for lab, n in zip(checked, numbers, strict=True):
+        first = seen.setdefault((lab.row_id, lab.repeat), n)
+        if first != n:
+            what = f"row {lab.row_id!r}" + ("" if lab.repeat is None else f" repeat {lab.repeat}")
+            raise InputError(f"{where}:{n}: {what} is labelled on line {first} too (one verdict per row and input)")
+    earlier = _latest(r)
+    checked = [
+        replace(lab, probability=earlier[key].probability)
+        if lab.probability is None and (key := (lab.row_id, lab.repeat)) in earlier
+        else lab
+        for lab in checked
+    ]
     if checked:
         text = "".join(json.dumps(lab.to_dict(), ensure_ascii=False) + "\n" for lab in checked)
         fd = os.open(Path(r.path) / LABELS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -171,17 +189,26 @@ def read_labels(run: Run | str | os.PathLike[str]) -> list[HumanLabel]:
     answers were regraded from. A label whose answers are not the run's is an :class:`InputError`
     (labels are refused for a run whose answers differ)."""
     r = run if isinstance(run, Run) else read_run(run)
-    found = _file_labels(Path(r.path) / LABELS_FILE)
-    source = (r.manifest.get("regraded_from") or {}).get("path")
-    if isinstance(source, str) and (Path(source) / LABELS_FILE).is_file():
-        found = _file_labels(Path(source) / LABELS_FILE) + found
-    shas = answers_sha256(r) if found else {}
-    latest: dict[tuple[str, int | None], HumanLabel] = {}
-    for lab in found:
+    latest = _latest(r)
+    shas = answers_sha256(r) if latest else {}
+    for lab in latest.values():
         if shas.get((lab.row_id, lab.repeat)) != lab.answer_sha256:
             raise InputError(
                 f"{r.path}: the human label of row {lab.row_id!r} was given on other answers than this run's "
                 "(labels follow the answers: label this run's rows again)"
             )
-        latest[(lab.row_id, lab.repeat)] = lab
     return list(latest.values())
+
+
+def labelled(run: Run) -> set[tuple[str, int | None]]:
+    """The (row, repeat) keys that hold a label already: a new label of one replaces it."""
+    return set(_latest(run))
+
+
+def _latest(r: Run) -> dict[tuple[str, int | None], HumanLabel]:
+    """The latest label per (row, repeat), those of the run its answers were regraded from first; unchecked."""
+    found = _file_labels(Path(r.path) / LABELS_FILE)
+    source = (r.manifest.get("regraded_from") or {}).get("path")
+    if isinstance(source, str) and (Path(source) / LABELS_FILE).is_file():
+        found = _file_labels(Path(source) / LABELS_FILE) + found
+    return {(lab.row_id, lab.repeat): lab for lab in found}
