@@ -8,8 +8,6 @@ without loading pandas, statsmodels or scipy). Modules that are not public API h
 private names.
 """
 
-from __future__ import annotations
-
 from goldenkit._registry import attach_stub as _attach_stub
 
 __version__ = "0.1.0"

@@ -46,17 +46,15 @@ from goldenkit.gate import (
     evaluate_gate as evaluate_gate,
 )
 from goldenkit.graders import (
-    JudgeVerdict as JudgeVerdict,
-    build_graders as build_graders,
-    parse_judge as parse_judge,
-    rouge1_f as rouge1_f,
-    trajectory_score as trajectory_score,
-)
-from goldenkit.graders._base import (
     Grader as Grader,
     GradeResult as GradeResult,
+    JudgeVerdict as JudgeVerdict,
+    build_graders as build_graders,
     get_grader as get_grader,
+    parse_judge as parse_judge,
     register_grader as register_grader,
+    rouge1_f as rouge1_f,
+    trajectory_score as trajectory_score,
 )
 from goldenkit.harnesses import (
     import_run as import_run,
@@ -66,12 +64,10 @@ from goldenkit.history import (
     runs_df as runs_df,
     trend as trend,
 )
-from goldenkit.leaderboards._passk import (
-    pass_at_k as pass_at_k,
-)
-from goldenkit.leaderboards._ranking import (
+from goldenkit.leaderboards import (
     Leaderboard as Leaderboard,
     leaderboard as leaderboard,
+    pass_at_k as pass_at_k,
 )
 from goldenkit.metrics import (
     run_metrics as run_metrics,
@@ -82,7 +78,7 @@ from goldenkit.notebooks import (
 from goldenkit.pages import (
     build_site as build_site,
 )
-from goldenkit.providers._base import (
+from goldenkit.providers import (
     Provider as Provider,
     Response as Response,
     TurnOutput as TurnOutput,
@@ -97,7 +93,7 @@ from goldenkit.records import (
     ToolResponse as ToolResponse,
     Turn as Turn,
 )
-from goldenkit.report._explore import (
+from goldenkit.report import (
     explore as explore,
 )
 from goldenkit.results import (
@@ -110,15 +106,11 @@ from goldenkit.runner import (
     RunOptions as RunOptions,
     RunSummary as RunSummary,
     arun_eval as arun_eval,
+    explain_clusters as explain_clusters,
     merge_shards as merge_shards,
+    regrade as regrade,
     run_eval as run_eval,
     shard_of as shard_of,
-)
-from goldenkit.runner._explain import (
-    explain_clusters as explain_clusters,
-)
-from goldenkit.runner._regrade import (
-    regrade as regrade,
 )
 from goldenkit.sampling import (
     assign_splits as assign_splits,

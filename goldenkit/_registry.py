@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -112,7 +113,9 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
     The stub is where the package lists its public API, once: each ``from MODULE import NAME as NAME``
     line names a public name and the module it lives in (type checkers read the same lines).
     ``__all__`` is those names, sorted; each is imported from its module on first use
-    (:func:`lazy_attributes`). A stub line in another form is a TypeError naming it.
+    (:func:`lazy_attributes`). A stub line in another form is a TypeError naming it. The root and
+    every subpackage list their names this way (one mechanism): an ``__init__.py`` imports nothing
+    else eagerly, so importing a package costs only what its caller uses.
     """
     stub = Path(init_file).with_suffix(".pyi")
     spec = getattr(sys.modules.get(package), "__spec__", None)
@@ -126,7 +129,9 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
             modules.update((alias.name, node.module) for alias in node.names)
     names = sorted(modules)
 
-    def __dir__() -> list[str]:
-        return sorted(set(vars(sys.modules[package])) | set(names))
+    def __dir__() -> list[str]:  # the public names and the public submodules (gk.report as gk.stats)
+        module = sys.modules[package]
+        submodules = {m.name for m in pkgutil.iter_modules(getattr(module, "__path__", [])) if m.name[0] != "_"}
+        return sorted(set(vars(module)) | set(names) | submodules)
 
     return lazy_attributes(package, modules), __dir__, names

@@ -136,9 +136,9 @@ LAYERS: list[set[str]] = [
     {"runner._conversation"},
     {"runner._evaluate", "runner._merge"},
     {"runner._regrade"},
-    {"runner"},
     # a judge's optional words on a comparison's clusters (goldenkit compare --explain)
     {"runner._explain"},
+    {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit._marks", "audit._failures", "audit._labelling"},
     {"audit._apply", "audit._browser"},
@@ -218,11 +218,14 @@ def _is_module(dotted: str) -> bool:
 def _imports(path: Path) -> set[str]:
     """Every goldenkit module a file imports (top level or inside functions).
 
-    ``from goldenkit.pkg import name`` counts as an import of ``pkg.name`` when that is a module.
+    ``from goldenkit.pkg import name`` counts as an import of ``pkg.name`` when that is a module. A package's
+    ``__init__.pyi`` (its public names and their modules, imported on first use) counts as its ``__init__.py``.
     """
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    stub = path.with_suffix(".pyi")
+    sources = [path, stub] if path.name == "__init__.py" and stub.is_file() else [path]
+    trees = [ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in sources]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in (node for tree in trees for node in ast.walk(tree)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("goldenkit."):
@@ -369,12 +372,42 @@ def test_all_is_sorted_and_complete() -> None:
     assert len(set(names)) == len(names)
     for name in names:
         assert hasattr(goldenkit, name), name
-    public = {
-        n
-        for n, v in vars(goldenkit).items()
-        if not n.startswith("_") and not isinstance(v, type(goldenkit)) and n not in {"annotations"}
-    }
+    public = {n for n, v in vars(goldenkit).items() if not n.startswith("_") and not isinstance(v, type(goldenkit))}
     assert public <= set(names) | {"__version__"}
+
+
+# Every package that lists public names in an __init__.pyi; "commands" has none (the CLI's), and notebooks'
+# __init__.py is the module itself.
+STUBBED = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.pyi"))
+
+
+def test_the_root_and_every_package_list_their_names_one_way() -> None:
+    """One lazy-import mechanism: each __init__.py reads its __init__.pyi (goldenkit._registry.attach_stub),
+    with no table of its own, no TYPE_CHECKING copy and no public name imported eagerly."""
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert packages - set(STUBBED) == {"commands", "notebooks"}
+    for init in [PACKAGE / "__init__.py", *(PACKAGE / p / "__init__.py" for p in STUBBED)]:
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert all(name.startswith("_") for name in imported), f"{init}: {sorted(imported)}"
+        assert "_attach_stub(__name__, __file__)" in ast.unparse(tree), init
+
+
+@pytest.mark.parametrize("package", ["goldenkit", *(f"goldenkit.{p}" for p in STUBBED)])
+def test_dir_shows_the_public_names_and_submodules_and_each_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    shown = {n for n in dir(module) if not n.startswith("_")}
+    assert set(module.__all__) <= shown and module.__all__ == sorted(module.__all__)
+    others = {n for n in shown - set(module.__all__) if not isinstance(getattr(module, n), type(goldenkit))}
+    assert others == set(), f"{package} shows {sorted(others)}"  # not the __future__ object 'annotations'
+    for name in module.__all__:
+        getattr(module, name)
+
+
+def test_a_subpackage_is_an_attribute_before_it_is_imported() -> None:
+    code = "import sys, goldenkit as gk; print(gk.report.__name__, 'report' in dir(gk), 'annotations' in dir(gk))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["goldenkit.report", "True", "False"]
 
 
 def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:

@@ -49,55 +49,6 @@ cards), ``labelling`` (human verdicts, label next, the judge-graded figures), ``
 notebook opens). None imports the report.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.audit._apply import AuditApplied, apply_audit, merge_patch, next_version
-from goldenkit.audit._browser import ALL, AuditBrowser, AuditWidget
-from goldenkit.audit._failures import (
-    FAILURE_COLUMNS,
-    audit_sample,
-    case_texts,
-    failing_rows,
-    failure_card_html,
-    sample_cards_html,
-)
-from goldenkit.audit._labelling import HumanLabelling, LabelNextPanel
-from goldenkit.audit._marks import (
-    AUDIT_LABELS,
-    AUDITS_DIR,
-    AuditLog,
-    audit_file,
-    latest_marks,
-    make_mark,
-    marks_frame,
-    read_marks,
-)
-from goldenkit.audit._session import AuditSession, open_audit
-
-__all__ = [
-    "ALL",
-    "AUDITS_DIR",
-    "AUDIT_LABELS",
-    "FAILURE_COLUMNS",
-    "AuditApplied",
-    "AuditBrowser",
-    "AuditLog",
-    "AuditSession",
-    "AuditWidget",
-    "HumanLabelling",
-    "LabelNextPanel",
-    "apply_audit",
-    "audit_file",
-    "audit_sample",
-    "case_texts",
-    "failing_rows",
-    "failure_card_html",
-    "latest_marks",
-    "make_mark",
-    "marks_frame",
-    "merge_patch",
-    "next_version",
-    "open_audit",
-    "read_marks",
-    "sample_cards_html",
-]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -21,15 +21,6 @@ turns a command-line reference -- a run folder, a run id, a baseline name or
 a baseline file -- into a run or a baseline.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.baselines._store import (
-    HISTORY_FILE as HISTORY_FILE,
-    Baseline as Baseline,
-    list_baselines as list_baselines,
-    read_baseline as read_baseline,
-    resolve_run_or_baseline as resolve_run_or_baseline,
-    save_baseline as save_baseline,
-)
-
-__all__ = ["HISTORY_FILE", "Baseline", "list_baselines", "read_baseline", "resolve_run_or_baseline", "save_baseline"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

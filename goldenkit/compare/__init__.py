@@ -14,51 +14,6 @@
   what the graders found.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from typing import TYPE_CHECKING
-
-from goldenkit._registry import lazy_attributes
-
-if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit._protocol_key import (
-        comparability_differences,
-        protocol_differences,
-        protocol_key,
-        protocol_sha256,
-    )
-    from goldenkit.compare._clusters import CLUSTER_COLUMNS, why
-    from goldenkit.compare._ledger import LEDGER_STATUSES, Ledger, evidence_ledger
-    from goldenkit.compare._runs import FLIP_STATUSES, HOLM_FAMILY, STATUSES, Comparison, compare_runs
-
-# the protocol key is read by the runner before its first call: importing it loads no pandas
-_LAZY = {
-    **dict.fromkeys(("CLUSTER_COLUMNS", "why"), "goldenkit.compare._clusters"),
-    **dict.fromkeys(("LEDGER_STATUSES", "Ledger", "evidence_ledger"), "goldenkit.compare._ledger"),
-    **dict.fromkeys(
-        ("comparability_differences", "protocol_differences", "protocol_key", "protocol_sha256"),
-        "goldenkit._protocol_key",
-    ),
-    **dict.fromkeys(
-        ("FLIP_STATUSES", "HOLM_FAMILY", "STATUSES", "Comparison", "compare_runs"), "goldenkit.compare._runs"
-    ),
-}
-
-__all__ = [
-    "CLUSTER_COLUMNS",
-    "FLIP_STATUSES",
-    "HOLM_FAMILY",
-    "LEDGER_STATUSES",
-    "STATUSES",
-    "Comparison",
-    "Ledger",
-    "comparability_differences",
-    "compare_runs",
-    "evidence_ledger",
-    "protocol_differences",
-    "protocol_key",
-    "protocol_sha256",
-    "why",
-]
-
-__getattr__ = lazy_attributes(__name__, _LAZY)
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -52,10 +52,6 @@ filter and the sample, so ``goldenkit run --shard K/N`` for K = 1..N partitions
 exactly the rows of the unsharded run (see docs/scale.md).
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.dataset._lines import canonical_sha256
-from goldenkit.dataset._reader import Dataset, read_dataset, rows_to_jsonl
-from goldenkit.schema import DATA_FILE, MANIFEST_FILE
-
-__all__ = ["DATA_FILE", "MANIFEST_FILE", "Dataset", "canonical_sha256", "read_dataset", "rows_to_jsonl"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

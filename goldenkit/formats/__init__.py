@@ -11,22 +11,6 @@ imported on first use: a run that only reads criteria or normalizes contract
 cases does not load the importers.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from typing import TYPE_CHECKING
-
-from goldenkit._registry import lazy_attributes
-
-if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit.formats._importer import IMPORT_FORMATS, import_dataset
-    from goldenkit.formats._normalize import detect_shape, normalize_case
-
-_LAZY = {
-    "IMPORT_FORMATS": "._importer",
-    "import_dataset": "._importer",
-    "detect_shape": "._normalize",
-    "normalize_case": "._normalize",
-}
-__getattr__ = lazy_attributes(__name__, _LAZY)
-
-__all__ = ["IMPORT_FORMATS", "detect_shape", "import_dataset", "normalize_case"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

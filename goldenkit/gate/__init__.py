@@ -206,11 +206,9 @@ Modules
 * :mod:`goldenkit.gate._replay`: the sequential gate replayed over random orders of a full run.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
+from goldenkit.gate._policy import gate_keys_listing as _gate_keys_listing
 
-from goldenkit.gate._evaluate import evaluate_gate
-from goldenkit.gate._policy import DECISION_NAMES, GateDecision, GatePolicy, GateRule, gate_keys_listing
+__doc__ = (__doc__ or "").replace("{GATE_KEYS}", _gate_keys_listing())  # the listing, from the table itself
 
-__doc__ = (__doc__ or "").replace("{GATE_KEYS}", gate_keys_listing())  # the listing, from the table itself
-
-__all__ = ["DECISION_NAMES", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

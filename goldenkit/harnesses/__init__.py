@@ -15,18 +15,6 @@ the records, the fingerprint and the folder are
 >>> runs = goldenkit.import_run("logs/x.eval", format="inspect", run_id="gpt5")  # doctest: +SKIP
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from typing import TYPE_CHECKING
-
-from goldenkit._registry import lazy_attributes
-from goldenkit.harnesses._formats import FORMATS
-
-if TYPE_CHECKING:  # the real imports, for type checkers and IDEs
-    from goldenkit.harnesses._import import import_run, sample_differences
-
-_LAZY = {"import_run": "goldenkit.harnesses._import", "sample_differences": "goldenkit.harnesses._import"}
-
-__all__ = ["FORMATS", "import_run", "sample_differences"]
-
-__getattr__ = lazy_attributes(__name__, _LAZY)
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -12,25 +12,6 @@ Reads only what runs and baselines wrote (results -> history), never a model.
 The views and their columns are documented in docs/history.md.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.history._run_index import CACHE_FILE, PROTOCOL_KEYS, RUN_COLUMNS, protocol_id, runs_df, scan
-from goldenkit.history._sql import HISTORY_COLUMNS, VIEWS, baseline_history_df, connect, query
-from goldenkit.history._trend import METRICS, failure_counts, trend
-
-__all__ = [
-    "CACHE_FILE",
-    "HISTORY_COLUMNS",
-    "METRICS",
-    "PROTOCOL_KEYS",
-    "RUN_COLUMNS",
-    "VIEWS",
-    "baseline_history_df",
-    "connect",
-    "failure_counts",
-    "protocol_id",
-    "query",
-    "runs_df",
-    "scan",
-    "trend",
-]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -12,23 +12,6 @@ score, a convenience number without an error rate (:func:`weighted_score`,
 is importable from ``goldenkit.metrics``.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.metrics._rates import METRIC_COLUMNS, clustered_interval, run_metrics
-from goldenkit.metrics._red_rows import hallucination_row_ids, red_ids
-from goldenkit.metrics._text import red_metrics_text
-from goldenkit.metrics._weighted import WEIGHTED_SCORE, metric_weights, weighted_score
-from goldenkit.records import grader_results
-
-__all__ = [
-    "METRIC_COLUMNS",
-    "WEIGHTED_SCORE",
-    "clustered_interval",
-    "grader_results",
-    "hallucination_row_ids",
-    "metric_weights",
-    "red_ids",
-    "red_metrics_text",
-    "run_metrics",
-    "weighted_score",
-]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -7,8 +7,6 @@ The leaderboards (a page per group of ``goldenkit benchmark`` runs) are made by
 :func:`goldenkit.pages._leaderboards.leaderboard_sections`.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.pages._site import STATE_FILE, SiteResult, build_site
-
-__all__ = ["STATE_FILE", "SiteResult", "build_site"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

@@ -5,44 +5,6 @@ A built-in provider's module is imported the first time its name is asked for
 stack or ADK's adapter; :func:`provider_names` imports them all.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit._registry import lazy_attributes
-from goldenkit.providers._base import (
-    BUILTINS,
-    Provider,
-    Response,
-    TurnOutput,
-    get_provider,
-    provider_factory,
-    provider_names,
-    register_provider,
-)
-
-#: Imported on first use (the simulator's module loads the HTTP clients of its providers).
-_LAZY = {
-    "AdkProvider": "goldenkit.providers._adk",
-    "CallableProvider": "goldenkit.providers._callable",
-    "CallableSimulator": "goldenkit.providers._simulator",
-    "ChatSimulator": "goldenkit.providers._simulator",
-    "FixturesProvider": "goldenkit.providers._fixtures",
-    "OllamaProvider": "goldenkit.providers._ollama",
-    "OpenAIProvider": "goldenkit.providers._openai",
-    "SIMULATOR_SYSTEM_PROMPT": "goldenkit.providers._simulator",
-    "SIMULATOR_USER_PROMPT": "goldenkit.providers._simulator",
-    "SimulatorError": "goldenkit.providers._simulator",
-    "UserSimulator": "goldenkit.providers._simulator",
-}
-__getattr__ = lazy_attributes(__name__, _LAZY)
-
-__all__ = [
-    *_LAZY,
-    "BUILTINS",
-    "Provider",
-    "Response",
-    "TurnOutput",
-    "get_provider",
-    "provider_factory",
-    "provider_names",
-    "register_provider",
-]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

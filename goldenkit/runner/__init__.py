@@ -61,56 +61,6 @@ shard runs into one ordinary run (:mod:`goldenkit.runner._merge`).
 graders, into a new run of mode ``regrade`` (:mod:`goldenkit.runner._regrade`).
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from typing import Any
-
-from goldenkit._registry import lazy_attributes
-from goldenkit.runner._evaluate import arun_eval, run_eval
-from goldenkit.runner._folder import new_run_id, utc_now
-from goldenkit.runner._limits import Limiter, backoff_delay
-from goldenkit.runner._merge import merge_shards
-from goldenkit.runner._options import RunOptions
-from goldenkit.runner._run import RunExecution
-from goldenkit.runner._runkey import (
-    RUN_KEY_FIELDS,
-    TRANSPORT_SETTINGS,
-    agent_version,
-    git_commit,
-    redact_settings,
-)
-from goldenkit.runner._shard import parse_shard, shard_of
-from goldenkit.runner._summary import RunInterrupted, RunSummary
-
-#: Imported when asked for: the Ray executor's settings, async goldenkit.regrade (the old module name
-#: goldenkit.runner.regrade stays the module's).
-_LAZY = {"RaySettings": "goldenkit.runner._ray_executor", "aregrade": "goldenkit.runner._regrade"}
-_lazy = lazy_attributes(__name__, _LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    return _lazy(name)
-
-
-__all__ = [
-    "RUN_KEY_FIELDS",
-    "TRANSPORT_SETTINGS",
-    "Limiter",
-    "RaySettings",
-    "RunExecution",
-    "RunInterrupted",
-    "RunOptions",
-    "RunSummary",
-    "agent_version",
-    "aregrade",
-    "arun_eval",
-    "backoff_delay",
-    "git_commit",
-    "merge_shards",
-    "new_run_id",
-    "parse_shard",
-    "redact_settings",
-    "run_eval",
-    "shard_of",
-    "utc_now",
-]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

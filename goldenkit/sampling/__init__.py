@@ -23,14 +23,6 @@ is drawn, like the rows of another split, so they are never selected and never
 an outcome.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit.sampling._rules import (
-    assign_splits as assign_splits,
-    holdout_score as holdout_score,
-    sample_rank as sample_rank,
-    stratified_sample as stratified_sample,
-    weekly_seed as weekly_seed,
-)
-
-__all__ = ["assign_splits", "holdout_score", "sample_rank", "stratified_sample", "weekly_seed"]
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)

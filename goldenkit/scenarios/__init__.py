@@ -8,17 +8,6 @@ nothing of running. ``goldenkit dataset generate`` is its command.
 * :mod:`goldenkit.scenarios._generate`: :func:`generate_scenarios`, the generators, the parsing.
 """
 
-from __future__ import annotations
+from goldenkit._registry import attach_stub as _attach_stub
 
-from goldenkit._registry import lazy_attributes
-
-_LAZY = {
-    "GENERATION_PROMPT": "goldenkit.scenarios._generate",
-    "Generator": "goldenkit.scenarios._generate",
-    "ModelGenerator": "goldenkit.scenarios._generate",
-    "generate_scenarios": "goldenkit.scenarios._generate",
-    "read_agent_config": "goldenkit.scenarios._agent_config",
-}
-__getattr__ = lazy_attributes(__name__, _LAZY)
-
-__all__ = sorted(_LAZY)
+__getattr__, __dir__, __all__ = _attach_stub(__name__, __file__)
