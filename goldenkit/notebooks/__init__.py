@@ -290,15 +290,25 @@ class _Kernel:
 
     def reset(self) -> None:
         """Empty the user namespace for the next notebook; a kernel that does not answer is replaced."""
+        from queue import Empty
+
         kc = self.manager().client()
-        kc.start_channels()
+        kc.start_channels(iopub=False, stdin=False, hb=False, control=False)  # the shell's reply says it all
+        ok = False
         try:
-            _sync(kc.wait_for_ready)(timeout=30)
-            _sync(kc.execute_interactive)(_RESET, silent=True, store_history=False, timeout=30)
-        except (TimeoutError, RuntimeError):
-            self.replace()
+            msg_id = kc.execute(_RESET, silent=True, store_history=False)
+            deadline = time.monotonic() + 30
+            while not ok:
+                reply = _sync(kc.get_shell_msg)(timeout=max(0.0, deadline - time.monotonic()))
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    ok = reply["content"].get("status") == "ok"
+                    break
+        except (Empty, TimeoutError, RuntimeError):
+            ok = False
         finally:
             kc.stop_channels()
+        if not ok:
+            self.replace()
         self.used = False
 
     def replace(self) -> None:
@@ -413,6 +423,7 @@ def execute_notebooks(
     exports: list[tuple[NotebookRun, Future[Path]]] = []
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldenkit-export") as pool:
+            pool.submit(_exporter)  # nbconvert's import and template compile (0.5 s), while the kernel starts
             for name, params, title in jobs:
                 try:
                     run = execute_notebook(name, params, output_dir, html=False, timeout=timeout, kernel=kernel)
