@@ -95,8 +95,7 @@ LAYERS: list[set[str]] = [
     {"gate._evidence", "gate._power", "gate._sequential", "gate._judge"},
     {"gate._regression"},
     {"gate._evaluate", "gate._replay"},
-    {"gate", "leaderboards._alignment", "leaderboards._pairwise", "leaderboards._frontier"},
-    {"leaderboards._ranking"},
+    {"gate", "leaderboards._alignment", "leaderboards._frontier"},
     # every run at once: the index, SQL over all outcomes, trends
     {"history._run_index"},
     {"history._sql", "history._trend"},
@@ -108,11 +107,6 @@ LAYERS: list[set[str]] = [
     {"providers._ollama", "providers._openai"},
     {"providers._simulator"},
     {"providers"},
-    # scenarios a model generates from an agent's config, written as a new dataset version: a layer above
-    # the providers (the dataset layer knows nothing of running)
-    {"scenarios._agent_config"},
-    {"scenarios._generate"},
-    {"scenarios"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders._base"},
     {"graders._contract", "graders._match", "graders._trajectory", "graders._judge", "graders._retrieval"},
     {"graders._state", "graders._rubrics"},
@@ -138,6 +132,15 @@ LAYERS: list[set[str]] = [
     {"runner._regrade"},
     # a judge's optional words on a comparison's clusters (goldenkit compare --explain)
     {"runner._explain"},
+    # a judge's pairwise preferences call it through the runner's seam (goldenkit.runner._calls), so pairwise
+    # judging and the leaderboard that offers it sit above the runner
+    {"leaderboards._pairwise"},
+    {"leaderboards._ranking"},
+    # scenarios a model generates from an agent's config, written as a new dataset version: above the runner,
+    # whose seam its model calls go through (the dataset layer knows nothing of running)
+    {"scenarios._agent_config"},
+    {"scenarios._generate"},
+    {"scenarios"},
     {"runner"},
     # what people look at: the audit, the report (one module per notebook), the notebooks
     {"audit._marks", "audit._failures", "audit._labelling"},

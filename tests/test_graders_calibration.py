@@ -140,7 +140,9 @@ def test_live_mode_asks_the_judge(tmp_path: Path) -> None:
     import asyncio
 
     judge = JudgeGrader(Echo(), rubric_text="Accept refunds.")
-    decisions = asyncio.run(judge_labels(read_labels(f), judge))
+    from goldenkit.runner._calls import CallLimits, ModelCalls
+
+    decisions = asyncio.run(judge_labels(read_labels(f), judge, call=ModelCalls(CallLimits()).response))
     assert decisions == ["ACCEPT", "REJECT", "REJECT"]
 
 

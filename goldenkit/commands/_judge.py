@@ -113,9 +113,11 @@ def _case_lookup(path: str) -> Any:
 async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -> list[str]:
     """The judge's decisions, its client closed on the event loop that opened it."""
     from goldenkit.graders._calibration import judge_labels
+    from goldenkit.runner._calls import CallLimits, ModelCalls
 
+    calls = ModelCalls(CallLimits(max_in_flight=max_in_flight))
     try:
-        return await judge_labels(rows, judge, max_in_flight=max_in_flight, case_for=case_for)
+        return await judge_labels(rows, judge, call=calls.response, case_for=case_for)
     finally:
         await judge.aclose()
 

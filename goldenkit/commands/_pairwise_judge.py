@@ -36,13 +36,25 @@ def format_pairwise(res: Any) -> str:
             str(r["losses"]),
             str(r["ties"]),
             str(r["undecided"]),
+            str(r["errors"]),
             fmt_num(r["position_bias_rate"]),
             fmt_p(r["p_val"]),
             fmt_p(r["p_adj"]),
         ]
         for r in res.table.to_dict("records")
     ]
-    head = ["slice", "rows", "cand wins", "base wins", "ties", "undecided", "position bias %", "p (sign)", "p_holm"]
+    head = [
+        "slice",
+        "rows",
+        "cand wins",
+        "base wins",
+        "ties",
+        "undecided",
+        "errors",
+        "position bias %",
+        "p (sign)",
+        "p_holm",
+    ]
     lines = [f"pairwise judge {res.judge_version}: which answer is better, asked in both orders", ""]
     lines += fmt_columns(head, rows)
     lines.append("a preference counts only when both orders agree; exact sign test on wins vs losses, ties excluded")

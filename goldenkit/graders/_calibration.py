@@ -50,6 +50,7 @@ from statsmodels.stats.proportion import proportion_confint
 from goldenkit._model_family import self_preference
 from goldenkit.errors import DatasetError
 from goldenkit.formats._common import decode_text, json_object_line
+from goldenkit.graders._base import ModelCall
 from goldenkit.graders._judge import normalize_decision, parse_judge
 
 __all__ = [
@@ -391,7 +392,7 @@ async def judge_labels(
     rows: Sequence[LabelRow],
     judge: Any,
     *,
-    max_in_flight: int = 8,
+    call: ModelCall,
     case_for: Any = None,
 ) -> list[str]:
     """Ask ``judge`` (a :class:`~goldenkit.graders._judge.JudgeGrader`) for a decision on every label row.
@@ -399,7 +400,9 @@ async def judge_labels(
     Each row needs its response (``response`` / ``candidate``). The judge sees
     the case ``case_for(row)`` returns (for instance the dataset case named by
     the label's ``caseId``), else one made of the label's ``prompt`` and
-    ``reference``. A judge call that fails counts as PENDING.
+    ``reference``. Every judge call goes through ``call`` (the seam of every model call,
+    :meth:`goldenkit.runner._calls.ModelCalls.response`: its limiter, retries with backoff and
+    Retry-After, deadline); a judge call that still fails counts as PENDING.
     """
     import asyncio
 
@@ -409,14 +412,12 @@ async def judge_labels(
     if missing:
         r = missing[0]
         raise DatasetError(f"row {r.id}: no response to judge (response or candidate)", line=r.line)
-    gate = asyncio.Semaphore(max(1, max_in_flight))
 
     async def one(row: LabelRow) -> str:
         case = case_for(row) if case_for is not None else None
         if case is None:
             case = Case(id=row.id, shape="contract", turns=(Turn(user=row.prompt or ""),), reference=row.reference)
-        async with gate:
-            result = await judge.agrade(case, Response.from_text(row.response or ""))
+        result = await judge.agrade(case, Response.from_text(row.response or ""), call)
         if result.passed is None:
             return "PENDING"
         return "ACCEPT" if result.passed else "REJECT"

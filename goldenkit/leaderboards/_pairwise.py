@@ -7,8 +7,12 @@ swapped** (base as answer A, then the candidate as answer A). A preference
 counts only when both orders agree; otherwise the row is a tie, and the
 disagreement is reported as the judge's **position-bias rate** (rows whose
 preference followed the position rather than the answer, over rows where both
-calls could be read). A call that fails or a reply that cannot be read leaves
-the row *undecided*: counted, never a tie or a win.
+calls could be read). A reply that cannot be read leaves the row *undecided*:
+counted, never a tie or a win. The judge's calls go through the seam of every
+model call (:class:`goldenkit.runner._calls.ModelCalls`: at most ``max_in_flight``
+at once, transient failures retried with backoff and Retry-After); a call that
+still fails (an outage) makes the row an *error* with the error's kind
+(``error_kind``), counted apart from the undecided rows, never a tie or a win.
 
 Wins (candidate preferred) and losses (base preferred) go to the **exact sign
 test** -- two-sided binomial at 1/2 on wins vs losses, ties excluded and
@@ -43,10 +47,11 @@ import pandas as pd
 from goldenkit._sync import run_sync
 from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import read_dataset
-from goldenkit.errors import ConfigError, InputError
+from goldenkit.errors import ConfigError, InputError, ProviderError
 from goldenkit.leaderboards._alignment import run_inputs
 from goldenkit.records import Case, Turn
 from goldenkit.results import Run, read_run
+from goldenkit.runner._calls import CallLimits, ModelCalls
 from goldenkit.stats import OVERALL, holm, mcnemar_exact
 
 __all__ = [
@@ -121,15 +126,17 @@ def _prompt(case: Case, first: str, second: str, rubric: str) -> tuple[Case, lis
     ]
 
 
-async def _ask_all(provider: Any, jobs: list[tuple[Case, list[str]]], max_in_flight: int) -> list[str | None]:
-    sem = asyncio.Semaphore(max(1, max_in_flight))
+async def _ask_all(
+    provider: Any, jobs: list[tuple[Case, list[str]]], max_in_flight: int
+) -> list[str | ProviderError | None]:
+    """Per job: the preference read (``A``/``B``/``TIE``), None for a reply that cannot be read, or the error
+    of a call that still failed after the seam's retries."""
+    calls = ModelCalls(CallLimits(max_in_flight=max(1, max_in_flight)))
 
-    async def one(job: tuple[Case, list[str]]) -> str | None:
-        async with sem:
-            try:
-                reply = await provider.complete(job[0], repeat=0)
-            except Exception:  # a failed judge call leaves the row undecided, never a tie or a loss
-                return None
+    async def one(job: tuple[Case, list[str]]) -> str | ProviderError | None:
+        reply, err, _, _ = await calls.call(provider, job[0])
+        if reply is None:
+            return err or ProviderError("the judge returned nothing", kind="infrastructure")
         return parse_preference(reply.text, job[1])
 
     return list(await asyncio.gather(*(one(j) for j in jobs)))
@@ -151,9 +158,9 @@ class PairwiseResult:
 
     ``rows``: ``row_id, slice, base_first, cand_first`` (the preference read in
     each order, as ``base``/``cand``/``tie`` or None), ``outcome`` (``win``,
-    ``loss``, ``tie``, ``undecided``; win = the candidate preferred in both
-    orders). ``table``: ``slice, rows, wins, losses, ties, undecided,
-    position_disagreements, position_bias_rate, p_val, p_adj``.
+    ``loss``, ``tie``, ``undecided``, ``error``; win = the candidate preferred in both
+    orders), ``error_kind`` (an error's kind, else None). ``table``: ``slice, rows, wins,
+    losses, ties, undecided, errors, position_disagreements, position_bias_rate, p_val, p_adj``.
     """
 
     base_id: str
@@ -198,7 +205,7 @@ def _table(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     groups = [(OVERALL, rows), *((str(s), g) for s, g in rows.groupby("slice", sort=True))]
     for name, g in groups:
-        both = int((g["outcome"] != "undecided").sum())
+        both = int((~g["outcome"].isin(["undecided", "error"])).sum())
         dis = int(g["disagree"].sum())
         wins, losses = int((g["outcome"] == "win").sum()), int((g["outcome"] == "loss").sum())
         out.append(
@@ -208,7 +215,8 @@ def _table(rows: pd.DataFrame) -> pd.DataFrame:
                 "wins": wins,
                 "losses": losses,
                 "ties": int((g["outcome"] == "tie").sum()),
-                "undecided": len(g) - both,
+                "undecided": int((g["outcome"] == "undecided").sum()),
+                "errors": int((g["outcome"] == "error").sum()),
                 "position_disagreements": dis,
                 "position_bias_rate": dis / both if both else float("nan"),
                 "p_val": float(mcnemar_exact(wins, losses)),
@@ -267,11 +275,14 @@ def pairwise_compare(
     prefs = run_sync(_ask_all(judge.provider, jobs, max_in_flight))
     first = {"A": "base", "B": "cand", "TIE": "tie"}
     second = {"A": "cand", "B": "base", "TIE": "tie"}
-    got = {rid: (first.get(prefs[2 * i] or ""), second.get(prefs[2 * i + 1] or "")) for i, rid in enumerate(have)}
+    got = {rid: (prefs[2 * i], prefs[2 * i + 1]) for i, rid in enumerate(have)}
     recs = []
     for rid in ids:
-        f, s = got.get(rid, (None, None))
-        outcome, disagree = _outcome(f, s)
+        one, two = got.get(rid, (None, None))
+        failed = next((p for p in (one, two) if isinstance(p, ProviderError)), None)
+        f = first.get(one) if isinstance(one, str) else None
+        s = second.get(two) if isinstance(two, str) else None
+        outcome, disagree = ("error", False) if failed is not None else _outcome(f, s)
         recs.append(
             {
                 "row_id": rid,
@@ -279,17 +290,19 @@ def pairwise_compare(
                 "base_first": f,
                 "cand_first": s,
                 "outcome": outcome,
+                "error_kind": failed.kind if failed is not None else None,
                 "disagree": disagree,
             }
         )
-    rows = pd.DataFrame(recs, columns=["row_id", "slice", "base_first", "cand_first", "outcome", "disagree"])
+    columns = ["row_id", "slice", "base_first", "cand_first", "outcome", "error_kind", "disagree"]
+    rows = pd.DataFrame(recs, columns=columns)
     return PairwiseResult(b_run.run_id, c_run.run_id, pairwise_version(judge), rows, _table(rows))
 
 
 def pairwise_leaderboard(runs: Sequence[Any], judge: Any, *, results_dir: str = "results", **kw: Any) -> pd.DataFrame:
     """:func:`pairwise_compare` for every pair of runs (sorted by run id); Holm over the pairs' overall p-values.
 
-    Columns ``a, b, wins_b, wins_a, ties, undecided, position_bias_rate, p_val,
+    Columns ``a, b, wins_b, wins_a, ties, undecided, errors, position_bias_rate, p_val,
     p_adj, judge_version`` (``wins_b``: rows where ``b`` was preferred in both orders).
     """
     opened = sorted((read_run(r, results_dir) for r in runs), key=lambda r: r.run_id)
@@ -306,6 +319,7 @@ def pairwise_leaderboard(runs: Sequence[Any], judge: Any, *, results_dir: str = 
                     "wins_a": int(ov["losses"]),
                     "ties": int(ov["ties"]),
                     "undecided": int(ov["undecided"]),
+                    "errors": int(ov["errors"]),
                     "position_bias_rate": ov["position_bias_rate"],
                     "p_val": ov["p_val"],
                     "judge_version": res.judge_version,

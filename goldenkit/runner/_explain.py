@@ -16,10 +16,10 @@ exit code. A call that fails, or a reply that is not one readable sentence
 (empty, an HTML page, an echo of the quoted answers, far too long), leaves its
 cluster without words and says so in :attr:`Explained.notes`.
 
-**Calls.** They go through a :class:`goldenkit.runner._limits.Limiter` with the
-candidate run's own limits (``max_in_flight``, ``rpm``, ``max_retry_after``
-of its run.json), transient failures retried ``max_retries`` times with
-backoff, as the run's calls are.
+**Calls.** They go through the seam of every model call,
+:class:`goldenkit.runner._calls.ModelCalls`, with the candidate run's own limits
+(``max_in_flight``, ``rpm``, ``max_retry_after``, ``max_retries``, ``timeout`` of
+its run.json): transient failures retried with backoff, as the run's calls are.
 
 **Cache.** Each sentence is kept in ``explanations.json`` in the candidate's
 run folder, keyed by the SHA-256 of the explainer's version (:func:`explain_version`:
@@ -45,11 +45,12 @@ from typing import Any
 from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
 from goldenkit.compare import why
-from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._base import Provider, get_provider
+from goldenkit.errors import ConfigError
+from goldenkit.providers._base import get_provider
 from goldenkit.records import Case, Turn
 from goldenkit.results import write_json_atomic
-from goldenkit.runner._limits import MAX_RETRY_AFTER, Limiter, backoff_delay, throttle_error
+from goldenkit.runner._calls import CallLimits, ModelCalls
+from goldenkit.runner._limits import MAX_RETRY_AFTER
 from goldenkit.schema import NEW_FAILURE, RECOVERED, TRANSPORT_SETTINGS
 from goldenkit.stats import OVERALL
 
@@ -236,8 +237,8 @@ def _read_cache(path: Path | None, notes: list[str]) -> dict[str, Any]:
     return dict(entries) if isinstance(entries, dict) else {}
 
 
-def _limits(manifest: Mapping[str, Any]) -> tuple[Limiter, int, float]:
-    """The candidate run's limiter (its max_in_flight, rpm, Retry-After cap), max_retries and timeout."""
+def _limits(manifest: Mapping[str, Any]) -> CallLimits:
+    """The candidate run's limits (its max_in_flight, rpm, Retry-After cap, max_retries and timeout)."""
     conf = manifest.get("config") if isinstance(manifest.get("config"), Mapping) else {}
     conf = dict(conf or {})
 
@@ -245,50 +246,25 @@ def _limits(manifest: Mapping[str, Any]) -> tuple[Limiter, int, float]:
         value = conf.get(name)
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
-    rpm = num("rpm", 0.0)
-    limiter = Limiter(
-        max(1, int(num("max_in_flight", 4))), rpm or None, max_pause=num("max_retry_after", MAX_RETRY_AFTER)
+    return CallLimits(
+        max_in_flight=max(1, int(num("max_in_flight", 4))),
+        rpm=num("rpm", 0.0) or None,
+        max_retry_after=num("max_retry_after", MAX_RETRY_AFTER),
+        max_retries=max(0, int(num("max_retries", 3))),
+        timeout=max(1.0, num("timeout", 60.0)),
     )
-    return limiter, max(0, int(num("max_retries", 3))), max(1.0, num("timeout", 60.0))
-
-
-async def _ask(provider: Provider, case: Case, limiter: Limiter, retries: int, timeout: float) -> str:
-    """The judge's reply text to ``case``; what still fails after the retries is raised (a ProviderError)."""
-    attempts = 0
-    while True:
-        attempts += 1
-        await limiter.acquire()
-        try:
-            if provider.bounds_calls:
-                reply = await provider.complete(case, repeat=0)
-            else:
-                async with asyncio.timeout(timeout + 1.0):
-                    reply = await provider.complete(case, repeat=0)
-            limiter.on_success()
-            return reply.text
-        except ProviderError as exc:
-            err = throttle_error(exc, limiter.max_pause)
-        except TimeoutError:
-            err = ProviderError(f"timed out after {timeout:g}s", kind="transient", final_kind="infrastructure")
-        finally:
-            limiter.release()
-        if err.status == 429 and err.transient:
-            limiter.on_throttled(err.retry_after)
-        if not err.transient or attempts > retries:
-            raise err.given_up(attempts) if err.transient else err
-        await asyncio.sleep(backoff_delay(attempts, err.retry_after, 0.5, 30.0))
 
 
 async def _ask_all(
     judge: JudgeSettings, jobs: list[tuple[str, Case, list[str]]], manifest: Mapping[str, Any]
 ) -> dict[str, str | Exception]:
     """cluster id -> the sentence read from the judge's reply, or the exception that left it without one."""
-    limiter, retries, timeout = _limits(manifest)
+    calls = ModelCalls(_limits(manifest))
     provider = get_provider(judge.provider, model=judge.model, **judge.options)
 
     async def one(cid: str, case: Case, quoted: list[str]) -> tuple[str, str | Exception]:
         try:
-            text = await _ask(provider, case, limiter, retries, timeout)
+            text = (await calls.response(provider, case)).text
         except Exception as exc:  # a failed call leaves the cluster without words, nothing more
             return cid, exc
         said = read_sentence(text, quoted)

@@ -22,9 +22,11 @@ simulated user follows afterwards (``plan``), a ``slice`` and ``tags``. Steps:
    ``count`` are kept. Output that fails is asked for again, at most
    ``attempts`` times in all (attempt k, 0-based, gets ``seed + k``, so a seeded
    run retries deterministically but not identically); then
-   :class:`ScenarioOutputError` (exit 3) carries every attempt's raw text. A
-   transient provider failure (429, 5xx, timeout) uses an attempt too; a
-   permanent one is raised at once.
+   :class:`ScenarioOutputError` (exit 3) carries every attempt's raw text. The
+   model generator's call goes through the seam of every model call
+   (:class:`goldenkit.runner._calls.ModelCalls`: a transient failure -- 429, 5xx,
+   timeout -- is retried there with backoff and Retry-After); a transient failure a
+   generator still raises uses an attempt; a permanent one is raised at once.
 4. **Drop duplicates**: a scenario whose normalized starting prompt
    (:func:`normalize_prompt`: casefold, whitespace collapsed) equals an existing
    row's first user message, or an earlier scenario's of the same batch.
@@ -61,6 +63,7 @@ from goldenkit.dataset._versions import new_version_target, with_changelog_entry
 from goldenkit.errors import DatasetError, GoldenkitError, InfrastructureError, InputError, ProviderError
 from goldenkit.providers._base import get_provider
 from goldenkit.records import Case, Turn
+from goldenkit.runner._calls import CallLimits, ModelCalls
 from goldenkit.scenarios._agent_config import config_sha256, read_agent_config
 
 #: ``fn(agent_config, count, seed) -> str | list[dict]``: the model's raw text, or the scenarios themselves.
@@ -307,9 +310,12 @@ class ModelGenerator:
         )
         provider = get_provider(self.provider, **self.options, **({} if seed is None else {"seed": seed}))
 
+        timeout = self.options.get("timeout")
+        calls = ModelCalls(CallLimits(max_in_flight=1, timeout=float(timeout) if timeout else CallLimits.timeout))
+
         async def ask() -> str:
             try:
-                return (await provider.complete(case)).text
+                return (await calls.response(provider, case)).text
             finally:
                 await provider.aclose()
 
