@@ -58,12 +58,18 @@ from typing import Any
 
 from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
-from goldenkit.dataset._reader import Dataset, read_dataset, rows_to_jsonl
-from goldenkit.dataset._versions import new_version_target, with_changelog_entry, write_version
+from goldenkit.dataset import (
+    Dataset,
+    new_version_target,
+    read_dataset,
+    rows_to_jsonl,
+    with_changelog_entry,
+    write_version,
+)
 from goldenkit.errors import DatasetError, GoldenkitError, InfrastructureError, InputError, ProviderError
-from goldenkit.providers._base import get_provider
-from goldenkit.records import Case, Turn
-from goldenkit.runner._calls import CallLimits, ModelCalls
+from goldenkit.providers import get_provider
+from goldenkit.records import Case, Response, Turn
+from goldenkit.runner import CallLimits, ModelCalls
 from goldenkit.scenarios._agent_config import config_sha256, read_agent_config
 
 #: ``fn(agent_config, count, seed) -> str | list[dict]``: the model's raw text, or the scenarios themselves.
@@ -315,7 +321,8 @@ class ModelGenerator:
 
         async def ask() -> str:
             try:
-                return (await calls.response(provider, case)).text
+                reply: Response = await calls.response(provider, case)
+                return reply.text
             finally:
                 await provider.aclose()
 
