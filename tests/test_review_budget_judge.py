@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from factories import numbered_rows, write_dataset
 from fakeserver import FakeModelServer, Reply
+from sequential_world import write_world
 from test_gate_judge import JUDGE_PASSES, N, config, gate, judged, label
 
 from goldenkit.cli import main
@@ -178,3 +179,31 @@ def test_three_labels_that_agree_with_a_kind_judge_no_longer_make_the_gate_green
     r = rules["judge_pass_rate"]
     assert (code, r["passed"]) == (2, False) and "prediction-powered: 3 human" in r["detail"]
     assert "the exact bound, below the prediction-powered 0.75" in r["detail"] and r["actual"] < 0.1
+
+
+def test_a_sequential_run_stopped_by_its_budget_is_stopped_not_decided(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rows a budget left unread were counted 'not needed' as if the sequential gate had decided: the
+    run was VALID with 225 of 240 rows not needed, and said 'every row run, undecided'."""
+    monkeypatch.chdir(tmp_path)
+    ds = write_world(tmp_path)
+
+    def run(agent: str, run_id: str, *extra: str) -> int:
+        argv = ["run", str(ds), "--provider", "callable", "--callable", f"sequential_world:{agent}", "--quiet"]
+        return main([*argv, "--run-id", run_id, *extra])
+
+    assert run("good", "base") == 0
+    seq = ["--sequential", "--baseline", "base", "--max-in-flight", "8"]
+    assert run("broken", "cand", *seq, "--max-calls", "15") == 3
+    man = json.loads((tmp_path / "results" / "cand" / "run.json").read_text())
+    assert (man["validity"], man["stopped_because"], man["complete"]) == ("INVALID", "budget", False)
+    assert man["counts"]["total"] == 15 and man["counts"]["not_needed"] == 0
+    assert man["invalid_reason"].startswith("stopped: budget: --max-calls 15 reached")
+    capsys.readouterr()
+    assert main(["gate", "results/cand", "--baseline", "results/base"]) == 3
+    assert run("broken", "cand", *seq, "--max-calls", "1000") == 2  # resumed: the regression shown
+    assert run("broken", "whole", *seq) == 2
+    full = json.loads((tmp_path / "results" / "whole" / "run.json").read_text())
+    man = json.loads((tmp_path / "results" / "cand" / "run.json").read_text())
+    assert man["validity"] == "VALID" and man["counts"] == full["counts"]

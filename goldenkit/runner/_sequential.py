@@ -158,15 +158,16 @@ class RowSchedule:
     # ------------------------------------------------------------ the record
 
     def not_needed(self, index: OutcomeIndex) -> int:
-        """Pairs never called that the run does not need: the repeats of decided rows, and (sequential) every
-        pair of the rows after the prefix the monitor read."""
+        """Pairs never called that the run does not need: the repeats of decided rows, and (sequential, once
+        the monitor stopped the run) every pair of the rows after the prefix it read; rows a budget or an
+        interruption left unread are still to run, not unneeded."""
         self._pending = np.zeros(0, dtype=bool)  # what is not written now was not called
         absent = (index.status & _MASK).reshape(-1, index.repeats) == 0
         rows = np.arange(absent.shape[0])
         n_pass, n_fail, n_error, unrun = self._counts(index, rows)
         decided = decided_rows(n_pass, n_fail, n_error, unrun, self.rule)
         out = absent & decided[:, None]
-        if self.monitor is not None:
+        if self.monitor is not None and self.halted:
             used = np.zeros(absent.shape[0], dtype=bool)
             used[[index.position[rid] for rid in self.order[: self.consumed]]] = True
             out |= absent & ~used[:, None]
