@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from test_judge_evidence import judged_run, planted
 
+from goldenkit import audit
 from goldenkit.cli import main
 from goldenkit.errors import InputError
 from goldenkit.results import LABELS_FILE, read_labels
@@ -124,3 +125,34 @@ def test_labels_given_on_other_answers_can_be_given_again(tmp_path: Path, capsys
         read_labels(cand)
     assert _label(tmp_path, cand, [{"id": ids[0], "human": "FAIL"}]) == 0
     assert [(lab.row_id, lab.human) for lab in read_labels(cand)] == [(ids[0], "FAIL")]
+
+
+def _edit_answer(run: Path, index: int = 0) -> None:
+    """Edit by hand the answer of the ``index``-th outcome line (its labels are then on other answers)."""
+    outcomes = run / "outcomes.jsonl"
+    lines = [json.loads(x) for x in outcomes.read_text(encoding="utf-8").splitlines()]
+    lines[index]["response"] = "edited by hand"
+    outcomes.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (run / "outcomes.parquet").unlink(missing_ok=True)
+
+
+def test_the_audit_widget_opens_on_labels_given_on_other_answers_and_they_can_be_given_again(
+    tmp_path: Path,
+) -> None:
+    # the notebook's widget must open to let the person label the rows again, as the refusal asks
+    human, judge, slices = planted(60, seed=5)
+    ids = list(slices)
+    run = judged_run(tmp_path / "results", "c", {r: [bool(judge[i])] for i, r in enumerate(ids)}, slices, own="FAIL")
+    assert _label(tmp_path, run, [{"id": r, "human": "PASS"} for r in ids[:3]]) == 0
+    _edit_answer(run, 0)
+    _edit_answer(run, 2)
+    with pytest.raises(InputError, match=r"the human labels of 2 rows \('r000', 'r002'\) were given on other answers"):
+        read_labels(run)
+    session = audit.open_audit(str(run), audits_dir=tmp_path / "audits", day="2026-12-05", user="ana")
+    assert "judge-graded figures not shown" in str(session.judge_figures())
+    w = session.widget()
+    assert w.panel is not None and "other answers than this run&#x27;s" in w.panel.figures.value
+    for row in ("r000", "r002"):
+        assert w.panel.labelling.label(row, "FAIL").human == "FAIL"
+    w.panel.redraw()
+    assert "judge-graded pass rate of run c" in w.panel.figures.value and "not shown" not in w.panel.figures.value

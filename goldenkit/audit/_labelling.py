@@ -38,16 +38,19 @@ from goldenkit.dataset import Dataset
 from goldenkit.errors import InputError
 from goldenkit.records import grader_results
 from goldenkit.results import (
+    JUDGE,
     HumanLabel,
     LabelPlan,
+    LabelRound,
     Run,
     add_labels,
+    add_round,
     judge_estimates,
     judge_rows,
     label_plan,
     read_labels,
+    read_rounds,
 )
-from goldenkit.results._judge_evidence import JUDGE, LabelRound, add_round, read_rounds
 
 #: What the widget says of a label saved on a row nobody drew.
 HAND_PICKED = (
@@ -94,7 +97,8 @@ class HumanLabelling:
     def labels(self) -> dict[str, HumanLabel]:
         """The run's latest row labels (repeat null) by row id."""
         if "labels" not in self._read:
-            self._read["labels"] = {lab.row_id: lab for lab in read_labels(self.run) if lab.repeat is None}
+            found_now = read_labels(self.run, skip_other_answers=True)  # those to give again are not shown
+            self._read["labels"] = {lab.row_id: lab for lab in found_now if lab.repeat is None}
         found: dict[str, HumanLabel] = self._read["labels"]
         return found
 
@@ -180,7 +184,11 @@ class HumanLabelling:
                 "they count once all are labelled</p>"
             )
         title = f"<p><b>judge-graded pass rate of run {escape(str(self.run.run_id))}</b></p>"
-        return HTMLBlock(title + note + table_html(judge_figures_table(self.figures())))
+        try:
+            figures = self.figures()
+        except InputError as exc:  # labels given on other answers: said, and the widget stays open to relabel
+            return HTMLBlock(f"{title}{note}<p>judge-graded figures not shown: {escape(str(exc))}</p>")
+        return HTMLBlock(title + note + table_html(judge_figures_table(figures)))
 
     def card(self, row_id: str) -> str:
         """The row as the person reads it: prompt, expected, its answers and the judge's reasons (escaped)."""

@@ -184,20 +184,24 @@ def _file_labels(path: Path) -> list[HumanLabel]:
     return out
 
 
-def read_labels(run: Run | str | os.PathLike[str]) -> list[HumanLabel]:
+def read_labels(run: Run | str | os.PathLike[str], *, skip_other_answers: bool = False) -> list[HumanLabel]:
     """The labels that apply to ``run``, the latest per (row, repeat): its own, and those of the run its
-    answers were regraded from. A label whose answers are not the run's is an :class:`InputError`
-    (labels are refused for a run whose answers differ)."""
+    answers were regraded from. Labels whose answers are not the run's are an :class:`InputError` naming
+    the rows (labels are refused for a run whose answers differ); ``skip_other_answers`` leaves them out
+    instead (what the audit shows while the person labels those rows again)."""
     r = run if isinstance(run, Run) else read_run(run)
     latest = _latest(r)
     shas = answers_sha256(r) if latest else {}
-    for lab in latest.values():
-        if shas.get((lab.row_id, lab.repeat)) != lab.answer_sha256:
-            raise InputError(
-                f"{r.path}: the human label of row {lab.row_id!r} was given on other answers than this run's "
-                "(labels follow the answers: label this run's rows again)"
-            )
-    return list(latest.values())
+    other = {key: lab for key, lab in latest.items() if shas.get(key) != lab.answer_sha256}
+    if other and not skip_other_answers:
+        rows = sorted({lab.row_id for lab in other.values()})
+        named = ", ".join(repr(x) for x in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        what = f"label of row {named} was" if len(rows) == 1 else f"labels of {len(rows)} rows ({named}) were"
+        raise InputError(
+            f"{r.path}: the human {what} given on other answers than this run's "
+            "(labels follow the answers: label this run's rows again)"
+        )
+    return [lab for key, lab in latest.items() if key not in other]
 
 
 def labelled(run: Run) -> set[tuple[str, int | None]]:
