@@ -8,6 +8,7 @@ uses those labels with their probabilities.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -300,3 +301,40 @@ def test_until_a_round_is_labelled_the_labels_of_one_design_stand(tmp_path: Path
     assert (got["estimate"], got["n_human"], got["rounds"]) == (one_design["estimate"], len(lines), 0)
     assert got["n_unused"] == 3 and "drawn by a round of judge next not fully labelled yet" in got["reason"]
     assert "1 round(s) of judge next not used until every row they drew is labelled" in got["reason"]
+
+
+def test_before_any_label_the_forecast_starts_from_the_judges_calibration(tmp_path: Path) -> None:
+    """With ``[judge] calibration`` in the goldenkit.toml the run recorded, a report for the run's judge
+    version sets the prior disagreement (5% here: a narrower forecast than the 20% default); a report for
+    another judge version is not this judge's, and the default stands."""
+    run, _, _ = _run(tmp_path)
+    default = label_plan(run, n=25, seed=1)
+    assert "the default 20%" in default.judge_error
+    version = json.loads((run / "run.json").read_text())["judge_version"]
+    report = {"judge_version": version, "n": 200, "rates": {"accuracy": {"rate": 0.95, "n": 200}}}
+    (tmp_path / "cal.json").write_text(json.dumps(report))
+    (tmp_path / "goldenkit.toml").write_text('[judge]\ncalibration = "cal.json"\n')
+    man = json.loads((run / "run.json").read_text())
+    man["config"] = {**man.get("config", {}), "extra": {"config_file": str(tmp_path / "goldenkit.toml")}}
+    (run / "run.json").write_text(json.dumps(man))
+    calibrated = label_plan(run, n=25, seed=1)
+    assert "calibration cal.json (200 pairs)" in calibrated.judge_error
+    assert calibrated.widths.loc[OVERALL, "after"] < default.widths.loc[OVERALL, "after"]
+    (tmp_path / "cal.json").write_text(json.dumps({**report, "judge_version": "another-judge"}))
+    assert "the default 20%" in label_plan(run, n=25, seed=1).judge_error
+
+
+def test_a_group_the_draw_cannot_narrow_is_said_to_stay_never_to_widen(tmp_path: Path) -> None:
+    run, _, _ = _run(tmp_path)
+    plan = label_plan(run, n=25, seed=1)
+    widths = pd.DataFrame(
+        {"before": [0.10, 0.08], "after": [0.10, 0.06], "forecast": [0.14, 0.06], "expected_labels": [2.0, 25.0]},
+        index=pd.Index(["billing", OVERALL], name="slice"),
+    )
+    lines = dataclasses.replace(plan, widths=widths).width_lines(judge_estimates(run))
+    assert (
+        lines[0]
+        == "  the billing pass rate interval stays at +/-10.0 points (too few of these rows drawn to narrow it)"
+    )
+    assert lines[1] == "  the pass rate interval goes from +/-8.0 points to +/-6.0 points (expected)"
+    assert lines[2].startswith("  expected widths: the judge taken to disagree with you on")
