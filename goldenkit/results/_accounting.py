@@ -4,8 +4,9 @@ This is the one place a run's usage is added up; run.json's ``accounting``, the
 printed run summary, the report's usage table, compare's paired change and the
 pages all read it.
 
-**Roles.** The candidate's usage is in each outcome's own columns (``attempts``
-are its calls, retries included; ``tokens_in``, ``tokens_out``,
+**Roles.** The candidate's usage is in each outcome's own columns (its calls are
+the outcome's ``attempts``, retries included, less the simulated user's calls, which
+a conversation's attempts count too; ``tokens_in``, ``tokens_out``,
 ``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model
 grader) and the simulated user's are in the outcome's ``usage`` map
 (:data:`goldenkit.schema.USAGE_COUNTS`). Each role is summed apart; a count no
@@ -120,7 +121,9 @@ def _role_usages(outcomes: pd.DataFrame, role: str) -> dict[str, np.ndarray]:
     reported) and ``used`` (the role made calls or reported usage for the outcome)."""
     if role == CANDIDATE:
         out = {k: _numbers(_column(outcomes, k)) for k in (*TOKEN_COUNTS, "cost")}
-        out["calls"] = _numbers(_column(outcomes, "attempts"))  # the candidate's calls: its attempts
+        # the candidate's calls: its attempts, less the simulated user's (a conversation's attempts count both)
+        sim = _role_usages(outcomes, SIMULATOR_ROLE)["calls"] if "usage" in outcomes.columns else 0.0
+        out["calls"] = _numbers(_column(outcomes, "attempts")) - np.nan_to_num(sim)
         tokens = np.column_stack([out[k] for k in TOKEN_COUNTS]) if len(outcomes) else np.zeros((0, 1))
         out["used"] = (np.nan_to_num(out["calls"]) > 0) | (~np.isnan(tokens)).any(axis=1)
         return out

@@ -112,14 +112,12 @@ class ConversationDriver:
                 if isinstance(resp.raw, dict) and "final_state" in resp.raw:
                     raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
         except ProviderError as err:
-            return None, _with_transcript(err, done, user), max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
+            failed = _with_transcript(err, done, user, spent)
+            return None, failed, max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
         finally:
             await session.aclose()
         raw["conversation"] = {"turns": len(done), "stopped": stopped}
-        response = Response(turns=done, model=model, raw=raw)
-        for key in TOKEN_COUNTS:
-            setattr(response, key, spent.get(key))
-        response.usage = {SIMULATOR_ROLE: spent[SIMULATOR_ROLE]} if spent.get(SIMULATOR_ROLE) else None
+        response = _spent(Response(turns=done, model=model, raw=raw), spent)
         return response, None, calls[0], (time.perf_counter() - t0) * 1000.0
 
     async def _next_user(
@@ -144,14 +142,17 @@ class ConversationDriver:
             raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)")
         sim = self.simulator
         transcript = transcript_messages(done)
-        text, usage = await self._retrying(
-            run,
-            sim,
-            lambda: sim.ask(scenario, transcript, repeat=repeat),
-            f"simulator before turn {k + 1}",
-            calls,
-        )
-        spent[SIMULATOR_ROLE] = add_usage(spent.get(SIMULATOR_ROLE), usage)  # the simulator's, apart
+        before, usage = calls[0], None
+        try:
+            text, usage = await self._retrying(
+                run,
+                sim,
+                lambda: sim.ask(scenario, transcript, repeat=repeat),
+                f"simulator before turn {k + 1}",
+                calls,
+            )
+        finally:  # the simulator's, apart: its calls are its attempts (retries, a failure included)
+            spent[SIMULATOR_ROLE] = add_usage(spent.get(SIMULATOR_ROLE), {**(usage or {}), "calls": calls[0] - before})
         if text is None:
             return None, "simulator"
         if scenario.stop is not None and scenario.stop in text:
@@ -189,17 +190,28 @@ def _named(err: ProviderError, where: str, cls: type[ProviderError]) -> Provider
     return out
 
 
-def _with_transcript(err: ProviderError, done: list[TurnOutput], user: str | None) -> ProviderError:
+def _with_transcript(
+    err: ProviderError, done: list[TurnOutput], user: str | None, spent: dict[str, Any]
+) -> ProviderError:
     """``err`` carrying the conversation's transcript up to it: the turns ``done``, then what the
-    failing turn (answering ``user``) produced before it failed (its tool calls and results)."""
+    failing turn (answering ``user``) produced before it failed (its tool calls and results); and what
+    the conversation ``spent`` before it failed (the outcome's token counts and usage: they were paid)."""
     failing = list(err.partial.turns) if isinstance(err.partial, Response) else []
-    if not done and not failing:
+    if not done and not failing and not spent:
         return err
     for turn in failing:
         turn.user = user if turn.user is None else turn.user
     out = err.with_message(str(err))
-    out.partial = Response(turns=[*done, *failing])
+    out.partial = _spent(Response(turns=[*done, *failing]), spent)
     return out
+
+
+def _spent(response: Response, spent: dict[str, Any]) -> Response:
+    """``response`` with the conversation's token counts (the candidate's turns) and the simulator's usage."""
+    for key in TOKEN_COUNTS:
+        setattr(response, key, spent.get(key))
+    response.usage = {SIMULATOR_ROLE: spent[SIMULATOR_ROLE]} if spent.get(SIMULATOR_ROLE) else None
+    return response
 
 
 def _add(a: int | None, b: int | None) -> int | None:

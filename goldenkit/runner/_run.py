@@ -38,13 +38,15 @@ from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_c
 from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
-from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, outcome_usage
+from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, TOKEN_COUNTS, outcome_usage
 
 if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or the run is sequential
     from goldenkit.runner._sequential import RowSchedule
 
 Pair = tuple[str, int]
 T = TypeVar("T")
+#: What an ERROR outcome keeps of the calls answered before its failure (a conversation's earlier turns).
+SPENT = (*TOKEN_COUNTS, "cost", "usage")
 
 
 @dataclass(frozen=True)
@@ -223,12 +225,7 @@ class RunExecution:
             latency_ms=latency,
             ttft_ms=None,
             attempts=attempts,
-            tokens_in=None,
-            tokens_out=None,
-            tokens_cached=None,
-            tokens_reasoning=None,
-            cost=None,
-            usage=partial.usage if isinstance(partial, Response) else None,
+            **{k: getattr(partial if isinstance(partial, Response) else None, k, None) for k in SPENT},
         )
         if not is_candidate_error(rec):  # the candidate's own error is evidence, not a server gone away
             self.count_error(reason)

@@ -1,0 +1,54 @@
+"""What a run cost, reviewed as a user would meet it: conversations, retries, errors, the paired interval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from factories import row, write_dataset
+from fakeserver import FakeModelServer, Reply
+
+from goldenkit.cli import main
+from goldenkit.results import iter_jsonl
+
+SCENARIO = {"scenario": {"starting_prompt": "hello", "plan": "ask twice"}, "expect": {"must_contain": ["ok"]}}
+REFUSED = '{"error": {"message": "too long", "code": "context_length_exceeded"}}'
+
+
+def converse(tmp_path: Path, cand: FakeModelServer, user: FakeModelServer) -> tuple[dict, dict]:
+    """One scenario row of three turns against ``cand`` with the simulated user ``user``: its outcome and
+    run.json's accounting."""
+    ds = write_dataset(tmp_path, [row("a", SCENARIO)])
+    argv = ["run", str(ds), "--provider", "openai", "--base-url", cand.url, "--model", "m", "--max-turns", "3"]
+    argv += ["--user-simulator", "openai", "--user-model", "u", "--user-base-url", user.url]
+    main([*argv, "--results-dir", str(tmp_path / "res"), "--run-id", "r", "--quiet"])
+    (outcome,) = iter_jsonl(tmp_path / "res" / "r" / "outcomes.jsonl")
+    return outcome, json.loads((tmp_path / "res" / "r" / "run.json").read_text())["accounting"]
+
+
+def test_the_candidates_calls_are_its_own_not_the_simulated_users(tmp_path: Path) -> None:
+    with FakeModelServer() as cand, FakeModelServer() as user:
+        cand.default = Reply.text("ok", tokens_in=40, tokens_out=9)
+        replies = iter([Reply.status(503), Reply.text("again?", tokens_in=70, tokens_out=4)])
+        user.responder = lambda req: next(replies, Reply.text("and again?", tokens_in=70, tokens_out=4))
+        outcome, totals = converse(tmp_path, cand, user)
+        sent, asked = cand.count(), user.count()
+    assert (sent, asked) == (3, 3)  # three turns; the user asked twice, the first ask retried once
+    assert outcome["attempts"] == 6  # every call of the conversation, as the outcome has always said
+    assert outcome["usage"]["simulator"]["calls"] == 3  # the failed attempt is a call too
+    assert totals["roles"]["candidate"]["calls"] == 3 and totals["roles"]["simulator"]["calls"] == 3
+    assert (totals["roles"]["simulator"]["tokens_in"], totals["roles"]["candidate"]["tokens_in"]) == (140, 120)
+
+
+def test_a_conversation_that_errors_keeps_what_its_earlier_turns_spent(tmp_path: Path) -> None:
+    with FakeModelServer() as cand, FakeModelServer() as user:
+        turns = iter([Reply.text("ok", tokens_in=40, tokens_out=9)] * 2)
+        cand.responder = lambda req: next(turns, Reply.status(400, body=REFUSED))
+        user.default = Reply.text("and again?", tokens_in=70, tokens_out=4)
+        outcome, totals = converse(tmp_path, cand, user)
+    assert (outcome["verdict"], outcome["error_kind"]) == ("ERROR", "refused")
+    # turns 1 and 2 were answered and counted by the server before turn 3 was refused
+    assert (outcome["tokens_in"], outcome["tokens_out"]) == (80, 18)
+    assert outcome["usage"]["simulator"]["tokens_in"] == 140
+    cand_figures, sim = totals["roles"]["candidate"], totals["roles"]["simulator"]
+    assert (cand_figures["calls"], cand_figures["tokens_in"], sim["calls"], sim["tokens_out"]) == (3, 80, 2, 8)
