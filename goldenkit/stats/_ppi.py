@@ -30,10 +30,12 @@ of what the judge thinks, not of the truth. With human verdicts on ``n`` rows
 **Nothing to estimate a variance from.** When the plug-in standard error is 0 (every labelled value
 alike and nothing for ``λ`` to use, or a judge that gave one verdict on every row it alone graded and
 agrees with the labels), the normal interval would have no width: a certainty ten labels cannot give.
-The estimate is then the labels' own mean (weighted by ``weights``), ``λ = 0``, and its interval the
-narrowest one centred on it that holds the Wilson interval of that mean at the labels' effective size,
-``(Σw)² / Σw²`` (Kish; ``n`` without weights), on the values scaled to ``[0, 1]`` by ``bounds`` (all
-labels PASS: after clipping, exactly Wilson's ``[n / (n + z²), 1]``); ``se`` is its half-width over ``z``.
+The estimate is then the labels' own mean ``m`` (weighted by ``weights``), ``λ = 0``, and its interval
+``[m - (m - low)·u, m + (high - m)·u]`` with ``u = z² / (n + z²)``, ``n`` the labels' effective size
+(``(Σw)² / Σw²``, Kish; their number without weights), ``low, high`` the bounds: ``u`` is Wilson's bound
+on the share of rows that differ from what every label showed when none of ``n`` did, so for 0/1
+verdicts all PASS this is exactly Wilson's ``[n / (n + z²), 1]``, and a paired difference whose labelled
+rows all held is ``±u``. ``se`` is its larger half over ``z``.
 
 Intervals are clipped to ``[0, 1]`` (a pass rate). ``bounds=(lo, hi)`` takes any values in ``[lo, hi]``
 instead of 0/1 verdicts and clips to those bounds: the paired difference of two runs' verdicts on one row
@@ -55,8 +57,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.stats import norm
-
-from goldenkit.stats._intervals import wilson_ci_effective
 
 __all__ = ["PPIEstimate", "ppi_mean"]
 
@@ -125,18 +125,14 @@ def _weighted(fu: np.ndarray, fl: np.ndarray, y: np.ndarray, w: np.ndarray) -> t
 
 
 def _labels_alone(
-    y: np.ndarray, weights: Sequence[float] | np.ndarray | None, bounds: tuple[float, float], alpha: float, z: float
+    y: np.ndarray, weights: Sequence[float] | np.ndarray | None, bounds: tuple[float, float], z: float
 ) -> tuple[float, float, float]:
-    """(estimate, se, lam = 0) from the labels alone, the se being the Wilson interval's (module doc)."""
+    """(estimate, se, lam = 0) from the labels alone when they give no variance (module doc)."""
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     mean = float((w * y).sum() / w.sum())
     n_eff = float(w.sum() ** 2 / (w**2).sum())
-    span = bounds[1] - bounds[0]
-    scaled = min(1.0, max(0.0, (mean - bounds[0]) / span))
-    lo, hi = wilson_ci_effective(scaled, n_eff, 1.0 - alpha)
-    centre = bounds[0] + span * (float(lo) + float(hi)) / 2.0
-    half = span * (float(hi) - float(lo)) / 2.0
-    return mean, max(half, abs(mean - centre) + half) / z, 0.0
+    u = z * z / (n_eff + z * z)
+    return mean, max(mean - bounds[0], bounds[1] - mean) * u / z, 0.0
 
 
 def ppi_mean(
@@ -178,7 +174,7 @@ def ppi_mean(
     low, high = (0.0, 1.0) if bounds is None else (float(bounds[0]), float(bounds[1]))
     z = float(norm.ppf(1.0 - alpha / 2.0))
     if not se > 1e-12:  # no variance to read: the labels' own Wilson interval (module doc)
-        est, se, lam = _labels_alone(y, weights, (low, high), alpha, z)
+        est, se, lam = _labels_alone(y, weights, (low, high), z)
     half = z * se
     human_sd = float(y.std())  # a human-only estimate's standard error is human_sd / sqrt(n)
     effective_n = (human_sd / se) ** 2 if se > 0 and human_sd > 0 else float(y.size)
