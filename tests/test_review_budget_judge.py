@@ -194,7 +194,7 @@ def test_a_sequential_run_stopped_by_its_budget_is_stopped_not_decided(
         return main([*argv, "--run-id", run_id, *extra])
 
     assert run("good", "base") == 0
-    seq = ["--sequential", "--baseline", "base", "--max-in-flight", "8"]
+    seq = ["--sequential", "--baseline", "base", "--max-in-flight", "1"]  # one at a time: the same rows read
     assert run("broken", "cand", *seq, "--max-calls", "15") == 3
     man = json.loads((tmp_path / "results" / "cand" / "run.json").read_text())
     assert (man["validity"], man["stopped_because"], man["complete"]) == ("INVALID", "budget", False)
