@@ -52,3 +52,34 @@ def test_a_conversation_that_errors_keeps_what_its_earlier_turns_spent(tmp_path:
     assert outcome["usage"]["simulator"]["tokens_in"] == 140
     cand_figures, sim = totals["roles"]["candidate"], totals["roles"]["simulator"]
     assert (cand_figures["calls"], cand_figures["tokens_in"], sim["calls"], sim["tokens_out"]) == (3, 80, 2, 8)
+
+
+def run_rows(tmp_path: Path, run_id: str, replies: list[Reply], n: int) -> Path:
+    """A run of ``n`` rows against a server answering ``replies`` in turn (then their last)."""
+    ds = write_dataset(
+        tmp_path, [row(f"r{i}", {"prompt": f"q{i}", "expect": {"must_contain": ["ok"]}}) for i in range(n)]
+    )
+    with FakeModelServer() as srv:
+        queue = iter(replies)
+        srv.responder = lambda req: next(queue, replies[-1])
+        argv = ["run", str(ds), "--provider", "openai", "--base-url", srv.url, "--model", "m", "--max-in-flight", "1"]
+        assert main([*argv, "--results-dir", str(tmp_path / "res"), "--run-id", run_id, "--quiet"]) == 0
+    return tmp_path / "res" / run_id
+
+
+def strict_json(text: str) -> dict:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_compare_json_stays_json_when_the_paired_change_has_no_interval(tmp_path: Path, capsys) -> None:
+    base = run_rows(tmp_path, "base", [Reply.text("ok", tokens_in=40, tokens_out=9)], 1)
+    cand = run_rows(tmp_path, "cand", [Reply.text("ok", tokens_in=50, tokens_out=9)], 1)
+    capsys.readouterr()
+    main(["compare", str(base), str(cand), "--json"])
+    doc = strict_json(capsys.readouterr().out)  # NaN is not JSON: one paired row has no interval
+    tokens = doc["usage_change"][0]
+    assert (tokens["measure"], tokens["n"], tokens["diff"]) == ("tokens", 1, 10.0)
+    assert tokens["ci_low"] is None and tokens["ci_high"] is None

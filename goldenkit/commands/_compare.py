@@ -187,7 +187,8 @@ def compare_command(args: argparse.Namespace) -> int:
     if args.json:
         doc = {**cmp.to_dict(), "why": {st: _cluster_records(cmp, st, explained) for st, _, _ in _CLUSTER_TEXT}}
         if change is not None:
-            doc["usage_change"] = change.reset_index().to_dict(orient="records")
+            # NaN (no interval from fewer than two rows) is not JSON: null
+            doc["usage_change"] = json.loads(change.reset_index().to_json(orient="records", double_precision=15))
         if judged is not None:
             from goldenkit.commands._judge_evidence import _records
 
