@@ -10,10 +10,12 @@ folder, a lock or a run.json exists::
     goldenkit: goldenkit.toml: [run] max_in_flight must be an integer >= 1, got 0
     goldenkit.errors.ConfigError: RunOptions.max_in_flight must be an integer >= 1, got 0
 
-A key of the table is the option's ``[run]`` key, its :class:`~goldenkit.runner.RunOptions`
-field when it has one, and its flag with dashes (``max_in_flight``, ``--max-in-flight``).
-Adding an option with a range is one line here. The module imports nothing heavy: the
-command line's parser reads it to list the options.
+Each option of a run is one :class:`RunOption` of :data:`RUN_TABLE`: its name (the ``[run]`` key and
+the command line's dest), flag, what it takes, default, help, its :class:`~goldenkit.runner.RunOptions`
+field and whether it enters the protocol key. From it come ``goldenkit run``'s arguments (the help with
+the default filled in), the check of the ``[run]`` table, RunOptions' defaults and checks, and the
+classification tests/test_protocol_key.py runs. Adding an option is one entry here plus its use. The
+module imports nothing heavy: the command line's parser reads it to list the options.
 
 >>> check_option("repeats", 3), check_option("rpm", None)
 (3, None)
@@ -33,222 +35,373 @@ ValueError: must be one folder name, but it contains a control character (U+000A
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from goldenkit._checks import _unprintable, name_problem
+from goldenkit._constraint_types import Constraint, Kind, Name, Number, Text
 
-__all__ = ["RUN_OPTIONS", "Constraint", "Flag", "Name", "Names", "Number", "Text", "check_option"]
+__all__ = ["AGENT", "NONE", "PROTOCOL", "RUN_OPTIONS", "RUN_TABLE", "RunOption", "check_option"]
 
 
-class Constraint(Protocol):
-    """What an option takes: :attr:`what` says it, :meth:`check` a value, :meth:`parse` a command line's text."""
-
-    @property
-    def what(self) -> str: ...
-
-    def check(self, value: object) -> Any: ...
-
-    def parse(self, text: str) -> Any: ...
+PROTOCOL, AGENT, NONE = "protocol", "agent", "none"
 
 
 @dataclass(frozen=True)
-class Number:
-    """A finite number (or an integer) in range; ``optional``: None (unset, no limit) is taken too.
+class RunOption:
+    """One option of a run, declared once: everything else is derived from it.
 
-    A bool is never a number; an integer option takes a whole float (a TOML ``2.0``) as that integer.
+    ``protocol``: ``"protocol"`` (it can change a verdict: it enters the protocol key), ``"agent"`` (it
+    changes the system under test: the agent's version) or ``"none"``; ``help``: the flag's help, where
+    ``{default}`` is the default; ``takes``: what it takes (a range is checked wherever it is given, a
+    :class:`Kind` only in goldenkit.toml; None: no check here); ``key``: a ``[run]`` key of goldenkit.toml;
+    ``field``: its :class:`~goldenkit.runner.RunOptions` field (True: the same name); ``flag``: the flag of
+    ``goldenkit run`` ("": ``--`` and the name with dashes; None: none), with ``action``, ``metavar``,
+    ``choices`` and its help ``group``.
     """
 
-    integer: bool = False
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False
-    high_open: bool = False
-    optional: bool = False
+    protocol: str
+    help: str = ""
+    takes: Constraint | None = None
+    default: Any = None
+    key: bool = True
+    field: bool | str = False
+    flag: str | None = ""
+    action: str | None = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    group: str = ""
 
     @property
-    def what(self) -> str:
-        """``integer >= 1``, ``finite number > 0``, ``finite number in [0, 1]``..."""
-        kind = "integer" if self.integer else "finite number"
-        low, high = self.low, self.high
-        if low is not None and high is not None:
-            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            return f"{kind} in {left}{low:g}, {high:g}{right}"
-        if low is not None:
-            return f"{kind} {'>' if self.low_open else '>='} {low:g}"
-        if high is not None:
-            return f"{kind} {'<' if self.high_open else '<='} {high:g}"
-        return kind
+    def ranged(self) -> bool:
+        """Its value is checked wherever it is given (a flag, a ``[run]`` key, a RunOptions field)."""
+        return self.takes is not None and not isinstance(self.takes, Kind)
 
-    def check(self, value: object) -> int | float | None:
-        """``value`` when it is in range (an integer option's as an int); else a ValueError saying what it takes."""
-        if value is None and self.optional:
-            return None
-        x = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        if x is not None and self.integer:
-            x = int(x) if isinstance(x, int) or (math.isfinite(x) and x.is_integer()) else None
-        article = "an" if self.integer else "a"
-        if x is None or not math.isfinite(x) or not self._in_range(x):
-            raise ValueError(f"must be {article} {self.what}, got {value!r}")
-        if self.integer and not -(2**63) <= x < 2**63:  # what JSON readers, numpy and servers hold
-            raise ValueError(f"must be {article} {self.what} that fits in 64 bits, got {value!r}")
-        return x
-
-    def _in_range(self, x: float) -> bool:
-        if self.low is not None and (x <= self.low if self.low_open else x < self.low):
-            return False
-        return self.high is None or not (x >= self.high if self.high_open else x > self.high)
-
-    def parse(self, text: str) -> int | float | None:
-        """A command line's text as the option's value, checked (the error quotes the text)."""
-        try:
-            return self.check(int(text) if self.integer else float(text))
-        except (TypeError, ValueError, OverflowError) as exc:
-            article = "an" if self.integer else "a"
-            bits = " that fits in 64 bits" if "64 bits" in str(exc) else ""
-            raise ValueError(f"must be {article} {self.what}{bits}, got {text!r}") from None
+    def help_text(self) -> str | None:
+        d = self.default
+        return self.help.replace("{default}", f"{d:g}" if isinstance(d, float) else str(d)) if self.help else None
 
 
-@dataclass(frozen=True)
-class Name:
-    """A name that becomes a folder under another one (a run id): one path component of safe
-    characters, never empty, ``.``/``..``, a separator, a control character or a ``reserved`` name."""
-
-    reserved: tuple[str, ...] = ()
-    optional: bool = False
-
-    @property
-    def what(self) -> str:
-        return "a name of letters, digits, '.', '_', '+' and '-' that starts with a letter or digit"
-
-    def check(self, value: object) -> str | None:
-        if value is None and self.optional:
-            return None
-        if not isinstance(value, str):
-            raise ValueError(f"must be a text, got {value!r}")
-        why = self._problem(value)
-        if why is not None:
-            raise ValueError(f"{why}, got {value!r}")
-        return value
-
-    def _problem(self, value: str) -> str | None:
-        if value in self.reserved:
-            return f"must not be a name reserved by goldenkit ({', '.join(map(repr, self.reserved))})"
-        problem = name_problem(value)  # the one rule of a name (goldenkit._checks)
-        return None if problem is None else f"must be one folder name, but it {problem}"
-
-    def parse(self, text: str) -> str | None:
-        return self.check(text)
+def _in(group: str, **options: RunOption) -> dict[str, RunOption]:
+    return {name: dataclasses.replace(o, group=group) for name, o in options.items()}
 
 
-@dataclass(frozen=True)
-class Text:
-    """A short text shown to people (a run's label): one line, not blank, no control or invisible formatting
-    character, at most ``length`` characters; taken without the spaces around it."""
+_STR, _BOOL = Kind("str"), Kind("bool")
+_SEQ = "--sequential"
 
-    length: int = 80
-    optional: bool = False
+#: Every option of a run (see :class:`RunOption`), in the order ``goldenkit run --help`` lists them. The name
+#: is the ``[run]`` key and the command line's dest. ``latest`` is the results folder's link to the newest
+#: run (:data:`goldenkit.results.LATEST`), never a run id.
+RUN_TABLE: dict[str, RunOption] = {
+    **_in(
+        "system under test",
+        provider=RunOption(AGENT, "openai, ollama, fixtures, callable, adk, or a registered name", _STR),
+        base_url=RunOption(NONE, "server URL (openai: with or without /v1; ollama: host, default $OLLAMA_HOST)", _STR),
+        model=RunOption(AGENT, "model id sent to the server", _STR),
+        api_key_env=RunOption(NONE, "NAME of the environment variable holding the API key (never the key)", _STR),
+        fixtures=RunOption(AGENT, "fixtures provider: the recorded fixture folder", _STR, metavar="DIR"),
+        callable=RunOption(AGENT, "callable provider: module:function taking a Case", _STR, metavar="MOD:FN"),
+        agent=RunOption(AGENT, "adk provider: module.path:root_agent", _STR, metavar="MOD:ATTR"),
+        system=RunOption(AGENT, "system prompt that replaces the cases' system instruction", _STR),
+        temperature=RunOption(AGENT, "", Number(low=0, high=2, optional=True)),
+        seed=RunOption(
+            AGENT,
+            "the model's sampling seed (see --sample-seed for the row sample)",
+            Number(integer=True, optional=True),
+            flag="--model-seed",
+        ),
+        max_tokens=RunOption(AGENT, "", Number(integer=True, low=1, optional=True)),
+        tool_choice=RunOption(
+            AGENT,
+            "openai: tool_choice sent with tools: auto, none, required, or a tool name (forces that tool)",
+            _STR,
+            metavar="CHOICE",
+        ),
+        history=RunOption(
+            AGENT,
+            "multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
+            _STR,
+            choices=("actual", "expected"),
+        ),
+        max_tool_steps=RunOption(  # the default is the providers' (goldenkit.providers)
+            AGENT,
+            "tool-call rounds per turn before it is cut off (default 8)",
+            Number(integer=True, low=0, optional=True),
+        ),
+        tool_responses=RunOption(
+            AGENT, "JSON/JSONL {name, args, response} answering tool calls in every case", _STR, metavar="FILE"
+        ),
+        artifacts=RunOption(
+            PROTOCOL,
+            "a file or folder that defines the agent (prompts, a RAG corpus, tool definitions; repeatable): "
+            "hashed into agent_version.artifacts_sha256, part of the run and comparability keys",
+            Kind("list of paths"),
+            field=True,
+            flag="--artifact",
+            action="append",
+            metavar="PATH",
+        ),
+        vision=RunOption(
+            PROTOCOL,
+            "the model takes no images: refuse (exit 1, naming them) rows that carry images ([run] vision = false)",
+            _BOOL,
+            True,
+            field=True,
+            flag="--no-vision",
+            action="store_false",
+        ),
+    ),
+    **_in(
+        "execution",
+        # every attempt has a slot in the run's index
+        repeats=RunOption(PROTOCOL, "calls per row (default {default})", Number(True, 1, 1000), 1, field=True),
+        max_in_flight=RunOption(NONE, "concurrent calls at most (default {default})", Number(True, 1), 8, field=True),
+        rpm=RunOption(
+            NONE,
+            "requests per minute at most (default: no limit)",
+            Number(low=0, low_open=True, optional=True),
+            field=True,
+        ),
+        timeout=RunOption(
+            NONE, "seconds per request (default {default})", Number(low=0, low_open=True), 60.0, field=True
+        ),
+        max_retries=RunOption(
+            NONE, "retries of a transient failure (default {default})", Number(True, 0), 3, field=True
+        ),
+        max_retry_after=RunOption(
+            NONE,
+            "longest Retry-After honoured (default {default}); a 429 asking for more is a permanent ERROR",
+            Number(low=0),
+            120.0,
+            field=True,
+            metavar="SECONDS",
+        ),
+        max_error_rate=RunOption(
+            NONE,
+            "above this ERROR share the run is INVALID (default {default})",
+            Number(low=0, high=1),
+            0.02,
+            field=True,
+        ),
+        executor=RunOption(
+            NONE,
+            "local (this process, default) or ray: the calls run on a Ray cluster's workers, this process "
+            "writes the run (needs goldenkit[ray])",
+            _STR,
+            "local",
+            field=True,
+            choices=("local", "ray"),
+        ),
+        ray_address=RunOption(
+            NONE, "--executor ray: a running cluster (default: a new local one)", _STR, metavar="ADDR"
+        ),
+        ray_workers=RunOption(
+            NONE, "--executor ray: worker actors (default: its CPUs)", Number(True, 1, optional=True), metavar="W"
+        ),
+    ),
+    **_in(
+        "transport (HTTP providers and the judge)",
+        ca_bundle=RunOption(
+            NONE, "PEM file of CA certificates to trust (default $SSL_CERT_FILE, then certifi)", _STR, metavar="FILE"
+        ),
+        no_proxy=RunOption(
+            NONE, "ignore HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment", _BOOL, action="store_true"
+        ),
+        stream=RunOption(
+            NONE,
+            "ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
+            _BOOL,
+            action="store_true",
+        ),
+        max_reply_bytes=RunOption(  # the default is the HTTP providers' (goldenkit.providers._http)
+            NONE, "a larger reply is a permanent ERROR (default 32 MiB)", Number(True, 1, optional=True)
+        ),
+    ),
+    **_in(
+        "rows",
+        split=RunOption(PROTOCOL, "only rows of this split", _STR, choices=("dev", "holdout")),
+        per_slice=RunOption(PROTOCOL, "stratified sample: at most N rows per slice", Number(True, 1, optional=True)),
+        sample_seed=RunOption(
+            PROTOCOL, "seed of the --per-slice sample (default {default})", Number(True, optional=True), 0
+        ),
+        red=RunOption(
+            PROTOCOL,
+            "also run the red rows (tagged red or listed in dataset.json red_rows: expected failures); "
+            "a red run is comparable only with red runs",
+            _BOOL,
+            False,
+            field="include_red",
+            action="store_true",
+        ),
+        shard=RunOption(
+            NONE,
+            "only the rows of hash shard K of N (after --split/--per-slice); merge the N runs with goldenkit merge",
+            key=False,
+            field=True,
+            metavar="K/N",
+        ),
+        max_ungradable=RunOption(
+            NONE,
+            "largest share of the selected rows allowed to have nothing any configured grader checks "
+            "(default {default}: refuse, naming them, before the first call)",
+            Number(low=0, high=1, optional=True),
+            0.0,
+            field=True,
+            metavar="SHARE",
+        ),
+    ),
+    **_in(
+        "results",
+        run_id=RunOption(
+            NONE,
+            "run id; an existing run with this id is resumed (only missing outcomes run)",
+            Name(reserved=("latest",), optional=True),
+            key=False,
+            field=True,
+        ),
+        label=RunOption(  # what people read first (goldenkit._run_label)
+            NONE,
+            "what leaderboards, history and reports show first (default: derived from the model and its "
+            "settings, or the agent's name); recorded in run.json, never part of the protocol key",
+            Text(optional=True),
+            field=True,
+            metavar="TEXT",
+        ),
+        results_dir=RunOption(NONE, "folder of run folders (default {default})", _STR, "results", field=True),
+        retry_errors=RunOption(
+            NONE, "re-run only the ERROR outcomes of run --run-id", None, False, False, True, action="store_true"
+        ),
+        record=RunOption(NONE, "also write the answers as a fixture folder", _STR, field="record_dir", metavar="DIR"),
+        config=RunOption(
+            NONE, "goldenkit.toml to use (default: beside the dataset, then the current folder)", key=False, field=True
+        ),
+        graders=RunOption(PROTOCOL, "comma-separated grader names (overrides [graders] use)", key=False),
+        criteria=RunOption(
+            PROTOCOL,
+            "an ADK eval config (or test_config.json): its criteria and thresholds replace every case's",
+            _STR,
+            field=True,
+            metavar="FILE",
+        ),
+        ignore_criteria=RunOption(
+            PROTOCOL,
+            "criteria of --criteria that goldenkit cannot grade, left ungraded on purpose (else exit 1)",
+            _STR,
+            metavar="NAME[,NAME]",
+        ),
+        quiet=RunOption(NONE, "no progress on stderr", key=False, action="store_true"),
+    ),
+    **_in(
+        "simulated user (scenario rows)",
+        user_simulator=RunOption(
+            PROTOCOL,
+            "who writes the user's turns of scenario rows (required for them in a live run)",
+            _STR,
+            field=True,
+            choices=("callable", "openai", "ollama"),
+        ),
+        user_callable=RunOption(
+            PROTOCOL, "callable simulator: fn(scenario, transcript) -> str|None", _STR, metavar="MOD:FN"
+        ),
+        user_model=RunOption(PROTOCOL, "openai/ollama simulator: the model id", _STR),
+        user_base_url=RunOption(NONE, "openai/ollama simulator: the server URL", _STR),
+        user_api_key_env=RunOption(NONE, "openai simulator: NAME of the environment variable holding its key", _STR),
+        user_temperature=RunOption(
+            PROTOCOL, "openai/ollama simulator: sampling temperature", Number(low=0, high=2, optional=True)
+        ),
+        user_seed=RunOption(
+            PROTOCOL, "openai/ollama simulator: seed (repeat r uses seed + r)", Number(True, optional=True)
+        ),
+        max_turns=RunOption(  # the default is the conversation driver's (goldenkit.runner._conversation)
+            PROTOCOL,
+            "agent turns per conversation at most (default 5; a case's own wins)",
+            Number(True, 1, optional=True),
+            field=True,
+        ),
+    ),
+    **_in(
+        "decided repeats and the sequential gate",
+        # recorded in the protocol key (stop_decided), yet under its rule the verdicts are a full run's
+        stop_decided_repeats=RunOption(
+            NONE,
+            "a row's repeats run in order and stop once its verdict under [gate] rule cannot change "
+            "([run] stop_decided_repeats)",
+            _BOOL,
+            False,
+            field=True,
+            action="store_true",
+        ),
+        sequential=RunOption(
+            PROTOCOL,
+            "the sequential gate: rows in a seeded order against --baseline, stopped as soon as a regression "
+            "(exit 2) or non-inferiority (exit 0) is shown; exit 3 at the budget",
+            key=False,
+            field=True,
+            action="store_true",
+        ),
+        baseline=RunOption(NONE, f"{_SEQ}: the baseline (default: [gate] baseline)", key=False, metavar="REF"),
+        max_rows=RunOption(
+            NONE, f"{_SEQ}: rows read at most (default: all)", Number(True, 1, optional=True), key=False
+        ),
+        sequential_seed=RunOption(NONE, f"{_SEQ}: the order's seed (0)", Number(True, 0, optional=True), key=False),
+    ),
+    **_in(  # the run's budget (goldenkit.runner._budget): it stops the run when reached, never changes a verdict
+        "budgets and estimates",
+        max_calls=RunOption(
+            NONE,
+            "stop the run after N calls (every attempt, turn and judge call; the run's total over resumes)",
+            Number(True, 1, optional=True),
+            field=True,
+            metavar="N",
+        ),
+        max_tokens_total=RunOption(
+            NONE,
+            "stop the run once its calls used N tokens (in + out)",
+            Number(True, 1, optional=True),
+            field=True,
+            metavar="N",
+        ),
+        max_cost=RunOption(
+            NONE,
+            "stop the run once its calls cost USD (needs [pricing] for the models called)",
+            Number(low=0, low_open=True, optional=True),
+            field=True,
+            metavar="USD",
+        ),
+        estimate=RunOption(
+            NONE,
+            "print the calls the run would make (and with --like its tokens, time and money); call nothing",
+            key=False,
+            action="store_true",
+        ),
+        like=RunOption(
+            NONE, "--estimate: a previous run of the same dataset to estimate from", key=False, metavar="RUN"
+        ),
+    ),
+    **_in(  # RunOptions' fields that no flag sets (a run from Python)
+        "",
+        sample=RunOption(PROTOCOL, key=False, field=True, flag=None),
+        pricing=RunOption(NONE, key=False, field=True, flag=None),
+        judge_version=RunOption(PROTOCOL, key=False, field=True, flag=None),
+        progress=RunOption(NONE, key=False, field=True, flag=None),
+        rule=RunOption(PROTOCOL, takes=None, default="majority", key=False, field=True, flag=None),
+        backoff_base=RunOption(NONE, takes=Number(low=0), default=0.5, key=False, field=True, flag=None),
+        backoff_cap=RunOption(NONE, takes=Number(low=0), default=30.0, key=False, field=True, flag=None),
+        # consecutive ERRORs; None: never stop
+        abort_after_errors=RunOption(
+            NONE, takes=Number(True, 1, optional=True), default=50, key=False, field=True, flag=None
+        ),
+    ),
+}
 
-    @property
-    def what(self) -> str:
-        return f"one line of at most {self.length} characters"
-
-    def check(self, value: object) -> str | None:
-        if value is None and self.optional:
-            return None
-        if not isinstance(value, str):
-            raise ValueError(f"must be a text, got {value!r}")
-        if not value.strip():
-            raise ValueError(f"must be {self.what}, not blank, got {value!r}")
-        if (bad := _unprintable(value)) is not None:
-            raise ValueError(f"must be {self.what}, but it contains a control character ({bad}), got {value!r}")
-        if len(value.strip()) > self.length:
-            raise ValueError(f"must be {self.what}, got {len(value.strip())} characters ({value[:20]!r}...)")
-        return value.strip()
-
-    def parse(self, text: str) -> str | None:
-        return self.check(text)
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A TOML boolean (``true``/``false``): never a text or a number."""
-
-    @property
-    def what(self) -> str:
-        return "true or false"
-
-    def check(self, value: object) -> bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"must be true or false, got {value!r}")
-        return value
-
-    def parse(self, text: str) -> bool:
-        return self.check({"true": True, "false": False}.get(text.strip().lower(), text))
-
-
-@dataclass(frozen=True)
-class Names:
-    """A list of non-empty texts (slice names), as a tuple without repeats, in the order given."""
-
-    of: str = "names"
-
-    @property
-    def what(self) -> str:
-        return f"a list of {self.of}"
-
-    def check(self, value: object) -> tuple[str, ...]:
-        if not isinstance(value, list | tuple) or not all(isinstance(s, str) and s for s in value):
-            raise ValueError(f"must be a list of {self.of}, got {value!r}")
-        return tuple(dict.fromkeys(value))
-
-    def parse(self, text: str) -> tuple[str, ...]:
-        return self.check([s.strip() for s in text.split(",") if s.strip()])
-
-
-#: The options of a run and what each takes (see the module doc). ``latest`` is the results folder's
-#: link to the newest run (:data:`goldenkit.results.LATEST`), never a run id.
+#: What each option with a range takes, checked wherever it is given (see the module doc).
 RUN_OPTIONS: dict[str, Constraint] = {
-    # what is run and how often
-    "repeats": Number(integer=True, low=1, high=1000),  # every attempt has a slot in the run's index
-    "per_slice": Number(integer=True, low=1, optional=True),
-    "sample_seed": Number(integer=True, optional=True),
-    "max_ungradable": Number(low=0, high=1, optional=True),
-    "max_turns": Number(integer=True, low=1, optional=True),
-    # the model's settings
-    "temperature": Number(low=0, high=2, optional=True),
-    "seed": Number(integer=True, optional=True),
-    "max_tokens": Number(integer=True, low=1, optional=True),
-    "max_tool_steps": Number(integer=True, low=0, optional=True),
-    "max_reply_bytes": Number(integer=True, low=1, optional=True),
-    "user_temperature": Number(low=0, high=2, optional=True),
-    "user_seed": Number(integer=True, optional=True),
-    # how it calls and when it stops
-    "max_in_flight": Number(integer=True, low=1),
-    "rpm": Number(low=0, low_open=True, optional=True),
-    "timeout": Number(low=0, low_open=True),
-    "max_retries": Number(integer=True, low=0),
-    "backoff_base": Number(low=0),
-    "backoff_cap": Number(low=0),
-    "max_retry_after": Number(low=0),
-    "max_error_rate": Number(low=0, high=1),
-    "abort_after_errors": Number(integer=True, low=1, optional=True),  # consecutive ERRORs; None: never stop
-    "ray_workers": Number(integer=True, low=1, optional=True),
-    # the run's budget (goldenkit.runner._budget): it stops the run when reached; never in the protocol key
-    "max_calls": Number(integer=True, low=1, optional=True),
-    "max_tokens_total": Number(integer=True, low=1, optional=True),
-    "max_cost": Number(low=0, low_open=True, optional=True),  # USD; needs [pricing] for the models called
-    # the sequential gate (goldenkit run --sequential)
-    "max_rows": Number(integer=True, low=1, optional=True),
-    "sequential_seed": Number(integer=True, low=0, optional=True),
-    # where it writes
-    "run_id": Name(reserved=("latest",), optional=True),
-    "label": Text(optional=True),  # what people read first (goldenkit._run_label); never in the protocol key
+    name: o.takes for name, o in RUN_TABLE.items() if o.ranged and o.takes is not None
 }
 
 
 def check_option(name: str, value: object) -> Any:
     """``value`` of run option ``name`` as the option takes it; a ValueError saying what it takes otherwise
     (the caller names the option where it was given: a flag, a ``[run]`` key, a RunOptions field)."""
-    return RUN_OPTIONS[name].check(value)
+    takes = RUN_TABLE[name].takes
+    return value if takes is None else takes.check(value)

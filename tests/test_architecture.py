@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
         "_text",
         "_checks",
         "_files",
+        "_constraint_types",
         "_constraints",
         "_sync",
         "_jsonable",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import goldenkit.gate._policy as policy_mod
-from goldenkit._constraints import Flag, Number
+from goldenkit._constraint_types import Flag, Number
 from goldenkit.config import read_config, section
 from goldenkit.errors import ConfigError
 from goldenkit.gate import GatePolicy

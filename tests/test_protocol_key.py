@@ -20,83 +20,81 @@ from typing import Any
 import pytest
 from fakeserver import FakeModelServer, Reply
 
+from goldenkit._constraints import AGENT, NONE, PROTOCOL, RUN_TABLE
 from goldenkit.cli import build_parser, main
-from goldenkit.commands._run import RUN_KEYS
 from goldenkit.compare import protocol_differences, protocol_key
 
-PROTOCOL, AGENT, NONE = "protocol", "agent", "none"
-
-#: dest -> (class, the command-line change, or None with the reason it is checked another way)
-OPTIONS: dict[str, tuple[str, list[str] | str]] = {
-    "provider": (AGENT, "the system under test itself: another provider is another agent (model id, prompt hash)"),
-    "base_url": (NONE, ["--base-url", "{url}/v1"]),
-    "model": (AGENT, ["--model", "m2"]),
-    "api_key_env": (NONE, ["--api-key-env", "GK_PROTOCOL_TEST_KEY"]),
-    "fixtures": (AGENT, "the fixtures provider's recording is another system under test (its recorded version)"),
-    "callable": (AGENT, "the callable provider's function is another system under test (its spec and source)"),
-    "agent": (AGENT, "the ADK provider's agent is another system under test"),
-    "system": (AGENT, ["--system", "Be brief."]),
-    "temperature": (AGENT, ["--temperature", "0.5"]),
-    "seed": (AGENT, ["--model-seed", "3"]),
-    "max_tokens": (AGENT, ["--max-tokens", "9"]),
-    "tool_choice": (AGENT, ["--tool-choice", "none"]),
-    "history": (AGENT, ["--history", "expected"]),
-    "max_tool_steps": (AGENT, ["--max-tool-steps", "2"]),
-    "tool_responses": (AGENT, ["--tool-responses", "{tools}"]),
-    "artifacts": (PROTOCOL, ["--artifact", "{artifact}"]),
-    "vision": (PROTOCOL, ["--no-vision"]),
-    "repeats": (PROTOCOL, ["--repeats", "2"]),
-    "max_in_flight": (NONE, ["--max-in-flight", "2"]),
-    "rpm": (NONE, ["--rpm", "60000"]),
-    "timeout": (NONE, ["--timeout", "30"]),
-    "max_retries": (NONE, ["--max-retries", "1"]),
-    "max_retry_after": (NONE, ["--max-retry-after", "5"]),
-    "max_error_rate": (NONE, ["--max-error-rate", "0.5"]),
-    "executor": (NONE, "where the run executes (a Ray cluster), never what it checks: tests/test_ray.py"),
-    "ray_address": (NONE, "a Ray cluster's address (--executor ray)"),
-    "ray_workers": (NONE, "a Ray cluster's workers (--executor ray)"),
-    "ca_bundle": (NONE, "the CA of an https server: transport (tests/test_proxy_tls.py)"),
-    "no_proxy": (NONE, ["--no-proxy"]),
-    "stream": (NONE, ["--stream"]),
-    "max_reply_bytes": (NONE, ["--max-reply-bytes", "100000"]),
-    "split": (PROTOCOL, ["--split", "holdout"]),
-    "per_slice": (PROTOCOL, ["--per-slice", "1"]),
-    "sample_seed": (PROTOCOL, ["--per-slice", "1", "--sample-seed", "7"]),
-    "red": (PROTOCOL, ["--red"]),
-    "shard": (NONE, ["--shard", "1/2"]),
-    "max_ungradable": (NONE, ["--max-ungradable", "0.5"]),
-    "run_id": (NONE, "every run below has its own"),
-    "label": (NONE, ["--label", "nightly candidate"]),
-    "results_dir": (NONE, ["--results-dir", "{other_results}"]),
-    "retry_errors": (NONE, ["--retry-errors"]),
-    "record": (NONE, ["--record", "{record}"]),
-    "config": (NONE, ["--config", "{gate_only_config}"]),
-    "graders": (PROTOCOL, ["--graders", "contract,reference"]),
-    "criteria": (PROTOCOL, "an ADK criteria file: checked on the manifest below"),
-    "ignore_criteria": (PROTOCOL, "what a criteria file leaves ungraded: checked on the manifest below"),
-    "quiet": (NONE, ["--quiet"]),
-    "user_simulator": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
-    "user_callable": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
-    "user_model": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
-    "user_base_url": (NONE, "where the user simulator is served (transport, not its version)"),
-    "user_api_key_env": (NONE, "the user simulator's key (transport)"),
-    "user_temperature": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
-    "user_seed": (PROTOCOL, "the user simulator of scenario rows: checked on the manifest below"),
-    "max_turns": (PROTOCOL, "the simulated conversation's turn limit: checked on the manifest below"),
+#: dest -> the command-line change, or the reason it is checked another way; its class is the run option's
+#: (goldenkit._constraints.RUN_TABLE, where every option is declared with it)
+OPTIONS: dict[str, list[str] | str] = {
+    "provider": "the system under test itself: another provider is another agent (model id, prompt hash)",
+    "base_url": ["--base-url", "{url}/v1"],
+    "model": ["--model", "m2"],
+    "api_key_env": ["--api-key-env", "GK_PROTOCOL_TEST_KEY"],
+    "fixtures": "the fixtures provider's recording is another system under test (its recorded version)",
+    "callable": "the callable provider's function is another system under test (its spec and source)",
+    "agent": "the ADK provider's agent is another system under test",
+    "system": ["--system", "Be brief."],
+    "temperature": ["--temperature", "0.5"],
+    "seed": ["--model-seed", "3"],
+    "max_tokens": ["--max-tokens", "9"],
+    "tool_choice": ["--tool-choice", "none"],
+    "history": ["--history", "expected"],
+    "max_tool_steps": ["--max-tool-steps", "2"],
+    "tool_responses": ["--tool-responses", "{tools}"],
+    "artifacts": ["--artifact", "{artifact}"],
+    "vision": ["--no-vision"],
+    "repeats": ["--repeats", "2"],
+    "max_in_flight": ["--max-in-flight", "2"],
+    "rpm": ["--rpm", "60000"],
+    "timeout": ["--timeout", "30"],
+    "max_retries": ["--max-retries", "1"],
+    "max_retry_after": ["--max-retry-after", "5"],
+    "max_error_rate": ["--max-error-rate", "0.5"],
+    "executor": "where the run executes (a Ray cluster), never what it checks: tests/test_ray.py",
+    "ray_address": "a Ray cluster's address (--executor ray)",
+    "ray_workers": "a Ray cluster's workers (--executor ray)",
+    "ca_bundle": "the CA of an https server: transport (tests/test_proxy_tls.py)",
+    "no_proxy": ["--no-proxy"],
+    "stream": ["--stream"],
+    "max_reply_bytes": ["--max-reply-bytes", "100000"],
+    "split": ["--split", "holdout"],
+    "per_slice": ["--per-slice", "1"],
+    "sample_seed": ["--per-slice", "1", "--sample-seed", "7"],
+    "red": ["--red"],
+    "shard": ["--shard", "1/2"],
+    "max_ungradable": ["--max-ungradable", "0.5"],
+    "run_id": "every run below has its own",
+    "label": ["--label", "nightly candidate"],
+    "results_dir": ["--results-dir", "{other_results}"],
+    "retry_errors": ["--retry-errors"],
+    "record": ["--record", "{record}"],
+    "config": ["--config", "{gate_only_config}"],
+    "graders": ["--graders", "contract,reference"],
+    "criteria": "an ADK criteria file: checked on the manifest below",
+    "ignore_criteria": "what a criteria file leaves ungraded: checked on the manifest below",
+    "quiet": ["--quiet"],
+    "user_simulator": "the user simulator of scenario rows: checked on the manifest below",
+    "user_callable": "the user simulator of scenario rows: checked on the manifest below",
+    "user_model": "the user simulator of scenario rows: checked on the manifest below",
+    "user_base_url": "where the user simulator is served (transport, not its version)",
+    "user_api_key_env": "the user simulator's key (transport)",
+    "user_temperature": "the user simulator of scenario rows: checked on the manifest below",
+    "user_seed": "the user simulator of scenario rows: checked on the manifest below",
+    "max_turns": "the simulated conversation's turn limit: checked on the manifest below",
     "stop_decided_repeats": (
-        NONE,
         "recorded in the protocol key (stop_decided), yet no difference: under its rule the verdicts are a full "
-        "run's (tests/test_decided_repeats.py)",
+        "run's (tests/test_decided_repeats.py)"
     ),
-    "sequential": (PROTOCOL, "stops decided repeats too (above); the rest is tests/test_sequential_gate.py"),
-    "baseline": (NONE, "--sequential only: tests/test_sequential_gate.py"),
-    "max_rows": (NONE, "--sequential only: tests/test_sequential_gate.py"),
-    "sequential_seed": (NONE, "--sequential only: tests/test_sequential_gate.py"),
-    "max_calls": (NONE, ["--max-calls", "1000"]),  # a budget stops a run; it never changes a verdict
-    "max_tokens_total": (NONE, ["--max-tokens-total", "1000000"]),
-    "max_cost": (NONE, "a budget that needs [pricing]: tests/test_budgets.py compares the keys"),
-    "estimate": (NONE, "writes no run: tests/test_estimate.py"),
-    "like": (NONE, "--estimate only: tests/test_estimate.py"),
+    "sequential": "stops decided repeats too (above); the rest is tests/test_sequential_gate.py",
+    "baseline": "--sequential only: tests/test_sequential_gate.py",
+    "max_rows": "--sequential only: tests/test_sequential_gate.py",
+    "sequential_seed": "--sequential only: tests/test_sequential_gate.py",
+    "max_calls": ["--max-calls", "1000"],  # a budget stops a run; it never changes a verdict
+    "max_tokens_total": ["--max-tokens-total", "1000000"],
+    "max_cost": "a budget that needs [pricing]: tests/test_budgets.py compares the keys",
+    "estimate": "writes no run: tests/test_estimate.py",
+    "like": "--estimate only: tests/test_estimate.py",
 }
 #: ``[run]`` keys given as goldenkit.toml values (the same dest; a value the flag above would give; model,
 #: provider and base_url are given on the command line below, which wins over the file)
@@ -137,8 +135,11 @@ def _run_parser() -> argparse.ArgumentParser:
 
 def test_every_run_option_and_run_key_is_classified() -> None:
     dests = {a.dest for a in _run_parser()._actions if a.option_strings and a.dest not in ("help", "dataset")}
-    assert dests == set(OPTIONS), f"classify: {sorted(dests - set(OPTIONS))}; gone: {sorted(set(OPTIONS) - dests)}"
-    assert set(RUN_KEYS) <= set(OPTIONS), sorted(set(RUN_KEYS) - set(OPTIONS))
+    assert dests == set(OPTIONS), f"test: {sorted(dests - set(OPTIONS))}; gone: {sorted(set(OPTIONS) - dests)}"
+    keys = {name for name, option in RUN_TABLE.items() if option.key}
+    assert dests | keys <= set(RUN_TABLE) and keys <= set(OPTIONS), sorted(keys - set(OPTIONS))
+    bad = {name: o.protocol for name, o in RUN_TABLE.items() if o.protocol not in (PROTOCOL, AGENT, NONE)}
+    assert not bad, f"classify each run option as {PROTOCOL}, {AGENT} or {NONE}: {bad}"
 
 
 @pytest.fixture(scope="module")
@@ -207,12 +208,12 @@ def _check(ref: dict[str, Any], got: dict[str, Any], klass: str, what: str) -> N
         assert _agent(ref) == _agent(got), f"{what} changes no verdict yet changes the agent's version"
 
 
-@pytest.mark.parametrize("dest", sorted(d for d, (_, how) in OPTIONS.items() if isinstance(how, list)))
+@pytest.mark.parametrize("dest", sorted(d for d, how in OPTIONS.items() if isinstance(how, list)))
 def test_a_run_option_changes_the_key_exactly_when_it_can_change_a_verdict(
     dest: str, world: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GK_PROTOCOL_TEST_KEY", "not-a-real-key-0")
-    klass, argv = OPTIONS[dest]
+    klass, argv = RUN_TABLE[dest].protocol, OPTIONS[dest]
     assert isinstance(argv, list)
     ref = _run(world, [], f"ref-{dest}")
     again = f"ref-{dest}" if dest == "retry_errors" else f"flag-{dest}"  # --retry-errors resumes a run
@@ -226,7 +227,7 @@ def test_a_run_key_changes_the_key_exactly_when_its_flag_does(key: str, world: A
     cfg = root / f"run-{key}.toml"
     cfg.write_text(f'[graders]\nuse = ["contract"]\n[run]\n{key} = {value}\n')
     ref = _run(world, [], f"refk-{key}")
-    _check(ref, _run(world, [], f"key-{key}", config=str(cfg)), OPTIONS[key][0], f"[run] {key}")
+    _check(ref, _run(world, [], f"key-{key}", config=str(cfg)), RUN_TABLE[key].protocol, f"[run] {key}")
 
 
 def test_grader_options_and_manifest_only_settings_change_the_key(world: Any) -> None:

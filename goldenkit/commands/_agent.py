@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-from collections.abc import Callable
 from typing import Any
 
 from goldenkit.errors import ConfigError, UsageError
@@ -123,29 +122,6 @@ def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
             set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
 
 
-def register_simulator(u: Any, flag: Callable[[str], Callable[[str], Any]]) -> None:
-    """The simulated user's options of ``goldenkit run`` on argument group ``u`` (``flag``: the argparse type of
-    a run option, :func:`goldenkit.commands._run.flag`); built by :func:`build_simulator`."""
-    u.add_argument(
-        "--user-simulator",
-        choices=("callable", "openai", "ollama"),
-        help="who writes the user's turns of scenario rows (required for them in a live run)",
-    )
-    u.add_argument("--user-callable", metavar="MOD:FN", help="callable simulator: fn(scenario, transcript) -> str|None")
-    u.add_argument("--user-model", help="openai/ollama simulator: the model id")
-    u.add_argument("--user-base-url", help="openai/ollama simulator: the server URL")
-    u.add_argument("--user-api-key-env", help="openai simulator: NAME of the environment variable holding its key")
-    u.add_argument(
-        "--user-temperature", type=flag("user_temperature"), help="openai/ollama simulator: sampling temperature"
-    )
-    u.add_argument("--user-seed", type=flag("user_seed"), help="openai/ollama simulator: seed (repeat r uses seed + r)")
-    u.add_argument(
-        "--max-turns",
-        type=flag("max_turns"),
-        help="agent turns per conversation at most (default 5; a case's own wins)",
-    )
-
-
 def worker_setup(opts: dict[str, Any], cfg: dict[str, Any], grader_names: str | None) -> tuple[Any, list[Any]]:
     """What each Ray worker of ``--executor ray`` calls: the provider and graders built from the
     command's options there (API keys are read from the worker's own environment)."""
@@ -164,6 +140,5 @@ __all__ = [
     "build_simulator",
     "grader_list",
     "graders_named",
-    "register_simulator",
     "worker_setup",
 ]

@@ -27,36 +27,7 @@ from typing import Any
 
 from goldenkit.errors import UsageError
 
-__all__ = ["budget_keywords", "estimate", "register_run"]
-
-
-def register_run(g: Any, flag: Callable[[str], Any]) -> None:
-    """The budget and estimate options of ``goldenkit run`` (an argument group); ``flag(name)`` is the argparse
-    type of run option ``name`` (``goldenkit.commands._run.flag``)."""
-    g.add_argument(
-        "--max-calls",
-        type=flag("max_calls"),
-        metavar="N",
-        help="stop the run after N calls (every attempt, turn and judge call; the run's total over resumes)",
-    )
-    g.add_argument(
-        "--max-tokens-total",
-        type=flag("max_tokens_total"),
-        metavar="N",
-        help="stop the run once its calls used N tokens (in + out)",
-    )
-    g.add_argument(
-        "--max-cost",
-        type=flag("max_cost"),
-        metavar="USD",
-        help="stop the run once its calls cost USD (needs [pricing] for the models called)",
-    )
-    g.add_argument(
-        "--estimate",
-        action="store_true",
-        help="print the calls the run would make (and with --like its tokens, time and money); call nothing",
-    )
-    g.add_argument("--like", metavar="RUN", help="--estimate: a previous run of the same dataset to estimate from")
+__all__ = ["budget_keywords", "estimate"]
 
 
 def budget_keywords(opts: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,28 +22,7 @@ from goldenkit.errors import ComparisonInvalid, ConfigError, UsageError
 if TYPE_CHECKING:
     from goldenkit.gate._replay import ReplayResult
 
-__all__ = ["register_replay", "register_run", "replay_for", "run_exit", "run_keywords"]
-
-
-def register_run(q: Any, flag: Callable[[str], Any]) -> None:
-    """The run's options of this mode (an argument group of ``goldenkit run``); ``flag(name)`` is the
-    argparse type of run option ``name`` (``goldenkit.commands._run.flag``)."""
-    q.add_argument(
-        "--stop-decided-repeats",
-        action="store_true",
-        default=None,
-        help="a row's repeats run in order and stop once its verdict under [gate] rule cannot change "
-        "([run] stop_decided_repeats)",
-    )
-    q.add_argument(
-        "--sequential",
-        action="store_true",
-        help="the sequential gate: rows in a seeded order against --baseline, stopped as soon as a regression "
-        "(exit 2) or non-inferiority (exit 0) is shown; exit 3 at the budget",
-    )
-    q.add_argument("--baseline", metavar="REF", help="--sequential: the baseline (default: [gate] baseline)")
-    q.add_argument("--max-rows", type=flag("max_rows"), help="--sequential: rows read at most (default: all)")
-    q.add_argument("--sequential-seed", type=flag("sequential_seed"), help="--sequential: the order's seed (0)")
+__all__ = ["register_replay", "replay_for", "run_exit", "run_keywords"]
 
 
 def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from goldenkit._constraints import Constraint, Flag, Names, Number, Text
+from goldenkit._constraint_types import Constraint, Flag, Names, Number, Text
 from goldenkit._text import did_you_mean
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,

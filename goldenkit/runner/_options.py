@@ -34,15 +34,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypedDict
 
-from goldenkit._constraints import RUN_OPTIONS
+from goldenkit._constraint_types import Kind
+from goldenkit._constraints import RUN_TABLE, check_option
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 from goldenkit.formats._eval_config import EvalCriteria
 from goldenkit.providers._simulator import UserSimulator
 from goldenkit.runner._calls import CallLimits
-from goldenkit.runner._limits import MAX_RETRY_AFTER, pacing_problem
+from goldenkit.runner._limits import pacing_problem
 
 __all__ = ["RunOptions", "RunOptionsFields", "options_from_config", "with_run_table"]
+
+#: The run option of each RunOptions field (:data:`goldenkit._constraints.RUN_TABLE`), and its name there.
+_FIELDS = {(o.field if isinstance(o.field, str) else n): o for n, o in RUN_TABLE.items() if o.field}
+_NAMES = {(o.field if isinstance(o.field, str) else n): n for n, o in RUN_TABLE.items() if o.field}
+
+
+def _default(field: str) -> Any:
+    """The default of RunOptions field ``field``: its option's in the table."""
+    return _FIELDS[field].default
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,47 +98,49 @@ class RunOptions:
       reached (decided repeats stop too). Both run locally only.
     """
 
-    repeats: int = 1
-    sample: Mapping[str, Any] | None = None
-    include_red: bool = False
-    shard: tuple[int, int] | None = None
-    criteria: EvalCriteria | None = None
-    vision: bool = True
-    max_ungradable: float | None = 0.0
-    max_in_flight: int = 8
-    rpm: float | None = None
-    timeout: float = 60.0
-    max_retries: int = 3
-    backoff_base: float = 0.5
-    backoff_cap: float = 30.0
-    max_retry_after: float = MAX_RETRY_AFTER
-    max_error_rate: float = 0.02
-    abort_after_errors: int | None = 50
-    max_calls: int | None = None
-    max_tokens_total: int | None = None
-    max_cost: float | None = None
-    pricing: Any = None
-    run_id: str | None = None
-    label: str | None = None
-    results_dir: str | os.PathLike[str] = "results"
-    retry_errors: bool = False
-    record_dir: str | os.PathLike[str] | None = None
-    config: Mapping[str, Any] | str | os.PathLike[str] | None = None
-    judge_version: str | None = None
-    artifacts: Sequence[str | os.PathLike[str]] | None = None
-    progress: bool | IO[str] | None = None
-    executor: Any = "local"
-    user_simulator: UserSimulator | None = None
-    max_turns: int | None = None
-    stop_decided_repeats: bool = False
-    rule: str = "majority"
-    sequential: Any = None
+    repeats: int = _default("repeats")
+    sample: Mapping[str, Any] | None = _default("sample")
+    include_red: bool = _default("include_red")
+    shard: tuple[int, int] | None = _default("shard")
+    criteria: EvalCriteria | None = _default("criteria")
+    vision: bool = _default("vision")
+    max_ungradable: float | None = _default("max_ungradable")
+    max_in_flight: int = _default("max_in_flight")
+    rpm: float | None = _default("rpm")
+    timeout: float = _default("timeout")
+    max_retries: int = _default("max_retries")
+    backoff_base: float = _default("backoff_base")
+    backoff_cap: float = _default("backoff_cap")
+    max_retry_after: float = _default("max_retry_after")
+    max_error_rate: float = _default("max_error_rate")
+    abort_after_errors: int | None = _default("abort_after_errors")
+    max_calls: int | None = _default("max_calls")
+    max_tokens_total: int | None = _default("max_tokens_total")
+    max_cost: float | None = _default("max_cost")
+    pricing: Any = _default("pricing")
+    run_id: str | None = _default("run_id")
+    label: str | None = _default("label")
+    results_dir: str | os.PathLike[str] = _default("results_dir")
+    retry_errors: bool = _default("retry_errors")
+    record_dir: str | os.PathLike[str] | None = _default("record_dir")
+    config: Mapping[str, Any] | str | os.PathLike[str] | None = _default("config")
+    judge_version: str | None = _default("judge_version")
+    artifacts: Sequence[str | os.PathLike[str]] | None = _default("artifacts")
+    progress: bool | IO[str] | None = _default("progress")
+    executor: Any = _default("executor")
+    user_simulator: UserSimulator | None = _default("user_simulator")
+    max_turns: int | None = _default("max_turns")
+    stop_decided_repeats: bool = _default("stop_decided_repeats")
+    rule: str = _default("rule")
+    sequential: Any = _default("sequential")
 
     def __post_init__(self) -> None:
-        """Every field (and ``sample``'s ``per_slice`` and ``seed``) checked against :data:`RUN_OPTIONS`."""
-        for f in dataclasses.fields(self):
-            if f.name in RUN_OPTIONS:
-                object.__setattr__(self, f.name, _checked(f"RunOptions.{f.name}", f.name, getattr(self, f.name)))
+        """Every field with a range (and ``sample``'s ``per_slice`` and ``seed``) checked against its option
+        in :data:`~goldenkit._constraints.RUN_TABLE`."""
+        for name, option in _FIELDS.items():
+            if option.ranged:
+                value = getattr(self, name)
+                object.__setattr__(self, name, _checked(f"RunOptions.{name}", _NAMES[name], value))
         if isinstance(self.sample, Mapping):
             for key, name in (("per_slice", "per_slice"), ("seed", "sample_seed")):
                 if self.sample.get(key) is not None:
@@ -162,11 +174,13 @@ class RunOptions:
 
 
 #: ``[run]`` keys of goldenkit.toml a run from Python takes, as ``goldenkit run`` does, for the options its
-#: caller did not give (what the agent is and where files go come from the call itself).
-_RUN_TABLE = tuple(
-    "repeats max_in_flight rpm timeout max_retries max_retry_after max_error_rate max_ungradable max_turns "
-    "stop_decided_repeats vision label max_calls max_tokens_total max_cost".split()
-)
+#: caller did not give: the keys of a RunOptions field that hold the field's own value (a range, or true or
+#: false: not a path or a name of what to build, which the call itself gives), by their field's name.
+_RUN_TABLE = {
+    name: field
+    for field, name in _NAMES.items()
+    if RUN_TABLE[name].key and (RUN_TABLE[name].ranged or RUN_TABLE[name].takes == Kind("bool"))
+}
 
 
 def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
@@ -177,9 +191,7 @@ def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> 
     table = cfg.get("run")
     if not isinstance(table, Mapping):
         return {}
-    out = {k: table[k] for k in _RUN_TABLE if k in table and k not in given}
-    if "red" in table and "include_red" not in given:
-        out["include_red"] = table["red"]
+    out = {field: table[k] for k, field in _RUN_TABLE.items() if k in table and field not in given}
     if "sample" not in given and any(k in table for k in ("split", "per_slice")):
         per_slice = table.get("per_slice")
         seed = table.get("sample_seed", 0) if per_slice is not None else None
@@ -203,7 +215,7 @@ def with_run_table(
 def _checked(where: str, name: str, value: object) -> Any:
     """``value`` as run option ``name`` takes it, else a ConfigError naming ``where`` it was given."""
     try:
-        return RUN_OPTIONS[name].check(value)
+        return check_option(name, value)
     except ValueError as exc:
         raise ConfigError(f"{where} {exc}") from None
 
