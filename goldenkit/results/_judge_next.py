@@ -113,7 +113,7 @@ def judge_prior(run: Run) -> JudgeError:
         n = int(report["n"])
     except (ConfigError, OSError, ValueError, KeyError, TypeError):
         return default  # a forecast never stops a draw: without a readable report, the default
-    if report.get("judge_version") not in (None, run.manifest.get("judge_version")) or n < 1 or accuracy != accuracy:
+    if report.get("judge_version") != run.manifest.get("judge_version") or n < 1 or accuracy != accuracy:
         return default
     return JudgeError(1.0 - accuracy, min(float(n), CALIBRATION_CAP), f"calibration {where.name} ({n} pairs)")
 
