@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import pytest
 from factories import row, write_dataset
 from fakeserver import FakeModelServer, Reply
 
 from goldenkit.cli import main
+from goldenkit.errors import InputError
 from goldenkit.results import iter_jsonl
+from goldenkit.results._accounting import paired_usage, paired_usage_line
+from goldenkit.stats import paired_mean_diff
 
 SCENARIO = {"scenario": {"starting_prompt": "hello", "plan": "ask twice"}, "expect": {"must_contain": ["ok"]}}
 REFUSED = '{"error": {"message": "too long", "code": "context_length_exceeded"}}'
@@ -83,3 +90,54 @@ def test_compare_json_stays_json_when_the_paired_change_has_no_interval(tmp_path
     tokens = doc["usage_change"][0]
     assert (tokens["measure"], tokens["n"], tokens["diff"]) == ("tokens", 1, 10.0)
     assert tokens["ci_low"] is None and tokens["ci_high"] is None
+
+
+# Reference values: R's t.test(cand, base, paired = TRUE, conf.level = CONF)$conf.int, computed independently
+# with scipy.stats.ttest_rel(cand, base).confidence_interval(CONF)
+BASE = [812, 1033, 640, 977, 1210, 455, 890]
+CAND = [790, 1101, 702, 1015, 1188, 530, 951]
+R_CONF_INT = {0.95: (-1.672867024773332, 75.95858131048763), 0.9: (6.317901294461137, 67.96781299125314)}
+
+
+@pytest.mark.parametrize("confidence", sorted(R_CONF_INT))
+def test_paired_mean_diff_matches_r_t_test_paired(confidence: float) -> None:
+    got = paired_mean_diff(BASE, CAND, confidence).iloc[0]
+    assert (got["n"], got["dropped"]) == (7, 0)
+    assert got["diff"] == pytest.approx(260 / 7, abs=1e-9)  # sum of the differences: 260
+    low, high = R_CONF_INT[confidence]
+    assert abs(got["ci_low"] - low) < 1e-9 and abs(got["ci_high"] - high) < 1e-9
+
+
+def test_paired_mean_diff_counts_the_pairs_it_leaves_out_and_refuses_what_is_not_a_number() -> None:
+    got = paired_mean_diff([*BASE, None, 5.0, np.nan], [*CAND, 7.0, float("nan"), pd.NA]).iloc[0]
+    assert (got["n"], got["dropped"]) == (7, 3) and abs(got["ci_low"] - R_CONF_INT[0.95][0]) < 1e-9
+    one = paired_mean_diff([1.0], [4.0]).iloc[0]
+    assert (one["n"], one["diff"]) == (1, 3.0) and np.isnan(one["ci_low"]) and np.isnan(one["ci_high"])
+    flat = paired_mean_diff([10, 20, 30], [15, 25, 35]).iloc[0]  # no spread: the interval is the mean
+    assert (flat["diff"], flat["ci_low"], flat["ci_high"]) == (5.0, 5.0, 5.0)
+    for bad, said in [("12", "base[1] is '12', not a number"), (True, "base[1] is True"), (np.inf, "finite")]:
+        with pytest.raises(InputError, match=re.escape(said)):
+            paired_mean_diff([1.0, bad], [2.0, 3.0])
+
+
+def test_the_paired_change_says_how_many_rows_lacked_the_measure_on_a_side() -> None:
+    def side(tokens_in: list[object], verdicts: list[str]) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "row_id": ["a", "b", "c", "d"],
+                "verdict": verdicts,
+                "tokens_in": tokens_in,
+                "tokens_out": [5, 5, 5, 5],
+                "latency_ms": [100.0, 200.0, 300.0, 400.0],
+            }
+        )
+
+    base = side([10, 20, 30, 40], ["PASS"] * 4)
+    # c: the server reported no usage; d: an ERROR (no answer to measure)
+    cand = side([12, 25, None, None], ["PASS", "PASS", "PASS", "ERROR"])
+    change = paired_usage(base, cand)
+    assert (change.loc["tokens", "n"], change.loc["tokens", "dropped"]) == (2, 2)
+    assert (change.loc["latency_ms", "n"], change.loc["latency_ms", "dropped"]) == (3, 1)
+    line = paired_usage_line(change)
+    assert "tokens +3.5 [" in line and "over 2 rows, 2 rows without it on a side left out" in line
+    assert "over 3 rows, 1 row without it on a side left out" in line

@@ -324,7 +324,7 @@ PAIRED_MEASURES = ("tokens", "latency_ms")
 
 def _per_row(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Each row's mean over its answered repeats (not ERROR) of the candidate's tokens (in + out, where
-    both were reported) and latency (ms)."""
+    both were reported) and latency (ms); NaN for a row with no answered repeat."""
     import pandas as pd
 
     answered = outcomes[outcomes["verdict"] != ERROR] if "verdict" in outcomes.columns else outcomes
@@ -334,13 +334,15 @@ def _per_row(outcomes: pd.DataFrame) -> pd.DataFrame:
     frame = pd.DataFrame(
         {"row_id": _column(answered, "row_id"), "tokens": (tin + tout).to_numpy(), "latency_ms": lat.to_numpy()}
     )
-    return frame.groupby("row_id", sort=False)[list(PAIRED_MEASURES)].mean()
+    means = frame.groupby("row_id", sort=False)[list(PAIRED_MEASURES)].mean()
+    return means.reindex(pd.unique(pd.Series(_column(outcomes, "row_id"), dtype=object)))  # an all-ERROR row: NaN
 
 
 def paired_usage(base: pd.DataFrame, cand: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """The paired change per row from ``base``'s outcomes to ``cand``'s, one line per measure of
-    :data:`PAIRED_MEASURES`: ``n`` (rows with the measure on both sides), ``base_mean``, ``cand_mean``,
-    ``diff`` (candidate minus base) and its interval ``ci_low, ci_high``
+    :data:`PAIRED_MEASURES`: ``n`` (rows with the measure on both sides), ``dropped`` (rows both runs have,
+    left out for lacking the measure on a side: no usage reported, or every repeat an ERROR),
+    ``base_mean``, ``cand_mean``, ``diff`` (candidate minus base) and its interval ``ci_low, ci_high``
     (:func:`goldenkit.stats.paired_mean_diff`, Student's paired t). A row's value is the mean over its
     answered repeats (not ERROR)."""
     import pandas as pd
@@ -367,13 +369,15 @@ def paired_usage_line(change: pd.DataFrame) -> str:
     parts = []
     for measure, r in change.iterrows():
         name = "latency ms" if measure == "latency_ms" else str(measure)
+        dropped = int(r.get("dropped") or 0)
+        left_out = f", {dropped:,} row{'s' if dropped != 1 else ''} without it on a side left out" if dropped else ""
         if not r["n"]:
             parts.append(f"{name} n/a (no row has it on both sides)")
         elif math.isnan(float(r["ci_low"])):
-            parts.append(f"{name} {float(r['diff']):+,.1f} over {int(r['n'])} row (no interval from one row)")
+            parts.append(f"{name} {float(r['diff']):+,.1f} over {int(r['n'])} row (no interval from one row{left_out})")
         else:
             ci = f"[{float(r['ci_low']):+,.1f}, {float(r['ci_high']):+,.1f}]"
-            parts.append(f"{name} {float(r['diff']):+,.1f} {ci} over {int(r['n']):,} rows")
+            parts.append(f"{name} {float(r['diff']):+,.1f} {ci} over {int(r['n']):,} rows" + left_out)
     return "usage per row, candidate - base (paired t, 95% CI): " + "; ".join(parts)
 
 

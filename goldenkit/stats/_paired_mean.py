@@ -14,8 +14,8 @@ not about the rows. With fewer than two pairs there is no interval (NaN); with
 no spread at all the interval is the mean itself.
 
 >>> t = paired_mean_diff([100, 200, 300], [110, 215, 320])
->>> t[["n", "base_mean", "cand_mean", "diff"]].iloc[0].tolist()
-[3.0, 200.0, 215.0, 15.0]
+>>> t[["n", "dropped", "base_mean", "cand_mean", "diff"]].iloc[0].tolist()
+[3.0, 0.0, 200.0, 215.0, 15.0]
 >>> round(float(t["ci_low"].iloc[0]), 3), round(float(t["ci_high"].iloc[0]), 3)
 (2.579, 27.421)
 """
@@ -34,16 +34,16 @@ __all__ = ["paired_mean_diff"]
 
 
 def paired_mean_diff(base: Any, cand: Any, confidence: float = 0.95) -> pd.DataFrame:
-    """One row: ``n, base_mean, cand_mean, diff, ci_low, ci_high`` (see the module doc). ``base`` and
-    ``cand`` are sequences of numbers of one length, paired by position; a pair with a missing value
-    (None, NaN) on either side is left out."""
-    b = pd.to_numeric(pd.Series(list(base), dtype=object), errors="coerce").to_numpy(dtype=float)
-    c = pd.to_numeric(pd.Series(list(cand), dtype=object), errors="coerce").to_numpy(dtype=float)
+    """One row: ``n, dropped, base_mean, cand_mean, diff, ci_low, ci_high`` (see the module doc). ``base``
+    and ``cand`` are sequences of numbers of one length, paired by position; a pair with a missing value
+    (None, NaN) on either side is left out and counted in ``dropped``; anything else that is not a finite
+    number (a text, a bool, an infinity) is an InputError naming its side and position."""
+    b, c = _numbers(base, "base"), _numbers(cand, "cand")
     if b.shape != c.shape:
         raise InputError(f"paired_mean_diff: {len(b)} base values and {len(c)} candidate values: pair them by row")
     if not 0 < confidence < 1:
         raise InputError(f"paired_mean_diff: confidence must be between 0 and 1, got {confidence!r}")
-    keep = np.isfinite(b) & np.isfinite(c)
+    keep = ~np.isnan(b) & ~np.isnan(c)
     b, c = b[keep], c[keep]
     n = int(b.size)
     d = c - b
@@ -55,6 +55,7 @@ def paired_mean_diff(base: Any, cand: Any, confidence: float = 0.95) -> pd.DataF
     return pd.DataFrame(
         {
             "n": [n],
+            "dropped": [int(keep.size) - n],
             "base_mean": [float(b.mean()) if n else float("nan")],
             "cand_mean": [float(c.mean()) if n else float("nan")],
             "diff": [diff],
@@ -62,3 +63,19 @@ def paired_mean_diff(base: Any, cand: Any, confidence: float = 0.95) -> pd.DataF
             "ci_high": [high],
         }
     )
+
+
+def _numbers(values: Any, side: str) -> np.ndarray:
+    """``values`` as floats, NaN where one is missing (None, NA, NaN); an InputError for anything else
+    that is not a finite number."""
+    items = list(values)
+    out = np.full(len(items), np.nan)
+    for i, v in enumerate(items):
+        if v is None or v is pd.NA or (isinstance(v, float | np.floating) and np.isnan(v)):
+            continue
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
+            raise InputError(f"paired_mean_diff: {side}[{i}] is {v!r}, not a number")
+        if not np.isfinite(v):
+            raise InputError(f"paired_mean_diff: {side}[{i}] is {v!r}, not a finite number")
+        out[i] = float(v)
+    return out
