@@ -19,6 +19,7 @@ from goldenkit import audit
 from goldenkit.cli import main
 from goldenkit.errors import InputError
 from goldenkit.results import LABELS_FILE, read_labels
+from goldenkit.results._judge_evidence import ROUNDS_FILE
 from goldenkit.stats import ppi_mean, wilson_ci
 
 
@@ -157,3 +158,30 @@ def test_the_audit_widget_opens_on_labels_given_on_other_answers_and_they_can_be
         assert w.panel.labelling.label(row, "FAIL").human == "FAIL"
     w.panel.redraw()
     assert "judge-graded pass rate of run c" in w.panel.figures.value and "not shown" not in w.panel.figures.value
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"probability": 0}, "the probability of row 'r000' must be a number in (0, 1], got 0"),
+        ({"probability": 2.5}, "the probability of row 'r000' must be a number in (0, 1], got 2.5"),
+        ({"probability": True}, "the probability of row 'r000' must be a number in (0, 1], got True"),
+        ({"drawn": "nope"}, "the round drew row 'nope', which has no probability in the round"),
+    ],
+)
+def test_a_forged_round_is_refused_naming_its_line(
+    tmp_path: Path, capsys: Any, edit: dict[str, Any], said: str
+) -> None:
+    cand, _, human, ids = _runs(tmp_path)
+    extra = {"seed": 1, "n": 5, "at": "2026-12-05T10:00:00+00:00", "drawn": ["r000", "r001"]}
+    good = {**extra, "schema_version": 1, "probabilities": {r: 0.2 for r in ids}}
+    line = json.loads(json.dumps(good))
+    if "probability" in edit:
+        line["probabilities"]["r000"] = edit["probability"]
+    else:
+        line["drawn"].append(edit["drawn"])
+    (cand / ROUNDS_FILE).write_text(json.dumps(good) + "\n" + json.dumps(line) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["judge", "estimate", "--run", str(cand)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{ROUNDS_FILE}:2: {said}") and len(err.splitlines()) == 1

@@ -50,9 +50,9 @@ Columns: ``<by>`` · ``n_judged`` rows with a judge verdict (or paired) · ``jud
 hand-picked labels shown · ``n_unused`` other labels not used · ``estimate``, ``ci_low``, ``ci_high``,
 ``se``, ``lam``, ``weighted``, ``effective_n`` (NaN without an estimate) · ``rounds`` the rounds combined (0: the
 labels' recorded probabilities, one design) and ``round_rows`` the rows they asked for (and the labels of
-the design before them; without rounds, the design's labels: what a first round is averaged with) · ``ess_gain`` = ``effective_n -
-n_human``: the labels the judge was worth · ``method`` ``ppi++``, ``ppi++ weighted`` or ``judge only`` ·
-``reason``.
+the design before them; without rounds, the design's labels: what a first round is averaged with) ·
+``ess_gain`` = ``effective_n - n_human``: the labels the judge was worth · ``method`` ``ppi++``,
+``ppi++ weighted`` or ``judge only`` · ``reason``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -120,14 +120,19 @@ def read_rounds(run: Run) -> list[LabelRound]:
         return []
     out = []
     for line in scan_jsonl(path):
-        rec = line.record
+        rec, where = line.record, f"{path}:{line.number}"
         try:
-            probs = {str(k): float(v) for k, v in rec["probabilities"].items()}
-            out.append(
-                LabelRound(int(rec["seed"]), int(rec["n"]), str(rec["at"]), probs, tuple(map(str, rec["drawn"])))
-            )
+            raw = dict(rec["probabilities"])
+            draw = LabelRound(int(rec["seed"]), int(rec["n"]), str(rec["at"]), {}, tuple(map(str, rec["drawn"])))
         except (KeyError, TypeError, ValueError, AttributeError):
-            raise InputError(f"{path}:{line.number}: not a round of goldenkit judge next") from None
+            raise InputError(f"{where}: not a round of goldenkit judge next") from None
+        for row, p in raw.items():  # a probability edited by hand would weigh a label by 1/p: checked
+            if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
+                raise InputError(f"{where}: the probability of row {row!r} must be a number in (0, 1], got {p!r}")
+        missing = [r for r in draw.drawn if r not in raw]
+        if missing:
+            raise InputError(f"{where}: the round drew row {missing[0]!r}, which has no probability in the round")
+        out.append(replace(draw, probabilities={str(k): float(v) for k, v in raw.items()}))
     return out
 
 
