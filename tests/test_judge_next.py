@@ -21,7 +21,15 @@ import pytest
 from test_judge_evidence import judged_run, planted
 
 from goldenkit.cli import main
-from goldenkit.results import LABELS_FILE, add_labels, judge_estimates, label_plan, read_labels, read_run
+from goldenkit.results import (
+    LABELS_FILE,
+    add_labels,
+    judge_estimates,
+    judge_rows,
+    label_plan,
+    read_labels,
+    read_run,
+)
 from goldenkit.results._judge_evidence import LabelRound, _rounds_line, add_round, read_rounds
 from goldenkit.results._judge_next import FLOOR_SHARE, sampling_probabilities
 from goldenkit.stats import OVERALL, ppi_mean
@@ -338,3 +346,25 @@ def test_a_group_the_draw_cannot_narrow_is_said_to_stay_never_to_widen(tmp_path:
     )
     assert lines[1] == "  the pass rate interval goes from +/-8.0 points to +/-6.0 points (expected)"
     assert lines[2].startswith("  expected widths: the judge taken to disagree with you on")
+
+
+def test_after_a_lucky_round_a_small_draw_is_said_to_stay_and_the_rows_it_needs_named(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """Ten labels that all agree with the judge give an interval narrower than the judge's measured
+    disagreement predicts; a draw that is expected to add more variance than it removes is shown as
+    staying (never widening), and judge next names the draw that would narrow it."""
+    run, _, _ = _run(tmp_path)
+    first = label_plan(run, n=10, seed=1)
+    add_round(read_run(run), first.round)
+    judge = judge_rows(run).set_index("row_id")["judge"]
+    p1 = first.round.probabilities
+    add_labels(run, [{"id": r, "human": judge[r], "probability": p1[r]} for r in first.round.drawn])
+    small = label_plan(run, n=3, seed=2)
+    w = small.widths.loc[OVERALL]
+    assert w["forecast"] > w["before"] == w["after"] and small.needed is not None and small.needed > 3
+    out = tmp_path / "small.jsonl"
+    assert main(["judge", "next", "--run", str(run), "--n", "3", "--seed", "2", "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"the pass rate interval stays at +/-{100 * w['before']:.1f} points" in said
+    assert f"draw about {small.needed} rows (--n {small.needed}) for it to narrow" in said
