@@ -8,8 +8,8 @@ and reads the file and checks it whole when it is read (:func:`check_config`):
 an unknown table or key at any level is a ConfigError with a did-you-mean
 (``[gates]``: did you mean ``[gate]``?), and a boolean is a TOML boolean (the
 string ``"false"`` is an error, never true). The keys of each table are
-:data:`TABLE_KEYS` (a test checks them against the tables' owners: ``RUN_KEYS``,
-``GatePolicy``, the judge's keys).
+:data:`TABLE_KEYS` (a test checks them against the tables' owners: the run options'
+:data:`~goldenkit._constraints.RUN_TABLE`, ``GatePolicy``, the judge's keys).
 
 Lookup order for a dataset: an explicit ``--config`` path; ``goldenkit.toml``
 in the dataset folder; ``goldenkit.toml`` in the current directory; built-in
@@ -50,6 +50,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from goldenkit._constraint_types import Kind
+from goldenkit._constraints import RUN_TABLE
 from goldenkit._pricing import PRICE_KINDS, PROVENANCE_KEYS, Pricing
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
@@ -80,7 +82,7 @@ TABLE_KEYS: dict[str, frozenset[str] | None] = {
 }
 #: Keys whose value must be a TOML boolean, by table.
 BOOLEAN_KEYS: dict[str, frozenset[str]] = {
-    "run": frozenset({"no_proxy", "stream", "red", "vision"}),
+    "run": frozenset(name for name, option in RUN_TABLE.items() if option.key and option.takes == Kind("bool")),
     "gate": frozenset({"regression"}),
     "judge": frozenset({"hard", "allow_self_judge"}),
     "graders.rubrics": frozenset({"hard", "allow_self_judge"}),

@@ -7,9 +7,9 @@ it is a usage error that argparse prints after the option's name (exit 1)::
 
     goldenkit run: argument --timeout: must be a finite number > 0, got 'nan'
 
-The same checkers read the ``[run]`` keys of goldenkit.toml (``RUN_KEYS`` of
-:mod:`goldenkit.commands._run`): called with the TOML value, they raise a
-ValueError there, and their ``__name__`` says what the key takes.
+Called with a TOML value, they raise a ValueError there too, and their ``__name__`` says
+what the option takes. The run options are declared in :data:`goldenkit._constraints.RUN_TABLE`
+(``goldenkit run``'s flags and the ``[run]`` keys are checked by what each option takes there).
 """
 
 from __future__ import annotations
