@@ -106,7 +106,7 @@ LAYERS: list[set[str]] = [
     {"providers._adk_events", "providers._images"},
     {"providers._conversation", "providers._callable", "providers._fixtures", "providers._chat", "providers._adk"},
     {"providers._ollama", "providers._openai"},
-    {"providers._simulator"},
+    {"providers._simulator", "providers._spec"},
     {"providers"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders._base"},
     {"graders._contract", "graders._match", "graders._trajectory", "graders._judge", "graders._retrieval"},

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from goldenkit.results import read_run
 from goldenkit.runner import arun_eval, run_eval
 from goldenkit.runner._calls import CallLimits, ModelCalls
 from goldenkit.runner._explain import JudgeSettings, _ask_all
+from goldenkit.runner._ray_executor import SpecSetup
 from goldenkit.scenarios._generate import ModelGenerator
 
 WAIT = 0.3  # the Retry-After of the scripted 429, in seconds
@@ -246,3 +250,21 @@ def test_the_seam_raises_what_still_fails_with_its_attempts() -> None:
     with pytest.raises(ProviderError, match=r"after 3 attempts") as caught:
         asyncio.run(calls.response(Down(), _judge_case()))
     assert caught.value.kind == caught.value.final_kind and calls.calls == 3 and calls.limiter.in_flight == 0
+
+
+def test_a_ray_workers_setup_builds_from_the_spec_importing_no_command_module(tmp_path: Path) -> None:
+    """What ``goldenkit run --executor ray`` ships (a SpecSetup of the run's options), unpickled and called in a
+    fresh interpreter as a worker does: the provider and graders are built, and no goldenkit.commands module is
+    imported."""
+    setup = SpecSetup({"provider": "callable", "callable": "json:dumps", "model": "m"}, {}, ["contract"])
+    blob = tmp_path / "setup.pickle"
+    blob.write_bytes(pickle.dumps(setup))
+    worker = (
+        "import pickle, sys\n"
+        f"provider, graders = pickle.loads(open({str(blob)!r}, 'rb').read())()\n"
+        "print(provider.name, [g.name for g in graders])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('goldenkit.commands', 'goldenkit.cli'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["callable ['contract']", "[]"]

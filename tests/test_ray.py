@@ -6,7 +6,6 @@ starts its own head node on 127.0.0.1 and stops it by PID.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import signal
@@ -24,7 +23,6 @@ from fakeserver import FakeModelServer, Reply
 from ray_cluster import head_node, ray_cluster  # noqa: F401 - the session's cluster fixture
 
 from goldenkit.cli import main
-from goldenkit.commands._agent import worker_setup
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError
 from goldenkit.providers._callable import CallableProvider
@@ -32,7 +30,7 @@ from goldenkit.providers._fixtures import FixturesProvider
 from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.results import outcomes_df, read_run
 from goldenkit.runner import merge_shards, run_eval
-from goldenkit.runner._ray_executor import RaySettings
+from goldenkit.runner._ray_executor import RaySettings, SpecSetup
 from goldenkit.runner._runkey import key_differences
 
 QUIET = {"progress": False}
@@ -205,7 +203,7 @@ def test_a_worker_that_cannot_build_the_provider_says_so_up_front(tmp_path: Path
     shutil.copytree(SUPPORT / "fixtures" / "baseline", local_only)
     provider = FixturesProvider(fixtures=local_only)  # read here, now
     shutil.rmtree(local_only)
-    setup = functools.partial(worker_setup, {"provider": "fixtures", "fixtures": str(local_only)}, {}, None)
+    setup = SpecSetup({"provider": "fixtures", "fixtures": str(local_only)}, {})
     with pytest.raises(ConfigError, match=r"Ray worker on .* cannot build the provider and graders: .*fixtures folder"):
         run_eval(
             read_dataset(SUPPORT),

@@ -3,7 +3,8 @@
 The provider (the system under test, :func:`build_provider`), the simulated user
 of scenario rows (:func:`build_simulator`), the graders (:func:`grader_list`),
 the run's transport applied to the judges (:func:`apply_transport_to_judges`),
-and what each Ray worker of ``--executor ray`` builds there (:func:`worker_setup`).
+the first two and the last built by the library from the run's options (:mod:`goldenkit.providers._spec`,
+which a Ray worker of ``--executor ray`` calls too, importing no command module).
 The options themselves (``[run]`` of goldenkit.toml, the command line, the
 defaults) are resolved by :func:`goldenkit.commands._run.resolve_options`.
 """
@@ -11,66 +12,16 @@ defaults) are resolved by :func:`goldenkit.commands._run.resolve_options`.
 from __future__ import annotations
 
 import argparse
-import inspect
 from typing import Any
 
-from goldenkit.errors import ConfigError, UsageError
-
-# Transport options: handed to providers that take them, silently left out for those that
-# make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
-TRANSPORT_OPTIONS = ("timeout", "ca_bundle", "no_proxy", "stream", "max_reply_bytes")
-# Options handed to the provider factory (those it accepts by name).
-PROVIDER_OPTIONS = (
-    "model",
-    "base_url",
-    "api_key_env",
-    "fixtures",
-    "callable",
-    "agent",
-    "system",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "tool_choice",
-    "history",
-    "max_tool_steps",
-    "tool_responses",
-    "timeout",
-    "ca_bundle",
-    "no_proxy",
-    "stream",
-    "max_reply_bytes",
+from goldenkit.providers import (
+    PROVIDER_OPTIONS,
+    SIMULATOR_OPTIONS,
+    TRANSPORT_OPTIONS,
+    apply_transport_to_judges,
+    build_provider,
+    build_simulator,
 )
-# Options of the simulated user besides --user-simulator (the [run] user_* keys, in their order there).
-SIMULATOR_OPTIONS = (
-    "user_callable",
-    "user_model",
-    "user_base_url",
-    "user_api_key_env",
-    "user_temperature",
-    "user_seed",
-)
-
-
-def build_simulator(opts: dict[str, Any]) -> Any:
-    """The ``--user-simulator`` (None when not given); ``--user-*`` options without it are a usage error."""
-    from goldenkit.providers._simulator import get_simulator
-
-    name = opts.get("user_simulator")
-    if name is None:
-        stray = [k for k in SIMULATOR_OPTIONS if opts.get(k) is not None]
-        if stray:
-            raise UsageError(f"goldenkit run: --{stray[0].replace('_', '-')} needs --user-simulator")
-        return None
-    return get_simulator(
-        name,
-        callable_spec=opts.get("user_callable"),
-        model=opts.get("user_model"),
-        base_url=opts.get("user_base_url"),
-        api_key_env=opts.get("user_api_key_env"),
-        temperature=opts.get("user_temperature"),
-        seed=opts.get("user_seed"),
-    )
 
 
 def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
@@ -79,56 +30,16 @@ def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None
     return graders_named(getattr(args, "graders", None), cfg, model)
 
 
+def grader_use(names: str | None) -> list[str] | None:
+    """The grader names of ``--graders a,b``; None (``[graders] use``) when not given."""
+    return [n.strip() for n in names.split(",") if n.strip()] if names else None
+
+
 def graders_named(names: str | None, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
     """:func:`goldenkit.graders.build_graders` with ``--graders a,b`` (``names``; None: ``[graders] use``)."""
     from goldenkit.graders import build_graders
 
-    use = [n.strip() for n in names.split(",") if n.strip()] if names else None
-    return build_graders(cfg, use=use, generator_model=model)
-
-
-def build_provider(opts: dict[str, Any]) -> Any:
-    from goldenkit.providers._base import get_provider, provider_factory, provider_names
-
-    name = opts.get("provider")
-    if not name:
-        raise UsageError(f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})")
-    given = {k: opts[k] for k in PROVIDER_OPTIONS if opts.get(k) is not None}
-    try:
-        factory = provider_factory(name)
-    except ConfigError:
-        factory = None  # get_provider below says which names there are
-    if factory is not None:
-        try:
-            params = inspect.signature(factory).parameters
-        except (TypeError, ValueError):
-            params = {}  # type: ignore[assignment]
-        if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            dropped = sorted(k for k in given if k not in params and k not in TRANSPORT_OPTIONS)
-            if dropped:
-                flags = ", ".join("--" + k.replace("_", "-") for k in dropped)
-                raise UsageError(f"goldenkit run: {flags} does not apply to provider {name}")
-            given = {k: v for k, v in given.items() if k in params}
-    return get_provider(name, **given)
-
-
-def apply_transport_to_judges(graders: list[Any], opts: dict[str, Any]) -> None:
-    """The run's ``--ca-bundle`` / ``--no-proxy`` also apply to a judge's HTTP provider."""
-    if opts.get("ca_bundle") is None and not opts.get("no_proxy"):
-        return
-    for grader in graders:
-        set_transport = getattr(getattr(grader, "provider", None), "set_transport", None)
-        if callable(set_transport):
-            set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
-
-
-def worker_setup(opts: dict[str, Any], cfg: dict[str, Any], grader_names: str | None) -> tuple[Any, list[Any]]:
-    """What each Ray worker of ``--executor ray`` calls: the provider and graders built from the
-    command's options there (API keys are read from the worker's own environment)."""
-    graders = graders_named(grader_names, cfg, opts.get("model"))
-    provider = build_provider(opts)
-    apply_transport_to_judges(graders, opts)
-    return provider, graders
+    return build_graders(cfg, use=grader_use(names), generator_model=model)
 
 
 __all__ = [
@@ -139,6 +50,6 @@ __all__ = [
     "build_provider",
     "build_simulator",
     "grader_list",
+    "grader_use",
     "graders_named",
-    "worker_setup",
 ]

@@ -39,14 +39,14 @@ from goldenkit.commands._agent import (
     build_provider,
     build_simulator,
     grader_list,
-    worker_setup,
+    grader_use,
 )
 from goldenkit.commands._args import BadNumber
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, GoldenkitError, UsageError
 
 if TYPE_CHECKING:
-    from goldenkit.formats._eval_config import EvalCriteria
+    from goldenkit.formats import EvalCriteria
 
 
 def flag(name: str) -> Callable[[str], Any]:
@@ -138,11 +138,9 @@ def _executor(args: argparse.Namespace, opts: dict[str, Any], cfg: dict[str, Any
         return {}
     if executor != "ray":
         raise ConfigError(f"[run] executor = {executor!r}: use local or ray")
-    import functools
+    from goldenkit.runner import RaySettings, SpecSetup
 
-    from goldenkit.runner._ray_executor import RaySettings
-
-    setup = functools.partial(worker_setup, opts, cfg, args.graders)
+    setup = SpecSetup(opts, cfg, grader_use(args.graders))  # a worker builds from it, importing no command module
     return {"executor": RaySettings(address=opts.get("ray_address"), workers=opts.get("ray_workers"), setup=setup)}
 
 
@@ -264,5 +262,4 @@ __all__ = [
     "resolve_options",
     "run_arguments",
     "run_command",
-    "worker_setup",
 ]

@@ -47,3 +47,11 @@ from goldenkit.providers._simulator import (
     open_session as open_session,
     transcript_messages as transcript_messages,
 )
+from goldenkit.providers._spec import (
+    PROVIDER_OPTIONS as PROVIDER_OPTIONS,
+    SIMULATOR_OPTIONS as SIMULATOR_OPTIONS,
+    TRANSPORT_OPTIONS as TRANSPORT_OPTIONS,
+    apply_transport_to_judges as apply_transport_to_judges,
+    build_provider as build_provider,
+    build_simulator as build_simulator,
+)

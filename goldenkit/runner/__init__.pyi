@@ -26,6 +26,7 @@ from goldenkit.runner._options import (
 )
 from goldenkit.runner._ray_executor import (
     RaySettings as RaySettings,
+    SpecSetup as SpecSetup,
 )
 from goldenkit.runner._regrade import (
     aregrade as aregrade,

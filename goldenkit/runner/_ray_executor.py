@@ -61,8 +61,8 @@ from typing import Any
 
 from goldenkit._text import one_line
 from goldenkit.errors import ConfigError, GoldenkitError, InfrastructureError, ProviderError
-from goldenkit.graders._base import Grader
-from goldenkit.providers._base import Provider
+from goldenkit.graders import Grader, build_graders
+from goldenkit.providers import Provider, apply_transport_to_judges, build_provider
 from goldenkit.records import Case
 from goldenkit.runner._budget import STOPPED, Budget, BudgetCounter, BudgetSpent
 from goldenkit.runner._calls import CallLimits
@@ -116,6 +116,23 @@ class ShippedObjects:
 
     def __call__(self) -> tuple[Provider, Sequence[Grader]]:
         return self.provider, self.graders
+
+
+@dataclass
+class SpecSetup:
+    """A setup from a recorded spec (``goldenkit run --executor ray``'s): each worker builds its provider from the
+    run's options (:func:`goldenkit.providers.build_provider`, API keys from its own environment) and the graders
+    ``use`` names (None: ``[graders] use``) from its goldenkit.toml, importing no module of the command line."""
+
+    opts: dict[str, Any]
+    cfg: dict[str, Any]
+    use: list[str] | None = None
+
+    def __call__(self) -> tuple[Provider, Sequence[Grader]]:
+        graders = build_graders(self.cfg, use=self.use, generator_model=self.opts.get("model"))
+        provider = build_provider(self.opts)
+        apply_transport_to_judges(graders, self.opts)
+        return provider, graders
 
 
 def pickle_setup(provider: Provider, graders: Sequence[Grader], settings: RaySettings) -> bytes:
@@ -470,4 +487,14 @@ class RayRun(RunExecution):
         return error is None
 
 
-__all__ = ["ITEM_TRIES", "MAX_RESTARTS", "RayPool", "RayRun", "RaySettings", "RayWorker", "pickle_setup", "start_pool"]
+__all__ = [
+    "ITEM_TRIES",
+    "MAX_RESTARTS",
+    "RayPool",
+    "RayRun",
+    "RaySettings",
+    "RayWorker",
+    "SpecSetup",
+    "pickle_setup",
+    "start_pool",
+]
