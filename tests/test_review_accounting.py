@@ -16,7 +16,7 @@ from goldenkit.cli import main
 from goldenkit.errors import InputError
 from goldenkit.results import iter_jsonl
 from goldenkit.results._accounting import paired_usage, paired_usage_line
-from goldenkit.stats import paired_mean_diff
+from goldenkit.stats import OVERALL, paired_mean_diff
 
 SCENARIO = {"scenario": {"starting_prompt": "hello", "plan": "ask twice"}, "expect": {"must_contain": ["ok"]}}
 REFUSED = '{"error": {"message": "too long", "code": "context_length_exceeded"}}'
@@ -141,3 +141,39 @@ def test_the_paired_change_says_how_many_rows_lacked_the_measure_on_a_side() -> 
     line = paired_usage_line(change)
     assert "tokens +3.5 [" in line and "over 2 rows, 2 rows without it on a side left out" in line
     assert "over 3 rows, 1 row without it on a side left out" in line
+
+
+def test_a_total_that_is_n_a_names_the_role_without_prices() -> None:
+    from goldenkit._pricing import Pricing
+    from goldenkit.results._accounting import accounting, cost_line, run_totals
+
+    judge = {"judge": {"calls": 1, "tokens_in": 30, "tokens_out": 3, "cost": None}}
+    df = pd.DataFrame(
+        {
+            "row_id": ["a", "b"],
+            "repeat": [0, 0],
+            "slice": ["s", "s"],
+            "verdict": ["PASS", "PASS"],
+            "attempts": [1, 1],
+            "tokens_in": [100, 100],
+            "tokens_out": [10, 10],
+            "cost": [None, None],
+            "latency_ms": [1000.0, 1000.0],
+            "usage": [judge, judge],
+            "agent_version": [{"model_id": "m"}] * 2,
+        }
+    )
+    prices = Pricing.from_config({"m": {"input": 1.0, "output": 2.0, "source": "list", "date": "2026-11-01"}}, "g")
+    run = accounting(df, prices, by=None, models={"judge": "j"}).loc[OVERALL]
+    assert run["money"] == pytest.approx(240e-6) and run["judge_money_label"] == "n/a (no prices)"
+    # the candidate is priced: "no prices" alone would say the [pricing] was not read
+    assert run["total_money"] is None and run["total_money_label"] == "n/a (judge: no prices)"
+    assert cost_line(run_totals(df, prices, models={"judge": "j"})).endswith("; money n/a (judge: no prices)")
+    neither = accounting(df, by=None, models={"judge": "j"}).loc[OVERALL]
+    assert neither["total_money_label"] == "n/a (no prices)"  # nothing priced at all
+    part = accounting(df.assign(cost=[0.5, None]), prices, by=None, models={"judge": "j"}).loc[OVERALL]
+    assert part["money_label"] == "[pricing] list 2026-11-01 + provider"
+    some = accounting(df.assign(cost=[0.5, None]), by=None, models={"judge": "j"}).loc[OVERALL]
+    assert some["total_money_label"] == "n/a (candidate: 1 of 2 outcomes unpriced; judge: no prices)"
+    alone = accounting(df.assign(usage=None), by=None).loc[OVERALL]
+    assert alone["total_money_label"] == "n/a (no prices)"

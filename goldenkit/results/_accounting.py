@@ -20,10 +20,12 @@ reported usage for the role has money: otherwise it is ``n/a`` and the label
 says how many were unpriced (a sum over part of the calls would read as the
 whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
 to tokens or money. ``total_money`` is the sum over the roles, shown only when
-each role that reported usage has money.
+each role that reported usage has money; otherwise its label names each role
+without (``n/a (judge: no prices)``) unless no role has any.
 
-**Latency** percentiles are over answered outcomes (not ERROR); time to first
-token over streamed ones. **Per passing row**: the group's candidate tokens
+**Latency** percentiles (p50, p95: linear interpolation between the order
+statistics, numpy's default and R's ``quantile(type = 7)``) are over answered
+outcomes (not ERROR); time to first token over streamed ones. **Per passing row**: the group's candidate tokens
 (in + out) and its money over all roles, divided by its rows whose repeats
 collapse to PASS (:func:`goldenkit.stats.collapse_repeats`, ``rule``): what a
 passing verdict cost, the failures' calls included.
@@ -208,7 +210,7 @@ def _group(
     row["latency_p50_ms"] = _quantile(lat[keep], 0.5)
     row["latency_p95_ms"] = _quantile(lat[keep], 0.95)
     row["ttft_p50_ms"] = _quantile(ttft[keep], 0.5)
-    total: list[tuple[Any, str]] = []
+    total: list[tuple[str, Any, str]] = []
     for role in ROLES:
         pre = PREFIX[role]
         used = mask & spend[f"{pre}used"]
@@ -218,15 +220,26 @@ def _group(
         money, label = _money_sum(spend[f"{pre}money"], spend[f"{pre}money_label"], reported)
         row[f"{pre}money"], row[f"{pre}money_label"] = money, label
         if reported.any():
-            total.append((money, label))
-    missing = [lab for m, lab in total if m is None]
+            total.append((role, money, label))
+    missing = [(role, lab) for role, m, lab in total if m is None]
     if not total or missing:
         row["total_money"] = None
-        row["total_money_label"] = missing[0] if len(missing) == 1 else NO_PRICES
+        row["total_money_label"] = _unpriced(missing, len(total))
     else:
-        row["total_money"] = float(sum(m for m, _ in total))
-        row["total_money_label"] = " + ".join(sorted({part for _, lab in total for part in lab.split(" + ")}))
+        row["total_money"] = float(sum(m for _, m, _ in total))
+        row["total_money_label"] = " + ".join(sorted({part for _, _, lab in total for part in lab.split(" + ")}))
     return row
+
+
+def _unpriced(missing: Sequence[tuple[str, str]], roles: int) -> str:
+    """The label of a total that is n/a: the roles' own when every role's is the same (``n/a (no prices)``),
+    else each unpriced role named (``n/a (judge: no prices)``: the candidate's money is counted)."""
+    if not missing:
+        return NO_PRICES
+    if len(missing) == roles and len({lab for _, lab in missing}) == 1:
+        return missing[0][1]
+    inner = [f"{role}: {lab.removeprefix(NO_MONEY).strip().strip('()') or 'no prices'}" for role, lab in missing]
+    return f"{NO_MONEY} ({'; '.join(inner)})"
 
 
 def accounting(
