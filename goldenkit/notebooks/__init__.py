@@ -418,6 +418,8 @@ def execute_notebooks(
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    if not jobs:
+        return []  # no kernel to start
     kernel = _Kernel(str(Path.cwd()))
     runs: list[NotebookRun | GoldenkitError] = []
     exports: list[tuple[NotebookRun, Future[Path]]] = []
