@@ -9,7 +9,7 @@ user wrote, with where it came from and when::
     output = 0.60                    # USD per million output (completion) tokens, reasoning tokens included
     cached_input = 0.075             # optional: USD per million cached input tokens (else the input price)
     source = "openai.com/api/pricing"
-    date = "2026-11-01"
+    date = "2026-11-01"               # or a TOML date: date = 2026-11-01
 
 ``source`` and ``date`` may also be written once in ``[pricing]`` for every
 model below it; a model's own wins. Cached input tokens are part of the input
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ PROVENANCE_KEYS = ("source", "date")
 PROVIDER = "provider"  # the label of a cost the provider returned
 NO_MONEY = "n/a"  # the label (and the figure) when neither the provider nor the user gave a price
 PER_TOKENS = 1_000_000
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # the one form a label shows
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class Pricing:
                     f"{where}: [pricing] {key}: unknown key{hint}; [pricing] holds source, date and one "
                     '[pricing."MODEL"] table per model'
                 )
-            _text(value, f"{where}: [pricing] {key}")
+            _provenance(key, value, f"{where}: [pricing] {key}")
         models = {str(m): _price(m, v, shared, where) for m, v in table.items() if isinstance(v, Mapping)}
         return cls(models)
 
@@ -127,6 +129,21 @@ def _text(value: Any, where: str) -> str:
     return value.strip()
 
 
+def _provenance(key: str, value: Any, where: str) -> str:
+    """A ``source`` (non-empty text) or a ``date`` (``"YYYY-MM-DD"`` or a TOML date) as the label shows it."""
+    if key == "date" and type(value) is dt.date:  # date = 2026-11-01 (a date, not a date and time)
+        value = value.isoformat()
+    text = _text(value, where)
+    if key == "date":
+        try:
+            if not _ISO_DATE.fullmatch(text):  # fromisoformat also reads 20261101
+                raise ValueError(text)
+            dt.date.fromisoformat(text)
+        except ValueError:
+            raise ConfigError(f"{where}: {text!r} is not a date (write YYYY-MM-DD)") from None
+    return text
+
+
 def _usd(value: Any, where: str) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
     if not ok:
@@ -149,11 +166,7 @@ def _price(model: Any, table: Mapping[str, Any], shared: Mapping[str, Any], wher
     for key in PROVENANCE_KEYS:
         if key not in table and key not in shared:
             raise ConfigError(f"{at} {key}: missing (say where the prices come from: source and date)")
-        provenance[key] = _text(table.get(key, shared.get(key)), f"{at} {key}")
-    try:
-        dt.date.fromisoformat(provenance["date"])
-    except ValueError:
-        raise ConfigError(f"{at} date: {provenance['date']!r} is not a date (write YYYY-MM-DD)") from None
+        provenance[key] = _provenance(key, table.get(key, shared.get(key)), f"{at} {key}")
     cached = table.get("cached_input")
     return Price(
         input=_usd(table["input"], f"{at} input"),

@@ -177,3 +177,21 @@ def test_a_total_that_is_n_a_names_the_role_without_prices() -> None:
     assert some["total_money_label"] == "n/a (candidate: 1 of 2 outcomes unpriced; judge: no prices)"
     alone = accounting(df.assign(usage=None), by=None).loc[OVERALL]
     assert alone["total_money_label"] == "n/a (no prices)"
+
+
+def test_a_price_dated_as_toml_writes_dates_is_read_and_a_date_in_another_form_is_refused(tmp_path: Path) -> None:
+    from goldenkit.config import pricing, read_config
+    from goldenkit.errors import ConfigError
+
+    path = tmp_path / "goldenkit.toml"
+    path.write_text('[pricing."m"]\ninput = 1\noutput = 2\nsource = "list"\ndate = 2026-11-01\n', encoding="utf-8")
+    assert pricing(read_config(path)).price("m").label == "[pricing] list 2026-11-01"
+    path.write_text('[pricing]\nsource = "list"\ndate = 2026-11-02\n[pricing."m"]\ninput = 1\noutput = 2\n')
+    assert pricing(read_config(path)).price("m").label == "[pricing] list 2026-11-02"
+    for date, at in [('"20261101"', '[pricing."m"] date'), ("2026-11-01T10:00:00", '[pricing."m"] date')]:
+        path.write_text(f'[pricing."m"]\ninput = 1\noutput = 2\nsource = "list"\ndate = {date}\n', encoding="utf-8")
+        with pytest.raises(ConfigError, match=re.escape(at)):
+            read_config(path)
+    path.write_text('[pricing]\nsource = "list"\ndate = "2026-1-2"\n[pricing."m"]\ninput = 1\noutput = 2\n')
+    with pytest.raises(ConfigError, match=re.escape("[pricing] date: '2026-1-2' is not a date (write YYYY-MM-DD)")):
+        read_config(path)
