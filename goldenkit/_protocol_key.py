@@ -56,7 +56,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from goldenkit.formats._eval_config import criteria_differences
+from goldenkit.formats import criteria_differences
 
 __all__ = [
     "PROTOCOL_FIELDS",

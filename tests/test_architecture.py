@@ -18,6 +18,7 @@ import pytest
 import goldenkit
 
 PACKAGE = Path(goldenkit.__file__).resolve().parent
+ROOT = PACKAGE.parent
 
 # Every module of goldenkit (dotted, relative to goldenkit; "__init__" is the package's own), in layers
 # from the bottom up. A module imports only modules of its own layer or a lower one (top level or inside a
@@ -30,7 +31,6 @@ LAYERS: list[set[str]] = [
         "_text",
         "_checks",
         "_files",
-        "_constraint_types",
         "_constraints",
         "_sync",
         "_jsonable",
@@ -106,7 +106,7 @@ LAYERS: list[set[str]] = [
     {"providers._adk_events", "providers._images"},
     {"providers._conversation", "providers._callable", "providers._fixtures", "providers._chat", "providers._adk"},
     {"providers._ollama", "providers._openai"},
-    {"providers._simulator", "providers._spec"},
+    {"providers._simulator"},
     {"providers"},
     {"graders._text", "graders._criteria", "graders._args", "graders._partial", "graders._base"},
     {"graders._contract", "graders._match", "graders._trajectory", "graders._judge", "graders._retrieval"},
@@ -219,15 +219,39 @@ def _is_module(dotted: str) -> bool:
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
+@functools.cache
+def _homes(package: str) -> dict[str, str]:
+    """A package's public names and the module each lives in (from its ``__init__.pyi``; "" is the root)."""
+    stub = PACKAGE.joinpath(*package.split("."), "__init__.pyi") if package else PACKAGE / "__init__.pyi"
+    if not stub.is_file():
+        return {}
+    body = ast.parse(stub.read_text(encoding="utf-8")).body
+    return {
+        a.name: str(n.module).removeprefix("goldenkit.") for n in body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+
+
+@functools.cache
+def _eager(package: str) -> frozenset[str]:
+    """What importing a package runs: its ``__init__.py``'s own imports (its stub's names load on first use)."""
+    init = PACKAGE.joinpath(*package.split("."), "__init__.py")
+    return frozenset(_scan([ast.parse(init.read_text(encoding="utf-8"))]))
+
+
 def _imports(path: Path) -> set[str]:
     """Every goldenkit module a file imports (top level or inside functions).
 
-    ``from goldenkit.pkg import name`` counts as an import of ``pkg.name`` when that is a module. A package's
-    ``__init__.pyi`` (its public names and their modules, imported on first use) counts as its ``__init__.py``.
+    ``from goldenkit.pkg import name`` counts as an import of ``pkg.name`` when that is a module, else as one of
+    the module the package's ``__init__.pyi`` names for ``name`` (what runs: the package loads it on first use)
+    and of what the package's ``__init__.py`` imports itself. A package's ``__init__.pyi`` counts as part of its
+    ``__init__.py`` (``import goldenkit.pkg`` reaches every public name).
     """
     stub = path.with_suffix(".pyi")
     sources = [path, stub] if path.name == "__init__.py" and stub.is_file() else [path]
-    trees = [ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in sources]
+    return _scan([ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in sources])
+
+
+def _scan(trees: list[ast.Module]) -> set[str]:
     found: set[str] = set()
     for node in (node for tree in trees for node in ast.walk(tree)):
         if isinstance(node, ast.Import):
@@ -242,6 +266,9 @@ def _imports(path: Path) -> set[str]:
                 sub = f"{prefix}.{alias.name}" if prefix else alias.name
                 if _is_module(sub):
                     found.add(sub)
+                elif alias.name in _homes(prefix):
+                    found.add(_homes(prefix)[alias.name])
+                    found.update(_eager(prefix) if prefix else ())
                 elif prefix:
                     found.add(prefix)
     return found
@@ -335,7 +362,9 @@ def test_the_package_cycle_check_finds_a_cycle_split_by_modules() -> None:
 def test_the_checker_resolves_from_package_imports(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("from goldenkit.report import _html, pct\nfrom goldenkit import stats\n")
-    assert _imports(src) == {"report._html", "report", "stats"}
+    assert _imports(src) == {"report._html", "_registry", "stats"}  # pct lives in report._html
+    src.write_text("from goldenkit.gate import GatePolicy, evaluate_gate\nfrom goldenkit.nope import x\n")
+    assert _imports(src) == {"gate._policy", "gate._evaluate", "_registry", "nope"}
 
 
 def test_registries_name_real_builtins_of_their_own_package() -> None:
@@ -414,10 +443,69 @@ def test_a_subpackage_is_an_attribute_before_it_is_imported() -> None:
     assert done.stdout.split() == ["goldenkit.report", "True", "False"]
 
 
+def _private_imports(path: Path, own: str | None, where: str) -> list[str]:
+    """``where:line: module`` for each import in ``path`` (a module of package ``own``, None for the root's) of
+    another package's private module.
+
+    A package's private modules (``goldenkit.pkg._mod``) are its own: other packages, the root's modules and the
+    CLI import what the package offers (``from goldenkit.pkg import name``, listed in its ``__init__.pyi``). The
+    root's private modules (goldenkit/_checks.py, _files.py, _display.py ...) are shared helpers below every
+    package: importing them is allowed.
+    """
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_"))]
+        else:
+            continue
+        for name in names:
+            dotted = name.split(".")
+            if dotted[0] != "goldenkit" or len(dotted) < 3 or dotted[1] == own:
+                continue
+            if (PACKAGE / dotted[1] / "__init__.py").is_file() and any(d.startswith("_") for d in dotted[2:]):
+                found.append(f"{where}:{node.lineno}: {name}")
+                break
+    return found
+
+
+# notebooks/__init__.py is the notebooks module itself (it has no stub to offer names through), and its
+# in-process executor imports from it: the site's batch renderer is reached by its module's name.
+PRIVATE_ALLOWED = {"goldenkit/pages/_site.py: goldenkit.notebooks._inprocess"}
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    found = []
+    for _, path in _modules():
+        parts = path.relative_to(PACKAGE).parts
+        found += _private_imports(path, parts[0] if len(parts) > 1 else None, path.relative_to(ROOT).as_posix())
+    unexpected = [hit for hit in found if "{}:{}".format(*hit.split(":")[::2]) not in PRIVATE_ALLOWED]
+    assert unexpected == [], "import what the package offers (its __init__.pyi):\n" + "\n".join(unexpected)
+
+
+def test_the_private_import_check_names_each_offender(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    text = "from goldenkit.runner._run import x\nimport goldenkit.graders._base\nfrom goldenkit.report import _html\n"
+    src.write_text(text + "from goldenkit.stats._collapse import y\nfrom goldenkit._checks import z\n")
+    found = _private_imports(src, "stats", "goldenkit/stats/m.py")
+    assert found == [
+        "goldenkit/stats/m.py:1: goldenkit.runner._run",
+        "goldenkit/stats/m.py:2: goldenkit.graders._base",
+        "goldenkit/stats/m.py:3: goldenkit.report._html",
+    ]
+    assert _private_imports(src, "runner", "m.py") == [
+        "m.py:2: goldenkit.graders._base",
+        "m.py:3: goldenkit.report._html",
+        "m.py:4: goldenkit.stats._collapse",
+    ]
+    assert _private_imports(src, None, "m.py")[3:] == ["m.py:4: goldenkit.stats._collapse"]  # a root module's
+
+
 def test_the_checker_sees_function_level_imports(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from goldenkit.runner import run_eval\n    import goldenkit.stats\n")
-    assert _imports(src) == {"runner", "stats"}
+    assert _imports(src) == {"runner._evaluate", "_registry", "stats"}
 
 
 def test_the_audit_never_imports_the_report() -> None:

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.audit._marks import latest_marks, read_marks
-from goldenkit.dataset import Dataset, read_dataset, rows_to_jsonl
-from goldenkit.dataset._versions import (
+from goldenkit.dataset import (
+    Dataset,
     new_version_target,
     next_version as next_version,  # re-exported by goldenkit.audit
+    read_dataset,
+    rows_to_jsonl,
     with_changelog_entry,
     write_version,
 )

@@ -18,10 +18,9 @@ from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_h
 from goldenkit.audit._labelling import HumanLabelling, session_user
 from goldenkit.audit._marks import AUDIT_LABELS, AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
 from goldenkit.config import dataset_path_for_run
-from goldenkit.dataset import Dataset, read_dataset
-from goldenkit.dataset._versions import new_version_target
+from goldenkit.dataset import Dataset, new_version_target, read_dataset
 from goldenkit.errors import InputError
-from goldenkit.results._judge_figures import judge_graded
+from goldenkit.results import judge_graded
 
 
 @dataclass

@@ -20,10 +20,9 @@ from goldenkit._files import replaced_together
 from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._text import one_line
 from goldenkit.errors import InputError, ResultsError
-from goldenkit.results._manifest import sequential_line
+from goldenkit.results import sequential_line
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
-from goldenkit.stats import collapse_repeats, parse_rule, slice_table, verdict_codes
-from goldenkit.stats._representative import representative_repeats
+from goldenkit.stats import collapse_repeats, parse_rule, representative_repeats, slice_table, verdict_codes
 
 __all__ = [
     "HISTORY_FILE",

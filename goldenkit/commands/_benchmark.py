@@ -118,8 +118,7 @@ def _run_one(
     dataset: Any, opts: dict[str, Any], cfg: dict[str, Any], graders: list[Any], run_id: str, args: argparse.Namespace
 ) -> Any:
     """One agent's run, built by the same function as ``goldenkit run``'s (every option kept)."""
-    from goldenkit.runner import run_eval
-    from goldenkit.runner._folder import NEW_RUN_ID
+    from goldenkit.runner import NEW_RUN_ID, run_eval
 
     args.command_name = "benchmark"
     extra = {"benchmark": args.run_prefix}

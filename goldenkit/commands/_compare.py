@@ -170,7 +170,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
     from goldenkit.baselines import resolve_run_or_baseline
     from goldenkit.compare import compare_runs
-    from goldenkit.results._accounting import runs_usage_change
+    from goldenkit.results import runs_usage_change
 
     base = resolve_run_or_baseline(args.base, args.results_dir, args.baselines_dir)
     cand = resolve_run_or_baseline(args.cand, args.results_dir, args.baselines_dir)
@@ -200,7 +200,7 @@ def compare_command(args: argparse.Namespace) -> int:
         with pd.option_context("display.width", 200):
             print(format_comparison(cmp, args.max_flips, explained=explained))
         if change is not None:
-            from goldenkit.results._accounting import paired_usage_line
+            from goldenkit.results import paired_usage_line
 
             print("\n" + paired_usage_line(change))
         if judged is not None:
@@ -208,7 +208,7 @@ def compare_command(args: argparse.Namespace) -> int:
         if pairwise is not None:
             print("\n" + format_pairwise(pairwise))
     if getattr(args, "markdown", None):
-        from goldenkit.report._markdown import compare_markdown
+        from goldenkit.report import compare_markdown
 
         text = compare_markdown(cmp)
         if args.markdown == "-":
@@ -222,7 +222,7 @@ def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:
     """The judge-graded difference of a pair graded by the same judge (``judge_pair``), else None; labels that
     cannot be read (given on other answers) are said on stderr, as report.html says them, not fatal."""
     from goldenkit.errors import InputError
-    from goldenkit.results._judge_figures import judge_pair
+    from goldenkit.results import judge_pair
 
     by = cmp.by if cmp.by != "tags" else "slice"  # the judge's figures group by a per-row value
     try:
@@ -247,7 +247,7 @@ def _explained(args: argparse.Namespace, cmp: Comparison, cand: Any) -> dict[str
     """``--explain``: the [judge]'s sentence per large cluster (:mod:`goldenkit.runner._explain`); a cluster the judge
     left without words is said on stderr and changes nothing else."""
     from goldenkit.config import config_for_run
-    from goldenkit.runner._explain import explain_clusters
+    from goldenkit.runner import explain_clusters
 
     manifest = getattr(cand, "manifest", None)
     cfg = config_for_run(
@@ -282,7 +282,7 @@ def _shard_problems(man: dict[str, Any]) -> list[str]:
 
 def _evidence_exit(cmp: Comparison) -> int:
     """3 (naming the side, on stderr) when a side is INVALID or incomplete or the candidate lost rows, else 0."""
-    from goldenkit.compare._ledger import side_problems
+    from goldenkit.compare import side_problems
 
     sides = (("base", cmp.base_id, cmp.base_manifest), ("candidate", cmp.cand_id, cmp.cand_manifest))
     problems = [f"{label} {cmp_id}: {why}" for label, cmp_id, man in sides for why in _shard_problems(man)]

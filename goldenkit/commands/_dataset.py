@@ -27,9 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from goldenkit.commands._args import SECONDS, TEMPERATURE
-from goldenkit.dataset import Dataset, read_dataset
-from goldenkit.dataset._reader import validate_dataset
-from goldenkit.dataset._red import red_row_ids
+from goldenkit.dataset import Dataset, read_dataset, red_row_ids, validate_dataset
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
 from goldenkit.records import Case
 from goldenkit.schema import SPLITS
@@ -193,7 +191,7 @@ def _report_gradable(args: argparse.Namespace, ds: Dataset, cases: dict[str, Cas
     """
     from goldenkit.commands._agent import grader_list
     from goldenkit.config import load_config
-    from goldenkit.graders._gradable import describe, describe_soft_only, gradability
+    from goldenkit.graders import describe, describe_soft_only, gradability
 
     try:
         cfg = load_config(getattr(args, "config", None), dataset_dir=ds.path)
@@ -292,7 +290,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from goldenkit.dataset._red import without_red
+    from goldenkit.dataset import without_red
     from goldenkit.sampling import stratified_sample
 
     ds = read_dataset(args.path)  # the rows `goldenkit run --per-slice` would choose: red rows only with --red
@@ -335,11 +333,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from goldenkit.scenarios._generate import Generator, ModelGenerator, generate_scenarios
+    from goldenkit.scenarios import Generator, ModelGenerator, generate_scenarios
 
     generator: Generator
     if args.provider == "callable":
-        from goldenkit.providers._callable import load_callable
+        from goldenkit.providers import load_callable
 
         if not args.generator_callable:
             raise UsageError("dataset generate --provider callable needs --generator-callable MOD:FN")

@@ -44,8 +44,7 @@ def _log(line: str) -> None:
 def benchmark_demo(args: argparse.Namespace) -> int:
     """``goldenkit demo --benchmark``: the three recorded agents, their leaderboard and what it says."""
     from goldenkit.commands._leaderboard_text import format_leaderboard
-    from goldenkit.demo._benchmark import benchmark_story, run_benchmark
-    from goldenkit.demo._story import DEFAULT_DATASET
+    from goldenkit.demo import DEFAULT_DATASET, benchmark_story, run_benchmark
 
     lb = run_benchmark(args.dataset or DEFAULT_DATASET, args.results_dir, log=_log)
     print()
@@ -57,7 +56,7 @@ def benchmark_demo(args: argparse.Namespace) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from goldenkit.demo._story import DEFAULT_DATASET, run_demo, story
+    from goldenkit.demo import DEFAULT_DATASET, run_demo, story
 
     if args.benchmark:
         return benchmark_demo(args)

@@ -105,7 +105,7 @@ def _links(pairs: list[str]) -> dict[str, str]:
 
 def _write_markdown(args: argparse.Namespace, decision: Any, cfg: dict[str, Any], links: dict[str, str]) -> None:
     """The Markdown summary (goldenkit.report._markdown) to --markdown and $GITHUB_STEP_SUMMARY."""
-    from goldenkit.report._markdown import gate_markdown
+    from goldenkit.report import gate_markdown
 
     targets = [args.markdown] if args.markdown else []
     if os.environ.get(STEP_SUMMARY):

@@ -81,7 +81,7 @@ def register(sub: Any) -> None:
 
 
 def _judge_from_args(args: argparse.Namespace) -> Any:
-    from goldenkit.graders._build import build_graders
+    from goldenkit.graders import build_graders
 
     cfg = load_config(args.config) if (args.config or args.live) else {}
     judge_cfg = dict(cfg.get("judge", {})) if isinstance(cfg.get("judge"), dict) else {}
@@ -112,8 +112,8 @@ def _case_lookup(path: str) -> Any:
 
 async def _ask_judge(rows: Any, judge: Any, max_in_flight: int, case_for: Any) -> list[str]:
     """The judge's decisions, its client closed on the event loop that opened it."""
-    from goldenkit.graders._calibration import judge_labels
-    from goldenkit.runner._calls import CallLimits, ModelCalls
+    from goldenkit.graders import judge_labels
+    from goldenkit.runner import CallLimits, ModelCalls
 
     calls = ModelCalls(CallLimits(max_in_flight=max_in_flight))
     try:
@@ -132,7 +132,7 @@ def _run_model(run: str | None) -> str | None:
 
 
 def calibrate_command(args: argparse.Namespace) -> int:
-    from goldenkit.graders._calibration import calibration_report, read_labels
+    from goldenkit.graders import calibration_report, read_labels
     from goldenkit.results import write_json_atomic
 
     if args.min_n < 1:
@@ -185,7 +185,7 @@ def label_command(args: argparse.Namespace) -> int:
         lines = list(scan_jsonl(args.file))
     except FileNotFoundError:
         raise UsageError(f"{args.file}: no such file") from None
-    from goldenkit.results._labels import labelled
+    from goldenkit.results import labelled
 
     before = labelled(run)
     added = add_labels(

@@ -106,8 +106,7 @@ def estimate_command(args: argparse.Namespace) -> int:
 
 
 def next_command(args: argparse.Namespace) -> int:
-    from goldenkit.results import judge_estimates, label_plan, read_run
-    from goldenkit.results._judge_evidence import add_round
+    from goldenkit.results import add_round, judge_estimates, label_plan, read_run
 
     run = read_run(args.run, args.results_dir)
     rule, alpha = gate_defaults(args, run)

@@ -75,7 +75,7 @@ def add_options(p: Any, *, results_dir: bool = True) -> None:
 def compute(runs: Any, args: argparse.Namespace, cfg: dict[str, Any] | None = None) -> Any:
     """The leaderboard the options ask for (one slice with ``--slice``); ``cfg``'s ``[pricing]`` prices the
     runs (default: the goldenkit.toml of ``--config``, else each run's recorded one)."""
-    from goldenkit.leaderboards._ranking import Leaderboard, leaderboard
+    from goldenkit.leaderboards import Leaderboard, leaderboard
 
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")

@@ -97,7 +97,7 @@ def show(lb: Any, as_json: bool) -> None:
 
 def _cost_lines(lb: Any) -> list[str]:
     """What a passing row cost per run and the quality-cost frontier, as the notebook and pages show them."""
-    from goldenkit.leaderboards._report import cost_table, frontier_line
+    from goldenkit.leaderboards import cost_table, frontier_line
 
     costs = cost_table(lb).reset_index()
     head = [str(c) for c in costs.columns]

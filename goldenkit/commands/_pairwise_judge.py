@@ -15,8 +15,8 @@ def pairwise_for_compare(base: Any, cand: Any, config: str | None = None) -> Any
     (``--config``, else :func:`goldenkit.config.config_for_run`) asked which answer is better, both orders
     (see :mod:`goldenkit.leaderboards._pairwise`)."""
     from goldenkit.config import config_for_run, section
-    from goldenkit.graders._build import build_graders
-    from goldenkit.leaderboards._pairwise import pairwise_compare
+    from goldenkit.graders import build_graders
+    from goldenkit.leaderboards import pairwise_compare
     from goldenkit.results import Run
 
     if not isinstance(base, Run) or not isinstance(cand, Run):

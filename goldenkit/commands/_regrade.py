@@ -43,7 +43,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     from goldenkit.commands._agent import apply_transport_to_judges, grader_list
     from goldenkit.commands._run import resolve_options
     from goldenkit.results import read_run
-    from goldenkit.runner._regrade import regrade
+    from goldenkit.runner import regrade
 
     source = read_run(args.run, args.results_dir or "results")
     man = dict(source.manifest)

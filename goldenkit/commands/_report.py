@@ -81,7 +81,8 @@ def _stop_notes(run_id: str, manifest: Mapping[str, Any]) -> None:
     The ledger (and the statistics stack it imports, about 1 s) is loaded only for such a run."""
     if not (manifest.get("sequential") or manifest.get("stop_decided_repeats")):
         return
-    from goldenkit.compare._ledger import decided_repeats_note, sequential_line
+    from goldenkit.compare import decided_repeats_note
+    from goldenkit.results import sequential_line
 
     for said in (sequential_line(manifest), decided_repeats_note(manifest)):  # goldenkit.gate._sequential
         if said is not None:

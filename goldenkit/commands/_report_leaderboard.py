@@ -18,7 +18,7 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     """
     from pathlib import Path
 
-    from goldenkit.leaderboards._alignment import run_inputs
+    from goldenkit.leaderboards import run_inputs
     from goldenkit.notebooks import execute_notebook, notebook_path
     from goldenkit.results import read_run
 

@@ -20,7 +20,7 @@ from goldenkit.config import section
 from goldenkit.errors import ComparisonInvalid, ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from goldenkit.gate._replay import ReplayResult
+    from goldenkit.gate import ReplayResult
 
 __all__ = ["register_replay", "replay_for", "run_exit", "run_keywords"]
 
@@ -41,7 +41,7 @@ def run_keywords(args: argparse.Namespace, cfg: dict[str, Any], opts: dict[str, 
     out: dict[str, Any] = {"stop_decided_repeats": True, "rule": policy.rule}
     if sequential:
         from goldenkit.baselines import resolve_run_or_baseline
-        from goldenkit.gate._sequential import sequential_gate
+        from goldenkit.gate import sequential_gate
 
         ref = args.baseline or policy.baseline
         if ref is None:
@@ -130,8 +130,7 @@ def replay_for(args: argparse.Namespace, run: Any, decision: Any, policy: Any) -
     """``--replay-sequential``: the replay (None without the flag); a usage error when there is none to make."""
     if not getattr(args, "replay_sequential", False):
         return None
-    from goldenkit.gate._replay import replay_sequential
-    from goldenkit.gate._sequential import sequential_record
+    from goldenkit.gate import replay_sequential, sequential_record
 
     if decision.comparison is None:
         raise UsageError("goldenkit gate --replay-sequential needs a baseline the run is comparable with")

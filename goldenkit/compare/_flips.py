@@ -22,7 +22,7 @@ from goldenkit._findings import findings_in
 from goldenkit.errors import ResultsError
 from goldenkit.records import grader_results, transcript_text
 from goldenkit.results import Run, light_outcomes
-from goldenkit.stats._representative import representative_repeats
+from goldenkit.stats import representative_repeats
 
 __all__ = ["flip_list", "flipped_rows", "outcome_columns", "row_details"]
 

@@ -40,7 +40,7 @@ def run_benchmark(
     repeats and graders), each run overwritten, never resumed; the leaderboard
     uses the rule and alpha of the dataset's ``[gate]``.
     """
-    from goldenkit.leaderboards._ranking import leaderboard
+    from goldenkit.leaderboards import leaderboard
 
     say = log or (lambda _line: None)
     dataset_dir, out = shown(Path(dataset)), Path(results_dir)

@@ -47,9 +47,9 @@ from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.demo._data import DATASET_NAME, bundled, committed_baseline, shown
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
 from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_gate
-from goldenkit.graders._build import build_graders
+from goldenkit.graders import build_graders
 from goldenkit.notebooks import execute_notebooks
-from goldenkit.providers._base import get_provider
+from goldenkit.providers import get_provider
 from goldenkit.report import pct
 from goldenkit.results import Run, read_run
 from goldenkit.runner import RunSummary, run_eval

@@ -12,8 +12,7 @@ import pandas as pd
 
 from goldenkit._protocols import RunLike
 from goldenkit._text import did_you_mean
-from goldenkit.compare._groups import RunRef, resolve_side
-from goldenkit.compare._ledger import missing_repeats
+from goldenkit.compare import RunRef, missing_repeats, resolve_side
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
@@ -39,7 +38,7 @@ from goldenkit.schema import INVALID
 from goldenkit.stats import collapse_repeats, slice_table, too_few_repeats
 
 if TYPE_CHECKING:
-    from goldenkit.compare._runs import Comparison
+    from goldenkit.compare import Comparison
 
 __all__ = ["POWER_DELTA", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate", "own_comparison", "power_warnings"]
 
@@ -104,7 +103,7 @@ def _inputs(
 def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Comparison | None, str | None]:
     """``(comparison, None)`` of ``run`` against ``baseline`` under the policy's rule and alpha, or
     ``(None, why)`` when they are not comparable: the one comparison every gate reads."""
-    from goldenkit.compare._runs import compare_runs
+    from goldenkit.compare import compare_runs
 
     if isinstance(run, pd.DataFrame) or getattr(run, "manifest", None) is None:
         return None, None

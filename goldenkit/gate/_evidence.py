@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldenkit.compare._ledger import side_problems
+from goldenkit.compare import side_problems
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
 from goldenkit.metrics import hallucination_row_ids, red_ids, run_metrics

@@ -20,7 +20,7 @@ from goldenkit.gate._policy import GatePolicy
 from goldenkit.stats import MAX_PLAN_ROWS, rows_needed
 
 if TYPE_CHECKING:
-    from goldenkit.compare._runs import Comparison
+    from goldenkit.compare import Comparison
 
 __all__ = ["POWER", "POWER_DELTA", "power_warnings"]
 

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit._protocol_key import comparability_differences
-from goldenkit.compare._ledger import SEQUENTIAL, side_problems
+from goldenkit.compare import side_problems
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
@@ -60,6 +60,7 @@ from goldenkit.errors import (
     InfrastructureError,
 )
 from goldenkit.gate._policy import GateDecision, GatePolicy, GateRule
+from goldenkit.results import SEQUENTIAL
 from goldenkit.schema import ERROR, FAIL, PASS, counts_against_candidate
 from goldenkit.stats import OVERALL, SequentialTest, collapse_repeats, sequential_paired_test, sequential_path
 
@@ -419,7 +420,7 @@ def evaluate_sequential(
         detail = "baseline not comparable: " + "; ".join(diffs)
         rules.append(GateRule("baseline.comparable", False, None, None, detail, "protocol", EXIT_COMPARISON_INVALID))
         return GateDecision(rules=rules)
-    from goldenkit.compare._runs import compare_runs
+    from goldenkit.compare import compare_runs
 
     comparison = compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha)
     decision = _recorded_decision(rec, comparison, policy)

@@ -49,7 +49,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from goldenkit._model_family import self_preference
 from goldenkit.errors import DatasetError
-from goldenkit.formats._common import decode_text, json_object_line
+from goldenkit.formats import decode_text, json_object_line
 from goldenkit.graders._base import ModelCall
 from goldenkit.graders._judge import normalize_decision, parse_judge
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit.errors import InputError
-from goldenkit.formats._eval_config import ADK_METRICS
+from goldenkit.formats import ADK_METRICS
 
 __all__ = ["criterion", "has_criteria", "is_simulated"]
 

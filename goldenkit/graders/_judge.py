@@ -62,7 +62,7 @@ from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import Grader, GradeResult, ModelCall, final_reference, selected_for
 from goldenkit.graders._text import quote
-from goldenkit.providers._base import Provider, get_provider
+from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
 from goldenkit.schema import TRANSPORT_SETTINGS, usage_of
 

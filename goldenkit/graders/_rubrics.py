@@ -44,7 +44,7 @@ from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import GradeResult, ModelCall, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
-from goldenkit.providers._base import Provider
+from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
 from goldenkit.schema import add_usage, usage_of
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import DatasetError, InputError
-from goldenkit.formats._contract_build import answers_to_contract, input_to_contract, short_answers
+from goldenkit.formats import answers_to_contract, input_to_contract, short_answers
 from goldenkit.harnesses._common import (
     Imported,
     Sample,

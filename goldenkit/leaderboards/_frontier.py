@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import InputError
-from goldenkit.results._accounting import accounting, outcome_money, role_models, run_pricing
+from goldenkit.results import accounting, outcome_money, role_models, run_pricing
 from goldenkit.schema import OUTCOME_FIELDS, TOKEN_COUNTS
 from goldenkit.stats import OVERALL
 

@@ -51,7 +51,7 @@ from goldenkit.errors import ConfigError, InputError, ProviderError
 from goldenkit.leaderboards._alignment import run_inputs
 from goldenkit.records import Case, Turn
 from goldenkit.results import Run, read_run
-from goldenkit.runner._calls import CallLimits, ModelCalls
+from goldenkit.runner import CallLimits, ModelCalls
 from goldenkit.stats import OVERALL, holm, mcnemar_exact
 
 __all__ = [

@@ -73,7 +73,7 @@ import pandas as pd
 
 from goldenkit._jsonable import json_records
 from goldenkit._run_label import run_label
-from goldenkit.compare._ledger import side_problems
+from goldenkit.compare import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
 from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
@@ -377,7 +377,7 @@ def leaderboard(
     costs = LeaderboardCosts(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
     table, pairs = _block(al, everything, at_k, alpha, costs)
     notes = [*_notes(left_out, table, pairs), *filter(None, [costs.note()])]
-    from goldenkit.results._judge_figures import judge_notes  # judge-graded runs with human labels
+    from goldenkit.results import judge_notes  # judge-graded runs with human labels
 
     notes += judge_notes(runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha)
     if by_slice:

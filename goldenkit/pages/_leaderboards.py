@@ -39,7 +39,7 @@ import pandas as pd
 
 from goldenkit._run_label import labelled
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
-from goldenkit.history._run_index import fingerprint
+from goldenkit.history import fingerprint
 from goldenkit.pages._html import esc, href, page, pct, slug, table, write_page
 from goldenkit.pages._views import Section, labelled_html
 
@@ -165,7 +165,7 @@ def _pairs_html(lb: Any) -> str:
 
 def _frontier_html(lb: Any) -> str:
     """What a passing row cost per run, and the quality-cost frontier: the table and the plot."""
-    from goldenkit.leaderboards._report import cost_table, frontier_figure, frontier_line
+    from goldenkit.leaderboards import cost_table, frontier_figure, frontier_line
     from goldenkit.pages._plots import _inline, _svg_text
 
     costs = cost_table(lb).reset_index()
@@ -226,7 +226,7 @@ def not_comparable_page(prefix: str, why: str, runs: pd.DataFrame, *, site_title
 
 def _make(prefix: str, group: pd.DataFrame, rule: str, site_title: str) -> tuple[str, str]:
     """(HTML, the index note) of one group: its leaderboard, or the page saying why there is none."""
-    from goldenkit.leaderboards._ranking import leaderboard
+    from goldenkit.leaderboards import leaderboard
 
     ok = group[group["state"] == "ok"].sort_values("run_id", kind="stable")
     try:

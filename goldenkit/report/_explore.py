@@ -35,9 +35,7 @@ from typing import Any
 import pandas as pd
 
 from goldenkit.baselines import Baseline
-from goldenkit.compare import Comparison
-from goldenkit.compare._flips import outcome_columns
-from goldenkit.compare._groups import resolve_side
+from goldenkit.compare import Comparison, outcome_columns, resolve_side
 from goldenkit.errors import InputError
 from goldenkit.records import grader_results
 from goldenkit.report._compare import (

@@ -284,7 +284,7 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice", *, run: RunLike |
     show a dash where nothing was reported; another column no outcome fills (cached tokens a server never
     reported, a judge the run did not have, nothing streamed, no money) is left out.
     """
-    from goldenkit.results._accounting import accounting, role_models, run_pricing
+    from goldenkit.results import accounting, role_models, run_pricing
 
     manifest = getattr(run, "manifest", None)
     prices = run_pricing(manifest, getattr(run, "path", None)) if manifest is not None else None
@@ -333,8 +333,7 @@ def judge_figures_html(
     difference (:func:`goldenkit.results.judge_difference`). Nothing (an empty block) for a run without a
     judge grader, or a pair without the same judge."""
     from goldenkit._display import judge_figures_table, table_html
-    from goldenkit.results._judge_evidence import judge_estimates
-    from goldenkit.results._judge_figures import judge_graded, judge_pair
+    from goldenkit.results import judge_estimates, judge_graded, judge_pair
 
     if not judge_graded(run):
         return HTMLBlock("")

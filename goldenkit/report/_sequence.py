@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.compare import Comparison
-from goldenkit.gate._sequential import baseline_values, candidate_values, sequential_record
+from goldenkit.gate import baseline_values, candidate_values, sequential_record
 from goldenkit.report._html import OVERALL, HTMLBlock
 from goldenkit.stats import sequential_path
 

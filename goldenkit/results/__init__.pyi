@@ -44,6 +44,7 @@ from goldenkit.results._labels import (
     LABELS_FILE as LABELS_FILE,
     HumanLabel as HumanLabel,
     add_labels as add_labels,
+    labelled as labelled,
     read_labels as read_labels,
 )
 from goldenkit.results._latest import (

@@ -1,5 +1,13 @@
 """goldenkit.runner's public names, listed once: each name and the module it lives in."""
 
+from goldenkit.runner._calls import (
+    CallLimits as CallLimits,
+    ModelCalls as ModelCalls,
+)
+from goldenkit.runner._conversation import (
+    DEFAULT_MAX_TURNS as DEFAULT_MAX_TURNS,
+    ConversationDriver as ConversationDriver,
+)
 from goldenkit.runner._evaluate import (
     arun_eval as arun_eval,
     normalize_cases as normalize_cases,

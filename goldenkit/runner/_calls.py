@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from goldenkit.errors import ProviderError
-from goldenkit.providers._failures import exception_error
+from goldenkit.providers import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.runner._budget import Budget
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error

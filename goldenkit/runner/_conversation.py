@@ -37,8 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from goldenkit.errors import ProviderError
-from goldenkit.providers._fixtures import RECORDING_ENDS
-from goldenkit.providers._simulator import SimulatorError, UserSimulator, open_session, transcript_messages
+from goldenkit.providers import RECORDING_ENDS, SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner._calls import CallResult, ModelCalls
 from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage

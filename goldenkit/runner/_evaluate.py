@@ -23,16 +23,11 @@ from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings, scrub, secrets_in_use
 from goldenkit._sync import run_sync
 from goldenkit.config import load_config
-from goldenkit.dataset import read_dataset
-from goldenkit.dataset._red import mark_red, without_red
+from goldenkit.dataset import mark_red, read_dataset, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
-from goldenkit.formats._eval_config import EvalCriteria, apply_criteria, check_graders
-from goldenkit.graders._base import Grader, get_grader
-from goldenkit.graders._build import build_graders
-from goldenkit.graders._gradable import check_gradable, gradability
-from goldenkit.providers._base import Provider
-from goldenkit.providers._callable import CallableProvider
-from goldenkit.providers._images import check_images
+from goldenkit.formats import EvalCriteria, apply_criteria, check_graders
+from goldenkit.graders import Grader, build_graders, check_gradable, get_grader, gradability
+from goldenkit.providers import CallableProvider, Provider, check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
 from goldenkit.runner._budget import budget_limits
@@ -224,7 +219,7 @@ def _conversations(
 def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
     if record_dir is None:
         return None
-    from goldenkit.providers._fixtures import FIXTURES_FILE, FixtureRecorder
+    from goldenkit.providers import FIXTURES_FILE, FixtureRecorder
 
     av = key["agent_version"]
     repair_jsonl(Path(record_dir) / FIXTURES_FILE)

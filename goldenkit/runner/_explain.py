@@ -46,7 +46,7 @@ from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
 from goldenkit.compare import why
 from goldenkit.errors import ConfigError
-from goldenkit.providers._base import get_provider
+from goldenkit.providers import get_provider
 from goldenkit.records import Case, Turn
 from goldenkit.results import write_json_atomic
 from goldenkit.runner._calls import CallLimits, ModelCalls

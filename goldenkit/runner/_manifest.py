@@ -24,9 +24,9 @@ from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings
 from goldenkit.config import from_run
-from goldenkit.formats._eval_config import EvalCriteria
-from goldenkit.graders._base import Grader
-from goldenkit.providers._base import Provider
+from goldenkit.formats import EvalCriteria
+from goldenkit.graders import Grader
+from goldenkit.providers import Provider
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._shard import shard_record

@@ -38,8 +38,8 @@ from goldenkit._constraint_types import Kind
 from goldenkit._constraints import RUN_TABLE, check_option
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
-from goldenkit.formats._eval_config import EvalCriteria
-from goldenkit.providers._simulator import UserSimulator
+from goldenkit.formats import EvalCriteria
+from goldenkit.providers import UserSimulator
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._limits import pacing_problem
 

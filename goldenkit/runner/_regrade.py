@@ -59,13 +59,19 @@ from goldenkit._protocols import DatasetLike
 from goldenkit.config import config_for_run, dataset_path_for_run
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError, ResultsError
-from goldenkit.graders._base import Grader, agrade_case, grade_case
-from goldenkit.graders._build import build_graders
-from goldenkit.graders._gradable import check_gradable, gradability, shown_ids
-from goldenkit.graders._retrieval import RetrievalGrader
-from goldenkit.graders._state import StateGrader
-from goldenkit.harnesses._runfolder import IMPORTED
-from goldenkit.providers._base import Provider
+from goldenkit.graders import (
+    Grader,
+    RetrievalGrader,
+    StateGrader,
+    agrade_case,
+    build_graders,
+    check_gradable,
+    gradability,
+    grade_case,
+    shown_ids,
+)
+from goldenkit.harnesses import IMPORTED
+from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, TurnOutput
 from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_json_atomic
 from goldenkit.runner._calls import CallLimits

@@ -25,9 +25,8 @@ import numpy.typing as npt
 
 from goldenkit._text import one_line
 from goldenkit.errors import ProviderError, ResultsError
-from goldenkit.graders._base import Grader, GradeResult, agrade_case, combine, grade_case
-from goldenkit.graders._judge import JudgeGrader
-from goldenkit.providers._base import Provider
+from goldenkit.graders import Grader, GradeResult, JudgeGrader, agrade_case, combine, grade_case
+from goldenkit.providers import Provider
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
 from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget

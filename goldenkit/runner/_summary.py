@@ -13,7 +13,7 @@ from typing import Any
 
 from goldenkit._text import one_line
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
-from goldenkit.results._accounting import cost_line, role_models, run_pricing, run_totals
+from goldenkit.results import cost_line, role_models, run_pricing, run_totals
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
 
 

@@ -16,7 +16,7 @@ import subprocess
 from typing import Any
 
 from goldenkit._scrub import redact_settings
-from goldenkit.providers._base import Provider
+from goldenkit.providers import Provider
 from goldenkit.schema import TRANSPORT_SETTINGS
 
 

@@ -185,7 +185,7 @@ def _tool_declaration(tool: Any) -> dict[str, Any]:
 
 def _from_agent(spec: str) -> dict[str, Any]:
     """An ADK agent object's name, description, instruction and tool declarations."""
-    from goldenkit.providers._adk import load_agent
+    from goldenkit.providers import load_agent
 
     agent = load_agent(spec)
     agent = getattr(agent, "root_agent", agent)  # an ADK App holds its agent as root_agent
