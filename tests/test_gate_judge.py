@@ -195,3 +195,14 @@ def test_repeats_stopped_once_decided_do_not_show_a_run_deterministic(tmp_path: 
     assert "40 row(s) whose repeats stopped once decided, before all of them ran in the candidate" in r["detail"]
     code, rules, _ = gate(capsys, cand, config(tmp_path, body + "\nallow_noisy = true"), "--baseline", str(base))
     assert code == 0 and rules["allowed_regression"]["passed"]
+
+
+@pytest.mark.parametrize("value", [0, 1.5])
+def test_a_judge_min_pass_rate_that_cannot_fail_or_cannot_pass_is_refused_in_one_line(
+    tmp_path: Path, capsys: Any, value: float
+) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    code = main(["gate", str(run), "--config", str(config(tmp_path, f"judge_min_pass_rate = {value}"))])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1
+    assert f"judge_min_pass_rate must be a finite number in (0, 1], got {value}" in err

@@ -18,7 +18,7 @@ from sequential_world import write_world
 from test_gate_judge import JUDGE_PASSES, N, config, gate, judged, label
 
 from goldenkit.cli import main
-from goldenkit.gate._judge import exact_floor
+from goldenkit.gate._judge import gate_bound
 from goldenkit.stats import ppi_mean
 
 PRICED = (
@@ -142,7 +142,8 @@ def test_an_estimate_like_a_run_with_errors_or_of_another_version_says_what_it_r
 
 def _false_greens(labelled: int, draws: int, seed: int) -> tuple[float, float]:
     """The share of draws in which the judge_pass_rate rule's bound reaches a threshold set at the true human
-    pass rate (70%), prediction-powered alone and as the gate reads it (the smaller of it and exact_floor):
+    pass rate (70%), prediction-powered alone and as the gate reads it (gate_bound: the smaller of it and the
+    labels' exact bound):
     400 judged rows, a judge passing every human PASS and half the human FAILs, ``labelled`` rows drawn
     as a simple random sample."""
     rng = np.random.default_rng(seed)
@@ -154,10 +155,8 @@ def _false_greens(labelled: int, draws: int, seed: int) -> tuple[float, float]:
         lab = np.zeros(rows, bool)
         lab[rng.choice(rows, labelled, replace=False)] = True
         low = ppi_mean(judge[~lab], judge[lab], human[lab], alpha=2 * alpha).ci_low
-        false_passes = int(((judge == 1) & (human == 0) & lab).sum())
-        floor = exact_floor(int(judge.sum()), rows, false_passes, labelled, alpha)
         ppi_green += low >= rate
-        gate_green += min(low, floor) >= rate
+        gate_green += float(gate_bound(low, human, lab, alpha, upper=False)[0]) >= rate
     return ppi_green / draws, gate_green / draws
 
 
@@ -178,7 +177,8 @@ def test_three_labels_that_agree_with_a_kind_judge_no_longer_make_the_gate_green
     code, rules, _ = gate(capsys, run, config(tmp_path, "regression = false\njudge_min_pass_rate = 0.7"))
     r = rules["judge_pass_rate"]
     assert (code, r["passed"]) == (2, False) and "prediction-powered: 3 human" in r["detail"]
-    assert "the exact bound, below the prediction-powered 0.75" in r["detail"] and r["actual"] < 0.1
+    assert "the gate reads the labels-alone bound: prediction-powered 0.75" in r["detail"]
+    assert r["actual"] == pytest.approx(0.1354, abs=1e-4)  # Clopper-Pearson, one-sided 95%: 2 of 3 labels PASS
 
 
 def test_a_sequential_run_stopped_by_its_budget_is_stopped_not_decided(

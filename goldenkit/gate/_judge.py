@@ -11,15 +11,21 @@ grader (``grader_hard`` of run.json), so that its row verdicts are the judge's.
   detail says ``prediction-powered: n human, N judged, lambda``; without, the judge's own Wilson bound,
   marked ``judge-only (no human labels)``. Labels picked by hand are counted and refused for inference.
   The prediction-powered bound rests on a normal approximation that does not hold its level with few
-  labels (a simulation: a judge passing half the human FAILs of a 70% pass rate, labels of a simple
-  random sample, threshold at the true rate: a false green in over a quarter of the draws with 3 or 10
-  labels, 12% with 40, 9% with 100, against alpha 5%); over one simple random sample the gate reads the
-  smaller of it and :func:`exact_floor`, which holds at any number of labels (the false greens under 1%).
-  Labels of unequal probabilities or of rounds of ``judge next`` keep the prediction-powered bound alone.
+  labels (simulated: a judge passing half the human FAILs of a 70% pass rate, labels of a simple random
+  sample, threshold at the true rate: a false green in over a quarter of the draws with 10 labels, 11%
+  with 40, 8% with 100, against alpha 5%). So every labelled rule reads :func:`gate_bound`: the more
+  conservative of the prediction-powered bound and the labels' own exact one (Clopper-Pearson on the
+  labels alone; for labels of unequal probabilities, of a design or of the last complete round of
+  ``judge next``, on their weighted share at Kish's effective size), which holds its level whatever the
+  number of labels or the judge's bias (``tests/test_gate_judge_error_rates.py``: at most alpha plus
+  sampling noise in every cell, 10 to 100 labels, simple random and weighted), and the detail says which
+  of the two the gate read. The figures reports show stay the prediction-powered ones (asymptotic).
 * :func:`judge_pair_rules` (``judge.non_inferiority``, ``judge.non_inferiority[SLICE]``, when both runs
   are judge-graded and a margin is set): the one-sided upper bound of the paired drop (baseline minus
   candidate, :func:`goldenkit.results.judge_difference`: prediction-powered over the rows labelled on
-  both runs by one draw, else the judge's Newcombe interval, marked) must be below the margin; above it,
+  both runs by one draw, the larger of it and the labels' exact bound on the share of rows the human
+  passed on the baseline and failed on the candidate (:func:`gate_bound`; 50 labelled pairs that all
+  agree: 0.058), else the judge's Newcombe interval, marked) must be below the margin; above it,
   not shown (3), or 2 when the drop itself is shown to exceed the margin. It is one more requirement of
   green beside the ledger's ``non_inferiority`` (an intersection: the false-pass rate stays at most alpha);
   the Holm family of regression rules reads the row verdicts, the judge's on a judge-graded run.
@@ -40,13 +46,16 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from goldenkit._model_family import self_preference
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, ComparisonInvalid, InputError
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
 
 __all__ = [
     "JUDGE_ONLY",
-    "exact_floor",
+    "gate_bound",
     "judge_graded",
     "judge_pair_rules",
     "judge_rate_rule",
@@ -126,11 +135,15 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     ppi, how = _how(line)
     low = float(line["ci_low"] if ppi else line["judge_ci_low"])
     rate = float(line["estimate"] if ppi else line["judge_rate"])
-    if ppi and line["method"] == "ppi++" and not int(line.get("rounds") or 0):  # one simple random sample
-        floor = _exact_floor(r, policy)
-        if floor < low:
-            how += f"; the exact bound, below the prediction-powered {_fmt(low)} (few labels: module doc)"
-            low = floor
+    if ppi:
+        from goldenkit.results import judge_rows
+
+        rows = judge_rows(r, rule=policy.rule)
+        rows = rows[rows["judge"].isin(["PASS", "FAIL"])]
+        w = _label_weights(r, rows)
+        bound, labels, n = gate_bound(low, rows["human"] == "PASS", w, policy.alpha, upper=False)
+        how += "; " + _decided(low, float(labels), float(n), bool(np.ptp(w[w > 0]) < 1e-12), upper=False)
+        low = float(bound)
     ok = not math.isnan(low) and low >= thr
     what = "human pass rate" if ppi else "judge's pass rate"
     detail = (
@@ -140,35 +153,85 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     return [GateRule("judge_pass_rate", ok, low, thr, detail, "absolute", EXIT_GATE_FAILED, evidence)]
 
 
-def exact_floor(judge_passes: int, judged: int, false_passes: int, labelled: int, alpha: float) -> float:
-    """A lower ``1 - alpha`` bound of the human pass rate that holds with any number of labels: the
-    judge's pass rate over every judged row (its lower Clopper-Pearson bound at ``alpha / 2``) less the
-    share of the judge's false passes (judge PASS, human FAIL) over ``labelled`` rows drawn as a simple
-    random sample (its upper bound at ``alpha / 2``). The human pass rate is at least the first less the
-    second, so the bound fails at most ``alpha`` (a union bound), whatever the judge's bias.
+def gate_bound(
+    ppi: ArrayLike, hits: ArrayLike, weights: ArrayLike, alpha: float, *, upper: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The gate's one-sided ``1 - alpha`` bound of a judge-graded figure: the more conservative of the
+    prediction-powered bound ``ppi`` and a bound on the human labels alone, which holds its level at any
+    number of labels (module doc). Returns (the gate's bound, the labels' bound, their effective size).
 
-    >>> round(exact_floor(160, 200, 0, 50, 0.05), 4)  # 160 of 200 passed, no false pass in 50 labels
-    0.6667
-    >>> exact_floor(160, 200, 0, 3, 0.05) < 0.1  # 3 labels cannot rule out that most passes are false
-    True
+    ``hits`` (0/1) and ``weights`` (0 for a row without a label, else the inverse of the probability it
+    was drawn with; equal weights: a simple random sample) per row, in the last axis (earlier axes:
+    draws, so a simulation calls it once). The labels' bound is Clopper-Pearson's on the weighted share
+    of hits at the labels' Kish effective size ``(Σw)² / Σw²`` (their number when equal: the exact
+    bound): lower (``upper`` False) for a pass rate, the hits being the human PASSes; upper for a
+    paired drop, the hits being the rows the human passed on the baseline and failed on the candidate
+    (the drop is at most their share). No label: 0 (lower), 1 (upper).
+
+    >>> bound, labels, n = gate_bound(0.75, [1, 1, 1, 0], [1, 1, 1, 0], 0.05, upper=False)
+    >>> round(float(bound), 4), float(n)  # 3 labels, all PASS: 0.05 ** (1 / 3)
+    (0.3684, 3.0)
+    >>> round(float(gate_bound(0.02, [0] * 50, [1] * 50, 0.05, upper=True)[0]), 4)  # 50 pairs, no drop
+    0.0582
     """
-    from statsmodels.stats.proportion import proportion_confint
+    from scipy.stats import beta
 
-    passes_low = float(proportion_confint(judge_passes, judged, alpha=alpha, method="beta")[0])
-    false_high = float(proportion_confint(false_passes, labelled, alpha=alpha, method="beta")[1])
-    return max(0.0, passes_low - false_high)
+    h, w = np.asarray(hits, dtype=float), np.asarray(weights, dtype=float)
+    total, squares = w.sum(-1), (w * w).sum(-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(total > 0, (w * h).sum(-1) / total, 0.0)
+        n = np.where(squares > 0, total * total / squares, 0.0)
+    k = share * n
+    tiny = 1e-12
+    if upper:
+        labels = np.where(k >= n - tiny, 1.0, beta.ppf(1.0 - alpha, k + 1.0, np.maximum(n - k, tiny)))
+        return np.maximum(np.asarray(ppi, dtype=float), labels), labels, n
+    labels = np.where(k <= tiny, 0.0, beta.ppf(alpha, np.maximum(k, tiny), n - k + 1.0))
+    return np.minimum(np.asarray(ppi, dtype=float), labels), labels, n
 
 
-def _exact_floor(run: Any, policy: GatePolicy) -> float:
-    """:func:`exact_floor` of a run's judged rows and its labels of one simple random sample."""
-    from goldenkit.results import judge_rows
+def _decided(ppi: float, labels: float, n: float, equal: bool, *, upper: bool) -> str:
+    """What the detail says of the two bounds and which one the gate read."""
+    sample = f"{n:.0f} labels of a simple random sample" if equal else f"weighted labels of effective size {n:.1f}"
+    read = "labels-alone" if (labels > ppi if upper else labels < ppi) else "prediction-powered"
+    return (
+        f"the gate reads the {read} bound: prediction-powered {_fmt(ppi)} (asymptotic), "
+        f"labels alone {_fmt(labels)} (Clopper-Pearson, {sample})"
+    )
 
-    rows = judge_rows(run, rule=policy.rule)
-    rows = rows[rows["judge"].isin(["PASS", "FAIL"])]
-    judge_pass = rows["judge"] == "PASS"
-    designed = rows["label"] == "designed"
-    false_passes = int((judge_pass & designed & (rows["human"] == "FAIL")).sum())
-    return exact_floor(int(judge_pass.sum()), len(rows), false_passes, int(designed.sum()), policy.alpha)
+
+def _round_labels(run: Any, rows: Any) -> tuple[np.ndarray, str] | None:
+    """The weights of the last round of judge next whose rows all hold a designed label (the rows it
+    knew weigh 1, those it drew ``1 / probability``; 0 elsewhere), or None without such a round."""
+    from goldenkit.results import read_rounds
+
+    designed = set(rows.loc[rows["label"] == "designed", "row_id"])
+    done = [
+        rd
+        for rd in read_rounds(run)
+        if set(rd.drawn) <= designed and {r for r, p in rd.probabilities.items() if p >= 1} <= designed
+    ]
+    if not done:
+        return None
+    rd = done[-1]
+    p = rows["row_id"].map(rd.probabilities).fillna(0.0).to_numpy(dtype=float)
+    used = ((p >= 1.0) | rows["row_id"].isin(rd.drawn).to_numpy()) & (p > 0)
+    return np.where(used, 1.0 / np.where(p > 0, p, 1.0), 0.0), "the last round of judge next"
+
+
+def _label_weights(run: Any, rows: Any) -> np.ndarray:
+    """Per judged row, the weight of its designed label in the labels' bound (0: not used): one design's
+    recorded probabilities when no round of judge next is complete (rows a round drew left out, as the
+    estimate leaves them), else the last complete round's."""
+    found = _round_labels(run, rows)
+    if found is not None:
+        return found[0]
+    from goldenkit.results import read_rounds
+
+    drawn = {r for rd in read_rounds(run) for r in rd.drawn}
+    used = (rows["label"] == "designed").to_numpy() & ~rows["row_id"].isin(drawn).to_numpy()
+    prob = rows["probability"].to_numpy(dtype=float)
+    return np.where(used, 1.0 / np.where(used, prob, 1.0), 0.0)
 
 
 def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRule]:
@@ -187,11 +250,19 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
         why = f"overall: judge-graded non-inferiority not shown: {exc}"
         return [GateRule("judge.non_inferiority", False, None, m, why, UNDECIDED, EXIT_INFRASTRUCTURE)]
     rules = []
+    pairs = None
     for s in [OVERALL, *(x for x in policy.critical if x in table.index)]:
         line = table.loc[s]
         ppi, how = _how(line)
         lo, hi = (line["ci_low"], line["ci_high"]) if ppi else (line["judge_ci_low"], line["judge_ci_high"])
         drop_hi, drop_lo = -float(lo), -float(hi)  # the drop is baseline minus candidate
+        if ppi:
+            pairs = _pair_labels(cand, base, policy.rule) if pairs is None else pairs
+            group = pairs if s == OVERALL else pairs[pairs["slice"].astype(str) == s]
+            w = group["weight"].to_numpy()
+            bound, labels, n = gate_bound(drop_hi, group["drop"], w, policy.alpha, upper=True)
+            how += "; " + _decided(drop_hi, float(labels), float(n), bool(np.ptp(w[w > 0]) < 1e-12), upper=True)
+            drop_hi = float(bound)
         name = "judge.non_inferiority" + ("" if s == OVERALL else f"[{s}]")
         what = f"{'overall' if s == OVERALL else s}: upper {1 - policy.alpha:.0%} bound of the judge-graded drop"
         what += f" {_fmt(drop_hi)}"
@@ -206,6 +277,27 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
             detail = f"{what} >= margin {m:g}: non-inferiority not shown ({how})"
             rules.append(GateRule(name, False, drop_hi, m, detail, UNDECIDED, EXIT_INFRASTRUCTURE, ev))
     return rules
+
+
+def _pair_labels(cand: Any, base: Any, rule: str) -> Any:
+    """The rows both judges decided, with ``slice``, ``drop`` (the human passed the baseline's answer and
+    failed the candidate's) and ``weight`` (1 / probability where one draw labelled both runs, as
+    :func:`goldenkit.results.judge_difference` uses them; 0 elsewhere)."""
+    from goldenkit.results import judge_rows, read_rounds
+
+    def side(run: Any) -> Any:
+        rows = judge_rows(run, by="slice", rule=rule)
+        drawn = {r for rd in read_rounds(run) for r in rd.drawn}
+        used = (rows["label"] == "designed") & ~rows["row_id"].isin(drawn)
+        return rows.assign(used=used)[["row_id", "slice", "judge", "human", "probability", "used"]]
+
+    pair = side(cand).merge(side(base).drop(columns=["slice"]), on="row_id", suffixes=("_c", "_b"))
+    pair = pair[pair["judge_c"].isin(["PASS", "FAIL"]) & pair["judge_b"].isin(["PASS", "FAIL"])]
+    same = pair["used_c"] & pair["used_b"] & np.isclose(pair["probability_c"], pair["probability_b"], rtol=0)
+    prob = pair["probability_c"].to_numpy(dtype=float)
+    weight = np.where(same, 1.0 / np.where(same, prob, 1.0), 0.0)
+    drop = (pair["human_b"] == "PASS") & (pair["human_c"] == "FAIL")
+    return pair.assign(drop=drop.to_numpy(dtype=float), weight=weight)[["slice", "drop", "weight"]]
 
 
 def _judge_alone(rule: GateRule, judge_is_the_grader: bool, backed: set[str]) -> bool:

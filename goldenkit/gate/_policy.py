@@ -199,9 +199,9 @@ GATE_KEYS: dict[str, GateKey] = {
         _RATE_OR_OFF, None, "red rows (run with --red): PASS / graded attempts must be >= this", "1.0"
     ),
     "judge_min_pass_rate": GateKey(
-        _RATE_OR_OFF,
+        Number(low=0, high=1, low_open=True, optional=True),
         None,
-        "judge-graded pass rate: lower bound (prediction-powered with human labels)",
+        "judge-graded pass rate in (0, 1] (0 cannot fail): lower bound (prediction-powered with human labels)",
         "0.80",
     ),
     "accept_self_preference": GateKey(
