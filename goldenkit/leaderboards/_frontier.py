@@ -13,8 +13,17 @@ How sure that is comes from a paired bootstrap over rows
 (:func:`goldenkit.leaderboards._alignment.align_runs`) are resampled with
 replacement, the same rows for every run; both figures of every run are
 recomputed on each resample and ``frontier_prob`` is the share of resamples
-in which the run is on the frontier. ``dominated_95`` marks a run some other
-run beats on both in at least 95% of the resamples. The draw is NumPy's
+in which the run is on the frontier. ``dominated_95`` marks a run that one
+other run beats on both in enough resamples to say so at 95%: of B resamples,
+the number in which run j does *not* beat run i gives the ordered pair the
+bootstrap p ``(1 + that number) / (1 + B)``, and Holm's adjustment over the
+ordered pairs of the board (:func:`goldenkit.stats.holm`) must keep it at 0.05
+or below. Runs of equal quality and cost are then called dominated on about 5%
+of boards or fewer, however many runs there are (a share per run of "beaten by
+any other run" called most of ten equal runs dominated); with m runs it takes at
+least ``20 m (m - 1)`` resamples to say it at all (:meth:`LeaderboardCosts.note`).
+A run with no graded row has no quality: it neither beats nor is beaten, and its
+frontier columns are n/a. The draw is NumPy's
 ``default_rng(seed).integers(0, rows, size=(resamples, rows))`` (row
 positions, one resample per line), so a seed and a number of resamples give
 the same probabilities in any language that reproduces PCG64; both are
@@ -33,7 +42,7 @@ import pandas as pd
 from goldenkit.errors import InputError
 from goldenkit.results import accounting, outcome_money, role_models, run_pricing
 from goldenkit.schema import OUTCOME_FIELDS, TOKEN_COUNTS
-from goldenkit.stats import OVERALL
+from goldenkit.stats import OVERALL, holm
 
 __all__ = [
     "ACCOUNTING_COLUMNS",
@@ -44,6 +53,7 @@ __all__ = [
     "Frontier",
     "RowUsage",
     "LeaderboardCosts",
+    "dominated_at_95",
     "frontier_bootstrap",
     "frontier_mask",
     "row_usage",
@@ -66,7 +76,7 @@ ACCOUNTING_COLUMNS = (
 #: The two cost measures, as the output names them.
 TOKENS = "tokens per passing row"
 MONEY = "money per passing row"
-#: A run beaten on both figures in at least this share of resamples is "dominated at 95%".
+#: "Dominated at 95%": one other run beats it on both with a Holm-adjusted bootstrap p of at most 1 - this.
 DOMINATED_SHARE = 0.95
 #: What the frontier adds to each line of the leaderboard's table.
 FRONTIER_COLUMNS = ("on_frontier", "frontier_prob", "dominated_95", "dominated_by")
@@ -154,14 +164,14 @@ def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rul
 def _figures(weights: np.ndarray, passed: np.ndarray, graded: np.ndarray, spent: np.ndarray) -> tuple[Any, Any]:
     """Quality and cost of every run under row ``weights`` (``(resamples x rows)``): ``(resamples x runs)`` each.
 
-    A run with no graded row has quality -inf (it beats nobody); one that spent without passing has cost
-    +inf; one that neither spent nor passed, cost 0.
+    A run with no graded row has quality NaN (no evidence: it neither beats nor is beaten); one that spent
+    without passing has cost +inf; one that neither spent nor passed, cost 0.
     """
     k = weights @ passed.T
     n = weights @ graded.T
     c = weights @ spent.T
     with np.errstate(divide="ignore", invalid="ignore"):
-        quality = np.where(n > 0, k / np.where(n > 0, n, 1.0), -np.inf)
+        quality = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
         cost = np.where(k > 0, c / np.where(k > 0, k, 1.0), np.where(c > 0, np.inf, 0.0))
     return quality, cost
 
@@ -193,11 +203,29 @@ class Frontier:
     on_frontier: np.ndarray
     frontier_prob: np.ndarray
     dominated_share: np.ndarray  # share of resamples some other run beats it on both
-    dominated_by: list[str | None]  # off the frontier: the run beating it in the most resamples (else None)
+    beats: np.ndarray  # (runs x runs): [j, i] the number of resamples in which run j beats run i on both
+    resamples: int
+    dominated_by: list[str | None]  # dominated, or off the frontier: the run beating it most often (else None)
 
     @property
     def dominated_95(self) -> np.ndarray:
-        return np.asarray(self.dominated_share >= DOMINATED_SHARE)
+        """Per run: some other run beats it on both at 95%, Holm over the ordered pairs (module doc)."""
+        return dominated_at_95(self.beats, self.resamples)
+
+
+def dominated_at_95(beats: np.ndarray, resamples: int) -> np.ndarray:
+    """Per run ``i``: is there a run ``j`` beating it in ``beats[j, i]`` of ``resamples`` resamples often
+    enough that the pair's bootstrap p, ``(1 + resamples - beats[j, i]) / (1 + resamples)``, stays at
+    ``1 - DOMINATED_SHARE`` or below after Holm's adjustment over every ordered pair of runs.
+
+    >>> dominated_at_95(np.array([[0, 99], [0, 0]]), 100).tolist(), dominated_at_95(np.array([[0, 96], [0, 0]]), 100)
+    ([False, True], array([False, False]))
+    """
+    counts = np.asarray(beats, dtype=float)
+    p = (1.0 + resamples - counts) / (1.0 + resamples)
+    np.fill_diagonal(p, np.nan)  # a run is not its own rival
+    alpha = round(1.0 - DOMINATED_SHARE, 12)
+    return np.asarray((holm(p).reshape(counts.shape) <= alpha).any(axis=0))
 
 
 def frontier_bootstrap(
@@ -243,14 +271,16 @@ def frontier_bootstrap(
             by += beats.sum(axis=0)
     share = on_count / resamples if rows else on.astype(float)
     dom = beaten / resamples if rows else (~on).astype(float)
+    named = ~on | dominated_at_95(by, resamples)
     top = by.argmax(axis=0)
-    names = [str(run_ids[int(top[i])]) if by[top[i], i] > 0 and not on[i] else None for i in range(runs)]
-    return Frontier(quality[0], cost[0], on, share, dom, names)
+    names = [str(run_ids[int(top[i])]) if by[top[i], i] > 0 and named[i] else None for i in range(runs)]
+    return Frontier(quality[0], cost[0], on, share, dom, by, resamples, names)
 
 
 def frontier_frame(f: Frontier) -> pd.DataFrame:
-    """The frontier's columns (:data:`FRONTIER_COLUMNS`), one line per run in the order given."""
-    return pd.DataFrame(
+    """The frontier's columns (:data:`FRONTIER_COLUMNS`), one line per run in the order given; n/a (None)
+    for a run with no graded row (no quality to place)."""
+    out = pd.DataFrame(
         {
             "on_frontier": f.on_frontier,
             "frontier_prob": f.frontier_prob,
@@ -258,6 +288,12 @@ def frontier_frame(f: Frontier) -> pd.DataFrame:
             "dominated_by": f.dominated_by,
         }
     )
+    none = np.isnan(f.quality)
+    if none.any():
+        out = out.astype({"on_frontier": object, "dominated_95": object})
+        out.loc[none, ["on_frontier", "dominated_95", "dominated_by"]] = None
+        out.loc[none, "frontier_prob"] = np.nan
+    return out
 
 
 @dataclass(frozen=True)
@@ -286,9 +322,17 @@ class LeaderboardCosts:
             raise InputError(f"frontier seed must be an integer >= 0, got {self.seed!r}")
 
     def note(self) -> str | None:
-        """Why there is no frontier (None: there is one; :meth:`settings` says how it was drawn)."""
+        """Why there is no frontier, or why no run can be called dominated at 95% (None: neither; :meth:`settings`
+        says how it was drawn)."""
         if self.measure is not None:
-            return None
+            m = len(self.run_ids)
+            least = 20 * m * (m - 1)  # the smallest bootstrap p, 1 / (1 + B), must pass Holm's first threshold
+            if self.resamples + 1 >= least:
+                return None
+            return (
+                f"{self.resamples} frontier resamples are too few to call any of {m} runs dominated at 95% "
+                f"(Holm over {m * (m - 1)} ordered pairs): use --frontier-resamples {least} or more"
+            )
         mute = [r for r, k in zip(self.run_ids, self.usage.tokens_known, strict=True) if not k]
         return f"no quality-cost frontier: run {mute[0]} recorded no token count and no price (cost n/a)"
 

@@ -195,7 +195,7 @@ def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.Dat
     pk = [pass_at_k(al.n_graded[i, cols], al.n_pass[i, cols], at_k) for i in range(len(al.run_ids))]
     t = pd.DataFrame(
         {
-            "label": [run_label(r.manifest) for r in al.runs],
+            "label": [run_label({"run_id": r.run_id, **r.manifest}) for r in al.runs],  # a DataFrame's: its name
             "run_id": al.run_ids,
             "model": al.models,
             "rows": len(cols),

@@ -166,8 +166,8 @@ def frontier_line(lb: Any) -> str:
         return "no quality-cost frontier: a run recorded no token count and no price"
     return (
         f"quality-cost frontier: pass rate against {f['measure']}; P(on frontier) from a paired bootstrap "
-        f"over rows ({f['resamples']} resamples, seed {f['seed']}); dominated at 95% = another run beats it "
-        "on both in at least 95% of the resamples"
+        f"over rows ({f['resamples']} resamples, seed {f['seed']}); dominated at 95% = one other run beats it "
+        "on both in enough resamples to say so at 95% (bootstrap p, Holm over the ordered pairs of runs)"
     )
 
 
