@@ -195,3 +195,34 @@ def test_a_price_dated_as_toml_writes_dates_is_read_and_a_date_in_another_form_i
     path.write_text('[pricing]\nsource = "list"\ndate = "2026-1-2"\n[pricing."m"]\ninput = 1\noutput = 2\n')
     with pytest.raises(ConfigError, match=re.escape("[pricing] date: '2026-1-2' is not a date (write YYYY-MM-DD)")):
         read_config(path)
+
+
+def test_money_that_is_n_a_for_want_of_token_counts_does_not_say_there_are_no_prices() -> None:
+    from goldenkit._pricing import Pricing
+    from goldenkit.results._accounting import accounting
+
+    # a server that sent usage details but no totals: cached 4 of an unknown number of input tokens
+    df = pd.DataFrame(
+        {
+            "row_id": ["a", "b", "c"],
+            "repeat": [0, 0, 0],
+            "slice": ["s", "s", "t"],
+            "verdict": ["PASS"] * 3,
+            "attempts": [1, 1, 1],
+            "tokens_in": [None, None, 100],
+            "tokens_out": [None, None, 10],
+            "tokens_cached": [4, 4, None],
+            "cost": [None, None, None],
+            "latency_ms": [1.0, 1.0, 1.0],
+            "agent_version": [{"model_id": "m"}, {"model_id": "m"}, {"model_id": "other"}],
+        }
+    )
+    prices = Pricing.from_config({"m": {"input": 1.0, "output": 2.0, "source": "list", "date": "2026-11-01"}}, "g")
+    table = accounting(df, prices)
+    assert table.loc["s", "money"] is None and table.loc["s", "money_label"] == "n/a (no token counts to price)"
+    assert table.loc["t", "money_label"] == "n/a (no prices)"  # "other" has none
+    assert table.loc[OVERALL, "money_label"] == "n/a (no prices or no token counts)"
+    part = accounting(df.assign(tokens_in=[None, 50, 100], tokens_out=[None, 5, 10]), prices).loc[OVERALL]
+    assert part["money_label"] == "n/a (2 of 3 outcomes unpriced or uncounted)"
+    counted = accounting(df.assign(tokens_in=[None, 50, 100], tokens_out=[None, 5, 10]).iloc[:2], prices)
+    assert counted.loc[OVERALL, "money_label"] == "n/a (1 of 2 outcomes without token counts)"

@@ -17,8 +17,8 @@ price the provider returned (label ``provider``), else its tokens at the
 user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE DATE``),
 else none. A group's money is shown only when every outcome whose calls
 reported usage for the role has money: otherwise it is ``n/a`` and the label
-says how many were unpriced (a sum over part of the calls would read as the
-whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
+says how many were unpriced and why: no price for the model, or a price and no
+token counts to apply it to (a sum over part of the calls would read as the whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
 to tokens or money. ``total_money`` is the sum over the roles, shown only when
 each role that reported usage has money; otherwise its label names each role
 without (``n/a (judge: no prices)``) unless no role has any.
@@ -174,6 +174,7 @@ def _spend(outcomes: pd.DataFrame, pricing: Pricing, models: Mapping[str, str | 
         labels = np.where(provider, PROVIDER, p["label"])
         labels[np.isnan(spend[f"{pre}money"])] = None
         spend[f"{pre}money_label"] = labels
+        spend[f"{pre}price_known"] = ~np.isnan(p["input"])  # priced, though its counts may be missing
     return spend
 
 
@@ -183,17 +184,21 @@ def _sum(values: np.ndarray, mask: np.ndarray) -> int | None:
     return int(got.sum()) if got.size else None
 
 
-def _money_sum(money: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> tuple[Any, str]:
-    """A group's money for one role and its label (see the module doc: all priced, or n/a)."""
+def _money_sum(money: np.ndarray, labels: np.ndarray, mask: np.ndarray, known: np.ndarray) -> tuple[Any, str]:
+    """A group's money for one role and its label (see the module doc: all priced, or n/a saying why: no
+    prices, or a price whose token counts the server did not report)."""
     used = int(mask.sum())
     if not used:
         return None, ""
-    unpriced = int(np.isnan(money[mask]).sum())
+    missing = mask & np.isnan(money)
+    unpriced, uncounted = int(missing.sum()), int((missing & known).sum())
+    if not unpriced:
+        return float(money[mask].sum()), " + ".join(sorted({str(lab) for lab in labels[mask]}))
+    why = "unpriced" if not uncounted else "without token counts" if uncounted == unpriced else "unpriced or uncounted"
     if unpriced == used:
-        return None, NO_PRICES
-    if unpriced:
-        return None, f"{NO_MONEY} ({unpriced:,} of {used:,} outcomes unpriced)"
-    return float(money[mask].sum()), " + ".join(sorted({str(lab) for lab in labels[mask]}))
+        whole = {"unpriced": NO_PRICES, "without token counts": f"{NO_MONEY} (no token counts to price)"}
+        return None, whole.get(why, f"{NO_MONEY} (no prices or no token counts)")
+    return None, f"{NO_MONEY} ({unpriced:,} of {used:,} outcomes {why})"
 
 
 def _quantile(values: np.ndarray, q: float) -> float | None:
@@ -217,7 +222,9 @@ def _group(
         for key in ("calls", *TOKEN_COUNTS):
             row[f"{pre}{key}"] = _sum(spend[f"{pre}{key}"], used)
         reported = mask & spend[f"{pre}reported"]
-        money, label = _money_sum(spend[f"{pre}money"], spend[f"{pre}money_label"], reported)
+        money, label = _money_sum(
+            spend[f"{pre}money"], spend[f"{pre}money_label"], reported, spend[f"{pre}price_known"]
+        )
         row[f"{pre}money"], row[f"{pre}money_label"] = money, label
         if reported.any():
             total.append((role, money, label))
