@@ -15,6 +15,11 @@ a fixtures replay           the recorded agent's label, derived the same way fro
 an imported run             the harness and its file (and the model when recorded)
 ==========================  ==========================================================
 
+Whatever its source, a label is shown as one line for people: control and invisible formatting characters
+(a newline, a right-to-left override, a zero-width space in a model name or a system prompt) are dropped,
+whitespace is collapsed, credential-shaped text is masked (:func:`goldenkit._text.one_line`) and it is cut
+at :data:`SHOWN_LENGTH` characters.
+
 The label is for reading, never for comparing: it is not in the protocol key
 (:func:`goldenkit.compare.protocol_key`), and two runs may share one. Leaderboards, the runs
 index (:func:`goldenkit.history.runs_df`, column ``label``), pages, reprs and the run report
@@ -35,7 +40,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SHOWN_SETTINGS", "labelled", "run_label"]
+from goldenkit._checks import _unprintable
+from goldenkit._text import one_line
+
+__all__ = ["SHOWN_LENGTH", "SHOWN_SETTINGS", "labelled", "run_label"]
+
+#: The most characters of a label shown (a given one has at most 80; a derived one may list many settings).
+SHOWN_LENGTH = 120
 
 #: The settings of a model provider (its run.json ``provider.settings``) that a derived label shows when they
 #: differ from their default, in this order: ``(setting, short name, default)``. A default is the value the
@@ -126,7 +137,7 @@ def run_label(manifest: Mapping[str, Any]) -> str:
     distinguishes it (see the module doc); the run id when nothing is recorded to derive one from."""
     given = _text(manifest.get("label"))
     if given is not None:
-        return given
+        return _shown(given) or str(manifest.get("run_id") or "(unnamed run)")
     provider = _dict(manifest.get("provider"))
     settings = _dict(provider.get("settings"))
     model = _dict(manifest.get("agent_version")).get("model_id")
@@ -136,7 +147,17 @@ def run_label(manifest: Mapping[str, Any]) -> str:
         derived = _fixtures(settings, model)
     else:
         derived = _from_settings(settings, model)
-    return derived or str(manifest.get("run_id") or "(unnamed run)")
+    return _shown(derived or "") or str(manifest.get("run_id") or "(unnamed run)")
+
+
+def _shown(text: str) -> str:
+    """``text`` as one line for people (the module doc): what :func:`goldenkit._checks._unprintable` finds
+    dropped but whitespace, which becomes single spaces; secrets masked; cut at :data:`SHOWN_LENGTH`.
+
+    >>> _shown("ti\\u202eny  T=0.8\\nseed=1 \\u200b end")
+    'tiny T=0.8 seed=1 end'
+    """
+    return one_line("".join(ch for ch in text if ch.isspace() or _unprintable(ch) is None), SHOWN_LENGTH)
 
 
 def labelled(label: Any, run_id: Any) -> str:

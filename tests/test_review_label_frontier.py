@@ -3,12 +3,20 @@ met through the command line or the leaderboard, and the rule it holds."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
+from factories import numbered_rows, write_dataset
+from fakeserver import FakeModelServer, Reply
 
 import goldenkit
 from goldenkit import leaderboards
+from goldenkit.cli import main
+from goldenkit.history import runs_df
 from goldenkit.leaderboards._frontier import frontier_bootstrap
 
 PASS, FAIL, ERROR = 0, 1, 2
@@ -87,3 +95,71 @@ def test_too_few_resamples_to_call_a_run_dominated_is_said() -> None:
         "r2": True,
         "r3": True,
     }
+
+
+# ------------------------------------------------------------------ labels and results/latest, through the CLI
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    with FakeModelServer(default=Reply.text("ok")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def ds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    rows = numbered_rows(6, lambda i: {"prompt": f"q{i}", "expect": {"must_contain": ["ok" if i % 3 else "no"]}})
+    return write_dataset(tmp_path, rows, name="hostile", toml='[graders]\nuse = ["contract"]\n')
+
+
+def _run(ds: Path, server: Any, run_id: str, *extra: str, code: int = 0) -> None:
+    argv = ["run", str(ds), "--provider", "openai", "--base-url", server.url, *extra]
+    assert main([*argv, "--run-id", run_id, "--quiet"]) == code
+
+
+def test_a_derived_label_is_one_line_without_invisible_characters(ds: Path, server: Any) -> None:
+    """A model name or a system prompt may carry a newline or a right-to-left override; the label derived
+    from them is shown as one plain line (before, the override reached the leaderboard, the pages and the
+    runs index and reversed what followed it), and HTML in it stays text on the pages."""
+    _run(ds, server, "rtl", "--model", "ti\u202eny", "--system", "Be \u202e brief\u200b\nnow <b>x")
+    label = runs_df("results", None).set_index("run_id").loc["rtl", "label"]
+    assert label == 'tiny system "Be brief now <b>x"'
+    assert main(["pages", "-o", "site", "--no-render", "--results-dir", "results"]) == 0
+    index = (Path("site") / "index.html").read_text(encoding="utf-8")
+    shown = index.replace("&quot;", '"')
+    assert 'tiny system "Be brief now &lt;b&gt;x"' in shown and "\u202eny system" not in shown
+
+
+def test_a_dollar_in_a_label_is_a_dollar_on_the_frontier_plot(ds: Path, server: Any) -> None:
+    """The frontier plot (the leaderboard notebook, the site's leaderboard pages) writes labels as text:
+    before, matplotlib read ``$...$`` as TeX, so ``$\\frac{1}$`` stopped the figure with a ValueError."""
+    _run(ds, server, "a", "--model", "tiny", "--label", "cost $\\frac{1}$ per call")
+    _run(ds, server, "b", "--model", "tiny", "--label", "from $5 to $6")
+    lb = goldenkit.leaderboard(["results/a", "results/b"], frontier_resamples=50)
+    fig = leaderboards.frontier_figure(lb)
+    fig.savefig(io.BytesIO(), format="svg")
+    shown = sorted(t.get_text().split(" (P ")[0] for t in fig.axes[0].texts)
+    assert shown == ["cost $\\frac{1}$ per call (a)", "from $5 to $6 (b)"]
+
+
+def test_benchmark_refuses_one_label_for_every_run_and_takes_one_per_agent(
+    ds: Path, server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``goldenkit benchmark --label`` was accepted and silently dropped; one label for every model would
+    name them all alike. It is refused before anything is written; an agent table takes its own label."""
+    argv = ["benchmark", str(ds), "--provider", "openai", "--base-url", server.url, "--quiet"]
+    calls = server.count()
+    assert main([*argv, "--models", "tiny,small", "--label", "nightly"]) == 1
+    assert "goldenkit benchmark: --label does not apply" in capsys.readouterr().err
+    assert not Path("results").exists() and server.count() == calls
+    agents = '[[benchmark.agents]]\nname = "t"\nmodel = "tiny"\nlabel = " tiny, the cheap one "\n'
+    agents += '[[benchmark.agents]]\nname = "s"\nmodel = "small"\n'
+    (ds / "goldenkit.toml").write_text('[graders]\nuse = ["contract"]\n' + agents)
+    assert main([*argv, "--run-prefix", "day"]) == 0
+    labels = runs_df("results", None).set_index("run_id")["label"].to_dict()
+    assert labels == {"day-t": "tiny, the cheap one", "day-s": "small"}
+    (ds / "goldenkit.toml").write_text('[graders]\nuse = ["contract"]\n' + agents.replace("the cheap one", "a\\tb"))
+    assert main([*argv, "--run-prefix", "day2"]) == 1
+    err = capsys.readouterr().err
+    assert "goldenkit.toml: [[benchmark.agents]] #1: label must be one line" in err and "U+0009" in err

@@ -11,6 +11,7 @@ callable) are listed in goldenkit.toml instead of ``--models``::
 
     [[benchmark.agents]]
     name = "short-prompt"            # run id suffix (default: the model)
+    label = "gpt-4o-mini, concise"   # what leaderboards show first (default: derived from its settings)
     provider = "openai"
     model = "gpt-4o-mini"
     system = "Be concise."
@@ -41,14 +42,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.commands import _run as run_cmd
 from goldenkit.commands._agent import PROVIDER_OPTIONS, grader_list
 from goldenkit.commands._leaderboard import add_options, compute, show
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, ResultsError, UsageError
 
-# keys an agent table may set: the provider options of [run]
-AGENT_KEYS = ("name", "provider", *PROVIDER_OPTIONS)
+# keys an agent table may set: the provider options of [run], and the run's label
+AGENT_KEYS = ("name", "label", "provider", *PROVIDER_OPTIONS)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -102,6 +104,11 @@ def agents_of(args: argparse.Namespace, cfg: dict[str, Any]) -> list[dict[str, A
         name = a.get("name") or a.get("model") or (Path(str(a["fixtures"])).name if a.get("fixtures") else None)
         if not name:
             raise ConfigError(f"{where}: [[benchmark.agents]] #{i}: needs a name or a model")
+        if "label" in a:
+            try:
+                a = {**a, "label": RUN_OPTIONS["label"].check(a["label"])}
+            except ValueError as exc:
+                raise ConfigError(f"{where}: [[benchmark.agents]] #{i}: label {exc}") from None
         agents.append({**a, "name": str(name)})
     return agents
 
@@ -140,6 +147,11 @@ def benchmark_command(args: argparse.Namespace) -> int:
         raise UsageError("goldenkit benchmark: give --models, not --model")
     if args.record:
         raise UsageError("goldenkit benchmark: --record does not apply; record each agent with goldenkit run")
+    if args.label is not None:  # one label on every run would name them all alike
+        raise UsageError(
+            "goldenkit benchmark: --label does not apply; each run is labelled by its model and settings, "
+            "or by label = ... in its [[benchmark.agents]] table"
+        )
     cfg = load_config(args.config, dataset_dir=args.dataset)
     base = run_cmd.resolve_options(args, cfg)
     args.run_prefix = args.run_prefix or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
@@ -148,7 +160,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
     dataset = read_dataset(args.dataset)
     code = 0
     for agent, run_id in zip(agents, run_ids, strict=True):
-        # each agent's label is derived from its own settings ([run] label would name them all alike)
+        # each agent's label: its table's, else derived from its own settings ([run] label would name them all alike)
         opts = {**base, "label": None, **{k: v for k, v in agent.items() if k != "name"}}
         summary = _run_one(dataset, opts, cfg, grader_list(args, cfg, opts.get("model")), run_id, args)
         print(f"{agent['name']}: {summary.line()}", flush=True)

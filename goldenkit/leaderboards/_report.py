@@ -213,9 +213,8 @@ def frontier_figure(lb: Any) -> Figure:
     ax.step(x[on][order], y[on][order], where="post", color="black", alpha=0.5, linewidth=1)
     for xi, yi, lab, run, prob in zip(x, y, t["label"], t["run_id"], t["frontier_prob"], strict=True):
         if np.isfinite(xi) and np.isfinite(yi):
-            ax.annotate(
-                f"{labelled(lab, run)} (P {pct(prob)})", (xi, yi), textcoords="offset points", xytext=(6, 4), fontsize=8
-            )
+            text = f"{labelled(lab, run)} (P {pct(prob)})"  # a label's "$" is a dollar, never TeX
+            ax.annotate(text, (xi, yi), textcoords="offset points", xytext=(6, 4), fontsize=8, parse_math=False)
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
     ax.set_xlabel(f"{measure} (lower is cheaper)")
     ax.set_ylabel("pass rate, 95% Wilson interval")
