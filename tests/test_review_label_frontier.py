@@ -18,6 +18,7 @@ from goldenkit import leaderboards
 from goldenkit.cli import main
 from goldenkit.history import runs_df
 from goldenkit.leaderboards._frontier import frontier_bootstrap
+from goldenkit.results import read_run
 
 PASS, FAIL, ERROR = 0, 1, 2
 
@@ -163,3 +164,15 @@ def test_benchmark_refuses_one_label_for_every_run_and_takes_one_per_agent(
     assert main([*argv, "--run-prefix", "day2"]) == 1
     err = capsys.readouterr().err
     assert "goldenkit.toml: [[benchmark.agents]] #1: label must be one line" in err and "U+0009" in err
+
+
+def test_a_resume_whose_budget_is_already_spent_leaves_latest(ds: Path, server: Any) -> None:
+    """A resume that writes no outcome did nothing, whatever the reason: before, a resume stopped by the
+    budget it was already at (0 calls) moved results/latest to it, and the notebooks opened the old run."""
+    _run(ds, server, "capped", "--model", "tiny", "--max-calls", "2", code=3)
+    _run(ds, server, "other", "--model", "tiny")
+    calls = server.count()
+    _run(ds, server, "capped", "--model", "tiny", "--max-calls", "2", code=3)
+    assert server.count() == calls and read_run("latest").run_id == "other"
+    _run(ds, server, "capped", "--model", "tiny", "--max-calls", "4", code=3)  # a larger budget: two more
+    assert server.count() == calls + 2 and read_run("latest").run_id == "capped"

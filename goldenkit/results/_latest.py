@@ -1,8 +1,10 @@
 """results/latest: the pointer to the newest run (a symlink, or a pointer file where links are not allowed).
 
 The newest run is the newest that did something: a run points it at itself when it ends (and a merge at
-the merged run), but a resume that found every outcome already there leaves it where it was
-(:meth:`goldenkit.runner._run.RunExecution.finish`), so the notebooks' default opens the run just made.
+the merged run), but a resume that wrote no outcome (every outcome already there, or its budget spent
+before a call) leaves it where it was (:meth:`goldenkit.runner._run.RunExecution.finish`), so the
+notebooks' default opens the run just made. A new run moves it even when it is INVALID or stopped (every
+call failed, a budget, a sequential decision): that is the run just made, and its report says so.
 """
 
 from __future__ import annotations

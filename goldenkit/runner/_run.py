@@ -304,7 +304,8 @@ class RunExecution:
 
     async def finish(self, interrupted: bool) -> RunSummary:
         """Counts, validity, run.json, Parquet (when complete) and ``results/latest`` (left where it was by a
-        resume that had nothing to call: the newest run is the newest that did something)."""
+        resume that wrote no outcome -- nothing to call, or a budget already spent: the newest run is the
+        newest that did something)."""
         lost = await self._close()
         index = self.plan.index
         counts = index.counts()  # the earlier invocations' outcomes, superseded by this one's
@@ -339,7 +340,7 @@ class RunExecution:
             batches = index.batches(self.folder.jsonl, RECORD_BATCH)
             self.manifest["accounting"] = run_accounting(batches, self.manifest, self.folder.path)
         write_json_atomic(self.folder.run_file, self.manifest)
-        if len(self.plan.todo) or self.folder.old_manifest is None:  # a resume with nothing to do moves nothing
+        if self.progress.done or self.folder.old_manifest is None:  # a resume that wrote no outcome moves nothing
             update_latest(self.folder.path.parent, self.folder.run_id)
         if lost is not None:
             raise ResultsError(
