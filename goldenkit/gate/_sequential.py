@@ -49,8 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from goldenkit._protocol_key import comparability_differences
-from goldenkit.compare import side_problems
+from goldenkit.compare import comparability_differences, side_problems
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
