@@ -5,8 +5,9 @@ nbformat through nbconvert) works until that package drops it or a resolver
 picks a version without it; then ``goldenkit`` fails on a clean machine. So
 every import in goldenkit/ is walked with ``ast``: at the top of a module, inside
 functions (the lazy ones), under ``TYPE_CHECKING``, and the module paths named
-as strings in the lazy registries (``_LAZY`` of ``lazy_attributes`` and
-``BUILTINS`` of a ``Registry``). Each third-party module is mapped to the
+as strings in the lazy registries (``BUILTINS`` of a ``Registry``; a package's
+public names are goldenkit modules its ``__init__.pyi`` names, each resolved by
+tests/test_architecture.py). Each third-party module is mapped to the
 distribution that installed it (``importlib.metadata.packages_distributions()``;
 for a namespace such as ``google``, the distribution holding its sub-package),
 which must be one of ``[project.dependencies]`` or of a user-facing extra
@@ -30,7 +31,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "goldenkit"
-REGISTRIES = ("_LAZY", "BUILTINS")
+REGISTRIES = ("BUILTINS",)
 
 
 def canonical(name: str) -> str:
