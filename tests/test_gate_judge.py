@@ -206,3 +206,21 @@ def test_a_judge_min_pass_rate_that_cannot_fail_or_cannot_pass_is_refused_in_one
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1
     assert f"judge_min_pass_rate must be a finite number in (0, 1], got {value}" in err
+
+
+def test_fifty_labelled_pairs_that_all_agree_show_non_inferiority_at_a_margin_of_a_tenth(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """No row of 50 labelled on both runs lost: the share lost is at most 1 - 0.05 ** (1 / 50) = 0.058
+    (exact), so a margin of 0.1 is shown, 0.05 is not."""
+    base = judged(tmp_path, "base", JUDGE_PASSES)
+    cand = judged(tmp_path, "cand", JUDGE_PASSES)
+    for run in (base, cand):
+        label(tmp_path, run, {i: JUDGE_PASSES[i] for i in range(0, N, 4)}, "--probability", "0.25")
+    code, rules, _ = gate(capsys, cand, config(tmp_path, "non_inferiority_margin = 0.1"), "--baseline", str(base))
+    ni = rules["judge.non_inferiority"]
+    assert code == 0 and ni["passed"] and ni["actual"] == pytest.approx(1 - 0.05 ** (1 / 50))
+    assert "the gate reads the labels-alone bound" in ni["detail"]
+    assert "labels alone 0.0582 (Clopper-Pearson, 50 labels of a simple random sample)" in ni["detail"]
+    code, rules, _ = gate(capsys, cand, config(tmp_path, "non_inferiority_margin = 0.05"), "--baseline", str(base))
+    assert code == 3 and not rules["judge.non_inferiority"]["passed"]
