@@ -65,6 +65,27 @@ def test_a_run_with_no_graded_row_is_neither_dominated_nor_on_the_frontier() -> 
     assert shown["dominated at 95%"] == "n/a" and shown["on frontier"] == "n/a"
 
 
+def test_a_run_that_passed_no_row_reads_none_passed_not_n_a_or_its_price_source() -> None:
+    """Per passing row is not a number for a run that passed nothing (the frontier counts it infinite): the
+    cost table says "none passed"; before, tokens read "n/a" (as if never counted) and money read its
+    source alone ("provider") in the money column."""
+
+    def run(verdicts: list[str]) -> pd.DataFrame:
+        n = len(verdicts)
+        return pd.DataFrame(
+            {"row_id": [f"r{i}" for i in range(n)], "repeat": 0, "slice": "s", "verdict": verdicts}
+        ).assign(tokens_in=10, tokens_out=1, cost=0.01)
+
+    lb = goldenkit.leaderboard({"good": run(["PASS", "FAIL"] * 5), "none": run(["FAIL"] * 10)}, frontier_resamples=50)
+    shown = leaderboards.cost_table(lb)
+    assert shown.loc["none", "tokens / passing row"] == "none passed"
+    assert shown.loc["none", "money / passing row"] == "none passed"
+    assert shown.loc["good", "tokens / passing row"] == "22" and shown.loc["good", "money / passing row"].startswith(
+        "$"
+    )
+    assert not lb.table.set_index("run_id").loc["none", "on_frontier"]
+
+
 def test_identical_runs_never_beat_each_other_in_a_resample() -> None:
     """The resampling is paired (the same rows for every run): two runs with the same verdicts and spend are
     tied in every resample, so each is on the frontier in all of them."""

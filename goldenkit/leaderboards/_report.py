@@ -142,6 +142,10 @@ def _overall(lb: Any) -> pd.DataFrame:
     return t[t["slice"] == OVERALL].reset_index(drop=True) if "slice" in t.columns else t
 
 
+#: A cost per passing row of a run that passed no row (it spent without a passing row to show for it).
+NONE_PASSED = "none passed"
+
+
 def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and np.isnan(x))
 
@@ -175,12 +179,22 @@ def cost_table(lb: Any) -> pd.DataFrame:
     """One line per run (the index), best first: pass rate, tokens and money per passing row (money with its
     source, ``n/a`` without a price), p50 latency, and the quality-cost frontier."""
     t = _overall(lb)
+    none = (t["k"] == 0).to_numpy()  # no passing row: per passing row is not a number (the frontier: infinite)
+    tokens = [
+        NONE_PASSED if z else NO_MONEY if _missing(x) else f"{float(x):,.0f}"
+        for x, z in zip(t["tokens_per_pass"], none, strict=True)
+    ]
+    priced = [not str(s or NO_MONEY).startswith(NO_MONEY) for s in t["money_source"]]
+    money = [
+        NONE_PASSED if z and p else _money(x, s)
+        for x, s, z, p in zip(t["money_per_pass"], t["money_source"], none, priced, strict=True)
+    ]
     return pd.DataFrame(
         {
             "run": [labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)],  # as the main table
             "pass rate": [pct(x) for x in t["pass_rate"]],
-            "tokens / passing row": [NO_MONEY if _missing(x) else f"{float(x):,.0f}" for x in t["tokens_per_pass"]],
-            "money / passing row": [_money(x, s) for x, s in zip(t["money_per_pass"], t["money_source"], strict=True)],
+            "tokens / passing row": tokens,
+            "money / passing row": money,
             "latency p50": [NO_MONEY if _missing(x) else f"{float(x):,.0f} ms" for x in t["latency_p50_ms"]],
             "on frontier": [NO_MONEY if _missing(x) else ("yes" if x else "no") for x in t["on_frontier"]],
             "P(on frontier)": [NO_MONEY if _missing(x) else pct(x) for x in t["frontier_prob"]],
