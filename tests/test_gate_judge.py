@@ -224,3 +224,30 @@ def test_fifty_labelled_pairs_that_all_agree_show_non_inferiority_at_a_margin_of
     assert "labels alone 0.0582 (Clopper-Pearson, 50 labels of a simple random sample)" in ni["detail"]
     code, rules, _ = gate(capsys, cand, config(tmp_path, "non_inferiority_margin = 0.05"), "--baseline", str(base))
     assert code == 3 and not rules["judge.non_inferiority"]["passed"]
+
+
+def test_labels_of_unequal_probabilities_and_rounds_of_judge_next_are_read_at_their_effective_size(
+    tmp_path: Path, capsys: Any
+) -> None:
+    run = judged(tmp_path, "cand", JUDGE_PASSES)
+    label(tmp_path, run, {i: JUDGE_PASSES[i] for i in range(0, 100, 4)}, "--probability", "0.25")
+    label(tmp_path, run, {i: JUDGE_PASSES[i] for i in range(100, N, 10)}, "--probability", "0.1")
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    detail = rules["judge_pass_rate"]["detail"]
+    # 25 labels weighing 4 and 10 weighing 10: Kish's effective size (100 + 100)^2 / (400 + 1000)
+    assert "weighted labels of effective size 28.6)" in detail and "prediction-powered: 35 human" in detail
+    drawn = tmp_path / "next.jsonl"
+    assert main(["judge", "next", "--run", str(run), "--n", "30", "--seed", "1", "-o", str(drawn)]) == 0
+    lines = [json.loads(x) for x in drawn.read_text().splitlines()]
+    rows = [int(x["id"][1:]) for x in lines]
+    filled = [{**x, "human": "PASS" if JUDGE_PASSES[r] else "FAIL"} for x, r in zip(lines, rows, strict=True)]
+    drawn.write_text("".join(json.dumps(x) + "\n" for x in filled))
+    assert main(["judge", "label", str(drawn), "--run", str(run)]) == 0
+    # the round's weights: 1 for the 35 rows it knew labelled, 1 / probability for the rows it drew
+    (rnd,) = [json.loads(x) for x in (run / "label_rounds.jsonl").read_text().splitlines()]
+    w = [1.0 / p for r, p in rnd["probabilities"].items() if p >= 1 or r in rnd["drawn"]]
+    kish = sum(w) ** 2 / sum(x * x for x in w)
+    code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
+    r = rules["judge_pass_rate"]
+    assert f"weighted labels of effective size {kish:.1f})" in r["detail"] and len(w) == 35 + len(lines)
+    assert f"{35 + len(lines)} human label(s) used" in r["evidence"]

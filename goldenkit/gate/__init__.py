@@ -167,7 +167,10 @@ judge grader's verdicts, ``graders["judge"]`` of the outcomes):
   has human labels drawn by a recorded design, saying ``prediction-powered: n
   human, N judged, lambda``; else the judge's own Wilson bound, marked
   ``judge-only (no human labels)``. Hand-picked labels are counted, refused for
-  inference, and the detail says why.
+  inference, and the detail says why. With labels, this rule and the next read
+  the more conservative of the prediction-powered bound (asymptotic) and an exact
+  one on the labels alone (:func:`goldenkit.gate._judge.gate_bound`), and say
+  which decided.
 * ``judge.non_inferiority``, ``judge.non_inferiority[SLICE]`` (3, or 2): two runs
   whose judge is a hard grader: the upper bound of the paired drop
   (:func:`goldenkit.results.judge_difference`, prediction-powered or judge-only
