@@ -41,7 +41,17 @@ from typing import Any
 
 from goldenkit._constraint_types import Constraint, Kind, Name, Number, Text
 
-__all__ = ["AGENT", "NONE", "PROTOCOL", "RUN_OPTIONS", "RUN_TABLE", "RunOption", "check_option"]
+__all__ = [
+    "AGENT",
+    "NONE",
+    "PROTOCOL",
+    "RUN_OPTIONS",
+    "RUN_TABLE",
+    "RunOption",
+    "check_option",
+    "field_of",
+    "plain_run_keys",
+]
 
 
 PROTOCOL, AGENT, NONE = "protocol", "agent", "none"
@@ -398,6 +408,24 @@ RUN_TABLE: dict[str, RunOption] = {
 RUN_OPTIONS: dict[str, Constraint] = {
     name: o.takes for name, o in RUN_TABLE.items() if o.ranged and o.takes is not None
 }
+
+
+def field_of(name: str) -> str | None:
+    """The :class:`~goldenkit.runner.RunOptions` field of run option ``name`` (None: it has none)."""
+    field = RUN_TABLE[name].field
+    return field if isinstance(field, str) else name if field else None
+
+
+def plain_run_keys() -> dict[str, str]:
+    """The ``[run]`` keys whose value is their RunOptions field's as it is (a range, or true or false; not a
+    path or a name of what to build), and that field: what a run from Python takes from ``[run]``, and what
+    ``goldenkit run`` hands to ``run_eval`` as it resolved it."""
+    out = {}
+    for name, o in RUN_TABLE.items():
+        field = field_of(name)
+        if o.key and field is not None and (o.ranged or o.takes == Kind("bool")):
+            out[name] = field
+    return out
 
 
 def check_option(name: str, value: object) -> Any:

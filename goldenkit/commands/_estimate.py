@@ -1,7 +1,7 @@
 """A run's budget and its estimate on the command line: ``goldenkit run ... --max-calls N --max-tokens-total N
 --max-cost USD``, and ``goldenkit run ... --estimate [--like RUN]``.
 
-The budget flags are run options (:data:`goldenkit._constraints.RUN_OPTIONS`, ``[run]`` keys of the same
+The budget flags are run options (:data:`goldenkit._constraints.RUN_TABLE`, ``[run]`` keys of the same
 names); :mod:`goldenkit.runner._budget` keeps them. ``--estimate`` calls nothing and writes nothing: it
 reads the dataset and the options as the run would (the same rows: split, sample, red rows, shard; the
 same repeats) and prints the calls the run would make, ``rows x repeats x turns`` (a case's user turns;
@@ -27,12 +27,7 @@ from typing import Any
 
 from goldenkit.errors import UsageError
 
-__all__ = ["budget_keywords", "estimate"]
-
-
-def budget_keywords(opts: Mapping[str, Any]) -> dict[str, Any]:
-    """The budget keywords of ``run_eval`` the options set."""
-    return {k: opts[k] for k in ("max_calls", "max_tokens_total", "max_cost") if opts.get(k) is not None}
+__all__ = ["estimate"]
 
 
 @dataclass(frozen=True)
@@ -60,14 +55,10 @@ def estimate(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
 
 def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str, Any], dataset: Any) -> Plan:
     """The rows the run would call (as :func:`goldenkit.runner.run_eval` picks them) and its calls."""
-    from goldenkit.runner import (
-        DEFAULT_MAX_TURNS,
-        ConversationDriver,
-        normalize_cases,
-        parse_shard,
-        select_rows,
-        shard_rows,
-    )
+    from goldenkit.runner import parse_shard
+    from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver
+    from goldenkit.runner._evaluate import normalize_cases, select_rows
+    from goldenkit.runner._shard import shard_rows
 
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
@@ -94,7 +85,7 @@ def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
 def _deciding_repeats(cfg: Mapping[str, Any], repeats: int) -> int:
     """The fewest repeats that decide a row under the ``[gate] rule`` (every repeat agreeing)."""
     from goldenkit.config import section
-    from goldenkit.stats import row_decided
+    from goldenkit.stats._collapse import row_decided
 
     rule = section(dict(cfg), "gate").get("rule") or "majority"
     for k in range(1, repeats + 1):

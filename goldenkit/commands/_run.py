@@ -2,8 +2,8 @@
 
 Options come from the command line, else from the ``[run]`` table of
 goldenkit.toml (same names with underscores: ``max_in_flight = 16``), else the
-defaults below. The graders are ``[graders] use = [...]`` (or ``--graders a,b``),
-built by :func:`goldenkit.graders.build_graders` with their options.
+defaults of the run options' table (:data:`goldenkit._constraints.RUN_TABLE`). The graders are
+``[graders] use = [...]`` (or ``--graders a,b``), built by :func:`goldenkit.graders.build_graders` with their options.
 
 Seeds: ``--model-seed`` is the *model's* sampling seed (sent to the provider,
 like ``--temperature``; ``[run] seed`` in goldenkit.toml); ``--sample-seed`` seeds the
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit._checks import check_output
-from goldenkit._constraints import RUN_TABLE, RunOption, check_option
+from goldenkit._constraints import RUN_TABLE, RunOption, check_option, plain_run_keys
 from goldenkit._text import did_you_mean
 from goldenkit.commands import _estimate as estimate_cli, _sequential as sequential_cli
 from goldenkit.commands._agent import (
@@ -151,7 +151,7 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
         if ignore:
             raise UsageError(f"goldenkit {command}: --ignore-criteria needs --criteria FILE")
         return None
-    from goldenkit.formats import read_eval_config
+    from goldenkit.formats._eval_config import read_eval_config
 
     config = read_eval_config(path, ignore=str(ignore or "").split(","))
     for line in config.warnings():
@@ -200,34 +200,25 @@ def run_arguments(
     config = {"config_file": cfg.get("_path"), "config_sha256": cfg.get("_sha256"), **(extra or {})}
     if opts.get("artifacts"):
         config["artifacts"] = opts["artifacts"]
+    # the options whose value is their keyword's (:func:`goldenkit._constraints.plain_run_keys`), as resolved;
+    # stop_decided_repeats comes with the [gate] rule it stops under (goldenkit.commands._sequential)
+    plain = {f: opts[k] for k, f in plain_run_keys().items() if opts.get(k) is not None and k != "stop_decided_repeats"}
     return {
         "provider": provider,
         "graders": graders,
-        "repeats": opts["repeats"],
-        "max_in_flight": opts["max_in_flight"],
-        "rpm": opts.get("rpm"),
-        "timeout": opts["timeout"],
-        "max_retries": opts["max_retries"],
-        "max_retry_after": opts["max_retry_after"],
+        **plain,
         "run_id": run_id,
-        "label": opts.get("label"),
         "results_dir": Path(opts["results_dir"]),
         "sample": sample,
-        "max_error_rate": opts["max_error_rate"],
         "record_dir": opts.get("record"),
         "retry_errors": args.retry_errors,
         "progress": False if args.quiet else None,
         "config": config,
-        "include_red": bool(opts.get("red")),
-        "max_ungradable": opts["max_ungradable"],
         "shard": parse_shard(args.shard) if getattr(args, "shard", None) is not None else None,
         "artifacts": opts.get("artifacts"),
         **_executor(args, opts, cfg),
-        "vision": opts.get("vision") is not False,
         "criteria": criteria,
         "user_simulator": simulator,
-        **({"max_turns": opts["max_turns"]} if opts.get("max_turns") is not None else {}),
-        **estimate_cli.budget_keywords(opts),
     }
 
 

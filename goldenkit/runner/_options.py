@@ -34,20 +34,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypedDict
 
-from goldenkit._constraint_types import Kind
-from goldenkit._constraints import RUN_TABLE, check_option
+from goldenkit._constraints import RUN_TABLE, check_option, field_of, plain_run_keys
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
-from goldenkit.formats import EvalCriteria
-from goldenkit.providers import UserSimulator
+from goldenkit.formats._eval_config import EvalCriteria
+from goldenkit.providers._simulator import UserSimulator
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._limits import pacing_problem
 
 __all__ = ["RunOptions", "RunOptionsFields", "options_from_config", "with_run_table"]
 
-#: The run option of each RunOptions field (:data:`goldenkit._constraints.RUN_TABLE`), and its name there.
-_FIELDS = {(o.field if isinstance(o.field, str) else n): o for n, o in RUN_TABLE.items() if o.field}
-_NAMES = {(o.field if isinstance(o.field, str) else n): n for n, o in RUN_TABLE.items() if o.field}
+#: The name of each RunOptions field's run option in :data:`goldenkit._constraints.RUN_TABLE`, and the option.
+_NAMES = {field: name for name in RUN_TABLE if (field := field_of(name)) is not None}
+_FIELDS = {field: RUN_TABLE[name] for field, name in _NAMES.items()}
 
 
 def _default(field: str) -> Any:
@@ -173,25 +172,16 @@ class RunOptions:
         return CallLimits(**{name: getattr(self, name) for name in names})
 
 
-#: ``[run]`` keys of goldenkit.toml a run from Python takes, as ``goldenkit run`` does, for the options its
-#: caller did not give: the keys of a RunOptions field that hold the field's own value (a range, or true or
-#: false: not a path or a name of what to build, which the call itself gives), by their field's name.
-_RUN_TABLE = {
-    name: field
-    for field, name in _NAMES.items()
-    if RUN_TABLE[name].key and (RUN_TABLE[name].ranged or RUN_TABLE[name].takes == Kind("bool"))
-}
-
-
 def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
     """The run options the ``[run]`` table of ``cfg`` sets that ``given`` (the caller's keywords) does not:
     the repeats, limits and sample of the run, as ``goldenkit run`` reads them, so a run from Python has
-    the protocol key of the same run from the command line. ``split``, ``per_slice`` and ``sample_seed``
-    make ``sample``; ``red`` is ``include_red``."""
+    the protocol key of the same run from the command line (:func:`goldenkit._constraints.plain_run_keys`:
+    the keys whose value is their field's, ``red`` is ``include_red``). ``split``, ``per_slice`` and ``sample_seed``
+    make ``sample``."""
     table = cfg.get("run")
     if not isinstance(table, Mapping):
         return {}
-    out = {field: table[k] for k, field in _RUN_TABLE.items() if k in table and field not in given}
+    out = {field: table[k] for k, field in plain_run_keys().items() if k in table and field not in given}
     if "sample" not in given and any(k in table for k in ("split", "per_slice")):
         per_slice = table.get("per_slice")
         seed = table.get("sample_seed", 0) if per_slice is not None else None
