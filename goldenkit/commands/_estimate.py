@@ -55,10 +55,14 @@ def estimate(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
 
 def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str, Any], dataset: Any) -> Plan:
     """The rows the run would call (as :func:`goldenkit.runner.run_eval` picks them) and its calls."""
-    from goldenkit.runner import parse_shard
-    from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver
-    from goldenkit.runner._evaluate import normalize_cases, select_rows
-    from goldenkit.runner._shard import shard_rows
+    from goldenkit.runner import (
+        DEFAULT_MAX_TURNS,
+        ConversationDriver,
+        normalize_cases,
+        parse_shard,
+        select_rows,
+        shard_rows,
+    )
 
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
@@ -85,7 +89,7 @@ def plan_run(args: argparse.Namespace, opts: Mapping[str, Any], cfg: Mapping[str
 def _deciding_repeats(cfg: Mapping[str, Any], repeats: int) -> int:
     """The fewest repeats that decide a row under the ``[gate] rule`` (every repeat agreeing)."""
     from goldenkit.config import section
-    from goldenkit.stats._collapse import row_decided
+    from goldenkit.stats import row_decided
 
     rule = section(dict(cfg), "gate").get("rule") or "majority"
     for k in range(1, repeats + 1):

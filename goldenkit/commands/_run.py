@@ -151,7 +151,7 @@ def read_criteria(path: str | None, ignore: str | None, command: str) -> EvalCri
         if ignore:
             raise UsageError(f"goldenkit {command}: --ignore-criteria needs --criteria FILE")
         return None
-    from goldenkit.formats._eval_config import read_eval_config
+    from goldenkit.formats import read_eval_config
 
     config = read_eval_config(path, ignore=str(ignore or "").split(","))
     for line in config.warnings():

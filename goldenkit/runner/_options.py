@@ -37,8 +37,8 @@ from typing import IO, Any, TypedDict
 from goldenkit._constraints import RUN_TABLE, check_option, field_of, plain_run_keys
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
-from goldenkit.formats._eval_config import EvalCriteria
-from goldenkit.providers._simulator import UserSimulator
+from goldenkit.formats import EvalCriteria
+from goldenkit.providers import UserSimulator
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._limits import pacing_problem
 
