@@ -226,3 +226,27 @@ def test_money_that_is_n_a_for_want_of_token_counts_does_not_say_there_are_no_pr
     assert part["money_label"] == "n/a (2 of 3 outcomes unpriced or uncounted)"
     counted = accounting(df.assign(tokens_in=[None, 50, 100], tokens_out=[None, 5, 10]).iloc[:2], prices)
     assert counted.loc[OVERALL, "money_label"] == "n/a (1 of 2 outcomes without token counts)"
+
+
+@pytest.mark.parametrize(("field", "value"), [("cost", -3.0), ("tokens_in", -100), ("cost", float("nan"))])
+def test_a_recorded_fixture_with_a_negative_or_nan_count_or_price_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, field: str, value: float
+) -> None:
+    ds = write_dataset(tmp_path, [row("a", {"prompt": "q", "expect": {"must_contain": ["ok"]}})])
+    (tmp_path / "review_cost_rows.py").write_text("def agent(case):\n    return 'ok ' + case.prompt\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["run", str(ds), "--provider", "callable", "--callable", "review_cost_rows:agent", "--record", "fx"]
+    assert main([*argv, "--run-id", "a", "--quiet"]) == 0
+    line = json.loads((tmp_path / "fx" / "fixtures.jsonl").read_text()) | {field: value}
+    (tmp_path / "fx" / "fixtures.jsonl").write_text(json.dumps(line) + "\n")  # json writes nan as NaN
+    capsys.readouterr()
+    code = main(["run", str(ds), "--provider", "fixtures", "--fixtures", "fx", "--run-id", "b", "--quiet"])
+    # before: "cost: -100 tokens in, ...; money $-3.0000 (provider)"
+    err = capsys.readouterr().err.strip()
+    what = "an integer" if field == "tokens_in" else "a number"
+    assert (code, err) == (
+        1,
+        f"goldenkit: fx/fixtures.jsonl:1: field {field} must be {what} >= 0 or null, got {value!r}",
+    )
+    assert not (tmp_path / "results" / "b").exists()

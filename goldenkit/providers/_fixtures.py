@@ -86,6 +86,9 @@ def _check_fields(rec: dict[str, Any], where: str) -> None:
     """A fixture line of the right shape with a field of the wrong type: one line naming the line and the field."""
     for name, types, what in _LINE_FIELDS:
         _typed(rec.get(name), types, what, name, where)
+        value = rec.get(name)  # a count, a time or a price: never negative, NaN or infinite
+        if isinstance(value, int | float) and not (value >= 0 and value != float("inf")):
+            raise ConfigError(f"{where}: field {name} must be {what} >= 0 or null, got {value!r}")
     for k, turn in enumerate(rec.get("turns") or []):
         if not isinstance(turn, dict):
             raise ConfigError(f"{where}: field turns[{k}] must be an object")
