@@ -250,3 +250,25 @@ def test_a_recorded_fixture_with_a_negative_or_nan_count_or_price_is_one_line(
         f"goldenkit: fx/fixtures.jsonl:1: field {field} must be {what} >= 0 or null, got {value!r}",
     )
     assert not (tmp_path / "results" / "b").exists()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_ollama_count_that_is_not_a_count_is_not_reported_and_the_answer_is_kept(
+    tmp_path: Path, stream: bool
+) -> None:
+    ds = write_dataset(tmp_path, [row("a", {"prompt": "q", "expect": {"must_contain": ["ok"]}})])
+    done = {"model": "m", "created_at": "2026-01-01T00:00:00Z", "done": True, "done_reason": "stop"}
+    lines = [{**done, "message": {"role": "assistant", "content": "ok"}, "prompt_eval_count": "12", "eval_count": -3}]
+    if stream:  # the counts come on the last line of a stream
+        lines = [
+            {**done, "done": False, "message": {"role": "assistant", "content": "ok"}},
+            {**lines[0], "message": {}},
+        ]
+    body = "".join(json.dumps(x) + "\n" for x in lines).encode()
+    with FakeModelServer() as srv:
+        srv.responder = lambda req: Reply(kind="malformed", body=body, content_type="application/x-ndjson")
+        argv = ["run", str(ds), "--provider", "ollama", "--base-url", srv.url, "--model", "m", "--run-id", "r"]
+        # before: "provider ollama raised TypeError: unsupported operand type(s) for +: 'int' and 'str'", INVALID
+        assert main([*argv, *(["--stream"] if stream else []), "--results-dir", str(tmp_path / "res"), "--quiet"]) == 0
+    (outcome,) = iter_jsonl(tmp_path / "res" / "r" / "outcomes.jsonl")
+    assert (outcome["verdict"], outcome["tokens_in"], outcome["tokens_out"]) == ("PASS", None, None)

@@ -260,6 +260,12 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
     return {"_value": arguments}
 
 
+def token_count(value: Any) -> int | None:
+    """A token count as the server reported it; None when it reported none, or not a count (a text, a
+    negative or a fraction: never a guess)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def content_text(content: Any) -> str:
     """Message content as text (a string, or a list of ``{"type": "text", "text": ...}`` parts)."""
     if content is None:

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
+from goldenkit.providers._chat import (
+    ChatProvider,
+    ChatReply,
+    content_text,
+    function_tools,
+    parse_arguments,
+    token_count,
+)
 from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers._failures import reply_error
 from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
@@ -76,8 +83,8 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     return ChatReply(
         text=content_text(msg.get("content")),
         tool_calls=calls,
-        tokens_in=obj.get("prompt_eval_count"),
-        tokens_out=obj.get("eval_count"),
+        tokens_in=token_count(obj.get("prompt_eval_count")),
+        tokens_out=token_count(obj.get("eval_count")),
         model=obj.get("model"),
         finish_reason=obj.get("done_reason"),
         raw=obj,

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._chat import ChatProvider, ChatReply, content_text, function_tools, parse_arguments
+from goldenkit.providers._chat import (
+    ChatProvider,
+    ChatReply,
+    content_text,
+    function_tools,
+    parse_arguments,
+    token_count,
+)
 from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
 from goldenkit.providers._failures import reply_error
 from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
@@ -107,13 +114,13 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     return ChatReply(
         text=content_text(msg.get("content")),
         tool_calls=calls,
-        tokens_in=_count(usage.get("prompt_tokens")),
-        tokens_out=_count(usage.get("completion_tokens")),
+        tokens_in=token_count(usage.get("prompt_tokens")),
+        tokens_out=token_count(usage.get("completion_tokens")),
         model=obj.get("model"),
         finish_reason=choice.get("finish_reason"),
         raw=obj,
-        tokens_cached=_count(_detail(usage, "prompt_tokens_details", "cached_tokens")),
-        tokens_reasoning=_count(_detail(usage, "completion_tokens_details", "reasoning_tokens")),
+        tokens_cached=token_count(_detail(usage, "prompt_tokens_details", "cached_tokens")),
+        tokens_reasoning=token_count(_detail(usage, "completion_tokens_details", "reasoning_tokens")),
     )
 
 
@@ -121,11 +128,6 @@ def _detail(usage: dict[str, Any], details: str, key: str) -> Any:
     """``usage[details][key]`` (``prompt_tokens_details.cached_tokens``), None when the server sent none."""
     table = usage.get(details)
     return table.get(key) if isinstance(table, dict) else None
-
-
-def _count(value: Any) -> int | None:
-    """A token count as the server reported it; None when it reported none (or not a count: never a guess)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 TOOL_CHOICE_MODES = ("auto", "none", "required")
