@@ -272,3 +272,24 @@ def test_an_ollama_count_that_is_not_a_count_is_not_reported_and_the_answer_is_k
         assert main([*argv, *(["--stream"] if stream else []), "--results-dir", str(tmp_path / "res"), "--quiet"]) == 0
     (outcome,) = iter_jsonl(tmp_path / "res" / "r" / "outcomes.jsonl")
     assert (outcome["verdict"], outcome["tokens_in"], outcome["tokens_out"]) == ("PASS", None, None)
+
+
+def test_an_agents_usage_map_with_a_count_that_is_not_a_count_is_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = write_dataset(tmp_path, [row("a", {"prompt": "q", "expect": {"must_contain": ["ok"]}})])
+    agent = (
+        "from goldenkit.records import Response, TurnOutput\n\n"
+        "def agent(case):\n"
+        "    return Response(turns=[TurnOutput(text='ok')], usage={'judge': {'calls': 1, 'tokens_in': -5}})\n"
+    )
+    (tmp_path / "review_usage_agent.py").write_text(agent)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["run", str(ds), "--provider", "callable", "--callable", "review_usage_agent:agent", "--run-id", "b"]
+    assert main([*argv, "--quiet"]) == 2  # before: PASS, and the run's judge spent -5 tokens
+    (out,) = iter_jsonl(tmp_path / "results" / "b" / "outcomes.jsonl")
+    assert (out["verdict"], out["error_kind"]) == ("ERROR", "agent")
+    assert out["detail"].endswith(
+        "returned a Response whose usage['judge']['tokens_in'] must be a number >= 0 or None, got -5"
+    )

@@ -256,6 +256,11 @@ def _response_problem(resp: Response) -> str | None:
         isinstance(resp.usage, dict) and all(isinstance(u, dict) for u in resp.usage.values())
     ):
         return "usage must be None or a dict of {role: {calls, tokens_in, ...}}"
+    for role, counts in (resp.usage or {}).items():
+        for key, v in counts.items():  # what the judge or the simulated user spent: counted as the agent's are
+            types = (int, float) if key == "cost" else int
+            if v is not None and (isinstance(v, bool) or not isinstance(v, types) or not math.isfinite(v) or v < 0):
+                return f"usage[{role!r}][{key!r}] must be a number >= 0 or None, got {v!r}"[:120]
     if resp.retrieved is not None and not (
         isinstance(resp.retrieved, list) and all(isinstance(r, str) for r in resp.retrieved)
     ):
