@@ -293,3 +293,17 @@ def test_an_agents_usage_map_with_a_count_that_is_not_a_count_is_its_own_error(
     assert out["detail"].endswith(
         "returned a Response whose usage['judge']['tokens_in'] must be a number >= 0 or None, got -5"
     )
+
+
+def test_a_small_sum_of_money_is_not_shown_as_zero() -> None:
+    from goldenkit.results._accounting import cost_line, totals_text
+
+    def totals(money: float) -> dict:
+        figures = {"calls": 1, "tokens_in": 40, "tokens_out": 9}
+        return {"total_money": money, "total_money_label": "[pricing] list 2026-11-01", "roles": {"candidate": figures}}
+
+    # 40 tokens in and 9 out at $0.15 and $0.60 per million: $0.0000114
+    assert cost_line(totals(11.4e-6)).endswith("; money under $0.0001 ([pricing] list 2026-11-01)")
+    assert totals_text(totals(11.4e-6)) == "40 in / 9 out tokens, 1 calls; under $0.0001 ([pricing] list 2026-11-01)"
+    assert cost_line(totals(0.0)).endswith("; money $0.0000 ([pricing] list 2026-11-01)")  # free is shown as free
+    assert cost_line(totals(0.00012)).endswith("; money $0.0001 ([pricing] list 2026-11-01)")

@@ -18,7 +18,8 @@ user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE DATE``),
 else none. A group's money is shown only when every outcome whose calls
 reported usage for the role has money: otherwise it is ``n/a`` and the label
 says how many were unpriced and why: no price for the model, or a price and no
-token counts to apply it to (a sum over part of the calls would read as the whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
+token counts to apply it to (a sum over part of the calls would read as the
+whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
 to tokens or money. ``total_money`` is the sum over the roles, shown only when
 each role that reported usage has money; otherwise its label names each role
 without (``n/a (judge: no prices)``) unless no role has any.
@@ -406,6 +407,9 @@ def _seconds(ms: Any) -> str:
 
 
 def _usd(money: float) -> str:
+    """``$0.0123``, ``$12.34``; a sum too small to show in four decimals is ``under $0.0001``, never $0.0000."""
+    if 0 < money < 0.00005:
+        return "under $0.0001"
     return f"${money:,.4f}" if money < 1 else f"${money:,.2f}"
 
 
