@@ -226,7 +226,7 @@ def test_fifty_labelled_pairs_that_all_agree_show_non_inferiority_at_a_margin_of
     assert code == 3 and not rules["judge.non_inferiority"]["passed"]
 
 
-def test_labels_of_unequal_probabilities_and_rounds_of_judge_next_are_read_at_their_effective_size(
+def test_labels_of_unequal_probabilities_and_rounds_of_judge_next_are_thinned_to_a_simple_random_sample(
     tmp_path: Path, capsys: Any
 ) -> None:
     run = judged(tmp_path, "cand", JUDGE_PASSES)
@@ -234,8 +234,9 @@ def test_labels_of_unequal_probabilities_and_rounds_of_judge_next_are_read_at_th
     label(tmp_path, run, {i: JUDGE_PASSES[i] for i in range(100, N, 10)}, "--probability", "0.1")
     code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
     detail = rules["judge_pass_rate"]["detail"]
-    # 25 labels weighing 4 and 10 weighing 10: Kish's effective size (100 + 100)^2 / (400 + 1000)
-    assert "weighted labels of effective size 28.6)" in detail and "prediction-powered: 35 human" in detail
+    # each of the 25 labels drawn with probability 0.25 kept with probability 0.4, the 10 others all
+    thinned = "of 35 labels drawn with unequal probabilities, thinned to a simple random sample of probability 0.1)"
+    assert thinned in detail and "prediction-powered: 35 human" in detail
     drawn = tmp_path / "next.jsonl"
     assert main(["judge", "next", "--run", str(run), "--n", "30", "--seed", "1", "-o", str(drawn)]) == 0
     lines = [json.loads(x) for x in drawn.read_text().splitlines()]
@@ -243,11 +244,12 @@ def test_labels_of_unequal_probabilities_and_rounds_of_judge_next_are_read_at_th
     filled = [{**x, "human": "PASS" if JUDGE_PASSES[r] else "FAIL"} for x, r in zip(lines, rows, strict=True)]
     drawn.write_text("".join(json.dumps(x) + "\n" for x in filled))
     assert main(["judge", "label", str(drawn), "--run", str(run)]) == 0
-    # the round's weights: 1 for the 35 rows it knew labelled, 1 / probability for the rows it drew
+    # the round: probability 1 for the 35 rows it knew labelled, its own for the others; the smallest is
+    # the probability every label is thinned to
     (rnd,) = [json.loads(x) for x in (run / "label_rounds.jsonl").read_text().splitlines()]
-    w = [1.0 / p for r, p in rnd["probabilities"].items() if p >= 1 or r in rnd["drawn"]]
-    kish = sum(w) ** 2 / sum(x * x for x in w)
+    smallest = min(rnd["probabilities"].values())
     code, rules, _ = gate(capsys, run, config(tmp_path, ABSOLUTE))
     r = rules["judge_pass_rate"]
-    assert f"weighted labels of effective size {kish:.1f})" in r["detail"] and len(w) == 35 + len(lines)
+    thinned = f"of {35 + len(lines)} labels drawn with unequal probabilities, thinned to a simple random sample"
+    assert f"{thinned} of probability {smallest:.3g})" in r["detail"]
     assert f"{35 + len(lines)} human label(s) used" in r["evidence"]
