@@ -35,7 +35,7 @@ passing verdict cost, the failures' calls included.
 >>> df = pd.DataFrame({"row_id": ["a", "b"], "repeat": [0, 0], "slice": ["s", "s"], "verdict": ["PASS", "FAIL"],
 ...     "attempts": [1, 1], "tokens_in": [100, 300], "tokens_out": [10, 30], "cost": [None, None],
 ...     "latency_ms": [1000.0, 3000.0]})
->>> t = accounting(df).loc[OVERALL]
+>>> t = accounting(df).iloc[-1]  # the OVERALL row
 >>> int(t["tokens_in"]), int(t["calls"]), t["latency_p50_ms"], t["tokens_per_passing_row"], t["total_money_label"]
 (400, 2, 2000.0, 440.0, 'n/a (no prices)')
 >>> cost_line(run_totals(df))
@@ -66,7 +66,6 @@ from goldenkit.schema import (
     TOKEN_COUNTS,
     USAGE_COUNTS,
 )
-from goldenkit.stats import OVERALL, collapse_repeats, paired_mean_diff
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -271,6 +270,8 @@ def accounting(
     """
     import pandas as pd
 
+    from goldenkit.stats import OVERALL, collapse_repeats  # statsmodels and pandas: loaded at the end of a run
+
     spend = _spend(outcomes, pricing or Pricing(), models or {})
     verdicts = _column(outcomes, "verdict")
     answered = np.array([v != ERROR for v in verdicts], dtype=bool)
@@ -326,6 +327,8 @@ def run_totals(
     """The run's totals as run.json's ``accounting`` keeps them: the :data:`OVERALL` row of
     :func:`accounting`, the roles nested (``{"candidate": {calls, tokens_in, ..., money, money_label},
     "judge": {...}}``: a role that made no call left out), the rest flat; JSON-ready."""
+    from goldenkit.stats import OVERALL
+
     row = accounting(outcomes, pricing, by=None, rule=rule, models=models).loc[OVERALL].to_dict()
     roles: dict[str, Any] = {}
     for role in ROLES:
@@ -367,6 +370,8 @@ def paired_usage(base: pd.DataFrame, cand: pd.DataFrame, confidence: float = 0.9
     (:func:`goldenkit.stats.paired_mean_diff`, Student's paired t). A row's value is the mean over its
     answered repeats (not ERROR)."""
     import pandas as pd
+
+    from goldenkit.stats import paired_mean_diff
 
     b, c = _per_row(base), _per_row(cand)
     both = b.merge(c, how="inner", left_index=True, right_index=True, suffixes=("_base", "_cand"))
