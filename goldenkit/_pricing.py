@@ -58,11 +58,12 @@ class Price:
     cached_input: float | None
     source: str
     date: str
+    origin: str | None = None  # the file's kind when it is not the user's own (goldenkit.config.pricing)
 
     @property
     def label(self) -> str:
-        """``[pricing] SOURCE DATE``: where money computed from these prices came from."""
-        return f"[pricing] {self.source} {self.date}"
+        """``[pricing] SOURCE DATE`` (and ``(ORIGIN)``): where money computed from these prices came from."""
+        return f"[pricing] {self.source} {self.date}" + (f" ({self.origin})" if self.origin else "")
 
     def cost(self, tokens_in: int | None, tokens_out: int | None, tokens_cached: int | None = None) -> float | None:
         """USD for one call's tokens; None when a count is missing (a missing count is never 0)."""

@@ -24,6 +24,15 @@ address) nor where files are written (``record``, ``results_dir``) nor which cod
 is a one-line ConfigError naming it (:func:`check_travelling`); naming the file
 with ``--config`` allows it.
 
+**A dataset cannot set what its run may spend.** A budget (``--max-cost``, and the
+money any budget counts) trusts only the ``[pricing]`` of the user's own
+configuration: the file named with ``--config``, or the working folder's
+goldenkit.toml when that is not the dataset's own (:func:`budget_pricing`). A
+dataset's ``[pricing]`` (price 0 would lift any ``--max-cost``) is still shown,
+each money label naming it (``[pricing] SOURCE DATE (dataset's goldenkit.toml)``,
+:func:`pricing`), and a ``--max-cost`` run with only a dataset's prices is refused
+before anything is written.
+
 Every command that applies a policy to a run it did not start (gate, compare,
 report, regrade, judge, leaderboard) finds the file with :func:`config_for_run`:
 ``--config``; else the file the run recorded (run.json ``config.extra``:
@@ -42,6 +51,7 @@ was found.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -57,6 +67,8 @@ from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
 CONFIG_NAME = "goldenkit.toml"
+#: What a money label says of prices read from a dataset's own goldenkit.toml (:func:`pricing`).
+DATASET_PRICES = "dataset's goldenkit.toml"
 
 #: Every table of goldenkit.toml and its known keys (None: its owner checks them when it parses the table:
 #: ``[run]`` ``goldenkit.commands._run.resolve_options``, ``[gate]`` ``GatePolicy.from_config``, a grader's
@@ -238,6 +250,7 @@ def load_config(
         return {}
     cfg = read_config(path)
     cfg.setdefault("_path", str(path))
+    cfg["_dataset_file"] = dataset_dir is not None and _same_file(path, _beside(dataset_dir))
     if explicit is not None:
         cfg["_how"] = "--config"
     elif dataset_dir is not None and path == _beside(dataset_dir):
@@ -246,6 +259,10 @@ def load_config(
     else:
         cfg["_how"] = "current folder"
     return cfg
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
 
 
 def from_run(path: str | Path, run_dir: str | Path) -> str:
@@ -302,7 +319,8 @@ def _recorded_config(man: Mapping[str, Any], run_dir: str | Path | None) -> dict
         if not p.is_file():
             continue
         if sha is None or _sha256_of(p) == sha:
-            return {**load_config(p), "_how": how}
+            own = ds is not None and _same_file(p, _beside(ds))
+            return {**load_config(p), "_how": how, "_dataset_file": own}
         changed = changed or p
     if changed is not None:  # another file at that path, or an edit since the run
         now = _sha256_of(changed)
@@ -344,8 +362,27 @@ def describe_config(cfg: Mapping[str, Any]) -> str:
 
 
 def pricing(cfg: Mapping[str, Any]) -> Pricing:
-    """The ``[pricing]`` table of a config as :class:`~goldenkit._pricing.Pricing` (empty: no prices)."""
-    return Pricing.from_config(cfg.get("pricing"), str(cfg.get("_path") or CONFIG_NAME))
+    """The ``[pricing]`` table of a config as :class:`~goldenkit._pricing.Pricing` (empty: no prices), for
+    showing money: a dataset's own goldenkit.toml's prices labelled :data:`DATASET_PRICES`."""
+    prices = Pricing.from_config(cfg.get("pricing"), str(cfg.get("_path") or CONFIG_NAME))
+    if not cfg.get("_dataset_file"):
+        return prices
+    return Pricing({m: dataclasses.replace(p, origin=DATASET_PRICES) for m, p in prices.models.items()})
+
+
+def budget_pricing(cfg: Mapping[str, Any], *, max_cost: bool) -> Pricing:
+    """The prices a run's budget counts money at: the ``[pricing]`` of the user's own configuration (named
+    with ``--config``, or the working folder's goldenkit.toml when it is not the dataset's own), never a
+    dataset's (see the module doc): none then, and with ``max_cost`` a one-line ConfigError naming the file."""
+    if cfg.get("_how") == "--config" or not cfg.get("_dataset_file"):
+        return pricing(cfg)
+    if max_cost:
+        raise ConfigError(
+            f"{cfg.get('_path')}: --max-cost counts money only at your own prices, not at the [pricing] of the "
+            f"{DATASET_PRICES} (it travels with the data); give prices with --config FILE (a goldenkit.toml "
+            "with [pricing]) or leave --max-cost out"
+        )
+    return Pricing()
 
 
 def section(cfg: dict[str, Any], name: str) -> dict[str, Any]:

@@ -197,7 +197,14 @@ def run_arguments(
     sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
     if sample["per_slice"] is not None:
         sample["seed"] = opts.get("sample_seed", 0)
-    config = {"config_file": cfg.get("_path"), "config_sha256": cfg.get("_sha256"), **(extra or {})}
+    # the file named with --config; else run_eval finds the same one the same way, knowing how it was found
+    # (a dataset's own goldenkit.toml stays the dataset's: goldenkit.config.budget_pricing)
+    named = cfg.get("_how") == "--config"
+    config = {
+        "config_file": cfg.get("_path") if named else None,
+        "config_sha256": cfg.get("_sha256") if named else None,
+    }
+    config.update(extra or {})
     if opts.get("artifacts"):
         config["artifacts"] = opts["artifacts"]
     # the options whose value is their keyword's (:func:`goldenkit._constraints.plain_run_keys`), as resolved;

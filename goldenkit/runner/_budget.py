@@ -21,8 +21,9 @@ budget is the run's total over every invocation (what earlier invocations spent
 counts), not one session's.
 
 Money is the provider's own price when it returned one, else the user's ``[pricing]``
-(:mod:`goldenkit._pricing`); ``--max-cost`` on a model without prices is refused before
-anything is written (:func:`check_prices`).
+(:mod:`goldenkit._pricing`; a dataset's own goldenkit.toml sets none:
+:func:`goldenkit.config.budget_pricing`); ``--max-cost`` on a model without prices is
+refused before anything is written (:func:`check_prices`).
 
 >>> counter = BudgetCounter(Budget(max_calls=2))
 >>> counter.admit(); counter.admit(); counter.spent.calls
@@ -235,15 +236,19 @@ def finish_budget(limiter: Any, manifest: dict[str, Any], stopped: str | None, r
 
 
 def budget_limits(limits: Any, cfg: Mapping[str, Any], callers: Sequence[Any]) -> Any:
-    """``limits`` (a run's CallLimits) with the ``[pricing]`` of ``cfg`` (unless it has prices) when the run
+    """``limits`` (a run's CallLimits) with the ``[pricing]`` of ``cfg`` a budget trusts (unless it has
+    prices; :func:`goldenkit.config.budget_pricing`: never a dataset's own goldenkit.toml's) when the run
     has a budget; its
     ``max_cost`` refused (:func:`check_prices`) when a model of ``callers`` (the provider, the graders'
     providers: the judge's) has no prices."""
     if Budget.of(limits) is None:
         return limits
-    from goldenkit.config import pricing
+    from goldenkit.config import budget_pricing
 
-    out = dataclasses.replace(limits, pricing=limits.pricing if limits.pricing is not None else pricing(cfg))
+    prices = limits.pricing
+    if prices is None:
+        prices = budget_pricing(cfg, max_cost=limits.max_cost is not None)
+    out = dataclasses.replace(limits, pricing=prices)
     models = [getattr(c, "model", None) for c in callers if c is not None]
     check_prices(Budget.of(out), models, str(cfg.get("_path") or "goldenkit.toml"))
     return out
