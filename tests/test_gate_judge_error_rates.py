@@ -9,15 +9,21 @@ the rows the judge is unsure of three times as likely, as ``judge next`` draws, 
 times as likely), and sets the threshold (the margin) at each run's true human figure. The prediction-powered
 bound is given as the worst it could be (infinitely optimistic), so the share of false greens is the gate's
 whatever that bound says; the check: the upper 99.9% Clopper-Pearson bound of that share stays below
-alpha + 0.01.
+alpha + 0.01. The same holds of false reds (exit 2: the drop itself beyond the margin), read from the
+labels' lower bound of the drop (the share lost less the share won) with the prediction-powered one given
+as infinitely aggressive.
 The power checks use the real prediction-powered bound (:func:`goldenkit.stats.ppi_mean`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy.stats import beta, binom
+from test_gate_judge import JUDGE_PASSES, N, config, gate, judged, label
 
 from goldenkit.gate._judge import gate_bound
 from goldenkit.stats import ppi_mean
@@ -87,6 +93,63 @@ def test_judge_non_inferiority_goes_green_at_most_alpha_at_a_margin_set_at_the_t
     margin = (base - cand).mean(axis=1)
     false_greens = int((bound < margin).sum())
     assert _held(false_greens), f"{false_greens} of {DRAWS} false greens"
+
+
+@pytest.mark.parametrize(("n", "agree", "design"), CELLS)
+def test_judge_non_inferiority_goes_red_at_most_alpha_when_the_drop_is_no_more_than_the_margin(
+    n: int, agree: float, design: str
+) -> None:
+    """Exit 2 says the drop itself is beyond the margin: a red as valid as a green. The candidate loses 12.5%
+    of the rows the baseline passed on and wins back 10% of those it failed (both kinds of flip, the case
+    the labels' lower bound, the share lost less the share won, must hold on); the margin is each run's
+    true drop, so any red is false. The prediction-powered lower bound is given as the worst it could be
+    (infinitely aggressive): the share of reds is the gate's whatever that bound says."""
+    rng = np.random.default_rng([n, int(agree * 10), len(design), 2])
+    base = (rng.random((DRAWS, ROWS)) < 0.8).astype(float)
+    u = rng.random(base.shape)
+    cand = np.where((base == 1) & (u < 0.125), 0.0, np.where((base == 0) & (u < 0.1), 1.0, base))
+    jb, jc = _judge(rng, base, agree, 0.2), _judge(rng, cand, agree, 0.3)
+    w, smallest = _labels(rng, jb != jc, n, design)
+    lost, won = ((base == 1) & (cand == 0)).astype(float), ((base == 0) & (cand == 1)).astype(float)
+    bound, labels, _ = gate_bound(np.inf, lost, w, ALPHA, upper=False, smallest=smallest, won=won)
+    margin = (base - cand).mean(axis=1)
+    false_reds = int((bound > margin).sum())
+    assert _held(false_reds), f"{false_reds} of {DRAWS} false reds"
+    assert np.array_equal(bound, labels)  # the labels' bound decides when the prediction-powered one is wild
+
+
+def test_a_clear_drop_goes_red_on_a_hundred_labels() -> None:
+    """Power: a candidate losing a quarter of the rows the baseline passed on (a drop of 0.2), against a
+    margin of 0.05, is shown red by 100 labels of a simple random sample in most draws, with the real
+    prediction-powered bound."""
+    rng = np.random.default_rng(100)
+    reds = 0
+    for _ in range(200):
+        base = (rng.random(ROWS) < 0.8).astype(float)
+        cand = np.where((base == 1) & (rng.random(ROWS) < 0.25), 0.0, base)
+        judge = _judge(rng, base, 0.9, 0.2) - _judge(rng, cand, 0.9, 0.4)
+        lab = _labels(rng, np.zeros((1, ROWS), bool), 100, "simple")[0][0] > 0
+        drop, lost = base - cand, ((base == 1) & (cand == 0)).astype(float)
+        low = ppi_mean(judge[~lab], judge[lab], drop[lab], alpha=2 * ALPHA, bounds=(-1.0, 1.0)).ci_low
+        reds += float(gate_bound(low, lost, lab, ALPHA, upper=False, won=np.zeros(ROWS))[0]) > 0.05
+    assert reds / 200 > 0.8
+
+
+def test_a_drop_the_labels_alone_cannot_show_beyond_the_margin_is_not_red(tmp_path: Path, capsys: Any) -> None:
+    """Through ``goldenkit gate``: 50 rows labelled on both runs, 8 lost and none won, the judges alike on
+    every row. The prediction-powered lower bound of the drop (0.075, asymptotic) is above the margin 0.05;
+    the labels' own (the share lost at least 0.0717, the share won at most 0.0711) is not: not shown (3),
+    never a red the labels cannot back."""
+    base, cand = judged(tmp_path, "base", JUDGE_PASSES), judged(tmp_path, "cand", JUDGE_PASSES)
+    drawn, lost = range(0, N, 4), {4, 8, 12, 16, 24, 28, 32, 36}
+    label(tmp_path, base, {i: JUDGE_PASSES[i] for i in drawn}, "--probability", "0.25")
+    label(tmp_path, cand, {i: JUDGE_PASSES[i] and i not in lost for i in drawn}, "--probability", "0.25")
+    code, rules, _ = gate(capsys, cand, config(tmp_path, "non_inferiority_margin = 0.05"), "--baseline", str(base))
+    ni = rules["judge.non_inferiority"]
+    assert (code, ni["passed"], ni["exit_code"]) == (3, False, 3), ni["detail"]
+    assert "non-inferiority not shown" in ni["detail"] and "labels alone 0.0006" in ni["detail"]
+    ppi_low = float(ni["detail"].split("its lower bound the smaller of prediction-powered ")[1].split()[0])
+    assert ppi_low > 0.05  # the asymptotic bound alone would have said red
 
 
 def _greens(rng: np.random.Generator, n: int, design: str, *, pair: bool) -> float:

@@ -27,7 +27,9 @@ grader (``grader_hard`` of run.json), so that its row verdicts are the judge's.
   both runs by one draw, the larger of it and the labels' exact bound on the share of rows the human
   passed on the baseline and failed on the candidate (:func:`gate_bound`; 50 labelled pairs that all
   agree: 0.058), else the judge's Newcombe interval, marked) must be below the margin; above it,
-  not shown (3), or 2 when the drop itself is shown to exceed the margin. It is one more requirement of
+  not shown (3), or 2 when the drop itself is shown to exceed the margin: its lower bound, the smaller
+  of the prediction-powered one and the labels' (the share lost less the share won, :func:`gate_bound`
+  with ``won``), above it, so that a red holds its level as a green does. It is one more requirement of
   green beside the ledger's ``non_inferiority`` (an intersection: the false-pass rate stays at most alpha);
   the Holm family of regression rules reads the row verdicts, the judge's on a judge-graded run.
 * :func:`self_preference_rule` (``judge.self_preference``, exit 3): when the judge and the candidate
@@ -162,6 +164,7 @@ def gate_bound(
     *,
     upper: bool,
     smallest: ArrayLike | None = None,
+    won: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The gate's one-sided ``1 - alpha`` bound of a judge-graded figure: the more conservative of the
     prediction-powered bound ``ppi`` and an exact bound on the human labels alone, which holds its level
@@ -172,22 +175,28 @@ def gate_bound(
     labels' bound is Clopper-Pearson's on the share of hits among the labels: lower (``upper`` False)
     for a pass rate, the hits being the human PASSes; upper for a paired drop, the hits being the rows
     the human passed on the baseline and failed on the candidate (the drop is at most their share). No
-    label: 0 (lower), 1 (upper). Labels of equal probabilities are a simple random sample: the bound is
-    exact. Labels drawn with unequal probabilities are first thinned to one: a label drawn with
-    probability ``p`` is kept with probability ``smallest / p`` (a fixed seed: the gate says the same
-    twice), so every row was kept with probability ``smallest``, the design's smallest (default: the
-    labels' smallest), and the kept labels are again a simple random sample. Weighting them instead
-    (Clopper-Pearson on the weighted share at Kish's effective size) went green in up to 40%
-    of simulated draws when the design favoured the rows that pass, against alpha 5%.
+    label: 0 (lower), 1 (upper). ``won`` (0/1 per row, with ``upper`` False) makes it a lower bound of a
+    paired drop, the hits being the rows lost and ``won`` the rows the human failed on the baseline and
+    passed on the candidate: the drop is the share lost less the share won, so the labels' bound is
+    Clopper-Pearson's lower bound of the one less its upper bound of the other, each at ``alpha / 2``
+    (Bonferroni: it holds its level at any number of labels, so a red drop is as valid as a green one);
+    no label: -1. Labels of equal probabilities are a simple random sample: the bound is exact. Labels
+    drawn with unequal probabilities are first thinned to one: a label drawn with probability
+    ``p`` is kept with probability ``smallest / p`` (a fixed seed: the gate says the same twice), so
+    every row was kept with probability ``smallest``, the design's smallest (default: the labels'
+    smallest), and the kept labels are again a simple random sample. Weighting them instead
+    (Clopper-Pearson on the weighted share at Kish's effective size) went green in up to 40% of
+    simulated draws when the design favoured the rows that pass, against alpha 5%.
 
     >>> bound, labels, n = gate_bound(0.75, [1, 1, 1, 0], [1, 1, 1, 0], 0.05, upper=False)
     >>> round(float(bound), 4), int(n)  # 3 labels, all PASS: 0.05 ** (1 / 3)
     (0.3684, 3)
     >>> round(float(gate_bound(0.02, [0] * 50, [1] * 50, 0.05, upper=True)[0]), 4)  # 50 pairs, no drop
     0.0582
+    >>> lost = [1] * 20 + [0] * 30  # 50 pairs, 20 lost, none won: at least 0.2641 lost, at most 0.0711 won
+    >>> round(float(gate_bound(0.3, lost, [1] * 50, 0.05, upper=False, won=[0] * 50)[0]), 4)
+    0.193
     """
-    from scipy.stats import beta
-
     h, w = np.asarray(hits, dtype=float), np.asarray(weights, dtype=float)
     labelled = w > 0
     prob = 1.0 / np.where(labelled, w, 1.0)
@@ -195,12 +204,27 @@ def gate_bound(
     keep = np.minimum(1.0, np.asarray(low)[..., None] / prob) * (1 + 1e-9)  # equal probabilities: every label
     kept = labelled & (np.random.default_rng(0).random(w.shape) < keep)
     n, k = kept.sum(-1), (kept & (h > 0)).sum(-1)
+    if upper:
+        labels = _clopper_pearson(k, n, alpha, upper=True)
+        return np.maximum(np.asarray(ppi, dtype=float), labels), labels, n
+    if won is None:
+        labels = _clopper_pearson(k, n, alpha, upper=False)
+    else:
+        gained = (kept & (np.asarray(won, dtype=float) > 0)).sum(-1)
+        lost = _clopper_pearson(k, n, alpha / 2, upper=False) - _clopper_pearson(gained, n, alpha / 2, upper=True)
+        labels = np.where(n > 0, lost, -1.0)
+    return np.minimum(np.asarray(ppi, dtype=float), labels), labels, n
+
+
+def _clopper_pearson(k: np.ndarray, n: np.ndarray, alpha: float, *, upper: bool) -> np.ndarray:
+    """Clopper-Pearson's one-sided ``1 - alpha`` bound of a share from ``k`` hits of ``n`` (no label: the
+    widest, 1 or 0)."""
+    from scipy.stats import beta
+
     with np.errstate(divide="ignore", invalid="ignore"):
         if upper:
-            labels = np.where(k >= n, 1.0, beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)))
-            return np.maximum(np.asarray(ppi, dtype=float), labels), labels, n
-        labels = np.where(k <= 0, 0.0, beta.ppf(alpha, np.maximum(k, 1), n - k + 1))
-    return np.minimum(np.asarray(ppi, dtype=float), labels), labels, n
+            return np.asarray(np.where(k >= n, 1.0, beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1))), dtype=float)
+        return np.asarray(np.where(k <= 0, 0.0, beta.ppf(alpha, np.maximum(k, 1), n - k + 1)), dtype=float)
 
 
 def _decided(ppi: float, labels: float, kept: int, w: np.ndarray, *, upper: bool) -> str:
@@ -277,6 +301,7 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
         ppi, how = _how(line)
         lo, hi = (line["ci_low"], line["ci_high"]) if ppi else (line["judge_ci_low"], line["judge_ci_high"])
         drop_hi, drop_lo = -float(lo), -float(hi)  # the drop is baseline minus candidate
+        lower = ""
         if ppi:
             pairs = _pair_labels(cand, base, policy.rule) if pairs is None else pairs
             group = pairs if s == OVERALL else pairs[pairs["slice"].astype(str) == s]
@@ -284,6 +309,12 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
             bound, labels, n = gate_bound(drop_hi, group["drop"], w, policy.alpha, upper=True)
             how += "; " + _decided(drop_hi, float(labels), int(n), w, upper=True)
             drop_hi = float(bound)
+            low, labels_low, _ = gate_bound(drop_lo, group["drop"], w, policy.alpha, upper=False, won=group["won"])
+            lower = (
+                f"; its lower bound the smaller of prediction-powered {_fmt(drop_lo)} and labels alone "
+                f"{_fmt(float(labels_low))} (share lost less share won, Clopper-Pearson at alpha / 2 each)"
+            )
+            drop_lo = float(low)
         name = "judge.non_inferiority" + ("" if s == OVERALL else f"[{s}]")
         what = f"{'overall' if s == OVERALL else s}: upper {1 - policy.alpha:.0%} bound of the judge-graded drop"
         what += f" {_fmt(drop_hi)}"
@@ -292,18 +323,18 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
             detail = f"{what} < margin {m:g}: non-inferiority shown ({how})"
             rules.append(GateRule(name, True, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
         elif drop_lo > m:
-            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)}) ({how})"
+            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)}) ({how}{lower})"
             rules.append(GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
         else:
-            detail = f"{what} >= margin {m:g}: non-inferiority not shown ({how})"
+            detail = f"{what} >= margin {m:g}: non-inferiority not shown ({how}{lower})"
             rules.append(GateRule(name, False, drop_hi, m, detail, UNDECIDED, EXIT_INFRASTRUCTURE, ev))
     return rules
 
 
 def _pair_labels(cand: Any, base: Any, rule: str) -> Any:
     """The rows both judges decided, with ``slice``, ``drop`` (the human passed the baseline's answer and
-    failed the candidate's) and ``weight`` (1 / probability where one draw labelled both runs, as
-    :func:`goldenkit.results.judge_difference` uses them; 0 elsewhere)."""
+    failed the candidate's), ``won`` (the other way round) and ``weight`` (1 / probability where one draw
+    labelled both runs, as :func:`goldenkit.results.judge_difference` uses them; 0 elsewhere)."""
     from goldenkit.results import judge_rows, read_rounds
 
     def side(run: Any) -> Any:
@@ -318,7 +349,9 @@ def _pair_labels(cand: Any, base: Any, rule: str) -> Any:
     prob = pair["probability_c"].to_numpy(dtype=float)
     weight = np.where(same, 1.0 / np.where(same, prob, 1.0), 0.0)
     drop = (pair["human_b"] == "PASS") & (pair["human_c"] == "FAIL")
-    return pair.assign(drop=drop.to_numpy(dtype=float), weight=weight)[["slice", "drop", "weight"]]
+    won = (pair["human_b"] == "FAIL") & (pair["human_c"] == "PASS")
+    out = pair.assign(drop=drop.to_numpy(dtype=float), won=won.to_numpy(dtype=float), weight=weight)
+    return out[["slice", "drop", "won", "weight"]]
 
 
 def _judge_alone(rule: GateRule, judge_is_the_grader: bool, backed: set[str]) -> bool:
