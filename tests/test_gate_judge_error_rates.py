@@ -210,3 +210,32 @@ def test_the_prediction_powered_drop_alone_would_go_green_too_often_with_40_labe
         ppi_greens += high < drop.mean()
         gate_greens += float(gate_bound(high, lost, lab, ALPHA, upper=True)[0]) < drop.mean()
     assert ppi_greens > 80 and gate_greens <= int(binom.ppf(0.999, 1000, ALPHA))
+
+
+def test_the_gate_and_the_estimate_read_one_rule_of_a_complete_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round of ``judge next`` is complete when every row it drew and every row it knew holds a designed
+    label (:func:`goldenkit.results.complete_rounds`); the gate's labels' bound reads the last such round
+    through that one function."""
+    import pandas as pd
+
+    import goldenkit.results as results
+    from goldenkit.gate import _judge
+
+    rows = pd.DataFrame({"row_id": ["a", "b", "c", "d"], "label": ["designed", "designed", "designed", None]})
+    known_a = {"a": 1.0, "b": 0.5, "c": 0.5, "d": 0.5}
+    done = results.LabelRound(1, 1, "t", known_a, ("b",))
+    open_draw = results.LabelRound(2, 1, "t", {**known_a, "b": 1.0}, ("d",))  # d has no label yet
+    unknown = results.LabelRound(3, 1, "t", {"a": 0.5, "b": 0.5, "c": 0.5, "d": 1.0}, ("c",))  # knew d: no label
+    assert results.complete_rounds([done, open_draw, unknown], rows) == ([done], 2)
+    seen: list[int] = []
+    rule = results.complete_rounds
+
+    def spy(rounds: list[Any], frame: Any) -> Any:
+        seen.append(len(rounds))
+        return rule(rounds, frame)
+
+    monkeypatch.setattr(results, "read_rounds", lambda run: [done, open_draw, unknown])
+    monkeypatch.setattr(results, "complete_rounds", spy)
+    weights, smallest = _judge._label_weights(object(), rows.assign(probability=[1.0, 0.5, 0.5, 0.5]))
+    assert seen == [3] and smallest == 0.5
+    assert weights.tolist() == [1.0, 2.0, 0.0, 0.0]  # a known (1), b drawn (1 / 0.5); c and d not in the round

@@ -244,17 +244,12 @@ def _decided(ppi: float, labels: float, kept: int, w: np.ndarray, *, upper: bool
 
 
 def _round_labels(run: Any, rows: Any) -> tuple[np.ndarray, float] | None:
-    """The weights of the last round of judge next whose rows all hold a designed label (the rows it
-    knew weigh 1, those it drew ``1 / probability``; 0 elsewhere) and its smallest probability, or None
+    """The weights of the last complete round of judge next (:func:`goldenkit.results.complete_rounds`;
+    the rows it knew weigh 1, those it drew ``1 / probability``; 0 elsewhere) and its smallest probability, or None
     without such a round."""
-    from goldenkit.results import read_rounds
+    from goldenkit.results import complete_rounds, read_rounds
 
-    designed = set(rows.loc[rows["label"] == "designed", "row_id"])
-    done = [
-        rd
-        for rd in read_rounds(run)
-        if set(rd.drawn) <= designed and {r for r, p in rd.probabilities.items() if p >= 1} <= designed
-    ]
+    done, _ = complete_rounds(read_rounds(run), rows)
     if not done:
         return None
     rd = done[-1]

@@ -26,6 +26,7 @@ from goldenkit.results._judge_evidence import (
     JUDGE as JUDGE,
     LabelRound as LabelRound,
     add_round as add_round,
+    complete_rounds as complete_rounds,
     judge_difference as judge_difference,
     judge_estimates as judge_estimates,
     judge_rows as judge_rows,

@@ -81,6 +81,7 @@ __all__ = [
     "ROUNDS_FILE",
     "LabelRound",
     "add_round",
+    "complete_rounds",
     "judge_difference",
     "judge_estimates",
     "judge_rows",
@@ -264,8 +265,9 @@ def _with_hand(line: dict[str, Any], n_hand: int, n_unused: int, unused_why: str
     return {**line, "reason": "; ".join(notes)}
 
 
-def _complete(rounds: Sequence[LabelRound], rows: pd.DataFrame) -> tuple[list[LabelRound], int]:
-    """The rounds whose drawn and known rows all hold a designed row label, and how many are not."""
+def complete_rounds(rounds: Sequence[LabelRound], rows: pd.DataFrame) -> tuple[list[LabelRound], int]:
+    """The rounds whose drawn and known rows all hold a designed row label (``rows``: :func:`judge_rows`), in
+    order, and how many are not: the one rule of a complete round, for the estimate and the gate alike."""
     designed = set(rows.loc[rows["label"] == "designed", "row_id"])
     done = [
         rd
@@ -401,7 +403,7 @@ def judge_estimates(
     r = run if isinstance(run, Run) else read_run(run)
     rows = judge_rows(r, by=by, rule=rule)
     every = read_rounds(r)
-    rounds, open_rounds = _complete(every, rows)
+    rounds, open_rounds = complete_rounds(every, rows)
     design = _design_first(rows, every) if rounds else frozenset()
     if not rounds:  # no round to average: the labels of one design, those no round drew
         rows = _outside_rounds(rows, every)
