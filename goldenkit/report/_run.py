@@ -284,11 +284,11 @@ def latency_summary(outcomes: pd.DataFrame, by: str = "slice", *, run: RunLike |
     show a dash where nothing was reported; another column no outcome fills (cached tokens a server never
     reported, a judge the run did not have, nothing streamed, no money) is left out.
     """
-    from goldenkit.results import accounting, role_models, run_pricing
+    from goldenkit.results import accounting, run_pricing
 
     manifest = getattr(run, "manifest", None)
     prices = run_pricing(manifest, getattr(run, "path", None)) if manifest is not None else None
-    figures = accounting(outcomes, prices, by=by, models=role_models(manifest))
+    figures = accounting(outcomes, prices, by=by, manifest=manifest)  # the run's collapse rule, as run.json's
     out = pd.DataFrame({name: figures[col] for name, col in USAGE_COLUMNS.items()}, index=figures.index)
     shown = ("outcomes", "calls", "latency p50 ms", "tokens in", "tokens out", "passing rows", "money from")
     out = out[[c for c in out.columns if c in shown or out[c].notna().any()]]

@@ -28,8 +28,9 @@ without (``n/a (judge: no prices)``) unless no role has any.
 statistics, numpy's default and R's ``quantile(type = 7)``) are over answered
 outcomes (not ERROR); time to first token over streamed ones. **Per passing row**: the group's candidate tokens
 (in + out) and its money over all roles, divided by its rows whose repeats
-collapse to PASS (:func:`goldenkit.stats.collapse_repeats`, ``rule``): what a
-passing verdict cost, the failures' calls included.
+collapse to PASS (:func:`goldenkit.stats.collapse_repeats`) under the run's own
+rule (:func:`collapse_rule`; run.json and the report alike): what a passing
+verdict cost, the failures' calls included.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"row_id": ["a", "b"], "repeat": [0, 0], "slice": ["s", "s"], "verdict": ["PASS", "FAIL"],
@@ -86,6 +87,13 @@ def role_models(manifest: Mapping[str, Any] | None) -> dict[str, str | None]:
     sim = man.get("simulator_version")
     model = sim.get("model") if isinstance(sim, Mapping) else None
     return {JUDGE: judge, SIMULATOR_ROLE: str(model) if model else None}
+
+
+def collapse_rule(manifest: Mapping[str, Any] | None) -> str:
+    """The rule a run's repeats collapse by: the one its decided repeats stopped under (run.json
+    ``stop_decided_repeats``), else majority."""
+    rule = (manifest or {}).get("stop_decided_repeats")
+    return rule if isinstance(rule, str) else "majority"
 
 
 def run_pricing(manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None) -> Pricing:
@@ -254,14 +262,16 @@ def accounting(
     pricing: Pricing | None = None,
     *,
     by: str | None = "slice",
-    rule: str = "majority",
+    rule: str | None = None,
     models: Mapping[str, str | None] | None = None,
+    manifest: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """What the outcomes cost, one row per group of ``by`` (``None``: the run only) and :data:`OVERALL` last.
 
     ``outcomes``: a run's outcome DataFrame (:meth:`goldenkit.results.Run.outcomes`); ``pricing``: the
-    user's prices (:func:`goldenkit.config.pricing`); ``models``: the judge's and simulator's models to
-    price their tokens (:func:`role_models`; the candidate's is each outcome's ``agent_version.model_id``).
+    user's prices (:func:`goldenkit.config.pricing`); ``manifest``: the run's run.json, which gives ``rule``
+    (:func:`collapse_rule`) and ``models``, the judge's and simulator's models to price their tokens
+    (:func:`role_models`; the candidate's is each outcome's ``agent_version.model_id``), unless given.
     Columns: ``outcomes, rows, passing_rows, latency_p50_ms, latency_p95_ms, ttft_p50_ms``; per role
     (prefix ``""``, ``judge_``, ``simulator_``) ``calls, tokens_in, tokens_out, tokens_cached,
     tokens_reasoning, money, money_label``; ``total_money, total_money_label`` over the roles;
@@ -272,7 +282,8 @@ def accounting(
 
     from goldenkit.stats import OVERALL, collapse_repeats  # statsmodels and pandas: loaded at the end of a run
 
-    spend = _spend(outcomes, pricing or Pricing(), models or {})
+    spend = _spend(outcomes, pricing or Pricing(), models if models is not None else role_models(manifest))
+    rule = rule or collapse_rule(manifest)
     verdicts = _column(outcomes, "verdict")
     answered = np.array([v != ERROR for v in verdicts], dtype=bool)
     lat, ttft = _numbers(_column(outcomes, "latency_ms")), _numbers(_column(outcomes, "ttft_ms"))
@@ -321,15 +332,16 @@ def run_totals(
     outcomes: pd.DataFrame,
     pricing: Pricing | None = None,
     *,
-    rule: str = "majority",
+    manifest: Mapping[str, Any] | None = None,
     models: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The run's totals as run.json's ``accounting`` keeps them: the :data:`OVERALL` row of
-    :func:`accounting`, the roles nested (``{"candidate": {calls, tokens_in, ..., money, money_label},
-    "judge": {...}}``: a role that made no call left out), the rest flat; JSON-ready."""
+    :func:`accounting` of the run (``manifest``: its run.json), the roles nested (``{"candidate": {calls,
+    tokens_in, ..., money, money_label}, "judge": {...}}``: a role that made no call left out), the rest flat;
+    JSON-ready."""
     from goldenkit.stats import OVERALL
 
-    row = accounting(outcomes, pricing, by=None, rule=rule, models=models).loc[OVERALL].to_dict()
+    row = accounting(outcomes, pricing, by=None, models=models, manifest=manifest).loc[OVERALL].to_dict()
     roles: dict[str, Any] = {}
     for role in ROLES:
         figures = {c: _plain(row.pop(f"{PREFIX[role]}{c}")) for c in ROLE_COLUMNS}
@@ -470,6 +482,7 @@ __all__ = [
     "PREFIX",
     "ROLE_COLUMNS",
     "accounting",
+    "collapse_rule",
     "cost_line",
     "outcome_money",
     "paired_usage",

@@ -13,7 +13,7 @@ from typing import Any
 
 from goldenkit._text import one_line
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
-from goldenkit.results import cost_line, role_models, run_pricing, run_totals
+from goldenkit.results import cost_line, run_pricing, run_totals
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
 
 
@@ -140,13 +140,7 @@ def run_accounting(
         for rec in batch:
             for key, values in cols.items():
                 values.append(rec.get(key))
-    rule = manifest.get("stop_decided_repeats")
-    return run_totals(
-        pd.DataFrame(cols),
-        run_pricing(manifest, run_dir),
-        rule=rule if isinstance(rule, str) else "majority",
-        models=role_models(manifest),
-    )
+    return run_totals(pd.DataFrame(cols), run_pricing(manifest, run_dir), manifest=manifest)
 
 
 class RunInterrupted(KeyboardInterrupt):
