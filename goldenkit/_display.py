@@ -1,4 +1,14 @@
-"""HTML pieces shared by everything that displays evidence (the report and the audit).
+"""How goldenkit shows figures to people, in one place: every renderer (the report, the pages, the
+leaderboards, the reprs, the gate's lines, the command line, the demo) formats through here.
+
+Figures: :func:`pct` (``87.5%``), :func:`signed_pct` (``+1.0 pp``), :func:`interval`, :func:`p_value`
+(``0.5413``, ``3.0e-06``), :func:`number` (``0.8000``) and :func:`money` (``$0.0123``); a missing one
+(None, NaN, pandas' NA) is :data:`MISSING` (``n/a``) in every one of them, in tables and in text.
+
+>>> pct(0.875), pct(None), interval(0.8445, 0.9083), signed_pct(0.01), p_value(0.5413), p_value(3e-6)
+('87.5%', 'n/a', '[84.5%, 90.8%]', '+1.0 pp', '0.5413', '3.0e-06')
+>>> money(12.345), money(0.0123), money(0.00001), number(0.8), number(float("nan"))
+('$12.35', '$0.0123', 'under $0.0001', '0.8000', 'n/a')
 
 :class:`HTMLBlock` is a ``str`` that Jupyter renders as HTML; :data:`STYLE` is
 the stylesheet each piece carries, so it looks the same in Jupyter and in the
@@ -6,11 +16,11 @@ exported page. Build an HTMLBlock only from escaped text.
 
 :func:`table_html` shows a DataFrame to people: no numbered index column (a named
 index is the first column), counts with thousands separators, measures with one
-decimal, no ``NaN``/``<NA>`` (an en dash), text left-aligned and numbers
+decimal, no ``NaN``/``<NA>`` (:data:`MISSING`), text left-aligned and numbers
 right-aligned, and an empty table replaced by a sentence saying what would fill it.
 
 >>> print(cell_text(1200), cell_text(float("nan")), cell_text(0.01234), cell_text(True), cell_text(["a", "b"]))
-1,200 – 0.0123 yes a, b
+1,200 n/a 0.0123 yes a, b
 >>> import pandas as pd
 >>> page = table_html(pd.DataFrame({"ms": [700.25, 558.0]}, index=pd.Index(["a", "b"], name="slice")))
 >>> page[page.index("<table"):]  # doctest: +NORMALIZE_WHITESPACE
@@ -73,7 +83,7 @@ class HTMLBlock(str):
 
 # text that reads as a number (a count, a rate, an interval, a difference, a p-value): right-aligned
 _NUMERIC_TEXT = re.compile(r"^[<>≤≥]?\s?[\[(]?[+\-−]?\d[\d,.]*(e[+\-]\d+)?(%| pp)?")
-MISSING = "–"  # what a table shows for a missing value
+MISSING = "n/a"  # how every figure, cell and line shows a missing value
 
 
 def _missing(value: Any) -> bool:
@@ -87,7 +97,7 @@ def _scalar(value: Any) -> Any:
 
 
 def cell_text(value: Any, decimals: int | None = None) -> str:
-    """One table cell as text for people: an en dash for a missing value, ``1,200`` for a count, a measure
+    """One table cell as text for people: ``n/a`` for a missing value, ``1,200`` for a count, a measure
     with ``decimals`` (default: none when whole, else 1; 3 significant digits below 1), ``yes``/``no``,
     lists joined by commas."""
     if isinstance(value, list | tuple) or getattr(value, "ndim", 0) == 1:
@@ -159,22 +169,65 @@ def table_html(table: pd.DataFrame | HTMLBlock, empty: str = "Nothing to show.",
     return HTMLBlock(f'{STYLE}<div class="gk-table-wrap">{body}</div>')
 
 
-def pct(x: float | None, digits: int = 1) -> str:
-    """``0.875 -> '87.5%'``; missing values (None/NaN) as an en dash."""
-    return MISSING if x is None or _missing(x) else f"{100 * float(x):.{digits}f}%"
+def missing(value: Any) -> bool:
+    """Whether ``value`` is a missing figure (None, NaN, pandas' NA or NaT), shown as :data:`MISSING`."""
+    return _missing(_scalar(value))
 
 
-def signed_pct(x: float | None, digits: int = 1) -> str:
+def _real(x: Any) -> float | None:
+    """``x`` as a float, or None when it is missing or not a number (so it is shown as :data:`MISSING`)."""
+    if isinstance(x, str | bytes) or missing(x):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def pct(x: Any, digits: int = 1, *, unit: str = "%", signed: bool = False) -> str:
+    """A share in percent: ``0.875 -> '87.5%'`` (``unit=''``: ``'87.5'``; ``signed``: ``'+87.5%'``);
+    a missing value as :data:`MISSING`."""
+    v = _real(x)
+    return MISSING if v is None else f"{100 * v:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def signed_pct(x: Any, digits: int = 1) -> str:
     """A difference in percentage points with its sign: ``0.01 -> '+1.0 pp'``."""
-    return MISSING if x is None or _missing(x) else f"{100 * float(x):+.{digits}f} pp"
+    return pct(x, digits, unit=" pp", signed=True)
 
 
-def interval(low: float | None, high: float | None, digits: int = 1, *, signed: bool = False) -> str:
-    """``(0.8445, 0.9083) -> '[84.5%, 90.8%]'``; ``signed``: a difference's, ``'[-1.0 pp, +3.0 pp]'``."""
-    if _missing(low) or _missing(high):
+def interval(low: Any, high: Any, digits: int = 1, *, signed: bool = False, unit: str | None = None) -> str:
+    """``(0.8445, 0.9083) -> '[84.5%, 90.8%]'``; ``signed``: a difference's, ``'[-1.0 pp, +3.0 pp]'``
+    (``unit`` replaces ``%`` / `` pp``); missing when either end is."""
+    if _real(low) is None or _real(high) is None:
         return MISSING
-    form = signed_pct if signed else pct
-    return f"[{form(low, digits)}, {form(high, digits)}]"
+    shown = unit if unit is not None else (" pp" if signed else "%")
+    return f"[{pct(low, digits, unit=shown, signed=signed)}, {pct(high, digits, unit=shown, signed=signed)}]"
+
+
+def p_value(p: Any) -> str:
+    """A p-value with four decimals, below 1e-4 in scientific notation: ``0.5413``, ``3.0e-06``."""
+    v = _real(p)
+    if v is None:
+        return MISSING
+    return f"{v:.4f}" if v >= 1e-4 else f"{v:.1e}"
+
+
+def number(x: Any, digits: int = 4) -> str:
+    """A measure with ``digits`` decimals (a gate's figure and threshold: ``0.8000``)."""
+    v = _real(x)
+    return MISSING if v is None else f"{v:.{digits}f}"
+
+
+def money(x: Any) -> str:
+    """US dollars: ``$0.0123``, ``$12.34``; a sum too small to show in four decimals is ``under $0.0001``,
+    never $0.0000."""
+    v = _real(x)
+    if v is None:
+        return MISSING
+    if 0 < v < 0.00005:
+        return "under $0.0001"
+    return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
 
 
 #: The columns of :func:`judge_figures_table`, in order.
@@ -233,6 +286,10 @@ __all__ = [
     "interval",
     "judge_figures_line",
     "judge_figures_table",
+    "missing",
+    "money",
+    "number",
+    "p_value",
     "pct",
     "signed_pct",
     "table_html",

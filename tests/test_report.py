@@ -110,16 +110,17 @@ class MemRun:
 
 def test_number_formatting() -> None:
     assert report.pct(0.875) == "87.5%"
-    assert report.pct(float("nan")) == "–"
-    assert report.pct(None) == "–"
+    assert report.pct(float("nan")) == "n/a"  # one rendering of a missing figure, as the command line shows it
+    assert report.pct(None) == "n/a" and report.pct(pd.NA) == "n/a" and report.pct("x") == "n/a"
     assert report.interval(0.8446, 0.90833) == "[84.5%, 90.8%]"
+    assert report.interval(0.1, float("nan")) == "n/a"
     assert report.signed_pct(-0.0125) == "-1.2 pp"
     assert report.signed_pct(0.01) == "+1.0 pp"
-    assert report.p_value(0.5413) == "0.541"  # 3 significant digits
-    assert report.p_value(0.007385) == "0.00739"
-    assert report.p_value(1.0) == "1"
-    assert report.p_value(3.2e-7) == "3.20e-07"
-    assert report.p_value(float("nan")) == "–"
+    assert report.p_value(0.5413) == "0.5413"  # four decimals, as the command line prints it
+    assert report.p_value(0.007385) == "0.0074"
+    assert report.p_value(1.0) == "1.0000"
+    assert report.p_value(3.2e-7) == "3.2e-07"
+    assert report.p_value(float("nan")) == "n/a"
 
 
 def test_html_block_renders_as_html_in_jupyter() -> None:
@@ -313,12 +314,12 @@ def test_compare_table_flips_and_forest_plot() -> None:
     a = t.loc["A"]
     assert a["base pass rate"] == "50.0% (1/2)" and a["candidate pass rate"] == "50.0% (1/2)"
     assert (a["b (broke)"], a["c (fixed)"]) == (1, 1)
-    assert a["McNemar p"] == "1"  # b = c = 1: 2 * P[X <= 1], X ~ Bin(2, 1/2) = 1.5 -> capped at 1
+    assert a["McNemar p"] == "1.0000"  # b = c = 1: 2 * P[X <= 1], X ~ Bin(2, 1/2) = 1.5 -> capped at 1
     assert a["difference"] == "+0.0 pp"
     # the column names its Holm family (all slices of the table; the gate's own families are in gate_table)
     holm_cols = [c for c in t.columns if c.startswith("Holm p")]
     assert holm_cols == [f"Holm p (all slices, {len(t) - 1})"]
-    assert t.loc["(overall)", holm_cols[0]] == "–"  # the overall line is a single test
+    assert t.loc["(overall)", holm_cols[0]] == "n/a"  # the overall line is a single test
 
     html = report.flip_list_html(comparison)
     assert "NEW_FAILURE 1, RECOVERED 1" in html
@@ -371,12 +372,12 @@ def test_worked_example_numbers_in_the_compare_table() -> None:
     o = t.loc["(overall)"]
     assert o["base pass rate"] == "88.0% (352/400)" and o["base 95% Wilson"] == "[84.4%, 90.8%]"
     assert o["candidate pass rate"] == "89.0% (356/400)" and o["candidate 95% Wilson"] == "[85.6%, 91.7%]"
-    assert (o["b (broke)"], o["c (fixed)"], o["McNemar p"]) == (10, 14, "0.541")
+    assert (o["b (broke)"], o["c (fixed)"], o["McNemar p"]) == (10, 14, "0.5413")
     # refunds 8 broke 1 fixed p = 0.0391; others 2 broke 13 fixed p = 0.00739; Holm 0.0391 and 0.0148
     r = t.loc["refunds"]
     assert (r["b (broke)"], r["c (fixed)"], r["McNemar p"], r["Holm p (all slices, 2)"]) == (8, 1, "0.0391", "0.0391")
     x = t.loc["other"]
-    expected = (2, 13, "0.00739", "0.0148")
+    expected = (2, 13, "0.0074", "0.0148")
     assert (x["b (broke)"], x["c (fixed)"], x["McNemar p"], x["Holm p (all slices, 2)"]) == expected
 
 
@@ -391,8 +392,8 @@ def test_gate_table_and_banner(tmp_path: Path) -> None:
     assert t.loc["pass_rate", "threshold"] == "90.0%" and t.loc["pass_rate", "actual"] == "50.0%"
     assert t.loc["regression.overall", "result"] == "PASS"
     # one-sided exact McNemar (b = 1 broke, c = 1 fixed): P[X >= 1], X ~ Bin(2, 1/2) = 0.75
-    assert t.loc["regression.overall", "actual"] == "0.75" and t.loc["regression.overall", "threshold"] == "0.05"
-    assert t.loc["run.graded", "actual"] == "4" and t.loc["run.graded", "threshold"] == "–"
+    assert t.loc["regression.overall", "actual"] == "0.7500" and t.loc["regression.overall", "threshold"] == "0.0500"
+    assert t.loc["run.graded", "actual"] == "4" and t.loc["run.graded", "threshold"] == "n/a"
     assert not any(isinstance(v, float) for v in t.to_numpy().ravel())  # every cell is text for people
     shown = report.table_html(t)
     assert "NaN" not in shown and "None" not in shown and ".000000" not in shown
@@ -444,8 +445,8 @@ def test_table_html_formats_for_people() -> None:
     shown = report.table_html(frame)  # a numbered index: no index column
     cells = re.findall(r"<t[dh](?: [^>]*)?>(.*?)</t[dh]>", shown)
     assert cells[:6] == ["slice", "outcomes", "latency p50 ms", "tokens in (mean)", "cost", "kind"]
-    assert cells[6:12] == ["a", "1,200", "700.2", "–", "–", "transient"]
-    assert cells[12:] == ["b &lt;script&gt;", "3", "558.0", "12", "0.0125", "–"]
+    assert cells[6:12] == ["a", "1,200", "700.2", "n/a", "n/a", "transient"]
+    assert cells[12:] == ["b &lt;script&gt;", "3", "558.0", "12", "0.0125", "n/a"]
     assert '<th class="gk-num">outcomes</th>' in shown and "<th>slice</th>" in shown  # numbers right, text left
     for token in ("NaN", "&lt;NA&gt;", "None", ".000000", "<script>"):
         assert token not in shown
@@ -465,7 +466,7 @@ def test_latency_of_a_run_without_tokens_shows_dashes() -> None:
     df["latency_ms"] = 400.0
     shown = report.table_html(report.latency_summary(df))
     assert "&lt;NA&gt;" not in shown and "NaN" not in shown and ".000000" not in shown
-    assert '<td class="gk-num">400</td>' in shown and '<td class="gk-num">–</td>' in shown  # no token count: a dash
+    assert '<td class="gk-num">400</td>' in shown and '<td class="gk-num">n/a</td>' in shown  # no token count: n/a
 
 
 def test_label_error_table_says_what_fills_it() -> None:
@@ -569,7 +570,7 @@ def test_coverage_table_flags_and_rows_needed() -> None:
     f = report.format_coverage_table(cov)
     assert f.loc["C", "under-tested"] == "UNDER-TESTED" and f.loc["A", "dataset share"] == "75.0%"
     # 30 rows cannot detect even a 10-point change (every flip one way); C has no rows at all
-    assert (f.loc["A", "detectable change"], f.loc["C", "detectable change"]) == ("> 10.0%", "–")
+    assert (f.loc["A", "detectable change"], f.loc["C", "detectable change"]) == ("> 10.0%", "n/a")
     fig = report.coverage_figure(cov)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["A", "B", "! C"]
 
@@ -947,7 +948,7 @@ def test_degenerate_runs_render_without_errors() -> None:
     for df in (outcome_frame([("a", "A", ["ERROR", "ERROR"]), ("b", "B", ["ERROR"])]), outcome_frame([])):
         table = stats.slice_table(df)
         shown = report.format_slice_table(table)
-        assert shown.loc["(overall)", "pass rate"] == "–" and shown.loc["(overall)", "95% Wilson"] == "–"
+        assert shown.loc["(overall)", "pass rate"] == "n/a" and shown.loc["(overall)", "95% Wilson"] == "n/a"
         assert report.figure_png(report.pass_rate_figure(table))[:4] == b"\x89PNG"
         assert report.flaky_table(df).empty and report.failure_reasons(df).empty
         assert pd.isna(report.latency_summary(df).loc["(overall)", "latency p50 ms"])  # nothing answered
@@ -955,6 +956,6 @@ def test_degenerate_runs_render_without_errors() -> None:
     base = MemRun(run_manifest("b"), outcome_frame([("a", "A", ["ERROR"]), ("b", "B", ["PASS"])], run_id="b"))
     cand = MemRun(run_manifest("c"), outcome_frame([("a", "A", ["PASS"]), ("b", "B", ["PASS"])], run_id="c"))
     comparison = compare_runs(base, cand)
-    assert report.format_compare_table(comparison).loc["A", "difference"] == "–"  # no paired row in A
+    assert report.format_compare_table(comparison).loc["A", "difference"] == "n/a"  # no paired row in A
     assert report.figure_png(report.forest_figure(comparison))[:4] == b"\x89PNG"
     assert "ERROR_CLEARED" in report.flip_list_html(comparison)

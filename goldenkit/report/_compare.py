@@ -21,6 +21,7 @@ from goldenkit.config import config_for_run, section
 from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED, ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.report._html import (
+    MISSING,
     OVERALL,
     STYLE,
     HTMLBlock,
@@ -158,8 +159,7 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     out[f"significant (alpha {comparison.alpha:g})"] = [s if s != "noise" else "no" for s in significance(comparison)]
     out["difference"] = [signed_pct(d) for d in t["diff"]]
     out["95% CI (Newcombe)"] = [
-        "–" if pd.isna(a) else f"[{signed_pct(a)}, {signed_pct(b)}]"
-        for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
+        interval(a, b, signed=True) for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
     ]
     left = ("new_error", "error_cleared", "skipped_to_error", "error_to_skipped", "unchanged_error", "skipped")
     out["left out (error/skipped)"] = t[list(left)].sum(axis=1).to_numpy()
@@ -355,11 +355,11 @@ _COUNT_RULES = ("run.graded", "baseline.evidence", "errors.new_permanent")
 def _rule_value(name: str, x: float | None) -> str:
     """A rule's actual value or threshold as people read it: a p-value, points, a count or a percentage."""
     if x is None or pd.isna(x):
-        return "–"
+        return MISSING
     if name.startswith("regression."):
         return p_value(x)
     if name.startswith(("non_inferiority", "allowed_regression")):
-        return f"{100 * float(x):.1f} pp"
+        return pct(x, unit=" pp")
     if name in _COUNT_RULES:
         return cell_text(float(x))
     return pct(x)
@@ -375,17 +375,31 @@ def gate_table(decision: GateDecision) -> pd.DataFrame:
             "actual": _rule_value(r.name, r.actual),
             "threshold": _rule_value(r.name, r.threshold),
             "why": r.detail,
-            "evidence": r.evidence or "–",
+            "evidence": r.evidence or MISSING,
         }
         for r in decision.rules
     ]
     why = "more broke than fixed (p below alpha before adjustment): listed for review, not failed"
     rows += [
-        {"rule": f"review[{s}]", "result": "REVIEW", "actual": "–", "threshold": "–", "why": why, "evidence": "–"}
+        {
+            "rule": f"review[{s}]",
+            "result": "REVIEW",
+            "actual": MISSING,
+            "threshold": MISSING,
+            "why": why,
+            "evidence": MISSING,
+        }
         for s in decision.review
     ]
     rows += [
-        {"rule": f"warning[{i + 1}]", "result": "WARN", "actual": "–", "threshold": "–", "why": w, "evidence": "–"}
+        {
+            "rule": f"warning[{i + 1}]",
+            "result": "WARN",
+            "actual": MISSING,
+            "threshold": MISSING,
+            "why": w,
+            "evidence": MISSING,
+        }
         for i, w in enumerate(getattr(decision, "warnings", []))
     ]
     cols = ["rule", "result", "actual", "threshold", "why", "evidence"]

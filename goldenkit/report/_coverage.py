@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from goldenkit import stats
+from goldenkit._display import number
 from goldenkit._protocols import DatasetLike
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError
-from goldenkit.report._html import OVERALL, HTMLBlock, pct
+from goldenkit.report._html import MISSING, OVERALL, HTMLBlock, pct
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -177,12 +178,12 @@ def format_coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     for col in ("dataset share", "traffic share"):
         out[col] = [pct(x) for x in coverage[col]]
     # no detectable change with rows: even a change as large as the discordance is out of reach
-    beyond = f"> {pct(coverage.attrs['discordance'])}" if "discordance" in coverage.attrs else "–"
+    beyond = f"> {pct(coverage.attrs['discordance'])}" if "discordance" in coverage.attrs else MISSING
     out["detectable change"] = [
-        pct(x) if not pd.isna(x) else (beyond if n > 0 else "–")
+        pct(x) if not pd.isna(x) else (beyond if n > 0 else MISSING)
         for x, n in zip(coverage["detectable change"], coverage["rows"], strict=True)
     ]
-    out["ratio"] = ["–" if pd.isna(x) else f"{x:.2f}" for x in coverage["ratio"]]
+    out["ratio"] = [number(x, 2) for x in coverage["ratio"]]
     out["under-tested"] = ["UNDER-TESTED" if bool(x) else "" for x in coverage["under-tested"]]
     return out
 

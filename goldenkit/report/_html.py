@@ -1,4 +1,5 @@
-"""The pieces every notebook's display shares: number formatting, banners, figures and notebook setup.
+"""The pieces every notebook's display shares: banners, figures and notebook setup; figures are
+formatted by :mod:`goldenkit._display` (re-exported here).
 
 Tables are DataFrames (they render escaped: ``DataFrame.to_html`` escapes by
 default). Where a layout needs real HTML (the side-by-side flip list, the audit
@@ -13,7 +14,7 @@ left-aligned, and an empty table replaced by a sentence saying what would fill i
 them through it.
 
 >>> pct(0.875), interval(0.8445, 0.9083), signed_pct(0.01), p_value(0.5413), p_value(3e-6)
-('87.5%', '[84.5%, 90.8%]', '+1.0 pp', '0.541', '3.00e-06')
+('87.5%', '[84.5%, 90.8%]', '+1.0 pp', '0.5413', '3.0e-06')
 >>> banner("VALID", ok=True).endswith('<div class="gk-banner gk-banner-ok">VALID</div>')
 True
 """
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from goldenkit import stats
-from goldenkit._display import STYLE, HTMLBlock, cell_text, interval, pct, signed_pct, table_html
+from goldenkit._display import MISSING, STYLE, HTMLBlock, cell_text, interval, p_value, pct, signed_pct, table_html
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -73,19 +74,6 @@ def setup_notebook() -> None:
     ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
 
 
-# ---------------------------------------------------------------- formatting helpers
-
-
-def p_value(p: float | None) -> str:
-    """A p-value to 3 significant digits; below 1e-4 in scientific notation (``3.00e-06``)."""
-    if p is None or pd.isna(p):
-        return "–"
-    p = float(p)
-    if p >= 1e-4:
-        return f"{p:.3g}"
-    return f"{p:.2e}"
-
-
 #: banner tones: ok (green), bad (red), warn (amber: not evidence), info (neutral: a statement, no verdict)
 TONES = ("ok", "bad", "warn", "info")
 
@@ -107,6 +95,7 @@ def shown_or_note(table: pd.DataFrame, note: str) -> pd.DataFrame | HTMLBlock:
 
 
 __all__ = [
+    "MISSING",
     "OVERALL",
     "STYLE",
     "HTMLBlock",

@@ -18,7 +18,7 @@ from goldenkit._run_label import run_label
 from goldenkit.errors import InputError
 from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.records import grader_results
-from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
+from goldenkit.report._html import MISSING, OVERALL, HTMLBlock, banner, interval, pct
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 if TYPE_CHECKING:
@@ -55,28 +55,28 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
         ("validity", validity_statement(m)),
         ("dataset", f"{ds.get('name', '?')} {ds.get('version', '')}".strip()),
         ("dataset sha256", str(ds.get("sha256", ""))),
-        ("agent git commit", str(agent.get("git_commit") or "–")),
-        ("model", str(agent.get("model_id") or "–")),
-        ("prompt sha256", str(agent.get("prompt_sha256") or "–")),
+        ("agent git commit", str(agent.get("git_commit") or MISSING)),
+        ("model", str(agent.get("model_id") or MISSING)),
+        ("prompt sha256", str(agent.get("prompt_sha256") or MISSING)),
         *([("agent artifacts sha256", str(agent["artifacts_sha256"]))] if agent.get("artifacts_sha256") else []),
-        ("judge version", str(m.get("judge_version") or "–")),
-        ("graders", ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or "–"),
-        ("repeats", str(m.get("repeats", "–"))),
+        ("judge version", str(m.get("judge_version") or MISSING)),
+        ("graders", ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or MISSING),
+        ("repeats", str(m.get("repeats", MISSING))),
         (
             "sample",
             ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None) or "all rows",
         ),
-        ("mode", str(m.get("mode") or "–")),
+        ("mode", str(m.get("mode") or MISSING)),
         *([("regraded from", str(src.get("run_id")))] if isinstance(src := m.get("regraded_from"), dict) else []),
-        ("provider", str(provider.get("name") or "–")),
+        ("provider", str(provider.get("name") or MISSING)),
         (
             "outcomes",
             ", ".join(f"{k} {counts.get(k, 0)}" for k in (PASS, FAIL, ERROR, SKIPPED))
             + f" (total {counts.get('total', '?')} of {counts.get('expected', '?')} expected)",
         ),
         ("error rate", f"{pct(m.get('error_rate'), 2)} (max {pct(m.get('max_error_rate'), 2)})"),
-        ("started", str(m.get("started_at") or "–")),
-        ("ended", str(m.get("ended_at") or "–")),
+        ("started", str(m.get("started_at") or MISSING)),
+        ("ended", str(m.get("ended_at") or MISSING)),
         ("complete", "yes" if m.get("complete") else "no (partial run)"),
     ]
     return pd.DataFrame(rows, columns=["field", "value"]).set_index("field")
