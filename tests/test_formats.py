@@ -15,8 +15,8 @@ import pytest
 from _shared import needs_shared, shared_dir
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from goldenkit import DatasetError, normalize_case
-from goldenkit.formats import detect_shape
+from goldenkit.errors import DatasetError
+from goldenkit.formats import detect_shape, normalize_case
 from goldenkit.formats._common import camel
 from goldenkit.formats._vertex import read_vertex
 from goldenkit.records import Case

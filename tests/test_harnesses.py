@@ -13,9 +13,9 @@ from pathlib import Path
 
 from _shared import shared_dir, shared_fixture
 
-from goldenkit import import_run, outcomes_df, read_run
+from goldenkit import outcomes_df, read_run
 from goldenkit.dataset import canonical_sha256
-from goldenkit.harnesses import sample_differences
+from goldenkit.harnesses import import_run, sample_differences
 
 RESULTS = shared_dir("interop", "results")
 _needs_results = shared_fixture("interop", "results")

@@ -24,9 +24,10 @@ import zstandard
 from _shared import needs_shared, shared_dir
 from factories import row
 
-from goldenkit import import_run, outcomes_df, read_dataset
+from goldenkit import outcomes_df, read_dataset
 from goldenkit.cli import main
 from goldenkit.errors import InputError, UsageError
+from goldenkit.harnesses import import_run
 
 RESULTS = shared_dir("interop", "results")
 INSPECT = RESULTS / "UKGovernmentBEIS__inspect_ai"

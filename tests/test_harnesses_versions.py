@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from _shared import shared_path
 
-from goldenkit import import_run, outcomes_df
+from goldenkit import outcomes_df
 from goldenkit.cli import main
 from goldenkit.errors import InputError
+from goldenkit.harnesses import import_run
 
 MORE = ("interop-more", "results")
 

@@ -238,7 +238,7 @@ def test_import_goldenkit_does_not_load_duckdb() -> None:
     import subprocess
     import sys
 
-    code = "import sys, goldenkit; goldenkit.runs_df; print('duckdb' in sys.modules)"
+    code = "import sys, goldenkit; goldenkit.history.runs_df; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ}, check=True)
     assert out.stdout.strip() == "False"
 

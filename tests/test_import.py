@@ -18,7 +18,9 @@ import pytest
 from _shared import needs_shared, shared_dir, shared_path
 from test_formats import to_camel
 
-from goldenkit import DatasetError, InputError, import_dataset, normalize_case, read_dataset
+from goldenkit import read_dataset
+from goldenkit.errors import DatasetError, InputError
+from goldenkit.formats import import_dataset, normalize_case
 from goldenkit.formats._adk import DEFAULT_CRITERIA
 from goldenkit.formats._inspect import MCQ_INSTRUCTION
 

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from _shared import shared_path
 
-from goldenkit import import_run, outcomes_df, read_dataset, read_run
+from goldenkit import outcomes_df, read_dataset, read_run
 from goldenkit.cli import main
 from goldenkit.errors import DatasetError, InputError, UsageError
+from goldenkit.harnesses import import_run
 
 MORE = ("interop-more", "results")
 CRITERION = {"threshold": 1.0, "match_type": "IN_ORDER"}

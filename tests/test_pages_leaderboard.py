@@ -100,7 +100,7 @@ def test_runs_df_has_the_benchmark_prefix(bench: tuple[Path, Path]) -> None:
     assert list(runs.loc[[f"demo-{a}" for a in AGENTS], "benchmark"]) == ["demo"] * 3
     assert runs.loc[HOSTILE_RUN, "benchmark"] == HOSTILE_PREFIX and runs.loc["odd-b", "benchmark"] == "odd"
     sql = "SELECT count(DISTINCT run_id) AS n FROM runs WHERE benchmark = 'demo'"
-    assert goldenkit.query(sql, results_dir=bench[0], baselines_dir=None)["n"].iloc[0] == 3
+    assert goldenkit.history.query(sql, results_dir=bench[0], baselines_dir=None)["n"].iloc[0] == 3
 
 
 def test_a_cache_written_before_the_column_is_not_trusted(tmp_path: Path) -> None:

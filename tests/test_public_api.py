@@ -34,6 +34,21 @@ def test_all_is_the_stubs_names_and_each_is_the_object_of_its_module() -> None:
     assert set(goldenkit.__all__) <= set(dir(goldenkit))
 
 
+ROOT = """Case Comparison Dataset GateDecision GatePolicy GoldenkitError Grader Response Run RunOptions arun_eval
+compare_runs evaluate_gate explore get_provider leaderboard outcomes_df read_baseline read_dataset read_run regrade
+run_eval save_baseline slice_table why""".split()
+
+
+def test_the_root_holds_at_most_25_names_a_first_hour_needs() -> None:
+    """Every other public name lives in its package only (goldenkit.stats.holm, goldenkit.errors.ConfigError)."""
+    assert len(ROOT) <= 25
+    assert goldenkit.__all__ == sorted(ROOT)
+    for name in ("holm", "wilson_ci", "ConfigError", "build_site", "Provider", "merge_shards"):
+        assert not hasattr(goldenkit, name), name
+    assert goldenkit.stats.holm is importlib.import_module("goldenkit.stats").holm
+    assert issubclass(goldenkit.errors.ConfigError, goldenkit.GoldenkitError)
+
+
 def test_the_init_module_names_no_public_name_itself() -> None:
     """__init__.py holds no list of its own: no import of a public name, no table, no __all__ literal."""
     tree = ast.parse(Path(goldenkit.__file__).read_text(encoding="utf-8"))
@@ -74,6 +89,8 @@ def test_the_package_imports_from_a_zip_file(tmp_path: Path) -> None:
         for path in package.rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 zf.write(path, path.relative_to(package.parent).as_posix())
-    code = "import sys; sys.path.insert(0, sys.argv[1]); import goldenkit; print(goldenkit.__file__, goldenkit.holm)"
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import goldenkit; print(goldenkit.__file__, goldenkit.stats.holm)"
+    )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "gk.zip")], capture_output=True, text=True)
     assert done.returncode == 0 and "gk.zip" in done.stdout, done.stderr[-2000:]

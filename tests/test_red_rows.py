@@ -307,7 +307,7 @@ def test_golden_red_rows_are_the_ones_its_harness_skips(
         "interop", "qa-guru__java-ai-golden", "src__main__resources__eval__generation__golden-generation.jsonl"
     )
     live = shared_path("interop", "qa-guru__java-ai-golden", "baselines__live-generation-v1.json")
-    from goldenkit import import_dataset
+    from goldenkit.formats import import_dataset
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "golden.jsonl").write_bytes(src.read_bytes())

@@ -171,7 +171,7 @@ def test_run_eval_takes_a_plain_function_and_keys_the_run_as_the_command_line(
     py, cli = (json.loads((tmp_path / "results" / r / "run.json").read_text()) for r in ("py", "cli"))
     assert py["counts"] == cli["counts"] and py["counts"]["PASS"] == 2
     assert (py["protocol_sha256"], py["agent_version"]) == (cli["protocol_sha256"], cli["agent_version"])
-    with pytest.raises(gk.ConfigError, match="the agent must be a Provider or a function fn\\(case\\), got int"):
+    with pytest.raises(gk.errors.ConfigError, match="the agent must be a Provider or a function fn\\(case\\), got int"):
         gk.run_eval(str(ds), 42, run_id="bad")  # type: ignore[arg-type]
     assert not (tmp_path / "results" / "bad").exists()
 

@@ -46,7 +46,7 @@ def mark_red(dataset: DatasetLike) -> DatasetLike:
     """``dataset`` with the tag ``red`` on every red row (rows dataset.json lists get it added).
 
     The outcomes of a run carry each row's tags, so the red rows of a run can be
-    told from its outcomes alone (the gate and :func:`goldenkit.run_metrics` read only those).
+    told from its outcomes alone (the gate and :func:`goldenkit.metrics.run_metrics` read only those).
     """
     red = set(red_row_ids(dataset))
     tags = [list(t) if t is not None else [] for t in dataset.column("tags")]

@@ -118,7 +118,7 @@ Quality:
 * ``pass_rate``, ``wilson_lower``, ``pass_rate[SLICE]``, ``wilson_lower[SLICE]``,
   ``hallucination_rate`` (2): absolute thresholds; a NaN actual (no rows) fails.
   ``hallucination_rate`` is the hallucination grader's failure share; when that
-  grader judged no attempt, it is :func:`goldenkit.run_metrics`' hallucination
+  grader judged no attempt, it is :func:`goldenkit.metrics.run_metrics`' hallucination
   rate on the hallucination rows (red rows that need not refuse, rows tagged
   ``hallucinate-*``): FAIL / graded attempts.
 * ``negative_case_pass_rate`` (2): on the red rows, PASS / graded attempts must

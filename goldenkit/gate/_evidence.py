@@ -374,7 +374,7 @@ def red_rules(outcomes: pd.DataFrame | None, policy: GatePolicy) -> list[GateRul
 
 
 def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) -> GateRule:
-    """A red-row rate of :func:`goldenkit.run_metrics` against its threshold; no evidence, no green.
+    """A red-row rate of :func:`goldenkit.metrics.run_metrics` against its threshold; no evidence, no green.
 
     ``metric`` is ``negative_case_pass_rate`` (must be >= ``threshold``) or
     ``hallucination_rate`` on the hallucination rows (must be <=). It fails with

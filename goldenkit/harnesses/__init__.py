@@ -12,7 +12,7 @@ the records, the fingerprint and the folder are
 :mod:`.runfolder`'s.
 
 >>> import goldenkit
->>> runs = goldenkit.import_run("logs/x.eval", format="inspect", run_id="gpt5")  # doctest: +SKIP
+>>> runs = goldenkit.harnesses.import_run("logs/x.eval", format="inspect", run_id="gpt5")  # doctest: +SKIP
 """
 
 from goldenkit._registry import attach_stub as _attach_stub

@@ -1,4 +1,4 @@
-"""goldenkit.import_run: one result file of another harness in, one goldenkit run folder out."""
+"""goldenkit.harnesses.import_run: one result file of another harness in, one goldenkit run folder out."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ file, and each point is an ``<a>`` to its run's report (with a tooltip naming
 the run). The figure's ids are prefixed with a digest of the figure, so two
 figures on one page never share an id.
 
-**Series.** One per agent version as :func:`goldenkit.trend` labels it (the
+**Series.** One per agent version as :func:`goldenkit.history.trend` labels it (the
 ``agent`` column: model and prompt hash), each in its own colour and marker,
 named in the legend; a series is broken where the dataset version changes
 (a dashed line with the new version's label), because points are comparable
@@ -64,7 +64,7 @@ def _start_times(runs: pd.DataFrame) -> np.ndarray:
 
 
 def x_axis(lines: pd.DataFrame) -> XAxis:
-    """The x axis of ``lines`` (rows of :func:`goldenkit.trend`): time while the runs are spread out, else order."""
+    """The x axis of ``lines`` (rows of :func:`goldenkit.history.trend`): time while runs are spread out, else order."""
     runs = lines.drop_duplicates("run_id").sort_values(["started_at", "run_id"], kind="stable")
     ids = [str(r) for r in runs["run_id"]]
     times = _start_times(runs)
@@ -199,7 +199,7 @@ def trend_svg(
     by: str = "slice",
     links: Mapping[str, str] | None = None,
 ) -> str:
-    """Panels of ``lines`` (rows of :func:`goldenkit.trend`), one per group in ``groups``, as inline SVG.
+    """Panels of ``lines`` (rows of :func:`goldenkit.history.trend`), one per group in ``groups``, as inline SVG.
 
     ``links``: run id -> the href of its report; each point of a run that has
     one is a link to it. See the module docstring for series and axis.
