@@ -8,6 +8,7 @@ one JSON object per row x repeat in ``outcomes.jsonl`` (and one row of
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Annotated, Any, NotRequired, TypedDict, get_origin, get_type_hints
 
 SCHEMA_VERSION = 1
 
@@ -81,41 +82,112 @@ def counts_against_candidate(kind: object) -> bool:
 VALID = "VALID"
 INVALID = "INVALID"
 
-# The outcome record (outcomes.jsonl / outcomes.parquet), in order.
-#   agent_version: {"git_commit", "model_id", "prompt_sha256"}
-#   graders: {grader name: {"passed", "score", "reason", "error", "findings"?}} (goldenkit._findings)
+# The outcome record (outcomes.jsonl / outcomes.parquet): the typed model :class:`Outcome`, its keys in
+# order are OUTCOME_FIELDS (the Arrow schema, goldenkit.results.OUTCOME_SCHEMA, is derived from it too).
+#   graders: {grader name: GradeRecord} (findings: goldenkit._findings)
 #   trajectory: [{"text", "tool_calls": [{"name", "args"}], "tool_responses", "intermediate"}] per turn
 #   error_kind: one of ERROR_KINDS (ERROR outcomes and grader errors only), else None
-OUTCOME_FIELDS = (
-    "schema_version",
-    "run_id",
-    "dataset_name",
-    "dataset_version",
-    "dataset_sha256",
-    "agent_version",
-    "judge_version",
-    "row_id",
-    "slice",
-    "split",
-    "tags",
-    "repeat",
-    "verdict",
-    "detail",
-    "error_kind",
-    "graders",
-    "response",
-    "trajectory",
-    "latency_ms",
-    "ttft_ms",
-    "attempts",
-    "tokens_in",
-    "tokens_out",
-    "tokens_cached",
-    "tokens_reasoning",
-    "cost",
-    "usage",
-    "started_at",
-)
+# An outcome line's format is its run.json's ``format_version`` (the line itself keeps ``schema_version``).
+
+#: The mark of a field kept as JSON text in Parquet (free-form nested JSON: every run has the same schema).
+JSON_TEXT = "json-text"
+
+
+class AgentVersion(TypedDict):
+    """What identifies the agent (goldenkit.runner._versions.agent_version); ``artifacts_sha256`` since artifacts."""
+
+    git_commit: str | None
+    model_id: str | None
+    prompt_sha256: str | None
+    artifacts_sha256: NotRequired[str | None]
+
+
+class GradeRecord(TypedDict, total=False):
+    """One grader's result in an outcome's ``graders`` (:meth:`goldenkit.graders.GradeResult.to_dict`)."""
+
+    passed: bool | None
+    score: float | None
+    reason: str | None
+    error: bool | None
+    findings: Annotated[list[dict[str, Any]] | str | None, JSON_TEXT]  # failing results only
+
+
+class UsageRecord(TypedDict):
+    """One role's usage in an outcome's ``usage`` (:data:`USAGE_COUNTS`; a count not reported is None)."""
+
+    calls: int | None
+    tokens_in: int | None
+    tokens_out: int | None
+    tokens_cached: int | None
+    tokens_reasoning: int | None
+    cost: float | None
+
+
+class OutcomeRun(TypedDict):
+    """The fields every outcome of a run shares (the runner's base record)."""
+
+    schema_version: int
+    run_id: str
+    dataset_name: str | None
+    dataset_version: str | None
+    dataset_sha256: str | None
+    agent_version: AgentVersion | None
+    judge_version: str | None
+
+
+class OutcomeRow(TypedDict):
+    """The dataset row and repeat an outcome is of."""
+
+    row_id: str
+    slice: str | None
+    split: str | None
+    tags: list[str] | None
+    repeat: int
+
+
+class OutcomeAnswer(TypedDict):
+    """What the call and the graders gave: the fields a regrade copies from an outcome it cannot grade again."""
+
+    verdict: str
+    detail: str | None
+    error_kind: str | None
+    graders: dict[str, GradeRecord] | None
+    response: str | None
+    trajectory: Annotated[list[dict[str, Any]] | None, JSON_TEXT]
+    latency_ms: float | None
+    ttft_ms: float | None
+    attempts: int | None
+    tokens_in: int | None
+    tokens_out: int | None
+    tokens_cached: int | None
+    tokens_reasoning: int | None
+    cost: float | None
+    usage: dict[str, UsageRecord] | None
+
+
+class Outcome(OutcomeRun, OutcomeRow, OutcomeAnswer):
+    """One outcome (row x repeat): a line of outcomes.jsonl, a row of outcomes.parquet."""
+
+    started_at: str | None
+
+
+OUTCOME_FIELDS: tuple[str, ...] = tuple(Outcome.__annotations__)
+ANSWER_FIELDS: tuple[str, ...] = tuple(OutcomeAnswer.__annotations__)
+
+
+def outcome_hints(model: type = Outcome) -> dict[str, Any]:
+    """The fields of a record model (:class:`Outcome` or one of its parts) and their types, in order,
+    the :data:`JSON_TEXT` marks kept (``typing.Annotated``)."""
+    return get_type_hints(model, include_extras=True)
+
+
+def required_fields(model: type) -> frozenset[str]:
+    """The fields every record of ``model`` holds: all but those marked ``NotRequired`` (none of a
+    ``total=False`` one). Read from the hints, as ``__required_keys__`` is not under postponed annotations."""
+    if not getattr(model, "__total__", True):
+        return frozenset()
+    return frozenset(k for k, h in outcome_hints(model).items() if get_origin(h) is not NotRequired)
+
 
 # Usage (goldenkit.results._accounting). The candidate's own counts are the outcome's ``tokens_in``,
 # ``tokens_out``, ``tokens_cached`` (input tokens the server read from its cache: part of ``tokens_in``),
@@ -168,6 +240,54 @@ def add_usage(a: dict[str, object] | None, b: dict[str, object] | None) -> dict[
 
 
 RUN_FILE = "run.json"
+
+#: run.json's format: 2 is the typed record below, stamped ``format_version``; a run.json without the
+#: field is format 1 (the same fields, written before the field existed) and reads unchanged
+#: (goldenkit.results.read_manifest migrates older formats, in one place, and refuses a newer one).
+FORMAT_VERSION = 2
+
+
+class RunRecord(TypedDict):
+    """run.json (goldenkit.runner's run_manifest writes it; goldenkit.results.read_manifest reads it).
+
+    The run key first (what a resume must agree on: goldenkit.runner's run_key), then the protocol
+    key built from it, the provider and configuration, and what the run's end fills in. The
+    nested tables stay maps: the protocol key, the counts, the timings and the accounting own theirs.
+    """
+
+    schema_version: int
+    format_version: int
+    run_id: str
+    label: str | None
+    dataset: dict[str, Any] | None
+    agent_version: AgentVersion
+    judge_version: str | None
+    graders: dict[str, str]
+    grader_hard: dict[str, bool]
+    repeats: int
+    sample: dict[str, Any]
+    mode: str
+    criteria: dict[str, Any] | None
+    vision: bool
+    shard: NotRequired[dict[str, Any]]  # a shard's spec, beside the run key (never inside the protocol)
+    simulator_version: NotRequired[str | None]  # set once the run has scenario rows
+    protocol: dict[str, Any]
+    protocol_sha256: str
+    provider: dict[str, Any]
+    config: dict[str, Any]
+    started_at: str
+    ended_at: str | None
+    counts: dict[str, int] | None
+    error_rate: float | None
+    max_error_rate: float
+    validity: str | None
+    invalid_reason: str | None
+    complete: bool
+    timings: dict[str, Any]
+    accounting: NotRequired[dict[str, Any]]  # the run's usage and cost, written at its end
+
+
+RUN_FIELDS: tuple[str, ...] = tuple(RunRecord.__annotations__)
 OUTCOMES_JSONL = "outcomes.jsonl"
 OUTCOMES_PARQUET = "outcomes.parquet"
 

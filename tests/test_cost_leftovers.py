@@ -27,33 +27,3 @@ def test_per_passing_row_is_the_runs_own_rule_in_the_report_and_in_run_json() ->
     shown = latency_summary(df, run=SimpleNamespace(manifest=manifest, path=None)).loc[OVERALL]  # report.html
     assert stored["passing_rows"] == shown["passing rows"] == 2  # rule any: both rows pass
     assert stored["tokens_per_passing_row"] == shown["tokens per passing row"] == 330 / 2
-
-
-def judged_runs() -> dict[str, pd.DataFrame]:
-    """Two runs of three rows, every outcome priced by its provider; a judge (also priced) read every answer.
-    a: passes 2 rows at 100 tokens and $0.01 a row, its judge $1 a row; b: passes 1 at 50 tokens and $0.02."""
-
-    def run(verdicts: list[str], tokens: int, cost: float) -> pd.DataFrame:
-        judge = {"judge": {"calls": 1, "tokens_in": 500, "tokens_out": 5, "cost": 1.0}}
-        df = pd.DataFrame({"row_id": ["r1", "r2", "r3"], "verdict": verdicts, "cost": cost, "usage": [judge] * 3})
-        return df.assign(repeat=0, slice="s", attempts=1, tokens_in=tokens - 10, tokens_out=10, latency_ms=1.0)
-
-    return {"a": run(["PASS", "PASS", "FAIL"], 100, 0.01), "b": run(["PASS", "FAIL", "FAIL"], 50, 0.02)}
-
-
-def test_tokens_and_money_per_passing_row_count_the_same_role_the_candidate() -> None:
-    from goldenkit.leaderboards._alignment import align_runs, run_inputs
-    from goldenkit.leaderboards._frontier import MONEY, TOKENS, frontier_bootstrap, row_usage
-    from goldenkit.results import accounting
-
-    a = accounting(judged_runs()["a"], by=None).loc[OVERALL]
-    assert a["total_money"] == 3 * 0.01 + 3 * 1.0  # the run's spend: every role
-    # a passing verdict's cost: the candidate's 3 x 100 tokens and 3 x $0.01 over 2 passing rows, no judge in either
-    assert (a["tokens_per_passing_row"], a["money_per_passing_row"]) == (150.0, 0.015)
-    al = align_runs(run_inputs(judged_runs()))
-    usage = row_usage(al.runs, al.row_ids)
-    assert usage.money is not None
-    money = frontier_bootstrap(al.verdict, usage.money, al.run_ids, resamples=1).cost
-    tokens = frontier_bootstrap(al.verdict, usage.tokens, al.run_ids, resamples=1).cost
-    assert money.tolist() == [0.015, 0.06] and tokens.tolist() == [150.0, 150.0]  # b: 3 x 50 over 1, 3 x $0.02
-    assert "candidate" in MONEY and "candidate" in TOKENS  # the measure names the role it counts

@@ -52,7 +52,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     cfg = config_for_run(args.config, man, source.path)  # --config, the file the run recorded, else beside its dataset
     if cfg.get("_path"):
         print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
-    opts = resolve_options(args, cfg)  # regrade's own command line ([run] keys it has: --max-ungradable)
+    opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
     model = (source.manifest.get("agent_version") or {}).get("model_id")
     graders = grader_list(args, cfg, model)
     apply_transport_to_judges(graders, opts)

@@ -52,6 +52,7 @@ from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_js
 from goldenkit.schema import (
     ERROR,
     FAIL,
+    FORMAT_VERSION,
     INVALID,
     OUTCOMES_JSONL,
     OUTCOMES_PARQUET,
@@ -258,6 +259,7 @@ def prepare(
     cases = _cases_file(imp, rows, dataset)
     manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
+        "format_version": FORMAT_VERSION,
         "run_id": run_id,
         "dataset": rows.dataset,
         "agent_version": agent,

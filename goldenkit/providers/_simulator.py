@@ -106,7 +106,6 @@ class UserSimulator(ABC):
 
     name: ClassVar[str] = "simulator"
     bounds_calls: ClassVar[bool] = False  # True: every call is bounded by the HTTP timeouts
-    model: str | None = None  # the model it asks (None: none): its usage is priced as this model's
 
     @abstractmethod
     async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
@@ -191,7 +190,6 @@ class ChatSimulator(UserSimulator):
         if not model:
             raise ConfigError(f"--user-simulator {provider}: --user-model is required")
         self.name = provider  # type: ignore[misc]
-        self.model = model
         self.options: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
         self.options["api_key_env"] = api_key_env
         self.options["base_url" if provider == "openai" else "host"] = base_url

@@ -3,7 +3,7 @@
 from goldenkit.results._accounting import (
     accounting as accounting,
     cost_line as cost_line,
-    outcome_cost as outcome_cost,
+    outcome_money as outcome_money,
     paired_usage_line as paired_usage_line,
     role_models as role_models,
     run_pricing as run_pricing,

@@ -1,31 +1,36 @@
 """What a run cost: calls, tokens, latency and money, per run, per slice and per passing row, by role.
 
-This is the one place a run's usage is added up; run.json's ``accounting``, the printed run summary, the
-report's usage table, compare's paired change and the pages all read it.
+This is the one place a run's usage is added up; run.json's ``accounting``, the
+printed run summary, the report's usage table, compare's paired change and the
+pages all read it.
 
-**Roles.** The candidate's usage is in each outcome's own columns (its calls are the outcome's ``attempts``,
-retries included, less the simulated user's calls, which a conversation's attempts count too; ``tokens_in``,
-``tokens_out``, ``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model grader) and the
-simulated user's are in the outcome's ``usage`` map (:data:`goldenkit.schema.USAGE_COUNTS`). Each role is
-summed apart; a count no outcome reported is null (never 0).
+**Roles.** The candidate's usage is in each outcome's own columns (its calls are
+the outcome's ``attempts``, retries included, less the simulated user's calls, which
+a conversation's attempts count too; ``tokens_in``, ``tokens_out``,
+``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model
+grader) and the simulated user's are in the outcome's ``usage`` map
+(:data:`goldenkit.schema.USAGE_COUNTS`). Each role is summed apart; a count no
+outcome reported is null (never 0).
 
-**Money** (:mod:`goldenkit._pricing`). An outcome's money for a role is the price the provider returned (label
-``provider``), else its tokens at the user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE
-DATE``), else none. A group's money is shown only when every outcome whose calls reported usage for the role
-has money: otherwise it is ``n/a`` and the label says how many were unpriced and why: no price for the model,
-or a price and no token counts to apply it to (a sum over part of the calls would read as the whole). Calls
-that reported no usage (an ERROR's) add to ``calls`` only, never to tokens or money. ``total_money`` is the
-sum over the roles, shown only when each role that reported usage has money; otherwise its label names each
-role without (``n/a (judge: no prices)``) unless no role has any.
+**Money** (:mod:`goldenkit._pricing`). An outcome's money for a role is the
+price the provider returned (label ``provider``), else its tokens at the
+user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE DATE``),
+else none. A group's money is shown only when every outcome whose calls
+reported usage for the role has money: otherwise it is ``n/a`` and the label
+says how many were unpriced and why: no price for the model, or a price and no
+token counts to apply it to (a sum over part of the calls would read as the
+whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
+to tokens or money. ``total_money`` is the sum over the roles, shown only when
+each role that reported usage has money; otherwise its label names each role
+without (``n/a (judge: no prices)``) unless no role has any.
 
-**Latency** percentiles (p50, p95: linear interpolation between the order statistics, numpy's default and R's
-``quantile(type = 7)``) are over answered outcomes (not ERROR); time to first token over streamed ones. **Per
-passing row**: the group's tokens (in + out) and money of the candidate alone (:data:`PASSING_ROW_ROLE`: what
-choosing this model costs; the judge and the simulated user are the evaluation's own spend, in
-``total_money``), divided by its rows whose repeats collapse to PASS
-(:func:`goldenkit.stats.collapse_repeats`) under the run's own rule (:func:`collapse_rule`; run.json and the
-report alike): what a passing verdict cost, the failures' calls included. The frontier's two measures read the
-same role (:func:`outcome_cost`).
+**Latency** percentiles (p50, p95: linear interpolation between the order
+statistics, numpy's default and R's ``quantile(type = 7)``) are over answered
+outcomes (not ERROR); time to first token over streamed ones. **Per passing row**: the group's candidate tokens
+(in + out) and its money over all roles, divided by its rows whose repeats
+collapse to PASS (:func:`goldenkit.stats.collapse_repeats`) under the run's own
+rule (:func:`collapse_rule`; run.json and the report alike): what a passing
+verdict cost, the failures' calls included.
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"row_id": ["a", "b"], "repeat": [0, 0], "slice": ["s", "s"], "verdict": ["PASS", "FAIL"],
@@ -70,8 +75,6 @@ if TYPE_CHECKING:
 PREFIX = {CANDIDATE: "", JUDGE: "judge_", SIMULATOR_ROLE: "simulator_"}
 #: A role's figures (prefixed by :data:`PREFIX`): its calls and token counts, its money and where it came from.
 ROLE_COLUMNS = ("calls", *TOKEN_COUNTS, "money", "money_label")
-#: The one role whose tokens and money a passing row's cost counts, in the accounting and the frontier alike.
-PASSING_ROW_ROLE = CANDIDATE
 NO_PRICES = f"{NO_MONEY} (no prices)"
 
 
@@ -272,7 +275,7 @@ def accounting(
     Columns: ``outcomes, rows, passing_rows, latency_p50_ms, latency_p95_ms, ttft_p50_ms``; per role
     (prefix ``""``, ``judge_``, ``simulator_``) ``calls, tokens_in, tokens_out, tokens_cached,
     tokens_reasoning, money, money_label``; ``total_money, total_money_label`` over the roles;
-    ``tokens_per_passing_row`` and ``money_per_passing_row`` (the candidate's: :data:`PASSING_ROW_ROLE`).
+    ``tokens_per_passing_row`` (the candidate's in + out) and ``money_per_passing_row`` (``total_money``).
     Missing figures are None.
     """
     import pandas as pd
@@ -296,14 +299,14 @@ def accounting(
             row["rows"], row["passing_rows"] = len(in_group), int((in_group["verdict"] == PASS).sum())
         else:
             row["rows"] = row["passing_rows"] = 0
-        passing, pre = row["passing_rows"], PREFIX[PASSING_ROW_ROLE]
-        tokens = [row[f"{pre}tokens_in"], row[f"{pre}tokens_out"]]
+        passing = row["passing_rows"]
+        tokens = [row["tokens_in"], row["tokens_out"]]
         row["tokens_per_passing_row"] = (
             sum(t for t in tokens if t is not None) / passing
             if passing and any(t is not None for t in tokens)
             else None
         )
-        money = row[f"{pre}money"]
+        money = row["total_money"]
         row["money_per_passing_row"] = money / passing if passing and money is not None else None
         out.append(row)
     first = ["outcomes", "rows", "passing_rows", "latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"]
@@ -312,20 +315,17 @@ def accounting(
     return table[first + rest].astype(object).where(table[first + rest].notna(), None)
 
 
-def outcome_cost(
+def outcome_money(
     outcomes: pd.DataFrame, pricing: Pricing | None = None, *, models: Mapping[str, str | None] | None = None
-) -> dict[str, np.ndarray]:
-    """Each outcome's ``tokens`` (in + out; 0 where not reported) and ``money`` (0 where no usage was
-    reported, NaN where unpriced) of :data:`PASSING_ROW_ROLE`, by the rules of :func:`accounting`: summed
-    over a group they are the numerators of its per passing row figures."""
+) -> np.ndarray:
+    """Each outcome's money over the roles, by the rules of :func:`accounting` (its ``total_money`` is their
+    sum when every reported call is priced): 0 for a role that reported no usage, NaN for an unpriced one."""
     spend = _spend(outcomes, pricing or Pricing(), models or {})
-    pre = PREFIX[PASSING_ROW_ROLE]
-    money = np.array([np.nan if m is None else m for m in spend[f"{pre}money"]], dtype=float)
-    tokens = np.nan_to_num(spend[f"{pre}tokens_in"]) + np.nan_to_num(spend[f"{pre}tokens_out"])
-    return {
-        "tokens": np.where(spend[f"{pre}used"], tokens, 0.0),
-        "money": np.where(spend[f"{pre}reported"], money, 0.0),
-    }
+    total = np.zeros(len(outcomes))
+    for role in ROLES:
+        money = np.array([np.nan if m is None else m for m in spend[f"{PREFIX[role]}money"]], dtype=float)
+        total += np.where(spend[f"{PREFIX[role]}reported"], money, 0.0)
+    return total
 
 
 def run_totals(
@@ -479,13 +479,12 @@ def _usage_text(figures: Mapping[str, Any]) -> str:
 __all__ = [
     "NO_PRICES",
     "PAIRED_MEASURES",
-    "PASSING_ROW_ROLE",
     "PREFIX",
     "ROLE_COLUMNS",
     "accounting",
     "collapse_rule",
     "cost_line",
-    "outcome_cost",
+    "outcome_money",
     "paired_usage",
     "paired_usage_line",
     "runs_usage_change",

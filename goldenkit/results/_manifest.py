@@ -10,7 +10,7 @@ from typing import Any
 from goldenkit._files import write_atomic
 from goldenkit._scrub import mask_secrets, mask_secrets_value, scrub_value
 from goldenkit.errors import ResultsError
-from goldenkit.schema import RUN_FILE
+from goldenkit.schema import FORMAT_VERSION, RUN_FILE
 
 #: The top-level keys of goldenkit's JSON files that hold text for people, fully scrubbed
 #: (:func:`goldenkit._scrub.scrub`): run.json's ``invalid_reason`` and ``crash`` (error excerpts), the
@@ -45,7 +45,28 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise ResultsError(f"{folder / RUN_FILE}: invalid JSON: {exc}") from None
     if not isinstance(manifest, dict) or "run_id" not in manifest:
         raise ResultsError(f"{folder / RUN_FILE}: not a run manifest (no run_id)")
-    return manifest
+    return migrated(manifest, folder / RUN_FILE)
+
+
+def migrated(manifest: dict[str, Any], where: Path | str) -> dict[str, Any]:
+    """A run.json read as the current format (:class:`goldenkit.schema.RunRecord`): the one place older formats
+    are read. Format 1 (no ``format_version``: the same fields, written before the field existed) reads as it
+    is, marked format 1; a format newer than this goldenkit knows is a :class:`ResultsError` naming ``where``."""
+    version = manifest.get("format_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ResultsError(f"{where}: format_version {version!r} is not a format (a whole number from 1)")
+    if version > FORMAT_VERSION:
+        newer = f"format_version {version} is newer than this goldenkit reads ({FORMAT_VERSION})"
+        raise ResultsError(f"{where}: {newer}: upgrade goldenkit")
+    if "format_version" in manifest:
+        return manifest
+    out: dict[str, Any] = {}  # format 1: marked where the field is written (after schema_version), fields unchanged
+    for key, value in manifest.items():
+        out[key] = value
+        if key == "schema_version":
+            out["format_version"] = 1
+    out.setdefault("format_version", 1)
+    return out
 
 
 __all__ = [

@@ -13,7 +13,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, NotRequired, Union, get_args, get_origin, is_typeddict
 
 import orjson
 import pyarrow as pa
@@ -25,67 +26,44 @@ from goldenkit._scrub import current_scope, mask_secrets_value
 from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
 from goldenkit.results._jsonl import stored_outcome
-from goldenkit.schema import OUTCOME_FIELDS, USAGE_COUNTS
+from goldenkit.schema import JSON_TEXT, OUTCOME_FIELDS, outcome_hints
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
-# findings: each failing check as data (goldenkit._findings), a JSON list of {grader, check, subject} kept as
-# text like the trajectory (a DataFrame cell stays plain Python); null where a result has none stored
-_GRADE = pa.struct(
-    [
-        ("passed", pa.bool_()),
-        ("score", pa.float64()),
-        ("reason", pa.string()),
-        ("error", pa.bool_()),
-        ("findings", pa.string()),
-    ]
-)
-_AGENT = pa.struct(
-    [
-        ("git_commit", pa.string()),
-        ("model_id", pa.string()),
-        ("prompt_sha256", pa.string()),
-        ("artifacts_sha256", pa.string()),
-    ]
-)
-# one role's usage (goldenkit.schema.USAGE_COUNTS): the judge's and the simulator's, in the outcome's usage map
-_USAGE = pa.struct([(k, pa.float64() if k == "cost" else pa.int64()) for k in USAGE_COUNTS])
+_SCALARS: dict[Any, pa.DataType] = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
 
-# Columns whose values are free-form nested JSON (tool args of any shape): kept as
-# JSON text in Parquet and decoded on read, so every run has the same schema.
-JSON_COLUMNS = ("trajectory",)
 
-OUTCOME_SCHEMA = pa.schema(
-    [
-        ("schema_version", pa.int64()),
-        ("run_id", pa.string()),
-        ("dataset_name", pa.string()),
-        ("dataset_version", pa.string()),
-        ("dataset_sha256", pa.string()),
-        ("agent_version", _AGENT),
-        ("judge_version", pa.string()),
-        ("row_id", pa.string()),
-        ("slice", pa.string()),
-        ("split", pa.string()),
-        ("tags", pa.list_(pa.string())),
-        ("repeat", pa.int64()),
-        ("verdict", pa.string()),
-        ("detail", pa.string()),
-        ("error_kind", pa.string()),
-        ("graders", pa.map_(pa.string(), _GRADE)),
-        ("response", pa.string()),
-        ("trajectory", pa.string()),
-        ("latency_ms", pa.float64()),
-        ("ttft_ms", pa.float64()),
-        ("attempts", pa.int64()),
-        ("tokens_in", pa.int64()),
-        ("tokens_out", pa.int64()),
-        ("tokens_cached", pa.int64()),
-        ("tokens_reasoning", pa.int64()),
-        ("cost", pa.float64()),
-        ("usage", pa.map_(pa.string(), _USAGE)),
-        ("started_at", pa.string()),
-    ]
+def arrow_type(hint: Any) -> pa.DataType:
+    """The Arrow type of a field of the outcome model (:class:`goldenkit.schema.Outcome`), every value nullable:
+    a number, text or flag as itself, a list of text as a list, a record (a TypedDict) as a struct of its fields
+    in order, a map of names as a map, and a field marked :data:`goldenkit.schema.JSON_TEXT` (free-form nested
+    JSON: the trajectory, a result's findings) as JSON text, so every run has the same schema."""
+    if get_origin(hint) is NotRequired:  # a field older records lack
+        return arrow_type(get_args(hint)[0])
+    if get_origin(hint) is Annotated:
+        return pa.string() if JSON_TEXT in get_args(hint)[1:] else arrow_type(get_args(hint)[0])
+    if get_origin(hint) in (Union, UnionType):
+        kinds = [a for a in get_args(hint) if a is not type(None)]
+        if len(kinds) != 1:
+            raise TypeError(f"outcome model: {hint} is not one type (mark free-form JSON with JSON_TEXT)")
+        return arrow_type(kinds[0])
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    if is_typeddict(hint):
+        return pa.struct([(name, arrow_type(h)) for name, h in outcome_hints(hint).items()])
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is list:
+        return pa.list_(arrow_type(args[0]))
+    if origin is dict and args[0] is str:
+        return pa.map_(pa.string(), arrow_type(args[1]))
+    raise TypeError(f"outcome model: no Arrow type for {hint}")
+
+
+# The outcome schema in Arrow, derived field by field from the model (goldenkit.schema.Outcome). Its free-form
+# nested JSON columns (the trajectory; tool args of any shape) are JSON text, decoded on read.
+OUTCOME_SCHEMA = pa.schema([(name, arrow_type(hint)) for name, hint in outcome_hints().items()])
+JSON_COLUMNS = tuple(
+    name for name, hint in outcome_hints().items() if get_origin(hint) is Annotated and JSON_TEXT in get_args(hint)
 )
 
 

@@ -31,7 +31,7 @@ from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._shard import shard_record
 from goldenkit.runner._versions import agent_version
-from goldenkit.schema import SCHEMA_VERSION
+from goldenkit.schema import FORMAT_VERSION, SCHEMA_VERSION
 
 __all__ = ["run_key", "run_manifest"]
 
@@ -118,6 +118,7 @@ def run_manifest(
     protocol = protocol_key(key)  # the one key of what can change a verdict (goldenkit._protocol_key)
     return {
         "schema_version": SCHEMA_VERSION,
+        "format_version": FORMAT_VERSION,  # the fields are goldenkit.schema.RunRecord's
         "run_id": folder.run_id,
         "label": label if label is not None else old.get("label"),  # given, else kept on a resume
         **key,

@@ -50,7 +50,7 @@ from goldenkit.runner._runkey import RUN_KEY_FIELDS
 from goldenkit.runner._shard import shard_of
 from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import validity
-from goldenkit.schema import ERROR, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
+from goldenkit.schema import ERROR, FORMAT_VERSION, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 #: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).
 _PROTOCOL_EXTRAS = ("simulator_version", "grader_hard", "vision", "protocol", "protocol_sha256")
@@ -146,6 +146,7 @@ def _manifest(
     starts = [str(r.manifest["started_at"]) for _, r in shards if r.manifest.get("started_at")]
     return {
         "schema_version": SCHEMA_VERSION,
+        "format_version": FORMAT_VERSION,
         "run_id": run_id,
         "label": first.get("label"),  # the shards' (goldenkit run --label), else derived where shown
         **{k: first.get(k) for k in RUN_KEY_FIELDS},

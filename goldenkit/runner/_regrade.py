@@ -82,30 +82,13 @@ from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._versions import git_commit
-from goldenkit.schema import ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
+from goldenkit.schema import ANSWER_FIELDS, ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
 __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
 
 #: The mode of a regraded run.
 REGRADE = "regrade"
 _KEPT = (ERROR, SKIPPED)  # copied as they were
-_COPIED = (
-    "verdict",
-    "detail",
-    "error_kind",
-    "graders",
-    "response",
-    "trajectory",
-    "latency_ms",
-    "ttft_ms",
-    "attempts",
-    "tokens_in",
-    "tokens_out",
-    "tokens_cached",
-    "tokens_reasoning",
-    "cost",
-    "usage",
-)
 
 
 class StoredAnswers(Provider):
@@ -326,14 +309,14 @@ class Regrade(RunExecution):
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=src.get("started_at"))
         attempts = int(src.get("attempts") or 1)
         if _unanswered(src, self.source.imported):
-            rec.update({k: src.get(k) for k in _COPIED})
+            rec.update({k: src.get(k) for k in ANSWER_FIELDS})
             self._write(rec, attempts)
             return
         case, resp = self.plan.cases[row_id], stored_response(src)
         if self.sync_grading:
             results = grade_case(self.graders, case, resp)
         else:
-            results = await agrade_case(self.graders, case, resp, call=self.seam.response)  # the judge's retries
+            results = await agrade_case(self.graders, case, resp)
         self.write_graded(rec, results, resp, src.get("latency_ms"), attempts)
 
 
