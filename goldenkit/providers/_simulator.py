@@ -106,6 +106,7 @@ class UserSimulator(ABC):
 
     name: ClassVar[str] = "simulator"
     bounds_calls: ClassVar[bool] = False  # True: every call is bounded by the HTTP timeouts
+    model: str | None = None  # the model it asks (None: none): its usage is priced as this model's
 
     @abstractmethod
     async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
@@ -190,23 +191,27 @@ class ChatSimulator(UserSimulator):
         if not model:
             raise ConfigError(f"--user-simulator {provider}: --user-model is required")
         self.name = provider  # type: ignore[misc]
+        self.model = model
         self.options: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
         self.options["api_key_env"] = api_key_env
         self.options["base_url" if provider == "openai" else "host"] = base_url
         self.seed = seed
         self._timeout: float | None = None
         self._chats: dict[int | None, Any] = {}  # one client per seed: repeat r is asked with seed + r
-        self._describe = self._chat(None).settings()
+        self._describe = self._build(None).settings()  # not kept: the run's timeout (configure) comes later
+
+    def _build(self, seed: int | None) -> Any:
+        from goldenkit.providers._base import get_provider
+
+        opts = dict(self.options, seed=seed)
+        if self._timeout is not None:
+            opts["timeout"] = self._timeout
+        return get_provider(self.name, **opts)
 
     def _chat(self, seed: int | None) -> Any:
         chat = self._chats.get(seed)
         if chat is None:
-            from goldenkit.providers._base import get_provider
-
-            opts = dict(self.options, seed=seed)
-            if self._timeout is not None:
-                opts["timeout"] = self._timeout
-            chat = self._chats[seed] = get_provider(self.name, **opts)
+            chat = self._chats[seed] = self._build(seed)
         return chat
 
     def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
