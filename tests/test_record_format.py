@@ -214,3 +214,25 @@ def test_a_format_it_cannot_read_is_one_line_naming_the_file(
         read_run(folder)
     assert str(err.value).startswith(f"{folder / 'run.json'}: format_version ") and says in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_run_of_the_previous_format_resumes_and_is_written_in_the_current_one(tmp_path: Path, new_run: Any) -> None:
+    folder = new_run({"a": ["PASS", "FAIL"], "b": ["PASS", "PASS"]}, run_id="r")
+    manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    del manifest["format_version"]
+    (folder / "run.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (folder / "outcomes.parquet").unlink()  # the end of the run is written again
+    again = new_run({"a": ["PASS", "FAIL"], "b": ["PASS", "PASS"]}, run_id="r")
+    resumed = json.loads((again / "run.json").read_text(encoding="utf-8"))
+    assert again == folder and resumed["format_version"] == FORMAT_VERSION
+    assert resumed["counts"]["PASS"] == 3 and resumed["counts"]["FAIL"] == 1
+    assert len(resumed["timings"]["invocations"]) == 2
+
+
+def test_a_run_of_a_newer_format_is_not_resumed(tmp_path: Path, new_run: Any) -> None:
+    folder = new_run({"a": "PASS"}, run_id="r")
+    manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    (folder / "run.json").write_text(json.dumps({**manifest, "format_version": 3}), encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"run\.json: format_version 3 is newer than this goldenkit reads"):
+        new_run({"a": "PASS"}, run_id="r")
+    assert json.loads((folder / "run.json").read_text(encoding="utf-8"))["format_version"] == 3

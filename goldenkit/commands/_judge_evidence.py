@@ -17,14 +17,12 @@ to stderr.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from goldenkit._display import pct
 from goldenkit.commands._args import ALPHA, POSITIVE, gate_defaults, integer
 
 
@@ -50,18 +48,21 @@ def register_evidence(jsub: Any) -> None:
     nxt.set_defaults(func=next_command)
 
 
+def _pct(x: Any, signed: bool = False) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:{'+' if signed else ''}.1f}"
+
+
 def _render(table: Any, by: str, title: str, diff: bool) -> str:
     judge_col = "judge_diff" if diff else "judge_rate"
-    show = functools.partial(pct, unit="", signed=diff)  # points: a difference's signed
     head = f"{by:<16} {'judged':>6}  {'judge only (of the judge)':<27} {'labels':>7}  "
     head += f"{'prediction-powered (human)':<27} {'lambda':>6} {'ESS gain':>8}  method"
     lines = [title, head]
     notes = []
     for key, r in table.iterrows():
-        judge = f"{show(r[judge_col])} [{show(r['judge_ci_low'])}, {show(r['judge_ci_high'])}]"
+        judge = f"{_pct(r[judge_col], diff)} [{_pct(r['judge_ci_low'], diff)}, {_pct(r['judge_ci_high'], diff)}]"
         ppi = "—"
         if r["method"] != "judge only":
-            ppi = f"{show(r['estimate'])} [{show(r['ci_low'])}, {show(r['ci_high'])}]"
+            ppi = f"{_pct(r['estimate'], diff)} [{_pct(r['ci_low'], diff)}, {_pct(r['ci_high'], diff)}]"
         labels = f"{r['n_human']}" + (f"+{r['n_hand']}h" if r["n_hand"] else "")
         lam = "—" if math.isnan(r["lam"]) else f"{r['lam']:.2f}"
         gain = "—" if math.isnan(r["ess_gain"]) else f"{r['ess_gain']:+.1f}"

@@ -58,6 +58,7 @@ from goldenkit.results._light import (
 )
 from goldenkit.results._manifest import (
     SEQUENTIAL as SEQUENTIAL,
+    read_manifest as read_manifest,
     sequential_line as sequential_line,
     sequential_rows as sequential_rows,
     stored_json as stored_json,

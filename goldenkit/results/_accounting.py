@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from goldenkit._display import money as usd
 from goldenkit._pricing import NO_MONEY, PER_TOKENS, PROVIDER, Pricing
 from goldenkit.config import config_for_run, pricing
 from goldenkit.errors import ConfigError
@@ -424,6 +423,13 @@ def _seconds(ms: Any) -> str:
     return f"{float(ms) / 1000:.1f} s" if ms is not None else "n/a"
 
 
+def _usd(money: float) -> str:
+    """``$0.0123``, ``$12.34``; a sum too small to show in four decimals is ``under $0.0001``, never $0.0000."""
+    if 0 < money < 0.00005:
+        return "under $0.0001"
+    return f"${money:,.4f}" if money < 1 else f"${money:,.2f}"
+
+
 def cost_line(totals: Mapping[str, Any]) -> str:
     """The run summary's line: ``cost: 12,345 tokens in, 2,100 out, 108 calls, p50 1.2 s; money n/a (no
     prices)`` (the judge's and simulator's usage after the candidate's; money with where it came from)."""
@@ -431,7 +437,7 @@ def cost_line(totals: Mapping[str, Any]) -> str:
     parts = [_usage_text(roles.get(CANDIDATE) or {}) + f", p50 {_seconds(totals.get('latency_p50_ms'))}"]
     parts += [f"{role} {_usage_text(roles[role])}" for role in ROLES if role != CANDIDATE and roles.get(role)]
     money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
-    parts.append(f"money {usd(money)} ({label})" if money is not None else f"money {label}")
+    parts.append(f"money {_usd(money)} ({label})" if money is not None else f"money {label}")
     return "cost: " + "; ".join(parts)
 
 
@@ -444,7 +450,7 @@ def totals_text(totals: Mapping[str, Any] | None) -> str:
     tin, tout = figures.get("tokens_in"), figures.get("tokens_out")
     tokens = f"{tin:,} in / {tout:,} out tokens" if tin is not None and tout is not None else "tokens n/a"
     money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
-    said = f"{usd(money)} ({label})" if money is not None else f"money {label}"
+    said = f"{_usd(money)} ({label})" if money is not None else f"money {label}"
     return f"{tokens}, {figures.get('calls') or 0:,} calls; {said}"
 
 

@@ -34,7 +34,7 @@ from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._protocol_key import protocol_differences, protocol_key
 from goldenkit._text import one_line
 from goldenkit.errors import ConfigError, ResultsError
-from goldenkit.results import repair_jsonl, scan_jsonl
+from goldenkit.results import read_manifest, repair_jsonl, scan_jsonl
 from goldenkit.runner._runkey import RESUME_IGNORES, key_differences
 from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
 
@@ -243,10 +243,7 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
         if folder.jsonl.exists():
             raise ResultsError(f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, {NEW_RUN_ID}")
         return
-    try:
-        old = json.loads(folder.run_file.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ResultsError(f"{folder.run_file}: invalid JSON: {exc}") from None
+    old = read_manifest(folder.path)  # the one reader of run.json (older formats read, a newer one refused)
     diffs = run_key_differences(old, key, also=("shard",))
     if diffs:
         raise ResultsError(f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); {NEW_RUN_ID}")
