@@ -7,6 +7,8 @@ Figures: :func:`pct` (``87.5%``), :func:`signed_pct` (``+1.0 pp``), :func:`inter
 
 >>> pct(0.875), pct(None), interval(0.8445, 0.9083), signed_pct(0.01), p_value(0.5413), p_value(3e-6)
 ('87.5%', 'n/a', '[84.5%, 90.8%]', '+1.0 pp', '0.5413', '3.0e-06')
+>>> p_value(0.5413, significant=2), p_value(0.0391, significant=2)
+('0.54', '0.039')
 >>> money(12.345), money(0.0123), money(0.00001), number(0.8), number(float("nan"))
 ('$12.35', '$0.0123', 'under $0.0001', '0.8000', 'n/a')
 
@@ -205,12 +207,15 @@ def interval(low: Any, high: Any, digits: int = 1, *, signed: bool = False, unit
     return f"[{pct(low, digits, unit=shown, signed=signed)}, {pct(high, digits, unit=shown, signed=signed)}]"
 
 
-def p_value(p: Any) -> str:
-    """A p-value with four decimals, below 1e-4 in scientific notation: ``0.5413``, ``3.0e-06``."""
+def p_value(p: Any, significant: int | None = None) -> str:
+    """A p-value with four decimals, below 1e-4 in scientific notation: ``0.5413``, ``3.0e-06``;
+    ``significant``: to that many significant digits, as a sentence reads it (``0.54``, ``0.039``)."""
     v = _real(p)
     if v is None:
         return MISSING
-    return f"{v:.4f}" if v >= 1e-4 else f"{v:.1e}"
+    if v < 1e-4:
+        return f"{v:.1e}"
+    return f"{v:.4f}" if significant is None else f"{v:.{significant}g}"
 
 
 def number(x: Any, digits: int = 4) -> str:

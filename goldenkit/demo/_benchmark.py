@@ -17,9 +17,9 @@ from typing import Any
 
 from goldenkit.config import find_config, load_config, section
 from goldenkit.demo._data import shown
-from goldenkit.demo._story import DEFAULT_DATASET, _p, replay_agent, validate_dataset
+from goldenkit.demo._story import DEFAULT_DATASET, replay_agent, validate_dataset
 from goldenkit.gate import GatePolicy
-from goldenkit.report import pct
+from goldenkit.report import p_value, pct
 
 __all__ = ["BENCHMARK_AGENTS", "benchmark_story", "run_benchmark"]
 
@@ -66,15 +66,17 @@ def benchmark_story(lb: Any) -> str:
     tied = "statistically tied" if not p12["significant"] else "significantly different"
     lines.append(
         f"- {first['run_id']} ({pct(first['pass_rate'])}) and {second['run_id']} ({pct(second['pass_rate'])}): "
-        f"{int(p12['b_count'])} vs {int(p12['c_count'])} discordant rows, exact McNemar p = {_p(p12['p_val'])} "
-        f"(Holm {_p(p12['p_adj'])}): {tied}; groups {first['group']} and {second['group']}."
+        f"{int(p12['b_count'])} vs {int(p12['c_count'])} discordant rows, "
+        f"exact McNemar p = {p_value(p12['p_val'], significant=2)} "
+        f"(Holm {p_value(p12['p_adj'], significant=2)}): {tied}; groups {first['group']} and {second['group']}."
     )
     for r in t.iloc[2:].to_dict("records"):
         above = [pairs.loc[(a, r["run_id"])] for a in t["run_id"] if (a, r["run_id"]) in pairs.index]
         worst = max(above, key=lambda p: float(p["p_adj"]))
         verdict = "significantly behind both" if all(p["significant"] for p in above) else "not separable from all"
         lines.append(
-            f"- {r['run_id']} ({pct(r['pass_rate'])}): {verdict} (largest Holm p = {_p(worst['p_adj'])}, "
+            f"- {r['run_id']} ({pct(r['pass_rate'])}): {verdict} "
+            f"(largest Holm p = {p_value(worst['p_adj'], significant=2)}, "
             f"{int(worst['b_count'])} vs {int(worst['c_count'])}); "
             + (
                 f"rank {r['rank_low']}"

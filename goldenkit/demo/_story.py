@@ -29,7 +29,6 @@ in the way is an error, never removed.
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +49,7 @@ from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_ga
 from goldenkit.graders import build_graders
 from goldenkit.notebooks import execute_notebooks
 from goldenkit.providers import get_provider
-from goldenkit.report import pct
+from goldenkit.report import p_value, pct
 from goldenkit.results import Run, read_run
 from goldenkit.runner import RunSummary, run_eval
 from goldenkit.schema import RUN_FILE, VALID
@@ -330,13 +329,6 @@ def _run_line(s: RunSummary) -> str:
     )
 
 
-def _p(p: float | None) -> str:
-    """A p-value to two significant digits (0.54, 0.039)."""
-    if p is None or math.isnan(p):
-        return "n/a"
-    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
-
-
 def _reason_text(reasons: Any) -> str:
     if isinstance(reasons, dict):
         return "; ".join(f"{k}: {v}" for k, v in reasons.items() if v)
@@ -399,7 +391,7 @@ def _story_headline(result: DemoResult) -> list[str]:
     verdict = "indistinguishable from noise" if p >= cmp.alpha else "a significant change"
     add(
         f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; "
-        f"two-sided exact McNemar p = {_p(p)}, {verdict}. "
+        f"two-sided exact McNemar p = {p_value(p, significant=2)}, {verdict}. "
         f"Difference {diff_pts:+.1f} points [95% CI {100 * float(ov['diff_ci_low']):+.1f}, "
         f"{100 * float(ov['diff_ci_high']):+.1f}]."
     )
@@ -430,7 +422,7 @@ def _story_slice(result: DemoResult) -> tuple[list[str], str]:
         add(
             f"3. By slice: {name}{crit} regressed, {int(worst['rows'])} rows, "
             f"{pct(worst['p_base'])} -> {pct(worst['p_cand'])}: {int(worst['b'])} broke vs {int(worst['c'])} fixed, "
-            f"two-sided p = {_p(float(worst['p_val']))}."
+            f"two-sided p = {p_value(worst['p_val'], significant=2)}."
         )
         add(
             f"   The other {len(others)} slices: {int(others['b'].sum())} broke vs {int(others['c'].sum())} fixed; "
