@@ -18,13 +18,12 @@ from goldenkit.results._accounting import (
     NO_PRICES,
     accounting,
     cost_line,
-    paired_usage,
-    paired_usage_line,
     role_models,
     run_totals,
     run_totals_of,
     totals_text,
 )
+from goldenkit.results._usage_change import paired_usage, paired_usage_line
 from goldenkit.stats import OVERALL, paired_mean_diff
 
 PRICES = {
@@ -70,7 +69,7 @@ def test_per_run_per_slice_and_per_passing_row_figures_are_exact_on_a_hand_compu
     # rows: a PASS, b FAIL, c P,E -> UNDECIDED under majority: one passing row
     assert (run["rows"], run["passing_rows"]) == (3, 1)
     assert run["tokens_per_passing_row"] == 737.0
-    assert run["money_per_passing_row"] == pytest.approx(0.01 + 744e-6 + 330e-6)
+    assert run["money_per_passing_row"] == pytest.approx(0.01 + 744e-6)  # the candidate's, as the tokens
     assert (x["tokens_in"], x["calls"], x["passing_rows"], x["latency_p50_ms"]) == (620, 5, 1, 2500.0)
     assert x["tokens_per_passing_row"] == 682.0
     assert (y["tokens_in"], y["calls"], y["passing_rows"]) == (50, 4, 0)

@@ -77,7 +77,7 @@ LAYERS: list[set[str]] = [
     # results: what a run wrote; other harnesses' results imported as runs
     {"results._manifest", "results._jsonl", "results._parquet", "results._latest"},
     {"results._run", "results._accounting"},
-    {"results._light", "results._labels"},
+    {"results._light", "results._labels", "results._usage_change"},
     {"results._judge_evidence"},
     {"results._judge_next", "results._judge_figures"},
     {"results"},

@@ -27,3 +27,98 @@ def test_per_passing_row_is_the_runs_own_rule_in_the_report_and_in_run_json() ->
     shown = latency_summary(df, run=SimpleNamespace(manifest=manifest, path=None)).loc[OVERALL]  # report.html
     assert stored["passing_rows"] == shown["passing rows"] == 2  # rule any: both rows pass
     assert stored["tokens_per_passing_row"] == shown["tokens per passing row"] == 330 / 2
+
+
+def judged_runs() -> dict[str, pd.DataFrame]:
+    """Two runs of three rows, every outcome priced by its provider; a judge (also priced) read every answer.
+    a: passes 2 rows at 100 tokens and $0.01 a row, its judge $1 a row; b: passes 1 at 50 tokens and $0.02."""
+
+    def run(verdicts: list[str], tokens: int, cost: float) -> pd.DataFrame:
+        judge = {"judge": {"calls": 1, "tokens_in": 500, "tokens_out": 5, "cost": 1.0}}
+        df = pd.DataFrame({"row_id": ["r1", "r2", "r3"], "verdict": verdicts, "cost": cost, "usage": [judge] * 3})
+        return df.assign(repeat=0, slice="s", attempts=1, tokens_in=tokens - 10, tokens_out=10, latency_ms=1.0)
+
+    return {"a": run(["PASS", "PASS", "FAIL"], 100, 0.01), "b": run(["PASS", "FAIL", "FAIL"], 50, 0.02)}
+
+
+def test_tokens_and_money_per_passing_row_count_the_same_role_the_candidate() -> None:
+    from goldenkit.leaderboards._alignment import align_runs, run_inputs
+    from goldenkit.leaderboards._frontier import MONEY, TOKENS, frontier_bootstrap, row_usage
+    from goldenkit.results import accounting
+
+    a = accounting(judged_runs()["a"], by=None).loc[OVERALL]
+    assert a["total_money"] == 3 * 0.01 + 3 * 1.0  # the run's spend: every role
+    # a passing verdict's cost: the candidate's 3 x 100 tokens and 3 x $0.01 over 2 passing rows, no judge in either
+    assert (a["tokens_per_passing_row"], a["money_per_passing_row"]) == (150.0, 0.015)
+    al = align_runs(run_inputs(judged_runs()))
+    usage = row_usage(al.runs, al.row_ids)
+    assert usage.money is not None
+    money = frontier_bootstrap(al.verdict, usage.money, al.run_ids, resamples=1).cost
+    tokens = frontier_bootstrap(al.verdict, usage.tokens, al.run_ids, resamples=1).cost
+    assert money.tolist() == [0.015, 0.06] and tokens.tolist() == [150.0, 150.0]  # b: 3 x 50 over 1, 3 x $0.02
+    assert "candidate" in MONEY and "candidate" in TOKENS  # the measure names the role it counts
+
+
+ACCEPT = '{"decision": "ACCEPT", "score": 1, "reasons": ["ok"]}'
+
+
+def answered(tmp_path: Path, url: str, run_id: str, *extra: str) -> int:
+    """A run of two rows against the candidate server at ``url`` (graded by the contract alone)."""
+    from factories import row, write_dataset
+
+    from goldenkit.cli import main
+
+    ds = write_dataset(
+        tmp_path, [row(f"r{i}", {"prompt": f"q{i}", "expect": {"must_contain": ["ok"]}}) for i in (0, 1)]
+    )
+    argv = ["run", str(ds), "--provider", "openai", "--base-url", url, "--model", "m", "--graders", "contract"]
+    return main([*argv, "--results-dir", str(tmp_path / "res"), "--run-id", run_id, "--quiet", *extra])
+
+
+def test_a_regrade_counts_what_it_spent_apart_from_the_answers_it_copied(tmp_path: Path, capsys) -> None:
+    import json
+
+    from fakeserver import FakeModelServer, Reply
+
+    from goldenkit.cli import main
+    from goldenkit.results import run_totals_of
+
+    with FakeModelServer(default=Reply.text("ok", tokens_in=40, tokens_out=9)) as cand:
+        assert answered(tmp_path, cand.url, "src") == 0
+    (tmp_path / "rubric.md").write_text("Accept a helpful answer.", encoding="utf-8")
+    with FakeModelServer(default=Reply.text(ACCEPT, tokens_in=300, tokens_out=20)) as judge:
+        (tmp_path / "judge.toml").write_text(
+            '[graders]\nuse = ["contract", "judge"]\n[judge]\nprovider = "openai"\nmodel = "judge-m"\n'
+            f'rubric = "rubric.md"\n[judge.options]\nbase_url = "{judge.url}"\n',
+            encoding="utf-8",
+        )
+        capsys.readouterr()
+        res = str(tmp_path / "res")
+        argv = ["regrade", "src", "--run-id", "rg", "--results-dir", res, "--config", str(tmp_path / "judge.toml")]
+        assert main([*argv, "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    source, regraded = run_totals_of(tmp_path / "res" / "src"), run_totals_of(tmp_path / "res" / "rg")
+    assert source is not None and regraded is not None
+    own = regraded["roles"]  # what the regrade spent: the judge's two calls, nothing of the candidate's
+    assert list(own) == ["judge"] and (own["judge"]["calls"], own["judge"]["tokens_in"]) == (2, 600)
+    copied = regraded["copied"]  # the candidate's spend, named as the source run's
+    assert copied["from_run"] == "src" and copied["roles"] == source["roles"]
+    calls = sum(r["candidate"]["calls"] for r in (source["roles"], own) if "candidate" in r)
+    assert calls == 2  # added up over the two runs, each candidate call counted once
+    line = next(x for x in printed.splitlines() if x.startswith("cost: "))
+    assert line.startswith("cost: judge 600 tokens in, 40 out, 2 calls; money n/a (no prices)")
+    assert "; from run src (copied, not spent again): 80 tokens in, 18 out, 2 calls" in line
+    assert json.loads((tmp_path / "res" / "rg" / "run.json").read_text())["accounting"] == regraded
+
+
+def test_merge_prints_the_cost_line_as_run_does(tmp_path: Path, capsys) -> None:
+    from fakeserver import FakeModelServer, Reply
+
+    from goldenkit.cli import main
+
+    with FakeModelServer(default=Reply.text("ok", tokens_in=40, tokens_out=9)) as cand:
+        for k in (1, 2):
+            assert answered(tmp_path, cand.url, f"s{k}", "--shard", f"{k}/2") == 0
+    capsys.readouterr()
+    assert main(["merge", "all", "s1", "s2", "--results-dir", str(tmp_path / "res")]) == 0
+    assert "\ncost: 80 tokens in, 18 out, 2 calls, p50 " in capsys.readouterr().out

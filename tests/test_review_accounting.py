@@ -15,7 +15,7 @@ from fakeserver import FakeModelServer, Reply
 from goldenkit.cli import main
 from goldenkit.errors import InputError
 from goldenkit.results import iter_jsonl
-from goldenkit.results._accounting import paired_usage, paired_usage_line
+from goldenkit.results._usage_change import paired_usage, paired_usage_line
 from goldenkit.stats import OVERALL, paired_mean_diff
 
 SCENARIO = {"scenario": {"starting_prompt": "hello", "plan": "ask twice"}, "expect": {"must_contain": ["ok"]}}

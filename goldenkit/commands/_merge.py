@@ -33,6 +33,7 @@ def merge_command(args: argparse.Namespace) -> int:
 
     summary = merge_shards(args.run_id, args.shards, results_dir=args.results_dir)
     print(summary.line(), file=sys.stdout)
+    print(summary.cost_line(), file=sys.stdout)
     return summary.exit_code
 
 

@@ -6,7 +6,8 @@ else the file RUN recorded, found from any working directory, else beside RUN's 
 else the current folder) or ``--graders a,b``. ERROR
 and SKIPPED outcomes are copied; the new run has RUN's run key with the new
 graders and ``mode: regrade``, and names RUN in run.json (see
-:mod:`goldenkit.runner._regrade`). Exit codes as ``goldenkit run``: 0 VALID,
+:mod:`goldenkit.runner._regrade`). Its cost line says what the regrade spent (the judge's calls) apart
+from the candidate's spend it copied with the answers (``from run RUN``). Exit codes as ``goldenkit run``: 0 VALID,
 1 bad input (RUN incomplete or INVALID, answers not stored, NEW taken), 3 INVALID.
 """
 
@@ -52,7 +53,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     cfg = config_for_run(args.config, man, source.path)  # --config, the file the run recorded, else beside its dataset
     if cfg.get("_path"):
         print(f"goldenkit regrade: {describe_config(cfg)}", file=sys.stderr)
-    opts = resolve_options(argparse.Namespace(max_ungradable=args.max_ungradable), cfg)
+    opts = resolve_options(args, cfg)  # regrade's own command line ([run] keys it has: --max-ungradable)
     model = (source.manifest.get("agent_version") or {}).get("model_id")
     graders = grader_list(args, cfg, model)
     apply_transport_to_judges(graders, opts)
@@ -66,6 +67,7 @@ def regrade_command(args: argparse.Namespace) -> int:
         max_ungradable=opts["max_ungradable"],
     )
     print(summary.line(), file=sys.stdout)
+    print(summary.cost_line(), file=sys.stdout)  # what the regrade spent, then what it copied from RUN
     return summary.exit_code
 
 

@@ -57,7 +57,7 @@ def try_compare(
 
 def usage_change_table(base: Any, cand: Any) -> pd.DataFrame | HTMLBlock:
     """The paired change per row from ``base`` to ``cand`` in the candidate's tokens (in + out) and latency,
-    with Student's paired t 95% interval (:func:`goldenkit.results._accounting.runs_usage_change`), one line
+    with Student's paired t 95% interval (:func:`goldenkit.results._usage_change.runs_usage_change`), one line
     per measure; a note when a side is a baseline (it keeps verdicts, not usage)."""
     from goldenkit.results import runs_usage_change
 

@@ -3,13 +3,11 @@
 from goldenkit.results._accounting import (
     accounting as accounting,
     cost_line as cost_line,
-    outcome_money as outcome_money,
-    paired_usage_line as paired_usage_line,
+    outcome_cost as outcome_cost,
     role_models as role_models,
     run_pricing as run_pricing,
     run_totals as run_totals,
     run_totals_of as run_totals_of,
-    runs_usage_change as runs_usage_change,
     totals_text as totals_text,
 )
 from goldenkit.results._jsonl import (
@@ -76,4 +74,8 @@ from goldenkit.results._run import (
     Run as Run,
     outcomes_df as outcomes_df,
     read_run as read_run,
+)
+from goldenkit.results._usage_change import (
+    paired_usage_line as paired_usage_line,
+    runs_usage_change as runs_usage_change,
 )

@@ -1,36 +1,32 @@
 """What a run cost: calls, tokens, latency and money, per run, per slice and per passing row, by role.
 
-This is the one place a run's usage is added up; run.json's ``accounting``, the
-printed run summary, the report's usage table, compare's paired change and the
-pages all read it.
+This is the one place a run's usage is added up; run.json's ``accounting``, the printed run summary, the
+report's usage table and the pages all read it (compare's paired change per row:
+:mod:`goldenkit.results._usage_change`).
 
-**Roles.** The candidate's usage is in each outcome's own columns (its calls are
-the outcome's ``attempts``, retries included, less the simulated user's calls, which
-a conversation's attempts count too; ``tokens_in``, ``tokens_out``,
-``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model
-grader) and the simulated user's are in the outcome's ``usage`` map
-(:data:`goldenkit.schema.USAGE_COUNTS`). Each role is summed apart; a count no
-outcome reported is null (never 0).
+**Roles.** The candidate's usage is in each outcome's own columns (its calls are the outcome's ``attempts``,
+retries included, less the simulated user's calls, which a conversation's attempts count too; ``tokens_in``,
+``tokens_out``, ``tokens_cached``, ``tokens_reasoning``; ``cost``); the judge's (every model grader) and the
+simulated user's are in the outcome's ``usage`` map (:data:`goldenkit.schema.USAGE_COUNTS`). Each role is
+summed apart; a count no outcome reported is null (never 0).
 
-**Money** (:mod:`goldenkit._pricing`). An outcome's money for a role is the
-price the provider returned (label ``provider``), else its tokens at the
-user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE DATE``),
-else none. A group's money is shown only when every outcome whose calls
-reported usage for the role has money: otherwise it is ``n/a`` and the label
-says how many were unpriced and why: no price for the model, or a price and no
-token counts to apply it to (a sum over part of the calls would read as the
-whole). Calls that reported no usage (an ERROR's) add to ``calls`` only, never
-to tokens or money. ``total_money`` is the sum over the roles, shown only when
-each role that reported usage has money; otherwise its label names each role
-without (``n/a (judge: no prices)``) unless no role has any.
+**Money** (:mod:`goldenkit._pricing`). An outcome's money for a role is the price the provider returned (label
+``provider``), else its tokens at the user's ``[pricing]`` for the role's model (label ``[pricing] SOURCE
+DATE``), else none. A group's money is shown only when every outcome whose calls reported usage for the role
+has money: otherwise it is ``n/a`` and the label says how many were unpriced and why: no price for the model,
+or a price and no token counts to apply it to (a sum over part of the calls would read as the whole). Calls
+that reported no usage (an ERROR's) add to ``calls`` only, never to tokens or money. ``total_money`` is the
+sum over the roles, shown only when each role that reported usage has money; otherwise its label names each
+role without (``n/a (judge: no prices)``) unless no role has any.
 
-**Latency** percentiles (p50, p95: linear interpolation between the order
-statistics, numpy's default and R's ``quantile(type = 7)``) are over answered
-outcomes (not ERROR); time to first token over streamed ones. **Per passing row**: the group's candidate tokens
-(in + out) and its money over all roles, divided by its rows whose repeats
-collapse to PASS (:func:`goldenkit.stats.collapse_repeats`) under the run's own
-rule (:func:`collapse_rule`; run.json and the report alike): what a passing
-verdict cost, the failures' calls included.
+**Latency** percentiles (p50, p95: linear interpolation between the order statistics, numpy's default and R's
+``quantile(type = 7)``) are over answered outcomes (not ERROR); time to first token over streamed ones. **Per
+passing row**: the group's tokens (in + out) and money of the candidate alone (:data:`PASSING_ROW_ROLE`: what
+choosing this model costs; the judge and the simulated user are the evaluation's own spend, in
+``total_money``), divided by its rows whose repeats collapse to PASS
+(:func:`goldenkit.stats.collapse_repeats`) under the run's own rule (:func:`collapse_rule`; run.json and the
+report alike): what a passing verdict cost, the failures' calls included. The frontier's two measures read the
+same role (:func:`outcome_cost`).
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"row_id": ["a", "b"], "repeat": [0, 0], "slice": ["s", "s"], "verdict": ["PASS", "FAIL"],
@@ -46,13 +42,13 @@ verdict cost, the failures' calls included.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from goldenkit._display import money as usd
 from goldenkit._pricing import NO_MONEY, PER_TOKENS, PROVIDER, Pricing
 from goldenkit.config import config_for_run, pricing
 from goldenkit.errors import ConfigError
@@ -75,6 +71,10 @@ if TYPE_CHECKING:
 PREFIX = {CANDIDATE: "", JUDGE: "judge_", SIMULATOR_ROLE: "simulator_"}
 #: A role's figures (prefixed by :data:`PREFIX`): its calls and token counts, its money and where it came from.
 ROLE_COLUMNS = ("calls", *TOKEN_COUNTS, "money", "money_label")
+#: The roles whose calls made the answers: a regrade copies their spend with them (:func:`run_totals`).
+COPIED_ROLES = (CANDIDATE, SIMULATOR_ROLE)
+#: The one role whose tokens and money a passing row's cost counts, in the accounting and the frontier alike.
+PASSING_ROW_ROLE = CANDIDATE
 NO_PRICES = f"{NO_MONEY} (no prices)"
 
 
@@ -236,14 +236,21 @@ def _group(
         row[f"{pre}money"], row[f"{pre}money_label"] = money, label
         if reported.any():
             total.append((role, money, label))
-    missing = [(role, lab) for role, m, lab in total if m is None]
-    if not total or missing:
-        row["total_money"] = None
-        row["total_money_label"] = _unpriced(missing, len(total))
-    else:
-        row["total_money"] = float(sum(m for _, m, _ in total))
-        row["total_money_label"] = " + ".join(sorted({part for _, _, lab in total for part in lab.split(" + ")}))
+    row["total_money"], row["total_money_label"] = _total(total)
     return row
+
+
+def _total(parts: Sequence[tuple[str, Any, str]]) -> tuple[float | None, str]:
+    """The money of the roles that reported usage (``(role, money, label)``) and its label (module doc)."""
+    missing = [(role, lab) for role, m, lab in parts if m is None]
+    if not parts or missing:
+        return None, _unpriced(missing, len(parts))
+    return float(sum(m for _, m, _ in parts)), " + ".join(sorted({p for _, _, lab in parts for p in lab.split(" + ")}))
+
+
+def _roles_total(roles: Mapping[str, Mapping[str, Any]]) -> tuple[float | None, str]:
+    """:func:`_total` of nested role figures (a role whose money label is empty reported no usage)."""
+    return _total([(r, f["money"], f["money_label"]) for r, f in roles.items() if f.get("money_label")])
 
 
 def _unpriced(missing: Sequence[tuple[str, str]], roles: int) -> str:
@@ -275,7 +282,7 @@ def accounting(
     Columns: ``outcomes, rows, passing_rows, latency_p50_ms, latency_p95_ms, ttft_p50_ms``; per role
     (prefix ``""``, ``judge_``, ``simulator_``) ``calls, tokens_in, tokens_out, tokens_cached,
     tokens_reasoning, money, money_label``; ``total_money, total_money_label`` over the roles;
-    ``tokens_per_passing_row`` (the candidate's in + out) and ``money_per_passing_row`` (``total_money``).
+    ``tokens_per_passing_row`` and ``money_per_passing_row`` (the candidate's: :data:`PASSING_ROW_ROLE`).
     Missing figures are None.
     """
     import pandas as pd
@@ -299,14 +306,14 @@ def accounting(
             row["rows"], row["passing_rows"] = len(in_group), int((in_group["verdict"] == PASS).sum())
         else:
             row["rows"] = row["passing_rows"] = 0
-        passing = row["passing_rows"]
-        tokens = [row["tokens_in"], row["tokens_out"]]
+        passing, pre = row["passing_rows"], PREFIX[PASSING_ROW_ROLE]
+        tokens = [row[f"{pre}tokens_in"], row[f"{pre}tokens_out"]]
         row["tokens_per_passing_row"] = (
             sum(t for t in tokens if t is not None) / passing
             if passing and any(t is not None for t in tokens)
             else None
         )
-        money = row["total_money"]
+        money = row[f"{pre}money"]
         row["money_per_passing_row"] = money / passing if passing and money is not None else None
         out.append(row)
     first = ["outcomes", "rows", "passing_rows", "latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"]
@@ -315,17 +322,20 @@ def accounting(
     return table[first + rest].astype(object).where(table[first + rest].notna(), None)
 
 
-def outcome_money(
+def outcome_cost(
     outcomes: pd.DataFrame, pricing: Pricing | None = None, *, models: Mapping[str, str | None] | None = None
-) -> np.ndarray:
-    """Each outcome's money over the roles, by the rules of :func:`accounting` (its ``total_money`` is their
-    sum when every reported call is priced): 0 for a role that reported no usage, NaN for an unpriced one."""
+) -> dict[str, np.ndarray]:
+    """Each outcome's ``tokens`` (in + out; 0 where not reported) and ``money`` (0 where no usage was
+    reported, NaN where unpriced) of :data:`PASSING_ROW_ROLE`, by the rules of :func:`accounting`: summed
+    over a group they are the numerators of its per passing row figures."""
     spend = _spend(outcomes, pricing or Pricing(), models or {})
-    total = np.zeros(len(outcomes))
-    for role in ROLES:
-        money = np.array([np.nan if m is None else m for m in spend[f"{PREFIX[role]}money"]], dtype=float)
-        total += np.where(spend[f"{PREFIX[role]}reported"], money, 0.0)
-    return total
+    pre = PREFIX[PASSING_ROW_ROLE]
+    money = np.array([np.nan if m is None else m for m in spend[f"{pre}money"]], dtype=float)
+    tokens = np.nan_to_num(spend[f"{pre}tokens_in"]) + np.nan_to_num(spend[f"{pre}tokens_out"])
+    return {
+        "tokens": np.where(spend[f"{pre}used"], tokens, 0.0),
+        "money": np.where(spend[f"{pre}reported"], money, 0.0),
+    }
 
 
 def run_totals(
@@ -338,7 +348,12 @@ def run_totals(
     """The run's totals as run.json's ``accounting`` keeps them: the :data:`OVERALL` row of
     :func:`accounting` of the run (``manifest``: its run.json), the roles nested (``{"candidate": {calls,
     tokens_in, ..., money, money_label}, "judge": {...}}``: a role that made no call left out), the rest flat;
-    JSON-ready."""
+    JSON-ready.
+
+    A regrade (run.json ``regraded_from``) called only its judge: ``roles`` and ``total_money`` are what it
+    spent, and the spend of :data:`COPIED_ROLES` it copied with the answers is under ``copied`` (``{from_run,
+    roles, total_money, total_money_label}``, the run that made those calls), so that runs added up count
+    every call once."""
     from goldenkit.stats import OVERALL
 
     row = accounting(outcomes, pricing, by=None, models=models, manifest=manifest).loc[OVERALL].to_dict()
@@ -347,98 +362,53 @@ def run_totals(
         figures = {c: _plain(row.pop(f"{PREFIX[role]}{c}")) for c in ROLE_COLUMNS}
         if figures["calls"] or any(figures[k] is not None for k in TOKEN_COUNTS):
             roles[role] = figures
-    return {**{k: _plain(v) for k, v in row.items()}, "roles": roles}
+    out = {**{k: _plain(v) for k, v in row.items()}, "roles": roles}
+    source = (manifest or {}).get("regraded_from")
+    if not isinstance(source, Mapping):
+        return out
+    copied = {role: roles.pop(role) for role in COPIED_ROLES if role in roles}
+    out["total_money"], out["total_money_label"] = _roles_total(roles)
+    money, label = _roles_total(copied)
+    origin = source.get("answers_from") or source.get("run_id")
+    out["copied"] = {"from_run": origin, "roles": copied, "total_money": money, "total_money_label": label}
+    return out
 
 
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-#: The measures :func:`paired_usage` compares per row: the candidate's tokens (in + out) and latency.
-PAIRED_MEASURES = ("tokens", "latency_ms")
-
-
-def _per_row(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Each row's mean over its answered repeats (not ERROR) of the candidate's tokens (in + out, where
-    both were reported) and latency (ms); NaN for a row with no answered repeat."""
-    import pandas as pd
-
-    answered = outcomes[outcomes["verdict"] != ERROR] if "verdict" in outcomes.columns else outcomes
-    tin = pd.to_numeric(pd.Series(_column(answered, "tokens_in"), dtype=object), errors="coerce")
-    tout = pd.to_numeric(pd.Series(_column(answered, "tokens_out"), dtype=object), errors="coerce")
-    lat = pd.to_numeric(pd.Series(_column(answered, "latency_ms"), dtype=object), errors="coerce")
-    frame = pd.DataFrame(
-        {"row_id": _column(answered, "row_id"), "tokens": (tin + tout).to_numpy(), "latency_ms": lat.to_numpy()}
-    )
-    means = frame.groupby("row_id", sort=False)[list(PAIRED_MEASURES)].mean()
-    return means.reindex(pd.unique(pd.Series(_column(outcomes, "row_id"), dtype=object)))  # an all-ERROR row: NaN
-
-
-def paired_usage(base: pd.DataFrame, cand: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """The paired change per row from ``base``'s outcomes to ``cand``'s, one line per measure of
-    :data:`PAIRED_MEASURES`: ``n`` (rows with the measure on both sides), ``dropped`` (rows both runs have,
-    left out for lacking the measure on a side: no usage reported, or every repeat an ERROR),
-    ``base_mean``, ``cand_mean``, ``diff`` (candidate minus base) and its interval ``ci_low, ci_high``
-    (:func:`goldenkit.stats.paired_mean_diff`, Student's paired t). A row's value is the mean over its
-    answered repeats (not ERROR)."""
-    import pandas as pd
-
-    from goldenkit.stats import paired_mean_diff
-
-    b, c = _per_row(base), _per_row(cand)
-    both = b.merge(c, how="inner", left_index=True, right_index=True, suffixes=("_base", "_cand"))
-    lines = [
-        paired_mean_diff(both[f"{m}_base"], both[f"{m}_cand"], confidence).assign(measure=m) for m in PAIRED_MEASURES
-    ]
-    return pd.concat(lines, ignore_index=True).set_index("measure")
-
-
-def runs_usage_change(base: Any, cand: Any) -> pd.DataFrame | None:
-    """:func:`paired_usage` of two runs (anything with ``outcomes(columns)``: a Run); None when a side is a
-    baseline, which keeps verdicts, not usage."""
-    if not (hasattr(base, "outcomes") and hasattr(cand, "outcomes")):
-        return None
-    cols = ["row_id", "verdict", "tokens_in", "tokens_out", "latency_ms"]
-    return paired_usage(base.outcomes(cols), cand.outcomes(cols))
-
-
-def paired_usage_line(change: pd.DataFrame) -> str:
-    """``usage per row, candidate - base (paired t, 95%): tokens +15.0 [+2.6, +27.4] over 3 rows; latency ...``."""
-    parts = []
-    for measure, r in change.iterrows():
-        name = "latency ms" if measure == "latency_ms" else str(measure)
-        dropped = int(r.get("dropped") or 0)
-        left_out = f", {dropped:,} row{'s' if dropped != 1 else ''} without it on a side left out" if dropped else ""
-        if not r["n"]:
-            parts.append(f"{name} n/a (no row has it on both sides)")
-        elif math.isnan(float(r["ci_low"])):
-            parts.append(f"{name} {float(r['diff']):+,.1f} over {int(r['n'])} row (no interval from one row{left_out})")
-        else:
-            ci = f"[{float(r['ci_low']):+,.1f}, {float(r['ci_high']):+,.1f}]"
-            parts.append(f"{name} {float(r['diff']):+,.1f} {ci} over {int(r['n']):,} rows" + left_out)
-    return "usage per row, candidate - base (paired t, 95% CI): " + "; ".join(parts)
-
-
 def _seconds(ms: Any) -> str:
     return f"{float(ms) / 1000:.1f} s" if ms is not None else "n/a"
 
 
-def _usd(money: float) -> str:
-    """``$0.0123``, ``$12.34``; a sum too small to show in four decimals is ``under $0.0001``, never $0.0000."""
-    if 0 < money < 0.00005:
-        return "under $0.0001"
-    return f"${money:,.4f}" if money < 1 else f"${money:,.2f}"
-
-
 def cost_line(totals: Mapping[str, Any]) -> str:
     """The run summary's line: ``cost: 12,345 tokens in, 2,100 out, 108 calls, p50 1.2 s; money n/a (no
-    prices)`` (the judge's and simulator's usage after the candidate's; money with where it came from)."""
+    prices)`` (the judge's and simulator's usage after the candidate's; money with where it came from).
+
+    A regrade's own spend comes first, then what it copied: ``cost: judge 600 tokens in, 40 out, 2 calls;
+    money n/a (no prices); from run src (copied, not spent again): 80 tokens in, ...``."""
+    copied = totals.get("copied")
+    if not isinstance(copied, Mapping):
+        return "cost: " + _spend_text(totals, totals.get("latency_p50_ms"))
     roles = totals.get("roles") or {}
-    parts = [_usage_text(roles.get(CANDIDATE) or {}) + f", p50 {_seconds(totals.get('latency_p50_ms'))}"]
+    own = "; ".join([f"{r} {_usage_text(roles[r])}" for r in ROLES if roles.get(r)] + [_money_text(totals)])
+    copy = _spend_text(copied, totals.get("latency_p50_ms"))
+    own = own if roles else "no model calls"
+    return f"cost: {own}; from run {copied.get('from_run')} (copied, not spent again): {copy}"
+
+
+def _spend_text(spend: Mapping[str, Any], p50: Any) -> str:
+    """The candidate's usage and latency, the other roles', and the money (of ``spend``: totals or a copy)."""
+    roles = spend.get("roles") or {}
+    parts = [_usage_text(roles.get(CANDIDATE) or {}) + f", p50 {_seconds(p50)}"]
     parts += [f"{role} {_usage_text(roles[role])}" for role in ROLES if role != CANDIDATE and roles.get(role)]
-    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
-    parts.append(f"money {_usd(money)} ({label})" if money is not None else f"money {label}")
-    return "cost: " + "; ".join(parts)
+    return "; ".join([*parts, _money_text(spend)])
+
+
+def _money_text(spend: Mapping[str, Any]) -> str:
+    money, label = spend.get("total_money"), spend.get("total_money_label") or NO_PRICES
+    return f"money {usd(money)} ({label})" if money is not None else f"money {label}"
 
 
 def totals_text(totals: Mapping[str, Any] | None) -> str:
@@ -446,12 +416,19 @@ def totals_text(totals: Mapping[str, Any] | None) -> str:
     calls; $0.42 (provider)``, or ``...; money n/a (no prices)``; empty for a run that counted nothing."""
     if not isinstance(totals, Mapping):
         return ""
-    figures = (totals.get("roles") or {}).get(CANDIDATE) or {}
+    roles, copied = totals.get("roles") or {}, totals.get("copied")
+    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
+    said = f"{usd(money)} ({label})" if money is not None else f"money {label}"
+    if isinstance(copied, Mapping):  # a regrade: what it spent; the answers' cost is the run it names
+        own = [f"{r} {_tokens_text(roles[r])}" for r in ROLES if roles.get(r)] or ["no model calls"]
+        return f"{', '.join(own)}; {said}; answers from run {copied.get('from_run')}"
+    return f"{_tokens_text(roles.get(CANDIDATE) or {})}; {said}"
+
+
+def _tokens_text(figures: Mapping[str, Any]) -> str:
     tin, tout = figures.get("tokens_in"), figures.get("tokens_out")
     tokens = f"{tin:,} in / {tout:,} out tokens" if tin is not None and tout is not None else "tokens n/a"
-    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
-    said = f"{_usd(money)} ({label})" if money is not None else f"money {label}"
-    return f"{tokens}, {figures.get('calls') or 0:,} calls; {said}"
+    return f"{tokens}, {figures.get('calls') or 0:,} calls"
 
 
 def run_totals_of(path: str | Path) -> dict[str, Any] | None:
@@ -477,17 +454,15 @@ def _usage_text(figures: Mapping[str, Any]) -> str:
 
 
 __all__ = [
+    "COPIED_ROLES",
     "NO_PRICES",
-    "PAIRED_MEASURES",
+    "PASSING_ROW_ROLE",
     "PREFIX",
     "ROLE_COLUMNS",
     "accounting",
     "collapse_rule",
     "cost_line",
-    "outcome_money",
-    "paired_usage",
-    "paired_usage_line",
-    "runs_usage_change",
+    "outcome_cost",
     "role_models",
     "run_pricing",
     "run_totals",
