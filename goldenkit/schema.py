@@ -1,8 +1,14 @@
 """Column names and on-disk records shared by every stage.
 
-Every record goldenkit writes carries ``schema_version``. The outcome record is
-one JSON object per row x repeat in ``outcomes.jsonl`` (and one row of
-``outcomes.parquet``); its keys are :data:`OUTCOME_FIELDS`.
+Every record goldenkit writes carries ``schema_version``. The two records of a run folder are typed
+models, each field spelled once here:
+
+* :class:`RunRecord`, run.json, with its ``format_version`` (:data:`FORMAT_VERSION`; a run.json
+  without one is format 1, read as it is by :func:`goldenkit.results.read_manifest`, the one reader);
+* :class:`Outcome`, one JSON object per row x repeat in ``outcomes.jsonl`` (and one row of
+  ``outcomes.parquet``), in the format its run.json names; its keys are :data:`OUTCOME_FIELDS`, the
+  Arrow schema (:data:`goldenkit.results.OUTCOME_SCHEMA`) is derived from its types, and a regrade
+  copies its :data:`ANSWER_FIELDS` from an outcome it cannot grade again.
 """
 
 from __future__ import annotations
