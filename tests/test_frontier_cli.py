@@ -53,7 +53,7 @@ def test_leaderboard_prints_the_costs_and_the_frontier(tmp_path: Path, capsys: p
         ["(bad)", "50.0%", "600", "n/a"],
     ]
     assert "100 ms" in lines["model-best"] and lines["model-bad"].rstrip().endswith("yes, by best")
-    assert "pass rate against tokens per passing row" in out and "(300 resamples, seed 7)" in out
+    assert "pass rate against candidate tokens per passing row" in out and "(300 resamples, seed 7)" in out
 
 
 def test_leaderboard_json_records_the_seed_and_is_reproducible(
@@ -63,7 +63,7 @@ def test_leaderboard_json_records_the_seed_and_is_reproducible(
     args = ["leaderboard", *runs, "--json", "--frontier-resamples", "300", "--frontier-seed", "7"]
     assert main(args) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["frontier"] == {"measure": "tokens per passing row", "seed": 7, "resamples": 300}
+    assert doc["frontier"] == {"measure": "candidate tokens per passing row", "seed": 7, "resamples": 300}
     t = pd.DataFrame(doc["table"]).set_index("run_id")
     assert t.loc["best", "tokens_per_pass"] == pytest.approx(4000 / 36)
     assert t.loc["cheap", "tokens_per_pass"] == pytest.approx(800 / 24) and t.loc["bad", "tokens_per_pass"] == 600
@@ -85,7 +85,7 @@ def test_prices_of_the_config_make_money_the_measure(tmp_path: Path, capsys: pyt
     assert main(["leaderboard", *runs, "--json", "--config", str(config), "--frontier-resamples", "50"]) == 0
     doc = json.loads(capsys.readouterr().out)
     t = pd.DataFrame(doc["table"]).set_index("run_id")
-    assert doc["frontier"]["measure"] == "money per passing row"
+    assert doc["frontier"]["measure"] == "candidate money per passing row"
     assert t.loc["best", "money_per_pass"] == pytest.approx(40 * 100 / 1e6 / 36)
     assert set(t["money_source"]) == {"[pricing] list 2026-11-01"}
     assert main(["leaderboard", *runs, "--config", str(config), "--frontier-resamples", "50"]) == 0

@@ -1,11 +1,14 @@
 """The quality-cost frontier of a leaderboard: which runs no other run beats on both quality and cost.
 
 Quality is a run's pass rate over its collapsed rows (PASS over PASS + FAIL,
-as the leaderboard counts it). Cost is what the run spent per passing row:
-its tokens in and out over all its outcomes (every repeat, ERROR included:
-they were spent) divided by its passing rows, or its money over its passing
-rows when every run of the board has a price (:func:`row_usage` says where
-the money came from). A run is *on the frontier* when no other run is at
+as the leaderboard counts it). Cost is what the candidate spent per passing
+row: its tokens in and out over all its outcomes (every repeat, ERROR
+included: they were spent) divided by its passing rows, or its money over its
+passing rows when every run of the board has a price (:func:`row_usage` says
+where the money came from). Both measures count the candidate alone
+(:data:`goldenkit.results._accounting.PASSING_ROW_ROLE`: what choosing the
+model costs; the judge's and simulated user's calls are the evaluation's),
+and the measure's name says so. A run is *on the frontier* when no other run is at
 least as good on both and strictly better on one (Pareto dominance).
 
 How sure that is comes from a paired bootstrap over rows
@@ -40,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit.errors import InputError
-from goldenkit.results import accounting, outcome_money, role_models, run_pricing
+from goldenkit.results import accounting, outcome_cost, role_models, run_pricing
 from goldenkit.schema import OUTCOME_FIELDS, TOKEN_COUNTS
 from goldenkit.stats import OVERALL, holm
 
@@ -74,8 +77,8 @@ ACCOUNTING_COLUMNS = (
     "ttft_ms",
 )
 #: The two cost measures, as the output names them.
-TOKENS = "tokens per passing row"
-MONEY = "money per passing row"
+TOKENS = "candidate tokens per passing row"
+MONEY = "candidate money per passing row"
 #: "Dominated at 95%": one other run beats it on both with a Holm-adjusted bootstrap p of at most 1 - this.
 DOMINATED_SHARE = 0.95
 #: What the frontier adds to each line of the leaderboard's table.
@@ -89,9 +92,9 @@ class RowUsage:
 
     ``figures[i]``: run ``i``'s accounting per slice and :data:`~goldenkit.stats.OVERALL` (tokens and
     money per passing row, the money's label, latency p50: what the leaderboard shows). For the
-    bootstrap, per aligned row (``(runs x rows)``, the leaderboard's row order): ``tokens``, the
-    candidate's tokens in + out over the row's outcomes, and ``money``, the row's money over the roles
-    (:func:`~goldenkit.results._accounting.outcome_money`; None unless every run's money is known).
+    bootstrap, per aligned row (``(runs x rows)``, the leaderboard's row order): the candidate's
+    ``tokens`` (in + out) and ``money`` over the row's outcomes
+    (:func:`~goldenkit.results._accounting.outcome_cost`; money None unless every run's is known).
     Summed over rows they are the numerators of the accounting's per passing row figures.
     """
 
@@ -136,28 +139,19 @@ def row_usage(runs: Sequence[Any], row_ids: np.ndarray, pricing: Any = None, rul
     ``[pricing]``'s, labelled by the accounting; without either it is n/a, never a guess.
     """
     index = pd.Index(row_ids)
-    tokens = np.zeros((len(runs), len(row_ids)))
-    figures, frames, positions = [], [], []
+    tokens, money = np.zeros((len(runs), len(row_ids))), np.zeros((len(runs), len(row_ids)))
+    figures = []
     for i, r in enumerate(runs):
         df = _outcomes(r)
         models = role_models(r.manifest)
         prices = pricing if pricing is not None else _recorded_pricing(r)
         figures.append(accounting(df, prices, by="slice" if "slice" in df.columns else None, rule=rule, models=models))
         pos = index.get_indexer(df["row_id"].astype(str))
-        spent = sum(
-            np.nan_to_num(pd.to_numeric(df.get(c), errors="coerce").to_numpy(float))
-            for c in ("tokens_in", "tokens_out")
-            if c in df.columns
-        )
-        tokens[i] = np.bincount(pos, weights=np.broadcast_to(spent, len(pos)).astype(float), minlength=len(row_ids))
-        frames.append((df, models, prices))
-        positions.append(pos)
-    if not all(_known(f.loc[OVERALL, "total_money"]) for f in figures):
+        spent = outcome_cost(df, prices, models=models)
+        tokens[i] = np.bincount(pos, weights=spent["tokens"], minlength=len(row_ids))
+        money[i] = np.bincount(pos, weights=np.nan_to_num(spent["money"]), minlength=len(row_ids))
+    if not all(_known(f.loc[OVERALL, "money"]) for f in figures):  # the candidate's money, as per passing row
         return RowUsage(figures, tokens, None)
-    money = np.zeros_like(tokens)
-    for i, ((df, models, prices), pos) in enumerate(zip(frames, positions, strict=True)):
-        each = np.nan_to_num(outcome_money(df, prices, models=models))
-        money[i] = np.bincount(pos, weights=each, minlength=len(row_ids))
     return RowUsage(figures, tokens, money)
 
 
@@ -348,7 +342,7 @@ class LeaderboardCosts:
             {
                 "tokens_per_pass": [f.get("tokens_per_passing_row") for f in figures],
                 "money_per_pass": [f.get("money_per_passing_row") for f in figures],
-                "money_source": [f.get("total_money_label") for f in figures],
+                "money_source": [f.get("money_label") for f in figures],
                 "latency_p50_ms": [f.get("latency_p50_ms") for f in figures],
             }
         )
