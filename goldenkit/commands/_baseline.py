@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from goldenkit._checks import check_name
+from goldenkit._display import pct
 from goldenkit.commands._args import gate_defaults
 from goldenkit.errors import InputError, UsageError
 
@@ -72,7 +73,7 @@ def save_command(args: argparse.Namespace) -> int:
     s = b.info["summary"]
     print(
         f"saved baseline {b.name} from run {b.run_id}: {s['k']}/{s['n']} rows pass "
-        f"({100 * s['p_hat']:.1f}%, 95% CI {100 * s['ci_low']:.1f}-{100 * s['ci_high']:.1f}) -> {b.path}"
+        f"({pct(s['p_hat'])}, 95% CI {pct(s['ci_low'], unit='')}-{pct(s['ci_high'], unit='')}) -> {b.path}"
     )
     return 0
 

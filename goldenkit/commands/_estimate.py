@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from goldenkit._display import money
 from goldenkit.errors import UsageError
 
 __all__ = ["estimate"]
@@ -182,11 +183,7 @@ def _money(
     price = pricing(dict(cfg)).price(opts.get("model"))
     if price is not None and t_in is not None and t_out is not None:
         usd = [price.cost(round(t_in[i]), round(t_out[i])) or 0.0 for i in (0, 1)]
-        return f"money ~{_span((usd[0], usd[1]), _usd)} ({price.label})"
+        return f"money ~{_span((usd[0], usd[1]), money)} ({price.label})"
     if mean["cost"] is not None:
-        return f"money ~{_span((n[0] * mean['cost'], n[1] * mean['cost']), _usd)} ({PROVIDER}, as that run's)"
+        return f"money ~{_span((n[0] * mean['cost'], n[1] * mean['cost']), money)} ({PROVIDER}, as that run's)"
     return f"money {NO_MONEY}"
-
-
-def _usd(x: float) -> str:
-    return f"${x:,.4f}" if x < 1 else f"${x:,.2f}"
