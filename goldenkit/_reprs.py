@@ -11,11 +11,10 @@ call it.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from goldenkit._display import STYLE
+from goldenkit._display import STYLE, interval, p_value, pct
 from goldenkit._run_label import labelled, run_label
 
 __all__ = [
@@ -31,35 +30,6 @@ __all__ = [
 
 #: Table lines shown in a summary card at most (the rest is counted, and is in the object's tables).
 MAX_LINES = 30
-
-
-def _num(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _pct(x: Any) -> str:
-    v = _num(x)
-    return "n/a" if math.isnan(v) else f"{100 * v:.1f}%"
-
-
-def _pts(x: Any) -> str:
-    v = _num(x)
-    return "n/a" if math.isnan(v) else f"{100 * v:+.1f}"
-
-
-def _p(x: Any) -> str:
-    v = _num(x)
-    if math.isnan(v):
-        return "-"
-    return f"{v:.4f}" if v >= 1e-4 else f"{v:.1e}"
-
-
-def _interval(lo: Any, hi: Any, *, signed: bool = False) -> str:
-    show = _pts if signed else _pct
-    return f"[{show(lo)}, {show(hi)}]"
 
 
 def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], more: int = 0) -> str:
@@ -133,10 +103,10 @@ def comparison_repr(cmp: Any) -> str:
     ov = cmp.overall
     by = "" if cmp.by == "slice" else f", by {cmp.by}"
     head = f"Comparison({cmp.base_id!r} -> {cmp.cand_id!r}, rule {cmp.rule}, alpha {cmp.alpha}{by})"
-    ci = _interval(ov["diff_ci_low"], ov["diff_ci_high"], signed=True)
+    ci = interval(ov["diff_ci_low"], ov["diff_ci_high"], signed=True, unit="")
     body = (
         f"  {int(ov['rows'])} rows, {int(ov['n_paired'])} paired: b={int(ov['b'])} broke, c={int(ov['c'])} fixed, "
-        f"p={_p(ov['p_val'])}; diff {_pts(ov['diff'])} pts {ci}"
+        f"p={p_value(ov['p_val'])}; diff {pct(ov['diff'], unit='', signed=True)} pts {ci}"
         f"; {len(cmp.slices)} {cmp.by} line(s), {len(cmp.flip_rows)} flip(s), {len(cmp.notes)} note(s)"
     )
     return f"{head}\n{body}"
@@ -144,8 +114,19 @@ def comparison_repr(cmp: Any) -> str:
 
 def _comparison_line(r: Mapping[str, Any], by: str) -> list[Any]:
     counts = [int(r[c]) for c in ("n_paired", "b", "c")]
-    diff = f"{_pts(r['diff'])} {_interval(r['diff_ci_low'], r['diff_ci_high'], signed=True)}"
-    return [r[by], int(r["rows"]), _pct(r["p_base"]), _pct(r["p_cand"]), *counts, _p(r["p_val"]), _p(r["p_adj"]), diff]
+    diff = (
+        f"{pct(r['diff'], unit='', signed=True)} {interval(r['diff_ci_low'], r['diff_ci_high'], signed=True, unit='')}"
+    )
+    return [
+        r[by],
+        int(r["rows"]),
+        pct(r["p_base"]),
+        pct(r["p_cand"]),
+        *counts,
+        p_value(r["p_val"]),
+        p_value(r["p_adj"]),
+        diff,
+    ]
 
 
 def comparison_html(cmp: Any) -> str:
@@ -186,14 +167,24 @@ def leaderboard_repr(lb: Any) -> str:
 
 def _run_line(r: Mapping[str, Any]) -> list[Any]:
     rank = f"{r['rank_low']}" if r["rank_low"] == r["rank_high"] else f"{r['rank_low']}-{r['rank_high']}"
-    rate = f"{_pct(r['pass_rate'])} {_interval(r['ci_low'], r['ci_high'])}"
+    rate = f"{pct(r['pass_rate'])} {interval(r['ci_low'], r['ci_high'])}"
     return [r["group"], rank, labelled(r.get("label"), r["run_id"]), r["model"], f"{r['k']}/{r['n']}", rate]
 
 
 def _pair_line(p: Mapping[str, Any]) -> list[Any]:
     counts = [int(p[c]) for c in ("n_paired", "b_count", "c_count")]
-    diff = f"{_pts(p['diff'])} {_interval(p['diff_ci_low'], p['diff_ci_high'], signed=True)}"
-    return [p["a"], p["b"], *counts, _p(p["p_val"]), _p(p["p_adj"]), "yes" if p["significant"] else "no", diff]
+    diff = (
+        f"{pct(p['diff'], unit='', signed=True)} {interval(p['diff_ci_low'], p['diff_ci_high'], signed=True, unit='')}"
+    )
+    return [
+        p["a"],
+        p["b"],
+        *counts,
+        p_value(p["p_val"]),
+        p_value(p["p_adj"]),
+        "yes" if p["significant"] else "no",
+        diff,
+    ]
 
 
 def leaderboard_html(lb: Any) -> str:

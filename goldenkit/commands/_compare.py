@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit._display import p_value, pct as percent
 from goldenkit._text import one_line
 from goldenkit.commands._args import ALPHA, gate_defaults
 from goldenkit.errors import EXIT_INFRASTRUCTURE
@@ -77,14 +78,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=compare_command)
 
 
-def pct(x: Any) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f}"
-
-
-def pval(x: Any) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
+def _points(x: Any, low: Any, high: Any, *, signed: bool = False) -> str:
+    """A rate (or a difference) in points with its interval's ends: ``87.5 [80.1, 92.6]``."""
+    return f"{percent(x, unit='', signed=signed)} [{percent(low, unit='')}, {percent(high, unit='')}]"
 
 
 def format_clusters(cmp: Comparison, top: int = 5, explained: dict[str, str] | None = None) -> list[str]:
@@ -126,13 +122,13 @@ def format_comparison(cmp: Comparison, max_flips: int = 50, explained: dict[str,
             [
                 str(r[cmp.by]),
                 str(int(r["rows"])),
-                f"{pct(r['p_base'])} [{pct(r['base_ci_low'])}, {pct(r['base_ci_high'])}]",
-                f"{pct(r['p_cand'])} [{pct(r['cand_ci_low'])}, {pct(r['cand_ci_high'])}]",
+                _points(r["p_base"], r["base_ci_low"], r["base_ci_high"]),
+                _points(r["p_cand"], r["cand_ci_low"], r["cand_ci_high"]),
                 str(int(r["b"])),
                 str(int(r["c"])),
-                pval(r["p_val"]),
-                pval(r["p_adj"]),
-                f"{float(r['diff']) * 100:+.1f} [{pct(r['diff_ci_low'])}, {pct(r['diff_ci_high'])}]"
+                p_value(r["p_val"]),
+                p_value(r["p_adj"]),
+                _points(r["diff"], r["diff_ci_low"], r["diff_ci_high"], signed=True)
                 if not math.isnan(float(r["diff"]))
                 else "n/a",
             ]

@@ -178,20 +178,23 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 def label_command(args: argparse.Namespace) -> int:
     """``goldenkit judge label FILE --run R``: every line checked, then appended to the run's labels."""
-    from goldenkit.commands._judge_evidence import label_records
-    from goldenkit.results import add_labels, labelled, read_run
+    from goldenkit.results import add_labels, read_run, scan_jsonl
 
     run = read_run(args.run, args.results_dir)
-    records, numbers, source = label_records(args.file)  # a label file, or judge calibrate's labels
+    try:
+        lines = list(scan_jsonl(args.file))
+    except FileNotFoundError:
+        raise UsageError(f"{args.file}: no such file") from None
+    from goldenkit.results import labelled
+
     before = labelled(run)
     added = add_labels(
         run,
-        records,
+        [line.record for line in lines],
         who=args.who,
-        source=source,
         probability=args.probability,
         where=str(args.file),
-        line_numbers=numbers,
+        line_numbers=[line.number for line in lines],
     )
     designed = sum(lab.designed for lab in added)
     replaced = sum((lab.row_id, lab.repeat) in before for lab in added)

@@ -7,23 +7,15 @@ import json
 import math
 from typing import Any
 
+from goldenkit._display import number, p_value, pct as percent
 from goldenkit._run_label import labelled
 
-__all__ = ["fmt_columns", "fmt_num", "fmt_p", "format_leaderboard", "show"]
+__all__ = ["fmt_columns", "fmt_num", "format_leaderboard", "show"]
 
 
 def fmt_num(x: Any, pct: bool = True) -> str:
     """A rate as percent with one decimal (``pct=False``: three decimals); ``n/a`` for a missing one."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{100 * float(x):.1f}" if pct else f"{float(x):.3f}"
-
-
-def fmt_p(x: Any) -> str:
-    """A p-value with four decimals (below 1e-4 in scientific notation); ``-`` for a missing one."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{float(x):.4f}" if float(x) >= 1e-4 else f"{float(x):.1e}"
+    return percent(x, unit="") if pct else number(x, 3)
 
 
 def fmt_columns(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -63,8 +55,8 @@ def format_leaderboard(lb: Any) -> str:
             str(p["n_paired"]),
             str(p["b_count"]),
             str(p["c_count"]),
-            fmt_p(p["p_val"]),
-            fmt_p(p["p_adj"]),
+            p_value(p["p_val"]),
+            p_value(p["p_adj"]),
             "yes" if p["significant"] else "no",
             f"{100 * p['diff']:+.1f} [{fmt_num(p['diff_ci_low'])}, {fmt_num(p['diff_ci_high'])}]"
             if not math.isnan(p["diff"])

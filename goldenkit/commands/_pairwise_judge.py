@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from goldenkit.commands._leaderboard_text import fmt_columns, fmt_num, fmt_p
+from goldenkit._display import p_value
+from goldenkit.commands._leaderboard_text import fmt_columns, fmt_num
 from goldenkit.errors import UsageError
 
 __all__ = ["format_pairwise", "pairwise_for_compare"]
@@ -38,8 +39,8 @@ def format_pairwise(res: Any) -> str:
             str(r["undecided"]),
             str(r["errors"]),
             fmt_num(r["position_bias_rate"]),
-            fmt_p(r["p_val"]),
-            fmt_p(r["p_adj"]),
+            p_value(r["p_val"]),
+            p_value(r["p_adj"]),
         ]
         for r in res.table.to_dict("records")
     ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from goldenkit._display import number
 from goldenkit._protocols import RunLike
 from goldenkit._text import did_you_mean
 from goldenkit.compare import RunRef, missing_repeats, resolve_side
@@ -45,15 +46,9 @@ __all__ = ["POWER_DELTA", "GateDecision", "GatePolicy", "GateRule", "evaluate_ga
 # --------------------------------------------------------------------------- evaluation
 
 
-def _fmt(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{x:.4f}"
-
-
 def _min_rule(name: str, actual: float, threshold: float, what: str, evidence: str = "") -> GateRule:
     ok = not math.isnan(actual) and actual >= threshold
-    detail = f"{what} {_fmt(actual)} {'>=' if ok else '<'} {threshold:.4f}"
+    detail = f"{what} {number(actual)} {'>=' if ok else '<'} {threshold:.4f}"
     return GateRule(name, ok, actual, threshold, detail, evidence=evidence)
 
 
@@ -306,7 +301,7 @@ def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, po
     if policy.max_error_rate is not None:
         ok = attempts > 0 and err_rate <= policy.max_error_rate
         detail = (
-            f"error rate {_fmt(err_rate)} ({errors}/{attempts} attempts, errors nobody's answer caused) "
+            f"error rate {number(err_rate)} ({errors}/{attempts} attempts, errors nobody's answer caused) "
             f"{'<=' if ok else '>'} {policy.max_error_rate:.4f}" + ("" if ok else ": the run is not evidence")
         )
         if own:
@@ -400,5 +395,7 @@ def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> Ga
     if judged == 0:
         detail = f"no attempt was judged by grader {policy.hallucination_grader!r}"
     else:
-        detail = f"hallucination rate {_fmt(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {_fmt(limit)}"
+        detail = (
+            f"hallucination rate {number(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {number(limit)}"
+        )
     return GateRule("hallucination_rate", ok, rate, limit, detail, evidence=f"{judged} judged attempt(s)")

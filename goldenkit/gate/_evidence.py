@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit._display import number
 from goldenkit.compare import side_problems
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
@@ -46,10 +47,6 @@ _LEFT_OUT_COLUMNS = (
     ("unchanged_error", "ERROR on both sides"),
     ("skipped", "SKIPPED"),
 )
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.4f}"
 
 
 def evidence_gaps(comparison: Any, min_paired_rows: int = 1, slices: Sequence[str] | None = None) -> pd.DataFrame:
@@ -324,7 +321,7 @@ def error_rules(policy: GatePolicy, comparison: Any, collapsed: pd.DataFrame) ->
         ((int(k) / sizes[str(s)], str(s), int(k)) for s, k in trans.items() if sizes.get(str(s))), reverse=True
     )
     for share, s, k in sorted(x for x in shares if x[0] > lim):
-        detail = f"{s}: {k} of {sizes[s]} rows newly ERROR (transient) = {_fmt(share)} > {lim:.4f}: not evidence"
+        detail = f"{s}: {k} of {sizes[s]} rows newly ERROR (transient) = {number(share)} > {lim:.4f}: not evidence"
         ev = f"{sizes[s]} {whose} in {s}"
         rules.append(
             GateRule(f"errors.slice[{s}]", False, share, lim, detail, "infrastructure", EXIT_INFRASTRUCTURE, ev)
@@ -428,8 +425,8 @@ def red_rate_rule(outcomes: pd.DataFrame | None, metric: str, threshold: float) 
         return GateRule(metric, False, None, threshold, why, evidence=evidence)
     ok = rate <= threshold if lower else rate >= threshold
     sign = ("<=" if ok else ">") if lower else (">=" if ok else "<")
-    ci = f"95% CI {_fmt(float(row['ci_low']))}-{_fmt(float(row['ci_high']))}"
-    detail = f"{what} {_fmt(rate)} ({int(row['hits'])}/{total} attempts; {ci}) {sign} {threshold:.4f}"
+    ci = f"95% CI {number(float(row['ci_low']))}-{number(float(row['ci_high']))}"
+    detail = f"{what} {number(rate)} ({int(row['hits'])}/{total} attempts; {ci}) {sign} {threshold:.4f}"
     return GateRule(metric, ok, rate, threshold, detail, evidence=evidence)
 
 

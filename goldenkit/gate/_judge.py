@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from goldenkit._display import number
 from goldenkit._model_family import self_preference
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, ComparisonInvalid, InputError
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
@@ -91,10 +92,6 @@ def _run_of(side: Any) -> Any:
     from goldenkit.results import Run
 
     return side if isinstance(side, Run) else None
-
-
-def _fmt(x: float) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:.4f}"
 
 
 def _how(line: Mapping[str, Any]) -> tuple[bool, str]:
@@ -149,9 +146,8 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
         low = float(bound)
     ok = not math.isnan(low) and low >= thr
     what = "human pass rate" if ppi else "judge's pass rate"
-    detail = (
-        f"{what} {_fmt(rate)}, lower {1 - policy.alpha:.0%} bound {_fmt(low)} {'>=' if ok else '<'} {thr:.4f} ({how})"
-    )
+    shown = f"lower {1 - policy.alpha:.0%} bound {number(low)}"
+    detail = f"{what} {number(rate)}, {shown} {'>=' if ok else '<'} {thr:.4f} ({how})"
     evidence = f"{int(line['n_judged'])} judged row(s), {int(line['n_human'])} human label(s) used"
     return [GateRule("judge_pass_rate", ok, low, thr, detail, "absolute", EXIT_GATE_FAILED, evidence)]
 
@@ -238,8 +234,8 @@ def _decided(ppi: float, labels: float, kept: int, w: np.ndarray, *, upper: bool
         )
     read = "labels-alone" if (labels > ppi if upper else labels < ppi) else "prediction-powered"
     return (
-        f"the gate reads the {read} bound: prediction-powered {_fmt(ppi)} (asymptotic), "
-        f"labels alone {_fmt(labels)} (Clopper-Pearson, {sample})"
+        f"the gate reads the {read} bound: prediction-powered {number(ppi)} (asymptotic), "
+        f"labels alone {number(labels)} (Clopper-Pearson, {sample})"
     )
 
 
@@ -306,19 +302,19 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
             drop_hi = float(bound)
             low, labels_low, _ = gate_bound(drop_lo, group["drop"], w, policy.alpha, upper=False, won=group["won"])
             lower = (
-                f"; its lower bound the smaller of prediction-powered {_fmt(drop_lo)} and labels alone "
-                f"{_fmt(float(labels_low))} (share lost less share won, Clopper-Pearson at alpha / 2 each)"
+                f"; its lower bound the smaller of prediction-powered {number(drop_lo)} and labels alone "
+                f"{number(float(labels_low))} (share lost less share won, Clopper-Pearson at alpha / 2 each)"
             )
             drop_lo = float(low)
         name = "judge.non_inferiority" + ("" if s == OVERALL else f"[{s}]")
         what = f"{'overall' if s == OVERALL else s}: upper {1 - policy.alpha:.0%} bound of the judge-graded drop"
-        what += f" {_fmt(drop_hi)}"
+        what += f" {number(drop_hi)}"
         ev = f"{int(line['n_judged'])} row(s) both judges decided"
         if drop_hi < m:
             detail = f"{what} < margin {m:g}: non-inferiority shown ({how})"
             rules.append(GateRule(name, True, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
         elif drop_lo > m:
-            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)}) ({how}{lower})"
+            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {number(drop_lo)}) ({how}{lower})"
             rules.append(GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
         else:
             detail = f"{what} >= margin {m:g}: non-inferiority not shown ({how}{lower})"

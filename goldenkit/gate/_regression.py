@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from goldenkit._display import number
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, InputError
 from goldenkit.gate._evidence import own_error_rows, paired_evidence
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
@@ -92,10 +93,6 @@ def drop_interval(both_pass: Any, fixed: Any, broke: Any, both_fail: Any, alpha:
     return (float(lo), float(hi)) if lo.ndim == 0 else (lo, hi)
 
 
-def _fmt(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.4f}"
-
-
 def _lines(comparison: Any) -> tuple[pd.Series, pd.DataFrame]:
     """The overall line and the slice lines (indexed by slice name) of the comparison table."""
     t = comparison.table
@@ -125,8 +122,8 @@ def regression_rules(comparison: Any, policy: GatePolicy, review: list[str]) -> 
     for (name, s), line, bb, cc, pr, pa in zip(family, lines, b, c, p_raw, p_adj, strict=True):
         failed = bool(bb > cc and pa < alpha)
         detail = (
-            f"{s or 'overall'}: b={bb} broke, c={cc} fixed, one-sided exact McNemar p={_fmt(pr)}, "
-            f"Holm p={_fmt(pa)} ({fam})"
+            f"{s or 'overall'}: b={bb} broke, c={cc} fixed, one-sided exact McNemar p={number(pr)}, "
+            f"Holm p={number(pa)} ({fam})"
         )
         if failed:
             shown.add(s)
@@ -187,14 +184,14 @@ def non_inferiority_rules(comparison: Any, policy: GatePolicy, shown: set[str]) 
         a, fixed, broke, d = _cells(comparison, s)
         drop_lo, drop_hi = drop_interval(a, fixed, broke, d, alpha)
         name = "non_inferiority" + (f"[{s}]" if s else "")
-        what = f"{s or 'overall'}: upper {1 - alpha:.0%} bound of the paired drop {_fmt(drop_hi)}"
+        what = f"{s or 'overall'}: upper {1 - alpha:.0%} bound of the paired drop {number(drop_hi)}"
         if not math.isnan(drop_hi) and drop_hi < m:
             rules.append(
                 GateRule(name, True, drop_hi, m, f"{what} < margin {m:g}: non-inferiority shown", "regression")
             )
             continue
         if not math.isnan(drop_lo) and drop_lo > m and s in shown:
-            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {_fmt(drop_lo)})"
+            detail = f"{what}; the drop itself exceeds the margin {m:g} (lower bound {number(drop_lo)})"
             rules.append(GateRule(name, False, drop_hi, m, detail, "regression", EXIT_GATE_FAILED, ev))
             continue
         if need is None:
@@ -265,7 +262,7 @@ def point_rules(comparison: Any, policy: GatePolicy) -> list[GateRule]:
         drop = pb - pc
         ok = not math.isnan(drop) and drop <= allowed + 1e-12
         detail = (
-            f"{s or 'overall'}: pass rate {_fmt(pb)} -> {_fmt(pc)}, drop {_fmt(drop)} {'<=' if ok else '>'} "
+            f"{s or 'overall'}: pass rate {number(pb)} -> {number(pc)}, drop {number(drop)} {'<=' if ok else '>'} "
             f"allowed {allowed:g} (a point comparison without an error rate"
             + (f"; allow_noisy: {noisy})" if noisy else ")")
         )

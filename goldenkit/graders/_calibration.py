@@ -37,6 +37,7 @@ change the verdict.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,11 +48,15 @@ import numpy as np
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
+from goldenkit._display import number
 from goldenkit._model_family import self_preference
 from goldenkit.errors import DatasetError
 from goldenkit.formats import decode_text, json_object_line
 from goldenkit.graders._base import ModelCall
 from goldenkit.graders._judge import normalize_decision, parse_judge
+
+#: calibration figures (rates, kappa, agreement) with three decimals, as goldenkit._display shows a measure
+_fig = functools.partial(number, digits=3)
 
 __all__ = [
     "CalibrationReport",
@@ -233,9 +238,9 @@ class CalibrationReport:
         ]
         for name, r in self.rates.items():
             ratio = f"{r['hits']}/{r['total']}"
-            lines.append(f"{name:<12} {_fmt(r['rate']):>7}  {ratio:>10}  [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]")
+            lines.append(f"{name:<12} {_fig(r['rate']):>7}  {ratio:>10}  [{_fig(r['ci_low'])}, {_fig(r['ci_high'])}]")
         lines.append(
-            f"{'kappa':<12} {_fmt(self.kappa):>7}  {'':>10}  [{_fmt(self.kappa_low)}, {_fmt(self.kappa_high)}]"
+            f"{'kappa':<12} {_fig(self.kappa):>7}  {'':>10}  [{_fig(self.kappa_low)}, {_fig(self.kappa_high)}]"
             " (Cohen; asymptotic SE)"
         )
         lines += _length_lines(self.by_length)
@@ -254,8 +259,8 @@ def _length_lines(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     for g in groups:
         chars = f"{g['min_chars']}-{g['max_chars']}" if g["n"] else "-"
         lines.append(
-            f"{g['group']:<8} {chars:>13} {g['n']:>5}  {_fmt(g['agreement']):>9}  "
-            f"[{_fmt(g['ci_low'])}, {_fmt(g['ci_high'])}]  {_fmt(g['judge_accept']):>13}  {_fmt(g['human_accept']):>13}"
+            f"{g['group']:<8} {chars:>13} {g['n']:>5}  {_fig(g['agreement']):>9}  "
+            f"[{_fig(g['ci_low'])}, {_fig(g['ci_high'])}]  {_fig(g['judge_accept']):>13}  {_fig(g['human_accept']):>13}"
         )
     return lines
 
@@ -291,10 +296,6 @@ def length_agreement(
             }
         )
     return out
-
-
-def _fmt(x: float | int) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
 def _nan_none(x: float) -> float | None:

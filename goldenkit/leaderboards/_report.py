@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from goldenkit._display import missing, money
 from goldenkit._pricing import NO_MONEY
 from goldenkit._run_label import labelled
 from goldenkit.leaderboards._frontier import MONEY
@@ -146,19 +147,15 @@ def _overall(lb: Any) -> pd.DataFrame:
 NONE_PASSED = "none passed"
 
 
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and np.isnan(x))
-
-
 def _money(x: Any, source: Any) -> str:
     """USD with where it came from; without money, the accounting's label (``n/a (no prices)``)."""
-    if _missing(x):
+    if missing(x):
         return str(source) if source else NO_MONEY
-    return f"${float(x):,.4f} ({source})" if float(x) < 1 else f"${float(x):,.2f} ({source})"
+    return f"{money(x)} ({source})"
 
 
 def _dominated(flag: Any, by: Any) -> str:
-    if _missing(flag):
+    if missing(flag):
         return NO_MONEY
     return f"yes, by {by}" if flag else "no"
 
@@ -181,7 +178,7 @@ def cost_table(lb: Any) -> pd.DataFrame:
     t = _overall(lb)
     none = (t["k"] == 0).to_numpy()  # no passing row: per passing row is not a number (the frontier: infinite)
     tokens = [
-        NONE_PASSED if z else NO_MONEY if _missing(x) else f"{float(x):,.0f}"
+        NONE_PASSED if z else NO_MONEY if missing(x) else f"{float(x):,.0f}"
         for x, z in zip(t["tokens_per_pass"], none, strict=True)
     ]
     priced = [not str(s or NO_MONEY).startswith(NO_MONEY) for s in t["money_source"]]
@@ -195,9 +192,9 @@ def cost_table(lb: Any) -> pd.DataFrame:
             "pass rate": [pct(x) for x in t["pass_rate"]],
             "tokens / passing row": tokens,
             "money / passing row": money,
-            "latency p50": [NO_MONEY if _missing(x) else f"{float(x):,.0f} ms" for x in t["latency_p50_ms"]],
-            "on frontier": [NO_MONEY if _missing(x) else ("yes" if x else "no") for x in t["on_frontier"]],
-            "P(on frontier)": [NO_MONEY if _missing(x) else pct(x) for x in t["frontier_prob"]],
+            "latency p50": [NO_MONEY if missing(x) else f"{float(x):,.0f} ms" for x in t["latency_p50_ms"]],
+            "on frontier": [NO_MONEY if missing(x) else ("yes" if x else "no") for x in t["on_frontier"]],
+            "P(on frontier)": [pct(x) for x in t["frontier_prob"]],
             "dominated at 95%": [_dominated(f, b) for f, b in zip(t["dominated_95"], t["dominated_by"], strict=True)],
         }
     ).set_index("run")

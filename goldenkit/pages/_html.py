@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from goldenkit._scrub import scrub
 
-__all__ = ["CSP", "esc", "href", "page", "pct", "slug", "table", "write_page"]
+__all__ = ["CSP", "esc", "href", "page", "slug", "table", "write_page"]
 
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
@@ -77,15 +77,6 @@ def slug(name: str) -> str:
         return safe
     digest = hashlib.sha256(json.dumps(name).encode()).hexdigest()[:6]
     return f"{safe.lstrip('.')}-{digest}"
-
-
-def pct(x: Any, digits: int = 1) -> str:
-    """0.8812 -> '88.1%'; missing -> ''."""
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return ""
-    return "" if math.isnan(f) else f"{100 * f:.{digits}f}%"
 
 
 def page(title: str, body: str, *, site_title: str, root: str = "", script: str = "") -> str:
@@ -157,6 +148,7 @@ INDEX_SCRIPT = """
       var rows = Array.prototype.slice.call(body.rows);
       rows.sort(function (a, b) {
         var x = key(a, i).trim(), y = key(b, i).trim(), nx = Number(x), ny = Number(y), r;
+        x = x === 'n/a' ? '' : x; y = y === 'n/a' ? '' : y;  // a missing figure reads n/a; sorted as a blank
         if (x === '' || y === '') { return (x === '') - (y === ''); }  // blanks last, either way
         r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
         return asc ? r : -r;

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,10 +36,11 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._display import interval, missing, p_value, pct
 from goldenkit._run_label import labelled
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
 from goldenkit.history import fingerprint
-from goldenkit.pages._html import esc, href, page, pct, slug, table, write_page
+from goldenkit.pages._html import esc, href, page, slug, table, write_page
 from goldenkit.pages._views import Section, labelled_html
 
 __all__ = ["ALPHA", "LeaderboardPages", "leaderboard_sections"]
@@ -71,26 +71,12 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _p(x: Any) -> str:
-    """A p-value as ``goldenkit leaderboard`` prints it: 4 decimals, or 1.2e-05 below 1e-4."""
-    f = float(x)
-    if math.isnan(f):
-        return "-"
-    return f"{f:.4f}" if f >= 1e-4 else f"{f:.1e}"
-
-
 def _rank(lo: Any, hi: Any) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
 def _interval(p: Any, lo: Any, hi: Any) -> str:
-    return f'{pct(p)} <span class="muted">[{pct(lo)}, {pct(hi)}]</span>' if pct(p) else "n/a"
-
-
-def _points(x: Any, sign: str = "+") -> str:
-    """A difference in percentage points, as ``goldenkit leaderboard`` prints it (signed; bounds unsigned)."""
-    f = float(x)
-    return "n/a" if math.isnan(f) else f"{100 * f:{sign}.1f}"
+    return pct(p) if missing(p) else f'{pct(p)} <span class="muted">{interval(lo, hi)}</span>'
 
 
 def _table_html(lb: Any) -> str:
@@ -103,8 +89,8 @@ def _table_html(lb: Any) -> str:
             esc(r["model"]),
             f"{esc(r['k'])}/{esc(r['n'])}",
             _interval(r["pass_rate"], r["ci_low"], r["ci_high"]),
-            pct(r["pass_at_k"]) or "n/a",
-            pct(r["pass_hat_k"]) or "n/a",
+            pct(r["pass_at_k"]),
+            pct(r["pass_hat_k"]),
             esc(r["errors"]),
         ]
         for r in lb.table.to_dict("records")
@@ -133,11 +119,11 @@ def _pairs_html(lb: Any) -> str:
             esc(p["excluded"]),
             esc(p["b_count"]),
             esc(p["c_count"]),
-            esc(_p(p["p_val"])),
-            esc(_p(p["p_adj"])),
+            esc(p_value(p["p_val"])),
+            esc(p_value(p["p_adj"])),
             "yes" if p["significant"] else "no",
-            f'{esc(_points(p["diff"]))} <span class="muted">[{esc(_points(p["diff_ci_low"], "-"))}, '
-            f"{esc(_points(p['diff_ci_high'], '-'))}]</span>",
+            f'{esc(pct(p["diff"], unit="", signed=True))} <span class="muted">'
+            f"{esc(interval(p['diff_ci_low'], p['diff_ci_high'], unit=''))}</span>",
         ]
         for p in lb.pairs.to_dict("records")
     ]

@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._display import interval, missing, pct
 from goldenkit._run_label import labelled
-from goldenkit.pages._html import INDEX_SCRIPT, esc, href, page, pct, table
+from goldenkit.pages._html import INDEX_SCRIPT, esc, href, page, table
 from goldenkit.stats import OVERALL
 
 __all__ = [
@@ -51,9 +52,7 @@ class DatasetSection:
 
 
 def _interval(p: Any, lo: Any, hi: Any) -> str:
-    if pct(p) == "":
-        return ""
-    return f'{pct(p)} <span class="muted">[{pct(lo)}, {pct(hi)}]</span>'
+    return pct(p) if missing(p) else f'{pct(p)} <span class="muted">{interval(lo, hi)}</span>'
 
 
 def _sortable(value: Any) -> str:
