@@ -67,7 +67,7 @@ def test_the_policy_fields_are_the_table_and_take_its_defaults() -> None:
     [
         ({"min_paired_rows": 0}, "GatePolicy: min_paired_rows must be an integer >= 1, got 0"),
         ({"critical": "refunds"}, "GatePolicy: critical must be a list of slice names, got 'refunds'"),
-        ({"judge_min_pass_rate": 1.2}, r"GatePolicy: judge_min_pass_rate must be a finite number in \[0, 1\]"),
+        ({"judge_min_pass_rate": 1.2}, r"GatePolicy: judge_min_pass_rate must be a finite number in \(0, 1\]"),
         ({"accept_self_preference": 1}, "GatePolicy: accept_self_preference must be true or false, got 1"),
         ({"rule": "most"}, "GatePolicy: rule must be majority, all, any or at_least:K, got 'most'"),
     ],

@@ -27,7 +27,7 @@ EXPECTED_PARAMETERS = {
     "compare": {"base", "cand", "results_dir", "baselines_dir", "rule", "alpha", "by", "config", "flip_limit"},
     "audit": {"run", "results_dir", "dataset", "rule", "interactive", "n_per_slice", "seed", "audits_dir"},
     "coverage": {"dataset", "split", "traffic", "delta", "discordance", "alpha", "power", "min_ratio"},
-    "leaderboard": {"runs", "results_dir", "alpha", "rule"},
+    "leaderboard": {"runs", "results_dir", "alpha", "rule", "frontier_seed", "frontier_resamples"},
 }
 
 

@@ -293,7 +293,7 @@ def test_gate_red_rules_without_evidence() -> None:
 
 def test_policy_keys() -> None:
     assert GatePolicy.from_config({"min_negative_case_pass_rate": 1}).min_negative_case_pass_rate == 1.0
-    with pytest.raises(ConfigError, match="min_negative_case_pass_rate must be a number in"):
+    with pytest.raises(ConfigError, match="min_negative_case_pass_rate must be a finite number in"):
         GatePolicy.from_config({"min_negative_case_pass_rate": 1.5})
 
 
