@@ -8,6 +8,7 @@ outcome's usage, regrade's options built from a command line it did not parse.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError
 from goldenkit.graders._judge import JudgeGrader
 from goldenkit.providers._base import Provider
+from goldenkit.providers._callable import CallableProvider
 from goldenkit.providers._openai import OpenAIProvider
 from goldenkit.providers._simulator import get_simulator
 from goldenkit.records import Case, Response
@@ -161,3 +163,39 @@ def test_a_simulated_user_that_hangs_is_cut_at_the_runs_timeout_not_read_when_it
     out = _outcome(summary)
     # before, the simulator kept the 60 s default of the client it built before the run configured it
     assert (out["verdict"], out["error_kind"]) == ("ERROR", "simulator") and "0.5" in out["detail"], out["detail"]
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_retry_after_beyond_the_cap_is_infrastructure_at_once_whatever_the_status(
+    tmp_path: Path, status: int
+) -> None:
+    ds = _dataset(tmp_path, {"prompt": "Say yes", "expect": {"must_contain": ["yes"]}})
+    with FakeModelServer(default=Reply.text("yes")) as srv:
+        srv.script(Reply.status(status, retry_after=20))  # a 503 that asks for 20 s was waited out, uncapped
+        summary = run_eval(
+            ds,
+            OpenAIProvider(model="m", base_url=srv.url),
+            ["contract"],
+            results_dir=tmp_path / "res",
+            run_id="r",
+            progress=False,
+            max_retry_after=0.5,
+            max_error_rate=1.0,
+        )
+        assert srv.count() == 1
+    out = _outcome(summary)
+    assert (out["verdict"], out["error_kind"]) == ("ERROR", "infrastructure")
+    assert f"HTTP {status} from" in out["detail"] and "Retry-After 20s exceeds the cap of 0.5s" in out["detail"]
+
+
+def test_a_call_past_its_whole_request_deadline_names_that_deadline(tmp_path: Path) -> None:
+    async def hangs(case: Any) -> str:
+        await asyncio.sleep(30)
+        return "yes"
+
+    ds = _dataset(tmp_path, {"prompt": "Say yes", "expect": {"must_contain": ["yes"]}})
+    common = {"results_dir": tmp_path / "res", "run_id": "r", "progress": False, "max_error_rate": 1.0}
+    summary = run_eval(ds, CallableProvider(hangs, threads=0), ["contract"], timeout=0.25, max_retries=0, **common)
+    out = _outcome(summary)
+    # the deadline is --timeout x the case's turns + 1 s; before, the error said 0.25s, having waited 1.25 s
+    assert (out["verdict"], out["error_kind"]) == ("ERROR", "infrastructure") and "1.25s" in out["detail"]

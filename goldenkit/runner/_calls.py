@@ -12,7 +12,7 @@ pairwise judging, calibration and scenario generation. It owns, in one place:
   budget remains; what a returned call spent is charged);
 - retries: only ``transient`` errors, up to ``max_retries`` times, full-jitter backoff
   never shorter than Retry-After (:func:`~goldenkit.runner._limits.backoff_delay`); a
-  429 asking to wait longer than ``max_retry_after`` is ``infrastructure`` at once
+  429 or a 503 asking to wait longer than ``max_retry_after`` is ``infrastructure`` at once
   (:func:`~goldenkit.runner._limits.throttle_error`); a replayed (fixtures) target is
   never retried;
 - the whole-request deadline: ``timeout`` x the case's turns + 1 s, unless the provider
@@ -39,6 +39,7 @@ from goldenkit.providers import exception_error
 from goldenkit.records import Case, Response
 from goldenkit.runner._budget import Budget
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
+from goldenkit.schema import usage_of
 
 T = TypeVar("T")
 #: ``(response, error, attempts, latency of the last attempt in ms)``: one call's result, retries done.
@@ -93,10 +94,13 @@ class ModelCalls:
         deadline = None if provider.bounds_calls else self.opts.timeout * max(1, len(case.turns)) + 1.0
         return self.retrying(provider, lambda: provider.complete(case, repeat=repeat), deadline)
 
-    async def response(self, provider: Any, case: Case) -> Response:
+    async def response(self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None) -> Response:
         """A grader's model call (the judge's): the response, or the error still failing after the retries,
-        raised with its attempts."""
+        raised with its attempts. ``spent``: the call's usage is appended to it, answered or failed
+        (:func:`goldenkit.schema.usage_of`; ``calls`` is its attempts: what the run's budget admitted)."""
         resp, err, attempts, _ = await self.call(provider, case, 0)
+        if spent is not None:
+            spent.append(usage_of(resp, attempts))
         if resp is None:
             if err is None:
                 raise ProviderError(f"provider {provider.name} returned nothing", kind="infrastructure")
@@ -104,14 +108,21 @@ class ModelCalls:
         return resp
 
     async def retrying(
-        self, target: Any, make: Callable[[], Awaitable[T]], deadline: float | None
+        self,
+        target: Any,
+        make: Callable[[], Awaitable[T]],
+        deadline: float | None,
+        *,
+        spent: Callable[[Any], Any] | None = None,
     ) -> tuple[T | None, ProviderError | None, int, float]:
         """``make()`` (a fresh call of ``target`` each attempt) under the limiter, the deadline and the
-        retries: ``(value, error, attempts, latency of the last attempt in ms)``."""
+        retries: ``(value, error, attempts, latency of the last attempt in ms)``. What a returned call spent
+        is charged to the budget: a Response's counts, else ``spent(value)`` (a usage of
+        :data:`goldenkit.schema.USAGE_COUNTS`, None: no model was called), priced as ``target.model``'s."""
         attempts = 0
         while True:
             attempts += 1
-            value, err, latency = await self._attempt(target, make, deadline)
+            value, err, latency = await self._attempt(target, make, deadline, spent)
             if err is None:
                 self.limiter.on_success()
                 return value, None, attempts, latency
@@ -124,7 +135,7 @@ class ModelCalls:
             await asyncio.sleep(backoff_delay(attempts, err.retry_after, opts.backoff_base, opts.backoff_cap))
 
     async def _attempt(
-        self, target: Any, make: Callable[[], Awaitable[T]], deadline: float | None
+        self, target: Any, make: Callable[[], Awaitable[T]], deadline: float | None, spent: Callable[[Any], Any] | None
     ) -> tuple[T | None, ProviderError | None, float]:
         limiter = self.limiter
         await limiter.acquire()
@@ -135,15 +146,16 @@ class ModelCalls:
             else:
                 async with asyncio.timeout(deadline):
                     value = await make()
-            if isinstance(value, Response):  # its tokens and money count against the budget
-                limiter.charge(getattr(target, "model", None), value)
+            used = value if isinstance(value, Response) else None if spent is None else spent(value)
+            if used is not None:  # its tokens and money count against the budget
+                limiter.charge(getattr(target, "model", None), used)
             return value, None, (time.perf_counter() - t0) * 1000.0
         except ProviderError as exc:
             err = exc
         except TimeoutError:
             url = getattr(target, "safe_url", None)
             where = f" calling {url}" if url else ""
-            msg = f"timed out after {self.opts.timeout:g}s{where}"
+            msg = f"timed out after {deadline:g}s{where}"  # the whole request's deadline, not one read's
             err = ProviderError(msg, kind="transient", final_kind="infrastructure", url=url)
         except Exception as exc:  # a provider's bug: data about this row, not a crash
             err = exception_error(exc, f"{_who(target)} raised", default="infrastructure")
