@@ -18,16 +18,18 @@ graders a version that changes with their non-default options.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from goldenkit._findings import Finding
 from goldenkit._registry import Registry
 from goldenkit.records import Case, Response
+from goldenkit.schema import add_usage, usage_of
 
 
 @dataclass(frozen=True)
@@ -51,9 +53,34 @@ class GradeResult:
         return out
 
 
-#: How a grader sends a model call: ``await call(provider, case)`` -> the response, or the error raised after
-#: the retries (inside a run, :meth:`goldenkit.runner._calls.ModelCalls.response`).
-ModelCall = Callable[[Any, Case], Awaitable[Response]]
+class ModelCall(Protocol):
+    """How a grader sends a model call: ``await call(provider, case, spent=usages)`` -> the response, or the
+    error raised after the retries (inside a run, :meth:`goldenkit.runner._calls.ModelCalls.response`). Every
+    call, answered or failed, appends its usage to ``spent`` (:func:`goldenkit.schema.usage_of`: ``calls`` is
+    its attempts, retries included)."""
+
+    def __call__(self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None) -> Awaitable[Response]:
+        """The response of ``provider`` to ``case`` (see the class doc)."""
+
+
+async def ask_model(provider: Any, case: Case, call: ModelCall | None, spent: list[dict[str, Any]]) -> Response:
+    """A model grader's call of ``provider`` on ``case``: through ``call`` (the run's seam) when given, else
+    ``provider.complete`` once. Its usage is appended to ``spent`` whether it answered or failed (a failed
+    call was still made: it counts in ``calls``, with no token counts); the error is raised."""
+    if call is not None:
+        return await call(provider, case, spent=spent)
+    try:
+        reply: Response = await provider.complete(case, repeat=0)
+    except Exception:
+        spent.append(usage_of(None))
+        raise
+    spent.append(usage_of(reply))
+    return reply
+
+
+def usage_sum(spent: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The usage of a grader's calls (:func:`ask_model`'s ``spent``), summed; None when it made none."""
+    return functools.reduce(add_usage, spent, None)
 
 
 class Grader(ABC):

@@ -60,11 +60,11 @@ from typing import Any
 from goldenkit._findings import reason_findings
 from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import Grader, GradeResult, ModelCall, final_reference, selected_for
+from goldenkit.graders._base import Grader, GradeResult, ModelCall, ask_model, final_reference, selected_for, usage_sum
 from goldenkit.graders._text import quote
 from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
-from goldenkit.schema import TRANSPORT_SETTINGS, usage_of
+from goldenkit.schema import TRANSPORT_SETTINGS
 
 __all__ = [
     "DECISIONS",
@@ -457,16 +457,14 @@ class JudgeGrader(Grader):
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         judge_case, answers = self.prompt(case, response)
+        spent: list[dict[str, Any]] = []  # the call's usage, its attempts included, answered or not
         try:
-            if call is not None:
-                reply = await call(self.provider, judge_case)
-            else:
-                reply = await self.provider.complete(judge_case, repeat=0)
+            reply = await ask_model(self.provider, judge_case, call, spent)
         except Exception as exc:  # any failure of the judge is the judge's ERROR, never the row's FAIL
             msg = " ".join(str(exc).split()) or type(exc).__name__
-            return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True)
+            return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True, usage=usage_sum(spent))
         verdict = parse_judge(reply.text, quoted=answers)
-        return dataclasses.replace(self.result(verdict, hard=self.hard), usage=usage_of(reply))
+        return dataclasses.replace(self.result(verdict, hard=self.hard), usage=usage_sum(spent))
 
     @staticmethod
     def result(verdict: JudgeVerdict, *, hard: bool = False) -> GradeResult:

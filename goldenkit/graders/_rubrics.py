@@ -42,11 +42,11 @@ from goldenkit._checks import unit_threshold
 from goldenkit._findings import Finding, value_free
 from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import GradeResult, ModelCall, options_version, selected_for
+from goldenkit.graders._base import GradeResult, ModelCall, ask_model, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
-from goldenkit.schema import add_usage, usage_of
+from goldenkit.schema import add_usage
 
 __all__ = ["RUBRIC_INSTRUCTIONS", "RubricGrader", "rubric_outcome"]
 
@@ -155,13 +155,9 @@ class RubricGrader(JudgeGrader):
     ) -> tuple[str, str, str]:
         judge_case, answers = self.rubric_prompt(case, response, rubric)
         try:
-            if call is not None:
-                reply = await call(self.provider, judge_case)
-            else:
-                reply = await self.provider.complete(judge_case, repeat=0)
+            reply = await ask_model(self.provider, judge_case, call, spent)  # its usage in spent, answered or not
         except Exception as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
             return rubric.id, "ERROR", "judge call failed: " + (" ".join(str(exc).split()) or type(exc).__name__)
-        spent.append(usage_of(reply))
         verdict = parse_judge(reply.text, quoted=answers)
         why = mask_secrets("; ".join(verdict.reasons) if verdict.decision != "PENDING" else verdict.note)
         if len(why) > 200:

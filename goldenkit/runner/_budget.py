@@ -76,9 +76,12 @@ class Budget:
         return cls(**values, pricing=getattr(limits, "pricing", None))
 
     def call_spend(self, model: str | None, resp: Any) -> tuple[int | None, float | None]:
-        """``(tokens or None, USD or None)`` of one call's response: tokens in + out (None when a count is
+        """``(tokens or None, USD or None)`` of one call's response (a Response, or a usage mapping of
+        :data:`goldenkit.schema.USAGE_COUNTS`: the simulated user's): tokens in + out (None when a count is
         missing: a missing count is never 0); the provider's price, else the ``[pricing]`` of ``model``;
         None when neither prices it."""
+        if isinstance(resp, Mapping):
+            resp = _Usage(resp)
         tin, tout = getattr(resp, "tokens_in", None), getattr(resp, "tokens_out", None)
         cost = getattr(resp, "cost", None)
         if cost is None and self.pricing is not None:
@@ -214,7 +217,7 @@ def earlier_spend(manifest: Mapping[str, Any] | None, jsonl: Path, budget: Budge
 
 
 class _Usage:
-    """An outcome record's token counts and cost, read as a response's."""
+    """An outcome record's (or a usage's) token counts and cost, read as a response's."""
 
     def __init__(self, rec: Mapping[str, Any]) -> None:
         self.tokens_in, self.tokens_out = rec.get("tokens_in"), rec.get("tokens_out")
@@ -235,12 +238,12 @@ def finish_budget(limiter: Any, manifest: dict[str, Any], stopped: str | None, r
     return counter.reason(run_id)
 
 
-def budget_limits(limits: Any, cfg: Mapping[str, Any], callers: Sequence[Any]) -> Any:
+def budget_limits(limits: Any, cfg: Mapping[str, Any], callers: Sequence[Any], *, simulator: Any = None) -> Any:
     """``limits`` (a run's CallLimits) with the ``[pricing]`` of ``cfg`` a budget trusts (unless it has
     prices; :func:`goldenkit.config.budget_pricing`: never a dataset's own goldenkit.toml's) when the run
     has a budget; its
     ``max_cost`` refused (:func:`check_prices`) when a model of ``callers`` (the provider, the graders'
-    providers: the judge's) has no prices."""
+    providers: the judge's) or the ``simulator``'s (a simulated user that asks a model) has no prices."""
     if Budget.of(limits) is None:
         return limits
     from goldenkit.config import budget_pricing
@@ -250,6 +253,8 @@ def budget_limits(limits: Any, cfg: Mapping[str, Any], callers: Sequence[Any]) -
         prices = budget_pricing(cfg, max_cost=limits.max_cost is not None)
     out = dataclasses.replace(limits, pricing=prices)
     models = [getattr(c, "model", None) for c in callers if c is not None]
+    if getattr(simulator, "model", None) is not None:  # a scripted user calls no model: nothing to price
+        models.append(simulator.model)
     check_prices(Budget.of(out), models, str(cfg.get("_path") or "goldenkit.toml"))
     return out
 

@@ -149,6 +149,7 @@ class ConversationDriver:
                 lambda: sim.ask(scenario, transcript, repeat=repeat),
                 f"simulator before turn {k + 1}",
                 calls,
+                spent=_usage,  # its tokens and money count against the run's budget
             )
         finally:  # the simulator's, apart: its calls are its attempts (retries, a failure included)
             spent[SIMULATOR_ROLE] = add_usage(spent.get(SIMULATOR_ROLE), {**(usage or {}), "calls": calls[0] - before})
@@ -159,18 +160,30 @@ class ConversationDriver:
         return text, ""
 
     async def _retrying(
-        self, run: Any, target: Any, make: Callable[[], Awaitable[T]], where: str, calls: list[int]
+        self,
+        run: Any,
+        target: Any,
+        make: Callable[[], Awaitable[T]],
+        where: str,
+        calls: list[int],
+        *,
+        spent: Callable[[Any], Any] | None = None,
     ) -> T:
-        """``make()`` through the run's seam (its limiter, deadline and retries:
+        """``make()`` through the run's seam (its limiter, deadline and retries, ``spent`` charged to its budget:
         :meth:`goldenkit.runner._calls.ModelCalls.retrying`); what still fails is raised, naming ``where``."""
         seam: ModelCalls = run.seam
-        value, err, tries, _ = await seam.retrying(target, make, seam.deadline(target))
+        value, err, tries, _ = await seam.retrying(target, make, seam.deadline(target), spent=spent)
         calls[0] += tries
         if err is None:
             return value  # type: ignore[return-value]  # None only with an error
         err.attempts = tries
         # a simulator's error stays one (its kind, ``simulator``, is the outcome's error_kind)
         raise _named(err, where, SimulatorError if isinstance(target, UserSimulator) else type(err))
+
+
+def _usage(asked: tuple[str | None, dict[str, Any] | None]) -> dict[str, Any] | None:
+    """What one simulator call spent (:meth:`UserSimulator.ask`'s usage; None: it asked no model)."""
+    return asked[1]
 
 
 def _sender(session: Any, user: str, done: list[TurnOutput]) -> Callable[[], Awaitable[Response]]:

@@ -265,7 +265,8 @@ async def arun_eval(
     o = dataclasses.replace(with_run_table(o, cfg, options, overrides), config=recorded)
     model = getattr(provider, "model", None)
     grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)
-    opts = budget_limits(o.limits(), cfg, [provider, *(getattr(g, "provider", None) for g in grader_objs)])
+    judges = [getattr(g, "provider", None) for g in grader_objs]
+    opts = budget_limits(o.limits(), cfg, [provider, *judges], simulator=o.user_simulator)
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(
         dataset,

@@ -316,7 +316,7 @@ class Regrade(RunExecution):
         if self.sync_grading:
             results = grade_case(self.graders, case, resp)
         else:
-            results = await agrade_case(self.graders, case, resp)
+            results = await agrade_case(self.graders, case, resp, call=self.seam.response)  # the judge's retries
         self.write_graded(rec, results, resp, src.get("latency_ms"), attempts)
 
 
