@@ -38,38 +38,16 @@ import math
 import numbers
 import re
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Styles of the HTML pieces goldenkit builds; each piece carries them, so they look the same in
-# Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells).
-STYLE = """<style>
-.gk-side-by-side { border-collapse: collapse; width: 100%; table-layout: fixed; }
-.gk-side-by-side th, .gk-side-by-side td { border: 1px solid #ccc !important; padding: 4px 6px !important;
-  vertical-align: top !important; text-align: left !important; }
-.gk-side-by-side pre { white-space: pre-wrap !important; word-break: break-word; margin: 2px 0 !important;
-  font-size: 12px; background: transparent !important; text-align: left !important; }
-.gk-status-NEW_FAILURE td { background: #fde2e1 !important; }
-.gk-status-RECOVERED td { background: #e3f6e5 !important; }
-.gk-status-NEW_ERROR td, .gk-status-ERROR_CLEARED td { background: #fff3cd !important; }
-.gk-banner { padding: 6px 10px; border-radius: 4px; font-weight: bold; }
-.gk-banner-ok { background: #e3f6e5; border-left: 6px solid #2e7d32; }
-.gk-banner-bad { background: #fde2e1; border-left: 6px solid #c62828; }
-.gk-banner-warn { background: #fff3cd; border-left: 6px solid #b26a00; }
-.gk-banner-info { background: #eef1f5; border-left: 6px solid #7a8699; font-weight: normal; }
-.gk-banner-items { margin: 4px 0 10px 0; }
-.gk-card { margin: 0 0 14px 0; }
-.gk-table-wrap { max-width: 100%; overflow-x: auto; margin: 4px 0 12px 0; }
-.gk-table { border-collapse: collapse; font-size: 13px; }
-.gk-table th, .gk-table td { border: 1px solid #d8d8d8 !important; padding: 3px 6px !important;
-  text-align: left !important; vertical-align: top !important; }
-.gk-table th { background: #f4f5f7 !important; font-weight: 600; }
-.gk-table .gk-num { text-align: right !important; font-variant-numeric: tabular-nums; }
-.gk-table tbody tr:nth-child(even) { background: #fafafa; }
-.gk-empty { color: #555; font-style: italic; }
-</style>"""
+#: goldenkit's one stylesheet (package data, read once): each HTML piece carries it, so it looks the same in
+#: Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells); the site's pages use it.
+STYLESHEET = Path(__file__).resolve().parent / "templates" / "goldenkit.css"
+STYLE = f"<style>\n{STYLESHEET.read_text(encoding='utf-8')}</style>"
 
 
 class HTMLBlock(str):
@@ -286,6 +264,7 @@ __all__ = [
     "JUDGE_FIGURES",
     "MISSING",
     "STYLE",
+    "STYLESHEET",
     "HTMLBlock",
     "cell_text",
     "interval",

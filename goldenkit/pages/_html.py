@@ -19,29 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from goldenkit._display import STYLE
 from goldenkit._scrub import scrub
 
 __all__ = ["CSP", "esc", "href", "page", "slug", "table", "write_page"]
 
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
-
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1b1f24;background:#fff}
-header{background:#24292f;color:#fff;padding:10px 24px}header a{color:#fff;margin-right:18px;text-decoration:none}
-header strong{margin-right:28px}main{padding:16px 24px;max-width:1400px}
-table{border-collapse:collapse;margin:8px 0 20px;font-size:13px}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;
-text-align:left;vertical-align:top}th{background:#f6f8fa;position:sticky;top:0}th.sortable{cursor:pointer}
-th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td.num{text-align:right;font-variant-numeric:tabular-nums}tr.state-corrupt td{background:#fff5f5}
-tr.state-invalid td{background:#fff8e6}tr.state-incomplete td{background:#f6f8fa}
-.tag{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;background:#eaeef2}
-.tag.ok{background:#dafbe1}.tag.invalid{background:#fff1c2}.tag.corrupt{background:#ffd8d3}
-.controls{margin:8px 0}.controls input,.controls select{font:inherit;padding:3px 6px;margin-right:10px}
-pre{white-space:pre-wrap;max-width:60em;margin:0;font-size:12px}.muted{color:#57606a}
-figure{display:inline-block;margin:0 16px 16px 0}figcaption{font-size:12px;color:#57606a}
-figure.trend{display:block;margin:0 0 16px}.empty{background:#f6f8fa;border:1px solid #d0d7de;padding:4px 14px}
-.long{overflow-wrap:anywhere;display:inline-block;min-width:6em}.long.problem{display:block;min-width:12em}
-"""
 
 
 def write_page(path: Path, text: str) -> None:
@@ -89,7 +72,7 @@ def page(title: str, body: str, *, site_title: str, root: str = "", script: str 
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>"
+        f'<title>{esc(title)}</title>{STYLE}</head><body class="gk-site">'
         f"<header><strong>{esc(site_title)}</strong>{nav}</header><main>{body}</main>"
         + (f"<script>{script}</script>" if script else "")
         + "</body></html>\n"
