@@ -199,3 +199,24 @@ def test_a_call_past_its_whole_request_deadline_names_that_deadline(tmp_path: Pa
     out = _outcome(summary)
     # the deadline is --timeout x the case's turns + 1 s; before, the error said 0.25s, having waited 1.25 s
     assert (out["verdict"], out["error_kind"]) == ("ERROR", "infrastructure") and "1.25s" in out["detail"]
+
+
+class _Judge(_Agent):
+    name = "judge-provider"
+    model = "judge-model"
+
+    async def complete(self, case: Case, *, repeat: int = 0) -> Response:
+        return Response.from_text(ACCEPT, model=self.model, tokens_in=30, tokens_out=3)
+
+
+def test_a_budget_set_on_resume_counts_the_judges_tokens_of_the_earlier_invocations(tmp_path: Path) -> None:
+    rows = [row(f"r{i}", {"prompt": "Say yes", "expect": {"must_contain": ["yes"]}}) for i in range(2)]
+    ds = read_dataset(write_dataset(tmp_path, rows, meta={"case_format": "contract"}))
+    common = {"results_dir": tmp_path / "res", "run_id": "r", "progress": False}
+    run_eval(ds, _Agent(), ["contract", JudgeGrader(_Judge(), rubric_text="Accept yes.")], **common)  # no budget
+    again = run_eval(
+        ds, _Agent(), ["contract", JudgeGrader(_Judge(), rubric_text="Accept yes.")], max_tokens_total=10_000, **common
+    )
+    spent = _manifest(again)["budget"]["spent"]
+    # two rows: the candidate's 2 tokens and the judge's 33 each; before, the judge's were left out
+    assert (spent["calls"], spent["tokens"]) == (4, 2 * (2 + 33))

@@ -194,7 +194,9 @@ def _figure(what: str, value: float) -> str:
 
 def earlier_spend(manifest: Mapping[str, Any] | None, jsonl: Path, budget: Budget) -> Spend:
     """What a resumed run's earlier invocations spent: their run.json ``budget`` record, else their calls
-    (run.json's invocations) and the tokens and money of the outcomes they wrote (``jsonl``)."""
+    (run.json's invocations) and the tokens and money of the outcomes they wrote (``jsonl``): the candidate's
+    and each other role's of the outcome's ``usage`` (the judge's, the simulated user's, priced as the model
+    run.json records for it: :func:`goldenkit.results.role_models`)."""
     if manifest is None:
         return Spend()
     recorded = Spend.from_record(manifest.get("budget"))
@@ -202,7 +204,9 @@ def earlier_spend(manifest: Mapping[str, Any] | None, jsonl: Path, budget: Budge
         return recorded
     invocations = (manifest.get("timings") or {}).get("invocations") or []
     spent = Spend(calls=sum(int(i.get("calls") or 0) for i in invocations if isinstance(i, Mapping)))
-    model = (manifest.get("agent_version") or {}).get("model_id")
+    from goldenkit.results import role_models
+
+    models = {"": (manifest.get("agent_version") or {}).get("model_id"), **role_models(manifest)}  # "": candidate
     if jsonl.is_file():
         with jsonl.open(encoding="utf-8") as fh:
             for line in fh:
@@ -210,9 +214,12 @@ def earlier_spend(manifest: Mapping[str, Any] | None, jsonl: Path, budget: Budge
                     rec = json.loads(line)
                 except ValueError:  # a torn last line: the outcome reader cuts it
                     continue
-                tokens, cost = budget.call_spend(model, _Usage(rec))
-                spent.tokens += tokens or 0
-                spent.cost += cost or 0.0
+                roles = rec.get("usage") if isinstance(rec.get("usage"), Mapping) else {}
+                for role, used in [("", rec), *roles.items()]:
+                    if isinstance(used, Mapping):
+                        tokens, cost = budget.call_spend(models.get(role), used)
+                        spent.tokens += tokens or 0
+                        spent.cost += cost or 0.0
     return spent
 
 
