@@ -122,3 +122,48 @@ def test_merge_prints_the_cost_line_as_run_does(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     assert main(["merge", "all", "s1", "s2", "--results-dir", str(tmp_path / "res")]) == 0
     assert "\ncost: 80 tokens in, 18 out, 2 calls, p50 " in capsys.readouterr().out
+
+
+def test_judge_label_reads_a_calibration_file_as_human_verdicts(tmp_path: Path, capsys) -> None:
+    import json
+
+    from test_judge_evidence import judged_run
+
+    from goldenkit.cli import main
+    from goldenkit.results import read_labels
+
+    run = judged_run(tmp_path / "results", "judged", {"r1": [True], "r2": [False]}, {"r1": "a", "r2": "a"})
+    calibration = [  # goldenkit judge calibrate's labels: ACCEPT / REJECT under its keys, the judge's decision too
+        {"id": "r1", "response": "ok", "humanExpectedDecision": "ACCEPT", "judge_decision": "ACCEPT"},
+        {"id": "r2", "response": "no", "human_decision": "rejected", "judge_decision": "ACCEPT"},
+    ]
+    f = tmp_path / "calibration.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in calibration), encoding="utf-8")
+    assert main(["judge", "label", str(f), "--run", str(run)]) == 0
+    assert "0 drawn by a recorded design, 2 picked by hand" in capsys.readouterr().out
+    got = {lab.row_id: lab for lab in read_labels(run)}
+    assert {k: lab.human for k, lab in got.items()} == {"r1": "PASS", "r2": "FAIL"}  # ACCEPT = PASS, as calibrate
+    assert {lab.source for lab in got.values()} == {"calibration"} and not any(lab.designed for lab in got.values())
+    drawn = tmp_path / "drawn.jsonl"  # a calibration file that records how its rows were drawn keeps the design
+    drawn.write_text(json.dumps({"id": "r1", "human": "REJECT", "probability": 0.5}) + "\n", encoding="utf-8")
+    assert main(["judge", "label", str(drawn), "--run", str(run)]) == 0
+    assert {lab.row_id: (lab.human, lab.probability) for lab in read_labels(run)}["r1"] == ("FAIL", 0.5)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "r1", "human": "ACCEPT"}) + "\n" + json.dumps({"id": "r2", "label": "maybe"}))
+    assert main(["judge", "label", str(bad), "--run", str(run)]) == 1
+    assert f"{bad}:2" in capsys.readouterr().err  # one line naming the file and line
+
+
+def test_judge_next_warns_when_an_earlier_round_is_still_unlabelled(tmp_path: Path, capsys) -> None:
+    from test_judge_evidence import judged_run
+
+    from goldenkit.cli import main
+
+    verdicts = {f"r{i}": [i % 3 != 0] for i in range(30)}
+    run = judged_run(tmp_path / "results", "judged", verdicts, dict.fromkeys(verdicts, "a"))
+    argv = ["judge", "next", "--run", str(run), "--n", "5", "-o"]
+    assert main([*argv, str(tmp_path / "one.jsonl"), "--seed", "1"]) == 0
+    assert "unlabelled" not in capsys.readouterr().err  # the first round: nothing earlier
+    assert main([*argv, str(tmp_path / "two.jsonl"), "--seed", "2"]) == 0
+    warned = [x for x in capsys.readouterr().err.splitlines() if "unlabelled" in x]
+    assert len(warned) == 1 and "1 earlier round" in warned[0]

@@ -178,23 +178,20 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 def label_command(args: argparse.Namespace) -> int:
     """``goldenkit judge label FILE --run R``: every line checked, then appended to the run's labels."""
-    from goldenkit.results import add_labels, read_run, scan_jsonl
+    from goldenkit.commands._judge_evidence import label_records
+    from goldenkit.results import add_labels, labelled, read_run
 
     run = read_run(args.run, args.results_dir)
-    try:
-        lines = list(scan_jsonl(args.file))
-    except FileNotFoundError:
-        raise UsageError(f"{args.file}: no such file") from None
-    from goldenkit.results import labelled
-
+    records, numbers, source = label_records(args.file)  # a label file, or judge calibrate's labels
     before = labelled(run)
     added = add_labels(
         run,
-        [line.record for line in lines],
+        records,
         who=args.who,
+        source=source,
         probability=args.probability,
         where=str(args.file),
-        line_numbers=[line.number for line in lines],
+        line_numbers=numbers,
     )
     designed = sum(lab.designed for lab in added)
     replaced = sum((lab.row_id, lab.repeat) in before for lab in added)

@@ -6,6 +6,10 @@ holds human labels drawn by a recorded design (:func:`goldenkit.results.judge_es
 ``--baseline``, the paired difference of the two runs (:func:`goldenkit.results.judge_difference`).
 ``--json`` prints the table as JSON.
 
+``judge label FILE`` reads a label file (``{id, repeat?, human: PASS|FAIL}``) or a ``goldenkit judge calibrate``
+labels file (:func:`label_records`); ``judge next`` warns in one line when an earlier round is still
+unlabelled (an estimate averages complete rounds only).
+
 ``judge next --run R [--n 25] [--seed S] [-o FILE]`` draws the rows whose human label would narrow the
 interval most (:func:`goldenkit.results.label_plan`), writes them as JSONL for ``goldenkit judge label``
 (fill in each ``"human"``; the ``probability`` must stay), records the draw as a round beside the run
@@ -26,6 +30,12 @@ from typing import Any
 
 from goldenkit._display import pct
 from goldenkit.commands._args import ALPHA, POSITIVE, gate_defaults, integer
+from goldenkit.errors import UsageError
+
+#: The keys under which only a ``goldenkit judge calibrate`` labels file holds the human decision.
+_CALIBRATION_KEYS = ("human_decision", "humanDecision", "humanExpectedDecision", "label")
+#: What a calibrate labels file says where a label file says PASS / FAIL.
+_CALIBRATION_WORDS = ("ACCEPT", "ACCEPTED", "REJECT", "REJECTED")
 
 
 def register_evidence(jsub: Any) -> None:
@@ -104,11 +114,62 @@ def estimate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def label_records(path: str) -> tuple[list[dict[str, Any]], list[int], str]:
+    """The labels of ``path`` for :func:`goldenkit.results.add_labels`, their line numbers and their source.
+
+    A label file (``{id, repeat?, human: PASS|FAIL}``) is read as it is (``import``). A ``goldenkit judge
+    calibrate`` labels file (a line with a human decision under calibrate's own keys, or ACCEPT / REJECT) is
+    read by calibrate's reader (:func:`goldenkit.graders.read_labels`: every line checked, file:line named)
+    and each decision mapped as calibrate maps it (ACCEPT = PASS, REJECT = FAIL; ``calibration``); a line's
+    ``repeat``, ``probability``, ``who`` and ``at`` are kept, so its labels are hand-picked unless the file
+    records the probability with which its rows were drawn."""
+    from goldenkit.results import scan_jsonl
+
+    try:
+        lines = list(scan_jsonl(path))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    if not any(_calibration_line(line.record) for line in lines):
+        return [line.record for line in lines], [line.number for line in lines], "import"
+    from goldenkit.graders import read_labels
+
+    rows = read_labels(path)
+    kept = ("repeat", "probability", "who", "at")
+    records = [
+        {"id": r.id, "human": "PASS" if r.human == "ACCEPT" else "FAIL", **{k: r.raw[k] for k in kept if k in r.raw}}
+        for r in rows
+    ]
+    return records, [r.line for r in rows], "calibration"
+
+
+def _calibration_line(record: dict[str, Any]) -> bool:
+    human = record.get("human")
+    return any(k in record for k in _CALIBRATION_KEYS) or (
+        isinstance(human, str) and human.strip().upper() in _CALIBRATION_WORDS
+    )
+
+
 def next_command(args: argparse.Namespace) -> int:
-    from goldenkit.results import add_round, judge_estimates, label_plan, read_run
+    from goldenkit.results import (
+        add_round,
+        complete_rounds,
+        judge_estimates,
+        judge_rows,
+        label_plan,
+        read_rounds,
+        read_run,
+    )
 
     run = read_run(args.run, args.results_dir)
     rule, alpha = gate_defaults(args, run)
+    _, unlabelled = complete_rounds(read_rounds(run), judge_rows(run, by=args.by, rule=rule))
+    if unlabelled:
+        print(
+            f"goldenkit judge next: warning: {unlabelled} earlier round{'s' if unlabelled > 1 else ''} of run "
+            f"{run.run_id} still unlabelled (an estimate uses complete rounds only): label "
+            f"{'them' if unlabelled > 1 else 'it'} with goldenkit judge label FILE --run {args.run}",
+            file=sys.stderr,
+        )
     plan = label_plan(run, n=args.n, seed=args.seed, by=args.by, rule=rule, alpha=alpha)
     text = plan.jsonl()
     where = args.out or ("the JSON document" if args.json else "stdout")
@@ -136,4 +197,4 @@ def next_command(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["estimate_command", "next_command", "register_evidence"]
+__all__ = ["estimate_command", "label_records", "next_command", "register_evidence"]
