@@ -81,7 +81,7 @@ def test_no_page_shows_raw_pandas_output(extra_pages: dict[str, Path]) -> None:
         found = [token for token in RAW if token in text]
         assert found == [], f"{name}: {found}"
     callable_text = visible_text(extra_pages["callable"].read_text(encoding="utf-8"))
-    assert "tokens in (mean)" in callable_text and " 400 " in callable_text  # a dash, never <NA>, and no 400.0
+    assert "tokens in" in callable_text and " 400 " in callable_text  # a dash, never <NA>, and no 400.0
     audit = rendered()["audit"].read_text(encoding="utf-8")
     assert "No row marked yet: mark failing rows above" in audit  # the empty label-error table says what fills it
     report = rendered()["report"].read_text(encoding="utf-8")
