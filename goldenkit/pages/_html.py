@@ -9,6 +9,7 @@ a page of this site loads nothing, from file:// or from any static host.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -16,11 +17,14 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from goldenkit._display import STYLE
+from goldenkit._display import STYLE, STYLESHEET
 from goldenkit._scrub import scrub
+
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 __all__ = ["CSP", "esc", "href", "page", "slug", "table", "write_page"]
 
@@ -62,20 +66,28 @@ def slug(name: str) -> str:
     return f"{safe.lstrip('.')}-{digest}"
 
 
+@functools.cache
+def _shell() -> Template:
+    """The page shell's template (goldenkit/templates/gk_page.html.j2), autoescaped, loaded once."""
+    from jinja2 import Environment, FileSystemLoader
+
+    env = Environment(loader=FileSystemLoader(STYLESHEET.parent), autoescape=True, keep_trailing_newline=True)
+    return env.get_template("gk_page.html.j2")
+
+
 def page(title: str, body: str, *, site_title: str, root: str = "", script: str = "") -> str:
-    """A whole page: the shell with navigation (``root`` is the relative way back to the site's top)."""
-    nav = (
-        f'<a href="{root}index.html">Runs</a><a href="{root}baselines.html">Baselines</a>'
-        f'<a href="{root}datasets.html">Datasets</a>'
-    )
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<title>{esc(title)}</title>{STYLE}</head><body class="gk-site">'
-        f"<header><strong>{esc(site_title)}</strong>{nav}</header><main>{body}</main>"
-        + (f"<script>{script}</script>" if script else "")
-        + "</body></html>\n"
+    """A whole page: the shell with navigation (``root`` is the relative way back to the site's top); ``title``
+    and ``site_title`` are text (escaped by the template), ``body`` and ``script`` markup the site built."""
+    from markupsafe import Markup
+
+    return _shell().render(
+        csp=Markup(CSP),
+        title=title,
+        site_title=site_title,
+        root=root,
+        style=Markup(STYLE),
+        body=Markup(body),
+        script=Markup(script),
     )
 
 
