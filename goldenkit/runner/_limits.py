@@ -5,7 +5,7 @@ per minute, pauses new starts for a server's Retry-After (never longer than the
 run's cap) and adapts ``limit`` on 429s (AIMD: halve at most once per second, add
 one back after a streak of successes). :func:`backoff_delay` is the wait before a
 retry: full-jitter exponential backoff, never less than Retry-After.
-:func:`throttle_error` turns a 429 whose Retry-After exceeds the cap into an
+:func:`throttle_error` turns a retried error (a 429, a 503) whose Retry-After exceeds the cap into an
 ``infrastructure`` error (not retried), so one throttled call never holds a run longer than the cap.
 A run's budget (:mod:`goldenkit.runner._budget`) is kept here too: a call is admitted only while it
 remains (:meth:`Limiter.acquire` raises :class:`~goldenkit.runner._budget.BudgetSpent` otherwise) and
@@ -189,8 +189,8 @@ def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: flo
 
 
 def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
-    """``err`` itself, or an ``infrastructure`` error (not retried) when it is a 429 asking to wait
-    longer than ``max_retry_after``.
+    """``err`` itself, or an ``infrastructure`` error (not retried) when it is a retried error (a 429, a 503)
+    asking to wait longer than ``max_retry_after``.
 
     >>> e = ProviderError("HTTP 429 from http://h/v1", transient=True, status=429, retry_after=3600)
     >>> str(throttle_error(e, 120.0))
@@ -198,7 +198,7 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     >>> throttle_error(e, 7200.0) is e
     True
     """
-    if err.status != 429 or err.retry_after is None or err.retry_after <= max_retry_after:
+    if not err.transient or err.retry_after is None or err.retry_after <= max_retry_after:
         return err
     head = str(err).split(": ", 1)[0] if str(err).startswith("HTTP ") else str(err)
     return ProviderError(
