@@ -9,13 +9,12 @@ the calls move: the driver hands small batches of (row, repeat) items to W
 worker actors (:class:`RayWorker`), each of which runs the items of a batch
 concurrently through the run's own code (:meth:`goldenkit.runner._run.RunExecution.run_one`:
 retries, backoff, Retry-After, grading) and sends the batch's outcome records
-back. The limits hold for the whole cluster: every worker asks one limiter actor
-(:mod:`goldenkit.runner._ray_limits`).
+back. The limits hold for the whole cluster: every worker asks one limiter actor (:mod:`goldenkit.runner._ray_limits`),
+and a batch returns once the actor holds its calls' spend.
 
-What a worker runs is rebuilt there, never assumed: the driver pickles a *setup*
-(a zero-argument callable returning the provider and the graders) before anything
-is written; one that cannot be pickled (a lambda's closure over a lock, an open
-client) is a :class:`~goldenkit.errors.ConfigError` (exit 1), and so is a setup
+What a worker runs is rebuilt there, never assumed: the driver pickles a *setup* (a zero-argument callable
+returning the provider and the graders) before anything is written; one that cannot be pickled (a lambda's
+closure over a lock, an open client) is a :class:`~goldenkit.errors.ConfigError` (exit 1), and so is a setup
 that fails on a worker (a fixtures folder or a module that is not there), named
 with the worker's host. The default setup ships the provider and grader objects
 themselves; ``goldenkit run --executor ray`` ships the command's options instead,
@@ -189,8 +188,8 @@ class RayWorker:
 
             provider, graders = ray.cloudpickle.loads(blob)()
             provider.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
-            cluster = ClusterLimiter(limiter, number, uuid.uuid4().hex, budget=Budget.of(opts))
-            self.run = WorkerRun(provider, graders, opts, cluster)
+            self.cluster = ClusterLimiter(limiter, number, uuid.uuid4().hex, budget=Budget.of(opts))
+            self.run = WorkerRun(provider, graders, opts, self.cluster)
         except Exception as exc:
             self.error = str(exc) if isinstance(exc, GoldenkitError) else f"{type(exc).__name__}: {exc}"
             self.error = one_line(self.error, 300)
@@ -226,6 +225,7 @@ class RayWorker:
                 self.uses[rid] -= 1
                 if self.uses[rid] <= 0:
                     del self.uses[rid], run.plan.cases[rid], run.plan.row_info[rid]
+        await self.cluster.settled()
         calls, self.reported = run.calls - self.reported, run.calls
         return records, calls, spent[0] if spent else None
 

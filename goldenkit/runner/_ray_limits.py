@@ -146,6 +146,7 @@ class ClusterLimiter:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._asking = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._charges: list[Any] = []  # charges sent to the actor, not yet known to be added
 
     async def acquire(self) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -220,7 +221,14 @@ class ClusterLimiter:
 
     def charge(self, model: str | None, resp: Any) -> None:
         if self.budget is not None:
-            self.actor.charge.remote(*self.budget.call_spend(model, resp))
+            self._charges.append(self.actor.charge.remote(*self.budget.call_spend(model, resp)))
+
+    async def settled(self) -> None:
+        """Wait until the actor has added every charge this worker sent: a batch returns only then, so
+        what the driver reads at the end of the run (the run's spend) holds every call that returned."""
+        charges, self._charges = self._charges, []
+        for ref in charges:
+            await ref
 
     def on_throttled(self, retry_after: float | None) -> None:
         self.strict = True
