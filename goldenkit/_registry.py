@@ -81,8 +81,9 @@ class Registry(Generic[F]):
 def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str], Any]:
     """A ``__getattr__`` for ``package`` that imports ``name`` from ``modules[name]`` on first use.
 
-    ``modules`` maps a public name to its module (absolute, or relative to ``package``);
-    once imported, the name is an ordinary attribute of the package. A public submodule of
+    ``modules`` maps a public name to its module (absolute, or relative to ``package``); the
+    name is looked up there on each use, never stored in the package, so a doctest finder
+    walking the package sees the same names however much was imported. A public submodule of
     ``package`` resolves the same way (``goldenkit.report`` without importing it first).
 
     >>> getattr_ = lazy_attributes("goldenkit", {"dumps": "json"})
@@ -100,9 +101,7 @@ def lazy_attributes(package: str, modules: Mapping[str, str]) -> Callable[[str],
             if not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
                 return importlib.import_module(f"{package}.{name}")  # a public subpackage: gk.report as gk.stats
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
-        setattr(sys.modules[package], name, value)
-        return value
+        return getattr(importlib.import_module(module, package), name)  # not cached: see publish
 
     return __getattr__
 
@@ -117,6 +116,24 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
     every subpackage list their names this way (one mechanism): an ``__init__.py`` imports nothing
     else eagerly, so importing a package costs only what its caller uses.
     """
+    modules = _stub_table(package, init_file)
+    names = sorted(modules)
+
+    def __dir__() -> list[str]:  # the public names and the public submodules (gk.report as gk.stats)
+        module = sys.modules[package]
+        submodules = {m.name for m in pkgutil.iter_modules(getattr(module, "__path__", [])) if m.name[0] != "_"}
+        return sorted(set(vars(module)) | set(names) | submodules)
+
+    return lazy_attributes(package, modules), __dir__, names
+
+
+_STUBS: dict[str, dict[str, str]] = {}
+
+
+def _stub_table(package: str, init_file: str) -> dict[str, str]:
+    """Each public name of ``package`` and the module its stub line names, read once."""
+    if package in _STUBS:
+        return _STUBS[package]
     stub = Path(init_file).with_suffix(".pyi")
     spec = getattr(sys.modules.get(package), "__spec__", None)
     get_data = getattr(getattr(spec, "loader", None), "get_data", None)  # a package inside a zip file too
@@ -127,11 +144,44 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
             if node.module is None or node.level or any(a.asname != a.name for a in node.names):
                 raise TypeError(f"{stub}:{node.lineno}: write public names as 'from goldenkit.x import name as name'")
             modules.update((alias.name, node.module) for alias in node.names)
-    names = sorted(modules)
+    _STUBS[package] = modules
+    return modules
 
-    def __dir__() -> list[str]:  # the public names and the public submodules (gk.report as gk.stats)
-        module = sys.modules[package]
-        submodules = {m.name for m in pkgutil.iter_modules(getattr(module, "__path__", [])) if m.name[0] != "_"}
-        return sorted(set(vars(module)) | set(names) | submodules)
 
-    return lazy_attributes(package, modules), __dir__, names
+def _public_homes(module: str) -> dict[str, str]:
+    """Each public name ``module`` defines and its home: the outermost package whose stub leads to ``module``.
+
+    A stub line naming a package is followed into that package's stub while the package encloses
+    ``module`` (the root's ``from goldenkit.stats import slice_table`` leads through goldenkit.stats's
+    stub to the module that defines it).
+    """
+    parts = module.split(".")
+    ancestors = [".".join(parts[:i]) for i in range(1, len(parts))]
+    tables = {p: _stub_table(p, str(getattr(sys.modules[p], "__file__", ""))) for p in ancestors}
+    homes: dict[str, str] = {}
+    for package in ancestors:
+        for name in tables[package]:
+            target, seen = tables[package][name], package
+            while target != seen and target in tables and name in tables[target]:
+                target, seen = tables[target][name], target
+            if target == module:
+                homes.setdefault(name, package)
+    return homes
+
+
+def publish(namespace: dict[str, Any]) -> None:
+    """Set ``__module__`` of each public class and function defined in ``namespace``'s module to its home.
+
+    Called on the last line of a module whose names a package's stub lists: ``goldenkit.read_run`` is
+    defined in ``goldenkit.results._run`` and its ``__module__`` is ``goldenkit``, so reprs, tracebacks,
+    pickles and docs show the public path, whichever way the module was imported. Each is also put in
+    the module's ``__test__``, so doctest (which keeps what ``__module__`` says is its module's) still
+    collects its examples, from this module only.
+    """
+    module = str(namespace["__name__"])
+    tests: dict[str, Any] = namespace.setdefault("__test__", {})
+    for name, home in _public_homes(module).items():
+        value = namespace.get(name)
+        if getattr(value, "__module__", None) == module and hasattr(value, "__qualname__"):  # a class or function
+            value.__module__ = home
+            tests[name] = value

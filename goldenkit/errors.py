@@ -197,3 +197,6 @@ __all__ = [
     "ResultsError",
     "UsageError",
 ]
+
+# A root name: its public home is the root (goldenkit._registry.publish, whose layer is above this one).
+GoldenkitError.__module__ = "goldenkit"

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
+import pickle
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +97,44 @@ def test_the_package_imports_from_a_zip_file(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "gk.zip")], capture_output=True, text=True)
     assert done.returncode == 0 and "gk.zip" in done.stdout, done.stderr[-2000:]
+
+
+def _homes() -> dict[str, tuple[object, str]]:
+    """Each public class and function of the root and of every package with its home (the root wins)."""
+    homes: dict[str, tuple[object, str]] = {}
+    for package in ["goldenkit", *(f"goldenkit.{m.name}" for m in pkgutil.iter_modules(goldenkit.__path__))]:
+        stub = Path(importlib.import_module(package).__file__ or "").with_suffix(".pyi")
+        if package == "goldenkit" or stub.exists() and package != "goldenkit":
+            for name in attach_stub(package, str(stub))[2]:
+                value = getattr(importlib.import_module(package), name)
+                if inspect.isclass(value) or inspect.isfunction(value):
+                    homes.setdefault(f"{id(value)}", (value, package))
+    return homes
+
+
+def test_each_root_name_has_the_root_as_its_module_in_reprs_and_pickles() -> None:
+    for name in goldenkit.__all__:
+        assert getattr(goldenkit, name).__module__ == "goldenkit", name
+    assert repr(goldenkit.GatePolicy) == "<class 'goldenkit.GatePolicy'>"
+    assert repr(goldenkit.GoldenkitError("x")) == "GoldenkitError('x')"
+    assert "goldenkit.errors.ConfigError" in repr(goldenkit.errors.ConfigError)
+    fn = goldenkit.compare_runs
+    assert f"{fn.__module__}.{fn.__qualname__}" == "goldenkit.compare_runs"
+    policy = goldenkit.GatePolicy(min_pass_rate=0.8, critical=("refunds",))
+    assert pickle.loads(pickle.dumps(policy)) == policy
+    assert pickle.loads(pickle.dumps(goldenkit.read_run)) is goldenkit.read_run
+    done = subprocess.run(
+        [sys.executable, "-c", "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()))"],
+        input=pickle.dumps(policy),
+        capture_output=True,
+    )
+    assert done.returncode == 0 and done.stdout.startswith(b"GatePolicy(rule='majority', min_pass_rate=0.8,"), (
+        done.stderr[-2000:]
+    )
+
+
+def test_a_public_name_of_a_module_that_publishes_has_its_package_as_its_module() -> None:
+    """A module's private path never shows: goldenkit.stats.flaky_rows, defined in goldenkit.stats._collapse."""
+    assert goldenkit.stats.flaky_rows.__module__ == "goldenkit.stats"
+    assert goldenkit.graders.GradeResult.__module__ == "goldenkit.graders"
+    assert repr(goldenkit.graders.GradeResult) == "<class 'goldenkit.graders.GradeResult'>"

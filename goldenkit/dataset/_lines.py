@@ -14,6 +14,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from goldenkit._registry import publish
+
 ASCII_WHITESPACE = b" \t\n\x0b\x0c\r"
 
 
@@ -59,3 +61,6 @@ def canonical_sha256(data: bytes) -> str:
     True
     """
     return sha256_of_lines(split_lines(bytes(data)).texts)
+
+
+publish(globals())

@@ -61,18 +61,21 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from goldenkit.errors import DatasetError, InputError
 from goldenkit.formats._adk import read_adk, read_test_config
-from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
 from goldenkit.formats._contract import read_golden, read_golden_manifest
-from goldenkit.formats._eval_config import EvalCriteria, read_eval_config
-from goldenkit.formats._import_manifest import import_manifest, stem as file_stem
+from goldenkit.formats._import_manifest import import_manifest
+from goldenkit.formats._import_manifest import stem as file_stem
 from goldenkit.formats._inspect import read_inspect
-from goldenkit.formats._normalize import normalize_case
 from goldenkit.formats._openai_evals import read_openai_evals
 from goldenkit.formats._vertex import read_vertex
-from goldenkit.records import Case
 from goldenkit.schema import DATA_FILE, MANIFEST_FILE
+
+from goldenkit._registry import publish
+from goldenkit.errors import DatasetError, InputError
+from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
+from goldenkit.formats._eval_config import EvalCriteria, read_eval_config
+from goldenkit.formats._normalize import normalize_case
+from goldenkit.records import Case
 
 #: Import formats and the case shape each one writes.
 IMPORT_FORMATS: dict[str, str] = {
@@ -100,14 +103,22 @@ class _Record:
 
     id: str
     case: dict[str, Any]
-    file: str  # the source file's name (relative to the source folder for folder imports)
+    file: (
+        str  # the source file's name (relative to the source folder for folder imports)
+    )
     line: int | None  # 1-based line in that file, when the format is line-based
-    where: str  # position for messages when there is no line ("eval_cases[2]", "index 0")
+    where: (
+        str  # position for messages when there is no line ("eval_cases[2]", "index 0")
+    )
     record: Any  # the record as written, for slice-field lookup
     default_slice: str
 
     def at(self) -> str:
-        return f"{self.file}:{self.line}" if self.line is not None else f"{self.file} {self.where}".rstrip()
+        return (
+            f"{self.file}:{self.line}"
+            if self.line is not None
+            else f"{self.file} {self.where}".rstrip()
+        )
 
 
 def import_dataset(
@@ -140,41 +151,68 @@ def import_dataset(
     fmt_key, split, added = _checked_options(src, out, fmt, split, added, overwrite)
     shape = IMPORT_FORMATS[fmt_key]
     if criteria is not None and fmt_key != "adk":
-        raise InputError(f"--criteria (an ADK eval config) applies to --format adk, not {fmt_key}")
+        raise InputError(
+            f"--criteria (an ADK eval config) applies to --format adk, not {fmt_key}"
+        )
     if criteria is not None and not isinstance(criteria, EvalCriteria):
         criteria = read_eval_config(criteria)
     records, imported_from, golden_manifest = _read_files(src, fmt_key, criteria)
     _check_unique(records)
     slice_field = _slice_field(slice, records)
-    rows = _rows(records, shape, slice, slice_field, split=split, source=source, added=added)
-    imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
+    rows = _rows(
+        records, shape, slice, slice_field, split=split, source=source, added=added
+    )
+    imported_from["slice"] = (
+        {"field": slice_field}
+        if slice_field
+        else {"name": slice or "file stem (default)"}
+    )
 
     manifest = import_manifest(
-        src, fmt_key, shape, name, added=added, golden=golden_manifest, imported_from=imported_from
+        src,
+        fmt_key,
+        shape,
+        name,
+        added=added,
+        golden=golden_manifest,
+        imported_from=imported_from,
     )
     out.mkdir(parents=True, exist_ok=True)
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
     (out / MANIFEST_FILE).write_text(
-        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
+        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
+        encoding="utf-8",
+        newline="\n",
     )
     return out
 
 
 def _checked_options(
-    src: Path, out: Path, fmt: str, split: str | None, added: str | None, overwrite: bool
+    src: Path,
+    out: Path,
+    fmt: str,
+    split: str | None,
+    added: str | None,
+    overwrite: bool,
 ) -> tuple[str, str, str]:
     """The format key, the split and the added date, each checked, before anything is read."""
-    fmt_key = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
+    fmt_key = (
+        _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
+    )
     if fmt_key not in IMPORT_FORMATS:
-        raise InputError(f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})")
+        raise InputError(
+            f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})"
+        )
     split = split or "dev"
     if split not in _SPLITS:
         raise InputError(f"split must be dev or holdout, got {split!r}")
     if not src.exists():
         raise InputError(f"{src}: no such file or folder")
     if not overwrite and ((out / DATA_FILE).exists() or (out / MANIFEST_FILE).exists()):
-        raise InputError(f"{out}: already holds a dataset (pass overwrite to replace it)")
+        raise InputError(
+            f"{out}: already holds a dataset (pass overwrite to replace it)"
+        )
     added = added or datetime.now(UTC).date().isoformat()
     try:
         if len(added) != 10:
@@ -195,11 +233,15 @@ def _read_files(
     for path, rel in _source_files(src, fmt_key):
         if path.name.endswith((".lz4", ".zst")):
             raise DatasetError(
-                "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)", path=rel
+                "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)",
+                path=rel,
             )
         data = path.read_bytes()
         _refuse_lfs_pointer(data, rel)
-        file_info: dict[str, Any] = {"file": rel, "sha256": hashlib.sha256(data).hexdigest()}
+        file_info: dict[str, Any] = {
+            "file": rel,
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
         if path.suffix == ".gz":
             try:
                 data = gzip.decompress(data)
@@ -255,10 +297,16 @@ def _source_files(src: Path, fmt: str) -> list[tuple[Path, str]]:
         return [(src, src.name)]
     if fmt == "adk":
         found = sorted(
-            p for p in src.rglob("*.json") if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
+            p
+            for p in src.rglob("*.json")
+            if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
         )
     elif fmt == "openai-evals":
-        found = sorted(p for p in src.rglob("*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
+        found = sorted(
+            p
+            for p in src.rglob("*")
+            if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz"))
+        )
     else:
         raise InputError(f"{src}: is a folder; the {fmt} importer reads one file")
     if not found:
@@ -293,7 +341,10 @@ def _read(
     """The records of one source file (messages name ``rel``), and notes for the manifest."""
     default = _default_slice(path, rel)
     shown = Path(rel)
-    readers: dict[str, Callable[[Path, Path, str, bytes, str], tuple[list[_Record], dict[str, Any]]]] = {
+    readers: dict[
+        str,
+        Callable[[Path, Path, str, bytes, str], tuple[list[_Record], dict[str, Any]]],
+    ] = {
         "adk": functools.partial(_read_adk, criteria=criteria),
         "vertex": _read_vertex,
         "golden": _read_golden,
@@ -309,32 +360,56 @@ def _read(
 
 
 def _read_adk(
-    path: Path, shown: Path, rel: str, data: bytes, default: str, criteria: EvalCriteria | None = None
+    path: Path,
+    shown: Path,
+    rel: str,
+    data: bytes,
+    default: str,
+    criteria: EvalCriteria | None = None,
 ) -> tuple[list[_Record], dict[str, Any]]:
     cases, kind, header = read_adk(shown, data)
     out = [
-        _Record(eval_id, dict(case), rel, None, where, case.get("original", case), default)
+        _Record(
+            eval_id, dict(case), rel, None, where, case.get("original", case), default
+        )
         for eval_id, case, where in cases
     ]
-    if criteria is not None:  # an eval config in place of test_config.json, which is then not read
-        notes: dict[str, Any] = {"kind": kind, **criteria.stamp([rec.case for rec in out])}
+    if (
+        criteria is not None
+    ):  # an eval config in place of test_config.json, which is then not read
+        notes: dict[str, Any] = {
+            "kind": kind,
+            **criteria.stamp([rec.case for rec in out]),
+        }
     else:
         found, source = read_test_config(path)
         for rec in out:
             rec.case["criteria"], rec.case["criteria_source"] = dict(found), source
         notes = {"kind": kind, "criteria": found, "criteria_source": source}
     if header:
-        notes["eval_set"] = header  # the EvalSet's own fields (id, name, description, timestamp)
+        notes["eval_set"] = (
+            header  # the EvalSet's own fields (id, name, description, timestamp)
+        )
     return out, notes
 
 
-def _read_vertex(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    out = [_Record(rid, rec, rel, line_of(where), where, rec, default) for rid, rec, where in read_vertex(shown, data)]
+def _read_vertex(
+    path: Path, shown: Path, rel: str, data: bytes, default: str
+) -> tuple[list[_Record], dict[str, Any]]:
+    out = [
+        _Record(rid, rec, rel, line_of(where), where, rec, default)
+        for rid, rec, where in read_vertex(shown, data)
+    ]
     return out, {}
 
 
-def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    out = [_Record(rid, row, rel, line, "", row, default) for rid, row, line in read_golden(shown, data)]
+def _read_golden(
+    path: Path, shown: Path, rel: str, data: bytes, default: str
+) -> tuple[list[_Record], dict[str, Any]]:
+    out = [
+        _Record(rid, row, rel, line, "", row, default)
+        for rid, row, line in read_golden(shown, data)
+    ]
     text = decode_text(data, rel)
     comments = [
         {"line": n, "text": line.rstrip("\r")}
@@ -344,14 +419,26 @@ def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -
     return out, {"comments": comments} if comments else {}
 
 
-def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+def _read_openai(
+    path: Path, shown: Path, rel: str, data: bytes, default: str
+) -> tuple[list[_Record], dict[str, Any]]:
     cases, notes = read_openai_evals(shown, decode_text(data, rel), default)
-    return [_Record(rid, case, rel, line, "", case["original"], default) for rid, case, line in cases], notes
+    return [
+        _Record(rid, case, rel, line, "", case["original"], default)
+        for rid, case, line in cases
+    ], notes
 
 
-def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_inspect(shown, decode_text(data, rel), default, base_dir=path.parent)
-    out = [_Record(rid, case, rel, line_of(where), where, case["original"], default) for rid, case, where in cases]
+def _read_inspect(
+    path: Path, shown: Path, rel: str, data: bytes, default: str
+) -> tuple[list[_Record], dict[str, Any]]:
+    cases, notes = read_inspect(
+        shown, decode_text(data, rel), default, base_dir=path.parent
+    )
+    out = [
+        _Record(rid, case, rel, line_of(where), where, case["original"], default)
+        for rid, case, where in cases
+    ]
     return out, notes
 
 
@@ -362,7 +449,10 @@ def _check_unique(records: list[_Record]) -> None:
     seen: dict[str, _Record] = {}
     for rec in records:
         if not rec.id.strip():
-            raise DatasetError(f"{rec.where + ': ' if rec.line is None and rec.where else ''}empty id", path=rec.file)
+            raise DatasetError(
+                f"{rec.where + ': ' if rec.line is None and rec.where else ''}empty id",
+                path=rec.file,
+            )
         if rec.id in seen:
             first = seen[rec.id]
             msg = f'duplicate id "{rec.id}" (first at {first.at()})'
@@ -376,7 +466,11 @@ def _normalize(rec: _Record, shape: str) -> Case:
     try:
         return normalize_case(rec.case, shape, row_id=rec.id)
     except DatasetError as exc:
-        msg = exc.detail if rec.line is not None or not rec.where else f"{rec.where}: {exc.detail}"
+        msg = (
+            exc.detail
+            if rec.line is not None or not rec.where
+            else f"{rec.where}: {exc.detail}"
+        )
         raise DatasetError(msg, path=rec.file, line=rec.line) from None
 
 
@@ -446,3 +540,5 @@ def _tags(case: Case) -> list[str]:
 
 
 __all__ = ["IMPORT_FORMATS", "import_dataset"]
+
+publish(globals())

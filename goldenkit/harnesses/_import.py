@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 
 from goldenkit._constraints import RUN_OPTIONS
-from goldenkit.dataset import read_dataset
-from goldenkit.errors import InputError, UsageError
 from goldenkit.harnesses._adk_history import read_adk_history
 from goldenkit.harnesses._common import Imported
 from goldenkit.harnesses._deepeval_testrun import read_deepeval
@@ -16,6 +14,10 @@ from goldenkit.harnesses._inspect_log import read_inspect
 from goldenkit.harnesses._lm_eval_samples import read_lm_eval
 from goldenkit.harnesses._openai_evals_log import read_openai_evals
 from goldenkit.harnesses._promptfoo_output import read_promptfoo
+
+from goldenkit._registry import publish
+from goldenkit.dataset import read_dataset
+from goldenkit.errors import InputError, UsageError
 from goldenkit.harnesses._runfolder import prepare, sample_differences, write_prepared
 from goldenkit.results import Run, read_run
 
@@ -36,14 +38,20 @@ def _source_file(src: Path, fmt: str) -> Path:
         return src
     if not src.exists():
         raise InputError(f"{src}: no such file or folder")
-    if fmt == "adk":  # a folder of eval history: every file of the eval set (see harnesses.adk_history)
+    if (
+        fmt == "adk"
+    ):  # a folder of eval history: every file of the eval set (see harnesses.adk_history)
         return src
-    found = sorted({p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()})
+    found = sorted(
+        {p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()}
+    )
     preferred = [p for p in found if p.name == _PREFERRED.get(fmt)]
     found = preferred or found
     if len(found) != 1:
         listed = ", ".join(p.name for p in found[:10]) or "none"
-        raise InputError(f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file")
+        raise InputError(
+            f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file"
+        )
     return found[0]
 
 
@@ -65,17 +73,25 @@ def _read_format(path: Path, fmt: str, options: dict[str, object]) -> list[Impor
     name = None if metric is None else str(metric)
     if fmt == "inspect":
         scorer = options.get("scorer")
-        return [read_inspect(path, scorer=None if scorer is None else str(scorer), threshold=thr)]
+        return [
+            read_inspect(
+                path, scorer=None if scorer is None else str(scorer), threshold=thr
+            )
+        ]
     if fmt == "lm-eval":
         return [read_lm_eval(path, metric=name, threshold=thr)]
     if fmt == "promptfoo":
         provider = options.get("provider")
-        return read_promptfoo(path, provider=None if provider is None else str(provider))
+        return read_promptfoo(
+            path, provider=None if provider is None else str(provider)
+        )
     if fmt == "deepeval":
         return [read_deepeval(path, metric=name, threshold=thr)]
     if fmt == "adk":
         eval_set = options.get("eval_set")
-        return read_adk_history(path, eval_set=None if eval_set is None else str(eval_set))
+        return read_adk_history(
+            path, eval_set=None if eval_set is None else str(eval_set)
+        )
     return [read_openai_evals(path, metric=name, threshold=thr)]
 
 
@@ -114,12 +130,19 @@ def import_run(
         RUN_OPTIONS["run_id"].check(run_id)
     except ValueError as exc:
         raise UsageError(f"run id {exc}") from None
-    options: dict[str, object] = {"scorer": scorer, "metric": metric, "threshold": threshold, "provider": provider}
+    options: dict[str, object] = {
+        "scorer": scorer,
+        "metric": metric,
+        "threshold": threshold,
+        "provider": provider,
+    }
     options["eval_set"] = eval_set
     for key, value in options.items():
         if value is not None and format not in _OPTIONS[key]:
             flag = key.replace("_", "-")
-            raise UsageError(f"--{flag} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})")
+            raise UsageError(
+                f"--{flag} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})"
+            )
     path = _source_file(Path(src), format)
     ds = None if dataset is None else read_dataset(Path(dataset))
     imported = _read(path, format, options)
@@ -127,15 +150,21 @@ def import_run(
         if not imp.samples:
             raise InputError(f"{path}: no samples in the file; nothing to import")
     recorded = {k: v for k, v in options.items() if v is not None}
-    recorded.update(slice=slice_field, dataset=None if dataset is None else str(dataset))
+    recorded.update(
+        slice=slice_field, dataset=None if dataset is None else str(dataset)
+    )
     prepared = []
     for imp in imported:
         rid = run_id if imp.suffix is None else f"{run_id}-{imp.suffix}"
         prepared.append(prepare(imp, rid, ds, slice_field, recorded))
     if len({p.run_id for p in prepared}) != len(prepared):
-        raise InputError(f"{path}: two runs would get the same run id; pick one with --provider")
+        raise InputError(
+            f"{path}: two runs would get the same run id; pick one with --provider"
+        )
     written = write_prepared(prepared, Path(results_dir))
     return [read_run(p) for p in written]
 
 
 __all__ = ["import_run", "sample_differences"]
+
+publish(globals())

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from goldenkit._registry import Registry
+from goldenkit._registry import Registry, publish
 from goldenkit.records import Case, ImagePart, Response, TurnOutput
 
 # Response and TurnOutput live in goldenkit.records; they stay importable from here.
@@ -65,7 +65,9 @@ class Provider(ABC):
     def model_id(self) -> str | None:
         return self.settings().get("model")
 
-    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
+    def configure(
+        self, *, timeout: float | None = None, max_in_flight: int | None = None
+    ) -> None:
         """Called by the runner before a run: per-request timeout and the in-flight limit
         (HTTP providers size their connection pool with it). Default: nothing to do."""
         return None
@@ -95,7 +97,9 @@ BUILTINS = {
 _REGISTRY: Registry[ProviderFactory] = Registry("provider", BUILTINS)
 
 
-def register_provider(name: str, factory: ProviderFactory, *, replace: bool = False) -> None:
+def register_provider(
+    name: str, factory: ProviderFactory, *, replace: bool = False
+) -> None:
     """Make ``factory(**options) -> Provider`` available under ``name`` (a built-in's name needs ``replace``)."""
     _REGISTRY.register(name, factory, replace=replace)
 
@@ -113,3 +117,6 @@ def get_provider(name: str, **options: Any) -> Provider:
 def provider_names() -> list[str]:
     """Every provider's name (this imports every built-in)."""
     return _REGISTRY.names()
+
+
+publish(globals())

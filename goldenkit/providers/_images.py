@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from goldenkit._registry import publish
 from goldenkit.errors import InputError
 from goldenkit.providers._base import Provider
 from goldenkit.records import Case
@@ -41,13 +42,17 @@ def image_rows(cases: Mapping[str, Case]) -> dict[str, int]:
     return {rid: len(case.images) for rid, case in cases.items() if case.images}
 
 
-def image_refusals(cases: Mapping[str, Case], provider: Provider, *, vision: bool = True) -> dict[str, str]:
+def image_refusals(
+    cases: Mapping[str, Case], provider: Provider, *, vision: bool = True
+) -> dict[str, str]:
     """``{row id: why its images cannot be sent}`` for every row the run must refuse."""
     out: dict[str, str] = {}
     for rid, case in cases.items():
         for image in case.images:
             if not vision:
-                why: str | None = "the model is declared without vision ([run] vision = false or --no-vision)"
+                why: str | None = (
+                    "the model is declared without vision ([run] vision = false or --no-vision)"
+                )
             else:
                 why = provider.image_refusal(image)
             if why is not None:
@@ -56,7 +61,9 @@ def image_refusals(cases: Mapping[str, Case], provider: Provider, *, vision: boo
     return out
 
 
-def check_images(cases: Mapping[str, Case], provider: Provider, *, vision: bool = True) -> None:
+def check_images(
+    cases: Mapping[str, Case], provider: Provider, *, vision: bool = True
+) -> None:
     """Refuse (InputError, exit 1) a run with rows whose images cannot be sent; see the module doc."""
     refused = image_refusals(cases, provider, vision=vision)
     if not refused:
@@ -70,3 +77,6 @@ def check_images(cases: Mapping[str, Case], provider: Provider, *, vision: bool 
         f"({refused[ids[0]]}): {named}{more}; goldenkit never drops an image: run a provider and model "
         "that take them, or leave these rows out"
     )
+
+
+publish(globals())

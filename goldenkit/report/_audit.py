@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit import stats
+from goldenkit._registry import publish
 from goldenkit.audit import AUDIT_LABELS, marks_frame, sample_cards_html
 from goldenkit.report._html import OVERALL, HTMLBlock, interval, pct, table_html
 
@@ -26,7 +27,14 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
     is a lower bound while they are unresolved), with its Wilson interval.
     """
     frame = marks if isinstance(marks, pd.DataFrame) else marks_frame(list(marks))
-    cols = ["audited", *AUDIT_LABELS, "label-error share", "95% Wilson", "ci_low", "ci_high"]
+    cols = [
+        "audited",
+        *AUDIT_LABELS,
+        "label-error share",
+        "95% Wilson",
+        "ci_low",
+        "ci_high",
+    ]
     if frame.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="slice"))
     ct = pd.crosstab(frame["slice"].fillna("").astype(str), frame["label"].astype(str))
@@ -40,7 +48,9 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
     out = pd.DataFrame({"audited": audited}, index=ct.index)
     for lab in AUDIT_LABELS:
         out[lab] = ct[lab]
-    out["label-error share"] = [pct(a / b if b else np.nan) for a, b in zip(k, audited, strict=True)]
+    out["label-error share"] = [
+        pct(a / b if b else np.nan) for a, b in zip(k, audited, strict=True)
+    ]
     out["95% Wilson"] = [interval(a, b) for a, b in zip(lo, hi, strict=True)]
     out["ci_low"] = lo
     out["ci_high"] = hi
@@ -67,3 +77,5 @@ def audit_sample_html(sample: pd.DataFrame) -> HTMLBlock:
 
 
 __all__ = ["NO_MARKS", "audit_sample_html", "label_error_share", "label_error_table"]
+
+publish(globals())

@@ -26,9 +26,20 @@ from html import escape
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from goldenkit._display import (
+    MISSING,
+    STYLE,
+    HTMLBlock,
+    cell_text,
+    interval,
+    p_value,
+    pct,
+    signed_pct,
+    table_html,
+)
 
 from goldenkit import stats
-from goldenkit._display import MISSING, STYLE, HTMLBlock, cell_text, interval, p_value, pct, signed_pct, table_html
+from goldenkit._registry import publish
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,7 +89,9 @@ def setup_notebook() -> None:
 TONES = ("ok", "bad", "warn", "info")
 
 
-def banner(text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()) -> HTMLBlock:
+def banner(
+    text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()
+) -> HTMLBlock:
     """``text`` (escaped) as a banner carrying the stylesheet: green when ``ok``, else red, unless ``tone``
     (one of :data:`TONES`) says otherwise; ``items`` (escaped) are listed under it."""
     tone = tone if tone in TONES else ("ok" if ok else "bad")
@@ -111,3 +124,5 @@ __all__ = [
     "signed_pct",
     "table_html",
 ]
+
+publish(globals())

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from goldenkit._files import replaced_together
 
+from goldenkit._registry import publish
+
 #: The name of the pointer to the newest run in a results folder.
 LATEST = "latest"
 
@@ -32,7 +34,9 @@ def update_latest(results_dir: str | os.PathLike[str], run_id: str) -> Path:
     with replaced_together(link) as (tmp,):
         try:
             os.symlink(run_id, tmp, target_is_directory=True)
-        except OSError:  # no symlinks here (a Windows account without the privilege, some mounts)
+        except (
+            OSError
+        ):  # no symlinks here (a Windows account without the privilege, some mounts)
             tmp.write_text(run_id + "\n", encoding="utf-8")
     return link
 
@@ -49,3 +53,5 @@ def follow_latest(p: Path) -> Path:
 
 
 __all__ = ["LATEST", "follow_latest", "update_latest"]
+
+publish(globals())

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from goldenkit._registry import publish
 from goldenkit.results._run import Run
 
 if TYPE_CHECKING:
@@ -18,7 +19,9 @@ _CATEGORICAL = ("slice", "split", "verdict", "error_kind")
 
 
 def light_outcomes(
-    run: Run, columns: Sequence[str] = LIGHT_COLUMNS, row_ids: Sequence[str] | None = None
+    run: Run,
+    columns: Sequence[str] = LIGHT_COLUMNS,
+    row_ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Some columns of a run's outcomes (by default the five a comparison needs), one row per row x repeat.
 
@@ -33,7 +36,11 @@ def light_outcomes(
     if row_ids is not None:
         import pyarrow.compute as pc
 
-        table = table.filter(pc.is_in(table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())))
+        table = table.filter(
+            pc.is_in(
+                table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())
+            )
+        )
     import pandas as pd  # here: a run, which imports this package to write, never needs pandas
 
     df = table.to_pandas(maps_as_pydicts="strict")
@@ -46,3 +53,5 @@ def light_outcomes(
 
 
 __all__ = ["LIGHT_COLUMNS", "light_outcomes"]
+
+publish(globals())

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, UsageError
 
 
@@ -43,7 +44,12 @@ def check_shard(shard: tuple[int, int]) -> tuple[int, int]:
         k, n = shard
     except (TypeError, ValueError):
         raise ConfigError(f"shard must be a pair (k, n), got {shard!r}") from None
-    if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, int) or not isinstance(n, int):
+    if (
+        isinstance(k, bool)
+        or isinstance(n, bool)
+        or not isinstance(k, int)
+        or not isinstance(n, int)
+    ):
         raise ConfigError(f"shard must be two integers (k, n), got {shard!r}")
     if not 1 <= k <= n:
         raise ConfigError(f"shard {k}/{n}: need 1 <= K <= N")
@@ -74,3 +80,5 @@ def shard_record(shard: tuple[int, int] | None) -> dict[str, int] | None:
 
 
 __all__ = ["check_shard", "parse_shard", "shard_of", "shard_record", "shard_rows"]
+
+publish(globals())

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from goldenkit._registry import publish
 from goldenkit.errors import InputError
 
 __all__ = ["ClusteredMean", "clustered_se"]
@@ -81,4 +82,9 @@ def clustered_se(
     )
     se = float(np.sqrt(fit.cov_params()[0, 0]))
     se_iid = float(np.std(s, ddof=1) / np.sqrt(s.size))
-    return ClusteredMean(mean=float(s.mean()), se=se, se_iid=se_iid, n=int(s.size), clusters=n_groups)
+    return ClusteredMean(
+        mean=float(s.mean()), se=se, se_iid=se_iid, n=int(s.size), clusters=n_groups
+    )
+
+
+publish(globals())
