@@ -14,13 +14,11 @@ from goldenkit.audit._marks import latest_marks, read_marks
 from goldenkit.dataset import (
     Dataset,
     new_version_target,
+    next_version as next_version,  # re-exported by goldenkit.audit
     read_dataset,
     rows_to_jsonl,
     with_changelog_entry,
     write_version,
-)
-from goldenkit.dataset import (
-    next_version as next_version,  # re-exported by goldenkit.audit
 )
 from goldenkit.errors import InputError
 
@@ -69,29 +67,20 @@ def apply_audit(
     """
     src = Path(dataset_dir)
     if not src.is_dir():
-        raise InputError(
-            f"{src}: audit apply needs a dataset folder (dataset.jsonl + dataset.json)"
-        )
+        raise InputError(f"{src}: audit apply needs a dataset folder (dataset.jsonl + dataset.json)")
     ds = read_dataset(src)
     paths = [audit_paths] if isinstance(audit_paths, (str, Path)) else list(audit_paths)
     latest = _latest_marks_on(ds, src, paths)
     confirmed = {rid: m for rid, m in latest.items() if m["label"] == "label_error"}
-    ignored = {
-        lab: sum(1 for m in latest.values() if m["label"] == lab)
-        for lab in ("agent_error", "unclear")
-    }
+    ignored = {lab: sum(1 for m in latest.values() if m["label"] == lab) for lab in ("agent_error", "unclear")}
     if not confirmed:
-        raise InputError(
-            f"{', '.join(map(str, paths))}: no label_error marks to apply; the dataset is unchanged"
-        )
+        raise InputError(f"{', '.join(map(str, paths))}: no label_error marks to apply; the dataset is unchanged")
 
     new_version, dest = new_version_target(ds, src, version, out)
 
     lines, relabelled, dropped = _corrected_lines(ds, confirmed)
     why = _why(ds, paths, confirmed, relabelled, dropped)
-    manifest = with_changelog_entry(
-        ds.manifest, new_version, today or datetime.now(UTC).date(), why
-    )
+    manifest = with_changelog_entry(ds.manifest, new_version, today or datetime.now(UTC).date(), why)
     new = write_version(src, dest, b"".join(lines), manifest, what="corrected")
     return AuditApplied(
         path=dest,
@@ -105,17 +94,13 @@ def apply_audit(
     )
 
 
-def _latest_marks_on(
-    ds: Dataset, src: Path, paths: Sequence[str | Path]
-) -> dict[str, dict[str, Any]]:
+def _latest_marks_on(ds: Dataset, src: Path, paths: Sequence[str | Path]) -> dict[str, dict[str, Any]]:
     """The latest mark per row, after checking every mark was made on this dataset's rows."""
     marks = read_marks(paths)
     for m in marks:
         sha = m.get("dataset_sha256")
         if sha and sha != ds.sha256:
-            raise InputError(
-                f"{m['_where']}: mark made on dataset sha256 {sha[:12]}…, but {src} has {ds.sha256[:12]}…"
-            )
+            raise InputError(f"{m['_where']}: mark made on dataset sha256 {sha[:12]}…, but {src} has {ds.sha256[:12]}…")
     latest = latest_marks(marks)
     known = set(ds.ids)
     for rid, m in latest.items():
@@ -143,9 +128,7 @@ def _corrected_lines(
             lines.append(rows_to_jsonl([patched]))
             relabelled.append(rid)
     if not lines:
-        raise InputError(
-            "every row would be dropped; refusing to write an empty dataset"
-        )
+        raise InputError("every row would be dropped; refusing to write an empty dataset")
     return lines, relabelled, dropped
 
 
@@ -157,22 +140,12 @@ def _why(
     dropped: list[str],
 ) -> str:
     """The changelog entry's text: which audit, what was relabelled or dropped, and the notes."""
-    parts = [
-        f"audit {', '.join(Path(p).name for p in paths)} of {ds.version} (sha256 {ds.sha256[:12]})"
-    ]
+    parts = [f"audit {', '.join(Path(p).name for p in paths)} of {ds.version} (sha256 {ds.sha256[:12]})"]
     if relabelled:
-        parts.append(
-            f"relabelled {len(relabelled)} label error(s): {', '.join(relabelled)}"
-        )
+        parts.append(f"relabelled {len(relabelled)} label error(s): {', '.join(relabelled)}")
     if dropped:
-        parts.append(
-            f"dropped {len(dropped)} label error(s) without a correction: {', '.join(dropped)}"
-        )
-    notes = [
-        f"{rid}: {confirmed[rid]['note']}"
-        for rid in relabelled + dropped
-        if confirmed[rid].get("note")
-    ]
+        parts.append(f"dropped {len(dropped)} label error(s) without a correction: {', '.join(dropped)}")
+    notes = [f"{rid}: {confirmed[rid]['note']}" for rid in relabelled + dropped if confirmed[rid].get("note")]
     if notes:
         parts.append("notes: " + "; ".join(notes))
     return "; ".join(parts)

@@ -47,9 +47,7 @@ class AuditBrowser:
         if self.page_size < 1:
             raise InputError(f"page_size must be >= 1, got {self.page_size}")
         if self.log is not None:
-            self.marks = {
-                rid: m["label"] for rid, m in latest_marks(self.log.read()).items()
-            }
+            self.marks = {rid: m["label"] for rid, m in latest_marks(self.log.read()).items()}
 
     def options(self, name: str) -> list[str]:
         """The values a filter can take (sorted), for a dropdown."""
@@ -59,27 +57,17 @@ class AuditBrowser:
         if name == "grader":
             return sorted({g for gs in f["graders_failed"] for g in gs})
         if name == "cluster":  # largest first: what most failing rows share
-            counts = Counter(
-                x
-                for found in f.get("findings", pd.Series(dtype=object))
-                for x in dict.fromkeys(found)
-            )
-            return [
-                x for x, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            ]
+            counts = Counter(x for found in f.get("findings", pd.Series(dtype=object)) for x in dict.fromkeys(found))
+            return [x for x, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         col = {"run": "run_id"}.get(name, name)
         if name not in self.FILTERS:
-            raise InputError(
-                f"unknown filter {name!r}: use one of {', '.join(self.FILTERS)}"
-            )
+            raise InputError(f"unknown filter {name!r}: use one of {', '.join(self.FILTERS)}")
         return sorted({str(v) for v in f[col] if v is not None and str(v) != ""})
 
     def set_filter(self, **filters: str | None) -> None:
         for name, value in filters.items():
             if name not in self.FILTERS:
-                raise InputError(
-                    f"unknown filter {name!r}: use one of {', '.join(self.FILTERS)}"
-                )
+                raise InputError(f"unknown filter {name!r}: use one of {', '.join(self.FILTERS)}")
             self.filters[name] = None if value in (None, "", ALL) else value
         self.page = 0
 
@@ -120,19 +108,13 @@ class AuditBrowser:
         return self.view.iloc[start : start + self.page_size]
 
     def mark(
-        self,
-        row_id: str,
-        label: str,
-        note: str = "",
-        correction: Mapping[str, Any] | None = None,
+        self, row_id: str, label: str, note: str = "", correction: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """Record a mark for a failing row: appended to the log (when there is one) and remembered."""
         hits = self.failures[self.failures["row_id"].astype(str) == str(row_id)]
         if hits.empty:
             raise InputError(f"row {row_id!r} is not among the failing rows")
-        mark = make_mark(
-            hits.iloc[0].to_dict(), label, note, correction, dataset=self.dataset
-        )
+        mark = make_mark(hits.iloc[0].to_dict(), label, note, correction, dataset=self.dataset)
         if self.log is not None:
             self.log.append(mark)
         self.marks[str(row_id)] = label
@@ -174,22 +156,16 @@ class AuditWidget:
         self._on_mark = on_mark
         self.status_text = ""
         self.dropdowns = {
-            name: w.Dropdown(
-                options=[ALL, *browser.options(name)], value=ALL, description=name
-            )
+            name: w.Dropdown(options=[ALL, *browser.options(name)], value=ALL, description=name)
             for name in AuditBrowser.FILTERS
         }
         self.prev_button = w.Button(description="◀ previous")
         self.next_button = w.Button(description="next ▶")
         self.position = w.Label()
         self.card = w.HTML()
-        self.label = w.ToggleButtons(
-            options=list(AUDIT_LABELS), value=None, description="mark"
-        )
+        self.label = w.ToggleButtons(options=list(AUDIT_LABELS), value=None, description="mark")
         self.note = w.Text(placeholder="note (why)", layout=w.Layout(width="60%"))
-        self.correction = w.Textarea(
-            placeholder='correction as JSON merge patch, e.g. {"case": {"expect": {...}}}'
-        )
+        self.correction = w.Textarea(placeholder='correction as JSON merge patch, e.g. {"case": {"expect": {...}}}')
         self.save = w.Button(description="save mark", button_style="primary")
         self.apply_button = w.Button(
             description="apply as new version",
@@ -201,25 +177,15 @@ class AuditWidget:
             layout=w.Layout(width="auto", min_width="13em"),
         )
         self.status = w.HTML(layout=w.Layout(width="100%"))
-        self.confirm_button = w.Button(
-            description="confirm: write it", button_style="danger"
-        )
+        self.confirm_button = w.Button(description="confirm: write it", button_style="danger")
         self.cancel_button = w.Button(description="cancel")
-        self.confirm = w.HBox(
-            [self.confirm_button, self.cancel_button], layout=w.Layout(display="none")
-        )
+        self.confirm = w.HBox([self.confirm_button, self.cancel_button], layout=w.Layout(display="none"))
         self.labelling = dict(labelling or {})
-        self.human = w.ToggleButtons(
-            options=["PASS", "FAIL"], value=None, description="human verdict"
-        )
-        self.save_human = w.Button(
-            description="save verdict", tooltip="a human verdict on the row, as a label"
-        )
+        self.human = w.ToggleButtons(options=["PASS", "FAIL"], value=None, description="human verdict")
+        self.save_human = w.Button(description="save verdict", tooltip="a human verdict on the row, as a label")
         self.save_human.on_click(self._on_save_human)
         self.panel = (
-            LabelNextPanel(self.labelling[label_next], on_label=on_mark)
-            if label_next in self.labelling
-            else None
+            LabelNextPanel(self.labelling[label_next], on_label=on_mark) if label_next in self.labelling else None
         )
         for dd in self.dropdowns.values():
             dd.observe(self._on_filter, names="value")
@@ -247,9 +213,7 @@ class AuditWidget:
         self.refresh()
 
     def _on_filter(self, _change: Any) -> None:
-        self.browser.set_filter(
-            **{name: dd.value for name, dd in self.dropdowns.items()}
-        )
+        self.browser.set_filter(**{name: dd.value for name, dd in self.dropdowns.items()})
         self.refresh()
 
     def _move(self, step: int) -> None:
@@ -264,9 +228,7 @@ class AuditWidget:
         text = self.correction.value.strip()
         try:
             corr = json.loads(text) if text else None
-            mark = self.browser.mark(
-                str(rows.iloc[0]["row_id"]), self.label.value, self.note.value, corr
-            )
+            mark = self.browser.mark(str(rows.iloc[0]["row_id"]), self.label.value, self.note.value, corr)
         except (ValueError, InputError) as exc:
             self.say(f"not saved: {exc}")
             return
@@ -286,9 +248,7 @@ class AuditWidget:
             return
         run_id, row_id = str(rows.iloc[0]["run_id"]), str(rows.iloc[0]["row_id"])
         if run_id not in self.labelling:
-            self.say(
-                f"not saved: run {run_id} has no judge verdicts, so a human verdict has nothing to correct"
-            )
+            self.say(f"not saved: run {run_id} has no judge verdicts, so a human verdict has nothing to correct")
             return
         try:
             lab = self.labelling[run_id].label(row_id, str(self.human.value))
@@ -309,11 +269,7 @@ class AuditWidget:
         found = lab.labels().get(str(rec["row_id"])) if lab is not None else None
         if found is None:
             return ""
-        how = (
-            "drawn by label next: used for inference"
-            if found.designed
-            else "hand-picked: shown, never used"
-        )
+        how = "drawn by label next: used for inference" if found.designed else "hand-picked: shown, never used"
         return f"<p>human verdict: <b>{escape(found.human)}</b> ({how})</p>"
 
     def say(self, text: str) -> None:
@@ -326,11 +282,7 @@ class AuditWidget:
         if self._apply is None:
             return
         try:
-            what = (
-                self._plan()
-                if self._plan is not None
-                else "write the label errors as a new dataset version"
-            )
+            what = self._plan() if self._plan is not None else "write the label errors as a new dataset version"
         except InputError as exc:
             self.say(f"not applied: {exc}")
             return
@@ -353,17 +305,13 @@ class AuditWidget:
     def refresh(self) -> None:
         b = self.browser
         rows = b.current()
-        self.position.value = (
-            f"page {b.page + 1} of {b.n_pages} · {len(b.view)} failing rows"
-        )
+        self.position.value = f"page {b.page + 1} of {b.n_pages} · {len(b.view)} failing rows"
         cards = []
         for rec in rows.to_dict("records"):
             label = b.marks.get(str(rec["row_id"]))
             badge = f"<p>marked: <b>{escape(label)}</b></p>" if label else ""
             cards.append(failure_card_html(rec) + badge + self._human_badge(rec))
-        self.card.value = STYLE + (
-            "".join(cards) or "<p>no failing rows match the filters</p>"
-        )
+        self.card.value = STYLE + ("".join(cards) or "<p>no failing rows match the filters</p>")
 
 
 publish(globals())

@@ -56,33 +56,22 @@ def case_texts(dataset: Dataset | None, row_id: str) -> tuple[str, str]:
         return json.dumps(raw, ensure_ascii=False, indent=1, default=str), ""
     turns = [t.user for t in case.turns]
     if case.scenario is not None:
-        turns = [
-            f"{case.scenario.starting_prompt}\n[plan of the simulated user] {case.scenario.plan}"
-        ]
-    prompt = (
-        turns[0]
-        if len(turns) == 1
-        else "\n".join(f"[turn {i + 1}] {u}" for i, u in enumerate(turns))
-    )
+        turns = [f"{case.scenario.starting_prompt}\n[plan of the simulated user] {case.scenario.plan}"]
+    prompt = turns[0] if len(turns) == 1 else "\n".join(f"[turn {i + 1}] {u}" for i, u in enumerate(turns))
     if case.system:
         prompt = f"[system] {case.system}\n{prompt}"
     parts = []
     if case.reference:
         parts.append(f"reference: {case.reference}")
     if case.expect:
-        parts.append(
-            "expect: "
-            + json.dumps(case.expect, ensure_ascii=False, sort_keys=True, default=str)
-        )
+        parts.append("expect: " + json.dumps(case.expect, ensure_ascii=False, sort_keys=True, default=str))
     tools = [[c.to_dict() for c in turn] for turn in case.expected_trajectory]
     if any(tools) and "tools" not in case.expect:
         parts.append("tools: " + json.dumps(tools, ensure_ascii=False, default=str))
     return prompt, "\n".join(parts)
 
 
-def failing_rows(
-    outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: str = "majority"
-) -> pd.DataFrame:
+def failing_rows(outcomes: pd.DataFrame, dataset: Dataset | None = None, rule: str = "majority") -> pd.DataFrame:
     """One line per (run, row) whose repeats collapse to FAIL under ``rule``.
 
     Shows the first failing repeat's response and its failed graders' reasons
@@ -94,11 +83,7 @@ def failing_rows(
     """
     if outcomes.empty:
         return pd.DataFrame(columns=list(FAILURE_COLUMNS))
-    runs = (
-        outcomes["run_id"].astype(str)
-        if "run_id" in outcomes.columns
-        else pd.Series("", index=outcomes.index)
-    )
+    runs = outcomes["run_id"].astype(str) if "run_id" in outcomes.columns else pd.Series("", index=outcomes.index)
     sources: dict[str, Any] = {}
     if dataset is not None:
         sources = dict(zip(dataset.rows["id"], dataset.rows["source"], strict=True))
@@ -109,19 +94,12 @@ def failing_rows(
         if failed.empty:
             continue
         wanted = set(failed["row_id"].astype(str))
-        sub = group[group["row_id"].astype(str).isin(wanted)].sort_values(
-            ["row_id", "repeat"], kind="stable"
-        )
+        sub = group[group["row_id"].astype(str).isin(wanted)].sort_values(["row_id", "repeat"], kind="stable")
         for row_id, reps in sub.groupby(sub["row_id"].astype(str), sort=False):
             fails = reps[reps["verdict"].astype(str) == FAIL]
             first = fails.iloc[0] if len(fails) else reps.iloc[0]
             failed_graders = sorted(
-                {
-                    name
-                    for g in reps["graders"]
-                    for name, res in grader_results(g).items()
-                    if res.get("passed") is False
-                }
+                {name for g in reps["graders"] for name, res in grader_results(g).items() if res.get("passed") is False}
             )
             reasons = [
                 f"{name}: {res.get('reason') or '(no reason)'}"
@@ -139,9 +117,7 @@ def failing_rows(
                     "run_id": str(run_id),
                     "row_id": row_id,
                     "slice": str(first["slice"]),
-                    "tags": list(first["tags"])
-                    if first.get("tags") is not None
-                    else [],
+                    "tags": list(first["tags"]) if first.get("tags") is not None else [],
                     "split": str(first.get("split") or ""),
                     "source": "" if source is None or pd.isna(source) else str(source),
                     "graders_failed": failed_graders,
@@ -149,27 +125,17 @@ def failing_rows(
                     "repeat": int(first["repeat"]),
                     "prompt": prompt,
                     "expected": expected,
-                    "response": transcript_text(
-                        first.get("trajectory")
-                    )  # a conversation: turn by turn
-                    or (
-                        "" if first.get("response") is None else str(first["response"])
-                    ),
+                    "response": transcript_text(first.get("trajectory"))  # a conversation: turn by turn
+                    or ("" if first.get("response") is None else str(first["response"])),
                     "reasons": "\n".join(reasons),
-                    "findings": [
-                        f.label for f in findings_in(grader_results(first["graders"]))
-                    ],
+                    "findings": [f.label for f in findings_in(grader_results(first["graders"]))],
                 }
             )
     out = pd.DataFrame(records, columns=list(FAILURE_COLUMNS))
-    return out.sort_values(["slice", "row_id", "run_id"], kind="stable").reset_index(
-        drop=True
-    )
+    return out.sort_values(["slice", "row_id", "run_id"], kind="stable").reset_index(drop=True)
 
 
-def audit_sample(
-    failures: pd.DataFrame, n_per_slice: int, seed: int = 0
-) -> pd.DataFrame:
+def audit_sample(failures: pd.DataFrame, n_per_slice: int, seed: int = 0) -> pd.DataFrame:
     """A deterministic sample of at most ``n_per_slice`` failing rows per slice.
 
     Rows are ranked within their slice by SHA-256 of ``"<seed>:<run_id>:<row_id>"``
@@ -183,17 +149,10 @@ def audit_sample(
         return failures.iloc[0:0].copy()
     key = [
         hashlib.sha256(f"{seed}:{r}:{i}".encode()).hexdigest()
-        for r, i in zip(
-            failures["run_id"].astype(str), failures["row_id"].astype(str), strict=True
-        )
+        for r, i in zip(failures["run_id"].astype(str), failures["row_id"].astype(str), strict=True)
     ]
     ranked = failures.assign(_key=key).sort_values(["slice", "_key"], kind="stable")
-    return (
-        ranked.groupby("slice", sort=True)
-        .head(n_per_slice)
-        .drop(columns="_key")
-        .reset_index(drop=True)
-    )
+    return ranked.groupby("slice", sort=True).head(n_per_slice).drop(columns="_key").reset_index(drop=True)
 
 
 def failure_card_html(row: Mapping[str, Any]) -> str:

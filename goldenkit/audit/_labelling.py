@@ -98,12 +98,8 @@ class HumanLabelling:
     def labels(self) -> dict[str, HumanLabel]:
         """The run's latest row labels (repeat null) by row id."""
         if "labels" not in self._read:
-            found_now = read_labels(
-                self.run, skip_other_answers=True
-            )  # those to give again are not shown
-            self._read["labels"] = {
-                lab.row_id: lab for lab in found_now if lab.repeat is None
-            }
+            found_now = read_labels(self.run, skip_other_answers=True)  # those to give again are not shown
+            self._read["labels"] = {lab.row_id: lab for lab in found_now if lab.repeat is None}
         found: dict[str, HumanLabel] = self._read["labels"]
         return found
 
@@ -129,9 +125,7 @@ class HumanLabelling:
         if left:
             self.plan = None
             return left
-        self.plan = label_plan(
-            self.run, n=n, seed=seed, by=self.by, rule=self.rule, alpha=self.alpha
-        )
+        self.plan = label_plan(self.run, n=n, seed=seed, by=self.by, rule=self.rule, alpha=self.alpha)
         add_round(self.run, self.plan.round)
         self.forget()
         return self.queue()
@@ -162,14 +156,7 @@ class HumanLabelling:
             raise InputError(f"human verdict must be PASS or FAIL, got {human!r}")
         p = self.probability(str(row_id))
         one = {"id": str(row_id), "human": human}
-        saved = add_labels(
-            self.run,
-            [one],
-            who=self.who,
-            source="audit",
-            probability=p,
-            where="audit widget",
-        )[0]
+        saved = add_labels(self.run, [one], who=self.who, source="audit", probability=p, where="audit widget")[0]
         self.forget()
         return saved
 
@@ -183,9 +170,7 @@ class HumanLabelling:
     def figures(self) -> pd.DataFrame:
         """:func:`goldenkit.results.judge_estimates` of the run, as the files are now."""
         if "figures" not in self._read:
-            self._read["figures"] = judge_estimates(
-                self.run, by=self.by, alpha=self.alpha, rule=self.rule
-            )
+            self._read["figures"] = judge_estimates(self.run, by=self.by, alpha=self.alpha, rule=self.rule)
         found: pd.DataFrame = self._read["figures"]
         return found
 
@@ -203,34 +188,24 @@ class HumanLabelling:
         try:
             figures = self.figures()
         except InputError as exc:  # labels given on other answers: said, and the widget stays open to relabel
-            return HTMLBlock(
-                f"{title}{note}<p>judge-graded figures not shown: {escape(str(exc))}</p>"
-            )
+            return HTMLBlock(f"{title}{note}<p>judge-graded figures not shown: {escape(str(exc))}</p>")
         return HTMLBlock(title + note + table_html(judge_figures_table(figures)))
 
     def card(self, row_id: str) -> str:
         """The row as the person reads it: prompt, expected, its answers and the judge's reasons (escaped)."""
-        out = self.run.outcomes(
-            columns=["row_id", "repeat", "slice", "response", "graders"]
-        )
+        out = self.run.outcomes(columns=["row_id", "repeat", "slice", "response", "graders"])
         reps = out[out["row_id"].astype(str) == str(row_id)].sort_values("repeat")
         if reps.empty:
             raise InputError(f"row {row_id!r} is not in run {self.run.run_id}")
         several = len(reps) > 1
         answers, reasons = [], []
-        for rep, text, graders in zip(
-            reps["repeat"], reps["response"], reps["graders"], strict=True
-        ):
+        for rep, text, graders in zip(reps["repeat"], reps["response"], reps["graders"], strict=True):
             tag = f"[repeat {int(rep)}] " if several else ""
-            answers.append(
-                tag + ("" if text is None or text != text else str(text))
-            )  # NaN: no answer
+            answers.append(tag + ("" if text is None or text != text else str(text)))  # NaN: no answer
             entry = grader_results(graders).get(JUDGE, {})
             passed = entry.get("passed")
             verdict = "undecided" if passed is None else ("PASS" if passed else "FAIL")
-            reasons.append(
-                f"{tag}judge: {verdict} {entry.get('reason') or ''}".rstrip()
-            )
+            reasons.append(f"{tag}judge: {verdict} {entry.get('reason') or ''}".rstrip())
         prompt, expected = case_texts(self.dataset, str(row_id))
         judged = self.rows.set_index("row_id").loc[str(row_id), "judge"]
         rec = {
@@ -253,24 +228,18 @@ class LabelNextPanel:
     the figures, redrawn after every saved verdict (also after :meth:`redraw`, which the audit widget's
     own verdict mark calls). ``on_label`` is called after each saved verdict."""
 
-    def __init__(
-        self, labelling: HumanLabelling, on_label: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, labelling: HumanLabelling, on_label: Callable[[], None] | None = None) -> None:
         import ipywidgets as w
 
         self.labelling = labelling
         self._on_label = on_label
         self.status_text = ""
         self.n = w.BoundedIntText(value=25, min=1, max=100_000, description="rows")
-        self.seed = w.Text(
-            placeholder="seed (empty: a new one)", layout=w.Layout(width="14em")
-        )
+        self.seed = w.Text(placeholder="seed (empty: a new one)", layout=w.Layout(width="14em"))
         self.next_button = w.Button(description="label next", button_style="info")
         self.proposal = w.HTML(layout=w.Layout(width="100%"))
         self.card = w.HTML()
-        self.verdict = w.ToggleButtons(
-            options=["PASS", "FAIL"], value=None, description="human verdict"
-        )
+        self.verdict = w.ToggleButtons(options=["PASS", "FAIL"], value=None, description="human verdict")
         self.save = w.Button(description="save verdict", button_style="primary")
         self.status = w.HTML(layout=w.Layout(width="100%"))
         self.figures = w.HTML()

@@ -18,17 +18,10 @@ AUDIT_LABELS = ("label_error", "agent_error", "unclear")
 AUDITS_DIR = "audits"
 
 
-def audit_file(
-    dataset_name: str,
-    day: date | str | None = None,
-    audits_dir: str | Path = AUDITS_DIR,
-) -> Path:
+def audit_file(dataset_name: str, day: date | str | None = None, audits_dir: str | Path = AUDITS_DIR) -> Path:
     """``audits/<dataset>-<YYYY-MM-DD>.jsonl`` for a dataset name and a day (default today, UTC)."""
     d = day if isinstance(day, str) else (day or datetime.now(UTC).date()).isoformat()
-    safe = (
-        "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in dataset_name)
-        or "dataset"
-    )
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in dataset_name) or "dataset"
     return Path(audits_dir) / f"{safe}-{d}.jsonl"
 
 
@@ -43,13 +36,9 @@ def make_mark(
 ) -> dict[str, Any]:
     """A mark record for a failing row (see the module docstring for the fields)."""
     if label not in AUDIT_LABELS:
-        raise InputError(
-            f"unknown audit label {label!r}: use one of {', '.join(AUDIT_LABELS)}"
-        )
+        raise InputError(f"unknown audit label {label!r}: use one of {', '.join(AUDIT_LABELS)}")
     if correction is not None and not isinstance(correction, Mapping):
-        raise InputError(
-            "correction must be a JSON object (a merge patch of the row) or null"
-        )
+        raise InputError("correction must be a JSON object (a merge patch of the row) or null")
     if correction is not None and "id" in correction:
         raise InputError("a correction cannot change a row's id")
     ds = dataset or {}
@@ -96,9 +85,7 @@ def read_marks(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise InputError(
-                f"{p}: cannot read audit file: {exc.strerror or exc}"
-            ) from None
+            raise InputError(f"{p}: cannot read audit file: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
             raise InputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
         for i, line in enumerate(text.split("\n"), start=1):
@@ -109,21 +96,13 @@ def read_marks(paths: str | Path | Iterable[str | Path]) -> list[dict[str, Any]]
                 mark = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{where}: invalid JSON: {exc.msg}") from None
-            if (
-                not isinstance(mark, dict)
-                or not isinstance(mark.get("row_id"), str)
-                or not mark["row_id"]
-            ):
+            if not isinstance(mark, dict) or not isinstance(mark.get("row_id"), str) or not mark["row_id"]:
                 raise InputError(f"{where}: a mark needs a non-empty string row_id")
             if mark.get("label") not in AUDIT_LABELS:
-                raise InputError(
-                    f"{where}: unknown label {mark.get('label')!r}: use one of {', '.join(AUDIT_LABELS)}"
-                )
+                raise InputError(f"{where}: unknown label {mark.get('label')!r}: use one of {', '.join(AUDIT_LABELS)}")
             corr = mark.get("correction")
             if corr is not None and (not isinstance(corr, dict) or "id" in corr):
-                raise InputError(
-                    f"{where}: correction must be a JSON object without 'id', or null"
-                )
+                raise InputError(f"{where}: correction must be a JSON object without 'id', or null")
             mark["_where"] = where
             marks.append(mark)
     return marks

@@ -23,13 +23,7 @@ from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit._registry import publish
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.results import sequential_line
-from goldenkit.stats import (
-    collapse_repeats,
-    parse_rule,
-    representative_repeats,
-    slice_table,
-    verdict_codes,
-)
+from goldenkit.stats import collapse_repeats, parse_rule, representative_repeats, slice_table, verdict_codes
 
 __all__ = [
     "HISTORY_FILE",
@@ -42,18 +36,7 @@ __all__ = [
 
 HISTORY_FILE = "history.jsonl"
 _KIND = "goldenkit.baseline"
-_COLLAPSED = [
-    "row_id",
-    "slice",
-    "split",
-    "tags",
-    "attempts",
-    "n_pass",
-    "n_fail",
-    "n_error",
-    "n_skipped",
-    "n_graded",
-]
+_COLLAPSED = ["row_id", "slice", "split", "tags", "attempts", "n_pass", "n_fail", "n_error", "n_skipped", "n_graded"]
 
 
 @dataclass
@@ -88,13 +71,9 @@ class Baseline:
         """row_id -> {tags, response, reasons} of the saved representative repeat of each id."""
         sub = self.rows.set_index("row_id").reindex(list(ids))
         out: dict[str, dict[str, Any]] = {}
-        for rid, t, r, why in zip(
-            ids, sub["tags"], sub["response"], sub["reasons"], strict=True
-        ):
+        for rid, t, r, why in zip(ids, sub["tags"], sub["response"], sub["reasons"], strict=True):
             out[rid] = {
-                "tags": [str(x) for x in t]
-                if isinstance(t, (list, np.ndarray))
-                else [],
+                "tags": [str(x) for x in t] if isinstance(t, (list, np.ndarray)) else [],
                 "response": r if isinstance(r, str) else None,
                 "reasons": json.loads(why) if isinstance(why, str) else {},
             }
@@ -113,9 +92,7 @@ def _check_name(name: str) -> None:
     """A baseline name is a name (:func:`goldenkit._checks.check_name`) without the extension of its files."""
     check_name(name, "baseline name")
     if name.endswith((".json", ".parquet")):
-        raise InputError(
-            f"baseline name {name!r} ends with a file extension; give the name alone"
-        )
+        raise InputError(f"baseline name {name!r} ends with a file extension; give the name alone")
 
 
 def _reasons_json(graders: Any) -> str:
@@ -154,16 +131,12 @@ def save_baseline(
     json_path, pq_path = d / f"{name}.json", d / f"{name}.parquet"
     existed = json_path.exists() or pq_path.exists()
     if existed and not force:
-        raise InputError(
-            f"baseline {name!r} already exists ({json_path}); use --force to overwrite"
-        )
+        raise InputError(f"baseline {name!r} already exists ({json_path}); use --force to overwrite")
     outcomes = _error_free_outcomes(run, name, run_id)
     collapsed = collapse_repeats(outcomes, rule)
     _check_no_holes(outcomes, collapsed, name, run_id)
     if int((verdict_codes(collapsed["verdict"]) <= 1).sum()) == 0:
-        raise InputError(
-            f"cannot save baseline {name!r}: run {run_id} has no graded row"
-        )
+        raise InputError(f"cannot save baseline {name!r}: run {run_id} has no graded row")
     rows = _baseline_rows(outcomes, collapsed)
     summary = _summary(slice_table(collapsed, rule=rule))
     saved_at = _now()
@@ -174,9 +147,7 @@ def save_baseline(
         "saved_at": saved_at,
         "rule": rule,
         "note": note,
-        "run": dict(
-            man
-        ),  # the run's manifest whole: the protocol key is built from it, never from a field list
+        "run": dict(man),  # the run's manifest whole: the protocol key is built from it, never from a field list
         "protocol": (protocol := protocol_key(man, rule=rule)),
         "protocol_sha256": protocol_sha256(protocol),
         "summary": summary,
@@ -185,18 +156,10 @@ def save_baseline(
     arrow = pa.Table.from_pandas(rows, preserve_index=False)
     text = json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n"
     history = d / HISTORY_FILE
-    with replaced_together(pq_path, history, json_path) as (
-        pq_tmp,
-        history_tmp,
-        json_tmp,
-    ):
+    with replaced_together(pq_path, history, json_path) as (pq_tmp, history_tmp, json_tmp):
         pq.write_table(arrow, pq_tmp, compression="zstd")
-        history_tmp.write_bytes(
-            _appended(history, _history_line(man, info, replaced=existed))
-        )
-        json_tmp.write_text(
-            text, encoding="utf-8"
-        )  # last: the header says its rows are there
+        history_tmp.write_bytes(_appended(history, _history_line(man, info, replaced=existed)))
+        json_tmp.write_text(text, encoding="utf-8")  # last: the header says its rows are there
     return Baseline(name=name, path=json_path, info=info, rows=rows)
 
 
@@ -204,30 +167,20 @@ def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
     """The run's manifest and id, or the reason the run cannot become a baseline."""
     man = getattr(run, "manifest", None)
     if not isinstance(man, dict) or not callable(getattr(run, "outcomes", None)):
-        raise InputError(
-            f"cannot save baseline {name!r}: not a run (a baseline cannot be re-saved)"
-        )
+        raise InputError(f"cannot save baseline {name!r}: not a run (a baseline cannot be re-saved)")
     run_id = str(man.get("run_id", "?"))
     if man.get("validity") == INVALID:
-        raise InputError(
-            f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})"
-        )
+        raise InputError(f"cannot save baseline {name!r}: run {run_id} is INVALID ({man.get('invalid_reason')})")
     if man.get("complete") is False:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} is not complete")
-    if (
-        line := sequential_line(man)
-    ) is not None:  # as the gate refuses it as a baseline (side_problems)
+    if (line := sequential_line(man)) is not None:  # as the gate refuses it as a baseline (side_problems)
         raise InputError(
             f"cannot save baseline {name!r}: run {run_id} is a sequential run ({line}), not a full run: "
             f"resume it without --sequential to a full run first (goldenkit run DATASET ... --run-id {run_id})"
         )
     shard = man.get("shard")
     if shard and not man.get("merged_from"):
-        part = (
-            f"{shard['k']}/{shard['n']}"
-            if isinstance(shard, dict) and {"k", "n"} <= set(shard)
-            else shard
-        )
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, dict) and {"k", "n"} <= set(shard) else shard
         raise InputError(
             f"cannot save baseline {name!r}: run {run_id} is shard {part} of a sharded run: "
             "merge its shards first (goldenkit merge), then save the merge"
@@ -237,26 +190,14 @@ def _saveable_manifest(run: Any, name: str) -> tuple[dict[str, Any], str]:
 
 def _error_free_outcomes(run: Any, name: str, run_id: str) -> pd.DataFrame:
     """The outcome columns a baseline keeps; refuses a run with no outcome."""
-    cols = [
-        "row_id",
-        "slice",
-        "split",
-        "tags",
-        "repeat",
-        "verdict",
-        "detail",
-        "graders",
-        "response",
-    ]
+    cols = ["row_id", "slice", "split", "tags", "repeat", "verdict", "detail", "graders", "response"]
     outcomes: pd.DataFrame = run.outcomes(columns=cols)
     if len(outcomes) == 0:
         raise InputError(f"cannot save baseline {name!r}: run {run_id} has no outcomes")
     return outcomes
 
 
-def _check_no_holes(
-    outcomes: pd.DataFrame, collapsed: pd.DataFrame, name: str, run_id: str
-) -> None:
+def _check_no_holes(outcomes: pd.DataFrame, collapsed: pd.DataFrame, name: str, run_id: str) -> None:
     """Refuses a run whose errors leave a row without a verdict (ERROR or UNDECIDED under the rule): a
     snapshot with holes would take those rows out of every later comparison. An errored repeat whose
     row is decided whatever it would have been (P, P, E under majority) leaves no hole."""
@@ -278,9 +219,7 @@ def _baseline_rows(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFr
     rows["response"] = reps["response"].to_numpy(dtype=object)
     rows["reasons"] = [_reasons_json(g) for g in reps["graders"].tolist()]
     if "tags" in rows.columns:
-        rows["tags"] = [
-            [] if t is None else [str(x) for x in t] for t in rows["tags"].tolist()
-        ]
+        rows["tags"] = [[] if t is None else [str(x) for x in t] for t in rows["tags"].tolist()]
     return rows
 
 
@@ -316,9 +255,7 @@ def _summary(table: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def _history_line(
-    man: dict[str, Any], info: dict[str, Any], *, replaced: bool
-) -> dict[str, Any]:
+def _history_line(man: dict[str, Any], info: dict[str, Any], *, replaced: bool) -> dict[str, Any]:
     """The history.jsonl line of one save."""
     dataset = man.get("dataset") or {}
     summary = info["summary"]
@@ -350,14 +287,10 @@ def _appended(history: Path, line: dict[str, Any]) -> bytes:
     old = history.read_bytes() if history.exists() else b""
     if old and not old.endswith(b"\n"):
         old += b"\n"
-    return old + (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode(
-        "utf-8"
-    )
+    return old + (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
-def _baseline_paths(
-    name_or_path: str | os.PathLike[str], baselines_dir: str | os.PathLike[str]
-) -> Path | None:
+def _baseline_paths(name_or_path: str | os.PathLike[str], baselines_dir: str | os.PathLike[str]) -> Path | None:
     p = Path(name_or_path)
     if p.suffix in (".json", ".parquet") and p.with_suffix(".json").is_file():
         return p.with_suffix(".json")
@@ -366,8 +299,7 @@ def _baseline_paths(
 
 
 def read_baseline(
-    name_or_path: str | os.PathLike[str],
-    baselines_dir: str | os.PathLike[str] = "baselines",
+    name_or_path: str | os.PathLike[str], baselines_dir: str | os.PathLike[str] = "baselines"
 ) -> Baseline:
     """Open a baseline by name (under ``baselines_dir``) or by the path of its .json file."""
     path = _baseline_paths(name_or_path, baselines_dir)
@@ -379,23 +311,12 @@ def read_baseline(
         info = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise ResultsError(f"{path}: invalid JSON: {exc}") from None
-    if (
-        not isinstance(info, dict)
-        or info.get("kind") != _KIND
-        or not isinstance(info.get("run"), dict)
-    ):
+    if not isinstance(info, dict) or info.get("kind") != _KIND or not isinstance(info.get("run"), dict):
         raise ResultsError(f"{path}: not a goldenkit baseline")
     pq_path = path.with_suffix(".parquet")
     if not pq_path.is_file():
-        raise ResultsError(
-            f"{pq_path}: missing (the per-row table of baseline {info.get('name')!r})"
-        )
-    return Baseline(
-        name=str(info.get("name", path.stem)),
-        path=path,
-        info=info,
-        rows=_read_rows(pq_path),
-    )
+        raise ResultsError(f"{pq_path}: missing (the per-row table of baseline {info.get('name')!r})")
+    return Baseline(name=str(info.get("name", path.stem)), path=path, info=info, rows=_read_rows(pq_path))
 
 
 _VERDICTS = ["PASS", "FAIL", "ERROR", "SKIPPED"]
@@ -407,26 +328,18 @@ def _read_rows(pq_path: Path) -> pd.DataFrame:
     try:
         rows = pq.read_table(pq_path).to_pandas()
     except (OSError, pa.ArrowException) as exc:
-        raise ResultsError(
-            f"{pq_path}: not a readable baseline table ({one_line(str(exc), 200)})"
-        ) from None
+        raise ResultsError(f"{pq_path}: not a readable baseline table ({one_line(str(exc), 200)})") from None
     missing = [c for c in ("row_id", "slice", "verdict") if c not in rows.columns]
     if missing:
-        raise ResultsError(
-            f"{pq_path}: no {', '.join(missing)} column (not a goldenkit baseline table)"
-        )
+        raise ResultsError(f"{pq_path}: no {', '.join(missing)} column (not a goldenkit baseline table)")
     ids = rows["row_id"].astype(str)
     dup = ids[ids.duplicated()]
     if len(dup):
-        raise ResultsError(
-            f'{pq_path}: row "{dup.iloc[0]}" appears {int((ids == dup.iloc[0]).sum())} times'
-        )
+        raise ResultsError(f'{pq_path}: row "{dup.iloc[0]}" appears {int((ids == dup.iloc[0]).sum())} times')
     bad = rows.loc[~rows["verdict"].astype(str).isin(_VERDICTS), ["row_id", "verdict"]]
     if len(bad):
         rid, verdict = bad.iloc[0]
-        raise ResultsError(
-            f'{pq_path}: row "{rid}": verdict {verdict!r} is not one of {", ".join(_VERDICTS)}'
-        )
+        raise ResultsError(f'{pq_path}: row "{rid}": verdict {verdict!r} is not one of {", ".join(_VERDICTS)}')
     if "tags" in rows.columns:
         rows["tags"] = [[] if t is None else list(t) for t in rows["tags"].tolist()]
     rows["verdict"] = pd.Categorical(rows["verdict"].astype(str), categories=_VERDICTS)
@@ -461,18 +374,7 @@ def list_baselines(baselines_dir: str | os.PathLike[str] = "baselines") -> pd.Da
                 "ci_high": s.get("ci_high"),
             }
         )
-    cols = [
-        "name",
-        "run_id",
-        "saved_at",
-        "dataset",
-        "dataset_sha256",
-        "rule",
-        "rows",
-        "p_hat",
-        "ci_low",
-        "ci_high",
-    ]
+    cols = ["name", "run_id", "saved_at", "dataset", "dataset_sha256", "rule", "rows", "p_hat", "ci_low", "ci_high"]
     return pd.DataFrame(recs, columns=cols)
 
 
@@ -503,9 +405,7 @@ def resolve_run_or_baseline(
         return read_run(Path(results_dir) / str(ref), results_dir)
     if as_baseline:
         return read_baseline(ref, baselines_dir)
-    raise ResultsError(
-        f"{str(ref)!r}: no run (folder or id under {results_dir}/) and no baseline in {baselines_dir}/"
-    )
+    raise ResultsError(f"{str(ref)!r}: no run (folder or id under {results_dir}/) and no baseline in {baselines_dir}/")
 
 
 publish(globals())

@@ -64,13 +64,9 @@ _KEY = ["grader", "check", "subject"]
 Key = tuple[str, str, str]
 
 
-def cluster_id(
-    status: str, slice_name: str, grader: str, check: str, subject: str
-) -> str:
+def cluster_id(status: str, slice_name: str, grader: str, check: str, subject: str) -> str:
     """The 12-hex id of one cluster line (stable across runs: it names what, not which rows)."""
-    blob = json.dumps(
-        [status, slice_name, grader, check, subject], ensure_ascii=False
-    ).encode("utf-8")
+    blob = json.dumps([status, slice_name, grader, check, subject], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
@@ -80,13 +76,7 @@ def _keys(findings: Any) -> list[Key]:
     out = []
     for f in findings:
         if isinstance(f, Mapping):
-            out.append(
-                (
-                    str(f.get("grader") or ""),
-                    str(f.get("check") or ""),
-                    str(f.get("subject") or ""),
-                )
-            )
+            out.append((str(f.get("grader") or ""), str(f.get("check") or ""), str(f.get("subject") or "")))
     return out
 
 
@@ -108,55 +98,32 @@ def clusters_of(
         if label is not None:
             g.insert(0, "slice", label)
         g["rows"] = g["row_id"].map(len)
-        g["of"] = [
-            n_all if label is not None else int(totals.get(s, 0)) for s in g["slice"]
-        ]
-        parts.append(
-            g.sort_values(
-                ["rows", "slice", *_KEY],
-                ascending=[False, True, True, True, True],
-                kind="stable",
-            )
-        )
+        g["of"] = [n_all if label is not None else int(totals.get(s, 0)) for s in g["slice"]]
+        parts.append(g.sort_values(["rows", "slice", *_KEY], ascending=[False, True, True, True, True], kind="stable"))
     out = pd.concat(parts, ignore_index=True).rename(columns={"row_id": "row_ids"})
     out.insert(0, "status", status)
     out["share"] = out["rows"] / out["of"].where(out["of"] > 0)
     out["what"] = [
-        f"{g}: {describe(c, s)}"
-        for g, c, s in zip(out["grader"], out["check"], out["subject"], strict=True)
+        f"{g}: {describe(c, s)}" for g, c, s in zip(out["grader"], out["check"], out["subject"], strict=True)
     ]
     out["examples"] = [ids[:examples] for ids in out["row_ids"]]
     out["cluster_id"] = [
         cluster_id(status, str(sl), g, c, s)
-        for sl, g, c, s in zip(
-            out["slice"], out["grader"], out["check"], out["subject"], strict=True
-        )
+        for sl, g, c, s in zip(out["slice"], out["grader"], out["check"], out["subject"], strict=True)
     ]
-    return out[list(CLUSTER_COLUMNS)].astype(
-        {"rows": "int64", "of": "int64", "share": "float64"}
-    )
+    return out[list(CLUSTER_COLUMNS)].astype({"rows": "int64", "of": "int64", "share": "float64"})
 
 
 def _comparison(cmp: Any, status: str, examples: int) -> pd.DataFrame:
     if status not in (NEW_FAILURE, RECOVERED):
-        raise InputError(
-            f"why: status must be {NEW_FAILURE} or {RECOVERED}, got {status!r}"
-        )
+        raise InputError(f"why: status must be {NEW_FAILURE} or {RECOVERED}, got {status!r}")
     f = cmp.flips
     sub = f[f["status"].astype(str) == status]
-    new, old = (
-        ("cand_findings", "base_findings")
-        if status == NEW_FAILURE
-        else ("base_findings", "cand_findings")
-    )
-    if (
-        new not in sub.columns
-    ):  # a flip list without findings (built by hand): nothing to group
+    new, old = ("cand_findings", "base_findings") if status == NEW_FAILURE else ("base_findings", "cand_findings")
+    if new not in sub.columns:  # a flip list without findings (built by hand): nothing to group
         sub = sub.assign(**{new: [[]] * len(sub), old: [[]] * len(sub)})
     rows = []
-    for rid, sl, found, had in zip(
-        sub["row_id"], sub["slice"], sub[new], sub[old], strict=True
-    ):
+    for rid, sl, found, had in zip(sub["row_id"], sub["slice"], sub[new], sub[old], strict=True):
         before = set(_keys(had))
         rows.append((str(rid), str(sl), [k for k in _keys(found) if k not in before]))
     totals = sub["slice"].astype(str).value_counts().to_dict()
@@ -165,30 +132,17 @@ def _comparison(cmp: Any, status: str, examples: int) -> pd.DataFrame:
 
 def _run(run: Any, rule: str, examples: int) -> pd.DataFrame:
     fn = getattr(run, "collapsed", None)
-    collapsed = (
-        fn()
-        if callable(fn)
-        else collapse_repeats(outcome_columns(run, LIGHT_COLUMNS), rule)
-    )
+    collapsed = fn() if callable(fn) else collapse_repeats(outcome_columns(run, LIGHT_COLUMNS), rule)
     failing = collapsed[collapsed["verdict"].astype(str) == FAIL]
     ids = failing["row_id"].astype(str).tolist()
     details = row_details(run, collapsed, ids)
-    slices = (
-        failing["slice"].astype(str).tolist()
-        if "slice" in failing.columns
-        else [""] * len(ids)
-    )
-    rows = [
-        (rid, sl, _keys(details.get(rid, {}).get("findings")))
-        for rid, sl in zip(ids, slices, strict=True)
-    ]
+    slices = failing["slice"].astype(str).tolist() if "slice" in failing.columns else [""] * len(ids)
+    rows = [(rid, sl, _keys(details.get(rid, {}).get("findings"))) for rid, sl in zip(ids, slices, strict=True)]
     totals = pd.Series(slices, dtype=object).value_counts().to_dict()
     return clusters_of(rows, totals, FAIL, examples=examples)
 
 
-def why(
-    obj: Any, *, status: str = NEW_FAILURE, rule: str = "majority", examples: int = 3
-) -> pd.DataFrame:
+def why(obj: Any, *, status: str = NEW_FAILURE, rule: str = "majority", examples: int = 3) -> pd.DataFrame:
     """Why it broke: the rows grouped by what the graders found (see the module docstring).
 
     ``obj`` is a :class:`~goldenkit.compare.Comparison` (its NEW_FAILURE rows, or with

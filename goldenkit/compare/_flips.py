@@ -42,9 +42,7 @@ def outcome_columns(obj: Any, columns: Sequence[str]) -> pd.DataFrame:
     return fn(columns=list(columns))
 
 
-def flipped_rows(
-    rows: pd.DataFrame, status: np.ndarray, flip_codes: Sequence[int]
-) -> pd.DataFrame:
+def flipped_rows(rows: pd.DataFrame, status: np.ndarray, flip_codes: Sequence[int]) -> pd.DataFrame:
     """The flipped rows' cheap columns (status code in ``flip_codes``), by status, slice and row id."""
     sub = rows[np.isin(status, np.asarray(flip_codes, dtype=np.int8))]
     sub = sub.assign(_st=sub["status"].cat.codes, _sl=sub["slice"].cat.codes)
@@ -56,9 +54,7 @@ def flipped_rows(
 def _reasons(graders: Any, verdict: str, detail: Any) -> dict[str, Any]:
     if verdict == "ERROR":
         return {"error": detail}
-    out: dict[str, Any] = {
-        name: g.get("reason") for name, g in grader_results(graders).items()
-    }
+    out: dict[str, Any] = {name: g.get("reason") for name, g in grader_results(graders).items()}
     if not out and detail:
         out["detail"] = detail
     return out
@@ -70,22 +66,14 @@ def _findings(graders: Any, verdict: str) -> list[dict[str, str]]:
     return [f.to_dict() for f in findings_in(graders, failed=verdict == "FAIL")]
 
 
-def row_details(
-    obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]
-) -> dict[str, dict[str, Any]]:
+def row_details(obj: Any, collapsed: pd.DataFrame, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """row_id -> {tags, response, reasons, findings} of each row's representative repeat: the first repeat
     whose verdict equals the row's collapsed verdict, else its first repeat."""
     if not len(ids):
         return {}
     fn = getattr(obj, "details", None)
     if callable(fn):  # a baseline keeps the reasons: its findings are read from them
-        want = (
-            collapsed.set_index("row_id")["verdict"]
-            .astype(str)
-            .reindex(list(ids))
-            .fillna("")
-            .tolist()
-        )
+        want = collapsed.set_index("row_id")["verdict"].astype(str).reindex(list(ids)).fillna("").tolist()
         got = dict(fn(ids))
         for rid, verdict in zip(ids, want, strict=True):
             d = got.get(rid)
@@ -93,9 +81,7 @@ def row_details(
                 got[rid] = {**d, "findings": _findings(d.get("reasons"), verdict)}
         return got
     if isinstance(obj, Run):
-        df = light_outcomes(
-            obj, (*_DETAIL, "trajectory"), row_ids=ids
-        )  # a conversation shows its transcript
+        df = light_outcomes(obj, (*_DETAIL, "trajectory"), row_ids=ids)  # a conversation shows its transcript
     else:
         df = outcome_columns(obj, _DETAIL)
         df = df[df["row_id"].isin(set(ids))]
@@ -106,30 +92,18 @@ def row_details(
         tags, resp, detail = r.get("tags"), r.get("response"), r.get("detail")
         verdict = str(want[r["row_id"]])
         out[str(r["row_id"])] = {
-            "tags": []
-            if tags is None or isinstance(tags, float)
-            else [str(x) for x in tags],
-            "response": transcript_text(r.get("trajectory"))
-            or (resp if isinstance(resp, str) else None),
-            "reasons": _reasons(
-                r.get("graders"), verdict, detail if isinstance(detail, str) else None
-            ),
+            "tags": [] if tags is None or isinstance(tags, float) else [str(x) for x in tags],
+            "response": transcript_text(r.get("trajectory")) or (resp if isinstance(resp, str) else None),
+            "reasons": _reasons(r.get("graders"), verdict, detail if isinstance(detail, str) else None),
             "findings": _findings(grader_results(r.get("graders")), verdict),
         }
     return out
 
 
-def flip_list(
-    base: Any, cand: Any, bc: pd.DataFrame, cc: pd.DataFrame, flip_rows: pd.DataFrame
-) -> pd.DataFrame:
+def flip_list(base: Any, cand: Any, bc: pd.DataFrame, cc: pd.DataFrame, flip_rows: pd.DataFrame) -> pd.DataFrame:
     ids = flip_rows["row_id"].tolist()
     bd, cd = row_details(base, bc, ids), row_details(cand, cc, ids)
-    empty: dict[str, Any] = {
-        "tags": [],
-        "response": None,
-        "reasons": {},
-        "findings": [],
-    }
+    empty: dict[str, Any] = {"tags": [], "response": None, "reasons": {}, "findings": []}
 
     def col(d: dict[str, dict[str, Any]], key: str) -> pd.Series:
         return pd.Series([d.get(i, empty)[key] for i in ids], dtype=object)

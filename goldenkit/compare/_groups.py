@@ -39,16 +39,10 @@ TableBuilder = Callable[[np.ndarray, list[str], np.ndarray, np.ndarray], pd.Data
 
 
 @overload
-def resolve_side(
-    obj: RunRef, results_dir: RunRef = ..., baselines_dir: RunRef = ...
-) -> RunLike: ...
+def resolve_side(obj: RunRef, results_dir: RunRef = ..., baselines_dir: RunRef = ...) -> RunLike: ...
 @overload
-def resolve_side(
-    obj: _T, results_dir: RunRef = ..., baselines_dir: RunRef = ...
-) -> _T: ...
-def resolve_side(
-    obj: Any, results_dir: RunRef = "results", baselines_dir: RunRef = "baselines"
-) -> Any:
+def resolve_side(obj: _T, results_dir: RunRef = ..., baselines_dir: RunRef = ...) -> _T: ...
+def resolve_side(obj: Any, results_dir: RunRef = "results", baselines_dir: RunRef = "baselines") -> Any:
     """``obj`` itself, or the run or baseline a str or path names (a run folder, a run id under
     ``results_dir``, a baseline name under ``baselines_dir`` or a baseline file)."""
     if not isinstance(obj, (str, os.PathLike)):
@@ -59,12 +53,7 @@ def resolve_side(
 
 
 def grouped_table(
-    table: TableBuilder,
-    base: Any,
-    bc: pd.DataFrame,
-    by: str,
-    vb: np.ndarray,
-    vc: np.ndarray,
+    table: TableBuilder, base: Any, bc: pd.DataFrame, by: str, vb: np.ndarray, vc: np.ndarray
 ) -> pd.DataFrame:
     """The comparison table (built by ``table``) with one line per value of the base's column ``by``, or
     per tag; the overall line counts each row once. Its first column is named ``by``."""
@@ -90,16 +79,12 @@ def _row_values(base: Any, bc: pd.DataFrame, by: str) -> pd.Series:
             got = outcome_columns(base, ["row_id", by])
         except ResultsError:
             hint = did_you_mean(by, [*map(str, bc.columns), *OUTCOME_FIELDS, "tags"])
-            raise InputError(
-                f"cannot group by {by!r}: not a column of the outcomes of {_label(base)}{hint}"
-            ) from None
+            raise InputError(f"cannot group by {by!r}: not a column of the outcomes of {_label(base)}{hint}") from None
     per_row = got.drop_duplicates("row_id").set_index("row_id")[by]
     values = per_row.reindex(bc["row_id"].astype(object)).reset_index(drop=True)
     lists = any(isinstance(v, (list, tuple, np.ndarray)) for v in values)
     if not lists and values.isna().any():
-        raise InputError(
-            f"cannot group by {by!r}: {int(values.isna().sum())} row(s) of {_label(base)} have no value"
-        )
+        raise InputError(f"cannot group by {by!r}: {int(values.isna().sum())} row(s) of {_label(base)} have no value")
     return values
 
 

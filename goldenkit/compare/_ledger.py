@@ -43,16 +43,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.schema import (
-    ERROR,
-    FAIL,
-    INVALID,
-    MISSING_ROW,
-    PASS,
-    SKIPPED,
-    counts_against_candidate,
-    error_kind,
-)
+from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
 
 from goldenkit._registry import publish
 from goldenkit.results import SEQUENTIAL, sequential_line, sequential_rows
@@ -117,8 +108,7 @@ class SliceAccount:
         out = f"{self.slice}: {self.paired} of {self.rows} rows paired"
         if self.reasons:
             out += "; " + ", ".join(
-                f"{n} {why}"
-                for why, n in sorted(self.reasons.items(), key=lambda x: (-x[1], x[0]))
+                f"{n} {why}" for why, n in sorted(self.reasons.items(), key=lambda x: (-x[1], x[0]))
             )
         return out
 
@@ -139,9 +129,7 @@ class Ledger:
             r = r[(r["slice"].astype(str) == name).to_numpy()]
         out = r[~r["paired"].to_numpy(dtype=bool)]
         causes = {c: int((out["cause"] == c).sum()) for c in _CAUSES}
-        reasons = {
-            str(k): int(v) for k, v in out["why"].value_counts().items() if int(v)
-        }
+        reasons = {str(k): int(v) for k, v in out["why"].value_counts().items() if int(v)}
         return SliceAccount(name, len(r), int(r["paired"].sum()), causes, reasons)
 
     def slices(self) -> list[str]:
@@ -164,30 +152,18 @@ class Ledger:
 def unread_reason(manifest: Mapping[str, Any]) -> str:
     """Why a sequential run has no outcome for a row: it decided without it, or it stopped at its budget."""
     rec = manifest.get(SEQUENTIAL)
-    decided = isinstance(rec, Mapping) and rec.get("decision") not in (
-        None,
-        "undecided",
-    )
-    return (
-        NOT_NEEDED_DECIDED
-        if decided
-        else "not run: the sequential run stopped at its budget"
-    )
+    decided = isinstance(rec, Mapping) and rec.get("decision") not in (None, "undecided")
+    return NOT_NEEDED_DECIDED if decided else "not run: the sequential run stopped at its budget"
 
 
-def sequential_notes(
-    base: Mapping[str, Any], cand: Mapping[str, Any], ledger: Ledger
-) -> list[str]:
+def sequential_notes(base: Mapping[str, Any], cand: Mapping[str, Any], ledger: Ledger) -> list[str]:
     """A comparison's notes on a sequential candidate (its stop, the rows it did not need) and on a side
     whose decided repeats stopped (what counts only the repeats that ran)."""
     notes = []
     line = sequential_line(cand)
     if line is not None:
         unneeded = int((ledger.rows["cand_status"] == NOT_NEEDED).sum())
-        notes += [
-            line,
-            f"{unneeded} row(s) {unread_reason(cand)} (left out of b, c and the paired difference)",
-        ]
+        notes += [line, f"{unneeded} row(s) {unread_reason(cand)} (left out of b, c and the paired difference)"]
     for side, man in (("base", base), ("candidate", cand)):
         if (note := decided_repeats_note(man)) is not None:
             notes.append(f"the {side} {note}")
@@ -205,9 +181,7 @@ def decided_repeats_note(manifest: Mapping[str, Any]) -> str | None:
     )
 
 
-def missing_repeats(
-    manifest: Mapping[str, Any], collapsed: pd.DataFrame | None
-) -> str | None:
+def missing_repeats(manifest: Mapping[str, Any], collapsed: pd.DataFrame | None) -> str | None:
     """Why a side lacks outcomes its own run key promises (rows with fewer than ``repeats`` attempts), or
     None: a repeat that is not there is no evidence, whatever run.json's ``complete`` says. A row whose
     repeats stopped once decided (``stop_decided_repeats``) is not short; a sequential run answers only
@@ -215,41 +189,22 @@ def missing_repeats(
     repeats = manifest.get("repeats")
     if isinstance(repeats, float) and repeats.is_integer():  # 3.0 is 3 repeats
         repeats = int(repeats)
-    if (
-        collapsed is None
-        or "attempts" not in collapsed.columns
-        or not isinstance(repeats, int)
-        or repeats < 1
-    ):
+    if collapsed is None or "attempts" not in collapsed.columns or not isinstance(repeats, int) or repeats < 1:
         return None
     read = sequential_rows(manifest)
     if read is not None:
-        collapsed = collapsed[
-            collapsed["row_id"].astype(str).isin(set(read)).to_numpy()
-        ]
+        collapsed = collapsed[collapsed["row_id"].astype(str).isin(set(read)).to_numpy()]
     attempts = collapsed["attempts"].to_numpy()
     is_short = attempts < repeats
     rule = manifest.get("stop_decided_repeats")
-    if (
-        isinstance(rule, str)
-        and is_short.any()
-        and {"n_pass", "n_fail", "n_error"} <= set(collapsed.columns)
-    ):
+    if isinstance(rule, str) and is_short.any() and {"n_pass", "n_fail", "n_error"} <= set(collapsed.columns):
         counts = [collapsed[c].to_numpy() for c in ("n_pass", "n_fail", "n_error")]
-        is_short &= ~decided_rows(
-            counts[0], counts[1], counts[2], repeats - attempts, rule
-        )
+        is_short &= ~decided_rows(counts[0], counts[1], counts[2], repeats - attempts, rule)
     short = int(is_short.sum())
-    total = (
-        (manifest.get("counts") or {}).get("total")
-        if isinstance(manifest.get("counts"), Mapping)
-        else None
-    )
+    total = (manifest.get("counts") or {}).get("total") if isinstance(manifest.get("counts"), Mapping) else None
     if read is not None or rule:
         total = None  # outcomes are not every row x repeat by design: the rows decide, as above
-    if (
-        not short and isinstance(total, int) and total > int(attempts.sum())
-    ):  # whole rows gone from the outcomes
+    if not short and isinstance(total, int) and total > int(attempts.sum()):  # whole rows gone from the outcomes
         return f"incomplete: {int(attempts.sum())} of the {total} outcomes its run.json counts"
     if not short:
         return None
@@ -261,10 +216,7 @@ def missing_repeats(
 
 
 def side_problems(
-    manifest: Mapping[str, Any],
-    collapsed: pd.DataFrame | None = None,
-    *,
-    candidate: bool = False,
+    manifest: Mapping[str, Any], collapsed: pd.DataFrame | None = None, *, candidate: bool = False
 ) -> list[str]:
     """Why one side's run is not evidence: INVALID, it did not finish, or (given its collapsed rows)
     outcomes its repeats promise are missing (:func:`missing_repeats`). A sequential run answers only as
@@ -272,9 +224,7 @@ def side_problems(
     a full run."""
     out = []
     if not candidate and (line := sequential_line(manifest)) is not None:
-        out.append(
-            f"a sequential run ({line}): not a full run; resume it without --sequential"
-        )
+        out.append(f"a sequential run ({line}): not a full run; resume it without --sequential")
     if manifest.get("validity") == INVALID:
         out.append(f"INVALID ({manifest.get('invalid_reason') or 'run.json says so'})")
     if manifest.get("complete") is False:
@@ -284,17 +234,11 @@ def side_problems(
     return out
 
 
-_CODE = {
-    s: i for i, s in enumerate(LEDGER_STATUSES)
-}  # PASS 0, FAIL 1, ... MISSING 5, NOT_NEEDED 6
-_FROM_VERDICT = np.array(
-    [_CODE[PASS], _CODE[FAIL], _CODE[ERROR], _CODE[SKIPPED]], dtype=np.int8
-)
+_CODE = {s: i for i, s in enumerate(LEDGER_STATUSES)}  # PASS 0, FAIL 1, ... MISSING 5, NOT_NEEDED 6
+_FROM_VERDICT = np.array([_CODE[PASS], _CODE[FAIL], _CODE[ERROR], _CODE[SKIPPED]], dtype=np.int8)
 
 
-def _side_status(
-    collapsed: pd.DataFrame, order: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _side_status(collapsed: pd.DataFrame, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(status code, error kind) per in-scope row of one side; ``order[i]``: the side's line of row i (-1: none)."""
     n = len(order)
     status = np.full(n, _CODE[MISSING], dtype=np.int8)
@@ -304,9 +248,7 @@ def _side_status(
     codes = _FROM_VERDICT[verdict_codes(collapsed["verdict"])][at]
     if "undecided" in collapsed.columns:
         codes = np.where(
-            (codes == _CODE[ERROR]) & collapsed["undecided"].to_numpy(dtype=bool)[at],
-            _CODE[UNDECIDED],
-            codes,
+            (codes == _CODE[ERROR]) & collapsed["undecided"].to_numpy(dtype=bool)[at], _CODE[UNDECIDED], codes
         )
     status[have] = codes
     err = np.flatnonzero(have)[(codes == _CODE[ERROR]) | (codes == _CODE[UNDECIDED])]
@@ -315,9 +257,7 @@ def _side_status(
         if "error_kind" in collapsed.columns:
             raw = collapsed["error_kind"].to_numpy(dtype=object)[lines]
         elif "n_permanent" in collapsed.columns:  # a table from before the taxonomy
-            raw = np.where(
-                collapsed["n_permanent"].to_numpy()[lines] > 0, "refused", "transient"
-            ).astype(object)
+            raw = np.where(collapsed["n_permanent"].to_numpy()[lines] > 0, "refused", "transient").astype(object)
         else:
             raw = np.full(len(lines), None, dtype=object)
         kinds[err] = [error_kind(k) for k in raw]
@@ -327,34 +267,24 @@ def _side_status(
 def _why(side: str, status: str, kind: Any) -> tuple[str, str]:
     """(cause, reason) of one side's unpaired row."""
     if status in (ERROR, UNDECIDED):
-        cause = (
-            "candidate"
-            if side == "candidate" and counts_against_candidate(kind)
-            else "outage"
-        )
+        cause = "candidate" if side == "candidate" and counts_against_candidate(kind) else "outage"
         return cause, f"{status} {kind} on the {side}"
     if status == NOT_NEEDED:
         return "decided", NOT_NEEDED_DECIDED
     return "absent", f"{status} on the {side}"
 
 
-def _reasons(
-    base: np.ndarray, bk: np.ndarray, cand: np.ndarray, ck: np.ndarray
-) -> tuple[list[str], list[str]]:
+def _reasons(base: np.ndarray, bk: np.ndarray, cand: np.ndarray, ck: np.ndarray) -> tuple[list[str], list[str]]:
     causes, whys = [], []
     rank = {"outage": 0, "candidate": 1, "absent": 2, "decided": 3}
-    for b, k1, c, k2 in zip(
-        base.tolist(), bk.tolist(), cand.tolist(), ck.tolist(), strict=True
-    ):
+    for b, k1, c, k2 in zip(base.tolist(), bk.tolist(), cand.tolist(), ck.tolist(), strict=True):
         parts = [_why("base", b, k1)] if b not in (PASS, FAIL) else []
         parts += [_why("candidate", c, k2)] if c not in (PASS, FAIL) else []
         if not parts:
             causes.append("")
             whys.append("")
             continue
-        causes.append(
-            min((p[0] for p in parts), key=rank.__getitem__)
-        )  # an outage on either side wins
+        causes.append(min((p[0] for p in parts), key=rank.__getitem__))  # an outage on either side wins
         whys.append(" and ".join(p[1] for p in parts))
     return causes, whys
 
@@ -383,48 +313,30 @@ def evidence_ledger(
     b_status, b_kind = _side_status(base, np.arange(n, dtype=np.int64))
     out_of_scope: list[str] = []
     if cand is None:
-        c_status, c_kind = (
-            np.full(n, _CODE[MISSING], dtype=np.int8),
-            np.full(n, None, dtype=object),
-        )
+        c_status, c_kind = np.full(n, _CODE[MISSING], dtype=np.int8), np.full(n, None, dtype=object)
     else:
         if order is None:
-            order = np.asarray(
-                pd.Index(cand["row_id"].astype(str)).get_indexer(
-                    base["row_id"].astype(str)
-                ),
-                np.int64,
-            )
+            order = np.asarray(pd.Index(cand["row_id"].astype(str)).get_indexer(base["row_id"].astype(str)), np.int64)
         c_status, c_kind = _side_status(cand, order)
         extra = np.ones(len(cand), dtype=bool)
         extra[order[order >= 0]] = False
         out_of_scope = sorted(str(x) for x in cand["row_id"].to_numpy()[extra])
     if read is not None:
         unread = ~base["row_id"].astype(str).isin(set(map(str, read))).to_numpy()
-        c_status = np.where(
-            unread & (c_status == _CODE[MISSING]), _CODE[NOT_NEEDED], c_status
-        ).astype(np.int8)
+        c_status = np.where(unread & (c_status == _CODE[MISSING]), _CODE[NOT_NEEDED], c_status).astype(np.int8)
     paired = (b_status <= _CODE[FAIL]) & (c_status <= _CODE[FAIL])
     causes = np.full(n, "", dtype=object)
     whys = np.full(n, "", dtype=object)
-    out = np.flatnonzero(
-        ~paired
-    )  # the reasons are written for the unpaired rows only (few, as a rule)
+    out = np.flatnonzero(~paired)  # the reasons are written for the unpaired rows only (few, as a rule)
     names = np.array(LEDGER_STATUSES, dtype=object)
-    causes[out], whys[out] = _reasons(
-        names[b_status[out]], b_kind[out], names[c_status[out]], c_kind[out]
-    )
-    if (
-        unread_why != NOT_NEEDED_DECIDED
-    ):  # a budget, not a decision, left these rows out
+    causes[out], whys[out] = _reasons(names[b_status[out]], b_kind[out], names[c_status[out]], c_kind[out])
+    if unread_why != NOT_NEEDED_DECIDED:  # a budget, not a decision, left these rows out
         whys[out] = [str(w).replace(NOT_NEEDED_DECIDED, unread_why) for w in whys[out]]
     cats = list(LEDGER_STATUSES)
     rows = pd.DataFrame(
         {
             "row_id": base["row_id"].astype(object).to_numpy(),
-            "slice": base["slice"].astype(str).to_numpy()
-            if "slice" in base.columns
-            else np.full(n, ""),
+            "slice": base["slice"].astype(str).to_numpy() if "slice" in base.columns else np.full(n, ""),
             "base_status": pd.Categorical.from_codes(b_status, categories=cats),
             "base_error_kind": b_kind,
             "cand_status": pd.Categorical.from_codes(c_status, categories=cats),

@@ -88,6 +88,7 @@ from goldenkit._protocols import RunLike
 from goldenkit.schema import (
     ERROR_CLEARED,
     ERROR_TO_SKIPPED,
+    MISSING_ROW as MISSING,
     NEW_ERROR,
     NEW_FAILURE,
     RECOVERED,
@@ -98,20 +99,11 @@ from goldenkit.schema import (
     UNCHANGED_SKIPPED,
     VERDICTS,
 )
-from goldenkit.schema import (
-    MISSING_ROW as MISSING,
-)
 
 from goldenkit._registry import publish
 from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
-from goldenkit.compare._ledger import (
-    Ledger,
-    evidence_ledger,
-    sequential_notes,
-    sequential_rows,
-    unread_reason,
-)
+from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
 from goldenkit.errors import ComparisonInvalid, ResultsError
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.stats import (
@@ -126,14 +118,7 @@ from goldenkit.stats import (
     wilson_ci,
 )
 
-__all__ = [
-    "FLIP_STATUSES",
-    "HOLM_FAMILY",
-    "STATUSES",
-    "Comparison",
-    "comparability_differences",
-    "compare_runs",
-]
+__all__ = ["FLIP_STATUSES", "HOLM_FAMILY", "STATUSES", "Comparison", "comparability_differences", "compare_runs"]
 
 #: Every per-row status, in display order.
 STATUSES = (
@@ -150,14 +135,7 @@ STATUSES = (
     UNCHANGED_SKIPPED,
 )
 #: Statuses listed in the flip list.
-FLIP_STATUSES = (
-    NEW_FAILURE,
-    RECOVERED,
-    NEW_ERROR,
-    ERROR_CLEARED,
-    SKIPPED_TO_ERROR,
-    ERROR_TO_SKIPPED,
-)
+FLIP_STATUSES = (NEW_FAILURE, RECOVERED, NEW_ERROR, ERROR_CLEARED, SKIPPED_TO_ERROR, ERROR_TO_SKIPPED)
 #: What the table's ``p_adj`` is adjusted over (the gate's families are stated by the gate).
 HOLM_FAMILY = "all slices"
 
@@ -168,34 +146,10 @@ _MISSING_CODE = 4
 _SIDE_VERDICTS = [*VERDICTS, MISSING]
 _STATUS_LUT = np.array(
     [
-        [
-            _S[UNCHANGED_PASS],
-            _S[NEW_FAILURE],
-            _S[NEW_ERROR],
-            _S[UNCHANGED_SKIPPED],
-            _S[MISSING],
-        ],
-        [
-            _S[RECOVERED],
-            _S[UNCHANGED_FAIL],
-            _S[NEW_ERROR],
-            _S[UNCHANGED_SKIPPED],
-            _S[MISSING],
-        ],
-        [
-            _S[ERROR_CLEARED],
-            _S[ERROR_CLEARED],
-            _S[UNCHANGED_ERROR],
-            _S[ERROR_TO_SKIPPED],
-            _S[MISSING],
-        ],
-        [
-            _S[UNCHANGED_SKIPPED],
-            _S[UNCHANGED_SKIPPED],
-            _S[SKIPPED_TO_ERROR],
-            _S[UNCHANGED_SKIPPED],
-            _S[MISSING],
-        ],
+        [_S[UNCHANGED_PASS], _S[NEW_FAILURE], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
+        [_S[RECOVERED], _S[UNCHANGED_FAIL], _S[NEW_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
+        [_S[ERROR_CLEARED], _S[ERROR_CLEARED], _S[UNCHANGED_ERROR], _S[ERROR_TO_SKIPPED], _S[MISSING]],
+        [_S[UNCHANGED_SKIPPED], _S[UNCHANGED_SKIPPED], _S[SKIPPED_TO_ERROR], _S[UNCHANGED_SKIPPED], _S[MISSING]],
         [_S[MISSING]] * 5,
     ],
     dtype=np.int8,
@@ -203,16 +157,8 @@ _STATUS_LUT = np.array(
 _LEFT_OUT = (
     (NEW_ERROR, "new_error", "ERROR in the candidate only"),
     (ERROR_CLEARED, "error_cleared", "ERROR in the base only (the error cleared)"),
-    (
-        SKIPPED_TO_ERROR,
-        "skipped_to_error",
-        "SKIPPED in the base, ERROR in the candidate",
-    ),
-    (
-        ERROR_TO_SKIPPED,
-        "error_to_skipped",
-        "ERROR in the base, SKIPPED in the candidate",
-    ),
+    (SKIPPED_TO_ERROR, "skipped_to_error", "SKIPPED in the base, ERROR in the candidate"),
+    (ERROR_TO_SKIPPED, "error_to_skipped", "ERROR in the base, SKIPPED in the candidate"),
     (UNCHANGED_ERROR, "unchanged_error", "ERROR on both sides"),
     (UNCHANGED_SKIPPED, "skipped", "SKIPPED on a side"),
     (MISSING, "missing", "MISSING on the candidate (no outcome in its run)"),
@@ -230,9 +176,7 @@ class Comparison:
     cand_id: str
     rule: str
     alpha: float
-    rows: (
-        pd.DataFrame
-    )  # row_id, slice, base_verdict, cand_verdict, status, cand_error_kind
+    rows: pd.DataFrame  # row_id, slice, base_verdict, cand_verdict, status, cand_error_kind
     table: pd.DataFrame  # per slice + overall
     #: the flipped rows without texts: row_id, slice, status, base_verdict, cand_verdict (see :attr:`flips`)
     flip_rows: pd.DataFrame
@@ -264,11 +208,7 @@ class Comparison:
     def flips(self) -> pd.DataFrame:
         """The flip list with tags, both responses and both graders' reasons (read on first access)."""
         if self._flips is None:
-            self._flips = (
-                self._flip_loader()
-                if self._flip_loader is not None
-                else self.flip_rows.copy()
-            )
+            self._flips = self._flip_loader() if self._flip_loader is not None else self.flip_rows.copy()
         return self._flips
 
     @property
@@ -354,17 +294,13 @@ def _collapsed(obj: Any, rule: str) -> pd.DataFrame:
         return fn()
     light = outcome_columns(obj, LIGHT_COLUMNS)
     if len(light) and light["slice"].isna().any():
-        raise ResultsError(
-            f"{_label(obj)}: {int(light['slice'].isna().sum())} outcome(s) with no slice"
-        )
+        raise ResultsError(f"{_label(obj)}: {int(light['slice'].isna().sum())} outcome(s) with no slice")
     return collapse_repeats(light, rule)
 
 
 def _positions(ids: pd.Series, among: pd.Series) -> np.ndarray:
     """Each of ``ids``' line in ``among`` (distinct ids), -1 where it is not there."""
-    found = pc.index_in(
-        pa.array(ids, pa.string()), value_set=pa.array(among, pa.string())
-    )
+    found = pc.index_in(pa.array(ids, pa.string()), value_set=pa.array(among, pa.string()))
     return np.asarray(pc.fill_null(found, -1), dtype=np.int64)
 
 
@@ -378,17 +314,9 @@ def _side_rule(obj: Any, rule: str) -> str:
 
 def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:
     """For two imported runs whose dataset fingerprints differ: the rows whose samples differ, named."""
-    paths = [
-        str(getattr(side, "path", "")) for side in (base, cand)
-    ]  # a baseline snapshot has no run folder
-    same = manifest_get(base.manifest, "dataset", "sha256") == manifest_get(
-        cand.manifest, "dataset", "sha256"
-    )
-    if (
-        same
-        or "" in paths
-        or not base.manifest.get("mode") == cand.manifest.get("mode") == "imported"
-    ):
+    paths = [str(getattr(side, "path", "")) for side in (base, cand)]  # a baseline snapshot has no run folder
+    same = manifest_get(base.manifest, "dataset", "sha256") == manifest_get(cand.manifest, "dataset", "sha256")
+    if same or "" in paths or not base.manifest.get("mode") == cand.manifest.get("mode") == "imported":
         return []
     from goldenkit.harnesses import sample_differences
 
@@ -427,9 +355,7 @@ def compare_runs(
     bm = getattr(base, "manifest", None)
     cm = getattr(cand, "manifest", None)
     if not isinstance(bm, dict) or not isinstance(cm, dict):
-        raise ResultsError(
-            "compare_runs needs two runs or baselines (objects with a manifest)"
-        )
+        raise ResultsError("compare_runs needs two runs or baselines (objects with a manifest)")
     b_rule, c_rule = _side_rule(base, rule), _side_rule(cand, rule)
     # protocol keys before reading any outcome
     diffs = comparability_differences(bm, cm, base_rule=b_rule, cand_rule=c_rule)
@@ -438,12 +364,8 @@ def compare_runs(
         raise ComparisonInvalid("not comparable: " + "; ".join(diffs), diffs)
     bc, cc = _collapsed(base, b_rule), _collapsed(cand, c_rule)
     read = sequential_rows(cm)
-    if (
-        read is not None
-    ):  # a sequential run answers for the rows it read (a cancelled row's repeats are not)
-        cc = cc[cc["row_id"].astype(str).isin(set(read)).to_numpy()].reset_index(
-            drop=True
-        )
+    if read is not None:  # a sequential run answers for the rows it read (a cancelled row's repeats are not)
+        cc = cc[cc["row_id"].astype(str).isin(set(read)).to_numpy()].reset_index(drop=True)
     # the join: order[i] is the candidate's line of base row i (-1: the candidate has no outcome for it)
     order = _positions(bc["row_id"], cc["row_id"])
     have = order >= 0
@@ -453,14 +375,8 @@ def compare_runs(
     status = _STATUS_LUT[vb, vc]
     slices = bc["slice"] if "slice" in bc.columns else pd.Series([""] * len(bc))
     s_codes, s_names = sorted_codes(slices)
-    ledger = evidence_ledger(
-        bc, cc, order=order, read=read, unread_why=unread_reason(cm)
-    )
-    table = (
-        _table(s_codes, s_names, vb, vc)
-        if by == "slice"
-        else grouped_table(_table, base, bc, by, vb, vc)
-    )
+    ledger = evidence_ledger(bc, cc, order=order, read=read, unread_why=unread_reason(cm))
+    table = _table(s_codes, s_names, vb, vc) if by == "slice" else grouped_table(_table, base, bc, by, vb, vc)
     rows = pd.DataFrame(
         {
             "row_id": bc["row_id"].astype(object).reset_index(drop=True),
@@ -484,9 +400,7 @@ def compare_runs(
         rows=rows,
         table=table,
         flip_rows=flip_rows,
-        notes=sequential_notes(bm, cm, ledger)
-        + _notes(bm, cm, status, read is None)
-        + _scope_notes(ledger, cm),
+        notes=sequential_notes(bm, cm, ledger) + _notes(bm, cm, status, read is None) + _scope_notes(ledger, cm),
         by=by,
         base_manifest=bm,
         cand_manifest=cm,
@@ -500,45 +414,26 @@ def compare_runs(
 def _scope_notes(ledger: Ledger, cm: dict[str, Any]) -> list[str]:
     notes = []
     if ledger.out_of_scope:
-        shown = ", ".join(ledger.out_of_scope[:5]) + (
-            ", ..." if len(ledger.out_of_scope) > 5 else ""
-        )
-        notes.append(
-            f"{len(ledger.out_of_scope)} row(s) only in the candidate ({shown}): outside the baseline's scope"
-        )
+        shown = ", ".join(ledger.out_of_scope[:5]) + (", ..." if len(ledger.out_of_scope) > 5 else "")
+        notes.append(f"{len(ledger.out_of_scope)} row(s) only in the candidate ({shown}): outside the baseline's scope")
     if cm.get("shard") and not cm.get("merged_from"):
-        part = (
-            "/".join(str(cm["shard"].get(x)) for x in "kn")
-            if isinstance(cm["shard"], dict)
-            else cm["shard"]
-        )
-        notes.append(
-            f"the candidate is shard {part} of a sharded run: merge its shards first (goldenkit merge)"
-        )
+        part = "/".join(str(cm["shard"].get(x)) for x in "kn") if isinstance(cm["shard"], dict) else cm["shard"]
+        notes.append(f"the candidate is shard {part} of a sharded run: merge its shards first (goldenkit merge)")
     return notes
 
 
-def _table(
-    s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray
-) -> pd.DataFrame:
+def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray) -> pd.DataFrame:
     m = len(names)
     # one contingency count per (slice, base verdict, cand verdict): every count below is a sum of its cells
     k = _MISSING_CODE + 1
-    cells = np.bincount(
-        s_codes * k * k + vb.astype(np.int64) * k + vc, minlength=m * k * k
-    ).reshape(m, k, k)
-    cells = np.concatenate(
-        [cells, cells.sum(axis=0, keepdims=True)]
-    )  # the overall line
+    cells = np.bincount(s_codes * k * k + vb.astype(np.int64) * k + vc, minlength=m * k * k).reshape(m, k, k)
+    cells = np.concatenate([cells, cells.sum(axis=0, keepdims=True)])  # the overall line
     per_status = np.zeros((m + 1, len(STATUSES)), dtype=np.int64)
     for i in range(k):
         for j in range(k):
             per_status[:, _STATUS_LUT[i, j]] += cells[:, i, j]
     graded = slice(0, 2)  # verdict codes PASS 0, FAIL 1
-    n_side = {
-        "base": cells[:, graded, :].sum(axis=(1, 2)),
-        "cand": cells[:, :, graded].sum(axis=(1, 2)),
-    }
+    n_side = {"base": cells[:, graded, :].sum(axis=(1, 2)), "cand": cells[:, :, graded].sum(axis=(1, 2))}
     k_side = {"base": cells[:, 0, :].sum(axis=1), "cand": cells[:, :, 0].sum(axis=1)}
     count = {name: per_status[:, _S[st]] for st, name, _ in _LEFT_OUT}
     b, c = per_status[:, _S[NEW_FAILURE]], per_status[:, _S[RECOVERED]]
@@ -561,10 +456,7 @@ def _table(
     p_adj = np.full(m + 1, np.nan)
     p_adj[:m] = holm(p[:m])
     out["p_adj"] = p_adj
-    both_pass, both_fail = (
-        per_status[:, _S[UNCHANGED_PASS]],
-        per_status[:, _S[UNCHANGED_FAIL]],
-    )
+    both_pass, both_fail = per_status[:, _S[UNCHANGED_PASS]], per_status[:, _S[UNCHANGED_FAIL]]
     est, lo, hi = paired_diff_ci(both_pass, c, b, both_fail)
     out["diff"] = est
     out["diff_ci_low"] = lo
@@ -579,36 +471,23 @@ def _table(
     return out
 
 
-def _notes(
-    bm: dict[str, Any],
-    cm: dict[str, Any],
-    rows_status: np.ndarray,
-    missing_note: bool = True,
-) -> list[str]:
+def _notes(bm: dict[str, Any], cm: dict[str, Any], rows_status: np.ndarray, missing_note: bool = True) -> list[str]:
     notes = []
     if bm.get("mode") != cm.get("mode"):
         notes.append(f"mode differs (allowed): {bm.get('mode')} vs {cm.get('mode')}")
     if bm.get("agent_version") != cm.get("agent_version"):
         ba, ca = bm.get("agent_version"), cm.get("agent_version")
         if isinstance(ba, dict) and isinstance(ca, dict):
-            parts = [
-                f"{k} {ba.get(k)} vs {ca.get(k)}"
-                for k in sorted(set(ba) | set(ca))
-                if ba.get(k) != ca.get(k)
-            ]
+            parts = [f"{k} {ba.get(k)} vs {ca.get(k)}" for k in sorted(set(ba) | set(ca)) if ba.get(k) != ca.get(k)]
             what = "; ".join(parts)
         else:
-            what = (
-                f"{json.dumps(ba, sort_keys=True)} vs {json.dumps(ca, sort_keys=True)}"
-            )
+            what = f"{json.dumps(ba, sort_keys=True)} vs {json.dumps(ca, sort_keys=True)}"
         notes.append(f"agent version differs (what is compared): {what}")
     counts = np.bincount(rows_status.astype(np.int64), minlength=len(STATUSES))
     for st, _, what in _LEFT_OUT:
         n = int(counts[_S[st]])
         if n and (missing_note or st != MISSING):
-            notes.append(
-                f"{n} row(s) {what}: left out of b, c and the paired difference"
-            )
+            notes.append(f"{n} row(s) {what}: left out of b, c and the paired difference")
     return notes
 
 

@@ -52,14 +52,10 @@ class Dataset:
     path: Path
     manifest: dict[str, Any]
     case_format: str | None
-    _columns: dict[str, list[Any]] = field(
-        repr=False
-    )  # FRAME_COLUMNS -> values in row order
+    _columns: dict[str, list[Any]] = field(repr=False)  # FRAME_COLUMNS -> values in row order
     data_path: Path | None = field(default=None, repr=False)
     _line_numbers: list[int] = field(default_factory=list, repr=False)
-    _lines: list[bytes] = field(
-        default_factory=list, repr=False
-    )  # each row's line, in row order
+    _lines: list[bytes] = field(default_factory=list, repr=False)  # each row's line, in row order
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
     _cases: dict[str, Case] = field(default_factory=dict, repr=False)
 
@@ -82,29 +78,21 @@ class Dataset:
         try:
             return list(self._columns[name])
         except KeyError:
-            raise KeyError(
-                f"no row column {name!r} (columns: {', '.join(FRAME_COLUMNS)})"
-            ) from None
+            raise KeyError(f"no row column {name!r} (columns: {', '.join(FRAME_COLUMNS)})") from None
 
     def with_tags(self, tags: Sequence[list[str]]) -> Dataset:
         """The same dataset with every row's tags replaced by ``tags`` (in row order)."""
         if len(tags) != len(self):
             raise ValueError(f"{len(tags)} tag lists for {len(self)} rows")
-        return replace(
-            self, _columns={**self._columns, "tags": [list(t) for t in tags]}
-        )
+        return replace(self, _columns={**self._columns, "tags": [list(t) for t in tags]})
 
     def _position(self, row_id: str) -> int:
         if not self._positions and len(self):
-            self._positions.update(
-                {rid: i for i, rid in enumerate(self._columns["id"])}
-            )
+            self._positions.update({rid: i for i, rid in enumerate(self._columns["id"])})
         try:
             return self._positions[row_id]
         except KeyError:
-            raise DatasetError(
-                f'no row with id "{row_id}"', path=str(self.data_path or self.path)
-            ) from None
+            raise DatasetError(f'no row with id "{row_id}"', path=str(self.data_path or self.path)) from None
 
     def line_number(self, row_id: str) -> int | None:
         """The 1-based line of ``row_id`` in the dataset file (None when unknown)."""
@@ -115,9 +103,7 @@ class Dataset:
         """The row's original line (stripped of surrounding whitespace and the line end)."""
         pos = self._position(row_id)
         if pos >= len(self._lines):
-            raise DatasetError(
-                f'row "{row_id}": original line not available', path=str(self.path)
-            )
+            raise DatasetError(f'row "{row_id}": original line not available', path=str(self.path))
         return self._lines[pos]
 
     def raw_case(self, row_id: str) -> dict[str, Any]:
@@ -151,9 +137,7 @@ class Dataset:
 
     def _case_error(self, row_id: str, why: str) -> DatasetError:
         where = str(self.data_path or self.path)
-        return DatasetError(
-            f'row "{row_id}": {why}', path=where, line=self.line_number(row_id)
-        )
+        return DatasetError(f'row "{row_id}": {why}', path=where, line=self.line_number(row_id))
 
     def subset(self, ids_or_rows: Iterable[str] | pd.DataFrame | pd.Series) -> Dataset:
         """A Dataset holding only the given rows (by id, or a DataFrame with an ``id`` column).
@@ -177,13 +161,8 @@ class Dataset:
         kept = set(ids)
         return replace(
             self,
-            _columns={
-                name: [values[p] for p in positions]
-                for name, values in self._columns.items()
-            },
-            _line_numbers=[self._line_numbers[p] for p in positions]
-            if self._line_numbers
-            else [],
+            _columns={name: [values[p] for p in positions] for name, values in self._columns.items()},
+            _line_numbers=[self._line_numbers[p] for p in positions] if self._line_numbers else [],
             _lines=[self._lines[p] for p in positions] if self._lines else [],
             _positions={},
             _cases={rid: c for rid, c in self._cases.items() if rid in kept},
@@ -191,16 +170,11 @@ class Dataset:
 
 
 def normalized_case(
-    raw: dict[str, Any],
-    case_format: str | None,
-    row_id: str,
-    unknown: list[str] | None = None,
+    raw: dict[str, Any], case_format: str | None, row_id: str, unknown: list[str] | None = None
 ) -> Case:
     """A row's case normalized (``unknown`` as in :func:`goldenkit.formats.normalize_case`); a problem is a
     DatasetError whose detail does not name the row (the caller names it with its file and line)."""
-    from goldenkit.formats import (
-        normalize_case,  # lazy: formats sits beside this package
-    )
+    from goldenkit.formats import normalize_case  # lazy: formats sits beside this package
 
     try:
         return normalize_case(raw, case_format, row_id=row_id, unknown=unknown)
@@ -225,10 +199,7 @@ def _dataset_files(p: Path) -> tuple[Path, Path | None]:
         if not data_path.is_file():
             raise DatasetError(f"dataset folder has no {DATA_FILE}", path=str(p))
         if not manifest_path.is_file():
-            raise DatasetError(
-                f"dataset folder has no {MANIFEST_FILE} (name, version, changelog)",
-                path=str(p),
-            )
+            raise DatasetError(f"dataset folder has no {MANIFEST_FILE} (name, version, changelog)", path=str(p))
         return data_path, manifest_path
     if p.is_file():
         sibling = p.with_name(MANIFEST_FILE)
@@ -250,9 +221,7 @@ class _Source:
     def check_rows(self) -> tuple[dict[str, list[Any]], Problems]:
         """The checked columns, and every problem of every row."""
         problems = Problems(str(self.data_path), self.lines.numbers)
-        return check_rows(
-            self.lines, problems, self.manifest.get("default_split")
-        ), problems
+        return check_rows(self.lines, problems, self.manifest.get("default_split")), problems
 
     def dataset(self, columns: dict[str, list[Any]]) -> Dataset:
         p, manifest = self.path, self.manifest
@@ -278,9 +247,7 @@ def _read_source(path: str | Path) -> _Source:
     try:
         data = data_path.read_bytes()
     except OSError as exc:
-        raise DatasetError(
-            f"cannot read: {exc.strerror or exc}", path=str(data_path)
-        ) from None
+        raise DatasetError(f"cannot read: {exc.strerror or exc}", path=str(data_path)) from None
     if data.startswith(BOM):
         raise DatasetError(BOM_MESSAGE, path=str(data_path), line=1)
     lines = split_lines(data)
@@ -331,9 +298,7 @@ def validate_dataset(path: str | Path) -> Validation:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue  # already a problem of its row
-        row_id, raw = (
-            (obj.get("id"), obj.get("case")) if type(obj) is dict else (None, None)
-        )
+        row_id, raw = (obj.get("id"), obj.get("case")) if type(obj) is dict else (None, None)
         if type(row_id) is not str or not row_id.strip() or type(raw) is not dict:
             continue
         found: list[str] = []

@@ -25,43 +25,23 @@ def red_row_ids(dataset: DatasetLike) -> list[str]:
     """
     listed = (getattr(dataset, "manifest", None) or {}).get("red_rows", [])
     ids = [str(x) for x in dataset.column("id")]
-    bad = not isinstance(listed, list) or not all(
-        isinstance(x, str) and x for x in listed
-    )
+    bad = not isinstance(listed, list) or not all(isinstance(x, str) and x for x in listed)
     unknown = [] if bad else sorted(set(listed).difference(ids))
     if bad or unknown:
         base = getattr(dataset, "path", None)
-        where = (
-            str((base if base.is_dir() else base.parent) / "dataset.json")
-            if base is not None
-            else "dataset.json"
-        )
+        where = str((base if base.is_dir() else base.parent) / "dataset.json") if base is not None else "dataset.json"
         if bad:
-            raise DatasetError(
-                f'"red_rows" must be a list of row ids (strings), got {listed!r}',
-                path=where,
-            )
-        raise DatasetError(
-            f'"red_rows" names id "{unknown[0]}", which is not a row of the dataset',
-            path=where,
-        )
+            raise DatasetError(f'"red_rows" must be a list of row ids (strings), got {listed!r}', path=where)
+        raise DatasetError(f'"red_rows" names id "{unknown[0]}", which is not a row of the dataset', path=where)
     wanted = set(listed)
     tags = dataset.column("tags")
-    return [
-        rid
-        for rid, t in zip(ids, tags, strict=True)
-        if rid in wanted or (t is not None and RED_TAG in list(t))
-    ]
+    return [rid for rid, t in zip(ids, tags, strict=True) if rid in wanted or (t is not None and RED_TAG in list(t))]
 
 
 def without_red(dataset: DatasetLike) -> DatasetLike:
     """``dataset`` without its red rows (the same object when it has none)."""
     red = set(red_row_ids(dataset))
-    return (
-        dataset.subset([rid for rid in dataset.column("id") if rid not in red])
-        if red
-        else dataset
-    )
+    return dataset.subset([rid for rid in dataset.column("id") if rid not in red]) if red else dataset
 
 
 def mark_red(dataset: DatasetLike) -> DatasetLike:
@@ -73,18 +53,14 @@ def mark_red(dataset: DatasetLike) -> DatasetLike:
     red = set(red_row_ids(dataset))
     tags = [list(t) if t is not None else [] for t in dataset.column("tags")]
     todo = [
-        i
-        for i, (rid, t) in enumerate(zip(dataset.column("id"), tags, strict=True))
-        if rid in red and RED_TAG not in t
+        i for i, (rid, t) in enumerate(zip(dataset.column("id"), tags, strict=True)) if rid in red and RED_TAG not in t
     ]
     if not todo:
         return dataset
     for i in todo:
         tags[i] = [*tags[i], RED_TAG]
     if not isinstance(dataset, Dataset):
-        raise InputError(
-            f"red rows of {type(dataset).__name__}: include_red needs a goldenkit Dataset"
-        )
+        raise InputError(f"red rows of {type(dataset).__name__}: include_red needs a goldenkit Dataset")
     return dataset.with_tags(tags)
 
 

@@ -53,27 +53,15 @@ def new_version_target(
     An InputError when the version is already in the changelog or the folder exists.
     """
     new_version = check_name(version or next_version(ds.version), "dataset version")
-    if new_version == ds.version or any(
-        e.get("version") == new_version for e in ds.manifest.get("changelog", [])
-    ):
-        raise InputError(
-            f"version {new_version!r} is already in {src / MANIFEST_FILE}'s changelog"
-        )
-    dest = (
-        check_output(out, "--output", folder=True)
-        if out is not None
-        else src.with_name(f"{src.name}-{new_version}")
-    )
+    if new_version == ds.version or any(e.get("version") == new_version for e in ds.manifest.get("changelog", [])):
+        raise InputError(f"version {new_version!r} is already in {src / MANIFEST_FILE}'s changelog")
+    dest = check_output(out, "--output", folder=True) if out is not None else src.with_name(f"{src.name}-{new_version}")
     if dest.exists():
-        raise InputError(
-            f"{dest}: already exists; a new dataset version goes to a new folder"
-        )
+        raise InputError(f"{dest}: already exists; a new dataset version goes to a new folder")
     return new_version, dest
 
 
-def with_changelog_entry(
-    manifest: dict[str, Any], version: str, day: date, why: str, **extra: Any
-) -> dict[str, Any]:
+def with_changelog_entry(manifest: dict[str, Any], version: str, day: date, why: str, **extra: Any) -> dict[str, Any]:
     """A copy of ``manifest`` at ``version`` with ``{"version", "date", "why", **extra}`` appended to its changelog."""
     new = dict(manifest)
     new["version"] = version
@@ -84,9 +72,7 @@ def with_changelog_entry(
     return new
 
 
-def write_version(
-    src: Path, dest: Path, data: bytes, manifest: dict[str, Any], *, what: str = "new"
-) -> Dataset:
+def write_version(src: Path, dest: Path, data: bytes, manifest: dict[str, Any], *, what: str = "new") -> Dataset:
     """Copy the folder beside ``dest`` with the new rows and manifest, check it reads, then rename it.
 
     ``what`` names the new dataset in the error raised when it would not read
@@ -95,9 +81,7 @@ def write_version(
     """
     try:
         with replaced_together(dest) as (tmp,):
-            shutil.copytree(
-                src, tmp, ignore=shutil.ignore_patterns(DATA_FILE, MANIFEST_FILE)
-            )
+            shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(DATA_FILE, MANIFEST_FILE))
             (tmp / DATA_FILE).write_bytes(data)
             text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
             (tmp / MANIFEST_FILE).write_text(text, encoding="utf-8")
@@ -111,11 +95,6 @@ def write_version(
     return read_dataset(dest)
 
 
-__all__ = [
-    "new_version_target",
-    "next_version",
-    "with_changelog_entry",
-    "write_version",
-]
+__all__ = ["new_version_target", "next_version", "with_changelog_entry", "write_version"]
 
 publish(globals())

@@ -47,18 +47,12 @@ def run_benchmark(
     say = log or (lambda _line: None)
     dataset_dir, out = shown(Path(dataset)), Path(results_dir)
     ds = validate_dataset(dataset_dir)
-    say(
-        f"validated {dataset_dir}: {ds.name} {ds.version or ''}, {len(ds)} rows, sha256 {ds.sha256[:12]}"
-    )
+    say(f"validated {dataset_dir}: {ds.name} {ds.version or ''}, {len(ds)} rows, sha256 {ds.sha256[:12]}")
     config_path = find_config(dataset_dir=dataset_dir)
     cfg = load_config(config_path) if config_path is not None else {}
-    policy = GatePolicy.from_config(
-        section(cfg, "gate"), where=f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
-    )
+    policy = GatePolicy.from_config(section(cfg, "gate"), where=f"{cfg.get('_path', 'goldenkit.toml')} [gate]")
     paths = [
-        replay_agent(
-            ds, cfg, policy, dataset_dir, out, agent, say=say, benchmark="demo"
-        ).path
+        replay_agent(ds, cfg, policy, dataset_dir, out, agent, say=say, benchmark="demo").path
         for agent in BENCHMARK_AGENTS
     ]
     return leaderboard(paths, alpha=policy.alpha, rule=policy.rule)
@@ -79,17 +73,9 @@ def benchmark_story(lb: Any) -> str:
         f"(Holm {p_value(p12['p_adj'], significant=2)}): {tied}; groups {first['group']} and {second['group']}."
     )
     for r in t.iloc[2:].to_dict("records"):
-        above = [
-            pairs.loc[(a, r["run_id"])]
-            for a in t["run_id"]
-            if (a, r["run_id"]) in pairs.index
-        ]
+        above = [pairs.loc[(a, r["run_id"])] for a in t["run_id"] if (a, r["run_id"]) in pairs.index]
         worst = max(above, key=lambda p: float(p["p_adj"]))
-        verdict = (
-            "significantly behind both"
-            if all(p["significant"] for p in above)
-            else "not separable from all"
-        )
+        verdict = "significantly behind both" if all(p["significant"] for p in above) else "not separable from all"
         lines.append(
             f"- {r['run_id']} ({pct(r['pass_rate'])}): {verdict} "
             f"(largest Holm p = {p_value(worst['p_adj'], significant=2)}, "

@@ -133,9 +133,7 @@ def _clear_demo_run(results_dir: Path, run_id: str) -> None:
     if not folder.exists():
         return
     if not folder.is_dir():
-        raise InputError(
-            f"{folder}: exists and is not a folder; remove it or pass another --results-dir"
-        )
+        raise InputError(f"{folder}: exists and is not a folder; remove it or pass another --results-dir")
     run_file = folder / RUN_FILE
     manifest: Any = None
     if run_file.is_file():
@@ -143,11 +141,7 @@ def _clear_demo_run(results_dir: Path, run_id: str) -> None:
             manifest = json.loads(run_file.read_text(encoding="utf-8"))
         except ValueError:
             manifest = None
-    is_demo = (
-        isinstance(manifest, dict)
-        and manifest.get("run_id") == run_id
-        and manifest.get("mode") == "fixtures"
-    )
+    is_demo = isinstance(manifest, dict) and manifest.get("run_id") == run_id and manifest.get("mode") == "fixtures"
     if not is_demo and any(folder.iterdir()):
         raise InputError(
             f"{folder}: exists and is not a demo run (fixtures mode, run id {run_id}); "
@@ -159,32 +153,21 @@ def _clear_demo_run(results_dir: Path, run_id: str) -> None:
 def _repeats(cfg: dict[str, Any]) -> int:
     value = section(cfg, "run").get("repeats", DEFAULT_REPEATS)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"{cfg.get('_path', 'goldenkit.toml')}: [run] repeats must be a positive integer"
-        )
+        raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')}: [run] repeats must be a positive integer")
     return value
 
 
 def _gate(policy: GatePolicy, base: Run, cand: Run) -> tuple[Comparison, GateDecision]:
     """Compare and gate as ``goldenkit gate CAND --baseline BASE`` does (same inputs, same decision)."""
-    decision = evaluate_gate(
-        cand, policy=policy, baseline=base
-    )  # the gate owns its comparison
+    decision = evaluate_gate(cand, policy=policy, baseline=base)  # the gate owns its comparison
     comparison = decision.comparison
-    if (
-        comparison is None
-    ):  # regression off: the story still shows the paired comparison
+    if comparison is None:  # regression off: the story still shows the paired comparison
         comparison = compare_runs(base, cand, rule=policy.rule, alpha=policy.alpha)
     return comparison, decision
 
 
 def _render(
-    base: Run,
-    cand: Run,
-    results_dir: Path,
-    policy: GatePolicy,
-    config_path: Path | None,
-    timeout: float,
+    base: Run, cand: Run, results_dir: Path, policy: GatePolicy, config_path: Path | None, timeout: float
 ) -> list[Path]:
     """report.html and compare.html into the candidate's folder, the two notebooks in one kernel."""
     common = {"results_dir": str(results_dir.resolve()), "rule": policy.rule}
@@ -196,9 +179,7 @@ def _render(
                 "base": str(base.path.resolve()),
                 "cand": str(cand.path.resolve()),
                 "alpha": policy.alpha,
-                "config": str(config_path.resolve())
-                if config_path is not None
-                else None,
+                "config": str(config_path.resolve()) if config_path is not None else None,
                 **common,
             },
             None,
@@ -209,19 +190,12 @@ def _render(
 
 
 def _run_agents(
-    ds: Dataset,
-    cfg: dict[str, Any],
-    policy: GatePolicy,
-    dataset_dir: Path,
-    out: Path,
-    say: Callable[[str], None],
+    ds: Dataset, cfg: dict[str, Any], policy: GatePolicy, dataset_dir: Path, out: Path, say: Callable[[str], None]
 ) -> dict[str, RunSummary]:
     """Run both demo agents from their fixture folders; an INVALID run stops the demo."""
     summaries: dict[str, RunSummary] = {}
     for agent in AGENTS:
-        summaries[agent] = replay_agent(
-            ds, cfg, policy, dataset_dir, out, agent, say=say
-        )
+        summaries[agent] = replay_agent(ds, cfg, policy, dataset_dir, out, agent, say=say)
     return summaries
 
 
@@ -248,21 +222,12 @@ def replay_agent(
         run_id=run_id,
         results_dir=out,
         sample={"split": DEMO_SPLIT, "per_slice": None, "seed": None},
-        max_error_rate=policy.max_error_rate
-        if policy.max_error_rate is not None
-        else 0.02,
+        max_error_rate=policy.max_error_rate if policy.max_error_rate is not None else 0.02,
         progress=False,
-        config={
-            "config_file": cfg.get("_path"),
-            "config_sha256": cfg.get("_sha256"),
-            "demo": True,
-            **config,
-        },
+        config={"config_file": cfg.get("_path"), "config_sha256": cfg.get("_sha256"), "demo": True, **config},
     )
     if summary.validity != VALID:
-        raise InfrastructureError(
-            f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}"
-        )
+        raise InfrastructureError(f"demo run {run_id} is INVALID: {summary.invalid_reason}; results in {summary.path}")
     say(f"ran {agent:<9} -> {summary.path}: {_run_line(summary)}")
     return summary
 
@@ -308,9 +273,7 @@ def run_demo(
     t = time.perf_counter()
     comparison, decision = _gate(policy, base, cand)
     timings["compare_gate"] = time.perf_counter() - t
-    say(
-        f"compared {cand.run_id} with {base.run_id} and applied the gate of {config_path or 'the defaults'}"
-    )
+    say(f"compared {cand.run_id} with {base.run_id} and applied the gate of {config_path or 'the defaults'}")
     committed_path = committed_baseline()
     committed = _gate_committed(policy, cand, committed_path, say)
 
@@ -333,9 +296,7 @@ def run_demo(
         html=pages,
         timings=timings,
         committed=committed,
-        committed_path=shown(committed_path)
-        if committed is not None and committed_path is not None
-        else None,
+        committed_path=shown(committed_path) if committed is not None and committed_path is not None else None,
     )
 
 
@@ -350,15 +311,11 @@ def _gate_committed(
     if path is None:
         return None
     snapshot = read_baseline(path)
-    if (snapshot.manifest.get("dataset") or {}).get("sha256") != (
-        cand.manifest.get("dataset") or {}
-    ).get("sha256"):
+    if (snapshot.manifest.get("dataset") or {}).get("sha256") != (cand.manifest.get("dataset") or {}).get("sha256"):
         return None  # a snapshot of another dataset (the demo was given its own)
     decision = evaluate_gate(cand, policy=policy, baseline=snapshot)
     code, summary = decision.exit_code, decision.summary()
-    say(
-        f"gated {cand.run_id} against the committed baseline {shown(path)}: exit {code}, {summary}"
-    )
+    say(f"gated {cand.run_id} against the committed baseline {shown(path)}: exit {code}, {summary}")
     return decision
 
 
@@ -382,11 +339,7 @@ def _reason_text(reasons: Any) -> str:
 def _checks_of(reasons: Any, grader: str) -> list[str]:
     """The single checks (``grader: check``) of one grader's reason in a flip's reasons."""
     text = reasons.get(grader) if isinstance(reasons, dict) else None
-    return (
-        [f"{grader}: {check}" for check in reason_parts(grader, text)]
-        if isinstance(text, str) and text
-        else []
-    )
+    return [f"{grader}: {check}" for check in reason_parts(grader, text)] if isinstance(text, str) and text else []
 
 
 def _worst_slice(comparison: Comparison, names: Sequence[str]) -> pd.Series:
@@ -396,11 +349,7 @@ def _worst_slice(comparison: Comparison, names: Sequence[str]) -> pd.Series:
         hit = sl[sl["slice"].astype(str) == name]
         if len(hit):
             return hit.iloc[0]
-    return (
-        sl.assign(_net=sl["b"] - sl["c"])
-        .sort_values("_net", ascending=False, kind="stable")
-        .iloc[0]
-    )
+    return sl.assign(_net=sl["b"] - sl["c"]).sort_values("_net", ascending=False, kind="stable").iloc[0]
 
 
 def story(result: DemoResult, *, examples: int = 3, width: int = 100) -> str:
@@ -440,9 +389,7 @@ def _story_headline(result: DemoResult) -> list[str]:
     )
     # 2. paired
     b, c, p = cmp.b, cmp.c, cmp.p_value
-    verdict = (
-        "indistinguishable from noise" if p >= cmp.alpha else "a significant change"
-    )
+    verdict = "indistinguishable from noise" if p >= cmp.alpha else "a significant change"
     add(
         f"2. Paired, row by row: {b + c} rows flipped, {b} broke vs {c} fixed; "
         f"two-sided exact McNemar p = {p_value(p, significant=2)}, {verdict}. "
@@ -490,9 +437,7 @@ def _story_flips(cmp: Comparison, name: str, examples: int, width: int) -> list[
     few rows of it, else the first rows of its flip list."""
     lines: list[str] = []
     add = lines.append
-    broke = cmp.flips[
-        (cmp.flips["status"] == "NEW_FAILURE") & (cmp.flips["slice"] == name)
-    ]
+    broke = cmp.flips[(cmp.flips["status"] == "NEW_FAILURE") & (cmp.flips["slice"] == name)]
     clusters = why(cmp, examples=examples)
     top = clusters[clusters["slice"] == name].head(1)
     grader = ""
@@ -506,17 +451,10 @@ def _story_flips(cmp: Comparison, name: str, examples: int, width: int) -> list[
         )
     else:
         named = broke
-        add(
-            f"4. The flip list: {len(broke)} {name} rows broke"
-            + (" (first ones below):" if len(broke) else ".")
-        )
+        add(f"4. The flip list: {len(broke)} {name} rows broke" + (" (first ones below):" if len(broke) else "."))
     for rec in named.head(examples).to_dict("records"):
-        add(
-            f"   {rec['row_id']} NEW_FAILURE, the candidate said: {one_line(rec['cand_response'], width - 40)!r}"
-        )
-        for check in _checks_of(rec["cand_reasons"], grader) or [
-            _reason_text(rec["cand_reasons"])
-        ]:
+        add(f"   {rec['row_id']} NEW_FAILURE, the candidate said: {one_line(rec['cand_response'], width - 40)!r}")
+        for check in _checks_of(rec["cand_reasons"], grader) or [_reason_text(rec["cand_reasons"])]:
             add(f"      {one_line(check, 170)}")
     return lines
 
@@ -527,28 +465,18 @@ def _story_gate(result: DemoResult) -> list[str]:
     add = lines.append
     d = result.decision
     cfg = result.config_path or "defaults"
-    add(
-        f"5. The gate ({cfg}; critical slices: {', '.join(result.policy.critical) or 'none'}):"
-    )
+    add(f"5. The gate ({cfg}; critical slices: {', '.join(result.policy.critical) or 'none'}):")
     for r in d.failed_rules:
         add(f"   [{r.mark}] {r.name}: {r.detail}")
-    add(
-        f"   gate {DECISION_NAMES[d.exit_code]}: `goldenkit gate` would exit {d.exit_code}."
-    )
+    add(f"   gate {DECISION_NAMES[d.exit_code]}: `goldenkit gate` would exit {d.exit_code}.")
     add(
         f"   goldenkit gate {result.candidate.run_id} --baseline {result.baseline.run_id} "
         f"--results-dir {result.results_dir} --config {cfg}"
     )
     if result.committed is not None:  # the committed snapshot gives the same decision
-        code, cand, path = (
-            result.committed.exit_code,
-            result.candidate.run_id,
-            result.committed_path,
-        )
+        code, cand, path = result.committed.exit_code, result.candidate.run_id, result.committed_path
         add(f"   Against the committed baseline {path}: exit {code}.")
-        add(
-            f"   goldenkit gate {cand} --baseline {path} --results-dir {result.results_dir}"
-        )
+        add(f"   goldenkit gate {cand} --baseline {path} --results-dir {result.results_dir}")
     # 6. the pages
     if result.html:
         add("6. The reports (open in a browser; offline, self-contained):")

@@ -62,27 +62,17 @@ def decode_text(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DatasetError(
-            "not UTF-8 text", path=where, line=data[: exc.start].count(b"\n") + 1
-        ) from None
+        raise DatasetError("not UTF-8 text", path=where, line=data[: exc.start].count(b"\n") + 1) from None
 
 
-def json_object_line(
-    line: str, *, where: str, lineno: int, what: str
-) -> dict[str, Any]:
+def json_object_line(line: str, *, where: str, lineno: int, what: str) -> dict[str, Any]:
     """One JSONL line parsed as a JSON object; ``what`` names the record in the error (``a sample``)."""
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", path=where, line=lineno
-        ) from None
+        raise DatasetError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=where, line=lineno) from None
     if not isinstance(rec, dict):
-        raise DatasetError(
-            f"{what} must be a JSON object, got {type(rec).__name__}",
-            path=where,
-            line=lineno,
-        )
+        raise DatasetError(f"{what} must be a JSON object, got {type(rec).__name__}", path=where, line=lineno)
     return rec
 
 
@@ -105,10 +95,7 @@ def maybe_json(value: Any, *, row_id: str | None = None, field: str = "") -> Any
             try:
                 return json.loads(text)
             except json.JSONDecodeError as exc:
-                raise case_error(
-                    row_id,
-                    f"{field or 'value'} looks like JSON but does not parse: {exc.msg}",
-                ) from None
+                raise case_error(row_id, f"{field or 'value'} looks like JSON but does not parse: {exc.msg}") from None
     return value
 
 
@@ -136,9 +123,7 @@ def content_json(value: Any) -> Any:
     return value
 
 
-def content_text(
-    content: Any, *, row_id: str | None = None, field: str = "content"
-) -> str:
+def content_text(content: Any, *, row_id: str | None = None, field: str = "content") -> str:
     """The text of a google-genai Content (or a plain string).
 
     ``"\\n".join`` of the parts' ``text`` values, skipping parts whose text is
@@ -160,10 +145,7 @@ def content_text(
     elif isinstance(content, list):
         parts = content
     else:
-        raise case_error(
-            row_id,
-            f"{field} must be a string or a Content object, got {type(content).__name__}",
-        )
+        raise case_error(row_id, f"{field} must be a string or a Content object, got {type(content).__name__}")
     if not isinstance(parts, list):
         raise case_error(row_id, f"{field}.parts must be a list")
     texts = []
@@ -187,19 +169,10 @@ def content_parts(content: Any) -> list[Mapping[str, Any]]:
     return []
 
 
-def tool_call(
-    d: Any,
-    *,
-    row_id: str | None,
-    field: str,
-    name_key: str = "name",
-    args_key: str = "args",
-) -> ToolCall:
+def tool_call(d: Any, *, row_id: str | None, field: str, name_key: str = "name", args_key: str = "args") -> ToolCall:
     """A ToolCall from a FunctionCall-like dict (``{name, args, id?}``)."""
     if not isinstance(d, Mapping):
-        raise case_error(
-            row_id, f"{field} must be an object with a name, got {type(d).__name__}"
-        )
+        raise case_error(row_id, f"{field} must be an object with a name, got {type(d).__name__}")
     name = d.get(name_key)
     if not isinstance(name, str) or not name:
         raise case_error(row_id, f"{field} has no {name_key!r}")
@@ -207,22 +180,13 @@ def tool_call(
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
-        raise case_error(
-            row_id, f"{field}.{args_key} must be an object, got {type(args).__name__}"
-        )
+        raise case_error(row_id, f"{field}.{args_key} must be an object, got {type(args).__name__}")
     call_id = d.get("id")
-    return ToolCall(
-        name=name, args=dict(args), id=call_id if isinstance(call_id, str) else None
-    )
+    return ToolCall(name=name, args=dict(args), id=call_id if isinstance(call_id, str) else None)
 
 
 def tool_response(
-    d: Any,
-    *,
-    row_id: str | None,
-    field: str,
-    calls: Iterable[ToolCall] = (),
-    args: Any = None,
+    d: Any, *, row_id: str | None, field: str, calls: Iterable[ToolCall] = (), args: Any = None
 ) -> ToolResponse:
     """A ToolResponse from a FunctionResponse-like dict (``{name, response, id?, args?}``).
 
@@ -243,19 +207,10 @@ def tool_response(
                     break
     if args is not None and not isinstance(args, Mapping):
         raise case_error(row_id, f"{field}.args must be an object")
-    return ToolResponse(
-        name=name,
-        args=dict(args) if args is not None else None,
-        response=d.get("response"),
-    )
+    return ToolResponse(name=name, args=dict(args) if args is not None else None, response=d.get("response"))
 
 
-_ROLE_ALIASES = {
-    "model": "assistant",
-    "developer": "system",
-    "human": "user",
-    "ai": "assistant",
-}
+_ROLE_ALIASES = {"model": "assistant", "developer": "system", "human": "user", "ai": "assistant"}
 MESSAGE_ROLES = ("system", "user", "assistant", "tool")
 
 
@@ -273,33 +228,22 @@ def chat_message(d: Any, *, row_id: str | None, field: str) -> Message:
     role = _ROLE_ALIASES.get(role, role)
     if role not in MESSAGE_ROLES:
         raise case_error(
-            row_id,
-            f"{field} has unknown role {d.get('role')!r} (expected one of {', '.join(MESSAGE_ROLES)})",
+            row_id, f"{field} has unknown role {d.get('role')!r} (expected one of {', '.join(MESSAGE_ROLES)})"
         )
     if "content" not in d and "parts" in d:
         content = content_text(d, row_id=row_id, field=field)
         images = content_images(d, row_id=row_id, field=field)
     else:
-        content = message_content(
-            d.get("content"), row_id=row_id, field=f"{field}.content"
-        )
-        images = content_images(
-            d.get("content"), row_id=row_id, field=f"{field}.content"
-        )
+        content = message_content(d.get("content"), row_id=row_id, field=f"{field}.content")
+        images = content_images(d.get("content"), row_id=row_id, field=f"{field}.content")
     calls = []
     for i, tc in enumerate(d.get("tool_calls") or []):
-        calls.append(
-            _chat_tool_call(tc, row_id=row_id, field=f"{field}.tool_calls[{i}]")
-        )
+        calls.append(_chat_tool_call(tc, row_id=row_id, field=f"{field}.tool_calls[{i}]"))
     name = d.get("name")
     if d.get("images") is not None:  # the contract spelling (message_to_dict writes it)
         images += contract_images(d["images"], row_id=row_id, field=f"{field}.images")
     return Message(
-        role=role,
-        content=content,
-        tool_calls=tuple(calls),
-        name=name if isinstance(name, str) else None,
-        images=images,
+        role=role, content=content, tool_calls=tuple(calls), name=name if isinstance(name, str) else None, images=images
     )
 
 
@@ -328,19 +272,14 @@ def _chat_tool_call(tc: Any, *, row_id: str | None, field: str) -> ToolCall:
     if isinstance(fn, Mapping):
         name, args = fn.get("name"), fn.get("arguments")
     else:
-        name, args = (
-            fn if isinstance(fn, str) else tc.get("name"),
-            tc.get("arguments", tc.get("args")),
-        )
+        name, args = fn if isinstance(fn, str) else tc.get("name"), tc.get("arguments", tc.get("args"))
     args = maybe_json(args, row_id=row_id, field=f"{field}.arguments")
     if args is None:
         args = {}
     if not isinstance(name, str) or not name or not isinstance(args, Mapping):
         raise case_error(row_id, f"{field} needs a function name and object arguments")
     call_id = tc.get("id")
-    return ToolCall(
-        name=name, args=dict(args), id=call_id if isinstance(call_id, str) else None
-    )
+    return ToolCall(name=name, args=dict(args), id=call_id if isinstance(call_id, str) else None)
 
 
 def message_to_dict(m: Message) -> dict[str, Any]:
@@ -376,9 +315,7 @@ def _guess_mime(url: str) -> str:
     return guessed or "image/*"
 
 
-def image_from_url(
-    value: Any, *, mime_type: Any = None, row_id: str | None, field: str
-) -> ImagePart:
+def image_from_url(value: Any, *, mime_type: Any = None, row_id: str | None, field: str) -> ImagePart:
     """An image given as a data URI (decoded into bytes) or an http(s)/gs:// URL.
 
     A file path or any other text is a case error: goldenkit reads no image files at run
@@ -393,8 +330,7 @@ def image_from_url(
         if not sep or not head.endswith(";base64"):
             raise case_error(row_id, f"{field} is a data URI without ';base64,' data")
         return ImagePart(
-            mime or head[: -len(";base64")] or "image/*",
-            data=_b64decode(payload, row_id=row_id, field=field),
+            mime or head[: -len(";base64")] or "image/*", data=_b64decode(payload, row_id=row_id, field=field)
         )
     if url.lower().startswith(IMAGE_URL_SCHEMES):
         return ImagePart(mime or _guess_mime(url), url=url)
@@ -405,9 +341,7 @@ def image_from_url(
     )
 
 
-def genai_part_image(
-    part: Mapping[str, Any], *, row_id: str | None, field: str
-) -> ImagePart | None:
+def genai_part_image(part: Mapping[str, Any], *, row_id: str | None, field: str) -> ImagePart | None:
     """The media of a genai Part: ``inline_data {mime_type, data}`` or ``file_data {file_uri, mime_type}``."""
     inline = get(part, "inline_data")
     if inline is not None:
@@ -416,28 +350,18 @@ def genai_part_image(
         mime = get(inline, "mime_type")
         if not isinstance(mime, str) or not mime:
             raise case_error(row_id, f"{field}.inline_data has no mime_type")
-        return ImagePart(
-            mime,
-            data=_b64decode(
-                get(inline, "data"), row_id=row_id, field=f"{field}.inline_data.data"
-            ),
-        )
+        return ImagePart(mime, data=_b64decode(get(inline, "data"), row_id=row_id, field=f"{field}.inline_data.data"))
     file_data = get(part, "file_data")
     if file_data is not None:
         if not isinstance(file_data, Mapping):
             raise case_error(row_id, f"{field}.file_data must be an object")
         return image_from_url(
-            get(file_data, "file_uri"),
-            mime_type=get(file_data, "mime_type"),
-            row_id=row_id,
-            field=f"{field}.file_data",
+            get(file_data, "file_uri"), mime_type=get(file_data, "mime_type"), row_id=row_id, field=f"{field}.file_data"
         )
     return None
 
 
-def _chat_part_image(
-    part: Mapping[str, Any], *, row_id: str | None, field: str
-) -> ImagePart | None:
+def _chat_part_image(part: Mapping[str, Any], *, row_id: str | None, field: str) -> ImagePart | None:
     """An inspect ``ContentImage`` (``{"type": "image", "image"}``) or OpenAI ``image_url`` part."""
     kind = part.get("type")
     if kind == "image":
@@ -449,9 +373,7 @@ def _chat_part_image(
     return genai_part_image(part, row_id=row_id, field=field)
 
 
-def content_images(
-    content: Any, *, row_id: str | None, field: str = "content"
-) -> tuple[ImagePart, ...]:
+def content_images(content: Any, *, row_id: str | None, field: str = "content") -> tuple[ImagePart, ...]:
     """The images of message content: a genai Content (``parts``), or a list of chat / genai parts.
 
     Text content (a string, None) has none. The explicit ``null`` Part fields older ADK
@@ -472,9 +394,7 @@ def content_images(
     return tuple(out)
 
 
-def contract_images(
-    value: Any, *, row_id: str | None, field: str = "images"
-) -> tuple[ImagePart, ...]:
+def contract_images(value: Any, *, row_id: str | None, field: str = "images") -> tuple[ImagePart, ...]:
     """A contract case's ``images``: a list of URL / data URI strings or ``{"mime_type", "data" | "url"}`` objects."""
     if value is None:
         return ()
@@ -489,26 +409,11 @@ def contract_images(
             mime = item.get("mime_type")
             if not isinstance(mime, str) or not mime:
                 raise case_error(row_id, f"{where} has data but no mime_type")
-            out.append(
-                ImagePart(
-                    mime,
-                    data=_b64decode(item["data"], row_id=row_id, field=f"{where}.data"),
-                )
-            )
+            out.append(ImagePart(mime, data=_b64decode(item["data"], row_id=row_id, field=f"{where}.data")))
         elif isinstance(item, Mapping) and item.get("url") is not None:
-            out.append(
-                image_from_url(
-                    item["url"],
-                    mime_type=item.get("mime_type"),
-                    row_id=row_id,
-                    field=where,
-                )
-            )
+            out.append(image_from_url(item["url"], mime_type=item.get("mime_type"), row_id=row_id, field=where))
         else:
-            raise case_error(
-                row_id,
-                f'{where} must be a URL, a data URI, or {{"mime_type", "data"}} / {{"url"}}',
-            )
+            raise case_error(row_id, f'{where} must be a URL, a data URI, or {{"mime_type", "data"}} / {{"url"}}')
     return tuple(out)
 
 

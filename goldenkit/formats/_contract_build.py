@@ -41,23 +41,15 @@ SHORT_ANSWER_WORDS = 3
 _FEW_SHOT_ROLES = {"example_user": "user", "example_assistant": "assistant"}
 
 
-def input_to_contract(
-    value: Any, *, row_id: str | None, field: str = "input"
-) -> dict[str, Any]:
+def input_to_contract(value: Any, *, row_id: str | None, field: str = "input") -> dict[str, Any]:
     """``{"prompt", "system"?, "history"?, "note"?}`` from a string or chat-message input."""
     if isinstance(value, str):
         if not value.strip():
             raise case_error(row_id, f"{field} is empty")
         return {"prompt": value}
     if not isinstance(value, list) or not value:
-        raise case_error(
-            row_id,
-            f"{field} must be a non-empty string or a non-empty list of chat messages",
-        )
-    msgs = [
-        chat_message(m, row_id=row_id, field=f"{field}[{i}]")
-        for i, m in enumerate(value)
-    ]
+        raise case_error(row_id, f"{field} must be a non-empty string or a non-empty list of chat messages")
+    msgs = [chat_message(m, row_id=row_id, field=f"{field}[{i}]") for i, m in enumerate(value)]
     out: dict[str, Any] = {}
     last = msgs[-1]
     if last.role != "user":
@@ -68,10 +60,7 @@ def input_to_contract(
     system: list[str] = []
     while rest and rest[0].role == "system" and not rest[0].name:
         if rest[0].images:
-            raise case_error(
-                row_id,
-                f"{field}: a system message carries an image (only user messages may)",
-            )
+            raise case_error(row_id, f"{field}: a system message carries an image (only user messages may)")
         system.append(rest.pop(0).content)
     history = []
     for m in rest:
@@ -91,11 +80,7 @@ def input_to_contract(
 
 def short_answers(answer_lists: list[list[str]]) -> bool:
     """Whether every answer in a file is short enough to be an answer key."""
-    return all(
-        len(a.split()) <= SHORT_ANSWER_WORDS
-        for answers in answer_lists
-        for a in answers
-    )
+    return all(len(a.split()) <= SHORT_ANSWER_WORDS for answers in answer_lists for a in answers)
 
 
 def answers_to_contract(answers: list[str], *, short: bool) -> dict[str, Any]:
@@ -108,11 +93,6 @@ def answers_to_contract(answers: list[str], *, short: bool) -> dict[str, Any]:
     return out
 
 
-__all__ = [
-    "SHORT_ANSWER_WORDS",
-    "answers_to_contract",
-    "input_to_contract",
-    "short_answers",
-]
+__all__ = ["SHORT_ANSWER_WORDS", "answers_to_contract", "input_to_contract", "short_answers"]
 
 publish(globals())

@@ -119,18 +119,11 @@ class EvalCriteria:
         for case in cases:
             case["criteria"] = dict(self.criteria)
             case["criteria_source"] = self.file
-        return {
-            "criteria": dict(self.criteria),
-            "criteria_source": self.file,
-            "criteria_file": self.record(),
-        }
+        return {"criteria": dict(self.criteria), "criteria_source": self.file, "criteria_file": self.record()}
 
     def warnings(self) -> list[str]:
         """One line per criterion left ungraded on request, and per note."""
-        out = [
-            f"{self.file}: criterion {name} is not graded (--ignore-criteria)"
-            for name in self.ignored
-        ]
+        out = [f"{self.file}: criterion {name} is not graded (--ignore-criteria)" for name in self.ignored]
         return out + [f"{self.file}: {note}" for note in self.notes]
 
 
@@ -140,33 +133,23 @@ def read_eval_config(path: str | Path, *, ignore: Iterable[str] = ()) -> EvalCri
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            f"{p}: cannot read the criteria file: {exc.strerror or exc}"
-        ) from None
+        raise ConfigError(f"{p}: cannot read the criteria file: {exc.strerror or exc}") from None
     try:
         doc = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise DatasetError("the criteria file is not UTF-8 text", path=p.name) from None
     except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"invalid JSON: {exc.msg}", path=p.name, line=exc.lineno
-        ) from None
+        raise DatasetError(f"invalid JSON: {exc.msg}", path=p.name, line=exc.lineno) from None
     criteria = get(doc, "criteria") if isinstance(doc, Mapping) else None
     if not isinstance(criteria, Mapping) or not criteria:
-        raise ConfigError(
-            f'{p.name}: no criteria object (an ADK eval config is {{"criteria": {{metric: threshold}}}})'
-        )
+        raise ConfigError(f'{p.name}: no criteria object (an ADK eval config is {{"criteria": {{metric: threshold}}}})')
     for name, value in criteria.items():
         _check_criterion(p.name, str(name), value)
     ignored = tuple(dict.fromkeys(i.strip() for i in ignore if i.strip()))
     unknown = [name for name in ignored if name not in criteria]
     if unknown:
-        raise ConfigError(
-            f"{p.name}: --ignore-criteria names {', '.join(unknown)}, which the file does not have"
-        )
-    ungraded = [
-        str(name) for name in criteria if name not in GRADED_BY and name not in ignored
-    ]
+        raise ConfigError(f"{p.name}: --ignore-criteria names {', '.join(unknown)}, which the file does not have")
+    ungraded = [str(name) for name in criteria if name not in GRADED_BY and name not in ignored]
     if ungraded:
         raise ConfigError(
             f"{p.name}: goldenkit cannot grade criteria {', '.join(ungraded)} (it grades "
@@ -174,9 +157,7 @@ def read_eval_config(path: str | Path, *, ignore: Iterable[str] = ()) -> EvalCri
         )
     graded_ignored = [name for name in ignored if name in GRADED_BY]
     if graded_ignored:
-        raise ConfigError(
-            f"{p.name}: --ignore-criteria names {', '.join(graded_ignored)}, which goldenkit grades"
-        )
+        raise ConfigError(f"{p.name}: --ignore-criteria names {', '.join(graded_ignored)}, which goldenkit grades")
     notes = tuple(
         f"{section} is not used by goldenkit"
         for section in _OTHER_SECTIONS
@@ -205,9 +186,7 @@ def _check_criterion(file: str, name: str, value: Any) -> None:
     if threshold is None and isinstance(value, Mapping):
         return  # ADK's own defaults apply (goldenkit's graders use theirs)
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise ConfigError(
-            f"{file}: criteria.{name} must be a threshold (a number) or an object with one"
-        )
+        raise ConfigError(f"{file}: criteria.{name} must be a threshold (a number) or an object with one")
     try:
         unit_threshold(threshold, f"criteria.{name}")
     except ConfigError as exc:
@@ -218,16 +197,10 @@ def apply_criteria(cases: Mapping[str, Case], config: EvalCriteria) -> dict[str,
     """Every case with the file's criteria in place of its own ADK metrics (other keys such as
     ``simulated_user`` are kept) and the rubrics of the file's rubric criteria in place of those
     its own criteria carried (rubrics on the case or an invocation stay)."""
-    file_rubrics = tuple(
-        criteria_rubrics(config.criteria, None)
-    )  # checked when the file was read
+    file_rubrics = tuple(criteria_rubrics(config.criteria, None))  # checked when the file was read
     out: dict[str, Case] = {}
     for rid, case in cases.items():
-        criteria = {
-            k: v
-            for k, v in case.criteria.items()
-            if k not in ADK_METRICS and k != "criteria"
-        }
+        criteria = {k: v for k, v in case.criteria.items() if k not in ADK_METRICS and k != "criteria"}
         criteria.update(config.criteria)
         own = tuple(r for r in case.rubrics if not r.source.startswith("adk:"))
         out[rid] = replace(case, criteria=criteria, rubrics=own + file_rubrics)
@@ -243,11 +216,7 @@ def criteria_differences(base: Any, cand: Any) -> list[str]:
     def label(record: Any) -> str:
         if not isinstance(record, Mapping):
             return "the cases' own"
-        ignored = (
-            f", ignoring {', '.join(record.get('ignored') or [])}"
-            if record.get("ignored")
-            else ""
-        )
+        ignored = f", ignoring {', '.join(record.get('ignored') or [])}" if record.get("ignored") else ""
         return f"{record.get('file')} ({str(record.get('sha256'))[:12]}{ignored})"
 
     return [f"criteria files differ: {label(base)} vs {label(cand)}"]
@@ -256,16 +225,10 @@ def criteria_differences(base: Any, cand: Any) -> list[str]:
 def check_graders(config: EvalCriteria, grader_names: Iterable[str]) -> None:
     """A ConfigError when a criterion the file asks for needs a grader the run does not use."""
     names = set(grader_names)
-    missing = {
-        crit: grader for crit, grader in config.graders().items() if grader not in names
-    }
+    missing = {crit: grader for crit, grader in config.graders().items() if grader not in names}
     if missing:
-        needs = ", ".join(
-            f"{crit} needs the {grader} grader" for crit, grader in missing.items()
-        )
-        raise ConfigError(
-            f"{config.file}: {needs}; add it to [graders] use (or --graders)"
-        )
+        needs = ", ".join(f"{crit} needs the {grader} grader" for crit, grader in missing.items())
+        raise ConfigError(f"{config.file}: {needs}; add it to [graders] use (or --graders)")
 
 
 publish(globals())

@@ -63,8 +63,7 @@ from typing import Any
 
 from goldenkit.formats._adk import read_adk, read_test_config
 from goldenkit.formats._contract import read_golden, read_golden_manifest
-from goldenkit.formats._import_manifest import import_manifest
-from goldenkit.formats._import_manifest import stem as file_stem
+from goldenkit.formats._import_manifest import import_manifest, stem as file_stem
 from goldenkit.formats._inspect import read_inspect
 from goldenkit.formats._openai_evals import read_openai_evals
 from goldenkit.formats._vertex import read_vertex
@@ -103,22 +102,14 @@ class _Record:
 
     id: str
     case: dict[str, Any]
-    file: (
-        str  # the source file's name (relative to the source folder for folder imports)
-    )
+    file: str  # the source file's name (relative to the source folder for folder imports)
     line: int | None  # 1-based line in that file, when the format is line-based
-    where: (
-        str  # position for messages when there is no line ("eval_cases[2]", "index 0")
-    )
+    where: str  # position for messages when there is no line ("eval_cases[2]", "index 0")
     record: Any  # the record as written, for slice-field lookup
     default_slice: str
 
     def at(self) -> str:
-        return (
-            f"{self.file}:{self.line}"
-            if self.line is not None
-            else f"{self.file} {self.where}".rstrip()
-        )
+        return f"{self.file}:{self.line}" if self.line is not None else f"{self.file} {self.where}".rstrip()
 
 
 def import_dataset(
@@ -151,68 +142,41 @@ def import_dataset(
     fmt_key, split, added = _checked_options(src, out, fmt, split, added, overwrite)
     shape = IMPORT_FORMATS[fmt_key]
     if criteria is not None and fmt_key != "adk":
-        raise InputError(
-            f"--criteria (an ADK eval config) applies to --format adk, not {fmt_key}"
-        )
+        raise InputError(f"--criteria (an ADK eval config) applies to --format adk, not {fmt_key}")
     if criteria is not None and not isinstance(criteria, EvalCriteria):
         criteria = read_eval_config(criteria)
     records, imported_from, golden_manifest = _read_files(src, fmt_key, criteria)
     _check_unique(records)
     slice_field = _slice_field(slice, records)
-    rows = _rows(
-        records, shape, slice, slice_field, split=split, source=source, added=added
-    )
-    imported_from["slice"] = (
-        {"field": slice_field}
-        if slice_field
-        else {"name": slice or "file stem (default)"}
-    )
+    rows = _rows(records, shape, slice, slice_field, split=split, source=source, added=added)
+    imported_from["slice"] = {"field": slice_field} if slice_field else {"name": slice or "file stem (default)"}
 
     manifest = import_manifest(
-        src,
-        fmt_key,
-        shape,
-        name,
-        added=added,
-        golden=golden_manifest,
-        imported_from=imported_from,
+        src, fmt_key, shape, name, added=added, golden=golden_manifest, imported_from=imported_from
     )
     out.mkdir(parents=True, exist_ok=True)
     body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     (out / DATA_FILE).write_text(body, encoding="utf-8", newline="\n")
     (out / MANIFEST_FILE).write_text(
-        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
-        encoding="utf-8",
-        newline="\n",
+        json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", newline="\n"
     )
     return out
 
 
 def _checked_options(
-    src: Path,
-    out: Path,
-    fmt: str,
-    split: str | None,
-    added: str | None,
-    overwrite: bool,
+    src: Path, out: Path, fmt: str, split: str | None, added: str | None, overwrite: bool
 ) -> tuple[str, str, str]:
     """The format key, the split and the added date, each checked, before anything is read."""
-    fmt_key = (
-        _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
-    )
+    fmt_key = _FORMAT_ALIASES.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
     if fmt_key not in IMPORT_FORMATS:
-        raise InputError(
-            f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})"
-        )
+        raise InputError(f"unknown import format {fmt!r} (expected one of {', '.join(IMPORT_FORMATS)})")
     split = split or "dev"
     if split not in _SPLITS:
         raise InputError(f"split must be dev or holdout, got {split!r}")
     if not src.exists():
         raise InputError(f"{src}: no such file or folder")
     if not overwrite and ((out / DATA_FILE).exists() or (out / MANIFEST_FILE).exists()):
-        raise InputError(
-            f"{out}: already holds a dataset (pass overwrite to replace it)"
-        )
+        raise InputError(f"{out}: already holds a dataset (pass overwrite to replace it)")
     added = added or datetime.now(UTC).date().isoformat()
     try:
         if len(added) != 10:
@@ -233,15 +197,11 @@ def _read_files(
     for path, rel in _source_files(src, fmt_key):
         if path.name.endswith((".lz4", ".zst")):
             raise DatasetError(
-                "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)",
-                path=rel,
+                "is lz4/zstd-compressed; decompress it first (gzip .gz files are read as they are)", path=rel
             )
         data = path.read_bytes()
         _refuse_lfs_pointer(data, rel)
-        file_info: dict[str, Any] = {
-            "file": rel,
-            "sha256": hashlib.sha256(data).hexdigest(),
-        }
+        file_info: dict[str, Any] = {"file": rel, "sha256": hashlib.sha256(data).hexdigest()}
         if path.suffix == ".gz":
             try:
                 data = gzip.decompress(data)
@@ -297,16 +257,10 @@ def _source_files(src: Path, fmt: str) -> list[tuple[Path, str]]:
         return [(src, src.name)]
     if fmt == "adk":
         found = sorted(
-            p
-            for p in src.rglob("*.json")
-            if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
+            p for p in src.rglob("*.json") if p.name.endswith((".test.json", ".evalset.json")) and p.is_file()
         )
     elif fmt == "openai-evals":
-        found = sorted(
-            p
-            for p in src.rglob("*")
-            if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz"))
-        )
+        found = sorted(p for p in src.rglob("*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
     else:
         raise InputError(f"{src}: is a folder; the {fmt} importer reads one file")
     if not found:
@@ -341,10 +295,7 @@ def _read(
     """The records of one source file (messages name ``rel``), and notes for the manifest."""
     default = _default_slice(path, rel)
     shown = Path(rel)
-    readers: dict[
-        str,
-        Callable[[Path, Path, str, bytes, str], tuple[list[_Record], dict[str, Any]]],
-    ] = {
+    readers: dict[str, Callable[[Path, Path, str, bytes, str], tuple[list[_Record], dict[str, Any]]]] = {
         "adk": functools.partial(_read_adk, criteria=criteria),
         "vertex": _read_vertex,
         "golden": _read_golden,
@@ -360,56 +311,32 @@ def _read(
 
 
 def _read_adk(
-    path: Path,
-    shown: Path,
-    rel: str,
-    data: bytes,
-    default: str,
-    criteria: EvalCriteria | None = None,
+    path: Path, shown: Path, rel: str, data: bytes, default: str, criteria: EvalCriteria | None = None
 ) -> tuple[list[_Record], dict[str, Any]]:
     cases, kind, header = read_adk(shown, data)
     out = [
-        _Record(
-            eval_id, dict(case), rel, None, where, case.get("original", case), default
-        )
+        _Record(eval_id, dict(case), rel, None, where, case.get("original", case), default)
         for eval_id, case, where in cases
     ]
-    if (
-        criteria is not None
-    ):  # an eval config in place of test_config.json, which is then not read
-        notes: dict[str, Any] = {
-            "kind": kind,
-            **criteria.stamp([rec.case for rec in out]),
-        }
+    if criteria is not None:  # an eval config in place of test_config.json, which is then not read
+        notes: dict[str, Any] = {"kind": kind, **criteria.stamp([rec.case for rec in out])}
     else:
         found, source = read_test_config(path)
         for rec in out:
             rec.case["criteria"], rec.case["criteria_source"] = dict(found), source
         notes = {"kind": kind, "criteria": found, "criteria_source": source}
     if header:
-        notes["eval_set"] = (
-            header  # the EvalSet's own fields (id, name, description, timestamp)
-        )
+        notes["eval_set"] = header  # the EvalSet's own fields (id, name, description, timestamp)
     return out, notes
 
 
-def _read_vertex(
-    path: Path, shown: Path, rel: str, data: bytes, default: str
-) -> tuple[list[_Record], dict[str, Any]]:
-    out = [
-        _Record(rid, rec, rel, line_of(where), where, rec, default)
-        for rid, rec, where in read_vertex(shown, data)
-    ]
+def _read_vertex(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    out = [_Record(rid, rec, rel, line_of(where), where, rec, default) for rid, rec, where in read_vertex(shown, data)]
     return out, {}
 
 
-def _read_golden(
-    path: Path, shown: Path, rel: str, data: bytes, default: str
-) -> tuple[list[_Record], dict[str, Any]]:
-    out = [
-        _Record(rid, row, rel, line, "", row, default)
-        for rid, row, line in read_golden(shown, data)
-    ]
+def _read_golden(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    out = [_Record(rid, row, rel, line, "", row, default) for rid, row, line in read_golden(shown, data)]
     text = decode_text(data, rel)
     comments = [
         {"line": n, "text": line.rstrip("\r")}
@@ -419,26 +346,14 @@ def _read_golden(
     return out, {"comments": comments} if comments else {}
 
 
-def _read_openai(
-    path: Path, shown: Path, rel: str, data: bytes, default: str
-) -> tuple[list[_Record], dict[str, Any]]:
+def _read_openai(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
     cases, notes = read_openai_evals(shown, decode_text(data, rel), default)
-    return [
-        _Record(rid, case, rel, line, "", case["original"], default)
-        for rid, case, line in cases
-    ], notes
+    return [_Record(rid, case, rel, line, "", case["original"], default) for rid, case, line in cases], notes
 
 
-def _read_inspect(
-    path: Path, shown: Path, rel: str, data: bytes, default: str
-) -> tuple[list[_Record], dict[str, Any]]:
-    cases, notes = read_inspect(
-        shown, decode_text(data, rel), default, base_dir=path.parent
-    )
-    out = [
-        _Record(rid, case, rel, line_of(where), where, case["original"], default)
-        for rid, case, where in cases
-    ]
+def _read_inspect(path: Path, shown: Path, rel: str, data: bytes, default: str) -> tuple[list[_Record], dict[str, Any]]:
+    cases, notes = read_inspect(shown, decode_text(data, rel), default, base_dir=path.parent)
+    out = [_Record(rid, case, rel, line_of(where), where, case["original"], default) for rid, case, where in cases]
     return out, notes
 
 
@@ -449,10 +364,7 @@ def _check_unique(records: list[_Record]) -> None:
     seen: dict[str, _Record] = {}
     for rec in records:
         if not rec.id.strip():
-            raise DatasetError(
-                f"{rec.where + ': ' if rec.line is None and rec.where else ''}empty id",
-                path=rec.file,
-            )
+            raise DatasetError(f"{rec.where + ': ' if rec.line is None and rec.where else ''}empty id", path=rec.file)
         if rec.id in seen:
             first = seen[rec.id]
             msg = f'duplicate id "{rec.id}" (first at {first.at()})'
@@ -466,11 +378,7 @@ def _normalize(rec: _Record, shape: str) -> Case:
     try:
         return normalize_case(rec.case, shape, row_id=rec.id)
     except DatasetError as exc:
-        msg = (
-            exc.detail
-            if rec.line is not None or not rec.where
-            else f"{rec.where}: {exc.detail}"
-        )
+        msg = exc.detail if rec.line is not None or not rec.where else f"{rec.where}: {exc.detail}"
         raise DatasetError(msg, path=rec.file, line=rec.line) from None
 
 

@@ -29,11 +29,7 @@ from goldenkit._registry import publish
 from goldenkit.formats._common import case_error
 from goldenkit.records import CASE_SHAPES, Case
 
-_NORMALIZERS = {
-    "adk": normalize_adk,
-    "vertex": normalize_vertex,
-    "contract": normalize_contract,
-}
+_NORMALIZERS = {"adk": normalize_adk, "vertex": normalize_vertex, "contract": normalize_contract}
 
 
 def detect_shape(raw: Mapping[str, Any], row_id: str | None = None) -> str:
@@ -42,9 +38,7 @@ def detect_shape(raw: Mapping[str, Any], row_id: str | None = None) -> str:
     Raises :class:`~goldenkit.errors.DatasetError` when no shape fits.
     """
     if not isinstance(raw, Mapping):
-        raise case_error(
-            row_id, f"a case must be a JSON object, got {type(raw).__name__}"
-        )
+        raise case_error(row_id, f"a case must be a JSON object, got {type(raw).__name__}")
     if is_adk(raw):
         return "adk"
     if is_contract(raw):
@@ -62,11 +56,7 @@ def detect_shape(raw: Mapping[str, Any], row_id: str | None = None) -> str:
 
 
 def normalize_case(
-    raw: Mapping[str, Any],
-    shape: str | None = None,
-    row_id: str | None = None,
-    *,
-    unknown: list[str] | None = None,
+    raw: Mapping[str, Any], shape: str | None = None, row_id: str | None = None, *, unknown: list[str] | None = None
 ) -> Case:
     """Normalize a raw case dict of any supported shape to a :class:`~goldenkit.records.Case`.
 
@@ -79,16 +69,11 @@ def normalize_case(
     (:func:`goldenkit.formats._contract.normalize_expect`).
     """
     if not isinstance(raw, Mapping):
-        raise case_error(
-            row_id, f"a case must be a JSON object, got {type(raw).__name__}"
-        )
+        raise case_error(row_id, f"a case must be a JSON object, got {type(raw).__name__}")
     if shape is None:
         shape = detect_shape(raw, row_id)
     elif shape not in _NORMALIZERS:
-        raise case_error(
-            row_id,
-            f"unknown case shape {shape!r} (expected one of {', '.join(CASE_SHAPES)})",
-        )
+        raise case_error(row_id, f"unknown case shape {shape!r} (expected one of {', '.join(CASE_SHAPES)})")
     if shape == "contract":
         return normalize_contract(raw, row_id, unknown=unknown)
     return _NORMALIZERS[shape](raw, row_id)

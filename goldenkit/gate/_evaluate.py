@@ -23,12 +23,7 @@ from goldenkit.gate._evidence import (
 )
 from goldenkit.gate._judge import judge_rules
 from goldenkit.gate._power import POWER_DELTA, power_warnings
-from goldenkit.gate._regression import (
-    detection_notes,
-    non_inferiority_rules,
-    point_rules,
-    regression_rules,
-)
+from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
 from goldenkit.gate._sequential import evaluate_sequential, sequential_record
 from goldenkit.schema import INVALID
 
@@ -41,34 +36,18 @@ from goldenkit.errors import (
     ComparisonInvalid,
     ConfigError,
 )
-from goldenkit.gate._policy import (
-    ABSOLUTE_THRESHOLDS,
-    UNDECIDED,
-    GateDecision,
-    GatePolicy,
-    GateRule,
-)
+from goldenkit.gate._policy import ABSOLUTE_THRESHOLDS, UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.stats import collapse_repeats, slice_table, too_few_repeats
 
 if TYPE_CHECKING:
     from goldenkit.compare import Comparison
 
-__all__ = [
-    "POWER_DELTA",
-    "GateDecision",
-    "GatePolicy",
-    "GateRule",
-    "evaluate_gate",
-    "own_comparison",
-    "power_warnings",
-]
+__all__ = ["POWER_DELTA", "GateDecision", "GatePolicy", "GateRule", "evaluate_gate", "own_comparison", "power_warnings"]
 
 # --------------------------------------------------------------------------- evaluation
 
 
-def _min_rule(
-    name: str, actual: float, threshold: float, what: str, evidence: str = ""
-) -> GateRule:
+def _min_rule(name: str, actual: float, threshold: float, what: str, evidence: str = "") -> GateRule:
     ok = not math.isnan(actual) and actual >= threshold
     detail = f"{what} {number(actual)} {'>=' if ok else '<'} {threshold:.4f}"
     return GateRule(name, ok, actual, threshold, detail, evidence=evidence)
@@ -97,11 +76,7 @@ def _inputs(
 ) -> tuple[pd.DataFrame | None, pd.DataFrame, dict[str, Any]]:
     """(outcomes or None, collapsed rows, manifest) from a DataFrame, a run or a baseline."""
     rule = policy.rule
-    man = (
-        dict(manifest)
-        if manifest is not None
-        else dict(getattr(run, "manifest", None) or {})
-    )
+    man = dict(manifest) if manifest is not None else dict(getattr(run, "manifest", None) or {})
     if isinstance(run, pd.DataFrame):
         if "n_pass" in run.columns and "repeat" not in run.columns:
             return None, run, man
@@ -114,19 +89,14 @@ def _inputs(
         cols = ["row_id", "slice", "repeat", "verdict", "error_kind"]
         if policy.max_hallucination_rate is not None:
             cols.append("graders")
-        if (
-            policy.max_hallucination_rate is not None
-            or policy.min_negative_case_pass_rate is not None
-        ):
+        if policy.max_hallucination_rate is not None or policy.min_negative_case_pass_rate is not None:
             cols.append("tags")  # the red rows and the hallucination rows
         df = outcomes_fn(columns=cols)
         return df, collapse_repeats(df, rule), man
     raise ConfigError("evaluate_gate needs outcomes (a DataFrame), a run or a baseline")
 
 
-def own_comparison(
-    baseline: Any, run: Any, policy: GatePolicy
-) -> tuple[Comparison | None, str | None]:
+def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Comparison | None, str | None]:
     """``(comparison, None)`` of ``run`` against ``baseline`` under the policy's rule and alpha, or
     ``(None, why)`` when they are not comparable: the one comparison every gate reads."""
     from goldenkit.compare import compare_runs
@@ -170,28 +140,15 @@ def evaluate_gate(
     the baseline was compared (exit 4). ``manifest`` (the run.json dict)
     supplies validity when ``run`` is a bare DataFrame.
     """
-    run, baseline = (
-        resolve_side(x, results_dir, baselines_dir) for x in (run, baseline)
-    )
+    run, baseline = (resolve_side(x, results_dir, baselines_dir) for x in (run, baseline))
     _rule_fits(policy, (run, manifest), (baseline, None))
-    if (
-        sequential_record(getattr(run, "manifest", None)) is not None
-    ):  # its own procedure, on the rows it read
+    if sequential_record(getattr(run, "manifest", None)) is not None:  # its own procedure, on the rows it read
         return _sequential_gate(run, baseline, policy)
     if comparison is not None and comparison.by != "slice":
-        raise ConfigError(
-            f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices"
-        )
-    if (
-        policy.regression
-        and comparison is None
-        and baseline is not None
-        and comparison_invalid is None
-    ):
+        raise ConfigError(f"evaluate_gate: the comparison's lines are by {comparison.by}, the gate reads slices")
+    if policy.regression and comparison is None and baseline is not None and comparison_invalid is None:
         comparison, comparison_invalid = own_comparison(baseline, run, policy)
-    elif (
-        comparison is not None and comparison.rule != policy.rule
-    ):  # alpha is the gate's own: read from the policy
+    elif comparison is not None and comparison.rule != policy.rule:  # alpha is the gate's own: read from the policy
         raise ConfigError(
             f"evaluate_gate: the comparison collapsed repeats under rule {comparison.rule}, the policy says "
             f"{policy.rule}: pass the baseline and let the gate compare"
@@ -203,9 +160,7 @@ def evaluate_gate(
     review: list[str] = []
     warnings: list[str] = []
     if policy.regression:
-        base_rule = baseline_evidence(
-            comparison, baseline, policy.rule, policy.max_error_rate
-        )
+        base_rule = baseline_evidence(comparison, baseline, policy.rule, policy.max_error_rate)
         if base_rule is not None:
             rules.append(base_rule)
         if comparison_invalid is not None:
@@ -221,56 +176,31 @@ def evaluate_gate(
                 )
             )
         elif comparison is None:
-            reason = (
-                baseline_missing_reason
-                or "no baseline given (set [gate] baseline or pass --baseline)"
-            )
+            reason = baseline_missing_reason or "no baseline given (set [gate] baseline or pass --baseline)"
             why = f"no baseline: {reason}: no regression rule could be checked"
-            rules.append(
-                GateRule(
-                    "baseline", False, None, None, why, UNDECIDED, EXIT_INFRASTRUCTURE
-                )
-            )
+            rules.append(GateRule("baseline", False, None, None, why, UNDECIDED, EXIT_INFRASTRUCTURE))
     paired = comparison if policy.regression else None
-    known = {str(s) for s in table["slice"].iloc[:-1]} | set(
-        paired.ledger.slices() if paired is not None else ()
-    )
-    rules += _with_slice_meant(
-        slice_evidence(policy, paired, table, warnings), policy, known
-    )
+    known = {str(s) for s in table["slice"].iloc[:-1]} | set(paired.ledger.slices() if paired is not None else ())
+    rules += _with_slice_meant(slice_evidence(policy, paired, table, warnings), policy, known)
     rules += error_rules(policy, paired, collapsed)
     if paired is not None:
         family, shown = regression_rules(paired, policy, review)
-        rules += (
-            family
-            + non_inferiority_rules(paired, policy, shown)
-            + point_rules(paired, policy)
-        )
+        rules += family + non_inferiority_rules(paired, policy, shown) + point_rules(paired, policy)
         warnings += power_warnings(paired, policy) + detection_notes(paired, policy)
-    rules += _quality_checked(policy) + judge_rules(
-        run, baseline if paired is not None else None, man, rules, policy
-    )
-    return GateDecision(
-        rules=rules, review=review, comparison=comparison, warnings=warnings
-    )
+    rules += _quality_checked(policy) + judge_rules(run, baseline if paired is not None else None, man, rules, policy)
+    return GateDecision(rules=rules, review=review, comparison=comparison, warnings=warnings)
 
 
 def _quality_checked(policy: GatePolicy) -> list[GateRule]:
     """``quality`` (exit 3): a policy with regression off and no absolute threshold checks no quality,
     so it is never green; nothing when it checks some."""
-    if (
-        policy.regression
-        or policy.slices
-        or any(getattr(policy, k) is not None for k in ABSOLUTE_THRESHOLDS)
-    ):
+    if policy.regression or policy.slices or any(getattr(policy, k) is not None for k in ABSOLUTE_THRESHOLDS):
         return []
     detail = (
         "the policy checks no quality: regression = false and no absolute threshold "
         f"({', '.join(ABSOLUTE_THRESHOLDS)}, [gate.slices.NAME]); set one, or gate against a baseline"
     )
-    return [
-        GateRule("quality", False, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE)
-    ]
+    return [GateRule("quality", False, None, None, detail, UNDECIDED, EXIT_INFRASTRUCTURE)]
 
 
 def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecision:
@@ -278,51 +208,22 @@ def _sequential_gate(run: Any, baseline: Any, policy: GatePolicy) -> GateDecisio
     other rules (this gate without its regression rules) on the outcomes of those rows."""
     others = replace(policy, regression=False)
     man = getattr(run, "manifest", None)
-    optimistic = _unread_as_passed(
-        baseline,
-        sequential_record(man) or {},
-        int((man or {}).get("repeats") or 1),
-        policy,
-    )
+    optimistic = _unread_as_passed(baseline, sequential_record(man) or {}, int((man or {}).get("repeats") or 1), policy)
     unread = optimistic["row_id"].nunique() if len(optimistic) else 0
     why = f"not shown: a point rule over the rows read, which the {unread} row(s) not run could change"
 
     def read_rules(frame: pd.DataFrame) -> GateDecision:
         d = evaluate_gate(frame, policy=others, manifest=man)
-        if (
-            policy.allowed_regression is not None
-        ):  # a point comparison of full runs: not one of a run's prefix
+        if policy.allowed_regression is not None:  # a point comparison of full runs: not one of a run's prefix
             allowed = policy.allowed_regression
             d.rules.append(
-                GateRule(
-                    "allowed_regression",
-                    False,
-                    None,
-                    allowed,
-                    _NOT_FULL,
-                    UNDECIDED,
-                    EXIT_INFRASTRUCTURE,
-                )
+                GateRule("allowed_regression", False, None, allowed, _NOT_FULL, UNDECIDED, EXIT_INFRASTRUCTURE)
             )
-        if len(
-            optimistic
-        ):  # a threshold missed on a stopped run's rows: shown only if missed with every row passed
-            best = {
-                r.name: r.passed
-                for r in evaluate_gate(
-                    pd.concat([frame, optimistic]), policy=others
-                ).rules
-            }
+        if len(optimistic):  # a threshold missed on a stopped run's rows: shown only if missed with every row passed
+            best = {r.name: r.passed for r in evaluate_gate(pd.concat([frame, optimistic]), policy=others).rules}
             d.rules = [
-                replace(
-                    r,
-                    detail=f"{r.detail}; {why}",
-                    kind=UNDECIDED,
-                    exit_code=EXIT_INFRASTRUCTURE,
-                )
-                if not r.passed
-                and r.kind == "absolute"
-                and (best.get(r.name, True) or not r.name.startswith(_RATES))
+                replace(r, detail=f"{r.detail}; {why}", kind=UNDECIDED, exit_code=EXIT_INFRASTRUCTURE)
+                if not r.passed and r.kind == "absolute" and (best.get(r.name, True) or not r.name.startswith(_RATES))
                 else r
                 for r in d.rules
             ]
@@ -339,9 +240,7 @@ _NOT_FULL = (
 _RATES = ("pass_rate", "wilson_lower")
 
 
-def _unread_as_passed(
-    baseline: Any, rec: Mapping[str, Any], repeats: int, policy: GatePolicy
-) -> pd.DataFrame:
+def _unread_as_passed(baseline: Any, rec: Mapping[str, Any], repeats: int, policy: GatePolicy) -> pd.DataFrame:
     """The rows of a sequential run's design (the baseline's graded rows) it did not read, as outcomes with
     every repeat PASS (a PASS row under any collapse rule)."""
     if baseline is None:
@@ -350,20 +249,12 @@ def _unread_as_passed(
     read = {str(r) for r in rec.get("rows") or []}
     ids, verdicts = table["row_id"].astype(str), table["verdict"].astype(str)
     left = table[(~ids.isin(read) & verdicts.isin(["PASS", "FAIL"])).to_numpy()]
-    out = pd.DataFrame(
-        {"row_id": left["row_id"].astype(str), "slice": left["slice"].astype(str)}
-    )
-    out = out.loc[out.index.repeat(repeats)].assign(
-        repeat=[r for _ in range(len(left)) for r in range(repeats)]
-    )
-    return out.assign(
-        split=None, tags=[[] for _ in range(len(out))], verdict="PASS", error_kind=None
-    )
+    out = pd.DataFrame({"row_id": left["row_id"].astype(str), "slice": left["slice"].astype(str)})
+    out = out.loc[out.index.repeat(repeats)].assign(repeat=[r for _ in range(len(left)) for r in range(repeats)])
+    return out.assign(split=None, tags=[[] for _ in range(len(out))], verdict="PASS", error_kind=None)
 
 
-def _rule_fits(
-    policy: GatePolicy, *sides: tuple[Any, Mapping[str, Any] | None]
-) -> None:
+def _rule_fits(policy: GatePolicy, *sides: tuple[Any, Mapping[str, Any] | None]) -> None:
     """Refuse (exit 1) a collapse rule that needs more repeats than a side has: ``at_least:5`` over 3
     repeats makes every row FAIL on both sides whatever they answered, and "no regression" automatic."""
     for side, given in sides:
@@ -375,50 +266,22 @@ def _rule_fits(
             short = too_few_repeats(policy.rule, repeats)
             if short is not None:
                 who = man.get("run_id") if isinstance(man, Mapping) else None
-                raise ConfigError(
-                    f"[gate] rule {short}" + (f" (run {who})" if who else "")
-                )
+                raise ConfigError(f"[gate] rule {short}" + (f" (run {who})" if who else ""))
 
 
-def _run_rules(
-    man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy
-) -> list[GateRule]:
+def _run_rules(man: Mapping[str, Any], collapsed: pd.DataFrame, overall: Any, policy: GatePolicy) -> list[GateRule]:
     """Is the run evidence at all: validity, completeness (also of its repeats), error rate, graded rows."""
     rules: list[GateRule] = []
     if (short := missing_repeats(man, collapsed)) is not None:
-        rules.append(
-            GateRule(
-                "run.repeats",
-                False,
-                None,
-                None,
-                f"the run is {short}",
-                "infrastructure",
-                3,
-            )
-        )
+        rules.append(GateRule("run.repeats", False, None, None, f"the run is {short}", "infrastructure", 3))
     shard = man.get("shard")
     if shard and not man.get("merged_from"):
-        part = (
-            f"{shard['k']}/{shard['n']}"
-            if isinstance(shard, Mapping) and {"k", "n"} <= set(shard)
-            else shard
-        )
+        part = f"{shard['k']}/{shard['n']}" if isinstance(shard, Mapping) and {"k", "n"} <= set(shard) else shard
         why = f"the run is shard {part} of a sharded run: merge its shards first (goldenkit merge), then gate the merge"
         rules.append(GateRule("run.shard", False, None, None, why, "infrastructure", 3))
     if man.get("validity") == INVALID:
         reason = man.get("invalid_reason") or "run.json says INVALID"
-        rules.append(
-            GateRule(
-                "run.validity",
-                False,
-                None,
-                None,
-                f"run is INVALID: {reason}",
-                "infrastructure",
-                3,
-            )
-        )
+        rules.append(GateRule("run.validity", False, None, None, f"run is INVALID: {reason}", "infrastructure", 3))
     if man.get("complete") is False:
         rules.append(
             GateRule(
@@ -433,19 +296,14 @@ def _run_rules(
         )
     attempts, errors = int(overall["attempts"]), int(overall["error"])
     # the candidate's own errors (agent, refused) count against it (errors.new_permanent), not its validity
-    own = (
-        int(collapsed["n_candidate_errors"].sum())
-        if "n_candidate_errors" in collapsed.columns
-        else 0
-    )
+    own = int(collapsed["n_candidate_errors"].sum()) if "n_candidate_errors" in collapsed.columns else 0
     errors -= own
     err_rate = errors / attempts if attempts else float("nan")
     if policy.max_error_rate is not None:
         ok = attempts > 0 and err_rate <= policy.max_error_rate
         detail = (
             f"error rate {number(err_rate)} ({errors}/{attempts} attempts, errors nobody's answer caused) "
-            f"{'<=' if ok else '>'} {policy.max_error_rate:.4f}"
-            + ("" if ok else ": the run is not evidence")
+            f"{'<=' if ok else '>'} {policy.max_error_rate:.4f}" + ("" if ok else ": the run is not evidence")
         )
         if own:
             detail += f"; the candidate's own {own} ERROR attempt(s) (agent, refused) count against it instead"
@@ -472,52 +330,23 @@ def _run_rules(
     code = EXIT_INFRASTRUCTURE
     if n_graded == 0:
         rows, skipped = int(overall["rows"]), int(overall["skipped_rows"])
-        what = (
-            "empty run" if rows == 0 else "no row was graded (all skipped or errored)"
-        )
+        what = "empty run" if rows == 0 else "no row was graded (all skipped or errored)"
         if rows == 0 or skipped == rows or (own and errors == 0):
             code = EXIT_GATE_FAILED
     ev = rows_evidence(overall, own_rows(collapsed))
-    rules.append(
-        GateRule(
-            "run.graded",
-            n_graded > 0,
-            float(n_graded),
-            None,
-            what,
-            "evidence",
-            code,
-            ev,
-        )
-    )
+    rules.append(GateRule("run.graded", n_graded > 0, float(n_graded), None, what, "evidence", code, ev))
     return rules
 
 
-def _absolute_rules(
-    table: pd.DataFrame, outcomes: pd.DataFrame | None, policy: GatePolicy
-) -> list[GateRule]:
+def _absolute_rules(table: pd.DataFrame, outcomes: pd.DataFrame | None, policy: GatePolicy) -> list[GateRule]:
     rules: list[GateRule] = []
     overall = table.iloc[-1]
     ev = rows_evidence(overall)
     if policy.min_pass_rate is not None:
-        rules.append(
-            _min_rule(
-                "pass_rate",
-                float(overall["p_hat"]),
-                policy.min_pass_rate,
-                "pass rate",
-                ev,
-            )
-        )
+        rules.append(_min_rule("pass_rate", float(overall["p_hat"]), policy.min_pass_rate, "pass rate", ev))
     if policy.min_wilson_lower is not None:
         rules.append(
-            _min_rule(
-                "wilson_lower",
-                float(overall["ci_low"]),
-                policy.min_wilson_lower,
-                "Wilson lower bound",
-                ev,
-            )
+            _min_rule("wilson_lower", float(overall["ci_low"]), policy.min_wilson_lower, "Wilson lower bound", ev)
         )
     per_slice = table.iloc[:-1].set_index("slice")
     for name in per_slice.index:
@@ -530,44 +359,23 @@ def _absolute_rules(
             thr = own.get(key, getattr(policy, f"per_slice_{key}"))
             if thr is not None:
                 rules.append(
-                    _min_rule(
-                        f"{key[4:]}[{name}]",
-                        float(line[col]),
-                        thr,
-                        f"{name} {what}",
-                        rows_evidence(line),
-                    )
+                    _min_rule(f"{key[4:]}[{name}]", float(line[col]), thr, f"{name} {what}", rows_evidence(line))
                 )
     for name in policy.slices:
         if name not in per_slice.index:
             meant = did_you_mean(name, [str(s) for s in per_slice.index])
             rules.append(
-                GateRule(
-                    f"pass_rate[{name}]",
-                    False,
-                    None,
-                    None,
-                    f"slice {name} has no rows in this run{meant}",
-                )
+                GateRule(f"pass_rate[{name}]", False, None, None, f"slice {name} has no rows in this run{meant}")
             )
     if policy.max_hallucination_rate is not None:
         rules.append(_hallucination_rule(outcomes, policy))
     return rules
 
 
-def _with_slice_meant(
-    rules: list[GateRule], policy: GatePolicy, known: set[str]
-) -> list[GateRule]:
+def _with_slice_meant(rules: list[GateRule], policy: GatePolicy, known: set[str]) -> list[GateRule]:
     """The evidence rules, a critical slice that no side has named with the closest slice that exists."""
-    meant = {
-        f"evidence.critical[{s}]": did_you_mean(s, known)
-        for s in policy.critical
-        if s not in known
-    }
-    return [
-        replace(r, detail=r.detail + meant[r.name]) if meant.get(r.name) else r
-        for r in rules
-    ]
+    meant = {f"evidence.critical[{s}]": did_you_mean(s, known) for s in policy.critical if s not in known}
+    return [replace(r, detail=r.detail + meant[r.name]) if meant.get(r.name) else r for r in rules]
 
 
 def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> GateRule:
@@ -582,26 +390,16 @@ def _hallucination_rule(outcomes: pd.DataFrame | None, policy: GatePolicy) -> Ga
         )
     rate, bad, judged = _hallucination_rate(outcomes, policy.hallucination_grader)
     ok = not math.isnan(rate) and limit is not None and rate <= limit
-    if (
-        judged == 0 and limit is not None and "tags" in outcomes.columns
-    ):  # the hallucination rows decide
+    if judged == 0 and limit is not None and "tags" in outcomes.columns:  # the hallucination rows decide
         rule = red_rate_rule(outcomes, "hallucination_rate", limit)
-        return replace(
-            rule,
-            detail=f"no attempt was judged by grader {policy.hallucination_grader!r}; {rule.detail}",
-        )
+        return replace(rule, detail=f"no attempt was judged by grader {policy.hallucination_grader!r}; {rule.detail}")
     if judged == 0:
         detail = f"no attempt was judged by grader {policy.hallucination_grader!r}"
     else:
-        detail = f"hallucination rate {number(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {number(limit)}"
-    return GateRule(
-        "hallucination_rate",
-        ok,
-        rate,
-        limit,
-        detail,
-        evidence=f"{judged} judged attempt(s)",
-    )
+        detail = (
+            f"hallucination rate {number(rate)} ({bad}/{judged} judged attempts) {'<=' if ok else '>'} {number(limit)}"
+        )
+    return GateRule("hallucination_rate", ok, rate, limit, detail, evidence=f"{judged} judged attempt(s)")
 
 
 publish(globals())

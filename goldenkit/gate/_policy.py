@@ -125,9 +125,7 @@ class OrFalse:
         raise ValueError(f"must be a {self.what}, got {value!r}")
 
     def parse(self, text: str) -> Any:
-        return self.check(
-            False if text.strip().lower() == "false" else self.inner.parse(text)
-        )
+        return self.check(False if text.strip().lower() == "false" else self.inner.parse(text))
 
 
 @dataclass(frozen=True)
@@ -150,9 +148,7 @@ class SliceTables:
                 raise _At(w, "must be a table")
             bad = sorted(set(t) - set(self.keys))
             if bad:
-                raise _At(
-                    w, f"unknown key(s) {', '.join(bad)}; known: {', '.join(self.keys)}"
-                )
+                raise _At(w, f"unknown key(s) {', '.join(bad)}; known: {', '.join(self.keys)}")
             out[str(name)] = {}
             for k, v in t.items():
                 try:
@@ -187,43 +183,22 @@ _RATE_OR_OFF = Number(low=0, high=1, optional=True)
 #: held on the policy (``GatePolicy.other_keys``, :meth:`GatePolicy.value`) until a rule reads it.
 GATE_KEYS: dict[str, GateKey] = {
     "rule": GateKey(
-        CollapseRule(),
-        "majority",
-        "collapse rule for repeats: majority | all | any | at_least:K",
-        '"majority"',
+        CollapseRule(), "majority", "collapse rule for repeats: majority | all | any | at_least:K", '"majority"'
     ),
-    "min_pass_rate": GateKey(
-        _RATE_OR_OFF,
-        None,
-        "overall pass rate (rows, after collapsing) must be >= this",
-        "0.85",
-    ),
-    "min_wilson_lower": GateKey(
-        _RATE_OR_OFF, None, "overall Wilson 95% lower bound must be >= this", "0.80"
-    ),
-    "per_slice_min_pass_rate": GateKey(
-        _RATE_OR_OFF, None, "every slice's pass rate must be >= this", "0.70"
-    ),
+    "min_pass_rate": GateKey(_RATE_OR_OFF, None, "overall pass rate (rows, after collapsing) must be >= this", "0.85"),
+    "min_wilson_lower": GateKey(_RATE_OR_OFF, None, "overall Wilson 95% lower bound must be >= this", "0.80"),
+    "per_slice_min_pass_rate": GateKey(_RATE_OR_OFF, None, "every slice's pass rate must be >= this", "0.70"),
     "per_slice_min_wilson_lower": GateKey(
         _RATE_OR_OFF, None, "every slice's Wilson lower bound must be >= this", "0.5"
     ),
     "max_hallucination_rate": GateKey(
-        _RATE_OR_OFF,
-        None,
-        "share of graded attempts the hallucination grader failed",
-        "0.02",
+        _RATE_OR_OFF, None, "share of graded attempts the hallucination grader failed", "0.02"
     ),
     "hallucination_grader": GateKey(
-        Text(length=200),
-        "hallucination",
-        "grader whose failure counts as a hallucination",
-        '"hallucination"',
+        Text(length=200), "hallucination", "grader whose failure counts as a hallucination", '"hallucination"'
     ),
     "min_negative_case_pass_rate": GateKey(
-        _RATE_OR_OFF,
-        None,
-        "red rows (run with --red): PASS / graded attempts must be >= this",
-        "1.0",
+        _RATE_OR_OFF, None, "red rows (run with --red): PASS / graded attempts must be >= this", "1.0"
     ),
     "judge_min_pass_rate": GateKey(
         Number(low=0, high=1, low_open=True, optional=True),
@@ -232,19 +207,11 @@ GATE_KEYS: dict[str, GateKey] = {
         "0.80",
     ),
     "accept_self_preference": GateKey(
-        Flag(),
-        False,
-        "true: a judge of the candidate's family may alone make it green",
-        "false",
+        Flag(), False, "true: a judge of the candidate's family may alone make it green", "false"
     ),
-    "max_error_rate": GateKey(
-        _RATE_OR_OFF, 0.02, "ERROR attempts / all attempts; over it: exit 3", "0.02"
-    ),
+    "max_error_rate": GateKey(_RATE_OR_OFF, 0.02, "ERROR attempts / all attempts; over it: exit 3", "0.02"),
     "max_slice_error_rate": GateKey(
-        _RATE_OR_OFF,
-        0.05,
-        "new transient ERROR rows / rows, per slice; over it: exit 3",
-        "0.05",
+        _RATE_OR_OFF, 0.05, "new transient ERROR rows / rows, per slice; over it: exit 3", "0.05"
     ),
     "max_new_permanent_errors": GateKey(
         Number(integer=True, low=0, optional=True),
@@ -253,22 +220,12 @@ GATE_KEYS: dict[str, GateKey] = {
         "0",
     ),
     "min_paired_rows": GateKey(
-        Number(integer=True, low=1),
-        1,
-        "rows graded on both sides each critical slice needs",
-        "1",
+        Number(integer=True, low=1), 1, "rows graded on both sides each critical slice needs", "1"
     ),
-    "min_paired_share": GateKey(
-        _RATE, 0.9, "share of rows paired, overall and per critical slice", "0.9"
-    ),
-    "regression": GateKey(
-        Flag(), True, "compare against a baseline (a missing one fails)", "true"
-    ),
+    "min_paired_share": GateKey(_RATE, 0.9, "share of rows paired, overall and per critical slice", "0.9"),
+    "regression": GateKey(Flag(), True, "compare against a baseline (a missing one fails)", "true"),
     "baseline": GateKey(
-        Text(length=4096, optional=True),
-        None,
-        "default baseline (name or run); --baseline overrides",
-        '"main"',
+        Text(length=4096, optional=True), None, "default baseline (name or run); --baseline overrides", '"main"'
     ),
     "alpha": GateKey(
         Number(low=0, high=0.5, low_open=True, high_open=True),
@@ -278,14 +235,9 @@ GATE_KEYS: dict[str, GateKey] = {
         "its bounds are two-sided 1 - 2 alpha",
     ),
     "critical": GateKey(
-        Names("slice names"),
-        (),
-        "slices in the gate's Holm family, beside the overall table",
-        '["refunds"]',
+        Names("slice names"), (), "slices in the gate's Holm family, beside the overall table", '["refunds"]'
     ),
-    "fail_on_slices": GateKey(
-        Flag(), False, "true: the other slices join the family and can fail", "false"
-    ),
+    "fail_on_slices": GateKey(Flag(), False, "true: the other slices join the family and can fail", "false"),
     "non_inferiority_margin": GateKey(
         OrFalse(Number(low=0, high=1, low_open=True, high_open=True)),
         0.05,
@@ -294,17 +246,9 @@ GATE_KEYS: dict[str, GateKey] = {
         "a margin of 1 tolerates every drop, 0 none",
     ),
     "allowed_regression": GateKey(
-        _RATE_OR_OFF,
-        None,
-        "point rule for deterministic runs: largest drop of a pass rate",
-        "0.0",
+        _RATE_OR_OFF, None, "point rule for deterministic runs: largest drop of a pass rate", "0.0"
     ),
-    "allow_noisy": GateKey(
-        Flag(),
-        False,
-        "true: allowed_regression also on runs whose repeats disagree",
-        "false",
-    ),
+    "allow_noisy": GateKey(Flag(), False, "true: allowed_regression also on runs whose repeats disagree", "false"),
     "slices": GateKey(
         SliceTables(),
         {},
@@ -322,19 +266,13 @@ def _checked(where: str, name: str, value: object) -> Any:
         raise ConfigError(f"{where}.{exc.table}: {exc}") from None
     except ValueError as exc:
         note = GATE_KEYS[name].note
-        raise ConfigError(
-            f"{where}: {name} {exc}" + (f" ({note})" if note else "")
-        ) from None
+        raise ConfigError(f"{where}: {name} {exc}" + (f" ({note})" if note else "")) from None
 
 
 def _default(name: str) -> Any:
     """A field's default, from :data:`GATE_KEYS` (a fresh copy of a mutable one per policy)."""
     d = GATE_KEYS[name].default
-    return (
-        field(default_factory=lambda: type(d)(d))
-        if isinstance(d, dict | list)
-        else field(default=d)
-    )
+    return field(default_factory=lambda: type(d)(d)) if isinstance(d, dict | list) else field(default=d)
 
 
 def gate_keys_listing(indent: str = "    ") -> str:
@@ -347,22 +285,10 @@ def gate_keys_listing(indent: str = "    ") -> str:
             head, *body = key.example.split("\n")
             tables += ["", f"{head:<32} # {key.help}", *body]
             continue
-        shown = (
-            "off"
-            if d is None
-            else str(d).lower()
-            if isinstance(d, bool)
-            else f'"{d}"'
-            if isinstance(d, str)
-            else d
-        )
+        shown = "off" if d is None else str(d).lower() if isinstance(d, bool) else f'"{d}"' if isinstance(d, str) else d
         text = f"{name} = {key.example}"
-        scalars.append(
-            f"{text:<32} # {key.help} (default {list(d) if isinstance(d, tuple) else shown})"
-        )
-    return "\n".join(
-        indent + line if line else "" for line in ["[gate]", *scalars, *tables]
-    )
+        scalars.append(f"{text:<32} # {key.help} (default {list(d) if isinstance(d, tuple) else shown})")
+    return "\n".join(indent + line if line else "" for line in ["[gate]", *scalars, *tables])
 
 
 @dataclass(frozen=True)
@@ -402,9 +328,7 @@ class GatePolicy:
         kept as the constraint gives it (a tuple of slice names, a float rate)."""
         for f in fields(self):
             if f.name in GATE_KEYS:
-                object.__setattr__(
-                    self, f.name, _checked("GatePolicy", f.name, getattr(self, f.name))
-                )
+                object.__setattr__(self, f.name, _checked("GatePolicy", f.name, getattr(self, f.name)))
         unknown = sorted(set(self.other_keys) - set(GATE_KEYS))
         if unknown:
             raise ConfigError(f"GatePolicy: unknown key(s) {', '.join(unknown)}")
@@ -418,9 +342,7 @@ class GatePolicy:
         return self.other_keys.get(name, GATE_KEYS[name].default)
 
     @classmethod
-    def from_config(
-        cls, cfg: Mapping[str, Any] | None, where: str = "[gate]"
-    ) -> GatePolicy:
+    def from_config(cls, cfg: Mapping[str, Any] | None, where: str = "[gate]") -> GatePolicy:
         """Validate the ``[gate]`` table (a dict) against :data:`GATE_KEYS` and build the policy."""
         cfg = dict(cfg or {})
         unknown = sorted(set(cfg) - set(GATE_KEYS))
@@ -431,9 +353,7 @@ class GatePolicy:
             )
         checked = {name: _checked(where, name, v) for name, v in cfg.items()}
         own = {k: v for k, v in checked.items() if k in _FIELDS}
-        return cls(
-            **own, other_keys={k: v for k, v in checked.items() if k not in _FIELDS}
-        )
+        return cls(**own, other_keys={k: v for k, v in checked.items() if k not in _FIELDS})
 
 
 _FIELDS = frozenset(f.name for f in fields(GatePolicy)) - {"other_keys"}
@@ -448,9 +368,7 @@ class GateRule:
     actual: float | None
     threshold: float | None
     detail: str
-    kind: str = (
-        "absolute"  # absolute | regression | infrastructure | protocol | evidence
-    )
+    kind: str = "absolute"  # absolute | regression | infrastructure | protocol | evidence
     exit_code: int = EXIT_GATE_FAILED  # the exit code this rule forces when it fails
     evidence: str = ""  # rows the rule saw: graded, paired, left out and why
 
@@ -464,11 +382,7 @@ class GateRule:
 
     def to_dict(self) -> dict[str, Any]:
         def num(x: float | None) -> float | None:
-            return (
-                None
-                if x is None or (isinstance(x, float) and math.isnan(x))
-                else float(x)
-            )
+            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
         return {
             "name": self.name,
@@ -520,9 +434,7 @@ class GateDecision:
             return f"gate PASSED ({len(self.rules)} rules{warned})"
         forcing = [r for r in self.failed_rules if r.exit_code == code]
         shown = [r for r in forcing if r.kind != UNDECIDED]
-        return f"gate {name}: " + "; ".join(
-            f"{r.name}: {r.detail}" for r in (shown or forcing)
-        )
+        return f"gate {name}: " + "; ".join(f"{r.name}: {r.detail}" for r in (shown or forcing))
 
     def format(self) -> str:
         """Every rule with the evidence it saw, then the review list, the warnings and the summary."""
@@ -567,9 +479,7 @@ class GateDecision:
         if code == EXIT_INFRASTRUCTURE:
             raise InfrastructureError(msg)
         if code == EXIT_COMPARISON_INVALID:
-            raise ComparisonInvalid(
-                msg, [r.detail for r in self.failed_rules if r.exit_code == code]
-            )
+            raise ComparisonInvalid(msg, [r.detail for r in self.failed_rules if r.exit_code == code])
         raise GateFailed(msg, decision=self)
 
 

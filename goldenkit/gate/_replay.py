@@ -51,16 +51,12 @@ class ReplayResult:
         return {
             "seed": self.seed,
             "orders": len(self.decisions),
-            "decisions": {
-                d: self.decisions.count(d) for d in sorted(set(self.decisions))
-            },
+            "decisions": {d: self.decisions.count(d) for d in sorted(set(self.decisions))},
             "rows": [int(x) for x in self.rows],
             "calls": [int(x) for x in self.calls],
             "rows_total": self.rows_total,
             "calls_full": self.calls_full,
-            "exit_codes": {
-                str(c): self.exit_codes.count(c) for c in sorted(set(self.exit_codes))
-            },
+            "exit_codes": {str(c): self.exit_codes.count(c) for c in sorted(set(self.exit_codes))},
         }
 
     def format(self) -> str:
@@ -79,12 +75,7 @@ class ReplayResult:
             else "; with the policy's other rules over the rows read: "
         )
         exits += (
-            ", ".join(
-                f"exit {c} in {self.exit_codes.count(c)}"
-                for c in sorted(set(self.exit_codes))
-            )
-            if exits
-            else ""
+            ", ".join(f"exit {c} in {self.exit_codes.count(c)}" for c in sorted(set(self.exit_codes))) if exits else ""
         )
         return "\n".join(
             [
@@ -106,14 +97,7 @@ def repeats_needed(outcomes: pd.DataFrame, rule: str, repeats: int) -> dict[str,
     frame = outcomes.sort_values(["row_id", "repeat"], kind="stable")
     for rid, group in frame.groupby("row_id", sort=False):
         verdicts = [str(v) for v in group["verdict"]]
-        k = next(
-            (
-                i
-                for i in range(1, len(verdicts) + 1)
-                if row_decided(verdicts[:i], rule, repeats)
-            ),
-            len(verdicts),
-        )
+        k = next((i for i in range(1, len(verdicts) + 1) if row_decided(verdicts[:i], rule, repeats)), len(verdicts))
         out[str(rid)] = k
     return out
 
@@ -146,36 +130,17 @@ def replay_sequential(
     decisions, rows, calls, codes = [], [], [], []
     for s in range(seed, seed + orders):
         order = sequential_order(design, s)
-        d = decide_sequential(
-            [(base[r][0], base[r][1], cand[r]) for r in order],
-            populations,
-            policy,
-            len(order),
-        )
+        d = decide_sequential([(base[r][0], base[r][1], cand[r]) for r in order], populations, policy, len(order))
         decisions.append(d.decision)
         rows.append(d.rows_run)
         calls.append(sum(needed.get(r, repeats) for r in order[: d.rows_run]))
         rules = [_decision_rule(d, {})]
         if read_rules is not None:
-            frame = outcomes[
-                outcomes["row_id"].astype(str).isin(set(order[: d.rows_run])).to_numpy()
-            ]
-            rules += [
-                r
-                for r in read_rules(frame.reset_index(drop=True)).rules
-                if r.name != "quality"
-            ]
+            frame = outcomes[outcomes["row_id"].astype(str).isin(set(order[: d.rows_run])).to_numpy()]
+            rules += [r for r in read_rules(frame.reset_index(drop=True)).rules if r.name != "quality"]
         codes.append(GateDecision(rules=rules).exit_code)
     full = int(len(outcomes))
-    return ReplayResult(
-        seed,
-        decisions,
-        np.array(rows),
-        np.array(calls),
-        len(design),
-        full,
-        exit_codes=codes,
-    )
+    return ReplayResult(seed, decisions, np.array(rows), np.array(calls), len(design), full, exit_codes=codes)
 
 
 publish(globals())

@@ -45,17 +45,10 @@ class GradeResult:
     reason: str = ""
     error: bool = False
     findings: tuple[Finding, ...] = field(default=(), compare=False)
-    usage: dict[str, Any] | None = field(
-        default=None, compare=False
-    )  # a model grader's calls (schema.usage_of)
+    usage: dict[str, Any] | None = field(default=None, compare=False)  # a model grader's calls (schema.usage_of)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "passed": self.passed,
-            "score": self.score,
-            "reason": self.reason,
-            "error": self.error,
-        }
+        out: dict[str, Any] = {"passed": self.passed, "score": self.score, "reason": self.reason, "error": self.error}
         if self.findings:
             out["findings"] = [f.to_dict() for f in self.findings]
         return out
@@ -67,15 +60,11 @@ class ModelCall(Protocol):
     call, answered or failed, appends its usage to ``spent`` (:func:`goldenkit.schema.usage_of`: ``calls`` is
     its attempts, retries included)."""
 
-    def __call__(
-        self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None
-    ) -> Awaitable[Response]:
+    def __call__(self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None) -> Awaitable[Response]:
         """The response of ``provider`` to ``case`` (see the class doc)."""
 
 
-async def ask_model(
-    provider: Any, case: Case, call: ModelCall | None, spent: list[dict[str, Any]]
-) -> Response:
+async def ask_model(provider: Any, case: Case, call: ModelCall | None, spent: list[dict[str, Any]]) -> Response:
     """A model grader's call of ``provider`` on ``case``: through ``call`` (the run's seam) when given, else
     ``provider.complete`` once. Its usage is appended to ``spent`` whether it answered or failed (a failed
     call was still made: it counts in ``calls``, with no token counts); the error is raised."""
@@ -106,9 +95,7 @@ class Grader(ABC):
     def grade(self, case: Case, response: Response) -> GradeResult:
         """Grade one response to one case."""
 
-    async def agrade(
-        self, case: Case, response: Response, call: ModelCall | None = None
-    ) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
         """:meth:`grade` for the event loop. ``call``: how a grader that asks a model (the judge) sends its
         calls -- inside a run, the run's seam (:class:`goldenkit.runner._calls.ModelCalls`), so they count
         against that run's limiter and budget; None: the grader calls its provider directly."""
@@ -136,9 +123,7 @@ BUILTINS = {
 _REGISTRY: Registry[GraderFactory] = Registry("grader", BUILTINS)
 
 
-def register_grader(
-    name: str, factory: GraderFactory, *, replace: bool = False
-) -> None:
+def register_grader(name: str, factory: GraderFactory, *, replace: bool = False) -> None:
     """Make ``factory(**options) -> Grader`` available under ``name`` (a built-in's name needs ``replace``).
 
     A plain function ``f(case, response) -> GradeResult | bool`` can be wrapped with
@@ -161,12 +146,7 @@ class FunctionGrader(Grader):
     """Wrap ``fn(case, response) -> GradeResult | bool`` as a grader."""
 
     def __init__(
-        self,
-        fn: Callable[[Case, Response], GradeResult | bool],
-        *,
-        name: str,
-        version: str = "1",
-        hard: bool = True,
+        self, fn: Callable[[Case, Response], GradeResult | bool], *, name: str, version: str = "1", hard: bool = True
     ) -> None:
         self._fn = fn
         self.name = name
@@ -178,15 +158,11 @@ class FunctionGrader(Grader):
         if isinstance(out, GradeResult):
             return out
         return GradeResult(
-            passed=bool(out),
-            score=1.0 if out else 0.0,
-            reason="" if out else f"{self.name} returned False",
+            passed=bool(out), score=1.0 if out else 0.0, reason="" if out else f"{self.name} returned False"
         )
 
 
-def combine(
-    results: Mapping[str, GradeResult], hard: Mapping[str, bool]
-) -> tuple[str, str]:
+def combine(results: Mapping[str, GradeResult], hard: Mapping[str, bool]) -> tuple[str, str]:
     """The row verdict (``"PASS"``, ``"FAIL"``, ``"ERROR"`` or ``"SKIPPED"``) and its one-line detail.
 
     Hard graders decide; soft graders (a judge that is not allowed to act as a
@@ -208,9 +184,7 @@ def combine(
     >>> combine({"contract": ok, "judge": err}, {"contract": True, "judge": False})
     ('PASS', '')
     """
-    failed = [
-        (n, r) for n, r in results.items() if hard.get(n, True) and r.passed is False
-    ]
+    failed = [(n, r) for n, r in results.items() if hard.get(n, True) and r.passed is False]
     if failed:
         return "FAIL", "; ".join(f"{n}: {r.reason}" for n, r in failed)
     errored = [(n, r) for n, r in results.items() if hard.get(n, True) and r.error]
@@ -231,9 +205,7 @@ def options_version(base: str, options: Mapping[str, Any]) -> str:
     chosen = {k: v for k, v in options.items() if v is not None}
     if not chosen:
         return base
-    blob = json.dumps(chosen, sort_keys=True, default=str, ensure_ascii=False).encode(
-        "utf-8"
-    )
+    blob = json.dumps(chosen, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
     return f"{base}+{hashlib.sha256(blob).hexdigest()[:8]}"
 
 
@@ -274,9 +246,7 @@ def _error_result(exc: BaseException) -> GradeResult:
     return GradeResult(passed=None, reason=f"{type(exc).__name__}: {msg}", error=True)
 
 
-def grade_case(
-    graders: Iterable[Grader], case: Case, response: Response
-) -> dict[str, GradeResult]:
+def grade_case(graders: Iterable[Grader], case: Case, response: Response) -> dict[str, GradeResult]:
     """Run every grader on one response: ``{grader name: GradeResult}``.
 
     A grader the case does not select gets ``passed=None``; a grader that
@@ -296,11 +266,7 @@ def grade_case(
 
 
 async def agrade_case(
-    graders: Iterable[Grader],
-    case: Case,
-    response: Response,
-    *,
-    call: ModelCall | None = None,
+    graders: Iterable[Grader], case: Case, response: Response, *, call: ModelCall | None = None
 ) -> dict[str, GradeResult]:
     """:func:`grade_case` for the event loop: graders that call a model (the judge) are awaited, each given
     ``call`` (:meth:`Grader.agrade`)."""

@@ -47,23 +47,10 @@ from goldenkit._text import did_you_mean
 
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._base import (
-    _REGISTRY,
-    FunctionGrader,
-    Grader,
-    GradeResult,
-    get_grader,
-    register_grader,
-)
+from goldenkit.graders._base import _REGISTRY, FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response
 
-__all__ = [
-    "DEFAULT_USE",
-    "JUDGE_KEYS",
-    "build_graders",
-    "judge_version_of",
-    "register_function",
-]
+__all__ = ["DEFAULT_USE", "JUDGE_KEYS", "build_graders", "judge_version_of", "register_function"]
 
 DEFAULT_USE = ("contract", "trajectory", "reference")
 #: The keys of ``[judge]`` (``goldenkit.config.TABLE_KEYS`` checks them when the file is read).
@@ -89,11 +76,7 @@ def register_function(
     replace: bool = False,
 ) -> None:
     """Register a plain function ``fn(case, response) -> GradeResult | bool`` as grader ``name``."""
-    register_grader(
-        name,
-        lambda **_: FunctionGrader(fn, name=name, version=version, hard=hard),
-        replace=replace,
-    )
+    register_grader(name, lambda **_: FunctionGrader(fn, name=name, version=version, hard=hard), replace=replace)
 
 
 def _table(cfg: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -108,24 +91,14 @@ def _check_options(name: str, options: Mapping[str, Any], where: str) -> None:
     factory = _REGISTRY.get(name)
     try:
         params = inspect.signature(factory).parameters
-    except (
-        TypeError,
-        ValueError,
-    ):  # a factory without a signature: it checks its own options
+    except (TypeError, ValueError):  # a factory without a signature: it checks its own options
         return
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return
-    takes = [
-        k
-        for k, p in params.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k != "self"
-    ]
+    takes = [k for k, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k != "self"]
     for key in options:
         if key not in takes:
-            known = (
-                did_you_mean(key, takes)
-                or f"; it takes {', '.join(sorted(takes)) or 'no options'}"
-            )
+            known = did_you_mean(key, takes) or f"; it takes {', '.join(sorted(takes)) or 'no options'}"
             raise ConfigError(f"{where}: [graders.{name}] {key}: unknown option{known}")
 
 
@@ -133,9 +106,7 @@ def _bool(table: Mapping[str, Any], key: str, where: str) -> bool:
     """A TOML boolean (absent: false); the string "false" is an error, never true."""
     value = table.get(key, False)
     if not isinstance(value, bool):
-        raise ConfigError(
-            f"{where} {key} = {value!r} is not a boolean: write true or false (no quotes)"
-        )
+        raise ConfigError(f"{where} {key} = {value!r} is not a boolean: write true or false (no quotes)")
     return value
 
 
@@ -165,18 +136,10 @@ def build_graders(
     """
     cfg = dict(config or {})
     where = str(cfg.get("_path", "goldenkit.toml"))
-    base = (
-        Path(base_dir)
-        if base_dir is not None
-        else (Path(cfg["_path"]).parent if "_path" in cfg else None)
-    )
+    base = Path(base_dir) if base_dir is not None else (Path(cfg["_path"]).parent if "_path" in cfg else None)
     section = _table(cfg, "graders", where)
     use = list(use) if use is not None else section.get("use", list(DEFAULT_USE))
-    if (
-        isinstance(use, str)
-        or not isinstance(use, Iterable)
-        or not all(isinstance(u, str) for u in use)
-    ):
+    if isinstance(use, str) or not isinstance(use, Iterable) or not all(isinstance(u, str) for u in use):
         raise ConfigError(f"{where}: [graders] use must be a list of grader names")
     use = list(use)
     dupes = sorted({u for u in use if use.count(u) > 1})
@@ -205,40 +168,25 @@ def build_graders(
 
 
 def _build_judge(
-    cfg: Mapping[str, Any],
-    section: Mapping[str, Any],
-    where: str,
-    base: Path | None,
-    generator_model: str | None,
+    cfg: Mapping[str, Any], section: Mapping[str, Any], where: str, base: Path | None, generator_model: str | None
 ) -> Grader:
     from goldenkit.graders._judge import JudgeGrader, _sha256_text
 
-    jcfg = {
-        **_table(section, "judge", f"{where}: [graders]"),
-        **_table(cfg, "judge", where),
-    }
+    jcfg = {**_table(section, "judge", f"{where}: [graders]"), **_table(cfg, "judge", where)}
     unknown = sorted(set(jcfg) - JUDGE_KEYS)
     if unknown:
-        raise ConfigError(
-            f"{where}: [judge]: unknown key {unknown[0]!r} (provider options go in [judge.options])"
-        )
+        raise ConfigError(f"{where}: [judge]: unknown key {unknown[0]!r} (provider options go in [judge.options])")
     if not jcfg.get("provider"):
-        raise ConfigError(
-            f'{where}: [judge] provider is required when "judge" is in [graders] use'
-        )
+        raise ConfigError(f'{where}: [judge] provider is required when "judge" is in [graders] use')
     rubric = _resolve(jcfg.get("rubric"), base)
     pin = jcfg.get("rubric_sha256")
     if pin and rubric:
         try:
             actual = _sha256_text(Path(rubric).read_bytes())
         except OSError as exc:
-            raise ConfigError(
-                f"{where}: [judge] rubric {rubric}: {exc.strerror}"
-            ) from None
+            raise ConfigError(f"{where}: [judge] rubric {rubric}: {exc.strerror}") from None
         if actual != str(pin).lower():
-            raise ConfigError(
-                f"{where}: [judge] rubric {rubric} has sha256 {actual}, pinned {pin}"
-            )
+            raise ConfigError(f"{where}: [judge] rubric {rubric} has sha256 {actual}, pinned {pin}")
     options = jcfg.get("options", {})
     if not isinstance(options, Mapping):
         raise ConfigError(f"{where}: [judge.options] must be a table")
@@ -260,11 +208,7 @@ _INHERITED = ("provider", "model", "options", "allow_self_judge", "max_response_
 
 
 def _build_rubrics(
-    cfg: Mapping[str, Any],
-    section: Mapping[str, Any],
-    where: str,
-    base: Path | None,
-    generator_model: str | None,
+    cfg: Mapping[str, Any], section: Mapping[str, Any], where: str, base: Path | None, generator_model: str | None
 ) -> Grader:
     """The rubric grader: the judge's model settings from ``[judge]``, its own from ``[graders.rubrics]``."""
     from goldenkit.graders._rubrics import RubricGrader
@@ -276,9 +220,7 @@ def _build_rubrics(
     judge = _table(cfg, "judge", where)
     merged = {**{k: judge[k] for k in _INHERITED if k in judge}, **own}
     if not merged.get("provider"):
-        raise ConfigError(
-            f'{where}: [judge] provider is required when "rubrics" is in [graders] use'
-        )
+        raise ConfigError(f'{where}: [judge] provider is required when "rubrics" is in [graders] use')
     options = merged.get("options", {})
     if not isinstance(options, Mapping):
         raise ConfigError(f"{where}: [judge.options] must be a table")
@@ -291,9 +233,7 @@ def _build_rubrics(
         hard=_bool(merged, "hard", f"{where}: [graders.rubrics]"),
         calibration=_resolve(merged.get("calibration"), base),
         generator_model=generator_model,
-        allow_self_judge=_bool(
-            merged, "allow_self_judge", f"{where}: [graders.rubrics]"
-        ),
+        allow_self_judge=_bool(merged, "allow_self_judge", f"{where}: [graders.rubrics]"),
         max_response_chars=int(merged.get("max_response_chars", 20000)),
     )
 

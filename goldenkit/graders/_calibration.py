@@ -70,13 +70,7 @@ __all__ = [
 
 
 _ID_KEYS = ("id", "row_id", "rowId")
-_HUMAN_KEYS = (
-    "human",
-    "human_decision",
-    "humanDecision",
-    "humanExpectedDecision",
-    "label",
-)
+_HUMAN_KEYS = ("human", "human_decision", "humanDecision", "humanExpectedDecision", "label")
 _RESPONSE_KEYS = ("response", "candidate", "answer")
 _JUDGE_DECISION_KEYS = ("judge_decision", "judgeDecision")
 _JUDGE_OUTPUT_KEYS = ("judge_output", "judgeOutput")
@@ -148,9 +142,7 @@ def read_labels(path: str | Path) -> list[LabelRow]:
         jd_raw = _first(d, _JUDGE_DECISION_KEYS)
         jd = normalize_decision(jd_raw) if jd_raw is not None else None
         if jd_raw is not None and jd is None:
-            raise DatasetError(
-                f"row {rid}: unknown judge decision {jd_raw!r}", path=str(p), line=no
-            )
+            raise DatasetError(f"row {rid}: unknown judge decision {jd_raw!r}", path=str(p), line=no)
         rows.append(
             LabelRow(
                 id=rid,
@@ -228,8 +220,7 @@ class CalibrationReport:
             "why": self.why,
             "disagreements": self.disagreements,
             "by_length": [
-                {k: _nan_none(v) if isinstance(v, float) else v for k, v in g.items()}
-                for g in self.by_length
+                {k: _nan_none(v) if isinstance(v, float) else v for k, v in g.items()} for g in self.by_length
             ],
             "self_preference": self.self_preference,
         }
@@ -238,8 +229,7 @@ class CalibrationReport:
         """A plain-text report."""
         lines = [
             f"judge: {self.judge_version or '(replayed decisions)'}",
-            f"n = {self.n} decided pairs"
-            + (f" ({self.n_pending} judge PENDING left out)" if self.n_pending else ""),
+            f"n = {self.n} decided pairs" + (f" ({self.n_pending} judge PENDING left out)" if self.n_pending else ""),
             "",
             "                 judge ACCEPT  judge REJECT",
             f"human ACCEPT     {self.tp:>12}  {self.fn:>12}",
@@ -249,9 +239,7 @@ class CalibrationReport:
         ]
         for name, r in self.rates.items():
             ratio = f"{r['hits']}/{r['total']}"
-            lines.append(
-                f"{name:<12} {_fig(r['rate']):>7}  {ratio:>10}  [{_fig(r['ci_low'])}, {_fig(r['ci_high'])}]"
-            )
+            lines.append(f"{name:<12} {_fig(r['rate']):>7}  {ratio:>10}  [{_fig(r['ci_low'])}, {_fig(r['ci_high'])}]")
         lines.append(
             f"{'kappa':<12} {_fig(self.kappa):>7}  {'':>10}  [{_fig(self.kappa_low)}, {_fig(self.kappa_high)}]"
             " (Cohen; asymptotic SE)"
@@ -259,30 +247,16 @@ class CalibrationReport:
         lines += _length_lines(self.by_length)
         if self.self_preference is not None:
             sp = self.self_preference
-            lines += [
-                "",
-                ("SELF-PREFERENCE: " if sp["flag"] else "self-preference: ")
-                + sp["why"],
-            ]
+            lines += ["", ("SELF-PREFERENCE: " if sp["flag"] else "self-preference: ") + sp["why"]]
         lines.append("")
-        lines.append(
-            (
-                "hard grader: ALLOWED — "
-                if self.hard_allowed
-                else "hard grader: NOT ALLOWED — "
-            )
-            + self.why
-        )
+        lines.append(("hard grader: ALLOWED — " if self.hard_allowed else "hard grader: NOT ALLOWED — ") + self.why)
         return "\n".join(lines)
 
 
 def _length_lines(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     if not groups:
         return []
-    lines = [
-        "",
-        f"{'length':<8} {'chars':>13} {'n':>5}  {'agreement':>9}  95% interval   judge accepts  humans accept",
-    ]
+    lines = ["", f"{'length':<8} {'chars':>13} {'n':>5}  {'agreement':>9}  95% interval   judge accepts  humans accept"]
     for g in groups:
         chars = f"{g['min_chars']}-{g['max_chars']}" if g["n"] else "-"
         lines.append(
@@ -298,11 +272,7 @@ def length_agreement(
     """The judge's agreement with humans in tertiles of the answer's length (module doc): one dict per group
     (``group``, ``n``, ``min_chars``, ``max_chars``, ``agreement``, ``ci_low``, ``ci_high``,
     ``judge_accept``, ``human_accept``). Pairs with the judge PENDING or no known answer are left out."""
-    keep = [
-        (n, h, j)
-        for n, h, j in zip(lengths, humans, judges, strict=True)
-        if n is not None and j != "PENDING"
-    ]
+    keep = [(n, h, j) for n, h, j in zip(lengths, humans, judges, strict=True) if n is not None and j != "PENDING"]
     if not keep:
         return []
     size = np.array([k[0] for k in keep], dtype=float)
@@ -335,21 +305,9 @@ def _nan_none(x: float) -> float | None:
 
 def _rate(hits: int, total: int) -> dict[str, float | int]:
     if total == 0:
-        return {
-            "hits": hits,
-            "total": 0,
-            "rate": math.nan,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-        }
+        return {"hits": hits, "total": 0, "rate": math.nan, "ci_low": math.nan, "ci_high": math.nan}
     lo, hi = proportion_confint(hits, total, alpha=0.05, method="wilson")
-    return {
-        "hits": hits,
-        "total": total,
-        "rate": hits / total,
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-    }
+    return {"hits": hits, "total": total, "rate": hits / total, "ci_low": float(lo), "ci_high": float(hi)}
 
 
 def calibration_report(
@@ -382,9 +340,7 @@ def calibration_report(
             ("REJECT", "REJECT"): "tn",
         }.get((human, judge))
         if key is None:
-            raise ValueError(
-                f"decisions must be ACCEPT or REJECT (judge may be PENDING), got {human!r}, {judge!r}"
-            )
+            raise ValueError(f"decisions must be ACCEPT or REJECT (judge may be PENDING), got {human!r}, {judge!r}")
         counts[key] += 1
         if human != judge and rid:
             disagreements.append({"id": rid, "human": human, "judge": judge})
@@ -407,20 +363,11 @@ def calibration_report(
     if n < min_n:
         allowed, why = False, f"n = {n} decided pairs < min_n = {min_n}"
     elif math.isnan(low):
-        allowed, why = (
-            False,
-            "kappa is undefined (one rater used a single decision throughout)",
-        )
+        allowed, why = False, "kappa is undefined (one rater used a single decision throughout)"
     elif low < kappa_floor:
-        allowed, why = (
-            False,
-            f"kappa's 95% lower bound {low:.3f} < floor {kappa_floor:g}",
-        )
+        allowed, why = False, f"kappa's 95% lower bound {low:.3f} < floor {kappa_floor:g}"
     else:
-        allowed, why = (
-            True,
-            f"n = {n} >= {min_n} and kappa's 95% lower bound {low:.3f} >= floor {kappa_floor:g}",
-        )
+        allowed, why = True, f"n = {n} >= {min_n} and kappa's 95% lower bound {low:.3f} >= floor {kappa_floor:g}"
     return CalibrationReport(
         tp=tp,
         fn=fn,
@@ -438,9 +385,7 @@ def calibration_report(
         why=why,
         judge_version=judge_version,
         disagreements=disagreements,
-        by_length=[]
-        if lengths is None
-        else length_agreement(lengths, [p[-2] for p in items], [p[-1] for p in items]),
+        by_length=[] if lengths is None else length_agreement(lengths, [p[-2] for p in items], [p[-1] for p in items]),
         self_preference=self_preference(judge_model, candidate_model, judge_provider),
     )
 
@@ -468,19 +413,12 @@ async def judge_labels(
     missing = [r for r in rows if r.response is None]
     if missing:
         r = missing[0]
-        raise DatasetError(
-            f"row {r.id}: no response to judge (response or candidate)", line=r.line
-        )
+        raise DatasetError(f"row {r.id}: no response to judge (response or candidate)", line=r.line)
 
     async def one(row: LabelRow) -> str:
         case = case_for(row) if case_for is not None else None
         if case is None:
-            case = Case(
-                id=row.id,
-                shape="contract",
-                turns=(Turn(user=row.prompt or ""),),
-                reference=row.reference,
-            )
+            case = Case(id=row.id, shape="contract", turns=(Turn(user=row.prompt or ""),), reference=row.reference)
         result = await judge.agrade(case, Response.from_text(row.response or ""), call)
         if result.passed is None:
             return "PENDING"

@@ -128,9 +128,7 @@ _CODE_RE = re.compile(
     r"|[;{}]\s*$",
     re.MULTILINE,
 )
-_NUMBER_RE = re.compile(
-    r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+"
-)
+_NUMBER_RE = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
 _FENCE_RE = re.compile(r"^```[\w-]*\s*\n(.*?)\n?```$", re.DOTALL)
 
 _TYPES: dict[str, Any] = {
@@ -199,9 +197,7 @@ def _has_checks(expect: Mapping[str, Any]) -> bool:
     every = expect.get("every_turn")
     if isinstance(every, Mapping) and _has_checks(every):
         return True
-    return any(
-        _has_checks(t) for t in expect.get("turns", []) if isinstance(t, Mapping)
-    )
+    return any(_has_checks(t) for t in expect.get("turns", []) if isinstance(t, Mapping))
 
 
 def _compile(patterns: Iterable[str], flags: int, where: str) -> list[re.Pattern[str]]:
@@ -210,17 +206,12 @@ def _compile(patterns: Iterable[str], flags: int, where: str) -> list[re.Pattern
         try:
             out.append(re.compile(p, flags))
         except re.error as exc:
-            raise ConfigError(
-                f"{where}: invalid regular expression {p!r}: {exc}"
-            ) from None
+            raise ConfigError(f"{where}: invalid regular expression {p!r}: {exc}") from None
     return out
 
 
 def is_refusal(
-    text: str,
-    patterns: Sequence[re.Pattern[str]],
-    window: int,
-    anchors: Sequence[str] = (),
+    text: str, patterns: Sequence[re.Pattern[str]], window: int, anchors: Sequence[str] = ()
 ) -> re.Match[str] | None:
     """The earliest refusal-pattern match starting within the first ``window`` characters.
 
@@ -228,9 +219,7 @@ def is_refusal(
     occurs in the window the patterns are not run.
     """
     best: re.Match[str] | None = None
-    end = (
-        window + 200
-    )  # a match must start inside the window; no refusal phrase is longer than this
+    end = window + 200  # a match must start inside the window; no refusal phrase is longer than this
     if anchors:
         head = text[:end].lower()
         if not any(a in head for a in anchors):
@@ -279,25 +268,15 @@ def check_text(
             fails.append(f"must_contain: missing {quote(needle)}")
 
     any_of = as_list(expect.get("must_contain_any"))
-    groups = (
-        any_of
-        if any_of and all(isinstance(g, (list, tuple)) for g in any_of)
-        else ([any_of] if any_of else [])
-    )
+    groups = any_of if any_of and all(isinstance(g, (list, tuple)) for g in any_of) else ([any_of] if any_of else [])
     for group in groups:
         if not any(find(n) >= 0 for n in group):
-            fails.append(
-                "must_contain_any: none of "
-                + ", ".join(quote(n, 40) for n in group)
-                + " found"
-            )
+            fails.append("must_contain_any: none of " + ", ".join(quote(n, 40) for n in group) + " found")
 
     for needle in expect.get("must_not", []):
         at = find(needle)
         if at >= 0:
-            fails.append(
-                f"must_not: found {quote(needle)} in {context(text, at, at + len(str(needle)))}"
-            )
+            fails.append(f"must_not: found {quote(needle)} in {context(text, at, at + len(str(needle)))}")
 
     for pat in _compile(expect.get("regex", []), flags, "expect.regex"):
         if not pat.search(text):
@@ -313,12 +292,7 @@ def check_text(
     refusal = expect.get("refusal")
     if refusal is not None:
         fails += _check_refusal(
-            bool(refusal),
-            text,
-            refusal_patterns,
-            refusal_window,
-            refusal_max_tail,
-            refusal_anchors,
+            bool(refusal), text, refusal_patterns, refusal_window, refusal_max_tail, refusal_anchors
         )
 
     exact = expect.get("exact")
@@ -326,18 +300,14 @@ def check_text(
         options = [str(x) for x in as_list(exact)]
         if text.strip() not in [o.strip() for o in options]:
             more = " (or another listed answer)" if len(options) > 1 else ""
-            fails.append(
-                f"exact: expected {quote(options[0])}{more}, got {quote(text)}"
-            )
+            fails.append(f"exact: expected {quote(options[0])}{more}, got {quote(text)}")
 
     normalized = expect.get("normalized")
     if normalized is not None:
         options = [str(x) for x in as_list(normalized)]
         got = normalize_text(text)
         if got not in [normalize_text(o) for o in options]:
-            fails.append(
-                f"normalized: expected {quote(normalize_text(options[0]))}, got {quote(got)}"
-            )
+            fails.append(f"normalized: expected {quote(normalize_text(options[0]))}, got {quote(got)}")
 
     spec = expect.get("json")
     if spec is not None and spec is not False:
@@ -360,9 +330,7 @@ def _check_refusal(
     m = is_refusal(text, patterns, window, anchors)
     if not expected:
         if m:
-            return [
-                f"refusal: unexpected refusal {quote(m.group(), 40)} in {context(text, m.start(), m.end())}"
-            ]
+            return [f"refusal: unexpected refusal {quote(m.group(), 40)} in {context(text, m.start(), m.end())}"]
         return []
     if m is None:
         return [f"refusal: expected a refusal, none found in {quote(text)}"]
@@ -370,14 +338,10 @@ def _check_refusal(
     code = _CODE_RE.search(tail)
     if code:
         at = m.end() + code.start()
-        return [
-            f"refusal: code after the refusal: {context(text, at, at + max(len(code.group()), 1))}"
-        ]
+        return [f"refusal: code after the refusal: {context(text, at, at + max(len(code.group()), 1))}"]
     rest = tail.strip()
     if max_tail is not None and len(rest) > max_tail:
-        return [
-            f"refusal: the answer goes on for {len(rest)} characters after the refusal: {quote(rest)}"
-        ]
+        return [f"refusal: the answer goes on for {len(rest)} characters after the refusal: {quote(rest)}"]
     return []
 
 
@@ -385,22 +349,14 @@ def _check_json(spec: Any, text: str) -> list[str]:
     try:
         data = _loads_json(text)
     except json.JSONDecodeError as exc:
-        return [
-            f"json: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) in {quote(text)}"
-        ]
+        return [f"json: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}) in {quote(text)}"]
     required: Any = spec.get("required") if isinstance(spec, Mapping) else None
     if not required:
         return []
     if not isinstance(data, dict):
-        return [
-            f"json: expected an object with keys, got {type(data).__name__} {quote(json.dumps(data))}"
-        ]
+        return [f"json: expected an object with keys, got {type(data).__name__} {quote(json.dumps(data))}"]
     fails = []
-    items = (
-        required.items()
-        if isinstance(required, Mapping)
-        else ((k, "any") for k in as_list(required))
-    )
+    items = required.items() if isinstance(required, Mapping) else ((k, "any") for k in as_list(required))
     for key, type_spec in items:
         if key not in data:
             fails.append(f"json: missing key {quote(key)}")
@@ -413,9 +369,7 @@ def _check_json(spec: Any, text: str) -> list[str]:
             )
         if not any(_TYPES[t](data[key]) for t in names):
             got = "null" if data[key] is None else type(data[key]).__name__
-            fails.append(
-                f"json: key {quote(key)} is {got} {quote(json.dumps(data[key]), 30)}, expected {type_spec}"
-            )
+            fails.append(f"json: key {quote(key)} is {got} {quote(json.dumps(data[key]), 30)}, expected {type_spec}")
     return fails
 
 
@@ -426,16 +380,10 @@ def _check_number(spec: Any, text: str) -> list[str]:
         value = float(spec["value"])
         tol = float(spec.get("tolerance", 1e-9))
     except (KeyError, TypeError, ValueError):
-        raise ConfigError(
-            f"expect.number must be {{'value': number, 'tolerance': number}}, got {spec!r}"
-        ) from None
+        raise ConfigError(f"expect.number must be {{'value': number, 'tolerance': number}}, got {spec!r}") from None
     relative = bool(spec.get("relative", False))
     pick = spec.get("pick", "last")
-    whole = (
-        _numbers(text)
-        if _NUMBER_RE.fullmatch(text.strip().replace("\u2212", "-"))
-        else []
-    )
+    whole = _numbers(text) if _NUMBER_RE.fullmatch(text.strip().replace("\u2212", "-")) else []
     found = whole or _numbers(text)
     if not found:
         return [f"number: no number in {quote(text)} (expected {value:g} ± {tol:g})"]
@@ -446,9 +394,7 @@ def _check_number(spec: Any, text: str) -> list[str]:
     elif pick == "last":
         candidates = found[-1:]
     else:
-        raise ConfigError(
-            f"expect.number.pick must be first, last or any, got {pick!r}"
-        )
+        raise ConfigError(f"expect.number.pick must be first, last or any, got {pick!r}")
 
     def close(x: float) -> bool:
         bound = tol * abs(value) if relative else tol
@@ -457,9 +403,7 @@ def _check_number(spec: Any, text: str) -> list[str]:
     if any(close(x) for x in candidates):
         return []
     shown = ", ".join(f"{x:g}" for x in candidates[:5])
-    return [
-        f"number: got {shown}, expected {value:g} ± {tol:g}{' (relative)' if relative else ''} in {quote(text)}"
-    ]
+    return [f"number: got {shown}, expected {value:g} ± {tol:g}{' (relative)' if relative else ''} in {quote(text)}"]
 
 
 class ContractGrader(Grader):
@@ -485,20 +429,12 @@ class ContractGrader(Grader):
         case_sensitive: bool = True,
         hard: bool = True,
     ) -> None:
-        patterns = list(
-            DEFAULT_REFUSAL_PATTERNS if refusal_patterns is None else refusal_patterns
-        )
+        patterns = list(DEFAULT_REFUSAL_PATTERNS if refusal_patterns is None else refusal_patterns)
         if isinstance(refusal_patterns, str):
-            raise ConfigError(
-                "graders.contract.refusal_patterns must be a list of regular expressions"
-            )
-        self.refusal_patterns = _compile(
-            patterns, re.IGNORECASE | re.MULTILINE, "graders.contract.refusal_patterns"
-        )
+            raise ConfigError("graders.contract.refusal_patterns must be a list of regular expressions")
+        self.refusal_patterns = _compile(patterns, re.IGNORECASE | re.MULTILINE, "graders.contract.refusal_patterns")
         self.refusal_window = int(refusal_window)
-        self.refusal_max_tail = (
-            None if refusal_max_tail is None else int(refusal_max_tail)
-        )
+        self.refusal_max_tail = None if refusal_max_tail is None else int(refusal_max_tail)
         self.case_sensitive = bool(case_sensitive)
         self.refusal_anchors = _DEFAULT_ANCHORS if refusal_patterns is None else ()
         self.hard = hard
@@ -506,12 +442,8 @@ class ContractGrader(Grader):
             self.BASE_VERSION,
             {
                 "refusal_patterns": None if refusal_patterns is None else patterns,
-                "refusal_window": self.refusal_window
-                if self.refusal_window != 300
-                else None,
-                "refusal_max_tail": self.refusal_max_tail
-                if self.refusal_max_tail != 400
-                else None,
+                "refusal_window": self.refusal_window if self.refusal_window != 300 else None,
+                "refusal_max_tail": self.refusal_max_tail if self.refusal_max_tail != 400 else None,
                 "case_sensitive": None if self.case_sensitive else False,
             },
         )
@@ -542,26 +474,16 @@ class ContractGrader(Grader):
             if not turn_expect or not _has_checks(turn_expect):
                 continue
             if i >= len(response.turns):
-                fails.append(
-                    f"turn {i + 1}: no answer (the response has {len(response.turns)} turns)"
-                )
+                fails.append(f"turn {i + 1}: no answer (the response has {len(response.turns)} turns)")
                 continue
-            fails += [
-                f"turn {i + 1}: {r}"
-                for r in self.check(turn_expect, response.turns[i].text)
-            ]
+            fails += [f"turn {i + 1}: {r}" for r in self.check(turn_expect, response.turns[i].text)]
         every = expect.get("every_turn")
         if every and _has_checks(every):
             for i, turn in enumerate(response.turns):
                 fails += [f"turn {i + 1}: {r}" for r in self.check(every, turn.text)]
         if fails:
             reason = "; ".join(fails)
-            return GradeResult(
-                False,
-                0.0,
-                reason,
-                findings=reason_findings("contract", reason, grader=self.name),
-            )
+            return GradeResult(False, 0.0, reason, findings=reason_findings("contract", reason, grader=self.name))
         return GradeResult(passed=True, score=1.0, reason="")
 
 

@@ -47,15 +47,7 @@ from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.graders._base import Grader, selected_for
 from goldenkit.records import Case
 
-__all__ = [
-    "Gradability",
-    "check_gradable",
-    "checkers",
-    "describe",
-    "describe_soft_only",
-    "gradability",
-    "shown_ids",
-]
+__all__ = ["Gradability", "check_gradable", "checkers", "describe", "describe_soft_only", "gradability", "shown_ids"]
 
 _SHOWN = 10  # row ids named in a one-line message
 
@@ -69,9 +61,7 @@ def checkers(graders: Iterable[Grader], case: Case) -> tuple[list[str], list[str
             continue
         try:
             applies = bool(g.applies(case))
-        except (
-            Exception
-        ):  # grading will be a grader error (ERROR), which is said; count it as checked
+        except Exception:  # grading will be a grader error (ERROR), which is said; count it as checked
             applies = True
         if applies:
             (hard if g.hard else soft).append(g.name)
@@ -121,10 +111,7 @@ def gradability(graders: Iterable[Grader], cases: Mapping[str, Case]) -> Gradabi
         elif not hard:
             ungradable.append(rid)
     return Gradability(
-        rows=len(cases),
-        ungradable=tuple(ungradable),
-        soft_only=soft_only,
-        graders=tuple(g.name for g in graders),
+        rows=len(cases), ungradable=tuple(ungradable), soft_only=soft_only, graders=tuple(g.name for g in graders)
     )
 
 
@@ -159,9 +146,7 @@ def describe_soft_only(report: Gradability) -> str | None:
     """
     if not report.soft_only:
         return None
-    soft = ", ".join(
-        sorted({name for names in report.soft_only.values() for name in names})
-    )
+    soft = ", ".join(sorted({name for names in report.soft_only.values() for name in names}))
     return (
         f"only soft graders ({soft}) check {len(report.soft_only)} of {report.rows} rows: recorded, but their "
         "verdict is SKIPPED (make the grader hard with a calibration, or add a contract): "
@@ -175,9 +160,7 @@ def check_gradable(report: Gradability, max_ungradable: float) -> None:
     ``max_ungradable`` is a share in [0, 1]: 0 (the default of a run) refuses any such row.
     """
     if not 0.0 <= max_ungradable <= 1.0:
-        raise ConfigError(
-            f"max_ungradable must be a share between 0 and 1 (got {max_ungradable})"
-        )
+        raise ConfigError(f"max_ungradable must be a share between 0 and 1 (got {max_ungradable})")
     if report.share <= max_ungradable:
         return
     line = describe(report) or ""

@@ -64,15 +64,7 @@ from goldenkit.schema import TRANSPORT_SETTINGS
 
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import (
-    Grader,
-    GradeResult,
-    ModelCall,
-    ask_model,
-    final_reference,
-    selected_for,
-    usage_sum,
-)
+from goldenkit.graders._base import Grader, GradeResult, ModelCall, ask_model, final_reference, selected_for, usage_sum
 from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
 
@@ -108,9 +100,7 @@ _WORDS = {
 }
 # A VERDICT line's head; the rest of the line is read without a regular expression (no backtracking on
 # a long line: the reply may quote a long answer).
-_VERDICT_HEAD = re.compile(
-    r"[ \t>*_#`]*(?:VERDICT|ВЕРДИКТ)[ \t*_`]*[:：=]", re.IGNORECASE
-)
+_VERDICT_HEAD = re.compile(r"[ \t>*_#`]*(?:VERDICT|ВЕРДИКТ)[ \t*_`]*[:：=]", re.IGNORECASE)
 
 
 def normalize_decision(value: Any) -> str | None:
@@ -153,9 +143,7 @@ def _json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     found: dict[int, tuple[int, int, dict[str, Any]]] = {}
     for key in [m.start() for m in _DECISION_KEY.finditer(text)][-_MOST:]:
         start = text.rfind("{", 0, key)
-        for _ in range(
-            8
-        ):  # the key may follow nested values: try the braces before it, nearest first
+        for _ in range(8):  # the key may follow nested values: try the braces before it, nearest first
             if start < 0:
                 break
             try:
@@ -174,9 +162,7 @@ def _json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
 
 _DECISION_KEY = re.compile(r'"decision"\s*:')
 _MOST, _LONGEST = 64, 65536
-_FENCE = re.compile(
-    r"[\s`]*(?:json)?[\s`]*", re.IGNORECASE
-)  # what may stand between a VERDICT line and its JSON
+_FENCE = re.compile(r"[\s`]*(?:json)?[\s`]*", re.IGNORECASE)  # what may stand between a VERDICT line and its JSON
 
 
 def _canon(obj: Any) -> str:
@@ -189,9 +175,7 @@ def _strip_echo(reply: str, quotes: Sequence[str]) -> str:
     if not quotes:
         return reply
     nonce = re.escape(_nonce(quotes))
-    reply = re.sub(
-        rf"<<<ANSWER {nonce}>>>.*?<<<END ANSWER {nonce}>>>", " ", reply, flags=re.DOTALL
-    )
+    reply = re.sub(rf"<<<ANSWER {nonce}>>>.*?<<<END ANSWER {nonce}>>>", " ", reply, flags=re.DOTALL)
     for q in quotes:
         for copy in dict.fromkeys((q, q.strip())):
             if copy.strip() and reply.strip() != copy.strip():
@@ -225,9 +209,7 @@ class _Statement:
     end: int
     decision: str | None
     obj: dict[str, Any] | None = None
-    in_answer: bool = (
-        False  # the answer holds the same statement (a copy, or the judge's own words)
-    )
+    in_answer: bool = False  # the answer holds the same statement (a copy, or the judge's own words)
 
 
 def _statements(reply: str, quotes: Sequence[str]) -> list[_Statement]:
@@ -235,13 +217,7 @@ def _statements(reply: str, quotes: Sequence[str]) -> list[_Statement]:
     answer_objs = {_canon(o) for q in quotes for _, _, o in _json_objects(q)}
     answer_lines = {key for q in quotes for _, _, key, _ in _verdict_lines(q)}
     found = [
-        _Statement(
-            i,
-            end,
-            normalize_decision(obj.get("decision")),
-            obj,
-            _canon(obj) in answer_objs,
-        )
+        _Statement(i, end, normalize_decision(obj.get("decision")), obj, _canon(obj) in answer_objs)
         for i, end, obj in _json_objects(reply)
     ]
     found += [
@@ -252,9 +228,7 @@ def _statements(reply: str, quotes: Sequence[str]) -> list[_Statement]:
     return sorted(found, key=lambda s: s.start)
 
 
-def parse_judge(
-    text: str, *, quoted: str | Sequence[str] | None = None
-) -> JudgeVerdict:
+def parse_judge(text: str, *, quoted: str | Sequence[str] | None = None) -> JudgeVerdict:
     """Read a judge reply: its last word, the last verdict statement the answer does not hold (see the module
     doc). ``quoted``: the answer(s) that were under judgement."""
     quotes = [quoted] if isinstance(quoted, str) else list(quoted or [])
@@ -265,34 +239,21 @@ def parse_judge(
         copied = [s for s in statements if s.obj is not None]
         if any(s.decision != "REJECT" for s in copied):
             return JudgeVerdict(
-                "PENDING",
-                note="the judge reply only repeats a verdict found in the answer under judgement",
+                "PENDING", note="the judge reply only repeats a verdict found in the answer under judgement"
             )
-        own = (
-            copied or statements
-        )  # a copied REJECT stands; else the VERDICT lines are the judge's
+        own = copied or statements  # a copied REJECT stands; else the VERDICT lines are the judge's
     if not own:
-        return JudgeVerdict(
-            "PENDING", note=f"no decision in the judge reply {quote(text)}"
-        )
+        return JudgeVerdict("PENDING", note=f"no decision in the judge reply {quote(text)}")
     last = own[-1]
     if last.decision is None:
         return JudgeVerdict("PENDING", note="the judge's JSON has no valid decision")
     if last.obj is None:
-        return JudgeVerdict(
-            last.decision, schema_valid=False, note="decision from the VERDICT line"
-        )
+        return JudgeVerdict(last.decision, schema_valid=False, note="decision from the VERDICT line")
     before = own[-2] if len(own) > 1 else None
-    paired = (
-        before is not None
-        and before.obj is None
-        and _FENCE.fullmatch(reply[before.end : last.start]) is not None
-    )
+    paired = before is not None and before.obj is None and _FENCE.fullmatch(reply[before.end : last.start]) is not None
     if paired and before is not None and before.decision != last.decision:
         detail = f"verdict {before.decision}, json {last.decision}"
-        return JudgeVerdict(
-            "PENDING", note=f"conflicting decisions in the judge reply ({detail})"
-        )
+        return JudgeVerdict("PENDING", note=f"conflicting decisions in the judge reply ({detail})")
     score, reasons, valid = _score_reasons(last.obj)
     return JudgeVerdict(last.decision, score=score, reasons=reasons, schema_valid=valid)
 
@@ -302,11 +263,7 @@ def _score_reasons(obj: Mapping[str, Any]) -> tuple[float | None, list[str], boo
     score: float | None = None
     raw = obj.get("score")
     if raw is not None:
-        if (
-            isinstance(raw, (int, float))
-            and not isinstance(raw, bool)
-            and 0.0 <= float(raw) <= 1.0
-        ):
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0.0 <= float(raw) <= 1.0:
             score = float(raw)
         else:
             valid = False
@@ -350,10 +307,7 @@ def build_judge_prompt(
     for t in response.turns:
         text = t.text or ""
         if len(text) > max_chars:
-            text = (
-                text[:max_chars]
-                + f"\n[... truncated, {len(t.text) - max_chars} more characters]"
-            )
+            text = text[:max_chars] + f"\n[... truncated, {len(t.text) - max_chars} more characters]"
         answers.append(text)
     nonce = _nonce(answers)
     system = rubric.rstrip() + "\n\n" + _INSTRUCTIONS.format(nonce=nonce)
@@ -363,24 +317,16 @@ def build_judge_prompt(
     for m in case.history:
         parts.append(f"## Earlier message ({m.role})\n{m.content}")
     users = [t.user for t in case.turns]
-    if response.turns and all(
-        t.user is not None for t in response.turns
-    ):  # a simulated conversation
-        users = [
-            str(t.user) for t in response.turns
-        ]  # the judge reads the whole transcript
+    if response.turns and all(t.user is not None for t in response.turns):  # a simulated conversation
+        users = [str(t.user) for t in response.turns]  # the judge reads the whole transcript
     for i, user in enumerate(users):
         label = f" (turn {i + 1})" if len(users) > 1 else ""
         parts.append(f"## User message{label}\n{user}")
         if i < len(answers):
-            parts.append(
-                f"## Assistant answer{label}\n<<<ANSWER {nonce}>>>\n{answers[i]}\n<<<END ANSWER {nonce}>>>"
-            )
+            parts.append(f"## Assistant answer{label}\n<<<ANSWER {nonce}>>>\n{answers[i]}\n<<<END ANSWER {nonce}>>>")
     reference = final_reference(case)
     if reference:
-        parts.append(
-            f"## Reference answer (for comparison; other wordings can be right)\n{reference}"
-        )
+        parts.append(f"## Reference answer (for comparison; other wordings can be right)\n{reference}")
     parts.append("Give your verdict now as the JSON object.")
     return system, "\n\n".join(parts), answers
 
@@ -391,9 +337,7 @@ def _sha256_text(data: bytes) -> str:
 
 def judge_version(model: str, rubric_sha256: str, parameters: Mapping[str, Any]) -> str:
     """``<model>+rubric.<12 hex>+params.<12 hex>``: model id, rubric and parameter hashes."""
-    params = json.dumps(
-        dict(parameters), sort_keys=True, default=str, ensure_ascii=False
-    ).encode("utf-8")
+    params = json.dumps(dict(parameters), sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
     return f"{model}+rubric.{rubric_sha256[:12]}+params.{_sha256_text(params)[:12]}"
 
 
@@ -435,9 +379,7 @@ class JudgeGrader(Grader):
         if isinstance(provider, str):
             provider_name = provider
             built = {k: v for k, v in options.items() if k != "model"}
-            provider = get_provider(
-                provider, **({"model": model or options.get("model")}), **built
-            )
+            provider = get_provider(provider, **({"model": model or options.get("model")}), **built)
         else:
             provider_name = getattr(provider, "name", type(provider).__name__)
         self.provider = provider
@@ -446,16 +388,12 @@ class JudgeGrader(Grader):
             raise ConfigError("judge: no model id (set [judge] model)")
         if rubric_text is None:
             if rubric is None:
-                raise ConfigError(
-                    'judge: a rubric file is required ([judge] rubric = "path")'
-                )
+                raise ConfigError('judge: a rubric file is required ([judge] rubric = "path")')
             path = Path(rubric)
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                raise ConfigError(
-                    f"judge: cannot read rubric {path}: {exc.strerror}"
-                ) from None
+                raise ConfigError(f"judge: cannot read rubric {path}: {exc.strerror}") from None
             try:
                 rubric_text = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -469,17 +407,11 @@ class JudgeGrader(Grader):
         self.max_response_chars = int(max_response_chars)
         self.parameters = {
             "provider": provider_name,
-            **{
-                k: v
-                for k, v in options.items()
-                if k != "model" and k not in TRANSPORT_SETTINGS
-            },
+            **{k: v for k, v in options.items() if k != "model" and k not in TRANSPORT_SETTINGS},
         }
         if self.max_response_chars != 20000:
             self.parameters["max_response_chars"] = self.max_response_chars
-        self.judge_version = judge_version(
-            self.model, self.rubric_sha256, self.parameters
-        )
+        self.judge_version = judge_version(self.model, self.rubric_sha256, self.parameters)
         self.version = self.judge_version
         if _same_model(self.model, generator_model) and not allow_self_judge:
             raise ConfigError(
@@ -490,9 +422,7 @@ class JudgeGrader(Grader):
         if hard:
             self.hard = self._calibration_allows(calibration)
 
-    def _calibration_allows(
-        self, calibration: str | Path | Mapping[str, Any] | None
-    ) -> bool:
+    def _calibration_allows(self, calibration: str | Path | Mapping[str, Any] | None) -> bool:
         if calibration is None:
             raise ConfigError(
                 "judge: hard = true needs a calibration report that allows it "
@@ -505,22 +435,16 @@ class JudgeGrader(Grader):
             try:
                 report = json.loads(Path(calibration).read_text(encoding="utf-8"))
             except OSError as exc:
-                raise ConfigError(
-                    f"judge: cannot read calibration report {where}: {exc.strerror}"
-                ) from None
+                raise ConfigError(f"judge: cannot read calibration report {where}: {exc.strerror}") from None
             except json.JSONDecodeError as exc:
-                raise ConfigError(
-                    f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})"
-                ) from None
+                raise ConfigError(f"{where}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
         if report.get("judge_version") != self.judge_version:
             raise ConfigError(
                 f"judge: {where} calibrated judge {report.get('judge_version')!r}, not this judge "
                 f"{self.judge_version!r}; calibrate this judge before making it hard"
             )
         if not report.get("hard_allowed"):
-            raise ConfigError(
-                f"judge: {where} does not allow a hard judge: {report.get('why', 'no reason given')}"
-            )
+            raise ConfigError(f"judge: {where} does not allow a hard judge: {report.get('why', 'no reason given')}")
         return True
 
     def applies(self, case: Case) -> bool:
@@ -528,41 +452,21 @@ class JudgeGrader(Grader):
 
     def prompt(self, case: Case, response: Response) -> tuple[Case, list[str]]:
         """The case sent to the judge provider, and the quoted answers."""
-        system, user, answers = build_judge_prompt(
-            case, response, self.rubric, max_chars=self.max_response_chars
-        )
-        return Case(
-            id=f"judge:{case.id}",
-            shape="contract",
-            turns=(Turn(user=user),),
-            system=system,
-        ), answers
+        system, user, answers = build_judge_prompt(case, response, self.rubric, max_chars=self.max_response_chars)
+        return Case(id=f"judge:{case.id}", shape="contract", turns=(Turn(user=user),), system=system), answers
 
-    async def agrade(
-        self, case: Case, response: Response, call: ModelCall | None = None
-    ) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         judge_case, answers = self.prompt(case, response)
-        spent: list[
-            dict[str, Any]
-        ] = []  # the call's usage, its attempts included, answered or not
+        spent: list[dict[str, Any]] = []  # the call's usage, its attempts included, answered or not
         try:
             reply = await ask_model(self.provider, judge_case, call, spent)
-        except (
-            Exception
-        ) as exc:  # any failure of the judge is the judge's ERROR, never the row's FAIL
+        except Exception as exc:  # any failure of the judge is the judge's ERROR, never the row's FAIL
             msg = " ".join(str(exc).split()) or type(exc).__name__
-            return GradeResult(
-                passed=None,
-                reason=f"judge call failed: {msg}",
-                error=True,
-                usage=usage_sum(spent),
-            )
+            return GradeResult(passed=None, reason=f"judge call failed: {msg}", error=True, usage=usage_sum(spent))
         verdict = parse_judge(reply.text, quoted=answers)
-        return dataclasses.replace(
-            self.result(verdict, hard=self.hard), usage=usage_sum(spent)
-        )
+        return dataclasses.replace(self.result(verdict, hard=self.hard), usage=usage_sum(spent))
 
     @staticmethod
     def result(verdict: JudgeVerdict, *, hard: bool = False) -> GradeResult:
@@ -570,24 +474,14 @@ class JudgeGrader(Grader):
         a hard judge's PENDING (a reply it could not read, or no decision) is a grader error."""
         if verdict.decision == "PENDING":
             if hard:
-                return GradeResult(
-                    passed=None,
-                    reason=f"the hard judge could not grade: {verdict.note}",
-                    error=True,
-                )
-            return GradeResult(
-                passed=None, score=verdict.score, reason=f"PENDING: {verdict.note}"
-            )
+                return GradeResult(passed=None, reason=f"the hard judge could not grade: {verdict.note}", error=True)
+            return GradeResult(passed=None, score=verdict.score, reason=f"PENDING: {verdict.note}")
         why = "; ".join(verdict.reasons)
-        reason = mask_secrets(
-            f"{verdict.decision}" + (f": {why}" if why else "")
-        )  # before it is cut
+        reason = mask_secrets(f"{verdict.decision}" + (f": {why}" if why else ""))  # before it is cut
         if len(reason) > 300:
             reason = reason[:299] + "…"
         found = reason_findings("judge", reason)  # a REJECT's reasons, each a finding
-        return GradeResult(
-            verdict.decision == "ACCEPT", verdict.score, reason, findings=found
-        )
+        return GradeResult(verdict.decision == "ACCEPT", verdict.score, reason, findings=found)
 
     def grade(self, case: Case, response: Response) -> GradeResult:
         """Synchronous grading (outside an event loop; inside one, await :meth:`agrade`)."""
@@ -595,9 +489,7 @@ class JudgeGrader(Grader):
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.agrade(case, response))
-        raise RuntimeError(
-            "JudgeGrader.grade called inside an event loop; await agrade() instead"
-        )
+        raise RuntimeError("JudgeGrader.grade called inside an event loop; await agrade() instead")
 
     async def aclose(self) -> None:
         await self.provider.aclose()

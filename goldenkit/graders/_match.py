@@ -39,13 +39,7 @@ from rouge_score import tokenize
 
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._base import (
-    Grader,
-    GradeResult,
-    final_reference,
-    options_version,
-    selected_for,
-)
+from goldenkit.graders._base import Grader, GradeResult, final_reference, options_version, selected_for
 from goldenkit.records import Case, Response
 
 if TYPE_CHECKING:
@@ -54,13 +48,7 @@ if TYPE_CHECKING:
 # rouge-score's scorer and nltk's Porter stemmer import scipy (seconds); they are
 # loaded when the first score is computed, so a run that never scores ROUGE starts fast.
 
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "TOKENIZERS",
-    "ReferenceMatchGrader",
-    "UnicodeTokenizer",
-    "rouge1_f",
-]
+__all__ = ["DEFAULT_THRESHOLD", "TOKENIZERS", "ReferenceMatchGrader", "UnicodeTokenizer", "rouge1_f"]
 
 DEFAULT_THRESHOLD = 0.8
 TOKENIZERS = ("adk", "default")
@@ -120,9 +108,7 @@ class UnicodeTokenizer:
                 current.clear()
 
         for ch in text:
-            if (
-                ch < "\x80"
-            ):  # ASCII: letters and digits make words, everything else separates
+            if ch < "\x80":  # ASCII: letters and digits make words, everything else separates
                 if ch.isalnum():
                     current.append(ch)
                 else:
@@ -161,16 +147,10 @@ def _scorer(tokenizer: str) -> rouge_scorer.RougeScorer:
     from rouge_score import rouge_scorer
 
     if tokenizer == "adk":
-        return rouge_scorer.RougeScorer(
-            ["rouge1"], tokenizer=UnicodeTokenizer(use_stemmer=True)
-        )
+        return rouge_scorer.RougeScorer(["rouge1"], tokenizer=UnicodeTokenizer(use_stemmer=True))
     if tokenizer == "default":
-        return rouge_scorer.RougeScorer(
-            ["rouge1"], tokenizer=StemmingTokenizer(use_stemmer=True)
-        )
-    raise InputError(
-        f"unknown ROUGE tokenizer {tokenizer!r} (expected one of {', '.join(TOKENIZERS)})"
-    )
+        return rouge_scorer.RougeScorer(["rouge1"], tokenizer=StemmingTokenizer(use_stemmer=True))
+    raise InputError(f"unknown ROUGE tokenizer {tokenizer!r} (expected one of {', '.join(TOKENIZERS)})")
 
 
 def rouge1_f(reference: str, response: str, *, tokenizer: str = "adk") -> float:
@@ -179,9 +159,7 @@ def rouge1_f(reference: str, response: str, *, tokenizer: str = "adk") -> float:
     >>> round(rouge1_f("I have set the device_3 status to off.", "Device 3 is now off."), 4)
     0.4286
     """
-    return float(
-        _scorer(tokenizer).score(reference or "", response or "")["rouge1"].fmeasure
-    )
+    return float(_scorer(tokenizer).score(reference or "", response or "")["rouge1"].fmeasure)
 
 
 class ReferenceMatchGrader(Grader):
@@ -199,26 +177,16 @@ class ReferenceMatchGrader(Grader):
     name = "reference"
     BASE_VERSION = "1"
 
-    def __init__(
-        self,
-        *,
-        threshold: float = DEFAULT_THRESHOLD,
-        tokenizer: str = "adk",
-        hard: bool = True,
-    ) -> None:
+    def __init__(self, *, threshold: float = DEFAULT_THRESHOLD, tokenizer: str = "adk", hard: bool = True) -> None:
         if tokenizer not in TOKENIZERS:
-            raise ConfigError(
-                f"graders.reference.tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}"
-            )
+            raise ConfigError(f"graders.reference.tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
         self.threshold = unit_threshold(threshold, "graders.reference.threshold")
         self.tokenizer = tokenizer
         self.hard = hard
         self.version = options_version(
             self.BASE_VERSION,
             {
-                "threshold": None
-                if self.threshold == DEFAULT_THRESHOLD
-                else self.threshold,
+                "threshold": None if self.threshold == DEFAULT_THRESHOLD else self.threshold,
                 "tokenizer": None if tokenizer == "adk" else tokenizer,
             },
         )
@@ -238,10 +206,7 @@ class ReferenceMatchGrader(Grader):
         if case.shape == "contract":
             ref = final_reference(case)
             return [] if ref is None else [(ref, response.text)]
-        if (
-            not any(t.expected_response is not None for t in case.turns)
-            and case.reference is None
-        ):
+        if not any(t.expected_response is not None for t in case.turns) and case.reference is None:
             return []
         refs = [t.expected_response for t in case.turns]
         if refs and refs[-1] is None and case.reference is not None:
@@ -253,22 +218,16 @@ class ReferenceMatchGrader(Grader):
             return False
         if case.shape == "contract":
             return final_reference(case) is not None
-        return case.reference is not None or any(
-            t.expected_response is not None for t in case.turns
-        )
+        return case.reference is not None or any(t.expected_response is not None for t in case.turns)
 
     def grade(self, case: Case, response: Response) -> GradeResult:
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         applies, threshold = self._threshold(case)
         if is_simulated(case.criteria):
-            return GradeResult(
-                passed=None, reason="simulated-user scenario: no expected answers"
-            )
+            return GradeResult(passed=None, reason="simulated-user scenario: no expected answers")
         if not applies:
-            return GradeResult(
-                passed=None, reason=f"the case's criteria do not ask for {_METRIC}"
-            )
+            return GradeResult(passed=None, reason=f"the case's criteria do not ask for {_METRIC}")
         pairs = self._pairs(case, response)
         if not pairs:
             return GradeResult(passed=None, reason="no reference answer")
@@ -280,16 +239,9 @@ class ReferenceMatchGrader(Grader):
         low = [(i, s) for i, s in enumerate(scores) if s < threshold]
         parts = [f"ROUGE-1 F {score:.3f} < {threshold:g}"]
         if len(pairs) > 1:
-            parts.append(
-                "low turns: " + ", ".join(f"{i + 1} ({s:.2f})" for i, s in low[:5])
-            )
+            parts.append("low turns: " + ", ".join(f"{i + 1} ({s:.2f})" for i, s in low[:5]))
         reason = "; ".join(parts)
-        return GradeResult(
-            False,
-            score,
-            reason,
-            findings=reason_findings("reference", reason, grader=self.name),
-        )
+        return GradeResult(False, score, reason, findings=reason_findings("reference", reason, grader=self.name))
 
 
 publish(globals())

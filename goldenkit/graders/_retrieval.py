@@ -73,9 +73,7 @@ def _dedup(ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def retrieved_ids(
-    response: Response, tools: Sequence[str], id_field: str = "id"
-) -> list[str] | None:
+def retrieved_ids(response: Response, tools: Sequence[str], id_field: str = "id") -> list[str] | None:
     """``response.retrieved``, else the ids in the responses of ``tools``; None when neither is there."""
     if response.retrieved is not None:
         return _dedup(str(r) for r in response.retrieved)
@@ -117,39 +115,23 @@ class RetrievalGrader(Grader):
         hard: bool = True,
     ) -> None:
         if mode not in _MODES:
-            raise ConfigError(
-                f"graders.retrieval: mode must be one of {', '.join(_MODES)}, got {mode!r}"
-            )
+            raise ConfigError(f"graders.retrieval: mode must be one of {', '.join(_MODES)}, got {mode!r}")
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise ConfigError(
-                f"graders.retrieval: k must be a positive integer, got {k!r}"
-            )
+            raise ConfigError(f"graders.retrieval: k must be a positive integer, got {k!r}")
         if isinstance(tools, str) or not all(isinstance(t, str) for t in tools):
             raise ConfigError("graders.retrieval: tools must be a list of tool names")
         try:
-            self.min_precision = unit_threshold(
-                min_precision, "graders.retrieval: min_precision"
-            )
-            self.min_recall = unit_threshold(
-                min_recall, "graders.retrieval: min_recall"
-            )
+            self.min_precision = unit_threshold(min_precision, "graders.retrieval: min_precision")
+            self.min_recall = unit_threshold(min_recall, "graders.retrieval: min_recall")
         except InputError as exc:
             raise ConfigError(str(exc)) from None
-        self.mode, self.k, self.tools, self.id_field, self.hard = (
-            mode,
-            k,
-            list(tools),
-            id_field,
-            hard,
-        )
+        self.mode, self.k, self.tools, self.id_field, self.hard = mode, k, list(tools), id_field, hard
         self.version = options_version(
             self.BASE_VERSION,
             {
                 "mode": None if mode == "exact" else mode,
                 "k": k,
-                "min_precision": None
-                if self.min_precision == 0.0
-                else self.min_precision,
+                "min_precision": None if self.min_precision == 0.0 else self.min_precision,
                 "min_recall": None if self.min_recall == 1.0 else self.min_recall,
                 "id_field": None if id_field == "id" else id_field,
             },
@@ -168,29 +150,15 @@ class RetrievalGrader(Grader):
         oracle = self._oracle(case)
         mode, k, p, r = self.mode, self.k, self.min_precision, self.min_recall
         if isinstance(oracle, Mapping):
-            mode = (
-                "at_k"
-                if any(x in oracle for x in ("k", "min_precision", "min_recall"))
-                else mode
-            )
+            mode = "at_k" if any(x in oracle for x in ("k", "min_precision", "min_recall")) else mode
             k = oracle.get("k", k)
-            p = unit_threshold(
-                oracle.get("min_precision", p), "expect.retrieval.min_precision"
-            )
-            r = unit_threshold(
-                oracle.get("min_recall", r), "expect.retrieval.min_recall"
-            )
+            p = unit_threshold(oracle.get("min_precision", p), "expect.retrieval.min_precision")
+            r = unit_threshold(oracle.get("min_recall", r), "expect.retrieval.min_recall")
             oracle = oracle.get("ids")
-        if not isinstance(oracle, list) or not all(
-            isinstance(x, (str, int)) for x in oracle
-        ):
-            raise InputError(
-                f"case {case.id}: expect.retrieval must be a list of ids (or {{'ids': [...], ...}})"
-            )
+        if not isinstance(oracle, list) or not all(isinstance(x, (str, int)) for x in oracle):
+            raise InputError(f"case {case.id}: expect.retrieval must be a list of ids (or {{'ids': [...], ...}})")
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise InputError(
-                f"case {case.id}: expect.retrieval.k must be a positive integer, got {k!r}"
-            )
+            raise InputError(f"case {case.id}: expect.retrieval.k must be a positive integer, got {k!r}")
         return _dedup(str(x) for x in oracle), mode, k, p, r
 
     def grade(self, case: Case, response: Response) -> GradeResult:
@@ -225,17 +193,9 @@ class RetrievalGrader(Grader):
             passed = precision >= min_p and recall >= min_r
             score = recall
             at = f"@{k}" if k is not None else ""
-            bits.insert(
-                1,
-                f"precision{at} {precision:.3g} (min {min_p:g}), recall{at} {recall:.3g} (min {min_r:g})",
-            )
+            bits.insert(1, f"precision{at} {precision:.3g} (min {min_p:g}), recall{at} {recall:.3g} (min {min_r:g})")
         reason = "; ".join(bits)
-        return GradeResult(
-            passed,
-            score,
-            reason,
-            findings=reason_findings("retrieval", reason, grader=self.name),
-        )
+        return GradeResult(passed, score, reason, findings=reason_findings("retrieval", reason, grader=self.name))
 
 
 publish(globals())

@@ -45,13 +45,7 @@ from goldenkit.schema import add_usage
 
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError
-from goldenkit.graders._base import (
-    GradeResult,
-    ModelCall,
-    ask_model,
-    options_version,
-    selected_for,
-)
+from goldenkit.graders._base import GradeResult, ModelCall, ask_model, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
@@ -73,17 +67,11 @@ _RUBRIC_METRICS = (
 
 
 def _criterion_text(rubric: Rubric, n_turns: int) -> str:
-    where = (
-        f" (it applies to turn {rubric.turn + 1} of {n_turns})"
-        if rubric.turn is not None
-        else ""
-    )
+    where = f" (it applies to turn {rubric.turn + 1} of {n_turns})" if rubric.turn is not None else ""
     return f"\n\n## Criterion {rubric.id}{where}\n{rubric.text.strip()}"
 
 
-def rubric_outcome(
-    verdicts: list[tuple[str, str, str]], threshold: float
-) -> GradeResult:
+def rubric_outcome(verdicts: list[tuple[str, str, str]], threshold: float) -> GradeResult:
     """The row's result from ``(rubric id, PASS|FAIL|PENDING|ERROR, reason)`` per rubric (see the module doc).
 
     >>> rubric_outcome([("r1", "PASS", ""), ("r2", "FAIL", "no date")], 1.0).reason
@@ -98,11 +86,7 @@ def rubric_outcome(
     open_ = sum(1 for _, v, _ in verdicts if v in ("PENDING", "ERROR"))
     share = met / n
     head = f"{met}/{n} rubrics met (threshold {threshold:g})"
-    details = [
-        f"{rid} {v}" + (f": {why}" if why else "")
-        for rid, v, why in verdicts
-        if v != "PASS"
-    ]
+    details = [f"{rid} {v}" + (f": {why}" if why else "") for rid, v, why in verdicts if v != "PASS"]
     reason = "; ".join([head] + details)
     if (met + open_) / n < threshold:
         return GradeResult(passed=False, score=share, reason=reason)
@@ -134,22 +118,17 @@ class RubricGrader(JudgeGrader):
     ) -> None:
         for key in ("rubric", "rubric_text"):
             if key in judge:
-                raise ConfigError(
-                    f"rubrics: {key!r} is not an option here (the rubrics come from the cases)"
-                )
+                raise ConfigError(f"rubrics: {key!r} is not an option here (the rubrics come from the cases)")
         text = RUBRIC_INSTRUCTIONS
         if prompt is not None:
             try:
                 text = Path(prompt).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(
-                    f"rubrics: cannot read prompt {prompt}: {exc}"
-                ) from None
+                raise ConfigError(f"rubrics: cannot read prompt {prompt}: {exc}") from None
         self.threshold = unit_threshold(threshold, "graders.rubrics.threshold")
         super().__init__(provider, rubric_text=text, **judge)
         self.version = options_version(
-            self.judge_version,
-            {"threshold": None if self.threshold == 1.0 else self.threshold},
+            self.judge_version, {"threshold": None if self.threshold == 1.0 else self.threshold}
         )
 
     def applies(self, case: Case) -> bool:
@@ -160,92 +139,46 @@ class RubricGrader(JudgeGrader):
         own = (case.expect or {}).get("rubric_threshold")
         for metric in _RUBRIC_METRICS:
             crit = (case.criteria or {}).get(metric)
-            if (
-                own is None
-                and isinstance(crit, Mapping)
-                and crit.get("threshold") is not None
-            ):
+            if own is None and isinstance(crit, Mapping) and crit.get("threshold") is not None:
                 own = crit["threshold"]
         if own is None:
             return self.threshold
         return unit_threshold(own, f"case {case.id}: rubric threshold")
 
-    def rubric_prompt(
-        self, case: Case, response: Response, rubric: Rubric
-    ) -> tuple[Case, list[str]]:
+    def rubric_prompt(self, case: Case, response: Response, rubric: Rubric) -> tuple[Case, list[str]]:
         """The case sent to the judge for one rubric, and the quoted answers."""
         text = self.rubric + _criterion_text(rubric, len(case.turns))
-        system, user, answers = build_judge_prompt(
-            case, response, text, max_chars=self.max_response_chars
-        )
-        judge_case = Case(
-            id=f"rubric:{case.id}:{rubric.id}",
-            shape="contract",
-            turns=(Turn(user=user),),
-            system=system,
-        )
+        system, user, answers = build_judge_prompt(case, response, text, max_chars=self.max_response_chars)
+        judge_case = Case(id=f"rubric:{case.id}:{rubric.id}", shape="contract", turns=(Turn(user=user),), system=system)
         return judge_case, answers
 
     async def _judge_one(
-        self,
-        case: Case,
-        response: Response,
-        rubric: Rubric,
-        spent: list[dict[str, Any]],
-        call: ModelCall | None,
+        self, case: Case, response: Response, rubric: Rubric, spent: list[dict[str, Any]], call: ModelCall | None
     ) -> tuple[str, str, str]:
         judge_case, answers = self.rubric_prompt(case, response, rubric)
         try:
-            reply = await ask_model(
-                self.provider, judge_case, call, spent
-            )  # its usage in spent, answered or not
-        except (
-            Exception
-        ) as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
-            return (
-                rubric.id,
-                "ERROR",
-                "judge call failed: "
-                + (" ".join(str(exc).split()) or type(exc).__name__),
-            )
+            reply = await ask_model(self.provider, judge_case, call, spent)  # its usage in spent, answered or not
+        except Exception as exc:  # the judge's failure is an ERROR of this rubric, never a FAIL
+            return rubric.id, "ERROR", "judge call failed: " + (" ".join(str(exc).split()) or type(exc).__name__)
         verdict = parse_judge(reply.text, quoted=answers)
-        why = mask_secrets(
-            "; ".join(verdict.reasons)
-            if verdict.decision != "PENDING"
-            else verdict.note
-        )
+        why = mask_secrets("; ".join(verdict.reasons) if verdict.decision != "PENDING" else verdict.note)
         if len(why) > 200:
             why = why[:199] + "…"
         label = {"ACCEPT": "PASS", "REJECT": "FAIL"}.get(verdict.decision, "PENDING")
         return rubric.id, label, why
 
-    async def agrade(
-        self, case: Case, response: Response, call: ModelCall | None = None
-    ) -> GradeResult:
+    async def agrade(self, case: Case, response: Response, call: ModelCall | None = None) -> GradeResult:
         if not selected_for(case, self.name):
             return GradeResult(passed=None, reason="not selected for this case")
         if not case.rubrics:
             return GradeResult(passed=None, reason="no rubrics")
         threshold = self.case_threshold(case)
         spent: list[dict[str, Any]] = []  # each judge call's usage
-        verdicts = await asyncio.gather(
-            *(self._judge_one(case, response, r, spent, call) for r in case.rubrics)
-        )
-        result = replace(
-            rubric_outcome(list(verdicts), threshold),
-            usage=functools.reduce(add_usage, spent, None),
-        )
-        text = {
-            r.id: r.text for r in case.rubrics
-        }  # a rubric's finding names it by its text
-        found = [
-            Finding(self.name, "rubric", value_free(text.get(rid, rid)))
-            for rid, v, _ in verdicts
-            if v == "FAIL"
-        ]
-        return (
-            replace(result, findings=tuple(dict.fromkeys(found))) if found else result
-        )
+        verdicts = await asyncio.gather(*(self._judge_one(case, response, r, spent, call) for r in case.rubrics))
+        result = replace(rubric_outcome(list(verdicts), threshold), usage=functools.reduce(add_usage, spent, None))
+        text = {r.id: r.text for r in case.rubrics}  # a rubric's finding names it by its text
+        found = [Finding(self.name, "rubric", value_free(text.get(rid, rid))) for rid, v, _ in verdicts if v == "FAIL"]
+        return replace(result, findings=tuple(dict.fromkeys(found))) if found else result
 
 
 publish(globals())

@@ -29,15 +29,11 @@ __all__ = ["StateGrader", "state_differences"]
 
 
 def _show(value: Any) -> str:
-    text = mask_secrets(
-        json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    )  # before it is cut
+    text = mask_secrets(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))  # before it is cut
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def state_differences(
-    expected: Mapping[str, Any], actual: Mapping[str, Any], prefix: str = ""
-) -> list[str]:
+def state_differences(expected: Mapping[str, Any], actual: Mapping[str, Any], prefix: str = "") -> list[str]:
     """What keeps ``actual`` from holding ``expected`` (empty: it does).
 
     >>> state_differences({"cart": {"items": 2}, "user": "ann"}, {"cart": {"items": 3, "sum": 9}, "user": "ann"})
@@ -84,20 +80,14 @@ class StateGrader(Grader):
         actual = final_state_of(response)
         if actual is None:
             return GradeResult(
-                passed=None,
-                reason="not applicable: the provider does not report the session's final state",
+                passed=None, reason="not applicable: the provider does not report the session's final state"
             )
         diffs = state_differences(case.final_state, actual)
         n = len(case.final_state)
         if not diffs:
             return GradeResult(passed=True, score=1.0, reason="")
         reason = f"final state ({n} expected keys): " + "; ".join(diffs)
-        return GradeResult(
-            False,
-            0.0,
-            reason,
-            findings=reason_findings("state", reason, grader=self.name),
-        )
+        return GradeResult(False, 0.0, reason, findings=reason_findings("state", reason, grader=self.name))
 
 
 publish(globals())

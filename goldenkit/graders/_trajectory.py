@@ -62,13 +62,7 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
-from goldenkit.graders._args import (
-    ARG_MODES,
-    BROKEN_ARGS,
-    ArgRules,
-    args_match,
-    parse_arg_rules,
-)
+from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._partial import Partial, align_partial, f1_partial, max_matching
 from goldenkit.graders._text import as_list, context, quote
@@ -100,28 +94,20 @@ _METRIC = "tool_trajectory_avg_score"
 
 def normalize_match(match: Any) -> str:
     """``"in-order"``, ``"In Order"``, ``1`` → ``"IN_ORDER"`` (ADK's normalization and enum values)."""
-    if (
-        isinstance(match, int)
-        and not isinstance(match, bool)
-        and 0 <= match < _ADK_ENUM
-    ):
+    if isinstance(match, int) and not isinstance(match, bool) and 0 <= match < _ADK_ENUM:
         return MATCH_TYPES[match]
     if isinstance(match, str):
         norm = match.strip().upper().replace("-", "_").replace(" ", "_")
         if norm in MATCH_TYPES:
             return norm
-    raise InputError(
-        f"unknown trajectory match type {match!r} (expected one of {', '.join(MATCH_TYPES)})"
-    )
+    raise InputError(f"unknown trajectory match type {match!r} (expected one of {', '.join(MATCH_TYPES)})")
 
 
 def normalize_args_mode(args: Any) -> str:
     """``"exact"``, ``"subset"`` or ``"ignore"`` (case-insensitive)."""
     if isinstance(args, str) and args.strip().lower() in ARG_MODES:
         return args.strip().lower()
-    raise InputError(
-        f"unknown tool args mode {args!r} (expected one of {', '.join(ARG_MODES)})"
-    )
+    raise InputError(f"unknown tool args mode {args!r} (expected one of {', '.join(ARG_MODES)})")
 
 
 def _call(c: Any) -> tuple[str, dict[str, Any]]:
@@ -136,9 +122,7 @@ def _call(c: Any) -> tuple[str, dict[str, Any]]:
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
-        raise InputError(
-            f"tool call {name!r}: args must be an object, got {type(args).__name__}"
-        )
+        raise InputError(f"tool call {name!r}: args must be an object, got {type(args).__name__}")
     return name, dict(args)
 
 
@@ -169,12 +153,7 @@ def _pred(args: Args) -> Callable[[Any, Any], bool]:
     return match
 
 
-def unit_score(
-    expected: Sequence[Any],
-    actual: Sequence[Any],
-    match: str = "EXACT",
-    args: Args = "exact",
-) -> Partial:
+def unit_score(expected: Sequence[Any], actual: Sequence[Any], match: str = "EXACT", args: Args = "exact") -> Partial:
     """One unit's score under ``match``: 1.0/0.0 for EXACT, IN_ORDER, ANY_ORDER; F1 or the
     alignment share for F1 and ALIGN; with the missing and extra calls."""
     match = normalize_match(match)
@@ -188,12 +167,7 @@ def unit_score(
     return replace(part, score=1.0 if ok else 0.0)
 
 
-def turn_matches(
-    expected: Sequence[Any],
-    actual: Sequence[Any],
-    match: str = "EXACT",
-    args: Args = "exact",
-) -> bool:
+def turn_matches(expected: Sequence[Any], actual: Sequence[Any], match: str = "EXACT", args: Args = "exact") -> bool:
     """Whether one turn's actual calls satisfy its expected calls (ADK rules, see the module doc).
     For F1 and ALIGN: whether the unit scores 1.0."""
     match = normalize_match(match)
@@ -201,9 +175,7 @@ def turn_matches(
         return unit_score(expected, actual, match, args).score == 1.0
     pred = _pred(args)
     if match == "EXACT":
-        return len(expected) == len(actual) and all(
-            pred(e, a) for e, a in zip(expected, actual, strict=False)
-        )
+        return len(expected) == len(actual) and all(pred(e, a) for e, a in zip(expected, actual, strict=False))
     if not expected:
         return True
     if match == "IN_ORDER":
@@ -217,32 +189,23 @@ def turn_matches(
     return not _unmatched(expected, actual, args)[0]
 
 
-def _unmatched(
-    expected: Sequence[Any], actual: Sequence[Any], args: Args
-) -> tuple[list[Any], list[Any]]:
+def _unmatched(expected: Sequence[Any], actual: Sequence[Any], args: Args) -> tuple[list[Any], list[Any]]:
     """``(expected calls left unmatched, actual calls left over)`` under a maximum one-to-one matching
     (see :func:`goldenkit.graders._partial.max_matching`; for ``exact`` and ``ignore`` it gives what
     first-fit gives)."""
     owner = max_matching(expected, actual, _pred(args))
     used = {i for i in owner if i is not None}
-    return [e for i, e in enumerate(expected) if i not in used], [
-        a for j, a in enumerate(actual) if owner[j] is None
-    ]
+    return [e for i, e in enumerate(expected) if i not in used], [a for j, a in enumerate(actual) if owner[j] is None]
 
 
 def _turns(value: Any, what: str) -> list[list[Any]]:
-    if not isinstance(value, (list, tuple)) or any(
-        not isinstance(t, (list, tuple)) for t in value
-    ):
+    if not isinstance(value, (list, tuple)) or any(not isinstance(t, (list, tuple)) for t in value):
         raise InputError(f"{what} must be a list of turns, each a list of tool calls")
     return [list(t) for t in value]
 
 
 def trajectory_score(
-    expected: Sequence[Sequence[Any]],
-    actual: Sequence[Sequence[Any]],
-    match: str = "EXACT",
-    args: Args = "exact",
+    expected: Sequence[Sequence[Any]], actual: Sequence[Sequence[Any]], match: str = "EXACT", args: Args = "exact"
 ) -> float:
     """ADK's tool_trajectory_avg_score: the mean over turns of 1.0 (match) or 0.0
     (for F1 and ALIGN, of each turn's partial score).
@@ -261,9 +224,7 @@ def trajectory_score(
     act = _turns(actual, "actual")
     match = normalize_match(match)
     rules = _rules(args)
-    scores = [
-        unit_score(e, a, match, rules).score for e, a in zip(exp, act, strict=False)
-    ]
+    scores = [unit_score(e, a, match, rules).score for e, a in zip(exp, act, strict=False)]
     if not scores:
         return float("nan")
     return sum(scores) / len(scores)
@@ -278,9 +239,7 @@ def _show(calls: Sequence[Any], limit: int = 4) -> str:
     return "[" + ", ".join(parts) + more + "]"
 
 
-def _explain(
-    expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules
-) -> str:
+def _explain(expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules) -> str:
     """Why one unit failed: the missing expected calls and, for EXACT, the extra ones."""
     missing, pool = _unmatched(expected, actual, args)
     bits = []
@@ -289,9 +248,7 @@ def _explain(
         near = [a for a in actual if any(_call(a)[0] == _call(m)[0] for m in missing)]
         broken = [a for a in near if any(k in _call(a)[1] for k in BROKEN_ARGS)]
         if broken:
-            bits.append(
-                f"called with arguments that are not a JSON object {_show(broken)}"
-            )
+            bits.append(f"called with arguments that are not a JSON object {_show(broken)}")
         elif near and not args.names_only:
             bits.append(f"called with other args {_show(near)}")
     if match == "EXACT" and pool:
@@ -301,18 +258,14 @@ def _explain(
     return "; ".join(bits)
 
 
-def _unit(
-    expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules
-) -> tuple[float, str]:
+def _unit(expected: Sequence[Any], actual: Sequence[Any], match: str, args: ArgRules) -> tuple[float, str]:
     """(score, why it is below 1: '' when it is 1) of one unit."""
     part = unit_score(expected, actual, match, args)
     if part.score == 1.0:
         return 1.0, ""
     if match not in PARTIAL_TYPES:
         return part.score, _explain(expected, actual, match, args)
-    bits = [
-        f"{match} {part.score:.3g} (precision {part.precision:.3g}, recall {part.recall:.3g})"
-    ]
+    bits = [f"{match} {part.score:.3g} (precision {part.precision:.3g}, recall {part.recall:.3g})"]
     if part.missing:
         bits.append(f"missing {_show(part.missing)}")
     if part.extra:
@@ -355,9 +308,7 @@ class TrajectoryGrader(Grader):
             self.BASE_VERSION,
             {
                 "match": None if self.match == "EXACT" else self.match,
-                "contract_match": None
-                if self.contract_match == "IN_ORDER"
-                else self.contract_match,
+                "contract_match": None if self.contract_match == "IN_ORDER" else self.contract_match,
                 "args": None if spec == "exact" else spec,
                 "threshold": None if self.threshold == 1.0 else self.threshold,
             },
@@ -367,21 +318,10 @@ class TrajectoryGrader(Grader):
     @staticmethod
     def _contract_spec(case: Case) -> dict[str, Any] | None:
         expect = case.expect or {}
-        per_turn = [
-            t.get("tools") if isinstance(t, Mapping) else None
-            for t in as_list(expect.get("turns"))
-        ]
-        if (
-            expect.get("tools") is None
-            and all(t is None for t in per_turn)
-            and not expect.get("tool_before_text")
-        ):
+        per_turn = [t.get("tools") if isinstance(t, Mapping) else None for t in as_list(expect.get("turns"))]
+        if expect.get("tools") is None and all(t is None for t in per_turn) and not expect.get("tool_before_text"):
             return None
-        return {
-            "tools": expect.get("tools"),
-            "per_turn": per_turn,
-            "rules": as_list(expect.get("tool_before_text")),
-        }
+        return {"tools": expect.get("tools"), "per_turn": per_turn, "rules": as_list(expect.get("tool_before_text"))}
 
     def _adk_spec(self, case: Case) -> dict[str, Any] | None:
         if is_simulated(case.criteria):
@@ -392,9 +332,7 @@ class TrajectoryGrader(Grader):
         if has_criteria(case.criteria):
             return None  # the case's criteria do not ask for this metric
         # ADK's default criteria include tool_trajectory_avg_score (1.0, EXACT).
-        if case.shape == "adk" or (
-            case.shape != "contract" and any(t.expected_tools for t in case.turns)
-        ):
+        if case.shape == "adk" or (case.shape != "contract" and any(t.expected_tools for t in case.turns)):
             return {}
         return None
 
@@ -412,26 +350,18 @@ class TrajectoryGrader(Grader):
         if settings is not None:
             return self._grade_adk(case, settings, response)
         if is_simulated(case.criteria):
-            return GradeResult(
-                passed=None, reason="simulated-user scenario: no expected tool calls"
-            )
+            return GradeResult(passed=None, reason="simulated-user scenario: no expected tool calls")
         if has_criteria(case.criteria):
-            return GradeResult(
-                passed=None, reason=f"the case's criteria do not ask for {_METRIC}"
-            )
+            return GradeResult(passed=None, reason=f"the case's criteria do not ask for {_METRIC}")
         return GradeResult(passed=None, reason="no tool expectations")
 
-    def _grade_adk(
-        self, case: Case, settings: Mapping[str, Any], response: Response
-    ) -> GradeResult:
+    def _grade_adk(self, case: Case, settings: Mapping[str, Any], response: Response) -> GradeResult:
         try:
             match = normalize_match(settings.get("match_type", self.match))
         except InputError as exc:
             raise InputError(f"case {case.id}: criteria.{_METRIC}: {exc}") from None
         rules = ArgRules(mode="ignore") if settings.get("ignore_args") else self.rules
-        threshold = unit_threshold(
-            settings.get("threshold", self.threshold), f"criteria.{_METRIC}.threshold"
-        )
+        threshold = unit_threshold(settings.get("threshold", self.threshold), f"criteria.{_METRIC}.threshold")
         expected = [list(t.expected_tools) for t in case.turns]
         actual = response.tool_calls
         fails = []
@@ -448,40 +378,26 @@ class TrajectoryGrader(Grader):
                 f"turns beyond {min(len(expected), len(actual))} are not scored"
             )
         if not scores:
-            return GradeResult(
-                passed=None, reason="no turn to score; " + "; ".join(notes)
-            )
+            return GradeResult(passed=None, reason="no turn to score; " + "; ".join(notes))
         score = sum(scores) / len(scores)
         passed = score >= threshold
         head = f"{match} score {score:.3g} {'>=' if passed else '<'} {threshold:g}"
         reason = "; ".join([head] + fails + notes) if (fails or notes) else ""
-        return GradeResult(
-            passed,
-            score,
-            reason,
-            findings=reason_findings("trajectory", reason, grader=self.name),
-        )
+        return GradeResult(passed, score, reason, findings=reason_findings("trajectory", reason, grader=self.name))
 
     def _case_rules(self, case: Case) -> tuple[str, ArgRules]:
         expect = case.expect or {}
         try:
             match = normalize_match(expect.get("tool_match", self.contract_match))
             own = expect.get("tool_args")
-            rules = self.rules.merged(
-                None if own is None else parse_arg_rules(own, "tool_args")
-            )
+            rules = self.rules.merged(None if own is None else parse_arg_rules(own, "tool_args"))
         except InputError as exc:
             raise InputError(f"case {case.id}: expect: {exc}") from None
         return match, rules
 
-    def _grade_contract(
-        self, case: Case, spec: Mapping[str, Any], response: Response
-    ) -> GradeResult:
+    def _grade_contract(self, case: Case, spec: Mapping[str, Any], response: Response) -> GradeResult:
         match, rules = self._case_rules(case)
-        threshold = unit_threshold(
-            (case.expect or {}).get("tool_threshold", self.threshold),
-            "expect.tool_threshold",
-        )
+        threshold = unit_threshold((case.expect or {}).get("tool_threshold", self.threshold), "expect.tool_threshold")
         actual = response.tool_calls
         units: list[float] = []
         fails: list[str] = []
@@ -496,9 +412,7 @@ class TrajectoryGrader(Grader):
                 continue
             if i >= len(actual):
                 units.append(0.0)
-                fails.append(
-                    f"turn {i + 1}: no such turn in the response ({len(actual)} turns)"
-                )
+                fails.append(f"turn {i + 1}: no such turn in the response ({len(actual)} turns)")
                 continue
             score, why = _unit(list(exp_turn), actual[i], match, rules)
             units.append(score)
@@ -514,12 +428,7 @@ class TrajectoryGrader(Grader):
         score = sum(units) / len(units)
         passed = score >= threshold
         reason = "; ".join(fails)
-        return GradeResult(
-            passed,
-            score,
-            reason,
-            findings=reason_findings("trajectory", reason, grader=self.name),
-        )
+        return GradeResult(passed, score, reason, findings=reason_findings("trajectory", reason, grader=self.name))
 
 
 def _check_rule(rule: Any, response: Response) -> tuple[bool, str]:
@@ -529,34 +438,22 @@ def _check_rule(rule: Any, response: Response) -> tuple[bool, str]:
         or not isinstance(rule.get("tool"), str)
         or not isinstance(rule.get("pattern"), str)
     ):
-        raise InputError(
-            f"expect.tool_before_text entries need 'tool' and 'pattern' strings, got {rule!r}"
-        )
+        raise InputError(f"expect.tool_before_text entries need 'tool' and 'pattern' strings, got {rule!r}")
     tool = rule["tool"]
     try:
-        pattern = re.compile(
-            rule["pattern"], 0 if rule.get("case_sensitive") else re.IGNORECASE
-        )
+        pattern = re.compile(rule["pattern"], 0 if rule.get("case_sensitive") else re.IGNORECASE)
     except re.error as exc:
-        raise InputError(
-            f"expect.tool_before_text: invalid pattern {rule['pattern']!r}: {exc}"
-        ) from None
+        raise InputError(f"expect.tool_before_text: invalid pattern {rule['pattern']!r}: {exc}") from None
     want_args = rule.get("args") or {}
     wanted = {"name": tool, "args": want_args}
     called = False
     for i, turn in enumerate(response.turns):
-        called = called or any(
-            calls_match(wanted, c, "subset") for c in turn.tool_calls
-        )
+        called = called or any(calls_match(wanted, c, "subset") for c in turn.tool_calls)
         texts = [t for _, t in turn.intermediate] + [turn.text]
         for text in texts:
             m = pattern.search(text or "")
             if m and not called:
-                shown = (
-                    f"{tool}({', '.join(f'{k}={v!r}' for k, v in want_args.items())})"
-                    if want_args
-                    else tool
-                )
+                shown = f"{tool}({', '.join(f'{k}={v!r}' for k, v in want_args.items())})" if want_args else tool
                 return False, (
                     f"tool_before_text: turn {i + 1} says {quote(m.group(), 40)} in "
                     f"{context(text, m.start(), m.end())} before any call to {shown}"

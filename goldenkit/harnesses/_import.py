@@ -38,20 +38,14 @@ def _source_file(src: Path, fmt: str) -> Path:
         return src
     if not src.exists():
         raise InputError(f"{src}: no such file or folder")
-    if (
-        fmt == "adk"
-    ):  # a folder of eval history: every file of the eval set (see harnesses.adk_history)
+    if fmt == "adk":  # a folder of eval history: every file of the eval set (see harnesses.adk_history)
         return src
-    found = sorted(
-        {p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()}
-    )
+    found = sorted({p for pattern in FORMATS[fmt] for p in src.glob(pattern) if p.is_file()})
     preferred = [p for p in found if p.name == _PREFERRED.get(fmt)]
     found = preferred or found
     if len(found) != 1:
         listed = ", ".join(p.name for p in found[:10]) or "none"
-        raise InputError(
-            f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file"
-        )
+        raise InputError(f"{src}: a folder with {len(found)} {fmt} result files ({listed}); name the file")
     return found[0]
 
 
@@ -73,25 +67,17 @@ def _read_format(path: Path, fmt: str, options: dict[str, object]) -> list[Impor
     name = None if metric is None else str(metric)
     if fmt == "inspect":
         scorer = options.get("scorer")
-        return [
-            read_inspect(
-                path, scorer=None if scorer is None else str(scorer), threshold=thr
-            )
-        ]
+        return [read_inspect(path, scorer=None if scorer is None else str(scorer), threshold=thr)]
     if fmt == "lm-eval":
         return [read_lm_eval(path, metric=name, threshold=thr)]
     if fmt == "promptfoo":
         provider = options.get("provider")
-        return read_promptfoo(
-            path, provider=None if provider is None else str(provider)
-        )
+        return read_promptfoo(path, provider=None if provider is None else str(provider))
     if fmt == "deepeval":
         return [read_deepeval(path, metric=name, threshold=thr)]
     if fmt == "adk":
         eval_set = options.get("eval_set")
-        return read_adk_history(
-            path, eval_set=None if eval_set is None else str(eval_set)
-        )
+        return read_adk_history(path, eval_set=None if eval_set is None else str(eval_set))
     return [read_openai_evals(path, metric=name, threshold=thr)]
 
 
@@ -130,19 +116,12 @@ def import_run(
         RUN_OPTIONS["run_id"].check(run_id)
     except ValueError as exc:
         raise UsageError(f"run id {exc}") from None
-    options: dict[str, object] = {
-        "scorer": scorer,
-        "metric": metric,
-        "threshold": threshold,
-        "provider": provider,
-    }
+    options: dict[str, object] = {"scorer": scorer, "metric": metric, "threshold": threshold, "provider": provider}
     options["eval_set"] = eval_set
     for key, value in options.items():
         if value is not None and format not in _OPTIONS[key]:
             flag = key.replace("_", "-")
-            raise UsageError(
-                f"--{flag} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})"
-            )
+            raise UsageError(f"--{flag} does not apply to --format {format} (only {', '.join(_OPTIONS[key])})")
     path = _source_file(Path(src), format)
     ds = None if dataset is None else read_dataset(Path(dataset))
     imported = _read(path, format, options)
@@ -150,17 +129,13 @@ def import_run(
         if not imp.samples:
             raise InputError(f"{path}: no samples in the file; nothing to import")
     recorded = {k: v for k, v in options.items() if v is not None}
-    recorded.update(
-        slice=slice_field, dataset=None if dataset is None else str(dataset)
-    )
+    recorded.update(slice=slice_field, dataset=None if dataset is None else str(dataset))
     prepared = []
     for imp in imported:
         rid = run_id if imp.suffix is None else f"{run_id}-{imp.suffix}"
         prepared.append(prepare(imp, rid, ds, slice_field, recorded))
     if len({p.run_id for p in prepared}) != len(prepared):
-        raise InputError(
-            f"{path}: two runs would get the same run id; pick one with --provider"
-        )
+        raise InputError(f"{path}: two runs would get the same run id; pick one with --provider")
     written = write_prepared(prepared, Path(results_dir))
     return [read_run(p) for p in written]
 

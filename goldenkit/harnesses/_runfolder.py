@@ -63,14 +63,7 @@ from goldenkit.schema import (
 from goldenkit._registry import publish
 from goldenkit.dataset import Dataset, canonical_sha256
 from goldenkit.errors import InputError, ResultsError
-from goldenkit.results import (
-    OutcomeWriter,
-    Run,
-    iter_jsonl,
-    read_run,
-    write_json_atomic,
-    write_parquet,
-)
+from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
 
 #: The file beside run.json that holds each row's input hash (``{"row_id", "input_sha256"}`` lines),
 #: so two imports can name the rows whose samples differ (:func:`sample_differences`).
@@ -103,18 +96,10 @@ def _slice_of(sample: Sample, slice_field: str | None) -> str:
     if slice_field is None:
         return "all"
     if slice_field not in sample.fields:
-        raise InputError(
-            f"{sample.where}: no field {slice_field!r} for --slice (fields: {', '.join(sample.fields)})"
-        )
+        raise InputError(f"{sample.where}: no field {slice_field!r} for --slice (fields: {', '.join(sample.fields)})")
     value = sample.fields[slice_field]
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (str, int, float))
-        or str(value) == ""
-    ):
-        raise InputError(
-            f"{sample.where}: --slice field {slice_field!r} is {canonical_json(value)}, not a name"
-        )
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or str(value) == "":
+        raise InputError(f"{sample.where}: --slice field {slice_field!r} is {canonical_json(value)}, not a name")
     if is_reserved_slice(str(value)):
         raise InputError(
             f"{sample.where}: --slice field {slice_field!r} is {value!r}, a name goldenkit keeps for its own rows"
@@ -128,10 +113,7 @@ def fingerprint(inputs: Mapping[str, str]) -> str:
     ``inputs`` maps each row id to its input's canonical JSON; the line is then exactly
     ``canonical_json({"id": row_id, "input": input})`` ("id" sorts before "input").
     """
-    lines = (
-        f'{{"id":{canonical_json(rid)},"input":{text}}}\n'
-        for rid, text in inputs.items()
-    )
+    lines = (f'{{"id":{canonical_json(rid)},"input":{text}}}\n' for rid, text in inputs.items())
     return canonical_sha256("".join(lines).encode("utf-8"))
 
 
@@ -142,69 +124,36 @@ def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _R
     info: dict[str, tuple[str, str, list[str]]] = {}
     for s in imp.samples:
         if (s.row_id, s.repeat) in seen:
-            raise InputError(
-                f"{s.where}: sample id {s.row_id!r} repeat {s.repeat + 1} appears twice"
-            )
+            raise InputError(f"{s.where}: sample id {s.row_id!r} repeat {s.repeat + 1} appears twice")
         seen[(s.row_id, s.repeat)] = s.where
         text = canonical_json(s.input)
         if inputs.setdefault(s.row_id, text) != text:
-            raise InputError(
-                f"{s.where}: sample id {s.row_id!r} has another input than in its first repeat"
-            )
+            raise InputError(f"{s.where}: sample id {s.row_id!r} has another input than in its first repeat")
         if s.row_id not in info:
             info[s.row_id] = (_slice_of(s, slice_field), "holdout", [])
     if dataset is None:
         name = imp.task
-        key = {
-            "name": name,
-            "version": imp.task_version,
-            "sha256": fingerprint(inputs),
-            "path": None,
-        }
+        key = {"name": name, "version": imp.task_version, "sha256": fingerprint(inputs), "path": None}
         rows = imp.expected_rows if imp.expected_rows is not None else len(info)
         return _Rows(info, key, rows * imp.repeats, inputs)
     ds_rows = dataset.rows
     known = {
-        str(rid): (
-            str(sl),
-            str(sp),
-            [str(t) for t in (tags if tags is not None else [])],
-        )
-        for rid, sl, sp, tags in zip(
-            *(ds_rows[c].tolist() for c in ("id", "slice", "split", "tags")),
-            strict=True,
-        )
+        str(rid): (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
+        for rid, sl, sp, tags in zip(*(ds_rows[c].tolist() for c in ("id", "slice", "split", "tags")), strict=True)
     }
     for s in imp.samples:
         if s.row_id not in known:
-            raise InputError(
-                f"{s.where}: sample id {s.row_id!r} is not a row of dataset {dataset.path}"
-            )
+            raise InputError(f"{s.where}: sample id {s.row_id!r} is not a row of dataset {dataset.path}")
     for rid, (own_slice, _, _) in info.items():
-        info[rid] = (
-            own_slice if slice_field else known[rid][0],
-            known[rid][1],
-            known[rid][2],
-        )
-    key = {
-        "name": dataset.name,
-        "version": dataset.version,
-        "sha256": dataset.sha256,
-        "path": str(dataset.path),
-    }
+        info[rid] = (own_slice if slice_field else known[rid][0], known[rid][1], known[rid][2])
+    key = {"name": dataset.name, "version": dataset.version, "sha256": dataset.sha256, "path": str(dataset.path)}
     return _Rows(info, key, len(known) * imp.repeats, inputs)
 
 
-def _record(
-    s: Sample, run_id: str, rows: _Rows, imp: Imported, agent: dict[str, Any]
-) -> dict[str, Any]:
+def _record(s: Sample, run_id: str, rows: _Rows, imp: Imported, agent: dict[str, Any]) -> dict[str, Any]:
     sl, sp, tags = rows.info[s.row_id]
     graded = s.verdict in (PASS, FAIL)
-    grade = {
-        "passed": (s.verdict == PASS) if graded else None,
-        "score": s.score,
-        "reason": s.reason,
-    }
+    grade = {"passed": (s.verdict == PASS) if graded else None, "score": s.score, "reason": s.reason}
     grade["error"] = s.verdict == ERROR
     return {
         "schema_version": SCHEMA_VERSION,
@@ -234,27 +183,17 @@ def _record(
     }
 
 
-def _validity(
-    counts: Mapping[str, int], expected: int, not_finished: str | None
-) -> tuple[str, str | None, float]:
+def _validity(counts: Mapping[str, int], expected: int, not_finished: str | None) -> tuple[str, str | None, float]:
     total, errors = counts["total"], counts[ERROR]
     rate = errors / total if total else 0.0
     if not_finished:
-        return (
-            INVALID,
-            f"incomplete: {not_finished} ({total} of {expected} outcomes)",
-            rate,
-        )
+        return INVALID, f"incomplete: {not_finished} ({total} of {expected} outcomes)", rate
     if total == 0:
         return INVALID, "no outcome in the imported file", rate
     if errors == total:
         return INVALID, f"every sample errored ({errors} of {total})", rate
     if rate > MAX_ERROR_RATE:
-        return (
-            INVALID,
-            f"error rate {rate:.1%} ({errors} of {total}) exceeds max_error_rate {MAX_ERROR_RATE:.1%}",
-            rate,
-        )
+        return INVALID, f"error rate {rate:.1%} ({errors} of {total}) exceeds max_error_rate {MAX_ERROR_RATE:.1%}", rate
     if total < expected:
         return INVALID, f"incomplete: {total} of {expected} outcomes", rate
     return VALID, None, rate
@@ -286,12 +225,7 @@ def _cases_file(imp: Imported, rows: _Rows, dataset: Dataset | None) -> bytes | 
     lines = []
     for rid, case in cases.items():
         sl, sp, tags = rows.info[rid]
-        lines.append(
-            canonical_json(
-                {"id": rid, "slice": sl, "split": sp, "tags": tags, "case": case}
-            )
-            + "\n"
-        )
+        lines.append(canonical_json({"id": rid, "slice": sl, "split": sp, "tags": tags, "case": case}) + "\n")
     return "".join(lines).encode("utf-8")
 
 
@@ -311,26 +245,15 @@ def _source(imp: Imported, rows: _Rows, cases: bytes | None) -> dict[str, Any]:
 
 
 def prepare(
-    imp: Imported,
-    run_id: str,
-    dataset: Dataset | None,
-    slice_field: str | None,
-    options: dict[str, Any],
+    imp: Imported, run_id: str, dataset: Dataset | None, slice_field: str | None, options: dict[str, Any]
 ) -> Prepared:
     """The outcome records and run.json of ``imp`` (nothing is written)."""
     rows = _rows(imp, dataset, slice_field)
-    agent = {
-        "git_commit": None,
-        "model_id": imp.model_id,
-        "prompt_sha256": imp.prompt_sha256,
-    }
+    agent = {"git_commit": None, "model_id": imp.model_id, "prompt_sha256": imp.prompt_sha256}
     order = {rid: i for i, rid in enumerate(rows.info)}
     samples = sorted(imp.samples, key=lambda s: (order[s.row_id], s.repeat))
     records = [_record(s, run_id, rows, imp, agent) for s in samples]
-    counts = {
-        v: sum(1 for r in records if r["verdict"] == v)
-        for v in (PASS, FAIL, ERROR, SKIPPED)
-    }
+    counts = {v: sum(1 for r in records if r["verdict"] == v) for v in (PASS, FAIL, ERROR, SKIPPED)}
     counts.update(total=len(records), expected=rows.expected)
     validity, why, rate = _validity(counts, rows.expected, imp.not_finished)
     complete = imp.not_finished is None and len(records) >= rows.expected
@@ -343,9 +266,7 @@ def prepare(
         "dataset": rows.dataset,
         "agent_version": agent,
         "judge_version": imp.judge_version,
-        "graders": dict(imp.graders)
-        if imp.graders is not None
-        else {imp.grader: imp.grader_version},
+        "graders": dict(imp.graders) if imp.graders is not None else {imp.grader: imp.grader_version},
         "repeats": imp.repeats,
         "sample": None,
         "mode": IMPORTED,
@@ -361,16 +282,9 @@ def prepare(
         "invalid_reason": why,
         "complete": complete,
         "notes": list(imp.notes),
-        "timings": {
-            "invocations": [
-                {"started_at": stamp, "ended_at": stamp, "imported": len(records)}
-            ]
-        },
+        "timings": {"invocations": [{"started_at": stamp, "ended_at": stamp, "imported": len(records)}]},
     }
-    inputs = {
-        rid: hashlib.sha256(text.encode("utf-8")).hexdigest()
-        for rid, text in rows.inputs.items()
-    }
+    inputs = {rid: hashlib.sha256(text.encode("utf-8")).hexdigest() for rid, text in rows.inputs.items()}
     return Prepared(run_id, records, manifest, inputs, cases)
 
 
@@ -381,9 +295,7 @@ def write_prepared(prepared: Sequence[Prepared], results_dir: Path) -> list[Path
     """
     for p in prepared:
         if (results_dir / p.run_id).exists():
-            raise InputError(
-                f"{results_dir / p.run_id}: run {p.run_id} already exists; use a new --run-id"
-            )
+            raise InputError(f"{results_dir / p.run_id}: run {p.run_id} already exists; use a new --run-id")
     results_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for p in prepared:
@@ -411,9 +323,7 @@ def _inputs_of(run: Run) -> dict[str, str]:
     return {str(r["row_id"]): str(r["input_sha256"]) for r in iter_jsonl(path)}
 
 
-def sample_differences(
-    base: Run | str | os.PathLike[str], cand: Run | str | os.PathLike[str]
-) -> list[str]:
+def sample_differences(base: Run | str | os.PathLike[str], cand: Run | str | os.PathLike[str]) -> list[str]:
     """The rows whose samples differ between two imported runs, named (empty: the same samples).
 
     One line for the ids only in ``base``, one for those only in ``cand``, one for the

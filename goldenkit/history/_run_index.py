@@ -34,43 +34,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._run_label import run_label
-from goldenkit.schema import (
-    INVALID,
-    OUTCOMES_JSONL,
-    OUTCOMES_PARQUET,
-    RUN_FILE,
-    SCHEMA_VERSION,
-)
+from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 from goldenkit._registry import publish
 from goldenkit.errors import GoldenkitError, ResultsError
 from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
 from goldenkit.stats import collapse_arrays, parse_rule, verdict_codes, wilson_ci
 
-__all__ = [
-    "CACHE_FILE",
-    "PROTOCOL_KEYS",
-    "RUN_COLUMNS",
-    "Index",
-    "fingerprint",
-    "protocol_id",
-    "runs_df",
-    "scan",
-]
+__all__ = ["CACHE_FILE", "PROTOCOL_KEYS", "RUN_COLUMNS", "Index", "fingerprint", "protocol_id", "runs_df", "scan"]
 
 CACHE_FILE = ".goldenkit-index.json"
 
 #: Kept for one release: the fields the history's protocol id was once built from. The id is now the
 #: protocol key's (:func:`goldenkit.compare.protocol_key`), plus the shard (a shard's rows are a part).
-PROTOCOL_KEYS = (
-    "repeats",
-    "graders",
-    "judge_version",
-    "simulator_version",
-    "include_red",
-    "sample",
-    "shard",
-)
+PROTOCOL_KEYS = ("repeats", "graders", "judge_version", "simulator_version", "include_red", "sample", "shard")
 
 #: Columns of :func:`runs_df`, in order.
 RUN_COLUMNS = (
@@ -124,11 +101,7 @@ _CODES = ("PASS", "FAIL", "ERROR", "SKIPPED")
 
 
 def _json_text(value: Any) -> str | None:
-    return (
-        None
-        if value is None
-        else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    )
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def protocol_id(manifest: dict[str, Any], rule: str | None = None) -> str:
@@ -159,18 +132,14 @@ def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
         "label": run_label(man),
         "run_id": None if man.get("run_id") is None else str(man.get("run_id")),
         "dataset_name": ds.get("name"),
-        "dataset_version": None
-        if ds.get("version") is None
-        else str(ds.get("version")),
+        "dataset_version": None if ds.get("version") is None else str(ds.get("version")),
         "dataset_sha256": ds.get("sha256"),
         "model_id": av.get("model_id"),
         "git_commit": av.get("git_commit"),
         "prompt_sha256": av.get("prompt_sha256"),
         "artifacts": av.get("artifacts_sha256"),
         "judge_version": man.get("judge_version"),
-        "simulator_version": sim
-        if sim is None or isinstance(sim, str)
-        else _json_text(sim),
+        "simulator_version": sim if sim is None or isinstance(sim, str) else _json_text(sim),
         "graders": _json_text(man.get("graders")),
         "protocol": protocol_id(man),
         "mode": man.get("mode"),
@@ -213,69 +182,37 @@ def _light_jsonl(path: Path) -> pa.Table:
     recs = latest_per_pair(iter_jsonl(path))
     cols = {c: [r.get(c) for r in recs] for c in _LIGHT}
     return pa.table(
-        {
-            "row_id": pa.array(cols["row_id"], pa.string()),
-            "repeat": cols["repeat"],
-            "verdict": cols["verdict"],
-        }
+        {"row_id": pa.array(cols["row_id"], pa.string()), "repeat": cols["repeat"], "verdict": cols["verdict"]}
     )
 
 
 def _read_folder(folder: Path) -> _Folder:
     """Read one run folder's manifest and light outcomes; a problem becomes ``state = "corrupt"``."""
-    row: dict[str, Any] = {
-        "kind": "run",
-        "path": str(folder),
-        "run_id": folder.name,
-        "source": None,
-    }
+    row: dict[str, Any] = {"kind": "run", "path": str(folder), "run_id": folder.name, "source": None}
     if not (folder / RUN_FILE).exists():
         return _Folder(
-            {
-                **row,
-                "state": "corrupt",
-                "problem": f"{folder / OUTCOMES_JSONL}: outcomes without a {RUN_FILE}",
-            }
+            {**row, "state": "corrupt", "problem": f"{folder / OUTCOMES_JSONL}: outcomes without a {RUN_FILE}"}
         )
     try:
         run = read_run(folder)
     except GoldenkitError as exc:
         return _Folder({**row, "state": "corrupt", "problem": str(exc)})
     except (OSError, UnicodeDecodeError) as exc:
-        return _Folder(
-            {
-                **row,
-                "state": "corrupt",
-                "problem": f"{folder / RUN_FILE}: unreadable: {exc}",
-            }
-        )
+        return _Folder({**row, "state": "corrupt", "problem": f"{folder / RUN_FILE}: unreadable: {exc}"})
     row.update(_key_columns(run.manifest))
     try:
         if run.complete:
             pf = pq.ParquetFile(folder / OUTCOMES_PARQUET)
             schema = hashlib.sha256(str(pf.schema_arrow).encode()).hexdigest()[:16]
-            return _Folder(
-                {**row, "source": "parquet"}, pf.read(columns=_LIGHT), schema
-            )
+            return _Folder({**row, "source": "parquet"}, pf.read(columns=_LIGHT), schema)
         if (folder / OUTCOMES_JSONL).exists():
-            return _Folder(
-                {**row, "source": "jsonl"}, _light_jsonl(folder / OUTCOMES_JSONL)
-            )
+            return _Folder({**row, "source": "jsonl"}, _light_jsonl(folder / OUTCOMES_JSONL))
     except GoldenkitError as exc:
         return _Folder({**row, "state": "corrupt", "problem": str(exc)})
     except (OSError, ValueError, pa.ArrowException) as exc:
         name = OUTCOMES_PARQUET if run.complete else OUTCOMES_JSONL
-        return _Folder(
-            {
-                **row,
-                "state": "corrupt",
-                "problem": f"{folder / name}: unreadable: {exc}",
-            }
-        )
-    return _Folder(
-        row,
-        pa.table({"row_id": pa.array([], pa.string()), "repeat": [], "verdict": []}),
-    )
+        return _Folder({**row, "state": "corrupt", "problem": f"{folder / name}: unreadable: {exc}"})
+    return _Folder(row, pa.table({"row_id": pa.array([], pa.string()), "repeat": [], "verdict": []}))
 
 
 def _summarize(tables: Sequence[pa.Table], rule: str) -> list[dict[str, Any]]:
@@ -294,19 +231,9 @@ def _summarize(tables: Sequence[pa.Table], rule: str) -> list[dict[str, Any]]:
     width = max(len(id_names), 1)
     pair_codes, pairs = pd.factorize(run_of * width + id_codes)
     verdicts = verdict_codes(pd.Series(column("verdict"), dtype=object), ids)
-    repeats = (
-        pd.to_numeric(pd.Series(column("repeat")), errors="coerce")
-        .fillna(0)
-        .to_numpy(np.int64)
-    )
-    names = (
-        np.asarray(id_names, dtype=object)[np.asarray(pairs, dtype=np.int64) % width]
-        if len(pairs)
-        else pairs
-    )
-    collapsed = collapse_arrays(
-        np.asarray(names), pair_codes, verdicts, rule, repeats=repeats
-    )
+    repeats = pd.to_numeric(pd.Series(column("repeat")), errors="coerce").fillna(0).to_numpy(np.int64)
+    names = np.asarray(id_names, dtype=object)[np.asarray(pairs, dtype=np.int64) % width] if len(pairs) else pairs
+    collapsed = collapse_arrays(np.asarray(names), pair_codes, verdicts, rule, repeats=repeats)
     row_run = np.asarray(pairs, dtype=np.int64) // width
     rv = verdict_codes(collapsed["verdict"])
     m = len(tables)
@@ -318,12 +245,7 @@ def _summarize(tables: Sequence[pa.Table], rule: str) -> list[dict[str, Any]]:
     out = []
     for i in range(m):
         total = int(sizes[i])
-        rec: dict[str, Any] = {
-            "outcomes": total,
-            "rows": int(rows[i]),
-            "n": int(n[i]),
-            "k": int(k[i]),
-        }
+        rec: dict[str, Any] = {"outcomes": total, "rows": int(rows[i]), "n": int(n[i]), "k": int(k[i])}
         rec.update({c.lower(): int(att[i, j]) for j, c in enumerate(_CODES)})
         rec["pass_rate"] = float(k[i] / n[i]) if n[i] else None
         rec["ci_low"] = None if np.isnan(lo[i]) else float(lo[i])
@@ -381,8 +303,7 @@ def _load_cache(path: Path, rule: str) -> dict[str, Any]:
         isinstance(data, dict)
         and data.get("schema_version") == SCHEMA_VERSION
         and data.get("rule") == rule
-        and data.get("columns")
-        == list(RUN_COLUMNS)  # a cache from before a column was added is stale
+        and data.get("columns") == list(RUN_COLUMNS)  # a cache from before a column was added is stale
     )
     runs = data.get("runs") if ok else None
     return runs if isinstance(runs, dict) else {}
@@ -393,13 +314,7 @@ def _save_cache(path: Path, rule: str, runs: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         text = json.dumps(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "rule": rule,
-                "columns": list(RUN_COLUMNS),
-                "runs": runs,
-            },
-            default=str,
+            {"schema_version": SCHEMA_VERSION, "rule": rule, "columns": list(RUN_COLUMNS), "runs": runs}, default=str
         )
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
@@ -453,17 +368,12 @@ def _run_folders(results_dir: Path) -> list[Path]:
     for entry in sorted(os.scandir(results_dir), key=lambda e: e.name):
         if entry.name.startswith(".") or entry.name == LATEST or not entry.is_dir():
             continue
-        if any(
-            os.path.exists(os.path.join(entry.path, f))
-            for f in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET)
-        ):
+        if any(os.path.exists(os.path.join(entry.path, f)) for f in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET)):
             out.append(Path(entry.path))
     return out
 
 
-def _index_runs(
-    folders: Iterable[Path], rule: str, cache: dict[str, Any]
-) -> dict[str, Any]:
+def _index_runs(folders: Iterable[Path], rule: str, cache: dict[str, Any]) -> dict[str, Any]:
     """Cached entries ``{folder: {fingerprint, row, schema}}`` for ``folders``, reading only the changed ones."""
     fresh: dict[str, Any] = {}
     todo: list[tuple[str, list[Any], _Folder]] = []
@@ -475,9 +385,7 @@ def _index_runs(
             continue
         todo.append((key, fp, _read_folder(folder)))
     readable = [t for t in todo if t[2].table is not None]
-    for (_, _, got), summary in zip(
-        readable, _summaries([t[2].table for t in readable], rule), strict=True
-    ):
+    for (_, _, got), summary in zip(readable, _summaries([t[2].table for t in readable], rule), strict=True):
         got.row.update(summary)
     for key, fp, got in todo:
         row = {c: got.row.get(c) for c in RUN_COLUMNS}
@@ -490,46 +398,24 @@ def _baseline_rows(baselines_dir: Path) -> list[dict[str, Any]]:
     """One row per committed baseline (``baselines/NAME.json``), its numbers from the saved summary."""
     out: list[dict[str, Any]] = []
     for p in sorted(baselines_dir.glob("*.json")) if baselines_dir.is_dir() else []:
-        row: dict[str, Any] = {
-            "kind": "baseline",
-            "name": p.stem,
-            "path": str(p),
-            "source": "baseline",
-        }
+        row: dict[str, Any] = {"kind": "baseline", "name": p.stem, "path": str(p), "source": "baseline"}
         try:
             info = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            out.append(
-                {**row, "state": "corrupt", "problem": f"{p}: invalid JSON: {exc}"}
-            )
+            out.append({**row, "state": "corrupt", "problem": f"{p}: invalid JSON: {exc}"})
             continue
         if not isinstance(info, dict) or info.get("kind") != "goldenkit.baseline":
             continue  # another JSON file beside the baselines
         man, s = _dict(info.get("run")), _dict(info.get("summary"))
-        keyed = {
-            **man,
-            "rule": info.get("rule"),
-        }  # its rows were collapsed under the rule it was saved with
-        row.update(
-            _key_columns(keyed),
-            name=str(info.get("name", p.stem)),
-            saved_at=info.get("saved_at"),
-        )
+        keyed = {**man, "rule": info.get("rule")}  # its rows were collapsed under the rule it was saved with
+        row.update(_key_columns(keyed), name=str(info.get("name", p.stem)), saved_at=info.get("saved_at"))
         n, k = s.get("n"), s.get("k")
         counts = _dict(man.get("counts"))
-        row.update(
-            {c.lower(): counts.get(c) for c in _CODES},
-            outcomes=counts.get("total"),
-            rows=s.get("rows"),
-        )
+        row.update({c.lower(): counts.get(c) for c in _CODES}, outcomes=counts.get("total"), rows=s.get("rows"))
         if isinstance(n, int) and isinstance(k, int) and 0 <= k <= n:
             lo, hi = wilson_ci(k, n)
             row.update(
-                n=n,
-                k=k,
-                pass_rate=k / n if n else None,
-                ci_low=None if n == 0 else lo,
-                ci_high=None if n == 0 else hi,
+                n=n, k=k, pass_rate=k / n if n else None, ci_low=None if n == 0 else lo, ci_high=None if n == 0 else hi
             )
         row["error_rate"] = man.get("error_rate")
         missing = not p.with_suffix(".parquet").is_file()
@@ -557,9 +443,7 @@ def scan(
     if cache and folders is None and root.is_dir() and entries != cached:
         _save_cache(cache_path, rule, entries)
     rows = [e["row"] for e in entries.values()]
-    schemas = {
-        e["row"]["path"]: e["schema"] for e in entries.values() if e.get("schema")
-    }
+    schemas = {e["row"]["path"]: e["schema"] for e in entries.values() if e.get("schema")}
     if baselines_dir is not None:
         rows.extend(_baseline_rows(Path(baselines_dir)))
     return Index(rows=rows, schemas=schemas)

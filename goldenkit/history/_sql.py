@@ -67,9 +67,7 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def baseline_history_df(
-    baselines_dir: str | os.PathLike[str] | None = "baselines",
-) -> pd.DataFrame:
+def baseline_history_df(baselines_dir: str | os.PathLike[str] | None = "baselines") -> pd.DataFrame:
     """``history.jsonl`` as a DataFrame with :data:`HISTORY_COLUMNS` (empty when there is none)."""
     path = Path(baselines_dir) / "history.jsonl" if baselines_dir is not None else None
     recs = list(iter_jsonl(path)) if path is not None and path.is_file() else []
@@ -81,9 +79,7 @@ def baseline_history_df(
         row["agent_version"] = None if av is None else json.dumps(av, sort_keys=True)
         rows.append(row)
     df = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
-    df["saved_at"] = pd.to_datetime(
-        df["saved_at"], utc=True, errors="coerce", format="ISO8601"
-    )
+    df["saved_at"] = pd.to_datetime(df["saved_at"], utc=True, errors="coerce", format="ISO8601")
     for c in ("rows", "n", "k"):
         df[c] = df[c].astype("Int64")
     for c in ("p_hat", "ci_low", "ci_high"):
@@ -101,10 +97,7 @@ def _jsonl_tables(index: Index) -> list[pa.Table]:
         try:
             tables.append(read_run(row["path"]).table())
         except (GoldenkitError, OSError, ValueError, pa.ArrowException) as exc:
-            row["state"], row["problem"] = (
-                "corrupt",
-                f"{row['path']}: outcomes unreadable: {exc}",
-            )
+            row["state"], row["problem"] = "corrupt", f"{row['path']}: outcomes unreadable: {exc}"
     return tables
 
 
@@ -112,18 +105,9 @@ def _outcomes_sql(con: duckdb.DuckDBPyConnection, index: Index) -> str:
     """The SELECT behind the ``outcomes`` view: Parquet files grouped by schema, then the JSONL runs."""
     groups: dict[str, list[str]] = defaultdict(list)
     for row in index.rows:
-        if (
-            row.get("kind") == "run"
-            and row.get("source") == "parquet"
-            and row.get("state") != "corrupt"
-        ):
-            groups[index.schemas.get(row["path"], "?")].append(
-                str(Path(row["path"]) / "outcomes.parquet")
-            )
-    parts = [
-        f"SELECT * FROM read_parquet([{', '.join(map(_sql_str, files))}])"
-        for files in groups.values()
-    ]
+        if row.get("kind") == "run" and row.get("source") == "parquet" and row.get("state") != "corrupt":
+            groups[index.schemas.get(row["path"], "?")].append(str(Path(row["path"]) / "outcomes.parquet"))
+    parts = [f"SELECT * FROM read_parquet([{', '.join(map(_sql_str, files))}])" for files in groups.values()]
     tables = _jsonl_tables(index)
     if tables:
         con.register("_goldenkit_jsonl_outcomes", pa.concat_tables(tables))
@@ -150,9 +134,7 @@ def connect(
     index = scan(results_dir, baselines_dir, rule=rule)
     con = duckdb.connect(":memory:")
     try:
-        outcomes = _outcomes_sql(
-            con, index
-        )  # first: it may mark a JSONL run corrupt in the index
+        outcomes = _outcomes_sql(con, index)  # first: it may mark a JSONL run corrupt in the index
         con.register("_goldenkit_runs", index.frame())
         con.register("_goldenkit_history", baseline_history_df(baselines_dir))
         con.execute("CREATE VIEW runs AS SELECT * FROM _goldenkit_runs")
@@ -186,9 +168,7 @@ def query(
     try:
         return con.execute(sql).df()
     except duckdb.Error as exc:
-        first = (
-            str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        )
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"query: {first}") from None
     finally:
         con.close()

@@ -45,14 +45,7 @@ from goldenkit.stats import (
     wilson_ci,
 )
 
-__all__ = [
-    "FAILURE_COUNT_COLUMNS",
-    "METRICS",
-    "TREND_COLUMNS",
-    "agent_label",
-    "failure_counts",
-    "trend",
-]
+__all__ = ["FAILURE_COUNT_COLUMNS", "METRICS", "TREND_COLUMNS", "agent_label", "failure_counts", "trend"]
 
 METRICS = ("pass_rate", "error_rate")
 TREND_COLUMNS = (
@@ -76,62 +69,31 @@ def agent_label(model_id: Any, prompt_sha256: Any) -> str:
     >>> agent_label("gpt-4o-mini", "3f2a9c01b7de55aa"), agent_label("gpt-4o-mini", None), agent_label(None, None)
     ('gpt-4o-mini · prompt 3f2a9c01', 'gpt-4o-mini', '(no model)')
     """
-    model = (
-        "(no model)"
-        if model_id is None or pd.isna(model_id) or str(model_id) == ""
-        else str(model_id)
-    )
+    model = "(no model)" if model_id is None or pd.isna(model_id) or str(model_id) == "" else str(model_id)
     if prompt_sha256 is None or pd.isna(prompt_sha256) or str(prompt_sha256) == "":
         return model
     return f"{model} · prompt {str(prompt_sha256)[:8]}"
 
 
-def _candidates(
-    dataset: str, runs: Any, results_dir: str | os.PathLike[str], rule: str
-) -> pd.DataFrame:
+def _candidates(dataset: str, runs: Any, results_dir: str | os.PathLike[str], rule: str) -> pd.DataFrame:
     """The runs_df rows to consider: given as a runs_df frame, as run ids / folders / Runs, or all of them."""
     if isinstance(runs, pd.DataFrame):
         df = runs
     elif runs is None:
         df = scan(results_dir, None, rule=rule).frame()
     else:
-        folders = [
-            r.path if isinstance(r, Run) else read_run(r, results_dir).path
-            for r in runs
-        ]
+        folders = [r.path if isinstance(r, Run) else read_run(r, results_dir).path for r in runs]
         df = scan(results_dir, None, rule=rule, folders=folders).frame()
-    missing = [
-        c
-        for c in ("kind", "run_id", "dataset_name", "state", "protocol", "path")
-        if c not in df.columns
-    ]
+    missing = [c for c in ("kind", "run_id", "dataset_name", "state", "protocol", "path") if c not in df.columns]
     if missing:
-        raise InputError(
-            f"trend: runs has no column {missing[0]!r} (pass a frame from runs_df)"
-        )
-    df = df[
-        (df["kind"] == "run") & (df["dataset_name"] == dataset) & (df["state"] == "ok")
-    ]
-    prompts = (
-        df["prompt_sha256"]
-        if "prompt_sha256" in df.columns
-        else pd.Series(None, index=df.index, dtype=object)
-    )
-    model = (
-        df["model_id"]
-        if "model_id" in df.columns
-        else pd.Series(None, index=df.index, dtype=object)
-    )
+        raise InputError(f"trend: runs has no column {missing[0]!r} (pass a frame from runs_df)")
+    df = df[(df["kind"] == "run") & (df["dataset_name"] == dataset) & (df["state"] == "ok")]
+    prompts = df["prompt_sha256"] if "prompt_sha256" in df.columns else pd.Series(None, index=df.index, dtype=object)
+    model = df["model_id"] if "model_id" in df.columns else pd.Series(None, index=df.index, dtype=object)
     agents = [agent_label(m, p) for m, p in zip(model, prompts, strict=True)]
-    if (
-        "label" not in df.columns
-    ):  # a frame from before runs_df had labels: the run id reads first
+    if "label" not in df.columns:  # a frame from before runs_df had labels: the run id reads first
         df = df.assign(label=df["run_id"])
-    return df.assign(
-        model_id=model,
-        prompt_sha256=prompts,
-        agent=pd.Series(agents, index=df.index, dtype=object),
-    )
+    return df.assign(model_id=model, prompt_sha256=prompts, agent=pd.Series(agents, index=df.index, dtype=object))
 
 
 def _segments(df: pd.DataFrame) -> pd.DataFrame:
@@ -148,9 +110,7 @@ def _column(tables: Sequence[Any], name: str) -> np.ndarray:
     return np.concatenate(parts) if parts else np.array([], dtype=object)
 
 
-def _lines(
-    chosen: pd.DataFrame, by: str | None, metric: str, rule: str
-) -> pd.DataFrame:
+def _lines(chosen: pd.DataFrame, by: str | None, metric: str, rule: str) -> pd.DataFrame:
     """The trend lines of every chosen run in one collapse (:func:`goldenkit.stats.collapse_arrays`).
 
     The same numbers as :func:`goldenkit.stats.slice_table` run by run (a test
@@ -172,29 +132,14 @@ def _lines(
     pair_codes, pairs = pd.factorize(run_of * width + id_codes)
     pairs = np.asarray(pairs, dtype=np.int64)
     verdicts = verdict_codes(pd.Series(_column(tables, "verdict"), dtype=object), ids)
-    repeats = (
-        pd.to_numeric(pd.Series(_column(tables, "repeat")), errors="coerce")
-        .fillna(0)
-        .to_numpy(np.int64)
-    )
-    names = (
-        np.asarray(id_names, dtype=object)[pairs % width]
-        if len(pairs)
-        else np.array([], dtype=object)
-    )
-    rv = verdict_codes(
-        collapse_arrays(names, pair_codes, verdicts, rule, repeats=repeats)["verdict"]
-    )
+    repeats = pd.to_numeric(pd.Series(_column(tables, "repeat")), errors="coerce").fillna(0).to_numpy(np.int64)
+    names = np.asarray(id_names, dtype=object)[pairs % width] if len(pairs) else np.array([], dtype=object)
+    rv = verdict_codes(collapse_arrays(names, pair_codes, verdicts, rule, repeats=repeats)["verdict"])
     g_codes, g_names = sorted_codes(_column(tables, group))
     if g_codes.size and g_codes.min() < 0:
         raise ResultsError(f"trend: an outcome has no {group!r}")
-    if (
-        metric == "pass_rate"
-    ):  # units: rows after collapsing, each in the group of its first outcome
-        unit_run, unit_group = (
-            pairs // width,
-            g_codes[first_positions(pair_codes, len(pairs))],
-        )
+    if metric == "pass_rate":  # units: rows after collapsing, each in the group of its first outcome
+        unit_run, unit_group = pairs // width, g_codes[first_positions(pair_codes, len(pairs))]
         n_w, k_w = (rv <= 1).astype(float), (rv == 0).astype(float)
     else:  # units: outcomes
         unit_run, unit_group = run_of, g_codes
@@ -203,16 +148,8 @@ def _lines(
     shape = (m, cols)
     cells = np.concatenate([unit_run * cols + unit_group, unit_run * cols + cols - 1])
     count = np.bincount(cells, minlength=m * cols).reshape(shape)
-    n = (
-        np.bincount(cells, weights=np.concatenate([n_w, n_w]), minlength=m * cols)
-        .reshape(shape)
-        .astype(np.int64)
-    )
-    k = (
-        np.bincount(cells, weights=np.concatenate([k_w, k_w]), minlength=m * cols)
-        .reshape(shape)
-        .astype(np.int64)
-    )
+    n = np.bincount(cells, weights=np.concatenate([n_w, n_w]), minlength=m * cols).reshape(shape).astype(np.int64)
+    k = np.bincount(cells, weights=np.concatenate([k_w, k_w]), minlength=m * cols).reshape(shape).astype(np.int64)
     keep = count > 0
     keep[:, -1] = True
     if by is None:
@@ -224,14 +161,7 @@ def _lines(
         value = np.where(n_sel > 0, k_sel / np.where(n_sel > 0, n_sel, 1), np.nan)
     labels = np.array([*g_names, OVERALL], dtype=object)
     lines = chosen.iloc[ri][list(TREND_COLUMNS)].reset_index(drop=True)
-    extra = {
-        "group": labels[gi],
-        "n": n_sel,
-        "k": k_sel,
-        metric: value,
-        "ci_low": lo,
-        "ci_high": hi,
-    }
+    extra = {"group": labels[gi], "n": n_sel, "k": k_sel, metric: value, "ci_low": lo, "ci_high": hi}
     return pd.concat([lines, pd.DataFrame(extra)], axis=1)
 
 
@@ -264,9 +194,7 @@ def trend(
     >>> t[t.slice == "refunds"][["started_at", "pass_rate", "ci_low"]]  # doctest: +SKIP
     """
     if metric not in METRICS:
-        raise InputError(
-            f"trend: unknown metric {metric!r}: use one of {', '.join(METRICS)}"
-        )
+        raise InputError(f"trend: unknown metric {metric!r}: use one of {', '.join(METRICS)}")
     name = str(getattr(dataset, "name", dataset))
     df = _candidates(name, runs, results_dir, rule)
     if protocol is None and len(df):
@@ -285,20 +213,10 @@ def trend(
     return out
 
 
-FAILURE_COUNT_COLUMNS = (
-    "row_id",
-    "slice",
-    "runs",
-    "failed",
-    "share",
-    "last_failed_run",
-    "last_response",
-)
+FAILURE_COUNT_COLUMNS = ("row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response")
 
 
-def failure_counts(
-    runs: pd.DataFrame, *, rule: str = "majority", min_share: float = 0.0
-) -> pd.DataFrame:
+def failure_counts(runs: pd.DataFrame, *, rule: str = "majority", min_share: float = 0.0) -> pd.DataFrame:
     """In how many of the given runs (a frame from :func:`runs_df`) each row failed, most often first.
 
     Per row: ``runs`` in which it was graded (collapsed PASS or FAIL), ``failed``
@@ -312,21 +230,11 @@ def failure_counts(
     graded: dict[str, int] = {}
     failed: dict[str, int] = {}
     last: dict[str, tuple[str, str, Any]] = {}
-    for _, run_row in runs.sort_values(
-        ["started_at", "run_id"], kind="stable"
-    ).iterrows():
-        out = read_run(run_row["path"]).outcomes(
-            columns=["row_id", "slice", "repeat", "verdict", "response"]
-        )
+    for _, run_row in runs.sort_values(["started_at", "run_id"], kind="stable").iterrows():
+        out = read_run(run_row["path"]).outcomes(columns=["row_id", "slice", "repeat", "verdict", "response"])
         rows = collapse_repeats(out, rule)
-        fail_response = (
-            out[out["verdict"] == "FAIL"]
-            .groupby("row_id", sort=False)["response"]
-            .first()
-        )
-        for rid, sl, verdict in zip(
-            rows["row_id"], rows["slice"], rows["verdict"].astype(str), strict=True
-        ):
+        fail_response = out[out["verdict"] == "FAIL"].groupby("row_id", sort=False)["response"].first()
+        for rid, sl, verdict in zip(rows["row_id"], rows["slice"], rows["verdict"].astype(str), strict=True):
             if verdict not in ("PASS", "FAIL"):
                 continue
             graded[rid] = graded.get(rid, 0) + 1
@@ -339,9 +247,9 @@ def failure_counts(
         if f / graded[rid] > min_share
     ]
     df = pd.DataFrame(recs, columns=list(FAILURE_COUNT_COLUMNS))
-    return df.sort_values(
-        ["failed", "share", "row_id"], ascending=[False, False, True], kind="stable"
-    ).reset_index(drop=True)
+    return df.sort_values(["failed", "share", "row_id"], ascending=[False, False, True], kind="stable").reset_index(
+        drop=True
+    )
 
 
 publish(globals())

@@ -35,13 +35,7 @@ from goldenkit._protocol_key import comparability_differences
 from goldenkit._registry import publish
 from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
 from goldenkit.results import read_run
-from goldenkit.stats import (
-    collapse_arrays,
-    first_positions,
-    parse_rule,
-    sorted_codes,
-    verdict_codes,
-)
+from goldenkit.stats import collapse_arrays, first_positions, parse_rule, sorted_codes, verdict_codes
 
 __all__ = ["Aligned", "RunInput", "align_runs", "check_protocol", "run_inputs"]
 
@@ -103,40 +97,21 @@ def _frame_input(run_id: str, df: pd.DataFrame) -> RunInput:
 
     repeats = int(df["repeat"].max()) + 1 if "repeat" in df.columns and len(df) else 1
     model = run_id
-    if (
-        "agent_version" in df.columns
-        and len(df)
-        and isinstance(df["agent_version"].iloc[0], dict)
-    ):
+    if "agent_version" in df.columns and len(df) and isinstance(df["agent_version"].iloc[0], dict):
         model = _model_of({"agent_version": df["agent_version"].iloc[0]}, run_id)
-    manifest = {
-        "dataset": {"sha256": one("dataset_sha256")},
-        "repeats": repeats,
-        "judge_version": one("judge_version"),
-    }
+    manifest = {"dataset": {"sha256": one("dataset_sha256")}, "repeats": repeats, "judge_version": one("judge_version")}
     table = pa.table(
         {
             "row_id": pa.array(df["row_id"].astype(str).tolist(), type=pa.string()),
-            "slice": pa.array(
-                df["slice"].astype(str).tolist()
-                if "slice" in df.columns
-                else [""] * len(df)
-            ),
-            "repeat": pa.array(
-                np.asarray(
-                    df["repeat"] if "repeat" in df.columns else np.zeros(len(df)),
-                    np.int64,
-                )
-            ),
+            "slice": pa.array(df["slice"].astype(str).tolist() if "slice" in df.columns else [""] * len(df)),
+            "repeat": pa.array(np.asarray(df["repeat"] if "repeat" in df.columns else np.zeros(len(df)), np.int64)),
             "verdict": pa.array(df["verdict"].astype(str).tolist(), type=pa.string()),
         }
     )
     return RunInput(run_id, model, manifest, table, repeats, df)
 
 
-def run_inputs(
-    runs: Any, results_dir: str | os.PathLike[str] = "results", rule: str = "majority"
-) -> list[RunInput]:
+def run_inputs(runs: Any, results_dir: str | os.PathLike[str] = "results", rule: str = "majority") -> list[RunInput]:
     """The runs to rank, their protocol keys checked before any outcome is read.
 
     ``runs``: a sequence of :class:`~goldenkit.results.Run` objects, run folders
@@ -146,37 +121,19 @@ def run_inputs(
     """
     if isinstance(runs, pd.DataFrame):
         if "run_id" not in runs.columns:
-            raise ResultsError(
-                "leaderboard: an outcome DataFrame needs a run_id column"
-            )
-        runs = {
-            str(rid): g for rid, g in runs.groupby("run_id", sort=True, observed=True)
-        }
+            raise ResultsError("leaderboard: an outcome DataFrame needs a run_id column")
+        runs = {str(rid): g for rid, g in runs.groupby("run_id", sort=True, observed=True)}
     if isinstance(runs, Mapping):
         inputs = [_frame_input(str(rid), df) for rid, df in runs.items()]
         check_protocol(inputs, rule)
     else:
         if isinstance(runs, (str, os.PathLike)) or not isinstance(runs, Sequence):
-            raise InputError(
-                "leaderboard: pass a list of runs (Run objects, run folders or run ids)"
-            )
+            raise InputError("leaderboard: pass a list of runs (Run objects, run folders or run ids)")
         opened = [read_run(r, results_dir) for r in runs]
-        heads = [
-            RunInput(
-                r.run_id, _model_of(r.manifest, r.run_id), r.manifest, pa.table({}), 1
-            )
-            for r in opened
-        ]
+        heads = [RunInput(r.run_id, _model_of(r.manifest, r.run_id), r.manifest, pa.table({}), 1) for r in opened]
         check_protocol(heads, rule)
         inputs = [
-            RunInput(
-                h.run_id,
-                h.model,
-                h.manifest,
-                r.table(_COLUMNS),
-                _repeats(r.manifest),
-                r,
-            )
+            RunInput(h.run_id, h.model, h.manifest, r.table(_COLUMNS), _repeats(r.manifest), r)
             for h, r in zip(heads, opened, strict=True)
         ]
     if not inputs:
@@ -213,9 +170,7 @@ def check_protocol(runs: Sequence[RunInput], rule: str = "majority") -> None:
     """Every run against the reference run (the one the most others agree with) on the protocol keys."""
 
     def diffs(a: RunInput, b: RunInput) -> list[str]:
-        return comparability_differences(
-            a.manifest, b.manifest, base_rule=rule, cand_rule=rule
-        )
+        return comparability_differences(a.manifest, b.manifest, base_rule=rule, cand_rule=rule)
 
     if len(runs) < 2:
         return
@@ -231,9 +186,7 @@ def check_protocol(runs: Sequence[RunInput], rule: str = "majority") -> None:
     )
 
 
-def _row_set(
-    runs: Sequence[RunInput], names: np.ndarray, present: np.ndarray, rule: str
-) -> None:
+def _row_set(runs: Sequence[RunInput], names: np.ndarray, present: np.ndarray, rule: str) -> None:
     """Raise naming each run whose row set differs from the most common one."""
     keys = [p.tobytes() for p in present]
     ref_i = max(range(len(runs)), key=lambda i: (keys.count(keys[i]), -i))
@@ -249,21 +202,14 @@ def _row_set(
                 base_ids=names[present[ref_i]],
                 cand_ids=names[present[i]],
             )
-            problems += [
-                f"run {r.run_id} vs {ref.run_id}: {_named(d, ref.run_id, r.run_id)}"
-                for d in ds
-            ]
+            problems += [f"run {r.run_id} vs {ref.run_id}: {_named(d, ref.run_id, r.run_id)}" for d in ds]
     _raise(problems)
 
 
 def _verdicts(col: pa.ChunkedArray, run_id: str) -> np.ndarray:
     enc = col.combine_chunks().dictionary_encode()
-    codes = np.asarray(
-        enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64
-    )
-    cats = pd.Categorical.from_codes(
-        codes, categories=[str(v) for v in enc.dictionary.to_pylist()]
-    )
+    codes = np.asarray(enc.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    cats = pd.Categorical.from_codes(codes, categories=[str(v) for v in enc.dictionary.to_pylist()])
     try:
         return verdict_codes(pd.Series(cats))
     except ResultsError as exc:
@@ -274,12 +220,7 @@ def align_runs(runs: Sequence[RunInput], rule: str = "majority") -> Aligned:
     """Collapse every run and put all of them in one row order (see the module docstring)."""
     parse_rule(rule)
     runs = sorted(runs, key=lambda r: r.run_id)
-    ids = pa.concat_arrays(
-        [
-            r.table.column("row_id").combine_chunks().cast(pa.large_string())
-            for r in runs
-        ]
-    )
+    ids = pa.concat_arrays([r.table.column("row_id").combine_chunks().cast(pa.large_string()) for r in runs])
     if ids.null_count:
         raise ResultsError("outcomes have a missing row_id")
     enc = ids.dictionary_encode()
@@ -287,33 +228,18 @@ def align_runs(runs: Sequence[RunInput], rule: str = "majority") -> Aligned:
     names = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
     bounds = np.cumsum([0, *(r.table.num_rows for r in runs)])
     per_run = [codes[bounds[i] : bounds[i + 1]] for i in range(len(runs))]
-    present = np.array(
-        [np.bincount(c, minlength=len(names)) > 0 for c in per_run]
-    ).reshape(len(runs), len(names))
+    present = np.array([np.bincount(c, minlength=len(names)) > 0 for c in per_run]).reshape(len(runs), len(names))
     if not present.all():
         _row_set(runs, names, present, rule)
     shape = (len(runs), len(names))
-    verdict, n_pass, n_graded = (
-        np.empty(shape, np.int8),
-        np.empty(shape, np.int64),
-        np.empty(shape, np.int64),
-    )
+    verdict, n_pass, n_graded = np.empty(shape, np.int8), np.empty(shape, np.int64), np.empty(shape, np.int64)
     for i, (r, c) in enumerate(zip(runs, per_run, strict=True)):
-        reps = np.asarray(
-            r.table.column("repeat").combine_chunks().fill_null(0).to_numpy(),
-            dtype=np.int64,
-        )
-        col = collapse_arrays(
-            names, c, _verdicts(r.table.column("verdict"), r.run_id), rule, repeats=reps
-        )
+        reps = np.asarray(r.table.column("repeat").combine_chunks().fill_null(0).to_numpy(), dtype=np.int64)
+        col = collapse_arrays(names, c, _verdicts(r.table.column("verdict"), r.run_id), rule, repeats=reps)
         verdict[i] = verdict_codes(col["verdict"])
         n_pass[i] = col["n_pass"].to_numpy(np.int64)
         n_graded[i] = col["n_graded"].to_numpy(np.int64)
-    first = (
-        runs[0]
-        .table.column("slice")
-        .take(pa.array(first_positions(per_run[0], len(names))))
-    )
+    first = runs[0].table.column("slice").take(pa.array(first_positions(per_run[0], len(names))))
     s_codes, s_names = sorted_codes(pd.Series(first.to_pandas()).fillna(""))
     return Aligned(list(runs), names, s_codes, s_names, verdict, n_pass, n_graded)
 

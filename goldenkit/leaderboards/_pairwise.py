@@ -116,21 +116,12 @@ def _prompt(case: Case, first: str, second: str, rubric: str) -> tuple[Case, lis
     for m in case.history:
         parts.append(f"## Earlier message ({m.role})\n{m.content}")
     for i, turn in enumerate(case.turns):
-        parts.append(
-            f"## User message{f' (turn {i + 1})' if len(case.turns) > 1 else ''}\n{turn.user}"
-        )
+        parts.append(f"## User message{f' (turn {i + 1})' if len(case.turns) > 1 else ''}\n{turn.user}")
     for label, answer in (("A", first), ("B", second)):
-        parts.append(
-            f"## Answer {label}\n<<<ANSWER {label} {nonce}>>>\n{answer}\n<<<END ANSWER {label} {nonce}>>>"
-        )
+        parts.append(f"## Answer {label}\n<<<ANSWER {label} {nonce}>>>\n{answer}\n<<<END ANSWER {label} {nonce}>>>")
     parts.append("Give your preference now as the JSON object.")
     system = rubric.rstrip() + "\n\n" + INSTRUCTIONS.format(nonce=nonce)
-    return Case(
-        id=f"pairwise:{case.id}",
-        shape="contract",
-        turns=(Turn(user="\n\n".join(parts)),),
-        system=system,
-    ), [
+    return Case(id=f"pairwise:{case.id}", shape="contract", turns=(Turn(user="\n\n".join(parts)),), system=system), [
         first,
         second,
     ]
@@ -146,9 +137,7 @@ async def _ask_all(
     async def one(job: tuple[Case, list[str]]) -> str | ProviderError | None:
         reply, err, _, _ = await calls.call(provider, job[0])
         if reply is None:
-            return err or ProviderError(
-                "the judge returned nothing", kind="infrastructure"
-            )
+            return err or ProviderError("the judge returned nothing", kind="infrastructure")
         return parse_preference(reply.text, job[1])
 
     return list(await asyncio.gather(*(one(j) for j in jobs)))
@@ -159,9 +148,7 @@ def _answers(run: Run) -> pd.DataFrame:
     o = run.outcomes(columns=["row_id", "slice", "repeat", "verdict", "response"])
     o = o.sort_values(["row_id", "repeat"], kind="stable")
     rows = o.drop_duplicates("row_id")[["row_id", "slice"]].set_index("row_id")
-    graded = o[
-        o["verdict"].isin(["PASS", "FAIL"]) & o["response"].notna()
-    ].drop_duplicates("row_id")
+    graded = o[o["verdict"].isin(["PASS", "FAIL"]) & o["response"].notna()].drop_duplicates("row_id")
     rows["answer"] = graded.set_index("row_id")["response"].reindex(rows.index)
     return rows
 
@@ -195,12 +182,8 @@ class PairwiseResult:
                 return None if np.isnan(v) else float(v)
             return v
 
-        recs = [
-            {k: clean(v) for k, v in r.items()} for r in self.table.to_dict("records")
-        ]
-        rows = [
-            {k: clean(v) for k, v in r.items()} for r in self.rows.to_dict("records")
-        ]
+        recs = [{k: clean(v) for k, v in r.items()} for r in self.table.to_dict("records")]
+        rows = [{k: clean(v) for k, v in r.items()} for r in self.rows.to_dict("records")]
         return {
             "base": self.base_id,
             "cand": self.cand_id,
@@ -221,17 +204,11 @@ def _outcome(first: str | None, second: str | None) -> tuple[str, bool]:
 
 def _table(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
-    groups = [
-        (OVERALL, rows),
-        *((str(s), g) for s, g in rows.groupby("slice", sort=True)),
-    ]
+    groups = [(OVERALL, rows), *((str(s), g) for s, g in rows.groupby("slice", sort=True))]
     for name, g in groups:
         both = int((~g["outcome"].isin(["undecided", "error"])).sum())
         dis = int(g["disagree"].sum())
-        wins, losses = (
-            int((g["outcome"] == "win").sum()),
-            int((g["outcome"] == "loss").sum()),
-        )
+        wins, losses = int((g["outcome"] == "win").sum()), int((g["outcome"] == "loss").sum())
         out.append(
             {
                 "slice": name,
@@ -255,10 +232,7 @@ def _table(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _same_model(a: Any, b: Any) -> bool:
     return (
-        bool(a)
-        and bool(b)
-        and str(a).strip().lower().rsplit("/", 1)[-1]
-        == str(b).strip().lower().rsplit("/", 1)[-1]
+        bool(a) and bool(b) and str(a).strip().lower().rsplit("/", 1)[-1] == str(b).strip().lower().rsplit("/", 1)[-1]
     )
 
 
@@ -278,9 +252,7 @@ def pairwise_compare(
     base run's run.json). See the module docstring for the counting rules.
     """
     b_run, c_run = read_run(base, results_dir), read_run(cand, results_dir)
-    run_inputs(
-        [b_run, c_run], results_dir
-    )  # the protocol keys: not comparable is exit 4
+    run_inputs([b_run, c_run], results_dir)  # the protocol keys: not comparable is exit 4
     for run in (b_run, c_run):
         model = (run.manifest.get("agent_version") or {}).get("model_id")
         if _same_model(judge.model, model) and not allow_self_judge:
@@ -288,15 +260,9 @@ def pairwise_compare(
                 f"pairwise judge model {judge.model!r} is also the model of run {run.run_id}: "
                 "self-preference; use another judge model or allow_self_judge"
             )
-    ds = (
-        dataset
-        if dataset is not None
-        else dataset_path_for_run(b_run.manifest, b_run.path)
-    )
+    ds = dataset if dataset is not None else dataset_path_for_run(b_run.manifest, b_run.path)
     if ds is None:
-        raise InputError(
-            f"run {b_run.run_id}: its dataset is not where run.json says; pass dataset="
-        )
+        raise InputError(f"run {b_run.run_id}: its dataset is not where run.json says; pass dataset=")
     ds = read_dataset(ds) if isinstance(ds, (str, Path)) else ds
     ba, ca = _answers(b_run), _answers(c_run)
     ids = [r for r in ba.index if r in ca.index]
@@ -305,10 +271,7 @@ def pairwise_compare(
         a, b = ba.at[rid, "answer"], ca.at[rid, "answer"]
         if isinstance(a, str) and isinstance(b, str):
             case = ds.case(rid)
-            jobs += [
-                _prompt(case, a, b, judge.rubric),
-                _prompt(case, b, a, judge.rubric),
-            ]
+            jobs += [_prompt(case, a, b, judge.rubric), _prompt(case, b, a, judge.rubric)]
             have.append(rid)
     prefs = run_sync(_ask_all(judge.provider, jobs, max_in_flight))
     first = {"A": "base", "B": "cand", "TIE": "tie"}
@@ -332,24 +295,12 @@ def pairwise_compare(
                 "disagree": disagree,
             }
         )
-    columns = [
-        "row_id",
-        "slice",
-        "base_first",
-        "cand_first",
-        "outcome",
-        "error_kind",
-        "disagree",
-    ]
+    columns = ["row_id", "slice", "base_first", "cand_first", "outcome", "error_kind", "disagree"]
     rows = pd.DataFrame(recs, columns=columns)
-    return PairwiseResult(
-        b_run.run_id, c_run.run_id, pairwise_version(judge), rows, _table(rows)
-    )
+    return PairwiseResult(b_run.run_id, c_run.run_id, pairwise_version(judge), rows, _table(rows))
 
 
-def pairwise_leaderboard(
-    runs: Sequence[Any], judge: Any, *, results_dir: str = "results", **kw: Any
-) -> pd.DataFrame:
+def pairwise_leaderboard(runs: Sequence[Any], judge: Any, *, results_dir: str = "results", **kw: Any) -> pd.DataFrame:
     """:func:`pairwise_compare` for every pair of runs (sorted by run id); Holm over the pairs' overall p-values.
 
     Columns ``a, b, wins_b, wins_a, ties, undecided, errors, position_bias_rate, p_val,

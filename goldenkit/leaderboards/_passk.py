@@ -101,9 +101,7 @@ def pass_at_k(n: Any, c: Any, k: int) -> PassAtK:
         return PassAtK(int(k), float("nan"), float("nan"), 0, int(n_arr.size))
     at = row_pass_at_k(n_arr[ok], c_arr[ok], k)
     hat = row_pass_hat_k(n_arr[ok], c_arr[ok], k)
-    return PassAtK(
-        int(k), float(at.mean()), float(hat.mean()), used, int(n_arr.size) - used
-    )
+    return PassAtK(int(k), float(at.mean()), float(hat.mean()), used, int(n_arr.size) - used)
 
 
 publish(globals())

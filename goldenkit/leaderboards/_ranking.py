@@ -72,33 +72,16 @@ import numpy as np
 import pandas as pd
 from goldenkit._jsonable import json_records
 from goldenkit._run_label import run_label
-from goldenkit.leaderboards._frontier import (
-    FRONTIER_COLUMNS,
-    LeaderboardCosts,
-    row_usage,
-)
+from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
 
 from goldenkit._registry import publish
 from goldenkit.compare import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
 from goldenkit.leaderboards._passk import pass_at_k
-from goldenkit.stats import (
-    OVERALL,
-    holm,
-    mcnemar_exact,
-    paired_diff_ci,
-    parse_rule,
-    wilson_ci,
-)
+from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
-__all__ = [
-    "PAIR_ADJUSTMENT",
-    "PAIR_COLUMNS",
-    "TABLE_COLUMNS",
-    "Leaderboard",
-    "leaderboard",
-]
+__all__ = ["PAIR_ADJUSTMENT", "PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
 
 TABLE_COLUMNS = (
     "label",
@@ -210,15 +193,10 @@ def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.Dat
     lo, hi = wilson_ci(k, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(n > 0, k / np.maximum(n, 1), np.nan)
-    pk = [
-        pass_at_k(al.n_graded[i, cols], al.n_pass[i, cols], at_k)
-        for i in range(len(al.run_ids))
-    ]
+    pk = [pass_at_k(al.n_graded[i, cols], al.n_pass[i, cols], at_k) for i in range(len(al.run_ids))]
     t = pd.DataFrame(
         {
-            "label": [
-                run_label({"run_id": r.run_id, **r.manifest}) for r in al.runs
-            ],  # a DataFrame's: its name
+            "label": [run_label({"run_id": r.run_id, **r.manifest}) for r in al.runs],  # a DataFrame's: its name
             "run_id": al.run_ids,
             "model": al.models,
             "rows": len(cols),
@@ -237,14 +215,10 @@ def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.Dat
         }
     )
     t["_r"] = t["pass_rate"].fillna(-1.0)
-    return t.sort_values(["_r", "run_id"], ascending=[False, True], kind="stable").drop(
-        columns="_r"
-    )
+    return t.sort_values(["_r", "run_id"], ascending=[False, True], kind="stable").drop(columns="_r")
 
 
-def _pair_counts(
-    al: Aligned, cols: np.ndarray, order: np.ndarray
-) -> dict[str, np.ndarray]:
+def _pair_counts(al: Aligned, cols: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
     """(runs x runs) counts in table order: n11 both passed, n10 row-run passed only, n01, n00; graded in both."""
     v = al.verdict[np.ix_(order, cols)]
     passed = (v == 0).astype(np.float64)
@@ -258,9 +232,7 @@ def _pair_counts(
     }
 
 
-def _pairs_table(
-    ids: list[str], counts: dict[str, np.ndarray], rows: int, alpha: float
-) -> pd.DataFrame:
+def _pairs_table(ids: list[str], counts: dict[str, np.ndarray], rows: int, alpha: float) -> pd.DataFrame:
     ia, ib = np.triu_indices(len(ids), k=1)
     n11, n10, n01, n00 = (counts[c][ia, ib] for c in ("n11", "n10", "n01", "n00"))
     n_paired = n11 + n10 + n01 + n00
@@ -292,9 +264,7 @@ def _rank(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     better = dict.fromkeys(ids, 0)  # runs significantly better than this one
     worse = dict.fromkeys(ids, 0)  # runs significantly worse
     sig = pairs[pairs["significant"]]
-    for a, b, bc, cc in zip(
-        sig["a"], sig["b"], sig["b_count"], sig["c_count"], strict=True
-    ):
+    for a, b, bc, cc in zip(sig["a"], sig["b"], sig["b_count"], sig["c_count"], strict=True):
         if bc > cc:
             better[b] += 1
             worse[a] += 1
@@ -325,29 +295,17 @@ def _letter(i: int) -> str:
 
 
 def _block(
-    al: Aligned,
-    cols: np.ndarray,
-    at_k: int,
-    alpha: float,
-    costs: LeaderboardCosts,
-    name: str = OVERALL,
+    al: Aligned, cols: np.ndarray, at_k: int, alpha: float, costs: LeaderboardCosts, name: str = OVERALL
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = _run_table(al, cols, at_k, alpha)
     order = table["_i"].to_numpy()
-    pairs = _pairs_table(
-        list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha
-    )
+    pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
     table = _rank(table.drop(columns="_i"), pairs)
-    table = pd.concat(
-        [table.reset_index(drop=True), costs.columns(al.verdict, cols, order, name)],
-        axis=1,
-    )
+    table = pd.concat([table.reset_index(drop=True), costs.columns(al.verdict, cols, order, name)], axis=1)
     return table[list(TABLE_COLUMNS)].reset_index(drop=True), pairs
 
 
-def _evidence(
-    inputs: Sequence[RunInput],
-) -> tuple[list[RunInput], list[dict[str, str]]]:
+def _evidence(inputs: Sequence[RunInput]) -> tuple[list[RunInput], list[dict[str, str]]]:
     """The runs that are evidence, and the others with why (INVALID or incomplete: never ranked)."""
     keep, out = [], []
     for s in inputs:
@@ -362,18 +320,11 @@ def _evidence(
     return keep, out
 
 
-def _notes(
-    left_out: Sequence[Mapping[str, str]], table: pd.DataFrame, pairs: pd.DataFrame
-) -> list[str]:
-    notes = [
-        f"run {x['run_id']} is left out of ranks and groups: {x['why']}"
-        for x in left_out
-    ]
+def _notes(left_out: Sequence[Mapping[str, str]], table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    notes = [f"run {x['run_id']} is left out of ranks and groups: {x['why']}" for x in left_out]
     excluded = int(pairs["excluded"].max()) if len(pairs) else 0
     if excluded:
-        notes.append(
-            f"up to {excluded} rows per pair are left out: ERROR or SKIPPED in at least one run of the pair"
-        )
+        notes.append(f"up to {excluded} rows per pair are left out: ERROR or SKIPPED in at least one run of the pair")
     left = int(table["passk_left_out"].max()) if len(table) else 0
     if left:
         notes.append(
@@ -424,42 +375,26 @@ def leaderboard(
     sides = al.runs
     at_k = int(k) if k is not None else sides[0].repeats
     everything = np.arange(al.verdict.shape[1])
-    costs = LeaderboardCosts(
-        row_usage(sides, al.row_ids, pricing, rule),
-        al.run_ids,
-        frontier_seed,
-        frontier_resamples,
-    )
+    costs = LeaderboardCosts(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
     table, pairs = _block(al, everything, at_k, alpha, costs)
     notes = [*_notes(left_out, table, pairs), *filter(None, [costs.note()])]
     from goldenkit.results import judge_notes  # judge-graded runs with human labels
 
-    notes += judge_notes(
-        runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha
-    )
+    notes += judge_notes(runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha)
     if by_slice:
-        tables, pair_tables = (
-            [table.assign(slice=OVERALL)],
-            [pairs.assign(slice=OVERALL)],
-        )
+        tables, pair_tables = [table.assign(slice=OVERALL)], [pairs.assign(slice=OVERALL)]
         for code, name in enumerate(al.slice_names):
-            t, p = _block(
-                al, np.flatnonzero(al.slices == code), at_k, alpha, costs, name
-            )
+            t, p = _block(al, np.flatnonzero(al.slices == code), at_k, alpha, costs, name)
             tables.append(t.assign(slice=name))
             pair_tables.append(p.assign(slice=name))
         table = _slice_first(pd.concat(tables, ignore_index=True))
         pairs = _slice_first(pd.concat(pair_tables, ignore_index=True))
-    result = Leaderboard(
-        table, pairs, alpha, rule, at_k, by_slice, notes, left_out=left_out
-    )
+    result = Leaderboard(table, pairs, alpha, rule, at_k, by_slice, notes, left_out=left_out)
     result.frontier = costs.settings()
     if pairwise_judge is not None:
         from goldenkit.leaderboards._pairwise import pairwise_leaderboard
 
-        result.pairwise = pairwise_leaderboard(
-            list(runs), pairwise_judge, results_dir=str(results_dir)
-        )
+        result.pairwise = pairwise_leaderboard(list(runs), pairwise_judge, results_dir=str(results_dir))
     return result
 
 

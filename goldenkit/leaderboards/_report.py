@@ -56,22 +56,13 @@ def format_leaderboard_table(lb: Any) -> pd.DataFrame:
     k = int(lb.at_k)
     return pd.DataFrame(
         {
-            "run": [
-                labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)
-            ],  # the label first
+            "run": [labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)],  # the label first
             "group": t["group"],
-            "rank": [
-                _rank_text(a, b)
-                for a, b in zip(t["rank_low"], t["rank_high"], strict=True)
-            ],
+            "rank": [_rank_text(a, b) for a, b in zip(t["rank_low"], t["rank_high"], strict=True)],
             "model": t["model"],
-            "passed / graded rows": [
-                f"{a} / {b}" for a, b in zip(t["k"], t["n"], strict=True)
-            ],
+            "passed / graded rows": [f"{a} / {b}" for a, b in zip(t["k"], t["n"], strict=True)],
             "pass rate": [pct(x) for x in t["pass_rate"]],
-            "95% Wilson": [
-                interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)
-            ],
+            "95% Wilson": [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)],
             f"pass@{k}": [pct(x) for x in t["pass_at_k"]],
             f"pass^{k}": [pct(x) for x in t["pass_hat_k"]],
             "error rows": t["errors"],
@@ -85,12 +76,8 @@ def difference_matrix(lb: Any) -> pd.DataFrame:
     cells = pd.DataFrame("", index=pd.Index(ids, name="run"), columns=ids)
     for p in lb.pairs.to_dict("records"):
         mark = " *" if p["significant"] else ""
-        cells.loc[p["a"], p["b"]] = (
-            f"{signed_pct(p['diff'])}{mark} (p_holm {p_value(p['p_adj'])})"
-        )
-        cells.loc[p["b"], p["a"]] = (
-            f"{signed_pct(-p['diff'] if not np.isnan(p['diff']) else np.nan)}{mark}"
-        )
+        cells.loc[p["a"], p["b"]] = f"{signed_pct(p['diff'])}{mark} (p_holm {p_value(p['p_adj'])})"
+        cells.loc[p["b"], p["a"]] = f"{signed_pct(-p['diff'] if not np.isnan(p['diff']) else np.nan)}{mark}"
     for r in ids:
         cells.loc[r, r] = "·"
     return cells
@@ -102,44 +89,21 @@ def interval_figure(lb: Any) -> Figure:
     y = np.arange(len(t))[::-1].astype(float)
     est = t["pass_rate"].to_numpy(dtype=float)
     err = np.vstack(
-        [
-            np.clip(est - t["ci_low"].to_numpy(float), 0, None),
-            np.clip(t["ci_high"].to_numpy(float) - est, 0, None),
-        ]
+        [np.clip(est - t["ci_low"].to_numpy(float), 0, None), np.clip(t["ci_high"].to_numpy(float) - est, 0, None)]
     )
     top = (t["group"] == "top").to_numpy()
     fig = Figure(figsize=(7.5, 0.45 * len(t) + 1.4), layout="constrained")
     ax = fig.add_subplot()
-    for mask, color, label in (
-        (top, "black", "top group"),
-        (~top, "tab:grey", "significantly behind the leader"),
-    ):
+    for mask, color, label in ((top, "black", "top group"), (~top, "tab:grey", "significantly behind the leader")):
         if mask.any():
-            ax.errorbar(
-                est[mask],
-                y[mask],
-                xerr=err[:, mask],
-                fmt="o",
-                color=color,
-                capsize=3,
-                label=label,
-            )
+            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
     labels = [
         f"{labelled(lab, r)} [{g}, rank {_rank_text(a, b)}]"
-        for lab, r, g, a, b in zip(
-            t["label"],
-            t["run_id"],
-            t["group"],
-            t["rank_low"],
-            t["rank_high"],
-            strict=True,
-        )
+        for lab, r, g, a, b in zip(t["label"], t["run_id"], t["group"], t["rank_low"], t["rank_high"], strict=True)
     ]
     ax.set_yticks(y, labels)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
-    ax.set_xlabel(
-        f"pass rate over rows (repeats collapsed by {lb.rule}), 95% Wilson interval"
-    )
+    ax.set_xlabel(f"pass rate over rows (repeats collapsed by {lb.rule}), 95% Wilson interval")
     ax.grid(axis="x", alpha=0.3)
     ax.set_ylim(-0.6, len(t) - 0.4)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
@@ -149,24 +113,17 @@ def interval_figure(lb: Any) -> Figure:
 def slice_leaderboards(lb: Any) -> pd.DataFrame:
     """Slices x runs: pass rate and group in each slice (``lb`` from ``leaderboard(..., by_slice=True)``)."""
     if "slice" not in lb.table.columns:
-        raise ValueError(
-            "slice_leaderboards needs a leaderboard computed with by_slice=True"
-        )
+        raise ValueError("slice_leaderboards needs a leaderboard computed with by_slice=True")
     t = lb.table
     cells = pd.DataFrame(
         {
             "slice": t["slice"].astype(str),
             "run": t["run_id"].astype(str),
-            "cell": [
-                f"{pct(p)} ({g}, n={n})"
-                for p, g, n in zip(t["pass_rate"], t["group"], t["n"], strict=True)
-            ],
+            "cell": [f"{pct(p)} ({g}, n={n})" for p, g, n in zip(t["pass_rate"], t["group"], t["n"], strict=True)],
         }
     )
     order = [s for s in dict.fromkeys(cells["slice"]) if s != OVERALL]
-    out = cells.pivot(index="slice", columns="run", values="cell").reindex(
-        [OVERALL, *order]
-    )
+    out = cells.pivot(index="slice", columns="run", values="cell").reindex([OVERALL, *order])
     runs = list(t[t["slice"] == OVERALL]["run_id"])
     return out[runs]
 
@@ -184,9 +141,7 @@ def notes_block(lb: Any) -> HTMLBlock:
 
 def _overall(lb: Any) -> pd.DataFrame:
     t = lb.table
-    return (
-        t[t["slice"] == OVERALL].reset_index(drop=True) if "slice" in t.columns else t
-    )
+    return t[t["slice"] == OVERALL].reset_index(drop=True) if "slice" in t.columns else t
 
 
 #: A cost per passing row of a run that passed no row (it spent without a passing row to show for it).
@@ -222,9 +177,7 @@ def cost_table(lb: Any) -> pd.DataFrame:
     """One line per run (the index), best first: pass rate, tokens and money per passing row (money with its
     source, ``n/a`` without a price), p50 latency, and the quality-cost frontier."""
     t = _overall(lb)
-    none = (
-        t["k"] == 0
-    ).to_numpy()  # no passing row: per passing row is not a number (the frontier: infinite)
+    none = (t["k"] == 0).to_numpy()  # no passing row: per passing row is not a number (the frontier: infinite)
     tokens = [
         NONE_PASSED if z else NO_MONEY if missing(x) else f"{float(x):,.0f}"
         for x, z in zip(t["tokens_per_pass"], none, strict=True)
@@ -232,31 +185,18 @@ def cost_table(lb: Any) -> pd.DataFrame:
     priced = [not str(s or NO_MONEY).startswith(NO_MONEY) for s in t["money_source"]]
     money = [
         NONE_PASSED if z and p else _money(x, s)
-        for x, s, z, p in zip(
-            t["money_per_pass"], t["money_source"], none, priced, strict=True
-        )
+        for x, s, z, p in zip(t["money_per_pass"], t["money_source"], none, priced, strict=True)
     ]
     return pd.DataFrame(
         {
-            "run": [
-                labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)
-            ],  # as the main table
+            "run": [labelled(a, b) for a, b in zip(t["label"], t["run_id"], strict=True)],  # as the main table
             "pass rate": [pct(x) for x in t["pass_rate"]],
             "tokens / passing row": tokens,
             "money / passing row": money,
-            "latency p50": [
-                NO_MONEY if missing(x) else f"{float(x):,.0f} ms"
-                for x in t["latency_p50_ms"]
-            ],
-            "on frontier": [
-                NO_MONEY if missing(x) else ("yes" if x else "no")
-                for x in t["on_frontier"]
-            ],
+            "latency p50": [NO_MONEY if missing(x) else f"{float(x):,.0f} ms" for x in t["latency_p50_ms"]],
+            "on frontier": [NO_MONEY if missing(x) else ("yes" if x else "no") for x in t["on_frontier"]],
             "P(on frontier)": [pct(x) for x in t["frontier_prob"]],
-            "dominated at 95%": [
-                _dominated(f, b)
-                for f, b in zip(t["dominated_95"], t["dominated_by"], strict=True)
-            ],
+            "dominated at 95%": [_dominated(f, b) for f, b in zip(t["dominated_95"], t["dominated_by"], strict=True)],
         }
     ).set_index("run")
 
@@ -272,55 +212,27 @@ def frontier_figure(lb: Any) -> Figure:
         ax.set_axis_off()
         ax.text(0.5, 0.5, frontier_line(lb), ha="center", va="center", wrap=True)
         return fig
-    x = t["money_per_pass" if measure == MONEY else "tokens_per_pass"].to_numpy(
-        dtype=float
-    )
+    x = t["money_per_pass" if measure == MONEY else "tokens_per_pass"].to_numpy(dtype=float)
     y = t["pass_rate"].to_numpy(dtype=float)
     err = np.vstack(
-        [
-            np.clip(y - t["ci_low"].to_numpy(float), 0, None),
-            np.clip(t["ci_high"].to_numpy(float) - y, 0, None),
-        ]
+        [np.clip(y - t["ci_low"].to_numpy(float), 0, None), np.clip(t["ci_high"].to_numpy(float) - y, 0, None)]
     )
     on = t["on_frontier"].to_numpy(dtype=bool)
-    for mask, color, label in (
-        (on, "black", "on the frontier"),
-        (~on, "tab:grey", "beaten on both by another run"),
-    ):
+    for mask, color, label in ((on, "black", "on the frontier"), (~on, "tab:grey", "beaten on both by another run")):
         if mask.any():
-            ax.errorbar(
-                x[mask],
-                y[mask],
-                yerr=err[:, mask],
-                fmt="o",
-                color=color,
-                capsize=3,
-                label=label,
-            )
+            ax.errorbar(x[mask], y[mask], yerr=err[:, mask], fmt="o", color=color, capsize=3, label=label)
     order = np.argsort(x[on], kind="stable")
-    ax.step(
-        x[on][order], y[on][order], where="post", color="black", alpha=0.5, linewidth=1
-    )
-    for xi, yi, lab, run, prob in zip(
-        x, y, t["label"], t["run_id"], t["frontier_prob"], strict=True
-    ):
+    ax.step(x[on][order], y[on][order], where="post", color="black", alpha=0.5, linewidth=1)
+    for xi, yi, lab, run, prob in zip(x, y, t["label"], t["run_id"], t["frontier_prob"], strict=True):
         if np.isfinite(xi) and np.isfinite(yi):
             text = f"{labelled(lab, run)} (P {pct(prob)})"  # a label's "$" is a dollar, never TeX
-            ax.annotate(
-                text,
-                (xi, yi),
-                textcoords="offset points",
-                xytext=(6, 4),
-                fontsize=8,
-                parse_math=False,
-            )
+            ax.annotate(text, (xi, yi), textcoords="offset points", xytext=(6, 4), fontsize=8, parse_math=False)
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
     ax.set_xlabel(f"{measure} (lower is cheaper)")
     ax.set_ylabel("pass rate, 95% Wilson interval")
     f = lb.frontier
     ax.set_title(
-        f"P = on the frontier in the paired bootstrap ({f['resamples']} resamples, seed {f['seed']})",
-        fontsize=9,
+        f"P = on the frontier in the paired bootstrap ({f['resamples']} resamples, seed {f['seed']})", fontsize=9
     )
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8, frameon=False)

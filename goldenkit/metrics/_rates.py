@@ -60,35 +60,18 @@ from typing import Any
 import pandas as pd
 
 from goldenkit._registry import publish
-from goldenkit.metrics._red_rows import (
-    hallucination_ids,
-    red_ids,
-    refusal_ids,
-    tag_list,
-)
+from goldenkit.metrics._red_rows import hallucination_ids, red_ids, refusal_ids, tag_list
 from goldenkit.metrics._weighted import weighted_score_row
 from goldenkit.records import grader_results
 from goldenkit.stats import clustered_se, wilson_ci_effective
 
 __all__ = ["METRIC_COLUMNS", "clustered_interval", "run_metrics"]
 
-METRIC_COLUMNS = (
-    "metric",
-    "grader",
-    "hits",
-    "total",
-    "rows",
-    "rate",
-    "ci_low",
-    "ci_high",
-    "lower_is_better",
-)
+METRIC_COLUMNS = ("metric", "grader", "hits", "total", "rows", "rate", "ci_low", "ci_high", "lower_is_better")
 _DECIDED = ("PASS", "FAIL")
 
 
-def clustered_interval(
-    row_ids: Sequence[str], hits: Sequence[bool], confidence: float = 0.95
-) -> tuple[float, float]:
+def clustered_interval(row_ids: Sequence[str], hits: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
     """Wilson interval of an attempt-weighted rate at the row-clustered effective sample size (module doc).
 
     ``(nan, nan)`` with no attempts.
@@ -108,10 +91,7 @@ def clustered_interval(
 
 
 def _row(
-    metric: str,
-    attempts: list[tuple[str, bool]],
-    grader: str | None = None,
-    lower: bool = False,
+    metric: str, attempts: list[tuple[str, bool]], grader: str | None = None, lower: bool = False
 ) -> dict[str, Any]:
     ids = [rid for rid, _ in attempts]
     hits = sum(h for _, h in attempts)
@@ -157,24 +137,12 @@ def run_metrics(
     n = len(outcomes)
     ids = [str(x) for x in outcomes["row_id"].tolist()]
     verdicts = [str(v) for v in outcomes["verdict"].tolist()]
-    graders = (
-        [grader_results(v) for v in outcomes["graders"].tolist()]
-        if "graders" in outcomes.columns
-        else [{}] * n
-    )
-    tags = (
-        [tag_list(v) for v in outcomes["tags"].tolist()]
-        if "tags" in outcomes.columns
-        else [[]] * n
-    )
+    graders = [grader_results(v) for v in outcomes["graders"].tolist()] if "graders" in outcomes.columns else [{}] * n
+    tags = [tag_list(v) for v in outcomes["tags"].tolist()] if "tags" in outcomes.columns else [[]] * n
     decided = [v in _DECIDED for v in verdicts]
 
     def on(rows: set[str], hit: str) -> list[tuple[str, bool]]:
-        return [
-            (r, v == hit)
-            for r, v, ok in zip(ids, verdicts, decided, strict=True)
-            if ok and r in rows
-        ]
+        return [(r, v == hit) for r, v, ok in zip(ids, verdicts, decided, strict=True) if ok and r in rows]
 
     rows = [_row("overall_pass_rate", on(set(ids), "PASS"))]
 
@@ -202,28 +170,14 @@ def run_metrics(
     rows.append(_row("refusal_accuracy", refusal))
 
     red = red_ids(ids, tags, red_rows)
-    halluc = hallucination_ids(
-        ids, tags, hallucination_rows, hallucination_tags, red, refusing
-    )
+    halluc = hallucination_ids(ids, tags, hallucination_rows, hallucination_tags, red, refusing)
     rows.append(_row("hallucination_rate", on(halluc, "FAIL"), lower=True))
-    rows.append(
-        _row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory)
-    )
+    rows.append(_row("trajectory_accuracy", grader_attempts(trajectory), grader=trajectory))
     if red:
         rows.append(_row("negative_case_pass_rate", on(red, "PASS")))
-    rows.append(
-        weighted_score_row(
-            pd.DataFrame(rows, columns=list(METRIC_COLUMNS)), weights, len(set(ids))
-        )
-    )
+    rows.append(weighted_score_row(pd.DataFrame(rows, columns=list(METRIC_COLUMNS)), weights, len(set(ids))))
     out = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-    types = {
-        "hits": "int64",
-        "total": "int64",
-        "rows": "int64",
-        "rate": "float64",
-        "ci_low": "float64",
-    }
+    types = {"hits": "int64", "total": "int64", "rows": "int64", "rate": "float64", "ci_low": "float64"}
     return out.astype({**types, "ci_high": "float64"})
 
 

@@ -27,13 +27,7 @@ from goldenkit.schema import RED_TAG
 from goldenkit._registry import publish
 from goldenkit.records import expects_refusal
 
-__all__ = [
-    "hallucination_ids",
-    "hallucination_row_ids",
-    "red_ids",
-    "refusal_ids",
-    "tag_list",
-]
+__all__ = ["hallucination_ids", "hallucination_row_ids", "red_ids", "refusal_ids", "tag_list"]
 
 _REFUSAL_TAGS = ("refusal", "refuse", "must_refuse")
 
@@ -47,20 +41,13 @@ def tag_list(value: Any) -> list[str]:
     return [str(t) for t in value]
 
 
-def refusal_ids(
-    ids: Iterable[str],
-    tags: list[list[str]],
-    cases: Any,
-    refusal_rows: Iterable[str] | None,
-) -> set[str]:
+def refusal_ids(ids: Iterable[str], tags: list[list[str]], cases: Any, refusal_rows: Iterable[str] | None) -> set[str]:
     """The rows that must refuse (module doc)."""
     ids = list(ids)
     if refusal_rows is not None:
         return set(refusal_rows)
     if cases is not None:
-        lookup: Callable[[str], Any] = (
-            cases.case if hasattr(cases, "case") else cases.__getitem__
-        )
+        lookup: Callable[[str], Any] = cases.case if hasattr(cases, "case") else cases.__getitem__
         # a Dataset raises DatasetError, not KeyError, for a row it lacks: ask it which rows it holds
         held = set(cases.ids) if hasattr(cases, "ids") else None
         out = set()
@@ -79,11 +66,7 @@ def refusal_ids(
             if flag:
                 out.add(rid)
         return out
-    return {
-        rid
-        for rid, t in zip(ids, tags, strict=True)
-        if any(x in _REFUSAL_TAGS for x in t)
-    }
+    return {rid for rid, t in zip(ids, tags, strict=True) if any(x in _REFUSAL_TAGS for x in t)}
 
 
 def hallucination_ids(
@@ -101,17 +84,12 @@ def hallucination_ids(
     tagged = {
         rid
         for rid, t in zip(ids, tags, strict=True)
-        if rid.startswith("hallucinate-")
-        or any(fnmatch.fnmatchcase(x, p) for x in t for p in pats)
+        if rid.startswith("hallucinate-") or any(fnmatch.fnmatchcase(x, p) for x in t for p in pats)
     }
     return tagged | (red - refusing)
 
 
-def red_ids(
-    ids: Sequence[str],
-    tags: Sequence[Sequence[str]],
-    red_rows: Iterable[str] | None = None,
-) -> set[str]:
+def red_ids(ids: Sequence[str], tags: Sequence[Sequence[str]], red_rows: Iterable[str] | None = None) -> set[str]:
     """The red rows among ``ids``: those in ``red_rows`` if given, else those tagged ``red``."""
     if red_rows is not None:
         wanted = set(red_rows)
@@ -120,16 +98,12 @@ def red_ids(
 
 
 def hallucination_row_ids(
-    ids: Sequence[str],
-    tags: Sequence[Sequence[str]],
-    hallucination_tags: Iterable[str] = ("hallucinate-*",),
+    ids: Sequence[str], tags: Sequence[Sequence[str]], hallucination_tags: Iterable[str] = ("hallucinate-*",)
 ) -> set[str]:
     """The hallucination rows :func:`run_metrics` uses when given outcomes alone (refusal rows by tag)."""
     tag_lists = [list(t) for t in tags]
     refusing = refusal_ids(ids, tag_lists, None, None)
-    return hallucination_ids(
-        list(ids), tag_lists, None, hallucination_tags, red_ids(ids, tags), refusing
-    )
+    return hallucination_ids(list(ids), tag_lists, None, hallucination_tags, red_ids(ids, tags), refusing)
 
 
 publish(globals())

@@ -40,9 +40,7 @@ def red_metrics_text(metrics: pd.DataFrame) -> list[str]:
             out.append(f"  {label:<23}    n/a  (no graded attempt)")
             continue
         counts = f"{r['hits']}/{r['total']} attempts, {r['rows']} rows"
-        out.append(
-            f"  {label:<23}  {r['rate']:>5.1%}  ({counts}; 95% CI {r['ci_low']:.1%}-{r['ci_high']:.1%}{note})"
-        )
+        out.append(f"  {label:<23}  {r['rate']:>5.1%}  ({counts}; 95% CI {r['ci_low']:.1%}-{r['ci_high']:.1%}{note})")
     return out
 
 

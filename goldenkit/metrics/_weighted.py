@@ -27,13 +27,7 @@ from goldenkit._text import did_you_mean
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError
 
-__all__ = [
-    "FIXED_METRICS",
-    "WEIGHTED_SCORE",
-    "metric_weights",
-    "weighted_score",
-    "weighted_score_row",
-]
+__all__ = ["FIXED_METRICS", "WEIGHTED_SCORE", "metric_weights", "weighted_score", "weighted_score_row"]
 
 #: The name of the weighted score's line in :func:`goldenkit.metrics.run_metrics`.
 WEIGHTED_SCORE = "weighted_score"
@@ -68,36 +62,21 @@ def metric_weights(cfg: Mapping[str, Any] | None) -> dict[str, float]:
         raise ConfigError(f"{where} must be a table")
     raw = table.get("weights", {})
     if not isinstance(raw, Mapping):
-        raise ConfigError(
-            f"{where} weights must be a table of metric = weight, got {raw!r}"
-        )
+        raise ConfigError(f"{where} weights must be a table of metric = weight, got {raw!r}")
     out: dict[str, float] = {}
     for name, value in raw.items():
         key = str(name)
-        if key not in FIXED_METRICS and not (
-            key.startswith("pass_rate:") and len(key) > len("pass_rate:")
-        ):
-            hint = did_you_mean(
-                key, FIXED_METRICS
-            ) or "; known: pass_rate:<grader>, " + ", ".join(FIXED_METRICS)
+        if key not in FIXED_METRICS and not (key.startswith("pass_rate:") and len(key) > len("pass_rate:")):
+            hint = did_you_mean(key, FIXED_METRICS) or "; known: pass_rate:<grader>, " + ", ".join(FIXED_METRICS)
             raise ConfigError(f"{where} weights.{key}: not a metric{hint}")
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value >= 0
-        )
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
         if not ok:
-            raise ConfigError(
-                f"{where} weights.{key} = {value!r}: a weight is a finite number >= 0"
-            )
+            raise ConfigError(f"{where} weights.{key} = {value!r}: a weight is a finite number >= 0")
         out[key] = float(value)
     return out
 
 
-def weighted_score(
-    metrics: pd.DataFrame, weights: Mapping[str, float] | None = None
-) -> tuple[float, str]:
+def weighted_score(metrics: pd.DataFrame, weights: Mapping[str, float] | None = None) -> tuple[float, str]:
     """``(score, formula)`` over the defined rates of a :func:`~goldenkit.metrics.run_metrics` table (see the
     module doc); the formula shows each weight and rate, as the harness stores it. ``(nan, "")`` when no
     rate with a positive weight is defined.
@@ -131,9 +110,7 @@ def weighted_score(
     return num / den, f"({' + '.join(terms)}) / {den:.2f}"
 
 
-def weighted_score_row(
-    metrics: pd.DataFrame, weights: Mapping[str, float] | None, rows: int
-) -> dict[str, Any]:
+def weighted_score_row(metrics: pd.DataFrame, weights: Mapping[str, float] | None, rows: int) -> dict[str, Any]:
     """The ``weighted_score`` line of :func:`~goldenkit.metrics.run_metrics` over its other lines ``metrics``:
     hits 0, total the rates weighed, ``rows`` the run's rows, and no interval (no error rate)."""
     score, formula = weighted_score(metrics, weights)

@@ -55,13 +55,7 @@ from goldenkit.schema import OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
 
 from goldenkit._registry import publish
 from goldenkit.errors import GoldenkitError, InputError
-from goldenkit.history import (
-    baseline_history_df,
-    failure_counts,
-    fingerprint,
-    scan,
-    trend,
-)
+from goldenkit.history import baseline_history_df, failure_counts, fingerprint, scan, trend
 from goldenkit.results import read_run, run_totals_of, totals_text
 from goldenkit.stats import OVERALL
 
@@ -95,34 +89,24 @@ class _Build:
     result: SiteResult
     new: dict[str, Any] = field(default_factory=lambda: {"runs": {}, "datasets": {}})
     #: pages to render, in one batch: (run folder, kind, site path, fingerprint, notebook, parameters, title)
-    pending: list[tuple[str, str, str, str, str, dict[str, Any], str]] = field(
-        default_factory=list
-    )
+    pending: list[tuple[str, str, str, str, str, dict[str, Any], str]] = field(default_factory=list)
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(
-        json.dumps(value, sort_keys=True, default=str).encode()
-    ).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-_Make = tuple[
-    str, dict[str, Any], str
-]  # a page to render: the notebook, its parameters, the page title
+_Make = tuple[str, dict[str, Any], str]  # a page to render: the notebook, its parameters, the page title
 
 
 def _newest_input(folder: Path) -> int:
     times = [
-        (folder / n).stat().st_mtime_ns
-        for n in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET)
-        if (folder / n).exists()
+        (folder / n).stat().st_mtime_ns for n in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET) if (folder / n).exists()
     ]
     return max(times, default=0)
 
 
-def _page(
-    b: _Build, kind: str, run: dict[str, Any], key: str, make: _Make | None
-) -> str | None:
+def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: _Make | None) -> str | None:
     """One run page (report or compare): reused or copied from the run folder (its site path), or queued to be
     rendered (``make``: notebook, parameters, title; None until :func:`_render_pending` has rendered it)."""
     folder = Path(run["path"])
@@ -152,13 +136,8 @@ def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
         return
     from goldenkit.notebooks._inprocess import RenderJob, render_notebooks
 
-    jobs = [
-        RenderJob(nb, params, b.out / rel, title)
-        for _, _, rel, _, nb, params, title in b.pending
-    ]
-    for (path, kind, rel, key, *_), done in zip(
-        b.pending, render_notebooks(jobs), strict=True
-    ):
+    jobs = [RenderJob(nb, params, b.out / rel, title) for _, _, rel, _, nb, params, title in b.pending]
+    for (path, kind, rel, key, *_), done in zip(b.pending, render_notebooks(jobs), strict=True):
         if done.error is not None:
             b.result.failures.append(f"{rel}: {done.error}")
             continue
@@ -168,9 +147,7 @@ def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
     b.pending.clear()
 
 
-def _baselines_by_key(
-    baselines: pd.DataFrame,
-) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+def _baselines_by_key(baselines: pd.DataFrame) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
     """The committed baselines in good state by (dataset hash, protocol), latest saved last."""
     out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
     ok = baselines[baselines["state"] == "ok"].sort_values("saved_at", kind="stable")
@@ -179,15 +156,9 @@ def _baselines_by_key(
     return out
 
 
-def _baseline_for(
-    run: dict[str, Any], by_key: dict[tuple[Any, Any], list[dict[str, Any]]]
-) -> dict[str, Any] | None:
+def _baseline_for(run: dict[str, Any], by_key: dict[tuple[Any, Any], list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The latest committed baseline of the run's dataset hash and protocol (not the run itself)."""
-    same = [
-        b
-        for b in by_key.get((run["dataset_sha256"], run["protocol"]), [])
-        if b["run_id"] != run["run_id"]
-    ]
+    same = [b for b in by_key.get((run["dataset_sha256"], run["protocol"]), []) if b["run_id"] != run["run_id"]]
     return same[-1] if same else None
 
 
@@ -197,17 +168,11 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
     The parameters and titles are those ``goldenkit report RUN --baseline B`` gives the notebooks."""
     links: dict[str, dict[str, str]] = {}
     baselines = _baselines_by_key(runs[runs["kind"] == "baseline"])
-    for run in runs[(runs["kind"] == "run") & (runs["state"] != "corrupt")].to_dict(
-        orient="records"
-    ):
+    for run in runs[(runs["kind"] == "run") & (runs["state"] != "corrupt")].to_dict(orient="records"):
         folder = Path(run["path"])
         fp = _digest([fingerprint(folder), b.rule])
         entry: dict[str, Any] = {"fingerprint": fp}
-        params = {
-            "run": str(folder.resolve()),
-            "results_dir": str(b.results_dir),
-            "rule": b.rule,
-        }
+        params = {"run": str(folder.resolve()), "results_dir": str(b.results_dir), "rule": b.rule}
         got = {}
         title = f"goldenkit report: {labelled(run.get('label'), run['run_id'])}"  # as goldenkit report titles it
         if rel := _page(b, "report", run, fp, ("report", params, title)):
@@ -217,16 +182,7 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
         ckey = fp
         if base is not None:
             bpath = Path(base["path"])
-            ckey = _digest(
-                [
-                    fp,
-                    str(bpath),
-                    [
-                        p.stat().st_mtime_ns
-                        for p in (bpath, bpath.with_suffix(".parquet"))
-                    ],
-                ]
-            )
+            ckey = _digest([fp, str(bpath), [p.stat().st_mtime_ns for p in (bpath, bpath.with_suffix(".parquet"))]])
             cparams = {
                 "base": str(bpath.resolve()),
                 "cand": str(folder.resolve()),
@@ -236,19 +192,13 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
                 "alpha": 0.05,
                 "config": None,
             }
-            make = (
-                "compare",
-                cparams,
-                f"goldenkit compare: {base.get('name') or base['run_id']} vs {run['run_id']}",
-            )
+            make = ("compare", cparams, f"goldenkit compare: {base.get('name') or base['run_id']} vs {run['run_id']}")
         if rel := _page(b, "compare", run, ckey, make):
             got["compare"], entry["compare"] = rel, ckey
         links[run["path"]] = {k: v for k, v in got.items()}
         b.new["runs"][run["path"]] = entry
     _render_pending(b, links)
-    for path, entry in (
-        b.old.get("runs") or {}
-    ).items():  # runs gone from results/: drop their pages
+    for path, entry in (b.old.get("runs") or {}).items():  # runs gone from results/: drop their pages
         if path not in b.new["runs"] and isinstance(entry, dict):
             shutil.rmtree(b.out / "runs" / Path(path).name, ignore_errors=True)
     return links
@@ -258,36 +208,24 @@ def _slug(name: str) -> str:
     return slug(name)
 
 
-def _dataset_sections(
-    b: _Build, name: str, runs: pd.DataFrame, reports: dict[str, str]
-) -> list[DatasetSection]:
+def _dataset_sections(b: _Build, name: str, runs: pd.DataFrame, reports: dict[str, str]) -> list[DatasetSection]:
     """A trend section per protocol of the dataset's ok runs (most recent protocol first); points link to reports."""
-    ok = runs[runs["state"] == "ok"].sort_values(
-        "started_at", ascending=False, kind="stable"
-    )
+    ok = runs[runs["state"] == "ok"].sort_values("started_at", ascending=False, kind="stable")
     sections = []
     for protocol in list(dict.fromkeys(ok["protocol"]))[:_MAX_PROTOCOLS]:
         lines = trend(name, runs=ok, rule=b.rule, protocol=str(protocol))
         groups = [OVERALL, *sorted(g for g in lines["slice"].unique() if g != OVERALL)]
         links = {rid: f"../{rel}" for rid, rel in reports.items()}
-        plots = [
-            (", ".join(groups), trend_svg(lines, "pass_rate", groups, links=links))
-        ]
+        plots = [(", ".join(groups), trend_svg(lines, "pass_rate", groups, links=links))]
         sample = ok[ok["protocol"] == protocol].iloc[0]
         man = read_run(sample["path"]).manifest
         key = {k: v for k, v in protocol_key(man, rule=b.rule).items() if v is not None}
-        sections.append(
-            DatasetSection(
-                protocol=str(protocol), key=key, lines=lines, plots=plots, by="slice"
-            )
-        )
+        sections.append(DatasetSection(protocol=str(protocol), key=key, lines=lines, plots=plots, by="slice"))
     return sections
 
 
 def _versions(runs: pd.DataFrame) -> pd.DataFrame:
-    g = runs.groupby(["dataset_version", "dataset_sha256"], dropna=False, sort=False)[
-        "started_at"
-    ]
+    g = runs.groupby(["dataset_version", "dataset_sha256"], dropna=False, sort=False)["started_at"]
     v = g.agg(["count", "min", "max"]).reset_index().sort_values("min", kind="stable")
     return pd.DataFrame(
         {
@@ -300,9 +238,7 @@ def _versions(runs: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _dataset_pages(
-    b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str]]
-) -> dict[str, str]:
+def _dataset_pages(b: _Build, runs: pd.DataFrame, links: dict[str, dict[str, str]]) -> dict[str, str]:
     """A history page per dataset name (kept when its runs are unchanged); the hrefs by name."""
     hrefs: dict[str, str] = {}
     mine = runs[(runs["kind"] == "run") & runs["dataset_name"].notna()]
@@ -315,9 +251,7 @@ def _dataset_pages(
             for r, p in zip(part["run_id"], part["path"], strict=True)
             if "report" in links.get(p, {})
         }
-        fps = sorted(
-            b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"]
-        )
+        fps = sorted(b.new["runs"].get(p, {}).get("fingerprint", p) for p in part["path"])
         key = _digest([b.title, b.rule, fps, reports])
         b.new["datasets"][name] = key
         if (b.old.get("datasets") or {}).get(name) == key and (b.out / rel).is_file():
@@ -326,37 +260,18 @@ def _dataset_pages(
         sections = _dataset_sections(b, name, part, reports)
         latest = sections[0].lines if sections else None
         failing = pd.DataFrame(
-            columns=[
-                "row_id",
-                "slice",
-                "runs",
-                "failed",
-                "share",
-                "last_failed_run",
-                "last_response",
-            ]
+            columns=["row_id", "slice", "runs", "failed", "share", "last_failed_run", "last_response"]
         )
         if latest is not None and len(latest):
-            last_segment = latest[latest["segment"] == latest["segment"].max()][
-                "run_id"
-            ].unique()
+            last_segment = latest[latest["segment"] == latest["segment"].max()]["run_id"].unique()
             ok = part[part["run_id"].isin(last_segment) & (part["state"] == "ok")]
             failing = failure_counts(ok, rule=b.rule)
         left_out = int((part["state"] != "ok").sum())
         note = (
-            f"{len(part)} runs; {left_out} left out of the trends (INVALID, incomplete or corrupt)."
-            if left_out
-            else ""
+            f"{len(part)} runs; {left_out} left out of the trends (INVALID, incomplete or corrupt)." if left_out else ""
         )
         html = dataset_page(
-            name,
-            _versions(part),
-            sections,
-            failing,
-            metric="pass_rate",
-            site_title=b.title,
-            note=note,
-            reports=reports,
+            name, _versions(part), sections, failing, metric="pass_rate", site_title=b.title, note=note, reports=reports
         )
         write_page(b.out / rel, html)
         b.result.rendered.append(rel)
@@ -370,10 +285,7 @@ def _baselines(b: _Build, runs: pd.DataFrame) -> None:
         history, problem = None, str(exc)
     current = runs[runs["kind"] == "baseline"]
     hint = baseline_save_hint(runs, str(b.results_dir), str(b.baselines_dir))
-    write_page(
-        b.out / "baselines.html",
-        baselines_page(current, history, problem, site_title=b.title, save_hint=hint),
-    )
+    write_page(b.out / "baselines.html", baselines_page(current, history, problem, site_title=b.title, save_hint=hint))
 
 
 def _load_state(out: Path) -> dict[str, Any]:
@@ -404,41 +316,22 @@ def build_site(
         raise InputError(f"{out}: not a folder")
     out.mkdir(parents=True, exist_ok=True)
     result = SiteResult(path=out, index=out / "index.html")
-    b = _Build(
-        out,
-        Path(results_dir),
-        Path(baselines_dir),
-        title,
-        render,
-        rule,
-        _load_state(out),
-        result,
-    )
+    b = _Build(out, Path(results_dir), Path(baselines_dir), title, render, rule, _load_state(out), result)
     runs = scan(results_dir, baselines_dir, rule=rule).frame()
     links = _run_pages(b, runs)
     hrefs = _dataset_pages(b, runs, links)
     counts = runs[runs["kind"] == "run"].groupby("dataset_name").size().to_dict()
     by_dataset = {str(k): int(v) for k, v in counts.items()}
-    write_page(
-        out / "datasets.html", datasets_page(hrefs, by_dataset, site_title=title)
-    )
+    write_page(out / "datasets.html", datasets_page(hrefs, by_dataset, site_title=title))
     _baselines(b, runs)
-    boards = leaderboard_sections(
-        runs, out, site_title=title, rule=rule, previous=b.old.get("leaderboards")
-    )
+    boards = leaderboard_sections(runs, out, site_title=title, rule=rule, previous=b.old.get("leaderboards"))
     b.new["leaderboards"] = boards.state
     result.rendered.extend(boards.rendered)
     result.reused.extend(boards.reused)
     costs = [
-        totals_text(run_totals_of(p)) if k == "run" else ""
-        for k, p in zip(runs["kind"], runs["path"], strict=True)
+        totals_text(run_totals_of(p)) if k == "run" else "" for k, p in zip(runs["kind"], runs["path"], strict=True)
     ]
-    write_page(
-        result.index,
-        index_page(
-            runs.assign(cost=costs), links, hrefs, boards.sections, site_title=title
-        ),
-    )
+    write_page(result.index, index_page(runs.assign(cost=costs), links, hrefs, boards.sections, site_title=title))
     write_page(out / STATE_FILE, json.dumps(b.new, indent=1, sort_keys=True))
     return result
 

@@ -76,12 +76,7 @@ from typing import Any
 
 from goldenkit._artifacts import module_source_sha256
 from goldenkit._text import one_line
-from goldenkit.providers._adk_events import (
-    TurnCollector,
-    as_content,
-    error_from_exception,
-    jsonable,
-)
+from goldenkit.providers._adk_events import TurnCollector, as_content, error_from_exception, jsonable
 from goldenkit.providers._conversation import HISTORY_MODES, expected_exchanges
 from goldenkit.schema import TOKEN_COUNTS
 
@@ -100,9 +95,7 @@ def _require_adk() -> Any:
         import google.adk  # noqa: F401
         from google.adk import runners
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ConfigError(
-            f"the adk provider needs google-adk: pip install 'goldenkit[adk]' ({exc})"
-        ) from None
+        raise ConfigError(f"the adk provider needs google-adk: pip install 'goldenkit[adk]' ({exc})") from None
     return runners
 
 
@@ -124,9 +117,7 @@ def load_agent(spec: str) -> Any:
             path = Path(module_name)
             if not path.is_file():
                 raise ConfigError(f"--agent {spec}: file {module_name} not found")
-            mod_spec = importlib.util.spec_from_file_location(
-                f"goldenkit_agent_{path.stem}", path
-            )
+            mod_spec = importlib.util.spec_from_file_location(f"goldenkit_agent_{path.stem}", path)
             if mod_spec is None or mod_spec.loader is None:
                 raise ConfigError(f"--agent {spec}: cannot import {module_name}")
             module = importlib.util.module_from_spec(mod_spec)
@@ -137,16 +128,12 @@ def load_agent(spec: str) -> Any:
     except ConfigError:
         raise
     except Exception as exc:
-        raise ConfigError(
-            f"--agent {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}"
-        ) from None
+        raise ConfigError(f"--agent {spec}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
     if attr:
         obj: Any = module
         for part in attr.split("."):
             if not hasattr(obj, part):
-                raise ConfigError(
-                    f"--agent {spec}: {module_name} has no attribute {attr!r}"
-                )
+                raise ConfigError(f"--agent {spec}: {module_name} has no attribute {attr!r}")
             obj = getattr(obj, part)
         return obj
     if hasattr(module, "root_agent"):
@@ -159,9 +146,7 @@ def load_agent(spec: str) -> Any:
             sub = None
     if sub is not None and hasattr(sub, "root_agent"):
         return sub.root_agent
-    raise ConfigError(
-        f"--agent {spec}: no root_agent in {module_name} (name it: {module_name}:ATTRIBUTE)"
-    )
+    raise ConfigError(f"--agent {spec}: no root_agent in {module_name} (name it: {module_name}:ATTRIBUTE)")
 
 
 class AdkProvider(Provider):
@@ -188,9 +173,7 @@ class AdkProvider(Provider):
         if agent is None:
             raise ConfigError("the adk provider needs --agent module.path:root_agent")
         if history not in HISTORY_MODES:
-            raise ConfigError(
-                f"adk provider: history must be one of {', '.join(HISTORY_MODES)}, not {history!r}"
-            )
+            raise ConfigError(f"adk provider: history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
         self._spec = (
             agent
             if isinstance(agent, str)
@@ -207,9 +190,7 @@ class AdkProvider(Provider):
 
         self._is_factory = not isinstance(target, BaseAgent | App) and callable(target)
         if not self._is_factory and not isinstance(target, BaseAgent | App):
-            raise ConfigError(
-                f"--agent {self._spec}: not an ADK agent, App or agent factory ({type(target).__name__})"
-            )
+            raise ConfigError(f"--agent {self._spec}: not an ADK agent, App or agent factory ({type(target).__name__})")
         self._settings = self._describe(None if self._is_factory else target)
 
     # -- identity -----------------------------------------------------------------------------------
@@ -225,9 +206,7 @@ class AdkProvider(Provider):
             return settings
         root = getattr(target, "root_agent", None) or target
         settings["agent_name"] = getattr(root, "name", None)
-        if (
-            source := module_source_sha256(self._spec)
-        ) is not None:  # the agent's identity follows its code
+        if (source := module_source_sha256(self._spec)) is not None:  # the agent's identity follows its code
             settings["source_sha256"] = source
         model = getattr(root, "model", None)
         if model is not None and not isinstance(model, str):
@@ -240,9 +219,7 @@ class AdkProvider(Provider):
             if isinstance(ins, str):
                 instructions.append(f"{ag.name}\n{ins}")
         if instructions:
-            settings["instruction_sha256"] = hashlib.sha256(
-                "\n\n".join(instructions).encode()
-            ).hexdigest()
+            settings["instruction_sha256"] = hashlib.sha256("\n\n".join(instructions).encode()).hexdigest()
         return settings
 
     def image_refusal(self, image: ImagePart) -> str | None:
@@ -251,9 +228,7 @@ class AdkProvider(Provider):
     def settings(self) -> dict[str, Any]:
         return dict(self._settings)
 
-    def configure(
-        self, *, timeout: float | None = None, max_in_flight: int | None = None
-    ) -> None:
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         """``timeout``: the longest wait for the agent's next event (a model answer, a tool result)
         before the row fails as a transient error; None waits as long as the agent takes."""
         self._timeout = timeout
@@ -266,9 +241,7 @@ class AdkProvider(Provider):
         obj = self._target()
         if inspect.isawaitable(obj):
             obj = await obj
-        if isinstance(
-            obj, tuple
-        ):  # ADK's get_agent_async convention: (agent, exit_stack)
+        if isinstance(obj, tuple):  # ADK's get_agent_async convention: (agent, exit_stack)
             obj = obj[0]
         return obj
 
@@ -289,16 +262,12 @@ class AdkProvider(Provider):
 
     def model_of(self, target: Any) -> str | None:
         """The model the agent runs (a factory's agent is described when it is built)."""
-        model = (self._describe(target) if self._is_factory else self._settings).get(
-            "model"
-        )
+        model = (self._describe(target) if self._is_factory else self._settings).get("model")
         return None if model is None else str(model)
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
         if not case.turns:
-            raise ProviderError(
-                f"case {case.id}: no user turn to send", kind="infrastructure"
-            )
+            raise ProviderError(f"case {case.id}: no user turn to send", kind="infrastructure")
         target = await self._resolve_target()
         model = self.model_of(target)
         if self._history == "expected" and len(case.turns) > 1:
@@ -306,26 +275,15 @@ class AdkProvider(Provider):
             each: list[TurnCollector] = []
             for i in range(len(case.turns)):
                 prior = [*case.history, *expected_exchanges(case, outputs)]
-                collected = await self._run(
-                    case, target, [case.turns[i].user], prior, [case.turns[i].images]
-                )
+                collected = await self._run(case, target, [case.turns[i].user], prior, [case.turns[i].images])
                 outputs.append(collected[0].output())
                 each.append(collected[0])
             ids = [c.invocation_id for c in each]
             return _counted(
-                Response(
-                    turns=outputs,
-                    model=model,
-                    raw={"invocation_ids": ids, "history": "expected"},
-                ),
-                each,
+                Response(turns=outputs, model=model, raw={"invocation_ids": ids, "history": "expected"}), each
             )
         collected = await self._run(
-            case,
-            target,
-            [t.user for t in case.turns],
-            list(case.history),
-            [t.images for t in case.turns],
+            case, target, [t.user for t in case.turns], list(case.history), [t.images for t in case.turns]
         )
         return _counted(
             Response(
@@ -355,23 +313,15 @@ class AdkProvider(Provider):
             session = await self._open_session(runner, case, prior)
             for n, text in enumerate(users):
                 turn_images = images[n] if n < len(images) else ()
-                collected.append(
-                    await self._turn(
-                        runner, user_id, session.id, text, n + 1, turn_images
-                    )
-                )
-            done = await runner.session_service.get_session(
-                app_name=app_name, user_id=user_id, session_id=session.id
-            )
+                collected.append(await self._turn(runner, user_id, session.id, text, n + 1, turn_images))
+            done = await runner.session_service.get_session(app_name=app_name, user_id=user_id, session_id=session.id)
             if collected and done is not None:
                 collected[-1].final_state = jsonable(dict(done.state))
         finally:
             await _close_runner(runner)
         return collected
 
-    async def _open_session(
-        self, runner: Any, case: Case, prior: Sequence[Message]
-    ) -> Any:
+    async def _open_session(self, runner: Any, case: Case, prior: Sequence[Message]) -> Any:
         """A new session from the case's session input, with ``prior`` appended as events."""
         from google.adk.events.event import Event
 
@@ -383,31 +333,20 @@ class AdkProvider(Provider):
         for n, m in enumerate(prior):
             if m.role not in ("user", "assistant") or not (m.content or m.images):
                 continue
-            role, author = (
-                ("user", "user") if m.role == "user" else ("model", agent_name)
-            )
+            role, author = ("user", "user") if m.role == "user" else ("model", agent_name)
             content = as_content(role, m.content, m.images)
             await runner.session_service.append_event(
-                session,
-                Event(author=author, invocation_id=f"history-{n}", content=content),
+                session, Event(author=author, invocation_id=f"history-{n}", content=content)
             )
         return session
 
     async def _turn(
-        self,
-        runner: Any,
-        user_id: str,
-        session_id: str,
-        text: str,
-        n: int,
-        images: Sequence[ImagePart] = (),
+        self, runner: Any, user_id: str, session_id: str, text: str, n: int, images: Sequence[ImagePart] = ()
     ) -> TurnCollector:
         """Run one user turn (the ``n``-th, 1-based) in the session, with its images; its events collected."""
         col = TurnCollector()
         message = as_content("user", text, images)
-        events = runner.run_async(
-            user_id=user_id, session_id=session_id, new_message=message
-        )
+        events = runner.run_async(user_id=user_id, session_id=session_id, new_message=message)
         try:
             async with contextlib.aclosing(events):
                 while col.error is None:
@@ -420,15 +359,10 @@ class AdkProvider(Provider):
             raise
         except TimeoutError:
             raise ProviderError(
-                f"adk agent made no progress for {self._timeout:g} s (turn {n})",
-                kind="transient",
+                f"adk agent made no progress for {self._timeout:g} s (turn {n})", kind="transient"
             ) from None
         except Exception as exc:  # the agent's model or one of its tools raised
-            where = (
-                "tool"
-                if col.pending_calls
-                else ("model" if getattr(exc, "code", None) is not None else "agent")
-            )
+            where = "tool" if col.pending_calls else ("model" if getattr(exc, "code", None) is not None else "agent")
             raise error_from_exception(exc, where) from None
         if col.error is not None:
             raise col.error
@@ -454,48 +388,31 @@ class AdkConversation:
         self._session: Any = None
         self._model: str | None = None
         self._events = 0  # the session's events after the last turn that completed
-        self._failed: str | None = (
-            None  # why the last attempt failed, until the next one
-        )
+        self._failed: str | None = None  # why the last attempt failed, until the next one
 
     async def send(self, user: str, done: Sequence[TurnOutput]) -> Response:
         p = self.provider
         if self._failed is not None:
             await self._before_retry(len(done) + 1)
-        if (
-            self._runner is None
-        ):  # set up once both the runner and its session exist (a retry starts over)
+        if self._runner is None:  # set up once both the runner and its session exist (a retry starts over)
             target = await p._resolve_target()
             self._model = p.model_of(target)
             runner = p._new_runner(target, p._session_input(self.case)[0])
             try:
-                self._session = await p._open_session(
-                    runner, self.case, list(self.case.history)
-                )
+                self._session = await p._open_session(runner, self.case, list(self.case.history))
             except BaseException:
                 await _close_runner(runner)
                 raise
             self._runner, self._events = runner, len(self._session.events)
         try:
-            col = await p._turn(
-                self._runner,
-                p._session_input(self.case)[1],
-                self._session.id,
-                user,
-                len(done) + 1,
-            )
+            col = await p._turn(self._runner, p._session_input(self.case)[1], self._session.id, user, len(done) + 1)
         except BaseException as exc:  # a cancel (the run's deadline) too
             self._failed = one_line(str(exc), 200) or type(exc).__name__
             raise
         got = await self._stored()
         self._events = len(got.events) if got is not None else self._events
         state = jsonable(dict(got.state)) if got is not None else None
-        return _counted(
-            Response(
-                turns=[col.output()], model=self._model, raw={"final_state": state}
-            ),
-            [col],
-        )
+        return _counted(Response(turns=[col.output()], model=self._model, raw={"final_state": state}), [col])
 
     async def _stored(self) -> Any:
         app_name, user_id, _, _ = self.provider._session_input(self.case)
@@ -571,21 +488,12 @@ def adk_provider(
 ) -> AdkProvider:
     """``get_provider("adk", agent=..., history=..., app_name=..., user_id=...)``; other run options
     (model, base URL, tool responses) do not apply: the agent brings its own model and tools."""
-    provider = AdkProvider(
-        agent, history=history or "actual", app_name=app_name, user_id=user_id
-    )
+    provider = AdkProvider(agent, history=history or "actual", app_name=app_name, user_id=user_id)
     if timeout is not None:
         provider.configure(timeout=timeout)
     return provider
 
 
-__all__ = [
-    "DEFAULT_APP_NAME",
-    "DEFAULT_USER_ID",
-    "HISTORY_MODES",
-    "AdkProvider",
-    "adk_provider",
-    "load_agent",
-]
+__all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "HISTORY_MODES", "AdkProvider", "adk_provider", "load_agent"]
 
 publish(globals())

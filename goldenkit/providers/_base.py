@@ -65,9 +65,7 @@ class Provider(ABC):
     def model_id(self) -> str | None:
         return self.settings().get("model")
 
-    def configure(
-        self, *, timeout: float | None = None, max_in_flight: int | None = None
-    ) -> None:
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         """Called by the runner before a run: per-request timeout and the in-flight limit
         (HTTP providers size their connection pool with it). Default: nothing to do."""
         return None
@@ -97,9 +95,7 @@ BUILTINS = {
 _REGISTRY: Registry[ProviderFactory] = Registry("provider", BUILTINS)
 
 
-def register_provider(
-    name: str, factory: ProviderFactory, *, replace: bool = False
-) -> None:
+def register_provider(name: str, factory: ProviderFactory, *, replace: bool = False) -> None:
     """Make ``factory(**options) -> Provider`` available under ``name`` (a built-in's name needs ``replace``)."""
     _REGISTRY.register(name, factory, replace=replace)
 

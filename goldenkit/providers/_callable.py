@@ -72,16 +72,12 @@ def load_callable(spec: str) -> Callable[..., Any]:
     try:
         obj: Any = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise ConfigError(
-            f"--callable {spec!r}: cannot import {mod_name}: {exc}"
-        ) from None
+        raise ConfigError(f"--callable {spec!r}: cannot import {mod_name}: {exc}") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ConfigError(
-                f"--callable {spec!r}: {mod_name} has no attribute {attr}"
-            ) from None
+            raise ConfigError(f"--callable {spec!r}: {mod_name} has no attribute {attr}") from None
     if not callable(obj):
         raise ConfigError(f"--callable {spec!r}: {attr} is not callable")
     fn: Callable[..., Any] = obj
@@ -116,22 +112,16 @@ class DaemonThreads:
         self._serving = 0  # threads that take calls (abandoned ones are not counted)
         self._idle = 0
 
-    def submit(
-        self, fn: Callable[[], Any]
-    ) -> asyncio.Future[tuple[Any, BaseException | None]]:
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[tuple[Any, BaseException | None]]:
         """``fn`` queued; the future's result is ``(value, None)`` or ``(None, what fn raised)``."""
         loop = asyncio.get_running_loop()
         call = _Call(fn, loop, loop.create_future())
-        call.future.add_done_callback(
-            lambda fut: self._left(call) if fut.cancelled() else None
-        )
+        call.future.add_done_callback(lambda fut: self._left(call) if fut.cancelled() else None)
         with self._lock:
             start = self._idle == 0 and self._serving < self.size
             self._serving += start
         if start:
-            threading.Thread(
-                target=self._serve, name=f"{self.name}-{id(call):x}", daemon=True
-            ).start()
+            threading.Thread(target=self._serve, name=f"{self.name}-{id(call):x}", daemon=True).start()
         self._queue.put(call)
         return call.future
 
@@ -181,8 +171,7 @@ class DaemonThreads:
 
 
 def _deliver(
-    future: asyncio.Future[tuple[Any, BaseException | None]],
-    outcome: tuple[Any, BaseException | None],
+    future: asyncio.Future[tuple[Any, BaseException | None]], outcome: tuple[Any, BaseException | None]
 ) -> None:
     if not future.done():
         future.set_result(outcome)
@@ -207,9 +196,7 @@ async def _guarded(awaitable: Any) -> tuple[Any, BaseException | None]:
 
 def _quiet_abandoned(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """Say nothing of a call abandoned at its timeout that never ended; report the rest as asyncio does."""
-    if not str(context.get("message", "")).startswith(
-        "Task was destroyed but it is pending"
-    ):
+    if not str(context.get("message", "")).startswith("Task was destroyed but it is pending"):
         loop.default_exception_handler(context)
 
 
@@ -237,9 +224,7 @@ class AgentLoop:
 
     async def run(self, awaitable: Any) -> tuple[Any, BaseException | None]:
         """``awaitable`` run on the agent's loop: ``(value, None)`` or ``(None, what it raised)``."""
-        return await asyncio.wrap_future(
-            asyncio.run_coroutine_threadsafe(_guarded(awaitable), self.loop)
-        )
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_guarded(awaitable), self.loop))
 
     def shutdown(self) -> None:
         """Stop the loop once it is free (a loop an agent blocks forever stays with its daemon thread)."""
@@ -265,64 +250,34 @@ def _response_problem(resp: Response) -> str | None:
     """What is of the wrong type in a Response an agent built (None: nothing)."""
     for name, types in _COUNTS:
         v = getattr(resp, name)
-        if v is not None and (
-            isinstance(v, bool)
-            or not isinstance(v, types)
-            or not math.isfinite(v)
-            or v < 0
-        ):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, types) or not math.isfinite(v) or v < 0):
             return f"{name} must be a number >= 0 or None, got {v!r}"[:120]
     if resp.model is not None and not isinstance(resp.model, str):
         return f"model must be a str or None, got {type(resp.model).__name__}"
     if resp.usage is not None and not (
-        isinstance(resp.usage, dict)
-        and all(isinstance(u, dict) for u in resp.usage.values())
+        isinstance(resp.usage, dict) and all(isinstance(u, dict) for u in resp.usage.values())
     ):
         return "usage must be None or a dict of {role: {calls, tokens_in, ...}}"
     for role, counts in (resp.usage or {}).items():
-        for (
-            key,
-            v,
-        ) in (
-            counts.items()
-        ):  # what the judge or the simulated user spent: counted as the agent's are
+        for key, v in counts.items():  # what the judge or the simulated user spent: counted as the agent's are
             types = (int, float) if key == "cost" else int
-            if v is not None and (
-                isinstance(v, bool)
-                or not isinstance(v, types)
-                or not math.isfinite(v)
-                or v < 0
-            ):
-                return f"usage[{role!r}][{key!r}] must be a number >= 0 or None, got {v!r}"[
-                    :120
-                ]
+            if v is not None and (isinstance(v, bool) or not isinstance(v, types) or not math.isfinite(v) or v < 0):
+                return f"usage[{role!r}][{key!r}] must be a number >= 0 or None, got {v!r}"[:120]
     if resp.retrieved is not None and not (
-        isinstance(resp.retrieved, list)
-        and all(isinstance(r, str) for r in resp.retrieved)
+        isinstance(resp.retrieved, list) and all(isinstance(r, str) for r in resp.retrieved)
     ):
         return "retrieved must be a list of str or None"
-    if not isinstance(resp.turns, list) or not all(
-        isinstance(t, TurnOutput) for t in resp.turns
-    ):
+    if not isinstance(resp.turns, list) or not all(isinstance(t, TurnOutput) for t in resp.turns):
         return "turns must be a list of TurnOutput"
     for k, t in enumerate(resp.turns):
-        if not isinstance(t.text, str) or not (
-            t.user is None or isinstance(t.user, str)
-        ):
-            return (
-                f"turns[{k}].text (and user) must be a str, got {type(t.text).__name__}"
-            )
+        if not isinstance(t.text, str) or not (t.user is None or isinstance(t.user, str)):
+            return f"turns[{k}].text (and user) must be a str, got {type(t.text).__name__}"
         calls = t.tool_calls
         if not isinstance(calls, list) or not all(
-            isinstance(c, ToolCall)
-            and isinstance(c.name, str)
-            and isinstance(c.args, dict)
-            for c in calls
+            isinstance(c, ToolCall) and isinstance(c.name, str) and isinstance(c.args, dict) for c in calls
         ):
             return f"turns[{k}].tool_calls must be a list of ToolCall(name: str, args: dict)"
-        if not isinstance(t.tool_responses, list) or not isinstance(
-            t.intermediate, list
-        ):
+        if not isinstance(t.tool_responses, list) or not isinstance(t.intermediate, list):
             return f"turns[{k}].tool_responses and intermediate must be lists"
     return None
 
@@ -334,19 +289,12 @@ def as_stored(resp: Response, where: str = "the agent") -> Response:
     text that is stored. A field of the wrong type is the agent's error (``where`` names it)."""
     problem = _response_problem(resp)
     if problem is not None:
-        raise ProviderError(
-            f"{where} returned a Response whose {problem}", kind="agent"
-        )
+        raise ProviderError(f"{where} returned a Response whose {problem}", kind="agent")
     turns = [
         TurnOutput(
             text=_plain(t.text),
             tool_calls=[
-                ToolCall(
-                    _plain(c.name),
-                    _plain(c.args),
-                    None if c.id is None else _plain(c.id),
-                )
-                for c in t.tool_calls
+                ToolCall(_plain(c.name), _plain(c.args), None if c.id is None else _plain(c.id)) for c in t.tool_calls
             ],
             tool_responses=_plain(t.tool_responses),
             intermediate=[tuple(_plain(list(x))) for x in t.intermediate],
@@ -379,9 +327,7 @@ class CallableProvider(Provider):
     ) -> None:
         target = fn if fn is not None else callable
         if target is None:
-            raise ConfigError(
-                "provider callable: --callable module:function is required"
-            )
+            raise ConfigError("provider callable: --callable module:function is required")
         self.spec = (
             target
             if isinstance(target, str)
@@ -390,18 +336,14 @@ class CallableProvider(Provider):
         self.fn = load_callable(target) if isinstance(target, str) else target
         self.model = model
         self.threads = threads
-        self._is_async = inspect.iscoroutinefunction(
-            self.fn
-        ) or inspect.iscoroutinefunction(
+        self._is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
             type(self.fn).__call__  # an object whose __call__ is async
         )
         try:
             params = inspect.signature(self.fn).parameters
         except (TypeError, ValueError):
             params = {}  # type: ignore[assignment]
-        self._takes_repeat = "repeat" in params or any(
-            p.kind is p.VAR_KEYWORD for p in params.values()
-        )
+        self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
         self._pool: DaemonThreads | None = None
         self._loop: AgentLoop | None = None
         self._source = source_sha256(self.fn)  # the agent's identity follows its code
@@ -410,22 +352,14 @@ class CallableProvider(Provider):
         return None  # the callable gets them in the Case
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "callable": self.spec,
-            "model": self.model,
-            **({"source_sha256": self._source} if self._source else {}),
-        }
+        return {"callable": self.spec, "model": self.model, **({"source_sha256": self._source} if self._source else {})}
 
-    def configure(
-        self, *, timeout: float | None = None, max_in_flight: int | None = None
-    ) -> None:
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         if self.threads is None and max_in_flight:
             self.threads = max(1, int(max_in_flight))
 
     def _call(self, case: Case, repeat: int) -> Any:
-        case = copy.deepcopy(
-            case
-        )  # the agent's own copy: what it changes in it is never what is graded
+        case = copy.deepcopy(case)  # the agent's own copy: what it changes in it is never what is graded
         return self.fn(case, repeat=repeat) if self._takes_repeat else self.fn(case)
 
     async def complete(self, case: Case, *, repeat: int = 0) -> Response:
@@ -438,9 +372,7 @@ class CallableProvider(Provider):
             else:
                 if self._pool is None:
                     self._pool = DaemonThreads(self.threads or 8, "goldenkit-callable")
-                out, raised = await self._pool.submit(
-                    functools.partial(self._call, case, repeat)
-                )
+                out, raised = await self._pool.submit(functools.partial(self._call, case, repeat))
             if raised is None and inspect.isawaitable(out):
                 out, raised = await self._agent_loop().run(out)
             if raised is not None:
@@ -449,20 +381,14 @@ class CallableProvider(Provider):
             raise
         except Exception as exc:  # the agent under test failed: data, not a crash
             raise exception_error(exc, f"callable {self.spec} raised") from exc
-        except (
-            BaseException
-        ) as exc:  # its own sys.exit(), ^C, cancelled task, a group of them: its error
-            if (
-                isinstance(exc, asyncio.CancelledError) and _being_cancelled()
-            ):  # a timeout goes on
+        except BaseException as exc:  # its own sys.exit(), ^C, cancelled task, a group of them: its error
+            if isinstance(exc, asyncio.CancelledError) and _being_cancelled():  # a timeout goes on
                 raise
             raise exception_error(exc, f"callable {self.spec} raised") from None
         if isinstance(out, Response):
             return as_stored(out, f"callable {self.spec}")
         if isinstance(out, str):
-            return as_stored(
-                Response.from_text(out, model=self.model), f"callable {self.spec}"
-            )
+            return as_stored(Response.from_text(out, model=self.model), f"callable {self.spec}")
         if isinstance(out, dict) and isinstance(out.get("text"), str):
             return as_stored(self._from_dict(out), f"callable {self.spec}")
         raise ProviderError(
@@ -476,18 +402,12 @@ class CallableProvider(Provider):
         retrieved = out.get("retrieved")
         if retrieved is not None and (
             not isinstance(retrieved, list)
-            or not all(
-                isinstance(r, str | int) and not isinstance(r, bool) for r in retrieved
-            )
+            or not all(isinstance(r, str | int) and not isinstance(r, bool) for r in retrieved)
         ):
-            raise ProviderError(
-                f"callable {self.spec}: 'retrieved' must be a list of ids", kind="agent"
-            )
+            raise ProviderError(f"callable {self.spec}: 'retrieved' must be a list of ids", kind="agent")
         state = out.get("final_state")
         if state is not None and not isinstance(state, dict):
-            raise ProviderError(
-                f"callable {self.spec}: 'final_state' must be an object", kind="agent"
-            )
+            raise ProviderError(f"callable {self.spec}: 'final_state' must be an object", kind="agent")
         return Response.from_text(
             out["text"],
             model=self.model,

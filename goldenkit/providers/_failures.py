@@ -41,18 +41,11 @@ from goldenkit._scrub import scrub
 from goldenkit._registry import publish
 from goldenkit.errors import ProviderError
 
-if (
-    TYPE_CHECKING
-):  # httpx is imported by the HTTP providers; an in-process agent's run never needs it
+if TYPE_CHECKING:  # httpx is imported by the HTTP providers; an in-process agent's run never needs it
     import httpx
 
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
-TRANSIENT, INFRASTRUCTURE, REFUSED, AGENT = (
-    "transient",
-    "infrastructure",
-    "refused",
-    "agent",
-)
+TRANSIENT, INFRASTRUCTURE, REFUSED, AGENT = "transient", "infrastructure", "refused", "agent"
 
 _CONTEXT_MARKERS = (
     "context_length_exceeded",
@@ -143,9 +136,7 @@ def error_text(body: bytes, limit: int = 200) -> str:
         err = obj.get("error", obj)
         if isinstance(err, dict):
             # OpenAI-style {"error": {"message"}}; FastAPI servers (llama.cpp's Python server) {"detail"}
-            text = str(
-                err.get("message") or err.get("detail") or err.get("code") or err
-            )
+            text = str(err.get("message") or err.get("detail") or err.get("code") or err)
         else:
             text = str(err)
     text = scrub(" ".join(text.split()))  # masked before it is cut (goldenkit._scrub)
@@ -168,35 +159,21 @@ def is_json_body(body: bytes, content_type: str | None) -> bool:
     """Whether a reply is JSON by its content type, or (no content type) by its first byte."""
     if content_type:
         ct = content_type.split(";", 1)[0].strip().lower()
-        return (
-            ct == "application/json"
-            or ct.endswith("+json")
-            or ct == "application/x-ndjson"
-        )
+        return ct == "application/json" or ct.endswith("+json") or ct == "application/x-ndjson"
     return body.lstrip()[:1] in (b"{", b"[")
 
 
-def classify_status(
-    status: int, body: bytes, url: str, headers: httpx.Headers | None = None
-) -> ProviderError:
+def classify_status(status: int, body: bytes, url: str, headers: httpx.Headers | None = None) -> ProviderError:
     """The ProviderError for a non-2xx reply (see the module doc)."""
     excerpt = error_text(body)
-    retry_after = (
-        parse_retry_after(headers.get("retry-after")) if headers is not None else None
-    )
+    retry_after = parse_retry_after(headers.get("retry-after")) if headers is not None else None
     lowered = body[:4000].decode("utf-8", "replace").lower()
     content_type = headers.get("content-type") if headers is not None else None
     where = f"HTTP {status} from {url}"
-    if status in (400, 413, 422) and (
-        is_json_body(body, content_type) or not body.strip()
-    ):
-        why = refusal(
-            lowered
-        )  # only the model server's own JSON refuses a request (a proxy's page never does)
+    if status in (400, 413, 422) and (is_json_body(body, content_type) or not body.strip()):
+        why = refusal(lowered)  # only the model server's own JSON refuses a request (a proxy's page never does)
         if why is not None:
-            return ProviderError(
-                f"{where}: {why} ({excerpt})", kind=REFUSED, status=status, url=url
-            )
+            return ProviderError(f"{where}: {why} ({excerpt})", kind=REFUSED, status=status, url=url)
     if status in (402, 403, 429) and any(m in lowered for m in _QUOTA_MARKERS):
         return ProviderError(
             f"{where}: quota or credit exhausted, retrying cannot help ({excerpt})",
@@ -221,13 +198,9 @@ def classify_status(
             status=status,
             url=url,
         )
-    kind = (
-        TRANSIENT if status in TRANSIENT_STATUSES or status >= 500 else INFRASTRUCTURE
-    )
+    kind = TRANSIENT if status in TRANSIENT_STATUSES or status >= 500 else INFRASTRUCTURE
     msg = f"{where}: {excerpt}" if excerpt else where
-    return ProviderError(
-        msg, kind=kind, status=status, url=url, retry_after=retry_after
-    )
+    return ProviderError(msg, kind=kind, status=status, url=url, retry_after=retry_after)
 
 
 def reply_error(message: object, url: str, status: int | None = None) -> ProviderError:
@@ -235,28 +208,17 @@ def reply_error(message: object, url: str, status: int | None = None) -> Provide
     text = " ".join(str(message).split())[:300]
     why = refusal(text)
     if why is not None:
-        return ProviderError(
-            f"error reply from {url}: {why} ({text})",
-            kind=REFUSED,
-            status=status,
-            url=url,
-        )
-    return ProviderError(
-        f"error reply from {url}: {text}", kind=INFRASTRUCTURE, status=status, url=url
-    )
+        return ProviderError(f"error reply from {url}: {why} ({text})", kind=REFUSED, status=status, url=url)
+    return ProviderError(f"error reply from {url}: {text}", kind=INFRASTRUCTURE, status=status, url=url)
 
 
 def _certificate_problem(exc: BaseException) -> str | None:
     """The certificate check's verdict when ``exc`` (or what caused it) is a failed TLS verification."""
     for cur in _chain(exc):
-        inner = getattr(
-            cur, "certificate_error", None
-        )  # aiohttp's ClientConnectorCertificateError
+        inner = getattr(cur, "certificate_error", None)  # aiohttp's ClientConnectorCertificateError
         found = inner if isinstance(inner, ssl.SSLCertVerificationError) else cur
         if isinstance(found, ssl.SSLCertVerificationError):
-            why = getattr(found, "verify_message", None) or getattr(
-                found, "reason", None
-            )
+            why = getattr(found, "verify_message", None) or getattr(found, "reason", None)
             return str(why or "certificate verify failed")
     return None
 
@@ -288,38 +250,19 @@ def transport_error(exc: httpx.TransportError, url: str) -> ProviderError:
         )
     if any(isinstance(e, ssl.SSLError) for e in _chain(exc)):
         return ProviderError(
-            f"TLS failed calling {url}: {describe(exc.__cause__ or exc)}",
-            kind=INFRASTRUCTURE,
-            url=url,
+            f"TLS failed calling {url}: {describe(exc.__cause__ or exc)}", kind=INFRASTRUCTURE, url=url
         )
     if "TimeoutException" in names:
         cause = exc.__cause__
-        if cause is not None and not isinstance(
-            cause, TimeoutError | asyncio.TimeoutError
-        ):
+        if cause is not None and not isinstance(cause, TimeoutError | asyncio.TimeoutError):
             # A "timeout" caused by something else (a dropped connection): name the real cause.
-            return ProviderError(
-                f"{describe(cause)} calling {url}", kind=TRANSIENT, url=url
-            )
-        return ProviderError(
-            f"timed out calling {url}",
-            kind=TRANSIENT,
-            final_kind=INFRASTRUCTURE,
-            url=url,
-        )
+            return ProviderError(f"{describe(cause)} calling {url}", kind=TRANSIENT, url=url)
+        return ProviderError(f"timed out calling {url}", kind=TRANSIENT, final_kind=INFRASTRUCTURE, url=url)
     if "UnsupportedProtocol" in names:
-        return ProviderError(
-            f"unsupported URL {url}: {describe(exc)}", kind=INFRASTRUCTURE, url=url
-        )
+        return ProviderError(f"unsupported URL {url}: {describe(exc)}", kind=INFRASTRUCTURE, url=url)
     if "ProxyError" in names:
-        return ProviderError(
-            f"proxy refused the call to {url}: {describe(exc)}",
-            kind=INFRASTRUCTURE,
-            url=url,
-        )
-    return ProviderError(
-        f"{describe(exc.__cause__ or exc)} calling {url}", kind=TRANSIENT, url=url
-    )
+        return ProviderError(f"proxy refused the call to {url}: {describe(exc)}", kind=INFRASTRUCTURE, url=url)
+    return ProviderError(f"{describe(exc.__cause__ or exc)} calling {url}", kind=TRANSIENT, url=url)
 
 
 def _attr(obj: object, name: str) -> object:
@@ -345,11 +288,7 @@ def _status_of(exc: BaseException) -> int | None:
     ):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value)
-        if (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and 100 <= value <= 599
-        ):
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
             return value
     return None
 
@@ -406,9 +345,7 @@ def _names(exc: BaseException) -> list[str]:
     return [c.__name__ for c in type(exc).__mro__]
 
 
-def exception_error(
-    exc: BaseException, where: str, *, default: str = AGENT
-) -> ProviderError:
+def exception_error(exc: BaseException, where: str, *, default: str = AGENT) -> ProviderError:
     """The ProviderError for an exception raised inside an in-process agent or callable.
 
     ``where`` opens the message (``"callable pkg:fn raised"``). The network and OS family
@@ -451,46 +388,27 @@ def _causes(exc: BaseException) -> list[BaseException]:
                 out.append(cur)
                 members = _attr(cur, "exceptions")  # an ExceptionGroup's members
                 todo.extend(
-                    m
-                    for m in (members if isinstance(members, list | tuple) else ())
-                    if isinstance(m, BaseException)
+                    m for m in (members if isinstance(members, list | tuple) else ()) if isinstance(m, BaseException)
                 )
     return out
 
 
-_STATUS_FAMILY = (
-    "statuserror",
-    "apierror",
-    "httperror",
-    "clienterror",
-    "servererror",
-    "responseerror",
-    "sdkerror",
-)
+_STATUS_FAMILY = ("statuserror", "apierror", "httperror", "clienterror", "servererror", "responseerror", "sdkerror")
 
 
 def _outage(exc: BaseException) -> ProviderError | None:
     """The ProviderError when ``exc`` itself is an outage (see :func:`exception_error`), else None."""
     names = _names(exc)
     low = [n.lower() for n in names if n.lower() not in _PLAIN]
-    if "TransportError" in names and any(
-        c.__module__.startswith("httpx") for c in type(exc).__mro__
-    ):
+    if "TransportError" in names and any(c.__module__.startswith("httpx") for c in type(exc).__mro__):
         return transport_error(exc, "the agent's endpoint")  # type: ignore[arg-type]  # httpx's, by name
     if any(n.endswith(_STATUS_FAMILY) or "status" in n for n in low):
         status = _status_of(exc)
         if status is not None:
-            return classify_status(
-                status, describe(exc).encode(), "the agent's endpoint"
-            )
-    if (
-        any(n.endswith("rpcerror") for n in low)
-        and (grpc := _grpc_kind(exc)) is not None
-    ):
+            return classify_status(status, describe(exc).encode(), "the agent's endpoint")
+    if any(n.endswith("rpcerror") for n in low) and (grpc := _grpc_kind(exc)) is not None:
         return ProviderError(describe(exc), kind=grpc)
-    if isinstance(exc, TimeoutError | ConnectionError) or any(
-        w in n for n in low for w in _NETWORK_WORDS
-    ):
+    if isinstance(exc, TimeoutError | ConnectionError) or any(w in n for n in low for w in _NETWORK_WORDS):
         return ProviderError(describe(exc), kind=TRANSIENT)
     if any(w in n for n in low for w in _GATEWAY_WORDS) or isinstance(exc, OSError):
         return ProviderError(describe(exc), kind=INFRASTRUCTURE)

@@ -77,30 +77,20 @@ _TURN_FIELDS: _Fields = (
 )
 
 
-def _typed(
-    value: Any, types: type | tuple[type, ...], what: str, field_name: str, where: str
-) -> None:
+def _typed(value: Any, types: type | tuple[type, ...], what: str, field_name: str, where: str) -> None:
     if value is None or (isinstance(value, types) and not isinstance(value, bool)):
         return
     shown = scrub(json.dumps(value))[:40]  # masked before it is cut
-    raise ConfigError(
-        f"{where}: field {field_name} must be {what} or null, got {type(value).__name__} {shown}"
-    )
+    raise ConfigError(f"{where}: field {field_name} must be {what} or null, got {type(value).__name__} {shown}")
 
 
 def _check_fields(rec: dict[str, Any], where: str) -> None:
     """A fixture line of the right shape with a field of the wrong type: one line naming the line and the field."""
     for name, types, what in _LINE_FIELDS:
         _typed(rec.get(name), types, what, name, where)
-        value = rec.get(
-            name
-        )  # a count, a time or a price: never negative, NaN or infinite
-        if isinstance(value, int | float) and not (
-            value >= 0 and value != float("inf")
-        ):
-            raise ConfigError(
-                f"{where}: field {name} must be {what} >= 0 or null, got {value!r}"
-            )
+        value = rec.get(name)  # a count, a time or a price: never negative, NaN or infinite
+        if isinstance(value, int | float) and not (value >= 0 and value != float("inf")):
+            raise ConfigError(f"{where}: field {name} must be {what} >= 0 or null, got {value!r}")
     for k, turn in enumerate(rec.get("turns") or []):
         if not isinstance(turn, dict):
             raise ConfigError(f"{where}: field turns[{k}] must be an object")
@@ -109,19 +99,11 @@ def _check_fields(rec: dict[str, Any], where: str) -> None:
         for j, call in enumerate(turn.get("tool_calls") or []):
             at = f"turns[{k}].tool_calls[{j}]"
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-                raise ConfigError(
-                    f"{where}: field {at} must be an object with a text name"
-                )
+                raise ConfigError(f"{where}: field {at} must be an object with a text name")
             _typed(call.get("args"), dict, "an object", f"{at}.args", where)
         for j, step in enumerate(turn.get("intermediate") or []):
-            if not (
-                isinstance(step, list)
-                and len(step) == 2
-                and all(isinstance(x, str) for x in step)
-            ):
-                raise ConfigError(
-                    f"{where}: field turns[{k}].intermediate[{j}] must be a pair of texts"
-                )
+            if not (isinstance(step, list) and len(step) == 2 and all(isinstance(x, str) for x in step)):
+                raise ConfigError(f"{where}: field turns[{k}].intermediate[{j}] must be a pair of texts")
 
 
 class FixturesProvider(Provider):
@@ -130,13 +112,7 @@ class FixturesProvider(Provider):
     name = "fixtures"
     mode = "fixtures"
 
-    def __init__(
-        self,
-        *,
-        fixtures: str | Path | None = None,
-        path: str | Path | None = None,
-        **_ignored: Any,
-    ) -> None:
+    def __init__(self, *, fixtures: str | Path | None = None, path: str | Path | None = None, **_ignored: Any) -> None:
         folder = fixtures or path
         if not folder:
             raise ConfigError("provider fixtures: --fixtures DIR is required")
@@ -169,16 +145,12 @@ class FixturesProvider(Provider):
                     break
                 raise ConfigError(f"{data_path}:{i}: invalid JSON") from None
             if not isinstance(rec, dict) or not isinstance(rec.get("row_id"), str):
-                raise ConfigError(
-                    f"{data_path}:{i}: a fixture line needs a string row_id"
-                )
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs a string row_id")
             rep = rec.get("repeat", 0)
             if not isinstance(rep, int) or isinstance(rep, bool) or rep < 0:
                 raise ConfigError(f"{data_path}:{i}: repeat must be an integer >= 0")
             if rec.get("error") is None and not isinstance(rec.get("turns"), list):
-                raise ConfigError(
-                    f"{data_path}:{i}: a fixture line needs turns (a list) or an error"
-                )
+                raise ConfigError(f"{data_path}:{i}: a fixture line needs turns (a list) or an error")
             _check_fields(rec, f"{data_path}:{i}")
             self.records[(rec["row_id"], rep)] = rec
 
@@ -204,8 +176,7 @@ class FixturesProvider(Provider):
         rec = self.records.get((case.id, repeat))
         if rec is None:
             raise ProviderError(
-                f"no recorded answer for row {case.id} repeat {repeat} in {self.path}",
-                kind="infrastructure",
+                f"no recorded answer for row {case.id} repeat {repeat} in {self.path}", kind="infrastructure"
             )
         err = rec.get("error")
         if err:
@@ -257,9 +228,7 @@ class FixtureConversation:
 
     async def _recorded(self) -> list[dict[str, Any]]:
         if self._turns is None:
-            resp = await self.provider.complete(
-                self.case, repeat=self.repeat
-            )  # a recorded error is raised here
+            resp = await self.provider.complete(self.case, repeat=self.repeat)  # a recorded error is raised here
             rec = self.provider.records[(self.case.id, self.repeat)]
             self._turns = list(rec["turns"])
             self._response = resp
@@ -277,15 +246,10 @@ class FixtureConversation:
         k = len(done)
         where = f"row {self.case.id} repeat {self.repeat} turn {k + 1}"
         if k >= len(turns):
-            raise ReplayDivergence(
-                f"{where}: the recording ends after {len(turns)} turn(s)",
-                transient=False,
-            )
+            raise ReplayDivergence(f"{where}: the recording ends after {len(turns)} turn(s)", transient=False)
         recorded = turns[k].get("user")
         if recorded is None and k == 0:
-            recorded = (
-                self.case.prompt
-            )  # recorded before conversations were simulated: its one opening turn
+            recorded = self.case.prompt  # recorded before conversations were simulated: its one opening turn
         if recorded != user:
             raise ReplayDivergence(
                 f"{where}: the user message differs from the recording (recorded {_short(recorded)}, "
@@ -294,9 +258,7 @@ class FixtureConversation:
             )
         out = TurnOutput.from_dict(turns[k])
         resp = self._response
-        last = (
-            k == len(turns) - 1
-        )  # the line's token counts are the conversation's: counted once
+        last = k == len(turns) - 1  # the line's token counts are the conversation's: counted once
         return Response(
             turns=[out],
             tokens_in=resp.tokens_in if last else None,
@@ -311,9 +273,7 @@ class FixtureConversation:
 
 
 def _short(text: Any) -> str:
-    s = scrub(
-        json.dumps(text, ensure_ascii=False)
-    )  # an error excerpt: masked before it is cut
+    s = scrub(json.dumps(text, ensure_ascii=False))  # an error excerpt: masked before it is cut
     return s if len(s) <= 80 else s[:77] + '..."'
 
 
@@ -341,9 +301,7 @@ class FixtureRecorder:
                 raise ConfigError(
                     f"{meta_path}: recorded for another agent (model_id/system prompt differ); record into a new folder"
                 )
-        text = json.dumps(
-            full, indent=2, ensure_ascii=False
-        )  # its settings were redacted by key
+        text = json.dumps(full, indent=2, ensure_ascii=False)  # its settings were redacted by key
         meta_path.write_text(mask_secrets(text) + "\n", encoding="utf-8")
         # The caller repairs a torn last line (goldenkit.results.repair_jsonl) before appending.
         data_path = self.path / FIXTURES_FILE
@@ -370,15 +328,10 @@ class FixtureRecorder:
             )
             if response.cost is not None:
                 rec["cost"] = response.cost
-            for key in (
-                "tokens_cached",
-                "tokens_reasoning",
-            ):  # written when the server reported them
+            for key in ("tokens_cached", "tokens_reasoning"):  # written when the server reported them
                 if getattr(response, key) is not None:
                     rec[key] = getattr(response, key)
-            if isinstance(response.raw, dict) and isinstance(
-                response.raw.get("conversation"), dict
-            ):
+            if isinstance(response.raw, dict) and isinstance(response.raw.get("conversation"), dict):
                 rec["conversation"] = response.raw["conversation"]
         else:
             rec.update(
@@ -386,16 +339,12 @@ class FixtureRecorder:
                 latency_ms=latency_ms,
                 error={
                     "kind": error.kind if error else "infrastructure",
-                    "message": scrub(str(error))
-                    if error
-                    else "error",  # an error excerpt: text for people
+                    "message": scrub(str(error)) if error else "error",  # an error excerpt: text for people
                     "status": error.status if error else None,
                 },
             )
         # the answer as received (data of record): only the secret values in use are masked
-        self._fh.write(
-            mask_secrets(json.dumps(rec, ensure_ascii=False, default=str)) + "\n"
-        )
+        self._fh.write(mask_secrets(json.dumps(rec, ensure_ascii=False, default=str)) + "\n")
         self._fh.flush()
 
     def close(self) -> None:

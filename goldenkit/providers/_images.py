@@ -42,17 +42,13 @@ def image_rows(cases: Mapping[str, Case]) -> dict[str, int]:
     return {rid: len(case.images) for rid, case in cases.items() if case.images}
 
 
-def image_refusals(
-    cases: Mapping[str, Case], provider: Provider, *, vision: bool = True
-) -> dict[str, str]:
+def image_refusals(cases: Mapping[str, Case], provider: Provider, *, vision: bool = True) -> dict[str, str]:
     """``{row id: why its images cannot be sent}`` for every row the run must refuse."""
     out: dict[str, str] = {}
     for rid, case in cases.items():
         for image in case.images:
             if not vision:
-                why: str | None = (
-                    "the model is declared without vision ([run] vision = false or --no-vision)"
-                )
+                why: str | None = "the model is declared without vision ([run] vision = false or --no-vision)"
             else:
                 why = provider.image_refusal(image)
             if why is not None:
@@ -61,9 +57,7 @@ def image_refusals(
     return out
 
 
-def check_images(
-    cases: Mapping[str, Case], provider: Provider, *, vision: bool = True
-) -> None:
+def check_images(cases: Mapping[str, Case], provider: Provider, *, vision: bool = True) -> None:
     """Refuse (InputError, exit 1) a run with rows whose images cannot be sent; see the module doc."""
     refused = image_refusals(cases, provider, vision=vision)
     if not refused:

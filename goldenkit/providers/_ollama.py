@@ -26,15 +26,8 @@ from goldenkit.providers._chat import (
     parse_arguments,
     token_count,
 )
-from goldenkit.providers._conversation import (
-    DEFAULT_MAX_TOOL_STEPS,
-    ConversationOptions,
-)
-from goldenkit.providers._http import (
-    DEFAULT_MAX_REPLY_BYTES,
-    redact_url,
-    split_userinfo,
-)
+from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers._streaming import OllamaStream
 
 from goldenkit._registry import publish
@@ -60,10 +53,7 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     for m in messages:
         d: dict[str, Any] = {"role": m.role, "content": m.content or ""}
         if m.role == "assistant" and m.tool_calls:
-            d["tool_calls"] = [
-                {"function": {"name": tc.name, "arguments": tc.args}}
-                for tc in m.tool_calls
-            ]
+            d["tool_calls"] = [{"function": {"name": tc.name, "arguments": tc.args}} for tc in m.tool_calls]
         if m.role == "tool" and m.name:
             d["tool_name"] = m.name
         if m.images:
@@ -73,13 +63,8 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 def _base64(image: ImagePart) -> str:
-    if (
-        image.data is None
-    ):  # a run refuses such rows before the first call (image_refusal)
-        raise ProviderError(
-            f"ollama takes images as base64 data only, not a URL ({image.url})",
-            kind="infrastructure",
-        )
+    if image.data is None:  # a run refuses such rows before the first call (image_refusal)
+        raise ProviderError(f"ollama takes images as base64 data only, not a URL ({image.url})", kind="infrastructure")
     return image.base64()
 
 
@@ -88,17 +73,13 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
     if not isinstance(msg, dict):
         if "error" in obj:
             raise reply_error(obj["error"], url)
-        raise ProviderError(
-            f"malformed reply from {url}: no message", kind="infrastructure", url=url
-        )
+        raise ProviderError(f"malformed reply from {url}: no message", kind="infrastructure", url=url)
     calls: list[ToolCall] = []
     for tc in msg.get("tool_calls") or []:
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ProviderError(
-                f"malformed reply from {url}: tool call without a function name",
-                kind="infrastructure",
-                url=url,
+                f"malformed reply from {url}: tool call without a function name", kind="infrastructure", url=url
             )
         calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments"))))
     return ChatReply(
@@ -151,13 +132,8 @@ class OllamaProvider(ChatProvider):
         raw_host = host or base_url or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         bare, userinfo = split_userinfo(normalize_host(raw_host))
         auth_source = "the host URL's user:password"
-        if userinfo is None and (
-            os.environ.get("OLLAMA_USER") or os.environ.get("OLLAMA_PASSWORD")
-        ):
-            userinfo = (
-                os.environ.get("OLLAMA_USER", ""),
-                os.environ.get("OLLAMA_PASSWORD", ""),
-            )
+        if userinfo is None and (os.environ.get("OLLAMA_USER") or os.environ.get("OLLAMA_PASSWORD")):
+            userinfo = (os.environ.get("OLLAMA_USER", ""), os.environ.get("OLLAMA_PASSWORD", ""))
             auth_source = "environment variable OLLAMA_USER or OLLAMA_PASSWORD"
         self.model = model
         self.host = bare
@@ -195,9 +171,7 @@ class OllamaProvider(ChatProvider):
             **({"options": self.options} if self.options else {}),
         }
 
-    def payload(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> dict[str, Any]:
+    def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
         options = dict(self.options)
         if self.temperature is not None:
             options["temperature"] = self.temperature
@@ -205,11 +179,7 @@ class OllamaProvider(ChatProvider):
             options["seed"] = self.seed
         if self.max_tokens is not None:
             options["num_predict"] = self.max_tokens
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": encode_messages(messages),
-            "stream": self.stream,
-        }
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": self.stream}
         if options:
             body["options"] = options
         if tools:

@@ -23,15 +23,8 @@ from goldenkit.providers._chat import (
     parse_arguments,
     token_count,
 )
-from goldenkit.providers._conversation import (
-    DEFAULT_MAX_TOOL_STEPS,
-    ConversationOptions,
-)
-from goldenkit.providers._http import (
-    DEFAULT_MAX_REPLY_BYTES,
-    redact_url,
-    split_userinfo,
-)
+from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers._streaming import OpenAIStream
 
 from goldenkit._registry import publish
@@ -68,10 +61,7 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                         {
                             "id": tc.id or f"call_{i}",
                             "type": "function",
-                            "function": {
-                                "name": tc.name,
-                                "arguments": json.dumps(tc.args, ensure_ascii=False),
-                            },
+                            "function": {"name": tc.name, "arguments": json.dumps(tc.args, ensure_ascii=False)},
                         }
                         for i, tc in enumerate(m.tool_calls)
                     ],
@@ -79,11 +69,7 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             )
         elif m.role == "tool":
             out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": getattr(m, "tool_call_id", None) or m.name or "",
-                    "content": m.content,
-                }
+                {"role": "tool", "tool_call_id": getattr(m, "tool_call_id", None) or m.name or "", "content": m.content}
             )
         elif m.images:
             out.append({"role": m.role, "content": content_parts(m)})
@@ -95,9 +81,7 @@ def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def content_parts(m: Message) -> list[dict[str, Any]]:
     """A message with images as OpenAI content parts: its text (when there is any), then one
     ``image_url`` part per image (bytes as a ``data:`` URI, a URL as it is)."""
-    parts: list[dict[str, Any]] = (
-        [{"type": "text", "text": m.content}] if m.content else []
-    )
+    parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
     for image in m.images:
         parts.append({"type": "image_url", "image_url": {"url": image.data_uri()}})
     return parts
@@ -114,29 +98,19 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
             msg = err.get("message") if isinstance(err, dict) else err
             code = err.get("code") if isinstance(err, dict) else None
             raise reply_error(f"{msg} ({code})" if isinstance(code, str) else msg, url)
-        raise ProviderError(
-            f"malformed reply from {url}: no choices[0]", kind="infrastructure", url=url
-        )
+        raise ProviderError(f"malformed reply from {url}: no choices[0]", kind="infrastructure", url=url)
     choice = choices[0]
     msg = choice.get("message")
     if not isinstance(msg, dict):
-        raise ProviderError(
-            f"malformed reply from {url}: choices[0] has no message",
-            kind="infrastructure",
-            url=url,
-        )
+        raise ProviderError(f"malformed reply from {url}: choices[0] has no message", kind="infrastructure", url=url)
     calls: list[ToolCall] = []
     for tc in msg.get("tool_calls") or []:
         fn = tc.get("function") if isinstance(tc, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise ProviderError(
-                f"malformed reply from {url}: tool call without a function name",
-                kind="infrastructure",
-                url=url,
+                f"malformed reply from {url}: tool call without a function name", kind="infrastructure", url=url
             )
-        calls.append(
-            ToolCall(fn["name"], parse_arguments(fn.get("arguments")), id=tc.get("id"))
-        )
+        calls.append(ToolCall(fn["name"], parse_arguments(fn.get("arguments")), id=tc.get("id")))
     usage_obj = obj.get("usage")
     usage: dict[str, Any] = usage_obj if isinstance(usage_obj, dict) else {}
     return ChatReply(
@@ -147,12 +121,8 @@ def decode_reply(obj: dict[str, Any], url: str) -> ChatReply:
         model=obj.get("model"),
         finish_reason=choice.get("finish_reason"),
         raw=obj,
-        tokens_cached=token_count(
-            _detail(usage, "prompt_tokens_details", "cached_tokens")
-        ),
-        tokens_reasoning=token_count(
-            _detail(usage, "completion_tokens_details", "reasoning_tokens")
-        ),
+        tokens_cached=token_count(_detail(usage, "prompt_tokens_details", "cached_tokens")),
+        tokens_reasoning=token_count(_detail(usage, "completion_tokens_details", "reasoning_tokens")),
     )
 
 
@@ -228,8 +198,7 @@ class OpenAIProvider(ChatProvider):
         self.max_tokens = max_tokens
         self.system = system
         if tool_choice is not None and not (
-            isinstance(tool_choice, dict)
-            or (isinstance(tool_choice, str) and tool_choice)
+            isinstance(tool_choice, dict) or (isinstance(tool_choice, str) and tool_choice)
         ):
             raise ConfigError(
                 f"provider openai: tool_choice must be a tool name, auto, none or required, not {tool_choice!r}"
@@ -257,23 +226,13 @@ class OpenAIProvider(ChatProvider):
             "seed": self.seed,
             "max_tokens": self.max_tokens,
             "system": self.system,
-            **(
-                {"tool_choice": self.tool_choice}
-                if self.tool_choice is not None
-                else {}
-            ),
+            **({"tool_choice": self.tool_choice} if self.tool_choice is not None else {}),
             **self.conversation.settings(),
             **({"extra": self.extra} if self.extra else {}),
         }
 
-    def payload(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": encode_messages(messages),
-            "stream": self.stream,
-        }
+    def payload(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": encode_messages(messages), "stream": self.stream}
         if self.stream:
             body["stream_options"] = {"include_usage": True}
         if self.temperature is not None:
@@ -290,9 +249,7 @@ class OpenAIProvider(ChatProvider):
         body.update(self.extra)
         return body
 
-    def choice_for(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]
-    ) -> str | dict[str, Any] | None:
+    def choice_for(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str | dict[str, Any] | None:
         """The ``tool_choice`` of one request (None: not sent).
 
         A forcing choice (``"required"`` or a tool's name) forces the turn's first request

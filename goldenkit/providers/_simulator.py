@@ -40,15 +40,7 @@ from goldenkit.schema import usage_of
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._failures import exception_error
-from goldenkit.records import (
-    Case,
-    Message,
-    Response,
-    Scenario,
-    ToolCall,
-    Turn,
-    TurnOutput,
-)
+from goldenkit.records import Case, Message, Response, Scenario, ToolCall, Turn, TurnOutput
 
 SIMULATOR_NAMES = ("callable", "openai", "ollama")
 STOP_TOKEN = "<STOP>"
@@ -61,12 +53,8 @@ SIMULATOR_SYSTEM_PROMPT = (
     "explanations. Never answer as the assistant. When the plan is done, or the conversation "
     f"cannot usefully go on, reply with exactly {STOP_TOKEN}."
 )
-SIMULATOR_USER_PROMPT = (
-    "The conversation so far:\n\n{transcript}\n\nWrite the user's next message."
-)
-PROMPT_SHA256 = hashlib.sha256(
-    f"{SIMULATOR_SYSTEM_PROMPT}\n\n{SIMULATOR_USER_PROMPT}".encode()
-).hexdigest()
+SIMULATOR_USER_PROMPT = "The conversation so far:\n\n{transcript}\n\nWrite the user's next message."
+PROMPT_SHA256 = hashlib.sha256(f"{SIMULATOR_SYSTEM_PROMPT}\n\n{SIMULATOR_USER_PROMPT}".encode()).hexdigest()
 
 
 class SimulatorError(ProviderError):
@@ -92,25 +80,11 @@ def transcript_messages(turns: Sequence[TurnOutput]) -> list[Message]:
             out.append(Message(role="user", content=turn.user))
         for k, call in enumerate(turn.tool_calls):
             cid = call.id or f"call_{i}_{k}"
-            out.append(
-                Message(
-                    role="assistant",
-                    content="",
-                    tool_calls=(ToolCall(call.name, dict(call.args), cid),),
-                )
-            )
+            out.append(Message(role="assistant", content="", tool_calls=(ToolCall(call.name, dict(call.args), cid),)))
             if k < len(turn.tool_responses):
                 resp = turn.tool_responses[k].get("response")
-                content = (
-                    resp
-                    if isinstance(resp, str)
-                    else json.dumps(resp, sort_keys=True, ensure_ascii=False)
-                )
-                out.append(
-                    Message(
-                        role="tool", content=content, name=call.name, tool_call_id=cid
-                    )
-                )
+                content = resp if isinstance(resp, str) else json.dumps(resp, sort_keys=True, ensure_ascii=False)
+                out.append(Message(role="tool", content=content, name=call.name, tool_call_id=cid))
         out.append(Message(role="assistant", content=turn.text))
     return out
 
@@ -123,9 +97,7 @@ def render_transcript(transcript: Sequence[Message]) -> str:
             lines.append(f"TOOL RESULT ({m.name}): {m.content}")
             continue
         for c in m.tool_calls:
-            lines.append(
-                f"ASSISTANT CALLS TOOL {c.name} {json.dumps(c.args, sort_keys=True, ensure_ascii=False)}"
-            )
+            lines.append(f"ASSISTANT CALLS TOOL {c.name} {json.dumps(c.args, sort_keys=True, ensure_ascii=False)}")
         if m.content or not m.tool_calls:
             lines.append(f"{m.role.upper()}: {m.content}")
     return "\n".join(lines)
@@ -135,17 +107,11 @@ class UserSimulator(ABC):
     """Writes the next user message of a simulated conversation (see the module doc)."""
 
     name: ClassVar[str] = "simulator"
-    bounds_calls: ClassVar[bool] = (
-        False  # True: every call is bounded by the HTTP timeouts
-    )
-    model: str | None = (
-        None  # the model it asks (None: none): its usage is priced as this model's
-    )
+    bounds_calls: ClassVar[bool] = False  # True: every call is bounded by the HTTP timeouts
+    model: str | None = None  # the model it asks (None: none): its usage is priced as this model's
 
     @abstractmethod
-    async def next_message(
-        self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
-    ) -> str | None:
+    async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
         """The next user message, or None to end the conversation."""
 
     async def ask(
@@ -159,9 +125,7 @@ class UserSimulator(ABC):
     def version(self) -> dict[str, Any]:
         """``{"provider", "model", "prompt_sha256", "settings"}``: the run key's ``simulator_version``."""
 
-    def configure(
-        self, *, timeout: float | None = None, max_in_flight: int | None = None
-    ) -> None:
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         return None
 
     async def aclose(self) -> None:
@@ -176,31 +140,18 @@ class CallableSimulator(UserSimulator):
     def __init__(self, fn: str | Callable[..., Any]) -> None:
         from goldenkit.providers._callable import load_callable
 
-        self.spec = (
-            fn
-            if isinstance(fn, str)
-            else f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
-        )
+        self.spec = fn if isinstance(fn, str) else f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
         self.fn = load_callable(fn) if isinstance(fn, str) else fn
         try:
             params = inspect.signature(self.fn).parameters
         except (TypeError, ValueError):
             params = {}  # type: ignore[assignment]
-        self._takes_repeat = "repeat" in params or any(
-            p.kind is p.VAR_KEYWORD for p in params.values()
-        )
+        self._takes_repeat = "repeat" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
     def version(self) -> dict[str, Any]:
-        return {
-            "provider": "callable",
-            "model": None,
-            "prompt_sha256": None,
-            "settings": {"callable": self.spec},
-        }
+        return {"provider": "callable", "model": None, "prompt_sha256": None, "settings": {"callable": self.spec}}
 
-    async def next_message(
-        self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
-    ) -> str | None:
+    async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
         try:
             out = (
                 self.fn(scenario, list(transcript), repeat=repeat)
@@ -210,16 +161,13 @@ class CallableSimulator(UserSimulator):
             if inspect.isawaitable(out):
                 out = await out
         except ProviderError as exc:
-            raise SimulatorError(
-                str(exc), transient=exc.transient, status=exc.status
-            ) from exc
+            raise SimulatorError(str(exc), transient=exc.transient, status=exc.status) from exc
         except Exception as exc:  # the scripted user failed: data about this row (retried when it may pass)
             inner = exception_error(exc, f"callable {self.spec} raised")
             raise SimulatorError(str(inner), transient=inner.transient) from exc
         if out is not None and not isinstance(out, str):
             raise SimulatorError(
-                f"callable {self.spec} returned {type(out).__name__}, expected str or None",
-                transient=False,
+                f"callable {self.spec} returned {type(out).__name__}, expected str or None", transient=False
             )
         return out
 
@@ -241,28 +189,18 @@ class ChatSimulator(UserSimulator):
         max_tokens: int | None = 256,
     ) -> None:
         if provider not in ("openai", "ollama"):
-            raise ConfigError(
-                f"--user-simulator {provider!r}: expected one of {', '.join(SIMULATOR_NAMES)}"
-            )
+            raise ConfigError(f"--user-simulator {provider!r}: expected one of {', '.join(SIMULATOR_NAMES)}")
         if not model:
             raise ConfigError(f"--user-simulator {provider}: --user-model is required")
         self.name = provider  # type: ignore[misc]
         self.model = model
-        self.options: dict[str, Any] = {
-            "model": model,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
+        self.options: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
         self.options["api_key_env"] = api_key_env
         self.options["base_url" if provider == "openai" else "host"] = base_url
         self.seed = seed
         self._timeout: float | None = None
-        self._chats: dict[
-            int | None, Any
-        ] = {}  # one client per seed: repeat r is asked with seed + r
-        self._describe = self._build(
-            None
-        ).settings()  # not kept: the run's timeout (configure) comes later
+        self._chats: dict[int | None, Any] = {}  # one client per seed: repeat r is asked with seed + r
+        self._describe = self._build(None).settings()  # not kept: the run's timeout (configure) comes later
 
     def _build(self, seed: int | None) -> Any:
         from goldenkit.providers._base import get_provider
@@ -278,9 +216,7 @@ class ChatSimulator(UserSimulator):
             chat = self._chats[seed] = self._build(seed)
         return chat
 
-    def configure(
-        self, *, timeout: float | None = None, max_in_flight: int | None = None
-    ) -> None:
+    def configure(self, *, timeout: float | None = None, max_in_flight: int | None = None) -> None:
         self._timeout = timeout
 
     def version(self) -> dict[str, Any]:
@@ -294,43 +230,29 @@ class ChatSimulator(UserSimulator):
             "settings": settings,
         }
 
-    async def next_message(
-        self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
-    ) -> str | None:
+    async def next_message(self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0) -> str | None:
         return (await self.ask(scenario, transcript, repeat=repeat))[0]
 
     async def ask(
         self, scenario: Scenario, transcript: Sequence[Message], *, repeat: int = 0
     ) -> tuple[str | None, dict[str, Any] | None]:
         messages = [
-            Message(
-                "system",
-                SIMULATOR_SYSTEM_PROMPT.format(plan=scenario.plan or "(no plan given)"),
-            ),
-            Message(
-                "user",
-                SIMULATOR_USER_PROMPT.format(transcript=render_transcript(transcript)),
-            ),
+            Message("system", SIMULATOR_SYSTEM_PROMPT.format(plan=scenario.plan or "(no plan given)")),
+            Message("user", SIMULATOR_USER_PROMPT.format(transcript=render_transcript(transcript))),
         ]
         chat = self._chat(None if self.seed is None else self.seed + repeat)
         try:
             reply = await chat.send(messages, [])
         except ProviderError as exc:
             raise SimulatorError(
-                str(exc),
-                transient=exc.transient,
-                status=exc.status,
-                url=exc.url,
-                retry_after=exc.retry_after,
+                str(exc), transient=exc.transient, status=exc.status, url=exc.url, retry_after=exc.retry_after
             ) from exc
         text = (reply.text or "").strip()
         usage = usage_of(reply)
         if STOP_TOKEN in text:
             return None, usage
         if not text:
-            raise SimulatorError(
-                f"simulator {self.name} ({self.options['model']}) sent an empty message"
-            )
+            raise SimulatorError(f"simulator {self.name} ({self.options['model']}) sent an empty message")
         return text, usage
 
     async def aclose(self) -> None:
@@ -404,22 +326,13 @@ def get_simulator(
     """The simulator ``name`` (``callable``, ``openai`` or ``ollama``) built from the CLI's ``--user-*`` options."""
     if name == "callable":
         if callable_spec is None:
-            raise ConfigError(
-                "--user-simulator callable: --user-callable MOD:FN is required"
-            )
+            raise ConfigError("--user-simulator callable: --user-callable MOD:FN is required")
         return CallableSimulator(callable_spec)
     if name in ("openai", "ollama"):
         return ChatSimulator(
-            name,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            seed=seed,
+            name, model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature, seed=seed
         )
-    raise ConfigError(
-        f"--user-simulator {name!r}: expected one of {', '.join(SIMULATOR_NAMES)}"
-    )
+    raise ConfigError(f"--user-simulator {name!r}: expected one of {', '.join(SIMULATOR_NAMES)}")
 
 
 __all__ = [

@@ -61,9 +61,7 @@ def build_simulator(opts: dict[str, Any]) -> Any:
     if name is None:
         stray = [k for k in SIMULATOR_OPTIONS if opts.get(k) is not None]
         if stray:
-            raise UsageError(
-                f"goldenkit run: --{stray[0].replace('_', '-')} needs --user-simulator"
-            )
+            raise UsageError(f"goldenkit run: --{stray[0].replace('_', '-')} needs --user-simulator")
         return None
     return get_simulator(
         name,
@@ -81,9 +79,7 @@ def build_provider(opts: dict[str, Any]) -> Any:
 
     name = opts.get("provider")
     if not name:
-        raise UsageError(
-            f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})"
-        )
+        raise UsageError(f"goldenkit run: --provider is required (one of: {', '.join(provider_names())})")
     given = {k: opts[k] for k in PROVIDER_OPTIONS if opts.get(k) is not None}
     try:
         factory = provider_factory(name)
@@ -95,14 +91,10 @@ def build_provider(opts: dict[str, Any]) -> Any:
         except (TypeError, ValueError):
             params = {}  # type: ignore[assignment]
         if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            dropped = sorted(
-                k for k in given if k not in params and k not in TRANSPORT_OPTIONS
-            )
+            dropped = sorted(k for k in given if k not in params and k not in TRANSPORT_OPTIONS)
             if dropped:
                 flags = ", ".join("--" + k.replace("_", "-") for k in dropped)
-                raise UsageError(
-                    f"goldenkit run: {flags} does not apply to provider {name}"
-                )
+                raise UsageError(f"goldenkit run: {flags} does not apply to provider {name}")
             given = {k: v for k, v in given.items() if k in params}
     return get_provider(name, **given)
 
@@ -112,13 +104,9 @@ def apply_transport_to_judges(graders: Sequence[Any], opts: dict[str, Any]) -> N
     if opts.get("ca_bundle") is None and not opts.get("no_proxy"):
         return
     for grader in graders:
-        set_transport = getattr(
-            getattr(grader, "provider", None), "set_transport", None
-        )
+        set_transport = getattr(getattr(grader, "provider", None), "set_transport", None)
         if callable(set_transport):
-            set_transport(
-                ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy"))
-            )
+            set_transport(ca_bundle=opts.get("ca_bundle"), no_proxy=bool(opts.get("no_proxy")))
 
 
 __all__ = [

@@ -27,14 +27,7 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
     is a lower bound while they are unresolved), with its Wilson interval.
     """
     frame = marks if isinstance(marks, pd.DataFrame) else marks_frame(list(marks))
-    cols = [
-        "audited",
-        *AUDIT_LABELS,
-        "label-error share",
-        "95% Wilson",
-        "ci_low",
-        "ci_high",
-    ]
+    cols = ["audited", *AUDIT_LABELS, "label-error share", "95% Wilson", "ci_low", "ci_high"]
     if frame.empty:
         return pd.DataFrame(columns=cols, index=pd.Index([], name="slice"))
     ct = pd.crosstab(frame["slice"].fillna("").astype(str), frame["label"].astype(str))
@@ -48,9 +41,7 @@ def label_error_share(marks: Any, confidence: float = 0.95) -> pd.DataFrame:
     out = pd.DataFrame({"audited": audited}, index=ct.index)
     for lab in AUDIT_LABELS:
         out[lab] = ct[lab]
-    out["label-error share"] = [
-        pct(a / b if b else np.nan) for a, b in zip(k, audited, strict=True)
-    ]
+    out["label-error share"] = [pct(a / b if b else np.nan) for a, b in zip(k, audited, strict=True)]
     out["95% Wilson"] = [interval(a, b) for a, b in zip(lo, hi, strict=True)]
     out["ci_low"] = lo
     out["ci_high"] = hi

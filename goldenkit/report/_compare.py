@@ -20,11 +20,7 @@ from goldenkit.schema import NEW_FAILURE, RECOVERED
 
 from goldenkit._registry import publish
 from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs, why
-from goldenkit.errors import (
-    EXIT_COMPARISON_INVALID,
-    EXIT_GATE_FAILED,
-    ComparisonInvalid,
-)
+from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED, ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.report._html import (
     MISSING,
@@ -47,12 +43,7 @@ if TYPE_CHECKING:
 
 
 def try_compare(
-    base: RunLike,
-    cand: RunLike,
-    *,
-    rule: str = "majority",
-    alpha: float = 0.05,
-    by: str = "slice",
+    base: RunLike, cand: RunLike, *, rule: str = "majority", alpha: float = 0.05, by: str = "slice"
 ) -> tuple[Comparison | None, list[str]]:
     """``(comparison, [])`` from :func:`goldenkit.compare.compare_runs`, or ``(None, differences)``.
 
@@ -73,9 +64,7 @@ def usage_change_table(base: Any, cand: Any) -> pd.DataFrame | HTMLBlock:
 
     change = runs_usage_change(base, cand)
     if change is None:
-        return HTMLBlock(
-            '<p class="gk-empty">A side is a saved baseline: it keeps verdicts, not usage.</p>'
-        )
+        return HTMLBlock('<p class="gk-empty">A side is a saved baseline: it keeps verdicts, not usage.</p>')
     out = pd.DataFrame(
         {
             "rows paired": change["n"],
@@ -90,23 +79,17 @@ def usage_change_table(base: Any, cand: Any) -> pd.DataFrame | HTMLBlock:
     return out.round(1)
 
 
-def comparability_banner(
-    comparison: Comparison | None, differences: Sequence[str] = ()
-) -> HTMLBlock:
+def comparability_banner(comparison: Comparison | None, differences: Sequence[str] = ()) -> HTMLBlock:
     """The comparability statement: what the two sides share, or each reason they cannot be compared."""
     if comparison is None:
         items = "".join(f"<li>{escape(str(d))}</li>" for d in differences)
         return HTMLBlock(
-            STYLE
-            + '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
+            STYLE + '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
             f"so no difference is reported.</div><ul>{items}</ul>"
         )
     bm = comparison.base_manifest
     ds = bm.get("dataset") or {}
-    graders = (
-        ", ".join(f"{k} {v}" for k, v in sorted((bm.get("graders") or {}).items()))
-        or "none"
-    )
+    graders = ", ".join(f"{k} {v}" for k, v in sorted((bm.get("graders") or {}).items())) or "none"
     n_rows = int(comparison.overall["rows"])
     text = (
         f"COMPARABLE: {comparison.base_id} (base) vs {comparison.cand_id} (candidate) on "
@@ -115,9 +98,7 @@ def comparability_banner(
         f"judge {bm.get('judge_version') or 'none'}; alpha {comparison.alpha}."
     )
     artifacts = (bm.get("agent_version") or {}).get("artifacts_sha256")
-    if (
-        artifacts
-    ):  # the agent's artifacts, the same on both sides (goldenkit._artifacts)
+    if artifacts:  # the agent's artifacts, the same on both sides (goldenkit._artifacts)
         text = text[:-1] + f"; agent artifacts sha256 {str(artifacts)[:12]}."
     # a statement, not a verdict: neutral, so that the gate's decision above is the only colour
     return banner(text, tone="info", items=[str(n) for n in comparison.notes])
@@ -141,9 +122,7 @@ def significance(comparison: Comparison) -> list[str]:
     p = t["p_adj"].where(t["p_adj"].notna(), t["p_val"]).to_numpy(dtype=float)
     diff = t["diff"].to_numpy(dtype=float)
     return [
-        ("regression" if d < 0 else "gain" if d > 0 else "noise")
-        if pv < comparison.alpha
-        else "noise"
+        ("regression" if d < 0 else "gain" if d > 0 else "noise") if pv < comparison.alpha else "noise"
         for pv, d in zip(p, diff, strict=True)
     ]
 
@@ -167,13 +146,10 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     for side, label in (("base", "base"), ("cand", "candidate")):
         out[f"{label} pass rate"] = [
             f"{pct(p)} ({int(k)}/{int(n)})"
-            for p, k, n in zip(
-                t[f"p_{side}"], t[f"k_{side}"], t[f"n_{side}"], strict=True
-            )
+            for p, k, n in zip(t[f"p_{side}"], t[f"k_{side}"], t[f"n_{side}"], strict=True)
         ]
         out[f"{label} 95% Wilson"] = [
-            interval(a, b)
-            for a, b in zip(t[f"{side}_ci_low"], t[f"{side}_ci_high"], strict=True)
+            interval(a, b) for a, b in zip(t[f"{side}_ci_low"], t[f"{side}_ci_high"], strict=True)
         ]
     out["paired rows"] = t["n_paired"].to_numpy()
     out["b (broke)"] = t["b"].to_numpy()
@@ -181,32 +157,18 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
     out["McNemar p"] = [p_value(p) for p in t["p_val"]]
     family = HOLM_FAMILY if by == "slice" else f"all {by}"
     out[f"Holm p ({family}, {len(t) - 1})"] = [p_value(p) for p in t["p_adj"]]
-    out[f"significant (alpha {comparison.alpha:g})"] = [
-        s if s != "noise" else "no" for s in significance(comparison)
-    ]
+    out[f"significant (alpha {comparison.alpha:g})"] = [s if s != "noise" else "no" for s in significance(comparison)]
     out["difference"] = [signed_pct(d) for d in t["diff"]]
     out["95% CI (Newcombe)"] = [
-        interval(a, b, signed=True)
-        for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
+        interval(a, b, signed=True) for a, b in zip(t["diff_ci_low"], t["diff_ci_high"], strict=True)
     ]
-    left = (
-        "new_error",
-        "error_cleared",
-        "skipped_to_error",
-        "error_to_skipped",
-        "unchanged_error",
-        "skipped",
-    )
+    left = ("new_error", "error_cleared", "skipped_to_error", "error_to_skipped", "unchanged_error", "skipped")
     out["left out (error/skipped)"] = t[list(left)].sum(axis=1).to_numpy()
     return out
 
 
 #: forest-plot colour of each kind of line (:func:`significance`)
-_SIGNIFICANCE_COLOURS = {
-    "regression": "tab:red",
-    "gain": "tab:green",
-    "noise": "tab:grey",
-}
+_SIGNIFICANCE_COLOURS = {"regression": "tab:red", "gain": "tab:green", "noise": "tab:grey"}
 
 
 def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
@@ -238,26 +200,13 @@ def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
     kinds = np.array(significance(comparison))
     overall = (names == OVERALL).to_numpy()
     for kind, color in _SIGNIFICANCE_COLOURS.items():
-        for mask, marker in (
-            ((kinds == kind) & ~overall, "o"),
-            ((kinds == kind) & overall, "D"),
-        ):
+        for mask, marker in (((kinds == kind) & ~overall, "o"), ((kinds == kind) & overall, "D")):
             if mask.any():
-                ax.errorbar(
-                    est[mask],
-                    y[mask],
-                    xerr=err[:, mask],
-                    fmt=marker,
-                    color=color,
-                    capsize=3,
-                    markersize=5,
-                )
+                ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt=marker, color=color, capsize=3, markersize=5)
     ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
     ax.set_yticks(y, labels)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:+.0f} pp")
-    ax.set_xlabel(
-        "paired difference in pass rate, candidate - base (95% Newcombe interval)"
-    )
+    ax.set_xlabel("paired difference in pass rate, candidate - base (95% Newcombe interval)")
     ax.grid(axis="x", alpha=0.3)
     family = "Holm-adjusted" if len(t) > 2 else "exact McNemar"
     words = {
@@ -266,30 +215,12 @@ def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
         "noise": "not significant",
     }
     handles = [
-        Line2D([], [], color=c, marker="o", linestyle="", label=words[k])
-        for k, c in _SIGNIFICANCE_COLOURS.items()
+        Line2D([], [], color=c, marker="o", linestyle="", label=words[k]) for k, c in _SIGNIFICANCE_COLOURS.items()
     ]
-    handles.append(
-        Line2D(
-            [],
-            [],
-            color="black",
-            marker="D",
-            linestyle="",
-            fillstyle="none",
-            label="overall line",
-        )
-    )
-    fig.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncols=2,
-        fontsize="small",
-        frameon=False,
-    )
+    handles.append(Line2D([], [], color="black", marker="D", linestyle="", fillstyle="none", label="overall line"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     ax.set_title(
-        f"{comparison.cand_id} vs {comparison.base_id}"
-        + (f" (by {comparison.by})" if comparison.by != "slice" else "")
+        f"{comparison.cand_id} vs {comparison.base_id}" + (f" (by {comparison.by})" if comparison.by != "slice" else "")
     )
     return fig
 
@@ -298,9 +229,7 @@ def _reasons_text(reasons: Any) -> str:
     if reasons is None:
         return ""
     if isinstance(reasons, Mapping):
-        return "\n".join(
-            f"{k}: {v}" for k, v in reasons.items() if v is not None and str(v) != ""
-        )
+        return "\n".join(f"{k}: {v}" for k, v in reasons.items() if v is not None and str(v) != "")
     return str(reasons)
 
 
@@ -310,22 +239,12 @@ def flip_anchor(row_id: Any) -> str:
 
 
 _CLUSTER_HEADS = (
-    (
-        NEW_FAILURE,
-        "broken",
-        "Why it broke: the NEW_FAILURE rows by the candidate's findings its base did not have",
-    ),
-    (
-        RECOVERED,
-        "fixed",
-        "What it fixed: the RECOVERED rows by the base's findings the candidate no longer has",
-    ),
+    (NEW_FAILURE, "broken", "Why it broke: the NEW_FAILURE rows by the candidate's findings its base did not have"),
+    (RECOVERED, "fixed", "What it fixed: the RECOVERED rows by the base's findings the candidate no longer has"),
 )
 
 
-def clusters_html(
-    comparison: Comparison | None, *, top: int = 10, links: int = 20
-) -> HTMLBlock:
+def clusters_html(comparison: Comparison | None, *, top: int = 10, links: int = 20) -> HTMLBlock:
     """Why rows broke, and what was fixed: the ``top`` largest per-slice clusters of :func:`goldenkit.why`
     (slice, how many of its broken rows, what the graders found), each linking to its first ``links``
     rows in the flip list. Every text is escaped. Deterministic: no model is called."""
@@ -340,10 +259,7 @@ def clusters_html(
         body = []
         for r in table.to_dict("records"):
             ids = r["row_ids"]
-            rows = ", ".join(
-                f'<a href="#{escape(flip_anchor(i))}">{escape(str(i))}</a>'
-                for i in ids[:links]
-            )
+            rows = ", ".join(f'<a href="#{escape(flip_anchor(i))}">{escape(str(i))}</a>' for i in ids[:links])
             more = f", … {len(ids) - links} more" if len(ids) > links else ""
             body.append(
                 f'<tr id="cluster-{escape(r["cluster_id"])}"><td>{escape(str(r["slice"]))}</td>'
@@ -360,9 +276,7 @@ def clusters_html(
     return HTMLBlock("".join(parts))
 
 
-def flip_list_html(
-    comparison: Comparison | None, *, limit: int | None = 200
-) -> HTMLBlock:
+def flip_list_html(comparison: Comparison | None, *, limit: int | None = 200) -> HTMLBlock:
     """The flip list side by side: per row its status, then base and candidate responses and reasons.
 
     Order is the comparison's: NEW_FAILURE first, then RECOVERED, NEW_ERROR,
@@ -375,9 +289,7 @@ def flip_list_html(
     if flips.empty:
         return HTMLBlock("<p>No row changed status between the two runs.</p>")
     counts = flips["status"].astype(str).value_counts()
-    order = [s for s in FLIP_STATUSES if s in counts.index] + [
-        s for s in counts.index if s not in FLIP_STATUSES
-    ]
+    order = [s for s in FLIP_STATUSES if s in counts.index] + [s for s in counts.index if s not in FLIP_STATUSES]
     summary = ", ".join(f"{escape(s)} {int(counts[s])}" for s in order)
     shown = flips if limit is None else flips.head(limit)
     head = (
@@ -390,8 +302,7 @@ def flip_list_html(
         tags = ", ".join(rec.get("tags") or [])
         row_cell = (
             f"<b>{escape(str(rec['status']))}</b><br>{escape(str(rec['row_id']))}<br>"
-            f"slice {escape(str(rec['slice']))}"
-            + (f"<br>tags {escape(tags)}" if tags else "")
+            f"slice {escape(str(rec['slice']))}" + (f"<br>tags {escape(tags)}" if tags else "")
         )
         sides = []
         for side in ("base", "cand"):
@@ -402,21 +313,9 @@ def flip_list_html(
             )
         anchor = escape(flip_anchor(rec["row_id"]))
         status = escape(str(rec["status"]))
-        body.append(
-            f'<tr id="{anchor}" class="gk-status-{status}"><td>{row_cell}</td>{"".join(sides)}</tr>'
-        )
-    more = (
-        ""
-        if len(shown) == len(flips)
-        else f"<p>… and {len(flips) - len(shown)} more flipped rows not shown.</p>"
-    )
-    return HTMLBlock(
-        f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>"
-        + head
-        + "".join(body)
-        + "</table>"
-        + more
-    )
+        body.append(f'<tr id="{anchor}" class="gk-status-{status}"><td>{row_cell}</td>{"".join(sides)}</tr>')
+    more = "" if len(shown) == len(flips) else f"<p>… and {len(flips) - len(shown)} more flipped rows not shown.</p>"
+    return HTMLBlock(f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
 
 
 def gate_decision(
@@ -433,33 +332,21 @@ def gate_decision(
     (the gate fails with exit 4), never as a missing baseline; ``baseline``
     (the base run or snapshot) lets the gate check that it is evidence even then.
     """
-    cfg = config_for_run(
-        config, getattr(run, "manifest", None), getattr(run, "path", None)
-    )
+    cfg = config_for_run(config, getattr(run, "manifest", None), getattr(run, "path", None))
     where = f"{cfg.get('_path', 'goldenkit.toml')} [gate]"
     policy = GatePolicy.from_config(section(cfg, "gate"), where)
-    if (
-        baseline is not None
-    ):  # the gate owns its comparison (its rule and alpha), as goldenkit gate does
-        if (
-            comparison is not None
-            and (comparison.rule, comparison.alpha, comparison.by)
-            == (
-                policy.rule,
-                policy.alpha,
-                "slice",
-            )
+    if baseline is not None:  # the gate owns its comparison (its rule and alpha), as goldenkit gate does
+        if comparison is not None and (comparison.rule, comparison.alpha, comparison.by) == (
+            policy.rule,
+            policy.alpha,
+            "slice",
         ):  # the notebook's comparison is the one the gate makes (compare_runs, same runs, rule and alpha)
-            return evaluate_gate(
-                run, policy=policy, comparison=comparison, baseline=baseline
-            )
+            return evaluate_gate(run, policy=policy, comparison=comparison, baseline=baseline)
         return evaluate_gate(run, policy=policy, baseline=baseline)
     invalid = "; ".join(differences) if comparison is None and differences else None
     if comparison is not None and comparison.rule != policy.rule:
         comparison = None  # a comparison under another rule is not the gate's
-    return evaluate_gate(
-        run, policy=policy, comparison=comparison, comparison_invalid=invalid
-    )
+    return evaluate_gate(run, policy=policy, comparison=comparison, comparison_invalid=invalid)
 
 
 #: gate rules whose actual value and threshold are counts (the rest: shares or p-values)
@@ -537,19 +424,9 @@ def gate_banner(decision: GateDecision) -> HTMLBlock:
         return banner(f"{decision.summary()}; exit code {code}", tone="ok", items=notes)
     n = f"{len(failed)} rule{'s' if len(failed) != 1 else ''}"
     if code == EXIT_GATE_FAILED:
-        return banner(
-            f"gate FAILED: {n} failed; exit code {code}", tone="bad", items=failed
-        )
-    what = (
-        "the comparison is invalid"
-        if code == EXIT_COMPARISON_INVALID
-        else "these runs are not evidence"
-    )
-    return banner(
-        f"gate NOT EVIDENCE: {what}, nothing was decided ({n}); exit code {code}",
-        tone="warn",
-        items=failed,
-    )
+        return banner(f"gate FAILED: {n} failed; exit code {code}", tone="bad", items=failed)
+    what = "the comparison is invalid" if code == EXIT_COMPARISON_INVALID else "these runs are not evidence"
+    return banner(f"gate NOT EVIDENCE: {what}, nothing was decided ({n}); exit code {code}", tone="warn", items=failed)
 
 
 __all__ = [

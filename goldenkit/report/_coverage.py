@@ -42,9 +42,7 @@ def read_traffic(path: str | Path) -> pd.Series:
     try:
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise InputError(
-            f"{p}: cannot read traffic file: {exc.strerror or exc}"
-        ) from None
+        raise InputError(f"{p}: cannot read traffic file: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{p}: not UTF-8 text (byte {exc.start})") from None
     if p.suffix.lower() == ".json":
@@ -59,13 +57,9 @@ def read_traffic(path: str | Path) -> pd.Series:
             try:
                 pairs = [(d["slice"], d[key]) for d in data]
             except KeyError as exc:
-                raise InputError(
-                    f"{p}: every entry needs 'slice' and '{key}' (missing {exc})"
-                ) from None
+                raise InputError(f"{p}: every entry needs 'slice' and '{key}' (missing {exc})") from None
         else:
-            raise InputError(
-                f"{p}: expected an object slice -> count or a list of {{slice, count}}"
-            )
+            raise InputError(f"{p}: expected an object slice -> count or a list of {{slice, count}}")
     else:
         import csv
         import io
@@ -76,19 +70,10 @@ def read_traffic(path: str | Path) -> pd.Series:
         header = [h.strip().lower() for h in reader[0]]
         if "slice" in header:
             si = header.index("slice")
-            vi = next(
-                (
-                    header.index(c)
-                    for c in ("count", "share", "traffic", "n")
-                    if c in header
-                ),
-                None,
-            )
+            vi = next((header.index(c) for c in ("count", "share", "traffic", "n") if c in header), None)
             if vi is None:
                 if len(header) != 2:
-                    raise InputError(
-                        f"{p}:1: header needs 'slice' and 'count' or 'share'"
-                    )
+                    raise InputError(f"{p}:1: header needs 'slice' and 'count' or 'share'")
                 vi = 1 - si
             body = reader[1:]
             start = 2
@@ -108,9 +93,7 @@ def read_traffic(path: str | Path) -> pd.Series:
         except (TypeError, ValueError):
             raise InputError(f"{p}: slice {name!r}: {raw!r} is not a number") from None
         if not np.isfinite(v) or v < 0:
-            raise InputError(
-                f"{p}: slice {name!r}: traffic must be a non-negative number, got {raw!r}"
-            )
+            raise InputError(f"{p}: slice {name!r}: traffic must be a non-negative number, got {raw!r}")
         if str(name) in values:
             raise InputError(f"{p}: slice {name!r} appears twice")
         values[str(name)] = v
@@ -160,11 +143,7 @@ def coverage_table(
     needed = stats.rows_needed(delta, discordance, alpha=alpha, power=power)
     mde = []
     for n in rows:
-        v = (
-            stats.min_detectable_effect(int(n), discordance, alpha=alpha, power=power)
-            if n > 0
-            else np.nan
-        )
+        v = stats.min_detectable_effect(int(n), discordance, alpha=alpha, power=power) if n > 0 else np.nan
         mde.append(v)
     ratio = np.where(tshare > 0, dshare / tshare.where(tshare > 0, 1.0), np.nan)
     out = pd.DataFrame(
@@ -173,8 +152,7 @@ def coverage_table(
             "dataset share": dshare.to_numpy(dtype=float),
             "traffic share": tshare.to_numpy(dtype=float),
             "ratio": np.round(ratio, 2),
-            "under-tested": (tshare > 0).to_numpy()
-            & (dshare < min_ratio * tshare).to_numpy(),
+            "under-tested": (tshare > 0).to_numpy() & (dshare < min_ratio * tshare).to_numpy(),
             "rows needed": needed,
             "rows short": np.maximum(0, needed - rows.to_numpy()),
             "detectable change": mde,
@@ -189,9 +167,7 @@ def coverage_table(
         False,
         needed,
         max(0, needed - total),
-        stats.min_detectable_effect(total, discordance, alpha=alpha, power=power)
-        if total
-        else np.nan,
+        stats.min_detectable_effect(total, discordance, alpha=alpha, power=power) if total else np.nan,
     ]
     out.attrs["discordance"] = discordance
     return out
@@ -203,19 +179,13 @@ def format_coverage_table(coverage: pd.DataFrame) -> pd.DataFrame:
     for col in ("dataset share", "traffic share"):
         out[col] = [pct(x) for x in coverage[col]]
     # no detectable change with rows: even a change as large as the discordance is out of reach
-    beyond = (
-        f"> {pct(coverage.attrs['discordance'])}"
-        if "discordance" in coverage.attrs
-        else MISSING
-    )
+    beyond = f"> {pct(coverage.attrs['discordance'])}" if "discordance" in coverage.attrs else MISSING
     out["detectable change"] = [
         pct(x) if not pd.isna(x) else (beyond if n > 0 else MISSING)
         for x, n in zip(coverage["detectable change"], coverage["rows"], strict=True)
     ]
     out["ratio"] = [number(x, 2) for x in coverage["ratio"]]
-    out["under-tested"] = [
-        "UNDER-TESTED" if bool(x) else "" for x in coverage["under-tested"]
-    ]
+    out["under-tested"] = ["UNDER-TESTED" if bool(x) else "" for x in coverage["under-tested"]]
     return out
 
 
@@ -225,9 +195,7 @@ def split_rows(rows: pd.DataFrame, split: str | None) -> pd.DataFrame:
         return rows
     known = sorted(set(rows["split"].astype(str)))
     if split not in known:
-        raise InputError(
-            f"no rows in split {split!r}; the dataset has {', '.join(known) or 'no splits'}"
-        )
+        raise InputError(f"no rows in split {split!r}; the dataset has {', '.join(known) or 'no splits'}")
     return rows[rows["split"].astype(str) == split]
 
 
@@ -271,11 +239,7 @@ def coverage_statement(
         first,
         f"Slices with fewer rows than that: {', '.join(short) if short else 'none'}.",
     ]
-    return HTMLBlock(
-        f"<p>{escape(text)}</p><ul>"
-        + "".join(f"<li>{escape(i)}</li>" for i in items)
-        + "</ul>"
-    )
+    return HTMLBlock(f"<p>{escape(text)}</p><ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
 
 
 def coverage_figure(coverage: pd.DataFrame) -> Figure:
@@ -290,10 +254,7 @@ def coverage_figure(coverage: pd.DataFrame) -> Figure:
     ax = fig.add_subplot()
     ax.barh(y + 0.2, d, height=0.4, label="dataset", color="tab:blue")
     ax.barh(y - 0.2, tr, height=0.4, label="traffic", color="tab:orange")
-    labels = [
-        f"{'! ' if flag else ''}{name}"
-        for name, flag in zip(t.index, t["under-tested"], strict=True)
-    ]
+    labels = [f"{'! ' if flag else ''}{name}" for name, flag in zip(t.index, t["under-tested"], strict=True)]
     ax.set_yticks(y, labels)
     ax.set_xlabel("share (%)")
     ax.legend(loc="lower right")
@@ -340,9 +301,7 @@ def dataset_coverage(
     shares = read_traffic(traffic) if traffic else dataset_shares(rows)
     plan = {"delta": delta, "discordance": discordance, "alpha": alpha, "power": power}
     table = coverage_table(rows, shares, min_ratio=min_ratio, **plan)
-    return CoverageReport(
-        ds, table, coverage_statement(ds, table, traffic=traffic, **plan)
-    )
+    return CoverageReport(ds, table, coverage_statement(ds, table, traffic=traffic, **plan))
 
 
 __all__ = [

@@ -71,16 +71,12 @@ class _Rows:
     def outcomes(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         cols = list(dict.fromkeys([*(columns or []), "row_id"]))
         got = outcome_columns(self._side, cols)
-        return got[got["row_id"].astype(str).isin(self._ids)][
-            list(columns or got.columns)
-        ].reset_index(drop=True)
+        return got[got["row_id"].astype(str).isin(self._ids)][list(columns or got.columns)].reset_index(drop=True)
 
 
 def _through(side: Any, ids: frozenset[str]) -> Any:
     if isinstance(side, Baseline):
-        return dataclasses.replace(
-            side, rows=side.rows[side.rows["row_id"].astype(str).isin(ids)]
-        )
+        return dataclasses.replace(side, rows=side.rows[side.rows["row_id"].astype(str).isin(ids)])
     return _Rows(side, ids)
 
 
@@ -89,30 +85,15 @@ def _tags_and_failures(side: Any) -> tuple[dict[str, set[str]], dict[str, set[st
     tags: dict[str, set[str]] = {}
     failed: dict[str, set[str]] = {}
     if isinstance(side, Baseline):
-        for rid, t in zip(
-            side.rows["row_id"].astype(str), side.rows["tags"], strict=True
-        ):
-            tags.setdefault(rid, set()).update(
-                str(x) for x in (t if t is not None else [])
-            )
+        for rid, t in zip(side.rows["row_id"].astype(str), side.rows["tags"], strict=True):
+            tags.setdefault(rid, set()).update(str(x) for x in (t if t is not None else []))
         return tags, failed
     got = outcome_columns(side, ["row_id", "verdict", "tags", "graders"])
-    cols = (
-        got["row_id"].astype(str),
-        got["verdict"].astype(str),
-        got["tags"],
-        got["graders"],
-    )
+    cols = (got["row_id"].astype(str), got["verdict"].astype(str), got["tags"], got["graders"])
     for rid, verdict, t, graders in zip(*cols, strict=True):
-        tags.setdefault(rid, set()).update(
-            str(x) for x in (t if t is not None and not isinstance(t, float) else [])
-        )
+        tags.setdefault(rid, set()).update(str(x) for x in (t if t is not None and not isinstance(t, float) else []))
         if verdict in ("PASS", "FAIL"):
-            bad = {
-                name
-                for name, g in grader_results(graders).items()
-                if g.get("passed") is False
-            }
+            bad = {name for name, g in grader_results(graders).items() if g.get("passed") is False}
             failed.setdefault(rid, set()).update(bad)
     return tags, failed
 
@@ -120,21 +101,13 @@ def _tags_and_failures(side: Any) -> tuple[dict[str, set[str]], dict[str, set[st
 class Explorer:
     """The comparison of ``base`` and ``cand`` on the rows passing the filters (see the module docstring)."""
 
-    def __init__(
-        self, base: Any, cand: Any, *, rule: str = "majority", alpha: float = 0.05
-    ) -> None:
+    def __init__(self, base: Any, cand: Any, *, rule: str = "majority", alpha: float = 0.05) -> None:
         self.base, self.cand, self.rule, self.alpha = base, cand, rule, alpha
         self.full, self.differences = try_compare(base, cand, rule=rule, alpha=alpha)
         self.filters: dict[str, str | None] = dict.fromkeys(FILTERS)
         self._cache: dict[tuple[str | None, ...], Comparison | None] = {}
-        rows = (
-            self.full.rows
-            if self.full is not None
-            else pd.DataFrame(columns=["row_id", "slice"])
-        )
-        self._slice = dict(
-            zip(rows["row_id"].astype(str), rows["slice"].astype(str), strict=True)
-        )
+        rows = self.full.rows if self.full is not None else pd.DataFrame(columns=["row_id", "slice"])
+        self._slice = dict(zip(rows["row_id"].astype(str), rows["slice"].astype(str), strict=True))
         self._tags: dict[str, set[str]] = {}
         self._failed: dict[str, set[str]] = {}
         if self.full is not None:
@@ -159,9 +132,7 @@ class Explorer:
         """Set filters by name; ``None``, ``""`` or ``"(all)"`` clears one."""
         for name, value in filters.items():
             if name not in FILTERS:
-                raise InputError(
-                    f"unknown filter {name!r}: use one of {', '.join(FILTERS)}"
-                )
+                raise InputError(f"unknown filter {name!r}: use one of {', '.join(FILTERS)}")
             self.filters[name] = None if value in (None, "", ALL) else value
 
     @property
@@ -187,17 +158,13 @@ class Explorer:
             self._cache[key] = None
             if ids:
                 base, cand = _through(self.base, ids), _through(self.cand, ids)
-                self._cache[key] = try_compare(
-                    base, cand, rule=self.rule, alpha=self.alpha
-                )[0]
+                self._cache[key] = try_compare(base, cand, rule=self.rule, alpha=self.alpha)[0]
         return self._cache[key]
 
     def summary(self) -> str:
         """What is shown: how many rows of how many, under which filters, and b / c overall."""
         chosen = [f"{n} = {v}" for n, v in self.filters.items() if v is not None]
-        text = f"{len(self.row_ids)} of {len(self._slice)} rows" + (
-            f" ({', '.join(chosen)})" if chosen else ""
-        )
+        text = f"{len(self.row_ids)} of {len(self._slice)} rows" + (f" ({', '.join(chosen)})" if chosen else "")
         cmp = self.comparison
         if cmp is not None:
             p = float(cmp.overall["p_val"])
@@ -211,11 +178,7 @@ class Explorer:
 
 def _table_html(cmp: Comparison | None) -> str:
     shown = format_compare_table(cmp)
-    return (
-        shown.to_html(escape=True, classes="gk-table")
-        if isinstance(shown, pd.DataFrame)
-        else str(shown)
-    )
+    return shown.to_html(escape=True, classes="gk-table") if isinstance(shown, pd.DataFrame) else str(shown)
 
 
 def _forest_html(cmp: Comparison | None) -> str:
@@ -234,10 +197,7 @@ class ExploreWidget:
 
         self.explorer, self.flip_limit = explorer, flip_limit
         self.dropdowns = {
-            name: w.Dropdown(
-                options=[ALL, *explorer.options(name)], value=ALL, description=name
-            )
-            for name in FILTERS
+            name: w.Dropdown(options=[ALL, *explorer.options(name)], value=ALL, description=name) for name in FILTERS
         }
         self.banner = w.HTML(comparability_banner(explorer.full, explorer.differences))
         self.summary = w.HTML()
@@ -247,36 +207,20 @@ class ExploreWidget:
         for dd in self.dropdowns.values():
             dd.observe(self._on_filter, names="value")
         filters = w.HBox(list(self.dropdowns.values()))
-        table_head, flips_head = (
-            w.HTML("<h4>Per slice and overall</h4>"),
-            w.HTML("<h4>Flip list</h4>"),
-        )
+        table_head, flips_head = w.HTML("<h4>Per slice and overall</h4>"), w.HTML("<h4>Flip list</h4>")
         self.widget = w.VBox(
-            [
-                self.banner,
-                filters,
-                self.summary,
-                table_head,
-                self.table,
-                self.forest,
-                flips_head,
-                self.flips,
-            ]
+            [self.banner, filters, self.summary, table_head, self.table, self.forest, flips_head, self.flips]
         )
         self.refresh()
 
     def _on_filter(self, _change: Any) -> None:
-        self.explorer.set_filter(
-            **{name: dd.value for name, dd in self.dropdowns.items()}
-        )
+        self.explorer.set_filter(**{name: dd.value for name, dd in self.dropdowns.items()})
         self.refresh()
 
     def refresh(self) -> None:
         cmp = self.explorer.comparison
         self.summary.value = f"<p><b>{escape(self.explorer.summary())}</b></p>"
-        if (
-            cmp is None and self.explorer.full is not None
-        ):  # comparable, but no row passes the filters
+        if cmp is None and self.explorer.full is not None:  # comparable, but no row passes the filters
             none = HTMLBlock("<p>No row matches the filters.</p>")
             self.table.value, self.forest.value, self.flips.value = none, "", none
             return

@@ -26,17 +26,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from goldenkit._display import (
-    MISSING,
-    STYLE,
-    HTMLBlock,
-    cell_text,
-    interval,
-    p_value,
-    pct,
-    signed_pct,
-    table_html,
-)
+from goldenkit._display import MISSING, STYLE, HTMLBlock, cell_text, interval, p_value, pct, signed_pct, table_html
 
 from goldenkit import stats
 from goldenkit._registry import publish
@@ -89,9 +79,7 @@ def setup_notebook() -> None:
 TONES = ("ok", "bad", "warn", "info")
 
 
-def banner(
-    text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()
-) -> HTMLBlock:
+def banner(text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()) -> HTMLBlock:
     """``text`` (escaped) as a banner carrying the stylesheet: green when ``ok``, else red, unless ``tone``
     (one of :data:`TONES`) says otherwise; ``items`` (escaped) are listed under it."""
     tone = tone if tone in TONES else ("ok" if ok else "bad")

@@ -29,13 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["compare_markdown", "gate_markdown", "markdown_table"]
 
 #: the comparison table's columns a pull request shows (the rest stay in compare.html)
-_PR_COLUMNS = (
-    "base pass rate",
-    "base 95% Wilson",
-    "candidate pass rate",
-    "candidate 95% Wilson",
-    "b (broke)",
-)
+_PR_COLUMNS = ("base pass rate", "base 95% Wilson", "candidate pass rate", "candidate 95% Wilson", "b (broke)")
 _PR_COLUMNS_TOO = ("c (fixed)", "McNemar p", "significant")
 
 
@@ -49,10 +43,7 @@ def markdown_table(df: pd.DataFrame, *, index: bool = True) -> str:
     frame = df.reset_index() if index else df
     head = [_cell(c) for c in frame.columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += [
-        "| " + " | ".join(_cell(v) for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
 
 
@@ -75,14 +66,9 @@ def _clusters(comparison: Comparison, top: int) -> str:
     shown = pd.DataFrame(
         {
             "slice": table["slice"].astype(str),
-            "rows": [
-                f"{r} of {o} broken"
-                for r, o in zip(table["rows"], table["of"], strict=True)
-            ],
+            "rows": [f"{r} of {o} broken" for r, o in zip(table["rows"], table["of"], strict=True)],
             "what the graders found": table["what"].astype(str),
-            "examples": [
-                ", ".join(str(i) for i in ids[:3]) for ids in table["row_ids"]
-            ],
+            "examples": [", ".join(str(i) for i in ids[:3]) for ids in table["row_ids"]],
         }
     )
     return markdown_table(shown, index=False)
@@ -91,39 +77,20 @@ def _clusters(comparison: Comparison, top: int) -> str:
 def _links(links: Mapping[str, str] | None) -> list[str]:
     if not links:
         return []
-    items = [
-        f"[{_cell(name)}]({html.escape(url, quote=True)})"
-        for name, url in links.items()
-    ]
+    items = [f"[{_cell(name)}]({html.escape(url, quote=True)})" for name, url in links.items()]
     return ["", "Reports: " + " · ".join(items)]
 
 
-def compare_markdown(
-    comparison: Comparison, *, links: Mapping[str, str] | None = None, clusters: int = 5
-) -> str:
+def compare_markdown(comparison: Comparison, *, links: Mapping[str, str] | None = None, clusters: int = 5) -> str:
     """The comparison for a pull request: headline, per-slice table, why rows broke, links."""
     head = f"{comparison.b} broke, {comparison.c} fixed"
-    lines = [
-        f"### goldenkit compare: {html.escape(head)}",
-        "",
-        _slice_table(comparison),
-        "",
-    ]
-    lines += [
-        "#### Why rows broke",
-        "",
-        _clusters(comparison, clusters),
-        *_links(links),
-    ]
+    lines = [f"### goldenkit compare: {html.escape(head)}", "", _slice_table(comparison), ""]
+    lines += ["#### Why rows broke", "", _clusters(comparison, clusters), *_links(links)]
     return "\n".join(lines) + "\n"
 
 
 def gate_markdown(
-    decision: GateDecision,
-    *,
-    links: Mapping[str, str] | None = None,
-    clusters: int = 5,
-    config: str = "",
+    decision: GateDecision, *, links: Mapping[str, str] | None = None, clusters: int = 5, config: str = ""
 ) -> str:
     """The gate's decision for a pull request (see the module doc); ``config`` names the policy's file."""
     code = decision.exit_code
@@ -138,25 +105,10 @@ def gate_markdown(
         lines += ["", *(f"- warning: {_cell(w)}" for w in decision.warnings)]
     comparison = decision.comparison
     if comparison is not None:
-        lines += [
-            "",
-            "#### By slice",
-            "",
-            _slice_table(comparison),
-            "",
-            "#### Why rows broke",
-            "",
-        ]
+        lines += ["", "#### By slice", "", _slice_table(comparison), "", "#### Why rows broke", ""]
         lines.append(_clusters(comparison, clusters))
     lines += _links(links)
-    lines += [
-        "",
-        "<details><summary>Every rule</summary>",
-        "",
-        markdown_table(gate_table(decision)),
-        "",
-        "</details>",
-    ]
+    lines += ["", "<details><summary>Every rule</summary>", "", markdown_table(gate_table(decision)), "", "</details>"]
     return "\n".join(lines) + "\n"
 
 

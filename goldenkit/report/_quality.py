@@ -41,18 +41,10 @@ from goldenkit.errors import ConfigError
 from goldenkit.metrics import WEIGHTED_SCORE, metric_weights, run_metrics
 from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
 
-__all__ = [
-    "failure_clusters",
-    "flaky_note",
-    "quality_banner",
-    "weighted_score_line",
-    "worst_slices",
-]
+__all__ = ["failure_clusters", "flaky_note", "quality_banner", "weighted_score_line", "worst_slices"]
 
 
-def worst_slices(
-    table: pd.DataFrame, *, top: int = 3, by: str = "slice"
-) -> pd.DataFrame:
+def worst_slices(table: pd.DataFrame, *, top: int = 3, by: str = "slice") -> pd.DataFrame:
     """The ``top`` slices of a :func:`goldenkit.stats.slice_table` result with the lowest pass rate below the
     overall one (slices with no graded row left out), lowest first (ties: fewer passed rows, then name)."""
     t = table[(table[by].astype(str) != OVERALL) & (table["n"] > 0)]
@@ -64,24 +56,13 @@ def worst_slices(
 
 
 def failure_clusters(
-    run: RunLike,
-    *,
-    rule: str = "majority",
-    top: int = 10,
-    examples: int = 3,
-    clusters: pd.DataFrame | None = None,
+    run: RunLike, *, rule: str = "majority", top: int = 10, examples: int = 3, clusters: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """The failing rows of ``run`` (collapsed under ``rule``) grouped by what the graders found
     (:func:`goldenkit.why`), largest first, ``top`` lines: what, failing rows with the finding, their share
     of the failing rows, the slices they are in (with counts) and ``examples`` row ids. A row with several
     findings is in several lines. ``clusters`` is a ``why(run)`` table already computed."""
-    cols = [
-        "what the graders found",
-        "failing rows",
-        "share of failing rows",
-        "slices",
-        "example rows",
-    ]
+    cols = ["what the graders found", "failing rows", "share of failing rows", "slices", "example rows"]
     w = why(run, rule=rule, examples=examples) if clusters is None else clusters
     overall = w[w["slice"].astype(str) == OVERALL].head(top)
     if overall.empty:
@@ -90,18 +71,13 @@ def failure_clusters(
     keys = ["grader", "check", "subject"]
     where: dict[tuple[str, str, str], list[str]] = {}
     for r in per_slice.to_dict("records"):
-        where.setdefault((r["grader"], r["check"], r["subject"]), []).append(
-            f"{r['slice']} {r['rows']}"
-        )
+        where.setdefault((r["grader"], r["check"], r["subject"]), []).append(f"{r['slice']} {r['rows']}")
     out = pd.DataFrame(
         {
             cols[0]: overall["what"].astype(str).to_numpy(),
             cols[1]: overall["rows"].to_numpy(),
             cols[2]: [pct(s) for s in overall["share"]],
-            cols[3]: [
-                ", ".join(where.get(tuple(r[k] for k in keys), []))
-                for r in overall.to_dict("records")
-            ],
+            cols[3]: [", ".join(where.get(tuple(r[k] for k in keys), [])) for r in overall.to_dict("records")],
             cols[4]: [", ".join(map(str, ids)) for ids in overall["examples"]],
         }
     )
@@ -120,9 +96,7 @@ def flaky_note(outcomes: pd.DataFrame, rule: str = "majority") -> str:
         return f"{flaky} of {len(per_row)} rows are flaky: they passed some but not all of their graded repeats."
     most = int(per_row.max())
     if most <= 1:
-        repeats = (
-            int(outcomes["repeat"].nunique()) if "repeat" in outcomes.columns else 1
-        )
+        repeats = int(outcomes["repeat"].nunique()) if "repeat" in outcomes.columns else 1
         if repeats <= 1:
             return (
                 f"No flaky row: with one repeat per row ({len(per_row)} rows) no row can be flaky; "
@@ -139,9 +113,7 @@ def _weights(run: RunLike, config: Any) -> tuple[dict[str, float], str]:
     recorded could not be read (its weights are then equal: the score is a convenience, not a verdict). A
     file named explicitly, or weights that are wrong, are errors."""
     try:
-        cfg = config_for_run(
-            config, getattr(run, "manifest", None), getattr(run, "path", None)
-        )
+        cfg = config_for_run(config, getattr(run, "manifest", None), getattr(run, "path", None))
     except ConfigError as exc:
         if config is not None:
             raise
@@ -149,9 +121,7 @@ def _weights(run: RunLike, config: Any) -> tuple[dict[str, float], str]:
     return metric_weights(cfg), ""
 
 
-def weighted_score_line(
-    outcomes: pd.DataFrame, weights: Mapping[str, float] | None = None, note: str = ""
-) -> str:
+def weighted_score_line(outcomes: pd.DataFrame, weights: Mapping[str, float] | None = None, note: str = "") -> str:
     """The weighted score as the report states it: the number, what it weighs, and that it is no evidence
     (``note``: why the configured weights are not used, said after it)."""
     m = run_metrics(outcomes, weights=weights).set_index("metric")
@@ -162,18 +132,13 @@ def weighted_score_line(
     how = "equal weights" if not weights else "weights from [metrics] weights"
     return (
         f"weighted score {pct(score)}: a weighted mean of {n} rate{'s' if n != 1 else ''} ({how}); "
-        "a convenience number with no error rate, never a gate rule"
-        + (f" ({note})" if note else "")
+        "a convenience number with no error rate, never a gate rule" + (f" ({note})" if note else "")
     )
 
 
 def _tone(manifest: Mapping[str, Any], table: pd.DataFrame) -> str:
     overall = table[table["slice"].astype(str) == OVERALL]
-    if (
-        manifest.get("validity") != "VALID"
-        or overall.empty
-        or int(overall["n"].iloc[0]) == 0
-    ):
+    if manifest.get("validity") != "VALID" or overall.empty or int(overall["n"].iloc[0]) == 0:
         return "warn"
     k, n = int(overall["k"].iloc[0]), int(overall["n"].iloc[0])
     if k == n:
@@ -223,12 +188,8 @@ def quality_banner(
             for r in top.to_dict("records")
         ]
     items.append(weighted_score_line(outcomes, *_weights(run, config)))
-    if (
-        manifest.get("validity") != "VALID"
-    ):  # said again here: these numbers decide nothing
-        items.append(
-            f"{manifest.get('validity') or 'UNKNOWN'}: this run is not evidence (see below)"
-        )
+    if manifest.get("validity") != "VALID":  # said again here: these numbers decide nothing
+        items.append(f"{manifest.get('validity') or 'UNKNOWN'}: this run is not evidence (see below)")
     return banner(head, tone=tone, items=items)
 
 

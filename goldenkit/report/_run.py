@@ -51,10 +51,7 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
     counts = m.get("counts") or {}
     graders = m.get("graders") or {}
     rows: list[tuple[str, str]] = [
-        (
-            "label",
-            run_label(m),
-        ),  # what people read first (goldenkit._run_label), then the id
+        ("label", run_label(m)),  # what people read first (goldenkit._run_label), then the id
         ("run id", str(m.get("run_id", ""))),
         ("validity", validity_statement(m)),
         ("dataset", f"{ds.get('name', '?')} {ds.get('version', '')}".strip()),
@@ -62,38 +59,23 @@ def run_key_table(run: RunLike | Mapping[str, Any]) -> pd.DataFrame:
         ("agent git commit", str(agent.get("git_commit") or MISSING)),
         ("model", str(agent.get("model_id") or MISSING)),
         ("prompt sha256", str(agent.get("prompt_sha256") or MISSING)),
-        *(
-            [("agent artifacts sha256", str(agent["artifacts_sha256"]))]
-            if agent.get("artifacts_sha256")
-            else []
-        ),
+        *([("agent artifacts sha256", str(agent["artifacts_sha256"]))] if agent.get("artifacts_sha256") else []),
         ("judge version", str(m.get("judge_version") or MISSING)),
-        (
-            "graders",
-            ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or MISSING,
-        ),
+        ("graders", ", ".join(f"{k} {v}" for k, v in sorted(graders.items())) or MISSING),
         ("repeats", str(m.get("repeats", MISSING))),
         (
             "sample",
-            ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None)
-            or "all rows",
+            ", ".join(f"{k}={v}" for k, v in sample.items() if v is not None) or "all rows",
         ),
         ("mode", str(m.get("mode") or MISSING)),
-        *(
-            [("regraded from", str(src.get("run_id")))]
-            if isinstance(src := m.get("regraded_from"), dict)
-            else []
-        ),
+        *([("regraded from", str(src.get("run_id")))] if isinstance(src := m.get("regraded_from"), dict) else []),
         ("provider", str(provider.get("name") or MISSING)),
         (
             "outcomes",
             ", ".join(f"{k} {counts.get(k, 0)}" for k in (PASS, FAIL, ERROR, SKIPPED))
             + f" (total {counts.get('total', '?')} of {counts.get('expected', '?')} expected)",
         ),
-        (
-            "error rate",
-            f"{pct(m.get('error_rate'), 2)} (max {pct(m.get('max_error_rate'), 2)})",
-        ),
+        ("error rate", f"{pct(m.get('error_rate'), 2)} (max {pct(m.get('max_error_rate'), 2)})"),
         ("started", str(m.get("started_at") or MISSING)),
         ("ended", str(m.get("ended_at") or MISSING)),
         ("complete", "yes" if m.get("complete") else "no (partial run)"),
@@ -142,13 +124,9 @@ def format_slice_table(table: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
     out["rows"] = t["rows"].to_numpy()
     for verdict in (PASS, FAIL, ERROR, SKIPPED):
         out[verdict] = t[verdict.lower()].to_numpy()
-    out["passed rows"] = [
-        f"{int(k)}/{int(n)}" for k, n in zip(t["k"], t["n"], strict=True)
-    ]
+    out["passed rows"] = [f"{int(k)}/{int(n)}" for k, n in zip(t["k"], t["n"], strict=True)]
     out["pass rate"] = [pct(x) for x in t["p_hat"]]
-    out["95% Wilson"] = [
-        interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)
-    ]
+    out["95% Wilson"] = [interval(a, b) for a, b in zip(t["ci_low"], t["ci_high"], strict=True)]
     out["attempt rate"] = [pct(x) for x in t["attempt_p_hat"]]
     out["flaky rows"] = t["flaky"].to_numpy()
     out["error rows"] = t["error_rows"].to_numpy()
@@ -156,10 +134,7 @@ def format_slice_table(table: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
 
 
 def pass_rate_figure(
-    table: pd.DataFrame,
-    by: str = "slice",
-    *,
-    title: str = "Pass rate per slice (95% Wilson interval)",
+    table: pd.DataFrame, by: str = "slice", *, title: str = "Pass rate per slice (95% Wilson interval)"
 ) -> Figure:
     """Pass rate per slice with asymmetric Wilson error bars; the overall line drawn in black.
 
@@ -182,15 +157,7 @@ def pass_rate_figure(
     overall = np.array([lab == OVERALL for lab in labels], dtype=bool)
     for mask, color in ((~overall, "tab:blue"), (overall, "black")):
         if mask.any():
-            ax.errorbar(
-                rate[mask],
-                y[mask],
-                xerr=err[:, mask],
-                fmt="o",
-                color=color,
-                capsize=3,
-                markersize=5,
-            )
+            ax.errorbar(rate[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, markersize=5)
     ax.set_yticks(y, [f"{lab} (n={int(k)})" for lab, k in zip(labels, n, strict=True)])
     ax.set_xlim(-0.02, 1.02)
     ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
@@ -213,11 +180,7 @@ def errors_and_skips(outcomes: pd.DataFrame, *, examples: int = 3) -> pd.DataFra
     df = outcomes[outcomes["verdict"].isin([ERROR, SKIPPED])]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    kind = (
-        df["error_kind"]
-        if "error_kind" in df.columns
-        else pd.Series("", index=df.index)
-    )
+    kind = df["error_kind"] if "error_kind" in df.columns else pd.Series("", index=df.index)
     work = pd.DataFrame(
         {
             "verdict": df["verdict"].astype(str),
@@ -233,9 +196,7 @@ def errors_and_skips(outcomes: pd.DataFrame, *, examples: int = 3) -> pd.DataFra
         **{"example rows": lambda s: ", ".join(sorted(s.unique())[:examples])},
     ).reset_index()
     out["_v"] = out["verdict"].map({ERROR: 0, SKIPPED: 1})
-    out = out.sort_values(
-        ["_v", "outcomes", "reason"], ascending=[True, False, True], kind="stable"
-    )
+    out = out.sort_values(["_v", "outcomes", "reason"], ascending=[True, False, True], kind="stable")
     return out.drop(columns="_v").reset_index(drop=True)[cols]
 
 
@@ -261,22 +222,13 @@ def flaky_table(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
     if flaky.empty:
         return pd.DataFrame(columns=cols).set_index("row_id")
     ids = flaky["row_id"].astype(str)
-    sub = outcomes[outcomes["row_id"].astype(str).isin(set(ids))].sort_values(
-        ["row_id", "repeat"], kind="stable"
-    )
-    seq = sub.groupby(sub["row_id"].astype(str), sort=False)["verdict"].agg(
-        lambda v: " ".join(map(str, v))
-    )
+    sub = outcomes[outcomes["row_id"].astype(str).isin(set(ids))].sort_values(["row_id", "repeat"], kind="stable")
+    seq = sub.groupby(sub["row_id"].astype(str), sort=False)["verdict"].agg(lambda v: " ".join(map(str, v)))
     out = pd.DataFrame(
         {
             "row_id": ids.to_numpy(),
-            "slice": flaky["slice"].astype(str).to_numpy()
-            if "slice" in flaky.columns
-            else "",
-            "passed": [
-                f"{int(k)}/{int(n)}"
-                for k, n in zip(flaky["n_pass"], flaky["n_graded"], strict=True)
-            ],
+            "slice": flaky["slice"].astype(str).to_numpy() if "slice" in flaky.columns else "",
+            "passed": [f"{int(k)}/{int(n)}" for k, n in zip(flaky["n_pass"], flaky["n_graded"], strict=True)],
             "collapsed": flaky["verdict"].astype(str).to_numpy(),
             "repeats": [seq.get(r, "") for r in ids],
         }
@@ -295,9 +247,7 @@ def red_rows_block(outcomes: pd.DataFrame) -> HTMLBlock:
     """
     lines = red_metrics_text(run_metrics(outcomes))
     if not lines:
-        return HTMLBlock(
-            '<p class="note">No red row in this run (red rows run only with --red).</p>'
-        )
+        return HTMLBlock('<p class="note">No red row in this run (red rows run only with --red).</p>')
     return HTMLBlock("<pre>" + html.escape("\n".join(lines)) + "</pre>")
 
 
@@ -326,9 +276,7 @@ USAGE_COLUMNS = {
 }
 
 
-def latency_summary(
-    outcomes: pd.DataFrame, by: str = "slice", *, run: RunLike | None = None
-) -> pd.DataFrame:
+def latency_summary(outcomes: pd.DataFrame, by: str = "slice", *, run: RunLike | None = None) -> pd.DataFrame:
     """What the run cost per slice and overall (:func:`goldenkit.results._accounting.accounting`, the one
     function that adds it up): outcomes, calls, latency p50/p95 and time to first token p50 over answered
     outcomes (not ERROR), tokens in, out, cached and reasoning, the judge's and the simulated user's calls
@@ -340,37 +288,17 @@ def latency_summary(
     from goldenkit.results import accounting, run_pricing
 
     manifest = getattr(run, "manifest", None)
-    prices = (
-        run_pricing(manifest, getattr(run, "path", None))
-        if manifest is not None
-        else None
-    )
-    figures = accounting(
-        outcomes, prices, by=by, manifest=manifest
-    )  # the run's collapse rule, as run.json's
-    out = pd.DataFrame(
-        {name: figures[col] for name, col in USAGE_COLUMNS.items()}, index=figures.index
-    )
-    shown = (
-        "outcomes",
-        "calls",
-        "latency p50 ms",
-        "tokens in",
-        "tokens out",
-        "passing rows",
-        "money from",
-    )
+    prices = run_pricing(manifest, getattr(run, "path", None)) if manifest is not None else None
+    figures = accounting(outcomes, prices, by=by, manifest=manifest)  # the run's collapse rule, as run.json's
+    out = pd.DataFrame({name: figures[col] for name, col in USAGE_COLUMNS.items()}, index=figures.index)
+    shown = ("outcomes", "calls", "latency p50 ms", "tokens in", "tokens out", "passing rows", "money from")
     out = out[[c for c in out.columns if c in shown or out[c].notna().any()]]
     numbers = [c for c in out.columns if c != "money from"]
     out[numbers] = out[numbers].apply(pd.to_numeric, errors="coerce")
-    return out.round(
-        {c: 1 for c in numbers if c not in ("money (USD)", "money per passing row")}
-    )
+    return out.round({c: 1 for c in numbers if c not in ("money (USD)", "money per passing row")})
 
 
-def failure_reasons(
-    outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3
-) -> pd.DataFrame:
+def failure_reasons(outcomes: pd.DataFrame, *, top: int = 5, examples: int = 3) -> pd.DataFrame:
     """The most common failure reasons per grader, over FAIL outcomes.
 
     A reason counts for a grader when that grader's result has ``passed`` false.
@@ -383,37 +311,22 @@ def failure_reasons(
     for rid, graders in zip(df["row_id"].astype(str), df["graders"], strict=True):
         for name, res in grader_results(graders).items():
             if res.get("passed") is False:
-                records.append(
-                    (name, str(res.get("reason") or "(no reason given)"), rid)
-                )
+                records.append((name, str(res.get("reason") or "(no reason given)"), rid))
     if not records:
         return pd.DataFrame(columns=cols)
     work = pd.DataFrame(records, columns=["grader", "reason", "row_id"])
     out = (
         work.groupby(["grader", "reason"], sort=False)["row_id"]
-        .agg(
-            outcomes="size",
-            rows="nunique",
-            **{"example rows": lambda s: ", ".join(sorted(s.unique())[:examples])},
-        )
+        .agg(outcomes="size", rows="nunique", **{"example rows": lambda s: ", ".join(sorted(s.unique())[:examples])})
         .reset_index()
-        .sort_values(
-            ["grader", "outcomes", "reason"],
-            ascending=[True, False, True],
-            kind="stable",
-        )
+        .sort_values(["grader", "outcomes", "reason"], ascending=[True, False, True], kind="stable")
     )
     out = out.groupby("grader", sort=False).head(top)
     return out.reset_index(drop=True)[cols]
 
 
 def judge_figures_html(
-    run: Any,
-    baseline: Any = None,
-    *,
-    rule: str = "majority",
-    alpha: float = 0.05,
-    by: str = "slice",
+    run: Any, baseline: Any = None, *, rule: str = "majority", alpha: float = 0.05, by: str = "slice"
 ) -> HTMLBlock:
     """The judge-graded figures of a run graded by an LLM judge, per ``by`` and overall: the judge-only
     figure beside the prediction-powered one (n human, N judged, lambda, effective sample size gained;
@@ -429,23 +342,14 @@ def judge_figures_html(
     by = by if by != "tags" else "slice"  # the judge's figures group by a per-row value
     try:
         table = judge_estimates(run, by=by, alpha=alpha, rule=rule)
-        pair = (
-            judge_pair(run, baseline, by=by, alpha=alpha, rule=rule)
-            if baseline is not None
-            else None
-        )
+        pair = judge_pair(run, baseline, by=by, alpha=alpha, rule=rule) if baseline is not None else None
     except InputError as exc:
-        return HTMLBlock(
-            f"<h2>Judge-graded figures</h2><p>Not shown: {html.escape(str(exc))}</p>"
-        )
+        return HTMLBlock(f"<h2>Judge-graded figures</h2><p>Not shown: {html.escape(str(exc))}</p>")
     what = (
         "The judge's verdicts (judge only: what the judge thinks) beside the prediction-powered estimate of the "
         "human verdict, from human labels drawn by a recorded design (hand-picked labels are shown, never used)."
     )
-    parts = [
-        f"<h2>Judge-graded pass rate</h2><p>{html.escape(what)}</p>",
-        table_html(judge_figures_table(table)),
-    ]
+    parts = [f"<h2>Judge-graded pass rate</h2><p>{html.escape(what)}</p>", table_html(judge_figures_table(table))]
     if pair is not None:
         parts += ["<h3>Paired difference, candidate minus baseline (same judge)</h3>"]
         parts.append(table_html(judge_figures_table(pair, diff=True)))

@@ -32,17 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["sequence_figure", "sequence_table"]
 
 #: the columns of :func:`sequence_table`
-SEQUENCE_COLUMNS = [
-    "member",
-    "row",
-    "b",
-    "c",
-    "e_value",
-    "threshold",
-    "drop_low",
-    "drop_high",
-    "margin",
-]
+SEQUENCE_COLUMNS = ["member", "row", "b", "c", "e_value", "threshold", "drop_low", "drop_high", "margin"]
 
 
 def _note(text: str) -> HTMLBlock:
@@ -64,9 +54,7 @@ def sequence_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBlock:
         return _note("Not shown: the comparison is invalid (see above).")
     rec = sequential_record(comparison.cand_manifest)
     if rec is None:
-        return _note(
-            "Not a sequential run: the candidate ran every row (goldenkit run --sequential stops early)."
-        )
+        return _note("Not a sequential run: the candidate ran every row (goldenkit run --sequential stops early).")
     if comparison.base_collapsed is None or comparison.cand_collapsed is None:
         return _note("Not shown: the comparison holds no per-row verdicts.")
     base = baseline_values(comparison.base_collapsed)
@@ -84,17 +72,11 @@ def sequence_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBlock:
     evidence = np.array([v is not None for v in values], dtype=bool)
     c_arr = np.array([v if v is not None else 0 for v in values], dtype=np.int8)
     frames = [
-        _member_frame(
-            name, stats, rec, slices=slices, evidence=evidence, base=b_arr, cand=c_arr
-        )
+        _member_frame(name, stats, rec, slices=slices, evidence=evidence, base=b_arr, cand=c_arr)
         for name, stats in _members(rec).items()
     ]
     frames = [f for f in frames if not f.empty]
-    return (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame(columns=SEQUENCE_COLUMNS)
-    )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SEQUENCE_COLUMNS)
 
 
 def _members(rec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -119,17 +101,8 @@ def _member_frame(
     population = int((rec.get("populations") or {}).get(name, 0))
     if where.size == 0 or population < where.size:
         return pd.DataFrame(columns=SEQUENCE_COLUMNS)
-    alpha, r_alpha = (
-        float(stats.get("alpha", rec["alpha"])),
-        float(stats["regression_alpha"]),
-    )
-    path = sequential_path(
-        base[where],
-        cand[where],
-        population=population,
-        alpha=alpha,
-        regression_alpha=r_alpha,
-    )
+    alpha, r_alpha = float(stats.get("alpha", rec["alpha"])), float(stats["regression_alpha"])
+    path = sequential_path(base[where], cand[where], population=population, alpha=alpha, regression_alpha=r_alpha)
     return pd.DataFrame(
         {
             "member": name,
@@ -168,26 +141,11 @@ def sequence_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     for i, (name, t) in enumerate(table.groupby("member", sort=False)):
         colour = f"C{i}"
-        top.step(
-            t["row"],
-            t["drop_high"],
-            where="pre",
-            color=colour,
-            label=f"{name}: upper bound",
-        )
-        top.step(
-            t["row"],
-            t["drop_low"],
-            where="pre",
-            color=colour,
-            linestyle=":",
-            linewidth=1,
-        )
+        top.step(t["row"], t["drop_high"], where="pre", color=colour, label=f"{name}: upper bound")
+        top.step(t["row"], t["drop_low"], where="pre", color=colour, linestyle=":", linewidth=1)
         bottom.step(t["row"], t["e_value"], where="pre", color=colour, label=str(name))
     margin = float(rec.get("margin") or table["margin"].iloc[0])
-    top.axhline(
-        margin, color="tab:red", linestyle="--", linewidth=1, label=f"margin {margin:g}"
-    )
+    top.axhline(margin, color="tab:red", linestyle="--", linewidth=1, label=f"margin {margin:g}")
     top.axhline(0.0, color="grey", linewidth=0.5)
     for threshold in sorted(set(table["threshold"])):
         bottom.axhline(threshold, color="tab:red", linestyle="--", linewidth=1)
@@ -201,9 +159,7 @@ def sequence_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
     top.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:+.0f} pp")
     top.legend(fontsize="small", loc="upper right")
     bottom.set_ylabel("regression e-value")
-    bottom.set_xlabel(
-        f"rows run (stop at {stop}, black line; red dashed: margin and e-value thresholds)"
-    )
+    bottom.set_xlabel(f"rows run (stop at {stop}, black line; red dashed: margin and e-value thresholds)")
     line = f"stopped after {rec.get('rows_run')} of {rec.get('rows_total')} rows: {rec.get('stopped_because')}"
     top.set_title("\n".join(textwrap.wrap(line, 90)), fontsize="medium")
     return fig

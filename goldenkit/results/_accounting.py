@@ -97,9 +97,7 @@ def collapse_rule(manifest: Mapping[str, Any] | None) -> str:
     return rule if isinstance(rule, str) else "majority"
 
 
-def run_pricing(
-    manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None
-) -> Pricing:
+def run_pricing(manifest: Mapping[str, Any] | None, run_dir: str | Path | None = None) -> Pricing:
     """The ``[pricing]`` of the goldenkit.toml a run recorded (:func:`goldenkit.config.config_for_run`); no
     prices when it recorded none, or when that file can no longer be read as it was (moved, changed since):
     its money is then n/a, never a guess."""
@@ -119,18 +117,14 @@ def _model_id(agent: Any) -> str | None:
 
 
 def _column(outcomes: pd.DataFrame, name: str) -> list[Any]:
-    return (
-        outcomes[name].tolist() if name in outcomes.columns else [None] * len(outcomes)
-    )
+    return outcomes[name].tolist() if name in outcomes.columns else [None] * len(outcomes)
 
 
 def _numbers(values: Sequence[Any]) -> np.ndarray:
     """``values`` as floats, NaN where one is missing (None, NA, NaN)."""
     import pandas as pd
 
-    return np.asarray(
-        pd.to_numeric(pd.Series(values, dtype=object), errors="coerce"), dtype=float
-    )
+    return np.asarray(pd.to_numeric(pd.Series(values, dtype=object), errors="coerce"), dtype=float)
 
 
 def _role_usages(outcomes: pd.DataFrame, role: str) -> dict[str, np.ndarray]:
@@ -139,37 +133,16 @@ def _role_usages(outcomes: pd.DataFrame, role: str) -> dict[str, np.ndarray]:
     if role == CANDIDATE:
         out = {k: _numbers(_column(outcomes, k)) for k in (*TOKEN_COUNTS, "cost")}
         # the candidate's calls: its attempts, less the simulated user's (a conversation's attempts count both)
-        sim = (
-            _role_usages(outcomes, SIMULATOR_ROLE)["calls"]
-            if "usage" in outcomes.columns
-            else 0.0
-        )
+        sim = _role_usages(outcomes, SIMULATOR_ROLE)["calls"] if "usage" in outcomes.columns else 0.0
         out["calls"] = _numbers(_column(outcomes, "attempts")) - np.nan_to_num(sim)
-        tokens = (
-            np.column_stack([out[k] for k in TOKEN_COUNTS])
-            if len(outcomes)
-            else np.zeros((0, 1))
-        )
-        out["used"] = (np.nan_to_num(out["calls"]) > 0) | (~np.isnan(tokens)).any(
-            axis=1
-        )
+        tokens = np.column_stack([out[k] for k in TOKEN_COUNTS]) if len(outcomes) else np.zeros((0, 1))
+        out["used"] = (np.nan_to_num(out["calls"]) > 0) | (~np.isnan(tokens)).any(axis=1)
         return out
-    cells = [
-        c.get(role) if isinstance(c, Mapping) else None
-        for c in _column(outcomes, "usage")
-    ]
+    cells = [c.get(role) if isinstance(c, Mapping) else None for c in _column(outcomes, "usage")]
     usages = [c if isinstance(c, Mapping) else None for c in cells]
-    if not any(
-        u is not None for u in usages
-    ):  # the role made no call (most runs have no judge)
-        return {
-            **{k: np.full(len(usages), np.nan) for k in USAGE_COUNTS},
-            "used": np.zeros(len(usages), bool),
-        }
-    out = {
-        k: _numbers([u.get(k) if u is not None else None for u in usages])
-        for k in USAGE_COUNTS
-    }
+    if not any(u is not None for u in usages):  # the role made no call (most runs have no judge)
+        return {**{k: np.full(len(usages), np.nan) for k in USAGE_COUNTS}, "used": np.zeros(len(usages), bool)}
+    out = {k: _numbers([u.get(k) if u is not None else None for u in usages]) for k in USAGE_COUNTS}
     out["used"] = np.array([u is not None for u in usages], dtype=bool)
     return out
 
@@ -182,18 +155,13 @@ def _prices(pricing: Pricing, models: Sequence[str | None]) -> dict[str, np.ndar
     for i, m in enumerate(models):
         price = known[m]
         if price is not None:
-            per["input"][i], per["output"][i] = (
-                price.input / PER_TOKENS,
-                price.output / PER_TOKENS,
-            )
+            per["input"][i], per["output"][i] = price.input / PER_TOKENS, price.output / PER_TOKENS
             cached = price.input if price.cached_input is None else price.cached_input
             per["cached_input"][i], labels[i] = cached / PER_TOKENS, price.label
     return {**per, "label": labels}
 
 
-def _spend(
-    outcomes: pd.DataFrame, pricing: Pricing, models: Mapping[str, str | None]
-) -> dict[str, Any]:
+def _spend(outcomes: pd.DataFrame, pricing: Pricing, models: Mapping[str, str | None]) -> dict[str, Any]:
     """Per outcome and role (arrays): the counts, the money and its label, whether the role was used and
     whether it reported usage (a call that reported none is neither priced nor counted in tokens)."""
     spend: dict[str, Any] = {}
@@ -201,31 +169,21 @@ def _spend(
     for role in ROLES:
         u = _role_usages(outcomes, role)
         pre = PREFIX[role]
-        reported = u["used"] & (
-            ~np.isnan(np.column_stack([u[k] for k in (*TOKEN_COUNTS, "cost")]))
-        ).any(axis=1)
+        reported = u["used"] & (~np.isnan(np.column_stack([u[k] for k in (*TOKEN_COUNTS, "cost")]))).any(axis=1)
         spend[f"{pre}used"], spend[f"{pre}reported"] = u["used"], reported
         for key in ("calls", *TOKEN_COUNTS):
             spend[f"{pre}{key}"] = u[key]
         model = models.get(role)
-        p = _prices(
-            pricing, own if role == CANDIDATE and not model else [model] * len(outcomes)
-        )
+        p = _prices(pricing, own if role == CANDIDATE and not model else [model] * len(outcomes))
         tin, tout = u["tokens_in"], u["tokens_out"]
         cached = np.minimum(np.nan_to_num(u["tokens_cached"]), np.nan_to_num(tin))
-        priced = (
-            (tin - cached) * p["input"]
-            + cached * p["cached_input"]
-            + tout * p["output"]
-        )
+        priced = (tin - cached) * p["input"] + cached * p["cached_input"] + tout * p["output"]
         provider = ~np.isnan(u["cost"])
         spend[f"{pre}money"] = np.where(provider, u["cost"], priced)
         labels = np.where(provider, PROVIDER, p["label"])
         labels[np.isnan(spend[f"{pre}money"])] = None
         spend[f"{pre}money_label"] = labels
-        spend[f"{pre}price_known"] = ~np.isnan(
-            p["input"]
-        )  # priced, though its counts may be missing
+        spend[f"{pre}price_known"] = ~np.isnan(p["input"])  # priced, though its counts may be missing
     return spend
 
 
@@ -235,9 +193,7 @@ def _sum(values: np.ndarray, mask: np.ndarray) -> int | None:
     return int(got.sum()) if got.size else None
 
 
-def _money_sum(
-    money: np.ndarray, labels: np.ndarray, mask: np.ndarray, known: np.ndarray
-) -> tuple[Any, str]:
+def _money_sum(money: np.ndarray, labels: np.ndarray, mask: np.ndarray, known: np.ndarray) -> tuple[Any, str]:
     """A group's money for one role and its label (see the module doc: all priced, or n/a saying why: no
     prices, or a price whose token counts the server did not report)."""
     used = int(mask.sum())
@@ -246,21 +202,10 @@ def _money_sum(
     missing = mask & np.isnan(money)
     unpriced, uncounted = int(missing.sum()), int((missing & known).sum())
     if not unpriced:
-        return float(money[mask].sum()), " + ".join(
-            sorted({str(lab) for lab in labels[mask]})
-        )
-    why = (
-        "unpriced"
-        if not uncounted
-        else "without token counts"
-        if uncounted == unpriced
-        else "unpriced or uncounted"
-    )
+        return float(money[mask].sum()), " + ".join(sorted({str(lab) for lab in labels[mask]}))
+    why = "unpriced" if not uncounted else "without token counts" if uncounted == unpriced else "unpriced or uncounted"
     if unpriced == used:
-        whole = {
-            "unpriced": NO_PRICES,
-            "without token counts": f"{NO_MONEY} (no token counts to price)",
-        }
+        whole = {"unpriced": NO_PRICES, "without token counts": f"{NO_MONEY} (no token counts to price)"}
         return None, whole.get(why, f"{NO_MONEY} (no prices or no token counts)")
     return None, f"{NO_MONEY} ({unpriced:,} of {used:,} outcomes {why})"
 
@@ -271,11 +216,7 @@ def _quantile(values: np.ndarray, q: float) -> float | None:
 
 
 def _group(
-    spend: Mapping[str, Any],
-    mask: np.ndarray,
-    answered: np.ndarray,
-    lat: np.ndarray,
-    ttft: np.ndarray,
+    spend: Mapping[str, Any], mask: np.ndarray, answered: np.ndarray, lat: np.ndarray, ttft: np.ndarray
 ) -> dict[str, Any]:
     """The figures of one group of outcomes (``mask``)."""
     row: dict[str, Any] = {"outcomes": int(mask.sum())}
@@ -291,10 +232,7 @@ def _group(
             row[f"{pre}{key}"] = _sum(spend[f"{pre}{key}"], used)
         reported = mask & spend[f"{pre}reported"]
         money, label = _money_sum(
-            spend[f"{pre}money"],
-            spend[f"{pre}money_label"],
-            reported,
-            spend[f"{pre}price_known"],
+            spend[f"{pre}money"], spend[f"{pre}money_label"], reported, spend[f"{pre}price_known"]
         )
         row[f"{pre}money"], row[f"{pre}money_label"] = money, label
         if reported.any():
@@ -308,20 +246,12 @@ def _total(parts: Sequence[tuple[str, Any, str]]) -> tuple[float | None, str]:
     missing = [(role, lab) for role, m, lab in parts if m is None]
     if not parts or missing:
         return None, _unpriced(missing, len(parts))
-    return float(sum(m for _, m, _ in parts)), " + ".join(
-        sorted({p for _, _, lab in parts for p in lab.split(" + ")})
-    )
+    return float(sum(m for _, m, _ in parts)), " + ".join(sorted({p for _, _, lab in parts for p in lab.split(" + ")}))
 
 
 def _roles_total(roles: Mapping[str, Mapping[str, Any]]) -> tuple[float | None, str]:
     """:func:`_total` of nested role figures (a role whose money label is empty reported no usage)."""
-    return _total(
-        [
-            (r, f["money"], f["money_label"])
-            for r, f in roles.items()
-            if f.get("money_label")
-        ]
-    )
+    return _total([(r, f["money"], f["money_label"]) for r, f in roles.items() if f.get("money_label")])
 
 
 def _unpriced(missing: Sequence[tuple[str, str]], roles: int) -> str:
@@ -331,10 +261,7 @@ def _unpriced(missing: Sequence[tuple[str, str]], roles: int) -> str:
         return NO_PRICES
     if len(missing) == roles and len({lab for _, lab in missing}) == 1:
         return missing[0][1]
-    inner = [
-        f"{role}: {lab.removeprefix(NO_MONEY).strip().strip('()') or 'no prices'}"
-        for role, lab in missing
-    ]
+    inner = [f"{role}: {lab.removeprefix(NO_MONEY).strip().strip('()') or 'no prices'}" for role, lab in missing]
     return f"{NO_MONEY} ({'; '.join(inner)})"
 
 
@@ -361,42 +288,23 @@ def accounting(
     """
     import pandas as pd
 
-    from goldenkit.stats import (  # statsmodels and pandas: loaded at the end of a run
-        OVERALL,
-        collapse_repeats,
-    )
+    from goldenkit.stats import OVERALL, collapse_repeats  # statsmodels and pandas: loaded at the end of a run
 
-    spend = _spend(
-        outcomes,
-        pricing or Pricing(),
-        models if models is not None else role_models(manifest),
-    )
+    spend = _spend(outcomes, pricing or Pricing(), models if models is not None else role_models(manifest))
     rule = rule or collapse_rule(manifest)
     verdicts = _column(outcomes, "verdict")
     answered = np.array([v != ERROR for v in verdicts], dtype=bool)
-    lat, ttft = (
-        _numbers(_column(outcomes, "latency_ms")),
-        _numbers(_column(outcomes, "ttft_ms")),
-    )
+    lat, ttft = _numbers(_column(outcomes, "latency_ms")), _numbers(_column(outcomes, "ttft_ms"))
     rows = collapse_repeats(outcomes, rule) if len(outcomes) else None
-    keys = np.array(
-        [str(k) for k in _column(outcomes, by)] if by is not None else [], dtype=object
-    )
+    keys = np.array([str(k) for k in _column(outcomes, by)] if by is not None else [], dtype=object)
     groups = [(k, keys == k) for k in sorted(set(keys))]
     groups.append((OVERALL, np.ones(len(outcomes), dtype=bool)))
     out = []
     for name, mask in groups:
         row = {by or "group": name, **_group(spend, mask, answered, lat, ttft)}
         if rows is not None:
-            in_group = (
-                rows
-                if name == OVERALL or by is None
-                else rows[rows[by].astype(str) == name]
-            )
-            row["rows"], row["passing_rows"] = (
-                len(in_group),
-                int((in_group["verdict"] == PASS).sum()),
-            )
+            in_group = rows if name == OVERALL or by is None else rows[rows[by].astype(str) == name]
+            row["rows"], row["passing_rows"] = len(in_group), int((in_group["verdict"] == PASS).sum())
         else:
             row["rows"] = row["passing_rows"] = 0
         passing, pre = row["passing_rows"], PREFIX[PASSING_ROW_ROLE]
@@ -407,40 +315,24 @@ def accounting(
             else None
         )
         money = row[f"{pre}money"]
-        row["money_per_passing_row"] = (
-            money / passing if passing and money is not None else None
-        )
+        row["money_per_passing_row"] = money / passing if passing and money is not None else None
         out.append(row)
-    first = [
-        "outcomes",
-        "rows",
-        "passing_rows",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "ttft_p50_ms",
-    ]
+    first = ["outcomes", "rows", "passing_rows", "latency_p50_ms", "latency_p95_ms", "ttft_p50_ms"]
     table = pd.DataFrame(out).set_index(by or "group")
     rest = [c for c in table.columns if c not in first]
     return table[first + rest].astype(object).where(table[first + rest].notna(), None)
 
 
 def outcome_cost(
-    outcomes: pd.DataFrame,
-    pricing: Pricing | None = None,
-    *,
-    models: Mapping[str, str | None] | None = None,
+    outcomes: pd.DataFrame, pricing: Pricing | None = None, *, models: Mapping[str, str | None] | None = None
 ) -> dict[str, np.ndarray]:
     """Each outcome's ``tokens`` (in + out; 0 where not reported) and ``money`` (0 where no usage was
     reported, NaN where unpriced) of :data:`PASSING_ROW_ROLE`, by the rules of :func:`accounting`: summed
     over a group they are the numerators of its per passing row figures."""
     spend = _spend(outcomes, pricing or Pricing(), models or {})
     pre = PREFIX[PASSING_ROW_ROLE]
-    money = np.array(
-        [np.nan if m is None else m for m in spend[f"{pre}money"]], dtype=float
-    )
-    tokens = np.nan_to_num(spend[f"{pre}tokens_in"]) + np.nan_to_num(
-        spend[f"{pre}tokens_out"]
-    )
+    money = np.array([np.nan if m is None else m for m in spend[f"{pre}money"]], dtype=float)
+    tokens = np.nan_to_num(spend[f"{pre}tokens_in"]) + np.nan_to_num(spend[f"{pre}tokens_out"])
     return {
         "tokens": np.where(spend[f"{pre}used"], tokens, 0.0),
         "money": np.where(spend[f"{pre}reported"], money, 0.0),
@@ -465,11 +357,7 @@ def run_totals(
     every call once."""
     from goldenkit.stats import OVERALL
 
-    row = (
-        accounting(outcomes, pricing, by=None, models=models, manifest=manifest)
-        .loc[OVERALL]
-        .to_dict()
-    )
+    row = accounting(outcomes, pricing, by=None, models=models, manifest=manifest).loc[OVERALL].to_dict()
     roles: dict[str, Any] = {}
     for role in ROLES:
         figures = {c: _plain(row.pop(f"{PREFIX[role]}{c}")) for c in ROLE_COLUMNS}
@@ -483,12 +371,7 @@ def run_totals(
     out["total_money"], out["total_money_label"] = _roles_total(roles)
     money, label = _roles_total(copied)
     origin = source.get("answers_from") or source.get("run_id")
-    out["copied"] = {
-        "from_run": origin,
-        "roles": copied,
-        "total_money": money,
-        "total_money_label": label,
-    }
+    out["copied"] = {"from_run": origin, "roles": copied, "total_money": money, "total_money_label": label}
     return out
 
 
@@ -510,10 +393,7 @@ def cost_line(totals: Mapping[str, Any]) -> str:
     if not isinstance(copied, Mapping):
         return "cost: " + _spend_text(totals, totals.get("latency_p50_ms"))
     roles = totals.get("roles") or {}
-    own = "; ".join(
-        [f"{r} {_usage_text(roles[r])}" for r in ROLES if roles.get(r)]
-        + [_money_text(totals)]
-    )
+    own = "; ".join([f"{r} {_usage_text(roles[r])}" for r in ROLES if roles.get(r)] + [_money_text(totals)])
     copy = _spend_text(copied, totals.get("latency_p50_ms"))
     own = own if roles else "no model calls"
     return f"cost: {own}; from run {copied.get('from_run')} (copied, not spent again): {copy}"
@@ -523,11 +403,7 @@ def _spend_text(spend: Mapping[str, Any], p50: Any) -> str:
     """The candidate's usage and latency, the other roles', and the money (of ``spend``: totals or a copy)."""
     roles = spend.get("roles") or {}
     parts = [_usage_text(roles.get(CANDIDATE) or {}) + f", p50 {_seconds(p50)}"]
-    parts += [
-        f"{role} {_usage_text(roles[role])}"
-        for role in ROLES
-        if role != CANDIDATE and roles.get(role)
-    ]
+    parts += [f"{role} {_usage_text(roles[role])}" for role in ROLES if role != CANDIDATE and roles.get(role)]
     return "; ".join([*parts, _money_text(spend)])
 
 
@@ -542,28 +418,17 @@ def totals_text(totals: Mapping[str, Any] | None) -> str:
     if not isinstance(totals, Mapping):
         return ""
     roles, copied = totals.get("roles") or {}, totals.get("copied")
-    money, label = (
-        totals.get("total_money"),
-        totals.get("total_money_label") or NO_PRICES,
-    )
+    money, label = totals.get("total_money"), totals.get("total_money_label") or NO_PRICES
     said = f"{usd(money)} ({label})" if money is not None else f"money {label}"
-    if isinstance(
-        copied, Mapping
-    ):  # a regrade: what it spent; the answers' cost is the run it names
-        own = [f"{r} {_tokens_text(roles[r])}" for r in ROLES if roles.get(r)] or [
-            "no model calls"
-        ]
+    if isinstance(copied, Mapping):  # a regrade: what it spent; the answers' cost is the run it names
+        own = [f"{r} {_tokens_text(roles[r])}" for r in ROLES if roles.get(r)] or ["no model calls"]
         return f"{', '.join(own)}; {said}; answers from run {copied.get('from_run')}"
     return f"{_tokens_text(roles.get(CANDIDATE) or {})}; {said}"
 
 
 def _tokens_text(figures: Mapping[str, Any]) -> str:
     tin, tout = figures.get("tokens_in"), figures.get("tokens_out")
-    tokens = (
-        f"{tin:,} in / {tout:,} out tokens"
-        if tin is not None and tout is not None
-        else "tokens n/a"
-    )
+    tokens = f"{tin:,} in / {tout:,} out tokens" if tin is not None and tout is not None else "tokens n/a"
     return f"{tokens}, {figures.get('calls') or 0:,} calls"
 
 
@@ -579,11 +444,7 @@ def run_totals_of(path: str | Path) -> dict[str, Any] | None:
 
 def _usage_text(figures: Mapping[str, Any]) -> str:
     """``12,345 tokens in, 2,100 out, 108 calls`` (a count not reported: n/a)."""
-    tin, tout, calls = (
-        figures.get("tokens_in"),
-        figures.get("tokens_out"),
-        figures.get("calls") or 0,
-    )
+    tin, tout, calls = figures.get("tokens_in"), figures.get("tokens_out"), figures.get("calls") or 0
     text = f"{tin:,} tokens in" if tin is not None else "tokens in n/a"
     if figures.get("tokens_cached"):
         text += f" ({figures['tokens_cached']:,} cached)"

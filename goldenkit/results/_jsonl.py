@@ -83,15 +83,8 @@ def repair_jsonl(path: str | Path) -> int:
 def _stored_grades(graders: dict[str, Any]) -> dict[str, Any]:
     out = dict(graders)
     for name, result in graders.items():
-        if (
-            isinstance(result, dict)
-            and result.get("error")
-            and isinstance(result.get("reason"), str)
-        ):
-            out[name] = {
-                **result,
-                "reason": scrub(result["reason"]),
-            }  # why the grader could not run
+        if isinstance(result, dict) and result.get("error") and isinstance(result.get("reason"), str):
+            out[name] = {**result, "reason": scrub(result["reason"])}  # why the grader could not run
     return out
 
 
@@ -104,17 +97,13 @@ def stored_outcome(record: dict[str, Any]) -> dict[str, Any]:
     detail, graders = record.get("detail"), record.get("graders")
     clean_detail = scrub(detail) if isinstance(detail, str) else detail
     out = record if clean_detail is detail else {**record, "detail": clean_detail}
-    if isinstance(graders, dict) and any(
-        isinstance(g, dict) and g.get("error") for g in graders.values()
-    ):
+    if isinstance(graders, dict) and any(isinstance(g, dict) and g.get("error") for g in graders.values()):
         out = {**out, "graders": _stored_grades(graders)}
     return out
 
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_ORJSON_LINE = (
-    orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-)
+_ORJSON_LINE = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 #: Coalesced lines waiting at most before they are written (see :class:`OutcomeWriter`).
@@ -146,13 +135,9 @@ class OutcomeWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_jsonl(self.path)
-        self._fd: int | None = os.open(
-            self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o644
-        )
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC, 0o644)
         self._coalesce = coalesce
-        self._size = os.fstat(
-            self._fd
-        ).st_size  # where the next line lands (this is the file's one writer)
+        self._size = os.fstat(self._fd).st_size  # where the next line lands (this is the file's one writer)
         self._pending: list[bytes] = []
         self._scheduled = False
         self._error: OSError | None = None
@@ -174,9 +159,7 @@ class OutcomeWriter:
             raise self._error
         line = orjson.dumps(stored_outcome(record), default=str, option=_ORJSON_LINE)
         text = line.decode("utf-8")
-        clean = mask_secrets(
-            text
-        )  # the whole line, in its JSON spelling: nothing shape-based
+        clean = mask_secrets(text)  # the whole line, in its JSON spelling: nothing shape-based
         if clean is not text:
             line = clean.encode("utf-8")
         span = (self._size, len(line))
@@ -185,9 +168,7 @@ class OutcomeWriter:
             self._write_all(line)
             return span
         self._pending.append(line)
-        if (
-            len(self._pending) >= MAX_PENDING_LINES
-        ):  # a pass that never ends (an agent that never awaits)
+        if len(self._pending) >= MAX_PENDING_LINES:  # a pass that never ends (an agent that never awaits)
             self.end_pass()
         elif not self._scheduled:
             self._scheduled = True
@@ -203,9 +184,7 @@ class OutcomeWriter:
         a failure is kept and raised by the next :meth:`write` or by :meth:`close`."""
         try:
             self.flush()
-        except (
-            OSError
-        ) as exc:  # disk full, I/O error: the run hears of it at its next write
+        except OSError as exc:  # disk full, I/O error: the run hears of it at its next write
             self._error = exc
 
     def flush(self) -> None:
@@ -220,9 +199,7 @@ class OutcomeWriter:
         if fd is None:
             raise ValueError(f"{self.path}: outcome writer is closed")
         written = os.write(fd, data)
-        while written < len(
-            data
-        ):  # a short write (disk full, signal): finish the lines
+        while written < len(data):  # a short write (disk full, signal): finish the lines
             written += os.write(fd, data[written:])
 
     def close(self) -> None:
@@ -253,9 +230,7 @@ class OutcomeWriter:
 # (18 s more for 2,000,000 outcomes with json alone). orjson reads an integer beyond 64 bits as a float, so a
 # line with a run of 19 digits or more (found in 1 us: every digit mapped to "0", the rest to " ") goes to json,
 # which reads it exactly; both refuse what the rule refuses.
-_DIGITS_ONLY = bytes(
-    ord("0") if ord("0") <= i <= ord("9") else ord(" ") for i in range(256)
-)
+_DIGITS_ONLY = bytes(ord("0") if ord("0") <= i <= ord("9") else ord(" ") for i in range(256))
 _LONG_NUMBER = b"0" * 19
 
 
@@ -279,9 +254,7 @@ def loads_line(raw: bytes | str) -> Any:
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     if _LONG_NUMBER not in data.translate(_DIGITS_ONLY):
         return orjson.loads(data)
-    return json.loads(
-        data.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite
-    )
+    return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite)
 
 
 class OutcomeLine(NamedTuple):
@@ -308,17 +281,11 @@ def scan_jsonl(path: str | Path) -> Iterator[OutcomeLine]:
                 try:
                     obj = loads_line(raw)
                 except ValueError:
-                    if not raw.endswith(
-                        b"\n"
-                    ):  # torn (unterminated) last line of a killed writer
+                    if not raw.endswith(b"\n"):  # torn (unterminated) last line of a killed writer
                         return
-                    raise ResultsError(
-                        f"{p}:{number}: invalid JSON in outcome line"
-                    ) from None
+                    raise ResultsError(f"{p}:{number}: invalid JSON in outcome line") from None
                 if not isinstance(obj, dict):
-                    raise ResultsError(
-                        f"{p}:{number}: outcome line is not a JSON object"
-                    )
+                    raise ResultsError(f"{p}:{number}: outcome line is not a JSON object")
                 yield OutcomeLine(obj, number, offset, length)
             offset += length
 

@@ -75,13 +75,7 @@ from goldenkit.errors import ComparisonInvalid, InputError
 from goldenkit.results._jsonl import scan_jsonl
 from goldenkit.results._labels import read_labels
 from goldenkit.results._run import Run, read_run
-from goldenkit.stats import (
-    OVERALL,
-    collapse_repeats,
-    paired_diff_ci,
-    ppi_mean,
-    wilson_ci,
-)
+from goldenkit.stats import OVERALL, collapse_repeats, paired_diff_ci, ppi_mean, wilson_ci
 
 __all__ = [
     "JUDGE",
@@ -99,9 +93,7 @@ __all__ = [
 JUDGE = "judge"
 #: The draws of ``goldenkit judge next``, beside the run (module doc).
 ROUNDS_FILE = "label_rounds.jsonl"
-_HAND = (
-    "picked by hand, not drawn by a recorded design: shown, never used for inference"
-)
+_HAND = "picked by hand, not drawn by a recorded design: shown, never used for inference"
 
 
 @dataclass(frozen=True)
@@ -133,41 +125,22 @@ def read_rounds(run: Run) -> list[LabelRound]:
         rec, where = line.record, f"{path}:{line.number}"
         try:
             raw = dict(rec["probabilities"])
-            draw = LabelRound(
-                int(rec["seed"]),
-                int(rec["n"]),
-                str(rec["at"]),
-                {},
-                tuple(map(str, rec["drawn"])),
-            )
+            draw = LabelRound(int(rec["seed"]), int(rec["n"]), str(rec["at"]), {}, tuple(map(str, rec["drawn"])))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise InputError(f"{where}: not a round of goldenkit judge next") from None
-        for (
-            row,
-            p,
-        ) in (
-            raw.items()
-        ):  # a probability edited by hand would weigh a label by 1/p: checked
+        for row, p in raw.items():  # a probability edited by hand would weigh a label by 1/p: checked
             if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
-                raise InputError(
-                    f"{where}: the probability of row {row!r} must be a number in (0, 1], got {p!r}"
-                )
+                raise InputError(f"{where}: the probability of row {row!r} must be a number in (0, 1], got {p!r}")
         missing = [r for r in draw.drawn if r not in raw]
         if missing:
-            raise InputError(
-                f"{where}: the round drew row {missing[0]!r}, which has no probability in the round"
-            )
-        out.append(
-            replace(draw, probabilities={str(k): float(v) for k, v in raw.items()})
-        )
+            raise InputError(f"{where}: the round drew row {missing[0]!r}, which has no probability in the round")
+        out.append(replace(draw, probabilities={str(k): float(v) for k, v in raw.items()}))
     return out
 
 
 def add_round(run: Run, draw: LabelRound) -> None:
     """Append ``draw`` to the run's rounds."""
-    fd = os.open(
-        Path(run.path) / ROUNDS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-    )
+    fd = os.open(Path(run.path) / ROUNDS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, (json.dumps(draw.to_dict()) + "\n").encode("utf-8"))
     finally:
@@ -178,11 +151,7 @@ def _judge_verdict(graders: Any, verdict: Any) -> str:
     if verdict == "SKIPPED":
         return "SKIPPED"
     entry = graders.get(JUDGE) if isinstance(graders, Mapping) else None
-    if (
-        not isinstance(entry, Mapping)
-        or entry.get("passed") is None
-        or entry.get("error")
-    ):
+    if not isinstance(entry, Mapping) or entry.get("passed") is None or entry.get("error"):
         return "ERROR"
     passed = entry["passed"]
     return "PASS" if passed else "FAIL"
@@ -191,33 +160,21 @@ def _judge_verdict(graders: Any, verdict: Any) -> str:
 def _label_columns(run: Run, rows: pd.DataFrame, single: set[str]) -> pd.DataFrame:
     """``human``, ``probability`` and ``label`` (designed, hand, repeat or None) per row."""
     found: dict[str, tuple[str, float, str]] = {}
-    for lab in sorted(
-        read_labels(run), key=lambda lab: lab.repeat is None
-    ):  # a null-repeat label wins
+    for lab in sorted(read_labels(run), key=lambda lab: lab.repeat is None):  # a null-repeat label wins
         if lab.repeat is not None and lab.row_id not in single:
             found[lab.row_id] = (lab.human, math.nan, "repeat")
         else:
             prob = math.nan if lab.probability is None else float(lab.probability)
-            found[lab.row_id] = (
-                lab.human,
-                prob,
-                "designed" if lab.designed else "hand",
-            )
+            found[lab.row_id] = (lab.human, prob, "designed" if lab.designed else "hand")
     ids = rows["row_id"].astype(str)
     rows["human"] = [found[r][0] if r in found else None for r in ids]
-    rows["probability"] = np.array(
-        [found[r][1] if r in found else math.nan for r in ids], dtype=float
-    )
+    rows["probability"] = np.array([found[r][1] if r in found else math.nan for r in ids], dtype=float)
     rows["label"] = [found[r][2] if r in found else None for r in ids]
     return rows
 
 
 def judge_rows(
-    run: Run | str | os.PathLike[str],
-    *,
-    by: str = "slice",
-    rule: str = "majority",
-    labels: bool = True,
+    run: Run | str | os.PathLike[str], *, by: str = "slice", rule: str = "majority", labels: bool = True
 ) -> pd.DataFrame:
     """One line per row of ``run``: ``row_id``, ``<by>``, ``judge`` (the judge's collapsed verdict, module
     doc), ``judge_share`` (the share of the judge's decided repeats that passed), ``judge_repeats`` (its
@@ -226,53 +183,25 @@ def judge_rows(
     r = run if isinstance(run, Run) else read_run(run)
     cols = ["row_id", "repeat", "verdict", "graders"] + ([by] if by != "row_id" else [])
     if by not in OUTCOME_FIELDS:
-        raise InputError(
-            f"{r.path}: --by {by!r} is not an outcome column (slice, split, ...)"
-        )
+        raise InputError(f"{r.path}: --by {by!r} is not an outcome column (slice, split, ...)")
     out = r.outcomes(columns=list(dict.fromkeys(["slice", *cols])))
-    if (
-        len(out)
-        and not out[by]
-        .map(lambda v: isinstance(v, str | int | float | bool) or v is None)
-        .all()
-    ):
-        raise InputError(
-            f"{r.path}: --by {by!r} is not a per-row value (one value per row, like slice or split)"
-        )
-    judged = [
-        _judge_verdict(g, v)
-        for g, v in zip(out["graders"], out["verdict"], strict=True)
-    ]
+    if len(out) and not out[by].map(lambda v: isinstance(v, str | int | float | bool) or v is None).all():
+        raise InputError(f"{r.path}: --by {by!r} is not a per-row value (one value per row, like slice or split)")
+    judged = [_judge_verdict(g, v) for g, v in zip(out["graders"], out["verdict"], strict=True)]
     if not any(v in ("PASS", "FAIL") for v in judged):
-        raise InputError(
-            f"{r.path}: run {r.run_id} has no judge verdict ('{JUDGE}' in its outcomes' graders)"
-        )
-    frame = pd.DataFrame(
-        {"row_id": out["row_id"].astype(str), "repeat": out["repeat"], by: out[by]}
-    )
+        raise InputError(f"{r.path}: run {r.run_id} has no judge verdict ('{JUDGE}' in its outcomes' graders)")
+    frame = pd.DataFrame({"row_id": out["row_id"].astype(str), "repeat": out["repeat"], by: out[by]})
     judge = collapse_repeats(frame.assign(verdict=judged), rule)
-    own = collapse_repeats(
-        frame.assign(verdict=out["verdict"].astype(str)), rule
-    ).set_index("row_id")
+    own = collapse_repeats(frame.assign(verdict=out["verdict"].astype(str)), rule).set_index("row_id")
     rows = judge[["row_id"]].copy()
-    rows[by] = (
-        judge["row_id"]
-        .map(frame.drop_duplicates("row_id").set_index("row_id")[by])
-        .to_numpy()
-    )
+    rows[by] = judge["row_id"].map(frame.drop_duplicates("row_id").set_index("row_id")[by]).to_numpy()
     rows["judge"] = judge["verdict"].astype(str).to_numpy()
     decided = judge["n_graded"].to_numpy()
-    rows["judge_share"] = np.where(
-        decided > 0, judge["n_pass"] / np.maximum(decided, 1), np.nan
-    )
+    rows["judge_share"] = np.where(decided > 0, judge["n_pass"] / np.maximum(decided, 1), np.nan)
     rows["judge_repeats"] = decided
     rows["verdict"] = own.loc[rows["row_id"], "verdict"].astype(str).to_numpy()
     if labels:
-        single = {
-            str(k)
-            for k, v in frame.groupby("row_id")["repeat"].size().items()
-            if v == 1
-        }
+        single = {str(k) for k, v in frame.groupby("row_id")["repeat"].size().items() if v == 1}
         rows = _label_columns(r, rows, single)
     return rows.reset_index(drop=True)
 
@@ -296,42 +225,22 @@ def _empty_estimate(reason: str) -> dict[str, Any]:
 
 
 def _ppi(
-    judge: np.ndarray,
-    human: np.ndarray,
-    prob: np.ndarray,
-    used: np.ndarray,
-    alpha: float,
-    diff: bool,
+    judge: np.ndarray, human: np.ndarray, prob: np.ndarray, used: np.ndarray, alpha: float, diff: bool
 ) -> dict[str, Any]:
     """The estimate's columns over one group: ``judge`` per row, ``human`` and ``prob`` where ``used``."""
     n, big_n = int(used.sum()), int((~used).sum())
     if n == 0:
-        return _empty_estimate(
-            "no human label drawn by a recorded design: the judge's figure only"
-        )
+        return _empty_estimate("no human label drawn by a recorded design: the judge's figure only")
     if n < 2:
-        return _empty_estimate(
-            "1 designed human label: a prediction-powered interval needs at least 2"
-        )
+        return _empty_estimate("1 designed human label: a prediction-powered interval needs at least 2")
     if big_n == 0:
-        return _empty_estimate(
-            "every judged row has a human label: no row for the judge to carry"
-        )
+        return _empty_estimate("every judged row has a human label: no row for the judge to carry")
     p = prob[used]
     weights = None if np.allclose(p, p[0], rtol=0, atol=1e-12) else 1.0 / p
     est = ppi_mean(
-        judge[~used],
-        judge[used],
-        human[used],
-        weights=weights,
-        alpha=alpha,
-        bounds=(-1.0, 1.0) if diff else None,
+        judge[~used], judge[used], human[used], weights=weights, alpha=alpha, bounds=(-1.0, 1.0) if diff else None
     )
-    how = (
-        "equal probabilities: a simple random sample"
-        if weights is None
-        else "weighted by 1/probability"
-    )
+    how = "equal probabilities: a simple random sample" if weights is None else "weighted by 1/probability"
     return {
         "estimate": est.estimate,
         "ci_low": est.ci_low,
@@ -348,9 +257,7 @@ def _ppi(
     }
 
 
-def _with_hand(
-    line: dict[str, Any], n_hand: int, n_unused: int, unused_why: str
-) -> dict[str, Any]:
+def _with_hand(line: dict[str, Any], n_hand: int, n_unused: int, unused_why: str) -> dict[str, Any]:
     notes = [line["reason"]]
     if n_hand:
         notes.append(f"{n_hand} label(s) {_HAND}")
@@ -359,17 +266,14 @@ def _with_hand(
     return {**line, "reason": "; ".join(notes)}
 
 
-def complete_rounds(
-    rounds: Sequence[LabelRound], rows: pd.DataFrame
-) -> tuple[list[LabelRound], int]:
+def complete_rounds(rounds: Sequence[LabelRound], rows: pd.DataFrame) -> tuple[list[LabelRound], int]:
     """The rounds whose drawn and known rows all hold a designed row label (``rows``: :func:`judge_rows`), in
     order, and how many are not: the one rule of a complete round, for the estimate and the gate alike."""
     designed = set(rows.loc[rows["label"] == "designed", "row_id"])
     done = [
         rd
         for rd in rounds
-        if set(rd.drawn) <= designed
-        and {r for r, p in rd.probabilities.items() if p >= 1} <= designed
+        if set(rd.drawn) <= designed and {r for r, p in rd.probabilities.items() if p >= 1} <= designed
     ]
     return done, len(rounds) - len(done)
 
@@ -383,10 +287,7 @@ def _design_first(rows: pd.DataFrame, every: Sequence[LabelRound]) -> frozenset[
 
 
 def _rounds_line(
-    judged: pd.DataFrame,
-    rounds: Sequence[LabelRound],
-    alpha: float,
-    design: frozenset[str] = frozenset(),
+    judged: pd.DataFrame, rounds: Sequence[LabelRound], alpha: float, design: frozenset[str] = frozenset()
 ) -> dict[str, Any] | None:
     """The rounds' combined estimate over one group (module doc), the labels of one ``design`` drawn before
     them as a round 0 weighing their number; None when no round covers the group."""
@@ -397,12 +298,7 @@ def _rounds_line(
     if 2 <= first.sum() < len(judged):
         p0 = judged["probability"].to_numpy(dtype=float)[first]
         w0 = None if np.ptp(p0) < 1e-12 else 1.0 / p0
-        parts.append(
-            (
-                len(design),
-                ppi_mean(f[~first], f[first], y[first], weights=w0, alpha=alpha),
-            )
-        )
+        parts.append((len(design), ppi_mean(f[~first], f[first], y[first], weights=w0, alpha=alpha)))
         union |= first
     zero = len(parts)
     for rd in rounds:
@@ -411,13 +307,7 @@ def _rounds_line(
         if np.isnan(p).any() or used.sum() < 2 or used.all():
             continue
         w = 1.0 / p[used]
-        est = ppi_mean(
-            f[~used],
-            f[used],
-            y[used],
-            weights=None if np.ptp(w) < 1e-12 else w,
-            alpha=alpha,
-        )
+        est = ppi_mean(f[~used], f[used], y[used], weights=None if np.ptp(w) < 1e-12 else w, alpha=alpha)
         parts.append((rd.n, est))
         union |= used
     if len(parts) == zero:
@@ -453,27 +343,18 @@ def _outside_rounds(rows: pd.DataFrame, rounds: Sequence[LabelRound]) -> pd.Data
     """``rows`` with the designed labels of rows a round drew marked ``round``: one design reads the rest."""
     drawn = {r for rd in rounds for r in rd.drawn}
     return rows.assign(
-        label=rows["label"].where(
-            ~(rows["row_id"].isin(drawn) & (rows["label"] == "designed")), "round"
-        )
+        label=rows["label"].where(~(rows["row_id"].isin(drawn) & (rows["label"] == "designed")), "round")
     )
 
 
 def _rate_line(
-    group: pd.DataFrame,
-    alpha: float,
-    rounds: Sequence[LabelRound],
-    open_rounds: int,
-    design: frozenset[str],
+    group: pd.DataFrame, alpha: float, rounds: Sequence[LabelRound], open_rounds: int, design: frozenset[str]
 ) -> dict[str, Any]:
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     k, n = int((judged["judge"] == "PASS").sum()), len(judged)
     lo, hi = wilson_ci(k, n, 1.0 - alpha)
     designed = (judged["label"] == "designed").to_numpy()
-    f, human = (
-        (judged["judge"] == "PASS").to_numpy(dtype=float),
-        (judged["human"] == "PASS").to_numpy(dtype=float),
-    )
+    f, human = (judged["judge"] == "PASS").to_numpy(dtype=float), (judged["human"] == "PASS").to_numpy(dtype=float)
     found = _rounds_line(judged, rounds, alpha, design) if rounds else None
     if found is not None:
         line, n_used = found, int(found.pop("_used"))
@@ -481,23 +362,16 @@ def _rate_line(
         line = _ppi(f, human, judged["probability"].to_numpy(), designed, alpha, False)
         n_used = int(designed.sum()) if line["method"] != "judge only" else 0
     if open_rounds:
-        line["reason"] += (
-            f"; {open_rounds} round(s) of judge next not used until every row they drew is labelled"
-        )
+        line["reason"] += f"; {open_rounds} round(s) of judge next not used until every row they drew is labelled"
     n_hand = int((group["label"] == "hand").sum())
     n_unused = int(group["label"].isin(["designed", "repeat", "round"]).sum()) - n_used
-    if (
-        found is None
-    ):  # too few designed labels are said in the reason, not counted unused
+    if found is None:  # too few designed labels are said in the reason, not counted unused
         n_unused -= int(designed.sum()) - n_used
     labels = group["label"]
     whys = [
         (labels == "repeat").any() and "a label of one repeat in a run of several",
-        (labels == "round").any()
-        and "drawn by a round of judge next not fully labelled yet",
-        found is not None
-        and (labels == "designed").sum() > n_used
-        and "a designed label outside the rounds",
+        (labels == "round").any() and "drawn by a round of judge next not fully labelled yet",
+        found is not None and (labels == "designed").sum() > n_used and "a designed label outside the rounds",
         (labels.isin(["designed", "round"]) & ~group.index.isin(judged.index)).any()
         and "a row the judge left undecided",
     ]
@@ -517,17 +391,11 @@ def _rate_line(
 
 def _groups(rows: pd.DataFrame, by: str) -> list[tuple[str, pd.DataFrame]]:
     keys = sorted({str(v) for v in rows[by]})
-    return [(key, rows[rows[by].astype(str) == key]) for key in keys] + [
-        (OVERALL, rows)
-    ]
+    return [(key, rows[rows[by].astype(str) == key]) for key in keys] + [(OVERALL, rows)]
 
 
 def judge_estimates(
-    run: Run | str | os.PathLike[str],
-    *,
-    by: str = "slice",
-    alpha: float = 0.05,
-    rule: str = "majority",
+    run: Run | str | os.PathLike[str], *, by: str = "slice", alpha: float = 0.05, rule: str = "majority"
 ) -> pd.DataFrame:
     """The judge-only pass rate and the prediction-powered estimate of the human pass rate, one line per
     value of ``by`` (sorted) and a last line :data:`goldenkit.stats.OVERALL` (columns: module doc)."""
@@ -540,10 +408,7 @@ def judge_estimates(
     design = _design_first(rows, every) if rounds else frozenset()
     if not rounds:  # no round to average: the labels of one design, those no round drew
         rows = _outside_rounds(rows, every)
-    lines = [
-        {by: key, **_rate_line(group, alpha, rounds, open_rounds, design)}
-        for key, group in _groups(rows, by)
-    ]
+    lines = [{by: key, **_rate_line(group, alpha, rounds, open_rounds, design)} for key, group in _groups(rows, by)]
     table = pd.DataFrame(lines).set_index(by)
     if not rounds:  # what a first round will be averaged with: the design's labels, as a round 0 (module doc)
         designed = int(table.loc[OVERALL, "n_human"])
@@ -568,31 +433,15 @@ def _same_judge(a: Run, b: Run) -> None:
 
 
 def _diff_line(pair: pd.DataFrame, alpha: float) -> dict[str, Any]:
-    c, b = (
-        (pair["judge_c"] == "PASS").to_numpy(),
-        (pair["judge_b"] == "PASS").to_numpy(),
-    )
+    c, b = (pair["judge_c"] == "PASS").to_numpy(), (pair["judge_b"] == "PASS").to_numpy()
     est, lo, hi = paired_diff_ci(
-        int((c & b).sum()),
-        int((c & ~b).sum()),
-        int((~c & b).sum()),
-        int((~c & ~b).sum()),
-        1 - alpha,
+        int((c & b).sum()), int((c & ~b).sum()), int((~c & b).sum()), int((~c & ~b).sum()), 1 - alpha
     )
     both = (pair["label_c"] == "designed") & (pair["label_b"] == "designed")
-    same = both & np.isclose(
-        pair["probability_c"], pair["probability_b"], rtol=0, atol=1e-12
-    )
-    human = (pair["human_c"] == "PASS").to_numpy(dtype=float) - (
-        pair["human_b"] == "PASS"
-    ).to_numpy(dtype=float)
+    same = both & np.isclose(pair["probability_c"], pair["probability_b"], rtol=0, atol=1e-12)
+    human = (pair["human_c"] == "PASS").to_numpy(dtype=float) - (pair["human_b"] == "PASS").to_numpy(dtype=float)
     line = _ppi(
-        c.astype(float) - b.astype(float),
-        human,
-        pair["probability_c"].to_numpy(),
-        same.to_numpy(),
-        alpha,
-        True,
+        c.astype(float) - b.astype(float), human, pair["probability_c"].to_numpy(), same.to_numpy(), alpha, True
     )
     n_hand = int(((pair["label_c"] == "hand") | (pair["label_b"] == "hand")).sum())
     labelled = pair["label_c"].notna() | pair["label_b"].notna()
@@ -628,17 +477,11 @@ def judge_difference(
     _same_judge(cand, base)
     keep = ["row_id", by, "judge", "human", "probability", "label"]
     rc = _outside_rounds(judge_rows(cand, by=by, rule=rule), read_rounds(cand))[keep]
-    rb = _outside_rounds(judge_rows(base, by=by, rule=rule), read_rounds(base))[
-        keep
-    ].drop(columns=[by])
+    rb = _outside_rounds(judge_rows(base, by=by, rule=rule), read_rounds(base))[keep].drop(columns=[by])
     pair = rc.merge(rb, on="row_id", suffixes=("_c", "_b"))
-    pair = pair[
-        pair["judge_c"].isin(["PASS", "FAIL"]) & pair["judge_b"].isin(["PASS", "FAIL"])
-    ]
+    pair = pair[pair["judge_c"].isin(["PASS", "FAIL"]) & pair["judge_b"].isin(["PASS", "FAIL"])]
     if pair.empty:
-        raise InputError(
-            f"runs {cand.run_id} and {base.run_id} share no row that both judges decided"
-        )
+        raise InputError(f"runs {cand.run_id} and {base.run_id} share no row that both judges decided")
     lines = [{by: key, **_diff_line(group, alpha)} for key, group in _groups(pair, by)]
     return pd.DataFrame(lines).set_index(by)
 

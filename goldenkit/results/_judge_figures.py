@@ -16,11 +16,7 @@ import pandas as pd
 
 from goldenkit._registry import publish
 from goldenkit.errors import InputError
-from goldenkit.results._judge_evidence import (
-    _judge_verdict,
-    judge_difference,
-    judge_estimates,
-)
+from goldenkit.results._judge_evidence import _judge_verdict, judge_difference, judge_estimates
 from goldenkit.results._run import Run, read_run
 from goldenkit.stats import OVERALL
 
@@ -33,25 +29,15 @@ def judge_graded(run: Any) -> bool:
     if not isinstance(run, Run) or not run.manifest.get("judge_version"):
         return False
     out = run.outcomes(columns=["verdict", "graders"])
-    return any(
-        _judge_verdict(g, v) in ("PASS", "FAIL")
-        for g, v in zip(out["graders"], out["verdict"], strict=True)
-    )
+    return any(_judge_verdict(g, v) in ("PASS", "FAIL") for g, v in zip(out["graders"], out["verdict"], strict=True))
 
 
 def judge_pair(
-    run: Any,
-    baseline: Any,
-    *,
-    by: str = "slice",
-    alpha: float = 0.05,
-    rule: str = "majority",
+    run: Any, baseline: Any, *, by: str = "slice", alpha: float = 0.05, rule: str = "majority"
 ) -> pd.DataFrame | None:
     """:func:`judge_difference` of two runs graded by the same judge version, None for any other pair."""
     same = judge_graded(run) and judge_graded(baseline)
-    if not same or run.manifest.get("judge_version") != baseline.manifest.get(
-        "judge_version"
-    ):
+    if not same or run.manifest.get("judge_version") != baseline.manifest.get("judge_version"):
         return None
     return judge_difference(run, baseline, by=by, alpha=alpha, rule=rule)
 
@@ -70,9 +56,7 @@ def judge_notes(
     has no labels: no note); ``only``: the run ids to note (default every one)."""
     from goldenkit._display import judge_figures_line
 
-    if isinstance(runs, str | os.PathLike | pd.DataFrame | Mapping) or not isinstance(
-        runs, Sequence
-    ):
+    if isinstance(runs, str | os.PathLike | pd.DataFrame | Mapping) or not isinstance(runs, Sequence):
         return []
     notes = []
     for given in runs:
@@ -85,9 +69,7 @@ def judge_notes(
             notes.append(f"run {run.run_id}: judge-graded figures not shown: {exc}")
             continue
         if table.loc[OVERALL, ["n_human", "n_hand", "n_unused"]].sum() > 0:
-            notes.append(
-                f"run {run.run_id}: judge-graded pass rate: {judge_figures_line(table, OVERALL)}"
-            )
+            notes.append(f"run {run.run_id}: judge-graded pass rate: {judge_figures_line(table, OVERALL)}")
     return notes
 
 

@@ -114,17 +114,9 @@ def judge_prior(run: Run) -> JudgeError:
         n = int(report["n"])
     except (ConfigError, OSError, ValueError, KeyError, TypeError):
         return default  # a forecast never stops a draw: without a readable report, the default
-    if (
-        report.get("judge_version") != run.manifest.get("judge_version")
-        or n < 1
-        or accuracy != accuracy
-    ):
+    if report.get("judge_version") != run.manifest.get("judge_version") or n < 1 or accuracy != accuracy:
         return default
-    return JudgeError(
-        1.0 - accuracy,
-        min(float(n), CALIBRATION_CAP),
-        f"calibration {where.name} ({n} pairs)",
-    )
+    return JudgeError(1.0 - accuracy, min(float(n), CALIBRATION_CAP), f"calibration {where.name} ({n} pairs)")
 
 
 @dataclass(frozen=True)
@@ -154,9 +146,7 @@ class LabelPlan:
         """The drawn rows as ``judge label`` input: ``{"id", "probability", "human": null}`` per line."""
         return "".join(
             json.dumps({"id": rid, "probability": float(p), "human": None}) + "\n"
-            for rid, p in zip(
-                self.drawn["row_id"], self.drawn["probability"], strict=True
-            )
+            for rid, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
         )
 
     def width_lines(self, judge_only: pd.DataFrame) -> list[str]:
@@ -170,10 +160,7 @@ class LabelPlan:
                 continue
             what = "the pass rate" if key == OVERALL else f"the {key} pass rate"
             if math.isnan(w["before"]):
-                half = (
-                    judge_only.loc[key, "judge_ci_high"]
-                    - judge_only.loc[key, "judge_ci_low"]
-                ) / 2
+                half = (judge_only.loc[key, "judge_ci_high"] - judge_only.loc[key, "judge_ci_low"]) / 2
                 lines.append(
                     f"  {what}: no valid interval yet (no designed labels; the judge-only one, of the judge's "
                     f"verdicts, is {_points(half)}); after labelling {_points(w['after'])} (expected)"
@@ -183,9 +170,7 @@ class LabelPlan:
                     f"  {what} interval stays at {_points(w['before'])} (too few of these rows drawn to narrow it)"
                 )
             else:
-                lines.append(
-                    f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)"
-                )
+                lines.append(f"  {what} interval goes from {_points(w['before'])} to {_points(w['after'])} (expected)")
         if lines and self.judge_error:
             lines.append(f"  expected widths: {self.judge_error}")
         return lines
@@ -202,9 +187,7 @@ class LabelPlan:
             "needed": self.needed,
             "drawn": [
                 {"id": r, "probability": float(p)}
-                for r, p in zip(
-                    self.drawn["row_id"], self.drawn["probability"], strict=True
-                )
+                for r, p in zip(self.drawn["row_id"], self.drawn["probability"], strict=True)
             ],
             "widths": widths.where(widths.notna(), None).to_dict(orient="records"),
         }
@@ -214,9 +197,7 @@ def _points(x: float) -> str:
     return f"+/-{100 * x:.1f} points"
 
 
-def sampling_probabilities(
-    error: np.ndarray, n: float, floor_share: float = FLOOR_SHARE
-) -> np.ndarray:
+def sampling_probabilities(error: np.ndarray, n: float, floor_share: float = FLOOR_SHARE) -> np.ndarray:
     """``π ∝ √error``, at least ``floor_share · n / len(error)``, at most 1, summing to ``n`` (module doc)."""
     err = np.asarray(error, dtype=float)
     m = err.size
@@ -233,125 +214,65 @@ def sampling_probabilities(
     low, high = 0.0, 1.0
     while total(high) < n:
         high *= 2.0
-    for _ in range(
-        200
-    ):  # bisection to machine precision: the sum is continuous and increasing in c
+    for _ in range(200):  # bisection to machine precision: the sum is continuous and increasing in c
         mid = (low + high) / 2.0
         low, high = (mid, high) if total(mid) < n else (low, mid)
     out: np.ndarray = np.minimum(1.0, np.maximum(floor, high * raw))
     return out
 
 
-def _row_errors(
-    rows: pd.DataFrame, by: str, prior: JudgeError
-) -> tuple[np.ndarray, np.ndarray, str]:
+def _row_errors(rows: pd.DataFrame, by: str, prior: JudgeError) -> tuple[np.ndarray, np.ndarray, str]:
     """(the slice's measured rate ``s`` per row, the draw's error per row, what ``s`` stands on) (module doc)."""
-    labelled = rows["label"].isin(["designed", "hand"]) & rows["judge"].isin(
-        ["PASS", "FAIL"]
-    )
+    labelled = rows["label"].isin(["designed", "hand"]) & rows["judge"].isin(["PASS", "FAIL"])
     wrong = labelled & (rows["human"] != rows["judge"])
     n_lab, n_wrong = float(labelled.sum()), float(wrong.sum())
     overall = (n_wrong + prior.weight * prior.rate) / (n_lab + prior.weight)
-    per = (
-        pd.DataFrame({"g": rows[by].astype(str), "l": labelled, "w": wrong})
-        .groupby("g")[["l", "w"]]
-        .sum()
-    )
+    per = pd.DataFrame({"g": rows[by].astype(str), "l": labelled, "w": wrong}).groupby("g")[["l", "w"]].sum()
     k = PRIOR_LABELS
-    slice_rate = (
-        ((per["w"] + k * overall) / (per["l"] + k))
-        .reindex(rows[by].astype(str))
-        .to_numpy()
-    )
-    said = (
-        f"{n_wrong:.0f} of {n_lab:.0f} labels disagree, shrunk toward {prior.source}"
-        if n_lab
-        else prior.source
-    )
+    slice_rate = ((per["w"] + k * overall) / (per["l"] + k)).reindex(rows[by].astype(str)).to_numpy()
+    said = f"{n_wrong:.0f} of {n_lab:.0f} labels disagree, shrunk toward {prior.source}" if n_lab else prior.source
     share = rows["judge_share"].to_numpy(dtype=float)
-    split = np.nan_to_num(
-        np.where(
-            rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0
-        )
-    )
-    hard = 0.5 * (
-        rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])
-    ).to_numpy(dtype=float)
+    split = np.nan_to_num(np.where(rows["judge_repeats"].to_numpy() >= 2, np.minimum(share, 1.0 - share), 0.0))
+    hard = 0.5 * (rows["verdict"].isin(["PASS", "FAIL"]) & (rows["verdict"] != rows["judge"])).to_numpy(dtype=float)
     draw: np.ndarray = 1.0 - (1.0 - slice_rate) * (1.0 - split) * (1.0 - hard)
-    return (
-        slice_rate,
-        draw,
-        f"the judge taken to disagree with you on {overall:.0%} of rows ({said})",
-    )
+    return slice_rate, draw, f"the judge taken to disagree with you on {overall:.0%} of rows ({said})"
 
 
-def _width(
-    group: pd.DataFrame, estimate: Any, z: float, n: float
-) -> tuple[float, float]:
+def _width(group: pd.DataFrame, estimate: Any, z: float, n: float) -> tuple[float, float]:
     """(before, after) half-widths of one group's interval (module doc); before NaN without an estimate."""
     judged = group[group["judge"].isin(["PASS", "FAIL"])]
     if judged.empty:
         return math.nan, math.nan
     f = (judged["judge"] == "PASS").to_numpy(dtype=float)
     q, e = judged["q"].to_numpy(dtype=float), judged["e"].to_numpy(dtype=float)
-    mean_y = (
-        f * (1.0 - e) + (1.0 - f) * e
-    )  # E[human] when the judge errs with probability e
+    mean_y = f * (1.0 - e) + (1.0 - f) * e  # E[human] when the judge errs with probability e
     lam = np.linspace(0.0, 1.0, 101)[:, None]
-    sq_err = np.where(
-        f == 1.0, (1.0 - e) * (1.0 - lam) ** 2 + e * lam**2, e
-    )  # E[(human - lam * judge)^2]
+    sq_err = np.where(f == 1.0, (1.0 - e) * (1.0 - lam) ** 2 + e * lam**2, e)  # E[(human - lam * judge)^2]
     with np.errstate(divide="ignore"):
-        second = (
-            (lam * f) ** 2
-            + 2.0 * lam * f * (mean_y - lam * f)
-            + sq_err / np.where(q > 0, q, 0.0)
-        )
-    var = (
-        second.mean(axis=1) - mean_y.mean() ** 2
-    )  # Var(Z) for each lam; the estimator takes the least
+        second = (lam * f) ** 2 + 2.0 * lam * f * (mean_y - lam * f) + sq_err / np.where(q > 0, q, 0.0)
+    var = second.mean(axis=1) - mean_y.mean() ** 2  # Var(Z) for each lam; the estimator takes the least
     after = z * math.sqrt(max(float(var.min()), 0.0) / len(judged))
-    before = (
-        z * float(estimate["se"])
-        if not math.isnan(float(estimate["estimate"]))
-        else math.nan
-    )
-    if estimate["round_rows"] and not math.isnan(
-        before
-    ):  # averaged with what came before (module doc)
+    before = z * float(estimate["se"]) if not math.isnan(float(estimate["estimate"])) else math.nan
+    if estimate["round_rows"] and not math.isnan(before):  # averaged with what came before (module doc)
         a = float(estimate["round_rows"]) / (float(estimate["round_rows"]) + n)
         after = math.sqrt(a**2 * before**2 + (1.0 - a) ** 2 * after**2)
     return before, after
 
 
-def _with_q(
-    rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, prob: np.ndarray
-) -> pd.DataFrame:
+def _with_q(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, prob: np.ndarray) -> pd.DataFrame:
     """``rows`` with ``q``: 1 on rows a design labelled already, ``prob`` on the candidates, else 0."""
-    q = (
-        pd.Series(prob, index=cand["row_id"])
-        .reindex(rows["row_id"])
-        .fillna(0.0)
-        .to_numpy()
-    )
+    q = pd.Series(prob, index=cand["row_id"]).reindex(rows["row_id"]).fillna(0.0).to_numpy()
     return rows.assign(q=np.where(designed, 1.0, q))
 
 
-def _rows_needed(
-    rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, overall: Any, z: float
-) -> int | None:
+def _rows_needed(rows: pd.DataFrame, designed: pd.Series, cand: pd.DataFrame, overall: Any, z: float) -> int | None:
     """The fewest expected labels whose draw narrows the overall interval below its width now (None when no
     draw can: the rows already labelled are then exact and the rest depends on this draw alone)."""
     before = z * float(overall["se"])
     errors = cand["draw_e"].to_numpy()
 
     def after(k: int) -> float:
-        return _width(
-            _with_q(rows, designed, cand, sampling_probabilities(errors, float(k))),
-            overall,
-            z,
-            k,
-        )[1]
+        return _width(_with_q(rows, designed, cand, sampling_probabilities(errors, float(k))), overall, z, k)[1]
 
     low, high = 1, len(cand)
     if math.isnan(before) or after(high) >= before:
@@ -383,9 +304,7 @@ def label_plan(
     rows.loc[designed, "e"] = observed[designed]  # known: q = 1 (module doc)
     candidate = rows["judge"].isin(["PASS", "FAIL"]) & ~designed
     if not candidate.any():
-        raise InputError(
-            f"{r.path}: every row the judge decided already holds a label drawn by a design"
-        )
+        raise InputError(f"{r.path}: every row the judge decided already holds a label drawn by a design")
     seed = secrets.randbelow(2**32) if seed is None else int(seed)
     cand = rows[candidate].sort_values("row_id").reset_index(drop=True)
     prob = sampling_probabilities(cand["draw_e"].to_numpy(), float(n))
@@ -397,47 +316,24 @@ def label_plan(
     for key in [*sorted({str(v) for v in rows[by]}), OVERALL]:
         group = rows if key == OVERALL else rows[rows[by].astype(str) == key]
         before, raw = _width(group, estimates.loc[key], z, n)
-        after = (
-            raw if math.isnan(before) else min(raw, before)
-        )  # never wider than now (module doc)
+        after = raw if math.isnan(before) else min(raw, before)  # never wider than now (module doc)
         expected = float(group["q"].where(candidate.loc[group.index], 0.0).sum())
-        lines.append(
-            {
-                by: key,
-                "before": before,
-                "after": after,
-                "forecast": raw,
-                "expected_labels": expected,
-            }
-        )
+        lines.append({by: key, "before": before, "after": after, "forecast": raw, "expected_labels": expected})
     widths = pd.DataFrame(lines).set_index(by)
     needed = None
     if widths.loc[OVERALL, "forecast"] >= widths.loc[OVERALL, "before"]:
         needed = _rows_needed(rows, designed, cand, estimates.loc[OVERALL], z)
-    plan_rows = cand[["row_id", by, "judge", "draw_e", "verdict"]].rename(
-        columns={"draw_e": "error"}
-    )
+    plan_rows = cand[["row_id", by, "judge", "draw_e", "verdict"]].rename(columns={"draw_e": "error"})
     plan_rows = plan_rows.assign(probability=prob, drawn=drawn)
     judged = rows[rows["judge"].isin(["PASS", "FAIL"])]
     draw = LabelRound(
         seed=seed,
         n=n,
         at=datetime.now(UTC).isoformat(timespec="seconds"),
-        probabilities={
-            str(k): float(v) for k, v in zip(judged["row_id"], judged["q"], strict=True)
-        },
+        probabilities={str(k): float(v) for k, v in zip(judged["row_id"], judged["q"], strict=True)},
         drawn=tuple(str(x) for x in cand.loc[drawn, "row_id"]),
     )
-    return LabelPlan(
-        plan_rows,
-        draw,
-        widths,
-        seed=seed,
-        n=n,
-        alpha=alpha,
-        needed=needed,
-        judge_error=said,
-    )
+    return LabelPlan(plan_rows, draw, widths, seed=seed, n=n, alpha=alpha, needed=needed, judge_error=said)
 
 
 publish(globals())

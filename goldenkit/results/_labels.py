@@ -44,14 +44,7 @@ from goldenkit.errors import InputError
 from goldenkit.results._jsonl import scan_jsonl
 from goldenkit.results._run import Run, read_run
 
-__all__ = [
-    "LABELS_FILE",
-    "HumanLabel",
-    "add_labels",
-    "answers_sha256",
-    "labelled",
-    "read_labels",
-]
+__all__ = ["LABELS_FILE", "HumanLabel", "add_labels", "answers_sha256", "labelled", "read_labels"]
 
 LABELS_FILE = "labels.jsonl"
 _VERDICTS = ("PASS", "FAIL")
@@ -86,9 +79,7 @@ def answers_sha256(run: Run) -> dict[tuple[str, int | None], str]:
     out = run.outcomes(columns=["row_id", "repeat", "response"])
     by_row: dict[str, list[tuple[int, str]]] = {}
     shas: dict[tuple[str, int | None], str] = {}
-    for rid, rep, text in zip(
-        out["row_id"], out["repeat"], out["response"], strict=True
-    ):
+    for rid, rep, text in zip(out["row_id"], out["repeat"], out["response"], strict=True):
         answer = "" if text is None or text != text else str(text)  # NaN: no answer
         by_row.setdefault(str(rid), []).append((int(rep), answer))
         shas[(str(rid), int(rep))] = hashlib.sha256(answer.encode("utf-8")).hexdigest()
@@ -98,36 +89,25 @@ def answers_sha256(run: Run) -> dict[tuple[str, int | None], str]:
     return shas
 
 
-def _checked(
-    raw: Mapping[str, Any], where: str, default_prob: Any
-) -> tuple[str, int | None, str, float | None]:
+def _checked(raw: Mapping[str, Any], where: str, default_prob: Any) -> tuple[str, int | None, str, float | None]:
     """A label's ``(row id, repeat, human, probability)``, each checked (an InputError naming ``where``)."""
     rid = raw.get("id", raw.get("row_id"))
     if not isinstance(rid, str) or not rid:
         raise InputError(f"{where}: a label needs a non-empty string id")
     repeat = raw.get("repeat")
     if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int)):
-        raise InputError(
-            f"{where}: repeat must be an integer or absent, got {repeat!r}"
-        )
+        raise InputError(f"{where}: repeat must be an integer or absent, got {repeat!r}")
     human = raw.get("human")
     if human not in _VERDICTS:
         raise InputError(f"{where}: human must be PASS or FAIL, got {human!r}")
     prob = raw.get("probability", default_prob)
-    if prob is not None and (
-        isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 < prob <= 1
-    ):
-        raise InputError(
-            f"{where}: probability must be a number in (0, 1], got {prob!r}"
-        )
+    if prob is not None and (isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 < prob <= 1):
+        raise InputError(f"{where}: probability must be a number in (0, 1], got {prob!r}")
     return rid, repeat, str(human), None if prob is None else float(prob)
 
 
 def _label(
-    raw: Mapping[str, Any],
-    where: str,
-    shas: Mapping[tuple[str, int | None], str],
-    defaults: Mapping[str, Any],
+    raw: Mapping[str, Any], where: str, shas: Mapping[tuple[str, int | None], str], defaults: Mapping[str, Any]
 ) -> HumanLabel:
     rid, repeat, human, prob = _checked(raw, where, defaults.get("probability"))
     if (rid, repeat) not in shas:
@@ -160,32 +140,19 @@ def add_labels(
     ``where`` names the input in errors, as ``where:N`` with N the label's line number (``line_numbers``,
     else its position)."""
     if source not in _SOURCES:
-        raise InputError(
-            f"add_labels: source must be one of {', '.join(_SOURCES)}, got {source!r}"
-        )
+        raise InputError(f"add_labels: source must be one of {', '.join(_SOURCES)}, got {source!r}")
     r = run if isinstance(run, Run) else read_run(run)
     shas = answers_sha256(r)
     defaults = {"who": who, "source": source, "probability": probability}
     raws = list(labels)
-    numbers = (
-        list(line_numbers)
-        if line_numbers is not None
-        else list(range(1, len(raws) + 1))
-    )
-    checked = [
-        _label(raw, f"{where}:{n}", shas, defaults)
-        for raw, n in zip(raws, numbers, strict=True)
-    ]
+    numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(raws) + 1))
+    checked = [_label(raw, f"{where}:{n}", shas, defaults) for raw, n in zip(raws, numbers, strict=True)]
     seen: dict[tuple[str, int | None], int] = {}
     for lab, n in zip(checked, numbers, strict=True):
         first = seen.setdefault((lab.row_id, lab.repeat), n)
         if first != n:
-            what = f"row {lab.row_id!r}" + (
-                "" if lab.repeat is None else f" repeat {lab.repeat}"
-            )
-            raise InputError(
-                f"{where}:{n}: {what} is labelled on line {first} too (one verdict per row and input)"
-            )
+            what = f"row {lab.row_id!r}" + ("" if lab.repeat is None else f" repeat {lab.repeat}")
+            raise InputError(f"{where}:{n}: {what} is labelled on line {first} too (one verdict per row and input)")
     earlier = _latest(r)
     checked = [
         replace(lab, probability=earlier[key].probability)
@@ -194,12 +161,8 @@ def add_labels(
         for lab in checked
     ]
     if checked:
-        text = "".join(
-            json.dumps(lab.to_dict(), ensure_ascii=False) + "\n" for lab in checked
-        )
-        fd = os.open(
-            Path(r.path) / LABELS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-        )
+        text = "".join(json.dumps(lab.to_dict(), ensure_ascii=False) + "\n" for lab in checked)
+        fd = os.open(Path(r.path) / LABELS_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(fd, text.encode("utf-8"))
         finally:
@@ -211,28 +174,18 @@ def _file_labels(path: Path) -> list[HumanLabel]:
     if not path.is_file():
         return []
     out = []
-    for line in scan_jsonl(
-        path
-    ):  # a line edited by hand is checked as an imported one is
+    for line in scan_jsonl(path):  # a line edited by hand is checked as an imported one is
         rec, where = line.record, f"{path}:{line.number}"
         rid, repeat, human, prob = _checked(rec, where, None)
         sha = rec.get("answer_sha256")
         if not isinstance(sha, str) or not sha:
-            raise InputError(
-                f"{where}: a stored label needs the answer_sha256 of the answers it was given on"
-            )
+            raise InputError(f"{where}: a stored label needs the answer_sha256 of the answers it was given on")
         who, at, source = (str(rec.get(k) or "") for k in ("who", "at", "source"))
-        out.append(
-            HumanLabel(
-                rid, repeat, human, who or "unknown", at, source or "import", prob, sha
-            )
-        )
+        out.append(HumanLabel(rid, repeat, human, who or "unknown", at, source or "import", prob, sha))
     return out
 
 
-def read_labels(
-    run: Run | str | os.PathLike[str], *, skip_other_answers: bool = False
-) -> list[HumanLabel]:
+def read_labels(run: Run | str | os.PathLike[str], *, skip_other_answers: bool = False) -> list[HumanLabel]:
     """The labels that apply to ``run``, the latest per (row, repeat): its own, and those of the run its
     answers were regraded from. Labels whose answers are not the run's are an :class:`InputError` naming
     the rows (labels are refused for a run whose answers differ); ``skip_other_answers`` leaves them out
@@ -240,19 +193,11 @@ def read_labels(
     r = run if isinstance(run, Run) else read_run(run)
     latest = _latest(r)
     shas = answers_sha256(r) if latest else {}
-    other = {
-        key: lab for key, lab in latest.items() if shas.get(key) != lab.answer_sha256
-    }
+    other = {key: lab for key, lab in latest.items() if shas.get(key) != lab.answer_sha256}
     if other and not skip_other_answers:
         rows = sorted({lab.row_id for lab in other.values()})
-        named = ", ".join(repr(x) for x in rows[:5]) + (
-            ", ..." if len(rows) > 5 else ""
-        )
-        what = (
-            f"label of row {named} was"
-            if len(rows) == 1
-            else f"labels of {len(rows)} rows ({named}) were"
-        )
+        named = ", ".join(repr(x) for x in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        what = f"label of row {named} was" if len(rows) == 1 else f"labels of {len(rows)} rows ({named}) were"
         raise InputError(
             f"{r.path}: the human {what} given on other answers than this run's "
             "(labels follow the answers: label this run's rows again)"

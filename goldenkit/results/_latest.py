@@ -34,9 +34,7 @@ def update_latest(results_dir: str | os.PathLike[str], run_id: str) -> Path:
     with replaced_together(link) as (tmp,):
         try:
             os.symlink(run_id, tmp, target_is_directory=True)
-        except (
-            OSError
-        ):  # no symlinks here (a Windows account without the privilege, some mounts)
+        except OSError:  # no symlinks here (a Windows account without the privilege, some mounts)
             tmp.write_text(run_id + "\n", encoding="utf-8")
     return link
 

@@ -19,9 +19,7 @@ _CATEGORICAL = ("slice", "split", "verdict", "error_kind")
 
 
 def light_outcomes(
-    run: Run,
-    columns: Sequence[str] = LIGHT_COLUMNS,
-    row_ids: Sequence[str] | None = None,
+    run: Run, columns: Sequence[str] = LIGHT_COLUMNS, row_ids: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """Some columns of a run's outcomes (by default the five a comparison needs), one row per row x repeat.
 
@@ -36,11 +34,7 @@ def light_outcomes(
     if row_ids is not None:
         import pyarrow.compute as pc
 
-        table = table.filter(
-            pc.is_in(
-                table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())
-            )
-        )
+        table = table.filter(pc.is_in(table.column("row_id"), value_set=pa.array(list(row_ids), pa.string())))
     import pandas as pd  # here: a run, which imports this package to write, never needs pandas
 
     df = table.to_pandas(maps_as_pydicts="strict")

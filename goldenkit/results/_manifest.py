@@ -35,16 +35,8 @@ def stored_json(data: dict[str, Any]) -> dict[str, Any]:
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
     """Write ``data`` as pretty JSON to ``path``, whole or not at all (:func:`goldenkit._files.write_atomic`), as
     :func:`stored_json` makes it."""
-    text = json.dumps(
-        _people_scrubbed(data),
-        indent=2,
-        sort_keys=False,
-        ensure_ascii=False,
-        default=str,
-    )
-    write_atomic(
-        path, mask_secrets(text) + "\n"
-    )  # masked in its JSON spelling, like an outcome line
+    text = json.dumps(_people_scrubbed(data), indent=2, sort_keys=False, ensure_ascii=False, default=str)
+    write_atomic(path, mask_secrets(text) + "\n")  # masked in its JSON spelling, like an outcome line
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
@@ -64,17 +56,13 @@ def migrated(manifest: dict[str, Any], where: Path | str) -> dict[str, Any]:
     is, marked format 1; a format newer than this goldenkit knows is a :class:`ResultsError` naming ``where``."""
     version = manifest.get("format_version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ResultsError(
-            f"{where}: format_version {version!r} is not a format (a whole number from 1)"
-        )
+        raise ResultsError(f"{where}: format_version {version!r} is not a format (a whole number from 1)")
     if version > FORMAT_VERSION:
         newer = f"format_version {version} is newer than this goldenkit reads ({FORMAT_VERSION})"
         raise ResultsError(f"{where}: {newer}: upgrade goldenkit")
     if "format_version" in manifest:
         return manifest
-    out: dict[
-        str, Any
-    ] = {}  # format 1: marked where the field is written (after schema_version), fields unchanged
+    out: dict[str, Any] = {}  # format 1: marked where the field is written (after schema_version), fields unchanged
     for key, value in manifest.items():
         out[key] = value
         if key == "schema_version":

@@ -14,15 +14,7 @@ import operator
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import UnionType
-from typing import (
-    Annotated,
-    Any,
-    NotRequired,
-    Union,
-    get_args,
-    get_origin,
-    is_typeddict,
-)
+from typing import Annotated, Any, NotRequired, Union, get_args, get_origin, is_typeddict
 
 import orjson
 import pyarrow as pa
@@ -39,12 +31,7 @@ from goldenkit.results._jsonl import stored_outcome
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
-_SCALARS: dict[Any, pa.DataType] = {
-    bool: pa.bool_(),
-    int: pa.int64(),
-    float: pa.float64(),
-    str: pa.string(),
-}
+_SCALARS: dict[Any, pa.DataType] = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
 
 
 def arrow_type(hint: Any) -> pa.DataType:
@@ -55,24 +42,16 @@ def arrow_type(hint: Any) -> pa.DataType:
     if get_origin(hint) is NotRequired:  # a field older records lack
         return arrow_type(get_args(hint)[0])
     if get_origin(hint) is Annotated:
-        return (
-            pa.string()
-            if JSON_TEXT in get_args(hint)[1:]
-            else arrow_type(get_args(hint)[0])
-        )
+        return pa.string() if JSON_TEXT in get_args(hint)[1:] else arrow_type(get_args(hint)[0])
     if get_origin(hint) in (Union, UnionType):
         kinds = [a for a in get_args(hint) if a is not type(None)]
         if len(kinds) != 1:
-            raise TypeError(
-                f"outcome model: {hint} is not one type (mark free-form JSON with JSON_TEXT)"
-            )
+            raise TypeError(f"outcome model: {hint} is not one type (mark free-form JSON with JSON_TEXT)")
         return arrow_type(kinds[0])
     if hint in _SCALARS:
         return _SCALARS[hint]
     if is_typeddict(hint):
-        return pa.struct(
-            [(name, arrow_type(h)) for name, h in outcome_hints(hint).items()]
-        )
+        return pa.struct([(name, arrow_type(h)) for name, h in outcome_hints(hint).items()])
     origin, args = get_origin(hint), get_args(hint)
     if origin is list:
         return pa.list_(arrow_type(args[0]))
@@ -83,13 +62,9 @@ def arrow_type(hint: Any) -> pa.DataType:
 
 # The outcome schema in Arrow, derived field by field from the model (goldenkit.schema.Outcome). Its free-form
 # nested JSON columns (the trajectory; tool args of any shape) are JSON text, decoded on read.
-OUTCOME_SCHEMA = pa.schema(
-    [(name, arrow_type(hint)) for name, hint in outcome_hints().items()]
-)
+OUTCOME_SCHEMA = pa.schema([(name, arrow_type(hint)) for name, hint in outcome_hints().items()])
 JSON_COLUMNS = tuple(
-    name
-    for name, hint in outcome_hints().items()
-    if get_origin(hint) is Annotated and JSON_TEXT in get_args(hint)
+    name for name, hint in outcome_hints().items() if get_origin(hint) is Annotated and JSON_TEXT in get_args(hint)
 )
 
 
@@ -99,14 +74,8 @@ _ALL_FIELDS = operator.itemgetter(*OUTCOME_FIELDS)
 def _columns(records: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
     """The records' values column by column, in :data:`OUTCOME_FIELDS` order (a missing field is None)."""
     try:  # every field present (what the runner writes): one C-level pick per record, then transpose
-        return (
-            list(zip(*map(_ALL_FIELDS, records), strict=True))
-            if records
-            else [() for _ in OUTCOME_FIELDS]
-        )
-    except (
-        KeyError
-    ):  # a record without some field (written by hand or by an older version)
+        return list(zip(*map(_ALL_FIELDS, records), strict=True)) if records else [() for _ in OUTCOME_FIELDS]
+    except KeyError:  # a record without some field (written by hand or by an older version)
         return [[rec.get(name) for rec in records] for name in OUTCOME_FIELDS]
 
 
@@ -125,9 +94,7 @@ def _grades(cell: Any) -> list[tuple[str, Any]] | None:
     items = list(cell.items())
     for i, (name, g) in enumerate(items):
         found = g.get("findings") if isinstance(g, dict) else None
-        if found is not None and not isinstance(
-            found, str
-        ):  # only failing results carry findings
+        if found is not None and not isinstance(found, str):  # only failing results carry findings
             items[i] = (name, {**g, "findings": _json_cell(found)})
     return items
 
@@ -163,12 +130,7 @@ def _strings(arr: pa.Array) -> list[pa.Array]:
 def _holds_one(arrays: list[pa.Array], known: tuple[str, ...]) -> bool:
     """Whether any string in ``arrays`` holds one of the ``known`` secrets: a vectorized search
     over all of them at once."""
-    strings = [
-        a.cast(pa.string())
-        for arr in arrays
-        for a in _strings(arr)
-        if a.null_count < len(a)
-    ]
+    strings = [a.cast(pa.string()) for arr in arrays for a in _strings(arr) if a.null_count < len(a)]
     if not strings:
         return False
     joined = pa.concat_arrays(strings)
@@ -183,16 +145,12 @@ def mask_table(table: pa.Table) -> pa.Table:
     """
     scope = current_scope()
     known = tuple(scope.values) if scope is not None else ()
-    if not known or not _holds_one(
-        [c for col in table.columns for c in col.chunks], known
-    ):
+    if not known or not _holds_one([c for col in table.columns for c in col.chunks], known):
         return table
     for i, name in enumerate(table.column_names):
         column = table.column(i)
         if _holds_one(column.chunks, known):
-            clean = pa.array(
-                mask_secrets_value(column.to_pylist(), scope), type=column.type
-            )
+            clean = pa.array(mask_secrets_value(column.to_pylist(), scope), type=column.type)
             table = table.set_column(i, name, clean)
     return table
 
@@ -208,17 +166,11 @@ RECORD_BATCH = 1_000
 
 def write_parquet(records: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Write the outcome records to ``path`` (atomically) as Parquet."""
-    write_parquet_batches(
-        (records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH)),
-        path,
-    )
+    write_parquet_batches((records[i : i + RECORD_BATCH] for i in range(0, len(records), RECORD_BATCH)), path)
 
 
 def write_parquet_batches(
-    batches: Iterable[Sequence[dict[str, Any]]],
-    path: str | Path,
-    *,
-    row_group: int = ROW_GROUP,
+    batches: Iterable[Sequence[dict[str, Any]]], path: str | Path, *, row_group: int = ROW_GROUP
 ) -> int:
     """Write outcome records arriving in batches to ``path`` as Parquet, in row groups of ``row_group`` outcomes
     (batches are gathered until at least that many wait; the last group holds the rest), secrets masked.
@@ -230,16 +182,11 @@ def write_parquet_batches(
     the number of records written.
     """
     written = 0
-    with (
-        replaced_together(path) as (tmp,),
-        pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw,
-    ):
+    with replaced_together(path) as (tmp,), pq.ParquetWriter(tmp, OUTCOME_SCHEMA, compression="zstd") as pw:
         gathered: list[pa.Table] = []
         for batch in batches:
             if batch:
-                gathered.append(
-                    mask_table(outcomes_table([stored_outcome(r) for r in batch]))
-                )
+                gathered.append(mask_table(outcomes_table([stored_outcome(r) for r in batch])))
                 written += len(batch)
             if sum(t.num_rows for t in gathered) >= row_group:
                 _write_group(pw, gathered)
@@ -255,41 +202,23 @@ def _write_group(pw: pq.ParquetWriter, gathered: list[pa.Table]) -> None:
         gathered.clear()
 
 
-def read_parquet(
-    path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()
-) -> pa.Table:
+def read_parquet(path: Path, cols: Sequence[str], dictionary: Sequence[str] = ()) -> pa.Table:
     """The ``cols`` of an outcomes.parquet (those in ``dictionary`` dictionary-encoded); a column added
     since it was written (``ttft_ms``) comes back null. A file that cannot be read (cut short, bytes
     changed, not Parquet) is a :class:`ResultsError` naming it."""
     try:  # a ParquetFile, not pq.read_table (which builds a dataset around the file: 2-3 times slower a run)
         present = set(pq.read_schema(path).names)
         wanted = [c for c in cols if c in present]
-        with pq.ParquetFile(
-            path, read_dictionary=[c for c in dictionary if c in present]
-        ) as file:
+        with pq.ParquetFile(path, read_dictionary=[c for c in dictionary if c in present]) as file:
             table = file.read(columns=wanted)
-    except (
-        pa.ArrowException,
-        OSError,
-    ) as exc:  # a bad footer, page or compressed block; ArrowIOError is OSError
-        raise ResultsError(
-            f"{path}: unreadable (cut short or corrupt): {one_line(exc, 160)}"
-        ) from None
+    except (pa.ArrowException, OSError) as exc:  # a bad footer, page or compressed block; ArrowIOError is OSError
+        raise ResultsError(f"{path}: unreadable (cut short or corrupt): {one_line(exc, 160)}") from None
     for c in cols:
         if c not in present:
-            table = table.append_column(
-                OUTCOME_SCHEMA.field(c),
-                pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type),
-            )
+            table = table.append_column(OUTCOME_SCHEMA.field(c), pa.nulls(table.num_rows, OUTCOME_SCHEMA.field(c).type))
     graders = OUTCOME_SCHEMA.field("graders")
-    if (
-        "graders" in wanted and table.schema.field("graders").type != graders.type
-    ):  # written before findings
-        table = table.set_column(
-            table.schema.get_field_index("graders"),
-            graders,
-            table["graders"].cast(graders.type),
-        )
+    if "graders" in wanted and table.schema.field("graders").type != graders.type:  # written before findings
+        table = table.set_column(table.schema.get_field_index("graders"), graders, table["graders"].cast(graders.type))
     return table.select(list(cols))
 
 

@@ -34,10 +34,7 @@ class Run:
 
     @property
     def complete(self) -> bool:
-        return (
-            bool(self.manifest.get("complete"))
-            and (self.path / OUTCOMES_PARQUET).exists()
-        )
+        return bool(self.manifest.get("complete")) and (self.path / OUTCOMES_PARQUET).exists()
 
     @property
     def validity(self) -> str | None:
@@ -53,9 +50,7 @@ class Run:
         except (TypeError, ValueError):  # a repeat that is not a number
             raise ResultsError(_misfit_line(jsonl)) from None
 
-    def table(
-        self, columns: Sequence[str] | None = None, dictionary: Sequence[str] = ()
-    ) -> pa.Table:
+    def table(self, columns: Sequence[str] | None = None, dictionary: Sequence[str] = ()) -> pa.Table:
         """The outcomes as an Arrow table (Parquet when complete, JSONL otherwise); the ``dictionary``
         columns of a Parquet file are read dictionary-encoded. A file cut short or corrupt, or an outcome
         line that is not an outcome, is a :class:`ResultsError` naming the file (and the line)."""
@@ -123,10 +118,7 @@ def _misfit(records: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def read_run(
-    path_or_run_id: str | os.PathLike[str] | Run,
-    results_dir: str | os.PathLike[str] = "results",
-) -> Run:
+def read_run(path_or_run_id: str | os.PathLike[str] | Run, results_dir: str | os.PathLike[str] = "results") -> Run:
     """Open a run by folder path or by run id under ``results_dir``.
 
     ``"latest"`` (or the path ``results/latest``) opens the newest run: every run
@@ -140,9 +132,7 @@ def read_run(
         if (alt / RUN_FILE).exists():
             p = alt
         else:
-            raise ResultsError(
-                f"{p}: no run found (no {RUN_FILE} there or under {results_dir}/)"
-            )
+            raise ResultsError(f"{p}: no run found (no {RUN_FILE} there or under {results_dir}/)")
     manifest = read_manifest(p)
     return Run(path=p, run_id=str(manifest["run_id"]), manifest=manifest)
 
@@ -174,10 +164,7 @@ def outcomes_df(
     cols = list(columns) if columns is not None else None
     if cols is not None and len(opened) > 1 and "run_id" not in cols:
         cols.insert(0, "run_id")
-    tables = [
-        _with_run_id(r.table(cols), r.run_id) if len(opened) > 1 else r.table(cols)
-        for r in opened
-    ]
+    tables = [_with_run_id(r.table(cols), r.run_id) if len(opened) > 1 else r.table(cols) for r in opened]
     table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
     df = _to_pandas(table)
     if categorical:
@@ -196,18 +183,14 @@ def _each_run(runs: Sequence[Any]) -> list[str | os.PathLike[str] | Run]:
         elif isinstance(r, Sequence):
             out.extend(_each_run(r))
         else:
-            raise ResultsError(
-                f"outcomes_df: {type(r).__name__} is not a run (give a Run, a run folder or a run id)"
-            )
+            raise ResultsError(f"outcomes_df: {type(r).__name__} is not a run (give a Run, a run folder or a run id)")
     return out
 
 
 def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:
     """``table`` whose ``run_id`` column is the run's own id on every line (a line written without one too)."""
     at = table.column_names.index("run_id")
-    return table.set_column(
-        at, "run_id", pa.array([run_id] * table.num_rows, pa.string())
-    )
+    return table.set_column(at, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
 def _flat(df: pd.DataFrame) -> pd.DataFrame:
@@ -219,17 +202,10 @@ def _flat(df: pd.DataFrame) -> pd.DataFrame:
             continue
         values = df[col].tolist()
         if col == "agent_version":
-            spread = {
-                f"{col}.{f}": [_field({col: v}, col, f) for v in values]
-                for f in _AGENT_FIELDS
-            }
+            spread = {f"{col}.{f}": [_field({col: v}, col, f) for v in values] for f in _AGENT_FIELDS}
         else:
             names = sorted({str(n) for v in values if isinstance(v, dict) for n in v})
-            spread = {
-                f"{col}.{n}.{f}": [_field(v, n, f) for v in values]
-                for n in names
-                for f in _GRADE_FIELDS
-            }
+            spread = {f"{col}.{n}.{f}": [_field(v, n, f) for v in values] for n in names for f in _GRADE_FIELDS}
         flat = pd.DataFrame(spread, index=df.index)
         for c in flat.columns:
             kind = _FLAT_TYPES.get(c.rsplit(".", 1)[-1]) if col == "graders" else None
@@ -253,9 +229,7 @@ _FLAT_TYPES = {"passed": "boolean", "score": "Float64", "error": "boolean"}
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
     import pandas as pd  # here: a run, which imports this package to write, never needs pandas
 
-    df = table.to_pandas(
-        maps_as_pydicts="strict", types_mapper={pa.int64(): pd.Int64Dtype()}.get
-    )
+    df = table.to_pandas(maps_as_pydicts="strict", types_mapper={pa.int64(): pd.Int64Dtype()}.get)
     for c in JSON_COLUMNS:
         if c in df.columns:
             df[c] = [None if v is None else json.loads(v) for v in df[c].tolist()]

@@ -64,9 +64,7 @@ class CallLimits:
     max_calls: int | None = None  # the run's budget (goldenkit.runner._budget)
     max_tokens_total: int | None = None
     max_cost: float | None = None
-    pricing: Any = (
-        None  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
-    )
+    pricing: Any = None  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
 
 
 class ModelCalls:
@@ -81,12 +79,7 @@ class ModelCalls:
         self.opts = opts
         if limiter is None:
             budget = Budget.of(opts)
-            limiter = Limiter(
-                opts.max_in_flight,
-                opts.rpm,
-                max_pause=opts.max_retry_after,
-                budget=budget,
-            )
+            limiter = Limiter(opts.max_in_flight, opts.rpm, max_pause=opts.max_retry_after, budget=budget)
         self.limiter = limiter
         self.calls = 0
 
@@ -97,23 +90,13 @@ class ModelCalls:
             return None
         return self.opts.timeout * max(1, turns) + 1.0
 
-    def call(
-        self, provider: Any, case: Case, repeat: int = 0
-    ) -> Coroutine[Any, Any, CallResult]:
+    def call(self, provider: Any, case: Case, repeat: int = 0) -> Coroutine[Any, Any, CallResult]:
         """``provider.complete(case)`` with the retries, to await: ``(response, error, attempts, latency ms)``.
         (The retries' coroutine itself: the hot path awaits one frame less.)"""
-        deadline = (
-            None
-            if provider.bounds_calls
-            else self.opts.timeout * max(1, len(case.turns)) + 1.0
-        )
-        return self.retrying(
-            provider, lambda: provider.complete(case, repeat=repeat), deadline
-        )
+        deadline = None if provider.bounds_calls else self.opts.timeout * max(1, len(case.turns)) + 1.0
+        return self.retrying(provider, lambda: provider.complete(case, repeat=repeat), deadline)
 
-    async def response(
-        self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None
-    ) -> Response:
+    async def response(self, provider: Any, case: Case, *, spent: list[dict[str, Any]] | None = None) -> Response:
         """A grader's model call (the judge's): the response, or the error still failing after the retries,
         raised with its attempts. ``spent``: the call's usage is appended to it, answered or failed
         (:func:`goldenkit.schema.usage_of`; ``calls`` is its attempts: what the run's budget admitted)."""
@@ -122,9 +105,7 @@ class ModelCalls:
             spent.append(usage_of(resp, attempts))
         if resp is None:
             if err is None:
-                raise ProviderError(
-                    f"provider {provider.name} returned nothing", kind="infrastructure"
-                )
+                raise ProviderError(f"provider {provider.name} returned nothing", kind="infrastructure")
             raise err.with_message(f"{err}{attempts_note(err, attempts)}")
         return resp
 
@@ -150,30 +131,13 @@ class ModelCalls:
             err = throttle_error(err, self.opts.max_retry_after)
             if err.status == 429 and err.transient:
                 self.limiter.on_throttled(err.retry_after)
-            if (
-                not err.transient
-                or attempts > self.opts.max_retries
-                or getattr(target, "mode", "") == "fixtures"
-            ):
-                return (
-                    None,
-                    err.given_up(attempts) if err.transient else err,
-                    attempts,
-                    latency,
-                )
+            if not err.transient or attempts > self.opts.max_retries or getattr(target, "mode", "") == "fixtures":
+                return None, err.given_up(attempts) if err.transient else err, attempts, latency
             opts = self.opts
-            await asyncio.sleep(
-                backoff_delay(
-                    attempts, err.retry_after, opts.backoff_base, opts.backoff_cap
-                )
-            )
+            await asyncio.sleep(backoff_delay(attempts, err.retry_after, opts.backoff_base, opts.backoff_cap))
 
     async def _attempt(
-        self,
-        target: Any,
-        make: Callable[[], Awaitable[T]],
-        deadline: float | None,
-        spent: Callable[[Any], Any] | None,
+        self, target: Any, make: Callable[[], Awaitable[T]], deadline: float | None, spent: Callable[[Any], Any] | None
     ) -> tuple[T | None, ProviderError | None, float]:
         limiter = self.limiter
         await limiter.acquire()
@@ -184,13 +148,7 @@ class ModelCalls:
             else:
                 async with asyncio.timeout(deadline):
                     value = await make()
-            used = (
-                value
-                if isinstance(value, Response)
-                else None
-                if spent is None
-                else spent(value)
-            )
+            used = value if isinstance(value, Response) else None if spent is None else spent(value)
             if used is not None:  # its tokens and money count against the budget
                 limiter.charge(getattr(target, "model", None), used)
             return value, None, (time.perf_counter() - t0) * 1000.0
@@ -200,13 +158,9 @@ class ModelCalls:
             url = getattr(target, "safe_url", None)
             where = f" calling {url}" if url else ""
             msg = f"timed out after {deadline:g}s{where}"  # the whole request's deadline, not one read's
-            err = ProviderError(
-                msg, kind="transient", final_kind="infrastructure", url=url
-            )
+            err = ProviderError(msg, kind="transient", final_kind="infrastructure", url=url)
         except Exception as exc:  # a provider's bug: data about this row, not a crash
-            err = exception_error(
-                exc, f"{_who(target)} raised", default="infrastructure"
-            )
+            err = exception_error(exc, f"{_who(target)} raised", default="infrastructure")
         finally:
             limiter.release()
             self.calls += 1

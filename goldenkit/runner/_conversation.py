@@ -40,13 +40,7 @@ from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage
 
 from goldenkit._registry import publish
 from goldenkit.errors import ProviderError
-from goldenkit.providers import (
-    RECORDING_ENDS,
-    SimulatorError,
-    UserSimulator,
-    open_session,
-    transcript_messages,
-)
+from goldenkit.providers import RECORDING_ENDS, SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner._calls import CallResult, ModelCalls
 
@@ -71,9 +65,7 @@ def scenario_rows(cases: dict[str, Case]) -> list[str]:
 class ConversationDriver:
     """Drives the scenario cases of one run (see the module doc); ``simulator`` None: replay only."""
 
-    def __init__(
-        self, simulator: UserSimulator | None, max_turns: int = DEFAULT_MAX_TURNS
-    ) -> None:
+    def __init__(self, simulator: UserSimulator | None, max_turns: int = DEFAULT_MAX_TURNS) -> None:
         self.simulator = simulator
         self.max_turns = check_max_turns(max_turns)
 
@@ -95,9 +87,7 @@ class ConversationDriver:
         calls = [0]  # attempts of this conversation (agent turns and simulator calls)
         session = open_session(provider, case, repeat)
         done: list[TurnOutput] = []
-        spent: dict[
-            str, Any
-        ] = {}  # the candidate's token counts, summed; "simulator": the simulator's usage
+        spent: dict[str, Any] = {}  # the candidate's token counts, summed; "simulator": the simulator's usage
         model: str | None = None
         raw: dict[str, Any] = {}
         user: str | None = scenario.starting_prompt
@@ -106,24 +96,13 @@ class ConversationDriver:
             for k in range(self.turns_for(scenario)):
                 if k > 0:
                     user, why = await self._next_user(
-                        run,
-                        session,
-                        scenario,
-                        done,
-                        repeat=repeat,
-                        k=k,
-                        calls=calls,
-                        spent=spent,
+                        run, session, scenario, done, repeat=repeat, k=k, calls=calls, spent=spent
                     )
                     if user is None:
                         stopped = why
                         break
                 resp = await self._retrying(
-                    run,
-                    provider,
-                    _sender(session, str(user), list(done)),
-                    f"turn {k + 1}",
-                    calls,
+                    run, provider, _sender(session, str(user), list(done)), f"turn {k + 1}", calls
                 )
                 out = resp.turns[-1] if resp.turns else TurnOutput(text="")
                 out.user = user
@@ -132,9 +111,7 @@ class ConversationDriver:
                     spent[key] = _add(spent.get(key), getattr(resp, key))
                 model = resp.model or model
                 if isinstance(resp.raw, dict) and "final_state" in resp.raw:
-                    raw["final_state"] = resp.raw[
-                        "final_state"
-                    ]  # the session's state after the last turn
+                    raw["final_state"] = resp.raw["final_state"]  # the session's state after the last turn
         except ProviderError as err:
             failed = _with_transcript(err, done, user, spent)
             return None, failed, max(1, calls[0]), (time.perf_counter() - t0) * 1000.0
@@ -163,9 +140,7 @@ class ConversationDriver:
         if recorded is not None:
             return recorded, ""
         if self.simulator is None:
-            raise SimulatorError(
-                f"turn {k + 1}: no user simulator (pass --user-simulator)"
-            )
+            raise SimulatorError(f"turn {k + 1}: no user simulator (pass --user-simulator)")
         sim = self.simulator
         transcript = transcript_messages(done)
         before, usage = calls[0], None
@@ -179,9 +154,7 @@ class ConversationDriver:
                 spent=_usage,  # its tokens and money count against the run's budget
             )
         finally:  # the simulator's, apart: its calls are its attempts (retries, a failure included)
-            spent[SIMULATOR_ROLE] = add_usage(
-                spent.get(SIMULATOR_ROLE), {**(usage or {}), "calls": calls[0] - before}
-            )
+            spent[SIMULATOR_ROLE] = add_usage(spent.get(SIMULATOR_ROLE), {**(usage or {}), "calls": calls[0] - before})
         if text is None:
             return None, "simulator"
         if scenario.stop is not None and scenario.stop in text:
@@ -201,19 +174,13 @@ class ConversationDriver:
         """``make()`` through the run's seam (its limiter, deadline and retries, ``spent`` charged to its budget:
         :meth:`goldenkit.runner._calls.ModelCalls.retrying`); what still fails is raised, naming ``where``."""
         seam: ModelCalls = run.seam
-        value, err, tries, _ = await seam.retrying(
-            target, make, seam.deadline(target), spent=spent
-        )
+        value, err, tries, _ = await seam.retrying(target, make, seam.deadline(target), spent=spent)
         calls[0] += tries
         if err is None:
             return value  # type: ignore[return-value]  # None only with an error
         err.attempts = tries
         # a simulator's error stays one (its kind, ``simulator``, is the outcome's error_kind)
-        raise _named(
-            err,
-            where,
-            SimulatorError if isinstance(target, UserSimulator) else type(err),
-        )
+        raise _named(err, where, SimulatorError if isinstance(target, UserSimulator) else type(err))
 
 
 def _usage(asked: tuple[str | None, dict[str, Any] | None]) -> dict[str, Any] | None:
@@ -221,9 +188,7 @@ def _usage(asked: tuple[str | None, dict[str, Any] | None]) -> dict[str, Any] | 
     return asked[1]
 
 
-def _sender(
-    session: Any, user: str, done: list[TurnOutput]
-) -> Callable[[], Awaitable[Response]]:
+def _sender(session: Any, user: str, done: list[TurnOutput]) -> Callable[[], Awaitable[Response]]:
     """A fresh call of one agent turn (each retry makes a new one)."""
     return lambda: session.send(user, done)
 
@@ -233,9 +198,7 @@ def _named(err: ProviderError, where: str, cls: type[ProviderError]) -> Provider
     of class ``cls`` (a simulator's error stays a :class:`SimulatorError`)."""
     out = err.with_message(f"{where}: {err}")
     if not isinstance(out, cls):
-        wrapped = cls(
-            str(out), status=err.status, url=err.url, retry_after=err.retry_after
-        )
+        wrapped = cls(str(out), status=err.status, url=err.url, retry_after=err.retry_after)
         wrapped.attempts, wrapped.partial = err.attempts, err.partial
         return wrapped
     return out
@@ -261,9 +224,7 @@ def _spent(response: Response, spent: dict[str, Any]) -> Response:
     """``response`` with the conversation's token counts (the candidate's turns) and the simulator's usage."""
     for key in TOKEN_COUNTS:
         setattr(response, key, spent.get(key))
-    response.usage = (
-        {SIMULATOR_ROLE: spent[SIMULATOR_ROLE]} if spent.get(SIMULATOR_ROLE) else None
-    )
+    response.usage = {SIMULATOR_ROLE: spent[SIMULATOR_ROLE]} if spent.get(SIMULATOR_ROLE) else None
     return response
 
 
@@ -271,11 +232,6 @@ def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else (a if b is None else a + b)
 
 
-__all__ = [
-    "DEFAULT_MAX_TURNS",
-    "ConversationDriver",
-    "check_max_turns",
-    "scenario_rows",
-]
+__all__ = ["DEFAULT_MAX_TURNS", "ConversationDriver", "check_max_turns", "scenario_rows"]
 
 publish(globals())

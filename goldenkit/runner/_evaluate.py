@@ -32,28 +32,13 @@ from goldenkit._registry import publish
 from goldenkit.dataset import mark_red, read_dataset, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import EvalCriteria, apply_criteria, check_graders
-from goldenkit.graders import (
-    Grader,
-    build_graders,
-    check_gradable,
-    get_grader,
-    gradability,
-)
+from goldenkit.graders import Grader, build_graders, check_gradable, get_grader, gradability
 from goldenkit.providers import CallableProvider, Provider, check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
 from goldenkit.runner._calls import CallLimits
-from goldenkit.runner._conversation import (
-    DEFAULT_MAX_TURNS,
-    ConversationDriver,
-    scenario_rows,
-)
-from goldenkit.runner._folder import (
-    RunFolder,
-    new_run_id,
-    open_run_folder,
-    scan_outcomes,
-)
+from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
+from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._options import RunOptions, RunOptionsFields, with_run_table
 from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
@@ -77,9 +62,7 @@ def select_rows(
     if sample:
         unknown = set(sample) - set(spec)
         if unknown:
-            raise ConfigError(
-                f"sample: unknown key(s) {', '.join(sorted(unknown))} (known: split, per_slice, seed)"
-            )
+            raise ConfigError(f"sample: unknown key(s) {', '.join(sorted(unknown))} (known: split, per_slice, seed)")
         spec.update(sample)
     if include_red:
         spec["include_red"] = True
@@ -95,15 +78,12 @@ def select_rows(
         dataset = stratified_sample(dataset, int(per_slice), int(seed), split=split)
     elif split is not None:
         splits = zip(dataset.column("id"), dataset.column("split"), strict=True)
-        dataset = dataset.subset(
-            [row_id for row_id, row_split in splits if row_split == split]
-        )
+        dataset = dataset.subset([row_id for row_id, row_split in splits if row_split == split])
     return dataset, spec
 
 
 def dataset_and_config(
-    dataset: DatasetLike | str | os.PathLike[str],
-    config: Mapping[str, Any] | str | os.PathLike[str] | None,
+    dataset: DatasetLike | str | os.PathLike[str], config: Mapping[str, Any] | str | os.PathLike[str] | None
 ) -> tuple[DatasetLike, dict[str, Any], dict[str, Any] | None]:
     """The dataset (read when given as a path: a dataset folder or its .jsonl), the goldenkit.toml that
     applies, found as ``goldenkit run`` finds it (:func:`goldenkit.config.load_config`: ``config`` when it
@@ -111,11 +91,7 @@ def dataset_and_config(
     current folder), and the configuration run.json records (naming that file and its sha256)."""
     if isinstance(dataset, (str, os.PathLike)):
         dataset = read_dataset(os.fspath(dataset))
-    named = (
-        config
-        if isinstance(config, (str, os.PathLike))
-        else (config or {}).get("config_file")
-    )
+    named = config if isinstance(config, (str, os.PathLike)) else (config or {}).get("config_file")
     cfg = load_config(named, dataset_dir=getattr(dataset, "path", None))
     record = dict(config) if isinstance(config, Mapping) else {}
     if cfg.get("_path") and not record.get("config_file"):
@@ -141,15 +117,9 @@ def normalize_cases(dataset: DatasetLike, row_ids: Iterable[str]) -> dict[str, C
         try:
             out[rid] = dataset.case(rid)
         except GoldenkitError as exc:
-            if (
-                isinstance(exc, DatasetError)
-                and exc.path is not None
-                and f'"{rid}"' in str(exc)
-            ):
+            if isinstance(exc, DatasetError) and exc.path is not None and f'"{rid}"' in str(exc):
                 raise exc from None  # file:line: row "id": why
-            raise DatasetError(
-                f'row "{rid}": cannot normalize its case: {exc}'
-            ) from None
+            raise DatasetError(f'row "{rid}": cannot normalize its case: {exc}') from None
     return out
 
 
@@ -169,11 +139,7 @@ def _selection(
 
 
 def _cases(
-    dataset: DatasetLike,
-    provider: Provider,
-    graders: list[Grader],
-    vision: bool,
-    criteria: EvalCriteria | None,
+    dataset: DatasetLike, provider: Provider, graders: list[Grader], vision: bool, criteria: EvalCriteria | None
 ) -> dict[str, Case]:
     """The run's cases, normalized (a DatasetError names file:line and row); rows carrying images the
     provider cannot send, or any image when ``vision`` is False, refused naming them
@@ -200,21 +166,11 @@ def _plan(
         first = (folder.old_manifest.get("agent_version") or {}).get("git_commit")
         key["agent_version"] = {**key["agent_version"], "git_commit": first}
     row_info: dict[str, tuple[str, str, list[str]]] = {}
-    for rid, sl, sp, tags in zip(
-        *(dataset.column(c) for c in ("id", "slice", "split", "tags")), strict=True
-    ):
-        row_info[str(rid)] = (
-            str(sl),
-            str(sp),
-            [str(t) for t in (tags if tags is not None else [])],
-        )
+    for rid, sl, sp, tags in zip(*(dataset.column(c) for c in ("id", "slice", "split", "tags")), strict=True):
+        row_info[str(rid)] = (str(sl), str(sp), [str(t) for t in (tags if tags is not None else [])])
     index = OutcomeIndex(list(row_info), repeats)
-    for rec, offset, length in (
-        scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ()
-    ):
-        index.note(
-            rec, offset, length
-        )  # an earlier invocation's outcome (the last line per pair wins)
+    for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
+        index.note(rec, offset, length)  # an earlier invocation's outcome (the last line per pair wins)
     todo = index.pending(retry_errors)
     base = {
         "schema_version": SCHEMA_VERSION,
@@ -225,9 +181,7 @@ def _plan(
         "agent_version": key["agent_version"],
         "judge_version": key["judge_version"],
     }
-    return RunPlan(
-        index=index, todo=todo, row_info=row_info, cases=cases, base_record=base
-    )
+    return RunPlan(index=index, todo=todo, row_info=row_info, cases=cases, base_record=base)
 
 
 def _conversations(
@@ -241,50 +195,30 @@ def _conversations(
     """
     rows, simulator, max_turns = scenario_rows(cases), o.user_simulator, o.max_turns
     if o.executor != "local" and (rows or simulator is not None):
-        raise ConfigError(
-            "simulated-user conversations run locally only: leave out --executor ray"
-        )
+        raise ConfigError("simulated-user conversations run locally only: leave out --executor ray")
     if simulator is not None:  # the driver owns it: the run closes it at its end
         simulator.configure(timeout=o.timeout, max_in_flight=o.max_in_flight)
     if not rows:
-        return (
-            None
-            if simulator is None
-            else ConversationDriver(simulator, max_turns or DEFAULT_MAX_TURNS)
-        )
+        return None if simulator is None else ConversationDriver(simulator, max_turns or DEFAULT_MAX_TURNS)
     if simulator is None and provider.mode != "fixtures":
-        shown = ", ".join(f'"{r}"' for r in rows[:5]) + (
-            f" and {len(rows) - 5} more" if len(rows) > 5 else ""
-        )
+        shown = ", ".join(f'"{r}"' for r in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
         raise ConfigError(
             f"{len(rows)} row(s) are simulated-user scenarios ({shown}): pass --user-simulator "
             "callable|openai|ollama to run their conversations, or leave them out of the run"
         )
     recorded = getattr(provider, "recorded_simulator_version", None)
     version = recorded() if simulator is None and recorded is not None else None
-    if (
-        max_turns is None
-    ):  # a replay goes as far as its recording's limit, a live run to the default
+    if max_turns is None:  # a replay goes as far as its recording's limit, a live run to the default
         max_turns = (version or {}).get("max_turns") or DEFAULT_MAX_TURNS
     driver = ConversationDriver(simulator, max_turns)
     if simulator is not None:
-        key["simulator_version"] = {
-            **simulator.version(),
-            "max_turns": driver.max_turns,
-        }
-    elif (
-        version is not None
-    ):  # a replay: the recorded simulator, with the turn limit this run applies
+        key["simulator_version"] = {**simulator.version(), "max_turns": driver.max_turns}
+    elif version is not None:  # a replay: the recorded simulator, with the turn limit this run applies
         key["simulator_version"] = {**version, "max_turns": driver.max_turns}
     return driver
 
 
-def _recorder(
-    record_dir: str | os.PathLike[str] | None,
-    provider: Provider,
-    key: dict[str, Any],
-    run_id: str,
-) -> Any:
+def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
     if record_dir is None:
         return None
     from goldenkit.providers import FIXTURES_FILE, FixtureRecorder
@@ -300,11 +234,7 @@ def _recorder(
             "git_commit": av.get("git_commit"),
             "settings": redact_settings(provider.settings()),
             "recorded_run_id": run_id,
-            **(
-                {"simulator_version": key["simulator_version"]}
-                if key.get("simulator_version")
-                else {}
-            ),
+            **({"simulator_version": key["simulator_version"]} if key.get("simulator_version") else {}),
         },
     )
 
@@ -328,9 +258,7 @@ async def arun_eval(
     ``options``: a :class:`~goldenkit.runner.RunOptions` (None: the defaults); ``overrides``: its
     fields by keyword (``arun_eval(ds, agent, repeats=3)``), in place of those of ``options``.
     """
-    o = RunOptions.merged(
-        options, overrides
-    )  # every option checked (RunOptions.__post_init__)
+    o = RunOptions.merged(options, overrides)  # every option checked (RunOptions.__post_init__)
     provider = as_provider(provider)
     for where, what in ((o.results_dir, "results_dir"), (o.record_dir, "record_dir")):
         if where is not None:  # the folders it will write, checked before anything is
@@ -338,15 +266,9 @@ async def arun_eval(
     dataset, cfg, recorded = dataset_and_config(dataset, o.config)
     o = dataclasses.replace(with_run_table(o, cfg, options, overrides), config=recorded)
     model = getattr(provider, "model", None)
-    grader_objs = (
-        resolve_graders(graders)
-        if graders is not None
-        else build_graders(cfg, generator_model=model)
-    )
+    grader_objs = resolve_graders(graders) if graders is not None else build_graders(cfg, generator_model=model)
     judges = [getattr(g, "provider", None) for g in grader_objs]
-    opts = budget_limits(
-        o.limits(), cfg, [provider, *judges], simulator=o.user_simulator
-    )
+    opts = budget_limits(o.limits(), cfg, [provider, *judges], simulator=o.user_simulator)
     dataset, sample_spec, shard, cases = _selection(dataset, provider, grader_objs, o)
     key = run_key(
         dataset,
@@ -362,14 +284,8 @@ async def arun_eval(
     )
     rows = _row_schedule(o, key)
     driver = _conversations(key, cases, provider, o)
-    commit = (
-        git_commit()
-        if provider.mode == "fixtures"
-        else key["agent_version"].get("git_commit")
-    )
-    pool = await _ray_pool(
-        o.executor, provider, grader_objs, opts, o.record_dir
-    )  # None: a local run
+    commit = git_commit() if provider.mode == "fixtures" else key["agent_version"].get("git_commit")
+    pool = await _ray_pool(o.executor, provider, grader_objs, opts, o.record_dir)  # None: a local run
     folder = await _open_folder(o, key, pool, driver, provider)
     try:
         plan = _plan(dataset, key, folder, cases, o.repeats, o.retry_errors)
@@ -411,9 +327,7 @@ def _row_schedule(o: RunOptions, key: dict[str, Any]) -> RowSchedule | None:
     if not (o.stop_decided_repeats or o.sequential is not None):
         return None
     if o.executor != "local":
-        raise ConfigError(
-            "stop_decided_repeats and a sequential run run locally only: leave out --executor ray"
-        )
+        raise ConfigError("stop_decided_repeats and a sequential run run locally only: leave out --executor ray")
     key["stop_decided_repeats"] = o.rule
     from goldenkit.runner._sequential import RowSchedule
 
@@ -433,14 +347,8 @@ async def _execute(run: RunExecution) -> RunSummary:
     holders.append(getattr(run.conversations, "simulator", None))
     with secrets_in_use(*(v for h in holders for v in _secret_values(h))):
         summary = await run.execute()
-        reason = (
-            scrub(summary.invalid_reason)
-            if summary.invalid_reason
-            else summary.invalid_reason
-        )
-        return dataclasses.replace(
-            summary, invalid_reason=reason, manifest=stored_json(summary.manifest)
-        )
+        reason = scrub(summary.invalid_reason) if summary.invalid_reason else summary.invalid_reason
+        return dataclasses.replace(summary, invalid_reason=reason, manifest=stored_json(summary.manifest))
 
 
 async def _ray_pool(
@@ -459,30 +367,20 @@ async def _ray_pool(
     if executor == "ray":
         executor = RaySettings()
     if not isinstance(executor, RaySettings):
-        raise ConfigError(
-            f"executor must be 'local', 'ray' or a RaySettings (got {executor!r})"
-        )
+        raise ConfigError(f"executor must be 'local', 'ray' or a RaySettings (got {executor!r})")
     if record_dir is not None:
-        raise ConfigError(
-            "--record is not supported with --executor ray (record with a local run)"
-        )
+        raise ConfigError("--record is not supported with --executor ray (record with a local run)")
     blob = pickle_setup(provider, graders, executor)
     return await start_pool(executor, opts, blob)
 
 
 async def _open_folder(
-    o: RunOptions,
-    key: dict[str, Any],
-    pool: Any,
-    driver: ConversationDriver | None,
-    provider: Provider,
+    o: RunOptions, key: dict[str, Any], pool: Any, driver: ConversationDriver | None, provider: Provider
 ) -> RunFolder:
     """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
         settings = redact_settings(provider.settings())
-        return open_run_folder(
-            o.results_dir, o.run_id, key, retry_errors=o.retry_errors, settings=settings
-        )
+        return open_run_folder(o.results_dir, o.run_id, key, retry_errors=o.retry_errors, settings=settings)
     except BaseException:
         await _release(None, pool)
         if driver is not None:  # the user simulator's clients
@@ -505,21 +403,11 @@ def _make_run(
 ) -> RunExecution:
     if pool is None:
         return RunExecution(
-            plan,
-            provider,
-            graders,
-            folder,
-            manifest,
-            opts,
-            progress=progress,
-            recorder=recorder,
-            conversations=driver,
+            plan, provider, graders, folder, manifest, opts, progress=progress, recorder=recorder, conversations=driver
         )
     from goldenkit.runner._ray_executor import RayRun
 
-    return RayRun(
-        plan, provider, graders, folder, manifest, opts, progress=progress, pool=pool
-    )
+    return RayRun(plan, provider, graders, folder, manifest, opts, progress=progress, pool=pool)
 
 
 async def _release(folder: RunFolder | None, pool: Any) -> None:
@@ -544,10 +432,7 @@ def run_eval(
     (a KeyboardInterrupt) saying how many outcomes were kept and the run id that resumes."""
     o = RunOptions.merged(options, overrides)
     run_id = o.run_id or new_run_id()  # known here, to say what resumes it
-    given: RunOptionsFields = {
-        **overrides,
-        "run_id": run_id,
-    }  # as given: [run] fills the others, as arun_eval's
+    given: RunOptionsFields = {**overrides, "run_id": run_id}  # as given: [run] fills the others, as arun_eval's
     try:
         return run_to_summary(arun_eval(dataset, provider, graders, options, **given))
     except RunInterrupted:
@@ -562,9 +447,7 @@ def as_provider(agent: Provider | Callable[..., Any]) -> Provider:
     if isinstance(agent, Provider):
         return agent
     if not callable(agent):
-        raise ConfigError(
-            f"run_eval: the agent must be a Provider or a function fn(case), got {type(agent).__name__}"
-        )
+        raise ConfigError(f"run_eval: the agent must be a Provider or a function fn(case), got {type(agent).__name__}")
     return CallableProvider(agent)
 
 

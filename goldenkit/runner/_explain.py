@@ -98,14 +98,8 @@ Reply with exactly one plain sentence of at most 40 words saying what the rows h
 the answers did or failed to do), and nothing else: no preamble, no list, no JSON."""
 
 _SIDES = {
-    NEW_FAILURE: (
-        "rows that passed in the base run and fail in the candidate run",
-        "broken",
-    ),
-    RECOVERED: (
-        "rows that failed in the base run and pass in the candidate run",
-        "fixed",
-    ),
+    NEW_FAILURE: ("rows that passed in the base run and fail in the candidate run", "broken"),
+    RECOVERED: ("rows that failed in the base run and pass in the candidate run", "fixed"),
 }
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _NOT_WORDS = re.compile(r"<<<|<\s*(?:!doctype|html|body|head)\b", re.IGNORECASE)
@@ -147,22 +141,13 @@ def judge_settings(cfg: Mapping[str, Any]) -> JudgeSettings:
             f"{where}: --explain needs a judge: configure [judge] provider and model in goldenkit.toml "
             "(with [judge.options] base_url and api_key_env for a served model), or name one with --config"
         )
-    return JudgeSettings(
-        str(table["provider"]),
-        str(model),
-        {k: v for k, v in options.items() if k != "model"},
-    )
+    return JudgeSettings(str(table["provider"]), str(model), {k: v for k, v in options.items() if k != "model"})
 
 
 def explain_version(judge: JudgeSettings) -> str:
     """``explain+<model>+params.<12 hex>+prompt.<12 hex>``: what changes the words (never the judge's address)."""
-    params = {
-        "provider": judge.provider,
-        **{k: v for k, v in judge.options.items() if k not in TRANSPORT_SETTINGS},
-    }
-    blob = json.dumps(params, sort_keys=True, default=str, ensure_ascii=False).encode(
-        "utf-8"
-    )
+    params = {"provider": judge.provider, **{k: v for k, v in judge.options.items() if k not in TRANSPORT_SETTINGS}}
+    blob = json.dumps(params, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
     prompt = hashlib.sha256(INSTRUCTIONS.encode("utf-8")).hexdigest()[:12]
     return f"explain+{judge.model}+params.{hashlib.sha256(blob).hexdigest()[:12]}+prompt.{prompt}"
 
@@ -175,16 +160,12 @@ def read_sentence(text: str | None, quoted: Sequence[str] = ()) -> str | None:
             obj = json.loads(reply)
         except ValueError:
             return None
-        found = (
-            obj.get("summary") or obj.get("sentence") if isinstance(obj, dict) else None
-        )
+        found = obj.get("summary") or obj.get("sentence") if isinstance(obj, dict) else None
         reply = found if isinstance(found, str) else ""
     words = " ".join(reply.split()).strip("\"'“”")
     if not words or len(words) > MAX_SENTENCE_CHARS or _NOT_WORDS.search(words):
         return None
-    if any(
-        len(q) >= 40 and " ".join(q.split()) in words for q in quoted
-    ):  # an echo of an answer
+    if any(len(q) >= 40 and " ".join(q.split()) in words for q in quoted):  # an echo of an answer
         return None
     return words
 
@@ -200,14 +181,10 @@ def _reasons(reasons: Any) -> str:
     return "; ".join(f"{k}: {' '.join(str(v).split())}" for k, v in reasons.items())
 
 
-def _prompt(
-    cluster: Mapping[str, Any], flips: Mapping[str, Mapping[str, Any]]
-) -> tuple[Case, list[str]]:
+def _prompt(cluster: Mapping[str, Any], flips: Mapping[str, Mapping[str, Any]]) -> tuple[Case, list[str]]:
     """The judge's case for one cluster and the answers it quotes."""
     rows = [flips[r] for r in cluster["row_ids"] if r in flips][:EXAMPLES]
-    answers = [
-        _cut(rec.get(f"{side}_response")) for rec in rows for side in ("base", "cand")
-    ]
+    answers = [_cut(rec.get(f"{side}_response")) for rec in rows for side in ("base", "cand")]
     nonce = hashlib.sha256("\x00".join(answers).encode("utf-8")).hexdigest()[:16]
     about, noun = _SIDES[str(cluster["status"])]
     parts = [
@@ -226,12 +203,7 @@ def _prompt(
     parts.append("Give the one sentence now.")
     system = INSTRUCTIONS.format(nonce=nonce)
     user = Turn(user="\n\n".join(parts))
-    case = Case(
-        id=f"explain:{cluster['cluster_id']}",
-        shape="contract",
-        turns=(user,),
-        system=system,
-    )
+    case = Case(id=f"explain:{cluster['cluster_id']}", shape="contract", turns=(user,), system=system)
     return case, [a for a in answers if a]
 
 
@@ -240,16 +212,12 @@ def _large_clusters(cmp: Any, min_rows: int, top: int) -> list[dict[str, Any]]:
     for status in (NEW_FAILURE, RECOVERED):
         table = why(cmp, status=status)
         table = table[table["slice"] != OVERALL].head(top)
-        out += [
-            r for r in table.to_dict(orient="records") if int(r["rows"]) >= min_rows
-        ]
+        out += [r for r in table.to_dict(orient="records") if int(r["rows"]) >= min_rows]
     return out
 
 
 def _key(version: str, case: Case) -> str:
-    blob = json.dumps(
-        [version, case.system, case.turns[0].user], ensure_ascii=False
-    ).encode("utf-8")
+    blob = json.dumps([version, case.system, case.turns[0].user], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -265,9 +233,7 @@ def _read_cache(path: Path | None, notes: list[str]) -> dict[str, Any]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        notes.append(
-            f"{path}: unreadable ({type(exc).__name__}); its clusters are asked again"
-        )
+        notes.append(f"{path}: unreadable ({type(exc).__name__}); its clusters are asked again")
         return {}
     entries = doc.get("explanations") if isinstance(doc, dict) else None
     return dict(entries) if isinstance(entries, dict) else {}
@@ -280,11 +246,7 @@ def _limits(manifest: Mapping[str, Any]) -> CallLimits:
 
     def num(name: str, default: float) -> float:
         value = conf.get(name)
-        return (
-            float(value)
-            if isinstance(value, (int, float)) and not isinstance(value, bool)
-            else default
-        )
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
     return CallLimits(
         max_in_flight=max(1, int(num("max_in_flight", 4))),
@@ -296,27 +258,19 @@ def _limits(manifest: Mapping[str, Any]) -> CallLimits:
 
 
 async def _ask_all(
-    judge: JudgeSettings,
-    jobs: list[tuple[str, Case, list[str]]],
-    manifest: Mapping[str, Any],
+    judge: JudgeSettings, jobs: list[tuple[str, Case, list[str]]], manifest: Mapping[str, Any]
 ) -> dict[str, str | Exception]:
     """cluster id -> the sentence read from the judge's reply, or the exception that left it without one."""
     calls = ModelCalls(_limits(manifest))
     provider = get_provider(judge.provider, model=judge.model, **judge.options)
 
-    async def one(
-        cid: str, case: Case, quoted: list[str]
-    ) -> tuple[str, str | Exception]:
+    async def one(cid: str, case: Case, quoted: list[str]) -> tuple[str, str | Exception]:
         try:
             text = (await calls.response(provider, case)).text
-        except (
-            Exception
-        ) as exc:  # a failed call leaves the cluster without words, nothing more
+        except Exception as exc:  # a failed call leaves the cluster without words, nothing more
             return cid, exc
         said = read_sentence(text, quoted)
-        return cid, said if said is not None else ValueError(
-            f"not one readable sentence: {text[:80]!r}"
-        )
+        return cid, said if said is not None else ValueError(f"not one readable sentence: {text[:80]!r}")
 
     try:
         return dict(await asyncio.gather(*(one(*job) for job in jobs)))
@@ -347,16 +301,9 @@ def explain_clusters(
     for cluster in _large_clusters(cmp, min_rows, top):
         cid = str(cluster["cluster_id"])
         case, quoted = _prompt(cluster, flips)
-        keys[cid], labels[cid] = (
-            _key(version, case),
-            f"{cluster['slice']}: {cluster['what']}",
-        )
+        keys[cid], labels[cid] = _key(version, case), f"{cluster['slice']}: {cluster['what']}"
         hit = cache.get(keys[cid])
-        if (
-            isinstance(hit, Mapping)
-            and isinstance(hit.get("sentence"), str)
-            and hit["sentence"].strip()
-        ):
+        if isinstance(hit, Mapping) and isinstance(hit.get("sentence"), str) and hit["sentence"].strip():
             out.words[cid], out.cached = str(hit["sentence"]), out.cached + 1
         else:
             jobs.append((cid, case, quoted))
@@ -364,36 +311,23 @@ def explain_clusters(
         return out
     out.asked = len(jobs)
     manifest = getattr(cand, "manifest", None)
-    replies = run_sync(
-        _ask_all(judge, jobs, manifest if isinstance(manifest, Mapping) else {})
-    )
+    replies = run_sync(_ask_all(judge, jobs, manifest if isinstance(manifest, Mapping) else {}))
     for cid, said in replies.items():
         if isinstance(said, str):
             out.words[cid] = said
-            cache[keys[cid]] = {
-                "cluster_id": cid,
-                "cluster": labels[cid],
-                "judge": version,
-                "sentence": said,
-            }
+            cache[keys[cid]] = {"cluster_id": cid, "cluster": labels[cid], "judge": version, "sentence": said}
         else:
-            out.notes.append(
-                f"cluster {cid} ({labels[cid]}) has no words from the judge: {_one(said)}"
-            )
+            out.notes.append(f"cluster {cid} ({labels[cid]}) has no words from the judge: {_one(said)}")
     if path is not None and len(out.words) > out.cached:
         try:
             write_json_atomic(path, {"schema_version": 1, "explanations": cache})
         except OSError as exc:
-            out.notes.append(
-                f"{path}: not written ({exc.strerror or type(exc).__name__}); nothing was cached"
-            )
+            out.notes.append(f"{path}: not written ({exc.strerror or type(exc).__name__}); nothing was cached")
     return out
 
 
 def _one(exc: Exception) -> str:
-    return (
-        scrub(" ".join(str(exc).split()))[:200] or type(exc).__name__
-    )  # masked before it is cut
+    return scrub(" ".join(str(exc).split()))[:200] or type(exc).__name__  # masked before it is cut
 
 
 publish(globals())

@@ -86,9 +86,7 @@ class RunLock:
         """
         if fcntl is None:
             return None
-        fd = os.open(
-            self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644
-        )
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -167,9 +165,7 @@ def open_run_folder(
 
     ``settings``: the provider's (redacted) settings, which a refused resume names when they changed."""
     run_id = check_run_id(run_id or new_run_id())
-    check_output(
-        results_dir, "--results-dir", folder=True
-    )  # no control character, no file where a folder goes
+    check_output(results_dir, "--results-dir", folder=True)  # no control character, no file where a folder goes
     run_dir = Path(results_dir) / run_id
     if retry_errors and not (run_dir / RUN_FILE).exists():
         raise ResultsError(f"--retry-errors: no run {run_id} under {results_dir}")
@@ -177,12 +173,7 @@ def open_run_folder(
     folder = RunFolder(run_id, run_dir, RunLock(run_dir, run_id))
     folder.took_over_from = folder.lock.acquire()
     try:
-        _read_earlier(
-            folder,
-            key
-            if settings is None
-            else {**key, "provider": {"settings": dict(settings)}},
-        )
+        _read_earlier(folder, key if settings is None else {**key, "provider": {"settings": dict(settings)}})
     except BaseException:
         folder.lock.release()
         raise
@@ -195,18 +186,12 @@ def open_run_folder(
     return folder
 
 
-def run_key_differences(
-    old: Mapping[str, Any], new: Mapping[str, Any], *, also: tuple[str, ...] = ()
-) -> list[str]:
+def run_key_differences(old: Mapping[str, Any], new: Mapping[str, Any], *, also: tuple[str, ...] = ()) -> list[str]:
     """Why two invocations are not one run: their protocol keys (:func:`goldenkit.compare.protocol_key`),
     the agent's identity (a new git commit alone never differs; a changed prompt hash is said as the
     provider settings that changed, :func:`agent_differences`) and the mode, plus the fields ``also``."""
     diffs = protocol_differences(protocol_key(old), protocol_key(new))
-    return (
-        diffs
-        + agent_differences(old, new)
-        + key_differences(old, new, fields=("mode", *also))
-    )
+    return diffs + agent_differences(old, new) + key_differences(old, new, fields=("mode", *also))
 
 
 def agent_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -232,11 +217,7 @@ def _setting_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
     if not isinstance(sa, Mapping) or not isinstance(sb, Mapping):
         return []
     names = sorted((set(sa) | set(sb)) - set(TRANSPORT_SETTINGS))
-    return [
-        f"{k} {_shown(sa.get(k))} -> {_shown(sb.get(k))}"
-        for k in names
-        if sa.get(k) != sb.get(k)
-    ]
+    return [f"{k} {_shown(sa.get(k))} -> {_shown(sb.get(k))}" for k in names if sa.get(k) != sb.get(k)]
 
 
 def _settings(manifest: Mapping[str, Any]) -> Any:
@@ -254,11 +235,7 @@ def _shown(value: Any) -> str:
     if value is None:
         return "unset"
     if isinstance(value, str):
-        return (
-            value[:12]
-            if re.fullmatch(r"[0-9a-f]{32,}", value)
-            else json.dumps(one_line(value, 40))
-        )
+        return value[:12] if re.fullmatch(r"[0-9a-f]{32,}", value) else json.dumps(one_line(value, 40))
     return one_line(json.dumps(value, sort_keys=True, default=str), 60)
 
 
@@ -266,18 +243,12 @@ def _read_earlier(folder: RunFolder, key: Mapping[str, Any]) -> None:
     """The earlier invocation's manifest and outcomes (a resume), after checking its run key."""
     if not folder.run_file.exists():
         if folder.jsonl.exists():
-            raise ResultsError(
-                f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, {NEW_RUN_ID}"
-            )
+            raise ResultsError(f"{folder.path}: outcomes.jsonl without run.json; not a goldenkit run, {NEW_RUN_ID}")
         return
-    old = read_manifest(
-        folder.path
-    )  # the one reader of run.json (older formats read, a newer one refused)
+    old = read_manifest(folder.path)  # the one reader of run.json (older formats read, a newer one refused)
     diffs = run_key_differences(old, key, also=("shard",))
     if diffs:
-        raise ResultsError(
-            f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); {NEW_RUN_ID}"
-        )
+        raise ResultsError(f"cannot resume run {folder.run_id}: its run key differs ({'; '.join(diffs)}); {NEW_RUN_ID}")
     folder.old_manifest = old
     if folder.jsonl.exists():
         repair_jsonl(folder.jsonl)

@@ -52,11 +52,7 @@ class Limiter:
         max_pause: float = MAX_RETRY_AFTER,
         budget: Budget | None = None,
     ) -> None:
-        for name, value in (
-            ("max_in_flight", max_in_flight),
-            ("rpm", rpm),
-            ("max_retry_after", max_pause),
-        ):
+        for name, value in (("max_in_flight", max_in_flight), ("rpm", rpm), ("max_retry_after", max_pause)):
             try:  # the one table of what each run option takes
                 RUN_OPTIONS[name].check(value)
             except ValueError as exc:
@@ -130,10 +126,7 @@ class Limiter:
         if self.limit >= self.max:
             return
         self._ok_streak += 1
-        if (
-            self._ok_streak >= self.limit
-            and time.monotonic() - self._last_decrease >= self._decrease_every
-        ):
+        if self._ok_streak >= self.limit and time.monotonic() - self._last_decrease >= self._decrease_every:
             self.limit += 1
             self.increases += 1
             self._ok_streak = 0
@@ -144,9 +137,7 @@ class Limiter:
         limit (at most once per period)."""
         now = time.monotonic()
         if retry_after:
-            self.pause_until = max(
-                self.pause_until, now + min(retry_after, self.max_pause)
-            )
+            self.pause_until = max(self.pause_until, now + min(retry_after, self.max_pause))
         self._ok_streak = 0
         if now - self._last_decrease >= self._decrease_every and self.limit > 1:
             self.limit = max(1, self.limit // 2)
@@ -185,9 +176,7 @@ def pacing_problem(rpm: float | None, max_retry_after: float) -> str | None:
     )
 
 
-def backoff_delay(
-    attempt: int, retry_after: float | None, base: float, cap: float
-) -> float:
+def backoff_delay(attempt: int, retry_after: float | None, base: float, cap: float) -> float:
     """Full-jitter exponential backoff after failed ``attempt`` (1-based), never less than Retry-After.
 
     >>> 0 <= backoff_delay(1, None, 0.5, 30.0) <= 0.5
@@ -197,9 +186,7 @@ def backoff_delay(
     """
     delay = random.uniform(0, min(cap, base * (2 ** (attempt - 1))))
     if retry_after is not None:
-        delay = max(
-            delay, retry_after + random.uniform(0, min(1.0, 0.1 * retry_after + 0.05))
-        )
+        delay = max(delay, retry_after + random.uniform(0, min(1.0, 0.1 * retry_after + 0.05)))
     return delay
 
 
@@ -213,11 +200,7 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     >>> throttle_error(e, 7200.0) is e
     True
     """
-    if (
-        not err.transient
-        or err.retry_after is None
-        or err.retry_after <= max_retry_after
-    ):
+    if not err.transient or err.retry_after is None or err.retry_after <= max_retry_after:
         return err
     head = str(err).split(": ", 1)[0] if str(err).startswith("HTTP ") else str(err)
     return ProviderError(
@@ -229,12 +212,6 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     )
 
 
-__all__ = [
-    "MAX_RETRY_AFTER",
-    "Limiter",
-    "backoff_delay",
-    "pacing_problem",
-    "throttle_error",
-]
+__all__ = ["MAX_RETRY_AFTER", "Limiter", "backoff_delay", "pacing_problem", "throttle_error"]
 
 publish(globals())

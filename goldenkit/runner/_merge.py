@@ -34,14 +34,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from goldenkit.runner._runkey import RUN_KEY_FIELDS
 from goldenkit.runner._validity import validity
-from goldenkit.schema import (
-    ERROR,
-    FORMAT_VERSION,
-    OUTCOMES_JSONL,
-    OUTCOMES_PARQUET,
-    RUN_FILE,
-    SCHEMA_VERSION,
-)
+from goldenkit.schema import ERROR, FORMAT_VERSION, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 from goldenkit._registry import publish
 from goldenkit.errors import ResultsError
@@ -61,25 +54,13 @@ from goldenkit.runner._shard import shard_of
 from goldenkit.runner._summary import RunSummary, run_accounting
 
 #: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).
-_PROTOCOL_EXTRAS = (
-    "simulator_version",
-    "grader_hard",
-    "vision",
-    "protocol",
-    "protocol_sha256",
-)
+_PROTOCOL_EXTRAS = ("simulator_version", "grader_hard", "vision", "protocol", "protocol_sha256")
 
 
 def _shard_spec(run: Run) -> tuple[int, int]:
     spec = run.manifest.get("shard")
-    if (
-        not isinstance(spec, dict)
-        or not isinstance(spec.get("k"), int)
-        or not isinstance(spec.get("n"), int)
-    ):
-        raise ResultsError(
-            f"{run.path}: run {run.run_id} is not a shard (no shard K/N in its {RUN_FILE})"
-        )
+    if not isinstance(spec, dict) or not isinstance(spec.get("k"), int) or not isinstance(spec.get("n"), int):
+        raise ResultsError(f"{run.path}: run {run.run_id} is not a shard (no shard K/N in its {RUN_FILE})")
     return int(spec["k"]), int(spec["n"])
 
 
@@ -92,18 +73,12 @@ def check_shards(runs: Sequence[Run]) -> list[tuple[int, Run]]:
     by_k: dict[int, Run] = {}
     for (k, n_i), run in specs:
         if n_i != n:
-            raise ResultsError(
-                f"shard run {run.run_id} is shard {k}/{n_i}, of another N than {first.run_id} (of {n})"
-            )
+            raise ResultsError(f"shard run {run.run_id} is shard {k}/{n_i}, of another N than {first.run_id} (of {n})")
         diffs = run_key_differences(first.manifest, run.manifest)
         if diffs:
-            raise ResultsError(
-                f"shard run {run.run_id} has another run key than {first.run_id}: {'; '.join(diffs)}"
-            )
+            raise ResultsError(f"shard run {run.run_id} has another run key than {first.run_id}: {'; '.join(diffs)}")
         if k in by_k:
-            raise ResultsError(
-                f"shard {k}/{n} given twice: runs {by_k[k].run_id} and {run.run_id}"
-            )
+            raise ResultsError(f"shard {k}/{n} given twice: runs {by_k[k].run_id} and {run.run_id}")
         by_k[k] = run
     missing = [k for k in range(1, n + 1) if k not in by_k]
     if missing:
@@ -132,9 +107,7 @@ def _records(table: Any) -> list[dict[str, Any]]:
 class _Union:
     """Streams the shards' outcomes into the merged folder's JSONL, counting as it goes."""
 
-    def __init__(
-        self, run_id: str, shards: list[tuple[int, Run]], writer: OutcomeWriter
-    ) -> None:
+    def __init__(self, run_id: str, shards: list[tuple[int, Run]], writer: OutcomeWriter) -> None:
         self.run_id, self.shards, self.writer = run_id, shards, writer
         self.n = _shard_spec(shards[0][1])[1]
         self.counts: dict[str, int] = count_outcomes([], 0)
@@ -161,34 +134,22 @@ class _Union:
 
 
 def _manifest(
-    run_id: str,
-    shards: list[tuple[int, Run]],
-    counts: dict[str, int],
-    first_error: str | None,
-    elapsed: float,
+    run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int], first_error: str | None, elapsed: float
 ) -> dict[str, Any]:
     first = shards[0][1].manifest
-    max_error_rate = min(
-        float(r.manifest.get("max_error_rate", 0.02)) for _, r in shards
-    )
-    valid, why, rate = validity(
-        counts, counts["expected"], max_error_rate, None, first_error
-    )
+    max_error_rate = min(float(r.manifest.get("max_error_rate", 0.02)) for _, r in shards)
+    valid, why, rate = validity(counts, counts["expected"], max_error_rate, None, first_error)
     invocations = [
         {**inv, "shard": f"{k}/{len(shards)}", "shard_run_id": run.run_id}
         for k, run in shards
         for inv in (run.manifest.get("timings") or {}).get("invocations") or []
     ]
-    starts = [
-        str(r.manifest["started_at"]) for _, r in shards if r.manifest.get("started_at")
-    ]
+    starts = [str(r.manifest["started_at"]) for _, r in shards if r.manifest.get("started_at")]
     return {
         "schema_version": SCHEMA_VERSION,
         "format_version": FORMAT_VERSION,
         "run_id": run_id,
-        "label": first.get(
-            "label"
-        ),  # the shards' (goldenkit run --label), else derived where shown
+        "label": first.get("label"),  # the shards' (goldenkit run --label), else derived where shown
         **{k: first.get(k) for k in RUN_KEY_FIELDS},
         **{k: first[k] for k in _PROTOCOL_EXTRAS if first.get(k) is not None},
         "provider": first.get("provider"),
@@ -202,17 +163,12 @@ def _manifest(
         "invalid_reason": why,
         "complete": True,
         "timings": {"invocations": invocations, "merge_elapsed_s": round(elapsed, 3)},
-        "merged_from": [
-            {"run_id": run.run_id, "shard": run.manifest["shard"]} for _, run in shards
-        ],
+        "merged_from": [{"run_id": run.run_id, "shard": run.manifest["shard"]} for _, run in shards],
     }
 
 
 def merge_shards(
-    run_id: str,
-    shards: Sequence[str | os.PathLike[str] | Run],
-    *,
-    results_dir: str | os.PathLike[str] = "results",
+    run_id: str, shards: Sequence[str | os.PathLike[str] | Run], *, results_dir: str | os.PathLike[str] = "results"
 ) -> RunSummary:
     """Unite the shard runs ``shards`` (run ids under ``results_dir``, folders or Runs) as run ``run_id``.
 
@@ -233,17 +189,11 @@ def merge_shards(
             union = _Union(run_id, ordered, writer)
             write_parquet_batches(union.batches(), tmp / OUTCOMES_PARQUET)
         counts = {**union.counts, "expected": union.counts["total"]}
-        manifest = _manifest(
-            run_id, ordered, counts, union.first_error, time.monotonic() - t0
-        )
-        manifest["accounting"] = run_accounting(
-            [iter_jsonl(tmp / OUTCOMES_JSONL)], manifest, target
-        )  # the whole's
+        manifest = _manifest(run_id, ordered, counts, union.first_error, time.monotonic() - t0)
+        manifest["accounting"] = run_accounting([iter_jsonl(tmp / OUTCOMES_JSONL)], manifest, target)  # the whole's
         write_json_atomic(tmp / RUN_FILE, manifest)
         if target.exists():
-            raise ResultsError(
-                f"{target}: appeared while merging; merge into a new run id"
-            )
+            raise ResultsError(f"{target}: appeared while merging; merge into a new run id")
         os.rename(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

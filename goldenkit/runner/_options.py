@@ -141,18 +141,14 @@ class RunOptions:
         for name, option in _FIELDS.items():
             if option.ranged:
                 value = getattr(self, name)
-                object.__setattr__(
-                    self, name, _checked(f"RunOptions.{name}", _NAMES[name], value)
-                )
+                object.__setattr__(self, name, _checked(f"RunOptions.{name}", _NAMES[name], value))
         if isinstance(self.sample, Mapping):
             for key, name in (("per_slice", "per_slice"), ("seed", "sample_seed")):
                 if self.sample.get(key) is not None:
                     _checked(f"RunOptions.sample[{key!r}]", name, self.sample[key])
         if (pacing := pacing_problem(self.rpm, self.max_retry_after)) is not None:
             raise ConfigError(f"RunOptions.{pacing}")
-        if isinstance(self.rule, str) and self.rule.startswith(
-            "at_least:"
-        ):  # only a count can need more
+        if isinstance(self.rule, str) and self.rule.startswith("at_least:"):  # only a count can need more
             from goldenkit.stats import too_few_repeats
 
             short = too_few_repeats(self.rule, self.repeats)
@@ -160,16 +156,12 @@ class RunOptions:
                 raise ConfigError(f"RunOptions.rule {short}")
 
     @classmethod
-    def merged(
-        cls, options: RunOptions | None, overrides: Mapping[str, object]
-    ) -> RunOptions:
+    def merged(cls, options: RunOptions | None, overrides: Mapping[str, object]) -> RunOptions:
         """``options`` (None: the defaults) with ``overrides`` in place of its fields, checked by name."""
         known = [f.name for f in dataclasses.fields(cls)]
         for name in overrides:
             if name not in known:
-                raise TypeError(
-                    f"arun_eval() got an unexpected keyword argument {name!r}{did_you_mean(name, known)}"
-                )
+                raise TypeError(f"arun_eval() got an unexpected keyword argument {name!r}{did_you_mean(name, known)}")
         base = options if options is not None else cls()
         if not isinstance(base, cls):
             raise TypeError(f"options must be a RunOptions (got {type(base).__name__})")
@@ -182,9 +174,7 @@ class RunOptions:
         return CallLimits(**{name: getattr(self, name) for name in names})
 
 
-def options_from_config(
-    cfg: Mapping[str, Any], given: Mapping[str, object]
-) -> dict[str, Any]:
+def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> dict[str, Any]:
     """The run options the ``[run]`` table of ``cfg`` sets that ``given`` (the caller's keywords) does not:
     the repeats, limits and sample of the run, as ``goldenkit run`` reads them, so a run from Python has
     the protocol key of the same run from the command line (:func:`goldenkit._constraints.plain_run_keys`:
@@ -193,27 +183,16 @@ def options_from_config(
     table = cfg.get("run")
     if not isinstance(table, Mapping):
         return {}
-    out = {
-        field: table[k]
-        for k, field in plain_run_keys().items()
-        if k in table and field not in given
-    }
+    out = {field: table[k] for k, field in plain_run_keys().items() if k in table and field not in given}
     if "sample" not in given and any(k in table for k in ("split", "per_slice")):
         per_slice = table.get("per_slice")
         seed = table.get("sample_seed", 0) if per_slice is not None else None
-        out["sample"] = {
-            "split": table.get("split"),
-            "per_slice": per_slice,
-            "seed": seed,
-        }
+        out["sample"] = {"split": table.get("split"), "per_slice": per_slice, "seed": seed}
     return out
 
 
 def with_run_table(
-    o: RunOptions,
-    cfg: Mapping[str, Any],
-    options: RunOptions | None,
-    overrides: Mapping[str, object],
+    o: RunOptions, cfg: Mapping[str, Any], options: RunOptions | None, overrides: Mapping[str, object]
 ) -> RunOptions:
     """``o``, with the ``[run]`` table of ``cfg`` for what the caller did not give (:func:`options_from_config`;
     a RunOptions given whole is taken as it is), checked as every option is, naming the file."""
@@ -222,9 +201,7 @@ def with_run_table(
     try:
         return RunOptions.merged(None, {**from_config, **overrides})
     except ConfigError as exc:
-        raise ConfigError(
-            f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}"
-        ) from None
+        raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}") from None
 
 
 def _checked(where: str, name: str, value: object) -> Any:

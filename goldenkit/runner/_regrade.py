@@ -58,15 +58,7 @@ from goldenkit._protocols import DatasetLike
 from goldenkit.config import config_for_run, dataset_path_for_run
 from goldenkit.runner._manifest import run_manifest
 from goldenkit.runner._outcome_index import OutcomeIndex
-from goldenkit.schema import (
-    ANSWER_FIELDS,
-    ERROR,
-    JUDGE,
-    OUTCOMES_JSONL,
-    SCHEMA_VERSION,
-    SKIPPED,
-    VALID,
-)
+from goldenkit.schema import ANSWER_FIELDS, ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
 from goldenkit._registry import publish
 from goldenkit.dataset import read_dataset
@@ -85,8 +77,7 @@ from goldenkit.graders import (
 from goldenkit.harnesses import IMPORTED
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, TurnOutput
-from goldenkit.results import RECORD_BATCH, read_run, write_json_atomic
-from goldenkit.results import Run as StoredRun
+from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_json_atomic
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner._folder import check_run_id, open_run_folder, scan_outcomes
@@ -119,20 +110,12 @@ def _unanswered(rec: dict[str, Any], imported: bool = False) -> bool:
     (an imported ERROR is copied even with an answer: the tool's error, a partial answer perhaps)."""
     if imported and rec.get("verdict") == ERROR:
         return True
-    return (
-        rec.get("verdict") in _KEPT
-        and rec.get("response") is None
-        and not rec.get("trajectory")
-    )
+    return rec.get("verdict") in _KEPT and rec.get("response") is None and not rec.get("trajectory")
 
 
 def stored_response(rec: dict[str, Any]) -> Response:
     """The Response an outcome record stored: its turns from ``trajectory`` (else its ``response`` text)."""
-    turns = [
-        TurnOutput.from_dict(t)
-        for t in rec.get("trajectory") or []
-        if isinstance(t, dict)
-    ]
+    turns = [TurnOutput.from_dict(t) for t in rec.get("trajectory") or [] if isinstance(t, dict)]
     if not turns:
         turns = [TurnOutput(text=str(rec.get("response") or ""))]
     stored = rec.get("usage")
@@ -145,8 +128,7 @@ def stored_response(rec: dict[str, Any]) -> Response:
         ttft_ms=rec.get("ttft_ms"),
         tokens_cached=rec.get("tokens_cached"),
         tokens_reasoning=rec.get("tokens_reasoning"),
-        usage={k: v for k, v in spent.items() if k != JUDGE}
-        or None,  # the judge's is this regrade's own
+        usage={k: v for k, v in spent.items() if k != JUDGE} or None,  # the judge's is this regrade's own
     )
 
 
@@ -177,9 +159,7 @@ class _Source:
 def _dataset_of(run: StoredRun) -> tuple[DatasetLike, str | None]:
     """The dataset ``run``'s rows are graded against (see the module doc), and the sha256 it must have."""
     man = run.manifest
-    path = dataset_path_for_run(
-        man, run.path
-    )  # absolute, else relative to the run folder
+    path = dataset_path_for_run(man, run.path)  # absolute, else relative to the run folder
     if path is not None:
         return read_dataset(path), (man.get("dataset") or {}).get("sha256")
     if (man.get("dataset") or {}).get("path"):
@@ -195,22 +175,14 @@ def _dataset_of(run: StoredRun) -> tuple[DatasetLike, str | None]:
             f"regrade: run {run.run_id} was imported from {source.get('format')} without the cases a goldenkit grader "
             "reads (a prompt and what is expected); import it with --dataset (the goldenkit dataset of its samples)"
         )
-    raise ResultsError(
-        f"regrade: run {run.run_id} does not say where its dataset is; pass the dataset"
-    )
+    raise ResultsError(f"regrade: run {run.run_id} does not say where its dataset is; pass the dataset")
 
 
-def _read_source(
-    run: StoredRun, dataset: DatasetLike, want: str | None = None
-) -> _Source:
+def _read_source(run: StoredRun, dataset: DatasetLike, want: str | None = None) -> _Source:
     man = run.manifest
     if not man.get("complete") or man.get("validity") != VALID:
-        why = man.get("invalid_reason") or (
-            "incomplete" if not man.get("complete") else man.get("validity")
-        )
-        raise ResultsError(
-            f"regrade: run {run.run_id} is not a complete VALID run ({why}); finish or fix it first"
-        )
+        why = man.get("invalid_reason") or ("incomplete" if not man.get("complete") else man.get("validity"))
+        raise ResultsError(f"regrade: run {run.run_id} is not a complete VALID run ({why}); finish or fix it first")
     want = want if want is not None else (man.get("dataset") or {}).get("sha256")
     if dataset.sha256 != want:
         raise ResultsError(
@@ -220,23 +192,15 @@ def _read_source(
     row_info: dict[str, tuple[str, str, list[str]]] = {}
     for rec, _, _ in scan_outcomes(run.path / OUTCOMES_JSONL):
         rid = str(rec.get("row_id"))
-        row_info[rid] = (
-            str(rec.get("slice")),
-            str(rec.get("split")),
-            [str(t) for t in rec.get("tags") or []],
-        )
+        row_info[rid] = (str(rec.get("slice")), str(rec.get("split")), [str(t) for t in rec.get("tags") or []])
     order = [str(r) for r in dataset.column("id") if str(r) in row_info]
     unknown = sorted(set(row_info) - set(order))
     if unknown:
-        raise ResultsError(
-            f"regrade: run {run.run_id} has rows the dataset does not: {shown_ids(unknown)}"
-        )
+        raise ResultsError(f"regrade: run {run.run_id} has rows the dataset does not: {shown_ids(unknown)}")
     index = OutcomeIndex(order, int(man.get("repeats") or 1))
     for rec, offset, length in scan_outcomes(run.path / OUTCOMES_JSONL):
         index.note(rec, offset, length)
-    src = _Source(
-        run.run_id, run.path, man, index, {rid: row_info[rid] for rid in order}
-    )
+    src = _Source(run.run_id, run.path, man, index, {rid: row_info[rid] for rid in order})
     unanswered = [
         f"{r['row_id']}#{r.get('repeat') or 0}"
         for r in src.records()
@@ -259,21 +223,12 @@ def _check_graders(graders: list[Grader], cases: dict[str, Case]) -> None:
         elif isinstance(g, RetrievalGrader) and not g.tools:
             need = "the ids the provider reported it retrieved (configure [graders.retrieval] tools)"
         if need and any(g.applies(c) for c in cases.values()):
-            raise ResultsError(
-                f"regrade: the {g.name} grader needs {need}, which outcomes do not keep"
-            )
+            raise ResultsError(f"regrade: the {g.name} grader needs {need}, which outcomes do not keep")
 
 
 def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
     man = src.manifest
-    jv = (
-        ",".join(
-            sorted(
-                {str(v) for g in graders if (v := getattr(g, "judge_version", None))}
-            )
-        )
-        or None
-    )
+    jv = ",".join(sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})) or None
     return {
         "dataset": man.get("dataset"),
         "agent_version": man.get("agent_version"),
@@ -287,20 +242,14 @@ def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
         "criteria": man.get("criteria"),
         **({"source": man.get("source")} if src.imported else {}),
         **({"shard": man["shard"]} if man.get("shard") is not None else {}),
-        **(
-            {"simulator_version": man["simulator_version"]}
-            if man.get("simulator_version") is not None
-            else {}
-        ),
+        **({"simulator_version": man["simulator_version"]} if man.get("simulator_version") is not None else {}),
     }
 
 
 def _check_target(results_dir: Path, run_id: str, src: _Source) -> None:
     check_run_id(run_id)
     if run_id == src.run_id and results_dir.resolve() == src.path.parent.resolve():
-        raise ResultsError(
-            f"regrade: --run-id {run_id} is the run being regraded; choose a new run id"
-        )
+        raise ResultsError(f"regrade: --run-id {run_id} is the run being regraded; choose a new run id")
     existing = results_dir / run_id / "run.json"
     if not existing.exists():
         return
@@ -341,9 +290,7 @@ class Regrade(RunExecution):
         source: _Source,
         progress: bool | IO[str] | None,
     ) -> None:
-        super().__init__(
-            plan, StoredAnswers(), graders, folder, manifest, opts, progress=progress
-        )
+        super().__init__(plan, StoredAnswers(), graders, folder, manifest, opts, progress=progress)
         self.source = source
 
     async def _work(self) -> None:
@@ -351,9 +298,7 @@ class Regrade(RunExecution):
         pending[self.plan.todo] = True
         index = self.plan.index
         queue = (
-            r
-            for r in self.source.records()
-            if pending[index.index_of(r["row_id"], int(r.get("repeat") or 0)) or 0]
+            r for r in self.source.records() if pending[index.index_of(r["row_id"], int(r.get("repeat") or 0)) or 0]
         )
         await self.in_workers(queue, len(self.plan.todo), self.regrade_one)
 
@@ -362,14 +307,7 @@ class Regrade(RunExecution):
         row_id, repeat = str(src["row_id"]), int(src.get("repeat") or 0)
         sl, sp, tags = self.plan.row_info[row_id]
         rec = dict(self.plan.base_record)
-        rec.update(
-            row_id=row_id,
-            slice=sl,
-            split=sp,
-            tags=tags,
-            repeat=repeat,
-            started_at=src.get("started_at"),
-        )
+        rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=src.get("started_at"))
         attempts = int(src.get("attempts") or 1)
         if _unanswered(src, self.source.imported):
             rec.update({k: src.get(k) for k in ANSWER_FIELDS})
@@ -379,9 +317,7 @@ class Regrade(RunExecution):
         if self.sync_grading:
             results = grade_case(self.graders, case, resp)
         else:
-            results = await agrade_case(
-                self.graders, case, resp, call=self.seam.response
-            )  # the judge's retries
+            results = await agrade_case(self.graders, case, resp, call=self.seam.response)  # the judge's retries
         self.write_graded(rec, results, resp, src.get("latency_ms"), attempts)
 
 
@@ -414,14 +350,9 @@ async def aregrade(
         dataset, want = _dataset_of(first)
     if graders is None:
         cfg = config_for_run(config, first.manifest, first.path)
-        graders = build_graders(
-            cfg,
-            generator_model=(first.manifest.get("agent_version") or {}).get("model_id"),
-        )
+        graders = build_graders(cfg, generator_model=(first.manifest.get("agent_version") or {}).get("model_id"))
     src = _read_source(first, dataset, want)
-    if (
-        crit := src.manifest.get("criteria")
-    ) is not None:  # its cases' criteria came from that file
+    if (crit := src.manifest.get("criteria")) is not None:  # its cases' criteria came from that file
         raise ResultsError(
             f"regrade: run {src.run_id} was graded with --criteria {(crit or {}).get('file')}; "
             "regrading a run with an ADK eval config is not supported"
@@ -434,13 +365,8 @@ async def aregrade(
     _check_graders(grader_objs, cases)
     _check_target(out_dir, run_id, src)
     key = _regrade_key(src, grader_objs)
-    if (key.get("dataset") or {}).get("path") and (
-        now := getattr(dataset, "path", None)
-    ) is not None:
-        key["dataset"] = {
-            **key["dataset"],
-            "path": os.path.abspath(now),
-        }  # where it is now
+    if (key.get("dataset") or {}).get("path") and (now := getattr(dataset, "path", None)) is not None:
+        key["dataset"] = {**key["dataset"], "path": os.path.abspath(now)}  # where it is now
     folder = open_run_folder(out_dir, run_id, key, retry_errors=False)
     try:
         return await _regrade_into(folder, key, src, grader_objs, cases, progress)
@@ -457,9 +383,7 @@ async def _regrade_into(
     progress: bool | IO[str] | None,
 ) -> RunSummary:
     index = OutcomeIndex(src.index.row_ids, src.index.repeats)
-    for rec, offset, length in (
-        scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ()
-    ):
+    for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
         index.note(rec, offset, length)
     todo = index.pending(False)
     man = src.manifest
@@ -472,34 +396,17 @@ async def _regrade_into(
         "agent_version": key["agent_version"],
         "judge_version": key["judge_version"],
     }
-    plan = RunPlan(
-        index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base
-    )
+    plan = RunPlan(index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base)
     opts = _options(man)
     provider = StoredAnswers()
     manifest = run_manifest(
-        key,
-        provider,
-        folder,
-        opts,
-        todo=len(todo),
-        retry_errors=False,
-        config=None,
-        commit=git_commit(),
+        key, provider, folder, opts, todo=len(todo), retry_errors=False, config=None, commit=git_commit()
     )
-    origin = (man.get("regraded_from") or {}).get("answers_from") or (
-        man.get("regraded_from") or {}
-    ).get("run_id")
-    source = {
-        "run_id": src.run_id,
-        "path": str(src.path),
-        "answers_from": origin or src.run_id,
-    }  # the answers' run
+    origin = (man.get("regraded_from") or {}).get("answers_from") or (man.get("regraded_from") or {}).get("run_id")
+    source = {"run_id": src.run_id, "path": str(src.path), "answers_from": origin or src.run_id}  # the answers' run
     manifest.update(provider=man.get("provider"), regraded_from=source)
     write_json_atomic(folder.run_file, manifest)
-    return await Regrade(
-        plan, graders, folder, manifest, opts, source=src, progress=progress
-    ).execute()
+    return await Regrade(plan, graders, folder, manifest, opts, source=src, progress=progress).execute()
 
 
 def regrade(

@@ -44,12 +44,7 @@ def check_shard(shard: tuple[int, int]) -> tuple[int, int]:
         k, n = shard
     except (TypeError, ValueError):
         raise ConfigError(f"shard must be a pair (k, n), got {shard!r}") from None
-    if (
-        isinstance(k, bool)
-        or isinstance(n, bool)
-        or not isinstance(k, int)
-        or not isinstance(n, int)
-    ):
+    if isinstance(k, bool) or isinstance(n, bool) or not isinstance(k, int) or not isinstance(n, int):
         raise ConfigError(f"shard must be two integers (k, n), got {shard!r}")
     if not 1 <= k <= n:
         raise ConfigError(f"shard {k}/{n}: need 1 <= K <= N")

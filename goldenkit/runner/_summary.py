@@ -64,9 +64,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        if (
-            self.validity != VALID or not self.complete
-        ):  # never 0 unless VALID and complete
+        if self.validity != VALID or not self.complete:  # never 0 unless VALID and complete
             return EXIT_INFRASTRUCTURE
         return EXIT_OK if self.graded or self.shard else EXIT_GATE_FAILED
 
@@ -91,11 +89,7 @@ class RunSummary:
         elif self.git_commits:
             commits = f"; git commit {self.git_commits[0][:12]}"
         own = c.get("candidate_errors", 0)
-        errors = (
-            f"{c.get(ERROR, 0)} ({own} the candidate's own)"
-            if own
-            else f"{c.get(ERROR, 0)}"
-        )
+        errors = f"{c.get(ERROR, 0)} ({own} the candidate's own)" if own else f"{c.get(ERROR, 0)}"
         if own and self.candidate_error:
             errors = f"{c.get(ERROR, 0)} ({own} the candidate's own, e.g. {one_line(self.candidate_error, 160)})"
         return (
@@ -136,9 +130,7 @@ ACCOUNTING_FIELDS = (
 
 
 def run_accounting(
-    batches: Iterable[Iterable[Mapping[str, Any]]],
-    manifest: Mapping[str, Any],
-    run_dir: Path,
+    batches: Iterable[Iterable[Mapping[str, Any]]], manifest: Mapping[str, Any], run_dir: Path
 ) -> dict[str, Any]:
     """run.json's ``accounting``: the totals of the run's final outcomes (``batches`` of records) at the
     ``[pricing]`` of the goldenkit.toml the run recorded (:func:`goldenkit.results._accounting.run_totals`,
@@ -150,9 +142,7 @@ def run_accounting(
         for rec in batch:
             for key, values in cols.items():
                 values.append(rec.get(key))
-    return run_totals(
-        pd.DataFrame(cols), run_pricing(manifest, run_dir), manifest=manifest
-    )
+    return run_totals(pd.DataFrame(cols), run_pricing(manifest, run_dir), manifest=manifest)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -163,13 +153,7 @@ class RunInterrupted(KeyboardInterrupt):
     (None when it stopped before writing any count); ``path`` is its folder.
     """
 
-    def __init__(
-        self,
-        run_id: str,
-        path: Path,
-        kept: int | None = None,
-        expected: int | None = None,
-    ) -> None:
+    def __init__(self, run_id: str, path: Path, kept: int | None = None, expected: int | None = None) -> None:
         self.run_id, self.path, self.kept, self.expected = run_id, path, kept, expected
         super().__init__(self.line())
 
@@ -178,19 +162,12 @@ class RunInterrupted(KeyboardInterrupt):
         """What the run folder ``results_dir/run_id`` says it kept (its run.json counts)."""
         path = Path(results_dir) / run_id
         try:
-            counts = json.loads((path / "run.json").read_text(encoding="utf-8")).get(
-                "counts"
-            )
+            counts = json.loads((path / "run.json").read_text(encoding="utf-8")).get("counts")
         except (OSError, ValueError, AttributeError):
             counts = None
         if not isinstance(counts, dict):
             return cls(run_id, path)
-        return cls(
-            run_id,
-            path,
-            int(counts.get("total") or 0),
-            int(counts.get("expected") or 0),
-        )
+        return cls(run_id, path, int(counts.get("total") or 0), int(counts.get("expected") or 0))
 
     def line(self, argv: Sequence[str] | None = None) -> str:
         """``interrupted: 144 of 300 outcomes kept in results/slow-2; resume with: ...``: the command
@@ -218,12 +195,6 @@ def resume_command(argv: Sequence[str], run_id: str) -> str:
     return shlex.join(["goldenkit", *out, "--run-id", run_id])
 
 
-__all__ = [
-    "ACCOUNTING_FIELDS",
-    "RunInterrupted",
-    "RunSummary",
-    "resume_command",
-    "run_accounting",
-]
+__all__ = ["ACCOUNTING_FIELDS", "RunInterrupted", "RunSummary", "resume_command", "run_accounting"]
 
 publish(globals())

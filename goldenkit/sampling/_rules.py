@@ -50,9 +50,7 @@ def _frame_of(rows: Any) -> pd.DataFrame:
                 "split": [r.get("split") for r in rows],
             }
         )
-    raise InputError(
-        f"expected a Dataset, a DataFrame or a list of row dicts, got {type(rows).__name__}"
-    )
+    raise InputError(f"expected a Dataset, a DataFrame or a list of row dicts, got {type(rows).__name__}")
 
 
 def _check_ids(frame: pd.DataFrame, what: str) -> None:
@@ -69,15 +67,9 @@ def _check_ids(frame: pd.DataFrame, what: str) -> None:
         raise InputError(f'duplicate id "{dup.iloc[0]}"')
 
 
-def _chosen_positions(
-    frame: pd.DataFrame, per_slice: int, seed: int, split: str | None
-) -> np.ndarray:
+def _chosen_positions(frame: pd.DataFrame, per_slice: int, seed: int, split: str | None) -> np.ndarray:
     """Positions (into ``frame``) of the sampled rows, in ascending id order."""
-    if (
-        isinstance(per_slice, bool)
-        or not isinstance(per_slice, (int, np.integer))
-        or per_slice < 1
-    ):
+    if isinstance(per_slice, bool) or not isinstance(per_slice, (int, np.integer)) or per_slice < 1:
         raise InputError(f"per_slice must be a positive integer, got {per_slice!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"seed must be an integer, got {seed!r}")
@@ -88,46 +80,33 @@ def _chosen_positions(
     if split is not None:
         if "split" not in frame.columns:
             raise InputError("rows have no 'split' column to filter on")
-        positions = positions[
-            (frame["split"] == split).to_numpy(dtype=bool, na_value=False)
-        ]
+        positions = positions[(frame["split"] == split).to_numpy(dtype=bool, na_value=False)]
     ids = frame["id"].to_numpy(dtype=object)[positions]
     slices = frame["slice"].to_numpy(dtype=object)[positions]
     by_slice: dict[str, list[tuple[str, int]]] = {}
     for rid, name, pos in zip(ids, slices, positions.tolist(), strict=True):
-        by_slice.setdefault(str(name), []).append(
-            (sample_rank(int(seed), str(name), str(rid)), int(pos))
-        )
-    chosen = [
-        pos for members in by_slice.values() for _, pos in sorted(members)[:per_slice]
-    ]
+        by_slice.setdefault(str(name), []).append((sample_rank(int(seed), str(name), str(rid)), int(pos)))
+    chosen = [pos for members in by_slice.values() for _, pos in sorted(members)[:per_slice]]
     all_ids = frame["id"].to_numpy(dtype=object)
     chosen.sort(key=lambda pos: all_ids[pos])
     return np.asarray(chosen, dtype=np.int64)
 
 
 @overload
-def stratified_sample(
-    dataset_or_rows: Dataset, per_slice: int, seed: int, split: str | None = None
-) -> Dataset: ...
+def stratified_sample(dataset_or_rows: Dataset, per_slice: int, seed: int, split: str | None = None) -> Dataset: ...
 @overload
 def stratified_sample(
     dataset_or_rows: DatasetLike, per_slice: int, seed: int, split: str | None = None
 ) -> DatasetLike: ...
 @overload
 def stratified_sample(
-    dataset_or_rows: list[dict[str, Any]],
-    per_slice: int,
-    seed: int,
-    split: str | None = None,
+    dataset_or_rows: list[dict[str, Any]], per_slice: int, seed: int, split: str | None = None
 ) -> list[dict[str, Any]]: ...
 @overload
 def stratified_sample(
     dataset_or_rows: pd.DataFrame, per_slice: int, seed: int, split: str | None = None
 ) -> pd.DataFrame: ...
-def stratified_sample(
-    dataset_or_rows: Any, per_slice: int, seed: int, split: str | None = None
-) -> Any:
+def stratified_sample(dataset_or_rows: Any, per_slice: int, seed: int, split: str | None = None) -> Any:
     """Up to ``per_slice`` rows of every slice, chosen deterministically from ``seed``.
 
     ``split`` (``"dev"`` or ``"holdout"``) first keeps only that split's rows. A
@@ -145,9 +124,7 @@ def stratified_sample(
     frame = _frame_of(dataset_or_rows)
     chosen = _chosen_positions(frame, per_slice, seed, split)
     if isinstance(dataset_or_rows, Dataset):
-        return dataset_or_rows.subset(
-            frame["id"].to_numpy(dtype=object)[chosen].tolist()
-        )
+        return dataset_or_rows.subset(frame["id"].to_numpy(dtype=object)[chosen].tolist())
     if isinstance(dataset_or_rows, pd.DataFrame):
         return dataset_or_rows.iloc[chosen]
     return [dataset_or_rows[i] for i in chosen.tolist()]
@@ -166,33 +143,20 @@ def assign_splits(rows: Any, holdout_fraction: float, salt: str) -> Any:
     rows never moves it; the holdout's share is ``holdout_fraction`` in expectation,
     not exactly.
     """
-    if isinstance(holdout_fraction, bool) or not isinstance(
-        holdout_fraction, (int, float)
-    ):
-        raise InputError(
-            f"holdout_fraction must be a number in [0, 1], got {holdout_fraction!r}"
-        )
+    if isinstance(holdout_fraction, bool) or not isinstance(holdout_fraction, (int, float)):
+        raise InputError(f"holdout_fraction must be a number in [0, 1], got {holdout_fraction!r}")
     if not 0.0 <= float(holdout_fraction) <= 1.0:
-        raise InputError(
-            f"holdout_fraction must be in [0, 1], got {holdout_fraction!r}"
-        )
+        raise InputError(f"holdout_fraction must be in [0, 1], got {holdout_fraction!r}")
     if not isinstance(salt, str):
         raise InputError(f"salt must be a string, got {type(salt).__name__}")
     if isinstance(rows, Dataset):
-        raise InputError(
-            "assign_splits works on rows (a DataFrame or a list of dicts), not a read Dataset"
-        )
+        raise InputError("assign_splits works on rows (a DataFrame or a list of dicts), not a read Dataset")
     frame = _frame_of(rows)
     _check_ids(frame, "split")
-    splits = [
-        "holdout" if holdout_score(str(rid), salt) < holdout_fraction else "dev"
-        for rid in frame["id"].tolist()
-    ]
+    splits = ["holdout" if holdout_score(str(rid), salt) < holdout_fraction else "dev" for rid in frame["id"].tolist()]
     if isinstance(rows, pd.DataFrame):
         out = rows.copy()
-        out["split"] = (
-            pd.array(splits, dtype="str") if len(splits) else pd.array([], dtype="str")
-        )
+        out["split"] = pd.array(splits, dtype="str") if len(splits) else pd.array([], dtype="str")
         return out
     return [{**row, "split": s} for row, s in zip(rows, splits, strict=True)]
 
@@ -211,9 +175,7 @@ def weekly_seed(day: date | datetime | str | None = None) -> int:
         try:
             day = date.fromisoformat(day[:10])
         except ValueError:
-            raise InputError(
-                f"weekly_seed needs a date (YYYY-MM-DD), got {day!r}"
-            ) from None
+            raise InputError(f"weekly_seed needs a date (YYYY-MM-DD), got {day!r}") from None
     elif isinstance(day, datetime):
         day = day.date()
     elif not isinstance(day, date):
@@ -222,12 +184,6 @@ def weekly_seed(day: date | datetime | str | None = None) -> int:
     return iso.year * 100 + iso.week
 
 
-__all__ = [
-    "assign_splits",
-    "holdout_score",
-    "sample_rank",
-    "stratified_sample",
-    "weekly_seed",
-]
+__all__ = ["assign_splits", "holdout_score", "sample_rank", "stratified_sample", "weekly_seed"]
 
 publish(globals())

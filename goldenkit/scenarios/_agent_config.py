@@ -50,26 +50,12 @@ from typing import Any
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError
 
-_KEYS = (
-    "name",
-    "description",
-    "instruction",
-    "system",
-    "tools",
-    "environment",
-    "slices",
-)
+_KEYS = ("name", "description", "instruction", "system", "tools", "environment", "slices")
 
 
 def config_sha256(config: Mapping[str, Any]) -> str:
     """SHA-256 of the config as canonical JSON (sorted keys, no spaces): its identity in a changelog."""
-    text = json.dumps(
-        dict(config),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=str,
-    )
+    text = json.dumps(dict(config), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -81,18 +67,14 @@ def read_agent_config(spec: str | Path) -> dict[str, Any]:
             return _from_yaml(path / "root_agent.yaml")
         if (path / "agent.py").is_file():
             return _from_agent(f"{path / 'agent.py'}:root_agent")
-        raise ConfigError(
-            f"{path}: no root_agent.yaml or agent.py in this folder (an agent config is needed)"
-        )
+        raise ConfigError(f"{path}: no root_agent.yaml or agent.py in this folder (an agent config is needed)")
     suffix = path.suffix.lower()
     if suffix in (".toml", ".json"):
         return check_agent_config(_read_plain(path), str(path))
     if suffix in (".yaml", ".yml"):
         return _from_yaml(path)
     if path.is_file() and suffix != ".py":
-        raise ConfigError(
-            f"{path}: an agent config is a .toml, .json or .yaml file, an ADK agent module or a folder"
-        )
+        raise ConfigError(f"{path}: an agent config is a .toml, .json or .yaml file, an ADK agent module or a folder")
     return _from_agent(str(spec))
 
 
@@ -100,9 +82,7 @@ def _read_plain(path: Path) -> Any:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read agent config: {exc.strerror or exc}"
-        ) from None
+        raise ConfigError(f"{path}: cannot read agent config: {exc.strerror or exc}") from None
     try:
         if path.suffix.lower() == ".toml":
             return tomllib.loads(raw.decode("utf-8"))
@@ -119,56 +99,36 @@ def _text(value: Any, key: str, where: str, *, required: bool = False) -> str | 
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(
-            f'{where}: "{key}" must be a non-empty string, got {json.dumps(value, default=str)[:60]}'
-        )
+        raise ConfigError(f'{where}: "{key}" must be a non-empty string, got {json.dumps(value, default=str)[:60]}')
     return value
 
 
 def check_agent_config(obj: Any, where: str) -> dict[str, Any]:
     """A plain config checked and completed (``system`` defaults to ``instruction``, ``tools`` to [])."""
     if not isinstance(obj, dict):
-        raise ConfigError(
-            f"{where}: an agent config must be a table/object, got {type(obj).__name__}"
-        )
+        raise ConfigError(f"{where}: an agent config must be a table/object, got {type(obj).__name__}")
     unknown = sorted(k for k in obj if k not in _KEYS)
     if unknown:
-        raise ConfigError(
-            f'{where}: unknown key "{unknown[0]}" (an agent config has {", ".join(_KEYS)})'
-        )
+        raise ConfigError(f'{where}: unknown key "{unknown[0]}" (an agent config has {", ".join(_KEYS)})')
     config: dict[str, Any] = {}
     for key in ("name", "description"):
         value = _text(obj.get(key), key, where)
         if value is not None:
             config[key] = value
-    config["instruction"] = _text(
-        obj.get("instruction"), "instruction", where, required=True
-    )
-    config["system"] = (
-        _text(obj.get("system"), "system", where) or config["instruction"]
-    )
+    config["instruction"] = _text(obj.get("instruction"), "instruction", where, required=True)
+    config["system"] = _text(obj.get("system"), "system", where) or config["instruction"]
     tools = obj.get("tools") or []
     if not isinstance(tools, list):
-        raise ConfigError(
-            f'{where}: "tools" must be a list of {{name, description, parameters}}'
-        )
+        raise ConfigError(f'{where}: "tools" must be a list of {{name, description, parameters}}')
     for i, tool in enumerate(tools):
-        if (
-            not isinstance(tool, dict)
-            or not isinstance(tool.get("name"), str)
-            or not tool["name"].strip()
-        ):
-            raise ConfigError(
-                f'{where}: tools[{i}] must be a table/object with a non-empty string "name"'
-            )
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"].strip():
+            raise ConfigError(f'{where}: tools[{i}] must be a table/object with a non-empty string "name"')
     config["tools"] = [dict(t) for t in tools]
     if "environment" in obj:
         config["environment"] = obj["environment"]
     slices = obj.get("slices")
     if slices is not None:
-        if not isinstance(slices, list) or not all(
-            isinstance(s, str) and s.strip() for s in slices
-        ):
+        if not isinstance(slices, list) or not all(isinstance(s, str) and s.strip() for s in slices):
             raise ConfigError(f'{where}: "slices" must be a list of non-empty strings')
         config["slices"] = list(slices)
     return config
@@ -179,43 +139,28 @@ def _from_yaml(path: Path) -> dict[str, Any]:
     try:
         import yaml
     except ImportError:  # pragma: no cover - PyYAML comes with google-adk
-        raise ConfigError(
-            f"{path}: reading an ADK Agent Config needs PyYAML: pip install 'goldenkit[adk]'"
-        ) from None
+        raise ConfigError(f"{path}: reading an ADK Agent Config needs PyYAML: pip install 'goldenkit[adk]'") from None
     try:
         obj = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read agent config: {exc.strerror or exc}"
-        ) from None
+        raise ConfigError(f"{path}: cannot read agent config: {exc.strerror or exc}") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"{path}: invalid YAML: {' '.join(str(exc).split())}"
-        ) from None
+        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(obj, dict):
-        raise ConfigError(
-            f"{path}: an ADK Agent Config must be a mapping, got {type(obj).__name__}"
-        )
+        raise ConfigError(f"{path}: an ADK Agent Config must be a mapping, got {type(obj).__name__}")
     tools = []
     for i, tool in enumerate(obj.get("tools") or []):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise ConfigError(f'{path}: tools[{i}] must be a mapping with a "name"')
         tools.append({"name": tool["name"].rsplit(".", 1)[-1]})
-    plain = {
-        k: obj[k]
-        for k in ("name", "description", "instruction")
-        if obj.get(k) is not None
-    }
+    plain = {k: obj[k] for k in ("name", "description", "instruction") if obj.get(k) is not None}
     return check_agent_config({**plain, "tools": tools}, str(path))
 
 
 def _json_schema(value: Any) -> Any:
     """A genai Schema dump as JSON Schema: ``"type"`` values in lower case (``OBJECT`` -> ``object``)."""
     if isinstance(value, dict):
-        return {
-            k: (v.lower() if k == "type" and isinstance(v, str) else _json_schema(v))
-            for k, v in value.items()
-        }
+        return {k: (v.lower() if k == "type" and isinstance(v, str) else _json_schema(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_json_schema(v) for v in value]
     return value
@@ -228,16 +173,12 @@ def _tool_declaration(tool: Any) -> dict[str, Any]:
 
     if not isinstance(tool, BaseTool):
         tool = FunctionTool(tool)
-    decl = (
-        tool._get_declaration()
-    )  # ADK's own declaration of the tool, what the model is offered
+    decl = tool._get_declaration()  # ADK's own declaration of the tool, what the model is offered
     out: dict[str, Any] = {"name": tool.name}
     if tool.description:
         out["description"] = tool.description
     if decl is not None and decl.parameters is not None:
-        out["parameters"] = _json_schema(
-            decl.parameters.model_dump(mode="json", exclude_none=True)
-        )
+        out["parameters"] = _json_schema(decl.parameters.model_dump(mode="json", exclude_none=True))
     elif decl is not None and decl.parameters_json_schema is not None:
         out["parameters"] = decl.parameters_json_schema
     return out
@@ -248,9 +189,7 @@ def _from_agent(spec: str) -> dict[str, Any]:
     from goldenkit.providers import load_agent
 
     agent = load_agent(spec)
-    agent = getattr(
-        agent, "root_agent", agent
-    )  # an ADK App holds its agent as root_agent
+    agent = getattr(agent, "root_agent", agent)  # an ADK App holds its agent as root_agent
     instruction = getattr(agent, "instruction", None)
     if not isinstance(instruction, str) or not instruction.strip():
         raise ConfigError(
@@ -258,14 +197,9 @@ def _from_agent(spec: str) -> dict[str, Any]:
             "write a TOML or JSON agent config instead"
         )
     tools = [_tool_declaration(t) for t in getattr(agent, "tools", None) or []]
-    plain = {
-        "name": getattr(agent, "name", None),
-        "description": getattr(agent, "description", None) or None,
-    }
+    plain = {"name": getattr(agent, "name", None), "description": getattr(agent, "description", None) or None}
     plain = {k: v for k, v in plain.items() if v}
-    return check_agent_config(
-        {**plain, "instruction": instruction, "tools": tools}, spec
-    )
+    return check_agent_config({**plain, "instruction": instruction, "tools": tools}, spec)
 
 
 __all__ = ["check_agent_config", "config_sha256", "read_agent_config"]

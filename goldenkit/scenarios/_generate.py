@@ -68,13 +68,7 @@ from goldenkit.dataset import (
     with_changelog_entry,
     write_version,
 )
-from goldenkit.errors import (
-    DatasetError,
-    GoldenkitError,
-    InfrastructureError,
-    InputError,
-    ProviderError,
-)
+from goldenkit.errors import DatasetError, GoldenkitError, InfrastructureError, InputError, ProviderError
 from goldenkit.providers import get_provider
 from goldenkit.records import Case, Response, Turn
 from goldenkit.runner import CallLimits, ModelCalls
@@ -113,9 +107,7 @@ Write exactly {count} scenarios for this agent.{slice_rule}
 Agent config (JSON):
 {agent}"""
 
-PROMPT_SHA256 = hashlib.sha256(
-    f"{GENERATION_PROMPT}\n\n{GENERATION_REQUEST}".encode()
-).hexdigest()
+PROMPT_SHA256 = hashlib.sha256(f"{GENERATION_PROMPT}\n\n{GENERATION_REQUEST}".encode()).hexdigest()
 
 
 class ScenarioOutputError(InfrastructureError):
@@ -164,9 +156,7 @@ def normalize_prompt(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def scenario_id(
-    prompt: str, taken: set[str] | frozenset[str] = frozenset(), prefix: str = ID_PREFIX
-) -> str:
+def scenario_id(prompt: str, taken: set[str] | frozenset[str] = frozenset(), prefix: str = ID_PREFIX) -> str:
     """``prefix`` + the first 12 hex digits of SHA-256(normalized prompt); more digits (then ``-2``, ...) if taken.
 
     >>> scenario_id("Where is my order?") == scenario_id("where is  my ORDER?")
@@ -207,38 +197,26 @@ def _decode(text: str) -> Any:
 def _text_field(item: Mapping[str, Any], key: str, at: str, *aliases: str) -> str:
     value = next((item[k] for k in (key, *aliases) if k in item), None)
     if not isinstance(value, str) or not value.strip():
-        got = (
-            "missing"
-            if value is None
-            else f"{type(value).__name__} {json.dumps(value)[:60]}"
-        )
+        got = "missing" if value is None else f"{type(value).__name__} {json.dumps(value)[:60]}"
         raise ValueError(f'{at}: "{key}" must be a non-empty string ({got})')
     return value.strip()
 
 
 def _scenario(item: Any, at: str, slice_: str | None) -> Scenario:
     if not isinstance(item, dict):
-        raise ValueError(
-            f"{at}: a scenario must be a JSON object, got {type(item).__name__}"
-        )
+        raise ValueError(f"{at}: a scenario must be a JSON object, got {type(item).__name__}")
     prompt = _text_field(item, "starting_prompt", at)
     plan = _text_field(item, "plan", at, "conversation_plan")
     chosen = slice_ if slice_ is not None else _text_field(item, "slice", at)
     tags = item.get("tags")
     if tags is None:
         tags = []
-    if not isinstance(tags, list) or not all(
-        isinstance(t, str) and t.strip() for t in tags
-    ):
-        raise ValueError(
-            f'{at}: "tags" must be a list of non-empty strings, got {json.dumps(tags)[:60]}'
-        )
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        raise ValueError(f'{at}: "tags" must be a list of non-empty strings, got {json.dumps(tags)[:60]}')
     return Scenario(prompt, plan, chosen, tuple(t.strip() for t in tags))
 
 
-def parse_scenarios(
-    output: str | Sequence[Any], count: int, slice_: str | None = None
-) -> list[Scenario]:
+def parse_scenarios(output: str | Sequence[Any], count: int, slice_: str | None = None) -> list[Scenario]:
     """The first ``count`` scenarios of a generator's output; a ValueError names the first problem.
 
     >>> [s.slice for s in parse_scenarios('[{"starting_prompt": "Hi", "plan": "Ask for help", "slice": "x"}]', 1)]
@@ -252,23 +230,14 @@ def parse_scenarios(
     if isinstance(value, dict) and isinstance(value.get("scenarios"), list):
         value = value["scenarios"]
     if not isinstance(value, list):
-        raise ValueError(
-            f"expected a JSON array of scenarios, got {type(value).__name__}"
-        )
+        raise ValueError(f"expected a JSON array of scenarios, got {type(value).__name__}")
     if len(value) < count:
         raise ValueError(f"asked for {count} scenario(s), got {len(value)}")
-    return [
-        _scenario(item, f"scenario {i + 1}", slice_)
-        for i, item in enumerate(value[:count])
-    ]
+    return [_scenario(item, f"scenario {i + 1}", slice_) for i, item in enumerate(value[:count])]
 
 
 def _raw_text(output: Any) -> str:
-    return (
-        output
-        if isinstance(output, str)
-        else json.dumps(output, ensure_ascii=False, default=str)
-    )
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
 
 
 def ask_until_valid(
@@ -287,35 +256,24 @@ def ask_until_valid(
     failures: list[tuple[str, str]] = []
     for attempt in range(attempts):
         try:
-            output = generator(
-                agent_config, count, None if seed is None else seed + attempt
-            )
+            output = generator(agent_config, count, None if seed is None else seed + attempt)
         except ProviderError as exc:
             if not exc.transient or attempt == attempts - 1:
                 raise
             failures.append((str(exc), ""))
-            time.sleep(
-                min(
-                    exc.retry_after if exc.retry_after is not None else 2.0**attempt,
-                    MAX_BACKOFF_SECONDS,
-                )
-            )
+            time.sleep(min(exc.retry_after if exc.retry_after is not None else 2.0**attempt, MAX_BACKOFF_SECONDS))
             continue
         except GoldenkitError:
             raise
         except Exception as exc:
-            raise InfrastructureError(
-                f"{name} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise InfrastructureError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
         try:
             return parse_scenarios(output, count, slice_), attempt + 1
         except ValueError as exc:
             failures.append((str(exc), _raw_text(output)))
     problem, raw = failures[-1]
     raw = scrub(raw)  # an excerpt: masked before it is cut
-    quoted = json.dumps(raw[:2000], ensure_ascii=False) + (
-        "..." if len(raw) > 2000 else ""
-    )
+    quoted = json.dumps(raw[:2000], ensure_ascii=False) + ("..." if len(raw) > 2000 else "")
     raise ScenarioOutputError(
         f"{name} gave no valid scenarios in {attempts} attempt(s); last problem: {problem}; "
         f"last output ({len(raw)} chars): {quoted}",
@@ -326,9 +284,7 @@ def ask_until_valid(
 # --------------------------------------------------------------------------- the model generator
 
 
-def generation_request(
-    agent_config: Mapping[str, Any], count: int, slice_: str | None = None
-) -> str:
+def generation_request(agent_config: Mapping[str, Any], count: int, slice_: str | None = None) -> str:
     """The user message a model generator sends (:data:`GENERATION_REQUEST` filled in)."""
     slice_rule = f' Every scenario has the slice "{slice_}".' if slice_ else ""
     agent = json.dumps(dict(agent_config), ensure_ascii=False, indent=2, sort_keys=True)
@@ -347,36 +303,23 @@ class ModelGenerator:
     an event loop of its own in a worker thread.
     """
 
-    def __init__(
-        self, provider: str, *, slice_: str | None = None, **options: Any
-    ) -> None:
+    def __init__(self, provider: str, *, slice_: str | None = None, **options: Any) -> None:
         self.provider = provider
         self.slice = slice_
         self.options = {k: v for k, v in options.items() if v is not None}
-        get_provider(
-            provider, **self.options
-        )  # validates the key variable and the options; sends nothing
+        get_provider(provider, **self.options)  # validates the key variable and the options; sends nothing
 
-    def __call__(
-        self, agent_config: dict[str, Any], count: int, seed: int | None
-    ) -> str:
+    def __call__(self, agent_config: dict[str, Any], count: int, seed: int | None) -> str:
         case = Case(
             id="generate-scenarios",
             shape="contract",
             turns=(Turn(user=generation_request(agent_config, count, self.slice)),),
             system=GENERATION_PROMPT,
         )
-        provider = get_provider(
-            self.provider, **self.options, **({} if seed is None else {"seed": seed})
-        )
+        provider = get_provider(self.provider, **self.options, **({} if seed is None else {"seed": seed}))
 
         timeout = self.options.get("timeout")
-        calls = ModelCalls(
-            CallLimits(
-                max_in_flight=1,
-                timeout=float(timeout) if timeout else CallLimits.timeout,
-            )
-        )
+        calls = ModelCalls(CallLimits(max_in_flight=1, timeout=float(timeout) if timeout else CallLimits.timeout))
 
         async def ask() -> str:
             try:
@@ -394,12 +337,7 @@ class ModelGenerator:
 def _existing_prompt(ds: Dataset, row_id: str) -> str | None:
     """A row's first user message: its scenario's starting prompt, else its normalized case's first turn."""
     raw = ds.raw_case(row_id)
-    for key in (
-        "scenario",
-        "conversation_scenario",
-        "conversationScenario",
-        "user_scenario",
-    ):
+    for key in ("scenario", "conversation_scenario", "conversationScenario", "user_scenario"):
         scenario = raw.get(key)
         if isinstance(scenario, Mapping):
             prompt = scenario.get("starting_prompt", scenario.get("startingPrompt"))
@@ -412,18 +350,10 @@ def _existing_prompt(ds: Dataset, row_id: str) -> str | None:
 
 
 def _new_rows(
-    ds: Dataset,
-    scenarios: Sequence[Scenario],
-    agent_config: Mapping[str, Any],
-    source: str,
-    day: str,
+    ds: Dataset, scenarios: Sequence[Scenario], agent_config: Mapping[str, Any], source: str, day: str
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """(the rows to add, the starting prompts dropped as duplicates)."""
-    seen = {
-        normalize_prompt(p)
-        for rid in ds.ids
-        if (p := _existing_prompt(ds, rid)) is not None
-    }
+    seen = {normalize_prompt(p) for rid in ds.ids if (p := _existing_prompt(ds, rid)) is not None}
     taken = set(ds.ids)
     rows: list[dict[str, Any]] = []
     duplicates: list[str] = []
@@ -440,10 +370,7 @@ def _new_rows(
         seen.add(key)
         row_id = scenario_id(s.starting_prompt, taken)
         taken.add(row_id)
-        case = {
-            "scenario": {"starting_prompt": s.starting_prompt, "plan": s.plan},
-            **case_extra,
-        }
+        case = {"scenario": {"starting_prompt": s.starting_prompt, "plan": s.plan}, **case_extra}
         rows.append(
             {
                 "id": row_id,
@@ -483,9 +410,7 @@ def generate_scenarios(
     """
     src = Path(dataset_dir)
     if not src.is_dir():
-        raise InputError(
-            f"{src}: dataset generate needs a dataset folder (dataset.jsonl + dataset.json)"
-        )
+        raise InputError(f"{src}: dataset generate needs a dataset folder (dataset.jsonl + dataset.json)")
     if count < 1:
         raise InputError(f"--count must be at least 1, got {count}")
     if not model or not model.strip():
@@ -493,22 +418,10 @@ def generate_scenarios(
     if slice_ is not None and not slice_.strip():
         raise InputError("--slice must be a non-empty string")
     ds = read_dataset(src)
-    config = (
-        dict(agent_config)
-        if isinstance(agent_config, Mapping)
-        else read_agent_config(agent_config)
-    )
-    new_version, dest = new_version_target(
-        ds, src, version, out
-    )  # refuse before any model call
+    config = dict(agent_config) if isinstance(agent_config, Mapping) else read_agent_config(agent_config)
+    new_version, dest = new_version_target(ds, src, version, out)  # refuse before any model call
     scenarios, used = ask_until_valid(
-        generator,
-        config,
-        count,
-        seed=seed,
-        slice_=slice_,
-        attempts=attempts,
-        name=f"{provider} model {model}",
+        generator, config, count, seed=seed, slice_=slice_, attempts=attempts, name=f"{provider} model {model}"
     )
     day = (today or datetime.now(UTC).date()).isoformat()
     rows, duplicates = _new_rows(ds, scenarios, config, f"generated:{model}:{day}", day)
@@ -532,9 +445,7 @@ def generate_scenarios(
         "prompt_sha256": PROMPT_SHA256,
         "agent_config_sha256": config_sha256(config),
     }
-    manifest = with_changelog_entry(
-        ds.manifest, new_version, date.fromisoformat(day), why, generated=generated
-    )
+    manifest = with_changelog_entry(ds.manifest, new_version, date.fromisoformat(day), why, generated=generated)
     lines = b"".join(ds.raw_line(rid) + b"\n" for rid in ds.ids) + rows_to_jsonl(rows)
     new = write_version(src, dest, lines, manifest, what="generated")
     return ScenariosGenerated(

@@ -82,9 +82,7 @@ def clustered_se(
     )
     se = float(np.sqrt(fit.cov_params()[0, 0]))
     se_iid = float(np.std(s, ddof=1) / np.sqrt(s.size))
-    return ClusteredMean(
-        mean=float(s.mean()), se=se, se_iid=se_iid, n=int(s.size), clusters=n_groups
-    )
+    return ClusteredMean(mean=float(s.mean()), se=se, se_iid=se_iid, n=int(s.size), clusters=n_groups)
 
 
 publish(globals())

@@ -12,16 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.schema import (
-    ERROR,
-    ERROR_KINDS,
-    FAIL,
-    PASS,
-    SKIPPED,
-    VERDICTS,
-    counts_against_candidate,
-    error_kind,
-)
+from goldenkit.schema import ERROR, ERROR_KINDS, FAIL, PASS, SKIPPED, VERDICTS, counts_against_candidate, error_kind
 
 from goldenkit._registry import publish
 from goldenkit.errors import InputError, ResultsError
@@ -68,9 +59,7 @@ COLLAPSED_COLUMNS = (
 
 _CODE = {v: i for i, v in enumerate(VERDICTS)}  # PASS 0, FAIL 1, ERROR 2, SKIPPED 3
 _KIND = {kind: i for i, kind in enumerate(ERROR_KINDS)}
-_CANDIDATE_KIND = np.array(
-    [counts_against_candidate(kind) for kind in ERROR_KINDS], dtype=bool
-)
+_CANDIDATE_KIND = np.array([counts_against_candidate(kind) for kind in ERROR_KINDS], dtype=bool)
 _KIND_NAMES = np.array(ERROR_KINDS, dtype=object)
 _RULE_RE = re.compile(r"^at_least:(\d+)$")
 
@@ -85,31 +74,23 @@ def parse_rule(rule: str) -> tuple[str, int]:
     m = _RULE_RE.match(rule) if isinstance(rule, str) else None
     if m and int(m.group(1)) >= 1:
         return "at_least", int(m.group(1))
-    raise InputError(
-        f"unknown collapse rule {rule!r}: use majority, all, any or at_least:K (K >= 1)"
-    )
+    raise InputError(f"unknown collapse rule {rule!r}: use majority, all, any or at_least:K (K >= 1)")
 
 
-def verdict_codes(
-    verdicts: pd.Series | pd.Categorical | np.ndarray, row_ids: Any = None
-) -> np.ndarray:
+def verdict_codes(verdicts: pd.Series | pd.Categorical | np.ndarray, row_ids: Any = None) -> np.ndarray:
     """Verdicts as int8 codes (PASS 0, FAIL 1, ERROR 2, SKIPPED 3); unknown ones are an error."""
     s = verdicts if isinstance(verdicts, pd.Series) else pd.Series(verdicts)
     codes: np.ndarray
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = list(s.cat.categories)
         lut = np.array([_CODE.get(str(c), -1) for c in cats] + [-1], dtype=np.int8)
-        codes = lut[
-            np.asarray(s.cat.codes)
-        ]  # code -1 (missing) maps to the trailing -1
+        codes = lut[np.asarray(s.cat.codes)]  # code -1 (missing) maps to the trailing -1
     else:
         codes = pd.Index(list(VERDICTS)).get_indexer(s).astype(np.int8)
     if codes.size and codes.min() < 0:
         bad = int(np.flatnonzero(codes < 0)[0])
         where = f" (row {np.asarray(row_ids)[bad]})" if row_ids is not None else ""
-        raise ResultsError(
-            f"unknown verdict {s.iloc[bad]!r}{where}: expected one of {', '.join(VERDICTS)}"
-        )
+        raise ResultsError(f"unknown verdict {s.iloc[bad]!r}{where}: expected one of {', '.join(VERDICTS)}")
     return codes
 
 
@@ -124,9 +105,7 @@ def _passes(n_pass: np.ndarray, n_votes: np.ndarray, kind: str, k: int) -> np.nd
     return np.asarray(n_pass >= k)
 
 
-def _vote(
-    n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str
-) -> tuple[np.ndarray, np.ndarray]:
+def _vote(n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, rule: str) -> tuple[np.ndarray, np.ndarray]:
     """Verdict codes of rows and which of them are undecided (see :mod:`goldenkit.stats`).
 
     Every errored repeat is counted as PASS or FAIL in turn: a row is PASS or FAIL only when
@@ -142,18 +121,12 @@ def _vote(
     undecided = (graded > 0) & maybe & ~surely
     out = np.where(surely, _CODE[PASS], _CODE[FAIL]).astype(np.int8)
     out = np.where(undecided, _CODE[ERROR], out)
-    out = np.where(
-        graded == 0, np.where(n_error > 0, _CODE[ERROR], _CODE[SKIPPED]), out
-    )
+    out = np.where(graded == 0, np.where(n_error > 0, _CODE[ERROR], _CODE[SKIPPED]), out)
     return out.astype(np.int8), undecided
 
 
 def decided_rows(
-    n_pass: np.ndarray,
-    n_fail: np.ndarray,
-    n_error: np.ndarray,
-    n_unrun: np.ndarray,
-    rule: str,
+    n_pass: np.ndarray, n_fail: np.ndarray, n_error: np.ndarray, n_unrun: np.ndarray, rule: str
 ) -> np.ndarray:
     """Whether each row's collapsed verdict can no longer change, whatever its ``n_unrun`` repeats not yet
     called give: the collapse of :func:`_vote` with those repeats counted as unknown, as errored repeats
@@ -165,9 +138,7 @@ def decided_rows(
     longer be reached.
     """
     unrun = np.asarray(n_unrun, dtype=np.int64)
-    codes, undecided = _vote(
-        np.asarray(n_pass), np.asarray(n_fail), np.asarray(n_error) + unrun, rule
-    )
+    codes, undecided = _vote(np.asarray(n_pass), np.asarray(n_fail), np.asarray(n_error) + unrun, rule)
     graded = (codes == _CODE[PASS]) | (codes == _CODE[FAIL])
     return np.asarray((graded & ~undecided) | (unrun == 0))
 
@@ -222,9 +193,7 @@ def collapse_repeats(outcomes: pd.DataFrame, rule: str = "majority") -> pd.DataF
     return collapse_with_codes(outcomes, rule)[0]
 
 
-def collapse_with_codes(
-    outcomes: pd.DataFrame, rule: str = "majority"
-) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+def collapse_with_codes(outcomes: pd.DataFrame, rule: str = "majority") -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """:func:`collapse_repeats` plus, per outcome, its row's position in the result and its verdict code.
 
     Lets a caller pick outcomes of given rows (a flip list's responses) without
@@ -238,25 +207,15 @@ def collapse_with_codes(
     if row_codes.size and row_codes.min() < 0:
         raise ResultsError("outcomes have a missing row_id")
     v = verdict_codes(outcomes["verdict"], outcomes["row_id"])
-    rep = (
-        np.asarray(outcomes["repeat"], dtype=np.int64)
-        if "repeat" in outcomes.columns
-        else None
-    )
+    rep = np.asarray(outcomes["repeat"], dtype=np.int64) if "repeat" in outcomes.columns else None
     first = first_positions(row_codes, len(uniques))
     per_row = {
         col: outcomes[col].take(first).reset_index(drop=True)
         for col in ("slice", "split", "tags")
         if col in outcomes.columns
     }
-    kinds = (
-        error_kind_codes(outcomes["error_kind"])
-        if "error_kind" in outcomes.columns
-        else None
-    )
-    collapsed = collapse_arrays(
-        uniques, row_codes, v, rule, repeats=rep, row_columns=per_row, error_kinds=kinds
-    )
+    kinds = error_kind_codes(outcomes["error_kind"]) if "error_kind" in outcomes.columns else None
+    collapsed = collapse_arrays(uniques, row_codes, v, rule, repeats=rep, row_columns=per_row, error_kinds=kinds)
     return collapsed, row_codes.astype(np.int64), v
 
 
@@ -272,40 +231,26 @@ def error_kind_codes(kinds: pd.Series | pd.Categorical | np.ndarray) -> np.ndarr
     else:
         codes, found = pd.factorize(s.astype(object), sort=False)
         uniques = list(found)
-    lut = np.array(
-        [_KIND[error_kind(u)] for u in uniques] + [_KIND[error_kind(None)]],
-        dtype=np.int8,
-    )
-    return np.asarray(
-        lut[codes], dtype=np.int8
-    )  # code -1 (missing) maps to the trailing entry
+    lut = np.array([_KIND[error_kind(u)] for u in uniques] + [_KIND[error_kind(None)]], dtype=np.int8)
+    return np.asarray(lut[codes], dtype=np.int8)  # code -1 (missing) maps to the trailing entry
 
 
 def _error_kind_columns(
-    row_codes: np.ndarray,
-    verdicts: np.ndarray,
-    kinds: np.ndarray,
-    row_verdicts: np.ndarray,
+    row_codes: np.ndarray, verdicts: np.ndarray, kinds: np.ndarray, row_verdicts: np.ndarray
 ) -> dict[str, Any]:
     """``n_candidate_errors``, ``n_permanent`` and ``error_kind`` of each row (see :func:`collapse_arrays`)."""
     n_rows, width = len(row_verdicts), len(ERROR_KINDS)
     err = np.asarray(verdicts) == _CODE[ERROR]
     err_rows, err_kinds = row_codes[err], np.asarray(kinds, dtype=np.int64)[err]
-    n_candidate = np.bincount(
-        err_rows[_CANDIDATE_KIND[err_kinds]], minlength=n_rows
-    ).astype(np.int64)
+    n_candidate = np.bincount(err_rows[_CANDIDATE_KIND[err_kinds]], minlength=n_rows).astype(np.int64)
     kind = np.full(n_rows, None, dtype=object)
-    error_rows = np.flatnonzero(
-        row_verdicts == _CODE[ERROR]
-    )  # few: only their repeats are counted by kind
+    error_rows = np.flatnonzero(row_verdicts == _CODE[ERROR])  # few: only their repeats are counted by kind
     if error_rows.size:
         line = np.full(n_rows, -1, dtype=np.int64)
         line[error_rows] = np.arange(error_rows.size)
         at = line[err_rows]
         keep = at >= 0
-        per = np.bincount(
-            at[keep] * width + err_kinds[keep], minlength=error_rows.size * width
-        )
+        per = np.bincount(at[keep] * width + err_kinds[keep], minlength=error_rows.size * width)
         per = per.reshape(error_rows.size, width)
         # the candidate's kinds when the row has one, else every kind; argmax takes the first of equal counts
         eligible = _CANDIDATE_KIND[None, :] | (n_candidate[error_rows] == 0)[:, None]
@@ -363,9 +308,7 @@ def collapse_arrays(
         dup = np.bincount(row_codes * width + rep, minlength=n_rows * width)
         if dup.max(initial=0) > 1:
             at = int(np.flatnonzero(dup > 1)[0])
-            raise ResultsError(
-                f"row {row_ids[at // width]!r} repeat {at % width} appears more than once"
-            )
+            raise ResultsError(f"row {row_ids[at // width]!r} repeat {at % width} appears more than once")
     per = np.bincount(row_codes * 4 + verdicts, minlength=n_rows * 4).reshape(n_rows, 4)
     n_pass, n_fail, n_error, n_skipped = (per[:, i] for i in range(4))
     codes, undecided = _vote(n_pass, n_fail, n_error, rule)
@@ -390,11 +333,7 @@ def collapse_arrays(
 
 def _as_collapsed(frame: pd.DataFrame, rule: str) -> pd.DataFrame:
     """Accept either outcomes (row x repeat) or an already collapsed table."""
-    if (
-        "n_pass" in frame.columns
-        and "n_graded" in frame.columns
-        and "verdict" in frame.columns
-    ):
+    if "n_pass" in frame.columns and "n_graded" in frame.columns and "verdict" in frame.columns:
         return frame
     return collapse_repeats(frame, rule)
 
@@ -437,19 +376,10 @@ def group_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if not _is_list_column(values):
         codes, names = sorted_codes(values)
         return np.arange(len(values), dtype=np.int64), codes, names
-    lists = [
-        list(dict.fromkeys(str(t) for t in v))
-        if isinstance(v, (list, tuple, np.ndarray))
-        else []
-        for v in values
-    ]
+    lists = [list(dict.fromkeys(str(t) for t in v)) if isinstance(v, (list, tuple, np.ndarray)) else [] for v in values]
     lists = [tags or [UNTAGGED] for tags in lists]
-    rows = np.repeat(
-        np.arange(len(lists), dtype=np.int64), [len(tags) for tags in lists]
-    )
-    codes, names = sorted_codes(
-        pd.Series([t for tags in lists for t in tags], dtype=object)
-    )
+    rows = np.repeat(np.arange(len(lists), dtype=np.int64), [len(tags) for tags in lists])
+    codes, names = sorted_codes(pd.Series([t for tags in lists for t in tags], dtype=object))
     return rows, codes, names
 
 
@@ -496,18 +426,10 @@ def slice_table(
     ``error_rows`` and ``skipped_rows`` (rows whose collapsed verdict is
     ERROR / SKIPPED; they are outside ``n``).
     """
-    c = _as_collapsed(
-        outcomes if isinstance(outcomes, pd.DataFrame) else _outcomes_of(outcomes, by),
-        rule,
-    )
+    c = _as_collapsed(outcomes if isinstance(outcomes, pd.DataFrame) else _outcomes_of(outcomes, by), rule)
     if by not in c.columns:
-        known = ", ".join(
-            str(col) for col in c.columns if col in ("slice", "split", "tags", "source")
-        )
-        raise InputError(
-            f"cannot group by {by!r}: no such column"
-            + (f" (try {known})" if known else "")
-        )
+        known = ", ".join(str(col) for col in c.columns if col in ("slice", "split", "tags", "source"))
+        raise InputError(f"cannot group by {by!r}: no such column" + (f" (try {known})" if known else ""))
     rows, g_codes, g_uniques = group_codes(c[by].reset_index(drop=True))
     if g_codes.size and g_codes.min() < 0:
         raise ResultsError(f"a row has no {by!r}")
@@ -526,10 +448,7 @@ def slice_table(
         "error_rows": (vcodes == 2).astype(np.int64),
         "skipped_rows": (vcodes == 3).astype(np.int64),
     }
-    sums = {
-        name: np.bincount(g_codes, weights=arr[rows], minlength=m).astype(np.int64)
-        for name, arr in cols.items()
-    }
+    sums = {name: np.bincount(g_codes, weights=arr[rows], minlength=m).astype(np.int64) for name, arr in cols.items()}
     for name in sums:
         sums[name] = np.append(sums[name], cols[name].sum())
     labels = [*map(str, g_uniques), OVERALL]
@@ -541,19 +460,13 @@ def slice_table(
     return groups
 
 
-def _rate_table(
-    by: str, labels: Sequence[str], sums: dict[str, np.ndarray], confidence: float
-) -> pd.DataFrame:
+def _rate_table(by: str, labels: Sequence[str], sums: dict[str, np.ndarray], confidence: float) -> pd.DataFrame:
     n, k = sums["n"], sums["k"]
     lo, hi = wilson_ci(k, n, confidence)
     with np.errstate(divide="ignore", invalid="ignore"):
         p_hat = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
         graded_att = sums["pass"] + sums["fail"]
-        att = np.where(
-            graded_att > 0,
-            sums["pass"] / np.where(graded_att > 0, graded_att, 1),
-            np.nan,
-        )
+        att = np.where(graded_att > 0, sums["pass"] / np.where(graded_att > 0, graded_att, 1), np.nan)
     out = pd.DataFrame({by: list(labels)})
     for name in ("rows", "attempts", "pass", "fail", "error", "skipped", "n", "k"):
         out[name] = sums[name]

@@ -67,9 +67,7 @@ def wilson_ci(k: Any, n: Any, confidence: float = 0.95) -> tuple[Any, Any]:
     return _ret(lo, scalar), _ret(hi, scalar)
 
 
-def wilson_ci_effective(
-    p_hat: Any, n_eff: Any, confidence: float = 0.95
-) -> tuple[Any, Any]:
+def wilson_ci_effective(p_hat: Any, n_eff: Any, confidence: float = 0.95) -> tuple[Any, Any]:
     """Wilson score interval of a proportion ``p_hat`` at an effective sample size ``n_eff``, vectorized.
 
     The interval of :func:`wilson_ci` with ``k / n = p_hat`` and ``n = n_eff``, where
@@ -84,9 +82,7 @@ def wilson_ci_effective(
     """
     _z(confidence)  # validates
     scalar = _is_scalar(p_hat, n_eff)
-    p_arr, n_arr = np.broadcast_arrays(
-        np.asarray(p_hat, dtype=float), np.asarray(n_eff, dtype=float)
-    )
+    p_arr, n_arr = np.broadcast_arrays(np.asarray(p_hat, dtype=float), np.asarray(n_eff, dtype=float))
     if np.any(~np.isfinite(p_arr)) or np.any(p_arr < 0) or np.any(p_arr > 1):
         raise InputError(f"p_hat must be a proportion in [0, 1], got {p_hat!r}")
     if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 0):
@@ -95,9 +91,7 @@ def wilson_ci_effective(
     return _ret(lo, scalar), _ret(hi, scalar)
 
 
-def _wilson(
-    k: np.ndarray, n: np.ndarray, confidence: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _wilson(k: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """The Wilson bounds of ``k`` successes in ``n`` trials (``n`` may be fractional), exact at the ends."""
     empty = n == 0
     safe_n = np.where(empty, 1.0, n)
@@ -114,9 +108,7 @@ def _wilson(
 # --------------------------------------------------------------------------- paired difference
 
 
-def paired_diff_ci(
-    n11: Any, n10: Any, n01: Any, n00: Any, confidence: float = 0.95
-) -> tuple[Any, Any, Any]:
+def paired_diff_ci(n11: Any, n10: Any, n01: Any, n00: Any, confidence: float = 0.95) -> tuple[Any, Any, Any]:
     """Newcombe (1998) method 10 interval for ``p1 - p2`` of paired proportions.
 
     The 2x2 table of paired outcomes: ``n11`` both succeeded, ``n10`` only the
@@ -132,12 +124,7 @@ def paired_diff_ci(
     (-0.0621, -0.1186, -0.0046)
     """
     scalar = _is_scalar(n11, n10, n01, n00)
-    a, b, c, d = np.broadcast_arrays(
-        _counts(n11, "n11"),
-        _counts(n10, "n10"),
-        _counts(n01, "n01"),
-        _counts(n00, "n00"),
-    )
+    a, b, c, d = np.broadcast_arrays(_counts(n11, "n11"), _counts(n10, "n10"), _counts(n01, "n01"), _counts(n00, "n00"))
     n = a + b + c + d
     safe = np.where(n > 0, n, 1.0)
     p1 = (a + b) / safe
@@ -148,19 +135,9 @@ def paired_diff_ci(
     num = a * d - b * c
     num = np.where(num > n / 2.0, num - n / 2.0, np.where(num >= 0, 0.0, num))
     with np.errstate(divide="ignore", invalid="ignore"):
-        phi = np.where(
-            margins > 0, num / np.sqrt(np.where(margins > 0, margins, 1.0)), 0.0
-        )
-    d1 = np.sqrt(
-        np.maximum(
-            (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0
-        )
-    )
-    d2 = np.sqrt(
-        np.maximum(
-            (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2, 0.0
-        )
-    )
+        phi = np.where(margins > 0, num / np.sqrt(np.where(margins > 0, margins, 1.0)), 0.0)
+    d1 = np.sqrt(np.maximum((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    d2 = np.sqrt(np.maximum((p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2, 0.0))
     est = p1 - p2
     lo = np.maximum(-1.0, est - d1)
     hi = np.minimum(1.0, est + d2)

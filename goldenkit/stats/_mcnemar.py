@@ -116,15 +116,11 @@ def holm(p_values: Any) -> np.ndarray:
 # --------------------------------------------------------------------------- planning
 
 
-def _check_plan(
-    delta: float, discordance: float, alpha: float, power: float | None
-) -> None:
+def _check_plan(delta: float, discordance: float, alpha: float, power: float | None) -> None:
     if not 0.0 < discordance <= 1.0:
         raise InputError(f"discordance must be in (0, 1], got {discordance!r}")
     if not 0.0 < abs(delta) <= discordance:
-        raise InputError(
-            f"|delta| must be in (0, discordance]: delta={delta!r}, discordance={discordance!r}"
-        )
+        raise InputError(f"|delta| must be in (0, discordance]: delta={delta!r}, discordance={discordance!r}")
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must be in (0, 1), got {alpha!r}")
     if power is not None and not 0.0 < power < 1.0:
@@ -132,14 +128,9 @@ def _check_plan(
 
 
 def _connor_n(delta: float, psi: float, alpha: float, power: float) -> float:
-    za = _sps.norm.isf(
-        alpha / 2
-    )  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
+    za = _sps.norm.isf(alpha / 2)  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
     zb = _sps.norm.ppf(power)
-    return float(
-        (za * math.sqrt(psi) + zb * math.sqrt(psi - delta * delta)) ** 2
-        / (delta * delta)
-    )
+    return float((za * math.sqrt(psi) + zb * math.sqrt(psi - delta * delta)) ** 2 / (delta * delta))
 
 
 def _exact_reject_prob(m: np.ndarray, pi_fix: float, alpha: float) -> np.ndarray:
@@ -155,9 +146,7 @@ def _exact_reject_prob(m: np.ndarray, pi_fix: float, alpha: float) -> np.ndarray
     return np.where(m > 0, np.minimum(1.0, lower + upper), 0.0)
 
 
-def mcnemar_power(
-    n: int, delta: float, discordance: float, alpha: float = 0.05, method: str = "exact"
-) -> float:
+def mcnemar_power(n: int, delta: float, discordance: float, alpha: float = 0.05, method: str = "exact") -> float:
     """Power of a two-sided McNemar comparison of ``n`` paired rows.
 
     ``discordance`` is the expected share of rows that flip either way and
@@ -172,14 +161,10 @@ def mcnemar_power(
         raise InputError(f"n must be >= 1, got {n!r}")
     d = abs(delta)
     if method == "connor":
-        za = _sps.norm.isf(
-            alpha / 2
-        )  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
+        za = _sps.norm.isf(alpha / 2)  # not ppf(1 - alpha / 2): 1 - 1e-20 / 2 is 1.0 in floating point
         if d >= discordance:
             return 1.0
-        zb = (math.sqrt(n) * d - za * math.sqrt(discordance)) / math.sqrt(
-            discordance - d * d
-        )
+        zb = (math.sqrt(n) * d - za * math.sqrt(discordance)) / math.sqrt(discordance - d * d)
         return float(_sps.norm.cdf(zb))
     if method != "exact":
         raise InputError(f"unknown power method {method!r}: use exact or connor")
@@ -195,11 +180,7 @@ def mcnemar_power(
 
 
 def rows_needed(
-    delta: float,
-    discordance: float,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    method: str = "exact",
+    delta: float, discordance: float, alpha: float = 0.05, power: float = 0.8, method: str = "exact"
 ) -> int:
     """Rows needed to detect a change ``delta`` in pass rate with the exact McNemar test.
 
@@ -231,14 +212,8 @@ def rows_needed(
     while mcnemar_power(n, delta, discordance, alpha) < power:
         n += step
         if n > 2 * MAX_PLAN_ROWS:
-            raise InputError(
-                f"more than {2 * MAX_PLAN_ROWS:,} rows needed; the plan is not practical"
-            )
-    return _first_reaching(
-        max(1, n - step),
-        n,
-        lambda k: mcnemar_power(k, delta, discordance, alpha) >= power,
-    )
+            raise InputError(f"more than {2 * MAX_PLAN_ROWS:,} rows needed; the plan is not practical")
+    return _first_reaching(max(1, n - step), n, lambda k: mcnemar_power(k, delta, discordance, alpha) >= power)
 
 
 def _first_reaching(lo: int, hi: int, reaches: Any) -> int:
@@ -257,11 +232,7 @@ def _first_reaching(lo: int, hi: int, reaches: Any) -> int:
 
 
 def min_detectable_effect(
-    n: int,
-    discordance: float,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    method: str = "exact",
+    n: int, discordance: float, alpha: float = 0.05, power: float = 0.8, method: str = "exact"
 ) -> float:
     """Smallest change in pass rate that ``n`` paired rows detect with the given power.
 
@@ -290,11 +261,7 @@ def min_detectable_effect(
     zb = float(_sps.norm.ppf(power))
 
     def f(d: float) -> float:
-        return (
-            math.sqrt(n) * d
-            - za * math.sqrt(discordance)
-            - zb * math.sqrt(max(discordance - d * d, 0.0))
-        )
+        return math.sqrt(n) * d - za * math.sqrt(discordance) - zb * math.sqrt(max(discordance - d * d, 0.0))
 
     if f(discordance) < 0:
         return float("nan")

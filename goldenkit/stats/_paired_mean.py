@@ -41,13 +41,9 @@ def paired_mean_diff(base: Any, cand: Any, confidence: float = 0.95) -> pd.DataF
     number (a text, a bool, an infinity) is an InputError naming its side and position."""
     b, c = _numbers(base, "base"), _numbers(cand, "cand")
     if b.shape != c.shape:
-        raise InputError(
-            f"paired_mean_diff: {len(b)} base values and {len(c)} candidate values: pair them by row"
-        )
+        raise InputError(f"paired_mean_diff: {len(b)} base values and {len(c)} candidate values: pair them by row")
     if not 0 < confidence < 1:
-        raise InputError(
-            f"paired_mean_diff: confidence must be between 0 and 1, got {confidence!r}"
-        )
+        raise InputError(f"paired_mean_diff: confidence must be between 0 and 1, got {confidence!r}")
     keep = ~np.isnan(b) & ~np.isnan(c)
     b, c = b[keep], c[keep]
     n = int(b.size)
@@ -55,11 +51,7 @@ def paired_mean_diff(base: Any, cand: Any, confidence: float = 0.95) -> pd.DataF
     diff = float(d.mean()) if n else float("nan")
     low = high = float("nan")
     if n >= 2:
-        half = (
-            float(_sps.t.ppf((1 + confidence) / 2, n - 1))
-            * float(d.std(ddof=1))
-            / np.sqrt(n)
-        )
+        half = float(_sps.t.ppf((1 + confidence) / 2, n - 1)) * float(d.std(ddof=1)) / np.sqrt(n)
         low, high = diff - half, diff + half
     return pd.DataFrame(
         {
@@ -80,20 +72,12 @@ def _numbers(values: Any, side: str) -> np.ndarray:
     items = list(values)
     out = np.full(len(items), np.nan)
     for i, v in enumerate(items):
-        if (
-            v is None
-            or v is pd.NA
-            or (isinstance(v, float | np.floating) and np.isnan(v))
-        ):
+        if v is None or v is pd.NA or (isinstance(v, float | np.floating) and np.isnan(v)):
             continue
-        if isinstance(v, bool | np.bool_) or not isinstance(
-            v, int | float | np.integer | np.floating
-        ):
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating):
             raise InputError(f"paired_mean_diff: {side}[{i}] is {v!r}, not a number")
         if not np.isfinite(v):
-            raise InputError(
-                f"paired_mean_diff: {side}[{i}] is {v!r}, not a finite number"
-            )
+            raise InputError(f"paired_mean_diff: {side}[{i}] is {v!r}, not a finite number")
         out[i] = float(v)
     return out
 

@@ -89,79 +89,48 @@ class PPIEstimate:
         return asdict(self)
 
 
-def _values(
-    name: str, values: Sequence[float] | np.ndarray, bounds: tuple[float, float] | None
-) -> np.ndarray:
+def _values(name: str, values: Sequence[float] | np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
     arr = np.asarray(values, dtype=float).reshape(-1)
     if bounds is None:
         if arr.size and not np.isin(arr, (0.0, 1.0)).all():
             raise ValueError(f"ppi_mean: {name} must hold 0/1 verdicts")
-    elif arr.size and not (
-        np.isfinite(arr).all() and (arr >= bounds[0]).all() and (arr <= bounds[1]).all()
-    ):
-        raise ValueError(
-            f"ppi_mean: {name} must hold values in [{bounds[0]:g}, {bounds[1]:g}]"
-        )
+    elif arr.size and not (np.isfinite(arr).all() and (arr >= bounds[0]).all() and (arr <= bounds[1]).all()):
+        raise ValueError(f"ppi_mean: {name} must hold values in [{bounds[0]:g}, {bounds[1]:g}]")
     return arr
 
 
-def _batch(
-    fu: np.ndarray, fl: np.ndarray, y: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _batch(fu: np.ndarray, fl: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(estimate, se, lam) of PPI++ for each row of (draws x N), (draws x n), (draws x n) arrays."""
     n, big_n = y.shape[1], fu.shape[1]
-    theta1 = fu.mean(1) + (y - fl).mean(
-        1
-    )  # lam = 1: the centre ppi-python tunes lam around
+    theta1 = fu.mean(1) + (y - fl).mean(1)  # lam = 1: the centre ppi-python tunes lam around
     g, gh = y - theta1[:, None], fl - theta1[:, None]
-    cov = (
-        2.0
-        * ((g - g.mean(1, keepdims=True)) * (gh - gh.mean(1, keepdims=True))).sum(1)
-        / n
-    )
+    cov = 2.0 * ((g - g.mean(1, keepdims=True)) * (gh - gh.mean(1, keepdims=True))).sum(1) / n
     var = np.concatenate([fl, fu], axis=1).var(1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = cov / (2.0 * (1.0 + n / big_n) * var)
-    lam = np.clip(
-        np.nan_to_num(lam, nan=0.0), 0.0, 1.0
-    )  # a judge of one verdict throughout: human only
+    lam = np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)  # a judge of one verdict throughout: human only
     est = lam * fu.mean(1) + (y - lam[:, None] * fl).mean(1)
-    se = np.sqrt(
-        (lam[:, None] * fu).var(1) / big_n + (y - lam[:, None] * fl).var(1) / n
-    )
+    se = np.sqrt((lam[:, None] * fu).var(1) / big_n + (y - lam[:, None] * fl).var(1) / n)
     return est, se, lam
 
 
-def _weighted(
-    fu: np.ndarray, fl: np.ndarray, y: np.ndarray, w: np.ndarray
-) -> tuple[float, float, float]:
+def _weighted(fu: np.ndarray, fl: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
     """(estimate, se, lam) of the inverse-probability-weighted estimator over all M rows."""
     f = np.concatenate([fl, fu])
     labelled_w = np.concatenate([w, np.zeros(fu.size)])
     human = np.concatenate([y, np.zeros(fu.size)])
     a, b = f * (1.0 - labelled_w), human * labelled_w  # Z = lam * a + b
     var_a = a.var()
-    lam = (
-        float(np.clip(-np.cov(a, b, ddof=0)[0, 1] / var_a, 0.0, 1.0))
-        if var_a > 0
-        else 0.0
-    )
+    lam = float(np.clip(-np.cov(a, b, ddof=0)[0, 1] / var_a, 0.0, 1.0)) if var_a > 0 else 0.0
     z = lam * a + b
     return float(z.mean()), float(z.std() / np.sqrt(z.size)), lam
 
 
 def _labels_alone(
-    y: np.ndarray,
-    weights: Sequence[float] | np.ndarray | None,
-    bounds: tuple[float, float],
-    z: float,
+    y: np.ndarray, weights: Sequence[float] | np.ndarray | None, bounds: tuple[float, float], z: float
 ) -> tuple[float, float, float]:
     """(estimate, se, lam = 0) from the labels alone when they give no variance (module doc)."""
-    w = (
-        np.ones(y.size)
-        if weights is None
-        else np.asarray(weights, dtype=float).reshape(-1)
-    )
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     mean = float((w * y).sum() / w.sum())
     n_eff = float(w.sum() ** 2 / (w**2).sum())
     u = z * z / (n_eff + z * z)
@@ -189,42 +158,27 @@ def ppi_mean(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"ppi_mean: alpha must be in (0, 1), got {alpha}")
     if bounds is not None and not (np.isfinite(bounds).all() and bounds[0] < bounds[1]):
-        raise ValueError(
-            f"ppi_mean: bounds must be finite (low, high) with low < high, got {bounds!r}"
-        )
-    fu, fl = (
-        _values("judge_unlabelled", judge_unlabelled, bounds),
-        _values("judge_labelled", judge_labelled, bounds),
-    )
+        raise ValueError(f"ppi_mean: bounds must be finite (low, high) with low < high, got {bounds!r}")
+    fu, fl = _values("judge_unlabelled", judge_unlabelled, bounds), _values("judge_labelled", judge_labelled, bounds)
     y = _values("human_labelled", human_labelled, bounds)
     if fl.size != y.size:
-        raise ValueError(
-            f"ppi_mean: {fl.size} judge verdicts on labelled rows, {y.size} human labels"
-        )
+        raise ValueError(f"ppi_mean: {fl.size} judge verdicts on labelled rows, {y.size} human labels")
     if y.size < 2 or fu.size < 1:
-        raise ValueError(
-            "ppi_mean: needs at least 2 labelled rows and 1 row graded by the judge alone"
-        )
+        raise ValueError("ppi_mean: needs at least 2 labelled rows and 1 row graded by the judge alone")
     if weights is None:
         est_a, se_a, lam_a = _batch(fu[None, :], fl[None, :], y[None, :])
         est, se, lam = float(est_a[0]), float(se_a[0]), float(lam_a[0])
     else:
         w = np.asarray(weights, dtype=float).reshape(-1)
         if w.size != y.size or not np.isfinite(w).all() or (w < 1.0).any():
-            raise ValueError(
-                "ppi_mean: weights are one inverse sampling probability (>= 1) per labelled row"
-            )
+            raise ValueError("ppi_mean: weights are one inverse sampling probability (>= 1) per labelled row")
         est, se, lam = _weighted(fu, fl, y, w)
     low, high = (0.0, 1.0) if bounds is None else (float(bounds[0]), float(bounds[1]))
     z = float(norm.ppf(1.0 - alpha / 2.0))
-    if (
-        not se > 1e-12
-    ):  # no variance to read: the labels' own Wilson interval (module doc)
+    if not se > 1e-12:  # no variance to read: the labels' own Wilson interval (module doc)
         est, se, lam = _labels_alone(y, weights, (low, high), z)
     half = z * se
-    human_sd = float(
-        y.std()
-    )  # a human-only estimate's standard error is human_sd / sqrt(n)
+    human_sd = float(y.std())  # a human-only estimate's standard error is human_sd / sqrt(n)
     effective_n = (human_sd / se) ** 2 if se > 0 and human_sd > 0 else float(y.size)
     return PPIEstimate(
         estimate=est,

@@ -21,9 +21,7 @@ from goldenkit._registry import publish
 __all__ = ["representative_repeats"]
 
 
-def representative_repeats(
-    outcomes: pd.DataFrame, collapsed: pd.DataFrame
-) -> pd.DataFrame:
+def representative_repeats(outcomes: pd.DataFrame, collapsed: pd.DataFrame) -> pd.DataFrame:
     """One outcome line per row of ``outcomes`` (in the order rows first appear), chosen as the module doc says.
 
     ``outcomes`` has ``row_id``, ``verdict`` and (optionally) ``repeat``; ``collapsed`` has ``row_id`` and
@@ -34,9 +32,7 @@ def representative_repeats(
     codes, _ = pd.factorize(outcomes["row_id"], sort=False)
     want = collapsed.set_index("row_id")["verdict"].astype(str)
     target = want.reindex(outcomes["row_id"]).to_numpy(dtype=object)
-    miss = (outcomes["verdict"].astype(str).to_numpy(dtype=object) != target).astype(
-        np.int64
-    )
+    miss = (outcomes["verdict"].astype(str).to_numpy(dtype=object) != target).astype(np.int64)
     if "repeat" in outcomes.columns:
         rep = outcomes["repeat"].fillna(0).to_numpy(dtype=np.int64)
     else:

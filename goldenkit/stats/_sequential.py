@@ -98,9 +98,7 @@ __all__ = ["SequentialTest", "sequential_path", "sequential_paired_test"]
 #: The decisions, in the order of their integer codes in the vectorized paths.
 DECISIONS = ("undecided", "regression", "non_inferior")
 
-_LAMBDA_MAX = (
-    0.5  # the bets' truncation (confseq's default for the empirical-Bernstein bound)
-)
+_LAMBDA_MAX = 0.5  # the bets' truncation (confseq's default for the empirical-Bernstein bound)
 
 
 @dataclass(frozen=True)
@@ -157,21 +155,7 @@ def sequential_paired_test(
     r_alpha = _levels(alpha, margin, regression_alpha)
     rows = b_arr.shape[0]
     if rows == 0:  # nothing seen: no drop observed, the bounds of any population
-        return SequentialTest(
-            "undecided",
-            None,
-            0,
-            population,
-            0,
-            0,
-            1.0,
-            math.nan,
-            -1.0,
-            1.0,
-            alpha,
-            r_alpha,
-            margin,
-        )
+        return SequentialTest("undecided", None, 0, population, 0, 0, 1.0, math.nan, -1.0, 1.0, alpha, r_alpha, margin)
     path = _path_matrix(b_arr[None, :], c_arr[None, :], population, alpha, r_alpha)
     code, step = _decide(path, margin, r_alpha)
     idx = int(step[0]) - 1 if code[0] else rows - 1
@@ -214,13 +198,7 @@ def sequential_path(
     r_alpha = _levels(alpha, 0.5, regression_alpha)
     if b_arr.size == 0:  # no row read yet: empty paths
         empty = np.zeros(0)
-        return {
-            "b": empty.astype(int),
-            "c": empty.astype(int),
-            "e_value": empty,
-            "drop_low": empty,
-            "drop_high": empty,
-        }
+        return {"b": empty.astype(int), "c": empty.astype(int), "e_value": empty, "drop_low": empty, "drop_high": empty}
     path = _path_matrix(b_arr[None, :], c_arr[None, :], population, alpha, r_alpha)
     return {
         "b": path["b"][0],
@@ -235,34 +213,20 @@ def sequential_path(
 
 
 def _verdicts(
-    base: Sequence[int] | np.ndarray[Any, Any],
-    cand: Sequence[int] | np.ndarray[Any, Any],
-    population: int,
+    base: Sequence[int] | np.ndarray[Any, Any], cand: Sequence[int] | np.ndarray[Any, Any], population: int
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """The per-row broke and fixed indicators, after checking the inputs."""
     b_in, c_in = np.asarray(base), np.asarray(cand)
     if b_in.ndim != 1 or c_in.ndim != 1 or b_in.shape != c_in.shape:
-        raise InputError(
-            f"base and cand must be flat sequences of equal length, got {b_in.shape} and {c_in.shape}"
-        )
+        raise InputError(f"base and cand must be flat sequences of equal length, got {b_in.shape} and {c_in.shape}")
     for name, arr in (("base", b_in), ("cand", c_in)):
         bad = np.flatnonzero((arr != 0) & (arr != 1))
         if bad.size:
-            raise InputError(
-                f"{name}[{bad[0]}] is {arr[bad[0]].item()!r}: verdicts must be 0 (fail) or 1 (pass)"
-            )
-    if (
-        isinstance(population, bool)
-        or not isinstance(population, (int, np.integer))
-        or population < 1
-    ):
-        raise InputError(
-            f"population must be a whole number of rows >= 1, got {population!r}"
-        )
+            raise InputError(f"{name}[{bad[0]}] is {arr[bad[0]].item()!r}: verdicts must be 0 (fail) or 1 (pass)")
+    if isinstance(population, bool) or not isinstance(population, (int, np.integer)) or population < 1:
+        raise InputError(f"population must be a whole number of rows >= 1, got {population!r}")
     if population < b_in.shape[0]:
-        raise InputError(
-            f"population {population} is smaller than the {b_in.shape[0]} rows given"
-        )
+        raise InputError(f"population {population} is smaller than the {b_in.shape[0]} rows given")
     b_i, c_i = b_in.astype(np.int8), c_in.astype(np.int8)
     return (b_i > c_i).astype(np.int8), (c_i > b_i).astype(np.int8)
 
@@ -270,11 +234,7 @@ def _verdicts(
 def _levels(alpha: float, margin: float, regression_alpha: float | None) -> float:
     """Check the levels and the margin; return the regression level (default ``alpha``)."""
     r_alpha = alpha if regression_alpha is None else regression_alpha
-    for name, value in (
-        ("alpha", alpha),
-        ("margin", margin),
-        ("regression_alpha", r_alpha),
-    ):
+    for name, value in (("alpha", alpha), ("margin", margin), ("regression_alpha", r_alpha)):
         if not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
             raise InputError(f"{name} must be in (0, 1), got {value!r}")
     return float(r_alpha)
@@ -284,11 +244,7 @@ def _levels(alpha: float, margin: float, regression_alpha: float | None) -> floa
 
 
 def _path_matrix(
-    broke: np.ndarray[Any, Any],
-    fixed: np.ndarray[Any, Any],
-    population: int,
-    alpha: float,
-    regression_alpha: float,
+    broke: np.ndarray[Any, Any], fixed: np.ndarray[Any, Any], population: int, alpha: float, regression_alpha: float
 ) -> dict[str, np.ndarray[Any, Any]]:
     """The statistics after each row of each run: arrays of shape (runs, rows).
 
@@ -306,16 +262,11 @@ def _path_matrix(
     lower = 2.0 * _wor_eb_lower(1.0 - y, alpha, population) - 1.0
     t = np.arange(1, d.shape[1] + 1, dtype=float)
     s = (b - c).astype(float)
-    band_low, band_high = (
-        (s - (population - t)) / population,
-        (s + (population - t)) / population,
-    )
+    band_low, band_high = (s - (population - t)) / population, (s + (population - t)) / population
     return {
         "b": b,
         "c": c,
-        "log_e": _log_e_table(
-            int(b[:, -1].max(initial=0)), int(c[:, -1].max(initial=0))
-        )[b, c],
+        "log_e": _log_e_table(int(b[:, -1].max(initial=0)), int(c[:, -1].max(initial=0)))[b, c],
         "drop_low": np.clip(lower, band_low, band_high),
         "drop_high": np.clip(upper, band_low, band_high),
     }
@@ -328,24 +279,16 @@ def _log_e_table(max_b: int, max_c: int) -> np.ndarray[Any, Any]:
     return _log_e_value(b, c)
 
 
-def _log_e_value(
-    b: np.ndarray[Any, Any], c: np.ndarray[Any, Any]
-) -> np.ndarray[Any, Any]:
+def _log_e_value(b: np.ndarray[Any, Any], c: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``log E`` with ``E = 2^(n+1) B(b+1, c+1) (1 - I_{1/2}(b+1, c+1))``, ``n = b + c``; 0 at ``n = 0``."""
     bf, cf = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
-    with np.errstate(
-        divide="ignore"
-    ):  # an upper tail below the smallest double: E is 0 to double precision
+    with np.errstate(divide="ignore"):  # an upper tail below the smallest double: E is 0 to double precision
         tail = np.log(_spec.betainc(cf + 1.0, bf + 1.0, 0.5))
-    out: np.ndarray[Any, Any] = (
-        (bf + cf + 1.0) * math.log(2.0) + _spec.betaln(bf + 1.0, cf + 1.0) + tail
-    )
+    out: np.ndarray[Any, Any] = (bf + cf + 1.0) * math.log(2.0) + _spec.betaln(bf + 1.0, cf + 1.0) + tail
     return out
 
 
-def _wor_eb_lower(
-    x: np.ndarray[Any, Any], alpha: float, population: int
-) -> np.ndarray[Any, Any]:
+def _wor_eb_lower(x: np.ndarray[Any, Any], alpha: float, population: int) -> np.ndarray[Any, Any]:
     """Waudby-Smith & Ramdas's predictable-mixture empirical-Bernstein lower sequence, without replacement.
 
     ``x`` is (runs, rows) in [0, 1]; the lower confidence sequence (running maximum,
@@ -359,18 +302,14 @@ def _wor_eb_lower(
     # bets: the mean and variance regularized by one fake observation (mean 1/2, variance 1/4)
     mu_reg = np.minimum((0.5 + s) / (t + 1.0), 1.0)
     sigma2 = (0.25 + np.cumsum((x - mu_reg) ** 2, axis=1)) / (t + 1.0)
-    lam = np.sqrt(
-        2.0 * math.log(1.0 / alpha) / (t * np.log1p(t) * _shift(sigma2, 0.25))
-    )
+    lam = np.sqrt(2.0 * math.log(1.0 / alpha) / (t * np.log1p(t) * _shift(sigma2, 0.25)))
     lam = np.minimum(lam, _LAMBDA_MAX)
     v = (x - _shift(s / t, 0.0)) ** 2
     psi = -np.log1p(-lam) - lam
     weight = np.cumsum(lam * (1.0 + (t - 1.0) / (population - t + 1.0)), axis=1)
     centre = np.cumsum(lam * (x + s_prev / (population - t + 1.0)), axis=1) / weight
     width = (math.log(1.0 / alpha) + np.cumsum(v * psi, axis=1)) / weight
-    out: np.ndarray[Any, Any] = np.maximum.accumulate(
-        np.maximum(centre - width, 0.0), axis=1
-    )
+    out: np.ndarray[Any, Any] = np.maximum.accumulate(np.maximum(centre - width, 0.0), axis=1)
     return out
 
 
