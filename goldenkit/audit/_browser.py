@@ -10,8 +10,8 @@ from html import escape
 from typing import Any
 
 import pandas as pd
-from goldenkit._display import STYLE
 
+from goldenkit._display import STYLE
 from goldenkit._registry import publish
 from goldenkit.audit._failures import failure_card_html
 from goldenkit.audit._labelling import HumanLabelling, LabelNextPanel

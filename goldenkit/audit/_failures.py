@@ -9,15 +9,15 @@ from html import escape
 from typing import Any
 
 import pandas as pd
-from goldenkit._display import STYLE, HTMLBlock
-from goldenkit._findings import findings_in
-from goldenkit.schema import FAIL
 
 from goldenkit import stats
+from goldenkit._display import STYLE, HTMLBlock
+from goldenkit._findings import findings_in
 from goldenkit._registry import publish
 from goldenkit.dataset import Dataset
 from goldenkit.errors import DatasetError, InputError
 from goldenkit.records import grader_results, transcript_text
+from goldenkit.schema import FAIL
 
 # Columns of failing_rows(), in order.
 FAILURE_COLUMNS = (

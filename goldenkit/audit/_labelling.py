@@ -31,8 +31,8 @@ from html import escape
 from typing import Any
 
 import pandas as pd
-from goldenkit._display import STYLE, HTMLBlock, judge_figures_table, table_html
 
+from goldenkit._display import STYLE, HTMLBlock, judge_figures_table, table_html
 from goldenkit._registry import publish
 from goldenkit.audit._failures import case_texts, failure_card_html
 from goldenkit.dataset import Dataset

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from goldenkit.schema import SCHEMA_VERSION
 
 from goldenkit._registry import publish
 from goldenkit.errors import InputError
+from goldenkit.schema import SCHEMA_VERSION
 
 AUDIT_LABELS = ("label_error", "agent_error", "unclear")
 AUDITS_DIR = "audits"

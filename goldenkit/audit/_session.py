@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from goldenkit._display import HTMLBlock
-from goldenkit.config import dataset_path_for_run
 
+from goldenkit._display import HTMLBlock
 from goldenkit._registry import publish
 from goldenkit.audit._apply import AuditApplied, apply_audit
 from goldenkit.audit._browser import AuditBrowser, AuditWidget
 from goldenkit.audit._failures import audit_sample, failing_rows, sample_cards_html
 from goldenkit.audit._labelling import HumanLabelling, session_user
 from goldenkit.audit._marks import AUDIT_LABELS, AUDITS_DIR, AuditLog, audit_file, latest_marks, read_marks
+from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, new_version_target, read_dataset
 from goldenkit.errors import InputError
 from goldenkit.results import judge_graded

@@ -14,15 +14,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from goldenkit._checks import check_name, check_output
 from goldenkit._files import replaced_together
 from goldenkit._protocol_key import protocol_key, protocol_sha256
-from goldenkit._text import one_line
-from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
-
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.results import sequential_line
+from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, representative_repeats, slice_table, verdict_codes
 
 __all__ = [

@@ -34,13 +34,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
-from goldenkit._findings import describe
-from goldenkit.schema import FAIL, NEW_FAILURE, RECOVERED
 
+from goldenkit._findings import describe
 from goldenkit._registry import publish
 from goldenkit.compare._flips import outcome_columns, row_details
 from goldenkit.errors import InputError
 from goldenkit.results import LIGHT_COLUMNS
+from goldenkit.schema import FAIL, NEW_FAILURE, RECOVERED
 from goldenkit.stats import OVERALL, collapse_repeats
 
 __all__ = ["CLUSTER_COLUMNS", "cluster_id", "clusters_of", "why"]

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._findings import findings_in
 
+from goldenkit._findings import findings_in
 from goldenkit._registry import publish
 from goldenkit.errors import ResultsError
 from goldenkit.records import grader_results, transcript_text

@@ -18,13 +18,13 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
-from goldenkit._protocols import RunLike
-from goldenkit._text import did_you_mean
-from goldenkit.schema import OUTCOME_FIELDS
 
+from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
+from goldenkit._text import did_you_mean
 from goldenkit.compare._flips import outcome_columns
 from goldenkit.errors import InputError, ResultsError
+from goldenkit.schema import OUTCOME_FIELDS
 from goldenkit.stats import OVERALL, group_codes
 
 __all__ = ["RunRef", "grouped_table", "resolve_side"]

@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
 
 from goldenkit._registry import publish
 from goldenkit.results import SEQUENTIAL, sequential_line, sequential_rows
+from goldenkit.schema import ERROR, FAIL, INVALID, MISSING_ROW, PASS, SKIPPED, counts_against_candidate, error_kind
 from goldenkit.stats import OVERALL, decided_rows, verdict_codes
 
 __all__ = [

@@ -82,9 +82,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from goldenkit._jsonable import json_records
 from goldenkit._protocol_key import comparability_differences, manifest_get
 from goldenkit._protocols import RunLike
+from goldenkit._registry import publish
+from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
+from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
+from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
+from goldenkit.errors import ComparisonInvalid, ResultsError
+from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
     ERROR_CLEARED,
     ERROR_TO_SKIPPED,
@@ -99,13 +106,6 @@ from goldenkit.schema import (
     UNCHANGED_SKIPPED,
     VERDICTS,
 )
-
-from goldenkit._registry import publish
-from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
-from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
-from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
-from goldenkit.errors import ComparisonInvalid, ResultsError
-from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.stats import (
     OVERALL,
     collapse_repeats,

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 import orjson
-from goldenkit.dataset._manifest import read_manifest
-from goldenkit.dataset._problems import BOM, BOM_MESSAGE, Problems
-from goldenkit.dataset._rows import FRAME_COLUMNS, check_rows, rows_frame
-from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 from goldenkit._registry import publish
 from goldenkit.dataset._lines import Lines, sha256_of_lines, split_lines
+from goldenkit.dataset._manifest import read_manifest
+from goldenkit.dataset._problems import BOM, BOM_MESSAGE, Problems
+from goldenkit.dataset._rows import FRAME_COLUMNS, check_rows, rows_frame
 from goldenkit.errors import DatasetError
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 if TYPE_CHECKING:
     import pandas as pd

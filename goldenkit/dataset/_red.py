@@ -10,11 +10,10 @@ never selected and never an outcome; with ``include_red`` they run tagged
 from __future__ import annotations
 
 from goldenkit._protocols import DatasetLike
-from goldenkit.schema import RED_TAG
-
 from goldenkit._registry import publish
 from goldenkit.dataset._reader import Dataset
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.schema import RED_TAG
 
 
 def red_row_ids(dataset: DatasetLike) -> list[str]:

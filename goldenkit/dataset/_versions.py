@@ -21,11 +21,10 @@ from typing import Any
 
 from goldenkit._checks import check_name, check_output
 from goldenkit._files import replaced_together
-from goldenkit.schema import DATA_FILE, MANIFEST_FILE
-
 from goldenkit._registry import publish
 from goldenkit.dataset._reader import Dataset, read_dataset
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 
 def next_version(version: str | None) -> str:

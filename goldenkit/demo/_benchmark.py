@@ -15,10 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit.config import find_config, load_config, section
 from goldenkit.demo._data import shown
-
-from goldenkit._registry import publish
 from goldenkit.demo._story import DEFAULT_DATASET, replay_agent, validate_dataset
 from goldenkit.gate import GatePolicy
 from goldenkit.report import p_value, pct

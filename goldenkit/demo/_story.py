@@ -37,23 +37,23 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from goldenkit._findings import describe, reason_parts
-from goldenkit._text import one_line
-from goldenkit.config import find_config, load_config, section
-from goldenkit.demo._data import DATASET_NAME, bundled, committed_baseline, shown
-from goldenkit.notebooks import execute_notebooks
-from goldenkit.schema import RUN_FILE, VALID
 
+from goldenkit._findings import describe, reason_parts
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.compare import Comparison, compare_runs, why
+from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
+from goldenkit.demo._data import DATASET_NAME, bundled, committed_baseline, shown
 from goldenkit.errors import ConfigError, InfrastructureError, InputError
 from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders import build_graders
+from goldenkit.notebooks import execute_notebooks
 from goldenkit.providers import get_provider
 from goldenkit.report import p_value, pct
 from goldenkit.results import Run, read_run
 from goldenkit.runner import RunSummary, run_eval
+from goldenkit.schema import RUN_FILE, VALID
 
 __all__ = [
     "AGENTS",

@@ -16,9 +16,8 @@ import mimetypes
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from goldenkit._scrub import scrub
-
 from goldenkit._registry import publish
+from goldenkit._scrub import scrub
 from goldenkit.errors import DatasetError
 from goldenkit.records import ImagePart, Message, ToolCall, ToolResponse
 

@@ -47,11 +47,10 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._checks import unit_threshold
-from goldenkit.formats._rubrics import RUBRIC_METRICS, adk_rubrics, criteria_rubrics
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, DatasetError
 from goldenkit.formats._common import get
+from goldenkit.formats._rubrics import RUBRIC_METRICS, adk_rubrics, criteria_rubrics
 from goldenkit.records import Case
 
 __all__ = [

@@ -61,20 +61,19 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from goldenkit.formats._adk import read_adk, read_test_config
-from goldenkit.formats._contract import read_golden, read_golden_manifest
-from goldenkit.formats._import_manifest import import_manifest, stem as file_stem
-from goldenkit.formats._inspect import read_inspect
-from goldenkit.formats._openai_evals import read_openai_evals
-from goldenkit.formats._vertex import read_vertex
-from goldenkit.schema import DATA_FILE, MANIFEST_FILE
-
 from goldenkit._registry import publish
 from goldenkit.errors import DatasetError, InputError
+from goldenkit.formats._adk import read_adk, read_test_config
 from goldenkit.formats._common import LFS_POINTER_PREFIX, decode_text, line_of
+from goldenkit.formats._contract import read_golden, read_golden_manifest
 from goldenkit.formats._eval_config import EvalCriteria, read_eval_config
+from goldenkit.formats._import_manifest import import_manifest, stem as file_stem
+from goldenkit.formats._inspect import read_inspect
 from goldenkit.formats._normalize import normalize_case
+from goldenkit.formats._openai_evals import read_openai_evals
+from goldenkit.formats._vertex import read_vertex
 from goldenkit.records import Case
+from goldenkit.schema import DATA_FILE, MANIFEST_FILE
 
 #: Import formats and the case shape each one writes.
 IMPORT_FORMATS: dict[str, str] = {

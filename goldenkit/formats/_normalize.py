@@ -21,12 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit.formats._adk import is_adk, normalize_adk
+from goldenkit.formats._common import case_error
 from goldenkit.formats._contract import is_contract, normalize_contract
 from goldenkit.formats._vertex import is_vertex, normalize_vertex
-
-from goldenkit._registry import publish
-from goldenkit.formats._common import case_error
 from goldenkit.records import CASE_SHAPES, Case
 
 _NORMALIZERS = {"adk": normalize_adk, "vertex": normalize_vertex, "contract": normalize_contract}

@@ -9,9 +9,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
 from goldenkit._display import number
 from goldenkit._protocols import RunLike
+from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
+from goldenkit.compare import RunRef, missing_repeats, resolve_side
+from goldenkit.errors import (
+    EXIT_COMPARISON_INVALID,
+    EXIT_GATE_FAILED,
+    EXIT_INFRASTRUCTURE,
+    ComparisonInvalid,
+    ConfigError,
+)
 from goldenkit.gate._evidence import (
     baseline_evidence,
     error_rules,
@@ -22,21 +32,11 @@ from goldenkit.gate._evidence import (
     slice_evidence,
 )
 from goldenkit.gate._judge import judge_rules
+from goldenkit.gate._policy import ABSOLUTE_THRESHOLDS, UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.gate._power import POWER_DELTA, power_warnings
 from goldenkit.gate._regression import detection_notes, non_inferiority_rules, point_rules, regression_rules
 from goldenkit.gate._sequential import evaluate_sequential, sequential_record
 from goldenkit.schema import INVALID
-
-from goldenkit._registry import publish
-from goldenkit.compare import RunRef, missing_repeats, resolve_side
-from goldenkit.errors import (
-    EXIT_COMPARISON_INVALID,
-    EXIT_GATE_FAILED,
-    EXIT_INFRASTRUCTURE,
-    ComparisonInvalid,
-    ConfigError,
-)
-from goldenkit.gate._policy import ABSOLUTE_THRESHOLDS, UNDECIDED, GateDecision, GatePolicy, GateRule
 from goldenkit.stats import collapse_repeats, slice_table, too_few_repeats
 
 if TYPE_CHECKING:

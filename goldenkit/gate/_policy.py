@@ -17,9 +17,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from goldenkit._constraint_types import Constraint, Flag, Names, Number, Text
-from goldenkit._text import did_you_mean
-
 from goldenkit._registry import publish
+from goldenkit._text import did_you_mean
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,

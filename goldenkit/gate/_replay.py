@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from goldenkit._registry import publish
+from goldenkit.errors import ConfigError
+from goldenkit.gate._policy import GateDecision, GatePolicy
 from goldenkit.gate._sequential import (
     EXIT_CODES,
     _decision_rule,
@@ -24,10 +28,6 @@ from goldenkit.gate._sequential import (
     decide_sequential,
     sequential_order,
 )
-
-from goldenkit._registry import publish
-from goldenkit.errors import ConfigError
-from goldenkit.gate._policy import GateDecision, GatePolicy
 from goldenkit.stats import OVERALL, row_decided
 
 __all__ = ["ReplayResult", "repeats_needed", "replay_sequential"]

@@ -27,10 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from goldenkit._findings import Finding
-from goldenkit.schema import add_usage, usage_of
-
 from goldenkit._registry import Registry, publish
 from goldenkit.records import Case, Response
+from goldenkit.schema import add_usage, usage_of
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from goldenkit._text import did_you_mean
-
 from goldenkit._registry import publish
+from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import _REGISTRY, FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response

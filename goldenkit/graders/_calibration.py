@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from goldenkit._display import number
-from goldenkit._model_family import self_preference
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
+from goldenkit._display import number
+from goldenkit._model_family import self_preference
 from goldenkit._registry import publish
 from goldenkit.errors import DatasetError
 from goldenkit.formats import decode_text, json_object_line

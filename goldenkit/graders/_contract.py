@@ -55,11 +55,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from goldenkit._findings import reason_findings
-from goldenkit.graders._text import as_list, context, normalize_text, quote
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import Grader, GradeResult, options_version, selected_for
+from goldenkit.graders._text import as_list, context, normalize_text, quote
 from goldenkit.records import Case, Response
 
 __all__ = [

@@ -58,15 +58,14 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._findings import reason_findings
-from goldenkit._scrub import mask_secrets
-from goldenkit.graders._text import quote
-from goldenkit.schema import TRANSPORT_SETTINGS
-
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import Grader, GradeResult, ModelCall, ask_model, final_reference, selected_for, usage_sum
+from goldenkit.graders._text import quote
 from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
+from goldenkit.schema import TRANSPORT_SETTINGS
 
 __all__ = [
     "DECISIONS",

@@ -32,14 +32,14 @@ import unicodedata
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from goldenkit._checks import unit_threshold
-from goldenkit._findings import reason_findings
-from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from rouge_score import tokenize
 
+from goldenkit._checks import unit_threshold
+from goldenkit._findings import reason_findings
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import Grader, GradeResult, final_reference, options_version, selected_for
+from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.records import Case, Response
 
 if TYPE_CHECKING:

@@ -33,7 +33,6 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import Grader, GradeResult, options_version, selected_for

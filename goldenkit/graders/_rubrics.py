@@ -40,15 +40,14 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit._findings import Finding, value_free
-from goldenkit._scrub import mask_secrets
-from goldenkit.schema import add_usage
-
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets
 from goldenkit.errors import ConfigError
 from goldenkit.graders._base import GradeResult, ModelCall, ask_model, options_version, selected_for
 from goldenkit.graders._judge import JudgeGrader, build_judge_prompt, parse_judge
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, Rubric, Turn
+from goldenkit.schema import add_usage
 
 __all__ = ["RUBRIC_INSTRUCTIONS", "RubricGrader", "rubric_outcome"]
 

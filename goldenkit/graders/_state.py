@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit._findings import reason_findings
-from goldenkit._scrub import mask_secrets
-
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets
 from goldenkit.graders._base import Grader, GradeResult, selected_for
 from goldenkit.records import Case, Response
 

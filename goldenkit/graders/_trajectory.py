@@ -62,14 +62,13 @@ from typing import Any
 
 from goldenkit._checks import unit_threshold
 from goldenkit._findings import reason_findings
+from goldenkit._registry import publish
+from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._args import ARG_MODES, BROKEN_ARGS, ArgRules, args_match, parse_arg_rules
+from goldenkit.graders._base import Grader, GradeResult, options_version, selected_for
 from goldenkit.graders._criteria import criterion, has_criteria, is_simulated
 from goldenkit.graders._partial import Partial, align_partial, f1_partial, max_matching
 from goldenkit.graders._text import as_list, context, quote
-
-from goldenkit._registry import publish
-from goldenkit.errors import ConfigError, InputError
-from goldenkit.graders._base import Grader, GradeResult, options_version, selected_for
 from goldenkit.records import Case, Response
 
 __all__ = [

@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 
 from goldenkit._constraints import RUN_OPTIONS
+from goldenkit._registry import publish
+from goldenkit.dataset import read_dataset
+from goldenkit.errors import InputError, UsageError
 from goldenkit.harnesses._adk_history import read_adk_history
 from goldenkit.harnesses._common import Imported
 from goldenkit.harnesses._deepeval_testrun import read_deepeval
@@ -14,10 +17,6 @@ from goldenkit.harnesses._inspect_log import read_inspect
 from goldenkit.harnesses._lm_eval_samples import read_lm_eval
 from goldenkit.harnesses._openai_evals_log import read_openai_evals
 from goldenkit.harnesses._promptfoo_output import read_promptfoo
-
-from goldenkit._registry import publish
-from goldenkit.dataset import read_dataset
-from goldenkit.errors import InputError, UsageError
 from goldenkit.harnesses._runfolder import prepare, sample_differences, write_prepared
 from goldenkit.results import Run, read_run
 

@@ -45,7 +45,11 @@ from typing import Any
 
 from goldenkit._checks import is_reserved_slice
 from goldenkit._files import replaced_together
+from goldenkit._registry import publish
+from goldenkit.dataset import Dataset, canonical_sha256
+from goldenkit.errors import InputError, ResultsError
 from goldenkit.harnesses._common import Imported, Sample, canonical_json, now
+from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
 from goldenkit.schema import (
     ERROR,
     FAIL,
@@ -59,11 +63,6 @@ from goldenkit.schema import (
     SKIPPED,
     VALID,
 )
-
-from goldenkit._registry import publish
-from goldenkit.dataset import Dataset, canonical_sha256
-from goldenkit.errors import InputError, ResultsError
-from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
 
 #: The file beside run.json that holds each row's input hash (``{"row_id", "input_sha256"}`` lines),
 #: so two imports can name the rows whose samples differ (:func:`sample_differences`).

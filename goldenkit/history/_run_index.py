@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from goldenkit._protocol_key import protocol_key, protocol_sha256
-from goldenkit._run_label import run_label
-from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
+from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._registry import publish
+from goldenkit._run_label import run_label
 from goldenkit.errors import GoldenkitError, ResultsError
 from goldenkit.results import LATEST, iter_jsonl, latest_per_pair, read_run
+from goldenkit.schema import INVALID, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_arrays, parse_rule, verdict_codes, wilson_ci
 
 __all__ = ["CACHE_FILE", "PROTOCOL_KEYS", "RUN_COLUMNS", "Index", "fingerprint", "protocol_id", "runs_df", "scan"]

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from goldenkit._protocol_key import comparability_differences
 
+from goldenkit._protocol_key import comparability_differences
 from goldenkit._registry import publish
 from goldenkit.errors import ComparisonInvalid, InputError, ResultsError
 from goldenkit.results import read_run

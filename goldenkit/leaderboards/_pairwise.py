@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._sync import run_sync
-from goldenkit.config import dataset_path_for_run
 
 from goldenkit._registry import publish
+from goldenkit._sync import run_sync
+from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ConfigError, InputError, ProviderError
 from goldenkit.leaderboards._alignment import run_inputs

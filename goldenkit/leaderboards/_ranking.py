@@ -70,14 +70,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._jsonable import json_records
-from goldenkit._run_label import run_label
-from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
 
+from goldenkit._jsonable import json_records
 from goldenkit._registry import publish
+from goldenkit._run_label import run_label
 from goldenkit.compare import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
+from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
 from goldenkit.leaderboards._passk import pass_at_k
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._display import missing, money
-from goldenkit._pricing import NO_MONEY
-from goldenkit._run_label import labelled
-from goldenkit.leaderboards._frontier import MONEY
 from matplotlib.figure import Figure
 
+from goldenkit._display import missing, money
+from goldenkit._pricing import NO_MONEY
 from goldenkit._registry import publish
+from goldenkit._run_label import labelled
+from goldenkit.leaderboards._frontier import MONEY
 from goldenkit.report import STYLE, HTMLBlock, interval, p_value, pct, signed_pct
 from goldenkit.stats import OVERALL
 

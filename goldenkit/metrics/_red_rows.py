@@ -22,10 +22,9 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from goldenkit.schema import RED_TAG
-
 from goldenkit._registry import publish
 from goldenkit.records import expects_refusal
+from goldenkit.schema import RED_TAG
 
 __all__ = ["hallucination_ids", "hallucination_row_ids", "red_ids", "refusal_ids", "tag_list"]
 

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
-from goldenkit._text import did_you_mean
 
 from goldenkit._registry import publish
+from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
 __all__ = ["FIXED_METRICS", "WEIGHTED_SCORE", "metric_weights", "weighted_score", "weighted_score_row"]

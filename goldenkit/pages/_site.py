@@ -37,8 +37,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
 from goldenkit._protocol_key import protocol_key
+from goldenkit._registry import publish
 from goldenkit._run_label import labelled
+from goldenkit.errors import GoldenkitError, InputError
+from goldenkit.history import baseline_history_df, failure_counts, fingerprint, scan, trend
 from goldenkit.pages._html import slug, write_page
 from goldenkit.pages._leaderboards import leaderboard_sections
 from goldenkit.pages._plots import trend_svg
@@ -51,12 +55,8 @@ from goldenkit.pages._views import (
     datasets_page,
     index_page,
 )
-from goldenkit.schema import OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
-
-from goldenkit._registry import publish
-from goldenkit.errors import GoldenkitError, InputError
-from goldenkit.history import baseline_history_df, failure_counts, fingerprint, scan, trend
 from goldenkit.results import read_run, run_totals_of, totals_text
+from goldenkit.schema import OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
 from goldenkit.stats import OVERALL
 
 __all__ = ["STATE_FILE", "SiteResult", "build_site"]

@@ -75,15 +75,14 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._artifacts import module_source_sha256
-from goldenkit._text import one_line
-from goldenkit.providers._adk_events import TurnCollector, as_content, error_from_exception, jsonable
-from goldenkit.providers._conversation import HISTORY_MODES, expected_exchanges
-from goldenkit.schema import TOKEN_COUNTS
-
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers._adk_events import TurnCollector, as_content, error_from_exception, jsonable
 from goldenkit.providers._base import Provider, Response, TurnOutput
+from goldenkit.providers._conversation import HISTORY_MODES, expected_exchanges
 from goldenkit.records import Case, ImagePart, Message
+from goldenkit.schema import TOKEN_COUNTS
 
 DEFAULT_APP_NAME = "goldenkit"
 DEFAULT_USER_ID = "goldenkit_user"

@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from goldenkit._artifacts import source_sha256
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Provider, Response

@@ -36,9 +36,8 @@ import ssl
 import time
 from typing import TYPE_CHECKING
 
-from goldenkit._scrub import scrub
-
 from goldenkit._registry import publish
+from goldenkit._scrub import scrub
 from goldenkit.errors import ProviderError
 
 if TYPE_CHECKING:  # httpx is imported by the HTTP providers; an in-process agent's run never needs it

@@ -40,13 +40,12 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from goldenkit._scrub import mask_secrets, scrub
-from goldenkit.schema import error_kind
-
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets, scrub
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Provider, Response, TurnOutput
 from goldenkit.records import Case, ImagePart
+from goldenkit.schema import error_kind
 
 META_FILE = "meta.json"
 FIXTURES_FILE = "fixtures.jsonl"

@@ -18,6 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from goldenkit._registry import publish
+from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._chat import (
     ChatProvider,
     ChatReply,
@@ -27,12 +29,9 @@ from goldenkit.providers._chat import (
     token_count,
 )
 from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers._failures import reply_error
 from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers._streaming import OllamaStream
-
-from goldenkit._registry import publish
-from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._failures import reply_error
 from goldenkit.records import ImagePart, Message, ToolCall
 
 DEFAULT_HOST = "http://127.0.0.1:11434"

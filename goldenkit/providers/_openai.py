@@ -15,6 +15,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from goldenkit._registry import publish
+from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._chat import (
     ChatProvider,
     ChatReply,
@@ -24,12 +26,9 @@ from goldenkit.providers._chat import (
     token_count,
 )
 from goldenkit.providers._conversation import DEFAULT_MAX_TOOL_STEPS, ConversationOptions
+from goldenkit.providers._failures import reply_error
 from goldenkit.providers._http import DEFAULT_MAX_REPLY_BYTES, redact_url, split_userinfo
 from goldenkit.providers._streaming import OpenAIStream
-
-from goldenkit._registry import publish
-from goldenkit.errors import ConfigError, ProviderError
-from goldenkit.providers._failures import reply_error
 from goldenkit.records import Message, ToolCall
 
 DEFAULT_BASE_URL = "https://api.openai.com"

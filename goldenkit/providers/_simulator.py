@@ -35,12 +35,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Protocol
 
-from goldenkit.schema import usage_of
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._failures import exception_error
 from goldenkit.records import Case, Message, Response, Scenario, ToolCall, Turn, TurnOutput
+from goldenkit.schema import usage_of
 
 SIMULATOR_NAMES = ("callable", "openai", "ollama")
 STOP_TOKEN = "<STOP>"

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._protocols import RunLike
-from goldenkit.config import config_for_run, section
-from goldenkit.schema import NEW_FAILURE, RECOVERED
 
+from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
 from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_runs, why
+from goldenkit.config import config_for_run, section
 from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED, ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
 from goldenkit.report._html import (
@@ -34,6 +33,7 @@ from goldenkit.report._html import (
     pct,
     signed_pct,
 )
+from goldenkit.schema import NEW_FAILURE, RECOVERED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from goldenkit._display import number
-from goldenkit._protocols import DatasetLike
 
 from goldenkit import stats
+from goldenkit._display import number
+from goldenkit._protocols import DatasetLike
 from goldenkit._registry import publish
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import InputError

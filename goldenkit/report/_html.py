@@ -26,9 +26,9 @@ from html import escape
 from typing import TYPE_CHECKING
 
 import pandas as pd
-from goldenkit._display import MISSING, STYLE, HTMLBlock, cell_text, interval, p_value, pct, signed_pct, table_html
 
 from goldenkit import stats
+from goldenkit._display import MISSING, STYLE, HTMLBlock, cell_text, interval, p_value, pct, signed_pct, table_html
 from goldenkit._registry import publish
 
 if TYPE_CHECKING:

@@ -30,16 +30,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
-from goldenkit._protocols import RunLike
-from goldenkit.config import config_for_run
-from goldenkit.schema import FAIL, PASS
 
 from goldenkit import stats
+from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
 from goldenkit.compare import why
+from goldenkit.config import config_for_run
 from goldenkit.errors import ConfigError
 from goldenkit.metrics import WEIGHTED_SCORE, metric_weights, run_metrics
 from goldenkit.report._html import OVERALL, HTMLBlock, banner, interval, pct
+from goldenkit.schema import FAIL, PASS
 
 __all__ = ["failure_clusters", "flaky_note", "quality_banner", "weighted_score_line", "worst_slices"]
 

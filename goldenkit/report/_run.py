@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from goldenkit._protocols import RunLike
-from goldenkit._run_label import run_label
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 from goldenkit import stats
+from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
+from goldenkit._run_label import run_label
 from goldenkit.errors import InputError
 from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.records import grader_results
 from goldenkit.report._html import MISSING, OVERALL, HTMLBlock, banner, interval, pct
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -334,7 +334,6 @@ def judge_figures_html(
     difference (:func:`goldenkit.results.judge_difference`). Nothing (an empty block) for a run without a
     judge grader, or a pair without the same judge."""
     from goldenkit._display import judge_figures_table, table_html
-
     from goldenkit.results import judge_estimates, judge_graded, judge_pair
 
     if not judge_graded(run):

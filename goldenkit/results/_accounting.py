@@ -47,9 +47,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from goldenkit._display import money as usd
 from goldenkit._pricing import NO_MONEY, PER_TOKENS, PROVIDER, Pricing
+from goldenkit._registry import publish
 from goldenkit.config import config_for_run, pricing
+from goldenkit.errors import ConfigError
 from goldenkit.schema import (
     CANDIDATE,
     ERROR,
@@ -61,9 +64,6 @@ from goldenkit.schema import (
     TOKEN_COUNTS,
     USAGE_COUNTS,
 )
-
-from goldenkit._registry import publish
-from goldenkit.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd

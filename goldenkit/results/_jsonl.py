@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-from goldenkit._scrub import mask_secrets, scrub
 
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets, scrub
 from goldenkit.errors import ResultsError
 
 

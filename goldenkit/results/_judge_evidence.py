@@ -67,7 +67,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.schema import OUTCOME_FIELDS
 from scipy.stats import norm
 
 from goldenkit._registry import publish
@@ -75,6 +74,7 @@ from goldenkit.errors import ComparisonInvalid, InputError
 from goldenkit.results._jsonl import scan_jsonl
 from goldenkit.results._labels import read_labels
 from goldenkit.results._run import Run, read_run
+from goldenkit.schema import OUTCOME_FIELDS
 from goldenkit.stats import OVERALL, collapse_repeats, paired_diff_ci, ppi_mean, wilson_ci
 
 __all__ = [

@@ -68,10 +68,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.config import config_for_run
 from scipy.stats import norm
 
 from goldenkit._registry import publish
+from goldenkit.config import config_for_run
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.results._judge_evidence import LabelRound, judge_estimates, judge_rows
 from goldenkit.results._run import Run, read_run

@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 from goldenkit._files import replaced_together
-
 from goldenkit._registry import publish
 
 #: The name of the pointer to the newest run in a results folder.

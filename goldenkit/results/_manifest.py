@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._files import write_atomic
-from goldenkit._scrub import mask_secrets, mask_secrets_value, scrub_value
-from goldenkit.schema import FORMAT_VERSION, RUN_FILE
-
 from goldenkit._registry import publish
+from goldenkit._scrub import mask_secrets, mask_secrets_value, scrub_value
 from goldenkit.errors import ResultsError
+from goldenkit.schema import FORMAT_VERSION, RUN_FILE
 
 #: The top-level keys of goldenkit's JSON files that hold text for people, fully scrubbed
 #: (:func:`goldenkit._scrub.scrub`): run.json's ``invalid_reason`` and ``crash`` (error excerpts), the

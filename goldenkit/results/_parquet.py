@@ -20,14 +20,14 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from goldenkit._files import replaced_together
+from goldenkit._registry import publish
 from goldenkit._scrub import current_scope, mask_secrets_value
 from goldenkit._text import one_line
-from goldenkit.schema import JSON_TEXT, OUTCOME_FIELDS, outcome_hints
-
-from goldenkit._registry import publish
 from goldenkit.errors import ResultsError
 from goldenkit.results._jsonl import stored_outcome
+from goldenkit.schema import JSON_TEXT, OUTCOME_FIELDS, outcome_hints
 
 _ORJSON_JSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 

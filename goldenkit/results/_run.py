@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from goldenkit._text import one_line
-from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
 
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import ResultsError
 from goldenkit.results._jsonl import iter_jsonl, latest_per_pair, scan_jsonl
 from goldenkit.results._latest import follow_latest
 from goldenkit.results._manifest import read_manifest
 from goldenkit.results._parquet import JSON_COLUMNS, outcomes_table, read_parquet
+from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from goldenkit.schema import ERROR
-
 from goldenkit._registry import publish
 from goldenkit.results._accounting import _column
+from goldenkit.schema import ERROR
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -34,14 +34,13 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from goldenkit.runner._budget import Budget
-from goldenkit.schema import usage_of
-
 from goldenkit._registry import publish
 from goldenkit.errors import ProviderError
 from goldenkit.providers import exception_error
 from goldenkit.records import Case, Response
+from goldenkit.runner._budget import Budget
 from goldenkit.runner._limits import Limiter, backoff_delay, throttle_error
+from goldenkit.schema import usage_of
 
 T = TypeVar("T")
 #: ``(response, error, attempts, latency of the last attempt in ms)``: one call's result, retries done.

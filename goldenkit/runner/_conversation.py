@@ -36,13 +36,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage
-
 from goldenkit._registry import publish
 from goldenkit.errors import ProviderError
 from goldenkit.providers import RECORDING_ENDS, SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner._calls import CallResult, ModelCalls
+from goldenkit.schema import SIMULATOR_ROLE, TOKEN_COUNTS, add_usage
 
 DEFAULT_MAX_TURNS = 5
 T = TypeVar("T")

@@ -20,15 +20,10 @@ from typing import IO, TYPE_CHECKING, Any, Unpack
 
 from goldenkit._checks import check_output
 from goldenkit._protocols import DatasetLike
+from goldenkit._registry import publish
 from goldenkit._scrub import redact_settings, scrub, secrets_in_use
 from goldenkit._sync import run_sync
 from goldenkit.config import load_config
-from goldenkit.runner._budget import budget_limits
-from goldenkit.runner._manifest import run_key, run_manifest
-from goldenkit.runner._outcome_index import OutcomeIndex
-from goldenkit.schema import SCHEMA_VERSION
-
-from goldenkit._registry import publish
 from goldenkit.dataset import mark_red, read_dataset, without_red
 from goldenkit.errors import ConfigError, DatasetError, GoldenkitError
 from goldenkit.formats import EvalCriteria, apply_criteria, check_graders
@@ -36,14 +31,18 @@ from goldenkit.graders import Grader, build_graders, check_gradable, get_grader,
 from goldenkit.providers import CallableProvider, Provider, check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
+from goldenkit.runner._budget import budget_limits
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
+from goldenkit.runner._manifest import run_key, run_manifest
 from goldenkit.runner._options import RunOptions, RunOptionsFields, with_run_table
+from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit
+from goldenkit.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # loaded only when decided repeats stop or the run is sequential (it loads the statistics)
     from goldenkit.runner._sequential import RowSchedule

@@ -42,11 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
-from goldenkit.schema import NEW_FAILURE, RECOVERED, TRANSPORT_SETTINGS
-
-from goldenkit._registry import publish
 from goldenkit.compare import why
 from goldenkit.errors import ConfigError
 from goldenkit.providers import get_provider
@@ -54,6 +52,7 @@ from goldenkit.records import Case, Turn
 from goldenkit.results import write_json_atomic
 from goldenkit.runner._calls import CallLimits, ModelCalls
 from goldenkit.runner._limits import MAX_RETRY_AFTER
+from goldenkit.schema import NEW_FAILURE, RECOVERED, TRANSPORT_SETTINGS
 from goldenkit.stats import OVERALL
 
 __all__ = [

@@ -32,13 +32,12 @@ from typing import Any
 from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit._protocol_key import protocol_differences, protocol_key
-from goldenkit._text import one_line
-from goldenkit.runner._runkey import RESUME_IGNORES, key_differences
-from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
-
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import ConfigError, ResultsError
 from goldenkit.results import read_manifest, repair_jsonl, scan_jsonl
+from goldenkit.runner._runkey import RESUME_IGNORES, key_differences
+from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
 
 try:
     import fcntl

@@ -22,10 +22,9 @@ import time
 from typing import Any
 
 from goldenkit._constraints import RUN_OPTIONS
-from goldenkit.runner._budget import Budget, BudgetCounter, BudgetSpent
-
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.runner._budget import Budget, BudgetCounter, BudgetSpent
 
 #: The default cap on one Retry-After, in seconds (``--max-retry-after``).
 MAX_RETRY_AFTER = 120.0

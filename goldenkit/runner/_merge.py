@@ -32,9 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from goldenkit.runner._runkey import RUN_KEY_FIELDS
-from goldenkit.runner._validity import validity
-from goldenkit.schema import ERROR, FORMAT_VERSION, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 from goldenkit._registry import publish
 from goldenkit.errors import ResultsError
@@ -50,8 +47,11 @@ from goldenkit.results import (
 )
 from goldenkit.runner._folder import check_run_id, run_key_differences, utc_now
 from goldenkit.runner._run import count_outcomes
+from goldenkit.runner._runkey import RUN_KEY_FIELDS
 from goldenkit.runner._shard import shard_of
 from goldenkit.runner._summary import RunSummary, run_accounting
+from goldenkit.runner._validity import validity
+from goldenkit.schema import ERROR, FORMAT_VERSION, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
 
 #: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).
 _PROTOCOL_EXTRAS = ("simulator_version", "grader_hard", "vision", "protocol", "protocol_sha256")

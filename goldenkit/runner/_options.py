@@ -35,9 +35,8 @@ from dataclasses import dataclass
 from typing import IO, Any, TypedDict
 
 from goldenkit._constraints import RUN_TABLE, check_option, field_of, plain_run_keys
-from goldenkit._text import did_you_mean
-
 from goldenkit._registry import publish
+from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 from goldenkit.formats import EvalCriteria
 from goldenkit.providers import UserSimulator

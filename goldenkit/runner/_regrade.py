@@ -54,13 +54,10 @@ from pathlib import Path
 from typing import IO, Any, ClassVar
 
 import numpy as np
-from goldenkit._protocols import DatasetLike
-from goldenkit.config import config_for_run, dataset_path_for_run
-from goldenkit.runner._manifest import run_manifest
-from goldenkit.runner._outcome_index import OutcomeIndex
-from goldenkit.schema import ANSWER_FIELDS, ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
+from goldenkit._protocols import DatasetLike
 from goldenkit._registry import publish
+from goldenkit.config import config_for_run, dataset_path_for_run
 from goldenkit.dataset import read_dataset
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders import (
@@ -81,9 +78,12 @@ from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_js
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner._folder import check_run_id, open_run_folder, scan_outcomes
+from goldenkit.runner._manifest import run_manifest
+from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._versions import git_commit
+from goldenkit.schema import ANSWER_FIELDS, ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
 
 __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
 

@@ -22,23 +22,23 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from goldenkit._text import one_line
-from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget
-from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
-from goldenkit.runner._progress import Progress
-from goldenkit.runner._validity import crash_report, validity, worker_exceptions
-from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, TOKEN_COUNTS, outcome_usage
 
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders import Grader, GradeResult, JudgeGrader, agrade_case, combine, grade_case
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response
 from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
+from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget
 from goldenkit.runner._calls import CallLimits, CallResult, ModelCalls, attempts_note
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._limits import Limiter
+from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_candidate_error
+from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary, run_accounting
+from goldenkit.runner._validity import crash_report, validity, worker_exceptions
+from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, TOKEN_COUNTS, outcome_usage
 
 if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or the run is sequential
     from goldenkit.runner._sequential import RowSchedule

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldenkit._text import one_line
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
-
 from goldenkit._registry import publish
+from goldenkit._text import one_line
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
 from goldenkit.results import cost_line, run_pricing, run_totals
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
 
 
 @dataclass

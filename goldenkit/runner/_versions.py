@@ -15,11 +15,10 @@ import re
 import subprocess
 from typing import Any
 
-from goldenkit._scrub import redact_settings
-from goldenkit.schema import TRANSPORT_SETTINGS
-
 from goldenkit._registry import publish
+from goldenkit._scrub import redact_settings
 from goldenkit.providers import Provider
+from goldenkit.schema import TRANSPORT_SETTINGS
 
 
 def canonical(obj: Any) -> bytes:

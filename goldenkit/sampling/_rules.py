@@ -9,12 +9,12 @@ from typing import Any, overload
 
 import numpy as np
 import pandas as pd
-from goldenkit._protocols import DatasetLike
-from goldenkit.schema import SPLITS
 
+from goldenkit._protocols import DatasetLike
 from goldenkit._registry import publish
 from goldenkit.dataset import Dataset
 from goldenkit.errors import InputError
+from goldenkit.schema import SPLITS
 
 
 def _digest(*parts: str) -> bytes:

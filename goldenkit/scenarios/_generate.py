@@ -56,10 +56,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
-
-from goldenkit._registry import publish
 from goldenkit.dataset import (
     Dataset,
     new_version_target,

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from goldenkit.schema import ERROR, ERROR_KINDS, FAIL, PASS, SKIPPED, VERDICTS, counts_against_candidate, error_kind
 
 from goldenkit._registry import publish
 from goldenkit.errors import InputError, ResultsError
+from goldenkit.schema import ERROR, ERROR_KINDS, FAIL, PASS, SKIPPED, VERDICTS, counts_against_candidate, error_kind
 from goldenkit.stats._intervals import wilson_ci
 
 __all__ = [
