@@ -441,11 +441,11 @@ def _table(s_codes: np.ndarray, names: list[str], vb: np.ndarray, vc: np.ndarray
     out["rows"] = cells.sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
         for side in ("base", "cand"):
-            n, k = n_side[side], k_side[side]
-            lo, hi = wilson_ci(k, n)
-            out[f"n_{side}"] = n
-            out[f"k_{side}"] = k
-            out[f"p_{side}"] = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
+            graded_n, passed = n_side[side], k_side[side]
+            lo, hi = wilson_ci(passed, graded_n)
+            out[f"n_{side}"] = graded_n
+            out[f"k_{side}"] = passed
+            out[f"p_{side}"] = np.where(graded_n > 0, passed / np.where(graded_n > 0, graded_n, 1), np.nan)
             out[f"{side}_ci_low"] = lo
             out[f"{side}_ci_high"] = hi
     out["n_paired"] = cells[:, graded, graded].sum(axis=(1, 2))

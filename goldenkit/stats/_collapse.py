@@ -87,7 +87,7 @@ def verdict_codes(verdicts: pd.Series | pd.Categorical | np.ndarray, row_ids: An
         codes = lut[np.asarray(s.cat.codes)]  # code -1 (missing) maps to the trailing -1
     else:
         codes = pd.Index(list(VERDICTS)).get_indexer(s).astype(np.int8)
-    if codes.size and codes.min() < 0:
+    if codes.size and bool((codes < 0).any()):
         bad = int(np.flatnonzero(codes < 0)[0])
         where = f" (row {np.asarray(row_ids)[bad]})" if row_ids is not None else ""
         raise ResultsError(f"unknown verdict {s.iloc[bad]!r}{where}: expected one of {', '.join(VERDICTS)}")
@@ -250,8 +250,8 @@ def _error_kind_columns(
         line[error_rows] = np.arange(error_rows.size)
         at = line[err_rows]
         keep = at >= 0
-        per = np.bincount(at[keep] * width + err_kinds[keep], minlength=error_rows.size * width)
-        per = per.reshape(error_rows.size, width)
+        flat = np.bincount(at[keep] * width + err_kinds[keep], minlength=error_rows.size * width)
+        per = flat.reshape(error_rows.size, width)
         # the candidate's kinds when the row has one, else every kind; argmax takes the first of equal counts
         eligible = _CANDIDATE_KIND[None, :] | (n_candidate[error_rows] == 0)[:, None]
         kind[error_rows] = _KIND_NAMES[np.where(eligible, per, -1).argmax(axis=1)]
@@ -306,7 +306,7 @@ def collapse_arrays(
             raise ResultsError("outcomes have a negative repeat")
         width = int(rep.max()) + 1
         dup = np.bincount(row_codes * width + rep, minlength=n_rows * width)
-        if dup.max(initial=0) > 1:
+        if bool((dup > 1).any()):
             at = int(np.flatnonzero(dup > 1)[0])
             raise ResultsError(f"row {row_ids[at // width]!r} repeat {at % width} appears more than once")
     per = np.bincount(row_codes * 4 + verdicts, minlength=n_rows * 4).reshape(n_rows, 4)

@@ -266,10 +266,15 @@ def _path_matrix(
     return {
         "b": b,
         "c": c,
-        "log_e": _log_e_table(int(b[:, -1].max(initial=0)), int(c[:, -1].max(initial=0)))[b, c],
+        "log_e": _log_e_table(_largest(b[:, -1]), _largest(c[:, -1]))[b, c],
         "drop_low": np.clip(lower, band_low, band_high),
         "drop_high": np.clip(upper, band_low, band_high),
     }
+
+
+def _largest(counts: np.ndarray[Any, Any]) -> int:
+    """The largest of non-negative counts, 0 for none."""
+    return int(counts.max()) if counts.size else 0
 
 
 def _log_e_table(max_b: int, max_c: int) -> np.ndarray[Any, Any]:
