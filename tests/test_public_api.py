@@ -104,7 +104,7 @@ def _homes() -> dict[str, tuple[object, str]]:
     homes: dict[str, tuple[object, str]] = {}
     for package in ["goldenkit", *(f"goldenkit.{m.name}" for m in pkgutil.iter_modules(goldenkit.__path__))]:
         stub = Path(importlib.import_module(package).__file__ or "").with_suffix(".pyi")
-        if package == "goldenkit" or stub.exists() and package != "goldenkit":
+        if stub.exists():  # the root and every package but the two without public names
             for name in attach_stub(package, str(stub))[2]:
                 value = getattr(importlib.import_module(package), name)
                 if inspect.isclass(value) or inspect.isfunction(value):
@@ -138,3 +138,29 @@ def test_a_public_name_of_a_module_that_publishes_has_its_package_as_its_module(
     assert goldenkit.stats.flaky_rows.__module__ == "goldenkit.stats"
     assert goldenkit.graders.GradeResult.__module__ == "goldenkit.graders"
     assert repr(goldenkit.graders.GradeResult) == "<class 'goldenkit.graders.GradeResult'>"
+
+
+# Names a package lists but whose defining module does not publish them yet: the root's private modules
+# (their names' packages are not their parents) and modules re-exported through another private module
+# or too near the 500-line limit for the two lines.
+UNPUBLISHED = {
+    "goldenkit._display",
+    "goldenkit._protocol_key",
+    "goldenkit._scrub",
+    "goldenkit.gate._sequential",
+    "goldenkit.harnesses._runfolder",
+    "goldenkit.runner._ray_executor",
+    "goldenkit.runner._versions",
+}
+
+
+def test_every_public_class_and_function_names_a_public_path_as_its_module() -> None:
+    left = set()
+    for value, _home in _homes().values():
+        module = str(getattr(value, "__module__", ""))
+        if module in UNPUBLISHED:
+            left.add(module)
+            continue
+        assert "._" not in module and not module.startswith("_"), f"{module}.{value.__qualname__}"  # type: ignore[attr-defined]
+        assert getattr(importlib.import_module(module), value.__name__) is value, module  # type: ignore[attr-defined]
+    assert left == UNPUBLISHED  # a module that now publishes its names leaves the list
