@@ -74,7 +74,7 @@ def test_a_builtin_replaced_before_it_was_loaded_stays_replaced() -> None:
 
 def test_asking_for_a_grader_loads_that_one_and_a_builtin_grader_name_clashes() -> None:
     graders = ["goldenkit.graders._contract", "goldenkit.graders._trajectory", "goldenkit.graders._rubrics"]
-    loaded = _fresh("import goldenkit\ngoldenkit.get_grader('contract')", graders)
+    loaded = _fresh("import goldenkit.graders\ngoldenkit.graders.get_grader('contract')", graders)
     assert loaded == {
         "goldenkit.graders._contract": True,
         "goldenkit.graders._trajectory": False,
