@@ -87,7 +87,8 @@ def _run(dataset: Path, work: Path, repeats: int, src: Path | None) -> tuple[flo
 
 FLOOR = """
 import sys
-from goldenkit.commands._agent import build_provider, grader_list
+from goldenkit.commands._agent import grader_list
+from goldenkit.providers import build_provider
 from goldenkit.dataset import read_dataset
 from goldenkit.runner import run_eval
 from goldenkit.runner._evaluate import normalize_cases

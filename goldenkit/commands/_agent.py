@@ -1,11 +1,9 @@
-"""What a run calls, built from the resolved options of ``goldenkit run``.
+"""The graders a command runs, from ``--graders a,b`` or ``[graders] use`` (:func:`grader_list`).
 
-The provider (the system under test, :func:`build_provider`), the simulated user
-of scenario rows (:func:`build_simulator`), the graders (:func:`grader_list`),
-the run's transport applied to the judges (:func:`apply_transport_to_judges`),
-the first two and the last built by the library from the run's options (:mod:`goldenkit.providers._spec`,
-which a Ray worker of ``--executor ray`` calls too, importing no command module).
-The options themselves (``[run]`` of goldenkit.toml, the command line, the
+The provider, the simulated user and the run's transport applied to the judges are built by the
+library from the run's options (``goldenkit.providers``: ``build_provider``, ``build_simulator``,
+``apply_transport_to_judges``), which a Ray worker of ``--executor ray`` calls too, importing no
+command module. The options themselves (``[run]`` of goldenkit.toml, the command line, the
 defaults) are resolved by :func:`goldenkit.commands._run.resolve_options`.
 """
 
@@ -13,15 +11,6 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
-
-from goldenkit.providers import (
-    PROVIDER_OPTIONS,
-    SIMULATOR_OPTIONS,
-    TRANSPORT_OPTIONS,
-    apply_transport_to_judges,
-    build_provider,
-    build_simulator,
-)
 
 
 def grader_list(args: argparse.Namespace, cfg: dict[str, Any], model: str | None = None) -> list[Any]:
@@ -43,12 +32,6 @@ def graders_named(names: str | None, cfg: dict[str, Any], model: str | None = No
 
 
 __all__ = [
-    "PROVIDER_OPTIONS",
-    "SIMULATOR_OPTIONS",
-    "TRANSPORT_OPTIONS",
-    "apply_transport_to_judges",
-    "build_provider",
-    "build_simulator",
     "grader_list",
     "grader_use",
     "graders_named",

@@ -44,10 +44,11 @@ from typing import Any
 
 from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.commands import _run as run_cmd
-from goldenkit.commands._agent import PROVIDER_OPTIONS, grader_list
+from goldenkit.commands._agent import grader_list
 from goldenkit.commands._leaderboard import add_options, compute, show
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, ResultsError, UsageError
+from goldenkit.providers import PROVIDER_OPTIONS
 
 # keys an agent table may set: the provider options of [run], and the run's label
 AGENT_KEYS = ("name", "label", "provider", *PROVIDER_OPTIONS)

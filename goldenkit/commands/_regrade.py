@@ -41,8 +41,9 @@ def register(sub: Any) -> None:
 
 
 def regrade_command(args: argparse.Namespace) -> int:
-    from goldenkit.commands._agent import apply_transport_to_judges, grader_list
+    from goldenkit.commands._agent import grader_list
     from goldenkit.commands._run import resolve_options
+    from goldenkit.providers import apply_transport_to_judges
     from goldenkit.results import read_run
     from goldenkit.runner import regrade
 

@@ -32,18 +32,15 @@ from goldenkit._checks import check_output
 from goldenkit._constraints import RUN_TABLE, RunOption, check_option, plain_run_keys
 from goldenkit._text import did_you_mean
 from goldenkit.commands import _estimate as estimate_cli, _sequential as sequential_cli
-from goldenkit.commands._agent import (
-    PROVIDER_OPTIONS,
-    TRANSPORT_OPTIONS,
-    apply_transport_to_judges,
-    build_provider,
-    build_simulator,
-    grader_list,
-    grader_use,
-)
+from goldenkit.commands._agent import grader_list, grader_use
 from goldenkit.commands._args import BadNumber
 from goldenkit.config import load_config, section
 from goldenkit.errors import ConfigError, GoldenkitError, UsageError
+from goldenkit.providers import (
+    apply_transport_to_judges,
+    build_provider,
+    build_simulator,
+)
 
 if TYPE_CHECKING:
     from goldenkit.formats import EvalCriteria
@@ -250,12 +247,6 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "PROVIDER_OPTIONS",
-    "TRANSPORT_OPTIONS",
-    "apply_transport_to_judges",
-    "build_provider",
-    "build_simulator",
-    "grader_list",
     "register",
     "resolve_options",
     "run_arguments",
