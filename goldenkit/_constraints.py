@@ -49,7 +49,9 @@ __all__ = [
     "RUN_TABLE",
     "RunOption",
     "check_option",
+    "default_of",
     "field_of",
+    "handed_to",
     "plain_run_keys",
 ]
 
@@ -67,7 +69,10 @@ class RunOption:
     :class:`Kind` only in goldenkit.toml; None: no check here); ``key``: a ``[run]`` key of goldenkit.toml;
     ``field``: its :class:`~goldenkit.runner.RunOptions` field (True: the same name); ``flag``: the flag of
     ``goldenkit run`` ("": ``--`` and the name with dashes; None: none), with ``action``, ``metavar``,
-    ``choices`` and its help ``group``.
+    ``choices`` and its help ``group``; ``to``: who is handed its value besides RunOptions (``"provider"``: the
+    provider's factory, by name; ``"transport"``: the providers that call over HTTP, left out for the others;
+    ``"simulator"``: the simulated user's builder; "": none), from which :data:`goldenkit.providers.PROVIDER_OPTIONS`
+    and its siblings are derived (:func:`handed_to`).
     """
 
     protocol: str
@@ -81,6 +86,7 @@ class RunOption:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     group: str = ""
+    to: str = ""
 
     @property
     def ranged(self) -> bool:
@@ -96,6 +102,10 @@ def _in(group: str, **options: RunOption) -> dict[str, RunOption]:
     return {name: dataclasses.replace(o, group=group) for name, o in options.items()}
 
 
+def _to(to: str, **options: RunOption) -> dict[str, RunOption]:
+    return {name: dataclasses.replace(o, to=to) for name, o in options.items()}
+
+
 _STR, _BOOL = Kind("str"), Kind("bool")
 _SEQ = "--sequential"
 
@@ -106,40 +116,45 @@ RUN_TABLE: dict[str, RunOption] = {
     **_in(
         "system under test",
         provider=RunOption(AGENT, "openai, ollama, fixtures, callable, adk, or a registered name", _STR),
-        base_url=RunOption(NONE, "server URL (openai: with or without /v1; ollama: host, default $OLLAMA_HOST)", _STR),
-        model=RunOption(AGENT, "model id sent to the server", _STR),
-        api_key_env=RunOption(NONE, "NAME of the environment variable holding the API key (never the key)", _STR),
-        fixtures=RunOption(AGENT, "fixtures provider: the recorded fixture folder", _STR, metavar="DIR"),
-        callable=RunOption(AGENT, "callable provider: module:function taking a Case", _STR, metavar="MOD:FN"),
-        agent=RunOption(AGENT, "adk provider: module.path:root_agent", _STR, metavar="MOD:ATTR"),
-        system=RunOption(AGENT, "system prompt that replaces the cases' system instruction", _STR),
-        temperature=RunOption(AGENT, "", Number(low=0, high=2, optional=True)),
-        seed=RunOption(
-            AGENT,
-            "the model's sampling seed (see --sample-seed for the row sample)",
-            Number(integer=True, optional=True),
-            flag="--model-seed",
-        ),
-        max_tokens=RunOption(AGENT, "", Number(integer=True, low=1, optional=True)),
-        tool_choice=RunOption(
-            AGENT,
-            "openai: tool_choice sent with tools: auto, none, required, or a tool name (forces that tool)",
-            _STR,
-            metavar="CHOICE",
-        ),
-        history=RunOption(
-            AGENT,
-            "multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
-            _STR,
-            choices=("actual", "expected"),
-        ),
-        max_tool_steps=RunOption(  # the default is the providers' (goldenkit.providers)
-            AGENT,
-            "tool-call rounds per turn before it is cut off (default 8)",
-            Number(integer=True, low=0, optional=True),
-        ),
-        tool_responses=RunOption(
-            AGENT, "JSON/JSONL {name, args, response} answering tool calls in every case", _STR, metavar="FILE"
+        **_to(
+            "provider",
+            base_url=RunOption(
+                NONE, "server URL (openai: with or without /v1; ollama: host, default $OLLAMA_HOST)", _STR
+            ),
+            model=RunOption(AGENT, "model id sent to the server", _STR),
+            api_key_env=RunOption(NONE, "NAME of the environment variable holding the API key (never the key)", _STR),
+            fixtures=RunOption(AGENT, "fixtures provider: the recorded fixture folder", _STR, metavar="DIR"),
+            callable=RunOption(AGENT, "callable provider: module:function taking a Case", _STR, metavar="MOD:FN"),
+            agent=RunOption(AGENT, "adk provider: module.path:root_agent", _STR, metavar="MOD:ATTR"),
+            system=RunOption(AGENT, "system prompt that replaces the cases' system instruction", _STR),
+            temperature=RunOption(AGENT, "", Number(low=0, high=2, optional=True)),
+            seed=RunOption(
+                AGENT,
+                "the model's sampling seed (see --sample-seed for the row sample)",
+                Number(integer=True, optional=True),
+                flag="--model-seed",
+            ),
+            max_tokens=RunOption(AGENT, "", Number(integer=True, low=1, optional=True)),
+            tool_choice=RunOption(
+                AGENT,
+                "openai: tool_choice sent with tools: auto, none, required, or a tool name (forces that tool)",
+                _STR,
+                metavar="CHOICE",
+            ),
+            history=RunOption(
+                AGENT,
+                "multi-turn: earlier turns as the model answered them (actual, default) or as the dataset expects",
+                _STR,
+                choices=("actual", "expected"),
+            ),
+            max_tool_steps=RunOption(  # the default is the providers' (goldenkit.providers)
+                AGENT,
+                "tool-call rounds per turn before it is cut off (default 8)",
+                Number(integer=True, low=0, optional=True),
+            ),
+            tool_responses=RunOption(
+                AGENT, "JSON/JSONL {name, args, response} answering tool calls in every case", _STR, metavar="FILE"
+            ),
         ),
         artifacts=RunOption(
             PROTOCOL,
@@ -173,7 +188,12 @@ RUN_TABLE: dict[str, RunOption] = {
             field=True,
         ),
         timeout=RunOption(
-            NONE, "seconds per request (default {default})", Number(low=0, low_open=True), 60.0, field=True
+            NONE,
+            "seconds per request (default {default})",
+            Number(low=0, low_open=True),
+            60.0,
+            field=True,
+            to="transport",
         ),
         max_retries=RunOption(
             NONE, "retries of a transient failure (default {default})", Number(True, 0), 3, field=True
@@ -211,20 +231,26 @@ RUN_TABLE: dict[str, RunOption] = {
     ),
     **_in(
         "transport (HTTP providers and the judge)",
-        ca_bundle=RunOption(
-            NONE, "PEM file of CA certificates to trust (default $SSL_CERT_FILE, then certifi)", _STR, metavar="FILE"
-        ),
-        no_proxy=RunOption(
-            NONE, "ignore HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment", _BOOL, action="store_true"
-        ),
-        stream=RunOption(
-            NONE,
-            "ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
-            _BOOL,
-            action="store_true",
-        ),
-        max_reply_bytes=RunOption(  # the default is the HTTP providers' (goldenkit.providers._http)
-            NONE, "a larger reply is a permanent ERROR (default 32 MiB)", Number(True, 1, optional=True)
+        **_to(
+            "transport",
+            ca_bundle=RunOption(
+                NONE,
+                "PEM file of CA certificates to trust (default $SSL_CERT_FILE, then certifi)",
+                _STR,
+                metavar="FILE",
+            ),
+            no_proxy=RunOption(
+                NONE, "ignore HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment", _BOOL, action="store_true"
+            ),
+            stream=RunOption(
+                NONE,
+                "ask for streamed replies (SSE / Ollama chunks) and record the time to first token",
+                _BOOL,
+                action="store_true",
+            ),
+            max_reply_bytes=RunOption(  # the default is the HTTP providers' (goldenkit.providers._http)
+                NONE, "a larger reply is a permanent ERROR (default 32 MiB)", Number(True, 1, optional=True)
+            ),
         ),
     ),
     **_in(
@@ -310,17 +336,22 @@ RUN_TABLE: dict[str, RunOption] = {
             field=True,
             choices=("callable", "openai", "ollama"),
         ),
-        user_callable=RunOption(
-            PROTOCOL, "callable simulator: fn(scenario, transcript) -> str|None", _STR, metavar="MOD:FN"
-        ),
-        user_model=RunOption(PROTOCOL, "openai/ollama simulator: the model id", _STR),
-        user_base_url=RunOption(NONE, "openai/ollama simulator: the server URL", _STR),
-        user_api_key_env=RunOption(NONE, "openai simulator: NAME of the environment variable holding its key", _STR),
-        user_temperature=RunOption(
-            PROTOCOL, "openai/ollama simulator: sampling temperature", Number(low=0, high=2, optional=True)
-        ),
-        user_seed=RunOption(
-            PROTOCOL, "openai/ollama simulator: seed (repeat r uses seed + r)", Number(True, optional=True)
+        **_to(
+            "simulator",
+            user_callable=RunOption(
+                PROTOCOL, "callable simulator: fn(scenario, transcript) -> str|None", _STR, metavar="MOD:FN"
+            ),
+            user_model=RunOption(PROTOCOL, "openai/ollama simulator: the model id", _STR),
+            user_base_url=RunOption(NONE, "openai/ollama simulator: the server URL", _STR),
+            user_api_key_env=RunOption(
+                NONE, "openai simulator: NAME of the environment variable holding its key", _STR
+            ),
+            user_temperature=RunOption(
+                PROTOCOL, "openai/ollama simulator: sampling temperature", Number(low=0, high=2, optional=True)
+            ),
+            user_seed=RunOption(
+                PROTOCOL, "openai/ollama simulator: seed (repeat r uses seed + r)", Number(True, optional=True)
+            ),
         ),
         max_turns=RunOption(  # the default is the conversation driver's (goldenkit.runner._conversation)
             PROTOCOL,
@@ -410,10 +441,24 @@ RUN_OPTIONS: dict[str, Constraint] = {
 }
 
 
+def default_of(name: str) -> Any:
+    """The default of run option ``name``: what RunOptions' and CallLimits' fields of it take."""
+    return RUN_TABLE[name].default
+
+
 def field_of(name: str) -> str | None:
     """The :class:`~goldenkit.runner.RunOptions` field of run option ``name`` (None: it has none)."""
     field = RUN_TABLE[name].field
     return field if isinstance(field, str) else name if field else None
+
+
+def handed_to(to: str) -> tuple[str, ...]:
+    """The run options handed to ``to`` (``"provider"``, ``"transport"``, ``"simulator"``), in the table's order.
+
+    >>> handed_to("transport")
+    ('timeout', 'ca_bundle', 'no_proxy', 'stream', 'max_reply_bytes')
+    """
+    return tuple(name for name, o in RUN_TABLE.items() if o.to == to)
 
 
 def plain_run_keys() -> dict[str, str]:

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from goldenkit._constraints import default_of
 from goldenkit._registry import publish
 from goldenkit.errors import ProviderError
 from goldenkit.providers import exception_error
@@ -49,21 +50,22 @@ CallResult = tuple[Response | None, ProviderError | None, int, float]
 
 @dataclass(frozen=True)
 class CallLimits:
-    """How one invocation calls and when it stops: what every worker of a run shares of its RunOptions."""
+    """How one invocation calls and when it stops: what every worker of a run shares of its RunOptions (each
+    field a run option, its default the table's: :data:`goldenkit._constraints.RUN_TABLE`)."""
 
-    max_in_flight: int = 8
-    rpm: float | None = None
-    timeout: float = 60.0
-    max_retries: int = 3
-    max_error_rate: float = 0.02
-    backoff_base: float = 0.5
-    backoff_cap: float = 30.0
-    abort_after_errors: int | None = 50
-    max_retry_after: float = 120.0
-    max_calls: int | None = None  # the run's budget (goldenkit.runner._budget)
-    max_tokens_total: int | None = None
-    max_cost: float | None = None
-    pricing: Any = None  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
+    max_in_flight: int = default_of("max_in_flight")
+    rpm: float | None = default_of("rpm")
+    timeout: float = default_of("timeout")
+    max_retries: int = default_of("max_retries")
+    max_error_rate: float = default_of("max_error_rate")
+    backoff_base: float = default_of("backoff_base")
+    backoff_cap: float = default_of("backoff_cap")
+    abort_after_errors: int | None = default_of("abort_after_errors")
+    max_retry_after: float = default_of("max_retry_after")
+    max_calls: int | None = default_of("max_calls")  # the run's budget (goldenkit.runner._budget)
+    max_tokens_total: int | None = default_of("max_tokens_total")
+    max_cost: float | None = default_of("max_cost")
+    pricing: Any = default_of("pricing")  # the [pricing] its money is counted in (goldenkit._pricing.Pricing)
 
 
 class ModelCalls:

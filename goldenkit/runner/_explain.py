@@ -51,7 +51,6 @@ from goldenkit.providers import get_provider
 from goldenkit.records import Case, Turn
 from goldenkit.results import write_json_atomic
 from goldenkit.runner._calls import CallLimits, ModelCalls
-from goldenkit.runner._limits import MAX_RETRY_AFTER
 from goldenkit.schema import NEW_FAILURE, RECOVERED, TRANSPORT_SETTINGS
 from goldenkit.stats import OVERALL
 
@@ -250,9 +249,9 @@ def _limits(manifest: Mapping[str, Any]) -> CallLimits:
     return CallLimits(
         max_in_flight=max(1, int(num("max_in_flight", 4))),
         rpm=num("rpm", 0.0) or None,
-        max_retry_after=num("max_retry_after", MAX_RETRY_AFTER),
-        max_retries=max(0, int(num("max_retries", 3))),
-        timeout=max(1.0, num("timeout", 60.0)),
+        max_retry_after=num("max_retry_after", CallLimits.max_retry_after),
+        max_retries=max(0, int(num("max_retries", CallLimits.max_retries))),
+        timeout=max(1.0, num("timeout", CallLimits.timeout)),
     )
 
 

@@ -21,13 +21,13 @@ import random
 import time
 from typing import Any
 
-from goldenkit._constraints import RUN_OPTIONS
+from goldenkit._constraints import RUN_OPTIONS, default_of
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.runner._budget import Budget, BudgetCounter, BudgetSpent
 
-#: The default cap on one Retry-After, in seconds (``--max-retry-after``).
-MAX_RETRY_AFTER = 120.0
+#: The default cap on one Retry-After, in seconds: ``--max-retry-after``'s (the run options' table).
+_DEFAULT_RETRY_AFTER: float = default_of("max_retry_after")
 
 
 class Limiter:
@@ -48,7 +48,7 @@ class Limiter:
         rpm: float | None = None,
         *,
         decrease_every: float = 1.0,
-        max_pause: float = MAX_RETRY_AFTER,
+        max_pause: float = _DEFAULT_RETRY_AFTER,
         budget: Budget | None = None,
     ) -> None:
         for name, value in (("max_in_flight", max_in_flight), ("rpm", rpm), ("max_retry_after", max_pause)):
@@ -156,7 +156,7 @@ class Limiter:
 
 def pacing_problem(rpm: float | None, max_retry_after: float) -> str | None:
     """Why ``rpm`` cannot pace a run, or None: the wait between two starts (60 / rpm) is longer than the
-    longest wait a run accepts before a call (the larger of :data:`MAX_RETRY_AFTER` and ``max_retry_after``),
+    longest wait a run accepts before a call (the larger of ``--max-retry-after``'s default and ``max_retry_after``),
     so a tiny rpm is refused before anything is written instead of waiting for days.
 
     >>> pacing_problem(0.0001, 120.0).split(",")[0]
@@ -166,12 +166,12 @@ def pacing_problem(rpm: float | None, max_retry_after: float) -> str | None:
     """
     if not rpm:
         return None
-    wait, cap = 60.0 / rpm, max(MAX_RETRY_AFTER, max_retry_after)
+    wait, cap = 60.0 / rpm, max(_DEFAULT_RETRY_AFTER, max_retry_after)
     if wait <= cap:
         return None
     return (
         f"rpm {rpm:g} waits {wait:.0f}s between two calls, longer than the longest wait a run accepts "
-        f"({cap:g}s, the larger of {MAX_RETRY_AFTER:g}s and --max-retry-after): give --rpm {60.0 / cap:g} or more"
+        f"({cap:g}s, the larger of {_DEFAULT_RETRY_AFTER:g}s and --max-retry-after): give --rpm {60.0 / cap:g} or more"
     )
 
 
@@ -211,6 +211,6 @@ def throttle_error(err: ProviderError, max_retry_after: float) -> ProviderError:
     )
 
 
-__all__ = ["MAX_RETRY_AFTER", "Limiter", "backoff_delay", "pacing_problem", "throttle_error"]
+__all__ = ["Limiter", "backoff_delay", "pacing_problem", "throttle_error"]
 
 publish(globals())
