@@ -14,43 +14,17 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from goldenkit._constraints import handed_to
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, UsageError
 
-# Transport options: handed to providers that take them, silently left out for those that
-# make no HTTP calls (like the timeout), so one [run] table serves fixtures and live runs.
-TRANSPORT_OPTIONS = ("timeout", "ca_bundle", "no_proxy", "stream", "max_reply_bytes")
-# Options handed to the provider factory (those it accepts by name).
-PROVIDER_OPTIONS = (
-    "model",
-    "base_url",
-    "api_key_env",
-    "fixtures",
-    "callable",
-    "agent",
-    "system",
-    "temperature",
-    "seed",
-    "max_tokens",
-    "tool_choice",
-    "history",
-    "max_tool_steps",
-    "tool_responses",
-    "timeout",
-    "ca_bundle",
-    "no_proxy",
-    "stream",
-    "max_reply_bytes",
-)
-# Options of the simulated user besides --user-simulator (the [run] user_* keys, in their order there).
-SIMULATOR_OPTIONS = (
-    "user_callable",
-    "user_model",
-    "user_base_url",
-    "user_api_key_env",
-    "user_temperature",
-    "user_seed",
-)
+#: Transport options: handed to providers that take them, silently left out for those that make no HTTP calls
+#: (like the timeout), so one [run] table serves fixtures and live runs (the run options' table says which).
+TRANSPORT_OPTIONS = handed_to("transport")
+#: Options handed to the provider factory (those it accepts by name), the transport options last.
+PROVIDER_OPTIONS = (*handed_to("provider"), *TRANSPORT_OPTIONS)
+#: Options of the simulated user besides --user-simulator (the [run] user_* keys, in their order there).
+SIMULATOR_OPTIONS = handed_to("simulator")
 
 
 def build_simulator(opts: dict[str, Any]) -> Any:
