@@ -9,7 +9,7 @@ class definitions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class RunLike(Protocol):
     def run_id(self) -> str: ...
 
     @property
-    def manifest(self) -> dict[str, Any]: ...
+    def manifest(self) -> Mapping[str, Any]: ...
 
 
 __all__ = ["DatasetLike", "RunLike"]

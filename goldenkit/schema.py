@@ -141,6 +141,21 @@ class OutcomeRun(TypedDict):
     judge_version: str | None
 
 
+def outcome_run(run_id: str, key: RunKey) -> OutcomeRun:
+    """The fields every outcome of run ``run_id`` shares, from its run key ``key`` (a run's, a regrade's, an
+    import's: one builder)."""
+    dataset = key["dataset"] or {}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "dataset_name": dataset.get("name"),
+        "dataset_version": dataset.get("version"),
+        "dataset_sha256": dataset.get("sha256"),
+        "agent_version": key["agent_version"],
+        "judge_version": key["judge_version"],
+    }
+
+
 class OutcomeRow(TypedDict):
     """The dataset row and repeat an outcome is of."""
 
@@ -253,35 +268,71 @@ RUN_FILE = "run.json"
 FORMAT_VERSION = 2
 
 
-class RunRecord(TypedDict):
-    """run.json (goldenkit.runner's run_manifest writes it; goldenkit.results.read_manifest reads it).
-
-    The run key first (what a resume must agree on: goldenkit.runner's run_key), then the protocol
-    key built from it, the provider and configuration, and what the run's end fills in. The
-    nested tables stay maps: the protocol key, the counts, the timings and the accounting own theirs.
-    """
+class RunHead(TypedDict):
+    """What run.json opens with: its record's versions, the run's id and label."""
 
     schema_version: int
     format_version: int
     run_id: str
-    label: str | None
-    dataset: dict[str, Any] | None
+    label: str | None  # ``--label``; None: derived where it is shown (goldenkit._run_label)
+
+
+class RunKey(TypedDict):
+    """The run key (goldenkit.runner's run_key): what a resume must agree on, and what the protocol key
+    (goldenkit._protocol_key) is built from."""
+
+    dataset: dict[str, Any] | None  # name, version, sha256, path, path_from_run
     agent_version: AgentVersion
     judge_version: str | None
-    graders: dict[str, str]
+    graders: dict[str, str]  # name -> version
     grader_hard: dict[str, bool]
     repeats: int
-    sample: dict[str, Any]
-    mode: str
-    criteria: dict[str, Any] | None
+    sample: dict[str, Any] | None  # the sample spec (None: an import, every row the tool ran)
+    mode: str  # live, fixtures, regrade, imported
+    criteria: dict[str, Any] | None  # the --criteria file (name, sha256, ignored)
     vision: bool
     shard: NotRequired[dict[str, Any]]  # a shard's spec, beside the run key (never inside the protocol)
-    simulator_version: NotRequired[str | None]  # set once the run has scenario rows
+    simulator_version: NotRequired[dict[str, Any] | None]  # the simulated user's version, once the run has scenarios
+    stop_decided_repeats: NotRequired[str]  # the rule a row's repeats stop under once decided
+    source: NotRequired[dict[str, Any]]  # an imported run's source (format, file, inputs_sha256, cases)
+
+
+class ProviderRecord(TypedDict):
+    """run.json's ``provider``: its name and its settings, secrets redacted."""
+
+    name: str
+    settings: dict[str, Any]
+
+
+class Timings(TypedDict):
+    """run.json's ``timings``: one entry per invocation (started_at, ended_at, calls, ...)."""
+
+    invocations: list[dict[str, Any]]
+    merge_elapsed_s: NotRequired[float]  # a merged run's
+
+
+class RegradedFrom(TypedDict):
+    """A regraded run's source: the run it graded again, and the run whose calls made the answers."""
+
+    run_id: str
+    path: str
+    answers_from: str
+
+
+class RunRecord(RunHead, RunKey):
+    """run.json (goldenkit.results.run_record builds it for every writer: a run, a regrade, a merge, an
+    import; goldenkit.results.read_manifest reads it).
+
+    The head, the run key (what a resume must agree on), the protocol key built from it, the provider
+    and configuration, and what the run's end fills in (goldenkit.results.record_end). Tables that
+    their own module owns stay maps: the protocol key, the counts, the accounting, the budget.
+    """
+
     protocol: dict[str, Any]
     protocol_sha256: str
-    provider: dict[str, Any]
+    provider: ProviderRecord | None
     config: dict[str, Any]
-    started_at: str
+    started_at: str | None
     ended_at: str | None
     counts: dict[str, int] | None
     error_rate: float | None
@@ -289,7 +340,15 @@ class RunRecord(TypedDict):
     validity: str | None
     invalid_reason: str | None
     complete: bool
-    timings: dict[str, Any]
+    timings: Timings
+    notes: NotRequired[list[str]]  # an import's notes on what it could not read
+    stopped_because: NotRequired[str]  # crash, budget
+    crash: NotRequired[list[dict[str, str]]]  # each worker exception's type and message
+    budget: NotRequired[dict[str, Any]]  # a budgeted run's spend (goldenkit.runner._budget)
+    decided_repeats: NotRequired[dict[str, Any]]  # rows whose repeats stopped once decided
+    sequential: NotRequired[dict[str, Any]]  # a sequential run's record (goldenkit.gate._sequential)
+    regraded_from: NotRequired[RegradedFrom]
+    merged_from: NotRequired[list[dict[str, Any]]]  # a merged run's shards: run_id and shard spec
     accounting: NotRequired[dict[str, Any]]  # the run's usage and cost, written at its end
 
 

@@ -48,7 +48,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     from goldenkit.runner import regrade
 
     source = read_run(args.run, args.results_dir or "results")
-    man = dict(source.manifest)
+    man: dict[str, Any] = dict(source.manifest)
     if args.dataset:
         man["dataset"] = {**(man.get("dataset") or {}), "path": args.dataset}
     cfg = config_for_run(args.config, man, source.path)  # --config, the file the run recorded, else beside its dataset

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,7 +104,7 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def protocol_id(manifest: dict[str, Any], rule: str | None = None) -> str:
+def protocol_id(manifest: Mapping[str, Any], rule: str | None = None) -> str:
     """A short id of a run's protocol key (:func:`goldenkit.compare.protocol_key` under ``rule``) without
     its dataset, and its shard: equal ids and an equal dataset hash, comparable runs (a trend follows one
     protocol across dataset versions)."""
@@ -116,14 +116,14 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _benchmark(man: dict[str, Any]) -> str | None:
+def _benchmark(man: Mapping[str, Any]) -> str | None:
     """The run prefix ``goldenkit benchmark`` recorded (``config.extra.benchmark``), else None."""
     config = _dict(man.get("config"))
     prefix = _dict(config.get("extra")).get("benchmark", config.get("benchmark"))
     return None if prefix is None or prefix == "" else str(prefix)
 
 
-def _key_columns(man: dict[str, Any]) -> dict[str, Any]:
+def _key_columns(man: Mapping[str, Any]) -> dict[str, Any]:
     """The run-key columns of a manifest (a run.json, or the ``run`` part of a baseline)."""
     ds, av = _dict(man.get("dataset")), _dict(man.get("agent_version"))
     sim = man.get("simulator_version")

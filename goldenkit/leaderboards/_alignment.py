@@ -50,7 +50,7 @@ class RunInput:
 
     run_id: str
     model: str
-    manifest: dict[str, Any]
+    manifest: Mapping[str, Any]
     table: pa.Table
     repeats: int
     source: Any = None

@@ -57,10 +57,14 @@ from goldenkit.results._light import (
 from goldenkit.results._manifest import (
     SEQUENTIAL as SEQUENTIAL,
     read_manifest as read_manifest,
+    record_end as record_end,
+    run_key_of as run_key_of,
+    run_record as run_record,
     sequential_line as sequential_line,
     sequential_rows as sequential_rows,
     stored_json as stored_json,
     write_json_atomic as write_json_atomic,
+    write_run_record as write_run_record,
 )
 from goldenkit.results._parquet import (
     OUTCOME_SCHEMA as OUTCOME_SCHEMA,

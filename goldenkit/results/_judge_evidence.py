@@ -115,7 +115,8 @@ def read_rounds(run: Run) -> list[LabelRound]:
     """The run's rounds in the order they were drawn (those of the run its answers were regraded from
     when it has none of its own)."""
     path = Path(run.path) / ROUNDS_FILE
-    source = (run.manifest.get("regraded_from") or {}).get("path")
+    regraded = run.manifest.get("regraded_from")
+    source = regraded["path"] if regraded else None
     if not path.is_file() and isinstance(source, str):
         path = Path(source) / ROUNDS_FILE
     if not path.is_file():

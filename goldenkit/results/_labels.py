@@ -213,7 +213,8 @@ def labelled(run: Run) -> set[tuple[str, int | None]]:
 def _latest(r: Run) -> dict[tuple[str, int | None], HumanLabel]:
     """The latest label per (row, repeat), those of the run its answers were regraded from first; unchecked."""
     found = _file_labels(Path(r.path) / LABELS_FILE)
-    source = (r.manifest.get("regraded_from") or {}).get("path")
+    regraded = r.manifest.get("regraded_from")
+    source = regraded["path"] if regraded else None
     if isinstance(source, str) and (Path(source) / LABELS_FILE).is_file():
         found = _file_labels(Path(source) / LABELS_FILE) + found
     return {(lab.row_id, lab.repeat): lab for lab in found}

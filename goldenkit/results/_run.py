@@ -18,7 +18,7 @@ from goldenkit.results._jsonl import iter_jsonl, latest_per_pair, scan_jsonl
 from goldenkit.results._latest import follow_latest
 from goldenkit.results._manifest import read_manifest
 from goldenkit.results._parquet import JSON_COLUMNS, outcomes_table, read_parquet
-from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE
+from goldenkit.schema import OUTCOME_FIELDS, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, RunRecord
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 @dataclass
 class Run:
-    """A run folder: ``path``, ``run_id``, ``manifest`` (the run.json dict)."""
+    """A run folder: ``path``, ``run_id``, ``manifest`` (its run.json, :class:`goldenkit.schema.RunRecord`)."""
 
     path: Path
     run_id: str
-    manifest: dict[str, Any]
+    manifest: RunRecord
 
     @property
     def complete(self) -> bool:

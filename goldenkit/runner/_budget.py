@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.errors import ConfigError
+from goldenkit.schema import RunRecord
 
 #: The run options of a budget (RunOptions fields, ``[run]`` keys, ``--max-calls`` ...), in the order shown.
 BUDGET_OPTIONS = ("max_calls", "max_tokens_total", "max_cost")
@@ -231,7 +232,7 @@ class _Usage:
         self.tokens_cached, self.cost = rec.get("tokens_cached"), rec.get("cost")
 
 
-def finish_budget(limiter: Any, manifest: dict[str, Any], stopped: str | None, run_id: str) -> str | None:
+def finish_budget(limiter: Any, manifest: RunRecord, stopped: str | None, run_id: str) -> str | None:
     """At a run's end: run.json's ``budget`` record (when the run has one) and the run's ``stopped`` reason,
     which names the spend when the budget stopped it (``stopped_because: "budget"``)."""
     counter = getattr(limiter, "budget", None)

@@ -30,7 +30,7 @@ from goldenkit.formats import EvalCriteria, apply_criteria, check_graders
 from goldenkit.graders import Grader, build_graders, check_gradable, get_grader, gradability
 from goldenkit.providers import CallableProvider, Provider, check_images
 from goldenkit.records import Case
-from goldenkit.results import repair_jsonl, stored_json, write_json_atomic
+from goldenkit.results import repair_jsonl, stored_json, write_run_record
 from goldenkit.runner._budget import budget_limits
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
@@ -42,7 +42,7 @@ from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._shard import check_shard, shard_rows
 from goldenkit.runner._summary import RunInterrupted, RunSummary
 from goldenkit.runner._versions import git_commit
-from goldenkit.schema import SCHEMA_VERSION
+from goldenkit.schema import RunKey, RunRecord, outcome_run
 
 if TYPE_CHECKING:  # loaded only when decided repeats stop or the run is sequential (it loads the statistics)
     from goldenkit.runner._sequential import RowSchedule
@@ -155,7 +155,7 @@ def _cases(
 
 def _plan(
     dataset: DatasetLike,
-    key: dict[str, Any],
+    key: RunKey,
     folder: RunFolder,
     cases: dict[str, Case],
     repeats: int,
@@ -171,21 +171,11 @@ def _plan(
     for rec, offset, length in scan_outcomes(folder.jsonl) if folder.old_manifest is not None else ():
         index.note(rec, offset, length)  # an earlier invocation's outcome (the last line per pair wins)
     todo = index.pending(retry_errors)
-    base = {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": folder.run_id,
-        "dataset_name": dataset.name,
-        "dataset_version": dataset.version,
-        "dataset_sha256": dataset.sha256,
-        "agent_version": key["agent_version"],
-        "judge_version": key["judge_version"],
-    }
+    base = outcome_run(folder.run_id, key)  # the dataset's name, version and sha256 as the run key records them
     return RunPlan(index=index, todo=todo, row_info=row_info, cases=cases, base_record=base)
 
 
-def _conversations(
-    key: dict[str, Any], cases: dict[str, Case], provider: Provider, o: RunOptions
-) -> ConversationDriver | None:
+def _conversations(key: RunKey, cases: dict[str, Case], provider: Provider, o: RunOptions) -> ConversationDriver | None:
     """The driver of the scenario rows (None: there are none); sets the run key's ``simulator_version``.
 
     A live run of scenario rows without a simulator is refused before the first call:
@@ -217,7 +207,7 @@ def _conversations(
     return driver
 
 
-def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: dict[str, Any], run_id: str) -> Any:
+def _recorder(record_dir: str | os.PathLike[str] | None, provider: Provider, key: RunKey, run_id: str) -> Any:
     if record_dir is None:
         return None
     from goldenkit.providers import FIXTURES_FILE, FixtureRecorder
@@ -299,7 +289,7 @@ async def arun_eval(
             commit=commit,
             label=o.label,
         )
-        write_json_atomic(folder.run_file, manifest)
+        write_run_record(folder.run_file, manifest)
         recorder = _recorder(o.record_dir, provider, key, folder.run_id)
         provider.configure(timeout=opts.timeout, max_in_flight=opts.max_in_flight)
         run = _make_run(
@@ -320,7 +310,7 @@ async def arun_eval(
         await _release(folder, pool)
 
 
-def _row_schedule(o: RunOptions, key: dict[str, Any]) -> RowSchedule | None:
+def _row_schedule(o: RunOptions, key: RunKey) -> RowSchedule | None:
     """Rows at a time (:mod:`goldenkit.runner._sequential`) when decided repeats stop or the run is
     sequential; the run key then records the rule the repeats stop under (in its protocol key)."""
     if not (o.stop_decided_repeats or o.sequential is not None):
@@ -374,7 +364,7 @@ async def _ray_pool(
 
 
 async def _open_folder(
-    o: RunOptions, key: dict[str, Any], pool: Any, driver: ConversationDriver | None, provider: Provider
+    o: RunOptions, key: RunKey, pool: Any, driver: ConversationDriver | None, provider: Provider
 ) -> RunFolder:
     """The run folder, opened (or resumed); what was started for the run is closed when it cannot be."""
     try:
@@ -393,7 +383,7 @@ def _make_run(
     provider: Provider,
     graders: list[Grader],
     folder: RunFolder,
-    manifest: dict[str, Any],
+    manifest: RunRecord,
     *,
     opts: CallLimits,
     progress: bool | IO[str] | None,

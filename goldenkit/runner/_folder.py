@@ -37,7 +37,7 @@ from goldenkit._text import one_line
 from goldenkit.errors import ConfigError, ResultsError
 from goldenkit.results import read_manifest, repair_jsonl, scan_jsonl
 from goldenkit.runner._runkey import RESUME_IGNORES, key_differences
-from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS
+from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE, TRANSPORT_SETTINGS, RunRecord
 
 try:
     import fcntl
@@ -127,7 +127,7 @@ class RunFolder:
     run_id: str
     path: Path
     lock: RunLock
-    old_manifest: dict[str, Any] | None = None
+    old_manifest: RunRecord | None = None
     took_over_from: int | None = None
 
     @property

@@ -3,9 +3,9 @@
 :func:`run_key` gathers what identifies a run (the dataset, the agent's
 version, the graders with their hard flags, the judge, repeats, the sample,
 the mode, the criteria file, vision; a shard's spec beside it);
-:func:`run_manifest` adds the protocol key built from it
-(:func:`goldenkit.compare.protocol_key`, stored whole with its SHA-256), the
-redacted provider settings, the configuration, counts and timings, and the ``label`` the run was given
+:func:`run_manifest` makes run.json of it (:func:`goldenkit.results.run_record`, which every writer of
+run.json builds its record with: the protocol key built from the run key, stored whole with its SHA-256),
+with the redacted provider settings, the configuration, timings, and the ``label`` the run was given
 (``--label``; None: derived where it is shown, :func:`goldenkit._run_label.run_label`). The dataset
 and the goldenkit.toml are recorded absolute and relative to the run folder
 (``dataset.path`` / ``path_from_run``, ``config.extra.config_file`` /
@@ -17,21 +17,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from goldenkit._artifacts import artifacts_sha256
-from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._protocols import DatasetLike
 from goldenkit._scrub import redact_settings
 from goldenkit.config import from_run
 from goldenkit.formats import EvalCriteria
 from goldenkit.graders import Grader
 from goldenkit.providers import Provider
+from goldenkit.results import run_record
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._folder import RunFolder, utc_now
 from goldenkit.runner._shard import shard_record
 from goldenkit.runner._versions import agent_version
-from goldenkit.schema import FORMAT_VERSION, SCHEMA_VERSION
+from goldenkit.schema import AgentVersion, RunKey, RunRecord
 
 __all__ = ["run_key", "run_manifest"]
 
@@ -48,21 +48,22 @@ def run_key(
     artifacts: Sequence[str | os.PathLike[str]] | None = None,
     criteria: EvalCriteria | None = None,
     vision: bool = True,
-) -> dict[str, Any]:
+) -> RunKey:
     if judge_version is None:
         jv = sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})
         judge_version = ",".join(jv) or None
     # a shard's spec is recorded beside the run key (a resume compares it), never inside it:
     # the merged run of the shards has exactly the run key of the unsharded run
-    spec = {"shard": shard_record(shard)} if shard is not None else {}
-    return {
+    key: RunKey = {
         "dataset": {
             "name": dataset.name,
             "version": dataset.version,
             "sha256": dataset.sha256,
             "path": os.path.abspath(path) if (path := getattr(dataset, "path", None)) is not None else None,
         },
-        "agent_version": agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ())),
+        "agent_version": cast(
+            AgentVersion, agent_version(provider, artifacts_sha256=artifacts_sha256(artifacts or ()))
+        ),
         "judge_version": judge_version,
         "graders": {g.name: str(g.version) for g in graders},
         "grader_hard": {g.name: bool(g.hard) for g in graders},
@@ -71,11 +72,13 @@ def run_key(
         "mode": provider.mode,
         "criteria": criteria.record() if criteria is not None else None,
         "vision": bool(vision),
-        **spec,
     }
+    if (spec := shard_record(shard)) is not None:
+        key["shard"] = spec
+    return key
 
 
-def _travelling_dataset(dataset: Any, folder: RunFolder) -> Any:
+def _travelling_dataset(dataset: dict[str, Any] | None, folder: RunFolder) -> dict[str, Any] | None:
     """run.json's ``dataset``: its ``path`` absolute and ``path_from_run`` (relative to the run folder), so that
     it is found from any working directory and in a moved checkout (:func:`goldenkit.config.dataset_path_for_run`)."""
     if not isinstance(dataset, Mapping) or not dataset.get("path"):
@@ -95,7 +98,7 @@ def _travelling_config(config: Mapping[str, Any], folder: RunFolder) -> dict[str
 
 
 def run_manifest(
-    key: dict[str, Any],
+    key: RunKey,
     provider: Provider,
     folder: RunFolder,
     opts: CallLimits,
@@ -105,8 +108,10 @@ def run_manifest(
     config: Mapping[str, Any] | None,
     commit: str | None,
     label: str | None = None,
-) -> dict[str, Any]:
-    old = folder.old_manifest or {}
+) -> RunRecord:
+    """run.json as an invocation of run ``key`` starts (a resume keeps the earlier invocations' label,
+    start and timings)."""
+    old = folder.old_manifest
     invocation: dict[str, Any] = {
         "started_at": utc_now(),
         "pending": todo,
@@ -115,18 +120,14 @@ def run_manifest(
     }
     if folder.took_over_from is not None:
         invocation["lock_taken_over_from_pid"] = folder.took_over_from
-    protocol = protocol_key(key)  # the one key of what can change a verdict (goldenkit._protocol_key)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "format_version": FORMAT_VERSION,  # the fields are goldenkit.schema.RunRecord's
-        "run_id": folder.run_id,
-        "label": label if label is not None else old.get("label"),  # given, else kept on a resume
-        **key,
-        "dataset": _travelling_dataset(key.get("dataset"), folder),
-        "protocol": protocol,
-        "protocol_sha256": protocol_sha256(protocol),
-        "provider": {"name": provider.name, "settings": redact_settings(provider.settings())},
-        "config": {
+    timings = old.get("timings") if old is not None else None
+    earlier = (timings.get("invocations") or []) if timings else []
+    return run_record(
+        {**key, "dataset": _travelling_dataset(key["dataset"], folder)},
+        run_id=folder.run_id,
+        label=label if label is not None or old is None else old.get("label"),  # given, else kept on a resume
+        provider={"name": provider.name, "settings": redact_settings(provider.settings())},
+        config={
             "max_in_flight": opts.max_in_flight,
             "rpm": opts.rpm,
             "timeout": opts.timeout,
@@ -134,13 +135,7 @@ def run_manifest(
             "max_retry_after": opts.max_retry_after,
             **({"extra": redact_settings(_travelling_config(config, folder))} if config else {}),
         },
-        "started_at": old.get("started_at") or utc_now(),
-        "ended_at": None,
-        "counts": None,
-        "error_rate": None,
-        "max_error_rate": opts.max_error_rate,
-        "validity": None,
-        "invalid_reason": None,
-        "complete": False,
-        "timings": {"invocations": [*((old.get("timings") or {}).get("invocations") or []), invocation]},
-    }
+        started_at=(old.get("started_at") if old is not None else None) or utc_now(),
+        max_error_rate=opts.max_error_rate,
+        timings={"invocations": [*earlier, invocation]},
+    )

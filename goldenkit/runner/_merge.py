@@ -41,20 +41,19 @@ from goldenkit.results import (
     Run,
     iter_jsonl,
     read_run,
+    record_end,
+    run_key_of,
+    run_record,
     update_latest,
-    write_json_atomic,
     write_parquet_batches,
+    write_run_record,
 )
 from goldenkit.runner._folder import check_run_id, run_key_differences, utc_now
 from goldenkit.runner._run import count_outcomes
-from goldenkit.runner._runkey import RUN_KEY_FIELDS
 from goldenkit.runner._shard import shard_of
 from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import validity
-from goldenkit.schema import ERROR, FORMAT_VERSION, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, SCHEMA_VERSION
-
-#: Run-key fields beside RUN_KEY_FIELDS that a merged run copies from its shards (the protocol key's inputs).
-_PROTOCOL_EXTRAS = ("simulator_version", "grader_hard", "vision", "protocol", "protocol_sha256")
+from goldenkit.schema import ERROR, OUTCOMES_JSONL, OUTCOMES_PARQUET, RUN_FILE, RunRecord
 
 
 def _shard_spec(run: Run) -> tuple[int, int]:
@@ -135,7 +134,9 @@ class _Union:
 
 def _manifest(
     run_id: str, shards: list[tuple[int, Run]], counts: dict[str, int], first_error: str | None, elapsed: float
-) -> dict[str, Any]:
+) -> RunRecord:
+    """The merged run's run.json: the shards' run key without the shard spec (the unsharded run's key, so its
+    protocol key too), their invocations, and validity over the whole."""
     first = shards[0][1].manifest
     max_error_rate = min(float(r.manifest.get("max_error_rate", 0.02)) for _, r in shards)
     valid, why, rate = validity(counts, counts["expected"], max_error_rate, None, first_error)
@@ -145,26 +146,25 @@ def _manifest(
         for inv in (run.manifest.get("timings") or {}).get("invocations") or []
     ]
     starts = [str(r.manifest["started_at"]) for _, r in shards if r.manifest.get("started_at")]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "format_version": FORMAT_VERSION,
-        "run_id": run_id,
-        "label": first.get("label"),  # the shards' (goldenkit run --label), else derived where shown
-        **{k: first.get(k) for k in RUN_KEY_FIELDS},
-        **{k: first[k] for k in _PROTOCOL_EXTRAS if first.get(k) is not None},
-        "provider": first.get("provider"),
-        "config": first.get("config"),
-        "started_at": min(starts) if starts else None,
-        "ended_at": utc_now(),
-        "counts": counts,
-        "error_rate": rate,
-        "max_error_rate": max_error_rate,
-        "validity": valid,
-        "invalid_reason": why,
-        "complete": True,
-        "timings": {"invocations": invocations, "merge_elapsed_s": round(elapsed, 3)},
-        "merged_from": [{"run_id": run.run_id, "shard": run.manifest["shard"]} for _, run in shards],
-    }
+    key = run_key_of(first)
+    del key["shard"]  # checked: every shard has one
+    if key.get("simulator_version") is None:
+        key.pop("simulator_version", None)
+    record = run_record(
+        key,
+        run_id=run_id,
+        label=first.get("label"),  # the shards' (goldenkit run --label), else derived where shown
+        provider=first.get("provider"),
+        config=first.get("config") or {},
+        started_at=min(starts) if starts else None,
+        max_error_rate=max_error_rate,
+        timings={"invocations": invocations, "merge_elapsed_s": round(elapsed, 3)},
+    )
+    record_end(
+        record, ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=True
+    )
+    record["merged_from"] = [{"run_id": run.run_id, "shard": run.manifest.get("shard")} for _, run in shards]
+    return record
 
 
 def merge_shards(
@@ -191,7 +191,7 @@ def merge_shards(
         counts = {**union.counts, "expected": union.counts["total"]}
         manifest = _manifest(run_id, ordered, counts, union.first_error, time.monotonic() - t0)
         manifest["accounting"] = run_accounting([iter_jsonl(tmp / OUTCOMES_JSONL)], manifest, target)  # the whole's
-        write_json_atomic(tmp / RUN_FILE, manifest)
+        write_run_record(tmp / RUN_FILE, manifest)
         if target.exists():
             raise ResultsError(f"{target}: appeared while merging; merge into a new run id")
         os.rename(tmp, target)
@@ -203,7 +203,7 @@ def merge_shards(
         run_id=run_id,
         path=target,
         counts=counts,
-        error_rate=float(manifest["error_rate"]),
+        error_rate=float(manifest["error_rate"] or 0.0),  # set by record_end
         max_error_rate=float(manifest["max_error_rate"]),
         validity=str(manifest["validity"]),
         invalid_reason=manifest["invalid_reason"],

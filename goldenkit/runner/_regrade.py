@@ -46,7 +46,6 @@ stopped); with other graders it is refused (the run key differs).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -74,7 +73,14 @@ from goldenkit.graders import (
 from goldenkit.harnesses import IMPORTED
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response, TurnOutput
-from goldenkit.results import RECORD_BATCH, Run as StoredRun, read_run, write_json_atomic
+from goldenkit.results import (
+    RECORD_BATCH,
+    Run as StoredRun,
+    read_manifest,
+    read_run,
+    run_key_of,
+    write_run_record,
+)
 from goldenkit.runner._calls import CallLimits
 from goldenkit.runner._evaluate import normalize_cases, resolve_graders, run_to_summary
 from goldenkit.runner._folder import check_run_id, open_run_folder, scan_outcomes
@@ -83,7 +89,19 @@ from goldenkit.runner._outcome_index import OutcomeIndex
 from goldenkit.runner._run import RunExecution, RunPlan
 from goldenkit.runner._summary import RunSummary
 from goldenkit.runner._versions import git_commit
-from goldenkit.schema import ANSWER_FIELDS, ERROR, JUDGE, OUTCOMES_JSONL, SCHEMA_VERSION, SKIPPED, VALID
+from goldenkit.schema import (
+    ANSWER_FIELDS,
+    ERROR,
+    JUDGE,
+    OUTCOMES_JSONL,
+    RUN_FILE,
+    SKIPPED,
+    VALID,
+    RegradedFrom,
+    RunKey,
+    RunRecord,
+    outcome_run,
+)
 
 __all__ = ["REGRADE", "aregrade", "regrade", "stored_response"]
 
@@ -138,7 +156,7 @@ class _Source:
 
     run_id: str
     path: Path
-    manifest: dict[str, Any]
+    manifest: RunRecord
     index: OutcomeIndex
     row_info: dict[str, tuple[str, str, list[str]]]
 
@@ -162,9 +180,9 @@ def _dataset_of(run: StoredRun) -> tuple[DatasetLike, str | None]:
     path = dataset_path_for_run(man, run.path)  # absolute, else relative to the run folder
     if path is not None:
         return read_dataset(path), (man.get("dataset") or {}).get("sha256")
-    if (man.get("dataset") or {}).get("path"):
+    if recorded := (man.get("dataset") or {}).get("path"):
         raise ResultsError(
-            f"regrade: the dataset of run {run.run_id} is not at {man['dataset']['path']} nor relative to its "
+            f"regrade: the dataset of run {run.run_id} is not at {recorded} nor relative to its "
             "folder; pass the dataset (--dataset) it was run on"
         )
     source = man.get("source") or {}
@@ -226,44 +244,44 @@ def _check_graders(graders: list[Grader], cases: dict[str, Case]) -> None:
             raise ResultsError(f"regrade: the {g.name} grader needs {need}, which outcomes do not keep")
 
 
-def _regrade_key(src: _Source, graders: list[Grader]) -> dict[str, Any]:
-    man = src.manifest
-    jv = ",".join(sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})) or None
-    return {
-        "dataset": man.get("dataset"),
-        "agent_version": man.get("agent_version"),
-        "judge_version": jv,
-        "graders": {g.name: str(g.version) for g in graders},
-        "grader_hard": {g.name: bool(g.hard) for g in graders},
-        "repeats": int(man.get("repeats") or 1),
-        "sample": man.get("sample"),
-        "mode": REGRADE,
-        **({"vision": man["vision"]} if man.get("vision") is not None else {}),
-        "criteria": man.get("criteria"),
-        **({"source": man.get("source")} if src.imported else {}),
-        **({"shard": man["shard"]} if man.get("shard") is not None else {}),
-        **({"simulator_version": man["simulator_version"]} if man.get("simulator_version") is not None else {}),
-    }
+def _regrade_key(src: _Source, graders: list[Grader]) -> RunKey:
+    """RUN's run key with the new graders, their judge version and ``mode: "regrade"`` (an import's ``source``
+    kept, a shard's spec and the simulator's version when set; the rule decided repeats stopped under is not
+    a regrade's: every stored repeat is graded)."""
+    key = run_key_of(src.manifest)
+    key.pop("stop_decided_repeats", None)
+    if not src.imported:
+        key.pop("source", None)
+    if key.get("shard") is None:
+        key.pop("shard", None)
+    if key.get("simulator_version") is None:
+        key.pop("simulator_version", None)
+    key["judge_version"] = (
+        ",".join(sorted({str(v) for g in graders if (v := getattr(g, "judge_version", None))})) or None
+    )
+    key["graders"] = {g.name: str(g.version) for g in graders}
+    key["grader_hard"] = {g.name: bool(g.hard) for g in graders}
+    key["mode"] = REGRADE
+    return key
 
 
 def _check_target(results_dir: Path, run_id: str, src: _Source) -> None:
     check_run_id(run_id)
     if run_id == src.run_id and results_dir.resolve() == src.path.parent.resolve():
         raise ResultsError(f"regrade: --run-id {run_id} is the run being regraded; choose a new run id")
-    existing = results_dir / run_id / "run.json"
-    if not existing.exists():
+    if not (results_dir / run_id / RUN_FILE).exists():
         return
     try:
-        old = json.loads(existing.read_text(encoding="utf-8"))
-    except ValueError:
-        old = {}
-    if (old.get("regraded_from") or {}).get("run_id") != src.run_id:
+        regraded = read_manifest(results_dir / run_id).get("regraded_from")
+    except ResultsError:  # not a run.json: not a regrade of anything
+        regraded = None
+    if (regraded["run_id"] if regraded else None) != src.run_id:
         raise ResultsError(
             f"regrade: run {run_id} already exists and is not a regrade of {src.run_id}; use a new --run-id"
         )
 
 
-def _options(man: dict[str, Any]) -> CallLimits:
+def _options(man: RunRecord) -> CallLimits:
     cfg = man.get("config") or {}
     base = CallLimits()
     return CallLimits(
@@ -284,7 +302,7 @@ class Regrade(RunExecution):
         plan: RunPlan,
         graders: list[Grader],
         folder: Any,
-        manifest: dict[str, Any],
+        manifest: RunRecord,
         opts: CallLimits,
         *,
         source: _Source,
@@ -365,8 +383,8 @@ async def aregrade(
     _check_graders(grader_objs, cases)
     _check_target(out_dir, run_id, src)
     key = _regrade_key(src, grader_objs)
-    if (key.get("dataset") or {}).get("path") and (now := getattr(dataset, "path", None)) is not None:
-        key["dataset"] = {**key["dataset"], "path": os.path.abspath(now)}  # where it is now
+    if (was := key["dataset"]) and was.get("path") and (now := getattr(dataset, "path", None)) is not None:
+        key["dataset"] = {**was, "path": os.path.abspath(now)}  # where it is now
     folder = open_run_folder(out_dir, run_id, key, retry_errors=False)
     try:
         return await _regrade_into(folder, key, src, grader_objs, cases, progress)
@@ -376,7 +394,7 @@ async def aregrade(
 
 async def _regrade_into(
     folder: Any,
-    key: dict[str, Any],
+    key: RunKey,
     src: _Source,
     graders: list[Grader],
     cases: dict[str, Case],
@@ -387,25 +405,19 @@ async def _regrade_into(
         index.note(rec, offset, length)
     todo = index.pending(False)
     man = src.manifest
-    base = {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": folder.run_id,
-        "dataset_name": (man.get("dataset") or {}).get("name"),
-        "dataset_version": (man.get("dataset") or {}).get("version"),
-        "dataset_sha256": (man.get("dataset") or {}).get("sha256"),
-        "agent_version": key["agent_version"],
-        "judge_version": key["judge_version"],
-    }
+    base = outcome_run(folder.run_id, key)
     plan = RunPlan(index=index, todo=todo, row_info=src.row_info, cases=cases, base_record=base)
     opts = _options(man)
     provider = StoredAnswers()
     manifest = run_manifest(
         key, provider, folder, opts, todo=len(todo), retry_errors=False, config=None, commit=git_commit()
     )
-    origin = (man.get("regraded_from") or {}).get("answers_from") or (man.get("regraded_from") or {}).get("run_id")
-    source = {"run_id": src.run_id, "path": str(src.path), "answers_from": origin or src.run_id}  # the answers' run
-    manifest.update(provider=man.get("provider"), regraded_from=source)
-    write_json_atomic(folder.run_file, manifest)
+    earlier = man.get("regraded_from")  # a regrade of a regrade: the answers are still the first run's
+    origin = (earlier.get("answers_from") or earlier.get("run_id")) if earlier else None
+    source: RegradedFrom = {"run_id": src.run_id, "path": str(src.path), "answers_from": origin or src.run_id}
+    manifest["provider"] = man.get("provider")  # the provider that made the answers
+    manifest["regraded_from"] = source
+    write_run_record(folder.run_file, manifest)
     return await Regrade(plan, graders, folder, manifest, opts, source=src, progress=progress).execute()
 
 

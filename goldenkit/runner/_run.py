@@ -29,7 +29,14 @@ from goldenkit.errors import ProviderError, ResultsError
 from goldenkit.graders import Grader, GradeResult, JudgeGrader, agrade_case, combine, grade_case
 from goldenkit.providers import Provider
 from goldenkit.records import Case, Response
-from goldenkit.results import RECORD_BATCH, OutcomeWriter, update_latest, write_json_atomic, write_parquet_batches
+from goldenkit.results import (
+    RECORD_BATCH,
+    OutcomeWriter,
+    record_end,
+    update_latest,
+    write_parquet_batches,
+    write_run_record,
+)
 from goldenkit.runner._budget import STOPPED, Budget, BudgetSpent, earlier_spend, finish_budget
 from goldenkit.runner._calls import CallLimits, CallResult, ModelCalls, attempts_note
 from goldenkit.runner._folder import RunFolder, utc_now
@@ -38,7 +45,18 @@ from goldenkit.runner._outcome_index import OutcomeIndex, has_grader_error, is_c
 from goldenkit.runner._progress import Progress
 from goldenkit.runner._summary import RunSummary, run_accounting
 from goldenkit.runner._validity import crash_report, validity, worker_exceptions
-from goldenkit.schema import ERROR, FAIL, INFRASTRUCTURE, OUTCOMES_PARQUET, PASS, SKIPPED, TOKEN_COUNTS, outcome_usage
+from goldenkit.schema import (
+    ERROR,
+    FAIL,
+    INFRASTRUCTURE,
+    OUTCOMES_PARQUET,
+    PASS,
+    SKIPPED,
+    TOKEN_COUNTS,
+    OutcomeRun,
+    RunRecord,
+    outcome_usage,
+)
 
 if TYPE_CHECKING:  # rows at a time: loaded only when decided repeats stop or the run is sequential
     from goldenkit.runner._sequential import RowSchedule
@@ -57,7 +75,7 @@ class RunPlan:
     todo: npt.NDArray[np.int64]  # the pairs this invocation calls (their numbers in ``index``), in order
     row_info: dict[str, tuple[str, str, list[str]]]  # row id -> (slice, split, tags)
     cases: dict[str, Case]
-    base_record: dict[str, Any]  # the fields every outcome of the run shares
+    base_record: OutcomeRun  # the fields every outcome of the run shares (goldenkit.schema.outcome_run)
 
 
 class RunExecution:
@@ -69,7 +87,7 @@ class RunExecution:
         provider: Provider,
         graders: Sequence[Grader],
         folder: RunFolder,
-        manifest: dict[str, Any],
+        manifest: RunRecord,
         opts: CallLimits,
         *,
         progress: bool | IO[str] | None,
@@ -181,7 +199,7 @@ class RunExecution:
     def new_record(self, row_id: str, repeat: int) -> dict[str, Any]:
         """The outcome record of one row x repeat before its call: the run's fields, the row's, the start."""
         sl, sp, tags = self.plan.row_info[row_id]
-        rec = dict(self.plan.base_record)
+        rec: dict[str, Any] = dict(self.plan.base_record)
         rec.update(row_id=row_id, slice=sl, split=sp, tags=tags, repeat=repeat, started_at=utc_now())
         return rec
 
@@ -318,7 +336,7 @@ class RunExecution:
             stopped = f"interrupted with {total} of {expected} outcomes; resume with --run-id {self.folder.run_id}"
         if self.crash:  # goldenkit itself failed: a crash with every worker's exception, not an interruption
             stopped, crashed = crash_report(self.crash)
-            self.manifest.update(crashed)
+            self.manifest["stopped_because"], self.manifest["crash"] = crashed["stopped_because"], crashed["crash"]
         stopped = finish_budget(self.limiter, self.manifest, stopped, self.folder.run_id)
         first_error = self.first_error
         if first_error is None and counts[ERROR] and lost is None:
@@ -328,11 +346,20 @@ class RunExecution:
         elapsed = time.monotonic() - self.t_start
         invocation = self.manifest["timings"]["invocations"][-1]
         invocation.update(ended_at=utc_now(), calls=self.calls, elapsed_s=round(elapsed, 3), **self.limiter.stats())
-        self.manifest.update(
-            ended_at=utc_now(), counts=counts, error_rate=rate, validity=valid, invalid_reason=why, complete=complete
+        record_end(
+            self.manifest,
+            ended_at=utc_now(),
+            counts=counts,
+            error_rate=rate,
+            validity=valid,
+            invalid_reason=why,
+            complete=complete,
         )
-        if self.rows is not None:
-            self.manifest.update(self.rows.record(self, counts["not_needed"], finished=complete))
+        if self.rows is not None:  # rows at a time: how many pairs the decided rows did not need, the sequential record
+            ran = self.rows.record(self, counts["not_needed"], finished=complete)
+            self.manifest["decided_repeats"] = ran["decided_repeats"]
+            if "sequential" in ran:
+                self.manifest["sequential"] = ran["sequential"]
         if complete:  # read back from outcomes.jsonl a row group at a time
             write_parquet_batches(index.batches(self.folder.jsonl, RECORD_BATCH), self.folder.path / OUTCOMES_PARQUET)
         else:
@@ -340,7 +367,7 @@ class RunExecution:
         if lost is None:  # what the run's final outcomes cost (goldenkit.results._accounting)
             batches = index.batches(self.folder.jsonl, RECORD_BATCH)
             self.manifest["accounting"] = run_accounting(batches, self.manifest, self.folder.path)
-        write_json_atomic(self.folder.run_file, self.manifest)
+        write_run_record(self.folder.run_file, self.manifest)
         if self.progress.done or self.folder.old_manifest is None:  # a resume that wrote no outcome moves nothing
             update_latest(self.folder.path.parent, self.folder.run_id)
         if lost is not None:

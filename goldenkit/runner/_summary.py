@@ -15,7 +15,7 @@ from goldenkit._registry import publish
 from goldenkit._text import one_line
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
 from goldenkit.results import cost_line, run_pricing, run_totals
-from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID
+from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID, RunRecord
 
 
 @dataclass
@@ -41,7 +41,7 @@ class RunSummary:
     calls: int
     resumed: int
     elapsed_s: float
-    manifest: dict[str, Any] = field(repr=False, default_factory=dict)
+    manifest: RunRecord = field(repr=False)
     git_commits: list[str] = field(default_factory=list)
     #: the first of the candidate's own errors this invocation met (agent, refused), said in :meth:`line`
     candidate_error: str | None = None

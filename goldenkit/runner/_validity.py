@@ -14,6 +14,7 @@ records of every worker's exception (``"stopped_because": "crash"``, ``"crash"``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from goldenkit._text import one_line
 from goldenkit.schema import ERROR, INVALID, VALID
@@ -63,7 +64,7 @@ def worker_exceptions(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def crash_report(errors: Sequence[BaseException]) -> tuple[str, dict[str, object]]:
+def crash_report(errors: Sequence[BaseException]) -> tuple[str, dict[str, Any]]:
     """``(why, record)`` of a run its workers' ``errors`` stopped: the one-line reason (INVALID) and the
     fields run.json records, ``stopped_because: "crash"`` and each exception's type and message (scrubbed).
 
