@@ -3,7 +3,8 @@
 :func:`prepare` and :func:`write_prepared` turn an
 :class:`~goldenkit.harnesses._common.Imported` into an ordinary goldenkit run folder with
 the project's own writers (:class:`goldenkit.results.OutcomeWriter`,
-:func:`goldenkit.results.write_parquet`, :func:`goldenkit.results.write_json_atomic`),
+:func:`goldenkit.results.write_parquet`; run.json built by :func:`goldenkit.results.run_record`, as every
+run's is, and written by :func:`goldenkit.results.write_run_record`),
 written into a temporary folder beside the target and renamed into place
 (:func:`goldenkit._files.replaced_together`), so a failure
 leaves nothing half-written.
@@ -49,19 +50,31 @@ from goldenkit._registry import publish
 from goldenkit.dataset import Dataset, canonical_sha256
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.harnesses._common import Imported, Sample, canonical_json, now
-from goldenkit.results import OutcomeWriter, Run, iter_jsonl, read_run, write_json_atomic, write_parquet
+from goldenkit.results import (
+    OutcomeWriter,
+    Run,
+    iter_jsonl,
+    read_run,
+    record_end,
+    run_record,
+    write_parquet,
+    write_run_record,
+)
 from goldenkit.schema import (
     ERROR,
     FAIL,
-    FORMAT_VERSION,
     INVALID,
     OUTCOMES_JSONL,
     OUTCOMES_PARQUET,
     PASS,
     RUN_FILE,
-    SCHEMA_VERSION,
     SKIPPED,
     VALID,
+    AgentVersion,
+    OutcomeRun,
+    RunKey,
+    RunRecord,
+    outcome_run,
 )
 
 #: The file beside run.json that holds each row's input hash (``{"row_id", "input_sha256"}`` lines),
@@ -149,19 +162,13 @@ def _rows(imp: Imported, dataset: Dataset | None, slice_field: str | None) -> _R
     return _Rows(info, key, len(known) * imp.repeats, inputs)
 
 
-def _record(s: Sample, run_id: str, rows: _Rows, imp: Imported, agent: dict[str, Any]) -> dict[str, Any]:
+def _record(s: Sample, base: OutcomeRun, rows: _Rows, imp: Imported) -> dict[str, Any]:
     sl, sp, tags = rows.info[s.row_id]
     graded = s.verdict in (PASS, FAIL)
     grade = {"passed": (s.verdict == PASS) if graded else None, "score": s.score, "reason": s.reason}
     grade["error"] = s.verdict == ERROR
     return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "dataset_name": rows.dataset["name"],
-        "dataset_version": rows.dataset["version"],
-        "dataset_sha256": rows.dataset["sha256"],
-        "agent_version": agent,
-        "judge_version": imp.judge_version,
+        **base,
         "row_id": s.row_id,
         "slice": sl,
         "split": sp,
@@ -207,7 +214,7 @@ class Prepared:
 
     run_id: str
     records: list[dict[str, Any]]
-    manifest: dict[str, Any]
+    manifest: RunRecord
     inputs: dict[str, str]
     cases: bytes | None = None
 
@@ -243,46 +250,60 @@ def _source(imp: Imported, rows: _Rows, cases: bytes | None) -> dict[str, Any]:
     return source
 
 
+def _key(imp: Imported, rows: _Rows, cases: bytes | None) -> RunKey:
+    """The run key of an import (see the module docstring): no sample spec, criteria or hard flags of goldenkit's."""
+    agent: AgentVersion = {"git_commit": None, "model_id": imp.model_id, "prompt_sha256": imp.prompt_sha256}
+    return {
+        "dataset": rows.dataset,
+        "agent_version": agent,
+        "judge_version": imp.judge_version,
+        "graders": dict(imp.graders) if imp.graders is not None else {imp.grader: imp.grader_version},
+        "grader_hard": {},  # the tool's scorers: each reads as its name's default (goldenkit._protocol_key)
+        "repeats": imp.repeats,
+        "sample": None,
+        "mode": IMPORTED,
+        "criteria": None,
+        "vision": True,
+        "source": _source(imp, rows, cases),
+    }
+
+
 def prepare(
     imp: Imported, run_id: str, dataset: Dataset | None, slice_field: str | None, options: dict[str, Any]
 ) -> Prepared:
     """The outcome records and run.json of ``imp`` (nothing is written)."""
     rows = _rows(imp, dataset, slice_field)
-    agent = {"git_commit": None, "model_id": imp.model_id, "prompt_sha256": imp.prompt_sha256}
+    cases = _cases_file(imp, rows, dataset)
+    key = _key(imp, rows, cases)
+    base = outcome_run(run_id, key)
     order = {rid: i for i, rid in enumerate(rows.info)}
     samples = sorted(imp.samples, key=lambda s: (order[s.row_id], s.repeat))
-    records = [_record(s, run_id, rows, imp, agent) for s in samples]
+    records = [_record(s, base, rows, imp) for s in samples]
     counts = {v: sum(1 for r in records if r["verdict"] == v) for v in (PASS, FAIL, ERROR, SKIPPED)}
     counts.update(total=len(records), expected=rows.expected)
     validity, why, rate = _validity(counts, rows.expected, imp.not_finished)
-    complete = imp.not_finished is None and len(records) >= rows.expected
     stamp = now()
-    cases = _cases_file(imp, rows, dataset)
-    manifest: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "format_version": FORMAT_VERSION,
-        "run_id": run_id,
-        "dataset": rows.dataset,
-        "agent_version": agent,
-        "judge_version": imp.judge_version,
-        "graders": dict(imp.graders) if imp.graders is not None else {imp.grader: imp.grader_version},
-        "repeats": imp.repeats,
-        "sample": None,
-        "mode": IMPORTED,
-        "provider": {"name": imp.format, "settings": {}},
-        "source": _source(imp, rows, cases),
-        "config": {"import": options},
-        "started_at": stamp,
-        "ended_at": stamp,
-        "counts": counts,
-        "error_rate": rate,
-        "max_error_rate": MAX_ERROR_RATE,
-        "validity": validity,
-        "invalid_reason": why,
-        "complete": complete,
-        "notes": list(imp.notes),
-        "timings": {"invocations": [{"started_at": stamp, "ended_at": stamp, "imported": len(records)}]},
-    }
+    manifest = run_record(
+        key,
+        run_id=run_id,
+        label=None,
+        provider={"name": imp.format, "settings": {}},
+        config={"import": options},
+        started_at=stamp,
+        max_error_rate=MAX_ERROR_RATE,
+        timings={"invocations": [{"started_at": stamp, "ended_at": stamp, "imported": len(records)}]},
+    )
+    complete = imp.not_finished is None and len(records) >= rows.expected
+    record_end(
+        manifest,
+        ended_at=stamp,
+        counts=counts,
+        error_rate=rate,
+        validity=validity,
+        invalid_reason=why,
+        complete=complete,
+    )
+    manifest["notes"] = list(imp.notes)
     inputs = {rid: hashlib.sha256(text.encode("utf-8")).hexdigest() for rid, text in rows.inputs.items()}
     return Prepared(run_id, records, manifest, inputs, cases)
 
@@ -310,7 +331,7 @@ def write_prepared(prepared: Sequence[Prepared], results_dir: Path) -> list[Path
                     writer.write({"row_id": rid, "input_sha256": digest})
             if p.cases is not None:
                 (tmp / CASES_FILE).write_bytes(p.cases)
-            write_json_atomic(tmp / RUN_FILE, p.manifest)
+            write_run_record(tmp / RUN_FILE, p.manifest)
         written.append(results_dir / p.run_id)
     return written
 
