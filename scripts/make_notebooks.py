@@ -1,9 +1,12 @@
 """Write notebooks/*.ipynb (shipped in the wheel as package data, without outputs) from the cell sources below.
 
 The notebooks are thin: a ``parameters`` cell of literals (papermill injects
-the real values after it), then one goldenkit call per cell. Edit the cells
-here and re-run ``python scripts/make_notebooks.py``; tests check that the
-committed notebooks match this script.
+the real values after it), then one goldenkit call per cell. The run report's
+and the comparison's cells come from their declaration in the library
+(goldenkit/report/_layout.py, which ``goldenkit pages`` follows as well); the
+other notebooks' cells are below. Edit them and re-run
+``python scripts/make_notebooks.py``; tests check that the committed notebooks
+match this script.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from goldenkit.report import LAYOUTS
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
@@ -22,140 +27,10 @@ def setup(imports: str) -> str:
     return f"{imports}\n\nreport.setup_notebook()"
 
 
-REPORT = [
-    ("md", "# Run report\nOne run: how good it is, whether it is evidence, each slice, and what went wrong."),
-    (
-        "params",
-        """\
-run = "results/latest"  # run folder, or a run id under results_dir
-results_dir = "results"  # where run ids are looked up
-rule = "majority"  # how repeats collapse to one verdict per row: majority | all | any | at_least:K
-top_reasons = 10  # failure clusters shown
-config = None  # goldenkit.toml with [metrics] weights (None: the run's own, else beside its dataset)""",
-    ),
-    ("code", setup("from goldenkit import report, stats\nfrom goldenkit.results import read_run")),
-    (
-        "code",
-        "r = read_run(run, results_dir)\noutcomes = r.outcomes()\n"
-        "report.quality_banner(r, outcomes, rule=rule, config=config)",
-    ),
-    ("code", "report.validity_banner(r)"),
-    ("md", "## Run key"),
-    ("code", "report.table_html(report.run_key_table(r), header=False)"),
-    (
-        "md",
-        "## Pass rate per slice\nOne verdict per row after collapsing repeats; 95% Wilson intervals. "
-        "ERROR and SKIPPED rows are outside the rate.",
-    ),
-    (
-        "code",
-        "table = stats.slice_table(outcomes, rule=rule)\n"
-        'report.table_html(report.format_slice_table(table), "The run has no outcome: no slice to show.")',
-    ),
-    ("code", "report.pass_rate_figure(table)"),
-    ("code", "report.judge_figures_html(r, rule=rule)"),
-    (
-        "md",
-        "## Why rows fail\nThe failing rows (repeats collapsed) grouped by what the graders found: one line per "
-        "finding, however many different values (order ids, amounts) it was found with.",
-    ),
-    (
-        "code",
-        "report.table_html(\n"
-        "    report.failure_clusters(r, rule=rule, top=top_reasons),\n"
-        '    "No failing row: every graded row passed, so there is no failure to group.",\n'
-        ")",
-    ),
-    ("md", "## ERROR and SKIPPED outcomes\nNothing was graded for these; they are not failures."),
-    (
-        "code",
-        "report.table_html(\n"
-        "    report.errors_and_skips(outcomes),\n"
-        '    "No ERROR or SKIPPED outcome: every attempt was answered and graded. Timeouts, refused or failed "\n'
-        '    "calls and rows no grader applies to would be listed here, by kind and reason.",\n'
-        ")",
-    ),
-    ("md", "## Flaky rows\nRows that passed some but not all of their graded repeats."),
-    ("code", "report.table_html(report.flaky_table(outcomes, rule), report.flaky_note(outcomes, rule))"),
-    (
-        "md",
-        "## What the run cost\nCalls, tokens (the judge's and the simulated user's apart), latency over answered "
-        "outcomes (ERROR excluded), per slice and per passing row; money only from the provider's price or the "
-        "run's `[pricing]`, labelled, else n/a.",
-    ),
-    (
-        "code",
-        'report.table_html(report.latency_summary(outcomes, run=r), "No outcome: nothing to count.")',
-    ),
-    (
-        "md",
-        "## Red rows\nExpected failures (tag `red`), apart from the rest: negative-case pass rate and "
-        "hallucination rate, 95% intervals clustered by row.",
-    ),
-    ("code", "report.red_rows_block(outcomes)"),
-]
-
-COMPARE = [
-    ("md", "# Paired comparison\nBaseline vs candidate, row by row: what broke, what was fixed, and is it noise."),
-    (
-        "params",
-        """\
-base = "baselines/main.json"  # baseline: run folder, run id, or baseline name / .json
-cand = "results/latest"  # candidate: run folder or run id
-results_dir = "results"  # where run ids are looked up
-baselines_dir = "baselines"  # where baseline names are looked up
-rule = "majority"  # repeat collapse rule: majority | all | any | at_least:K
-alpha = 0.05  # significance level of the comparison and the regression rules
-by = "slice"  # the table's lines: slice, tags (a row in each of its tags) or another per-row column
-config = None  # goldenkit.toml with the [gate] policy (None: ./goldenkit.toml, else defaults)
-flip_limit = 200  # flipped rows shown side by side""",
-    ),
-    ("code", setup("from goldenkit import report\nfrom goldenkit.baselines import resolve_run_or_baseline")),
-    (
-        "code",
-        "base_run = resolve_run_or_baseline(base, results_dir, baselines_dir)\n"
-        "cand_run = resolve_run_or_baseline(cand, results_dir, baselines_dir)\n"
-        "comparison, differences = report.try_compare(base_run, cand_run, rule=rule, alpha=alpha, by=by)",
-    ),
-    (
-        "code",
-        "decision = report.gate_decision(cand_run, comparison, differences, config, baseline=base_run)\n"
-        "report.gate_banner(decision)",
-    ),
-    ("md", "## Comparability\nWhat the two runs share, or each reason they cannot be compared."),
-    ("code", "report.comparability_banner(comparison, differences)"),
-    ("md", "## Gate rules\nEvery rule the gate checked, with the evidence each one saw."),
-    ("code", "report.table_html(report.gate_table(decision))"),
-    (
-        "md",
-        "## Per slice and overall\nOne line per slice (or per tag, or per value of the column `by` names). "
-        "b = broke (PASS → FAIL), c = fixed (FAIL → PASS); exact McNemar p; Holm-adjusted across the lines; "
-        "a significant regression or gain is marked, in the table and in red or green in the plot; paired "
-        "difference (candidate − base) with Newcombe's interval.",
-    ),
-    ("code", "report.table_html(report.format_compare_table(comparison))"),
-    ("code", "report.forest_figure(comparison)"),
-    (
-        "md",
-        "## What the change costs\nThe paired change per row in the candidate's tokens (in + out) and latency "
-        "(candidate − base, each row's mean over its answered repeats), with Student's paired t 95% interval.",
-    ),
-    ("code", "report.table_html(report.usage_change_table(base_run, cand_run))"),
-    (
-        "code",
-        "report.judge_figures_html(cand_run, base_run, rule=rule, alpha=alpha, by=by)  # graded by the same judge",
-    ),
-    ("code", "report.clusters_html(comparison)"),
-    (
-        "md",
-        "## Sequential run\nWhen the candidate ran with `--sequential`: the confidence sequence of the mean drop "
-        "(base − candidate) and the regression e-value against the rows run, with the margin, the thresholds "
-        "and the row where the run stopped.",
-    ),
-    ("code", "report.sequence_figure(comparison)"),
-    ("md", "## Flip list\nNEW_FAILURE first; both responses and grader reasons side by side."),
-    ("code", "report.flip_list_html(comparison, limit=flip_limit)"),
-]
+#: the run report and the comparison are declared in the library (goldenkit.report.LAYOUTS), which the pages
+#: of ``goldenkit pages`` follow too; their notebooks are written from that declaration
+REPORT = LAYOUTS["report"].cells()
+COMPARE = LAYOUTS["compare"].cells()
 
 AUDIT = [
     (

@@ -145,18 +145,20 @@ def test_a_report_that_cannot_be_rendered_is_exit_3_and_the_rest_is_written(
         if name not in ("night-1", "bad-json"):
             shutil.rmtree(results / name)
     shutil.rmtree(baselines)
-    import goldenkit.notebooks._inprocess
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
-        raise InfrastructureError("report.ipynb: kernel died")
+        raise InfrastructureError("the run key is unreadable")
 
-    monkeypatch.setattr(goldenkit.notebooks._inprocess, "render_notebook", broken)
+    monkeypatch.setattr("goldenkit.report._run.run_key_table", broken)
     code = cli_main(
         ["pages", "-o", str(tmp_path / "site"), "--results-dir", str(results), "--baselines-dir", str(baselines)]
     )
     out = capsys.readouterr().out
     assert code == 3
-    assert "could not render runs/night-1/report.html: report.ipynb: kernel died" in out
+    assert (
+        "could not render runs/night-1/report.html: report page: step 3 (report.table_html(report.run_key_table(r), "
+        "header=False)) raised InfrastructureError: the run key is unreadable" in out
+    )
     assert (tmp_path / "site" / "index.html").is_file() and (tmp_path / "site" / "datasets" / "support.html").is_file()
 
 

@@ -19,7 +19,6 @@ from test_judge_evidence import judged_run, planted
 from goldenkit import report
 from goldenkit._display import judge_figures_line, judge_figures_table, pct, signed_pct, table_html
 from goldenkit.cli import main
-from goldenkit.notebooks._inprocess import render_notebook
 from goldenkit.results import add_labels, judge_difference, judge_estimates, read_run
 from goldenkit.stats import OVERALL
 
@@ -101,20 +100,19 @@ def test_the_report_block_is_judge_estimates_formatted_and_empty_without_a_judge
     assert report.judge_figures_html(read_run(plain[1])) == ""
 
 
-def test_report_and_compare_pages_show_the_figures_of_a_judged_pair(pair: tuple[Path, Path], tmp_path: Path) -> None:
+def test_report_and_compare_pages_show_the_figures_of_a_judged_pair(pair: tuple[Path, Path]) -> None:
     base, cand = pair
-    page = render_notebook("report", {"run": str(cand)}, tmp_path / "report.html").read_text(encoding="utf-8")
+    page = report.run_page(str(cand))
     rate = judge_estimates(cand).loc[OVERALL]
     assert "Judge-graded pass rate" in page and pct(rate["estimate"]) in page and f"{rate['lam']:.2f}" in page
-    params = {"base": str(base), "cand": str(cand), "results_dir": str(cand.parent)}
-    page = render_notebook("compare", params, tmp_path / "compare.html").read_text(encoding="utf-8")
+    page = report.compare_page(str(base), str(cand), results_dir=str(cand.parent))
     diff = judge_difference(cand, base).loc[OVERALL]
     assert "Paired difference, candidate minus baseline (same judge)" in page
     assert signed_pct(diff["estimate"]) in page and f"{diff['ess_gain']:+.1f}" in page
 
 
-def test_report_page_of_a_run_without_a_judge_shows_no_judge_figures(plain: tuple[Path, Path], tmp_path: Path) -> None:
-    page = render_notebook("report", {"run": str(plain[1])}, tmp_path / "report.html").read_text(encoding="utf-8")
+def test_report_page_of_a_run_without_a_judge_shows_no_judge_figures(plain: tuple[Path, Path]) -> None:
+    page = report.run_page(str(plain[1]))
     assert "Pass rate per slice" in page and "Judge-graded" not in page and "prediction-powered" not in page
 
 

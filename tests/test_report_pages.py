@@ -1,5 +1,5 @@
 """The pages people read: the decision first, every table formatted for people, and the site's reports
-rendered without a kernel, holding what ``goldenkit report``'s hold.
+made without a kernel or a notebook, holding what ``goldenkit report``'s hold.
 
 The rendered pages are those of report_fixtures (``goldenkit report`` through papermill, plus the audit,
 coverage and an invalid comparison), a leaderboard, the report of a run whose agent counts no tokens,
@@ -16,12 +16,15 @@ import nbformat
 import pytest
 from leaderboard_site import benchmark_run
 from pages_site import rendered_site
-from report_fixtures import rendered
+from report_fixtures import DATA, rendered
+from report_page_content import page_content
 from run_factory import manifest, outcomes, write_run
 
+from goldenkit import report
 from goldenkit._scrub import secrets_in_use
-from goldenkit.notebooks import _inprocess as inprocess
-from goldenkit.notebooks._inprocess import RenderJob, render_notebook, render_notebooks
+from goldenkit.errors import GoldenkitError, InputError
+from goldenkit.notebooks import execute_notebook
+from goldenkit.pages import _site as site_mod, build_site
 
 #: what raw pandas output leaves in a page: a missing float, a missing integer, a float printed with 6 decimals
 RAW = ("NaN", "<NA>", ".000000")
@@ -33,14 +36,9 @@ def visible_text(page: str) -> str:
     return html.unescape(re.sub(r"(?s)<[^>]*>", " ", body))
 
 
-def same_content(page: str) -> str:
-    """A page without its cells' ids (random per executed notebook)."""
-    return re.sub(r'id="cell-id=[^"]*"', 'id="cell-id"', page)
-
-
 @pytest.fixture(scope="module")
 def extra_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A leaderboard page and the report of a run without token counts (a callable agent), in process."""
+    """A leaderboard page (its notebook) and the report of a run without token counts (a callable agent)."""
     root = tmp_path_factory.mktemp("pages")
     runs = [benchmark_run(root / "results", f"m{i}", "support", passed, 20) for i, passed in enumerate((18, 12, 15))]
     data = [("a", "refunds", ["PASS", "PASS"]), ("b", "refunds", ["FAIL", "PASS"]), ("c", "billing", ["ERROR"] * 2)]
@@ -48,10 +46,10 @@ def extra_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     frame["tokens_in"] = frame["tokens_out"] = None
     frame["latency_ms"] = 400.0
     callable_run = write_run(root / "results", manifest("callable", repeats=2), frame)
-    return {
-        "leaderboard": render_notebook("leaderboard", {"runs": [str(r) for r in runs]}, root / "leaderboard.html"),
-        "callable": render_notebook("report", {"run": str(callable_run)}, root / "callable.html"),
-    }
+    board = execute_notebook("leaderboard", {"runs": [str(r) for r in runs]}, root / "leaderboard").html
+    assert board is not None
+    (root / "callable.html").write_text(report.run_page(callable_run), encoding="utf-8")
+    return {"leaderboard": board, "callable": root / "callable.html"}
 
 
 @pytest.mark.slow
@@ -91,17 +89,33 @@ def test_no_page_shows_raw_pandas_output(extra_pages: dict[str, Path]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["report", "compare", "compare_invalid"])
-def test_pages_render_what_goldenkit_report_renders(key: str, tmp_path: Path) -> None:
-    """The same notebook, parameters and title, without a kernel: the same page but for the cells' ids."""
+def test_pages_show_what_goldenkit_report_shows(key: str) -> None:
+    """The site's page of the same parameters: the same headings, banners, tables, figures and text."""
     page = rendered()[key]
     executed = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
     parameters = dict(executed.metadata["papermill"]["parameters"])
     title = html.unescape(re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8")).group(1))  # type: ignore[union-attr]
-    ours = render_notebook(page.stem, parameters, tmp_path / page.name, title=title)
-    assert same_content(ours.read_text(encoding="utf-8")) == same_content(page.read_text(encoding="utf-8"))
+    ours = site_mod._render_report(page.stem, parameters, title, site_title="site")
+    theirs, mine = page_content(page.read_text(encoding="utf-8")), page_content(ours)
+    assert mine.headings == theirs.headings and len(mine.headings) >= 7
+    assert mine.banners == theirs.banners and mine.banners
+    assert mine.tables == theirs.tables and len(mine.tables) >= (2 if key == "compare_invalid" else 6)
+    assert mine.figures == theirs.figures and len(mine.figures) == (0 if key == "compare_invalid" else 1)
+    assert mine.text == theirs.text
+    assert f"<title>{html.escape(title)}</title>" in ours and "<h1" in ours
 
 
-def test_a_batch_renders_on_worker_processes_with_the_callers_secrets(
+def test_page_content_tells_pages_apart() -> None:
+    """The comparison above can fail: a table cell, a figure or a banner's tone that differs is seen."""
+    body = report.run_page(str(DATA / "cand"))
+    base = page_content(body)
+    assert page_content(body.replace("<td>refunds</td>", "<td>refund</td>", 1)).tables != base.tables
+    assert page_content(body.replace("base64,", "base64,A", 1)).figures != base.figures
+    assert page_content(body.replace("gk-banner gk-banner-info", "gk-banner gk-banner-ok", 1)).banners != base.banners
+    assert page_content(body.replace("<h2", "<h3", 1)).headings != base.headings
+
+
+def test_a_site_page_masks_the_callers_secrets_and_a_failing_page_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "zq-9f8e7d6c5b4a-secret"
@@ -115,66 +129,74 @@ def test_a_batch_renders_on_worker_processes_with_the_callers_secrets(
         f"HTTP 500 for key {secret}" if v == "ERROR" else d
         for v, d in zip(frame["verdict"], frame["detail"], strict=True)
     ]
-    run = write_run(tmp_path / "results", manifest("leaky"), frame, raw=True)  # the key as a file could hold it
-    jobs = [RenderJob("report", {"run": str(run)}, tmp_path / "site" / f"{i}.html", f"report {i}") for i in range(3)]
-    jobs.append(RenderJob("report", {"run": str(run), "rule": "most"}, tmp_path / "site" / "bad.html"))
-    monkeypatch.setattr(inprocess, "POOL_MIN", 2)  # three pages: on two workers, not in this process
+    results = tmp_path / "results"
+    write_run(results, manifest("leaky"), frame, raw=True)  # the key as a file could hold it
     with secrets_in_use(secret):
-        done = render_notebooks(jobs, workers=2)
-    assert [d.html for d in done] == [j.html for j in jobs]
-    assert [d.error is None for d in done] == [True, True, True, False]
-    assert "report.ipynb: cell" in str(done[3].error) and "most" in str(done[3].error)
-    assert not jobs[3].html.exists()  # a page that failed is not written, half or whole
-    pages = [j.html.read_text(encoding="utf-8") for j in jobs[:3]]
-    assert all("<title>report" in p and "Why rows fail" in p for p in pages)
-    assert all(secret not in p and "***" in p for p in pages)  # the worker knew the caller's secret
-    assert sorted(p.name for p in (tmp_path / "site").iterdir()) == ["0.html", "1.html", "2.html"]  # no leftovers
+        result = build_site(tmp_path / "site", results, tmp_path / "baselines")
+    page = (tmp_path / "site" / "runs" / "leaky" / "report.html").read_text(encoding="utf-8")
+    assert result.failures == [] and "Why rows fail" in page and "HTTP 500 for key" in page
+    assert secret not in page and "***" in page
+    with pytest.raises(InputError, match=r"^report page: step 1 \(r = read_run\(run, results_dir\)\) raised .*most"):
+        report.run_page(str(results / "leaky"), rule="most")
+    with pytest.raises(InputError, match=r"report page: unknown parameter 'rules' \(known: run, results_dir, rule"):
+        report.run_page(str(results / "leaky"), rules="all")
+
+    def unreadable(*_: object) -> None:
+        raise InputError("red rows unreadable")
+
+    monkeypatch.setattr("goldenkit.report._run.red_rows_block", unreadable)  # the page's last step
+    build = build_site(tmp_path / "site2", results, tmp_path / "baselines")
+    assert build.failures == [
+        "runs/leaky/report.html: report page: step 11 (report.red_rows_block(outcomes)) raised InputError: "
+        "red rows unreadable"
+    ]
+    assert not (tmp_path / "site2" / "runs" / "leaky").exists()  # a page that failed is not written, half or whole
 
 
-def test_a_cell_that_prints_or_warns_shows_it_as_a_kernel_would(tmp_path: Path) -> None:
-    from nbformat.v4 import new_code_cell, new_notebook
+def test_a_step_that_raises_keeps_goldenkits_error_and_names_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldenkit.errors import InfrastructureError
 
-    nb = new_notebook(
-        cells=[
-            new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
-            new_code_cell("import warnings\nprint('hello', x)\nwarnings.warn('careful')\nx * 2"),
-            new_code_cell("import warnings\nwarnings.warn('old', DeprecationWarning)"),
-        ]
+    def broken(*_: object, **__: object) -> None:
+        raise InfrastructureError("the store is gone\nsecond line")
+
+    monkeypatch.setattr("goldenkit.report._run.run_key_table", broken)
+    with pytest.raises(InfrastructureError) as raised:
+        report.run_page(str(DATA / "cand"))
+    assert str(raised.value) == (
+        "report page: step 3 (report.table_html(report.run_key_table(r), header=False)) raised "
+        "InfrastructureError: the store is gone"
     )
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "probe.ipynb"
-    nbformat.write(nb, path)
-    executed = inprocess.execute_in_process(path, {"x": 21})
-    tags = [c.metadata.get("tags") for c in executed.cells]
-    assert tags[:2] == [["parameters"], ["injected-parameters"]]  # papermill's cell, after the parameters
-    outputs = executed.cells[2].outputs
-    assert outputs[0]["name"] == "stdout" and outputs[0]["text"] == "hello 21\n"
-    assert outputs[1]["name"] == "stderr" and "UserWarning: careful" in outputs[1]["text"]
-    assert outputs[2]["data"]["text/plain"] == "42"
-    # a DeprecationWarning raised by the notebook's own code shows, as IPython shows it
-    assert "DeprecationWarning: old" in executed.cells[3].outputs[0]["text"]
-    with pytest.raises(Exception, match=r"probe.ipynb: cell 3 \(import warnings\) raised"):
-        bad = nbformat.read(path, as_version=4)
-        bad.cells[1].source = "import warnings\n1 / 0"
-        nbformat.write(bad, path)
-        inprocess.execute_in_process(path, {})
+    monkeypatch.setattr("goldenkit.report._run.run_key_table", lambda run: 1 / 0)
+    with pytest.raises(GoldenkitError, match=r"step 3 .* raised ZeroDivisionError: division by zero"):
+        report.run_page(str(DATA / "cand"))
+
+
+def test_the_notebooks_are_written_from_the_layout_the_pages_follow() -> None:
+    """Each code cell of report.ipynb and compare.ipynb is a step of the layout, in order, and each markdown
+    cell a heading of the page."""
+    for name in ("report", "compare"):
+        nb = nbformat.read(Path(__file__).resolve().parents[1] / "notebooks" / f"{name}.ipynb", as_version=4)
+        layout = report.LAYOUTS[name]
+        assert [(c.cell_type == "markdown", c.source) for c in nb.cells] == [
+            (kind == "md", text) for kind, text in layout.cells()
+        ]
+        steps = [part.source() for part in layout.body if not hasattr(part, "heading")]
+        assert steps and all(step in [c.source for c in nb.cells] for step in steps)
 
 
 def test_the_pages_batch_is_the_reports_of_goldenkit_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without rendering a single page twice: site.py gives the notebooks what goldenkit report gives them."""
-    from goldenkit.pages import build_site
-
+    """Without rendering a single page: site.py gives the pages what goldenkit report gives the notebooks."""
     results = tmp_path / "results"
     run = write_run(results, manifest("night"), outcomes([("a", "refunds", ["PASS"])], run_id="night"))
-    seen: list[RenderJob] = []
+    seen: list[tuple[str, dict[str, object], str]] = []
 
-    def record(jobs: list[RenderJob], **_: object) -> list[inprocess.Rendered]:
-        seen.extend(jobs)
-        return [inprocess.Rendered(j.html, "not rendered in this test", 0.0) for j in jobs]
+    def record(name: str, parameters: dict[str, object], title: str, *, site_title: str) -> str:
+        seen.append((name, parameters, title))
+        raise GoldenkitError("not rendered in this test")
 
-    monkeypatch.setattr(inprocess, "render_notebooks", record)
+    monkeypatch.setattr(site_mod, "_render_report", record)
     result = build_site(tmp_path / "site", results, tmp_path / "baselines")
     # the run's label (its model here) first, then its id
-    assert [(j.notebook, j.title) for j in seen] == [("report", "goldenkit report: model-a (night)")]
-    assert seen[0].parameters == {"run": str(run.resolve()), "results_dir": str(results), "rule": "majority"}
+    assert [(name, title) for name, _, title in seen] == [("report", "goldenkit report: model-a (night)")]
+    assert seen[0][1] == {"run": str(run.resolve()), "results_dir": str(results), "rule": "majority"}
     assert result.failures == ["runs/night/report.html: not rendered in this test"]

@@ -2,8 +2,8 @@
 
 Writes ``index.html`` (every run and baseline, sortable and filterable in the
 page), ``runs/<run>/report.html`` and ``compare.html`` (copied from the run
-folder when up to date, else rendered from the notebooks ``goldenkit report``
-runs, without a kernel, on one process per core; ``--no-render`` skips rendering),
+folder when up to date, else made by the report functions the notebooks of
+``goldenkit report`` call, without a kernel or a notebook; ``--no-render`` skips it),
 ``datasets/<name>.html`` (trend plots per slice with Wilson bands, dataset
 version changes marked) and ``baselines.html``. Re-running reuses every page
 whose inputs did not change. Nothing on any page loads from the network.

@@ -18,9 +18,10 @@ page with nbconvert:
 another, each in an empty namespace. A kernel is shut down when its
 notebooks have run, never interrupted first (the
 SIGINT jupyter_client sends before a shutdown request made the kernel log
-``KeyboardInterrupt caught in kernel`` now and then). :mod:`goldenkit.notebooks._inprocess`
-makes the same pages without a kernel, in this process or on one worker per
-core: what ``goldenkit pages`` uses for hundreds of reports.
+``KeyboardInterrupt caught in kernel`` now and then). ``goldenkit pages`` runs
+no notebook: it calls :func:`goldenkit.report.run_page` and
+:func:`goldenkit.report.compare_page`, which follow the declaration the run
+report's and the comparison's notebooks are written from.
 
 The notebooks live in the checkout's top-level ``notebooks/`` folder, one copy.
 The build configuration maps that folder into this package as package data

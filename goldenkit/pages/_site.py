@@ -12,13 +12,12 @@
 
 Reports: a run folder's own ``report.html`` / ``compare.html`` (written by
 ``goldenkit report``) is copied when it is newer than the run's files; otherwise
-the page is rendered from the same notebook with the same parameters and title
-as ``goldenkit report`` would, without a kernel: every page of the build in one
-batch, :func:`goldenkit.notebooks._inprocess.render_notebooks` (this process for
-a few pages, one worker process per core for many; about 0.3 s a page of CPU
-instead of a kernel's seconds; ``render=False`` skips it). A run's baseline for
-compare.html is the latest committed baseline of the same dataset hash and
-protocol (and another run id); compare pages are made for runs whose state is ok.
+the page is made by :func:`goldenkit.report.layout_page` with the parameters and
+title ``goldenkit report`` gives the notebooks: the same report functions, in the
+order the notebooks call them, their results in one template, no kernel and no
+notebook (``render=False`` skips it). A run's baseline for compare.html is the
+latest committed baseline of the same dataset hash and protocol (and another run
+id); compare pages are made for runs whose state is ok.
 
 Incremental: a page is kept when the fingerprint of what it was made from (the
 run folder, the baseline, the dataset's runs) is the one recorded by the last
@@ -43,7 +42,7 @@ from goldenkit._registry import publish
 from goldenkit._run_label import labelled
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failure_counts, fingerprint, scan, trend
-from goldenkit.pages._html import slug, write_page
+from goldenkit.pages._html import page, slug, write_page
 from goldenkit.pages._leaderboards import leaderboard_sections
 from goldenkit.pages._plots import trend_svg
 from goldenkit.pages._views import (
@@ -88,7 +87,7 @@ class _Build:
     old: dict[str, Any]
     result: SiteResult
     new: dict[str, Any] = field(default_factory=lambda: {"runs": {}, "datasets": {}})
-    #: pages to render, in one batch: (run folder, kind, site path, fingerprint, notebook, parameters, title)
+    #: pages to render, in one batch: (run folder, kind, site path, fingerprint, page, parameters, title)
     pending: list[tuple[str, str, str, str, str, dict[str, Any], str]] = field(default_factory=list)
 
 
@@ -96,7 +95,7 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-_Make = tuple[str, dict[str, Any], str]  # a page to render: the notebook, its parameters, the page title
+_Make = tuple[str, dict[str, Any], str]  # a page to render: its layout's name, its parameters, its title
 
 
 def _newest_input(folder: Path) -> int:
@@ -108,7 +107,7 @@ def _newest_input(folder: Path) -> int:
 
 def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: _Make | None) -> str | None:
     """One run page (report or compare): reused or copied from the run folder (its site path), or queued to be
-    rendered (``make``: notebook, parameters, title; None until :func:`_render_pending` has rendered it)."""
+    rendered (``make``: layout, parameters, title; None until :func:`_render_pending` has rendered it)."""
     folder = Path(run["path"])
     rel = f"runs/{folder.name}/{kind}.html"
     dest = b.out / rel
@@ -130,17 +129,23 @@ def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: _Make | Non
     return None
 
 
-def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
-    """Render every queued page in one batch (no kernel: goldenkit.notebooks._inprocess); link what was written."""
-    if not b.pending:
-        return
-    from goldenkit.notebooks._inprocess import RenderJob, render_notebooks
+def _render_report(name: str, parameters: dict[str, Any], title: str, *, site_title: str) -> str:
+    """A run's page (``name``: ``report`` or ``compare``) in the site's shell: :func:`goldenkit.report.layout_page`
+    of that layout with ``parameters``, two folders below the site's top."""
+    from goldenkit.report import LAYOUTS, layout_page
 
-    jobs = [RenderJob(nb, params, b.out / rel, title) for _, _, rel, _, nb, params, title in b.pending]
-    for (path, kind, rel, key, *_), done in zip(b.pending, render_notebooks(jobs), strict=True):
-        if done.error is not None:
-            b.result.failures.append(f"{rel}: {done.error}")
+    return page(title, layout_page(LAYOUTS[name], parameters), site_title=site_title, root="../../")
+
+
+def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
+    """Render every queued page (a page that raises is a failure, the others are written); link what was."""
+    for path, kind, rel, key, name, params, title in b.pending:
+        try:
+            text = _render_report(name, params, title, site_title=b.title)
+        except GoldenkitError as exc:
+            b.result.failures.append(f"{rel}: {exc}")
             continue
+        write_page(b.out / rel, text)
         b.result.rendered.append(rel)
         links.setdefault(path, {})[kind] = rel
         b.new["runs"][path][kind] = key
