@@ -10,7 +10,6 @@ non-inferiority shown, 3 undecided at the budget); ``goldenkit gate RUN --baseli
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from goldenkit._text import did_you_mean
 from goldenkit.config import section
 from goldenkit.errors import ComparisonInvalid, ConfigError, UsageError
+from goldenkit.schema import OUTCOMES_JSONL, RUN_FILE
 
 if TYPE_CHECKING:
     from goldenkit.gate import ReplayResult
@@ -72,10 +72,12 @@ def _order_seed(folder: Path | None, asked: int | None) -> int:
     """The design order's seed (default 0). A resumed sequential run keeps the seed it drew, and a run that
     has outcomes without a sequential record cannot turn sequential: an order drawn again after rows were
     seen could be chosen for its decision, and the decision holds over an order drawn before any row."""
-    if folder is None or not (folder / "run.json").is_file():
+    from goldenkit.results import read_manifest  # as run_exit's: the results store is loaded by a run, not by --help
+
+    if folder is None or not (folder / RUN_FILE).is_file():
         return asked or 0
-    manifest, jsonl = folder / "run.json", folder / "outcomes.jsonl"
-    rec = json.loads(manifest.read_text(encoding="utf-8")).get("sequential")
+    jsonl = folder / OUTCOMES_JSONL
+    rec = read_manifest(folder).get("sequential")  # the one reader: a corrupt run.json is named, not a traceback
     seen = jsonl.is_file() and jsonl.stat().st_size > 0
     if not isinstance(rec, dict):
         if seen:

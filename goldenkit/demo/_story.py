@@ -28,7 +28,6 @@ in the way is an error, never removed.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,15 +44,15 @@ from goldenkit.compare import Comparison, compare_runs, why
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
 from goldenkit.demo._data import DATASET_NAME, bundled, committed_baseline, shown
-from goldenkit.errors import ConfigError, InfrastructureError, InputError
+from goldenkit.errors import ConfigError, InfrastructureError, InputError, ResultsError
 from goldenkit.gate import DECISION_NAMES, GateDecision, GatePolicy, evaluate_gate
 from goldenkit.graders import build_graders
 from goldenkit.notebooks import execute_notebooks
 from goldenkit.providers import get_provider
 from goldenkit.report import p_value, pct
-from goldenkit.results import Run, read_run
+from goldenkit.results import Run, read_manifest, read_run
 from goldenkit.runner import RunSummary, run_eval
-from goldenkit.schema import RUN_FILE, VALID
+from goldenkit.schema import RUN_FILE, VALID, RunRecord
 
 __all__ = [
     "AGENTS",
@@ -134,14 +133,13 @@ def _clear_demo_run(results_dir: Path, run_id: str) -> None:
         return
     if not folder.is_dir():
         raise InputError(f"{folder}: exists and is not a folder; remove it or pass another --results-dir")
-    run_file = folder / RUN_FILE
-    manifest: Any = None
-    if run_file.is_file():
+    manifest: RunRecord | None = None
+    if (folder / RUN_FILE).is_file():
         try:
-            manifest = json.loads(run_file.read_text(encoding="utf-8"))
-        except ValueError:
+            manifest = read_manifest(folder)
+        except ResultsError:  # not a run.json the demo wrote: never deleted
             manifest = None
-    is_demo = isinstance(manifest, dict) and manifest.get("run_id") == run_id and manifest.get("mode") == "fixtures"
+    is_demo = manifest is not None and manifest["run_id"] == run_id and manifest.get("mode") == "fixtures"
     if not is_demo and any(folder.iterdir()):
         raise InputError(
             f"{folder}: exists and is not a demo run (fixtures mode, run id {run_id}); "

@@ -41,7 +41,6 @@ same role (:func:`outcome_cost`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,14 +51,14 @@ from goldenkit._display import money as usd
 from goldenkit._pricing import NO_MONEY, PER_TOKENS, PROVIDER, Pricing
 from goldenkit._registry import publish
 from goldenkit.config import config_for_run, pricing
-from goldenkit.errors import ConfigError
+from goldenkit.errors import ConfigError, ResultsError
+from goldenkit.results._manifest import read_manifest
 from goldenkit.schema import (
     CANDIDATE,
     ERROR,
     JUDGE,
     PASS,
     ROLES,
-    RUN_FILE,
     SIMULATOR_ROLE,
     TOKEN_COUNTS,
     USAGE_COUNTS,
@@ -435,10 +434,10 @@ def _tokens_text(figures: Mapping[str, Any]) -> str:
 def run_totals_of(path: str | Path) -> dict[str, Any] | None:
     """run.json's ``accounting`` of the run folder ``path`` (None: a run from before accounting, or no run.json)."""
     try:
-        manifest = json.loads((Path(path) / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_manifest(Path(path))
+    except (OSError, ResultsError):
         return None
-    totals = manifest.get("accounting") if isinstance(manifest, dict) else None
+    totals = manifest.get("accounting")
     return totals if isinstance(totals, dict) else None
 
 

@@ -3,7 +3,6 @@ and what it cost (:func:`run_accounting`, run.json's ``accounting``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,8 +12,8 @@ from typing import Any
 
 from goldenkit._registry import publish
 from goldenkit._text import one_line
-from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK
-from goldenkit.results import cost_line, run_pricing, run_totals
+from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_OK, ResultsError
+from goldenkit.results import cost_line, read_manifest, run_pricing, run_totals
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED, TOKEN_COUNTS, VALID, RunRecord
 
 
@@ -161,8 +160,8 @@ class RunInterrupted(KeyboardInterrupt):
         """What the run folder ``results_dir/run_id`` says it kept (its run.json counts)."""
         path = Path(results_dir) / run_id
         try:
-            counts = json.loads((path / "run.json").read_text(encoding="utf-8")).get("counts")
-        except (OSError, ValueError, AttributeError):
+            counts = read_manifest(path).get("counts")
+        except (OSError, ResultsError):
             counts = None
         if not isinstance(counts, dict):
             return cls(run_id, path)
