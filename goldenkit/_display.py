@@ -34,6 +34,7 @@ class="gk-num">700.2</td></tr><tr><td>b</td><td class="gk-num">558.0</td></tr></
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+    from jinja2 import Environment
 
 #: goldenkit's one stylesheet (package data, read once): each HTML piece carries it, so it looks the same in
 #: Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells); the site's pages use it.
@@ -134,19 +136,9 @@ def table_html(table: pd.DataFrame | HTMLBlock, empty: str = "Nothing to show.",
         for col in values
     ]
     decimals = [_decimals(col) for col in values]
-    cls = [' class="gk-num"' if n else "" for n in numeric]
-    head = ""
-    if header:
-        names = "".join(f"<th{c}>{escape(n)}</th>" for n, c in zip(columns, cls, strict=True))
-        head = f"<thead><tr>{names}</tr></thead>"
-    rows = (
-        "<tr>"
-        + "".join(f"<td{cls[j]}>{escape(cell_text(values[j][i], decimals[j]))}</td>" for j in range(len(cls)))
-        + "</tr>"
-        for i in range(frame.shape[0])
-    )
-    body = f'<table class="gk-table">{head}<tbody>{"".join(rows)}</tbody></table>'
-    return HTMLBlock(f'{STYLE}<div class="gk-table-wrap">{body}</div>')
+    cells = [[cell_text(values[j][i], decimals[j]) for j in range(len(values))] for i in range(frame.shape[0])]
+    shown = _table_macro()(columns, cells, {j for j, n in enumerate(numeric) if n}, cls="gk-table", header=header)
+    return HTMLBlock(f'{STYLE}<div class="gk-table-wrap">{shown}</div>')
 
 
 def missing(value: Any) -> bool:
@@ -213,6 +205,40 @@ def money(x: Any) -> str:
     return f"${v:,.4f}" if v < 1 else f"${v:,.2f}"
 
 
+@functools.cache
+def templates() -> Environment:
+    """goldenkit's templates (goldenkit/templates/, each loaded once), autoescaped: a value a template shows is
+    text, escaped as :func:`html.escape` escapes it (quotes too), unless it is markup a template built; a missing
+    value (None, NaN, pandas' NA) shows as nothing. This module's formatters are its functions (``{{ pct(x) }}``)."""
+    from jinja2 import Environment, FileSystemLoader
+    from markupsafe import Markup
+
+    def shown(value: Any) -> Any:
+        if type(value) is str:  # most values: text (the checks below cost a 1,000-run index a tenth of a second)
+            return Markup(escape(value))
+        if hasattr(value, "__html__"):
+            return value
+        return Markup("" if missing(value) else escape(str(value)))
+
+    env = Environment(
+        loader=FileSystemLoader(STYLESHEET.parent),
+        autoescape=True,
+        auto_reload=False,
+        keep_trailing_newline=True,
+        finalize=shown,
+        extensions=["jinja2.ext.do"],
+    )
+    formatters = (cell_text, interval, missing, money, number, p_value, pct, signed_pct)
+    env.globals.update({f.__name__: f for f in formatters}, MISSING=MISSING)
+    return env
+
+
+def _table_macro() -> Any:
+    """The one table renderer: the ``table`` macro of goldenkit/templates/gk_table.html.j2."""
+    module: Any = templates().get_template("gk_table.html.j2").module  # a template's macros are its attributes
+    return module.table
+
+
 #: The columns of :func:`judge_figures_table`, in order.
 JUDGE_FIGURES = ("N judged", "judge only", "prediction-powered", "n human", "hand-picked", "lambda", "ESS gained")
 
@@ -277,4 +303,5 @@ __all__ = [
     "pct",
     "signed_pct",
     "table_html",
+    "templates",
 ]

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
-from goldenkit._display import interval, missing, p_value, pct
 from goldenkit._run_label import labelled
 from goldenkit.errors import ComparisonInvalid, GoldenkitError
 from goldenkit.history import fingerprint
-from goldenkit.pages._html import esc, href, page, slug, table, write_page
-from goldenkit.pages._views import Section, labelled_html
+from goldenkit.pages._html import href, render, slug, write_page
+from goldenkit.pages._views import Section, shown_label
 
 __all__ = ["ALPHA", "LeaderboardPages", "leaderboard_sections"]
 
@@ -75,139 +75,48 @@ def _rank(lo: Any, hi: Any) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def _interval(p: Any, lo: Any, hi: Any) -> str:
-    return pct(p) if missing(p) else f'{pct(p)} <span class="muted">{interval(lo, hi)}</span>'
-
-
-def _table_html(lb: Any) -> str:
-    k = int(lb.at_k)
-    rows = [
-        [
-            f'<span class="tag{" ok" if r["group"] == "top" else ""}">{esc(r["group"])}</span>',
-            esc(_rank(r["rank_low"], r["rank_high"])),
-            labelled_html(r["label"], r["run_id"]),
-            esc(r["model"]),
-            f"{esc(r['k'])}/{esc(r['n'])}",
-            _interval(r["pass_rate"], r["ci_low"], r["ci_high"]),
-            pct(r["pass_at_k"]),
-            pct(r["pass_hat_k"]),
-            esc(r["errors"]),
-        ]
-        for r in lb.table.to_dict("records")
-    ]
-    attrs = [f' data-run="{esc(r)}"' for r in lb.table["run_id"]]
-    head = [
-        "group",
-        "rank",
-        "run",
-        "model",
-        "passed/graded rows",
-        "pass rate [95% Wilson]",
-        f"pass@{k}",
-        f"pass^{k}",
-        "error rows",
-    ]
-    return '<section id="leaderboard">' + table(head, rows, numeric=(4, 5, 6, 7, 8), row_attrs=attrs) + "</section>"
-
-
-def _pairs_html(lb: Any) -> str:
-    rows = [
-        [
-            esc(p["a"]),
-            esc(p["b"]),
-            esc(p["n_paired"]),
-            esc(p["excluded"]),
-            esc(p["b_count"]),
-            esc(p["c_count"]),
-            esc(p_value(p["p_val"])),
-            esc(p_value(p["p_adj"])),
-            "yes" if p["significant"] else "no",
-            f'{esc(pct(p["diff"], unit="", signed=True))} <span class="muted">'
-            f"{esc(interval(p['diff_ci_low'], p['diff_ci_high'], unit=''))}</span>",
-        ]
-        for p in lb.pairs.to_dict("records")
-    ]
-    attrs = [f' data-pair="{esc(a)} {esc(b)}"' for a, b in zip(lb.pairs["a"], lb.pairs["b"], strict=True)]
-    head = [
-        "a",
-        "b",
-        "paired rows",
-        "left out",
-        "b",
-        "c",
-        "p (exact McNemar, unadjusted)",
-        "p (Holm)",
-        "significant",
-        "a − b, points [95% Newcombe, unadjusted]",
-    ]
-    return (
-        '<h2>Pairs</h2><p class="muted">b = rows a passed and b failed, c = the reverse, over the rows graded in '
-        "both runs (a row that is ERROR or SKIPPED in either run is left out of the pair). "
-        f"Significant: Holm-adjusted p below {esc(lb.alpha)}. Only p (Holm) is adjusted for the number of pairs: "
-        "the exact McNemar p and the interval of the difference are each pair's own (unadjusted).</p>"
-        '<section id="pairs">' + table(head, rows, numeric=tuple(range(2, 10)), row_attrs=attrs) + "</section>"
-    )
-
-
-def _frontier_html(lb: Any) -> str:
-    """What a passing row cost per run, and the quality-cost frontier: the table and the plot."""
-    from goldenkit.leaderboards import cost_table, frontier_figure, frontier_line
+def _frontier(lb: Any) -> tuple[dict[str, Any], Markup]:
+    """What a passing row cost per run (the table's columns and rows) and the quality-cost frontier's plot."""
+    from goldenkit.leaderboards import cost_table, frontier_figure
     from goldenkit.pages._plots import _inline, _svg_text
 
     costs = cost_table(lb).reset_index()
-    rows = [[esc(v) for v in line] for line in costs.itertuples(index=False)]
     svg = _inline(_svg_text(frontier_figure(lb)), {}, "pass rate against cost per passing row, the frontier drawn")
-    return (
-        f'<h2>Cost and the quality-cost frontier</h2><p class="muted">{esc(frontier_line(lb))}. Money is shown '
-        "only where the provider returned a price or [pricing] gives one, labelled with where it came from; "
-        "otherwise n/a.</p>"
-        '<section id="frontier">' + table(list(costs.columns), rows, numeric=(1, 2, 3, 4, 6)) + svg + "</section>"
-    )
-
-
-def _left_out_html(left_out: pd.DataFrame) -> str:
-    if not len(left_out):
-        return ""
-    items = "".join(
-        f"<li>{esc(r['run_id'])} ({esc(r['state'])}): {esc(r['problem'])}</li>" for r in left_out.to_dict("records")
-    )
-    return f"<h2>Runs left out</h2><p>Not evidence, so not ranked:</p><ul>{items}</ul>"
+    return {"columns": list(costs.columns), "rows": [list(line) for line in costs.itertuples(index=False)]}, Markup(svg)
 
 
 def board_page(prefix: str, lb: Any, left_out: pd.DataFrame, *, dataset: str, site_title: str) -> str:
     """The leaderboard page of one benchmark group (``lb`` from :func:`goldenkit.leaderboard`)."""
-    notes = "".join(f"<li>{esc(n)}</li>" for n in lb.notes)
-    body = (
-        f"<h1>Leaderboard {esc(prefix)}</h1>"
-        f'<p class="muted">{esc(len(lb.table))} runs of {esc(dataset)} recorded by <code>goldenkit benchmark</code> '
-        f"with run prefix {esc(prefix)}; repeats collapsed by {esc(lb.rule)}, pass rates over rows with 95% Wilson "
-        f"intervals, pass@k and pass^k at k = {esc(lb.at_k)}, alpha {esc(lb.alpha)}.</p>"
-        + _table_html(lb)
-        + f'<p id="top-note">{esc(TOP_NOTE.format(alpha=lb.alpha))}</p>'
-        + _frontier_html(lb)
-        + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else "")
-        + _pairs_html(lb)
-        + _left_out_html(left_out)
+    from goldenkit.leaderboards import frontier_line
+
+    runs = [
+        {**r, "rank": _rank(r["rank_low"], r["rank_high"]), "shown_label": shown_label(r["label"], r["run_id"])}
+        for r in lb.table.to_dict("records")
+    ]
+    costs, svg = _frontier(lb)
+    return render(
+        "site_leaderboard.html.j2",
+        site_title=site_title,
+        prefix=prefix,
+        dataset=dataset,
+        rule=lb.rule,
+        at_k=int(lb.at_k),
+        alpha=lb.alpha,
+        runs=runs,
+        top_note=TOP_NOTE.format(alpha=lb.alpha),
+        frontier_line=frontier_line(lb),
+        costs=costs,
+        frontier_svg=svg,
+        notes=list(lb.notes),
+        pairs=lb.pairs.to_dict("records"),
+        left_out=left_out.to_dict("records"),
     )
-    return page(f"{site_title}: leaderboard {prefix}", body, site_title=site_title, root="../")
 
 
 def not_comparable_page(prefix: str, why: str, runs: pd.DataFrame, *, site_title: str) -> str:
     """The page of a group whose runs cannot be ranked together: it says why, and ranks nothing."""
-    items = "".join(
-        f"<li>{esc(labelled(r.get('label'), r['run_id']))} ({esc(r['model_id'])}, "
-        f"{esc(r['dataset_name'])}@{esc(r['dataset_version'])})</li>"
-        for r in runs.to_dict("records")
-    )
-    body = (
-        f"<h1>Leaderboard {esc(prefix)}</h1>"
-        f'<p class="tag invalid" id="not-comparable">These runs are not comparable: no leaderboard.</p>'
-        f"<p><code>{esc(why)}</code></p>"
-        "<p>A leaderboard needs the same dataset hash, row set, repeats, graders, judge version and red-row "
-        "setting in every run (exit 4, COMPARISON_INVALID, from <code>goldenkit leaderboard</code>).</p>"
-        f"<h2>Runs of the group</h2><ul>{items}</ul>"
-    )
-    return page(f"{site_title}: leaderboard {prefix}", body, site_title=site_title, root="../")
+    shown = [{**r, "label": labelled(r.get("label"), r["run_id"])} for r in runs.to_dict("records")]
+    return render("site_not_comparable.html.j2", site_title=site_title, prefix=prefix, why=why, runs=shown)
 
 
 def _make(prefix: str, group: pd.DataFrame, rule: str, site_title: str) -> tuple[str, str]:
