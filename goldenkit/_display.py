@@ -42,6 +42,8 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldenkit._registry import publish
+
 if TYPE_CHECKING:
     import pandas as pd
     from jinja2 import Environment
@@ -305,3 +307,5 @@ __all__ = [
     "table_html",
     "templates",
 ]
+
+publish(globals(), "goldenkit.report")

@@ -56,6 +56,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from goldenkit._registry import publish
 from goldenkit.formats import criteria_differences
 
 __all__ = [
@@ -277,3 +278,6 @@ def comparability_differences(
     if base_ids is not None and cand_ids is not None:
         diffs += _row_set_difference(base_ids, cand_ids)
     return diffs
+
+
+publish(globals(), "goldenkit.compare")

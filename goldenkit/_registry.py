@@ -130,12 +130,12 @@ def attach_stub(package: str, init_file: str) -> tuple[Callable[[str], Any], Cal
 _STUBS: dict[str, dict[str, str]] = {}
 
 
-def _stub_table(package: str, init_file: str) -> dict[str, str]:
+def _stub_table(package: str, init_file: str, spec: Any = None) -> dict[str, str]:
     """Each public name of ``package`` and the module its stub line names, read once."""
     if package in _STUBS:
         return _STUBS[package]
     stub = Path(init_file).with_suffix(".pyi")
-    spec = getattr(sys.modules.get(package), "__spec__", None)
+    spec = spec or getattr(sys.modules.get(package), "__spec__", None)
     get_data = getattr(getattr(spec, "loader", None), "get_data", None)  # a package inside a zip file too
     text = (get_data(str(stub)) if callable(get_data) else stub.read_bytes()).decode("utf-8")
     modules: dict[str, str] = {}
@@ -148,18 +148,27 @@ def _stub_table(package: str, init_file: str) -> dict[str, str]:
     return modules
 
 
-def _public_homes(module: str) -> dict[str, str]:
+def _package_stub(package: str) -> dict[str, str]:
+    """The stub table of one of goldenkit's packages, imported or not (its stub is read, it is not imported)."""
+    spec = getattr(sys.modules.get(package), "__spec__", None) or importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"no package {package!r} to read the public names of")
+    return _stub_table(package, spec.origin, spec)
+
+
+def _public_homes(module: str, offered_by: tuple[str, ...] = ()) -> dict[str, str]:
     """Each public name ``module`` defines and its home: the outermost package whose stub leads to ``module``.
 
-    A stub line naming a package is followed into that package's stub while the package encloses
-    ``module`` (the root's ``from goldenkit.stats import slice_table`` leads through goldenkit.stats's
-    stub to the module that defines it).
+    The packages looked at are ``module``'s parents, then ``offered_by``. A stub line naming one of
+    them is followed into its stub (the root's ``from goldenkit.stats import slice_table`` leads
+    through goldenkit.stats's stub to the module that defines it).
     """
     parts = module.split(".")
-    ancestors = [".".join(parts[:i]) for i in range(1, len(parts))]
-    tables = {p: _stub_table(p, str(getattr(sys.modules[p], "__file__", ""))) for p in ancestors}
+    packages = [".".join(parts[:i]) for i in range(1, len(parts))]
+    packages += [p for p in offered_by if p not in packages]
+    tables = {p: _package_stub(p) for p in packages}
     homes: dict[str, str] = {}
-    for package in ancestors:
+    for package in packages:
         for name in tables[package]:
             target, seen = tables[package][name], package
             while target != seen and target in tables and name in tables[target]:
@@ -169,7 +178,7 @@ def _public_homes(module: str) -> dict[str, str]:
     return homes
 
 
-def publish(namespace: dict[str, Any]) -> None:
+def publish(namespace: dict[str, Any], *offered_by: str) -> None:
     """Set ``__module__`` of each public class and function defined in ``namespace``'s module to its home.
 
     Called on the last line of a module whose names a package's stub lists: ``goldenkit.read_run`` is
@@ -177,10 +186,18 @@ def publish(namespace: dict[str, Any]) -> None:
     pickles and docs show the public path, whichever way the module was imported. Each is also put in
     the module's ``__test__``, so doctest (which keeps what ``__module__`` says is its module's) still
     collects its examples, from this module only.
+
+    A private module of the root sits below the packages that offer its names (``goldenkit._display``
+    below every package that formats, its names offered by ``goldenkit.report``): it names those
+    packages in ``offered_by``, whose stubs are read without importing them. A module none of whose
+    names the stubs it was pointed to list is a TypeError (a stub line moved, the call left behind).
     """
     module = str(namespace["__name__"])
     tests: dict[str, Any] = namespace.setdefault("__test__", {})
-    for name, home in _public_homes(module).items():
+    homes = _public_homes(module, offered_by)
+    if offered_by and not set(homes.values()) & set(offered_by):
+        raise TypeError(f"{module}: no stub of {', '.join(offered_by)} lists a name defined here")
+    for name, home in homes.items():
         value = namespace.get(name)
         if getattr(value, "__module__", None) == module and hasattr(value, "__qualname__"):  # a class or function
             value.__module__ = home

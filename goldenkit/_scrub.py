@@ -91,6 +91,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
+from goldenkit._registry import publish
+
 MASK = "***"
 #: Shorter values are not registered as secrets.
 MIN_SECRET = 6
@@ -464,3 +466,5 @@ __all__ = [
     "scrub_value",
     "secrets_in_use",
 ]
+
+publish(globals(), "goldenkit.runner")

@@ -27,6 +27,7 @@ ROOT = PACKAGE.parent
 LAYERS: list[set[str]] = [
     # foundations: errors, the records every layer shares, constants, the HTML base
     {"errors"},
+    {"_registry"},
     {
         "_text",
         "_checks",
@@ -45,7 +46,7 @@ LAYERS: list[set[str]] = [
         "_run_label",
     },
     {"_reprs"},
-    {"_artifacts", "_registry"},
+    {"_artifacts"},
     {"_protocols", "_findings"},
     # dataset -> sampling
     {"formats._scenario"},
@@ -94,7 +95,7 @@ LAYERS: list[set[str]] = [
     {"compare._groups"},
     {"compare._runs"},
     {"compare"},
-    {"gate._evidence", "gate._power", "gate._sequential", "gate._judge"},
+    {"gate._evidence", "gate._power", "gate._sequential", "gate._sequential_monitor", "gate._judge"},
     {"gate._regression"},
     {"gate._evaluate", "gate._replay"},
     {"gate", "leaderboards._alignment", "leaderboards._frontier"},
@@ -128,7 +129,7 @@ LAYERS: list[set[str]] = [
     {"runner._ray_limits"},
     {"runner._run"},
     {"runner._manifest", "runner._options"},
-    {"runner._ray_executor"},
+    {"runner._ray_executor", "runner._ray_worker"},
     {"runner._conversation"},
     {"runner._evaluate", "runner._merge"},
     {"runner._regrade"},
@@ -363,7 +364,7 @@ def test_the_package_cycle_check_finds_a_cycle_split_by_modules() -> None:
 def test_the_checker_resolves_from_package_imports(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("from goldenkit.report import _html, pct\nfrom goldenkit import stats\n")
-    assert _imports(src) == {"report._html", "_registry", "stats"}  # pct lives in report._html
+    assert _imports(src) == {"report._html", "_display", "_registry", "stats"}  # pct lives in _display
     src.write_text("from goldenkit.gate import GatePolicy, evaluate_gate\nfrom goldenkit.nope import x\n")
     assert _imports(src) == {"gate._policy", "gate._evaluate", "_registry", "nope"}
 

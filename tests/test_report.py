@@ -19,7 +19,7 @@ import pytest
 from goldenkit import audit, report, stats
 from goldenkit.cli import main as cli_main
 from goldenkit.compare import compare_runs
-from goldenkit.dataset import read_dataset
+from goldenkit.dataset import next_version, read_dataset
 from goldenkit.errors import InputError
 from goldenkit.schema import OUTCOME_FIELDS
 
@@ -799,11 +799,11 @@ def test_merge_patch_rfc7396_examples() -> None:
 
 
 def test_next_version() -> None:
-    assert audit.next_version("1.0.0") == "1.1.0"
-    assert audit.next_version("2.9") == "2.10"
-    assert audit.next_version("4") == "5"
-    assert audit.next_version("2026-09") == "2026-09.1"
-    assert audit.next_version(None) == "1"
+    assert next_version("1.0.0") == "1.1.0"
+    assert next_version("2.9") == "2.10"
+    assert next_version("4") == "5"
+    assert next_version("2026-09") == "2026-09.1"
+    assert next_version(None) == "1"
 
 
 def _marks_file(path: Path, marks: list[dict[str, Any]]) -> Path:

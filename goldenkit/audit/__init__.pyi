@@ -4,7 +4,6 @@ from goldenkit.audit._apply import (
     AuditApplied as AuditApplied,
     apply_audit as apply_audit,
     merge_patch as merge_patch,
-    next_version as next_version,
 )
 from goldenkit.audit._browser import (
     ALL as ALL,

@@ -14,7 +14,6 @@ from goldenkit.audit._marks import latest_marks, read_marks
 from goldenkit.dataset import (
     Dataset,
     new_version_target,
-    next_version as next_version,  # re-exported by goldenkit.audit
     read_dataset,
     rows_to_jsonl,
     with_changelog_entry,

@@ -205,7 +205,8 @@ Modules
 * :mod:`goldenkit.gate._regression`: the Holm family, non-inferiority and the point rule.
 * :mod:`goldenkit.gate._judge`: the judge-graded rules and the self-preference rule.
 * :mod:`goldenkit.gate._power`: the power warning.
-* :mod:`goldenkit.gate._sequential`: the sequential gate (the run's monitor, the decision, the record).
+* :mod:`goldenkit.gate._sequential`: the sequential gate (the decision, the record read back);
+  :mod:`goldenkit.gate._sequential_monitor`: its monitor of a run.
 * :mod:`goldenkit.gate._replay`: the sequential gate replayed over random orders of a full run.
 """
 

@@ -16,6 +16,8 @@ from goldenkit.gate._replay import (
 from goldenkit.gate._sequential import (
     baseline_values as baseline_values,
     candidate_values as candidate_values,
-    sequential_gate as sequential_gate,
     sequential_record as sequential_record,
+)
+from goldenkit.gate._sequential_monitor import (
+    sequential_gate as sequential_gate,
 )

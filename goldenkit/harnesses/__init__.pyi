@@ -5,8 +5,8 @@ from goldenkit.harnesses._formats import (
 )
 from goldenkit.harnesses._import import (
     import_run as import_run,
-    sample_differences as sample_differences,
 )
 from goldenkit.harnesses._runfolder import (
     IMPORTED as IMPORTED,
+    sample_differences as sample_differences,
 )

@@ -1,5 +1,15 @@
 """goldenkit.report's public names, listed once: each name and the module it lives in."""
 
+from goldenkit._display import (
+    STYLE as STYLE,
+    HTMLBlock as HTMLBlock,
+    cell_text as cell_text,
+    interval as interval,
+    p_value as p_value,
+    pct as pct,
+    signed_pct as signed_pct,
+    table_html as table_html,
+)
 from goldenkit.report._audit import (
     NO_MARKS as NO_MARKS,
     audit_sample_html as audit_sample_html,
@@ -36,17 +46,9 @@ from goldenkit.report._explore import (
 )
 from goldenkit.report._html import (
     OVERALL as OVERALL,
-    STYLE as STYLE,
-    HTMLBlock as HTMLBlock,
-    cell_text as cell_text,
     figure_png as figure_png,
-    interval as interval,
-    p_value as p_value,
-    pct as pct,
     setup_notebook as setup_notebook,
     shown_or_note as shown_or_note,
-    signed_pct as signed_pct,
-    table_html as table_html,
 )
 from goldenkit.report._markdown import (
     compare_markdown as compare_markdown,

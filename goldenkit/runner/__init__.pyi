@@ -1,5 +1,8 @@
 """goldenkit.runner's public names, listed once: each name and the module it lives in."""
 
+from goldenkit._scrub import (
+    redact_settings as redact_settings,
+)
 from goldenkit.runner._calls import (
     CallLimits as CallLimits,
     ModelCalls as ModelCalls,
@@ -46,9 +49,6 @@ from goldenkit.runner._run import (
 from goldenkit.runner._runkey import (
     RUN_KEY_FIELDS as RUN_KEY_FIELDS,
     TRANSPORT_SETTINGS as TRANSPORT_SETTINGS,
-    agent_version as agent_version,
-    git_commit as git_commit,
-    redact_settings as redact_settings,
 )
 from goldenkit.runner._shard import (
     parse_shard as parse_shard,
@@ -58,4 +58,8 @@ from goldenkit.runner._shard import (
 from goldenkit.runner._summary import (
     RunInterrupted as RunInterrupted,
     RunSummary as RunSummary,
+)
+from goldenkit.runner._versions import (
+    agent_version as agent_version,
+    git_commit as git_commit,
 )
