@@ -1,9 +1,11 @@
 """What an option or a key takes: the kinds of constraint one declarative table lists (a number in range,
-a folder name, a short text, true or false, a list of names, a plain ``[run]`` value), each checking a value
-(:meth:`check`) and a command line's text (:meth:`parse`), with a ValueError saying what it takes.
+a folder name, a short text, true or false, a list of names, a table, an array of tables, a plain ``[run]``
+value), each checking a value (:meth:`check`) and a command line's text (:meth:`parse`), with a ValueError
+saying what it takes; and :class:`TableKey`, one key of a goldenkit.toml table declared with its constraint.
 
-The run options (:data:`goldenkit._constraints.RUN_TABLE`) and the ``[gate]`` table
-(:data:`goldenkit.gate.GATE_KEYS`) are declared with them. The module imports nothing heavy.
+The run options (:data:`goldenkit._constraints.RUN_TABLE`), the ``[gate]`` table
+(:data:`goldenkit.gate._policy.GATE_KEYS`) and the other tables of goldenkit.toml
+(:data:`goldenkit.config.TABLE_KEYS`) are declared with them. The module imports nothing heavy.
 
 >>> Number(integer=True, low=1).what
 'integer >= 1'
@@ -12,12 +14,14 @@ The run options (:data:`goldenkit._constraints.RUN_TABLE`) and the ``[gate]`` ta
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from goldenkit._checks import _unprintable, name_problem
+from goldenkit._text import did_you_mean
 
-__all__ = ["Constraint", "Flag", "Kind", "Name", "Names", "Number", "Text"]
+__all__ = ["Constraint", "Flag", "Kind", "Name", "Names", "Number", "Table", "TableKey", "Tables", "Text"]
 
 
 class Constraint(Protocol):
@@ -151,26 +155,32 @@ class Text:
 
 @dataclass(frozen=True)
 class Flag:
-    """A TOML boolean (``true``/``false``): never a text or a number."""
+    """A TOML boolean (``true``/``false``): never a text or a number; ``optional``: None (unset) too."""
+
+    optional: bool = False
 
     @property
     def what(self) -> str:
         return "true or false"
 
-    def check(self, value: object) -> bool:
+    def check(self, value: object) -> bool | None:
+        if value is None and self.optional:
+            return None
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, got {value!r}")
         return value
 
-    def parse(self, text: str) -> bool:
+    def parse(self, text: str) -> bool | None:
         return self.check({"true": True, "false": False}.get(text.strip().lower(), text))
 
 
 @dataclass(frozen=True)
 class Names:
-    """A list of non-empty texts (slice names), as a tuple without repeats, in the order given."""
+    """A list of non-empty texts (slice names), as a tuple without repeats, in the order given; ``unique``: a
+    name given twice is refused (grader names: each builds one grader)."""
 
     of: str = "names"
+    unique: bool = False
 
     @property
     def what(self) -> str:
@@ -179,6 +189,8 @@ class Names:
     def check(self, value: object) -> tuple[str, ...]:
         if not isinstance(value, list | tuple) or not all(isinstance(s, str) and s for s in value):
             raise ValueError(f"must be a list of {self.of}, got {value!r}")
+        if self.unique and (twice := sorted({s for s in value if value.count(s) > 1})):
+            raise ValueError(f"names {twice[0]!r} twice")
         return tuple(dict.fromkeys(value))
 
     def parse(self, text: str) -> tuple[str, ...]:
@@ -208,3 +220,79 @@ class Kind:
 
     def parse(self, text: str) -> Any:
         return self.check(text)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A TOML table whose keys its owner reads (a provider's own options, metric = weight), as a dict;
+    ``values``: what each value takes (None: anything); ``optional``: None (unset) too."""
+
+    of: str = "a table"
+    values: Constraint | None = None
+    optional: bool = False
+
+    @property
+    def what(self) -> str:
+        return self.of
+
+    def check(self, value: object) -> dict[str, Any] | None:
+        if value is None and self.optional:
+            return None
+        if not isinstance(value, Mapping):
+            raise ValueError(f"must be {self.of}, got {value!r}")
+        if self.values is not None:
+            for key, v in value.items():
+                try:
+                    self.values.check(v)
+                except ValueError as exc:
+                    raise ValueError(f"{key} = {v!r}: {exc}") from None
+        return dict(value)
+
+    def parse(self, text: str) -> dict[str, Any] | None:
+        return self.check(text)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """An array of tables (``[[benchmark.agents]]``), each checked key by key: ``keys`` says what each key
+    takes (an unknown key is refused with a did-you-mean); a refusal says which table (``#2``, from 1)."""
+
+    keys: Mapping[str, Constraint]
+    of: str = "an array of tables"
+
+    @property
+    def what(self) -> str:
+        return self.of
+
+    def check(self, value: object) -> list[dict[str, Any]]:
+        if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+            raise ValueError(f"must be {self.of}, got {value!r}")
+        out = []
+        for i, table in enumerate(value, 1):
+            row = {}
+            for key, v in table.items():
+                if key not in self.keys:
+                    hint = did_you_mean(key, self.keys) or f"; known: {', '.join(sorted(self.keys))}"
+                    raise ValueError(f"#{i}: {key}: unknown key{hint}")
+                try:
+                    row[key] = self.keys[key].check(v)
+                except ValueError as exc:
+                    raise ValueError(f"#{i}: {key} {exc}") from None
+            out.append(row)
+        return out
+
+    def parse(self, text: str) -> list[dict[str, Any]]:
+        return self.check(text)
+
+
+@dataclass(frozen=True)
+class TableKey:
+    """One key of a goldenkit.toml table, declared once: what it takes (a constraint of this module), its
+    default (taken when the key is absent), what it does (``help``), the value a listing shows (``example``),
+    and a ``note`` said after a refusal (why its range is what it is)."""
+
+    constraint: Constraint
+    default: Any
+    help: str
+    example: str = ""
+    note: str = ""

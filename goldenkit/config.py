@@ -8,8 +8,10 @@ and reads the file and checks it whole when it is read (:func:`check_config`):
 an unknown table or key at any level is a ConfigError with a did-you-mean
 (``[gates]``: did you mean ``[gate]``?), and a boolean is a TOML boolean (the
 string ``"false"`` is an error, never true). The keys of each table are
-:data:`TABLE_KEYS` (a test checks them against the tables' owners: the run options'
-:data:`~goldenkit._constraints.RUN_TABLE`, ``GatePolicy``, the judge's keys).
+:data:`TABLE_KEYS`: ``[run]`` is the run options' :data:`~goldenkit._constraints.RUN_TABLE`, ``[gate]``
+``GatePolicy``'s ``GATE_KEYS``, and ``[judge]``, ``[graders]``, ``[metrics]`` and ``[benchmark]`` are declared
+key by key in :mod:`goldenkit._config_tables` (what each key takes, its default), each value checked when the
+file is read; their readers take the values from :func:`table_values`.
 
 Lookup order for a dataset: an explicit ``--config`` path; ``goldenkit.toml``
 in the dataset folder; ``goldenkit.toml`` in the current directory; built-in
@@ -60,7 +62,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit._constraint_types import Kind
+from goldenkit._config_tables import DECLARED, GRADERS_KEYS, check_table
+from goldenkit._constraint_types import Flag, Kind, TableKey
 from goldenkit._constraints import RUN_TABLE
 from goldenkit._pricing import PRICE_KINDS, PROVENANCE_KEYS, Pricing
 from goldenkit._text import did_you_mean
@@ -70,34 +73,31 @@ CONFIG_NAME = "goldenkit.toml"
 #: What a money label says of prices read from a dataset's own goldenkit.toml (:func:`pricing`).
 DATASET_PRICES = "dataset's goldenkit.toml"
 
-#: Every table of goldenkit.toml and its known keys (None: its owner checks them when it parses the table:
-#: ``[run]`` ``goldenkit.commands._run.resolve_options``, ``[gate]`` ``GatePolicy.from_config``, a grader's
-#: options its factory). A key whose value is a table has an entry of its own (``"gate.slices.*"``: every
-#: table under ``[gate.slices]``); a table with entries below it takes no other table, one without takes any
-#: (``[graders.trajectory.args]``). tests/test_config_travel.py checks the keys against their owners.
-TABLE_KEYS: dict[str, frozenset[str] | None] = {
+#: Every table of goldenkit.toml and its known keys: a table declared key by key (what each takes, its default:
+#: :data:`goldenkit._config_tables.DECLARED`, checked here by :func:`check_table`), the names of its keys, or
+#: None (its owner checks them when it parses the table: ``[run]`` the run options' table in
+#: ``goldenkit.commands._run.resolve_options``, ``[gate]`` ``GatePolicy.from_config``, a grader's options its
+#: factory). A key whose value is a table has an entry of its own (``"gate.slices.*"``: every table under
+#: ``[gate.slices]``); a table with entries below it takes no other table, one without takes any
+#: (``[graders.trajectory.args]``).
+TABLE_KEYS: dict[str, Mapping[str, TableKey] | frozenset[str] | None] = {
     "run": None,
     "gate": None,
     "gate.slices": None,
     "gate.slices.*": frozenset({"min_pass_rate", "min_wilson_lower"}),
-    "judge": frozenset(
-        "provider model rubric rubric_sha256 hard calibration allow_self_judge max_response_chars options".split()
-    ),
+    **DECLARED,
     "judge.options": None,  # the judge provider's own options
-    "graders": None,  # ``use`` and one table of options per grader (checked in check_config)
     "graders.*": None,  # a grader's options: the grader's factory checks them
-    "benchmark": frozenset({"agents"}),
-    "metrics": frozenset({"weights"}),
-    "metrics.weights": None,  # metric = weight: goldenkit.metrics.metric_weights checks them
+    "graders.judge.options": None,
+    "graders.rubrics.options": None,
+    "metrics.weights": None,  # metric = weight: goldenkit.metrics.metric_weights checks the names
     "pricing": None,  # source, date and one table per model: goldenkit._pricing.Pricing.from_config checks them
     "pricing.*": frozenset((*PRICE_KINDS, *PROVENANCE_KEYS)),  # a model's prices (USD per million tokens)
 }
-#: Keys whose value must be a TOML boolean, by table.
+#: Keys whose value must be a TOML boolean, by table (a declared table's: those its keys declare true or false).
 BOOLEAN_KEYS: dict[str, frozenset[str]] = {
     "run": frozenset(name for name, option in RUN_TABLE.items() if option.key and option.takes == Kind("bool")),
     "gate": frozenset({"regression"}),
-    "judge": frozenset({"hard", "allow_self_judge"}),
-    "graders.rubrics": frozenset({"hard", "allow_self_judge"}),
 }
 _BOOLEAN_WORDS = {"true", "false"}
 
@@ -115,13 +115,19 @@ def _where(path: str | Path | None, table: str) -> str:
 
 def _known(table: str) -> tuple[bool, frozenset[str] | None]:
     """Whether ``table`` (dotted) is a known table, and its known keys (None: any)."""
-    if table in TABLE_KEYS:
-        return True, TABLE_KEYS[table]
     parent = table.rpartition(".")[0]
-    wild = f"{parent}.*" if parent else ""
-    if wild in TABLE_KEYS:
-        return True, TABLE_KEYS[wild]
-    return False, None
+    found = table if table in TABLE_KEYS else f"{parent}.*" if parent and f"{parent}.*" in TABLE_KEYS else None
+    if found is None:
+        return False, None
+    keys = TABLE_KEYS[found]
+    return True, None if keys is None else frozenset(keys)
+
+
+def _booleans(table: str) -> frozenset[str]:
+    keys = TABLE_KEYS.get(table)
+    if isinstance(keys, Mapping):
+        return frozenset(k for k, spec in keys.items() if isinstance(spec.constraint, Flag))
+    return BOOLEAN_KEYS.get(table, frozenset())
 
 
 def _subtables(table: str) -> list[str]:
@@ -143,9 +149,9 @@ def _check_table(table: str, value: Mapping[str, Any], path: str | Path | None) 
     keys, subtables = _known(table)[1], _subtables(table)
     for key, v in value.items():
         name = f"{table}.{key}"
-        if keys is not None and key not in keys:
+        if keys is not None and key not in keys and not (isinstance(v, Mapping) and f"{table}.*" in TABLE_KEYS):
             raise _unknown(path, table, key, v, sorted(keys))
-        if key in BOOLEAN_KEYS.get(table, ()) and not isinstance(v, bool):
+        if key in _booleans(table) and not isinstance(v, bool):
             raise ConfigError(f"{_where(path, table)} {key} = {v!r} is not a boolean: write true or false (no quotes)")
         if isinstance(v, str) and v.strip().lower() in _BOOLEAN_WORDS:
             raise ConfigError(
@@ -172,15 +178,46 @@ def check_config(cfg: Mapping[str, Any], path: str | Path | None = None) -> None
             raise ConfigError(f"{_where(path, name)} must be a table")
         if name == "graders":
             for key, v in value.items():
-                if key != "use" and not isinstance(v, Mapping):
-                    hint = did_you_mean(key, ["use"])
+                if key not in GRADERS_KEYS and not isinstance(v, Mapping):
+                    hint = did_you_mean(key, GRADERS_KEYS)
                     raise ConfigError(
                         f"{_where(path, name)} {key}: unknown key{hint}; [graders] holds use and one "
                         "[graders.NAME] table of options per grader"
                     )
         _check_table(name, value, path)
+        for table in (t for t in DECLARED if t == name or t.startswith(f"{name}.")):  # each key by its constraint
+            inner = _inner(value, table.split(".")[1:])
+            if inner is not None:
+                check_table(table, inner, str(path or CONFIG_NAME))
         if name == "pricing":
             Pricing.from_config(value, str(path or CONFIG_NAME))
+
+
+def _inner(table: Mapping[str, Any], names: list[str]) -> Any:
+    """The table under ``table`` at the dotted ``names`` (none: ``table`` itself), or None when absent."""
+    for name in names:
+        value = table.get(name)
+        if not isinstance(value, Mapping):
+            return None
+        table = value
+    return table
+
+
+def table_values(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Table ``name`` (dotted: ``"graders.rubrics"``) of a goldenkit.toml dict, checked key by key against its
+    declaration (:data:`goldenkit._config_tables.DECLARED`), every absent key at its default (an absent table:
+    every key at its default); a refusal is a ConfigError naming the file, the table and the key.
+
+    >>> table_values({"judge": {"provider": "openai"}}, "judge")["hard"]
+    False
+    """
+    names = name.split(".")
+    top = cfg.get(names[0], {})
+    where = str(cfg.get("_path") or CONFIG_NAME)
+    if not isinstance(top, Mapping):
+        raise ConfigError(f"{where}: [{names[0]}] must be a table")
+    inner = _inner(top, names[1:])
+    return check_table(name, {} if inner is None else inner, where)
 
 
 def check_travelling(cfg: Mapping[str, Any], path: str | Path | None, table: str = "") -> None:

@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
         "_files",
         "_constraint_types",
         "_constraints",
+        "_config_tables",
         "_sync",
         "_jsonable",
         "_display",

@@ -146,7 +146,7 @@ def test_benchmark_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     bad = tmp_path / "bad.toml"
     bad.write_text('[[benchmark.agents]]\nname = "a"\nmodle = "x"\n')
     assert main(["benchmark", str(ds), "--config", str(bad)]) == 1
-    assert "unknown key(s) modle" in capsys.readouterr().err
+    assert "[[benchmark.agents]] #1: modle: unknown key (did you mean model?)" in capsys.readouterr().err
 
 
 def test_benchmark_with_an_invalid_run_exits_3_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import goldenkit.gate._policy as policy_mod
-from goldenkit._constraint_types import Flag, Number
+from goldenkit._constraint_types import Flag, Number, TableKey
 from goldenkit.config import read_config, section
 from goldenkit.errors import ConfigError
 from goldenkit.gate import GatePolicy
-from goldenkit.gate._policy import GATE_KEYS, GateKey, gate_keys_listing
+from goldenkit.gate._policy import GATE_KEYS, gate_keys_listing
 
 
 @pytest.fixture
@@ -21,8 +21,8 @@ def dummy(monkeypatch: pytest.MonkeyPatch) -> None:
     """A key added to the table, and to nothing else."""
     keys = {
         **GATE_KEYS,
-        "dummy_rows": GateKey(Number(integer=True, low=2), 7, "a key only the table knows", "3"),
-        "dummy_flag": GateKey(Flag(), False, "another", "true"),
+        "dummy_rows": TableKey(Number(integer=True, low=2), 7, "a key only the table knows", "3"),
+        "dummy_flag": TableKey(Flag(), False, "another", "true"),
     }
     monkeypatch.setattr(policy_mod, "GATE_KEYS", keys)
 

@@ -88,7 +88,7 @@ def test_judge_config_errors(tmp_path: Path) -> None:
         build_graders(judge_config(tmp_path), generator_model="judge-1")
     with pytest.raises(ConfigError, match=r"\[judge\] provider is required"):
         build_graders({"graders": {"use": ["judge"]}})
-    with pytest.raises(ConfigError, match="unknown key 'temperature'"):
+    with pytest.raises(ConfigError, match=r"\[judge\] temperature: unknown key.*go in \[judge.options\]"):
         build_graders(judge_config(tmp_path, temperature=0))
     with pytest.raises(ConfigError, match="pinned 0000"):
         build_graders(judge_config(tmp_path, rubric_sha256="0000"))

@@ -139,7 +139,7 @@ def test_weighted_score_weights_come_from_the_config_and_carry_no_interval(tmp_p
     ):
         metric_weights(load_config(cfg))
     cfg.write_text("[metrics]\nweights = { overall_pass_rate = -1 }\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"weights.overall_pass_rate = -1: a weight is a finite number >= 0"):
+    with pytest.raises(ConfigError, match=r"\[metrics\] weights.overall_pass_rate = -1: must be a finite number >= 0"):
         metric_weights(load_config(cfg))
 
 

@@ -42,16 +42,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from goldenkit._constraints import RUN_OPTIONS
 from goldenkit.commands import _run as run_cmd
 from goldenkit.commands._agent import grader_list
 from goldenkit.commands._leaderboard import add_options, compute, show
-from goldenkit.config import load_config, section
+from goldenkit.config import load_config, table_values
 from goldenkit.errors import ConfigError, ResultsError, UsageError
-from goldenkit.providers import PROVIDER_OPTIONS
 
-# keys an agent table may set: the provider options of [run], and the run's label
-AGENT_KEYS = ("name", "label", "provider", *PROVIDER_OPTIONS)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -87,7 +83,7 @@ def safe_name(text: str) -> str:
 def agents_of(args: argparse.Namespace, cfg: dict[str, Any]) -> list[dict[str, Any]]:
     """The agents to run: ``--models``, else ``[[benchmark.agents]]`` of the config."""
     where = cfg.get("_path", "goldenkit.toml")
-    listed = section(cfg, "benchmark").get("agents")
+    listed = table_values(cfg, "benchmark")["agents"]  # each agent's keys checked as [benchmark] declares them
     if args.models:
         models = [m.strip() for m in args.models.split(",") if m.strip()]
         if not models:
@@ -95,21 +91,11 @@ def agents_of(args: argparse.Namespace, cfg: dict[str, Any]) -> list[dict[str, A
         return [{"name": m, "model": m} for m in models]
     if not listed:
         raise UsageError("goldenkit benchmark: give --models a,b,... or [[benchmark.agents]] in goldenkit.toml")
-    if not isinstance(listed, list) or not all(isinstance(a, dict) for a in listed):
-        raise ConfigError(f"{where}: [[benchmark.agents]] must be an array of tables")
     agents = []
     for i, a in enumerate(listed, 1):
-        unknown = sorted(set(a) - set(AGENT_KEYS))
-        if unknown:
-            raise ConfigError(f"{where}: [[benchmark.agents]] #{i}: unknown key(s) {', '.join(unknown)}")
         name = a.get("name") or a.get("model") or (Path(str(a["fixtures"])).name if a.get("fixtures") else None)
         if not name:
             raise ConfigError(f"{where}: [[benchmark.agents]] #{i}: needs a name or a model")
-        if "label" in a:
-            try:
-                a = {**a, "label": RUN_OPTIONS["label"].check(a["label"])}
-            except ValueError as exc:
-                raise ConfigError(f"{where}: [[benchmark.agents]] #{i}: label {exc}") from None
         agents.append({**a, "name": str(name)})
     return agents
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from goldenkit._constraint_types import Constraint, Flag, Names, Number, Text
+from goldenkit._constraint_types import Flag, Names, Number, TableKey, Text
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
 from goldenkit.errors import (
@@ -38,7 +38,6 @@ __all__ = [
     "REVIEW_NOTE",
     "UNDECIDED",
     "GateDecision",
-    "GateKey",
     "GatePolicy",
     "GateRule",
     "gate_keys_listing",
@@ -160,95 +159,83 @@ class SliceTables:
         raise ValueError("is a table: set it in goldenkit.toml")
 
 
-@dataclass(frozen=True)
-class GateKey:
-    """One key of ``[gate]``: what it takes (a constraint of :mod:`goldenkit._constraints`), its default,
-    what it does (``help``), and the value the listing in :mod:`goldenkit.gate`'s documentation shows."""
-
-    constraint: Constraint
-    default: Any
-    help: str
-    example: str
-    #: said after a refusal of the key (why its range is what it is)
-    note: str = ""
-
-
 _RATE = Number(low=0, high=1)
 _RATE_OR_OFF = Number(low=0, high=1, optional=True)
 
-#: The ``[gate]`` table, declared once: :meth:`GatePolicy.from_config` checks each key by its constraint,
+#: The ``[gate]`` table, declared once (each key a :class:`~goldenkit._constraint_types.TableKey`, as every
+#: table of goldenkit.toml is): :meth:`GatePolicy.from_config` checks each key by its constraint,
 #: :class:`GatePolicy` takes its defaults from here, and :mod:`goldenkit.gate`'s documentation lists it
 #: (:func:`gate_keys_listing`). A key without a field of its own on :class:`GatePolicy` is still checked and
 #: held on the policy (``GatePolicy.other_keys``, :meth:`GatePolicy.value`) until a rule reads it.
-GATE_KEYS: dict[str, GateKey] = {
-    "rule": GateKey(
+GATE_KEYS: dict[str, TableKey] = {
+    "rule": TableKey(
         CollapseRule(), "majority", "collapse rule for repeats: majority | all | any | at_least:K", '"majority"'
     ),
-    "min_pass_rate": GateKey(_RATE_OR_OFF, None, "overall pass rate (rows, after collapsing) must be >= this", "0.85"),
-    "min_wilson_lower": GateKey(_RATE_OR_OFF, None, "overall Wilson 95% lower bound must be >= this", "0.80"),
-    "per_slice_min_pass_rate": GateKey(_RATE_OR_OFF, None, "every slice's pass rate must be >= this", "0.70"),
-    "per_slice_min_wilson_lower": GateKey(
+    "min_pass_rate": TableKey(_RATE_OR_OFF, None, "overall pass rate (rows, after collapsing) must be >= this", "0.85"),
+    "min_wilson_lower": TableKey(_RATE_OR_OFF, None, "overall Wilson 95% lower bound must be >= this", "0.80"),
+    "per_slice_min_pass_rate": TableKey(_RATE_OR_OFF, None, "every slice's pass rate must be >= this", "0.70"),
+    "per_slice_min_wilson_lower": TableKey(
         _RATE_OR_OFF, None, "every slice's Wilson lower bound must be >= this", "0.5"
     ),
-    "max_hallucination_rate": GateKey(
+    "max_hallucination_rate": TableKey(
         _RATE_OR_OFF, None, "share of graded attempts the hallucination grader failed", "0.02"
     ),
-    "hallucination_grader": GateKey(
+    "hallucination_grader": TableKey(
         Text(length=200), "hallucination", "grader whose failure counts as a hallucination", '"hallucination"'
     ),
-    "min_negative_case_pass_rate": GateKey(
+    "min_negative_case_pass_rate": TableKey(
         _RATE_OR_OFF, None, "red rows (run with --red): PASS / graded attempts must be >= this", "1.0"
     ),
-    "judge_min_pass_rate": GateKey(
+    "judge_min_pass_rate": TableKey(
         Number(low=0, high=1, low_open=True, optional=True),
         None,
         "judge-graded pass rate in (0, 1] (0 cannot fail): lower bound (prediction-powered with human labels)",
         "0.80",
     ),
-    "accept_self_preference": GateKey(
+    "accept_self_preference": TableKey(
         Flag(), False, "true: a judge of the candidate's family may alone make it green", "false"
     ),
-    "max_error_rate": GateKey(_RATE_OR_OFF, 0.02, "ERROR attempts / all attempts; over it: exit 3", "0.02"),
-    "max_slice_error_rate": GateKey(
+    "max_error_rate": TableKey(_RATE_OR_OFF, 0.02, "ERROR attempts / all attempts; over it: exit 3", "0.02"),
+    "max_slice_error_rate": TableKey(
         _RATE_OR_OFF, 0.05, "new transient ERROR rows / rows, per slice; over it: exit 3", "0.05"
     ),
-    "max_new_permanent_errors": GateKey(
+    "max_new_permanent_errors": TableKey(
         Number(integer=True, low=0, optional=True),
         0,
         "rows the baseline graded that the candidate made a permanent ERROR",
         "0",
     ),
-    "min_paired_rows": GateKey(
+    "min_paired_rows": TableKey(
         Number(integer=True, low=1), 1, "rows graded on both sides each critical slice needs", "1"
     ),
-    "min_paired_share": GateKey(_RATE, 0.9, "share of rows paired, overall and per critical slice", "0.9"),
-    "regression": GateKey(Flag(), True, "compare against a baseline (a missing one fails)", "true"),
-    "baseline": GateKey(
+    "min_paired_share": TableKey(_RATE, 0.9, "share of rows paired, overall and per critical slice", "0.9"),
+    "regression": TableKey(Flag(), True, "compare against a baseline (a missing one fails)", "true"),
+    "baseline": TableKey(
         Text(length=4096, optional=True), None, "default baseline (name or run); --baseline overrides", '"main"'
     ),
-    "alpha": GateKey(
+    "alpha": TableKey(
         Number(low=0, high=0.5, low_open=True, high_open=True),
         0.05,
         "family-wise false-fail rate of the regression rules",
         "0.05",
         "its bounds are two-sided 1 - 2 alpha",
     ),
-    "critical": GateKey(
+    "critical": TableKey(
         Names("slice names"), (), "slices in the gate's Holm family, beside the overall table", '["refunds"]'
     ),
-    "fail_on_slices": GateKey(Flag(), False, "true: the other slices join the family and can fail", "false"),
-    "non_inferiority_margin": GateKey(
+    "fail_on_slices": TableKey(Flag(), False, "true: the other slices join the family and can fail", "false"),
+    "non_inferiority_margin": TableKey(
         OrFalse(Number(low=0, high=1, low_open=True, high_open=True)),
         0.05,
         "largest drop tolerated; green needs it shown (false: off)",
         "0.05",
         "a margin of 1 tolerates every drop, 0 none",
     ),
-    "allowed_regression": GateKey(
+    "allowed_regression": TableKey(
         _RATE_OR_OFF, None, "point rule for deterministic runs: largest drop of a pass rate", "0.0"
     ),
-    "allow_noisy": GateKey(Flag(), False, "true: allowed_regression also on runs whose repeats disagree", "false"),
-    "slices": GateKey(
+    "allow_noisy": TableKey(Flag(), False, "true: allowed_regression also on runs whose repeats disagree", "false"),
+    "slices": TableKey(
         SliceTables(),
         {},
         "per-slice absolute thresholds (override the per_slice_ ones)",

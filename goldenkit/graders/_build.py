@@ -43,27 +43,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from goldenkit._config_tables import GRADERS_KEYS, INHERITED, JUDGE_KEYS, RUBRICS_KEYS, check_table
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.graders._base import _REGISTRY, FunctionGrader, Grader, GradeResult, get_grader, register_grader
 from goldenkit.records import Case, Response
 
-__all__ = ["DEFAULT_USE", "JUDGE_KEYS", "build_graders", "judge_version_of", "register_function"]
+__all__ = ["DEFAULT_USE", "build_graders", "judge_version_of", "register_function"]
 
-DEFAULT_USE = ("contract", "trajectory", "reference")
-#: The keys of ``[judge]`` (``goldenkit.config.TABLE_KEYS`` checks them when the file is read).
-JUDGE_KEYS = {
-    "provider",
-    "model",
-    "rubric",
-    "rubric_sha256",
-    "hard",
-    "calibration",
-    "allow_self_judge",
-    "max_response_chars",
-    "options",
-}
+#: The graders of a run when ``[graders] use`` is absent (its default in goldenkit._config_tables).
+DEFAULT_USE: tuple[str, ...] = GRADERS_KEYS["use"].default
 
 
 def register_function(
@@ -101,14 +91,6 @@ def _check_options(name: str, options: Mapping[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: [graders.{name}] {key}: unknown option{known}")
 
 
-def _bool(table: Mapping[str, Any], key: str, where: str) -> bool:
-    """A TOML boolean (absent: false); the string "false" is an error, never true."""
-    value = table.get(key, False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where} {key} = {value!r} is not a boolean: write true or false (no quotes)")
-    return value
-
-
 def _resolve(path: Any, base: Path | None) -> Any:
     if isinstance(path, str) and base is not None and not Path(path).is_absolute():
         return str(base / path)
@@ -137,13 +119,8 @@ def build_graders(
     where = str(cfg.get("_path", "goldenkit.toml"))
     base = Path(base_dir) if base_dir is not None else (Path(cfg["_path"]).parent if "_path" in cfg else None)
     section = _table(cfg, "graders", where)
-    use = list(use) if use is not None else section.get("use", list(DEFAULT_USE))
-    if isinstance(use, str) or not isinstance(use, Iterable) or not all(isinstance(u, str) for u in use):
-        raise ConfigError(f"{where}: [graders] use must be a list of grader names")
-    use = list(use)
-    dupes = sorted({u for u in use if use.count(u) > 1})
-    if dupes:
-        raise ConfigError(f"{where}: [graders] use names {dupes[0]!r} twice")
+    given = {"use": list(use)} if use is not None else {}
+    use = list(check_table("graders", {**section, **given}, where)["use"])  # checked as [graders] declares it
     graders: list[Grader] = []
     for name in use:
         if name == "judge":
@@ -171,10 +148,8 @@ def _build_judge(
 ) -> Grader:
     from goldenkit.graders._judge import JudgeGrader, _sha256_text
 
-    jcfg = {**_table(section, "judge", f"{where}: [graders]"), **_table(cfg, "judge", where)}
-    unknown = sorted(set(jcfg) - JUDGE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: [judge]: unknown key {unknown[0]!r} (provider options go in [judge.options])")
+    raw = {**_table(section, "judge", f"{where}: [graders]"), **_table(cfg, "judge", where)}
+    jcfg = check_table("judge", raw, where, keys=JUDGE_KEYS)  # [graders.judge] under [judge], as declared
     if not jcfg.get("provider"):
         raise ConfigError(f'{where}: [judge] provider is required when "judge" is in [graders] use')
     rubric = _resolve(jcfg.get("rubric"), base)
@@ -186,24 +161,17 @@ def _build_judge(
             raise ConfigError(f"{where}: [judge] rubric {rubric}: {exc.strerror}") from None
         if actual != str(pin).lower():
             raise ConfigError(f"{where}: [judge] rubric {rubric} has sha256 {actual}, pinned {pin}")
-    options = jcfg.get("options", {})
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"{where}: [judge.options] must be a table")
     return JudgeGrader(
         str(jcfg["provider"]),
-        model=jcfg.get("model"),
+        model=jcfg["model"],
         rubric=rubric,
-        options=dict(options),
-        hard=_bool(jcfg, "hard", f"{where}: [judge]"),
-        calibration=_resolve(jcfg.get("calibration"), base),
+        options=jcfg["options"],
+        hard=jcfg["hard"],
+        calibration=_resolve(jcfg["calibration"], base),
         generator_model=generator_model,
-        allow_self_judge=_bool(jcfg, "allow_self_judge", f"{where}: [judge]"),
-        max_response_chars=int(jcfg.get("max_response_chars", 20000)),
+        allow_self_judge=jcfg["allow_self_judge"],
+        max_response_chars=jcfg["max_response_chars"],
     )
-
-
-_RUBRIC_KEYS = {"threshold", "prompt", "hard", "calibration"}
-_INHERITED = ("provider", "model", "options", "allow_self_judge", "max_response_chars")
 
 
 def _build_rubrics(
@@ -212,28 +180,22 @@ def _build_rubrics(
     """The rubric grader: the judge's model settings from ``[judge]``, its own from ``[graders.rubrics]``."""
     from goldenkit.graders._rubrics import RubricGrader
 
-    own = _table(section, "rubrics", f"{where}: [graders]")
-    unknown = sorted(set(own) - _RUBRIC_KEYS - set(_INHERITED))
-    if unknown:
-        raise ConfigError(f"{where}: [graders.rubrics]: unknown key {unknown[0]!r}")
-    judge = _table(cfg, "judge", where)
-    merged = {**{k: judge[k] for k in _INHERITED if k in judge}, **own}
-    if not merged.get("provider"):
+    own = check_table("graders.rubrics", _table(section, "rubrics", f"{where}: [graders]"), where, keys=RUBRICS_KEYS)
+    judge = check_table("judge", _table(cfg, "judge", where), where, keys=JUDGE_KEYS)
+    merged = {**own, **{k: judge[k] if own[k] is None else own[k] for k in INHERITED}}
+    if not merged["provider"]:
         raise ConfigError(f'{where}: [judge] provider is required when "rubrics" is in [graders] use')
-    options = merged.get("options", {})
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"{where}: [judge.options] must be a table")
     return RubricGrader(
         str(merged["provider"]),
-        model=merged.get("model"),
-        options=dict(options),
-        prompt=_resolve(merged.get("prompt"), base),
-        threshold=merged.get("threshold", 1.0),
-        hard=_bool(merged, "hard", f"{where}: [graders.rubrics]"),
-        calibration=_resolve(merged.get("calibration"), base),
+        model=merged["model"],
+        options=merged["options"],
+        prompt=_resolve(merged["prompt"], base),
+        threshold=merged["threshold"],
+        hard=merged["hard"],
+        calibration=_resolve(merged["calibration"], base),
         generator_model=generator_model,
-        allow_self_judge=_bool(merged, "allow_self_judge", f"{where}: [graders.rubrics]"),
-        max_response_chars=int(merged.get("max_response_chars", 20000)),
+        allow_self_judge=merged["allow_self_judge"],
+        max_response_chars=merged["max_response_chars"],
     )
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
+from goldenkit.config import table_values
 from goldenkit.errors import ConfigError
 
 __all__ = ["FIXED_METRICS", "WEIGHTED_SCORE", "metric_weights", "weighted_score", "weighted_score_row"]
@@ -57,21 +58,13 @@ def metric_weights(cfg: Mapping[str, Any] | None) -> dict[str, float]:
     """
     cfg = cfg or {}
     where = f"{cfg.get('_path', 'goldenkit.toml')}: [metrics]"
-    table = cfg.get("metrics", {})
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"{where} must be a table")
-    raw = table.get("weights", {})
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where} weights must be a table of metric = weight, got {raw!r}")
+    raw = table_values(cfg, "metrics")["weights"]  # each weight checked as [metrics] declares it
     out: dict[str, float] = {}
     for name, value in raw.items():
         key = str(name)
         if key not in FIXED_METRICS and not (key.startswith("pass_rate:") and len(key) > len("pass_rate:")):
             hint = did_you_mean(key, FIXED_METRICS) or "; known: pass_rate:<grader>, " + ", ".join(FIXED_METRICS)
             raise ConfigError(f"{where} weights.{key}: not a metric{hint}")
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-        if not ok:
-            raise ConfigError(f"{where} weights.{key} = {value!r}: a weight is a finite number >= 0")
         out[key] = float(value)
     return out
 

@@ -46,6 +46,7 @@ from goldenkit._registry import publish
 from goldenkit._scrub import scrub
 from goldenkit._sync import run_sync
 from goldenkit.compare import why
+from goldenkit.config import table_values
 from goldenkit.errors import ConfigError
 from goldenkit.providers import get_provider
 from goldenkit.records import Case, Turn
@@ -126,13 +127,8 @@ class Explained:
 def judge_settings(cfg: Mapping[str, Any]) -> JudgeSettings:
     """The ``[judge]`` table of ``cfg`` (a loaded goldenkit.toml); a ConfigError naming what to configure."""
     where = str(cfg.get("_path") or "goldenkit.toml (none found)")
-    table = cfg.get("judge")
-    if table is not None and not isinstance(table, Mapping):
-        raise ConfigError(f"{where}: [judge] must be a table")
-    table = dict(table or {})
-    options = table.get("options", {})
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"{where}: [judge.options] must be a table")
+    table = table_values(cfg, "judge")  # checked as [judge] declares it
+    options = table["options"]
     model = table.get("model") or options.get("model")
     if not table.get("provider") or not model:
         raise ConfigError(
