@@ -71,7 +71,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from goldenkit._registry import publish
-from goldenkit.config import config_for_run
+from goldenkit.config import config_for_run, table_values
 from goldenkit.errors import ConfigError, InputError
 from goldenkit.results._judge_evidence import LabelRound, judge_estimates, judge_rows
 from goldenkit.results._run import Run, read_run
@@ -104,9 +104,8 @@ def judge_prior(run: Run) -> JudgeError:
     default = JudgeError(PRIOR_ERROR, PRIOR_LABELS, f"the default {PRIOR_ERROR:.0%}")
     try:
         cfg = config_for_run(None, run.manifest, run.path)
-        judge = cfg.get("judge")
-        path = judge.get("calibration") if isinstance(judge, dict) else None
-        if not isinstance(path, str) or not path:
+        path = table_values(cfg, "judge")["calibration"]  # [judge] as declared (goldenkit._config_tables)
+        if not path:
             return default
         where = Path(str(cfg.get("_path") or ".")).parent / path
         report = json.loads(where.read_text(encoding="utf-8"))
