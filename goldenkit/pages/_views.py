@@ -63,12 +63,6 @@ def shown_label(label: Any, run_id: Any) -> str | None:
     return None if labelled(label, run_id) == str(run_id) else label
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of ``frame`` for a template, a missing value (NaN, NA, NaT) as None (:func:`_clean`, for a whole
-    frame at once)."""
-    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")  # type: ignore[no-any-return]
-
-
 #: What each column of the index sorts by (its cell's data-sort): the record's value, none where it is the cell's
 #: text; ``_label`` is the run's label as its cell reads.
 _SORT_KEYS = (
@@ -90,22 +84,23 @@ _SORT_KEYS = (
 )
 
 
-def _index_row(raw: dict[str, Any], r: dict[str, Any], links: Mapping[str, str], href: str | None) -> dict[str, Any]:
-    """One run or baseline of the index, for site_index.html.j2: its record (``r``, cleaned; ``raw`` as the frame
-    holds it), what its cells show and sort by (a value that is None in the frame sorts by the cell's text)."""
+def _index_row(r: dict[str, Any], links: Mapping[str, str], href: str | None) -> dict[str, Any]:
+    """One run or baseline of the index, for site_index.html.j2: its record (a missing text as None), what its
+    cells show and sort by (a value that is None in the frame sorts by the cell's text)."""
     run = r["kind"] == "run"
     started = r["started_at"] if run else r["saved_at"]
     label = labelled(r["label"], r["run_id"]) if run else r["name"]  # what the cell shows
-    sort = [None if c is None or raw[c] is None else "" if missing(raw[c]) else raw[c] for c in _SORT_KEYS[1:]]
+    sort = [None if c is None or r[c] is None else "" if missing(r[c]) else r[c] for c in _SORT_KEYS[1:]]
     return {
         **r,
+        **{c: None if missing(r[c]) else r[c] for c in ("dataset_name", "model_id", "problem")},
         "label": shown_label(r["label"], r["run_id"]) if run else None,
         "sort": [label, *sort],
         "report": links.get("report"),
         "pages": [(k, links[k]) for k in ("report", "compare") if k in links],
         "dataset_href": href,
-        "started": "" if started is None else started.strftime("%Y-%m-%d %H:%M"),
-        "started_iso": "" if started is None else started.isoformat(),
+        "started": "" if missing(started) else started.strftime("%Y-%m-%d %H:%M"),
+        "started_iso": "" if missing(started) else started.isoformat(),
         "cost": r.get("cost") or None,  # what the run cost (run.json accounting, goldenkit.results._accounting)
     }
 
@@ -125,8 +120,8 @@ def index_page(
     if "label" not in order.columns:
         order = order.assign(label=None)
     rows = [
-        _index_row(raw, r, links.get(str(r["path"]), {}), dataset_hrefs.get(str(r["dataset_name"])))
-        for raw, r in zip(order.to_dict(orient="records"), _records(order), strict=True)
+        _index_row(r, links.get(str(r["path"]), {}), dataset_hrefs.get(str(r["dataset_name"])))
+        for r in order.to_dict(orient="records")
     ]
     return render(
         "site_index.html.j2",
