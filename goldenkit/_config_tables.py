@@ -89,7 +89,9 @@ RUBRICS_KEYS: dict[str, TableKey] = {
     "hard": TableKey(Flag(), False, "the rubric grader decides rows (needs its own calibration)", "false"),
     "calibration": TableKey(_PATH, None, "its calibration report, relative to goldenkit.toml", '"rubrics-cal.json"'),
     **{
-        k: TableKey(_optional(JUDGE_KEYS[k].constraint), None, f"[judge] {k}, unless set here", JUDGE_KEYS[k].example)
+        k: TableKey(
+            _optional(JUDGE_KEYS[k].constraint), None, f"its own {k} (default: [judge]'s)", JUDGE_KEYS[k].example
+        )
         for k in INHERITED
     },
 }
@@ -160,9 +162,9 @@ def check_table(name: str, value: object, path: str, *, keys: Mapping[str, Table
         if key not in keys:
             if name == "graders" and isinstance(v, Mapping):
                 continue
-            hint = did_you_mean(key, keys) or f"; known: {', '.join(sorted(keys))}"
-            if "options" in keys:
-                hint += f"; a provider's own options go in [{name}.options]"
+            hint = did_you_mean(key, keys) or f"; known: {', '.join(sorted(keys))}" + (
+                f"; a provider's own options go in [{name}.options]" if "options" in keys else ""
+            )
             raise ConfigError(f"{where} {key}: unknown key{hint}")
         try:
             out[key] = keys[key].constraint.check(v)
@@ -197,5 +199,6 @@ def keys_listing(name: str, indent: str = "    ") -> str:
             "none" if d is None else str(d).lower() if isinstance(d, bool) else list(d) if isinstance(d, tuple) else d
         )
         text = f"{key} = {spec.example}"
-        scalars.append(f"{text:<32} # {spec.help} (default {shown})")
+        said = "" if "(default" in spec.help else f" (default {shown})"
+        scalars.append(f"{text:<32} # {spec.help}{said}")
     return "\n".join(indent + line if line else "" for line in [f"[{name}]", *scalars, *tables])

@@ -11,23 +11,11 @@
     [graders.reference]
     threshold = 0.5
 
-    [judge]                                           # used when "judge" is in use
-    provider = "openai"
-    model = "judge-model-id"
-    rubric = "rubric.md"          # relative to the config file
-    rubric_sha256 = "…"           # optional pin: refuse a rubric that changed
-    hard = false                  # true needs `calibration` that allows it
-    calibration = "judge-calibration.json"
-    allow_self_judge = false
-    max_response_chars = 20000
-    [judge.options]                                   # passed to the provider
-    base_url = "http://127.0.0.1:8080"
-    api_key_env = "JUDGE_API_KEY"
-    temperature = 0
+{JUDGE_TABLES}
 
-    [graders.rubrics]                                 # when "rubrics" is in use: the [judge]
-    threshold = 1.0                                   # model, share of a case's rubrics to meet
-    hard = false                                      # true needs its own calibration report
+``[judge]`` is used when "judge" is in use (``[graders.judge]``, read under it, takes the same keys), and
+``[graders.rubrics]`` when "rubrics" is: both listings come from their declarations
+(:mod:`goldenkit._config_tables`), which goldenkit.toml is checked against when it is read.
 
 A row can narrow the set with ``"graders": [...]`` in its case (see
 :func:`goldenkit.graders._base.case_grader_names`). Users add graders with
@@ -43,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from goldenkit._config_tables import GRADERS_KEYS, INHERITED, JUDGE_KEYS, RUBRICS_KEYS, check_table
+from goldenkit._config_tables import GRADERS_KEYS, INHERITED, JUDGE_KEYS, RUBRICS_KEYS, check_table, keys_listing
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError, InputError
@@ -208,4 +196,7 @@ def judge_version_of(graders: Iterable[Grader]) -> str | None:
     return None
 
 
+__doc__ = (__doc__ or "").replace(
+    "{JUDGE_TABLES}", keys_listing("judge") + "\n\n" + keys_listing("graders.rubrics")
+)  # the listings, from the tables themselves
 publish(globals())
