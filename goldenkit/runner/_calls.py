@@ -29,8 +29,10 @@ so each run's judge calls count against that run's limiter and budget.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -168,6 +170,26 @@ class ModelCalls:
         return None, err, (time.perf_counter() - t0) * 1000.0
 
 
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive when a run starts (imported modules, the dataset, its cases) kept out of the
+    garbage collector's scans while the run's calls go (:func:`gc.freeze`), given back after it.
+
+    The collector's full scans walk every object the process holds, most of them pandas', pyarrow's and
+    the dataset's, which live as long as the run: ``bench_runner.py`` (5,000 calls, 64 in flight) measured
+    the collector at about 0.08 ms of a call's 0.47 ms of CPU, and frozen the call's CPU 0.05-0.1 ms lower.
+    A cycle of those objects that becomes garbage during the run is collected after it. A heap already
+    frozen by the program (``gc.get_freeze_count()``) is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _who(target: Any) -> str:
     name = getattr(target, "name", None) or type(target).__name__
     return f"provider {name}" if hasattr(target, "complete") else str(name)
@@ -179,6 +201,6 @@ def attempts_note(err: ProviderError, attempts: int) -> str:
     return f" (after {n} attempts)" if n > 1 else ""
 
 
-__all__ = ["CallLimits", "CallResult", "ModelCalls", "attempts_note"]
+__all__ = ["CallLimits", "CallResult", "ModelCalls", "attempts_note", "frozen_heap"]
 
 publish(globals())

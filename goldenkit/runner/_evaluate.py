@@ -32,7 +32,7 @@ from goldenkit.providers import CallableProvider, Provider, check_images
 from goldenkit.records import Case
 from goldenkit.results import repair_jsonl, stored_json, write_run_record
 from goldenkit.runner._budget import budget_limits
-from goldenkit.runner._calls import CallLimits
+from goldenkit.runner._calls import CallLimits, frozen_heap
 from goldenkit.runner._conversation import DEFAULT_MAX_TURNS, ConversationDriver, scenario_rows
 from goldenkit.runner._folder import RunFolder, new_run_id, open_run_folder, scan_outcomes
 from goldenkit.runner._manifest import run_key, run_manifest
@@ -331,10 +331,11 @@ def _secret_values(obj: Any) -> tuple[str, ...]:
 async def _execute(run: RunExecution) -> RunSummary:
     """``run`` inside a secret scope (:func:`goldenkit._scrub.secrets_in_use`) holding the secrets of its
     provider, its graders' providers (the judge's) and its simulator: every outcome, run.json, the
-    Parquet file and the summary returned have them masked."""
+    Parquet file and the summary returned have them masked. The heap the run starts with is frozen while
+    it runs (:func:`goldenkit.runner._calls.frozen_heap`)."""
     holders = [run.provider, *(getattr(g, "provider", None) for g in run.graders)]
     holders.append(getattr(run.conversations, "simulator", None))
-    with secrets_in_use(*(v for h in holders for v in _secret_values(h))):
+    with secrets_in_use(*(v for h in holders for v in _secret_values(h))), frozen_heap():
         summary = await run.execute()
         reason = scrub(summary.invalid_reason) if summary.invalid_reason else summary.invalid_reason
         return dataclasses.replace(summary, invalid_reason=reason, manifest=stored_json(summary.manifest))
