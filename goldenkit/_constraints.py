@@ -36,6 +36,7 @@ ValueError: must be one folder name, but it contains a control character (U+000A
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
     "field_of",
     "handed_to",
     "plain_run_keys",
+    "sample_of",
 ]
 
 
@@ -471,6 +473,19 @@ def plain_run_keys() -> dict[str, str]:
         if o.key and field is not None and (o.ranged or o.takes == Kind("bool")):
             out[name] = field
     return out
+
+
+def sample_of(values: Mapping[str, Any]) -> dict[str, Any]:
+    """RunOptions' ``sample`` from the run options ``split``, ``per_slice`` and ``sample_seed`` of ``values`` (a
+    ``[run]`` table, or ``goldenkit run``'s resolved options): the seed counts only for a per-slice sample.
+
+    >>> sample_of({"split": "dev"}), sample_of({"per_slice": 2})
+    ({'split': 'dev', 'per_slice': None, 'seed': None}, {'split': None, 'per_slice': 2, 'seed': 0})
+    """
+    per_slice, seed = values.get("per_slice"), values.get("sample_seed")
+    if per_slice is not None and seed is None:
+        seed = default_of("sample_seed")
+    return {"split": values.get("split"), "per_slice": per_slice, "seed": seed if per_slice is not None else None}
 
 
 def check_option(name: str, value: object) -> Any:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit._checks import check_output
-from goldenkit._constraints import RUN_TABLE, RunOption, check_option, plain_run_keys
+from goldenkit._constraints import RUN_TABLE, RunOption, check_option, plain_run_keys, sample_of
 from goldenkit._text import did_you_mean
 from goldenkit.commands import _estimate as estimate_cli, _sequential as sequential_cli
 from goldenkit.commands._agent import grader_list, grader_use
@@ -191,9 +191,6 @@ def run_arguments(
     criteria = read_criteria(opts.get("criteria"), opts.get("ignore_criteria"), args.command_name)
     provider, simulator = build_provider(opts), build_simulator(opts)
     apply_transport_to_judges(graders, opts)
-    sample = {"split": opts.get("split"), "per_slice": opts.get("per_slice"), "seed": None}
-    if sample["per_slice"] is not None:
-        sample["seed"] = opts.get("sample_seed", 0)
     # the file named with --config; else run_eval finds the same one the same way, knowing how it was found
     # (a dataset's own goldenkit.toml stays the dataset's: goldenkit.config.budget_pricing)
     named = cfg.get("_how") == "--config"
@@ -213,7 +210,7 @@ def run_arguments(
         **plain,
         "run_id": run_id,
         "results_dir": Path(opts["results_dir"]),
-        "sample": sample,
+        "sample": sample_of(opts),
         "record_dir": opts.get("record"),
         "retry_errors": args.retry_errors,
         "progress": False if args.quiet else None,

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, TypedDict
 
-from goldenkit._constraints import RUN_TABLE, check_option, field_of, plain_run_keys
+from goldenkit._constraints import RUN_TABLE, check_option, field_of, plain_run_keys, sample_of
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
@@ -184,9 +184,7 @@ def options_from_config(cfg: Mapping[str, Any], given: Mapping[str, object]) -> 
         return {}
     out = {field: table[k] for k, field in plain_run_keys().items() if k in table and field not in given}
     if "sample" not in given and any(k in table for k in ("split", "per_slice")):
-        per_slice = table.get("per_slice")
-        seed = table.get("sample_seed", 0) if per_slice is not None else None
-        out["sample"] = {"split": table.get("split"), "per_slice": per_slice, "seed": seed}
+        out["sample"] = sample_of(table)
     return out
 
 
@@ -194,11 +192,12 @@ def with_run_table(
     o: RunOptions, cfg: Mapping[str, Any], options: RunOptions | None, overrides: Mapping[str, object]
 ) -> RunOptions:
     """``o``, with the ``[run]`` table of ``cfg`` for what the caller did not give (:func:`options_from_config`;
-    a RunOptions given whole is taken as it is), checked as every option is, naming the file."""
+    a RunOptions given whole is taken as it is), checked as every option is, naming the file. The fields are
+    replaced on ``o`` itself: the options are never taken apart into keywords again."""
     if options is not None or not (from_config := options_from_config(cfg, overrides)):
         return o
     try:
-        return RunOptions.merged(None, {**from_config, **overrides})
+        return dataclasses.replace(o, **from_config)
     except ConfigError as exc:
         raise ConfigError(f"{cfg.get('_path', 'goldenkit.toml')} [run]: {exc}") from None
 
