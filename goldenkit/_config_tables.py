@@ -1,4 +1,7 @@
-"""The tables of goldenkit.toml besides ``[run]``, ``[gate]`` and ``[pricing]``, each declared once, key by key.
+"""The tables of goldenkit.toml besides ``[gate]`` and ``[pricing]``, each declared once, key by key.
+
+``[run]`` is the run options' table (:data:`goldenkit._constraints.RUN_TABLE`), checked by
+:func:`check_run_table`.
 
 ``[judge]``, ``[graders]`` (and its ``[graders.judge]`` and ``[graders.rubrics]``), ``[metrics]`` and
 ``[benchmark]`` are each one table of :class:`~goldenkit._constraint_types.TableKey` (what the key takes, its
@@ -32,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from goldenkit._constraint_types import Constraint, Flag, Names, Number, Table, TableKey, Tables, Text
-from goldenkit._constraints import RUN_TABLE, handed_to
+from goldenkit._constraints import RUN_TABLE, check_option, handed_to
 from goldenkit._text import did_you_mean
 from goldenkit.errors import ConfigError
 
@@ -43,6 +46,7 @@ __all__ = [
     "JUDGE_KEYS",
     "METRICS_KEYS",
     "RUBRICS_KEYS",
+    "check_run_table",
     "check_table",
     "keys_listing",
 ]
@@ -174,6 +178,28 @@ def check_table(name: str, value: object, path: str, *, keys: Mapping[str, Table
         if key not in out:
             d = spec.default
             out[key] = type(d)(d) if isinstance(d, dict | list) else d
+    return out
+
+
+def check_run_table(value: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The ``[run]`` table of the goldenkit.toml at ``path``: each key a run option of
+    :data:`goldenkit._constraints.RUN_TABLE` (an unknown one refused with a did-you-mean), each value as its
+    option takes it (:func:`goldenkit._constraints.check_option`, and one of its ``choices``), else a one-line
+    ConfigError naming the key.
+    Returns the keys given, checked (the defaults are the run options')."""
+    keys = [name for name, option in RUN_TABLE.items() if option.key]
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise ConfigError(f"{path}: unknown [run] key(s): {', '.join(unknown)}{did_you_mean(unknown[0], keys)}")
+    out = {}
+    for name, v in value.items():
+        try:
+            out[name] = check_option(name, v)
+        except ValueError as exc:
+            raise ConfigError(f"{path}: [run] {name} {exc}") from None
+        choices = RUN_TABLE[name].choices
+        if choices is not None and out[name] not in choices:  # as the flag's choices are
+            raise ConfigError(f"{path}: [run] {name} must be one of {', '.join(choices)}, got {v!r}")
     return out
 
 

@@ -62,7 +62,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from goldenkit._config_tables import DECLARED, GRADERS_KEYS, check_table
+from goldenkit._config_tables import DECLARED, GRADERS_KEYS, check_run_table, check_table
 from goldenkit._constraint_types import Flag, Kind, TableKey
 from goldenkit._constraints import RUN_TABLE
 from goldenkit._pricing import PRICE_KINDS, PROVENANCE_KEYS, Pricing
@@ -189,6 +189,8 @@ def check_config(cfg: Mapping[str, Any], path: str | Path | None = None) -> None
             inner = _inner(value, table.split(".")[1:])
             if inner is not None:
                 check_table(table, inner, str(path or CONFIG_NAME))
+        if name == "run":
+            check_run_table(value, str(path or CONFIG_NAME))
         if name == "pricing":
             Pricing.from_config(value, str(path or CONFIG_NAME))
 

@@ -136,3 +136,15 @@ def test_the_provider_option_lists_are_the_tables_column(monkeypatch: pytest.Mon
     added = {**RUN_TABLE, "dummy_depth": RunOption(constraints.AGENT, "a provider option", Number(True), to="provider")}
     monkeypatch.setattr(constraints, "RUN_TABLE", added)
     assert handed_to("provider")[-1] == "dummy_depth" and "dummy_depth" not in handed_to("transport")
+
+
+def test_the_run_table_is_checked_when_the_file_is_read_for_every_caller(tmp_path: Path) -> None:
+    for bad, said in [
+        ("[run]\nmax_in_flite = 4\n", "unknown [run] key(s): max_in_flite (did you mean max_in_flight?)"),
+        ("[run]\nmax_in_flight = 0\n", "[run] max_in_flight must be an integer >= 1, got 0"),
+        ('[run]\nexecutor = "cluster"\n', "[run] executor must be one of local, ray, got 'cluster'"),
+    ]:
+        path = _write(tmp_path, bad)
+        with pytest.raises(ConfigError) as refused:
+            read_config(path)  # a run from Python reads it so too, before anything is written
+        assert str(refused.value) == f"{path}: {said}"

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldenkit._checks import check_output
-from goldenkit._constraints import RUN_TABLE, RunOption, check_option, plain_run_keys, sample_of
-from goldenkit._text import did_you_mean
+from goldenkit._config_tables import check_run_table
+from goldenkit._constraints import RUN_TABLE, RunOption, plain_run_keys, sample_of
 from goldenkit.commands import _estimate as estimate_cli, _sequential as sequential_cli
 from goldenkit.commands._agent import grader_list, grader_use
 from goldenkit.commands._args import BadNumber
@@ -99,24 +99,11 @@ def _flag(name: str, option: RunOption) -> dict[str, Any]:
     return kw
 
 
-def _coerce(name: str, value: Any, where: str) -> Any:
-    """A ``[run]`` value as its option takes it, else a ConfigError naming the file and the key."""
-    try:
-        return check_option(name, value)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: [run] {name} {exc}") from None
-
-
 def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, Any]:
     """Command line over goldenkit.toml [run] over the defaults (:data:`goldenkit._constraints.RUN_TABLE`)."""
-    run_cfg = section(cfg, "run")
-    where = cfg.get("_path", "goldenkit.toml")
     keys = [name for name, option in RUN_TABLE.items() if option.key]
-    unknown = sorted(set(run_cfg) - set(keys))
-    if unknown:
-        raise ConfigError(f"{where}: unknown [run] key(s): {', '.join(unknown)}{did_you_mean(unknown[0], keys)}")
     opts = {k: RUN_TABLE[k].default for k in keys if RUN_TABLE[k].default is not None}
-    opts.update({k: _coerce(k, v, where) for k, v in run_cfg.items()})
+    opts.update(check_run_table(section(cfg, "run"), cfg.get("_path", "goldenkit.toml")))
     if "artifacts" in opts and "_path" in cfg:  # [run] artifacts are relative to the config file
         opts["artifacts"] = [str(Path(cfg["_path"]).parent / p) for p in opts["artifacts"]]
     for k in keys:
