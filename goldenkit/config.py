@@ -75,9 +75,9 @@ DATASET_PRICES = "dataset's goldenkit.toml"
 
 #: Every table of goldenkit.toml and its known keys: a table declared key by key (what each takes, its default:
 #: :data:`goldenkit._config_tables.DECLARED`, checked here by :func:`check_table`), the names of its keys, or
-#: None (its owner checks them when it parses the table: ``[run]`` the run options' table in
-#: ``goldenkit.commands._run.resolve_options``, ``[gate]`` ``GatePolicy.from_config``, a grader's options its
-#: factory). A key whose value is a table has an entry of its own (``"gate.slices.*"``: every table under
+#: None (``[run]``: the run options' table, checked here by :func:`goldenkit._config_tables.check_run_table`;
+#: else its owner checks them when it parses the table: ``[gate]`` ``GatePolicy.from_config``, a grader's
+#: options its factory). A key whose value is a table has an entry of its own (``"gate.slices.*"``: every table under
 #: ``[gate.slices]``); a table with entries below it takes no other table, one without takes any
 #: (``[graders.trajectory.args]``).
 TABLE_KEYS: dict[str, Mapping[str, TableKey] | frozenset[str] | None] = {
