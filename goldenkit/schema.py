@@ -5,10 +5,13 @@ models, each field spelled once here:
 
 * :class:`RunRecord`, run.json, with its ``format_version`` (:data:`FORMAT_VERSION`; a run.json
   without one is format 1, read as it is by :func:`goldenkit.results.read_manifest`, the one reader);
+  its run key is :class:`RunKey`; every writer (a run, a regrade, a merge, an import) builds it with
+  :func:`goldenkit.results.run_record`;
 * :class:`Outcome`, one JSON object per row x repeat in ``outcomes.jsonl`` (and one row of
   ``outcomes.parquet``), in the format its run.json names; its keys are :data:`OUTCOME_FIELDS`, the
-  Arrow schema (:data:`goldenkit.results.OUTCOME_SCHEMA`) is derived from its types, and a regrade
-  copies its :data:`ANSWER_FIELDS` from an outcome it cannot grade again.
+  Arrow schema (:data:`goldenkit.results.OUTCOME_SCHEMA`) is derived from its types, a regrade
+  copies its :data:`ANSWER_FIELDS` from an outcome it cannot grade again, and the fields every
+  outcome of a run shares are built by :func:`outcome_run` from the run key.
 """
 
 from __future__ import annotations
