@@ -10,6 +10,7 @@ from the record's run key. The committed run of format 1 reads as the same recor
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, NotRequired, Union, get_args, get_origin, is_typeddict
@@ -19,8 +20,9 @@ from _shared import shared_path
 from factories import graded_run
 
 from goldenkit.harnesses import import_run
-from goldenkit.results import iter_jsonl, read_manifest, run_key_of
-from goldenkit.runner import merge_shards, regrade, run_eval, shard_of
+from goldenkit.history import runs_df
+from goldenkit.results import iter_jsonl, read_manifest, run_key_of, run_totals_of
+from goldenkit.runner import RunInterrupted, merge_shards, regrade, run_eval, shard_of
 from goldenkit.schema import (
     FORMAT_VERSION,
     OUTCOME_FIELDS,
@@ -205,3 +207,26 @@ def test_the_committed_run_of_format_1_reads_as_the_record() -> None:
     assert {k: v for k, v in record.items() if k != "format_version"} == written
     assert type_problems(dict(record), RunRecord, "format1") == []
     _check_outcomes(FORMAT1, record)
+
+
+def test_readers_of_a_run_json_they_cannot_read_keep_their_own_answer(folders: dict[str, Path], tmp_path: Path) -> None:
+    """Every reader goes through read_manifest and says what it says of a run.json it cannot read: the runs
+    index a corrupt run naming the file and why, the accounting no totals, an interrupted run no counts."""
+    results = tmp_path / "results"
+    for name in ("ok", "newer", "broken"):
+        shutil.copytree(folders["run"], results / name)
+        manifest = {**json.loads((results / name / "run.json").read_text(encoding="utf-8")), "run_id": name}
+        if name == "newer":
+            manifest["format_version"] = 3
+        (results / name / "run.json").write_text("{" if name == "broken" else json.dumps(manifest), encoding="utf-8")
+    runs = runs_df(results, None, cache=False).set_index("run_id")
+    assert runs.loc["ok", "state"] == "ok"
+    assert runs.loc["newer", "state"] == "corrupt" and runs.loc["newer", "problem"] == (
+        f"{results / 'newer' / 'run.json'}: format_version 3 is newer than this goldenkit reads (2): upgrade goldenkit"
+    )
+    assert runs.loc["broken", "state"] == "corrupt"
+    assert runs.loc["broken", "problem"].startswith(f"{results / 'broken' / 'run.json'}: invalid JSON")
+    assert run_totals_of(results / "ok") == read_manifest(folders["run"])["accounting"]
+    assert run_totals_of(results / "newer") is None and run_totals_of(results / "broken") is None
+    assert RunInterrupted.read(results, "ok").kept == 8
+    assert RunInterrupted.read(results, "broken").kept is None
