@@ -40,7 +40,9 @@ True
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -126,7 +128,6 @@ def source_sha256(obj: object) -> str | None:
     >>> source_sha256(len) is None
     True
     """
-    import inspect
 
     kinds = (inspect.isfunction, inspect.isclass, inspect.ismethod, inspect.ismodule)
     target = obj if any(k(obj) for k in kinds) else type(obj)
@@ -141,7 +142,6 @@ def source_sha256(obj: object) -> str | None:
 
 def module_source_sha256(spec: str) -> str | None:
     """:func:`source_sha256` of the imported module that ``module:attr`` names (None when it is not imported)."""
-    import sys
 
     module = sys.modules.get(spec.partition(":")[0]) if ":" in spec else None
     return source_sha256(module) if module is not None else None

@@ -31,6 +31,7 @@ history message (``Message.images``) that carries it; ``Case.images`` lists them
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -84,7 +85,6 @@ class ImagePart:
 
     def base64(self) -> str:
         """The bytes as standard base64 (empty for a URL part)."""
-        import base64
 
         return base64.b64encode(self.data or b"").decode("ascii")
 

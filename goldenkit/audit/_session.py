@@ -21,7 +21,7 @@ from goldenkit.audit._marks import AUDIT_LABELS, AUDITS_DIR, AuditLog, audit_fil
 from goldenkit.config import dataset_path_for_run
 from goldenkit.dataset import Dataset, new_version_target, read_dataset
 from goldenkit.errors import InputError
-from goldenkit.results import judge_graded
+from goldenkit.results import judge_graded, outcomes_df, read_run
 
 
 @dataclass
@@ -204,7 +204,6 @@ def open_audit(
     recorded one that changed since is left out (prompts are then not shown)
     with a note saying so. ``user``: who labels (default: the operating system's user name).
     """
-    from goldenkit.results import read_run
 
     refs = [run] if isinstance(run, (str, Path)) else list(run)
     if not refs:
@@ -231,7 +230,6 @@ def open_audit(
                 notes.append(f"dataset at {found} changed since the run (sha256 differs): prompts are not shown")
             else:
                 ds = cand
-    from goldenkit.results import outcomes_df
 
     outcomes = outcomes_df(*runs)
     failures = failing_rows(outcomes, ds, rule)

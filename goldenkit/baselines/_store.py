@@ -21,7 +21,7 @@ from goldenkit._protocol_key import protocol_key, protocol_sha256
 from goldenkit._registry import publish
 from goldenkit._text import one_line
 from goldenkit.errors import InputError, ResultsError
-from goldenkit.results import sequential_line
+from goldenkit.results import read_run, sequential_line
 from goldenkit.schema import ERROR, INVALID, RUN_FILE, SCHEMA_VERSION
 from goldenkit.stats import collapse_repeats, parse_rule, representative_repeats, slice_table, verdict_codes
 
@@ -388,7 +388,6 @@ def resolve_run_or_baseline(
     A name that is both a run id under ``results_dir`` and a baseline under
     ``baselines_dir`` is ambiguous (InputError): pass a path instead.
     """
-    from goldenkit.results import read_run
 
     p = Path(ref)
     if (p / RUN_FILE).is_file():

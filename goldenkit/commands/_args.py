@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+
+from goldenkit.errors import ConfigError
 
 
 class BadNumber(argparse.ArgumentTypeError, ValueError):
@@ -138,10 +140,8 @@ def gate_defaults(args: argparse.Namespace, manifest: object = None) -> tuple[st
     """``(rule, alpha)``: ``--rule``/``--alpha`` when given, else the ``[gate]`` table's of the goldenkit.toml
     that applies (:func:`goldenkit.config.config_for_run`: ``--config``, the file the run recorded, the one
     beside its dataset), else majority and 0.05. Sets ``args.rule`` and ``args.alpha`` to them."""
-    from collections.abc import Mapping
 
     from goldenkit.config import config_for_run, section
-    from goldenkit.errors import ConfigError
 
     rule, alpha = getattr(args, "rule", None), getattr(args, "alpha", None)
     if rule is None or alpha is None:  # the values are checked where they are used (the collapse, the test)

@@ -25,10 +25,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldenkit._display import p_value, pct as percent
+from goldenkit._display import judge_figures_line, p_value, pct as percent
 from goldenkit._text import one_line
 from goldenkit.commands._args import ALPHA, gate_defaults
-from goldenkit.errors import EXIT_INFRASTRUCTURE
+from goldenkit.commands._judge_evidence import _records
+from goldenkit.errors import EXIT_INFRASTRUCTURE, InputError
 from goldenkit.schema import NEW_FAILURE, RECOVERED
 
 if TYPE_CHECKING:
@@ -186,8 +187,6 @@ def compare_command(args: argparse.Namespace) -> int:
             # NaN (no interval from fewer than two rows) is not JSON: null
             doc["usage_change"] = json.loads(change.reset_index().to_json(orient="records", double_precision=15))
         if judged is not None:
-            from goldenkit.commands._judge_evidence import _records
-
             doc["judge_graded"] = _records(judged)
         if pairwise is not None:
             doc["pairwise"] = pairwise.to_dict()
@@ -217,7 +216,6 @@ def compare_command(args: argparse.Namespace) -> int:
 def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:
     """The judge-graded difference of a pair graded by the same judge (``judge_pair``), else None; labels that
     cannot be read (given on other answers) are said on stderr, as report.html says them, not fatal."""
-    from goldenkit.errors import InputError
     from goldenkit.results import judge_pair
 
     by = cmp.by if cmp.by != "tags" else "slice"  # the judge's figures group by a per-row value
@@ -231,7 +229,6 @@ def _judge_pair(cmp: Comparison, base: Any, cand: Any) -> Any:
 def format_judge_pair(table: Any) -> str:
     """The judge-graded difference (candidate minus baseline, same judge), one line per group, overall
     first: the judge-only figure beside the prediction-powered one (:func:`goldenkit._display.judge_figures_line`)."""
-    from goldenkit._display import judge_figures_line
     from goldenkit.stats import OVERALL
 
     keys = [OVERALL, *(k for k in table.index if k != OVERALL)]

@@ -26,8 +26,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, cast
 
+from goldenkit.commands._agent import grader_list
 from goldenkit.commands._args import SECONDS, TEMPERATURE
-from goldenkit.dataset import Dataset, read_dataset, red_row_ids, validate_dataset
+from goldenkit.dataset import Dataset, read_dataset, red_row_ids, validate_dataset, without_red
 from goldenkit.errors import DatasetError, GoldenkitError, InputError, UsageError
 from goldenkit.records import Case
 from goldenkit.schema import SPLITS
@@ -189,7 +190,6 @@ def _report_gradable(args: argparse.Namespace, ds: Dataset, cases: dict[str, Cas
     exit code stays 0 (``goldenkit run`` is what refuses them).
     Graders that cannot be built here (a judge whose key is not set) are said on stderr.
     """
-    from goldenkit.commands._agent import grader_list
     from goldenkit.config import load_config
     from goldenkit.graders import describe, describe_soft_only, gradability
 
@@ -290,7 +290,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from goldenkit.dataset import without_red
     from goldenkit.sampling import stratified_sample
 
     ds = read_dataset(args.path)  # the rows `goldenkit run --per-slice` would choose: red rows only with --red

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit.commands._args import number
-from goldenkit.commands._judge_evidence import register_evidence
+from goldenkit.commands._judge_evidence import label_records, register_evidence
 from goldenkit.config import load_config
 from goldenkit.errors import GateFailed, UsageError
 
@@ -178,7 +178,6 @@ def calibrate_command(args: argparse.Namespace) -> int:
 
 def label_command(args: argparse.Namespace) -> int:
     """``goldenkit judge label FILE --run R``: every line checked, then appended to the run's labels."""
-    from goldenkit.commands._judge_evidence import label_records
     from goldenkit.results import add_labels, labelled, read_run
 
     run = read_run(args.run, args.results_dir)

@@ -17,8 +17,10 @@ import argparse
 import sys
 from typing import Any
 
+from goldenkit.commands._agent import grader_list
 from goldenkit.commands._args import SHARE
 from goldenkit.config import config_for_run, describe_config
+from goldenkit.providers import apply_transport_to_judges
 
 
 def register(sub: Any) -> None:
@@ -41,9 +43,7 @@ def register(sub: Any) -> None:
 
 
 def regrade_command(args: argparse.Namespace) -> int:
-    from goldenkit.commands._agent import grader_list
     from goldenkit.commands._run import resolve_options
-    from goldenkit.providers import apply_transport_to_judges
     from goldenkit.results import read_run
     from goldenkit.runner import regrade
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from goldenkit.errors import UsageError
 
@@ -16,7 +17,6 @@ def report_leaderboard(args: argparse.Namespace) -> int:
     (beside the executed ``leaderboard.ipynb``). Runs that are not comparable
     are exit 4 before any notebook starts.
     """
-    from pathlib import Path
 
     from goldenkit.leaderboards import run_inputs
     from goldenkit.notebooks import execute_notebook, notebook_path

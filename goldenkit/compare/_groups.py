@@ -22,6 +22,7 @@ import pandas as pd
 from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
+from goldenkit.baselines import resolve_run_or_baseline
 from goldenkit.compare._flips import outcome_columns
 from goldenkit.errors import InputError, ResultsError
 from goldenkit.schema import OUTCOME_FIELDS
@@ -47,7 +48,6 @@ def resolve_side(obj: Any, results_dir: RunRef = "results", baselines_dir: RunRe
     ``results_dir``, a baseline name under ``baselines_dir`` or a baseline file)."""
     if not isinstance(obj, (str, os.PathLike)):
         return obj
-    from goldenkit.baselines import resolve_run_or_baseline
 
     return resolve_run_or_baseline(obj, results_dir, baselines_dir)
 

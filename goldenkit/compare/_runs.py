@@ -87,10 +87,13 @@ from goldenkit._jsonable import json_records
 from goldenkit._protocol_key import comparability_differences, manifest_get
 from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
+from goldenkit._reprs import comparison_html, comparison_repr
+from goldenkit.compare._clusters import why
 from goldenkit.compare._flips import flip_list, flipped_rows, outcome_columns
 from goldenkit.compare._groups import RunRef, grouped_table, resolve_side
 from goldenkit.compare._ledger import Ledger, evidence_ledger, sequential_notes, sequential_rows, unread_reason
 from goldenkit.errors import ComparisonInvalid, ResultsError
+from goldenkit.harnesses import sample_differences
 from goldenkit.results import LIGHT_COLUMNS
 from goldenkit.schema import (
     ERROR_CLEARED,
@@ -214,7 +217,6 @@ class Comparison:
     @property
     def clusters(self) -> pd.DataFrame:
         """Why it broke: the NEW_FAILURE rows grouped by what the graders found (:func:`goldenkit.why`)."""
-        from goldenkit.compare._clusters import why
 
         return why(self)
 
@@ -244,12 +246,10 @@ class Comparison:
         return float(self.overall["p_val"])
 
     def __repr__(self) -> str:
-        from goldenkit._reprs import comparison_repr
 
         return comparison_repr(self)
 
     def _repr_html_(self) -> str:
-        from goldenkit._reprs import comparison_html
 
         return comparison_html(self)
 
@@ -318,7 +318,6 @@ def _imported_sample_differences(base: RunLike, cand: RunLike) -> list[str]:
     same = manifest_get(base.manifest, "dataset", "sha256") == manifest_get(cand.manifest, "dataset", "sha256")
     if same or "" in paths or not base.manifest.get("mode") == cand.manifest.get("mode") == "imported":
         return []
-    from goldenkit.harnesses import sample_differences
 
     try:
         return sample_differences(paths[0], paths[1])

@@ -20,6 +20,7 @@ from goldenkit.config import find_config, load_config, section
 from goldenkit.demo._data import shown
 from goldenkit.demo._story import DEFAULT_DATASET, replay_agent, validate_dataset
 from goldenkit.gate import GatePolicy
+from goldenkit.leaderboards import leaderboard
 from goldenkit.report import p_value, pct
 
 __all__ = ["BENCHMARK_AGENTS", "benchmark_story", "run_benchmark"]
@@ -41,7 +42,6 @@ def run_benchmark(
     repeats and graders), each run overwritten, never resumed; the leaderboard
     uses the rule and alpha of the dataset's ``[gate]``.
     """
-    from goldenkit.leaderboards import leaderboard
 
     say = log or (lambda _line: None)
     dataset_dir, out = shown(Path(dataset)), Path(results_dir)

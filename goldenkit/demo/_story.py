@@ -40,6 +40,7 @@ import pandas as pd
 from goldenkit._findings import describe, reason_parts
 from goldenkit._registry import publish
 from goldenkit._text import one_line
+from goldenkit.baselines import read_baseline
 from goldenkit.compare import Comparison, compare_runs, why
 from goldenkit.config import find_config, load_config, section
 from goldenkit.dataset import Dataset, read_dataset
@@ -304,7 +305,6 @@ def _gate_committed(
     """The candidate gated against the committed baseline snapshot of the bundled dataset, when it is there
     (package data, or ``baselines/`` of a checkout): the same decision as against the baseline run made a
     minute earlier."""
-    from goldenkit.baselines import read_baseline
 
     if path is None:
         return None

@@ -8,6 +8,7 @@ a case error naming the field when its value has the wrong shape.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from goldenkit.formats._common import case_error, chat_message, contract_images, tool_call
@@ -102,7 +103,6 @@ def opt_str(raw: Mapping[str, Any], key: str, row_id: str | None) -> str | None:
 
 
 def replace_turn(turn: Turn, **changes: Any) -> Turn:
-    from dataclasses import replace
 
     return replace(turn, **changes)
 

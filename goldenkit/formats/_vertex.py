@@ -43,6 +43,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -394,7 +395,6 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _replace(turn: Turn, **changes: Any) -> Turn:
-    from dataclasses import replace
 
     return replace(turn, **changes)
 

@@ -14,7 +14,7 @@ from goldenkit._display import number
 from goldenkit._protocols import RunLike
 from goldenkit._registry import publish
 from goldenkit._text import did_you_mean
-from goldenkit.compare import RunRef, missing_repeats, resolve_side
+from goldenkit.compare import RunRef, compare_runs, missing_repeats, resolve_side
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
@@ -99,7 +99,6 @@ def _inputs(
 def own_comparison(baseline: Any, run: Any, policy: GatePolicy) -> tuple[Comparison | None, str | None]:
     """``(comparison, None)`` of ``run`` against ``baseline`` under the policy's rule and alpha, or
     ``(None, why)`` when they are not comparable: the one comparison every gate reads."""
-    from goldenkit.compare import compare_runs
 
     if isinstance(run, pd.DataFrame) or getattr(run, "manifest", None) is None:
         return None, None

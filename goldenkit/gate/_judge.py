@@ -51,11 +51,14 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.stats import beta
 
 from goldenkit._display import number
 from goldenkit._model_family import self_preference
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, ComparisonInvalid, InputError
 from goldenkit.gate._policy import UNDECIDED, GatePolicy, GateRule
+from goldenkit.results import Run, complete_rounds, judge_difference, judge_estimates, judge_rows, read_rounds
+from goldenkit.stats import OVERALL
 
 __all__ = [
     "JUDGE_ONLY",
@@ -89,7 +92,6 @@ def judge_graded(man: Mapping[str, Any] | None) -> bool:
 
 def _run_of(side: Any) -> Any:
     """The run folder (a :class:`goldenkit.results.Run`) a side is, or None (a table, a snapshot)."""
-    from goldenkit.results import Run
 
     return side if isinstance(side, Run) else None
 
@@ -121,8 +123,6 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     if r is None:
         why = "judge_min_pass_rate reads the judge's verdicts and labels of a run folder (not a table or a snapshot)"
         return [GateRule("judge_pass_rate", False, None, thr, why, UNDECIDED, EXIT_INFRASTRUCTURE)]
-    from goldenkit.results import judge_estimates
-    from goldenkit.stats import OVERALL
 
     try:
         line = judge_estimates(r, alpha=min(0.99, 2 * policy.alpha), rule=policy.rule).loc[OVERALL]
@@ -136,8 +136,6 @@ def judge_rate_rule(run: Any, policy: GatePolicy) -> list[GateRule]:
     low = float(line["ci_low"] if ppi else line["judge_ci_low"])
     rate = float(line["estimate"] if ppi else line["judge_rate"])
     if ppi:
-        from goldenkit.results import judge_rows
-
         rows = judge_rows(r, rule=policy.rule)
         rows = rows[rows["judge"].isin(["PASS", "FAIL"])]
         w, smallest = _label_weights(r, rows)
@@ -215,7 +213,6 @@ def gate_bound(
 def _clopper_pearson(k: np.ndarray, n: np.ndarray, alpha: float, *, upper: bool) -> np.ndarray:
     """Clopper-Pearson's one-sided ``1 - alpha`` bound of a share from ``k`` hits of ``n`` (no label: the
     widest, 1 or 0)."""
-    from scipy.stats import beta
 
     with np.errstate(divide="ignore", invalid="ignore"):
         if upper:
@@ -243,7 +240,6 @@ def _round_labels(run: Any, rows: Any) -> tuple[np.ndarray, float] | None:
     """The weights of the last complete round of judge next (:func:`goldenkit.results.complete_rounds`;
     the rows it knew weigh 1, those it drew ``1 / probability``; 0 elsewhere) and its smallest probability, or None
     without such a round."""
-    from goldenkit.results import complete_rounds, read_rounds
 
     done, _ = complete_rounds(read_rounds(run), rows)
     if not done:
@@ -262,7 +258,6 @@ def _label_weights(run: Any, rows: Any) -> tuple[np.ndarray, float | None]:
     found = _round_labels(run, rows)
     if found is not None:
         return found
-    from goldenkit.results import read_rounds
 
     drawn = {r for rd in read_rounds(run) for r in rd.drawn}
     used = (rows["label"] == "designed").to_numpy() & ~rows["row_id"].isin(drawn).to_numpy()
@@ -277,8 +272,6 @@ def judge_pair_rules(run: Any, baseline: Any, policy: GatePolicy) -> list[GateRu
     cand, base = _run_of(run), _run_of(baseline)
     if m is None or cand is None or base is None or not (judge_graded(cand.manifest) and judge_graded(base.manifest)):
         return []
-    from goldenkit.results import judge_difference
-    from goldenkit.stats import OVERALL
 
     try:
         table = judge_difference(cand, base, alpha=min(0.99, 2 * policy.alpha), rule=policy.rule)
@@ -326,7 +319,6 @@ def _pair_labels(cand: Any, base: Any, rule: str) -> Any:
     """The rows both judges decided, with ``slice``, ``drop`` (the human passed the baseline's answer and
     failed the candidate's), ``won`` (the other way round) and ``weight`` (1 / probability where one draw
     labelled both runs, as :func:`goldenkit.results.judge_difference` uses them; 0 elsewhere)."""
-    from goldenkit.results import judge_rows, read_rounds
 
     def side(run: Any) -> Any:
         rows = judge_rows(run, by="slice", rule=rule)

@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
+from scipy.stats import binom, norm
 
 from goldenkit._display import number
 from goldenkit.errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, InputError
@@ -73,7 +75,6 @@ def drop_interval(both_pass: Any, fixed: Any, broke: Any, both_fail: Any, alpha:
     >>> [round(float(x), 4) for x in drop_interval(342, 14, 10, 34, 0.05)]
     [-0.0323, 0.0119]
     """
-    from scipy.stats import norm
 
     a, c, b, d = (np.asarray(x, dtype=float) for x in (both_pass, fixed, broke, both_fail))
     n = a + b + c + d
@@ -276,8 +277,6 @@ def _undetectable(n: int, alpha: float, power: float) -> float:
     """The smallest drop ``n`` paired rows detect with ``power`` by a one-sided exact McNemar test at
     ``alpha`` when every row that flips breaks (the most favourable case: any other share of flips
     needs a larger drop); NaN when no outcome of ``n`` rows is significant."""
-    from scipy.optimize import brentq
-    from scipy.stats import binom
 
     k = math.floor(math.log(alpha) / math.log(0.5)) + 1  # fewest broken rows, none fixed, with 0.5**k < alpha
     if n < k:

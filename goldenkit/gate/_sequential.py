@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from goldenkit._registry import publish
-from goldenkit.compare import comparability_differences, side_problems
+from goldenkit.compare import comparability_differences, compare_runs, side_problems
 from goldenkit.errors import (
     EXIT_COMPARISON_INVALID,
     EXIT_GATE_FAILED,
@@ -310,7 +310,6 @@ def evaluate_sequential(
         detail = "baseline not comparable: " + "; ".join(diffs)
         rules.append(GateRule("baseline.comparable", False, None, None, detail, "protocol", EXIT_COMPARISON_INVALID))
         return GateDecision(rules=rules)
-    from goldenkit.compare import compare_runs
 
     comparison = compare_runs(baseline, run, rule=policy.rule, alpha=policy.alpha)
     decision = _recorded_decision(rec, comparison, policy)

@@ -37,6 +37,7 @@ change the verdict.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -55,6 +56,7 @@ from goldenkit.errors import DatasetError
 from goldenkit.formats import decode_text, json_object_line
 from goldenkit.graders._base import ModelCall
 from goldenkit.graders._judge import normalize_decision, parse_judge
+from goldenkit.records import Case, Response, Turn
 
 #: calibration figures (rates, kappa, agreement) with three decimals, as goldenkit._display shows a measure
 _fig = functools.partial(number, digits=3)
@@ -406,9 +408,6 @@ async def judge_labels(
     :meth:`goldenkit.runner._calls.ModelCalls.response`: its limiter, retries with backoff and
     Retry-After, deadline); a judge call that still fails counts as PENDING.
     """
-    import asyncio
-
-    from goldenkit.records import Case, Response, Turn
 
     missing = [r for r in rows if r.response is None]
     if missing:

@@ -73,12 +73,14 @@ import pandas as pd
 
 from goldenkit._jsonable import json_records
 from goldenkit._registry import publish
+from goldenkit._reprs import leaderboard_html, leaderboard_repr
 from goldenkit._run_label import run_label
 from goldenkit.compare import side_problems
 from goldenkit.errors import InfrastructureError, InputError
 from goldenkit.leaderboards._alignment import Aligned, RunInput, align_runs, run_inputs
 from goldenkit.leaderboards._frontier import FRONTIER_COLUMNS, LeaderboardCosts, row_usage
 from goldenkit.leaderboards._passk import pass_at_k
+from goldenkit.results import judge_notes
 from goldenkit.stats import OVERALL, holm, mcnemar_exact, paired_diff_ci, parse_rule, wilson_ci
 
 __all__ = ["PAIR_ADJUSTMENT", "PAIR_COLUMNS", "TABLE_COLUMNS", "Leaderboard", "leaderboard"]
@@ -155,12 +157,10 @@ class Leaderboard:
         return [str(r) for r in self.table["run_id"].drop_duplicates()]
 
     def __repr__(self) -> str:
-        from goldenkit._reprs import leaderboard_repr
 
         return leaderboard_repr(self)
 
     def _repr_html_(self) -> str:
-        from goldenkit._reprs import leaderboard_html
 
         return leaderboard_html(self)
 
@@ -378,7 +378,6 @@ def leaderboard(
     costs = LeaderboardCosts(row_usage(sides, al.row_ids, pricing, rule), al.run_ids, frontier_seed, frontier_resamples)
     table, pairs = _block(al, everything, at_k, alpha, costs)
     notes = [*_notes(left_out, table, pairs), *filter(None, [costs.note()])]
-    from goldenkit.results import judge_notes  # judge-graded runs with human labels
 
     notes += judge_notes(runs, results_dir, only={r.run_id for r in evidence}, rule=rule, alpha=alpha)
     if by_slice:

@@ -37,6 +37,8 @@ from typing import Any, ClassVar, Protocol
 
 from goldenkit._registry import publish
 from goldenkit.errors import ConfigError, ProviderError
+from goldenkit.providers._base import get_provider
+from goldenkit.providers._callable import load_callable
 from goldenkit.providers._failures import exception_error
 from goldenkit.records import Case, Message, Response, Scenario, ToolCall, Turn, TurnOutput
 from goldenkit.schema import usage_of
@@ -137,7 +139,6 @@ class CallableSimulator(UserSimulator):
     name = "callable"
 
     def __init__(self, fn: str | Callable[..., Any]) -> None:
-        from goldenkit.providers._callable import load_callable
 
         self.spec = fn if isinstance(fn, str) else f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
         self.fn = load_callable(fn) if isinstance(fn, str) else fn
@@ -202,7 +203,6 @@ class ChatSimulator(UserSimulator):
         self._describe = self._build(None).settings()  # not kept: the run's timeout (configure) comes later
 
     def _build(self, seed: int | None) -> Any:
-        from goldenkit.providers._base import get_provider
 
         opts = dict(self.options, seed=seed)
         if self._timeout is not None:

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from goldenkit._registry import publish
-from goldenkit.errors import ProviderError
+from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers import RECORDING_ENDS, SimulatorError, UserSimulator, open_session, transcript_messages
 from goldenkit.records import Case, Response, Scenario, TurnOutput
 from goldenkit.runner._calls import CallResult, ModelCalls
@@ -49,7 +49,6 @@ T = TypeVar("T")
 
 def check_max_turns(value: Any) -> int:
     """Validate ``--max-turns`` (a positive integer)."""
-    from goldenkit.errors import ConfigError
 
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"max_turns must be a positive integer, not {value!r}")

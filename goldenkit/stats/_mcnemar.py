@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 from scipy import stats as _sps
+from scipy.optimize import brentq
+from scipy.special import gammaln, logsumexp
 
 from goldenkit._registry import publish
 from goldenkit.errors import InputError
@@ -81,7 +83,6 @@ def mcnemar_one_sided(b: Any, c: Any) -> Any:
 
 def _tiny_two_sided(k: int, m: int) -> float:
     """2 * P[X <= k], X ~ Bin(m, 1/2), for a tail far below 1e-250 (log-space sum)."""
-    from scipy.special import gammaln, logsumexp
 
     j = np.arange(k + 1, dtype=float)
     log_terms = gammaln(m + 1) - gammaln(j + 1) - gammaln(m - j + 1) - m * math.log(2.0)
@@ -242,7 +243,6 @@ def min_detectable_effect(
     approximate formula inverted for ``delta``. Returns ``nan`` when even
     ``delta = psi`` (every flip in one direction) is not detectable.
     """
-    from scipy.optimize import brentq
 
     _check_plan(discordance, discordance, alpha, power)
     if n < 1:
