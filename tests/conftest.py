@@ -23,7 +23,14 @@ from factories import graded_run, write_dataset
 
 #: The test files that check the code's shape rather than its behaviour (marked ``lint``).
 LINT_FILES = frozenset(
-    {"test_code_shape.py", "test_architecture.py", "test_dependencies.py", "test_wheel.py", "test_cli_help.py"}
+    {
+        "test_code_shape.py",
+        "test_architecture.py",
+        "test_dependencies.py",
+        "test_wheel.py",
+        "test_cli_help.py",
+        "test_imports_shape.py",
+    }
 )
 
 
