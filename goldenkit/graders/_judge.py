@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goldenkit._config_tables import JUDGE_KEYS
 from goldenkit._findings import reason_findings
 from goldenkit._registry import publish
 from goldenkit._scrub import mask_secrets
@@ -66,6 +67,9 @@ from goldenkit.graders._text import quote
 from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
 from goldenkit.schema import TRANSPORT_SETTINGS
+
+#: The longest answer shown to the judge by default: ``[judge] max_response_chars``'s (goldenkit._config_tables).
+_MAX_CHARS: int = JUDGE_KEYS["max_response_chars"].default
 
 __all__ = [
     "DECISIONS",
@@ -299,7 +303,7 @@ def _nonce(answers: Sequence[str]) -> str:
 
 
 def build_judge_prompt(
-    case: Case, response: Response, rubric: str, *, max_chars: int = 20000
+    case: Case, response: Response, rubric: str, *, max_chars: int = _MAX_CHARS
 ) -> tuple[str, str, list[str]]:
     """(system message, user message, quoted answers) for judging ``response`` to ``case``."""
     answers = []
@@ -372,7 +376,7 @@ class JudgeGrader(Grader):
         calibration: str | Path | Mapping[str, Any] | None = None,
         generator_model: str | None = None,
         allow_self_judge: bool = False,
-        max_response_chars: int = 20000,
+        max_response_chars: int = _MAX_CHARS,
     ) -> None:
         options = dict(options or {})
         if isinstance(provider, str):
@@ -408,7 +412,7 @@ class JudgeGrader(Grader):
             "provider": provider_name,
             **{k: v for k, v in options.items() if k != "model" and k not in TRANSPORT_SETTINGS},
         }
-        if self.max_response_chars != 20000:
+        if self.max_response_chars != _MAX_CHARS:
             self.parameters["max_response_chars"] = self.max_response_chars
         self.judge_version = judge_version(self.model, self.rubric_sha256, self.parameters)
         self.version = self.judge_version

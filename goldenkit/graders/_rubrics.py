@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from goldenkit._checks import unit_threshold
+from goldenkit._config_tables import RUBRICS_KEYS
 from goldenkit._findings import Finding, value_free
 from goldenkit._registry import publish
 from goldenkit._scrub import mask_secrets
@@ -112,7 +113,7 @@ class RubricGrader(JudgeGrader):
         provider: Provider | str,
         *,
         prompt: str | Path | None = None,
-        threshold: float = 1.0,
+        threshold: float = RUBRICS_KEYS["threshold"].default,
         **judge: Any,
     ) -> None:
         for key in ("rubric", "rubric_text"):
@@ -127,7 +128,8 @@ class RubricGrader(JudgeGrader):
         self.threshold = unit_threshold(threshold, "graders.rubrics.threshold")
         super().__init__(provider, rubric_text=text, **judge)
         self.version = options_version(
-            self.judge_version, {"threshold": None if self.threshold == 1.0 else self.threshold}
+            self.judge_version,
+            {"threshold": None if self.threshold == RUBRICS_KEYS["threshold"].default else self.threshold},
         )
 
     def applies(self, case: Case) -> bool:
