@@ -16,8 +16,9 @@ Reference check (the script fails without it): the pages made are exactly those
 expected (a report per run, a comparison per ok run, the new run's two pages
 the second time); no page holds NaN, <NA>, .000000 or a network reference; and
 ``--check`` sampled runs (first, middle, last, the new one) rendered by
-``goldenkit report RUN --baseline B`` through papermill and a kernel give the
-same pages as the site's, but for the cells' random ids.
+``goldenkit report RUN --baseline B`` through papermill and a kernel show what
+the site's pages show: the same headings, banners, tables, figures and text
+(tests/report_page_content.py).
 
     python benchmarks/bench_pages.py [--runs 1000] [--rows 200] [--check 3] [--keep DIR]
 """
@@ -41,8 +42,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import bench_history  # noqa: E402
+from report_page_content import page_content  # noqa: E402
 
 from goldenkit.baselines import save_baseline  # noqa: E402
 from goldenkit.history import CACHE_FILE  # noqa: E402
@@ -131,10 +134,10 @@ def _same_as_report_command(root: Path, run_id: str, base: str) -> list[str]:
         return [f"{run_id}: goldenkit report failed: {proc.stderr[-500:]}"]
     problems = []
     for name in ("report.html", "compare.html"):
-        ours = (root / "site" / "runs" / run_id / name).read_text(encoding="utf-8")
-        theirs = (out / name).read_text(encoding="utf-8")
-        if re.sub(r'id="cell-id=[^"]*"', "", ours) != re.sub(r'id="cell-id=[^"]*"', "", theirs):
-            problems.append(f"{run_id}/{name}: differs from goldenkit report's")
+        ours = page_content((root / "site" / "runs" / run_id / name).read_text(encoding="utf-8"))
+        theirs = page_content((out / name).read_text(encoding="utf-8"))
+        if ours != theirs or not ours.tables:
+            problems.append(f"{run_id}/{name}: shows other content than goldenkit report's")
     return problems
 
 

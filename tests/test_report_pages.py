@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -130,27 +131,34 @@ def test_a_site_page_masks_the_callers_secrets_and_a_failing_page_is_not_written
         for v, d in zip(frame["verdict"], frame["detail"], strict=True)
     ]
     results = tmp_path / "results"
-    write_run(results, manifest("leaky"), frame, raw=True)  # the key as a file could hold it
+    for i in range(3):  # the key as a file could hold it
+        write_run(results, manifest(f"leaky-{i}"), frame.assign(run_id=f"leaky-{i}"), raw=True)
+    monkeypatch.setattr(site_mod, "POOL_MIN", 2)  # three pages: on worker processes, not in this process
     with secrets_in_use(secret):
         result = build_site(tmp_path / "site", results, tmp_path / "baselines")
-    page = (tmp_path / "site" / "runs" / "leaky" / "report.html").read_text(encoding="utf-8")
-    assert result.failures == [] and "Why rows fail" in page and "HTTP 500 for key" in page
-    assert secret not in page and "***" in page
+    assert [p for p in result.rendered if p.startswith("runs/")] == [f"runs/leaky-{i}/report.html" for i in range(3)]
+    for i in range(3):
+        page = (tmp_path / "site" / "runs" / f"leaky-{i}" / "report.html").read_text(encoding="utf-8")
+        assert result.failures == [] and "Why rows fail" in page and "HTTP 500 for key" in page
+        assert secret not in page and "***" in page  # the worker knew the caller's secret
     with pytest.raises(InputError, match=r"^report page: step 1 \(r = read_run\(run, results_dir\)\) raised .*most"):
-        report.run_page(str(results / "leaky"), rule="most")
+        report.run_page(str(results / "leaky-0"), rule="most")
     with pytest.raises(InputError, match=r"report page: unknown parameter 'rules' \(known: run, results_dir, rule"):
-        report.run_page(str(results / "leaky"), rules="all")
+        report.run_page(str(results / "leaky-0"), rules="all")
 
     def unreadable(*_: object) -> None:
         raise InputError("red rows unreadable")
 
     monkeypatch.setattr("goldenkit.report._run.red_rows_block", unreadable)  # the page's last step
+    monkeypatch.setattr(site_mod, "POOL_MIN", 24)  # in this process, where the patch is
+    shutil.rmtree(results / "leaky-2")
+    shutil.rmtree(results / "leaky-1")
     build = build_site(tmp_path / "site2", results, tmp_path / "baselines")
     assert build.failures == [
-        "runs/leaky/report.html: report page: step 11 (report.red_rows_block(outcomes)) raised InputError: "
+        "runs/leaky-0/report.html: report page: step 11 (report.red_rows_block(outcomes)) raised InputError: "
         "red rows unreadable"
     ]
-    assert not (tmp_path / "site2" / "runs" / "leaky").exists()  # a page that failed is not written, half or whole
+    assert not (tmp_path / "site2" / "runs" / "leaky-0").exists()  # a page that failed is not written, half or whole
 
 
 def test_a_step_that_raises_keeps_goldenkits_error_and_names_the_step(monkeypatch: pytest.MonkeyPatch) -> None:

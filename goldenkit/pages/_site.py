@@ -15,7 +15,8 @@ Reports: a run folder's own ``report.html`` / ``compare.html`` (written by
 the page is made by :func:`goldenkit.report.layout_page` with the parameters and
 title ``goldenkit report`` gives the notebooks: the same report functions, in the
 order the notebooks call them, their results in one template, no kernel and no
-notebook (``render=False`` skips it). A run's baseline for compare.html is the
+notebook (``render=False`` skips it); a build of many pages renders them on one
+worker process per core. A run's baseline for compare.html is the
 latest committed baseline of the same dataset hash and protocol (and another run
 id); compare pages are made for runs whose state is ok.
 
@@ -27,6 +28,7 @@ and on the index; everything else is still written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,6 +42,7 @@ import pandas as pd
 from goldenkit._protocol_key import protocol_key
 from goldenkit._registry import publish
 from goldenkit._run_label import labelled
+from goldenkit._scrub import current_scope, secrets_in_use
 from goldenkit.errors import GoldenkitError, InputError
 from goldenkit.history import baseline_history_df, failure_counts, fingerprint, scan, trend
 from goldenkit.pages._html import page, slug, write_page
@@ -62,6 +65,9 @@ __all__ = ["STATE_FILE", "SiteResult", "build_site"]
 
 STATE_FILE = ".goldenkit-pages.json"
 _MAX_PROTOCOLS = 3  # trend sections per dataset page, most recent protocols first
+#: fewer run pages than this are rendered in this process: a worker process costs about 3 s of CPU to start
+#: and import the statistics stack, a page about 0.25 s (most of it the report's figure and statistics)
+POOL_MIN = 24
 
 
 @dataclass
@@ -137,15 +143,48 @@ def _render_report(name: str, parameters: dict[str, Any], title: str, *, site_ti
     return page(title, layout_page(LAYOUTS[name], parameters), site_title=site_title, root="../../")
 
 
+_Job = tuple[Path, str, dict[str, Any], str, str]  # a page to write: its file, layout, parameters, title, site title
+
+
+def _write_report(job: _Job, secrets: tuple[str, ...] = ()) -> str | None:
+    """Render one page and write it (the secrets of the caller's scope masked); the goldenkit error's message
+    when it cannot be rendered (nothing is written then)."""
+    dest, name, params, title, site_title = job
+    try:
+        with secrets_in_use(*secrets) if secrets else contextlib.nullcontext():
+            write_page(dest, _render_report(name, params, title, site_title=site_title))
+    except GoldenkitError as exc:
+        return str(exc)
+    return None
+
+
+def _write_reports(jobs: list[_Job]) -> list[str | None]:
+    """:func:`_write_report` of every job, in job order: in this process for fewer than :data:`POOL_MIN`,
+    else on one spawned worker process per core (each imports the statistics stack once)."""
+    count = min(os.cpu_count() or 1, len(jobs))
+    scope = current_scope()
+    secrets = tuple(scope.values) if scope is not None else ()
+    if count == 1 or len(jobs) < POOL_MIN:
+        return [_write_report(job) for job in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    chunk = max(1, len(jobs) // (count * 8))
+    try:  # spawn: a fresh interpreter per worker, which inherits no thread or lock of this process
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_write_report, jobs, [secrets] * len(jobs), chunksize=chunk))
+    except BrokenProcessPool:  # a worker died (a script without its __main__ guard): render here
+        return [_write_report(job) for job in jobs]
+
+
 def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
     """Render every queued page (a page that raises is a failure, the others are written); link what was."""
-    for path, kind, rel, key, name, params, title in b.pending:
-        try:
-            text = _render_report(name, params, title, site_title=b.title)
-        except GoldenkitError as exc:
-            b.result.failures.append(f"{rel}: {exc}")
+    jobs = [(b.out / rel, name, params, title, b.title) for _, _, rel, _, name, params, title in b.pending]
+    for (path, kind, rel, key, *_), error in zip(b.pending, _write_reports(jobs), strict=True):
+        if error is not None:
+            b.result.failures.append(f"{rel}: {error}")
             continue
-        write_page(b.out / rel, text)
         b.result.rendered.append(rel)
         links.setdefault(path, {})[kind] = rel
         b.new["runs"][path][kind] = key
