@@ -151,13 +151,13 @@ LAYERS: list[set[str]] = [
     {"audit._apply", "audit._browser"},
     {"audit._session"},
     {"audit"},
-    {"report._html"},
+    {"report._html", "report._layout"},
     {"report._run", "report._compare", "report._audit", "report._coverage", "report._quality", "report._sequence"},
     {"report._explore", "report._markdown"},  # goldenkit.explore: the comparison widget over report.compare
+    {"report._page"},  # the run report and the comparison as pages (what the site shows)
     {"report", "leaderboards._report"},
     {"leaderboards"},
     {"notebooks"},
-    {"notebooks._inprocess"},  # notebooks executed without a kernel (the site renders many)
     # the static site over every run
     {"pages._html", "pages._plots"},
     {"pages._views"},
@@ -473,18 +473,12 @@ def _private_imports(path: Path, own: str | None, where: str) -> list[str]:
     return found
 
 
-# notebooks/__init__.py is the notebooks module itself (it has no stub to offer names through), and its
-# in-process executor imports from it: the site's batch renderer is reached by its module's name.
-PRIVATE_ALLOWED = {"goldenkit/pages/_site.py: goldenkit.notebooks._inprocess"}
-
-
 def test_no_module_imports_another_packages_private_module() -> None:
     found = []
     for _, path in _modules():
         parts = path.relative_to(PACKAGE).parts
         found += _private_imports(path, parts[0] if len(parts) > 1 else None, path.relative_to(ROOT).as_posix())
-    unexpected = [hit for hit in found if "{}:{}".format(*hit.split(":")[::2]) not in PRIVATE_ALLOWED]
-    assert unexpected == [], "import what the package offers (its __init__.pyi):\n" + "\n".join(unexpected)
+    assert found == [], "import what the package offers (its __init__.pyi):\n" + "\n".join(found)
 
 
 def test_the_private_import_check_names_each_offender(tmp_path: Path) -> None:

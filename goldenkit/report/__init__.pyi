@@ -50,9 +50,18 @@ from goldenkit.report._html import (
     setup_notebook as setup_notebook,
     shown_or_note as shown_or_note,
 )
+from goldenkit.report._layout import (
+    LAYOUTS as LAYOUTS,
+    Layout as Layout,
+)
 from goldenkit.report._markdown import (
     compare_markdown as compare_markdown,
     gate_markdown as gate_markdown,
+)
+from goldenkit.report._page import (
+    compare_page as compare_page,
+    layout_page as layout_page,
+    run_page as run_page,
 )
 from goldenkit.report._quality import (
     failure_clusters as failure_clusters,
