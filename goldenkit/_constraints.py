@@ -149,10 +149,13 @@ RUN_TABLE: dict[str, RunOption] = {
                 _STR,
                 choices=("actual", "expected"),
             ),
-            max_tool_steps=RunOption(  # the default is the providers' (goldenkit.providers)
+            # the providers take their default from here (goldenkit.providers._conversation); goldenkit run
+            # hands the option only when it is given, as every option handed to the provider
+            max_tool_steps=RunOption(
                 AGENT,
-                "tool-call rounds per turn before it is cut off (default 8)",
+                "tool-call rounds per turn before it is cut off (default {default})",
                 Number(integer=True, low=0, optional=True),
+                8,
             ),
             tool_responses=RunOption(
                 AGENT, "JSON/JSONL {name, args, response} answering tool calls in every case", _STR, metavar="FILE"

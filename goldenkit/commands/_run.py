@@ -102,7 +102,9 @@ def _flag(name: str, option: RunOption) -> dict[str, Any]:
 def resolve_options(args: argparse.Namespace, cfg: dict[str, Any]) -> dict[str, Any]:
     """Command line over goldenkit.toml [run] over the defaults (:data:`goldenkit._constraints.RUN_TABLE`)."""
     keys = [name for name, option in RUN_TABLE.items() if option.key]
-    opts = {k: RUN_TABLE[k].default for k in keys if RUN_TABLE[k].default is not None}
+    # an option handed to the provider is handed only when given: the provider's default is the table's, and a
+    # provider that does not take it is not handed it (goldenkit.providers.build_provider)
+    opts = {k: RUN_TABLE[k].default for k in keys if RUN_TABLE[k].default is not None and RUN_TABLE[k].to != "provider"}
     opts.update(check_run_table(section(cfg, "run"), cfg.get("_path", "goldenkit.toml")))
     if "artifacts" in opts and "_path" in cfg:  # [run] artifacts are relative to the config file
         opts["artifacts"] = [str(Path(cfg["_path"]).parent / p) for p in opts["artifacts"]]

@@ -38,13 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from goldenkit._constraints import RUN_TABLE
 from goldenkit.errors import ConfigError, ProviderError
 from goldenkit.providers._base import Response, TurnOutput
 from goldenkit.records import Case, Message, ToolCall, ToolResponse
 from goldenkit.schema import TOKEN_COUNTS
 
-HISTORY_MODES = ("actual", "expected")
-DEFAULT_MAX_TOOL_STEPS = 8
+#: ``--history``'s choices and ``--max-tool-steps``' default, as the run options' table declares them.
+HISTORY_MODES: tuple[str, ...] = RUN_TABLE["history"].choices or ()
+DEFAULT_MAX_TOOL_STEPS: int = RUN_TABLE["max_tool_steps"].default
 #: Author of the notes the loop itself adds to a turn's ``intermediate`` list.
 LOOP_AUTHOR = "goldenkit"
 
