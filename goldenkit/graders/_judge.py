@@ -68,9 +68,6 @@ from goldenkit.providers import Provider, get_provider
 from goldenkit.records import Case, Response, Turn
 from goldenkit.schema import TRANSPORT_SETTINGS
 
-#: The longest answer shown to the judge by default: ``[judge] max_response_chars``'s (goldenkit._config_tables).
-_MAX_CHARS: int = JUDGE_KEYS["max_response_chars"].default
-
 __all__ = [
     "DECISIONS",
     "JudgeGrader",
@@ -303,7 +300,7 @@ def _nonce(answers: Sequence[str]) -> str:
 
 
 def build_judge_prompt(
-    case: Case, response: Response, rubric: str, *, max_chars: int = _MAX_CHARS
+    case: Case, response: Response, rubric: str, *, max_chars: int = JUDGE_KEYS["max_response_chars"].default
 ) -> tuple[str, str, list[str]]:
     """(system message, user message, quoted answers) for judging ``response`` to ``case``."""
     answers = []
@@ -376,7 +373,7 @@ class JudgeGrader(Grader):
         calibration: str | Path | Mapping[str, Any] | None = None,
         generator_model: str | None = None,
         allow_self_judge: bool = False,
-        max_response_chars: int = _MAX_CHARS,
+        max_response_chars: int = JUDGE_KEYS["max_response_chars"].default,
     ) -> None:
         options = dict(options or {})
         if isinstance(provider, str):
@@ -412,7 +409,7 @@ class JudgeGrader(Grader):
             "provider": provider_name,
             **{k: v for k, v in options.items() if k != "model" and k not in TRANSPORT_SETTINGS},
         }
-        if self.max_response_chars != _MAX_CHARS:
+        if self.max_response_chars != JUDGE_KEYS["max_response_chars"].default:
             self.parameters["max_response_chars"] = self.max_response_chars
         self.judge_version = judge_version(self.model, self.rubric_sha256, self.parameters)
         self.version = self.judge_version
