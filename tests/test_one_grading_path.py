@@ -115,7 +115,7 @@ def test_the_run_table_of_the_datasets_config_applies_from_python_as_on_the_comm
     assert gk.read_run("py1").manifest["repeats"] == 1
     toml.write_text(toml.read_text(encoding="utf-8").replace("repeats = 3", "repeats = 0"), encoding="utf-8")
     with pytest.raises(
-        gk.errors.ConfigError, match=r"goldenkit.toml \[run\]: RunOptions.repeats must be an integer in \[1, 1000\]"
+        gk.errors.ConfigError, match=r"goldenkit.toml: \[run\] repeats must be an integer in \[1, 1000\], got 0$"
     ):
         gk.run_eval("shop", agent, run_id="bad", progress=False)
     assert not (shop / "results" / "bad").exists()
