@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import gzip
+import json
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 from fakeserver import FakeModelServer
 
-from goldenkit.providers._client import _client_class, make_client, watch_reuse
+from goldenkit.errors import ProviderError
+from goldenkit.providers._client import _client_class, fast_route, make_client, watch_reuse
+from goldenkit.providers._http import post_json
 from goldenkit.runner._calls import frozen_heap
 
 BODY = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": false}'
@@ -105,3 +111,68 @@ def test_a_heap_the_program_froze_is_left_frozen():
         assert gc.get_freeze_count() == before
     finally:
         gc.unfreeze()
+
+
+class _Gzipped(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    reply = b""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(self.reply)))
+        self.end_headers()
+        self.wfile.write(self.reply)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+def post_to_gzipping_server(answer: dict, **limits: int) -> dict:
+    _Gzipped.reply = gzip.compress(json.dumps(answer).encode())
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Gzipped)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/v1/chat/completions"
+
+    async def go() -> dict:
+        client = make_client(timeout=5)
+        try:
+            assert fast_route(client, httpx.URL(url)) is not None  # the shortcut beneath httpx is taken
+            return await post_json(client, url, {"model": "m"}, deadline=5, **limits)
+        finally:
+            await client.aclose()
+
+    try:
+        return asyncio.run(go())
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_a_compressed_reply_is_decoded_and_its_decoded_size_capped():
+    answer = {"choices": [{"message": {"content": "ok " * 2000}}]}
+    assert post_to_gzipping_server(answer) == answer
+    with pytest.raises(ProviderError, match="larger than max_reply_bytes"):
+        post_to_gzipping_server(answer, max_reply_bytes=1000)  # 6 KB decoded from about 100 bytes sent
+
+
+def test_a_client_with_cookies_auth_or_a_transport_of_its_own_goes_through_httpx():
+    url = httpx.URL("http://model.test/v1/chat/completions")
+
+    async def go() -> list[bool]:
+        plain = make_client(timeout=5)
+        with_cookie = make_client(timeout=5)
+        with_cookie.cookies.set("lb", "node7")
+        with_auth = make_client(timeout=5)
+        with_auth.auth = ("u", "p")
+        mocked = _client_class()(transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+        clients = [plain, with_cookie, with_auth, mocked]
+        try:
+            return [fast_route(c, url) is not None for c in clients]
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    assert asyncio.run(go()) == [True, False, False, False]

@@ -5,7 +5,10 @@ Model calls go through ``httpx.AsyncClient`` on aiohttp's connection pool
 aiohttp option, with a leaner per-request path: :func:`_pool_class`): httpx's own
 pool spends milliseconds of CPU per call at a few hundred calls in flight, aiohttp's
 does not (``benchmarks/bench_runner.py`` measures both). goldenkit owns no protocol
-code: the client is built by :func:`make_client` and used through httpx's public API only.
+code: the client is built by :func:`make_client`, and its configuration (proxies from
+the environment, certificates, limits, timeouts, headers) is httpx's; a JSON POST may
+skip httpx's per-request objects and go straight to the pool httpx chose for its URL
+(:func:`fast_route`, used by :mod:`goldenkit.providers._http`).
 
 The environment is honoured as httpx honours it (``trust_env``): ``HTTPS_PROXY``,
 ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` in either case, each proxied
@@ -131,7 +134,7 @@ def _reraise(exc: Exception) -> NoReturn:
         raise exc
 
 
-class _Stream(httpx.AsyncByteStream):
+class ReplyStream(httpx.AsyncByteStream):
     """An aiohttp reply's body as httpx reads it (in chunks of at most 16 KiB, as httpx-aiohttp's)."""
 
     def __init__(self, response: Any) -> None:  # an aiohttp.ClientResponse
@@ -149,6 +152,16 @@ class _Stream(httpx.AsyncByteStream):
             await self._response.__aexit__(None, None, None)
         except Exception as exc:
             _reraise(exc)
+
+
+def as_response(resp: Any, request: httpx.Request | None = None) -> httpx.Response:
+    """An open aiohttp reply (``ClientResponse``) as an ``httpx.Response`` streaming its body."""
+    extensions = {"http_version": b"HTTP/1.1"}
+    if resp.reason:
+        extensions["reason_phrase"] = resp.reason.encode()
+    return httpx.Response(
+        resp.status, headers=resp.raw_headers, stream=ReplyStream(resp), request=request, extensions=extensions
+    )
 
 
 @functools.cache
@@ -218,10 +231,31 @@ def _pool_class() -> Callable[..., httpx.AsyncBaseTransport]:
                 )
             return found
 
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        async def open(
+            self, method: str, url: str, headers: Any, data: Any, timeout: dict[str, Any], sni: str | None = None
+        ) -> Any:
+            """An aiohttp reply to ``method url`` with these ``headers`` (str pairs) and body, open (aiohttp's
+            ``ClientResponse``); an error as an httpx one (:func:`_reraise`). ``timeout``: httpx's as a dict."""
             session = self.client
             if not isinstance(session, aiohttp.ClientSession):
                 session = self.client = self.get_client()
+            try:
+                return await session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    data=data,
+                    allow_redirects=False,
+                    auto_decompress=False,
+                    compress=False,
+                    timeout=self._timeout(timeout),
+                    server_hostname=sni,
+                    **self._proxy,
+                ).__aenter__()
+            except Exception as exc:
+                _reraise(exc)
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             headers = request.headers
             code = headers.encoding
             data: Any
@@ -230,27 +264,12 @@ def _pool_class() -> Callable[..., httpx.AsyncBaseTransport]:
             except httpx.RequestNotRead:
                 data = request.stream
                 headers.pop("transfer-encoding", None)  # aiohttp's to decide
-            try:
-                resp = await session.request(
-                    request.method,
-                    str(request.url),
-                    headers=[(k.decode(code), v.decode(code)) for k, v in headers.raw],
-                    data=data,
-                    allow_redirects=False,
-                    auto_decompress=False,
-                    compress=False,
-                    timeout=self._timeout(request.extensions.get("timeout", {})),
-                    server_hostname=request.extensions.get("sni_hostname"),
-                    **self._proxy,
-                ).__aenter__()
-            except Exception as exc:
-                _reraise(exc)
-            extensions = {"http_version": b"HTTP/1.1"}
-            if resp.reason:
-                extensions["reason_phrase"] = resp.reason.encode()
-            return httpx.Response(
-                resp.status, headers=resp.raw_headers, stream=_Stream(resp), request=request, extensions=extensions
+            pairs = [(k.decode(code), v.decode(code)) for k, v in headers.raw]
+            ext = request.extensions
+            resp = await self.open(
+                request.method, str(request.url), pairs, data, ext.get("timeout", {}), ext.get("sni_hostname")
             )
+            return as_response(resp, request)
 
     return Pool
 
@@ -273,8 +292,21 @@ def _client_class() -> type[httpx.AsyncClient]:
 
     class Client(httpx.AsyncClient):
         def __init__(self, **kwargs: Any) -> None:
+            self._wire: tuple[httpx.Headers, list[tuple[str, str]], dict[str, Any]] | None = None
             super().__init__(**kwargs)
             self.cookies = super().cookies  # the jar of :class:`_Cookies`
+
+        def route(self, url: httpx.URL) -> tuple[Any, list[tuple[str, str]], dict[str, Any]] | None:
+            """See :func:`fast_route`."""
+            if self.auth is not None or self.cookies or any(self.event_hooks.values()):
+                return None
+            pool = self._transport_for_url(url)  # the proxy's or the direct one, as httpx decides for the URL
+            if not hasattr(pool, "open"):  # a transport given by the caller
+                return None
+            headers = self.headers
+            if self._wire is None or self._wire[0] is not headers:
+                self._wire = (headers, headers.multi_items(), self.timeout.as_dict())
+            return pool, self._wire[1], self._wire[2]
 
         @property
         def cookies(self) -> httpx.Cookies:
@@ -315,6 +347,16 @@ def _client_class() -> type[httpx.AsyncClient]:
             )
 
     return Client
+
+
+def fast_route(client: httpx.AsyncClient, url: httpx.URL) -> tuple[Any, list[tuple[str, str]], dict[str, Any]] | None:
+    """Where a POST of ``client`` (one of :func:`make_client`) to ``url`` may go straight to its aiohttp pool,
+    beneath httpx's client layer: ``(pool, the client's headers, its timeouts as a dict)``, the pool the one
+    httpx chose for the URL (a proxy's or the direct one, as the environment's proxies and NO_PROXY say).
+    None when the request must go through ``client.send``: another client, or one with cookies in its jar,
+    auth or event hooks, or a transport of the caller's. (:func:`goldenkit.providers._http.post_json`.)"""
+    route = getattr(client, "route", None)
+    return route(url) if route is not None else None
 
 
 def make_client(
@@ -417,8 +459,11 @@ class ClientHolder:
 __all__ = [
     "JSON_HEADERS",
     "ClientHolder",
+    "ReplyStream",
+    "as_response",
     "basic_auth_header",
     "check_header_value",
+    "fast_route",
     "make_client",
     "ssl_context",
     "watch_reuse",
