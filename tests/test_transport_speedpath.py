@@ -176,3 +176,25 @@ def test_a_client_with_cookies_auth_or_a_transport_of_its_own_goes_through_httpx
                 await c.aclose()
 
     assert asyncio.run(go()) == [True, False, False, False]
+
+
+def test_the_shortcut_sends_the_clients_current_headers_and_timeouts():
+    url = httpx.URL("http://model.test/v1/chat/completions")
+
+    async def go() -> list[tuple[dict, float | None]]:
+        client = make_client(timeout=5, headers={"authorization": "Bearer a"})
+        seen = []
+        try:
+            for _ in range(2):
+                _, headers, timeout = fast_route(client, url)
+                seen.append((dict(headers), timeout["read"]))
+                client.headers = {**client.headers, "authorization": "Bearer b"}
+                client.timeout = httpx.Timeout(1.5)
+        finally:
+            await client.aclose()
+        return seen
+
+    (first, t1), (second, t2) = asyncio.run(go())
+    assert (first["authorization"], t1) == ("Bearer a", 5)
+    assert (second["authorization"], t2) == ("Bearer b", 1.5)
+    assert first["content-type"] == second["content-type"] == "application/json"

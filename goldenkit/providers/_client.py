@@ -292,7 +292,7 @@ def _client_class() -> type[httpx.AsyncClient]:
 
     class Client(httpx.AsyncClient):
         def __init__(self, **kwargs: Any) -> None:
-            self._wire: tuple[httpx.Headers, list[tuple[str, str]], dict[str, Any]] | None = None
+            self._wire: tuple[httpx.Headers, httpx.Timeout, list[tuple[str, str]], dict[str, Any]] | None = None
             super().__init__(**kwargs)
             self.cookies = super().cookies  # the jar of :class:`_Cookies`
 
@@ -303,10 +303,10 @@ def _client_class() -> type[httpx.AsyncClient]:
             pool = self._transport_for_url(url)  # the proxy's or the direct one, as httpx decides for the URL
             if not hasattr(pool, "open"):  # a transport given by the caller
                 return None
-            headers = self.headers
-            if self._wire is None or self._wire[0] is not headers:
-                self._wire = (headers, headers.multi_items(), self.timeout.as_dict())
-            return pool, self._wire[1], self._wire[2]
+            headers, timeout = self.headers, self.timeout  # kept decoded while the client keeps the same ones
+            if self._wire is None or self._wire[0] is not headers or self._wire[1] is not timeout:
+                self._wire = (headers, timeout, headers.multi_items(), timeout.as_dict())
+            return pool, self._wire[2], self._wire[3]
 
         @property
         def cookies(self) -> httpx.Cookies:
