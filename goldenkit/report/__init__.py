@@ -23,6 +23,13 @@ module                        what it shows
 :mod:`~goldenkit.report._coverage`  the coverage (``coverage.ipynb``): slices against traffic
 :mod:`~goldenkit.report._html`      what they share: number formatting, tables for people
                                    (``table_html``), banners, figures as PNG, notebook setup
+:mod:`~goldenkit.report._layout`    the run report's and the comparison's layout, declared once:
+                                   parameters, headings, prose and the function each step
+                                   calls (``report.ipynb`` and ``compare.ipynb`` are written
+                                   from it)
+:mod:`~goldenkit.report._page`      those two as HTML without a notebook (``run_page``,
+                                   ``compare_page``): the same steps into one template, what
+                                   ``goldenkit pages`` shows
 ============================  ===========================================================
 
 Every name stays importable from ``goldenkit.report``.
