@@ -212,7 +212,8 @@ async def _client_loop(client: Any, url: str, n: int, inflight: int) -> None:
 
 
 async def httpx_on_aiohttp(url: str, n: int, inflight: int) -> None:
-    """Candidate: ``httpx.AsyncClient`` on httpx-aiohttp's transport (what goldenkit uses)."""
+    """Candidate: ``httpx.AsyncClient`` on httpx-aiohttp's transport, as is (goldenkit's pool builds on it and
+    sends a JSON POST beneath httpx's client layer: the "goldenkit HTTP layer" row)."""
     import httpx
     from httpx_aiohttp import HttpxAiohttpClient
 
