@@ -209,7 +209,8 @@ def _refused(where: str, path: str, dotted: str, constraint: Constraint, exc: Va
     key = dotted.rpartition(".")[2]
     if isinstance(constraint, Tables):
         return f"{path}: [[{dotted}]] {exc}"
-    return f"{where} {key}{'.' if isinstance(constraint, Table) and ' = ' in str(exc) else ' '}{exc}"
+    entry = isinstance(constraint, Table) and not str(exc).startswith("must ")  # one entry, not the table
+    return f"{where} {key}{'.' if entry else ' '}{exc}"
 
 
 def keys_listing(name: str, indent: str = "    ") -> str:
