@@ -181,6 +181,7 @@ class Layout:
 _ID = Name("r")
 _OUT = Name("outcomes")
 _RULE = Name("rule")
+_CLUSTERS = Name("clusters")
 
 REPORT = Layout(
     "report",
@@ -192,11 +193,15 @@ REPORT = Layout(
         Param("top_reasons", 10, "failure clusters shown"),
         Param("config", None, "goldenkit.toml with [metrics] weights (None: the run's own, else beside its dataset)"),
     ),
-    (("goldenkit", ("report", "stats")), ("goldenkit.results", ("read_run",))),
+    (("goldenkit", ("report", "stats", "why")), ("goldenkit.results", ("read_run",))),
     (
         Step(
-            (let("r", call("read_run", Name("run"), Name("results_dir"))), let("outcomes", call("r.outcomes"))),
-            call("report.quality_banner", _ID, _OUT, rule=_RULE, config=Name("config")),
+            (
+                let("r", call("read_run", Name("run"), Name("results_dir"))),
+                let("outcomes", call("r.outcomes")),
+                let("clusters", call("why", _ID, rule=_RULE)),  # the failing rows by finding, read once
+            ),
+            call("report.quality_banner", _ID, _OUT, rule=_RULE, config=Name("config"), clusters=_CLUSTERS),
         ),
         Step(show=call("report.validity_banner", _ID)),
         Text("Run key"),
@@ -224,7 +229,7 @@ REPORT = Layout(
         Step(
             show=call(
                 "report.table_html",
-                call("report.failure_clusters", _ID, rule=_RULE, top=Name("top_reasons")),
+                call("report.failure_clusters", _ID, rule=_RULE, top=Name("top_reasons"), clusters=_CLUSTERS),
                 "No failing row: every graded row passed, so there is no failure to group.",
             )
         ),

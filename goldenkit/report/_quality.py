@@ -61,7 +61,8 @@ def failure_clusters(
     """The failing rows of ``run`` (collapsed under ``rule``) grouped by what the graders found
     (:func:`goldenkit.why`), largest first, ``top`` lines: what, failing rows with the finding, their share
     of the failing rows, the slices they are in (with counts) and ``examples`` row ids. A row with several
-    findings is in several lines. ``clusters`` is a ``why(run)`` table already computed."""
+    findings is in several lines. ``clusters`` is a ``why(run, rule=rule)`` table already computed (its first
+    ``examples`` row ids shown)."""
     cols = ["what the graders found", "failing rows", "share of failing rows", "slices", "example rows"]
     w = why(run, rule=rule, examples=examples) if clusters is None else clusters
     overall = w[w["slice"].astype(str) == OVERALL].head(top)
@@ -78,7 +79,7 @@ def failure_clusters(
             cols[1]: overall["rows"].to_numpy(),
             cols[2]: [pct(s) for s in overall["share"]],
             cols[3]: [", ".join(where.get(tuple(r[k] for k in keys), [])) for r in overall.to_dict("records")],
-            cols[4]: [", ".join(map(str, ids)) for ids in overall["examples"]],
+            cols[4]: [", ".join(map(str, ids[:examples])) for ids in overall["examples"]],
         }
     )
     return out
@@ -156,12 +157,14 @@ def quality_banner(
     rule: str = "majority",
     config: Any = None,
     slices: int = 3,
-    clusters: int = 3,
+    top_clusters: int = 3,
+    clusters: pd.DataFrame | None = None,
 ) -> HTMLBlock:
     """The run's quality first (see the module doc for the colour), from ``run`` and its ``outcomes``
     (``run.outcomes()``): pass rate over rows with its 95%
-    Wilson interval, then as items the ``slices`` weakest slices, the ``clusters`` largest failure
-    clusters and the weighted score (weights from ``[metrics] weights`` of ``config``, found as every
+    Wilson interval, then as items the ``slices`` weakest slices, the ``top_clusters`` largest failure
+    clusters (of ``clusters``, a ``why(run, rule=rule)`` table already computed, else computed here) and the
+    weighted score (weights from ``[metrics] weights`` of ``config``, found as every
     command finds it); a run that is not evidence says so. Its validity and error rate are
     :func:`goldenkit.report.validity_banner`, shown next."""
     manifest = dict(run.manifest)
@@ -182,7 +185,7 @@ def quality_banner(
         for r in worst_slices(table, top=slices).to_dict("records")
     ]
     if k < n:
-        top = failure_clusters(run, rule=rule, top=clusters, examples=2)
+        top = failure_clusters(run, rule=rule, top=top_clusters, examples=2, clusters=clusters)
         items += [
             f"{r['failing rows']} of {n - k} failing rows: {r['what the graders found']} (e.g. {r['example rows']})"
             for r in top.to_dict("records")
