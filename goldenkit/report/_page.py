@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from markupsafe import Markup
 
 
-def _scope(layout: Layout, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The page's names before its first step: its imports, its parameters' defaults, then ``parameters``."""
+def _scope(layout: Layout, parameters: Mapping[str, Any], replaced: Mapping[str, Any]) -> dict[str, Any]:
+    """The page's names before its first step: its imports (an imported name in ``replaced`` replaced by its value
+    there), its parameters' defaults, then ``parameters``."""
     known = [p.name for p in layout.params]
     unknown = sorted(set(parameters) - set(known))
     if unknown:
@@ -39,6 +40,10 @@ def _scope(layout: Layout, parameters: Mapping[str, Any]) -> dict[str, Any]:
         for name in names:
             found = getattr(loaded, name, None)
             scope[name] = found if found is not None else importlib.import_module(f"{module}.{name}")
+    foreign = sorted(set(replaced) - set(scope))
+    if foreign:
+        raise InputError(f"{layout.name} page: {foreign[0]!r} is not a name the page imports")
+    scope.update(replaced)
     scope.update({p.name: p.default for p in layout.params})
     scope.update(parameters)
     return scope
@@ -93,11 +98,12 @@ def _step_error(layout: Layout, number: int, step: Step, exc: Exception) -> Gold
         return GoldenkitError(message)
 
 
-def layout_page(layout: Layout, parameters: Mapping[str, Any]) -> HTMLBlock:
-    """The page ``layout`` declares, with ``parameters`` over its defaults (see the module doc)."""
+def layout_page(layout: Layout, parameters: Mapping[str, Any], names: Mapping[str, Any] | None = None) -> HTMLBlock:
+    """The page ``layout`` declares, with ``parameters`` over its defaults (see the module doc); ``names``: imported
+    functions replaced by others that give the same values (a site's build reads a baseline its pages share once)."""
     from markupsafe import Markup
 
-    scope = _scope(layout, parameters)
+    scope = _scope(layout, parameters, names or {})
     parts: list[dict[str, Any]] = [{"heading": layout.title.heading, "level": 1, "prose": _prose(layout.title.prose)}]
     number = 0
     for part in layout.body:
