@@ -155,3 +155,17 @@ def test_compare_cli_pairwise_judge(tmp_path: Path, capsys: pytest.CaptureFixtur
         out = capsys.readouterr().out
     assert "pairwise judge pairwise+judge-m" in out and "(overall)  12    9          0          3" in out
     assert read_run(base).manifest["judge_version"] is None  # the runs themselves were not judged
+
+
+def test_the_judge_client_is_closed_after_each_comparison(tmp_path: Path) -> None:
+    """Each comparison runs in an event loop of its own: the judge's HTTP client is closed before that loop
+    ends (no "Unclosed client session" at exit), and a second comparison with the same judge opens a new one."""
+    _ds, base, cand = _runs(tmp_path)
+    with FakeModelServer(responder=_fair) as srv:
+        judge = _judge(srv.url)
+        first = pairwise_compare(base, cand, judge).overall
+        assert judge.provider._http._client is None  # closed, to be opened again by the next call
+        second = pairwise_compare(base, cand, judge).overall
+        assert judge.provider._http._client is None
+        assert srv.count() == 48
+    assert (first["wins"], second["wins"]) == (9, 9)

@@ -131,7 +131,7 @@ async def _ask_all(
     provider: Any, jobs: list[tuple[Case, list[str]]], max_in_flight: int
 ) -> list[str | ProviderError | None]:
     """Per job: the preference read (``A``/``B``/``TIE``), None for a reply that cannot be read, or the error
-    of a call that still failed after the seam's retries."""
+    of a call that still failed after the seam's retries. The judge's client is closed before the loop ends."""
     calls = ModelCalls(CallLimits(max_in_flight=max(1, max_in_flight)))
 
     async def one(job: tuple[Case, list[str]]) -> str | ProviderError | None:
@@ -140,7 +140,10 @@ async def _ask_all(
             return err or ProviderError("the judge returned nothing", kind="infrastructure")
         return parse_preference(reply.text, job[1])
 
-    return list(await asyncio.gather(*(one(j) for j in jobs)))
+    try:
+        return list(await asyncio.gather(*(one(j) for j in jobs)))
+    finally:
+        await provider.aclose()  # its client belongs to this event loop; the next comparison opens its own
 
 
 def _answers(run: Run) -> pd.DataFrame:
