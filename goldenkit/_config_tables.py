@@ -181,6 +181,16 @@ def check_table(name: str, value: object, path: str, *, keys: Mapping[str, Table
     return out
 
 
+def _run_key_hint(key: str, keys: list[str]) -> str:
+    """The did-you-mean of an unknown ``[run]`` key: the option whose flag it spells (``model_seed``: the key
+    of ``--model-seed`` is ``seed``), else the closest key."""
+    for name in keys:
+        flag = RUN_TABLE[name].flag
+        if flag and flag.lstrip("-").replace("-", "_") == key:
+            return f" (did you mean {name}? the key of {flag})"
+    return did_you_mean(key, keys)
+
+
 def check_run_table(value: Mapping[str, Any], path: str) -> dict[str, Any]:
     """The ``[run]`` table of the goldenkit.toml at ``path``: each key a run option of
     :data:`goldenkit._constraints.RUN_TABLE` (an unknown one refused with a did-you-mean), each value as its
@@ -190,7 +200,7 @@ def check_run_table(value: Mapping[str, Any], path: str) -> dict[str, Any]:
     keys = [name for name, option in RUN_TABLE.items() if option.key]
     unknown = sorted(set(value) - set(keys))
     if unknown:
-        raise ConfigError(f"{path}: unknown [run] key(s): {', '.join(unknown)}{did_you_mean(unknown[0], keys)}")
+        raise ConfigError(f"{path}: unknown [run] key(s): {', '.join(unknown)}{_run_key_hint(unknown[0], keys)}")
     out = {}
     for name, v in value.items():
         try:

@@ -141,6 +141,7 @@ def test_the_provider_option_lists_are_the_tables_column(monkeypatch: pytest.Mon
 def test_the_run_table_is_checked_when_the_file_is_read_for_every_caller(tmp_path: Path) -> None:
     for bad, said in [
         ("[run]\nmax_in_flite = 4\n", "unknown [run] key(s): max_in_flite (did you mean max_in_flight?)"),
+        ("[run]\nmodel_seed = 1\n", "unknown [run] key(s): model_seed (did you mean seed? the key of --model-seed)"),
         ("[run]\nmax_in_flight = 0\n", "[run] max_in_flight must be an integer >= 1, got 0"),
         ('[run]\nexecutor = "cluster"\n', "[run] executor must be one of local, ray, got 'cluster'"),
     ]:
