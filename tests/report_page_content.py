@@ -12,7 +12,7 @@ _MAIN = re.compile(r"(?s)<main[^>]*>(.*)</main>")
 _HEADING = re.compile(r"(?s)<h([1-6])\b[^>]*>(.*?)</h\1>")
 _TABLE = re.compile(r"(?s)<table\b.*?</table>")
 _BANNER = re.compile(r'class="gk-banner gk-banner-(\w+)"[^>]*>([^<]*)')
-_FIGURE = re.compile(r'<img\b[^>]*\bsrc="(data:image/[^"]+)"')
+_FIGURE = re.compile(r'(?s)<img\b[^>]*\bsrc="(data:image/[^"]+)"|(<figure class="gk-figure">.*?</figure>)')
 
 
 class _Canonical(HTMLParser):
@@ -55,7 +55,7 @@ def _text(markup: str) -> str:
 @dataclass(frozen=True)
 class PageContent:
     """The page's headings (level, text), banners (tone, text), tables (their tags, attributes and text, however
-    serialized), figures (their data: URIs) and visible text."""
+    serialized), figures (an image's data: URI, an inline SVG figure's markup) and visible text."""
 
     headings: list[tuple[int, str]]
     banners: list[tuple[str, str]]
@@ -71,5 +71,9 @@ def page_content(page: str) -> PageContent:
     headings = [(int(level), _text(inner)) for level, inner in _HEADING.findall(main)]
     banners = [(tone, html.unescape(text)) for tone, text in _BANNER.findall(main)]
     return PageContent(
-        headings, banners, [_canonical(t) for t in _TABLE.findall(main)], _FIGURE.findall(main), _text(main)
+        headings,
+        banners,
+        [_canonical(t) for t in _TABLE.findall(main)],
+        [uri or str(_canonical(svg)) for uri, svg in _FIGURE.findall(main)],
+        _text(main),
     )

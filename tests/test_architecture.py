@@ -151,7 +151,7 @@ LAYERS: list[set[str]] = [
     {"audit._apply", "audit._browser"},
     {"audit._session"},
     {"audit"},
-    {"report._html", "report._layout"},
+    {"report._figure", "report._html", "report._layout"},
     {"report._run", "report._compare", "report._audit", "report._coverage", "report._quality", "report._sequence"},
     {"report._explore", "report._markdown"},  # goldenkit.explore: the comparison widget over report.compare
     {"report._page"},  # the run report and the comparison as pages (what the site shows)

@@ -21,6 +21,7 @@ from goldenkit.notebooks import NOTEBOOK_NAMES, export_html, notebook_path, remo
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
+FIGURE = re.compile(r'<figure class="gk-figure"><svg ')  # the report's interval figures, drawn as inline SVG
 
 EXPECTED_PARAMETERS = {
     "report": {"run", "results_dir", "rule", "top_reasons", "config"},
@@ -104,7 +105,7 @@ def test_report_html_shows_every_section_and_escapes_model_output() -> None:
     ):
         assert heading in text
     assert "VALID: 72 outcomes" in text
-    assert len(IMG.findall(text)) == 1
+    assert len(FIGURE.findall(text)) == 1
     assert "&lt;script&gt;alert(&lt;value&gt;)&lt;/script&gt;" in text  # quoted by a grader's finding, escaped
     assert "<script>alert(" not in text
     assert "def " not in text and "report.format_slice_table" not in text  # code cells hidden
@@ -116,7 +117,7 @@ def test_compare_html_shows_the_comparison_flips_and_gate() -> None:
     text = rendered()["compare"].read_text(encoding="utf-8")
     assert "COMPARABLE: " in text and "b (broke)" in text and "Holm p" in text
     assert "<title>goldenkit compare: base vs cand</title>" in text
-    assert len(IMG.findall(text)) == 1  # the forest plot
+    assert len(FIGURE.findall(text)) == 1  # the forest plot
     assert text.index("NEW_FAILURE</b>") < text.index("RECOVERED</b>")
     assert "Sure! &lt;script&gt;alert(1)&lt;/script&gt; Your refund is on its way." in text
     assert "<script>alert(1)</script>" not in text
@@ -138,7 +139,7 @@ def test_an_invalid_comparison_is_stated_never_a_number() -> None:
     html = rendered()["compare_invalid"]
     text = html.read_text(encoding="utf-8")
     assert "COMPARISON INVALID" in text and "dataset sha256 differs: ffffffffffff" in text
-    assert IMG.findall(text) == [] and "b (broke)" not in text  # no number, no plot
+    assert FIGURE.findall(text) == IMG.findall(text) == [] and "b (broke)" not in text  # no number, no plot
     assert "exit code 4" in text
 
 

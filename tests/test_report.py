@@ -201,16 +201,13 @@ def test_pass_rate_figure_draws_wilson_bars() -> None:
 
     table = stats.slice_table(outcome_frame(SLICE_ROWS))
     fig = report.pass_rate_figure(table)
-    ax = fig.axes[0]
-    labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["A (n=2)", "B (n=1)", "(overall) (n=3)"]
-    # first errorbar container = slices A and B; its bar segments span the Wilson limits
-    segs = ax.containers[0].lines[2][0].get_segments()
-    xs = sorted((round(s[0][0], 4), round(s[1][0], 4)) for s in segs)
-    assert xs == [(0.0945, 0.9055), (0.2065, 1.0)]
-    overall = ax.containers[1].lines[2][0].get_segments()[0]
-    assert (round(overall[0][0], 4), round(overall[1][0], 4)) == (0.2077, 0.9385)
-    assert report.figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert fig.labels == ["A (n=2)", "B (n=1)", "(overall) (n=3)"]
+    # each line's bar spans its Wilson limits; the slices blue, the overall line black
+    bars = [(round(line.low, 4), round(line.high, 4), line.colour) for line in fig.lines]
+    assert bars == [(0.0945, 0.9055, "tab:blue"), (0.2065, 1.0, "tab:blue"), (0.2077, 0.9385, "black")]
+    svg = fig._repr_html_()
+    assert svg.startswith('<figure class="gk-figure"><svg ') and svg.endswith("</svg></figure>")
+    assert svg.count("<circle ") == 3 and ">(overall) (n=3)</text>" in svg and ">100%</text>" in svg
 
 
 # --------------------------------------------------------------------------- errors, flaky, latency, reasons
@@ -328,8 +325,7 @@ def test_compare_table_flips_and_forest_plot() -> None:
     assert html.count('class="gk-status-') == 2
 
     fig = report.forest_figure(comparison)
-    labels = [x.get_text() for x in fig.axes[0].get_yticklabels()]
-    assert labels == ["A (b=1, c=1, n=2)", "B (b=0, c=0, n=2)", "(overall) (b=1, c=1, n=4)"]
+    assert fig.labels == ["A (b=1, c=1, n=2)", "B (b=0, c=0, n=2)", "(overall) (b=1, c=1, n=4)"]
 
     banner = report.comparability_banner(comparison, diffs)
     assert "COMPARABLE" in banner and "4 rows" in banner
@@ -949,7 +945,7 @@ def test_degenerate_runs_render_without_errors() -> None:
         table = stats.slice_table(df)
         shown = report.format_slice_table(table)
         assert shown.loc["(overall)", "pass rate"] == "n/a" and shown.loc["(overall)", "95% Wilson"] == "n/a"
-        assert report.figure_png(report.pass_rate_figure(table))[:4] == b"\x89PNG"
+        assert "<svg " in report.pass_rate_figure(table)._repr_html_()
         assert report.flaky_table(df).empty and report.failure_reasons(df).empty
         assert pd.isna(report.latency_summary(df).loc["(overall)", "latency p50 ms"])  # nothing answered
         assert audit.failing_rows(df).empty
@@ -957,5 +953,6 @@ def test_degenerate_runs_render_without_errors() -> None:
     cand = MemRun(run_manifest("c"), outcome_frame([("a", "A", ["PASS"]), ("b", "B", ["PASS"])], run_id="c"))
     comparison = compare_runs(base, cand)
     assert report.format_compare_table(comparison).loc["A", "difference"] == "n/a"  # no paired row in A
-    assert report.figure_png(report.forest_figure(comparison))[:4] == b"\x89PNG"
+    drawn = report.forest_figure(comparison)._repr_html_()
+    assert "<svg " in drawn and "nan" not in drawn.lower()
     assert "ERROR_CLEARED" in report.flip_list_html(comparison)

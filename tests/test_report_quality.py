@@ -174,14 +174,11 @@ def test_the_forest_plot_marks_significant_regressions_in_colour_with_a_legend()
     cmp = compare_runs(base, cand)
     assert report.significance(cmp) == ["noise", "regression", "regression"]  # faq, orders, overall
     fig = report.forest_figure(cmp)
-    ax = fig.axes[0]
-    colours = {
-        tuple(round(c, 3) for c in line.get_color()) if not isinstance(line.get_color(), str) else line.get_color()
-        for line in ax.lines
-    }
-    assert "tab:red" in colours and "tab:grey" in colours
-    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert [(line.colour, line.marker) for line in fig.lines] == [("tab:grey", "o"), ("tab:red", "o"), ("tab:red", "D")]
+    legend = [entry.label for entry in fig.legend]
     assert "significant regression (Holm-adjusted p < 0.05)" in legend and "not significant" in legend
+    svg = fig._repr_html_()  # drawn in those colours (matplotlib's tab:red and tab:grey), the legend as text
+    assert 'fill="#d62728"' in svg and 'fill="#7f7f7f"' in svg and ">not significant</text>" in svg
     table = report.format_compare_table(cmp)
     assert list(table["significant (alpha 0.05)"]) == ["no", "regression", "regression"]
 

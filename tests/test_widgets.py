@@ -146,7 +146,9 @@ def test_explore_takes_a_baseline_and_names(tmp_path: Path) -> None:
     w.dropdowns["slice"].value = "refunds"
     assert w.explorer.comparison is not None and w.explorer.comparison.base_id == "main"
     assert "6 of 24 rows (slice = refunds)" in w.summary.value
-    assert "<table" in w.table.value and w.forest.value.startswith('<img class="gk-forest"')
+    assert "<table" in w.table.value and w.forest.value.startswith(
+        '<div class="gk-forest"><figure class="gk-figure"><svg '
+    )
     assert "NEW_FAILURE" in w.flips.value
     w.dropdowns["slice"].value = ALL
     assert "24 of 24 rows;" in w.summary.value

@@ -44,6 +44,9 @@ from goldenkit.report._explore import (
     Explorer as Explorer,
     explore as explore,
 )
+from goldenkit.report._figure import (
+    IntervalFigure as IntervalFigure,
+)
 from goldenkit.report._html import (
     OVERALL as OVERALL,
     figure_png as figure_png,

@@ -10,9 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from goldenkit._protocols import RunLike
@@ -21,6 +20,7 @@ from goldenkit.compare import FLIP_STATUSES, HOLM_FAMILY, Comparison, compare_ru
 from goldenkit.config import config_for_run, section
 from goldenkit.errors import EXIT_COMPARISON_INVALID, EXIT_GATE_FAILED, ComparisonInvalid
 from goldenkit.gate import GateDecision, GatePolicy, evaluate_gate
+from goldenkit.report._figure import IntervalFigure, LegendEntry, interval_lines
 from goldenkit.report._html import (
     MISSING,
     OVERALL,
@@ -34,10 +34,6 @@ from goldenkit.report._html import (
     signed_pct,
 )
 from goldenkit.schema import NEW_FAILURE, RECOVERED
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
 
 # ---------------------------------------------------------------- paired comparison
 
@@ -171,9 +167,9 @@ def format_compare_table(comparison: Comparison | None) -> pd.DataFrame | HTMLBl
 _SIGNIFICANCE_COLOURS = {"regression": "tab:red", "gain": "tab:green", "noise": "tab:grey"}
 
 
-def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
+def forest_figure(comparison: Comparison | None) -> IntervalFigure | HTMLBlock:
     """Forest plot of the paired difference (candidate - base) per line (slice, tag or value of
-    ``comparison.by``) with Newcombe intervals.
+    ``comparison.by``) with Newcombe intervals, as an :class:`~goldenkit.report.IntervalFigure`.
 
     A line whose change is significant (:func:`significance`) is drawn red (a regression) or green (a
     gain), the rest grey, with a legend; the overall line is a diamond below them, a dashed line marks
@@ -181,48 +177,39 @@ def forest_figure(comparison: Comparison | None) -> Figure | HTMLBlock:
     """
     if comparison is None:
         return _NOT_SHOWN
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-
     t = comparison.table
     names = _lines(comparison)
     labels = [
         f"{s} (b={int(b)}, c={int(c)}, n={int(n)})"
         for s, b, c, n in zip(names, t["b"], t["c"], t["n_paired"], strict=True)
     ]
-    est = t["diff"].to_numpy(dtype=float)
-    low = t["diff_ci_low"].to_numpy(dtype=float)
-    high = t["diff_ci_high"].to_numpy(dtype=float)
-    y = np.arange(len(labels))[::-1].astype(float)
-    fig = Figure(figsize=(7.5, 0.42 * len(labels) + 1.9), layout="constrained")
-    ax = fig.add_subplot()
-    err = np.vstack([np.clip(est - low, 0, None), np.clip(high - est, 0, None)])
-    kinds = np.array(significance(comparison))
+    kinds = significance(comparison)
     overall = (names == OVERALL).to_numpy()
-    for kind, color in _SIGNIFICANCE_COLOURS.items():
-        for mask, marker in (((kinds == kind) & ~overall, "o"), ((kinds == kind) & overall, "D")):
-            if mask.any():
-                ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt=marker, color=color, capsize=3, markersize=5)
-    ax.axvline(0.0, color="grey", linestyle="--", linewidth=1)
-    ax.set_yticks(y, labels)
-    ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:+.0f} pp")
-    ax.set_xlabel("paired difference in pass rate, candidate - base (95% Newcombe interval)")
-    ax.grid(axis="x", alpha=0.3)
+    lines = interval_lines(
+        labels,
+        t["diff"].to_numpy(dtype=float),
+        t["diff_ci_low"].to_numpy(dtype=float),
+        t["diff_ci_high"].to_numpy(dtype=float),
+        lambda i: (_SIGNIFICANCE_COLOURS[kinds[i]], "D" if overall[i] else "o"),
+    )
     family = "Holm-adjusted" if len(t) > 2 else "exact McNemar"
     words = {
         "regression": f"significant regression ({family} p < {comparison.alpha:g})",
         "gain": f"significant gain ({family} p < {comparison.alpha:g})",
         "noise": "not significant",
     }
-    handles = [
-        Line2D([], [], color=c, marker="o", linestyle="", label=words[k]) for k, c in _SIGNIFICANCE_COLOURS.items()
-    ]
-    handles.append(Line2D([], [], color="black", marker="D", linestyle="", fillstyle="none", label="overall line"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize="small", frameon=False)
-    ax.set_title(
-        f"{comparison.cand_id} vs {comparison.base_id}" + (f" (by {comparison.by})" if comparison.by != "slice" else "")
+    legend = [LegendEntry(words[k], c) for k, c in _SIGNIFICANCE_COLOURS.items()]
+    legend.append(LegendEntry("overall line", "black", "D", filled=False))
+    by = f" (by {comparison.by})" if comparison.by != "slice" else ""
+    return IntervalFigure(
+        f"{comparison.cand_id} vs {comparison.base_id}{by}",
+        "paired difference in pass rate, candidate - base (95% Newcombe interval)",
+        lines,
+        tick_format=lambda v: f"{100 * v:+.0f} pp",
+        zero_line=True,
+        legend=tuple(legend),
+        width=7.5,
     )
-    return fig
 
 
 def _reasons_text(reasons: Any) -> str:

@@ -25,7 +25,6 @@ notebook, on fewer rows. The filters:
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import os
 from collections.abc import Sequence
@@ -46,7 +45,7 @@ from goldenkit.report._compare import (
     format_compare_table,
     try_compare,
 )
-from goldenkit.report._html import STYLE, HTMLBlock, figure_png
+from goldenkit.report._html import STYLE, HTMLBlock
 
 __all__ = ["ALL", "FILTERS", "ExploreWidget", "Explorer", "explore"]
 
@@ -183,10 +182,7 @@ def _table_html(cmp: Comparison | None) -> str:
 
 def _forest_html(cmp: Comparison | None) -> str:
     fig = forest_figure(cmp)
-    if isinstance(fig, str):
-        return fig
-    data = base64.b64encode(figure_png(fig)).decode("ascii")
-    return f'<img class="gk-forest" alt="forest plot: paired difference per slice" src="data:image/png;base64,{data}">'
+    return fig if isinstance(fig, str) else f'<div class="gk-forest">{fig._repr_html_()}</div>'
 
 
 class ExploreWidget:

@@ -41,11 +41,12 @@ OVERALL = stats.OVERALL
 
 
 def figure_png(fig: Figure) -> bytes:
-    """A matplotlib Figure as PNG bytes (what Jupyter and the HTML report show).
+    """A matplotlib Figure as PNG bytes (what Jupyter and the HTML report show of the sequential run's, the
+    judge's and the coverage's figures; the pass rate and forest figures are inline SVG,
+    :class:`goldenkit.report.IntervalFigure`).
 
-    The report's figures lay themselves out (``layout="constrained"``): no ``bbox_inches="tight"``, a
-    second layout pass that made a pair of report figures cost 0.26 s of CPU instead of 0.20 s (a site
-    renders two for every run).
+    Those figures lay themselves out (``layout="constrained"``): no ``bbox_inches="tight"``, a second layout
+    pass that cost a quarter more CPU.
     """
     import io
 

@@ -3,7 +3,8 @@
 :func:`run_page` and :func:`compare_page` follow the page's declaration (:data:`goldenkit.report.LAYOUTS`,
 from which ``report.ipynb`` and ``compare.ipynb`` are written): they call the same report functions, in the
 same order, with the same parameters, and put each result in the page as the notebook shows it: an HTML piece
-as it is, a figure as a PNG ``data:`` image (:func:`goldenkit.report.figure_png`), a table through
+as it is (an interval figure's inline SVG too), a matplotlib figure as a PNG ``data:`` image
+(:func:`goldenkit.report.figure_png`), a table through
 :func:`goldenkit.report.table_html`. The page is one autoescaped Jinja2 template
 (``goldenkit/templates/gk_report.html.j2``): headings and prose are text, the pieces markup the report
 functions built from escaped text. A step that raises is one goldenkit error naming the page and the step,

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from goldenkit import stats
@@ -19,11 +18,9 @@ from goldenkit._run_label import run_label
 from goldenkit.errors import InputError
 from goldenkit.metrics import red_metrics_text, run_metrics
 from goldenkit.records import grader_results
+from goldenkit.report._figure import IntervalFigure, interval_lines
 from goldenkit.report._html import MISSING, OVERALL, HTMLBlock, banner, interval, pct
 from goldenkit.schema import ERROR, FAIL, PASS, SKIPPED
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 
 def _manifest(run: RunLike | Mapping[str, Any]) -> dict[str, Any]:
@@ -135,36 +132,30 @@ def format_slice_table(table: pd.DataFrame, by: str = "slice") -> pd.DataFrame:
 
 def pass_rate_figure(
     table: pd.DataFrame, by: str = "slice", *, title: str = "Pass rate per slice (95% Wilson interval)"
-) -> Figure:
+) -> IntervalFigure:
     """Pass rate per slice with asymmetric Wilson error bars; the overall line drawn in black.
 
     ``table`` is a :func:`goldenkit.stats.slice_table` result. A slice with no
-    graded row has no point (its label says n=0). Returns a matplotlib Figure
-    (built without pyplot, so nothing global is touched; Jupyter displays it).
+    graded row has no point (its label says n=0). Returns an
+    :class:`~goldenkit.report.IntervalFigure` (inline SVG: a notebook displays it, a page embeds it).
     """
-    from matplotlib.figure import Figure
-
     t = table
     labels = [str(x) for x in t[by]]
-    rate = t["p_hat"].to_numpy(dtype=float)
-    low = t["ci_low"].to_numpy(dtype=float)
-    high = t["ci_high"].to_numpy(dtype=float)
-    n = t["n"].to_numpy()
-    y = np.arange(len(labels))[::-1]
-    fig = Figure(figsize=(7, 0.42 * len(labels) + 1.4), layout="constrained")
-    ax = fig.add_subplot()
-    err = np.vstack([np.clip(rate - low, 0, None), np.clip(high - rate, 0, None)])
-    overall = np.array([lab == OVERALL for lab in labels], dtype=bool)
-    for mask, color in ((~overall, "tab:blue"), (overall, "black")):
-        if mask.any():
-            ax.errorbar(rate[mask], y[mask], xerr=err[:, mask], fmt="o", color=color, capsize=3, markersize=5)
-    ax.set_yticks(y, [f"{lab} (n={int(k)})" for lab, k in zip(labels, n, strict=True)])
-    ax.set_xlim(-0.02, 1.02)
-    ax.xaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
-    ax.set_xlabel("pass rate over rows (repeats collapsed)")
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_title(title)
-    return fig
+    shown = [f"{lab} (n={int(k)})" for lab, k in zip(labels, t["n"], strict=True)]
+    lines = interval_lines(
+        shown,
+        t["p_hat"].to_numpy(dtype=float),
+        t["ci_low"].to_numpy(dtype=float),
+        t["ci_high"].to_numpy(dtype=float),
+        lambda i: ("black" if labels[i] == OVERALL else "tab:blue", "o"),
+    )
+    return IntervalFigure(
+        title,
+        "pass rate over rows (repeats collapsed)",
+        lines,
+        xlim=(-0.02, 1.02),
+        tick_format=lambda v: f"{100 * v:.0f}%",
+    )
 
 
 # ---------------------------------------------------------------- errors, skips, flaky, latency
