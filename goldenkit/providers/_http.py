@@ -43,8 +43,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -60,6 +60,8 @@ from goldenkit.providers._failures import (
     parse_retry_after,
     transport_error,
 )
+
+T = TypeVar("T")
 
 
 def redact_url(url: str | httpx.URL) -> str:
@@ -128,11 +130,16 @@ def _closed_by_peer(exc: BaseException) -> bool:
 
 
 async def _send(client: httpx.AsyncClient, request: httpx.Request, url: str) -> httpx.Response:
-    """``client.send`` (streamed), once more at once when a reused keep-alive connection was found closed."""
+    """``client.send`` (streamed), as :func:`_once_more` sends."""
+    return await _once_more(lambda: client.send(request, stream=True), url)
+
+
+async def _once_more(send: Callable[[], Awaitable[T]], url: str) -> T:
+    """``send()``, once more at once when a reused keep-alive connection was found closed."""
     for last in (False, True):
         reused, token = watch_reuse()
         try:
-            return await client.send(request, stream=True)
+            return await send()
         except httpx.TransportError as exc:
             if last or not reused or not _closed_by_peer(exc):
                 raise transport_error(exc, url) from None
@@ -335,16 +342,7 @@ async def _fast_post(
     if route is None:
         return None
     pool, headers, timeout = route
-    for last in (False, True):
-        reused, token = watch_reuse()
-        try:
-            resp = await pool.open("POST", _wire_url(url), headers, body, timeout)
-            break
-        except httpx.TransportError as exc:
-            if last or not reused or not _closed_by_peer(exc):
-                raise transport_error(exc, safe) from None
-        finally:
-            token.var.reset(token)
+    resp = await _once_more(lambda: pool.open("POST", _wire_url(url), headers, body, timeout), safe)
     if resp.status >= 300:
         return as_response(resp)
     stream = ReplyStream(resp)
