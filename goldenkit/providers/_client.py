@@ -80,8 +80,9 @@ def ssl_context(ca_bundle: str | Path | None = None) -> ssl.SSLContext:
     """The certificate check: ``ca_bundle``, else ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, else certifi.
 
     A bundle that cannot be read is a ConfigError naming it (exit 1 before any call). The context is
-    loaded once per file as it is on disk (its path, size and modification time), not per client: a
-    bundle takes 20 ms of CPU to load, and every run makes a client.
+    loaded once per file as it is on disk (its path, inode, size, modification and change times: a file
+    rewritten in place with its old size and modification time has a new change time), not per client:
+    a bundle takes 20 ms of CPU to load, and every run makes a client.
     """
     if ca_bundle is not None:
         return _load_context(str(ca_bundle), None, f"--ca-bundle {ca_bundle}")
@@ -102,7 +103,7 @@ def _load_context(cafile: str | None, capath: str | None, what: str) -> ssl.SSLC
             st = os.stat(path) if path else None
         except OSError:
             st = None
-        stamps.append((st.st_size, st.st_mtime_ns) if st else None)
+        stamps.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else None)
     return _context_of(cafile, capath, what, tuple(stamps))
 
 
@@ -292,20 +293,23 @@ def _client_class() -> type[httpx.AsyncClient]:
 
     class Client(httpx.AsyncClient):
         def __init__(self, **kwargs: Any) -> None:
-            self._wire: tuple[httpx.Headers, httpx.Timeout, list[tuple[str, str]], dict[str, Any]] | None = None
+            self._wire: tuple[list[tuple[bytes, bytes]], httpx.Timeout, list[tuple[str, str]], dict[str, Any]] | None
+            self._wire = None
             super().__init__(**kwargs)
             self.cookies = super().cookies  # the jar of :class:`_Cookies`
 
         def route(self, url: httpx.URL) -> tuple[Any, list[tuple[str, str]], dict[str, Any]] | None:
             """See :func:`fast_route`."""
-            if self.auth is not None or self.cookies or any(self.event_hooks.values()):
+            if self.auth is not None or self.cookies or self.params or any(self.event_hooks.values()):
                 return None
             pool = self._transport_for_url(url)  # the proxy's or the direct one, as httpx decides for the URL
             if not hasattr(pool, "open"):  # a transport given by the caller
                 return None
-            headers, timeout = self.headers, self.timeout  # kept decoded while the client keeps the same ones
-            if self._wire is None or self._wire[0] is not headers or self._wire[1] is not timeout:
-                self._wire = (headers, timeout, headers.multi_items(), timeout.as_dict())
+            # kept decoded while the client keeps the same ones (headers compared by value: changed in place too)
+            headers, timeout = self.headers, self.timeout
+            raw = headers.raw
+            if self._wire is None or self._wire[0] != raw or self._wire[1] is not timeout:
+                self._wire = (raw, timeout, headers.multi_items(), timeout.as_dict())
             return pool, self._wire[2], self._wire[3]
 
         @property
@@ -354,7 +358,8 @@ def fast_route(client: httpx.AsyncClient, url: httpx.URL) -> tuple[Any, list[tup
     beneath httpx's client layer: ``(pool, the client's headers, its timeouts as a dict)``, the pool the one
     httpx chose for the URL (a proxy's or the direct one, as the environment's proxies and NO_PROXY say).
     None when the request must go through ``client.send``: another client, or one with cookies in its jar,
-    auth or event hooks, or a transport of the caller's. (:func:`goldenkit.providers._http.post_json`.)"""
+    query parameters, auth or event hooks, or a transport of the caller's.
+    (:func:`goldenkit.providers._http.post_json`.)"""
     route = getattr(client, "route", None)
     return route(url) if route is not None else None
 

@@ -217,6 +217,14 @@ async def _chunks(resp: httpx.Response, url: str) -> AsyncIterator[bytes]:
             yield chunk
     except httpx.TransportError as exc:
         raise transport_error(exc, url) from None
+    except httpx.DecodingError as exc:
+        raise _undecodable(url, resp, exc) from None
+
+
+def _undecodable(url: str, resp: httpx.Response | AsyncIterable[bytes], exc: Exception) -> ProviderError:
+    """A reply whose content encoding (gzip, deflate, br) does not decode: ``infrastructure``."""
+    encoding = resp.headers.get("content-encoding", "?") if isinstance(resp, httpx.Response) else "?"
+    return ProviderError(f"reply from {url} cannot be decoded ({encoding}): {exc}", kind="infrastructure", url=url)
 
 
 async def _read_capped(
@@ -236,6 +244,8 @@ async def _read_capped(
                 raise _too_large(url, limit)
     except httpx.TransportError as exc:
         raise transport_error(exc, url) from None
+    except httpx.DecodingError as exc:
+        raise _undecodable(url, resp, exc) from None
     return b"".join(parts)
 
 
@@ -330,12 +340,13 @@ async def _fast_post(
 ) -> tuple[int, str | None, bytes] | httpx.Response | None:
     """The POST sent straight to the client's aiohttp pool (:func:`goldenkit.providers._client.fast_route`:
     the client's proxy, certificates, headers and timeouts, without httpx's per-request objects): a 2xx
-    reply read whole, as ``(status, content type, body)``; any other reply as the httpx response
-    :func:`_open` goes on from (redirects, errors); None when the client takes no shortcut.
+    reply without a content encoding read whole, as ``(status, content type, body)``; any other reply
+    (redirects, errors, a compressed body, decoded by httpx as it is read and capped as it is decoded) as
+    the httpx response :func:`_open` goes on from; None when the client takes no shortcut.
 
-    The same rules as the httpx path: a stale pooled connection is tried once more, the body is capped
-    (before and after its content encoding is undone, by httpx's decoders). ``bench_runner.py``, 256 calls
-    in flight: run_eval's CPU per call 0.46 -> 0.32 ms, its calls/s 89% -> 98% of bare aiohttp's.
+    The same rules as the httpx path: a stale pooled connection is tried once more, the body is capped,
+    a cookie the reply sets goes into the client's jar. ``bench_runner.py``, 256 calls in flight: run_eval's
+    CPU per call 0.46 -> 0.32 ms, its calls/s 89% -> 98% of bare aiohttp's.
     """
     target, safe = call_target(url)
     route = fast_route(client, target)
@@ -343,7 +354,11 @@ async def _fast_post(
         return None
     pool, headers, timeout = route
     resp = await _once_more(lambda: pool.open("POST", _wire_url(url), headers, body, timeout), safe)
-    if resp.status >= 300:
+    if "Set-Cookie" in resp.headers:  # into the client's jar, as client.send puts it (its next calls send it)
+        client.cookies.extract_cookies(
+            httpx.Response(resp.status, headers=resp.raw_headers, request=httpx.Request("POST", target))
+        )
+    if resp.status >= 300 or "Content-Encoding" in resp.headers:
         return as_response(resp)
     stream = ReplyStream(resp)
     try:
@@ -353,10 +368,6 @@ async def _fast_post(
         data = await _read_capped(stream, max_reply_bytes, safe)
     finally:
         await stream.aclose()
-    if resp.headers.get("Content-Encoding", "identity").lower() != "identity":
-        data = httpx.Response(resp.status, headers=resp.raw_headers, content=data).read()
-        if len(data) > max_reply_bytes:
-            raise _too_large(safe, max_reply_bytes)
     return resp.status, resp.headers.get("Content-Type"), data
 
 
