@@ -13,7 +13,8 @@ Figures: :func:`pct` (``87.5%``), :func:`signed_pct` (``+1.0 pp``), :func:`inter
 ('$12.35', '$0.0123', 'under $0.0001', '0.8000', 'n/a')
 
 :class:`HTMLBlock` is a ``str`` that Jupyter renders as HTML; :data:`STYLE` is
-the stylesheet each piece carries, so it looks the same in Jupyter and in the
+the stylesheet, carried once by a page (the site's shell) or a notebook (the output of
+``goldenkit.report.setup_notebook()``), so a table looks the same in Jupyter and in the
 exported page. Build an HTMLBlock only from escaped text.
 
 :func:`table_html` shows a DataFrame to people: no numbered index column (a named
@@ -140,7 +141,7 @@ def table_html(table: pd.DataFrame | HTMLBlock, empty: str = "Nothing to show.",
     decimals = [_decimals(col) for col in values]
     cells = [[cell_text(values[j][i], decimals[j]) for j in range(len(values))] for i in range(frame.shape[0])]
     shown = _table_macro()(columns, cells, {j for j, n in enumerate(numeric) if n}, cls="gk-table", header=header)
-    return HTMLBlock(f'{STYLE}<div class="gk-table-wrap">{shown}</div>')
+    return HTMLBlock(f'<div class="gk-table-wrap">{shown}</div>')  # styled by the page's one STYLE
 
 
 def missing(value: Any) -> bool:

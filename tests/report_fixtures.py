@@ -15,6 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
+# jupyter_client imported before two threads start kernels: a first import made by both at once can fail
+# with a partially initialized module
+import jupyter_client.manager  # noqa: F401
+
 from goldenkit.cli import main as cli_main
 from goldenkit.notebooks import execute_notebook
 

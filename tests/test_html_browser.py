@@ -39,8 +39,11 @@ window.addEventListener('load', function () {
   var imgs = Array.prototype.slice.call(document.images);
   var bad = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length;
   var rows = document.querySelectorAll('table tr').length;
+  var figures = Array.prototype.slice.call(document.querySelectorAll('figure.gk-figure svg'));
+  var drawn = figures.filter(function (f) { return f.getBBox().width > 0; }).length;
   document.body.setAttribute('data-gk-probe',
-    'images=' + imgs.length + ' broken=' + bad + ' rows=' + rows + ' errors=' + window.__gkErrors.length);
+    'images=' + imgs.length + ' broken=' + bad + ' figures=' + figures.length + ' drawn=' + drawn +
+    ' rows=' + rows + ' errors=' + window.__gkErrors.length);
 });
 </script>"""
 
@@ -92,14 +95,23 @@ def _console_problems(log: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("key", "images", "min_rows"),
-    [("report", 1, 30), ("compare", 1, 10), ("audit", 0, 8), ("coverage", 1, 6), ("compare_invalid", 0, 3)],
+    ("key", "images", "figures", "min_rows"),
+    [
+        ("report", 0, 1, 30),  # the pass rate figure, inline SVG
+        ("compare", 0, 1, 10),  # the forest plot, inline SVG
+        ("audit", 0, 0, 8),
+        ("coverage", 1, 0, 6),
+        ("compare_invalid", 0, 0, 3),
+    ],
 )
-def test_page_renders_offline_without_errors(tmp_path: Path, key: str, images: int, min_rows: int) -> None:
+def test_page_renders_offline_without_errors(
+    tmp_path: Path, key: str, images: int, figures: int, min_rows: int
+) -> None:
     dom, log = _dump_dom(rendered()[key], tmp_path)
     probe = _probe(dom)
     assert probe["errors"] == 0, log[-2000:]
     assert probe["images"] == images and probe["broken"] == 0
+    assert probe["figures"] == probe["drawn"] == figures
     assert probe["rows"] >= min_rows
     assert _console_problems(log) == []
 

@@ -116,6 +116,22 @@ def test_page_content_tells_pages_apart() -> None:
     assert page_content(body.replace("<h2", "<h3", 1)).headings != base.headings
 
 
+@pytest.mark.parametrize("key", ["report", "compare"])
+def test_the_stylesheet_is_carried_once_by_a_page_and_by_a_notebook(key: str) -> None:
+    """The tables, banners and lists carry no stylesheet of their own: the site's shell carries it once, an
+    exported notebook once (the output of report.setup_notebook()), and both are styled by it."""
+    page = rendered()[key]
+    executed = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
+    parameters = dict(executed.metadata["papermill"]["parameters"])
+    body = report.layout_page(report.LAYOUTS[key], parameters)
+    assert "<style" not in body and 'class="gk-banner gk-banner-' in body
+    rule = ".gk-banner-ok {"  # a rule of goldenkit.css, which appears once wherever the stylesheet is
+    ours = site_mod._render_report(key, parameters, "t", site_title="site")
+    exported = page.read_text(encoding="utf-8")
+    assert ours.count(rule) == 1 and exported.count(rule) == 1
+    assert ours.count('<table class="gk-table">') == exported.count('<table class="gk-table">') >= 2
+
+
 def test_a_site_page_masks_the_callers_secrets_and_a_failing_page_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

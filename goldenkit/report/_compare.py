@@ -24,7 +24,6 @@ from goldenkit.report._figure import IntervalFigure, LegendEntry, interval_lines
 from goldenkit.report._html import (
     MISSING,
     OVERALL,
-    STYLE,
     HTMLBlock,
     banner,
     cell_text,
@@ -80,7 +79,7 @@ def comparability_banner(comparison: Comparison | None, differences: Sequence[st
     if comparison is None:
         items = "".join(f"<li>{escape(str(d))}</li>" for d in differences)
         return HTMLBlock(
-            STYLE + '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
+            '<div class="gk-banner gk-banner-bad">COMPARISON INVALID: these runs cannot be compared, '
             f"so no difference is reported.</div><ul>{items}</ul>"
         )
     bm = comparison.base_manifest
@@ -237,7 +236,7 @@ def clusters_html(comparison: Comparison | None, *, top: int = 10, links: int = 
     rows in the flip list. Every text is escaped. Deterministic: no model is called."""
     if comparison is None:
         return _NOT_SHOWN
-    parts = [STYLE]
+    parts = []
     for status, noun, heading in _CLUSTER_HEADS:
         table = why(comparison, status=status)
         table = table[table["slice"] != OVERALL].head(top)
@@ -258,7 +257,7 @@ def clusters_html(comparison: Comparison | None, *, top: int = 10, links: int = 
             '<th class="gk-num">rows</th><th>what the graders found</th><th>rows in the flip list</th></tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
         )
-    if len(parts) == 1:
+    if not parts:
         return HTMLBlock("<p>No row broke or was fixed: nothing to explain.</p>")
     return HTMLBlock("".join(parts))
 
@@ -302,7 +301,7 @@ def flip_list_html(comparison: Comparison | None, *, limit: int | None = 200) ->
         status = escape(str(rec["status"]))
         body.append(f'<tr id="{anchor}" class="gk-status-{status}"><td>{row_cell}</td>{"".join(sides)}</tr>')
     more = "" if len(shown) == len(flips) else f"<p>… and {len(flips) - len(shown)} more flipped rows not shown.</p>"
-    return HTMLBlock(f"{STYLE}<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
+    return HTMLBlock(f"<p>{len(flips)} flipped rows: {summary}.</p>" + head + "".join(body) + "</table>" + more)
 
 
 def gate_decision(

@@ -55,8 +55,10 @@ def figure_png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def setup_notebook() -> None:
-    """Display settings for goldenkit's notebooks: Figures render as PNG, long tables are not cut.
+def setup_notebook() -> HTMLBlock:
+    """Display settings for goldenkit's notebooks: Figures render as PNG, long tables are not cut; returns the
+    stylesheet (:data:`STYLE`), which the cell that calls it displays once for the whole notebook (the tables,
+    banners and lists the report functions return carry none of their own).
 
     Figures built here do not use pyplot, so nothing registers their display
     unless this does; without an IPython kernel it only sets pandas options.
@@ -67,13 +69,13 @@ def setup_notebook() -> None:
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython ships with ipykernel
-        return
+        return HTMLBlock(STYLE)
     ip = get_ipython()
-    if ip is None:
-        return
-    from matplotlib.figure import Figure
+    if ip is not None:
+        from matplotlib.figure import Figure
 
-    ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+        ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+    return HTMLBlock(STYLE)
 
 
 #: banner tones: ok (green), bad (red), warn (amber: not evidence), info (neutral: a statement, no verdict)
@@ -81,12 +83,12 @@ TONES = ("ok", "bad", "warn", "info")
 
 
 def banner(text: str, *, ok: bool = False, tone: str | None = None, items: Sequence[str] = ()) -> HTMLBlock:
-    """``text`` (escaped) as a banner carrying the stylesheet: green when ``ok``, else red, unless ``tone``
-    (one of :data:`TONES`) says otherwise; ``items`` (escaped) are listed under it."""
+    """``text`` (escaped) as a banner (styled by the notebook's or the page's one stylesheet): green when ``ok``,
+    else red, unless ``tone`` (one of :data:`TONES`) says otherwise; ``items`` (escaped) are listed under it."""
     tone = tone if tone in TONES else ("ok" if ok else "bad")
     listed = "".join(f"<li>{escape(str(i))}</li>" for i in items)
     return HTMLBlock(
-        f'{STYLE}<div class="gk-banner gk-banner-{tone}">{escape(text)}</div>'
+        f'<div class="gk-banner gk-banner-{tone}">{escape(text)}</div>'
         + (f'<ul class="gk-banner-items">{listed}</ul>' if listed else "")
     )
 
