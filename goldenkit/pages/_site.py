@@ -67,7 +67,7 @@ __all__ = ["STATE_FILE", "SiteResult", "build_site"]
 STATE_FILE = ".goldenkit-pages.json"
 _MAX_PROTOCOLS = 3  # trend sections per dataset page, most recent protocols first
 #: fewer run pages than this are rendered in this process: a worker process costs about 3 s of CPU to start
-#: and import the statistics stack, a page about 0.25 s (most of it the report's figure and statistics)
+#: and import the statistics stack, a page about 0.1 s (most of it the report's statistics)
 POOL_MIN = 24
 
 
