@@ -234,8 +234,8 @@ def test_the_gate_and_the_estimate_read_one_rule_of_a_complete_round(monkeypatch
         seen.append(len(rounds))
         return rule(rounds, frame)
 
-    monkeypatch.setattr(results, "read_rounds", lambda run: [done, open_draw, unknown])
-    monkeypatch.setattr(results, "complete_rounds", spy)
+    monkeypatch.setattr(_judge, "read_rounds", lambda run: [done, open_draw, unknown])
+    monkeypatch.setattr(_judge, "complete_rounds", spy)  # the name the gate's module calls
     weights, smallest = _judge._label_weights(object(), rows.assign(probability=[1.0, 0.5, 0.5, 0.5]))
     assert seen == [3] and smallest == 0.5
     assert weights.tolist() == [1.0, 2.0, 0.0, 0.0]  # a known (1), b drawn (1 / 0.5); c and d not in the round
