@@ -151,7 +151,7 @@ def test_a_site_page_masks_the_callers_secrets_and_a_failing_page_is_not_written
         write_run(results, manifest(f"leaky-{i}"), frame.assign(run_id=f"leaky-{i}"), raw=True)
     monkeypatch.setattr(site_mod, "POOL_MIN", 2)  # three pages: on worker processes, not in this process
     with secrets_in_use(secret):
-        result = build_site(tmp_path / "site", results, tmp_path / "baselines")
+        result = build_site(tmp_path / "site", results, tmp_path / "baselines", processes=None)
     assert [p for p in result.rendered if p.startswith("runs/")] == [f"runs/leaky-{i}/report.html" for i in range(3)]
     for i in range(3):
         page = (tmp_path / "site" / "runs" / f"leaky-{i}" / "report.html").read_text(encoding="utf-8")
@@ -224,3 +224,26 @@ def test_the_pages_batch_is_the_reports_of_goldenkit_report(tmp_path: Path, monk
     assert [(name, title) for name, _, title in seen] == [("report", "goldenkit report: model-a (night)")]
     assert seen[0][1] == {"run": str(run.resolve()), "results_dir": str(results), "rule": "majority"}
     assert result.failures == ["runs/night/report.html: not rendered in this test"]
+
+
+def test_build_site_from_python_renders_in_this_process_unless_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spawned worker imports the caller's ``__main__``: a script without its guard would run its own work
+    (its model calls too) again in each worker. So a build from Python renders here unless it asks for
+    processes; ``goldenkit pages`` asks for one per core."""
+    from concurrent import futures
+
+    def no_pool(*_: object, **__: object) -> None:
+        raise AssertionError("a worker process was started")
+
+    results = tmp_path / "results"
+    frame = outcomes([("a", "refunds", ["PASS"]), ("b", "refunds", ["FAIL"])], run_id="r")
+    for i in range(3):
+        write_run(results, manifest(f"r-{i}"), frame.assign(run_id=f"r-{i}"), raw=True)
+    monkeypatch.setattr(site_mod, "POOL_MIN", 2)
+    monkeypatch.setattr(futures, "ProcessPoolExecutor", no_pool)
+    result = build_site(tmp_path / "site", results, tmp_path / "baselines")
+    assert result.failures == [] and len([p for p in result.rendered if p.startswith("runs/")]) == 3
+    with pytest.raises(AssertionError, match="worker process was started"):
+        build_site(tmp_path / "site2", results, tmp_path / "baselines", processes=2)

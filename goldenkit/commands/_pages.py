@@ -39,7 +39,13 @@ def cmd_pages(args: argparse.Namespace) -> int:
     from goldenkit.pages import build_site
 
     result = build_site(
-        args.output, args.results_dir, args.baselines_dir, title=args.title, render=args.render, rule=args.rule
+        args.output,
+        args.results_dir,
+        args.baselines_dir,
+        title=args.title,
+        render=args.render,
+        rule=args.rule,
+        processes=None,  # this command is its own __main__: one worker per core for a large build
     )
     print(
         f"wrote {result.index}: {len(result.rendered)} pages rendered, {len(result.copied)} copied, "

@@ -93,6 +93,7 @@ class _Build:
     rule: str
     old: dict[str, Any]
     result: SiteResult
+    processes: int | None = 1
     new: dict[str, Any] = field(default_factory=lambda: {"runs": {}, "datasets": {}})
     #: pages to render, in one batch: (run folder, kind, site path, fingerprint, page, parameters, title)
     pending: list[tuple[str, str, str, str, str, dict[str, Any], str]] = field(default_factory=list)
@@ -180,10 +181,11 @@ def _write_report(job: _Job, secrets: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-def _write_reports(jobs: list[_Job]) -> list[str | None]:
-    """:func:`_write_report` of every job, in job order: in this process for fewer than :data:`POOL_MIN`,
-    else on one spawned worker process per core (each imports the statistics stack once)."""
-    count = min(os.cpu_count() or 1, len(jobs))
+def _write_reports(jobs: list[_Job], processes: int | None) -> list[str | None]:
+    """:func:`_write_report` of every job, in job order: in this process for fewer than :data:`POOL_MIN` or
+    ``processes`` 1, else on ``processes`` spawned worker processes (None: one per core; each imports the
+    statistics stack once)."""
+    count = min(processes or os.cpu_count() or 1, len(jobs))
     scope = current_scope()
     secrets = tuple(scope.values) if scope is not None else ()
     if count == 1 or len(jobs) < POOL_MIN:
@@ -203,7 +205,7 @@ def _write_reports(jobs: list[_Job]) -> list[str | None]:
 def _render_pending(b: _Build, links: dict[str, dict[str, str]]) -> None:
     """Render every queued page (a page that raises is a failure, the others are written); link what was."""
     jobs = [(b.out / rel, name, params, title, b.title) for _, _, rel, _, name, params, title in b.pending]
-    for (path, kind, rel, key, *_), error in zip(b.pending, _write_reports(jobs), strict=True):
+    for (path, kind, rel, key, *_), error in zip(b.pending, _write_reports(jobs, b.processes), strict=True):
         if error is not None:
             b.result.failures.append(f"{rel}: {error}")
             continue
@@ -370,8 +372,14 @@ def build_site(
     title: str = "goldenkit",
     render: bool = True,
     rule: str = "majority",
+    processes: int | None = 1,
 ) -> SiteResult:
     """Write the static site into ``output`` (see the module docstring); returns what was done.
+
+    ``processes``: how many processes render the pages: 1 (the default) this one; None, one per core for a
+    batch of :data:`POOL_MIN` pages or more (what ``goldenkit pages`` does). A worker is a spawned interpreter
+    that imports the caller's ``__main__``: a script that asks for workers keeps its own work under
+    ``if __name__ == "__main__":``, or that work runs again in each worker.
 
     >>> result = build_site("site", "results", "baselines", title="support agent")   # doctest: +SKIP
     >>> result.index                                                                   # doctest: +SKIP
@@ -382,7 +390,7 @@ def build_site(
         raise InputError(f"{out}: not a folder")
     out.mkdir(parents=True, exist_ok=True)
     result = SiteResult(path=out, index=out / "index.html")
-    b = _Build(out, Path(results_dir), Path(baselines_dir), title, render, rule, _load_state(out), result)
+    b = _Build(out, Path(results_dir), Path(baselines_dir), title, render, rule, _load_state(out), result, processes)
     runs = scan(results_dir, baselines_dir, rule=rule).frame()
     links = _run_pages(b, runs)
     hrefs = _dataset_pages(b, runs, links)
