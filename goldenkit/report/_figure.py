@@ -33,6 +33,8 @@ COLOURS = {
 }
 #: pixels a character of a 10 pt label takes, on average, in the sans-serif fonts browsers use
 CHAR_WIDTH = 7.5
+# pixels the axes keep at least, however long the labels beside them
+_MIN_PLOT_WIDTH = 320
 _PT = 100 / 72  # pixels per point at 100 dpi
 _FONT, _TITLE, _SMALL = 10 * _PT, 12 * _PT, 8.33 * _PT
 
@@ -131,9 +133,11 @@ def _legend(entries: Sequence[LegendEntry], width: float, top: float) -> list[di
 def figure_svg(fig: IntervalFigure) -> HTMLBlock:
     """The figure as inline SVG markup in a ``<figure class="gk-figure">`` (see the module doc)."""
     rows = max(1, len(fig.lines))
-    width, height = fig.width * 100, (0.42 * len(fig.lines) + (1.9 if fig.legend else 1.4)) * 100
     longest = max((len(line.label) for line in fig.lines), default=0)
     left = 12 + longest * CHAR_WIDTH + 10
+    # labels too long for the figure widen it (the page scales it down) rather than leave the axes no room
+    width = max(fig.width * 100, left + _MIN_PLOT_WIDTH + 28)
+    height = (0.42 * len(fig.lines) + (1.9 if fig.legend else 1.4)) * 100
     top, bottom = 10 + _TITLE * 1.6, 10 + _FONT * 3.2 + (math.ceil(len(fig.legend) / 2) * _SMALL * 1.7 + 8)
     x0, x1, y0, y1 = left, width - 28, top, height - bottom
     lo, hi = _limits(fig)

@@ -1,0 +1,55 @@
+"""Report rendering under hostile input: an interval figure whose labels are long still has a plot to draw in,
+and a site build reads a baseline again when it was rewritten in place with its old size and modification time."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from goldenkit.baselines import save_baseline
+from goldenkit.pages import build_site
+from goldenkit.report._figure import IntervalFigure, IntervalLine
+from goldenkit.results import read_run
+
+DATA = Path(__file__).resolve().parent / "data" / "runs"
+
+
+def _plot_box(svg: str) -> tuple[float, float, float]:
+    """The figure's width and its axes frame's left edge and width (the last rect: the frame)."""
+    width = float(re.search(r'<svg [^>]*width="([0-9.]+)"', svg).group(1))  # type: ignore[union-attr]
+    x, w = re.findall(r'<rect x="([-0-9.]+)" y="[-0-9.]+" width="([-0-9.]+)"', svg)[-1]
+    return width, float(x), float(w)
+
+
+def test_a_long_label_leaves_the_plot_room_and_stays_inside_the_figure() -> None:
+    label = "refunds / " + "a very long slice name " * 6 + "(b=1, c=0, n=6)"
+    short = IntervalFigure("t", "x", (IntervalLine("a (n=3)", 0.5, 0.2, 0.8),), (-0.02, 1.02))
+    long = IntervalFigure("t", "x", (IntervalLine(label, 0.5, 0.2, 0.8),), (-0.02, 1.02))
+    width, left, plot = _plot_box(long._repr_html_())
+    assert plot >= 300  # the axes keep a drawable width (it was negative: no frame, no bars, no ticks)
+    assert left + plot <= width
+    assert _plot_box(short._repr_html_())[0] == 700  # a figure whose labels fit keeps matplotlib's size
+
+
+def _site(root: Path) -> Path:
+    results, baselines = root / "results", root / "baselines"
+    for name in ("base", "cand"):
+        shutil.copytree(DATA / name, results / name)
+    save_baseline(read_run(results / "base", results), "main", baselines_dir=baselines)
+    return baselines / "main.json"
+
+
+def test_a_baseline_rewritten_in_place_with_its_old_size_and_time_is_read_again(tmp_path: Path) -> None:
+    baseline = _site(tmp_path)
+    build_site(tmp_path / "site1", tmp_path / "results", tmp_path / "baselines")
+    before = baseline.stat()
+    text = baseline.read_text(encoding="utf-8")
+    assert "model-base" in text
+    baseline.write_text(text.replace("model-base", "model-BASE"), encoding="utf-8")  # same size
+    os.utime(baseline, ns=(before.st_atime_ns, before.st_mtime_ns))  # same modification time
+    assert (baseline.stat().st_size, baseline.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    build_site(tmp_path / "site2", tmp_path / "results", tmp_path / "baselines")  # a new folder: nothing reused
+    page = (tmp_path / "site2" / "runs" / "cand" / "compare.html").read_text(encoding="utf-8")
+    assert "model-BASE" in page and "model-base" not in page
