@@ -1,5 +1,6 @@
 """Report rendering under hostile input: an interval figure whose labels are long still has a plot to draw in,
-and a site build reads a baseline again when it was rewritten in place with its old size and modification time."""
+a site build reads a baseline again when it was rewritten in place with its old size and modification time, and
+the explore widget keeps the stylesheet whatever its filters match."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import re
 import shutil
 from pathlib import Path
 
+from goldenkit._display import STYLE
 from goldenkit.baselines import save_baseline
 from goldenkit.pages import build_site
+from goldenkit.report._explore import Explorer, ExploreWidget
 from goldenkit.report._figure import IntervalFigure, IntervalLine
 from goldenkit.results import read_run
 
@@ -53,3 +56,14 @@ def test_a_baseline_rewritten_in_place_with_its_old_size_and_time_is_read_again(
     build_site(tmp_path / "site2", tmp_path / "results", tmp_path / "baselines")  # a new folder: nothing reused
     page = (tmp_path / "site2" / "runs" / "cand" / "compare.html").read_text(encoding="utf-8")
     assert "model-BASE" in page and "model-base" not in page
+
+
+def test_the_explore_widget_keeps_the_stylesheet_when_no_row_matches() -> None:
+    explorer = Explorer(read_run(DATA / "base"), read_run(DATA / "cand"))
+    widget = ExploreWidget(explorer)
+    shown = [widget.banner, widget.summary, widget.table, widget.forest, widget.flips]
+    assert sum(STYLE in part.value for part in shown) == 1  # once, as a notebook shows it
+    explorer.set_filter(slice="shipping", tag="adversarial")  # no adversarial row ships
+    widget.refresh()
+    assert "No row matches the filters." in widget.table.value
+    assert sum(STYLE in part.value for part in shown) == 1  # the banner above keeps its colours

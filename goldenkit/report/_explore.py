@@ -195,7 +195,8 @@ class ExploreWidget:
         self.dropdowns = {
             name: w.Dropdown(options=[ALL, *explorer.options(name)], value=ALL, description=name) for name in FILTERS
         }
-        self.banner = w.HTML(comparability_banner(explorer.full, explorer.differences))
+        # the stylesheet goes with the banner, the one part refresh never replaces (the widget's tables use it too)
+        self.banner = w.HTML(STYLE + comparability_banner(explorer.full, explorer.differences))
         self.summary = w.HTML()
         self.table = w.HTML()
         self.forest = w.HTML()
@@ -220,7 +221,7 @@ class ExploreWidget:
             none = HTMLBlock("<p>No row matches the filters.</p>")
             self.table.value, self.forest.value, self.flips.value = none, "", none
             return
-        self.table.value = STYLE + _table_html(cmp)
+        self.table.value = _table_html(cmp)
         self.forest.value = _forest_html(cmp)
         self.flips.value = flip_list_html(cmp, limit=self.flip_limit)
 
