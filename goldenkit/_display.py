@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from jinja2 import Environment
 
-#: goldenkit's one stylesheet (package data, read once): each HTML piece carries it, so it looks the same in
-#: Jupyter and in the exported page (where the notebook CSS would otherwise right-align cells); the site's pages use it.
+#: goldenkit's one stylesheet (package data, read once), shown once by a notebook's setup cell or a page's shell, so
+#: a piece looks the same in Jupyter and in the exported page (where notebook CSS would otherwise right-align cells).
 STYLESHEET = Path(__file__).resolve().parent / "templates" / "goldenkit.css"
 STYLE = f"<style>\n{STYLESHEET.read_text(encoding='utf-8')}</style>"
 
