@@ -36,6 +36,13 @@ def test_a_long_label_leaves_the_plot_room_and_stays_inside_the_figure() -> None
     assert _plot_box(short._repr_html_())[0] == 700  # a figure whose labels fit keeps matplotlib's size
 
 
+def test_a_label_of_wide_characters_gets_the_room_it_takes() -> None:
+    label = "\u8fd4\u91d1\u3068\u914d\u9001\u306e\u554f\u3044\u5408\u308f\u305b (n=3)"  # CJK: two columns each
+    fig = IntervalFigure("t", "x", (IntervalLine(label, 0.5, 0.2, 0.8),), (-0.02, 1.02))
+    _, left, _ = _plot_box(fig._repr_html_())
+    assert left >= (2 * 11 + len(" (n=3)")) * 7.5  # the frame starts right of the label (it was cut at the edge)
+
+
 def _site(root: Path) -> Path:
     results, baselines = root / "results", root / "baselines"
     for name in ("base", "cand"):

@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,11 @@ def _ticks(lo: float, hi: float, length_px: float) -> list[float]:
     return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]  # + 0.0: no tick reads -0
 
 
+def _columns(text: str) -> int:
+    """How many label characters ``text`` is as wide as: a wide East Asian character counts two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def _marker(x: float, y: float, marker: str, colour: str, filled: bool = True) -> dict[str, Any]:
     return {"x": x, "y": y, "marker": marker, "colour": COLOURS.get(colour, colour), "filled": filled}
 
@@ -120,7 +126,7 @@ def _legend(entries: Sequence[LegendEntry], width: float, top: float) -> list[di
     first, centred under the figure (a column as wide as its longest label, estimated)."""
     rows = math.ceil(len(entries) / 2)
     columns = [entries[:rows], entries[rows:]]
-    widths = [max((len(e.label) for e in col), default=0) * CHAR_WIDTH * 0.85 + 40 for col in columns]
+    widths = [max((_columns(e.label) for e in col), default=0) * CHAR_WIDTH * 0.85 + 40 for col in columns]
     x = width / 2 - sum(widths) / 2 + 10
     out = []
     for col, col_width in zip(columns, widths, strict=True):
@@ -133,7 +139,7 @@ def _legend(entries: Sequence[LegendEntry], width: float, top: float) -> list[di
 def figure_svg(fig: IntervalFigure) -> HTMLBlock:
     """The figure as inline SVG markup in a ``<figure class="gk-figure">`` (see the module doc)."""
     rows = max(1, len(fig.lines))
-    longest = max((len(line.label) for line in fig.lines), default=0)
+    longest = max((_columns(line.label) for line in fig.lines), default=0)
     left = 12 + longest * CHAR_WIDTH + 10
     # labels too long for the figure widen it (the page scales it down) rather than leave the axes no room
     width = max(fig.width * 100, left + _MIN_PLOT_WIDTH + 28)
