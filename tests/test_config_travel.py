@@ -187,8 +187,8 @@ def test_a_policy_command_checks_the_file_whole_too(project: Path, capsys: pytes
 
 
 def test_the_known_keys_are_the_owners() -> None:
-    from goldenkit.gate._policy import _SLICE_KEYS, GatePolicy
     from goldenkit._config_tables import JUDGE_KEYS
+    from goldenkit.gate._policy import _SLICE_KEYS, GatePolicy
 
     assert TABLE_KEYS["judge"] is JUDGE_KEYS  # declared once, read by the graders' builder
     assert TABLE_KEYS["gate.slices.*"] == frozenset(_SLICE_KEYS)
