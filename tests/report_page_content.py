@@ -3,6 +3,7 @@ its headings, its tables, its figures and its text, so two pages can be compared
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ _MAIN = re.compile(r"(?s)<main[^>]*>(.*)</main>")
 _HEADING = re.compile(r"(?s)<h([1-6])\b[^>]*>(.*?)</h\1>")
 _TABLE = re.compile(r"(?s)<table\b.*?</table>")
 _BANNER = re.compile(r'class="gk-banner gk-banner-(\w+)"[^>]*>([^<]*)')
-_FIGURE = re.compile(r'(?s)<img\b[^>]*\bsrc="(data:image/[^"]+)"|(<figure class="gk-figure">.*?</figure>)')
+_FIGURE = re.compile(r'(?s)<img\b[^>]*\bsrc="(data:image/[^"]+)"|<figure class="gk-figure">(<svg\b.*?</svg>)</figure>')
+_SVG_URI = "data:image/svg+xml;base64,"
 
 
 class _Canonical(HTMLParser):
@@ -46,8 +48,16 @@ def _canonical(markup: str) -> tuple[tuple[str, ...], ...]:
     return tuple(parser.tokens)
 
 
+def _figure(uri: str, svg: str) -> str:
+    """A figure as what it draws: an SVG image's document or an inline SVG as tokens, another image its URI."""
+    if uri.startswith(_SVG_URI):
+        svg = base64.b64decode(uri.removeprefix(_SVG_URI)).decode("utf-8")
+    return str(_canonical(svg)) if svg else uri
+
+
 def _text(markup: str) -> str:
-    body = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", markup)
+    """The visible text, a figure's drawn labels left out (an image's are not text, an inline SVG's are)."""
+    body = re.sub(r"(?is)<(script|style|svg)\b.*?</\1\s*>", " ", markup)
     text = html.unescape(re.sub(r"(?s)<[^>]*>", " ", body)).replace("¶", " ")
     return " ".join(text.split())
 
@@ -55,7 +65,7 @@ def _text(markup: str) -> str:
 @dataclass(frozen=True)
 class PageContent:
     """The page's headings (level, text), banners (tone, text), tables (their tags, attributes and text, however
-    serialized), figures (an image's data: URI, an inline SVG figure's markup) and visible text."""
+    serialized), figures (an image's data: URI; an SVG figure's document, inline or an image's) and visible text."""
 
     headings: list[tuple[int, str]]
     banners: list[tuple[str, str]]
@@ -74,6 +84,6 @@ def page_content(page: str) -> PageContent:
         headings,
         banners,
         [_canonical(t) for t in _TABLE.findall(main)],
-        [uri or str(_canonical(svg)) for uri, svg in _FIGURE.findall(main)],
+        [_figure(uri, svg) for uri, svg in _FIGURE.findall(main)],
         _text(main),
     )

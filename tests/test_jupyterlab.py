@@ -11,7 +11,10 @@ a note and a correction and an agent error, and applies the marks. The marks fil
 and the new dataset version are then read back from disk. A second notebook of one
 cell, ``gk.explore("results/base", "results/cand")``, is filtered by slice, tag and
 grader, and the paired table, the forest plot and the flip list must follow
-(checked against :class:`goldenkit.report._explore.Explorer`). No request may leave
+(checked against :class:`goldenkit.report._explore.Explorer`). The report.ipynb and
+compare.ipynb ``goldenkit report`` leaves in the run's folder are opened as executed
+(untrusted: JupyterLab sanitizes their HTML) and must show their figure as a drawn image;
+the same figure as inline SVG, the control, loses its drawing there. No request may leave
 the local server.
 """
 
@@ -25,12 +28,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jupyter_client.manager  # noqa: F401  # before goldenkit report's threads import it at once
 import nbformat
+import pandas as pd
 import pytest
 from headless import VIEWPORT, chromium, not_local, record_requests, require_chromium
 from jupyter_lab import Lab, jupyter_lab
 
-from goldenkit import audit
+from goldenkit import audit, report
+from goldenkit.cli import main as cli_main
 from goldenkit.dataset import read_dataset
 from goldenkit.report._explore import Explorer
 from goldenkit.results import read_run
@@ -192,4 +198,86 @@ def test_explore_follows_the_filters(browser: Any, lab: Lab) -> None:
         before = forest.text_content()
     page.screenshot(path=str(ARTIFACTS / "jupyterlab-explore.png"))
     assert not_local(requested, origin=lab.url) == []
+    page.close()
+
+
+# the figures a notebook shows as SVG images; an inline <svg> is what JupyterLab's sanitizer removes
+SVG_IMAGE = 'img[src^="data:image/svg+xml;base64,"]'
+
+
+def _reveal(page: Any, panel: Any, target: Any) -> None:
+    """Scroll the notebook down until ``target`` is attached (JupyterLab renders only the cells in view)."""
+    for _ in range(60):
+        if target.count():
+            target.scroll_into_view_if_needed()
+            return
+        panel.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop += el.clientHeight; }")
+        page.wait_for_timeout(250)
+
+
+@pytest.mark.parametrize(
+    ("name", "alt"), [("report", "^Pass rate per slice"), ("compare", " vs .+, paired difference")]
+)
+def test_an_executed_report_shows_its_figure_untrusted(browser: Any, lab: Lab, name: str, alt: str) -> None:
+    """``goldenkit report`` leaves report.ipynb and compare.ipynb in the run's folder; opened as they are (not
+    run again, so not trusted: JupyterLab sanitizes their HTML) the pass rate figure and the forest plot show."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT)
+    out = lab.root / "results" / "cand"
+    if not (out / "compare.ipynb").exists():
+        assert cli_main(["report", str(out), "--baseline", str(lab.root / "results" / "base")]) == 0
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT)
+    requested = record_requests(page)
+    page.goto(lab.tree(f"results/cand/{name}.ipynb"))
+    panel = page.locator(".jp-NotebookPanel:visible")
+    expect(panel.locator(".jp-Notebook")).to_be_visible()
+    figure = panel.locator(f".jp-OutputArea-output {SVG_IMAGE}")
+    _reveal(page, panel, figure)
+    expect(figure).to_have_count(1)
+    expect(figure).to_be_visible()
+    expect(figure).to_have_attribute("alt", re.compile(alt))
+    natural, shown = figure.evaluate("img => [img.naturalWidth, img.getBoundingClientRect().width]")
+    assert natural > 300 and shown > 300  # the SVG document decoded and drawn, not a broken image
+    assert panel.locator(".jp-OutputArea-output svg").count() == 0  # untrusted: no inline SVG would survive
+    page.screenshot(path=str(ARTIFACTS / f"jupyterlab-untrusted-{name}.png"))
+    assert not_local(requested, origin=lab.url) == []
+    page.close()
+
+
+def test_an_untrusted_notebook_drops_an_inline_svg(browser: Any, lab: Lab) -> None:
+    """The control: the same figure as inline SVG (what a notebook showed before) is removed by the sanitizer of
+    a notebook JupyterLab does not trust, its labels left as bare text, while the image of it shows."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT)
+    table = pd.DataFrame(
+        {
+            "slice": ["refunds", "(overall)"],
+            "p_hat": [0.5, 0.5],
+            "ci_low": [0.1, 0.2],
+            "ci_high": [0.9, 0.8],
+            "n": [2, 2],
+        }
+    )
+    fig = report.pass_rate_figure(table)
+    outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": html, "text/plain": "figure"})
+        for html in (fig._repr_html_(), fig._repr_mimebundle_()["text/html"])
+    ]
+    cell = nbformat.v4.new_code_cell("fig", outputs=outputs)
+    nb = nbformat.v4.new_notebook(
+        cells=[cell], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    )
+    nbformat.write(nb, lab.root / "inline-svg.ipynb")
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT)
+    page.goto(lab.tree("inline-svg.ipynb"))
+    shown = page.locator(".jp-NotebookPanel:visible .jp-OutputArea-output")
+    expect(shown).to_have_count(2)
+    expect(shown.nth(0)).to_contain_text(fig.labels[0])  # the inline figure's text is there...
+    assert shown.nth(0).locator("svg").count() == 0  # ...but not its drawing
+    expect(shown.nth(1).locator(SVG_IMAGE)).to_be_visible()
+    assert shown.nth(1).locator(SVG_IMAGE).evaluate("img => img.naturalWidth") > 300
     page.close()

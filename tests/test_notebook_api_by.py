@@ -87,7 +87,7 @@ def test_the_compare_notebook_draws_a_comparison_by_tag(results: Path, tmp_path:
     done = execute_notebook("compare", params, tmp_path / "out")
     assert done.html is not None
     text = done.html.read_text(encoding="utf-8")
-    assert len(re.findall(r'<figure class="gk-figure"><svg ', text)) == 1  # the forest plot
+    assert len(re.findall(r'<figure class="gk-figure"><img [^>]*src="data:image/svg', text)) == 1  # the forest plot
     assert "<th>tags</th>" in text and "<td>x</td>" in text and "<td>y</td>" in text
 
 

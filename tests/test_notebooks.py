@@ -21,7 +21,7 @@ from goldenkit.notebooks import NOTEBOOK_NAMES, export_html, notebook_path, remo
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,')
-FIGURE = re.compile(r'<figure class="gk-figure"><svg ')  # the report's interval figures, drawn as inline SVG
+FIGURE = re.compile(r'<figure class="gk-figure"><img alt="[^"]+" src="data:image/svg\+xml;base64,')  # SVG images
 
 EXPECTED_PARAMETERS = {
     "report": {"run", "results_dir", "rule", "top_reasons", "config"},

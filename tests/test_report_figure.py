@@ -3,6 +3,7 @@ a line without a point, labels as text, and the page showing what the notebook d
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 
@@ -10,7 +11,7 @@ import pytest
 from matplotlib.ticker import MaxNLocator
 
 from goldenkit import report
-from goldenkit.report._figure import _PT, IntervalFigure, IntervalLine, LegendEntry, _ticks
+from goldenkit.report._figure import _PT, IntervalFigure, IntervalLine, LegendEntry, _ticks, figure_svg
 from goldenkit.report._page import shown_html
 
 
@@ -37,6 +38,10 @@ def test_a_line_without_a_point_keeps_its_label_and_labels_are_text() -> None:
         legend=(LegendEntry("overall line", "black", "D", filled=False),),
     )
     svg = fig._repr_html_()
+    drawn = base64.b64decode(fig._repr_mimebundle_()["text/html"].split("base64,")[1].split('"')[0]).decode()
+    assert drawn in svg and "refunds&lt;script&gt;" in drawn  # the image's document escapes the labels too
+    alt = fig._repr_mimebundle_()["text/html"].split('alt="')[1].split('"')[0]
+    assert "<" not in alt and "refunds&lt;script&gt;alert(&quot;x&quot;)" in alt
     assert "<script>" not in svg and "<b>" not in svg and "refunds&lt;script&gt;" in svg
     assert svg.count("<circle ") == 1 and ">empty (n=0)</text>" in svg  # no point for the empty line
     assert "nan" not in svg.lower()
@@ -52,5 +57,12 @@ def test_the_page_embeds_what_the_notebook_displays() -> None:
         {"slice": ["a", "(overall)"], "p_hat": [0.5, 0.5], "ci_low": [0.1, 0.2], "ci_high": [0.9, 0.8], "n": [2, 2]}
     )
     fig = report.pass_rate_figure(table)
-    assert shown_html(fig) == fig._repr_html_()
+    assert shown_html(fig) == fig._repr_html_() == f'<figure class="gk-figure">{figure_svg(fig)}</figure>'
+    # a notebook keeps the same SVG document as an image (JupyterLab shows it in a notebook it does not trust)
+    shown = fig._repr_mimebundle_()["text/html"]
+    uri = re.fullmatch(
+        r'<figure class="gk-figure"><img alt="([^"]*)" src="data:image/svg\+xml;base64,([^"]+)"></figure>', shown
+    )
+    assert uri is not None and base64.b64decode(uri.group(2)).decode("utf-8") == str(figure_svg(fig))
+    assert uri.group(1) == f"{fig.title}, {fig.xlabel}: a (n=2); (overall) (n=2)"
     assert [line.colour for line in fig.lines] == ["tab:blue", "black"]

@@ -1,24 +1,30 @@
 """The report's interval figures (a point and its interval per line, labelled; the pass rate per slice and the
-forest plot of a comparison) drawn as inline SVG by one autoescaped template (``gk_figure.html.j2``).
+forest plot of a comparison) drawn as SVG by one autoescaped template (``gk_figure.html.j2``).
 
-A notebook displays an :class:`IntervalFigure` through its ``_repr_html_`` and a site's page embeds the same
-markup, so both show the same figure. The drawing reads as matplotlib's did (its default sizes at 100 dpi, its
-tab colours, a point with capped error bars per line, the overall line last, grid lines at the x ticks), at
-about 1 ms of CPU a figure where matplotlib's PNG cost 60-80 ms (a site draws one or two for every run). The
-text is the browser's; a label's width is estimated from its length (:data:`CHAR_WIDTH`) to leave room for it.
+One SVG document (:func:`figure_svg`) is the figure everywhere: a site's page embeds it inline
+(``_repr_html_``: its labels are the page's text) and a notebook displays it as an ``<img>`` of a ``data:`` URI
+(``_repr_mimebundle_``, :func:`figure_img`), because JupyterLab's sanitizer removes ``<svg>`` from the output of a
+notebook it does not trust (an executed report opened by its reader) and keeps an image.
+The drawing reads as matplotlib's did (its default sizes at 100 dpi, its tab colours, a point with capped error
+bars per line, the overall line last, grid lines at the x ticks), at about 1 ms of CPU a figure where
+matplotlib's PNG cost 60-80 ms (a site draws one or two for every run). The text is the browser's; a label's
+width is estimated from its length (:data:`CHAR_WIDTH`) to leave room for it.
 
 >>> fig = IntervalFigure("Pass rate", "rate", (IntervalLine("a (n=2)", 0.5, 0.1, 0.9),), (0.0, 1.0))
->>> svg = fig._repr_html_()
->>> svg.startswith('<figure class="gk-figure"><svg ') and "a (n=2)" in svg
+>>> fig._repr_html_().startswith('<figure class="gk-figure"><svg ') and "a (n=2)" in fig._repr_html_()
+True
+>>> fig._repr_mimebundle_()["text/html"].startswith('<figure class="gk-figure"><img alt="Pass rate, rate: a (n=2)"')
 True
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 from goldenkit._display import HTMLBlock, templates
@@ -83,7 +89,11 @@ class IntervalFigure:
         return [line.label for line in self.lines]
 
     def _repr_html_(self) -> str:
-        return str(figure_svg(self))
+        return f'<figure class="gk-figure">{figure_svg(self)}</figure>'
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """What a notebook keeps: the figure as an image (:func:`figure_img`), which an untrusted notebook shows."""
+        return {"text/html": figure_img(self)}
 
     def __html__(self) -> str:
         return self._repr_html_()
@@ -136,8 +146,16 @@ def _legend(entries: Sequence[LegendEntry], width: float, top: float) -> list[di
     return out
 
 
+def figure_img(fig: IntervalFigure) -> str:
+    """The figure as ``<figure class="gk-figure">`` holding an ``<img>`` of :func:`figure_svg`'s document (a base64
+    ``data:`` URI) whose alt text names the figure, its x axis and its lines."""
+    data = base64.b64encode(str(figure_svg(fig)).encode("utf-8")).decode("ascii")
+    alt = escape(f"{fig.title}, {fig.xlabel}: {'; '.join(fig.labels)}", quote=True)
+    return f'<figure class="gk-figure"><img alt="{alt}" src="data:image/svg+xml;base64,{data}"></figure>'
+
+
 def figure_svg(fig: IntervalFigure) -> HTMLBlock:
-    """The figure as inline SVG markup in a ``<figure class="gk-figure">`` (see the module doc)."""
+    """The figure as one self-contained SVG document (see the module doc)."""
     rows = max(1, len(fig.lines))
     longest = max((_columns(line.label) for line in fig.lines), default=0)
     left = 12 + longest * CHAR_WIDTH + 10
@@ -201,6 +219,6 @@ def interval_lines(
     )
 
 
-__all__ = ["COLOURS", "IntervalFigure", "IntervalLine", "LegendEntry", "figure_svg", "interval_lines"]
+__all__ = ["COLOURS", "IntervalFigure", "IntervalLine", "LegendEntry", "figure_img", "figure_svg", "interval_lines"]
 
 publish(globals())
