@@ -23,8 +23,8 @@ module                        what it shows
 :mod:`~goldenkit.report._coverage`  the coverage (``coverage.ipynb``): slices against traffic
 :mod:`~goldenkit.report._html`      what they share: number formatting, tables for people
                                    (``table_html``), banners, figures as PNG, notebook setup
-:mod:`~goldenkit.report._figure`    the pass rate and forest figures as inline SVG (one template),
-                                   the same in a notebook and on a page
+:mod:`~goldenkit.report._figure`    the pass rate and forest figures as one SVG document (one template):
+                                   an image in a notebook, inline on a page
 :mod:`~goldenkit.report._layout`    the run report's and the comparison's layout, declared once:
                                    parameters, headings, prose and the function each step
                                    calls (``report.ipynb`` and ``compare.ipynb`` are written
