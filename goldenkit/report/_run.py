@@ -137,8 +137,8 @@ def pass_rate_figure(
 
     ``table`` is a :func:`goldenkit.stats.slice_table` result. A slice with no
     graded row has no point (its label says n=0). Returns an
-    :class:`~goldenkit.report.IntervalFigure` (one SVG document: a notebook shows it as an image, which an untrusted notebook in JupyterLab keeps,
-    a page embeds it inline).
+    :class:`~goldenkit.report.IntervalFigure` (one SVG document: a notebook shows it as an image,
+    which an untrusted notebook in JupyterLab keeps; a page embeds it inline).
     """
     t = table
     labels = [str(x) for x in t[by]]
