@@ -6,6 +6,8 @@ was written and flushed to disk are they renamed over their targets, in the orde
 that fails (a full disk, ``OSError(ENOSPC)`` halfway through a file) or any other exception leaves
 every target as it was and removes the temporary files: a baseline's rows, its header and its
 history line, a run.json, an outcomes.parquet, a dataset version's folder are never half new.
+
+:func:`disk_state` is a file's identity on disk, for a cache of what was read from it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["replaced_together", "write_atomic"]
+__all__ = ["disk_state", "replaced_together", "write_atomic"]
 
 
 def _temporary(target: Path) -> Path:
@@ -75,3 +77,16 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Replace ``path`` with ``data`` (text as UTF-8) whole or not at all (:func:`replaced_together`)."""
     with replaced_together(path) as (tmp,):
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def disk_state(path: str | os.PathLike[str] | None) -> tuple[int, int, int, int] | None:
+    """``path`` as it is on disk (inode, size, modification and change times; None when absent or unreadable), the
+    key of a cache of what was read from it: a file rewritten in place with its old size and modification time has
+    a new change time, one replaced by another file a new inode."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

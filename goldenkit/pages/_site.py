@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from goldenkit._files import disk_state
 from goldenkit._protocol_key import protocol_key
 from goldenkit._registry import publish
 from goldenkit._run_label import labelled
@@ -148,9 +149,7 @@ def _shared_read(ref: Any, results_dir: Any = "results", baselines_dir: Any = "b
     path = Path(ref)
     if path.suffix != ".json" or not path.is_file():
         return resolve_run_or_baseline(ref, results_dir, baselines_dir)
-    # inode and change time too: a file rewritten in place with its old size and modification time is read again
-    stats = [p.stat() for p in (path, path.with_suffix(".parquet")) if p.is_file()]
-    states = [(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) for st in stats]
+    states = (disk_state(path), disk_state(path.with_suffix(".parquet")))
     key = (str(path.resolve()), str(results_dir), str(baselines_dir), *states)
     if key not in _READ:
         if len(_READ) >= 16:

@@ -43,6 +43,7 @@ from typing import Any, NoReturn
 
 import httpx
 
+from goldenkit._files import disk_state
 from goldenkit.errors import ConfigError
 
 #: Sent with every request of a client from :func:`make_client` (goldenkit's providers speak JSON).
@@ -97,14 +98,7 @@ def ssl_context(ca_bundle: str | Path | None = None) -> ssl.SSLContext:
 
 
 def _load_context(cafile: str | None, capath: str | None, what: str) -> ssl.SSLContext:
-    stamps = []
-    for path in (cafile, capath):
-        try:
-            st = os.stat(path) if path else None
-        except OSError:
-            st = None
-        stamps.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else None)
-    return _context_of(cafile, capath, what, tuple(stamps))
+    return _context_of(cafile, capath, what, (disk_state(cafile), disk_state(capath)))
 
 
 @functools.lru_cache(maxsize=16)
