@@ -174,8 +174,7 @@ async def _open(
             resp = await _send(client, request, safe)
         status = resp.status_code
         if status < 300:
-            length = resp.headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > max_reply_bytes:
+            if _declared_over(resp.headers.get("content-length"), max_reply_bytes):
                 await resp.aclose()
                 raise _too_large(safe, max_reply_bytes)
             return resp
@@ -200,6 +199,11 @@ async def _open(
             )
         raise classify_status(status, excerpt, safe, resp.headers)
     raise ProviderError(f"more than {MAX_REDIRECTS} redirects calling {safe}", kind="infrastructure", url=safe)
+
+
+def _declared_over(length: str | None, limit: int) -> bool:
+    """Whether a reply's Content-Length says its body is larger than ``limit`` (refused before reading it)."""
+    return length is not None and length.isdigit() and int(length) > limit
 
 
 def _too_large(url: str, limit: int) -> ProviderError:
@@ -362,8 +366,7 @@ async def _fast_post(
         return as_response(resp)
     stream = ReplyStream(resp)
     try:
-        length = resp.headers.get("Content-Length")
-        if length is not None and length.isdigit() and int(length) > max_reply_bytes:
+        if _declared_over(resp.headers.get("Content-Length"), max_reply_bytes):
             raise _too_large(safe, max_reply_bytes)
         data = await _read_capped(stream, max_reply_bytes, safe)
     finally:
