@@ -19,16 +19,15 @@ True
 
 from __future__ import annotations
 
-import base64
 import math
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 
 from goldenkit._display import HTMLBlock, templates
 from goldenkit._registry import publish
+from goldenkit.report._html import _data_image
 
 #: matplotlib's tab colours, by the names the report's figures use
 COLOURS = {
@@ -149,9 +148,9 @@ def _legend(entries: Sequence[LegendEntry], width: float, top: float) -> list[di
 def figure_img(fig: IntervalFigure) -> str:
     """The figure as ``<figure class="gk-figure">`` holding an ``<img>`` of :func:`figure_svg`'s document (a base64
     ``data:`` URI) whose alt text names the figure, its x axis and its lines."""
-    data = base64.b64encode(str(figure_svg(fig)).encode("utf-8")).decode("ascii")
-    alt = escape(f"{fig.title}, {fig.xlabel}: {'; '.join(fig.labels)}", quote=True)
-    return f'<figure class="gk-figure"><img alt="{alt}" src="data:image/svg+xml;base64,{data}"></figure>'
+    alt = f"{fig.title}, {fig.xlabel}: {'; '.join(fig.labels)}"
+    image = _data_image(str(figure_svg(fig)).encode("utf-8"), "image/svg+xml", alt)
+    return f'<figure class="gk-figure">{image}</figure>'
 
 
 def figure_svg(fig: IntervalFigure) -> HTMLBlock:

@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
@@ -53,6 +54,12 @@ def figure_png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     return buf.getvalue()
+
+
+def _data_image(data: bytes, mime: str, alt: str) -> str:
+    """An ``<img>`` of ``data`` (a ``data:`` URI of type ``mime``, base64) with ``alt`` (escaped) as its text."""
+    encoded = base64.b64encode(data).decode("ascii")
+    return f'<img alt="{escape(alt, quote=True)}" src="data:{mime};base64,{encoded}">'
 
 
 def setup_notebook() -> HTMLBlock:

@@ -13,7 +13,6 @@ of the class it raised when that is goldenkit's (so its meaning and exit code st
 
 from __future__ import annotations
 
-import base64
 import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from goldenkit._display import HTMLBlock, table_html, templates
 from goldenkit._registry import publish
 from goldenkit.errors import GoldenkitError, InputError
-from goldenkit.report._html import figure_png
+from goldenkit.report._html import _data_image, figure_png
 from goldenkit.report._layout import COMPARE, REPORT, Layout, Step, Text
 
 if TYPE_CHECKING:
@@ -52,12 +51,8 @@ def _scope(layout: Layout, parameters: Mapping[str, Any], replaced: Mapping[str,
 
 def _figure(fig: Any) -> str:
     """A matplotlib Figure as an ``<img>`` of its PNG (alt: its first title); the figure is not kept."""
-    from html import escape
-
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    data = base64.b64encode(figure_png(fig)).decode("ascii")
-    alt = escape(titles[0] if titles else "figure", quote=True)
-    return f'<img alt="{alt}" src="data:image/png;base64,{data}">'
+    return _data_image(figure_png(fig), "image/png", titles[0] if titles else "figure")
 
 
 def shown_html(value: Any) -> str:
