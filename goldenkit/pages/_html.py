@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from goldenkit._display import STYLE, templates
+from goldenkit._files import write_atomic
 from goldenkit._scrub import scrub
 
 __all__ = ["CSP", "href", "page", "render", "slug", "write_page"]
@@ -24,12 +24,10 @@ CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'
 
 
 def write_page(path: Path, text: str) -> None:
-    """Write one file of the site atomically (a temporary file, then ``os.replace``), secrets masked
+    """Write one file of the site whole or not at all (:func:`goldenkit._files.write_atomic`), secrets masked
     (:func:`goldenkit._scrub.scrub`): every page the site builds, and its state file, go through here."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(scrub(text), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, scrub(text))
 
 
 def href(*parts: str) -> str:
