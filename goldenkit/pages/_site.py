@@ -108,10 +108,9 @@ _Make = tuple[str, dict[str, Any], str]  # a page to render: its layout's name, 
 
 
 def _newest_input(folder: Path) -> int:
-    times = [
-        (folder / n).stat().st_mtime_ns for n in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET) if (folder / n).exists()
-    ]
-    return max(times, default=0)
+    """The latest modification time (ns) of the run's run.json, outcomes.jsonl and outcomes.parquet (0: none)."""
+    states = [disk_state(folder / n) for n in (RUN_FILE, OUTCOMES_JSONL, OUTCOMES_PARQUET)]
+    return max((state[2] for state in states if state is not None), default=0)
 
 
 def _page(b: _Build, kind: str, run: dict[str, Any], key: str, make: _Make | None) -> str | None:
@@ -264,7 +263,7 @@ def _run_pages(b: _Build, runs: pd.DataFrame) -> dict[str, dict[str, str]]:
             make = ("compare", cparams, f"goldenkit compare: {base.get('name') or base['run_id']} vs {run['run_id']}")
         if rel := _page(b, "compare", run, ckey, make):
             got["compare"], entry["compare"] = rel, ckey
-        links[run["path"]] = {k: v for k, v in got.items()}
+        links[run["path"]] = got
         b.new["runs"][run["path"]] = entry
     _render_pending(b, links)
     for path, entry in (b.old.get("runs") or {}).items():  # runs gone from results/: drop their pages
