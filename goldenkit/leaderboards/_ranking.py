@@ -185,8 +185,9 @@ class Leaderboard:
 # --------------------------------------------------------------------------- the statistics
 
 
-def _run_table(al: Aligned, cols: np.ndarray, at_k: int, alpha: float) -> pd.DataFrame:
-    """The per-run columns of one block (rows ``cols``), sorted best first; ranks filled in by :func:`_rank`."""
+def _run_table(al: Aligned, cols: np.ndarray, at_k: int) -> pd.DataFrame:
+    """The per-run columns of one block (rows ``cols``), sorted best first; ranks filled in by :func:`_rank`.
+    The Wilson intervals are 95% ones whatever the leaderboard's ``alpha`` (which is the pairs' test level)."""
     v = al.verdict[:, cols]
     n = (v <= 1).sum(axis=1)
     k = (v == 0).sum(axis=1)
@@ -297,7 +298,7 @@ def _letter(i: int) -> str:
 def _block(
     al: Aligned, cols: np.ndarray, at_k: int, alpha: float, costs: LeaderboardCosts, name: str = OVERALL
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    table = _run_table(al, cols, at_k, alpha)
+    table = _run_table(al, cols, at_k)
     order = table["_i"].to_numpy()
     pairs = _pairs_table(list(table["run_id"]), _pair_counts(al, cols, order), len(cols), alpha)
     table = _rank(table.drop(columns="_i"), pairs)
