@@ -74,3 +74,23 @@ def test_the_explore_widget_keeps_the_stylesheet_when_no_row_matches() -> None:
     widget.refresh()
     assert "No row matches the filters." in widget.table.value
     assert sum(STYLE in part.value for part in shown) == 1  # the banner above keeps its colours
+
+
+def test_a_baseline_without_its_table_is_not_compared_with(tmp_path: Path) -> None:
+    """A baseline whose .parquet is gone (deleted by hand) is listed as corrupt and no comparison is made
+    against it; the rest of the site is written, and nothing raises."""
+    from history_runs import build
+
+    from goldenkit.history import scan
+    from goldenkit.pages import build_site
+
+    results, baselines = build(tmp_path / "all")
+    small = tmp_path / "results"
+    small.mkdir()
+    shutil.copytree(results / "night-4", small / "night-4")
+    (baselines / "main.parquet").unlink()
+    listed = scan(small, baselines).frame()
+    assert list(listed.loc[listed["kind"] == "baseline", "state"]) == ["corrupt"]
+    result = build_site(tmp_path / "site", small, baselines)
+    assert result.failures == [] and "runs/night-4/report.html" in result.rendered
+    assert not (tmp_path / "site" / "runs" / "night-4" / "compare.html").exists()
